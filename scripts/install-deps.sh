@@ -1,0 +1,28 @@
+#!/bin/sh
+# Install the Debian packages bernstein needs to build and test, if missing.
+# Idempotent and quiet when everything is already there.
+set -eu
+
+pkgs="meson ninja-build pkg-config gcc clang libyaml-dev libjansson-dev \
+libcurl4-openssl-dev libsqlite3-dev libssl-dev libcmocka-dev libclang-rt-14-dev git python3"
+if [ "${1:-}" = "--lint" ]; then
+	pkgs="$pkgs clang-format cppcheck"
+fi
+
+missing=""
+for p in $pkgs; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+		missing="$missing $p"
+	fi
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: missing packages:$missing (run as root or install them)" >&2
+	exit 4
+fi
+echo "install-deps: installing$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null

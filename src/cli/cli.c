@@ -1,0 +1,320 @@
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "cli/commands.h"
+#include "util/log.h"
+
+static const char global_usage[] =
+	"usage: bernstein [-C DIR] [--json] [-v | -q] <command> [<args>]\n"
+	"       bernstein --version | --help | help <command>\n";
+
+static const char global_help[] =
+	"bernstein drives CLI coding agents (Claude Code, Codex CLI, Gemini CLI, Qwen Code,\n"
+	"opencode, pi, ...) headless, from declared capability profiles.\n"
+	"\n"
+	"global options:\n"
+	"  -C DIR       run as if started in DIR\n"
+	"  --json       machine-readable output on stdout (stable; see docs/)\n"
+	"  -v           more diagnostics on stderr (repeat for more)\n"
+	"  -q           only errors on stderr\n"
+	"  --version    print the version and exit\n"
+	"  -h, --help   this text\n";
+
+static const char help_footer[] =
+	"\n'bernstein help <command>' or 'bernstein <command> -h' shows a command's help.\n"
+	"Exit codes: 0 ok, 1 failed, 2 usage, 3 invalid profile/config, 4 environment,\n"
+	"5 audit broken, 70 internal bug, 130 interrupted (docs/exit-codes.md).\n";
+
+const char *cli_getenv(const struct cli_ctx *ctx, const char *name)
+{
+	size_t n = strlen(name);
+	char **e;
+
+	for (e = ctx->envp; e && *e; e++)
+		if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
+			return *e + n + 1;
+	return NULL;
+}
+
+static void print_json_error(struct cli_ctx *ctx, int code, const char *msg, const struct diag *d)
+{
+	json_t *o = json_object(), *e = json_object();
+	char *s;
+
+	(void)json_object_set_new(e, "message", json_string(msg));
+	(void)json_object_set_new(e, "exit_code", json_integer(code));
+	if (d && d->file[0]) {
+		(void)json_object_set_new(e, "file", json_string(d->file));
+		(void)json_object_set_new(e, "line", json_integer(d->line));
+		(void)json_object_set_new(e, "column", json_integer(d->col));
+	}
+	(void)json_object_set_new(o, "error", e);
+	s = json_dumps(o, JSON_SORT_KEYS | JSON_COMPACT);
+	if (s)
+		(void)fprintf(ctx->err, "%s\n", s);
+	free(s);
+	json_decref(o);
+}
+
+static int cli_verror(struct cli_ctx *ctx, int code, const struct diag *d, const char *fmt,
+		      va_list ap)
+{
+	char msg[2048];
+
+	(void)vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (ctx->json)
+		print_json_error(ctx, code, msg, d);
+	else
+		(void)fprintf(ctx->err, "%s: %s\n", ctx->progname, msg);
+	return code;
+}
+
+int cli_error(struct cli_ctx *ctx, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	code = cli_verror(ctx, code, NULL, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+int cli_diag(struct cli_ctx *ctx, int code, const struct diag *d)
+{
+	char buf[sizeof(d->file) + sizeof(d->msg) + 64];
+
+	if (ctx->json) {
+		print_json_error(ctx, code, d->msg, d);
+		return code;
+	}
+	(void)fprintf(ctx->err, "%s: %s\n", ctx->progname, diag_format(d, buf, sizeof(buf)));
+	return code;
+}
+
+void cli_warn(struct cli_ctx *ctx, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ctx->verbosity < 0)
+		return;
+	va_start(ap, fmt);
+	(void)fprintf(ctx->err, "%s: warning: ", ctx->progname);
+	(void)vfprintf(ctx->err, fmt, ap);
+	(void)fputc('\n', ctx->err);
+	va_end(ap);
+}
+
+int cli_usage_error(struct cli_ctx *ctx, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)fprintf(ctx->err, "%s: ", ctx->progname);
+	(void)vfprintf(ctx->err, fmt, ap);
+	(void)fputc('\n', ctx->err);
+	va_end(ap);
+	if (ctx->cmd_path[0])
+		(void)fprintf(ctx->err, "see '%s %s -h'\n", ctx->progname, ctx->cmd_path);
+	else
+		(void)fprintf(ctx->err, "see '%s --help'\n", ctx->progname);
+	return BEXIT_USAGE;
+}
+
+static void print_group(FILE *f, const struct cmd *tab)
+{
+	const struct cmd *c;
+	int w = 0;
+
+	for (c = tab; c->name; c++)
+		if (!(c->flags & CMD_HIDDEN) && (int)strlen(c->name) > w)
+			w = (int)strlen(c->name);
+	for (c = tab; c->name; c++)
+		if (!(c->flags & CMD_HIDDEN))
+			(void)fprintf(f, "  %-*s  %s\n", w, c->name, c->summary ? c->summary : "");
+}
+
+static int group_help(struct cli_ctx *ctx, const struct cmd *group, FILE *f)
+{
+	if (!ctx->cmd_path[0]) {
+		(void)fputs(global_usage, f);
+		(void)fputs("\n", f);
+		(void)fputs(global_help, f);
+		(void)fputs("\ncommands:\n", f);
+		print_group(f, cli_commands);
+		(void)fputs(help_footer, f);
+		return 0;
+	}
+	(void)fprintf(f, "usage: %s %s <command> [<args>]\n", ctx->progname, ctx->cmd_path);
+	if (group->help)
+		(void)fprintf(f, "\n%s", group->help);
+	(void)fputs("\ncommands:\n", f);
+	print_group(f, group->sub);
+	return 0;
+}
+
+int cli_help(struct cli_ctx *ctx)
+{
+	const struct cmd *c = ctx->cmd;
+
+	if (!c || c->sub)
+		return group_help(ctx, c, ctx->out);
+	(void)fprintf(ctx->out, "usage: %s %s%s%s\n", ctx->progname, ctx->cmd_path,
+		      c->usage && c->usage[0] ? " " : "", c->usage ? c->usage : "");
+	if (c->help)
+		(void)fprintf(ctx->out, "\n%s", c->help);
+	return 0;
+}
+
+static void path_push(struct cli_ctx *ctx, const char *name)
+{
+	size_t n = strlen(ctx->cmd_path);
+
+	(void)snprintf(ctx->cmd_path + n, sizeof(ctx->cmd_path) - n, "%s%s", n ? " " : "", name);
+}
+
+static const struct cmd *cmd_lookup(const struct cmd *tab, const char *name)
+{
+	const struct cmd *c;
+
+	for (c = tab; c->name; c++)
+		if (strcmp(c->name, name) == 0)
+			return c;
+	return NULL;
+}
+
+int cli_dispatch(const struct cmd *tab, int argc, char **argv, struct cli_ctx *ctx)
+{
+	const struct cmd *c;
+
+	if (argc < 1 || strcmp(argv[0], "-h") == 0 || strcmp(argv[0], "--help") == 0) {
+		if (argc >= 1) /* explicit help request: the group's help on stdout */
+			return group_help(ctx, ctx->cmd, ctx->out);
+		(void)fprintf(ctx->err, "%s: missing command\n", ctx->progname);
+		if (ctx->cmd_path[0])
+			(void)fprintf(ctx->err, "usage: %s %s <command> [<args>]\n", ctx->progname,
+				      ctx->cmd_path);
+		else
+			(void)fputs(global_usage, ctx->err);
+		(void)fputs("commands:\n", ctx->err);
+		print_group(ctx->err, tab);
+		return BEXIT_USAGE;
+	}
+	c = cmd_lookup(tab, argv[0]);
+	if (!c)
+		return cli_usage_error(ctx, "unknown command '%s'", argv[0]);
+	ctx->cmd = c;
+	path_push(ctx, c->name);
+	if (c->sub)
+		return cli_dispatch(c->sub, argc - 1, argv + 1, ctx);
+	return c->fn(argc, argv, ctx);
+}
+
+/* bernstein help [COMMAND...]: the same text as COMMAND -h. */
+int cmd_help(int argc, char **argv, struct cli_ctx *ctx)
+{
+	const struct cmd *tab = cli_commands, *c = NULL;
+	int i;
+
+	ctx->cmd_path[0] = '\0';
+	ctx->cmd = NULL;
+	for (i = 1; i < argc; i++) {
+		if (!tab)
+			return cli_usage_error(ctx, "'%s' has no subcommands", ctx->cmd_path);
+		c = cmd_lookup(tab, argv[i]);
+		if (!c)
+			return cli_usage_error(ctx, "unknown command '%s'", argv[i]);
+		path_push(ctx, c->name);
+		ctx->cmd = c;
+		tab = c->sub;
+	}
+	if (!c) {
+		ctx->cmd_path[0] = '\0';
+		return group_help(ctx, NULL, ctx->out);
+	}
+	return cli_help(ctx);
+}
+
+int cmd_version(int argc, char **argv, struct cli_ctx *ctx)
+{
+	(void)argv;
+	if (argc > 1)
+		return cli_usage_error(ctx, "'version' takes no arguments");
+	if (ctx->json)
+		(void)fprintf(ctx->out, "{\"name\": \"bernstein\", \"version\": \"%s\"}\n",
+			      BERNSTEIN_VERSION);
+	else
+		(void)fprintf(ctx->out, "bernstein %s\n", BERNSTEIN_VERSION);
+	return 0;
+}
+
+static void log_to_stderr(enum log_level level, const char *file, int line, const char *msg,
+			  void *userdata)
+{
+	(void)fprintf((FILE *)userdata, "bernstein: %s: %s (%s:%d)\n", log_level_name(level), msg,
+		      file, line);
+}
+
+int cli_main(int argc, char **argv, char **envp)
+{
+	static const struct option opts[] = {
+		{"json", no_argument, NULL, 'j'},
+		{"version", no_argument, NULL, 'V'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct cli_ctx ctx = {
+		.progname = "bernstein",
+		.out = stdout,
+		.err = stderr,
+		.envp = envp,
+	};
+	int c;
+
+	opterr = 0;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "+C:vqh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'C':
+			if (chdir(optarg) < 0)
+				return cli_error(&ctx, BEXIT_ENV, "cannot change to '%s': %s",
+						 optarg, strerror(errno));
+			ctx.dir = optarg;
+			break;
+		case 'v':
+			ctx.verbosity++;
+			break;
+		case 'q':
+			ctx.verbosity = -1;
+			break;
+		case 'j':
+			ctx.json = true;
+			break;
+		case 'V':
+			return cmd_version(1, argv, &ctx);
+		case 'h':
+			return group_help(&ctx, NULL, ctx.out);
+		default:
+			if (optopt == 'C')
+				return cli_usage_error(&ctx, "option '-C' requires a directory");
+			if (optopt)
+				return cli_usage_error(&ctx, "unknown option '-%c'", optopt);
+			return cli_usage_error(&ctx, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (ctx.verbosity > 0) {
+		log_set_sink(log_to_stderr, stderr);
+		log_set_level(ctx.verbosity >= 2 ? LOG_TRACE : LOG_DEBUG);
+	} else if (ctx.verbosity == 0) {
+		log_set_sink(log_to_stderr, stderr);
+		log_set_level(LOG_WARN);
+	}
+	return cli_dispatch(cli_commands, argc - optind, argv + optind, &ctx);
+}

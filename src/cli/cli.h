@@ -1,0 +1,69 @@
+/* Command-line front end: the only layer that parses argv, prints, reads the
+ * environment and chooses exit codes. */
+#ifndef BERNSTEIN_CLI_CLI_H
+#define BERNSTEIN_CLI_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "cli/exit.h"
+#include "util/diag.h"
+
+struct cli_ctx;
+struct cmd;
+
+typedef int cmd_fn(int argc, char **argv, struct cli_ctx *ctx);
+
+enum cmd_flags {
+	CMD_NEEDS_STATE = 1 << 0, /* open state.db before fn */
+	CMD_NEEDS_REPO = 1 << 1,  /* must run inside a git work tree */
+	CMD_HIDDEN = 1 << 2,      /* not listed in help */
+};
+
+struct cmd {
+	const char *name;
+	cmd_fn *fn;
+	const struct cmd *sub; /* non-NULL: a command group */
+	enum cmd_flags flags;
+	const char *summary; /* one line for the group listing */
+	const char *usage;   /* "[NAME] [--json] [--strict]" (after the command path) */
+	const char *help;    /* description and options, printed after the usage line */
+};
+
+struct cli_ctx {
+	const char *progname;  /* "bernstein" */
+	const char *dir;       /* -C DIR, already chdir()ed into; NULL if not given */
+	bool json;             /* --json (global, or a command's own) */
+	int verbosity;         /* -q = -1, default 0, each -v +1 */
+	FILE *out, *err;
+	char **envp;           /* the process environment; read it with cli_getenv() */
+	const struct cmd *cmd; /* the command being run */
+	char cmd_path[128];    /* "adapters check" */
+};
+
+extern const struct cmd cli_commands[];
+
+int cli_main(int argc, char **argv, char **envp);
+int cli_dispatch(const struct cmd *tab, int argc, char **argv, struct cli_ctx *ctx);
+
+/* Full help of the current command (ctx->cmd) on stdout; returns 0. */
+int cli_help(struct cli_ctx *ctx);
+/* One line "bernstein: <msg>" plus "see 'bernstein <cmd> -h'" on stderr;
+ * returns BEXIT_USAGE. */
+int cli_usage_error(struct cli_ctx *ctx, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* "bernstein: <msg>" on stderr (or a JSON error object with --json). Returns code. */
+int cli_error(struct cli_ctx *ctx, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* "bernstein: FILE:L:C: msg" on stderr (JSON with --json). Returns code. */
+int cli_diag(struct cli_ctx *ctx, int code, const struct diag *d);
+void cli_warn(struct cli_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+const char *cli_getenv(const struct cli_ctx *ctx, const char *name);
+
+/* getopt_long wrapper for commands: resets getopt, adds -h/--help handling.
+ * Returns the option char, -1 at the end, 'h' is handled by the caller via
+ * CLI_OPT_HELP, '?' on an error already reported (return BEXIT_USAGE). */
+#define CLI_OPT_HELP {"help", 0, NULL, 'h'}
+
+#endif

@@ -1,0 +1,12 @@
+/* Every command function and group table, for the table in commands.c. */
+#ifndef BERNSTEIN_CLI_COMMANDS_H
+#define BERNSTEIN_CLI_COMMANDS_H
+
+#include "cli/cli.h"
+
+cmd_fn cmd_help;
+cmd_fn cmd_version;
+
+extern const struct cmd adapters_cmds[];
+
+#endif

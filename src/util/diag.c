@@ -1,0 +1,61 @@
+#include "util/diag.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void diag_vset(struct diag *d, const char *file, unsigned line, unsigned col, const char *fmt,
+	       va_list ap)
+{
+	if (!d)
+		return;
+	(void)snprintf(d->file, sizeof(d->file), "%s", file ? file : "");
+	d->line = line;
+	d->col = col;
+	(void)vsnprintf(d->msg, sizeof(d->msg), fmt, ap);
+}
+
+void diag_set(struct diag *d, const char *file, unsigned line, unsigned col, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	diag_vset(d, file, line, col, fmt, ap);
+	va_end(ap);
+}
+
+void diag_clear(struct diag *d)
+{
+	if (!d)
+		return;
+	d->file[0] = '\0';
+	d->line = d->col = 0;
+	d->msg[0] = '\0';
+}
+
+void diag_prefix(struct diag *d, const char *fmt, ...)
+{
+	char pre[256], old[sizeof(d->msg)];
+	va_list ap;
+
+	if (!d)
+		return;
+	va_start(ap, fmt);
+	(void)vsnprintf(pre, sizeof(pre), fmt, ap);
+	va_end(ap);
+	memcpy(old, d->msg, sizeof(old));
+	if (snprintf(d->msg, sizeof(d->msg), "%s: %s", pre, old) >= (int)sizeof(d->msg))
+		d->msg[sizeof(d->msg) - 1] = '\0'; /* truncated on purpose */
+}
+
+const char *diag_format(const struct diag *d, char *buf, size_t size)
+{
+	if (!d->file[0])
+		(void)snprintf(buf, size, "%s", d->msg);
+	else if (d->line && d->col)
+		(void)snprintf(buf, size, "%s:%u:%u: %s", d->file, d->line, d->col, d->msg);
+	else if (d->line)
+		(void)snprintf(buf, size, "%s:%u: %s", d->file, d->line, d->msg);
+	else
+		(void)snprintf(buf, size, "%s: %s", d->file, d->msg);
+	return buf;
+}

@@ -1,0 +1,29 @@
+/* File-system helpers: capped reads, atomic writes, mkdir -p, fd ownership. */
+#ifndef BERNSTEIN_UTIL_FSUTIL_H
+#define BERNSTEIN_UTIL_FSUTIL_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Read a whole regular file of at most max bytes. Returns 0, -EFBIG when the
+ * file is larger than max, -EISDIR/-EINVAL for a non-regular file, or -errno.
+ * *ret is NUL-terminated and owned by the caller (free()). */
+int read_file_capped(const char *path, size_t max, char **ret, size_t *ret_len);
+/* Same, for an already open fd (not closed). */
+int read_fd_capped(int fd, size_t max, char **ret, size_t *ret_len);
+
+/* Write data to path atomically: a temp file in the same directory, fsync,
+ * rename, fsync of the directory. Readers see the old or the new content,
+ * never a partial one; on failure the old file is untouched. */
+int atomic_write_file(const char *path, const void *data, size_t len, mode_t mode);
+
+/* mkdir -p with the given mode for created directories. */
+int mkdir_p(const char *path, mode_t mode);
+
+/* Close *fd if >= 0 and set it to -1. */
+void close_fdp(int *fd);
+
+/* Write all of buf to fd, retrying on EINTR and short writes. */
+int write_all(int fd, const void *buf, size_t len);
+
+#endif

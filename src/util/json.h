@@ -1,0 +1,40 @@
+/* JSON over jansson, plus two canonical writers.
+ *
+ * json_canon_jcs(): RFC 8785 (JSON Canonicalization Scheme): object members
+ *   sorted by their UTF-16 code units, no whitespace, strings escaped with the
+ *   minimal ECMAScript rules (\b \t \n \f \r \" \\ and \u00XX for other
+ *   controls, everything else literal UTF-8), numbers in ECMAScript
+ *   Number.prototype.toString form (integers outside +-2^53 are rejected
+ *   with -ERANGE, since they cannot round-trip through an IEEE double).
+ *   Used for content addresses (profile_hash, receipt_hash).
+ *
+ * json_canon_py(): Python's json.dumps(obj, sort_keys=True) with the default
+ *   separators (", " and ": ") and ensure_ascii=True: keys sorted by code point,
+ *   non-ASCII as \uXXXX (surrogate pairs above the BMP), floats in repr() form
+ *   ("1.0", "1e-05", "1e+16", "Infinity" refused with -EDOM), integers as is.
+ *   Used by the audit chain (byte-compatible with Bernstein's).
+ *
+ * Both return 0 and append to out, or a negative errno (-EINVAL for invalid
+ * UTF-8 in a string, -ENOBUFS if out's cap is hit). */
+#ifndef BERNSTEIN_UTIL_JSON_H
+#define BERNSTEIN_UTIL_JSON_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "util/diag.h"
+#include "util/sbuf.h"
+
+int json_canon_jcs(const json_t *v, struct sbuf *out);
+int json_canon_py(const json_t *v, struct sbuf *out);
+
+/* Parse exactly one JSON value from buf (duplicate keys rejected, trailing
+ * data rejected). name is used in diagnostics: "name:1:17: <jansson text>". */
+int json_parse_strict(const char *name, const char *buf, size_t len, json_t **ret,
+		      struct diag *reterr);
+
+/* Pretty, stable output for --json: 2-space indent, sorted keys, UTF-8,
+ * trailing newline. Caller frees with free(). */
+char *json_dump_pretty(const json_t *v);
+
+#endif

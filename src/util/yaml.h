@@ -1,0 +1,131 @@
+/* Strict YAML loader over libyaml's event API.
+ *
+ * The whole document is read into a small tree (struct ynode) allocated in the
+ * document's arena. Loading rejects, each with FILE:LINE:COL in the diag:
+ *   - anchors and aliases (no "billion laughs"), explicit non-core tags;
+ *   - duplicate mapping keys, non-scalar mapping keys;
+ *   - files larger than limits.max_bytes, nesting deeper than limits.max_depth,
+ *     more than limits.max_nodes nodes, NUL bytes, invalid UTF-8 (libyaml);
+ *   - more than one document in the stream; an empty stream is an empty map.
+ * Schema checks (unknown keys, missing keys, wrong types) are done afterwards
+ * with yaml_check_map() and the typed getters, which report the offending
+ * node's position. Line and column are 1-based. */
+#ifndef BERNSTEIN_UTIL_YAML_H
+#define BERNSTEIN_UTIL_YAML_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/arena.h"
+#include "util/diag.h"
+
+enum ynode_kind {
+	YNODE_SCALAR,
+	YNODE_SEQ,
+	YNODE_MAP,
+	_YNODE_KIND_MAX,
+};
+
+struct ynode {
+	enum ynode_kind kind;
+	unsigned line, col; /* 1-based start mark */
+	/* YNODE_SCALAR: the bytes (NUL-terminated, may not contain NUL) */
+	const char *str;
+	size_t len;
+	bool plain; /* plain (unquoted) scalar: subject to null/bool/int resolution */
+	/* YNODE_SEQ: items[0..n); YNODE_MAP: keys[i] -> items[i], in document order */
+	struct ynode **items;
+	struct ynode **keys;
+	size_t n;
+};
+
+struct yaml_limits {
+	size_t max_bytes;  /* 0 = YAML_DEFAULT_MAX_BYTES */
+	unsigned max_depth; /* 0 = YAML_DEFAULT_MAX_DEPTH */
+	size_t max_nodes;  /* 0 = YAML_DEFAULT_MAX_NODES */
+};
+
+#define YAML_DEFAULT_MAX_BYTES (1024 * 1024)
+#define YAML_DEFAULT_MAX_DEPTH 32
+#define YAML_DEFAULT_MAX_NODES 100000
+
+struct ydoc {
+	struct arena arena;
+	struct ynode *root; /* never NULL after a successful load */
+	char name[PATH_MAX]; /* the file name used in diagnostics */
+};
+
+/* lim may be NULL for the defaults. Errors: -EFBIG (too large), -EINVAL
+ * (syntax, alias, duplicate key, depth...), -errno (I/O). */
+int yaml_load_file(const char *path, const struct yaml_limits *lim, struct ydoc **ret,
+		   struct diag *reterr);
+/* name is used only in diagnostics. */
+int yaml_load_buf(const char *name, const char *buf, size_t len, const struct yaml_limits *lim,
+		  struct ydoc **ret, struct diag *reterr);
+struct ydoc *ydoc_free(struct ydoc *doc);
+
+/* ---- schema ---- */
+
+enum ytype {
+	YT_ANY,
+	YT_STR,     /* any non-null scalar (plain or quoted) */
+	YT_BOOL,    /* plain true / false */
+	YT_INT,     /* plain decimal integer, optional leading '-' */
+	YT_SEQ,
+	YT_MAP,
+	YT_STRLIST, /* sequence of YT_STR */
+	_YTYPE_MAX,
+};
+
+enum yfield_flags {
+	YF_REQUIRED = 1 << 0,
+};
+
+struct yfield {
+	const char *key;
+	enum ytype type;
+	enum yfield_flags flags;
+};
+
+/* Check that node is a map whose keys are all in fields[] (terminated by a
+ * {NULL} entry), that every YF_REQUIRED key is present and that every present
+ * value has its declared type. what names the map in messages ("profile",
+ * "strategy"). The first problem is reported:
+ *   FILE:L:C: unknown key 'argz' in profile (expected one of: a, b, c)
+ *   FILE:L:C: profile: missing required key 'binary'
+ *   FILE:L:C: 'max_parallel_workers': expected an integer, got a string */
+int yaml_check_map(const struct ydoc *doc, const struct ynode *node, const struct yfield *fields,
+		   const char *what, struct diag *reterr);
+
+/* Lookup in a map; NULL when absent or when map is not a map. */
+const struct ynode *ynode_get(const struct ynode *map, const char *key);
+const char *ytype_name(enum ytype t);
+/* "a mapping", "a sequence", "a string", "null", "a boolean", "an integer" */
+const char *ynode_describe(const struct ynode *node);
+bool ynode_is_null(const struct ynode *node);
+
+/* Typed getters. Absent key: return 0 and leave *ret untouched (so callers set
+ * defaults first). Present with the wrong type: -EINVAL and a diag at the value.
+ * The string pointers live in the doc's arena. */
+int yaml_get_str(const struct ydoc *doc, const struct ynode *map, const char *key,
+		 const char **ret, struct diag *reterr);
+int yaml_get_bool(const struct ydoc *doc, const struct ynode *map, const char *key, bool *ret,
+		  struct diag *reterr);
+int yaml_get_int(const struct ydoc *doc, const struct ynode *map, const char *key, int64_t min,
+		 int64_t max, int64_t *ret, struct diag *reterr);
+/* Value must be one of values[] (NULL-terminated); *ret is its index. The
+ * error lists the accepted values. */
+int yaml_get_enum(const struct ydoc *doc, const struct ynode *map, const char *key,
+		  const char *const *values, int *ret, struct diag *reterr);
+/* A sequence of strings; *ret is a NULL-terminated array in the doc's arena
+ * and *ret_n its length. */
+int yaml_get_strlist(const struct ydoc *doc, const struct ynode *map, const char *key,
+		     const char ***ret, size_t *ret_n, struct diag *reterr);
+
+/* Set a diag at node's position in doc. */
+void yaml_diag(const struct ydoc *doc, const struct ynode *node, struct diag *reterr,
+	       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+#endif
