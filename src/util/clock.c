@@ -64,7 +64,7 @@ const char *clock_iso8601_utc(int64_t ns, char *buf, unsigned long size)
 	long usec;
 
 	split(ns, &tm, &usec);
-	(void)snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%06ld+00:00", tm.tm_year + 1900,
+	(void)snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900,
 		       tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, usec);
 	return buf;
 }
