@@ -18,7 +18,7 @@ static int cmp(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-	char *names[4096];
+	char *names[4096] = {NULL};
 	size_t n = 0, i, count = 0;
 	int a;
 

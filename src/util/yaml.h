@@ -2,7 +2,7 @@
  *
  * The whole document is read into a small tree (struct ynode) allocated in the
  * document's arena. Loading rejects, each with FILE:LINE:COL in the diag:
- *   - anchors and aliases (no "billion laughs"), explicit non-core tags;
+ *   - anchors and aliases (no "billion laughs"), merge keys, any explicit tag;
  *   - duplicate mapping keys, non-scalar mapping keys;
  *   - files larger than limits.max_bytes, nesting deeper than limits.max_depth,
  *     more than limits.max_nodes nodes, NUL bytes, invalid UTF-8 (libyaml);
@@ -42,9 +42,9 @@ struct ynode {
 };
 
 struct yaml_limits {
-	size_t max_bytes;  /* 0 = YAML_DEFAULT_MAX_BYTES */
+	size_t max_bytes;   /* 0 = YAML_DEFAULT_MAX_BYTES */
 	unsigned max_depth; /* 0 = YAML_DEFAULT_MAX_DEPTH */
-	size_t max_nodes;  /* 0 = YAML_DEFAULT_MAX_NODES */
+	size_t max_nodes;   /* 0 = YAML_DEFAULT_MAX_NODES */
 };
 
 #define YAML_DEFAULT_MAX_BYTES (1024 * 1024)
@@ -53,7 +53,7 @@ struct yaml_limits {
 
 struct ydoc {
 	struct arena arena;
-	struct ynode *root; /* never NULL after a successful load */
+	struct ynode *root;  /* never NULL after a successful load */
 	char name[PATH_MAX]; /* the file name used in diagnostics */
 };
 
@@ -70,9 +70,9 @@ struct ydoc *ydoc_free(struct ydoc *doc);
 
 enum ytype {
 	YT_ANY,
-	YT_STR,     /* any non-null scalar (plain or quoted) */
-	YT_BOOL,    /* plain true / false */
-	YT_INT,     /* plain decimal integer, optional leading '-' */
+	YT_STR,	 /* any non-null scalar (plain or quoted) */
+	YT_BOOL, /* plain true / false */
+	YT_INT,	 /* plain decimal integer [-+]?[0-9]+ that fits in int64_t */
 	YT_SEQ,
 	YT_MAP,
 	YT_STRLIST, /* sequence of YT_STR */
@@ -92,7 +92,8 @@ struct yfield {
 /* Check that node is a map whose keys are all in fields[] (terminated by a
  * {NULL} entry), that every YF_REQUIRED key is present and that every present
  * value has its declared type. what names the map in messages ("profile",
- * "strategy"). The first problem is reported:
+ * "strategy"). The first problem is reported (keys and values in document
+ * order first, then missing required keys):
  *   FILE:L:C: unknown key 'argz' in profile (expected one of: a, b, c)
  *   FILE:L:C: profile: missing required key 'binary'
  *   FILE:L:C: 'max_parallel_workers': expected an integer, got a string */
@@ -105,12 +106,17 @@ const char *ytype_name(enum ytype t);
 /* "a mapping", "a sequence", "a string", "null", "a boolean", "an integer" */
 const char *ynode_describe(const struct ynode *node);
 bool ynode_is_null(const struct ynode *node);
+/* Scalar resolution without a diag: 0 and *ret set, -EINVAL when node is not
+ * a plain true/false (resp. plain [-+]?[0-9]+), -ERANGE when the integer does
+ * not fit in int64_t. *ret is written only on success. */
+int ynode_bool(const struct ynode *node, bool *ret);
+int ynode_int(const struct ynode *node, int64_t *ret);
 
 /* Typed getters. Absent key: return 0 and leave *ret untouched (so callers set
  * defaults first). Present with the wrong type: -EINVAL and a diag at the value.
  * The string pointers live in the doc's arena. */
-int yaml_get_str(const struct ydoc *doc, const struct ynode *map, const char *key,
-		 const char **ret, struct diag *reterr);
+int yaml_get_str(const struct ydoc *doc, const struct ynode *map, const char *key, const char **ret,
+		 struct diag *reterr);
 int yaml_get_bool(const struct ydoc *doc, const struct ynode *map, const char *key, bool *ret,
 		  struct diag *reterr);
 int yaml_get_int(const struct ydoc *doc, const struct ynode *map, const char *key, int64_t min,

@@ -1,0 +1,89 @@
+/* Fuzz target for the strict YAML loader: load with small limits, walk the
+ * tree, run the schema check and every getter on every map, free. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz/fuzz.h"
+#include "util/yaml.h"
+
+static const struct yfield fields[] = {
+	{"name", YT_STR, YF_REQUIRED},
+	{"binary", YT_STR, 0},
+	{"args", YT_STRLIST, 0},
+	{"max_parallel_workers", YT_INT, 0},
+	{"vision", YT_BOOL, 0},
+	{"strategy", YT_MAP, 0},
+	{"steps", YT_SEQ, 0},
+	{"extra", YT_ANY, 0},
+	{NULL, 0, 0},
+};
+
+static const char *const modes[] = {"flag", "flag-pair", "subcommand", "unsupported", NULL};
+
+static size_t visit(const struct ydoc *doc, const struct ynode *n, unsigned depth)
+{
+	struct diag d;
+	const char *s = NULL, **list = NULL;
+	size_t count = 1, i, len = 0;
+	int64_t v = 0;
+	bool b = false;
+	int e = 0;
+
+	if (!n || depth > 64)
+		abort(); /* the loader's depth limit must hold */
+	(void)ynode_describe(n);
+	(void)ynode_is_null(n);
+	(void)ynode_bool(n, &b);
+	(void)ynode_int(n, &v);
+	if (n->kind == YNODE_SCALAR) {
+		if (!n->str || strlen(n->str) != n->len)
+			abort(); /* scalars are NUL-terminated and NUL-free */
+		return count;
+	}
+	if (n->kind == YNODE_MAP) {
+		(void)yaml_check_map(doc, n, fields, "fuzz", &d);
+		/* ynode_get is linear: exercise the getters on the first keys only */
+		for (i = 0; i < n->n && i < 32; i++) {
+			const char *key = n->keys[i]->str;
+
+			if (ynode_get(n, key) != n->items[i])
+				abort(); /* keys are unique */
+			(void)yaml_get_str(doc, n, key, &s, &d);
+			(void)yaml_get_bool(doc, n, key, &b, &d);
+			(void)yaml_get_int(doc, n, key, -5, 1000, &v, &d);
+			(void)yaml_get_enum(doc, n, key, modes, &e, &d);
+			if (yaml_get_strlist(doc, n, key, &list, &len, &d) == 0 && list &&
+			    list[len] != NULL)
+				abort();
+		}
+		for (i = 0; i < n->n; i++)
+			count += visit(doc, n->keys[i], depth + 1);
+	}
+	for (i = 0; i < n->n; i++)
+		count += visit(doc, n->items[i], depth + 1);
+	return count;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const struct yaml_limits lim = {.max_bytes = 64 * 1024, .max_depth = 16, .max_nodes = 5000};
+	struct ydoc *doc = NULL;
+	struct diag d;
+	int r;
+
+	r = yaml_load_buf("fuzz.yaml", (const char *)data, size, &lim, &doc, &d);
+	if (r < 0) {
+		if (doc || (r != -EINVAL && r != -EFBIG))
+			abort();
+		return 0;
+	}
+	if (!doc || !doc->root)
+		abort();
+	if (visit(doc, doc->root, 0) > lim.max_nodes)
+		abort();
+	(void)yaml_check_map(doc, doc->root, fields, "fuzz", &d);
+	ydoc_free(doc);
+	return 0;
+}

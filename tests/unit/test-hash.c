@@ -1,0 +1,194 @@
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "util/hash.h"
+
+static void hmac_one(const void *key, size_t keylen, const void *data, size_t len,
+		     char hex[SHA256_HEX_LEN + 1])
+{
+	const void *parts[1] = {data};
+	size_t lens[1] = {len};
+	uint8_t md[SHA256_LEN];
+
+	assert_int_equal(hash_hmac_sha256(key, keylen, parts, lens, 1, md), 0);
+	hash_hex(md, sizeof(md), hex);
+}
+
+/* FIPS 180-2 appendix B.1 and B.2. */
+static void test_sha256_fips(void **state)
+{
+	static const char m448[] = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+	char hex[SHA256_HEX_LEN + 1];
+	uint8_t md[SHA256_LEN];
+
+	(void)state;
+	hash_sha256_hex("", 0, hex);
+	assert_string_equal(hex,
+			    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+	hash_sha256_hex(NULL, 0, hex);
+	assert_string_equal(hex,
+			    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+	hash_sha256_hex("abc", 3, hex);
+	assert_string_equal(hex,
+			    "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	hash_sha256_hex(m448, strlen(m448), hex);
+	assert_string_equal(hex,
+			    "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+	hash_sha256("abc", 3, md);
+	assert_int_equal(md[0], 0xba);
+	assert_int_equal(md[31], 0xad);
+}
+
+/* RFC 4231 section 4: test cases 1-4, 6 and 7 (5 is a truncated output). */
+static void test_hmac_rfc4231(void **state)
+{
+	static const char tc6[] = "Test Using Larger Than Block-Size Key - Hash Key First";
+	static const char tc7[] = "This is a test using a larger than block-size key and a larger "
+				  "than block-size data. The key needs to be hashed before being "
+				  "used by the HMAC algorithm.";
+	char hex[SHA256_HEX_LEN + 1];
+	uint8_t key[131], data[50];
+	size_t i;
+
+	(void)state;
+	memset(key, 0x0b, 20);
+	hmac_one(key, 20, "Hi There", 8, hex);
+	assert_string_equal(hex,
+			    "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
+
+	hmac_one("Jefe", 4, "what do ya want for nothing?", 28, hex);
+	assert_string_equal(hex,
+			    "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+
+	memset(key, 0xaa, 20);
+	memset(data, 0xdd, 50);
+	hmac_one(key, 20, data, 50, hex);
+	assert_string_equal(hex,
+			    "773ea91e36800e46854db8ebd09181a72959098b3ef8c122d9635514ced565fe");
+
+	for (i = 0; i < 25; i++)
+		key[i] = (uint8_t)(i + 1);
+	memset(data, 0xcd, 50);
+	hmac_one(key, 25, data, 50, hex);
+	assert_string_equal(hex,
+			    "82558a389a443c0ea4cc819899f2083a85f0faa3e578f8077a2e3ff46729665b");
+
+	memset(key, 0xaa, 131);
+	hmac_one(key, 131, tc6, strlen(tc6), hex);
+	assert_string_equal(hex,
+			    "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+	hmac_one(key, 131, tc7, strlen(tc7), hex);
+	assert_string_equal(hex,
+			    "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2");
+}
+
+/* The audit chain MACs prev_hmac || payload: the parts must behave exactly
+ * like their concatenation, wherever the cuts fall. */
+static void test_hmac_multipart_equals_single(void **state)
+{
+	static const char tc7[] = "This is a test using a larger than block-size key and a larger "
+				  "than block-size data. The key needs to be hashed before being "
+				  "used by the HMAC algorithm.";
+	uint8_t key[131], whole[SHA256_LEN], split[SHA256_LEN];
+	const void *one[1] = {tc7};
+	size_t onelen[1] = {sizeof(tc7) - 1};
+	size_t cut1, cut2, n = sizeof(tc7) - 1;
+
+	(void)state;
+	memset(key, 0xaa, sizeof(key));
+	assert_int_equal(hash_hmac_sha256(key, sizeof(key), one, onelen, 1, whole), 0);
+	for (cut1 = 0; cut1 <= n; cut1 += 7) {
+		for (cut2 = cut1; cut2 <= n; cut2 += 13) {
+			const void *parts[3] = {tc7, tc7 + cut1, tc7 + cut2};
+			size_t lens[3] = {cut1, cut2 - cut1, n - cut2};
+
+			memset(split, 0, sizeof(split));
+			assert_int_equal(hash_hmac_sha256(key, sizeof(key), parts, lens, 3, split),
+					 0);
+			assert_memory_equal(whole, split, SHA256_LEN);
+		}
+	}
+	/* And a genuinely different message differs. */
+	onelen[0] = n - 1;
+	assert_int_equal(hash_hmac_sha256(key, sizeof(key), one, onelen, 1, split), 0);
+	assert_false(hash_equal(whole, split, SHA256_LEN));
+}
+
+/* Values computed with Python's hmac module. */
+static void test_hmac_empty_key_and_message(void **state)
+{
+	uint8_t md[SHA256_LEN];
+	char hex[SHA256_HEX_LEN + 1];
+	const void *parts[2] = {NULL, ""};
+	size_t lens[2] = {0, 0};
+
+	(void)state;
+	assert_int_equal(hash_hmac_sha256("", 0, NULL, NULL, 0, md), 0);
+	hash_hex(md, sizeof(md), hex);
+	assert_string_equal(hex,
+			    "b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad");
+	memset(md, 0, sizeof(md));
+	assert_int_equal(hash_hmac_sha256(NULL, 0, parts, lens, 2, md), 0);
+	hash_hex(md, sizeof(md), hex);
+	assert_string_equal(hex,
+			    "b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad");
+}
+
+static void test_hmac_bad_arguments(void **state)
+{
+	uint8_t md[SHA256_LEN], before[SHA256_LEN];
+	const void *parts[1] = {NULL};
+	size_t lens[1] = {3};
+
+	(void)state;
+	memset(md, 0x5a, sizeof(md));
+	memcpy(before, md, sizeof(md));
+	assert_int_equal(hash_hmac_sha256(NULL, 4, NULL, NULL, 0, md), -EINVAL);
+	assert_int_equal(hash_hmac_sha256("k", 1, parts, lens, 1, md), -EINVAL);
+	assert_int_equal(hash_hmac_sha256("k", 1, NULL, lens, 1, md), -EINVAL);
+	assert_memory_equal(md, before, sizeof(md)); /* untouched on failure */
+}
+
+static void test_hex_and_equal(void **state)
+{
+	static const uint8_t bin[] = {0x00, 0x01, 0x7f, 0x80, 0xab, 0xff};
+	char hex[2 * sizeof(bin) + 1];
+	uint8_t a[SHA256_LEN], b[SHA256_LEN];
+
+	(void)state;
+	memset(hex, 'x', sizeof(hex));
+	hash_hex(bin, sizeof(bin), hex);
+	assert_string_equal(hex, "00017f80abff");
+	hash_hex(bin, 0, hex);
+	assert_string_equal(hex, "");
+
+	hash_sha256("abc", 3, a);
+	memcpy(b, a, sizeof(b));
+	assert_true(hash_equal(a, b, sizeof(a)));
+	b[31] ^= 1;
+	assert_false(hash_equal(a, b, sizeof(a)));
+	b[31] ^= 1;
+	b[0] ^= 0x80;
+	assert_false(hash_equal(a, b, sizeof(a)));
+	assert_true(hash_equal(a, b, 0));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sha256_fips),
+		cmocka_unit_test(test_hmac_rfc4231),
+		cmocka_unit_test(test_hmac_multipart_equals_single),
+		cmocka_unit_test(test_hmac_empty_key_and_message),
+		cmocka_unit_test(test_hmac_bad_arguments),
+		cmocka_unit_test(test_hex_and_equal),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
