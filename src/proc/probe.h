@@ -22,26 +22,26 @@
 int path_search(const char *name, const char *path_env, char **ret);
 
 enum probe_status {
-	PROBE_OK,          /* exited 0 */
-	PROBE_NOT_FOUND,   /* not on PATH */
-	PROBE_SPAWN_FAILED,/* posix_spawn failed (EACCES, ENOEXEC...) */
-	PROBE_EXIT_NONZERO,/* exited with a non-zero code */
-	PROBE_SIGNALED,    /* killed by a signal (not by us) */
-	PROBE_TIMED_OUT,   /* deadline hit; the group was killed */
+	PROBE_OK,	    /* exited 0 */
+	PROBE_NOT_FOUND,    /* not on PATH */
+	PROBE_SPAWN_FAILED, /* posix_spawn failed (EACCES, ENOEXEC...) */
+	PROBE_EXIT_NONZERO, /* exited with a non-zero code */
+	PROBE_SIGNALED,	    /* killed by a signal (not by us) */
+	PROBE_TIMED_OUT,    /* deadline hit; the group was killed */
 	_PROBE_STATUS_MAX,
 };
 
 struct probe {
 	/* in */
-	const char *binary;      /* bare name or path */
+	const char *binary;	 /* bare name or path */
 	const char *const *args; /* NULL-terminated, without argv[0]; NULL = {"--version"} */
 	/* out */
 	enum probe_status status;
-	char *resolved;   /* absolute path, or NULL (owned) */
-	int exit_code;    /* for PROBE_EXIT_NONZERO / PROBE_OK */
-	int term_signal;  /* for PROBE_SIGNALED */
-	int spawn_errno;  /* for PROBE_SPAWN_FAILED */
-	char *output;     /* stdout then stderr, capped (owned, NUL-terminated) */
+	char *resolved;	 /* absolute path, or NULL (owned) */
+	int exit_code;	 /* for PROBE_EXIT_NONZERO / PROBE_OK */
+	int term_signal; /* for PROBE_SIGNALED */
+	int spawn_errno; /* for PROBE_SPAWN_FAILED */
+	char *output;	 /* stdout then stderr, capped (owned, NUL-terminated) */
 	size_t output_len;
 	bool output_truncated;
 	char *first_line; /* first non-empty line of output with ANSI escapes removed (owned) */
@@ -49,11 +49,11 @@ struct probe {
 };
 
 struct probe_opts {
-	const char *path_env;   /* value of PATH for lookups and for the child */
-	const char *const *env; /* complete child environment; NULL = minimal default */
-	uint64_t timeout_ms;    /* per probe; 0 = 5000 */
-	size_t max_output;      /* 0 = 65536 */
-	unsigned max_parallel;  /* 0 = 16 */
+	const char *path_env;	   /* value of PATH for lookups and for the child */
+	const char *const *env;	   /* complete child environment; NULL = minimal default */
+	uint64_t timeout_ms;	   /* per probe; 0 = 5000 */
+	size_t max_output;	   /* 0 = 65536 */
+	unsigned max_parallel;	   /* 0 = 16 */
 	const struct clock *clock; /* NULL = clock_system() */
 };
 
