@@ -1,6 +1,782 @@
-/* Placeholder until the adapter layer lands: the group exists, empty. */
+/* bernstein adapters list | show NAME | check [NAME]: the catalogue's
+ * adapters, their five-axis strategy declarations and whether their binaries
+ * are installed (docs/capability-contract.md). */
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "adapter/catalog.h"
+#include "adapter/strategy.h"
+#include "cli/catalog-paths.h"
 #include "cli/commands.h"
+#include "proc/probe.h"
+#include "util/sbuf.h"
+#include "util/strvec.h"
+#include "util/xalloc.h"
+
+#define DEFAULT_TIMEOUT_MS 5000
+#define MAX_TIMEOUT_S	   3600
+
+/* ---- shared helpers ---- */
+
+static int unknown_option(struct cli_ctx *ctx, char **argv)
+{
+	if (optopt)
+		return cli_usage_error(ctx, "unknown option '-%c'", optopt);
+	return cli_usage_error(ctx, "unknown option '%s'", argv[optind - 1]);
+}
+
+static int missing_value(struct cli_ctx *ctx, char **argv)
+{
+	return cli_usage_error(ctx, "option '%s' requires a value", argv[optind - 1]);
+}
+
+/* A JSON string that never fails: invalid UTF-8 (a version line) becomes '?'. */
+static json_t *jstr(const char *s)
+{
+	json_t *j;
+	char *copy;
+	size_t i;
+
+	if (!s)
+		return json_null();
+	j = json_string(s);
+	if (j)
+		return j;
+	copy = xstrdup(s);
+	for (i = 0; copy[i]; i++)
+		if ((unsigned char)copy[i] >= 0x80 || (unsigned char)copy[i] < 0x20)
+			copy[i] = '?';
+	j = json_string(copy);
+	free(copy);
+	return j ? j : json_null();
+}
+
+static void jset(json_t *o, const char *key, json_t *v)
+{
+	(void)json_object_set_new(o, key, v ? v : json_null());
+}
+
+static int print_json(struct cli_ctx *ctx, json_t *root)
+{
+	char *s = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
+
+	json_decref(root);
+	if (!s)
+		return cli_error(ctx, BEXIT_BUG, "cannot serialise JSON output");
+	(void)fputs(s, ctx->out);
+	(void)fputc('\n', ctx->out);
+	free(s);
+	return 0;
+}
+
+static json_t *strategy_json(const struct adapter_strategy *s)
+{
+	json_t *o = json_object();
+	int a;
+
+	for (a = 0; a < _AXIS_MAX; a++)
+		jset(o, axis_name((enum axis)a),
+		     jstr(axis_to_string((enum axis)a, axis_get(s, (enum axis)a))));
+	return o;
+}
+
+/* A plain text table: columns separated by two spaces, the last one not
+ * padded. cells is rows * ncol strings, row 0 the header. */
+static void print_table(FILE *f, const char *const *cells, size_t rows, size_t ncol)
+{
+	size_t *w = xcalloc(ncol, sizeof(*w));
+	size_t r, c;
+
+	for (r = 0; r < rows; r++)
+		for (c = 0; c < ncol; c++)
+			if (strlen(cells[r * ncol + c]) > w[c])
+				w[c] = strlen(cells[r * ncol + c]);
+	for (r = 0; r < rows; r++) {
+		for (c = 0; c < ncol; c++) {
+			const char *cell = cells[r * ncol + c];
+
+			if (c + 1 == ncol)
+				(void)fprintf(f, "%s\n", cell);
+			else
+				(void)fprintf(f, "%-*s  ", (int)w[c], cell);
+		}
+	}
+	free(w);
+}
+
+/* The undeclared-strategy error with every name (no diag size limit). */
+static int conformance_error(struct cli_ctx *ctx, const struct catalog *cat,
+			     const char *const *names)
+{
+	struct strvec missing = STRVEC_INIT;
+	struct sbuf msg = SBUF_INIT(SIZE_MAX);
+	size_t i, n;
+
+	n = catalog_undeclared(cat, names, &missing);
+	if (n == 0) {
+		strvec_clear(&missing);
+		return 0;
+	}
+	(void)sbuf_adds(&msg, CATALOG_UNDECLARED_MSG);
+	for (i = 0; i < n; i++)
+		(void)sbuf_addf(&msg, "%s%s", i ? ", " : "", missing.v[i]);
+	if (ctx->json)
+		(void)cli_error(ctx, BEXIT_INVALID, "%s", msg.buf);
+	else
+		(void)fprintf(ctx->err, "%s: %s\n", ctx->progname, msg.buf);
+	sbuf_release(&msg);
+	strvec_clear(&missing);
+	return BEXIT_INVALID;
+}
+
+/* ---- adapters list ---- */
+
+static int cmd_adapters_list(int argc, char **argv, struct cli_ctx *ctx)
+{
+	static const struct option opts[] = {
+		{"json", no_argument, NULL, 'j'},
+		CLI_OPT_HELP,
+		{NULL, 0, NULL, 0},
+	};
+	struct catalog *cat = NULL;
+	int c, r;
+	size_t i;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			ctx->json = true;
+			break;
+		case 'h':
+			return cli_help(ctx);
+		default:
+			return unknown_option(ctx, argv);
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error(ctx, "unexpected argument '%s'", argv[optind]);
+	r = catalog_paths_load(ctx, &cat);
+	if (r)
+		return r;
+	if (ctx->json) {
+		json_t *root = json_object(), *arr = json_array();
+
+		for (i = 0; i < cat->n_entries; i++) {
+			const struct registry_entry *e = cat->entries[i];
+			json_t *o = json_object();
+
+			jset(o, "name", jstr(e->name));
+			jset(o, "display_name", jstr(e->display_name));
+			jset(o, "binary", jstr(e->binary));
+			jset(o, "builtin", json_boolean(e->builtin));
+			(void)json_array_append_new(arr, o);
+		}
+		jset(root, "adapters", arr);
+		r = print_json(ctx, root);
+	} else {
+		const char **cells = xcalloc(st_mult(cat->n_entries + 1, 3), sizeof(*cells));
+
+		cells[0] = "adapter";
+		cells[1] = "display name";
+		cells[2] = "binary";
+		for (i = 0; i < cat->n_entries; i++) {
+			const struct registry_entry *e = cat->entries[i];
+
+			cells[(i + 1) * 3 + 0] = e->name;
+			cells[(i + 1) * 3 + 1] = e->display_name;
+			cells[(i + 1) * 3 + 2] = e->builtin ? "(built-in)" : e->binary;
+		}
+		print_table(ctx->out, cells, cat->n_entries + 1, 3);
+		free((void *)cells);
+		r = 0;
+	}
+	cat = catalog_free(cat);
+	return r;
+}
+
+/* ---- adapters show ---- */
+
+static const char *origin_text(const struct strategy_resolved *res, enum axis a, char *buf,
+			       size_t size)
+{
+	const struct strategy_decl *d = res->decl;
+	enum strategy_source src = res->axis_source[a];
+
+	if (src == STRATEGY_SOURCE_DEFAULT || !d)
+		return "default";
+	(void)snprintf(buf, size, "%s %s:%u", strategy_source_name(src), d->axis_origin[a].file,
+		       d->axis_origin[a].line);
+	return buf;
+}
+
+static json_t *show_json(const struct catalog *cat, const struct registry_entry *e,
+			 const struct strategy_resolved *res)
+{
+	json_t *o = json_object(), *src = json_object(), *origin = json_object();
+	int a;
+
+	jset(o, "name", jstr(e->name));
+	jset(o, "display_name", jstr(e->display_name));
+	jset(o, "binary", jstr(e->binary));
+	jset(o, "builtin", json_boolean(e->builtin));
+	if (e->builtin) {
+		jset(o, "version_args", json_null());
+	} else {
+		json_t *args = json_array();
+		const char *const *v;
+
+		for (v = e->version_args; *v; v++)
+			(void)json_array_append_new(args, jstr(*v));
+		jset(o, "version_args", args);
+	}
+	jset(origin, "file", jstr(e->origin.file));
+	jset(origin, "line", json_integer(e->origin.line));
+	jset(o, "origin", origin);
+	jset(o, "strategy", strategy_json(&res->strategy));
+	for (a = 0; a < _AXIS_MAX; a++) {
+		json_t *s = json_object();
+		enum strategy_source as = res->axis_source[a];
+
+		jset(s, "source", jstr(strategy_source_name(as)));
+		if (as != STRATEGY_SOURCE_DEFAULT && res->decl) {
+			jset(s, "file", jstr(res->decl->axis_origin[a].file));
+			jset(s, "line", json_integer(res->decl->axis_origin[a].line));
+		} else {
+			jset(s, "file", json_null());
+			jset(s, "line", json_null());
+		}
+		jset(src, axis_name((enum axis)a), s);
+	}
+	jset(o, "strategy_source", src);
+	jset(o, "resume_capability", jstr(strategy_resume_capability(&res->strategy)));
+	jset(o, "declared", json_boolean(catalog_matrix_find(cat, e->name) != NULL));
+	jset(o, "note", jstr(res->decl ? res->decl->note : NULL));
+	return o;
+}
+
+static void show_text(FILE *f, const struct catalog *cat, const struct registry_entry *e,
+		      const struct strategy_resolved *res)
+{
+	const char *label[_AXIS_MAX] = {
+		"resume:", "dangerous mode:", "event channel:", "output mode:", "session state:"};
+	char buf[PATH_MAX + 64];
+	int a;
+
+	(void)fprintf(f, "%-19s%s\n", "name:", e->name);
+	(void)fprintf(f, "%-19s%s\n", "display name:", e->display_name);
+	(void)fprintf(f, "%-19s%s\n", "binary:", e->builtin ? "(built-in)" : e->binary);
+	if (!e->builtin) {
+		const char *const *v;
+
+		(void)fprintf(f, "%-19s", "version args:");
+		for (v = e->version_args; *v; v++)
+			(void)fprintf(f, "%s%s", v == e->version_args ? "" : " ", *v);
+		(void)fputc('\n', f);
+	}
+	(void)fprintf(f, "%-19s%s:%u\n", "registry:", e->origin.file, e->origin.line);
+	for (a = 0; a < _AXIS_MAX; a++)
+		(void)fprintf(f, "%-19s%-18s%s\n", label[a],
+			      axis_to_string((enum axis)a, axis_get(&res->strategy, (enum axis)a)),
+			      origin_text(res, (enum axis)a, buf, sizeof(buf)));
+	(void)fprintf(f, "%-19s%s\n",
+		      "resume capability:", strategy_resume_capability(&res->strategy));
+	(void)fprintf(f, "%-19s%s\n", "declared:",
+		      catalog_matrix_find(cat, e->name) ? "yes"
+							: "no (missing from the strategy matrix)");
+	if (res->decl && res->decl->note)
+		(void)fprintf(f, "%-19s%s\n", "note:", res->decl->note);
+}
+
+static int cmd_adapters_show(int argc, char **argv, struct cli_ctx *ctx)
+{
+	static const struct option opts[] = {
+		{"json", no_argument, NULL, 'j'},
+		CLI_OPT_HELP,
+		{NULL, 0, NULL, 0},
+	};
+	struct catalog *cat = NULL;
+	const struct registry_entry *e;
+	struct strategy_resolved res;
+	const char *name;
+	int c, r;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			ctx->json = true;
+			break;
+		case 'h':
+			return cli_help(ctx);
+		default:
+			return unknown_option(ctx, argv);
+		}
+	}
+	if (optind >= argc)
+		return cli_usage_error(ctx, "missing adapter name");
+	if (optind + 1 < argc)
+		return cli_usage_error(ctx, "unexpected argument '%s'", argv[optind + 1]);
+	name = argv[optind];
+	r = catalog_paths_load(ctx, &cat);
+	if (r)
+		return r;
+	e = catalog_find(cat, name);
+	if (!e) {
+		cat = catalog_free(cat);
+		return cli_usage_error(ctx, "unknown adapter '%s'", name);
+	}
+	(void)strategy_resolve(cat, e->name, NULL, &res);
+	if (ctx->json)
+		r = print_json(ctx, show_json(cat, e, &res));
+	else
+		show_text(ctx->out, cat, e, &res);
+	cat = catalog_free(cat);
+	return r;
+}
+
+/* ---- adapters check ---- */
+
+struct check_row {
+	const struct registry_entry *e;
+	struct strategy_resolved res;
+	bool declared;
+	bool probed;
+	struct probe probe;
+	const char *probe_name; /* "ok", "not-found", ..., "skipped" */
+	char *binary_col;	/* owned */
+	char *version_col;	/* owned */
+	const char *version;	/* JSON version: the first line on success, else NULL */
+	bool reachable, failed;
+};
+
+static char *probe_version_col(const struct probe *p, double timeout_s, const char **ret_version)
+{
+	struct strvec t = STRVEC_INIT;
+	char *r;
+
+	*ret_version = NULL;
+	switch (p->status) {
+	case PROBE_OK:
+		if (p->first_line && p->first_line[0]) {
+			*ret_version = p->first_line;
+			strvec_push(&t, p->first_line);
+		} else {
+			strvec_push(&t, "(n/a)");
+		}
+		break;
+	case PROBE_NOT_FOUND:
+		strvec_push(&t, "(n/a)");
+		break;
+	case PROBE_TIMED_OUT:
+		strvec_pushf(&t, "(timed out after %gs)", timeout_s);
+		break;
+	case PROBE_EXIT_NONZERO:
+		if (p->first_line && p->first_line[0])
+			strvec_pushf(&t, "(exit %d: %s)", p->exit_code, p->first_line);
+		else
+			strvec_pushf(&t, "(exit %d)", p->exit_code);
+		break;
+	case PROBE_SIGNALED:
+		strvec_pushf(&t, "(killed by signal %d)", p->term_signal);
+		break;
+	case PROBE_SPAWN_FAILED:
+		strvec_pushf(&t, "(cannot run: %s)", strerror(p->spawn_errno));
+		break;
+	default:
+		strvec_push(&t, "(n/a)");
+		break;
+	}
+	r = xstrdup(t.v[0]);
+	strvec_clear(&t);
+	return r;
+}
+
+static json_t *check_json(const struct check_row *rows, size_t n)
+{
+	json_t *root = json_object(), *arr = json_array(), *sum = json_object();
+	size_t i, reachable = 0, declared = 0, failed = 0;
+
+	for (i = 0; i < n; i++) {
+		const struct check_row *cr = &rows[i];
+		json_t *o = json_object();
+
+		jset(o, "name", jstr(cr->e->name));
+		jset(o, "display_name", jstr(cr->e->display_name));
+		jset(o, "binary", jstr(cr->e->binary));
+		jset(o, "builtin", json_boolean(cr->e->builtin));
+		jset(o, "binary_path", jstr(cr->probed ? cr->probe.resolved : NULL));
+		jset(o, "version", jstr(cr->version));
+		jset(o, "probe", jstr(cr->probe_name));
+		jset(o, "probe_detail", cr->failed ? jstr(cr->version_col) : json_null());
+		jset(o, "strategy", strategy_json(&cr->res.strategy));
+		jset(o, "resume_capability", jstr(strategy_resume_capability(&cr->res.strategy)));
+		jset(o, "declared", json_boolean(cr->declared));
+		(void)json_array_append_new(arr, o);
+		reachable += cr->reachable;
+		declared += cr->declared;
+		failed += cr->failed;
+	}
+	jset(root, "adapters", arr);
+	jset(sum, "total", json_integer((json_int_t)n));
+	jset(sum, "reachable", json_integer((json_int_t)reachable));
+	jset(sum, "declared", json_integer((json_int_t)declared));
+	jset(sum, "failed", json_integer((json_int_t)failed));
+	jset(root, "summary", sum);
+	return root;
+}
+
+static void check_text(FILE *f, const struct check_row *rows, size_t n)
+{
+	const size_t ncol = 2 + _AXIS_MAX + 1;
+	const char **cells = xcalloc(st_mult(n + 1, ncol), sizeof(*cells));
+	size_t i, reachable = 0, declared = 0, failed = 0;
+	int a;
+
+	cells[0] = "adapter";
+	for (a = 0; a < _AXIS_MAX; a++)
+		cells[1 + a] = axis_title((enum axis)a);
+	cells[1 + _AXIS_MAX] = "binary";
+	cells[2 + _AXIS_MAX] = "version";
+	for (i = 0; i < n; i++) {
+		const struct check_row *cr = &rows[i];
+		const char **row = cells + (i + 1) * ncol;
+
+		row[0] = cr->e->name;
+		for (a = 0; a < _AXIS_MAX; a++)
+			row[1 + a] = axis_to_string((enum axis)a,
+						    axis_get(&cr->res.strategy, (enum axis)a));
+		row[1 + _AXIS_MAX] = cr->binary_col;
+		row[2 + _AXIS_MAX] = cr->version_col;
+		reachable += cr->reachable;
+		declared += cr->declared;
+		failed += cr->failed;
+	}
+	print_table(f, cells, n + 1, ncol);
+	free((void *)cells);
+	(void)fprintf(f, "\n%zu adapters - %zu reachable - %zu declared - %zu failed probes\n", n,
+		      reachable, declared, failed);
+}
+
+/* Text in markdown: no table breaks, no line breaks, no raw HTML. */
+static void md_text(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '|')
+			(void)fputs("\\|", f);
+		else if (*s == '<')
+			(void)fputs("&lt;", f);
+		else if (*s == '>')
+			(void)fputs("&gt;", f);
+		else if (*s == '\n')
+			(void)fputc(' ', f);
+		else
+			(void)fputc(*s, f);
+	}
+}
+
+static void md_cell(FILE *f, const char *s)
+{
+	(void)fputc(' ', f);
+	md_text(f, s);
+	(void)fputs(" |", f);
+}
+
+static void check_markdown(FILE *f, const struct check_row *rows, size_t n)
+{
+	size_t i;
+	int a;
+	bool notes = false;
+
+	(void)fputs("| adapter | binary |", f);
+	for (a = 0; a < _AXIS_MAX; a++)
+		(void)fprintf(f, " %s |", axis_title((enum axis)a));
+	(void)fputs("\n|---|---|", f);
+	for (a = 0; a < _AXIS_MAX; a++)
+		(void)fputs("---|", f);
+	(void)fputc('\n', f);
+	for (i = 0; i < n; i++) {
+		const struct check_row *cr = &rows[i];
+		char name[CATALOG_MAX_NAME + 8];
+
+		(void)snprintf(name, sizeof(name), "`%s`", cr->e->name);
+		(void)fputc('|', f);
+		md_cell(f, name);
+		md_cell(f, cr->e->builtin ? "(built-in)" : cr->e->binary);
+		for (a = 0; a < _AXIS_MAX; a++)
+			md_cell(f, axis_to_string((enum axis)a,
+						  axis_get(&cr->res.strategy, (enum axis)a)));
+		(void)fputc('\n', f);
+		if (cr->res.decl && cr->res.decl->note)
+			notes = true;
+	}
+	if (!notes)
+		return;
+	(void)fputs("\nNotes:\n\n", f);
+	for (i = 0; i < n; i++) {
+		const struct check_row *cr = &rows[i];
+
+		if (!cr->res.decl || !cr->res.decl->note)
+			continue;
+		(void)fprintf(f, "- `%s`: ", cr->e->name);
+		md_text(f, cr->res.decl->note);
+		(void)fputc('\n', f);
+	}
+}
+
+static int parse_timeout(const char *s, uint64_t *ret_ms, double *ret_s)
+{
+	char *end = NULL;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(v) || v <= 0 || v > MAX_TIMEOUT_S)
+		return -EINVAL;
+	*ret_ms = (uint64_t)(v * 1000.0 + 0.5);
+	if (*ret_ms == 0)
+		*ret_ms = 1;
+	*ret_s = v;
+	return 0;
+}
+
+static int cmd_adapters_check(int argc, char **argv, struct cli_ctx *ctx)
+{
+	enum { OPT_STRICT = 256, OPT_TIMEOUT, OPT_NO_PROBE, OPT_MARKDOWN };
+	static const struct option opts[] = {
+		{"json", no_argument, NULL, 'j'},
+		{"strict", no_argument, NULL, OPT_STRICT},
+		{"timeout", required_argument, NULL, OPT_TIMEOUT},
+		{"no-probe", no_argument, NULL, OPT_NO_PROBE},
+		{"markdown", no_argument, NULL, OPT_MARKDOWN},
+		CLI_OPT_HELP,
+		{NULL, 0, NULL, 0},
+	};
+	bool strict = false, no_probe = false, markdown = false;
+	uint64_t timeout_ms = DEFAULT_TIMEOUT_MS;
+	double timeout_s = DEFAULT_TIMEOUT_MS / 1000.0;
+	struct catalog *cat = NULL;
+	struct check_row *rows = NULL;
+	struct probe *probes = NULL;
+	size_t *probe_row = NULL;
+	const char *name = NULL;
+	const char *names[2] = {NULL, NULL};
+	size_t n = 0, np = 0, i, failed = 0;
+	int c, r;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			ctx->json = true;
+			break;
+		case OPT_STRICT:
+			strict = true;
+			break;
+		case OPT_TIMEOUT:
+			if (parse_timeout(optarg, &timeout_ms, &timeout_s) < 0)
+				return cli_usage_error(
+					ctx,
+					"invalid --timeout '%s' (seconds, more than 0 "
+					"and at most %d)",
+					optarg, MAX_TIMEOUT_S);
+			break;
+		case OPT_NO_PROBE:
+			no_probe = true;
+			break;
+		case OPT_MARKDOWN:
+			markdown = true;
+			break;
+		case 'h':
+			return cli_help(ctx);
+		case ':':
+			return missing_value(ctx, argv);
+		default:
+			if (optopt == OPT_TIMEOUT)
+				return missing_value(ctx, argv);
+			return unknown_option(ctx, argv);
+		}
+	}
+	if (optind < argc)
+		name = argv[optind++];
+	if (optind < argc)
+		return cli_usage_error(ctx, "unexpected argument '%s'", argv[optind]);
+	if (markdown && ctx->json)
+		return cli_usage_error(ctx, "--markdown and --json cannot be combined");
+	if (markdown)
+		no_probe = true;
+
+	r = catalog_paths_load(ctx, &cat);
+	if (r)
+		return r;
+	if (name) {
+		const struct registry_entry *e = catalog_find(cat, name);
+
+		if (!e) {
+			cat = catalog_free(cat);
+			return cli_usage_error(ctx, "unknown adapter '%s'", name);
+		}
+		names[0] = e->name;
+		n = 1;
+	} else {
+		n = cat->n_entries;
+	}
+
+	rows = xcalloc(n ? n : 1, sizeof(*rows));
+	probes = xcalloc(n ? n : 1, sizeof(*probes));
+	probe_row = xcalloc(n ? n : 1, sizeof(*probe_row));
+	for (i = 0; i < n; i++) {
+		struct check_row *cr = &rows[i];
+
+		cr->e = name ? catalog_find(cat, name) : cat->entries[i];
+		(void)strategy_resolve(cat, cr->e->name, NULL, &cr->res);
+		cr->declared = catalog_matrix_find(cat, cr->e->name) != NULL;
+		if (!no_probe && !cr->e->builtin) {
+			probes[np].binary = cr->e->binary;
+			probes[np].args = cr->e->version_args;
+			probe_row[np++] = i;
+		}
+	}
+	if (np) {
+		struct probe_opts po = {
+			.path_env = cli_getenv(ctx, "PATH"),
+			.env = NULL,
+			.timeout_ms = timeout_ms,
+			.max_output = 0,
+			.max_parallel = (unsigned)(np < 256 ? np : 256),
+			.clock = NULL,
+		};
+
+		r = probe_run(probes, np, &po);
+		if (r < 0) {
+			r = cli_error(ctx, BEXIT_ENV, "cannot probe the adapter binaries: %s",
+				      strerror(-r));
+			goto out;
+		}
+		for (i = 0; i < np; i++) {
+			rows[probe_row[i]].probe = probes[i];
+			rows[probe_row[i]].probed = true;
+			memset(&probes[i], 0, sizeof(probes[i])); /* ownership moved */
+		}
+	}
+	for (i = 0; i < n; i++) {
+		struct check_row *cr = &rows[i];
+
+		if (cr->e->builtin) {
+			cr->probe_name = "skipped";
+			cr->binary_col = xstrdup("(built-in)");
+			cr->version_col = xstrdup("(n/a)");
+			cr->reachable = true;
+		} else if (!cr->probed) {
+			cr->probe_name = "skipped";
+			cr->binary_col = xstrdup("(not probed)");
+			cr->version_col = xstrdup("(n/a)");
+		} else {
+			const struct probe *p = &cr->probe;
+
+			cr->probe_name = probe_status_name(p->status);
+			cr->version_col = probe_version_col(p, timeout_s, &cr->version);
+			if (p->resolved)
+				cr->binary_col = xstrdup(p->resolved);
+			else if (p->status == PROBE_NOT_FOUND)
+				cr->binary_col = xstrdup("(not in PATH)");
+			else
+				cr->binary_col = xstrdup("(cannot run)");
+			cr->reachable = p->status != PROBE_NOT_FOUND && p->resolved;
+			cr->failed = p->status != PROBE_OK && p->status != PROBE_NOT_FOUND;
+		}
+		failed += cr->failed;
+	}
+
+	if (markdown)
+		check_markdown(ctx->out, rows, n);
+	else if (ctx->json)
+		(void)print_json(ctx, check_json(rows, n));
+	else
+		check_text(ctx->out, rows, n);
+	(void)fflush(ctx->out);
+
+	r = conformance_error(ctx, cat, name ? names : NULL);
+	if (r == 0 && strict && failed)
+		r = BEXIT_FAILED;
+out:
+	for (i = 0; i < n; i++) {
+		probe_release(&rows[i].probe);
+		free(rows[i].binary_col);
+		free(rows[i].version_col);
+	}
+	for (i = 0; i < np; i++)
+		probe_release(&probes[i]);
+	free(rows);
+	free(probes);
+	free(probe_row);
+	cat = catalog_free(cat);
+	return r;
+}
 
 const struct cmd adapters_cmds[] = {
+	{"list", cmd_adapters_list, NULL, 0, "list the adapters of the catalogue", "[--json]",
+	 "Prints one line per registry adapter: its name, display name and binary\n"
+	 "('(built-in)' for adapters served by bernstein itself).\n"
+	 "\n"
+	 "options:\n"
+	 "  --json       {\"adapters\": [{\"name\", \"display_name\", \"binary\", \"builtin\"}]}\n"
+	 "  -h, --help   this text\n"},
+	{"show", cmd_adapters_show, NULL, 0, "show one adapter's declaration", "NAME [--json]",
+	 "Prints the adapter's registry entry and its strategy on the five axes, each\n"
+	 "with where it was declared (inline, matrix FILE:LINE or default), the legacy\n"
+	 "resume view (native / fallback-fresh) and the declaration's note. Nothing is\n"
+	 "run: strategy is declared, never probed.\n"
+	 "\n"
+	 "options:\n"
+	 "  --json       the same as a JSON object (docs/capability-contract.md)\n"
+	 "  -h, --help   this text\n"
+	 "\n"
+	 "Exit codes: 0 ok, 2 unknown adapter or bad usage, 3 invalid catalogue.\n"},
+	{"check", cmd_adapters_check, NULL, 0, "strategy table and binary probe of every adapter",
+	 "[NAME] [--json] [--strict] [--timeout SECONDS] [--no-probe] [--markdown]",
+	 "Prints every adapter's (or NAME's) five-axis strategy, whether its binary is\n"
+	 "on PATH and the first line of 'BINARY --version' (probed in parallel, each\n"
+	 "bounded by the timeout), then a summary line. A binary that is found but\n"
+	 "whose version command fails or times out counts as a failed probe; a\n"
+	 "missing binary does not. Fails with exit 3 (after the table) when a\n"
+	 "registry adapter has no row in the strategy matrix.\n"
+	 "\n"
+	 "options:\n"
+	 "  --json              stable JSON (docs/capability-contract.md)\n"
+	 "  --strict            exit 1 when any probe failed\n"
+	 "  --timeout SECONDS   per-probe deadline (default 5)\n"
+	 "  --no-probe          declarations only, run nothing\n"
+	 "  --markdown          the declarations as a markdown table (implies --no-probe)\n"
+	 "  -h, --help          this text\n"
+	 "\n"
+	 "Exit codes: 0 ok, 1 a probe failed (--strict), 2 unknown adapter or bad usage,\n"
+	 "3 invalid catalogue or an undeclared adapter, 4 probing impossible.\n"},
+	{"contract-check", cmd_adapters_contract_check, NULL, 0,
+	 "check the pinned upstream CLI contracts for drift",
+	 "[NAME] [--json] [--timeout SECONDS] [--list]",
+	 "Runs each contract's help command (catalog/contracts/NAME.yaml, overridden by\n"
+	 "the user and repo catalogues) in a minimal environment without credentials\n"
+	 "and checks that it still advertises every required flag (token-bounded,\n"
+	 "case-insensitive) and subcommand. Without NAME every contract is checked; a\n"
+	 "binary that is not installed is skipped. See docs/contracts.md.\n"
+	 "\n"
+	 "options:\n"
+	 "  --json              {\"contracts\": [...], \"summary\": {...}}\n"
+	 "  --timeout SECONDS   deadline of each help command (default 30)\n"
+	 "  --list              list the contract names and exit\n"
+	 "  -h, --help          this text\n"
+	 "\n"
+	 "Exit codes: 0 passed or skipped, 2 drift (or bad usage, unknown NAME),\n"
+	 "3 runtime failure of an upstream CLI (not drift) or an invalid contract.\n"},
 	{NULL, NULL, NULL, 0, NULL, NULL, NULL},
 };

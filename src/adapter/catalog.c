@@ -1,0 +1,655 @@
+#include "adapter/catalog.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "adapter/strategy.h"
+#include "util/sbuf.h"
+#include "util/xalloc.h"
+#include "util/yaml.h"
+
+static const char *const default_version_args[] = {"--version", NULL};
+
+/* ---- embedded files ---- */
+
+const struct catalog_file *catalog_embedded_find(const char *name)
+{
+	const struct catalog_file *f;
+
+	for (f = catalog_embedded; f->name; f++)
+		if (strcmp(f->name, name) == 0)
+			return f;
+	return NULL;
+}
+
+/* ---- lifecycle ---- */
+
+struct catalog *catalog_new(void)
+{
+	struct catalog *cat = xcalloc(1, sizeof(*cat));
+
+	arena_init(&cat->arena, 0);
+	return cat;
+}
+
+struct catalog *catalog_free(struct catalog *cat)
+{
+	if (!cat)
+		return NULL;
+	arena_release(&cat->arena);
+	free((void *)cat->rows);
+	free((void *)cat->entries);
+	free(cat);
+	return NULL;
+}
+
+enum catalog_kind catalog_kind_from_name(const char *basename)
+{
+	if (!basename)
+		return _CATALOG_KIND_INVALID;
+	if (strcmp(basename, CATALOG_MATRIX_FILE) == 0)
+		return CATALOG_KIND_MATRIX;
+	if (strcmp(basename, CATALOG_REGISTRY_FILE) == 0)
+		return CATALOG_KIND_REGISTRY;
+	return _CATALOG_KIND_INVALID;
+}
+
+/* ---- sorted tables (binary search on name) ---- */
+
+typedef const char *name_at_fn(const void *tab, size_t i);
+
+static const char *row_name_at(const void *tab, size_t i)
+{
+	return ((const struct matrix_row *const *)tab)[i]->name;
+}
+
+static const char *entry_name_at(const void *tab, size_t i)
+{
+	return ((const struct registry_entry *const *)tab)[i]->name;
+}
+
+/* Index of name in a sorted table, or -(insertion point) - 1 when absent. */
+static long table_search(const void *tab, size_t n, name_at_fn *name_at, const char *name)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(name_at(tab, mid), name);
+
+		if (c == 0)
+			return (long)mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -(long)lo - 1;
+}
+
+/* A row of a higher layer replaces the whole row of the same name. */
+static void rows_put(struct catalog *cat, const struct matrix_row *row)
+{
+	long i = table_search(cat->rows, cat->n_rows, row_name_at, row->name);
+	size_t pos;
+
+	if (i >= 0) {
+		cat->rows[i] = row;
+		return;
+	}
+	pos = (size_t)(-i - 1);
+	if (cat->n_rows == cat->alloc_rows) {
+		cat->alloc_rows = cat->alloc_rows ? st_mult(cat->alloc_rows, 2) : 64;
+		cat->rows =
+			xrealloc((void *)cat->rows, st_mult(cat->alloc_rows, sizeof(*cat->rows)));
+	}
+	memmove((void *)(cat->rows + pos + 1), (const void *)(cat->rows + pos),
+		(cat->n_rows - pos) * sizeof(*cat->rows));
+	cat->rows[pos] = row;
+	cat->n_rows++;
+}
+
+static void entries_put(struct catalog *cat, const struct registry_entry *e)
+{
+	long i = table_search(cat->entries, cat->n_entries, entry_name_at, e->name);
+	size_t pos;
+
+	if (i >= 0) {
+		cat->entries[i] = e;
+		return;
+	}
+	pos = (size_t)(-i - 1);
+	if (cat->n_entries == cat->alloc_entries) {
+		cat->alloc_entries = cat->alloc_entries ? st_mult(cat->alloc_entries, 2) : 64;
+		cat->entries = xrealloc((void *)cat->entries,
+					st_mult(cat->alloc_entries, sizeof(*cat->entries)));
+	}
+	memmove((void *)(cat->entries + pos + 1), (const void *)(cat->entries + pos),
+		(cat->n_entries - pos) * sizeof(*cat->entries));
+	cat->entries[pos] = e;
+	cat->n_entries++;
+}
+
+const struct registry_entry *catalog_find(const struct catalog *cat, const char *name)
+{
+	long i;
+
+	if (!cat || !name)
+		return NULL;
+	i = table_search(cat->entries, cat->n_entries, entry_name_at, name);
+	return i >= 0 ? cat->entries[i] : NULL;
+}
+
+const struct matrix_row *catalog_matrix_find(const struct catalog *cat, const char *name)
+{
+	long i;
+
+	if (!cat || !name)
+		return NULL;
+	i = table_search(cat->rows, cat->n_rows, row_name_at, name);
+	return i >= 0 ? cat->rows[i] : NULL;
+}
+
+/* ---- parsing ---- */
+
+static const struct yfield strategy_fields[] = {
+	{"resume", YT_STR, YF_REQUIRED},
+	{"dangerous_mode", YT_STR, YF_REQUIRED},
+	{"event_channel", YT_STR, YF_REQUIRED},
+	{"output_mode", YT_STR, 0},
+	{"session_state", YT_STR, 0},
+	{"note", YT_STR, 0},
+	{NULL, 0, 0},
+};
+
+static const struct yfield registry_fields[] = {
+	{"display_name", YT_STR, YF_REQUIRED},
+	{"binary", YT_STR, 0},
+	{"version_args", YT_STRLIST, 0},
+	{"builtin", YT_BOOL, 0},
+	{"strategy", YT_MAP, 0},
+	{NULL, 0, 0},
+};
+
+static const struct yfield top_fields[] = {
+	{"adapters", YT_MAP, YF_REQUIRED},
+	{NULL, 0, 0},
+};
+
+static struct catalog_origin origin_of(const char *file, const struct ynode *n)
+{
+	struct catalog_origin o = {.file = file, .line = n->line, .col = n->col};
+
+	return o;
+}
+
+int catalog_parse_strategy(const struct ydoc *doc, const struct ynode *node, const char *what,
+			   struct arena *arena, const char *file, struct strategy_decl *ret,
+			   struct diag *reterr)
+{
+	struct strategy_decl d;
+	const char *note = NULL;
+	int a, r;
+
+	memset(&d, 0, sizeof(d));
+	d.strategy = strategy_default; /* for the optional axes */
+
+	r = yaml_check_map(doc, node, strategy_fields, what, reterr);
+	if (r < 0)
+		return r;
+	d.origin = origin_of(file, node);
+	for (a = 0; a < _AXIS_MAX; a++) {
+		const struct ynode *v = ynode_get(node, axis_name((enum axis)a));
+		int val = -1;
+
+		if (!v)
+			continue;
+		r = yaml_get_enum(doc, node, axis_name((enum axis)a), axis_values((enum axis)a),
+				  &val, reterr);
+		if (r < 0)
+			return r;
+		if (axis_set(&d.strategy, (enum axis)a, val) < 0) {
+			yaml_diag(doc, v, reterr, "'%s': invalid value", axis_name((enum axis)a));
+			return -EINVAL;
+		}
+		d.axis_declared[a] = true;
+		d.axis_origin[a] = origin_of(file, v);
+	}
+	r = yaml_get_str(doc, node, "note", &note, reterr);
+	if (r < 0)
+		return r;
+	d.note = note ? arena_strdup(arena, note) : NULL;
+	*ret = d;
+	return 0;
+}
+
+static int check_name(const struct ydoc *doc, const struct ynode *key, struct diag *reterr)
+{
+	size_t i;
+
+	if (key->kind != YNODE_SCALAR || key->len == 0 || key->len > CATALOG_MAX_NAME)
+		goto bad;
+	for (i = 0; i < key->len; i++) {
+		char c = key->str[i];
+
+		if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))
+			continue;
+		if (i > 0 && (c == '_' || c == '-'))
+			continue;
+		goto bad;
+	}
+	return 0;
+bad:
+	yaml_diag(doc, key, reterr,
+		  "invalid adapter name '%.*s' (expected [a-z0-9][a-z0-9_-]*, at most %d bytes)",
+		  key->kind == YNODE_SCALAR && key->len <= 200 ? (int)key->len : 0,
+		  key->kind == YNODE_SCALAR ? key->str : "", CATALOG_MAX_NAME);
+	return -EINVAL;
+}
+
+/* A parsed file, merged into the catalogue only when all of it is valid. */
+struct parsed {
+	const struct matrix_row **rows;
+	const struct registry_entry **entries;
+	size_t n;
+};
+
+static void parsed_push(struct parsed *p, const struct matrix_row *row,
+			const struct registry_entry *e)
+{
+	p->rows = xrealloc((void *)p->rows, st_mult(p->n + 1, sizeof(*p->rows)));
+	p->entries = xrealloc((void *)p->entries, st_mult(p->n + 1, sizeof(*p->entries)));
+	p->rows[p->n] = row;
+	p->entries[p->n] = e;
+	p->n++;
+}
+
+static void parsed_release(struct parsed *p)
+{
+	free((void *)p->rows);
+	free((void *)p->entries);
+	p->rows = NULL;
+	p->entries = NULL;
+	p->n = 0;
+}
+
+static int parse_matrix_row(const struct ydoc *doc, const struct ynode *key,
+			    const struct ynode *val, struct arena *arena, const char *file,
+			    struct matrix_row **ret, struct diag *reterr)
+{
+	struct matrix_row *row = arena_alloc(arena, sizeof(*row));
+	char what[CATALOG_MAX_NAME + 64];
+	int r;
+
+	(void)snprintf(what, sizeof(what), "strategy of '%s'", key->str);
+	r = catalog_parse_strategy(doc, val, what, arena, file, &row->decl, reterr);
+	if (r < 0)
+		return r;
+	row->name = arena_strdup(arena, key->str);
+	row->decl.origin = origin_of(file, key);
+	*ret = row;
+	return 0;
+}
+
+static bool str_blank(const char *s)
+{
+	for (; *s; s++)
+		if (*s != ' ' && *s != '\t')
+			return false;
+	return true;
+}
+
+static int parse_registry_entry(const struct ydoc *doc, const struct ynode *key,
+				const struct ynode *val, struct arena *arena, const char *file,
+				struct registry_entry **ret, struct diag *reterr)
+{
+	struct registry_entry *e = arena_alloc(arena, sizeof(*e));
+	char what[CATALOG_MAX_NAME + 64];
+	const char *display = NULL, *binary = NULL;
+	const char **args = NULL;
+	size_t nargs = 0, i;
+	bool builtin = false;
+	const struct ynode *n;
+	int r;
+
+	(void)snprintf(what, sizeof(what), "registry entry '%s'", key->str);
+	r = yaml_check_map(doc, val, registry_fields, what, reterr);
+	if (r < 0)
+		return r;
+	r = yaml_get_str(doc, val, "display_name", &display, reterr);
+	if (r >= 0)
+		r = yaml_get_str(doc, val, "binary", &binary, reterr);
+	if (r >= 0)
+		r = yaml_get_bool(doc, val, "builtin", &builtin, reterr);
+	if (r >= 0)
+		r = yaml_get_strlist(doc, val, "version_args", &args, &nargs, reterr);
+	if (r < 0)
+		return r;
+	if (display && str_blank(display)) {
+		yaml_diag(doc, ynode_get(val, "display_name"), reterr,
+			  "'display_name' must not be empty");
+		return -EINVAL;
+	}
+	if (builtin && binary) {
+		yaml_diag(doc, ynode_get(val, "binary"), reterr,
+			  "%s: 'binary' cannot be combined with 'builtin: true'", what);
+		return -EINVAL;
+	}
+	if (!builtin && !binary) {
+		yaml_diag(doc, val, reterr,
+			  "%s: missing required key 'binary' (or 'builtin: true')", what);
+		return -EINVAL;
+	}
+	if (binary && str_blank(binary)) {
+		yaml_diag(doc, ynode_get(val, "binary"), reterr, "'binary' must not be empty");
+		return -EINVAL;
+	}
+	n = ynode_get(val, "version_args");
+	if (n && nargs == 0) {
+		yaml_diag(doc, n, reterr, "'version_args' must not be empty");
+		return -EINVAL;
+	}
+	if (n && builtin) {
+		yaml_diag(doc, n, reterr,
+			  "%s: 'version_args' cannot be combined with 'builtin: true'", what);
+		return -EINVAL;
+	}
+	n = ynode_get(val, "strategy");
+	if (n) {
+		struct strategy_decl *d = arena_alloc(arena, sizeof(*d));
+		char swhat[CATALOG_MAX_NAME + 64];
+
+		(void)snprintf(swhat, sizeof(swhat), "inline strategy of '%s'", key->str);
+		r = catalog_parse_strategy(doc, n, swhat, arena, file, d, reterr);
+		if (r < 0)
+			return r;
+		e->strategy = d;
+	}
+	e->name = arena_strdup(arena, key->str);
+	e->display_name = arena_strdup(arena, display);
+	e->binary = binary ? arena_strdup(arena, binary) : NULL;
+	e->builtin = builtin;
+	if (args) {
+		const char **v = arena_alloc(arena, st_mult(nargs + 1, sizeof(*v)));
+
+		for (i = 0; i < nargs; i++)
+			v[i] = arena_strdup(arena, args[i]);
+		v[nargs] = NULL;
+		e->version_args = v;
+	} else {
+		e->version_args = default_version_args;
+	}
+	e->origin = origin_of(file, key);
+	*ret = e;
+	return 0;
+}
+
+static int parse_doc(struct catalog *cat, enum catalog_kind kind, const struct ydoc *doc,
+		     struct parsed *out, struct diag *reterr)
+{
+	const char *what = kind == CATALOG_KIND_MATRIX ? "strategy matrix" : "registry";
+	const struct ynode *adapters;
+	const char *file;
+	size_t i;
+	int r;
+
+	r = yaml_check_map(doc, doc->root, top_fields, what, reterr);
+	if (r < 0)
+		return r;
+	adapters = ynode_get(doc->root, "adapters");
+	file = arena_strdup(&cat->arena, doc->name);
+	for (i = 0; i < adapters->n; i++) {
+		const struct ynode *key = adapters->keys[i], *val = adapters->items[i];
+
+		r = check_name(doc, key, reterr);
+		if (r < 0)
+			return r;
+		if (kind == CATALOG_KIND_MATRIX) {
+			struct matrix_row *row = NULL;
+
+			r = parse_matrix_row(doc, key, val, &cat->arena, file, &row, reterr);
+			if (r < 0)
+				return r;
+			parsed_push(out, row, NULL);
+		} else {
+			struct registry_entry *e = NULL;
+
+			r = parse_registry_entry(doc, key, val, &cat->arena, file, &e, reterr);
+			if (r < 0)
+				return r;
+			parsed_push(out, NULL, e);
+		}
+	}
+	return 0;
+}
+
+static void merge(struct catalog *cat, enum catalog_kind kind, const struct parsed *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->n; i++) {
+		if (kind == CATALOG_KIND_MATRIX)
+			rows_put(cat, p->rows[i]);
+		else
+			entries_put(cat, p->entries[i]);
+	}
+}
+
+static int add_doc(struct catalog *cat, enum catalog_kind kind, const struct ydoc *doc,
+		   struct diag *reterr)
+{
+	struct parsed p = {NULL, NULL, 0};
+	int r;
+
+	r = parse_doc(cat, kind, doc, &p, reterr);
+	if (r >= 0)
+		merge(cat, kind, &p);
+	parsed_release(&p);
+	return r < 0 ? r : 0;
+}
+
+static int check_kind(enum catalog_kind kind, const char *name, struct diag *reterr)
+{
+	if ((int)kind < 0 || kind >= _CATALOG_KIND_MAX) {
+		diag_set(reterr, name, 0, 0, "not a catalogue file");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static const struct yaml_limits catalog_limits = {
+	.max_bytes = CATALOG_MAX_FILE_BYTES,
+	.max_depth = 8,
+	.max_nodes = 0,
+};
+
+/* Make sure a load error names the file, and that an error about the file
+ * as a whole (too large) still has a position: 1:1. */
+static void diag_locate(struct diag *d, const char *name, int r)
+{
+	if (!d)
+		return;
+	if (!d->file[0])
+		(void)snprintf(d->file, sizeof(d->file), "%s", name);
+	if (r == -EFBIG && d->line == 0) {
+		d->line = 1;
+		d->col = 1;
+	}
+}
+
+int catalog_add_buf(struct catalog *cat, enum catalog_kind kind, const char *name, const char *buf,
+		    size_t len, struct diag *reterr)
+{
+	struct ydoc *doc = NULL;
+	int r;
+
+	r = check_kind(kind, name, reterr);
+	if (r < 0)
+		return r;
+	r = yaml_load_buf(name, buf, len, &catalog_limits, &doc, reterr);
+	if (r < 0) {
+		diag_locate(reterr, name, r);
+		return r;
+	}
+	r = add_doc(cat, kind, doc, reterr);
+	doc = ydoc_free(doc);
+	return r;
+}
+
+int catalog_add_file(struct catalog *cat, enum catalog_kind kind, const char *path,
+		     struct diag *reterr)
+{
+	struct ydoc *doc = NULL;
+	int r;
+
+	r = check_kind(kind, path, reterr);
+	if (r < 0)
+		return r;
+	r = yaml_load_file(path, &catalog_limits, &doc, reterr);
+	if (r == -ENOENT)
+		return r;
+	if (r < 0) {
+		diag_locate(reterr, path, r);
+		return r;
+	}
+	r = add_doc(cat, kind, doc, reterr);
+	doc = ydoc_free(doc);
+	return r;
+}
+
+int catalog_add_embedded(struct catalog *cat, struct diag *reterr)
+{
+	static const char *const files[] = {CATALOG_REGISTRY_FILE, CATALOG_MATRIX_FILE};
+	size_t i;
+	int r;
+
+	for (i = 0; i < ARRAY_SIZE(files); i++) {
+		const struct catalog_file *f = catalog_embedded_find(files[i]);
+		char name[128];
+
+		(void)snprintf(name, sizeof(name), CATALOG_EMBEDDED_PREFIX "%s", files[i]);
+		if (!f) {
+			diag_set(reterr, name, 0, 0, "missing from the embedded catalogue");
+			return -ENOENT;
+		}
+		r = catalog_add_buf(cat, catalog_kind_from_name(files[i]), name,
+				    (const char *)f->data, f->len, reterr);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int catalog_add_dir(struct catalog *cat, const char *dir, struct diag *reterr)
+{
+	static const char *const files[] = {CATALOG_REGISTRY_FILE, CATALOG_MATRIX_FILE};
+	struct sbuf path = SBUF_INIT(PATH_MAX);
+	size_t i;
+	int r = 0;
+
+	if (!dir || !dir[0])
+		return 0;
+	for (i = 0; i < ARRAY_SIZE(files); i++) {
+		sbuf_reset(&path);
+		r = sbuf_addf(&path, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/",
+			      files[i]);
+		if (r < 0) {
+			diag_set(reterr, dir, 0, 0, "catalogue directory path too long");
+			r = -ENAMETOOLONG;
+			goto out;
+		}
+		r = catalog_add_file(cat, catalog_kind_from_name(files[i]), path.buf, reterr);
+		if (r == -ENOENT) {
+			diag_clear(reterr);
+			r = 0;
+			continue;
+		}
+		if (r < 0)
+			goto out;
+	}
+out:
+	sbuf_release(&path);
+	return r;
+}
+
+int catalog_load(const char *user_dir, const char *repo_dir, struct catalog **ret,
+		 struct diag *reterr)
+{
+	struct catalog *cat = catalog_new();
+	int r;
+
+	r = catalog_add_embedded(cat, reterr);
+	if (r >= 0)
+		r = catalog_add_dir(cat, user_dir, reterr);
+	if (r >= 0)
+		r = catalog_add_dir(cat, repo_dir, reterr);
+	if (r < 0) {
+		(void)catalog_free(cat);
+		return r;
+	}
+	*ret = cat;
+	return 0;
+}
+
+/* ---- conformance ---- */
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+size_t catalog_undeclared(const struct catalog *cat, const char *const *names, struct strvec *ret)
+{
+	struct strvec found = STRVEC_INIT;
+	size_t i;
+
+	if (names) {
+		for (; *names; names++)
+			if (!catalog_matrix_find(cat, *names) && strvec_find(&found, *names) < 0)
+				strvec_push(&found, *names);
+	} else {
+		for (i = 0; i < cat->n_entries; i++)
+			if (!catalog_matrix_find(cat, cat->entries[i]->name))
+				strvec_push(&found, cat->entries[i]->name);
+	}
+	if (found.nr > 1)
+		qsort((void *)found.v, found.nr, sizeof(*found.v), cmp_str);
+	for (i = 0; i < found.nr; i++)
+		strvec_push(ret, found.v[i]);
+	i = found.nr;
+	strvec_clear(&found);
+	return i;
+}
+
+int catalog_check(const struct catalog *cat, const char *const *names, struct diag *reterr)
+{
+	/* A diag message holds 511 bytes: keep whole names and say how many
+	 * were left out (the CLI prints the complete list itself). */
+	const size_t cap = sizeof(((struct diag *)NULL)->msg) - 1, reserve = 24;
+	struct strvec missing = STRVEC_INIT;
+	struct sbuf msg = SBUF_INIT(SIZE_MAX);
+	size_t i, n;
+
+	n = catalog_undeclared(cat, names, &missing);
+	if (n == 0) {
+		strvec_clear(&missing);
+		return 0;
+	}
+	(void)sbuf_adds(&msg, CATALOG_UNDECLARED_MSG);
+	for (i = 0; i < n; i++) {
+		size_t need = strlen(missing.v[i]) + (i ? 2 : 0);
+
+		if (msg.len + need + (i + 1 < n ? reserve : 0) > cap) {
+			(void)sbuf_addf(&msg, ", ... (%zu more)", n - i);
+			break;
+		}
+		(void)sbuf_addf(&msg, "%s%s", i ? ", " : "", missing.v[i]);
+	}
+	diag_set(reterr, NULL, 0, 0, "%s", msg.buf);
+	sbuf_release(&msg);
+	strvec_clear(&missing);
+	return -EINVAL;
+}

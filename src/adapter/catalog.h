@@ -1,0 +1,150 @@
+/* The adapter catalogue: which adapters exist (registry.yaml) and the strategy
+ * each declares on the five axes (strategy-matrix.yaml).
+ *
+ * Layers, lowest precedence first: the files embedded in the binary at build
+ * time (catalog/ of the source tree), then a user directory, then a repository
+ * directory (the CLI passes $XDG_CONFIG_HOME/bernstein/catalog and
+ * <repo>/.bernstein/catalog; nothing here reads the environment). In each
+ * directory both files are optional. A row in a higher layer replaces the
+ * whole row of the same name in a lower one; new names are added. Every row
+ * remembers the file and line it came from.
+ *
+ * Loading is strict (util/yaml.h): unknown keys, duplicate keys, aliases,
+ * wrong types and unknown axis values are errors with FILE:LINE:COL. Nothing
+ * here runs or looks up a binary: strategy is declared, never probed. */
+#ifndef BERNSTEIN_ADAPTER_CATALOG_H
+#define BERNSTEIN_ADAPTER_CATALOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "adapter/axes.h"
+#include "util/arena.h"
+#include "util/diag.h"
+#include "util/strvec.h"
+
+struct ydoc;
+struct ynode;
+
+#define CATALOG_MATRIX_FILE   "strategy-matrix.yaml"
+#define CATALOG_REGISTRY_FILE "registry.yaml"
+/* Prefix of the diagnostic name of embedded files: "<embedded>/registry.yaml". */
+#define CATALOG_EMBEDDED_PREFIX "<embedded>/"
+/* Largest catalogue file accepted. */
+#define CATALOG_MAX_FILE_BYTES (1024 * 1024)
+/* Adapter names: [a-z0-9][a-z0-9_-]*, at most this many bytes. */
+#define CATALOG_MAX_NAME 64
+
+/* One file of catalog/ compiled into the binary (scripts/embed-catalog.py).
+ * name is relative to catalog/ ("strategy-matrix.yaml", "profiles/x.yaml");
+ * data is NUL-terminated, len excludes the NUL. The table ends with a NULL
+ * name. */
+struct catalog_file {
+	const char *name;
+	const unsigned char *data;
+	size_t len;
+};
+extern const struct catalog_file catalog_embedded[];
+extern const size_t catalog_embedded_count;
+/* The embedded file called name, or NULL. */
+const struct catalog_file *catalog_embedded_find(const char *name);
+
+/* Where a value was declared. file lives as long as the catalogue. */
+struct catalog_origin {
+	const char *file;
+	unsigned line, col;
+};
+
+/* A strategy declaration: a matrix row or an inline strategy: block.
+ * resume, dangerous_mode and event_channel are required; output_mode and
+ * session_state default to git-diff and stateless. */
+struct strategy_decl {
+	struct adapter_strategy strategy;
+	bool axis_declared[_AXIS_MAX];		      /* the key was present */
+	struct catalog_origin axis_origin[_AXIS_MAX]; /* its value, when declared */
+	struct catalog_origin origin;		      /* the row itself (its key) */
+	const char *note;			      /* prose, or NULL */
+};
+
+struct matrix_row {
+	const char *name;
+	struct strategy_decl decl;
+};
+
+struct registry_entry {
+	const char *name;
+	const char *display_name;
+	const char *binary;		      /* NULL when builtin */
+	const char *const *version_args;      /* NULL-terminated, never NULL ({"--version"}) */
+	bool builtin;			      /* served by bernstein itself, nothing to probe */
+	const struct strategy_decl *strategy; /* the inline override, or NULL */
+	struct catalog_origin origin;
+};
+
+enum catalog_kind {
+	CATALOG_KIND_MATRIX,
+	CATALOG_KIND_REGISTRY,
+	_CATALOG_KIND_MAX,
+	_CATALOG_KIND_INVALID = -EINVAL,
+};
+
+/* Rows and entries are kept sorted by name. Everything they point to lives
+ * in the arena. */
+struct catalog {
+	struct arena arena;
+	const struct matrix_row **rows;
+	size_t n_rows, alloc_rows;
+	const struct registry_entry **entries;
+	size_t n_entries, alloc_entries;
+};
+
+/* An empty catalogue. Never NULL. */
+struct catalog *catalog_new(void);
+struct catalog *catalog_free(struct catalog *cat);
+
+/* Parse one file of the given kind from memory (name is used in diagnostics
+ * and origins) and merge its rows over the catalogue's. On error the
+ * catalogue is unchanged: -EINVAL (bad content) or -EFBIG (too large). */
+int catalog_add_buf(struct catalog *cat, enum catalog_kind kind, const char *name, const char *buf,
+		    size_t len, struct diag *reterr);
+/* Same, from a file. -ENOENT (no diag) when the file does not exist. */
+int catalog_add_file(struct catalog *cat, enum catalog_kind kind, const char *path,
+		     struct diag *reterr);
+/* The embedded registry.yaml and strategy-matrix.yaml. */
+int catalog_add_embedded(struct catalog *cat, struct diag *reterr);
+/* DIR/registry.yaml then DIR/strategy-matrix.yaml, each if it exists. dir NULL,
+ * or a directory that does not exist, adds nothing. */
+int catalog_add_dir(struct catalog *cat, const char *dir, struct diag *reterr);
+/* embedded < user_dir < repo_dir (either may be NULL). */
+int catalog_load(const char *user_dir, const char *repo_dir, struct catalog **ret,
+		 struct diag *reterr);
+
+/* The file kind for a base name ("registry.yaml"), or -EINVAL. */
+enum catalog_kind catalog_kind_from_name(const char *basename);
+
+const struct registry_entry *catalog_find(const struct catalog *cat, const char *name);
+const struct matrix_row *catalog_matrix_find(const struct catalog *cat, const char *name);
+
+/* Conformance (the seed's assert_strategies_declared): every named adapter
+ * (names NULL-terminated, or NULL for every registry adapter) must have a
+ * matrix row; an inline strategy: block alone does not count. Appends the
+ * undeclared names, sorted, to *ret and returns their number. */
+size_t catalog_undeclared(const struct catalog *cat, const char *const *names, struct strvec *ret);
+#define CATALOG_UNDECLARED_MSG                                                                     \
+	"adapters missing a strategy declaration in the strategy matrix "                          \
+	"(resume / dangerous-mode / event-channel): "
+/* 0, or -EINVAL with the message
+ *   adapters missing a strategy declaration in the strategy matrix
+ *   (resume / dangerous-mode / event-channel): a, b
+ * (no file or line: the error is about the catalogue as a whole). A message
+ * too long for a diag keeps whole names and ends ", ... (N more)". */
+int catalog_check(const struct catalog *cat, const char *const *names, struct diag *reterr);
+
+/* Parse a strategy block (a matrix row or an inline strategy: map) of doc
+ * into *ret, strings in arena, origins naming file. what names the map in
+ * messages. Also used by profile loaders for their own strategy: block. */
+int catalog_parse_strategy(const struct ydoc *doc, const struct ynode *node, const char *what,
+			   struct arena *arena, const char *file, struct strategy_decl *ret,
+			   struct diag *reterr);
+
+#endif

@@ -1,0 +1,28 @@
+/* Where the catalogue overrides of this invocation live, and loading the
+ * catalogue with them (cli/ is the only layer that reads the environment):
+ *   user: $XDG_CONFIG_HOME/bernstein/catalog (an absolute XDG_CONFIG_HOME),
+ *         else $HOME/.config/bernstein/catalog, else none;
+ *   repo: <repo>/.bernstein/catalog, where <repo> is the first directory
+ *         containing .git or .bernstein, walking up from the current one
+ *         (after -C); none when there is no such directory. */
+#ifndef BERNSTEIN_CLI_CATALOG_PATHS_H
+#define BERNSTEIN_CLI_CATALOG_PATHS_H
+
+#include "adapter/catalog.h"
+#include "cli/cli.h"
+
+struct catalog_paths {
+	char *user_dir; /* NULL when none (owned) */
+	char *repo;	/* the repository root, or NULL (owned) */
+	char *repo_dir; /* <repo>/.bernstein/catalog, or NULL (owned) */
+};
+
+void catalog_paths_find(const struct cli_ctx *ctx, struct catalog_paths *ret);
+void catalog_paths_release(struct catalog_paths *p);
+
+/* Find the paths and load embedded < user < repo. On failure prints the
+ * diagnostic (bernstein: FILE:L:C: msg) and returns BEXIT_INVALID (3); on
+ * success returns 0 with *ret owned by the caller (catalog_free()). */
+int catalog_paths_load(struct cli_ctx *ctx, struct catalog **ret);
+
+#endif
