@@ -65,6 +65,9 @@ static void print_json_error(struct cli_ctx *ctx, int code, const char *msg, con
 }
 
 static int cli_verror(struct cli_ctx *ctx, int code, const struct diag *d, const char *fmt,
+		      va_list ap) __attribute__((format(printf, 4, 0)));
+
+static int cli_verror(struct cli_ctx *ctx, int code, const struct diag *d, const char *fmt,
 		      va_list ap)
 {
 	char msg[2048];
@@ -153,7 +156,7 @@ static int group_help(struct cli_ctx *ctx, const struct cmd *group, FILE *f)
 		return 0;
 	}
 	(void)fprintf(f, "usage: %s %s <command> [<args>]\n", ctx->progname, ctx->cmd_path);
-	if (group->help)
+	if (group && group->help)
 		(void)fprintf(f, "\n%s", group->help);
 	(void)fputs("\ncommands:\n", f);
 	print_group(f, group->sub);
@@ -244,8 +247,27 @@ int cmd_help(int argc, char **argv, struct cli_ctx *ctx)
 
 int cmd_version(int argc, char **argv, struct cli_ctx *ctx)
 {
-	(void)argv;
-	if (argc > 1)
+	static const struct option opts[] = {
+		{"json", no_argument, NULL, 'j'},
+		CLI_OPT_HELP,
+		{NULL, 0, NULL, 0},
+	};
+	int c;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			return cli_help(ctx);
+		case 'j':
+			ctx->json = true;
+			break;
+		default:
+			return cli_usage_error(ctx, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
 		return cli_usage_error(ctx, "'version' takes no arguments");
 	if (ctx->json)
 		(void)fprintf(ctx->out, "{\"name\": \"bernstein\", \"version\": \"%s\"}\n",
@@ -298,7 +320,11 @@ int cli_main(int argc, char **argv, char **envp)
 			ctx.json = true;
 			break;
 		case 'V':
-			return cmd_version(1, argv, &ctx);
+		{
+			char name[] = "version", *args[] = {name, NULL};
+
+			return cmd_version(1, args, &ctx);
+		}
 		case 'h':
 			return group_help(&ctx, NULL, ctx.out);
 		default:

@@ -1,0 +1,20 @@
+#!/bin/sh
+# Start-up benchmark (run by `make bench`): the median of N interleaved runs
+# of `bernstein adapters list --json` against /bin/true, and their ratio.
+# It prints; it does not assert a wall-clock time.
+#
+# usage: scripts/bench.sh [BUILD_DIR]     (BENCH_RUNS=N overrides 200)
+set -u
+
+build=${1:-build}
+runs=${BENCH_RUNS:-200}
+if [ ! -f "$build/build.ninja" ]; then
+	echo "bench: '$build' is not a configured build directory (run make build)" >&2
+	exit 4
+fi
+ninja -C "$build" bernstein bench/startup >/dev/null || ninja -C "$build" bernstein bench/startup ||
+	exit 4
+ninja -C "$build" bench/proc-bench >/dev/null && "$build/bench/proc-bench" spawn "$build/bernstein"
+ninja -C "$build" bench/proc-bench >/dev/null && "$build/bench/proc-bench" rss "$build/bernstein"
+ninja -C "$build" bench/proc-bench >/dev/null && "$build/bench/proc-bench" drain "$build/bernstein"
+exec "$build/bench/startup" -n "$runs" "$build/bernstein"

@@ -1,0 +1,235 @@
+# Integration test library (POSIX sh, TAP output). Source it from a test:
+#
+#	. "$SRCDIR/tests/integration/lib.sh"
+#	test_begin "cli basics"
+#	expect_exit 0 "$BERNSTEIN" --version
+#	expect_stdout_contains "bernstein "
+#	test_done
+#
+# From the environment (tests/integration/meson.build sets them):
+#   BERNSTEIN  the binary under test      SRCDIR  source root
+#   BUILDDIR   build root
+#
+# Every command runs hermetically, from $T/work with stdin on /dev/null, as
+#   env -i PATH=/usr/bin:/bin HOME=$T/home LC_ALL=C.UTF-8 TZ=UTC
+#          XDG_CONFIG_HOME=$T/config [sanitizer options] CMD...
+# (ASAN_OPTIONS, UBSAN_OPTIONS and LSAN_OPTIONS are passed through when set, so
+# an ASan build keeps the settings of scripts/run-tests.sh). Leading KEY=VALUE
+# words of CMD add to that environment: `run FOO=1 "$BERNSTEIN" ...`.
+# Each command is killed after $TEST_CMD_TIMEOUT seconds (default 60).
+#
+# After a command: $RC is its exit status, $T/stdout and $T/stderr its output.
+# $T is this test's scratch directory, removed on exit.
+#
+# Functions:
+#   test_begin DESCRIPTION         create $T, print a TAP comment
+#   run CMD...                     run CMD, no TAP line
+#   expect_exit CODE CMD...        run CMD; one TAP line: exit status == CODE
+#   expect_stdout_contains TEXT [DESC]   fixed-string test on the last stdout
+#   expect_stderr_contains TEXT [DESC]   ... on the last stderr
+#   expect_stdout_empty [DESC] / expect_stderr_empty [DESC]
+#   expect_lines STREAM N [DESC]   the last stdout|stderr has exactly N lines
+#   expect_same_file A B DESC      byte-identical files (diff on failure)
+#   check DESC CMD...              ok if CMD (run in the test shell, output
+#                                  shown only on failure) succeeds
+#   ok DESC / not_ok DESC / diag TEXT / skip DESC REASON
+#   test_done                      print the plan 1..N; exit 1 if any failed
+
+: "${BERNSTEIN:?BERNSTEIN must name the bernstein binary}"
+: "${SRCDIR:?SRCDIR must name the source root}"
+: "${BUILDDIR:=}"
+: "${TEST_CMD_TIMEOUT:=60}"
+
+_tap_n=0
+_tap_failed=0
+RC=0
+T=
+
+_lib_cleanup()
+{
+	if [ -n "$T" ] && [ -d "$T" ]; then
+		chmod -R u+rwx "$T" 2>/dev/null
+		rm -rf "$T"
+	fi
+}
+
+test_begin()
+{
+	T=$(mktemp -d "${TMPDIR:-/tmp}/bernstein-test.XXXXXX") || {
+		echo "Bail out! cannot create a temp directory"
+		exit 1
+	}
+	trap _lib_cleanup EXIT
+	trap 'exit 130' INT TERM HUP
+	mkdir -p "$T/home" "$T/config" "$T/work"
+	: >"$T/stdout"
+	: >"$T/stderr"
+	echo "# $*"
+	echo "# bernstein: $BERNSTEIN"
+}
+
+diag()
+{
+	printf '%s\n' "$*" | sed 's/^/# /'
+}
+
+ok()
+{
+	_tap_n=$((_tap_n + 1))
+	echo "ok $_tap_n - $*"
+}
+
+not_ok()
+{
+	_tap_n=$((_tap_n + 1))
+	_tap_failed=$((_tap_failed + 1))
+	echo "not ok $_tap_n - $*"
+}
+
+skip()
+{
+	_tap_n=$((_tap_n + 1))
+	echo "ok $_tap_n - $1 # SKIP ${2:-}"
+}
+
+# Prints a file as TAP comments, at most 20 lines.
+_diag_file()
+{
+	if [ -s "$2" ]; then
+		echo "# $1:"
+		head -n 20 "$2" | sed 's/^/#   /'
+	else
+		echo "# $1: (empty)"
+	fi
+}
+
+run()
+{
+	if [ -z "$T" ]; then
+		echo "Bail out! run called before test_begin"
+		exit 1
+	fi
+	_san=""
+	[ -n "${ASAN_OPTIONS:-}" ] && _san="$_san ASAN_OPTIONS=$ASAN_OPTIONS"
+	[ -n "${UBSAN_OPTIONS:-}" ] && _san="$_san UBSAN_OPTIONS=$UBSAN_OPTIONS"
+	[ -n "${LSAN_OPTIONS:-}" ] && _san="$_san LSAN_OPTIONS=$LSAN_OPTIONS"
+	# shellcheck disable=SC2086 # the sanitizer words contain no spaces
+	(cd "$T/work" && exec timeout -k 5 "$TEST_CMD_TIMEOUT" env -i PATH=/usr/bin:/bin \
+		HOME="$T/home" LC_ALL=C.UTF-8 TZ=UTC XDG_CONFIG_HOME="$T/config" $_san \
+		"$@") </dev/null >"$T/stdout" 2>"$T/stderr"
+	RC=$?
+	[ "$RC" -eq 124 ] && diag "command timed out after ${TEST_CMD_TIMEOUT}s: $*"
+	return 0
+}
+
+# The command line for test names: the binary path shortened to its name.
+_cmdline()
+{
+	_cl=""
+	for _a in "$@"; do
+		[ "$_a" = "$BERNSTEIN" ] && _a=bernstein
+		_cl="${_cl:+$_cl }$_a"
+	done
+	printf '%s' "$_cl"
+}
+
+expect_exit()
+{
+	_want=$1
+	shift
+	run "$@"
+	if [ "$RC" -eq "$_want" ]; then
+		ok "exit $_want: $(_cmdline "$@")"
+	else
+		not_ok "exit $_want: $(_cmdline "$@")"
+		diag "got exit $RC"
+		_diag_file stdout "$T/stdout"
+		_diag_file stderr "$T/stderr"
+	fi
+}
+
+# shellcheck disable=SC2016 # the single quotes are part of the message
+_expect_contains()
+{
+	if grep -qF -e "$2" "$T/$1"; then
+		ok "${3:-$1 contains '$2'}"
+	else
+		not_ok "${3:-$1 contains '$2'}"
+		_diag_file "$1" "$T/$1"
+	fi
+}
+
+expect_stdout_contains()
+{
+	_expect_contains stdout "$@"
+}
+
+expect_stderr_contains()
+{
+	_expect_contains stderr "$@"
+}
+
+_expect_empty()
+{
+	if [ ! -s "$T/$1" ]; then
+		ok "${2:-$1 is empty}"
+	else
+		not_ok "${2:-$1 is empty}"
+		_diag_file "$1" "$T/$1"
+	fi
+}
+
+expect_stdout_empty()
+{
+	_expect_empty stdout "$@"
+}
+
+expect_stderr_empty()
+{
+	_expect_empty stderr "$@"
+}
+
+# A final line without a newline counts as a line.
+expect_lines()
+{
+	_n=$(awk 'END { print NR }' "$T/$1")
+	if [ "$_n" -eq "$2" ]; then
+		ok "${3:-$1 has $2 lines}"
+	else
+		not_ok "${3:-$1 has $2 lines}"
+		diag "got $_n lines"
+		_diag_file "$1" "$T/$1"
+	fi
+}
+
+expect_same_file()
+{
+	if cmp -s "$1" "$2"; then
+		ok "$3"
+	else
+		not_ok "$3"
+		diff -u "$1" "$2" | head -n 40 | sed 's/^/# /'
+	fi
+}
+
+check()
+{
+	_desc=$1
+	shift
+	if "$@" >"$T/check.out" 2>&1; then
+		ok "$_desc"
+	else
+		not_ok "$_desc"
+		_diag_file output "$T/check.out"
+	fi
+}
+
+test_done()
+{
+	echo "1..$_tap_n"
+	if [ "$_tap_failed" -ne 0 ]; then
+		echo "# $_tap_failed of $_tap_n failed"
+		exit 1
+	fi
+	exit 0
+}
