@@ -1,0 +1,203 @@
+/* bernstein shim [options] -- PROGRAM [ARGS...]: the chainloader the
+ * supervisor puts in front of every agent (proc/shim.h). It is usable on its
+ * own. The mechanism is in src/proc/shim.c; this file parses the options,
+ * prints the one-line messages and picks the exit codes:
+ *   127  PROGRAM not found          126  PROGRAM cannot be executed
+ *   125  the shim's own set-up failed (rlimits, Landlock)
+ * On success nothing of the shim remains: PROGRAM runs in its place. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "proc/probe.h"
+#include "proc/shim.h"
+#include "util/xalloc.h"
+
+enum {
+	OPT_RLIMIT = 256, /* + enum shim_rlimit */
+	OPT_LANDLOCK_RW = OPT_RLIMIT + _SHIM_RLIMIT_MAX,
+	OPT_LANDLOCK_RO,
+	OPT_LANDLOCK_BEST_EFFORT,
+	OPT_STATUS_FD,
+	OPT_PARENT_PID,
+};
+
+static const struct option shim_options[] = {
+	{"rlimit-as", required_argument, NULL, OPT_RLIMIT + SHIM_RLIMIT_AS},
+	{"rlimit-nofile", required_argument, NULL, OPT_RLIMIT + SHIM_RLIMIT_NOFILE},
+	{"rlimit-cpu", required_argument, NULL, OPT_RLIMIT + SHIM_RLIMIT_CPU},
+	{"rlimit-core", required_argument, NULL, OPT_RLIMIT + SHIM_RLIMIT_CORE},
+	{"rlimit-nproc", required_argument, NULL, OPT_RLIMIT + SHIM_RLIMIT_NPROC},
+	{"rlimit-fsize", required_argument, NULL, OPT_RLIMIT + SHIM_RLIMIT_FSIZE},
+	{"landlock-rw", required_argument, NULL, OPT_LANDLOCK_RW},
+	{"landlock-ro", required_argument, NULL, OPT_LANDLOCK_RO},
+	{"landlock-best-effort", no_argument, NULL, OPT_LANDLOCK_BEST_EFFORT},
+	{"status-fd", required_argument, NULL, OPT_STATUS_FD},
+	{"parent-pid", required_argument, NULL, OPT_PARENT_PID},
+	CLI_OPT_HELP,
+	{NULL, 0, NULL, 0},
+};
+
+static int shim_msg(struct cli_ctx *ctx, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int shim_msg(struct cli_ctx *ctx, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	(void)fprintf(ctx->err, "%s shim: ", ctx->progname);
+	va_start(ap, fmt);
+	(void)vfprintf(ctx->err, fmt, ap);
+	va_end(ap);
+	(void)fputc('\n', ctx->err);
+	return code;
+}
+
+static int parse_u64(const char *s, uint64_t *ret)
+{
+	char *end;
+	unsigned long long v;
+
+	if (strcmp(s, "unlimited") == 0 || strcmp(s, "infinity") == 0) {
+		*ret = UINT64_MAX;
+		return 0;
+	}
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+/* Resolve a bare name on the PATH of the environment the program will get. */
+static int resolve(struct cli_ctx *ctx, const char *name, char **ret)
+{
+	if (strchr(name, '/')) {
+		*ret = xstrdup(name);
+		return 0;
+	}
+	return path_search(name, cli_getenv(ctx, "PATH"), ret);
+}
+
+int cmd_shim(int argc, char **argv, struct cli_ctx *ctx)
+{
+	struct shim_opts o = SHIM_OPTS_INIT;
+	struct shim_report rep = {0};
+	enum shim_stage stage = SHIM_STAGE_NONE;
+	struct diag d = {0};
+	char *path = NULL;
+	uint64_t v;
+	int c, r;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+h", shim_options, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			shim_opts_release(&o);
+			return cli_help(ctx);
+		case OPT_LANDLOCK_RW:
+			strvec_push(&o.landlock_rw, optarg);
+			break;
+		case OPT_LANDLOCK_RO:
+			strvec_push(&o.landlock_ro, optarg);
+			break;
+		case OPT_LANDLOCK_BEST_EFFORT:
+			o.landlock_best_effort = true;
+			break;
+		case OPT_STATUS_FD:
+			if (parse_u64(optarg, &v) < 0 || v > INT32_MAX ||
+			    fcntl((int)v, F_GETFD) < 0) {
+				shim_opts_release(&o);
+				return cli_usage_error(ctx, "--status-fd: '%s' is not an open fd",
+						       optarg);
+			}
+			o.status_fd = (int)v;
+			break;
+		case OPT_PARENT_PID:
+			if (parse_u64(optarg, &v) < 0 || v == 0 || v > INT32_MAX) {
+				shim_opts_release(&o);
+				return cli_usage_error(ctx, "--parent-pid: '%s' is not a pid",
+						       optarg);
+			}
+			o.parent_pid = (pid_t)v;
+			break;
+		case '?':
+			shim_opts_release(&o);
+			if (optopt && optopt < 256)
+				return cli_usage_error(ctx, "unknown option '-%c'", optopt);
+			if (optopt)
+				return cli_usage_error(ctx, "option '%s' requires a value",
+						       argv[optind - 1]);
+			return cli_usage_error(ctx, "unknown option '%s'", argv[optind - 1]);
+		default:
+			if (c >= OPT_RLIMIT && c < OPT_RLIMIT + _SHIM_RLIMIT_MAX) {
+				enum shim_rlimit rl = (enum shim_rlimit)(c - OPT_RLIMIT);
+
+				if (parse_u64(optarg, &v) < 0) {
+					shim_opts_release(&o);
+					return cli_usage_error(ctx,
+							       "--rlimit-%s: '%s' is not a number",
+							       shim_rlimit_name(rl), optarg);
+				}
+				shim_opts_set_rlimit(&o, rl, v);
+				break;
+			}
+			shim_opts_release(&o);
+			return cli_usage_error(ctx, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc) {
+		shim_opts_release(&o);
+		return cli_usage_error(ctx, "missing the program to run");
+	}
+
+	r = resolve(ctx, argv[optind], &path);
+	if (r < 0) {
+		shim_report_failure(&o, SHIM_STAGE_EXEC, -r);
+		r = shim_msg(ctx, shim_exit_code(SHIM_STAGE_EXEC, -r), "cannot execute '%s': %s",
+			     argv[optind], strerror(-r));
+		goto out;
+	}
+
+	r = shim_setup(&o, &rep, &stage, &d);
+	if (r < 0) {
+		if (stage == SHIM_STAGE_PARENT && r == -ESRCH) {
+			/* What the parent-death signal would have done. */
+			(void)raise(SIGKILL);
+		}
+		r = shim_msg(ctx, SHIM_EXIT_SETUP, "%s", d.msg);
+		goto out;
+	}
+	if (rep.landlock_skipped)
+		(void)shim_msg(ctx, 0,
+			       "warning: landlock is not supported by this kernel, running "
+			       "unconfined");
+
+	r = shim_exec(&o, path, argv + optind, ctx->envp);
+	r = shim_msg(ctx, shim_exit_code(SHIM_STAGE_EXEC, -r), "cannot execute '%s': %s", path,
+		     strerror(-r));
+	if (rep.landlock_abi > 0) {
+		/* Confined, the process can no longer read /proc: nothing at
+		 * exit (a leak checker, say) may need it. Nothing is left to
+		 * clean up but memory. */
+		(void)fflush(ctx->err);
+		_exit(r);
+	}
+out:
+	free(path);
+	shim_opts_release(&o);
+	return r;
+}

@@ -1,0 +1,133 @@
+/* Spawning one agent: posix_spawn (never fork + exec, never a shell), in a new
+ * session, with an empty signal mask, default dispositions, stdin on /dev/null
+ * (or a given fd), stdout/stderr on pipes, every other fd closed and exactly
+ * the given environment.
+ *
+ * With spec.shim_exe set (the normal case: the bernstein binary itself), the
+ * process started is `shim_exe shim [shim options] --status-fd 3
+ * --parent-pid PID -- argv...`, which applies pdeathsig, rlimits and Landlock
+ * and then execve()s the agent in place (proc/shim.h). The pid is the same
+ * before and after that execve.
+ *
+ * A struct proc is the runtime handle; the supervisor (proc/supervise.h)
+ * drives it, but proc_spawn() + proc_wait() also work on their own. */
+#ifndef BERNSTEIN_PROC_SPAWN_H
+#define BERNSTEIN_PROC_SPAWN_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "proc/shim.h"
+#include "util/diag.h"
+#include "util/strvec.h"
+
+enum spawn_flags {
+	SPAWN_NEW_SESSION = 1 << 0, /* setsid(); without it the child still gets its own group */
+	SPAWN_PIPE_STDOUT = 1 << 1, /* else stdout is inherited */
+	SPAWN_PIPE_STDERR = 1 << 2, /* else stderr is inherited */
+};
+#define SPAWN_DEFAULT (SPAWN_NEW_SESSION | SPAWN_PIPE_STDOUT | SPAWN_PIPE_STDERR)
+
+#define PROC_DEFAULT_MAX_LINE	   (1024 * 1024) /* bytes, excluding the newline */
+#define PROC_DEFAULT_KILL_GRACE_MS 5000
+
+/* The life of one task (the rows of the supervisor's state table). */
+enum proc_state {
+	PROC_STARTING,	  /* accepted; posix_spawn not yet done */
+	PROC_RUNNING,	  /* the agent runs */
+	PROC_TERMINATING, /* SIGTERM sent to the group (timeout or cancel); grace running */
+	PROC_KILLING,	  /* SIGKILL sent to the group; waiting for the exit */
+	PROC_DRAINING,	  /* the agent was reaped; reading its pipes until EOF or the grace ends */
+	PROC_EXITED,	  /* final: on_exit() has the result */
+	_PROC_STATE_MAX,
+	_PROC_STATE_INVALID = -EINVAL,
+};
+
+struct proc_spec {
+	struct strvec argv; /* the agent's argv; argv[0] absolute (resolved on PATH BEFORE) */
+	struct strvec env;  /* the complete environment (never environ) */
+	const char *cwd;    /* the task's worktree; NULL = inherit (borrowed) */
+	int stdin_fd;	    /* -1 = /dev/null; else owned by the spec (closed on release) */
+	enum spawn_flags flags;
+	uint64_t timeout_ms;	/* 0 = none; enforced by the supervisor */
+	uint64_t kill_grace_ms; /* SIGTERM to the group, then SIGKILL after this; 0 = default */
+	/* Supervisor-only fields (proc_spawn() ignores them). */
+	const char *log_path;	/* per-task log of both streams' lines; NULL = none (borrowed) */
+	size_t max_line;	/* line cap; 0 = PROC_DEFAULT_MAX_LINE */
+	uint64_t max_log_bytes; /* log file cap; 0 = unlimited */
+	/* The shim. NULL shim_exe: exec the agent directly (tests, benchmarks). */
+	const char *shim_exe;  /* the bernstein binary (/proc/self/exe, resolved by cli/) */
+	struct shim_opts shim; /* rlimits and Landlock (status fd / parent pid are set by spawn) */
+};
+
+#define PROC_SPEC_INIT                                                                             \
+	{                                                                                          \
+		.argv = STRVEC_INIT, .env = STRVEC_INIT, .stdin_fd = -1, .flags = SPAWN_DEFAULT,   \
+		.shim = SHIM_OPTS_INIT,                                                            \
+	}
+
+void proc_spec_init(struct proc_spec *spec);
+/* Frees argv, env and the shim options, closes stdin_fd; back to PROC_SPEC_INIT. */
+void proc_spec_release(struct proc_spec *spec);
+
+struct proc {
+	pid_t pid;  /* == the process group id (new session); -1 before spawn */
+	int out_fd; /* parent ends: O_CLOEXEC|O_NONBLOCK, -1 if not piped (or closed) */
+	int err_fd;
+	int status_fd;		      /* shim status pipe (read end), -1 if none or done */
+	enum proc_state state;	      /* maintained by the supervisor */
+	int exit_code;		      /* as a shell reports it: code, 128+signal, or 125/126/127 */
+	int term_signal;	      /* the signal that killed it, 0 if it exited */
+	bool timed_out;		      /* the supervisor's deadline fired */
+	bool cancelled;		      /* the supervisor was told to stop (SIGINT/SIGTERM/SIGHUP) */
+	bool exited;		      /* the agent (or shim) was reaped; exit_code is valid */
+	enum shim_stage failed_stage; /* SHIM_STAGE_NONE unless the agent could not start */
+	int start_errno;	      /* errno of failed_stage */
+	uint64_t timeout_ms;	      /* copied from the spec, for messages */
+	uint64_t start_ms, end_ms, deadline_ms; /* CLOCK_MONOTONIC ms (supervisor) */
+	char *path;				/* the agent's argv[0] (owned) */
+	char *start_error; /* why it could not start, when known (owned), else NULL */
+};
+
+#define PROC_INIT                                                                                  \
+	{                                                                                          \
+		.pid = -1, .out_fd = -1, .err_fd = -1, .status_fd = -1                             \
+	}
+
+/* Start spec's agent. On success *ret is filled (state PROC_RUNNING). On
+ * failure returns a negative errno (-ENOENT: the binary or cwd is missing,
+ * -EACCES, -EINVAL for an empty argv or a relative argv[0]...) with the reason in
+ * reterr and leaves *ret untouched. posix_spawn reports exec failures
+ * synchronously; failures inside the shim arrive later on status_fd. */
+int proc_spawn(const struct proc_spec *spec, struct proc *ret, struct diag *reterr);
+
+/* Record a failure to start: exit_code 127, 126 or 125 from stage and err;
+ * msg (optional, copied) is the diag message of proc_spawn(). */
+void proc_set_start_failure(struct proc *p, enum shim_stage stage, int err, const char *msg);
+/* Record a waitpid() status. */
+void proc_set_wait_status(struct proc *p, int wstatus);
+/* Read the shim's failure record if one is there, without blocking. Returns
+ * 1 when the status fd is finished (record or EOF; it is closed), 0 when
+ * nothing is available yet, negative errno on a read error (fd closed). */
+int proc_read_shim_status(struct proc *p);
+
+/* kill(-pid, sig): the whole process group. ESRCH (group gone) counts as 0. */
+int proc_kill_group(const struct proc *p, int sig);
+/* Block until the process exits, then record its status (for use without a
+ * supervisor). Returns 0 or a negative errno. */
+int proc_wait(struct proc *p);
+/* Closes the fds and frees path; never waits. */
+void proc_release(struct proc *p);
+
+/* One line saying how the agent ended:
+ *   "exited with code 3", "killed by signal 9 (SIGKILL)",
+ *   "timed out after 500 ms; killed by signal 9 (SIGKILL)",
+ *   "cannot execute '/x': No such file or directory". */
+const char *proc_describe_exit(const struct proc *p, char *buf, size_t size);
+
+const char *proc_state_name(enum proc_state s);
+
+#endif

@@ -1,0 +1,1009 @@
+#include "proc/supervise.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "util/fsutil.h"
+#include "util/log.h"
+#include "util/sbuf.h"
+#include "util/xalloc.h"
+
+#define DEFAULT_READ_CHUNK (64 * 1024)
+#define READS_PER_WAKEUP   16 /* then let the other children have a turn */
+#define MAX_EVENTS	   64
+#define KEEP_LINE_BUFFER   (64 * 1024) /* a bigger partial-line buffer is freed after use */
+
+/* epoll data: slot << 2 | kind, or the signalfd tag. */
+enum sv_kind { KIND_OUT = 1, KIND_ERR = 2, KIND_STATUS = 3 };
+#define TAG_SIGNALFD UINT64_MAX
+
+/* ---- the state table ---- */
+
+/* Rows: the state a task is in. Columns: what happened. Cell: what to do and
+ * the state entered. INV cells cannot happen; hitting one is a bug. */
+/* clang-format off */
+#define T(a, s) {PROC_ACT_##a, PROC_##s}
+#define INV     {PROC_ACT_INVALID, _PROC_STATE_INVALID}
+const struct proc_transition proc_transitions[_PROC_STATE_MAX][_PROC_EVENT_MAX] = {
+	[PROC_STARTING] = {
+		[PROC_EV_SPAWNED]         = T(START, RUNNING),
+		[PROC_EV_SPAWN_FAILED]    = T(FAIL, EXITED),
+		[PROC_EV_EXITED]          = INV,
+		[PROC_EV_DEADLINE]        = INV,
+		[PROC_EV_GRACE_EXPIRED]   = INV,
+		[PROC_EV_CANCEL]          = INV,
+		[PROC_EV_LINE]            = INV,
+		[PROC_EV_EOF]             = INV,
+	},
+	[PROC_RUNNING] = {
+		[PROC_EV_SPAWNED]         = INV,
+		[PROC_EV_SPAWN_FAILED]    = INV,
+		[PROC_EV_EXITED]          = T(REAPED, DRAINING),
+		[PROC_EV_DEADLINE]        = T(TERM, TERMINATING),
+		[PROC_EV_GRACE_EXPIRED]   = INV,
+		[PROC_EV_CANCEL]          = T(TERM, TERMINATING),
+		[PROC_EV_LINE]            = T(DELIVER, RUNNING),
+		[PROC_EV_EOF]             = T(IGNORE, RUNNING),
+	},
+	[PROC_TERMINATING] = {
+		[PROC_EV_SPAWNED]         = INV,
+		[PROC_EV_SPAWN_FAILED]    = INV,
+		[PROC_EV_EXITED]          = T(REAPED, DRAINING),
+		[PROC_EV_DEADLINE]        = T(IGNORE, TERMINATING),
+		[PROC_EV_GRACE_EXPIRED]   = T(KILL, KILLING),
+		[PROC_EV_CANCEL]          = T(IGNORE, TERMINATING),
+		[PROC_EV_LINE]            = T(DELIVER, TERMINATING),
+		[PROC_EV_EOF]             = T(IGNORE, TERMINATING),
+	},
+	[PROC_KILLING] = {
+		[PROC_EV_SPAWNED]         = INV,
+		[PROC_EV_SPAWN_FAILED]    = INV,
+		[PROC_EV_EXITED]          = T(REAPED, DRAINING),
+		[PROC_EV_DEADLINE]        = T(IGNORE, KILLING),
+		[PROC_EV_GRACE_EXPIRED]   = T(IGNORE, KILLING),
+		[PROC_EV_CANCEL]          = T(IGNORE, KILLING),
+		[PROC_EV_LINE]            = T(DELIVER, KILLING),
+		[PROC_EV_EOF]             = T(IGNORE, KILLING),
+	},
+	[PROC_DRAINING] = {
+		[PROC_EV_SPAWNED]         = INV,
+		[PROC_EV_SPAWN_FAILED]    = INV,
+		[PROC_EV_EXITED]          = INV,
+		[PROC_EV_DEADLINE]        = T(IGNORE, DRAINING),
+		[PROC_EV_GRACE_EXPIRED]   = T(FINISH, EXITED),
+		[PROC_EV_CANCEL]          = T(IGNORE, DRAINING),
+		[PROC_EV_LINE]            = T(DELIVER, DRAINING),
+		[PROC_EV_EOF]             = T(FINISH, EXITED),
+	},
+	[PROC_EXITED] = {
+		[PROC_EV_SPAWNED]         = INV,
+		[PROC_EV_SPAWN_FAILED]    = INV,
+		[PROC_EV_EXITED]          = INV,
+		[PROC_EV_DEADLINE]        = INV,
+		[PROC_EV_GRACE_EXPIRED]   = INV,
+		[PROC_EV_CANCEL]          = T(IGNORE, EXITED),
+		[PROC_EV_LINE]            = INV,
+		[PROC_EV_EOF]             = INV,
+	},
+};
+/* clang-format on */
+
+#undef T
+#undef INV
+
+static const char *const event_names[_PROC_EVENT_MAX] = {
+	[PROC_EV_SPAWNED] = "spawned",
+	[PROC_EV_SPAWN_FAILED] = "spawn_failed",
+	[PROC_EV_EXITED] = "exited",
+	[PROC_EV_DEADLINE] = "deadline",
+	[PROC_EV_GRACE_EXPIRED] = "grace_expired",
+	[PROC_EV_CANCEL] = "cancel",
+	[PROC_EV_LINE] = "line",
+	[PROC_EV_EOF] = "eof",
+};
+
+static const char *const action_names[_PROC_ACTION_MAX] = {
+	[PROC_ACT_INVALID] = "invalid", [PROC_ACT_IGNORE] = "ignore",
+	[PROC_ACT_START] = "start",	[PROC_ACT_FAIL] = "fail",
+	[PROC_ACT_REAPED] = "reaped",	[PROC_ACT_TERM] = "term",
+	[PROC_ACT_KILL] = "kill",	[PROC_ACT_DELIVER] = "deliver",
+	[PROC_ACT_FINISH] = "finish",
+};
+
+const char *proc_event_name(enum proc_event e)
+{
+	return e >= 0 && e < _PROC_EVENT_MAX ? event_names[e] : "?";
+}
+
+const char *proc_action_name(enum proc_action a)
+{
+	return a < _PROC_ACTION_MAX ? action_names[a] : "?";
+}
+
+/* ---- the supervisor ---- */
+
+struct sv_stream {
+	int stream;	  /* 1 = stdout, 2 = stderr */
+	struct sbuf part; /* the pending partial line, capped at max_line */
+	bool discarding;  /* inside an oversized line: part holds its head */
+	uint64_t total;	  /* the oversized line's length so far */
+};
+
+struct sv_child {
+	void *task;
+	struct proc proc;
+	unsigned slot;
+	struct sv_stream out, err;
+	size_t max_line;
+	int log_fd;
+	uint64_t log_bytes, max_log_bytes;
+	bool log_stopped;
+	uint64_t grace_ms;
+	uint64_t grace_deadline_ms; /* 0 = none */
+	bool finished;		    /* over: on_exit() is due */
+};
+
+struct supervisor {
+	const struct supervisor_ops *ops;
+	void *ctx;
+	const struct clock *clock;
+	int epfd, sigfd;
+	struct sv_child **slots;
+	unsigned nslots, nlive;
+	char *rbuf;
+	size_t rbuf_size;
+	bool ask;	  /* next_task may have something */
+	unsigned cancels; /* cancellation signals received */
+	int error;	  /* next_task's error, or a loop failure */
+	pid_t keeper;	  /* the group keeper, -1 if none */
+	int keeper_fd;	  /* our end of its socket, -1 if none */
+};
+
+/* The argument of a LINE event. */
+struct line_arg {
+	struct sv_stream *s;
+	const char *line;
+	size_t len;
+	uint64_t total; /* > len: an oversized line's head */
+};
+
+static void sv_event(struct supervisor *sv, struct sv_child *c, enum proc_event ev,
+		     const struct line_arg *arg);
+
+static uint64_t now_ms(const struct supervisor *sv)
+{
+	return sv->clock->mono_ms(sv->clock);
+}
+
+static void notice(struct supervisor *sv, struct sv_child *c, enum proc_notice n, uint64_t v)
+{
+	if (sv->ops->on_notice)
+		sv->ops->on_notice(sv->ctx, c->task, n, v);
+}
+
+static void epoll_del(struct supervisor *sv, int fd)
+{
+	if (fd >= 0)
+		(void)epoll_ctl(sv->epfd, EPOLL_CTL_DEL, fd, NULL);
+}
+
+static int epoll_add(struct supervisor *sv, int fd, uint64_t data)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = data};
+
+	if (epoll_ctl(sv->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+		return -errno;
+	return 0;
+}
+
+/* ---- the group keeper ----
+ *
+ * The shim's pdeathsig takes the agent when this process is SIGKILLed, but
+ * not what the agent started (its process group). The keeper is a forked copy
+ * of this process that only reads "+pgid"/"-pgid" records from a socket; when
+ * the socket reaches EOF (the supervisor died, or returned), it SIGKILLs every
+ * group still registered and exits. Only async-signal-safe calls run in it
+ * after fork(), so this is safe even in a threaded caller. */
+
+static void keeper_main(int fd, pid_t *groups, size_t max)
+{
+	size_t n = 0, i;
+	int32_t rec;
+
+	(void)setsid(); /* no terminal signals: only EOF ends it */
+	(void)signal(SIGQUIT, SIG_IGN);
+	(void)close_range(3, (unsigned)fd - 1, 0);
+	(void)close_range((unsigned)fd + 1, ~0U, 0);
+	for (;;) {
+		ssize_t r = read(fd, &rec, sizeof(rec));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r != (ssize_t)sizeof(rec))
+			break;
+		if (rec > 0 && n < max) {
+			groups[n++] = rec;
+		} else if (rec < 0) {
+			for (i = 0; i < n; i++)
+				if (groups[i] == -rec) {
+					groups[i] = groups[--n];
+					break;
+				}
+		}
+	}
+	for (i = 0; i < n; i++)
+		(void)kill(-groups[i], SIGKILL);
+	_exit(0);
+}
+
+static void keeper_start(struct supervisor *sv)
+{
+	size_t max = (size_t)sv->nslots * 2 + 16;
+	pid_t *groups = xcalloc(max, sizeof(*groups));
+	int sp[2];
+	pid_t pid;
+
+	sv->keeper = -1;
+	sv->keeper_fd = -1;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) {
+		log_debug("no group keeper: socketpair: %s", strerror(errno));
+		free(groups);
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		(void)close(sp[0]);
+		keeper_main(sp[1], groups, max);
+	}
+	(void)close(sp[1]);
+	free(groups);
+	if (pid < 0) {
+		log_debug("no group keeper: fork: %s", strerror(errno));
+		(void)close(sp[0]);
+		return;
+	}
+	sv->keeper = pid;
+	sv->keeper_fd = sp[0];
+}
+
+static void keeper_send(struct supervisor *sv, int32_t rec)
+{
+	if (sv->keeper_fd < 0)
+		return;
+	/* MSG_NOSIGNAL: a dead keeper must not take us down with SIGPIPE. */
+	if (send(sv->keeper_fd, &rec, sizeof(rec), MSG_NOSIGNAL) != (ssize_t)sizeof(rec)) {
+		log_debug("group keeper gone: %s", strerror(errno));
+		close_fdp(&sv->keeper_fd);
+	}
+}
+
+static void keeper_stop(struct supervisor *sv)
+{
+	close_fdp(&sv->keeper_fd);
+	if (sv->keeper > 0)
+		while (waitpid(sv->keeper, NULL, 0) < 0 && errno == EINTR)
+			;
+	sv->keeper = -1;
+}
+
+/* ---- the log ---- */
+
+static void log_open(struct supervisor *sv, struct sv_child *c, const char *path)
+{
+	char *dir = xstrdup(path);
+	int r = mkdir_p(dirname(dir), 0700);
+
+	free(dir);
+	if (r == 0) {
+		c->log_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0600);
+		if (c->log_fd < 0)
+			r = -errno;
+	}
+	if (r < 0) {
+		log_debug("cannot open log '%s': %s", path, strerror(-r));
+		c->log_stopped = true;
+		notice(sv, c, PROC_NOTICE_LOG_ERROR, (uint64_t)-r);
+	}
+}
+
+static int writev_all(int fd, struct iovec *iov, int n)
+{
+	while (n > 0) {
+		ssize_t w = writev(fd, iov, n);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		while (n > 0 && (size_t)w >= iov->iov_len) {
+			w -= (ssize_t)iov->iov_len;
+			iov++;
+			n--;
+		}
+		if (n > 0) {
+			iov->iov_base = (char *)iov->iov_base + w;
+			iov->iov_len -= (size_t)w;
+		}
+	}
+	return 0;
+}
+
+/* Append a (and b) to the log, within max_log_bytes. */
+static void log_write(struct supervisor *sv, struct sv_child *c, const void *a, size_t alen,
+		      const void *b, size_t blen)
+{
+	struct iovec iov[2] = {{(void *)(uintptr_t)a, alen}, {(void *)(uintptr_t)b, blen}};
+	uint64_t total = alen + blen;
+	bool capped = false;
+	int r;
+
+	if (c->log_fd < 0 || c->log_stopped || total == 0)
+		return;
+	if (c->max_log_bytes && c->log_bytes + total > c->max_log_bytes) {
+		uint64_t room = c->max_log_bytes - c->log_bytes;
+
+		capped = true;
+		if (room < alen) {
+			iov[0].iov_len = (size_t)room;
+			iov[1].iov_len = 0;
+		} else {
+			iov[1].iov_len = (size_t)(room - alen);
+		}
+		total = room;
+	}
+	r = writev_all(c->log_fd, iov, 2);
+	if (r < 0) {
+		log_debug("cannot write log of pid %ld: %s", (long)c->proc.pid, strerror(-r));
+		c->log_stopped = true;
+		notice(sv, c, PROC_NOTICE_LOG_ERROR, (uint64_t)-r);
+		return;
+	}
+	c->log_bytes += total;
+	if (capped) {
+		c->log_stopped = true;
+		notice(sv, c, PROC_NOTICE_LOG_CAPPED, c->max_log_bytes);
+	}
+}
+
+/* ---- line framing ---- */
+
+/* Add bytes of an unfinished line to the stream's buffer, keeping only the
+ * first max_line bytes of an oversized one. */
+static void stash(struct sv_child *c, struct sv_stream *s, const char *p, size_t n)
+{
+	size_t room;
+
+	if (s->discarding) {
+		s->total += n;
+		return;
+	}
+	if (sbuf_add(&s->part, p, n) == 0)
+		return;
+	room = c->max_line - s->part.len;
+	(void)sbuf_add(&s->part, p, room);
+	s->discarding = true;
+	s->total = (uint64_t)s->part.len + (n - room);
+}
+
+/* The buffered line is complete (newline seen, or EOF). */
+static void finish_line(struct supervisor *sv, struct sv_child *c, struct sv_stream *s)
+{
+	struct line_arg arg = {.s = s, .line = s->part.buf, .len = s->part.len};
+
+	/* The log gets a newline even after an unterminated last line, so the
+	 * other stream's next line does not run on from it. */
+	arg.total = s->discarding ? s->total : s->part.len;
+	log_write(sv, c, s->part.buf, s->part.len, "\n", 1);
+	sv_event(sv, c, PROC_EV_LINE, &arg);
+	if (s->part.alloc > KEEP_LINE_BUFFER)
+		sbuf_release(&s->part);
+	else
+		sbuf_reset(&s->part);
+	s->discarding = false;
+	s->total = 0;
+}
+
+/* Frame one chunk read from a pipe. Lines wholly inside the chunk are
+ * delivered in place (the newline is briefly replaced by a NUL) and logged
+ * with one write per run of them. */
+static void frame_chunk(struct supervisor *sv, struct sv_child *c, struct sv_stream *s, char *buf,
+			size_t n)
+{
+	char *p = buf, *end = buf + n, *run = NULL;
+
+	while (p < end) {
+		char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t len;
+
+		if (!nl) {
+			stash(c, s, p, (size_t)(end - p));
+			break;
+		}
+		len = (size_t)(nl - p);
+		if (s->part.len == 0 && !s->discarding && len <= c->max_line) {
+			struct line_arg arg = {.s = s, .line = p, .len = len, .total = len};
+
+			if (!run)
+				run = p;
+			*nl = '\0';
+			sv_event(sv, c, PROC_EV_LINE, &arg);
+			*nl = '\n';
+		} else {
+			if (run) {
+				log_write(sv, c, run, (size_t)(p - run), NULL, 0);
+				run = NULL;
+			}
+			stash(c, s, p, len);
+			finish_line(sv, c, s);
+		}
+		p = nl + 1;
+	}
+	if (run)
+		log_write(sv, c, run, (size_t)(p - run), NULL, 0);
+}
+
+static int *stream_fd(struct sv_child *c, const struct sv_stream *s)
+{
+	return s == &c->out ? &c->proc.out_fd : &c->proc.err_fd;
+}
+
+static void close_stream(struct supervisor *sv, struct sv_child *c, struct sv_stream *s)
+{
+	int *fd = stream_fd(c, s);
+
+	epoll_del(sv, *fd);
+	close_fdp(fd);
+}
+
+static void read_stream(struct supervisor *sv, struct sv_child *c, struct sv_stream *s)
+{
+	int *fd = stream_fd(c, s);
+	int i;
+
+	for (i = 0; i < READS_PER_WAKEUP && *fd >= 0; i++) {
+		ssize_t n = read(*fd, sv->rbuf, sv->rbuf_size);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;
+		if (n > 0) {
+			frame_chunk(sv, c, s, sv->rbuf, (size_t)n);
+			if ((size_t)n < sv->rbuf_size)
+				return; /* drained for now */
+			continue;
+		}
+		if (n < 0)
+			log_debug("read from pid %ld: %s", (long)c->proc.pid, strerror(errno));
+		/* EOF (or an error, treated alike): a last line without a
+		 * newline is still a line. */
+		if (s->part.len || s->discarding)
+			finish_line(sv, c, s);
+		close_stream(sv, c, s);
+		if (c->proc.out_fd < 0 && c->proc.err_fd < 0)
+			sv_event(sv, c, PROC_EV_EOF, NULL);
+		return;
+	}
+}
+
+/* ---- actions ---- */
+
+static void act_finish(struct supervisor *sv, struct sv_child *c)
+{
+	/* Whatever is left of the task's process group goes now. */
+	if (c->proc.pid > 0) {
+		(void)proc_kill_group(&c->proc, SIGKILL);
+		keeper_send(sv, -(int32_t)c->proc.pid);
+	}
+	close_stream(sv, c, &c->out);
+	close_stream(sv, c, &c->err);
+	epoll_del(sv, c->proc.status_fd);
+	close_fdp(&c->proc.status_fd);
+	close_fdp(&c->log_fd);
+	c->proc.deadline_ms = 0;
+	c->grace_deadline_ms = 0;
+	if (!c->proc.end_ms)
+		c->proc.end_ms = now_ms(sv);
+	c->finished = true;
+}
+
+static void act_deliver(struct supervisor *sv, struct sv_child *c, const struct line_arg *a)
+{
+	if (a->total > a->len) {
+		if (sv->ops->on_oversized)
+			sv->ops->on_oversized(sv->ctx, c->task, a->s->stream, a->line, a->len,
+					      a->total);
+	} else if (sv->ops->on_line) {
+		sv->ops->on_line(sv->ctx, c->task, a->s->stream, a->line, a->len);
+	}
+}
+
+static void sv_event(struct supervisor *sv, struct sv_child *c, enum proc_event ev,
+		     const struct line_arg *arg)
+{
+	const struct proc_transition *t = &proc_transitions[c->proc.state][ev];
+	uint64_t now;
+
+	if (t->action == PROC_ACT_INVALID)
+		BUG("task pid %ld: event '%s' in state '%s'", (long)c->proc.pid,
+		    proc_event_name(ev), proc_state_name(c->proc.state));
+	if (ev != PROC_EV_LINE)
+		log_trace("pid %ld: %s: %s -> %s (%s)", (long)c->proc.pid, proc_event_name(ev),
+			  proc_state_name(c->proc.state), proc_state_name(t->next),
+			  proc_action_name(t->action));
+	c->proc.state = t->next;
+
+	switch (t->action) {
+	case PROC_ACT_INVALID:
+	case PROC_ACT_IGNORE:
+		break;
+	case PROC_ACT_START:
+		c->proc.start_ms = now_ms(sv);
+		if (c->proc.timeout_ms)
+			c->proc.deadline_ms = c->proc.start_ms + c->proc.timeout_ms;
+		if (sv->ops->on_start)
+			sv->ops->on_start(sv->ctx, c->task, &c->proc);
+		break;
+	case PROC_ACT_FAIL:
+		act_finish(sv, c);
+		break;
+	case PROC_ACT_REAPED:
+		now = now_ms(sv);
+		c->proc.end_ms = now;
+		c->proc.deadline_ms = 0;
+		/* The agent is gone; the rest of its group follows it. */
+		(void)proc_kill_group(&c->proc, SIGTERM);
+		c->grace_deadline_ms = now + c->grace_ms;
+		if (c->proc.out_fd < 0 && c->proc.err_fd < 0)
+			sv_event(sv, c, PROC_EV_EOF, NULL);
+		break;
+	case PROC_ACT_TERM:
+		if (ev == PROC_EV_DEADLINE) {
+			c->proc.timed_out = true;
+			notice(sv, c, PROC_NOTICE_TIMEOUT, c->proc.timeout_ms);
+		} else {
+			c->proc.cancelled = true;
+		}
+		c->proc.deadline_ms = 0;
+		(void)proc_kill_group(&c->proc, SIGTERM);
+		c->grace_deadline_ms = now_ms(sv) + c->grace_ms;
+		break;
+	case PROC_ACT_KILL:
+		(void)proc_kill_group(&c->proc, SIGKILL);
+		c->grace_deadline_ms = 0;
+		notice(sv, c, PROC_NOTICE_KILL, c->grace_ms);
+		break;
+	case PROC_ACT_DELIVER:
+		if (arg)
+			act_deliver(sv, c, arg);
+		else
+			BUG("line event without a line");
+		break;
+	case PROC_ACT_FINISH:
+		act_finish(sv, c);
+		break;
+	case _PROC_ACTION_MAX:
+	default:
+		BUG("unknown action %d", (int)t->action);
+	}
+}
+
+/* ---- children ---- */
+
+static void child_free(struct sv_child *c)
+{
+	proc_release(&c->proc);
+	close_fdp(&c->log_fd);
+	sbuf_release(&c->out.part);
+	sbuf_release(&c->err.part);
+	free(c);
+}
+
+static void start_task(struct supervisor *sv, struct proc_spec *spec, void *task)
+{
+	struct sv_child *c = xcalloc(1, sizeof(*c));
+	struct diag d = {0};
+	struct proc p = PROC_INIT;
+	unsigned slot;
+	int r;
+
+	for (slot = 0; slot < sv->nslots && sv->slots[slot]; slot++)
+		;
+	if (slot == sv->nslots)
+		BUG("no free slot with %u of %u children", sv->nlive, sv->nslots);
+	sv->slots[slot] = c;
+	sv->nlive++;
+
+	c->task = task;
+	c->slot = slot;
+	c->proc = p;
+	c->proc.state = PROC_STARTING;
+	c->proc.timeout_ms = spec->timeout_ms;
+	c->max_line = spec->max_line ? spec->max_line : PROC_DEFAULT_MAX_LINE;
+	c->out.stream = 1;
+	c->err.stream = 2;
+	sbuf_init(&c->out.part, c->max_line);
+	sbuf_init(&c->err.part, c->max_line);
+	c->grace_ms = spec->kill_grace_ms ? spec->kill_grace_ms : PROC_DEFAULT_KILL_GRACE_MS;
+	c->max_log_bytes = spec->max_log_bytes;
+	c->log_fd = -1;
+	if (spec->log_path)
+		log_open(sv, c, spec->log_path);
+
+	r = proc_spawn(spec, &p, &d);
+	if (r == 0) {
+		uint64_t base = (uint64_t)slot << 2;
+
+		p.state = PROC_STARTING;
+		c->proc = p;
+		if (p.out_fd >= 0 && (r = epoll_add(sv, p.out_fd, base | KIND_OUT)) < 0)
+			goto unwatchable;
+		if (p.err_fd >= 0 && (r = epoll_add(sv, p.err_fd, base | KIND_ERR)) < 0)
+			goto unwatchable;
+		if (p.status_fd >= 0 && (r = epoll_add(sv, p.status_fd, base | KIND_STATUS)) < 0)
+			goto unwatchable;
+		keeper_send(sv, (int32_t)p.pid);
+		sv_event(sv, c, PROC_EV_SPAWNED, NULL);
+		return;
+	}
+	c->proc.path = xstrdup(spec->argv.nr ? spec->argv.v[0] : "");
+	proc_set_start_failure(&c->proc, SHIM_STAGE_SPAWN, -r, d.msg);
+	sv_event(sv, c, PROC_EV_SPAWN_FAILED, NULL);
+	return;
+
+unwatchable:
+	/* Without epoll the child cannot be supervised: take it down now. */
+	(void)proc_kill_group(&c->proc, SIGKILL);
+	while (waitpid(c->proc.pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	epoll_del(sv, c->proc.out_fd);
+	epoll_del(sv, c->proc.err_fd);
+	diag_set(&d, NULL, 0, 0, "cannot watch '%s': %s", c->proc.path, strerror(-r));
+	proc_set_start_failure(&c->proc, SHIM_STAGE_SPAWN, -r, d.msg);
+	c->proc.pid = -1;
+	sv_event(sv, c, PROC_EV_SPAWN_FAILED, NULL);
+}
+
+static void start_tasks(struct supervisor *sv)
+{
+	while (sv->ask && !sv->cancels && !sv->error && sv->nlive < sv->nslots) {
+		struct proc_spec spec = PROC_SPEC_INIT;
+		void *task = NULL;
+		int r = sv->ops->next_task(sv->ctx, &spec, &task);
+
+		if (r > 0)
+			start_task(sv, &spec, task);
+		proc_spec_release(&spec);
+		if (r == 0)
+			sv->ask = false;
+		if (r < 0)
+			sv->error = r;
+	}
+}
+
+/* on_exit() for every finished child; returns how many. */
+static unsigned sweep(struct supervisor *sv)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < sv->nslots; i++) {
+		struct sv_child *c = sv->slots[i];
+
+		if (!c || !c->finished)
+			continue;
+		sv->ops->on_exit(sv->ctx, c->task, &c->proc);
+		sv->slots[i] = NULL;
+		sv->nlive--;
+		child_free(c);
+		sv->ask = true;
+		n++;
+	}
+	return n;
+}
+
+static struct sv_child *find_pid(struct supervisor *sv, pid_t pid)
+{
+	unsigned i;
+
+	for (i = 0; i < sv->nslots; i++) {
+		struct sv_child *c = sv->slots[i];
+
+		if (c && c->proc.pid == pid && !c->proc.exited)
+			return c;
+	}
+	return NULL;
+}
+
+static void reap(struct supervisor *sv)
+{
+	for (;;) {
+		struct sv_child *c;
+		int st;
+		pid_t pid = waitpid(-1, &st, WNOHANG);
+
+		if (pid < 0 && errno == EINTR)
+			continue;
+		if (pid <= 0)
+			return; /* 0: none ready; ECHILD: no children */
+		c = find_pid(sv, pid);
+		if (!c) {
+			log_debug("reaped unknown pid %ld (an orphaned grandchild)", (long)pid);
+			continue;
+		}
+		proc_set_wait_status(&c->proc, st);
+		if (c->proc.status_fd >= 0) {
+			epoll_del(sv, c->proc.status_fd);
+			(void)proc_read_shim_status(&c->proc);
+			close_fdp(&c->proc.status_fd);
+		}
+		if (c->proc.failed_stage != SHIM_STAGE_NONE)
+			c->proc.exit_code =
+				shim_exit_code(c->proc.failed_stage, c->proc.start_errno);
+		sv_event(sv, c, PROC_EV_EXITED, NULL);
+	}
+}
+
+static void cancel_all(struct supervisor *sv, bool hard)
+{
+	unsigned i;
+
+	for (i = 0; i < sv->nslots; i++) {
+		struct sv_child *c = sv->slots[i];
+
+		if (!c || c->finished)
+			continue;
+		if (!hard) {
+			sv_event(sv, c, PROC_EV_CANCEL, NULL);
+		} else if (c->proc.state == PROC_TERMINATING || c->proc.state == PROC_DRAINING) {
+			c->grace_deadline_ms = 0;
+			sv_event(sv, c, PROC_EV_GRACE_EXPIRED, NULL);
+		}
+	}
+}
+
+static void handle_signals(struct supervisor *sv)
+{
+	struct signalfd_siginfo si[16];
+	bool chld = false;
+
+	for (;;) {
+		ssize_t n = read(sv->sigfd, si, sizeof(si));
+		size_t i;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		for (i = 0; i < (size_t)n / sizeof(si[0]); i++) {
+			if (si[i].ssi_signo == SIGCHLD) {
+				chld = true;
+				continue;
+			}
+			log_debug("signal %u: cancelling %u children", si[i].ssi_signo, sv->nlive);
+			sv->cancels++;
+			cancel_all(sv, sv->cancels > 1);
+		}
+	}
+	if (chld)
+		reap(sv);
+}
+
+static int next_timeout(struct supervisor *sv, uint64_t now)
+{
+	uint64_t next = UINT64_MAX;
+	unsigned i;
+
+	for (i = 0; i < sv->nslots; i++) {
+		struct sv_child *c = sv->slots[i];
+
+		if (!c || c->finished)
+			continue;
+		if (c->proc.deadline_ms && c->proc.deadline_ms < next)
+			next = c->proc.deadline_ms;
+		if (c->grace_deadline_ms && c->grace_deadline_ms < next)
+			next = c->grace_deadline_ms;
+	}
+	if (next == UINT64_MAX)
+		return -1;
+	if (next <= now)
+		return 0;
+	return next - now > INT32_MAX ? INT32_MAX : (int)(next - now);
+}
+
+static void fire_timers(struct supervisor *sv)
+{
+	uint64_t now = now_ms(sv);
+	unsigned i;
+
+	for (i = 0; i < sv->nslots; i++) {
+		struct sv_child *c = sv->slots[i];
+
+		if (!c || c->finished)
+			continue;
+		if (c->proc.deadline_ms && now >= c->proc.deadline_ms) {
+			c->proc.deadline_ms = 0;
+			sv_event(sv, c, PROC_EV_DEADLINE, NULL);
+		}
+		if (!c->finished && c->grace_deadline_ms && now >= c->grace_deadline_ms) {
+			c->grace_deadline_ms = 0;
+			sv_event(sv, c, PROC_EV_GRACE_EXPIRED, NULL);
+		}
+	}
+}
+
+static void dispatch_fd(struct supervisor *sv, uint64_t data)
+{
+	unsigned slot = (unsigned)(data >> 2);
+	struct sv_child *c = slot < sv->nslots ? sv->slots[slot] : NULL;
+
+	if (!c || c->finished)
+		return;
+	switch ((enum sv_kind)(data & 3)) {
+	case KIND_OUT:
+		if (c->proc.out_fd >= 0)
+			read_stream(sv, c, &c->out);
+		break;
+	case KIND_ERR:
+		if (c->proc.err_fd >= 0)
+			read_stream(sv, c, &c->err);
+		break;
+	case KIND_STATUS:
+		if (c->proc.status_fd >= 0) {
+			int fd = c->proc.status_fd;
+
+			if (proc_read_shim_status(&c->proc) != 0)
+				epoll_del(sv, fd); /* closed by now; DEL is a no-op */
+		}
+		break;
+	}
+}
+
+/* Only after a failure of the loop itself: nothing may be left behind. */
+static void kill_all_now(struct supervisor *sv)
+{
+	unsigned i;
+
+	for (i = 0; i < sv->nslots; i++) {
+		struct sv_child *c = sv->slots[i];
+
+		if (!c)
+			continue;
+		if (c->proc.pid > 0 && !c->proc.exited) {
+			(void)proc_kill_group(&c->proc, SIGKILL);
+			while (waitpid(c->proc.pid, NULL, 0) < 0 && errno == EINTR)
+				;
+		}
+		sv->slots[i] = NULL;
+		child_free(c);
+	}
+	sv->nlive = 0;
+}
+
+int supervise_run(const struct supervisor_ops *ops, void *ctx, const struct supervisor_opts *opts,
+		  struct diag *reterr)
+{
+	struct supervisor sv = {
+		.ops = ops,
+		.ctx = ctx,
+		.epfd = -1,
+		.sigfd = -1,
+		.ask = true,
+		.keeper = -1,
+		.keeper_fd = -1,
+	};
+	struct epoll_event evs[MAX_EVENTS];
+	struct sigaction dfl = {.sa_handler = SIG_DFL}, old_chld;
+	sigset_t mask, old_mask;
+	int old_subreaper = 0, r = 0;
+
+	if (!ops || !ops->next_task || !ops->on_exit) {
+		diag_set(reterr, NULL, 0, 0, "supervise: next_task and on_exit are required");
+		return -EINVAL;
+	}
+	sv.clock = opts && opts->clock ? opts->clock : clock_system();
+	sv.nslots = opts && opts->max_parallel ? opts->max_parallel : 1;
+	sv.rbuf_size = opts && opts->read_chunk ? opts->read_chunk : DEFAULT_READ_CHUNK;
+	sv.slots = xcalloc(sv.nslots, sizeof(*sv.slots));
+	sv.rbuf = xmalloc(sv.rbuf_size);
+
+	(void)sigemptyset(&mask);
+	(void)sigaddset(&mask, SIGCHLD);
+	(void)sigaddset(&mask, SIGINT);
+	(void)sigaddset(&mask, SIGTERM);
+	(void)sigaddset(&mask, SIGHUP);
+	(void)sigprocmask(SIG_BLOCK, &mask, &old_mask);
+	(void)sigemptyset(&dfl.sa_mask);
+	(void)sigaction(SIGCHLD, &dfl, &old_chld); /* SIG_IGN would auto-reap */
+	(void)prctl(PR_GET_CHILD_SUBREAPER, &old_subreaper, 0, 0, 0);
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+		log_debug("cannot become a child subreaper: %s", strerror(errno));
+
+	sv.sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sv.sigfd < 0) {
+		r = -errno;
+		diag_set(reterr, NULL, 0, 0, "supervise: signalfd: %s", strerror(-r));
+		goto out;
+	}
+	sv.epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (sv.epfd < 0) {
+		r = -errno;
+		diag_set(reterr, NULL, 0, 0, "supervise: epoll_create1: %s", strerror(-r));
+		goto out;
+	}
+	r = epoll_add(&sv, sv.sigfd, TAG_SIGNALFD);
+	if (r < 0) {
+		diag_set(reterr, NULL, 0, 0, "supervise: epoll_ctl: %s", strerror(-r));
+		goto out;
+	}
+	keeper_start(&sv);
+
+	for (;;) {
+		int n, i, timeout;
+
+		do
+			start_tasks(&sv);
+		while (sweep(&sv) && sv.ask);
+		if (sv.error && !sv.cancels) {
+			/* next_task failed: stop everything, as for a signal. */
+			sv.cancels = 1;
+			cancel_all(&sv, false);
+		}
+		if (sv.nlive == 0 && (!sv.ask || sv.cancels || sv.error))
+			break;
+
+		timeout = next_timeout(&sv, now_ms(&sv));
+		n = epoll_wait(sv.epfd, evs, MAX_EVENTS, timeout);
+		if (n < 0 && errno != EINTR) {
+			r = -errno;
+			diag_set(reterr, NULL, 0, 0, "supervise: epoll_wait: %s", strerror(-r));
+			kill_all_now(&sv);
+			goto out;
+		}
+		for (i = 0; i < n; i++) {
+			if (evs[i].data.u64 == TAG_SIGNALFD)
+				handle_signals(&sv);
+			else
+				dispatch_fd(&sv, evs[i].data.u64);
+		}
+		fire_timers(&sv);
+		(void)sweep(&sv);
+	}
+	if (sv.error)
+		r = sv.error;
+	else if (sv.cancels)
+		r = -ECANCELED;
+	else
+		r = 0;
+out:
+	kill_all_now(&sv); /* a no-op unless the loop failed */
+	keeper_stop(&sv);
+	close_fdp(&sv.epfd);
+	close_fdp(&sv.sigfd);
+	(void)prctl(PR_SET_CHILD_SUBREAPER, old_subreaper, 0, 0, 0);
+	(void)sigaction(SIGCHLD, &old_chld, NULL);
+	(void)sigprocmask(SIG_SETMASK, &old_mask, NULL);
+	free(sv.slots);
+	free(sv.rbuf);
+	return r;
+}
+
+int supervise(const struct supervisor_ops *ops, void *ctx, unsigned max_parallel)
+{
+	struct supervisor_opts opts = {.max_parallel = max_parallel};
+
+	return supervise_run(ops, ctx, &opts, NULL);
+}

@@ -1,0 +1,126 @@
+/* The supervisor: one epoll loop, no threads, N children at once.
+ *
+ * Sources of the loop: every child's stdout and stderr pipe, a signalfd for
+ * SIGCHLD, SIGINT, SIGTERM and SIGHUP, and a timeout equal to the nearest
+ * deadline. PR_SET_CHILD_SUBREAPER is set while it runs, so orphaned
+ * grandchildren come back to this process and are reaped (waitpid(-1) in a
+ * loop; unknown pids are logged at debug level). While supervise() runs it
+ * owns every child of the process: do not wait for other children meanwhile.
+ *
+ * Per child:
+ *   - pipes are drained continuously (a child printing 1 GB never blocks on a
+ *     full pipe; memory stays flat), framed into lines with a hard cap
+ *     (spec.max_line): every complete line goes to on_line() (NUL-terminated,
+ *     without its newline); the head of an oversized line goes to
+ *     on_oversized() with its full length, and framing resumes after its
+ *     newline; a last line without a newline is delivered at EOF;
+ *   - the lines (oversized ones cut to their head) are appended to
+ *     spec.log_path, whole lines at a time so stdout and stderr lines never
+ *     split each other; at most spec.max_log_bytes are written (then draining
+ *     continues, writing stops, and on_notice(PROC_NOTICE_LOG_CAPPED) fires once);
+ *   - timeout: SIGTERM to the whole process group, kill_grace_ms, SIGKILL;
+ *   - when the agent exits, the rest of its group gets SIGTERM; the task ends
+ *     when its pipes reach EOF (or kill_grace_ms after the exit), and then
+ *     anything left in its process group gets SIGKILL.
+ *
+ * SIGINT, SIGTERM or SIGHUP cancels every child the same way (TERM, grace,
+ * KILL); a second one kills at once. supervise() then returns -ECANCELED
+ * once every child is reaped, so cli/ can exit 130.
+ *
+ * Each task's life is the table proc_transitions[state][event] below: the
+ * supervisor looks the cell up for every event and runs its action. */
+#ifndef BERNSTEIN_PROC_SUPERVISE_H
+#define BERNSTEIN_PROC_SUPERVISE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proc/spawn.h"
+#include "util/clock.h"
+#include "util/diag.h"
+
+enum proc_event {
+	PROC_EV_SPAWNED,       /* posix_spawn succeeded */
+	PROC_EV_SPAWN_FAILED,  /* posix_spawn failed */
+	PROC_EV_EXITED,	       /* the agent (or the shim in its place) was reaped */
+	PROC_EV_DEADLINE,      /* timeout_ms passed */
+	PROC_EV_GRACE_EXPIRED, /* kill_grace_ms passed after SIGTERM, or after the exit */
+	PROC_EV_CANCEL,	       /* the supervisor was interrupted */
+	PROC_EV_LINE,	       /* a line (or an oversized line's head) was read */
+	PROC_EV_EOF,	       /* both pipes reached EOF */
+	_PROC_EVENT_MAX,
+	_PROC_EVENT_INVALID = -EINVAL,
+};
+
+enum proc_action {
+	PROC_ACT_INVALID, /* cannot happen: BUG() */
+	PROC_ACT_IGNORE,  /* nothing to do */
+	PROC_ACT_START,	  /* arm the deadline, call on_start() */
+	PROC_ACT_FAIL,	  /* record 127/126/125; the task is over */
+	PROC_ACT_REAPED,  /* record the status; SIGTERM the rest of the group, arm the
+			   * grace; if the pipes are already closed, raise EOF */
+	PROC_ACT_TERM,	  /* SIGTERM to the group, arm the grace */
+	PROC_ACT_KILL,	  /* SIGKILL to the group */
+	PROC_ACT_DELIVER, /* hand the line to on_line() / on_oversized() */
+	PROC_ACT_FINISH,  /* SIGKILL what is left of the group, close the pipes: over */
+	_PROC_ACTION_MAX,
+};
+
+struct proc_transition {
+	enum proc_action action;
+	enum proc_state next; /* entered before the action runs */
+};
+
+extern const struct proc_transition proc_transitions[_PROC_STATE_MAX][_PROC_EVENT_MAX];
+
+const char *proc_event_name(enum proc_event e);
+const char *proc_action_name(enum proc_action a);
+
+enum proc_notice {
+	PROC_NOTICE_TIMEOUT,	/* deadline hit: SIGTERM sent to the group (value: timeout ms) */
+	PROC_NOTICE_KILL,	/* grace over: SIGKILL sent to the group (value: grace ms) */
+	PROC_NOTICE_LOG_CAPPED, /* max_log_bytes reached; no more log writes (value: the cap) */
+	PROC_NOTICE_LOG_ERROR,	/* opening or writing the log failed (value: errno); once */
+	_PROC_NOTICE_MAX,
+};
+
+struct supervisor_ops {
+	/* Fill spec (already PROC_SPEC_INIT) and *ret_task; return 1 to start
+	 * it, 0 when there is nothing to start now (asked again after each exit;
+	 * the loop ends when it says 0 and nothing runs), or a negative errno to
+	 * stop: every child is cancelled and supervise() returns that errno. The
+	 * supervisor releases the spec. */
+	int (*next_task)(void *ctx, struct proc_spec *spec, void **ret_task);
+	/* Optional: the agent was spawned (p->pid is valid). */
+	void (*on_start)(void *ctx, void *task, const struct proc *p);
+	/* Optional: one complete line; stream is 1 (stdout) or 2 (stderr);
+	 * line[len] == '\0'; the line may contain NUL bytes. */
+	void (*on_line)(void *ctx, void *task, int stream, const char *line, size_t len);
+	/* Optional: a line longer than max_line. head holds its first max_line
+	 * bytes (NUL-terminated), total its full length without the newline. */
+	void (*on_oversized)(void *ctx, void *task, int stream, const char *head, size_t head_len,
+			     uint64_t total);
+	/* Optional: see enum proc_notice. */
+	void (*on_notice)(void *ctx, void *task, enum proc_notice notice, uint64_t value);
+	/* Required: the final state (exit_code, term_signal, timed_out,
+	 * cancelled, failed_stage...). proc_describe_exit() renders it. */
+	void (*on_exit)(void *ctx, void *task, const struct proc *p);
+};
+
+struct supervisor_opts {
+	unsigned max_parallel;	   /* children at once; 0 = 1 */
+	const struct clock *clock; /* NULL = clock_system() (monotonic ms for deadlines) */
+	size_t read_chunk;	   /* bytes per read(); 0 = 64 KiB */
+};
+
+/* Run tasks until next_task has none and every child has finished. Returns
+ * 0, -ECANCELED when a signal cancelled the run, the negative errno returned
+ * by next_task, or a negative errno when the loop cannot be set up (with
+ * reterr). Restores the signal mask, SIGCHLD disposition and subreaper flag. */
+int supervise_run(const struct supervisor_ops *ops, void *ctx, const struct supervisor_opts *opts,
+		  struct diag *reterr);
+
+/* supervise_run() with default options and max_parallel children. */
+int supervise(const struct supervisor_ops *ops, void *ctx, unsigned max_parallel);
+
+#endif
