@@ -1,0 +1,128 @@
+/* Helpers shared by the files of src/audit/. Not for other layers. */
+#ifndef BERNSTEIN_AUDIT_AUDIT_INTERNAL_H
+#define BERNSTEIN_AUDIT_AUDIT_INTERNAL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "audit/audit.h"
+#include "util/sbuf.h"
+
+/* ---- audit-io.c: line splitting, file listing and scanning ---------------- */
+
+enum audit_line_flags {
+	AUDIT_LINE_TOO_LONG = 1 << 0,	/* longer than AUDIT_LINE_MAX: line is NULL */
+	AUDIT_LINE_NO_NEWLINE = 1 << 1, /* the file's last line lacks its '\n' */
+};
+
+/* One line without its '\n' (len may be 0: an empty line). A negative return
+ * stops the split and is passed on. */
+typedef int audit_line_fn(void *userdata, unsigned lineno, const char *line, size_t len,
+			  unsigned flags);
+
+/* Splits a byte stream on '\n' only, into lines capped at AUDIT_LINE_MAX. */
+struct audit_split {
+	struct sbuf buf; /* the current line when it spans chunks */
+	unsigned lineno; /* lines completed so far */
+	bool too_long;	 /* the current line overflowed; skipping to '\n' */
+	bool partial;	 /* bytes of the current line have been seen */
+	audit_line_fn *fn;
+	void *userdata;
+};
+
+void audit_io_split_init(struct audit_split *s, audit_line_fn *fn, void *userdata);
+int audit_io_split_feed(struct audit_split *s, const char *data, size_t len);
+/* End of input: an unterminated last line is delivered with NO_NEWLINE. */
+int audit_io_split_end(struct audit_split *s);
+void audit_io_split_release(struct audit_split *s);
+
+struct audit_file {
+	char name[256]; /* "2026-11-30.jsonl" */
+	off_t size;	/* at listing time */
+	dev_t dev;
+	ino_t ino;
+};
+
+/* The regular files DIR/NAME.jsonl (no dot files) sorted by name, with their
+ * sizes. lazy: files the directory entry says are regular are not stat()ed
+ * (size -1; see audit_io_stat()). *ret is malloc'd (free()), NULL when there
+ * are none. -ENOENT when dir does not exist. */
+int audit_io_list(const char *dir, bool lazy, struct audit_file **ret, size_t *ret_n);
+/* Fill f's size, dev and ino. */
+int audit_io_stat(const char *dir, struct audit_file *f);
+/* Feed the first limit bytes of path (all of it when limit < 0) to a fresh
+ * splitter calling fn. A file that vanished is -ENOENT. */
+int audit_io_scan(const char *path, off_t limit, audit_line_fn *fn, void *userdata);
+/* The last line of the first size bytes of fd (without its '\n'), into out
+ * (reset first). *ret_terminated says whether byte size-1 is '\n'. -ENOBUFS
+ * when the line is longer than AUDIT_LINE_MAX. size must be > 0. */
+int audit_io_last_line(int fd, off_t size, struct sbuf *out, bool *ret_terminated);
+/* "dir/name" into buf; -ENAMETOOLONG if it does not fit. */
+int audit_io_path(char *buf, size_t size, const char *dir, const char *name);
+
+/* ---- audit-record.c: one record, parsed and checked ----------------------- */
+
+enum audit_record_kind {
+	AUDIT_RECORD_OBJECT,	   /* parsed, an object: the fields below are set */
+	AUDIT_RECORD_INVALID_JSON, /* error holds jansson's message */
+	AUDIT_RECORD_NOT_OBJECT,
+};
+
+/* Scratch buffers reused from line to line. */
+struct audit_scratch {
+	struct sbuf canon;   /* canonical form of the whole line */
+	struct sbuf payload; /* canonical form without "hmac" */
+};
+
+void audit_scratch_init(struct audit_scratch *s);
+void audit_scratch_release(struct audit_scratch *s);
+
+struct audit_record {
+	enum audit_record_kind kind;
+	json_t *obj;		 /* owned */
+	bool canonical;		 /* the line's bytes equal the canonical form */
+	const char *prev, *hmac; /* the string values, NULL if missing or not strings */
+	size_t prevlen, hmaclen;
+	bool mac_ok; /* hmac is a string equal to computed (constant time) */
+	char computed[AUDIT_HMAC_HEX_LEN + 1]; /* HMAC over prev || payload */
+	char error[200];
+};
+
+/* Parse line and, if it is an object, compare it with its canonical form and
+ * compute its HMAC with key. Never fails for bad input (that is in kind and
+ * the flags); -ENOMEM-like failures of the crypto library return -EIO. */
+int audit_record_check(struct audit_scratch *s, const void *key, size_t keylen, const char *line,
+		       size_t len, struct audit_record *ret);
+void audit_record_release(struct audit_record *r);
+/* A record a writer may chain from: an object, canonical, whose hmac is 64
+ * lowercase hex digits. */
+bool audit_record_chainable(const struct audit_record *r);
+/* Whether s is n lowercase hex digits, n == 64. */
+bool audit_hex64(const char *s, size_t n);
+
+/* Build a new record line (with '\n') into line (appended), and its MAC. */
+int audit_record_build(struct audit_scratch *s, const void *key, size_t keylen, const char *prev,
+		       const char *timestamp, const char *event_type, const char *actor,
+		       const char *resource_type, const char *resource_id, const json_t *details,
+		       struct sbuf *line, char ret_hmac[AUDIT_HMAC_HEX_LEN + 1],
+		       struct diag *reterr);
+
+/* ---- audit-state.c: state.json and the lock file's hot state -------------- */
+
+struct audit_state {
+	uint64_t count;
+	char last_hmac[AUDIT_HMAC_HEX_LEN + 1];
+};
+
+/* 0, -ENOENT (no state.json), -EBADMSG (unreadable content, diag set). */
+int audit_state_load(const char *dir, struct audit_state *ret, struct diag *reterr);
+int audit_state_save(const char *dir, const struct audit_state *st, struct diag *reterr);
+/* The hot state lives in the lock file: updated after every append (no
+ * fsync), so writers in a batch know the count without rescanning. */
+int audit_state_hot_read(int lock_fd, struct audit_state *ret);
+int audit_state_hot_write(int lock_fd, const struct audit_state *st);
+
+#endif
