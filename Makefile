@@ -30,7 +30,10 @@ asan: deps
 
 # Every suite, in the plain (gcc) build and again under ASan+UBSan (clang).
 # The last line is "N passed, N failed".
+# The pinned real agent CLIs (tests/agents) are installed from npm into a
+# cache outside the repo first; an install failure surfaces in t0030.
 test: build asan
+	@tests/agents/install.sh >/dev/null || echo "make: installing the pinned agent CLIs failed; t0030 will say why" >&2
 	@scripts/run-tests.sh $(BUILD) $(ASAN_BUILD)
 
 check: test

@@ -1,0 +1,306 @@
+/* bernstein adapters contract-check [NAME] [--json] [--timeout SECONDS] [--list]:
+ * drift of the pinned upstream CLI contracts (catalog/contracts/NAME.yaml, with
+ * user and repo overrides) against the installed binaries (docs/contracts.md).
+ *
+ * Exit codes mirror Bernstein's command: 0 every checked contract passed or was
+ * skipped (binary not installed), 2 drift (a required flag, subcommand or model
+ * is missing), 3 a runtime failure of an upstream CLI (its help printed
+ * nothing, timed out or could not start: not drift) or an invalid contract
+ * file. Drift wins over runtime failures. A usage error (unknown NAME) is also
+ * 2, as everywhere in bernstein. */
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "adapter/contract.h"
+#include "cli/catalog-paths.h"
+#include "cli/commands.h"
+#include "util/xalloc.h"
+
+#define CONTRACT_EXIT_DRIFT   2
+#define CONTRACT_EXIT_RUNTIME 3
+#define MAX_TIMEOUT_S	      3600
+
+static int parse_seconds(const char *s, uint64_t *ret_ms)
+{
+	char *end = NULL;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(v) || v <= 0 || v > MAX_TIMEOUT_S)
+		return -EINVAL;
+	*ret_ms = (uint64_t)(v * 1000.0 + 0.5);
+	if (*ret_ms == 0)
+		*ret_ms = 1;
+	return 0;
+}
+
+/* A JSON string that never fails: bytes that are not valid UTF-8 become '?'. */
+static json_t *jstr(const char *s)
+{
+	json_t *j;
+	char *copy;
+	size_t i;
+
+	if (!s)
+		return json_string("");
+	j = json_string(s);
+	if (j)
+		return j;
+	copy = xstrdup(s);
+	for (i = 0; copy[i]; i++)
+		if ((unsigned char)copy[i] >= 0x80)
+			copy[i] = '?';
+	j = json_string(copy);
+	free(copy);
+	return j ? j : json_string("");
+}
+
+static void jset(json_t *o, const char *key, json_t *v)
+{
+	(void)json_object_set_new(o, key, v ? v : json_null());
+}
+
+static json_t *jlist(const struct strvec *sv)
+{
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; i < sv->nr; i++)
+		(void)json_array_append_new(a, jstr(sv->v[i]));
+	return a;
+}
+
+static int print_json(struct cli_ctx *ctx, json_t *root)
+{
+	char *s = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
+
+	json_decref(root);
+	if (!s)
+		return cli_error(ctx, BEXIT_BUG, "cannot serialise JSON output");
+	(void)fputs(s, ctx->out);
+	(void)fputc('\n', ctx->out);
+	free(s);
+	return 0;
+}
+
+static json_t *result_json(const struct contract_result *r)
+{
+	json_t *o = json_object();
+
+	jset(o, "adapter", jstr(r->adapter));
+	jset(o, "binary", jstr(r->binary));
+	jset(o, "binary_installed", json_boolean(r->binary_installed));
+	jset(o, "help_exit_code", json_integer(r->help_exit_code));
+	jset(o, "capability_failures", jlist(&r->capability_failures));
+	jset(o, "model_failures", jlist(&r->model_failures));
+	jset(o, "models_checked", json_boolean(r->models_checked));
+	jset(o, "skipped_reason", jstr(r->skipped_reason));
+	jset(o, "runtime_failure", jstr(r->runtime_failure));
+	jset(o, "passed", json_boolean(contract_result_passed(r)));
+	return o;
+}
+
+static void print_list(FILE *f, const char *title, const struct strvec *sv)
+{
+	size_t i;
+
+	if (!sv->nr)
+		return;
+	(void)fprintf(f, "%s:\n", title);
+	for (i = 0; i < sv->nr; i++)
+		(void)fprintf(f, "  - %s\n", sv->v[i]);
+}
+
+static void result_print(FILE *f, const struct contract_result *r)
+{
+	(void)fprintf(f, "adapter: %s\n", r->adapter);
+	(void)fprintf(f, "binary: %s\n", r->binary);
+	(void)fprintf(f, "installed: %s\n", r->binary_installed ? "yes" : "no");
+	if (r->skipped_reason)
+		(void)fprintf(f, "note: %s\n", r->skipped_reason);
+	print_list(f, "capability failures", &r->capability_failures);
+	print_list(f, "model failures", &r->model_failures);
+	if (r->runtime_failure)
+		(void)fprintf(f, "runtime failure: %s\n", r->runtime_failure);
+	(void)fprintf(f, "passed: %s\n", contract_result_passed(r) ? "yes" : "no");
+}
+
+static int list_contracts(struct cli_ctx *ctx, const struct contract_index *idx)
+{
+	size_t i;
+
+	if (ctx->json) {
+		json_t *o = json_object(), *a = json_array();
+
+		for (i = 0; i < idx->n; i++)
+			(void)json_array_append_new(a, jstr(idx->v[i].name));
+		jset(o, "count", json_integer((json_int_t)idx->n));
+		jset(o, "contracts", a);
+		return print_json(ctx, o);
+	}
+	for (i = 0; i < idx->n; i++)
+		(void)fprintf(ctx->out, "%s\n", idx->v[i].name);
+	return 0;
+}
+
+int cmd_adapters_contract_check(int argc, char **argv, struct cli_ctx *ctx)
+{
+	enum { OPT_TIMEOUT = 256, OPT_LIST };
+	static const struct option opts[] = {
+		{"json", no_argument, NULL, 'j'},
+		{"timeout", required_argument, NULL, OPT_TIMEOUT},
+		{"list", no_argument, NULL, OPT_LIST},
+		CLI_OPT_HELP,
+		{NULL, 0, NULL, 0},
+	};
+	struct contract_check_opts copts = {.envp = (const char *const *)ctx->envp};
+	struct catalog_paths paths;
+	struct contract_index *idx = NULL;
+	struct contract **contracts = NULL;
+	struct contract_result *results = NULL;
+	const char *name = NULL;
+	size_t n = 0, i, passed = 0, drifted = 0, broken = 0, skipped = 0, errors = 0;
+	uint64_t timeout_ms = CONTRACT_DEFAULT_HELP_TIMEOUT_MS;
+	json_t *jarr = NULL, *root, *summary;
+	bool list = false;
+	struct diag d;
+	int c, r, code = 0;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			ctx->json = true;
+			break;
+		case OPT_TIMEOUT:
+			if (parse_seconds(optarg, &timeout_ms) < 0)
+				return cli_usage_error(
+					ctx,
+					"invalid --timeout '%s' (seconds, more than 0 "
+					"and at most %d)",
+					optarg, MAX_TIMEOUT_S);
+			break;
+		case OPT_LIST:
+			list = true;
+			break;
+		case 'h':
+			return cli_help(ctx);
+		default:
+			if (optopt == OPT_TIMEOUT)
+				return cli_usage_error(ctx, "option '%s' requires a value",
+						       argv[optind - 1]);
+			if (optopt)
+				return cli_usage_error(ctx, "unknown option '-%c'", optopt);
+			return cli_usage_error(ctx, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		name = argv[optind++];
+	if (optind < argc)
+		return cli_usage_error(ctx, "unexpected argument '%s'", argv[optind]);
+	if (list && name)
+		return cli_usage_error(ctx, "--list takes no contract name");
+
+	diag_clear(&d);
+	catalog_paths_find(ctx, &paths);
+	r = contract_index_build(paths.user_dir, paths.repo_dir, &idx, &d);
+	catalog_paths_release(&paths);
+	if (r < 0)
+		return cli_diag(ctx, BEXIT_INVALID, &d);
+	if (list) {
+		code = list_contracts(ctx, idx);
+		goto out;
+	}
+	if (name && !contract_index_find(idx, name)) {
+		code = cli_usage_error(ctx, "unknown contract '%s' (--list lists them)", name);
+		goto out;
+	}
+
+	/* Load every selected contract first: an invalid file is exit 3
+	 * before anything runs. */
+	n = name ? 1 : idx->n;
+	contracts = xcalloc(n ? n : 1, sizeof(*contracts));
+	results = xcalloc(n ? n : 1, sizeof(*results));
+	for (i = 0; i < n; i++)
+		results[i] = (struct contract_result)CONTRACT_RESULT_INIT;
+	for (i = 0; i < n; i++) {
+		const struct contract_entry *e = name ? contract_index_find(idx, name) : &idx->v[i];
+
+		r = contract_index_load(e, &contracts[i], &d);
+		if (r < 0) {
+			code = cli_diag(ctx, BEXIT_INVALID, &d);
+			goto out;
+		}
+	}
+
+	copts.help_timeout_ms = timeout_ms;
+	r = contract_check_all((const struct contract *const *)contracts, n, &copts, results);
+	if (r < 0) {
+		(void)cli_error(ctx, CONTRACT_EXIT_RUNTIME, "cannot run the help commands: %s",
+				strerror(-r));
+		errors++;
+	}
+	if (ctx->json)
+		jarr = json_array();
+	for (i = 0; i < n; i++) {
+		const struct contract_result *res = &results[i];
+
+		if (contract_result_passed(res))
+			passed++;
+		else if (contract_result_drifted(res))
+			drifted++;
+		else if (res->runtime_failure)
+			broken++;
+		else
+			skipped++;
+		if (ctx->json) {
+			(void)json_array_append_new(jarr, result_json(res));
+		} else {
+			if (i)
+				(void)fputc('\n', ctx->out);
+			result_print(ctx->out, res);
+		}
+	}
+
+	if (drifted)
+		code = CONTRACT_EXIT_DRIFT;
+	else if (broken || errors)
+		code = CONTRACT_EXIT_RUNTIME;
+	if (ctx->json) {
+		root = json_object();
+		summary = json_object();
+		jset(summary, "checked", json_integer((json_int_t)n));
+		jset(summary, "passed", json_integer((json_int_t)passed));
+		jset(summary, "drifted", json_integer((json_int_t)drifted));
+		jset(summary, "runtime_failures", json_integer((json_int_t)broken));
+		jset(summary, "skipped", json_integer((json_int_t)skipped));
+		jset(summary, "exit_code", json_integer(code));
+		jset(root, "contracts", jarr);
+		jset(root, "summary", summary);
+		r = print_json(ctx, root);
+		if (r)
+			code = r;
+	} else {
+		(void)fprintf(ctx->out,
+			      "\ncontracts: %zu checked, %zu passed, %zu drifted, %zu runtime "
+			      "failures, %zu skipped\n",
+			      n, passed, drifted, broken, skipped);
+	}
+out:
+	for (i = 0; contracts && i < n; i++) {
+		contract_free(contracts[i]);
+		contract_result_release(&results[i]);
+	}
+	free(contracts);
+	free(results);
+	contract_index_free(idx);
+	return code;
+}
