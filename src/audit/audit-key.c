@@ -105,32 +105,6 @@ static int fill_random(void *buf, size_t len)
 	return 0;
 }
 
-/* Parent directory of path into buf ("." when there is no slash). */
-static void parent_of(const char *path, char *buf, size_t size)
-{
-	const char *slash = strrchr(path, '/');
-
-	if (!slash)
-		(void)snprintf(buf, size, ".");
-	else if (slash == path)
-		(void)snprintf(buf, size, "/");
-	else
-		(void)snprintf(buf, size, "%.*s", (int)(slash - path), path);
-}
-
-static int fsync_dir(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int r = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (fsync(fd) < 0)
-		r = -errno;
-	close_fdp(&fd);
-	return r;
-}
-
 /* Write a fresh key to path, which must not exist yet. -EEXIST when another
  * process created it first. */
 static int key_create(const char *path, struct diag *reterr)
@@ -140,7 +114,7 @@ static int key_create(const char *path, struct diag *reterr)
 	struct stat st;
 	int fd = -1, r;
 
-	parent_of(path, dir, sizeof(dir));
+	path_dirname(path, dir, sizeof(dir));
 	if (stat(dir, &st) < 0) {
 		if (errno != ENOENT) {
 			r = -errno;
@@ -200,7 +174,8 @@ static int key_create(const char *path, struct diag *reterr)
 	}
 	(void)unlink(tmp);
 	explicit_bzero(hex, sizeof(hex));
-	(void)fsync_dir(dir); /* the key is in place; a failed directory fsync is not fatal */
+	(void)fsync_path(dir,
+			 true); /* the key is in place; a failed directory fsync is not fatal */
 	return 0;
 fail:
 	explicit_bzero(hex, sizeof(hex));

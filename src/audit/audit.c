@@ -63,19 +63,6 @@ static void chain_unlock(struct audit_chain *c)
 	(void)flock(c->lock_fd, LOCK_UN);
 }
 
-static int fsync_path(const char *path, bool directory)
-{
-	int fd = open(path, (directory ? O_RDONLY | O_DIRECTORY : O_RDONLY) | O_CLOEXEC | O_NOCTTY);
-	int r = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (fsync(fd) < 0)
-		r = -errno;
-	close_fdp(&fd);
-	return r;
-}
-
 /* ---- finding the chain's end ------------------------------------------- */
 
 struct full_scan {

@@ -13,7 +13,10 @@ struct arena {
 	size_t total; /* bytes handed out, for caps and tests */
 };
 
-#define ARENA_INIT {.head = NULL, .block_size = 0, .total = 0}
+#define ARENA_INIT                                                                                 \
+	{                                                                                          \
+		.head = NULL, .block_size = 0, .total = 0                                          \
+	}
 
 void arena_init(struct arena *a, size_t block_size);
 /* Aligned for any type; never returns NULL (OOM aborts). Zeroed memory. */

@@ -99,19 +99,23 @@ out:
 	return r;
 }
 
-static int fsync_dir_of(const char *path)
+void path_dirname(const char *path, char *buf, size_t size)
 {
-	char dir[PATH_MAX];
 	const char *slash = strrchr(path, '/');
-	int fd, r = 0;
 
 	if (!slash)
-		(void)snprintf(dir, sizeof(dir), ".");
+		(void)snprintf(buf, size, ".");
 	else if (slash == path)
-		(void)snprintf(dir, sizeof(dir), "/");
+		(void)snprintf(buf, size, "/");
 	else
-		(void)snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		(void)snprintf(buf, size, "%.*s", (int)(slash - path), path);
+}
+
+int fsync_path(const char *path, bool directory)
+{
+	int fd = open(path, (directory ? O_RDONLY | O_DIRECTORY : O_RDONLY) | O_CLOEXEC | O_NOCTTY);
+	int r = 0;
+
 	if (fd < 0)
 		return -errno;
 	if (fsync(fd) < 0)
@@ -151,7 +155,12 @@ int atomic_write_file(const char *path, const void *data, size_t len, mode_t mod
 		r = -errno;
 		goto fail;
 	}
-	return fsync_dir_of(path);
+	{
+		char dir[PATH_MAX];
+
+		path_dirname(path, dir, sizeof(dir));
+		return fsync_path(dir, true);
+	}
 fail:
 	close_fdp(&fd);
 	(void)unlink(tmp);

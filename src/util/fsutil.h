@@ -2,6 +2,7 @@
 #ifndef BERNSTEIN_UTIL_FSUTIL_H
 #define BERNSTEIN_UTIL_FSUTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -19,6 +20,13 @@ int atomic_write_file(const char *path, const void *data, size_t len, mode_t mod
 
 /* mkdir -p with the given mode for created directories. */
 int mkdir_p(const char *path, mode_t mode);
+
+/* fsync a file or, with directory, a directory (so a rename or create in it
+ * is durable). */
+int fsync_path(const char *path, bool directory);
+
+/* The directory part of path into buf: "." without a slash, "/" for "/x". */
+void path_dirname(const char *path, char *buf, size_t size);
 
 /* Close *fd if >= 0 and set it to -1. */
 void close_fdp(int *fd);

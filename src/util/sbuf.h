@@ -11,13 +11,16 @@
 extern char sbuf_empty[];
 
 struct sbuf {
-	char *buf;    /* never NULL; always NUL-terminated */
+	char *buf; /* never NULL; always NUL-terminated */
 	size_t len;
 	size_t alloc; /* private; 0 while buf == sbuf_empty */
 	size_t max;   /* cap in bytes excluding the NUL; SIZE_MAX = unbounded */
 };
 
-#define SBUF_INIT(cap) {.buf = sbuf_empty, .len = 0, .alloc = 0, .max = (cap)}
+#define SBUF_INIT(cap)                                                                             \
+	{                                                                                          \
+		.buf = sbuf_empty, .len = 0, .alloc = 0, .max = (cap)                              \
+	}
 
 void sbuf_init(struct sbuf *sb, size_t max);
 int sbuf_add(struct sbuf *sb, const void *data, size_t n);

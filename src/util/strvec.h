@@ -13,7 +13,10 @@ struct strvec {
 	size_t alloc;
 };
 
-#define STRVEC_INIT {.v = strvec_empty, .nr = 0, .alloc = 0}
+#define STRVEC_INIT                                                                                \
+	{                                                                                          \
+		.v = strvec_empty, .nr = 0, .alloc = 0                                             \
+	}
 
 void strvec_init(struct strvec *sv);
 const char *strvec_push(struct strvec *sv, const char *s);
