@@ -14,6 +14,7 @@
 
 #include "audit/audit.h"
 #include "cli/commands.h"
+#include "cli/output.h"
 #include "util/json.h"
 #include "util/sbuf.h"
 #include "util/xalloc.h"
@@ -23,52 +24,6 @@
 #define KEY_CREATE_HINT	   "create it with 'bernstein audit key --create'"
 
 /* ---- shared helpers ---- */
-
-static int unknown_option(struct cli_ctx *ctx, char **argv)
-{
-	if (optopt)
-		return cli_usage_error(ctx, "unknown option '-%c'", optopt);
-	return cli_usage_error(ctx, "unknown option '%s'", argv[optind - 1]);
-}
-
-static int missing_value(struct cli_ctx *ctx, char **argv)
-{
-	return cli_usage_error(ctx, "option '%s' requires a value", argv[optind - 1]);
-}
-
-static int print_json(struct cli_ctx *ctx, json_t *root)
-{
-	char *s = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
-
-	json_decref(root);
-	if (!s)
-		return cli_error(ctx, BEXIT_BUG, "cannot serialise JSON output");
-	(void)fputs(s, ctx->out);
-	(void)fputc('\n', ctx->out);
-	free(s);
-	return 0;
-}
-
-/* A JSON string from arbitrary bytes: invalid UTF-8 becomes '?'. */
-static json_t *jstr(const char *s)
-{
-	json_t *j;
-	char *copy;
-	size_t i;
-
-	if (!s)
-		return json_null();
-	j = json_string(s);
-	if (j)
-		return j;
-	copy = xstrdup(s);
-	for (i = 0; copy[i]; i++)
-		if ((unsigned char)copy[i] >= 0x80)
-			copy[i] = '?';
-	j = json_string(copy);
-	free(copy);
-	return j ? j : json_null();
-}
 
 /* Print s with control characters (C0, DEL and, UTF-8 encoded, C1) as '?',
  * so a record cannot drive the terminal. */
@@ -146,9 +101,9 @@ static void verify_problem(void *userdata, const char *file, unsigned line, cons
 	if (vo->problems) {
 		json_t *p = json_object();
 
-		(void)json_object_set_new(p, "file", jstr(file));
+		(void)json_object_set_new(p, "file", cli_jstr(file));
 		(void)json_object_set_new(p, "line", json_integer(line));
-		(void)json_object_set_new(p, "message", jstr(msg));
+		(void)json_object_set_new(p, "message", cli_jstr(msg));
 		(void)json_array_append_new(vo->problems, p);
 		return;
 	}
@@ -194,9 +149,9 @@ static int cmd_audit_verify(int argc, char **argv, struct cli_ctx *ctx)
 		case 'h':
 			return cli_help(ctx);
 		case ':':
-			return missing_value(ctx, argv);
+			return cli_missing_value(ctx, argv);
 		default:
-			return unknown_option(ctx, argv);
+			return cli_unknown_option(ctx, argv);
 		}
 	}
 	if (optind < argc)
@@ -222,9 +177,9 @@ static int cmd_audit_verify(int argc, char **argv, struct cli_ctx *ctx)
 		(void)json_object_set_new(o, "records", json_integer((json_int_t)st.records));
 		(void)json_object_set_new(o, "files", json_integer(st.files));
 		(void)json_object_set_new(o, "state_checked", json_boolean(st.have_state));
-		(void)json_object_set_new(o, "last_hmac", jstr(st.last_hmac));
+		(void)json_object_set_new(o, "last_hmac", cli_jstr(st.last_hmac));
 		(void)json_object_set_new(o, "problems", vo.problems);
-		r = print_json(ctx, o);
+		r = cli_print_json(ctx, o);
 		if (r)
 			return r;
 	} else if (st.problems == 0) {
@@ -360,9 +315,9 @@ static int cmd_audit_show(int argc, char **argv, struct cli_ctx *ctx)
 		case 'h':
 			return cli_help(ctx);
 		case ':':
-			return missing_value(ctx, argv);
+			return cli_missing_value(ctx, argv);
 		default:
-			return unknown_option(ctx, argv);
+			return cli_unknown_option(ctx, argv);
 		}
 	}
 	if (optind < argc)
@@ -378,7 +333,7 @@ static int cmd_audit_show(int argc, char **argv, struct cli_ctx *ctx)
 		for (i = 0; i < s.n; i++)
 			(void)json_array_append(arr, s.ring[(s.start + i) % s.n]);
 		(void)json_object_set_new(o, "records", arr);
-		r = print_json(ctx, o);
+		r = cli_print_json(ctx, o);
 	} else {
 		for (i = 0; i < s.n; i++)
 			show_text(ctx->out, s.ring[(s.start + i) % s.n]);
@@ -427,9 +382,9 @@ static int cmd_audit_key(int argc, char **argv, struct cli_ctx *ctx)
 		case 'h':
 			return cli_help(ctx);
 		case ':':
-			return missing_value(ctx, argv);
+			return cli_missing_value(ctx, argv);
 		default:
-			return unknown_option(ctx, argv);
+			return cli_unknown_option(ctx, argv);
 		}
 	}
 	if (optind < argc)
@@ -452,12 +407,12 @@ static int cmd_audit_key(int argc, char **argv, struct cli_ctx *ctx)
 
 		(void)snprintf(mode, sizeof(mode), "%04o",
 			       exists ? (unsigned)(sb.st_mode & 07777) : 0);
-		(void)json_object_set_new(o, "path", jstr(path));
+		(void)json_object_set_new(o, "path", cli_jstr(path));
 		(void)json_object_set_new(o, "source", json_string(audit_key_source_name(src)));
 		(void)json_object_set_new(o, "exists", json_boolean(exists));
 		(void)json_object_set_new(o, "created", json_boolean(created));
 		(void)json_object_set_new(o, "mode", exists ? json_string(mode) : json_null());
-		return print_json(ctx, o);
+		return cli_print_json(ctx, o);
 	}
 	(void)fputs("path: ", ctx->out);
 	put_safe(ctx->out, path);
@@ -654,9 +609,9 @@ static int cmd_audit_append(int argc, char **argv, struct cli_ctx *ctx)
 		case 'h':
 			return cli_help(ctx);
 		case ':':
-			return missing_value(ctx, argv);
+			return cli_missing_value(ctx, argv);
 		default:
-			return unknown_option(ctx, argv);
+			return cli_unknown_option(ctx, argv);
 		}
 	}
 	if (optind < argc)
@@ -708,7 +663,7 @@ static int cmd_audit_append(int argc, char **argv, struct cli_ctx *ctx)
 					  json_integer((json_int_t)audit_chain_count(chain)));
 		(void)json_object_set_new(o, "last_hmac",
 					  json_string(audit_chain_last_hmac(chain)));
-		r = print_json(ctx, o);
+		r = cli_print_json(ctx, o);
 	}
 out:
 	audit_close(chain);

@@ -20,6 +20,7 @@
 #include "adapter/contract.h"
 #include "cli/catalog-paths.h"
 #include "cli/commands.h"
+#include "cli/output.h"
 #include "util/xalloc.h"
 
 #define CONTRACT_EXIT_DRIFT   2
@@ -41,69 +42,26 @@ static int parse_seconds(const char *s, uint64_t *ret_ms)
 	return 0;
 }
 
-/* A JSON string that never fails: bytes that are not valid UTF-8 become '?'. */
+/* Contract results render absent strings as "" (as Bernstein's to_dict does). */
 static json_t *jstr(const char *s)
 {
-	json_t *j;
-	char *copy;
-	size_t i;
-
-	if (!s)
-		return json_string("");
-	j = json_string(s);
-	if (j)
-		return j;
-	copy = xstrdup(s);
-	for (i = 0; copy[i]; i++)
-		if ((unsigned char)copy[i] >= 0x80)
-			copy[i] = '?';
-	j = json_string(copy);
-	free(copy);
-	return j ? j : json_string("");
-}
-
-static void jset(json_t *o, const char *key, json_t *v)
-{
-	(void)json_object_set_new(o, key, v ? v : json_null());
-}
-
-static json_t *jlist(const struct strvec *sv)
-{
-	json_t *a = json_array();
-	size_t i;
-
-	for (i = 0; i < sv->nr; i++)
-		(void)json_array_append_new(a, jstr(sv->v[i]));
-	return a;
-}
-
-static int print_json(struct cli_ctx *ctx, json_t *root)
-{
-	char *s = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
-
-	json_decref(root);
-	if (!s)
-		return cli_error(ctx, BEXIT_BUG, "cannot serialise JSON output");
-	(void)fputs(s, ctx->out);
-	(void)fputc('\n', ctx->out);
-	free(s);
-	return 0;
+	return cli_jstr(s ? s : "");
 }
 
 static json_t *result_json(const struct contract_result *r)
 {
 	json_t *o = json_object();
 
-	jset(o, "adapter", jstr(r->adapter));
-	jset(o, "binary", jstr(r->binary));
-	jset(o, "binary_installed", json_boolean(r->binary_installed));
-	jset(o, "help_exit_code", json_integer(r->help_exit_code));
-	jset(o, "capability_failures", jlist(&r->capability_failures));
-	jset(o, "model_failures", jlist(&r->model_failures));
-	jset(o, "models_checked", json_boolean(r->models_checked));
-	jset(o, "skipped_reason", jstr(r->skipped_reason));
-	jset(o, "runtime_failure", jstr(r->runtime_failure));
-	jset(o, "passed", json_boolean(contract_result_passed(r)));
+	cli_jset(o, "adapter", jstr(r->adapter));
+	cli_jset(o, "binary", jstr(r->binary));
+	cli_jset(o, "binary_installed", json_boolean(r->binary_installed));
+	cli_jset(o, "help_exit_code", json_integer(r->help_exit_code));
+	cli_jset(o, "capability_failures", cli_jlist(&r->capability_failures));
+	cli_jset(o, "model_failures", cli_jlist(&r->model_failures));
+	cli_jset(o, "models_checked", json_boolean(r->models_checked));
+	cli_jset(o, "skipped_reason", jstr(r->skipped_reason));
+	cli_jset(o, "runtime_failure", jstr(r->runtime_failure));
+	cli_jset(o, "passed", json_boolean(contract_result_passed(r)));
 	return o;
 }
 
@@ -141,9 +99,9 @@ static int list_contracts(struct cli_ctx *ctx, const struct contract_index *idx)
 
 		for (i = 0; i < idx->n; i++)
 			(void)json_array_append_new(a, jstr(idx->v[i].name));
-		jset(o, "count", json_integer((json_int_t)idx->n));
-		jset(o, "contracts", a);
-		return print_json(ctx, o);
+		cli_jset(o, "count", json_integer((json_int_t)idx->n));
+		cli_jset(o, "contracts", a);
+		return cli_print_json(ctx, o);
 	}
 	for (i = 0; i < idx->n; i++)
 		(void)fprintf(ctx->out, "%s\n", idx->v[i].name);
@@ -277,15 +235,15 @@ int cmd_adapters_contract_check(int argc, char **argv, struct cli_ctx *ctx)
 	if (ctx->json) {
 		root = json_object();
 		summary = json_object();
-		jset(summary, "checked", json_integer((json_int_t)n));
-		jset(summary, "passed", json_integer((json_int_t)passed));
-		jset(summary, "drifted", json_integer((json_int_t)drifted));
-		jset(summary, "runtime_failures", json_integer((json_int_t)broken));
-		jset(summary, "skipped", json_integer((json_int_t)skipped));
-		jset(summary, "exit_code", json_integer(code));
-		jset(root, "contracts", jarr);
-		jset(root, "summary", summary);
-		r = print_json(ctx, root);
+		cli_jset(summary, "checked", json_integer((json_int_t)n));
+		cli_jset(summary, "passed", json_integer((json_int_t)passed));
+		cli_jset(summary, "drifted", json_integer((json_int_t)drifted));
+		cli_jset(summary, "runtime_failures", json_integer((json_int_t)broken));
+		cli_jset(summary, "skipped", json_integer((json_int_t)skipped));
+		cli_jset(summary, "exit_code", json_integer(code));
+		cli_jset(root, "contracts", jarr);
+		cli_jset(root, "summary", summary);
+		r = cli_print_json(ctx, root);
 		if (r)
 			code = r;
 	} else {
