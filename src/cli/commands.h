@@ -4,9 +4,12 @@
 
 #include "cli/cli.h"
 
+cmd_fn cmd_adapters_contract_check;
 cmd_fn cmd_help;
+cmd_fn cmd_shim;
 cmd_fn cmd_version;
 
 extern const struct cmd adapters_cmds[];
+extern const struct cmd audit_cmds[];
 
 #endif
