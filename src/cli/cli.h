@@ -17,7 +17,7 @@ typedef int cmd_fn(int argc, char **argv, struct cli_ctx *ctx);
 enum cmd_flags {
 	CMD_NEEDS_STATE = 1 << 0, /* open state.db before fn */
 	CMD_NEEDS_REPO = 1 << 1,  /* must run inside a git work tree */
-	CMD_HIDDEN = 1 << 2,      /* not listed in help */
+	CMD_HIDDEN = 1 << 2,	  /* not listed in help */
 };
 
 struct cmd {
@@ -31,12 +31,12 @@ struct cmd {
 };
 
 struct cli_ctx {
-	const char *progname;  /* "bernstein" */
-	const char *dir;       /* -C DIR, already chdir()ed into; NULL if not given */
-	bool json;             /* --json (global, or a command's own) */
-	int verbosity;         /* -q = -1, default 0, each -v +1 */
+	const char *progname; /* "bernstein" */
+	const char *dir;      /* -C DIR, already chdir()ed into; NULL if not given */
+	bool json;	      /* --json (global, or a command's own) */
+	int verbosity;	      /* -q = -1, default 0, each -v +1 */
 	FILE *out, *err;
-	char **envp;           /* the process environment; read it with cli_getenv() */
+	char **envp;	       /* the process environment; read it with cli_getenv() */
 	const struct cmd *cmd; /* the command being run */
 	char cmd_path[128];    /* "adapters check" */
 };
@@ -61,9 +61,11 @@ void cli_warn(struct cli_ctx *ctx, const char *fmt, ...) __attribute__((format(p
 
 const char *cli_getenv(const struct cli_ctx *ctx, const char *name);
 
-/* getopt_long wrapper for commands: resets getopt, adds -h/--help handling.
- * Returns the option char, -1 at the end, 'h' is handled by the caller via
- * CLI_OPT_HELP, '?' on an error already reported (return BEXIT_USAGE). */
-#define CLI_OPT_HELP {"help", 0, NULL, 'h'}
+/* The --help entry every command's getopt_long option table carries; the
+ * command answers 'h' with `return cli_help(ctx);` (see cmd_version). */
+#define CLI_OPT_HELP                                                                               \
+	{                                                                                          \
+		"help", 0, NULL, 'h'                                                               \
+	}
 
 #endif

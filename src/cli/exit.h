@@ -3,13 +3,13 @@
 #define BERNSTEIN_CLI_EXIT_H
 
 enum bexit {
-	BEXIT_OK = 0,           /* success */
-	BEXIT_FAILED = 1,       /* finished, but something checked failed (a task, --strict) */
-	BEXIT_USAGE = 2,        /* bad command line */
-	BEXIT_INVALID = 3,      /* invalid profile, catalogue or config */
-	BEXIT_ENV = 4,          /* environment: binary or git missing, state locked, I/O */
-	BEXIT_AUDIT = 5,        /* audit verification failed */
-	BEXIT_BUG = 70,         /* internal bug */
+	BEXIT_OK = 0,		/* success */
+	BEXIT_FAILED = 1,	/* finished, but something checked failed (a task, --strict) */
+	BEXIT_USAGE = 2,	/* bad command line */
+	BEXIT_INVALID = 3,	/* invalid profile, catalogue or config */
+	BEXIT_ENV = 4,		/* environment: binary or git missing, state locked, I/O */
+	BEXIT_AUDIT = 5,	/* audit verification failed */
+	BEXIT_BUG = 70,		/* internal bug */
 	BEXIT_INTERRUPTED = 130 /* SIGINT */
 };
 
