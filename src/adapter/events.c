@@ -1,0 +1,486 @@
+#include "adapter/events.h"
+
+#include <inttypes.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/clock.h"
+#include "util/banned.h"
+
+static const char *const kind_names[_EVENT_KIND_MAX] = {
+	[EVENT_SESSION_STARTED] = "session_started",
+	[EVENT_TEXT] = "text",
+	[EVENT_TOOL_CALL] = "tool_call",
+	[EVENT_TOOL_RESULT] = "tool_result",
+	[EVENT_USAGE] = "usage",
+	[EVENT_RATE_LIMITED] = "rate_limited",
+	[EVENT_RESULT] = "result",
+	[EVENT_ERROR] = "error",
+	[EVENT_WARNING] = "warning",
+	[EVENT_SIGNAL] = "signal",
+	[EVENT_UNKNOWN] = "unknown",
+};
+
+const char *event_kind_to_string(enum event_kind k)
+{
+	if ((int)k < 0 || k >= _EVENT_KIND_MAX)
+		return NULL;
+	return kind_names[k];
+}
+
+enum event_kind event_kind_from_string(const char *s)
+{
+	int i;
+
+	if (!s)
+		return _EVENT_KIND_INVALID;
+	for (i = 0; i < _EVENT_KIND_MAX; i++)
+		if (strcmp(kind_names[i], s) == 0)
+			return (enum event_kind)i;
+	return _EVENT_KIND_INVALID;
+}
+
+void event_init(struct event *ev, enum event_kind kind)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->kind = kind;
+	ev->stream = 1;
+	ev->input_tokens = EVENT_UNSET;
+	ev->output_tokens = EVENT_UNSET;
+	ev->cached_tokens = EVENT_UNSET;
+	ev->cost_usd = -1;
+	ev->num_turns = EVENT_UNSET;
+	ev->duration_ms = EVENT_UNSET;
+	ev->permission_denials = EVENT_UNSET;
+	ratelimit_hint_init(&ev->hint);
+}
+
+/* ---- a small JSON writer: fixed key order, capped strings ------------------- */
+
+struct jw {
+	struct sbuf *out;
+	int r;
+	bool first;
+	bool truncated;
+};
+
+static void jw_add(struct jw *w, const char *s, size_t n)
+{
+	if (w->r == 0)
+		w->r = sbuf_add(w->out, s, n);
+}
+
+static void jw_adds(struct jw *w, const char *s)
+{
+	jw_add(w, s, strlen(s));
+}
+
+/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+	uint32_t cp;
+	size_t len, i;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10ffff ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
+/* A JSON string of the n bytes at s, cut at cap bytes of input. */
+static void jw_string(struct jw *w, const char *s, size_t n, size_t cap)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	bool cut = n > cap;
+	size_t i = 0;
+
+	if (cut) {
+		n = cap;
+		w->truncated = true;
+	}
+	jw_add(w, "\"", 1);
+	while (i < n && w->r == 0) {
+		size_t run = i, len;
+
+		/* copy plain bytes in one go */
+		while (run < n && p[run] >= 0x20 && p[run] < 0x80 && p[run] != '"' &&
+		       p[run] != '\\')
+			run++;
+		if (run > i) {
+			jw_add(w, s + i, run - i);
+			i = run;
+			continue;
+		}
+		if (p[i] < 0x80) {
+			char esc[8];
+
+			switch (p[i]) {
+			case '"':
+				jw_add(w, "\\\"", 2);
+				break;
+			case '\\':
+				jw_add(w, "\\\\", 2);
+				break;
+			case '\n':
+				jw_add(w, "\\n", 2);
+				break;
+			case '\r':
+				jw_add(w, "\\r", 2);
+				break;
+			case '\t':
+				jw_add(w, "\\t", 2);
+				break;
+			case '\b':
+				jw_add(w, "\\b", 2);
+				break;
+			case '\f':
+				jw_add(w, "\\f", 2);
+				break;
+			case '\0':
+				/* valid JSON, but most readers refuse a NUL in a string */
+				jw_add(w, "\\ufffd", 6);
+				break;
+			default:
+				(void)snprintf(esc, sizeof(esc), "\\u%04x", p[i]);
+				jw_add(w, esc, 6);
+				break;
+			}
+			i++;
+			continue;
+		}
+		len = utf8_seq(p + i, n - i);
+		if (len == 0) {
+			/* invalid, unless it is a sequence the cap cut short */
+			if (!cut || i + 4 <= n)
+				jw_add(w, "\\ufffd", 6);
+			i++;
+			continue;
+		}
+		jw_add(w, s + i, len);
+		i += len;
+	}
+	jw_add(w, "\"", 1);
+}
+
+static void jw_key(struct jw *w, const char *k)
+{
+	if (!w->first)
+		jw_add(w, ",", 1);
+	w->first = false;
+	jw_string(w, k, strlen(k), SIZE_MAX);
+	jw_add(w, ":", 1);
+}
+
+static void jw_str(struct jw *w, const char *k, const char *v, size_t cap)
+{
+	if (!v)
+		return;
+	jw_key(w, k);
+	jw_string(w, v, strlen(v), cap);
+}
+
+static void jw_int(struct jw *w, const char *k, int64_t v)
+{
+	char num[32];
+
+	jw_key(w, k);
+	(void)snprintf(num, sizeof(num), "%" PRId64, v);
+	jw_adds(w, num);
+}
+
+static void jw_opt_int(struct jw *w, const char *k, int64_t v)
+{
+	if (v >= 0)
+		jw_int(w, k, v);
+}
+
+static void jw_bool(struct jw *w, const char *k, bool v)
+{
+	jw_key(w, k);
+	jw_adds(w, v ? "true" : "false");
+}
+
+/* The shortest %g form that reads back as the same double. */
+static void jw_double(struct jw *w, const char *k, double v)
+{
+	char num[40];
+	int prec;
+
+	jw_key(w, k);
+	if (!isfinite(v)) {
+		jw_adds(w, "null");
+		return;
+	}
+	for (prec = 1; prec <= 17; prec++) {
+		(void)snprintf(num, sizeof(num), "%.*g", prec, v);
+		if (strtod(num, NULL) == v)
+			break;
+	}
+	jw_adds(w, num);
+}
+
+/* A JSON value given as text: embedded as JSON (re-dumped compact, so no raw
+ * newline can split the line) when it parses and fits, else as a string. */
+static void jw_json(struct jw *w, const char *k, const char *v)
+{
+	json_error_t err;
+	json_t *j = NULL;
+	size_t n;
+
+	if (!v)
+		return;
+	n = strlen(v);
+	if (n <= EVENT_FIELD_MAX)
+		j = json_loadb(v, n, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &err);
+	if (j) {
+		char *d = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY);
+
+		json_decref(j);
+		if (d) {
+			json_free_t jfree;
+			json_malloc_t jmalloc;
+
+			jw_key(w, k);
+			jw_adds(w, d);
+			json_get_alloc_funcs(&jmalloc, &jfree);
+			jfree(d);
+			return;
+		}
+	}
+	jw_key(w, k);
+	jw_string(w, v, n, EVENT_FIELD_MAX);
+}
+
+static void jw_hint(struct jw *w, const struct ratelimit_hint *h)
+{
+	if (h->retry_after_s >= 0)
+		jw_int(w, "retry_after_s", h->retry_after_s);
+	if (h->reset_at_s >= 0) {
+		char iso[40];
+
+		/* seconds precision is all an agent ever gives */
+		if (clock_iso8601_utc(h->reset_at_s * 1000000000, iso, sizeof(iso))) {
+			char *dot = strchr(iso, '.');
+
+			if (dot) {
+				dot[0] = 'Z';
+				dot[1] = '\0';
+			}
+			jw_str(w, "reset_at", iso, SIZE_MAX);
+		}
+	}
+	if (h->reset_hour >= 0) {
+		char tod[32];
+
+		(void)snprintf(tod, sizeof(tod), "%02d:%02d", h->reset_hour,
+			       h->reset_minute > 0 ? h->reset_minute : 0);
+		jw_str(w, "reset_time", tod, SIZE_MAX);
+	}
+}
+
+int event_to_json(const struct event *ev, int64_t ts_ns, struct sbuf *out)
+{
+	struct jw w = {.out = out, .r = 0, .first = true, .truncated = false};
+	size_t old_len = out->len;
+	const char *kind = event_kind_to_string(ev->kind);
+
+	if (!kind)
+		return -EINVAL;
+	jw_add(&w, "{", 1);
+	if (ts_ns > 0) {
+		char iso[40];
+
+		if (clock_iso8601_utc(ts_ns, iso, sizeof(iso)))
+			jw_str(&w, "ts", iso, SIZE_MAX);
+	}
+	jw_str(&w, "kind", kind, SIZE_MAX);
+	jw_str(&w, "dialect", ev->dialect, SIZE_MAX);
+	if (ev->line)
+		jw_int(&w, "line", (int64_t)ev->line);
+	if (ev->stream == 2)
+		jw_str(&w, "stream", "stderr", SIZE_MAX);
+	jw_str(&w, "type", ev->type, 256);
+
+	switch (ev->kind) {
+	case EVENT_SESSION_STARTED:
+		jw_str(&w, "session_id", ev->session_id, 1024);
+		jw_str(&w, "model", ev->model, 256);
+		break;
+	case EVENT_TEXT:
+		jw_str(&w, "text", ev->text ? ev->text : "", EVENT_FIELD_MAX);
+		if (ev->delta)
+			jw_bool(&w, "delta", true);
+		break;
+	case EVENT_TOOL_CALL:
+		jw_str(&w, "tool_id", ev->tool_id, 1024);
+		jw_str(&w, "tool_name", ev->tool_name, 1024);
+		jw_json(&w, "args", ev->tool_args);
+		break;
+	case EVENT_TOOL_RESULT:
+		jw_str(&w, "tool_id", ev->tool_id, 1024);
+		jw_str(&w, "tool_name", ev->tool_name, 1024);
+		jw_bool(&w, "is_error", ev->is_error);
+		if (ev->permission_denied)
+			jw_bool(&w, "permission_denied", true);
+		jw_str(&w, "output", ev->tool_output, EVENT_FIELD_MAX);
+		break;
+	case EVENT_USAGE:
+		jw_opt_int(&w, "input_tokens", ev->input_tokens);
+		jw_opt_int(&w, "output_tokens", ev->output_tokens);
+		jw_opt_int(&w, "cached_tokens", ev->cached_tokens);
+		if (ev->cost_usd >= 0)
+			jw_double(&w, "cost_usd", ev->cost_usd);
+		break;
+	case EVENT_RATE_LIMITED:
+		if (ev->http_status)
+			jw_int(&w, "http_status", ev->http_status);
+		jw_hint(&w, &ev->hint);
+		jw_str(&w, "message", ev->message, EVENT_FIELD_MAX);
+		break;
+	case EVENT_RESULT:
+		jw_str(&w, "status", ev->status, 256);
+		jw_bool(&w, "is_error", ev->is_error);
+		if (ev->http_status)
+			jw_int(&w, "http_status", ev->http_status);
+		jw_opt_int(&w, "num_turns", ev->num_turns);
+		jw_opt_int(&w, "duration_ms", ev->duration_ms);
+		jw_opt_int(&w, "permission_denials", ev->permission_denials);
+		jw_str(&w, "text", ev->text, EVENT_FIELD_MAX);
+		jw_str(&w, "message", ev->message, EVENT_FIELD_MAX);
+		jw_json(&w, "payload", ev->payload);
+		break;
+	case EVENT_ERROR:
+		jw_str(&w, "error_kind", ev->error_kind, 256);
+		if (ev->http_status)
+			jw_int(&w, "http_status", ev->http_status);
+		jw_str(&w, "message", ev->message ? ev->message : "", EVENT_FIELD_MAX);
+		break;
+	case EVENT_WARNING:
+		jw_str(&w, "message", ev->message ? ev->message : "", EVENT_FIELD_MAX);
+		break;
+	case EVENT_SIGNAL:
+		jw_str(&w, "signal", ev->signal, 256);
+		jw_json(&w, "payload", ev->payload ? ev->payload : "{}");
+		break;
+	case EVENT_UNKNOWN:
+		jw_str(&w, "reason", ev->reason, 1024);
+		if (ev->raw) {
+			jw_key(&w, "raw");
+			jw_string(&w, ev->raw, ev->raw_len, EVENT_RAW_MAX);
+		}
+		break;
+	default:
+		break;
+	}
+	if (w.truncated)
+		jw_bool(&w, "truncated", true);
+	jw_add(&w, "}\n", 2);
+	if (w.r < 0)
+		sbuf_setlen(out, old_len);
+	return w.r;
+}
+
+/* ---- human-readable ------------------------------------------------------------ */
+
+const char *event_describe(const struct event *ev, char *buf, size_t size)
+{
+	char extra[64] = "";
+	size_t i;
+
+	if (!buf || size == 0)
+		return buf;
+	switch (ev->kind) {
+	case EVENT_SESSION_STARTED:
+		(void)snprintf(buf, size, "session %s%s%s%s", ev->session_id ? ev->session_id : "?",
+			       ev->model ? " (model " : "", ev->model ? ev->model : "",
+			       ev->model ? ")" : "");
+		break;
+	case EVENT_TEXT:
+		(void)snprintf(buf, size, "%s", ev->text ? ev->text : "");
+		break;
+	case EVENT_TOOL_CALL:
+		(void)snprintf(buf, size, "tool call %s %s", ev->tool_name ? ev->tool_name : "?",
+			       ev->tool_args ? ev->tool_args : "");
+		break;
+	case EVENT_TOOL_RESULT:
+		(void)snprintf(buf, size, "tool result %s: %s%s%s",
+			       ev->tool_name ? ev->tool_name : (ev->tool_id ? ev->tool_id : "?"),
+			       ev->is_error ? (ev->permission_denied ? "denied" : "error") : "ok",
+			       ev->tool_output && ev->tool_output[0] ? ": " : "",
+			       ev->tool_output ? ev->tool_output : "");
+		break;
+	case EVENT_USAGE:
+		if (ev->cost_usd >= 0)
+			(void)snprintf(extra, sizeof(extra), ", $%.4f", ev->cost_usd);
+		(void)snprintf(buf, size, "usage: %" PRId64 " in, %" PRId64 " out%s",
+			       ev->input_tokens > 0 ? ev->input_tokens : 0,
+			       ev->output_tokens > 0 ? ev->output_tokens : 0, extra);
+		break;
+	case EVENT_RATE_LIMITED:
+		if (ev->hint.retry_after_s >= 0)
+			(void)snprintf(extra, sizeof(extra), " (retry in %" PRId64 " s)",
+				       ev->hint.retry_after_s);
+		(void)snprintf(buf, size, "rate limited%s: %s", extra,
+			       ev->message ? ev->message : "");
+		break;
+	case EVENT_RESULT:
+		(void)snprintf(buf, size, "result: %s%s%s%s%s", ev->is_error ? "failed" : "success",
+			       ev->status ? " (" : "", ev->status ? ev->status : "",
+			       ev->status ? ")" : "", ev->is_error && ev->message ? ": " : "");
+		if (ev->is_error && ev->message) {
+			size_t len = strlen(buf);
+
+			(void)snprintf(buf + len, size - len, "%s", ev->message);
+		}
+		break;
+	case EVENT_ERROR:
+		if (ev->http_status)
+			(void)snprintf(extra, sizeof(extra), " (HTTP %d)", ev->http_status);
+		(void)snprintf(buf, size, "error%s: %s", extra, ev->message ? ev->message : "");
+		break;
+	case EVENT_WARNING:
+		(void)snprintf(buf, size, "warning: %s", ev->message ? ev->message : "");
+		break;
+	case EVENT_SIGNAL:
+		(void)snprintf(buf, size, "signal %s %s", ev->signal ? ev->signal : "?",
+			       ev->payload ? ev->payload : "{}");
+		break;
+	case EVENT_UNKNOWN:
+		(void)snprintf(buf, size, "unknown%s%s%s%s", ev->type ? " '" : "",
+			       ev->type ? ev->type : "", ev->type ? "'" : "",
+			       ev->reason ? " (" : "");
+		if (ev->reason) {
+			size_t len = strlen(buf);
+
+			(void)snprintf(buf + len, size - len, "%s)", ev->reason);
+		}
+		break;
+	default:
+		(void)snprintf(buf, size, "?");
+		break;
+	}
+	for (i = 0; buf[i]; i++)
+		if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)
+			buf[i] = ' ';
+	return buf;
+}

@@ -1,0 +1,106 @@
+/* The typed outcome of one agent run. It does not trust the exit code alone:
+ * qwen 0.15 and pi exit 0 on an API error (their stream says so), gemini
+ * exits 144 (HTTP 400 mod 256), claude says subtype "success" with
+ * is_error true. The inputs are the exit information, a tally of the
+ * normalized events seen (outcome_observe() on each) and whether the worktree
+ * changed (computed by the caller).
+ *
+ * The rules, in order (docs/event-stream.md, "Outcome"):
+ *   1. the agent could not start: exit 127 or 126 -> binary_missing, any
+ *      other start failure -> failed;
+ *   2. a terminal result was seen (the last one counts):
+ *      - it failed: rate_limited if a rate-limit event was seen or its HTTP
+ *        status is 429, else failed (whatever the exit code);
+ *      - it succeeded: failed if the agent then exited non-zero on its own
+ *        (not killed, not timed out: the work was done before a kill);
+ *        else the success checks below;
+ *   3. no terminal result:
+ *      timed out -> timed_out; cancelled -> cancelled; killed by a signal ->
+ *      killed; a text channel (no terminal event in its dialect) that exited
+ *      0 -> the success checks; a rate-limit event -> rate_limited; an error
+ *      event -> failed; else failed (for a stream dialect an exit 0 without
+ *      its terminal event included);
+ *   4. success checks: a permission refusal (the agent's permission_denials,
+ *      or a tool result refused) and a worktree known to be unchanged ->
+ *      permission_blocked; expect_changes and a worktree known to be
+ *      unchanged -> no_changes; else completed.
+ *
+ * Feed the meter (ratelimit.h) from the outcome, not from single events:
+ * rate_limited -> ratelimit_meter_hit(), anything else -> success. A chatty
+ * agent that mentions "rate limit" and finishes stays completed. */
+#ifndef BERNSTEIN_ADAPTER_OUTCOME_H
+#define BERNSTEIN_ADAPTER_OUTCOME_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "adapter/dialect.h"
+#include "adapter/events.h"
+#include "proc/spawn.h"
+
+enum outcome {
+	OUTCOME_COMPLETED,	    /* "completed" */
+	OUTCOME_FAILED,		    /* "failed" */
+	OUTCOME_RATE_LIMITED,	    /* "rate_limited" */
+	OUTCOME_TIMED_OUT,	    /* "timed_out": the watchdog killed it before it finished */
+	OUTCOME_KILLED,		    /* "killed": a signal ended it before it finished */
+	OUTCOME_CANCELLED,	    /* "cancelled": bernstein was interrupted */
+	OUTCOME_BINARY_MISSING,	    /* "binary_missing": exit 127/126 at start */
+	OUTCOME_PERMISSION_BLOCKED, /* "permission_blocked": refused, nothing written */
+	OUTCOME_NO_CHANGES,	    /* "no_changes": finished but changed nothing */
+	_OUTCOME_MAX,
+	_OUTCOME_INVALID = -EINVAL,
+};
+
+struct outcome_inputs {
+	/* how the process ended (outcome_set_exit() copies a struct proc) */
+	bool start_failed; /* it never ran: exit_code is 127, 126 or 125 */
+	int exit_code;	   /* as a shell reports it: code, or 128+signal */
+	int term_signal;   /* the signal that ended it, 0 if it exited */
+	bool timed_out;	   /* the watchdog fired */
+	bool cancelled;	   /* bernstein was told to stop */
+
+	/* the event channel */
+	bool terminal_expected; /* dialect_has_terminal() of its dialect */
+
+	/* the tally (outcome_observe()) */
+	unsigned results;	    /* EVENT_RESULT seen */
+	bool result_is_error;	    /* the last one failed */
+	int result_http_status;	    /* the last one's HTTP status */
+	unsigned errors;	    /* EVENT_ERROR */
+	unsigned rate_limits;	    /* EVENT_RATE_LIMITED */
+	unsigned tool_calls;	    /* EVENT_TOOL_CALL */
+	unsigned tool_errors;	    /* EVENT_TOOL_RESULT with is_error */
+	unsigned tool_refusals;	    /* EVENT_TOOL_RESULT with permission_denied */
+	int64_t permission_denials; /* the most any result reported; 0 none */
+	unsigned unknown;	    /* EVENT_UNKNOWN */
+
+	/* the worktree */
+	bool changes_known;    /* the caller looked at the worktree */
+	bool worktree_changed; /* ... and it changed */
+	bool expect_changes;   /* a run that changes nothing is no_changes */
+};
+
+/* Zeroed inputs for a run read with dialect d. */
+void outcome_inputs_init(struct outcome_inputs *in, enum dialect d);
+/* Count one event. */
+void outcome_observe(struct outcome_inputs *in, const struct event *ev);
+/* An event_emit_fn that calls outcome_observe(userdata, ev). */
+void outcome_observe_fn(void *userdata, const struct event *ev);
+/* Copy the end of a supervised process (exit code, signal, timeout,
+ * cancellation, start failure). */
+void outcome_set_exit(struct outcome_inputs *in, const struct proc *p);
+/* Record what the caller found in the worktree. */
+void outcome_set_changes(struct outcome_inputs *in, bool changed, bool expect_changes);
+
+enum outcome outcome_classify(const struct outcome_inputs *in);
+/* The same, with the rule that decided in buf ("exited 0 without its terminal
+ * event"); buf may be NULL. */
+enum outcome outcome_classify_why(const struct outcome_inputs *in, char *buf, size_t size);
+
+const char *outcome_to_string(enum outcome o);
+enum outcome outcome_from_string(const char *s);
+
+#endif
