@@ -1156,8 +1156,11 @@ out:
 
 const struct contract_entry *contract_index_find(const struct contract_index *idx, const char *name)
 {
-	size_t lo = 0, hi = idx->n;
+	size_t lo = 0, hi;
 
+	if (!idx)
+		return NULL;
+	hi = idx->n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		int cmp = strcmp(idx->v[mid].name, name);

@@ -146,7 +146,7 @@ static void print_group(FILE *f, const struct cmd *tab)
 
 static int group_help(struct cli_ctx *ctx, const struct cmd *group, FILE *f)
 {
-	if (!ctx->cmd_path[0]) {
+	if (!group || !ctx->cmd_path[0]) {
 		(void)fputs(global_usage, f);
 		(void)fputs("\n", f);
 		(void)fputs(global_help, f);
@@ -156,7 +156,7 @@ static int group_help(struct cli_ctx *ctx, const struct cmd *group, FILE *f)
 		return 0;
 	}
 	(void)fprintf(f, "usage: %s %s <command> [<args>]\n", ctx->progname, ctx->cmd_path);
-	if (group && group->help)
+	if (group->help)
 		(void)fprintf(f, "\n%s", group->help);
 	(void)fputs("\ncommands:\n", f);
 	print_group(f, group->sub);
@@ -319,8 +319,7 @@ int cli_main(int argc, char **argv, char **envp)
 		case 'j':
 			ctx.json = true;
 			break;
-		case 'V':
-		{
+		case 'V': {
 			char name[] = "version", *args[] = {name, NULL};
 
 			return cmd_version(1, args, &ctx);
