@@ -1,11 +1,16 @@
 #include "adapter/catalog.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "adapter/contract.h"
+#include "adapter/profile.h"
 #include "adapter/strategy.h"
 #include "util/sbuf.h"
 #include "util/xalloc.h"
@@ -39,9 +44,15 @@ struct catalog *catalog_free(struct catalog *cat)
 {
 	if (!cat)
 		return NULL;
+	for (size_t i = 0; i < cat->n_profiles; i++)
+		profile_free(cat->profiles[i]);
+	free(cat->profiles);
+	contract_index_free(cat->contracts);
 	arena_release(&cat->arena);
 	free((void *)cat->rows);
 	free((void *)cat->entries);
+	free((void *)cat->multimodal);
+	free((void *)cat->use_cases);
 	free(cat);
 	return NULL;
 }
@@ -54,6 +65,10 @@ enum catalog_kind catalog_kind_from_name(const char *basename)
 		return CATALOG_KIND_MATRIX;
 	if (strcmp(basename, CATALOG_REGISTRY_FILE) == 0)
 		return CATALOG_KIND_REGISTRY;
+	if (strcmp(basename, CATALOG_MULTIMODAL_FILE) == 0)
+		return CATALOG_KIND_MULTIMODAL;
+	if (strcmp(basename, CATALOG_USE_CASES_FILE) == 0)
+		return CATALOG_KIND_USE_CASES;
 	return _CATALOG_KIND_INVALID;
 }
 
@@ -174,11 +189,6 @@ static const struct yfield registry_fields[] = {
 	{NULL, 0, 0},
 };
 
-static const struct yfield top_fields[] = {
-	{"adapters", YT_MAP, YF_REQUIRED},
-	{NULL, 0, 0},
-};
-
 static struct catalog_origin origin_of(const char *file, const struct ynode *n)
 {
 	struct catalog_origin o = {.file = file, .line = n->line, .col = n->col};
@@ -250,29 +260,23 @@ bad:
 	return -EINVAL;
 }
 
-/* A parsed file, merged into the catalogue only when all of it is valid. */
+/* A parsed file, merged into the catalogue only when all of it is valid:
+ * matrix rows, registry entries, multimodal rows or use cases. */
 struct parsed {
-	const struct matrix_row **rows;
-	const struct registry_entry **entries;
+	const void **items;
 	size_t n;
 };
 
-static void parsed_push(struct parsed *p, const struct matrix_row *row,
-			const struct registry_entry *e)
+static void parsed_push(struct parsed *p, const void *item)
 {
-	p->rows = xrealloc((void *)p->rows, st_mult(p->n + 1, sizeof(*p->rows)));
-	p->entries = xrealloc((void *)p->entries, st_mult(p->n + 1, sizeof(*p->entries)));
-	p->rows[p->n] = row;
-	p->entries[p->n] = e;
-	p->n++;
+	p->items = xrealloc((void *)p->items, st_mult(p->n + 1, sizeof(*p->items)));
+	p->items[p->n++] = item;
 }
 
 static void parsed_release(struct parsed *p)
 {
-	free((void *)p->rows);
-	free((void *)p->entries);
-	p->rows = NULL;
-	p->entries = NULL;
+	free((void *)p->items);
+	p->items = NULL;
 	p->n = 0;
 }
 
@@ -387,19 +391,89 @@ static int parse_registry_entry(const struct ydoc *doc, const struct ynode *key,
 	return 0;
 }
 
+/* A registry entry and a profile of one name may not share a layer. */
+static int check_conflict(const struct catalog *cat, const struct ydoc *doc,
+			  const struct ynode *key, struct diag *reterr)
+{
+	const struct registry_entry *old = catalog_find(cat, key->str);
+
+	if (!old || !old->profile || old->layer != cat->layer)
+		return 0;
+	yaml_diag(doc, key, reterr,
+		  "adapter '%s' has a capability profile (%s) and a registry entry in the same "
+		  "catalogue layer: a name may have a profile or a registry.yaml entry, not both",
+		  key->str, old->origin.file);
+	return -EINVAL;
+}
+
+static const struct yfield use_case_fields[] = {
+	{"summary", YT_STR, YF_REQUIRED},
+	{"install", YT_STR, YF_REQUIRED},
+	{NULL, 0, 0},
+};
+
+static int parse_use_case(const struct ydoc *doc, const struct ynode *key, const struct ynode *val,
+			  struct arena *arena, const char *file, struct use_case **ret,
+			  struct diag *reterr)
+{
+	struct use_case *u = arena_alloc(arena, sizeof(*u));
+	char what[CATALOG_MAX_NAME + 64];
+	static const char *const keys[] = {"summary", "install"};
+	size_t i;
+	int r;
+
+	(void)snprintf(what, sizeof(what), "use case of '%s'", key->str);
+	r = yaml_check_map(doc, val, use_case_fields, what, reterr);
+	if (r < 0)
+		return r;
+	for (i = 0; i < ARRAY_SIZE(keys); i++) {
+		const struct ynode *v = ynode_get(val, keys[i]);
+
+		if (str_blank(v->str)) {
+			yaml_diag(doc, v, reterr, "'%s' must not be empty", keys[i]);
+			return -EINVAL;
+		}
+	}
+	u->name = arena_strdup(arena, key->str);
+	u->summary = arena_strdup(arena, ynode_get(val, "summary")->str);
+	u->install = arena_strdup(arena, ynode_get(val, "install")->str);
+	u->origin = origin_of(file, key);
+	*ret = u;
+	return 0;
+}
+
+static const char *kind_what(enum catalog_kind kind)
+{
+	switch (kind) {
+	case CATALOG_KIND_MATRIX:
+		return "strategy matrix";
+	case CATALOG_KIND_REGISTRY:
+		return "registry";
+	case CATALOG_KIND_MULTIMODAL:
+		return "multimodal table";
+	case CATALOG_KIND_USE_CASES:
+		return "use cases";
+	case _CATALOG_KIND_MAX:
+	case _CATALOG_KIND_INVALID:
+	default:
+		return "catalogue file";
+	}
+}
+
 static int parse_doc(struct catalog *cat, enum catalog_kind kind, const struct ydoc *doc,
 		     struct parsed *out, struct diag *reterr)
 {
-	const char *what = kind == CATALOG_KIND_MATRIX ? "strategy matrix" : "registry";
+	const char *top = kind == CATALOG_KIND_USE_CASES ? "agents" : "adapters";
+	const struct yfield fields[] = {{top, YT_MAP, YF_REQUIRED}, {NULL, 0, 0}};
 	const struct ynode *adapters;
 	const char *file;
 	size_t i;
 	int r;
 
-	r = yaml_check_map(doc, doc->root, top_fields, what, reterr);
+	r = yaml_check_map(doc, doc->root, fields, kind_what(kind), reterr);
 	if (r < 0)
 		return r;
-	adapters = ynode_get(doc->root, "adapters");
+	adapters = ynode_get(doc->root, top);
 	file = arena_strdup(&cat->arena, doc->name);
 	for (i = 0; i < adapters->n; i++) {
 		const struct ynode *key = adapters->keys[i], *val = adapters->items[i];
@@ -407,23 +481,72 @@ static int parse_doc(struct catalog *cat, enum catalog_kind kind, const struct y
 		r = check_name(doc, key, reterr);
 		if (r < 0)
 			return r;
-		if (kind == CATALOG_KIND_MATRIX) {
+		switch (kind) {
+		case CATALOG_KIND_MATRIX: {
 			struct matrix_row *row = NULL;
 
 			r = parse_matrix_row(doc, key, val, &cat->arena, file, &row, reterr);
-			if (r < 0)
-				return r;
-			parsed_push(out, row, NULL);
-		} else {
+			if (r >= 0)
+				parsed_push(out, row);
+			break;
+		}
+		case CATALOG_KIND_REGISTRY: {
 			struct registry_entry *e = NULL;
 
 			r = parse_registry_entry(doc, key, val, &cat->arena, file, &e, reterr);
-			if (r < 0)
-				return r;
-			parsed_push(out, NULL, e);
+			if (r >= 0)
+				r = check_conflict(cat, doc, key, reterr);
+			if (r >= 0) {
+				e->layer = cat->layer;
+				parsed_push(out, e);
+			}
+			break;
 		}
+		case CATALOG_KIND_MULTIMODAL: {
+			struct multimodal_row *m = arena_alloc(&cat->arena, sizeof(*m));
+			bool b = false;
+
+			r = yaml_get_bool(doc, adapters, key->str, &b, reterr);
+			if (r >= 0) {
+				m->name = arena_strdup(&cat->arena, key->str);
+				m->vision = b;
+				m->origin = origin_of(file, key);
+				parsed_push(out, m);
+			}
+			break;
+		}
+		case CATALOG_KIND_USE_CASES: {
+			struct use_case *u = NULL;
+
+			r = parse_use_case(doc, key, val, &cat->arena, file, &u, reterr);
+			if (r >= 0)
+				parsed_push(out, u);
+			break;
+		}
+		case _CATALOG_KIND_MAX:
+		case _CATALOG_KIND_INVALID:
+		default:
+			BUG("bad catalogue kind %d", (int)kind);
+		}
+		if (r < 0)
+			return r;
 	}
 	return 0;
+}
+
+/* Replace the item of the same name in an unsorted table, or append. */
+static void unsorted_put(const void ***tab, size_t *n, const void *item)
+{
+	const char *name = *(const char *const *)item;
+	size_t i;
+
+	for (i = 0; i < *n; i++)
+		if (strcmp(*(const char *const *)(*tab)[i], name) == 0) {
+			(*tab)[i] = item;
+			return;
+		}
+	*tab = xrealloc((void *)*tab, st_mult(*n + 1, sizeof(**tab)));
+	(*tab)[(*n)++] = item;
 }
 
 static void merge(struct catalog *cat, enum catalog_kind kind, const struct parsed *p)
@@ -431,17 +554,39 @@ static void merge(struct catalog *cat, enum catalog_kind kind, const struct pars
 	size_t i;
 
 	for (i = 0; i < p->n; i++) {
-		if (kind == CATALOG_KIND_MATRIX)
-			rows_put(cat, p->rows[i]);
-		else
-			entries_put(cat, p->entries[i]);
+		switch (kind) {
+		case CATALOG_KIND_MATRIX:
+			rows_put(cat, p->items[i]);
+			break;
+		case CATALOG_KIND_REGISTRY:
+			entries_put(cat, p->items[i]);
+			break;
+		case CATALOG_KIND_MULTIMODAL: {
+			const void **tab = (const void **)cat->multimodal;
+
+			unsorted_put(&tab, &cat->n_multimodal, p->items[i]);
+			cat->multimodal = (const struct multimodal_row **)tab;
+			break;
+		}
+		case CATALOG_KIND_USE_CASES: {
+			const void **tab = (const void **)cat->use_cases;
+
+			unsorted_put(&tab, &cat->n_use_cases, p->items[i]);
+			cat->use_cases = (const struct use_case **)tab;
+			break;
+		}
+		case _CATALOG_KIND_MAX:
+		case _CATALOG_KIND_INVALID:
+		default:
+			BUG("bad catalogue kind %d", (int)kind);
+		}
 	}
 }
 
 static int add_doc(struct catalog *cat, enum catalog_kind kind, const struct ydoc *doc,
 		   struct diag *reterr)
 {
-	struct parsed p = {NULL, NULL, 0};
+	struct parsed p = {NULL, 0};
 	int r;
 
 	r = parse_doc(cat, kind, doc, &p, reterr);
@@ -520,18 +665,144 @@ int catalog_add_file(struct catalog *cat, enum catalog_kind kind, const char *pa
 	return r;
 }
 
+/* ---- profiles ---- */
+
+static void own_profile(struct catalog *cat, struct profile *p)
+{
+	cat->profiles =
+		xrealloc(cat->profiles, st_mult(cat->n_profiles + 1, sizeof(*cat->profiles)));
+	cat->profiles[cat->n_profiles++] = p;
+}
+
+/* p (owned by cat already) becomes the registry entry of its name. */
+static int add_profile(struct catalog *cat, const struct profile *p, struct diag *reterr)
+{
+	const struct registry_entry *old = catalog_find(cat, p->name);
+	struct registry_entry *e;
+
+	if (old && !old->profile && old->layer == cat->layer) {
+		diag_set(reterr, p->source, p->origin.line, p->origin.col,
+			 "field 'name': adapter '%s' has a registry entry (%s:%u) and a capability "
+			 "profile in the same catalogue layer: a name may have a profile or a "
+			 "registry.yaml entry, not both",
+			 p->name, old->origin.file, old->origin.line);
+		return -EINVAL;
+	}
+	e = arena_alloc(&cat->arena, sizeof(*e));
+	e->name = p->name;
+	e->display_name = p->display_name;
+	e->builtin = p->builtin;
+	e->binary = p->builtin ? NULL : p->invocation.binary;
+	e->version_args = p->version_args ? p->version_args : default_version_args;
+	e->strategy = p->strategy;
+	e->origin = p->origin;
+	e->profile = p;
+	e->layer = cat->layer;
+	entries_put(cat, e);
+	return 0;
+}
+
+int catalog_add_profile_buf(struct catalog *cat, const char *stem, const char *source,
+			    const char *buf, size_t len, struct diag *reterr)
+{
+	struct profile *p = NULL;
+	int r;
+
+	r = profile_load_buf(source, stem, buf, len, &p, reterr);
+	if (r < 0)
+		return r;
+	own_profile(cat, p);
+	return add_profile(cat, p, reterr);
+}
+
+int catalog_add_profile_file(struct catalog *cat, const char *path, struct diag *reterr)
+{
+	struct profile *p = NULL;
+	int r;
+
+	r = profile_load_file(path, &p, reterr);
+	if (r < 0)
+		return r;
+	own_profile(cat, p);
+	return add_profile(cat, p, reterr);
+}
+
+static int cmp_cstr(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* DIR/profiles/NAME.yaml in name order. A missing directory adds nothing. */
+static int add_profile_dir(struct catalog *cat, const char *dir, struct diag *reterr)
+{
+	struct sbuf path = SBUF_INIT(PATH_MAX);
+	struct strvec names = STRVEC_INIT;
+	struct dirent *de;
+	DIR *d = NULL;
+	size_t i;
+	int r = 0;
+
+	if (sbuf_addf(&path, "%s%s" PROFILE_DIR, dir, dir[strlen(dir) - 1] == '/' ? "" : "/") < 0) {
+		diag_set(reterr, dir, 0, 0, "catalogue directory path too long");
+		r = -ENAMETOOLONG;
+		goto out;
+	}
+	d = opendir(path.buf);
+	if (!d) {
+		if (errno == ENOENT)
+			goto out;
+		r = -errno;
+		diag_set(reterr, path.buf, 0, 0, "cannot read the profile directory: %s",
+			 strerror(-r));
+		goto out;
+	}
+	while ((de = readdir(d))) {
+		size_t n = strlen(de->d_name), sl = strlen(PROFILE_SUFFIX);
+
+		if (de->d_name[0] == '.' || n <= sl || strcmp(de->d_name + n - sl, PROFILE_SUFFIX))
+			continue;
+		strvec_push(&names, de->d_name);
+	}
+	qsort((void *)names.v, names.nr, sizeof(*names.v), cmp_cstr);
+	for (i = 0; i < names.nr; i++) {
+		size_t len = path.len;
+
+		if (sbuf_addf(&path, "/%s", names.v[i]) < 0) {
+			diag_set(reterr, path.buf, 0, 0, "profile path too long");
+			r = -ENAMETOOLONG;
+			goto out;
+		}
+		r = catalog_add_profile_file(cat, path.buf, reterr);
+		if (r < 0)
+			goto out;
+		sbuf_setlen(&path, len);
+	}
+out:
+	if (d)
+		(void)closedir(d);
+	strvec_clear(&names);
+	sbuf_release(&path);
+	return r;
+}
+
+/* ---- layers ---- */
+
 int catalog_add_embedded(struct catalog *cat, struct diag *reterr)
 {
-	static const char *const files[] = {CATALOG_REGISTRY_FILE, CATALOG_MATRIX_FILE};
+	static const char *const files[] = {CATALOG_REGISTRY_FILE, CATALOG_MATRIX_FILE,
+					    CATALOG_MULTIMODAL_FILE, CATALOG_USE_CASES_FILE};
+	const struct catalog_file *f;
 	size_t i;
 	int r;
 
 	for (i = 0; i < ARRAY_SIZE(files); i++) {
-		const struct catalog_file *f = catalog_embedded_find(files[i]);
 		char name[128];
 
+		f = catalog_embedded_find(files[i]);
 		(void)snprintf(name, sizeof(name), CATALOG_EMBEDDED_PREFIX "%s", files[i]);
 		if (!f) {
+			if (i >= 2)
+				continue; /* optional */
 			diag_set(reterr, name, 0, 0, "missing from the embedded catalogue");
 			return -ENOENT;
 		}
@@ -540,18 +811,34 @@ int catalog_add_embedded(struct catalog *cat, struct diag *reterr)
 		if (r < 0)
 			return r;
 	}
+	for (f = catalog_embedded; f->name; f++) {
+		const char *prefix = PROFILE_DIR "/";
+		char stem[PROFILE_MAX_NAME + 2], name[PROFILE_MAX_NAME + 64];
+
+		if (strncmp(f->name, prefix, strlen(prefix)) != 0 ||
+		    strchr(f->name + strlen(prefix), '/'))
+			continue;
+		if (profile_stem(f->name, stem, sizeof(stem)) < 0)
+			continue;
+		(void)snprintf(name, sizeof(name), CATALOG_EMBEDDED_PREFIX "%s", f->name);
+		r = catalog_add_profile_buf(cat, stem, name, (const char *)f->data, f->len, reterr);
+		if (r < 0)
+			return r;
+	}
 	return 0;
 }
 
 int catalog_add_dir(struct catalog *cat, const char *dir, struct diag *reterr)
 {
-	static const char *const files[] = {CATALOG_REGISTRY_FILE, CATALOG_MATRIX_FILE};
+	static const char *const files[] = {CATALOG_REGISTRY_FILE, CATALOG_MATRIX_FILE,
+					    CATALOG_MULTIMODAL_FILE, CATALOG_USE_CASES_FILE};
 	struct sbuf path = SBUF_INIT(PATH_MAX);
 	size_t i;
 	int r = 0;
 
 	if (!dir || !dir[0])
 		return 0;
+	cat->layer++;
 	for (i = 0; i < ARRAY_SIZE(files); i++) {
 		sbuf_reset(&path);
 		r = sbuf_addf(&path, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/",
@@ -570,9 +857,189 @@ int catalog_add_dir(struct catalog *cat, const char *dir, struct diag *reterr)
 		if (r < 0)
 			goto out;
 	}
+	r = add_profile_dir(cat, dir, reterr);
 out:
 	sbuf_release(&path);
 	return r;
+}
+
+/* ---- the gates that need the whole catalogue ---- */
+
+bool catalog_vision(const struct catalog *cat, const char *name)
+{
+	size_t i;
+
+	if (!cat || !name)
+		return false;
+	for (i = 0; i < cat->n_multimodal; i++)
+		if (strcmp(cat->multimodal[i]->name, name) == 0)
+			return cat->multimodal[i]->vision;
+	return false;
+}
+
+const struct use_case *catalog_use_case(const struct catalog *cat, const char *name)
+{
+	size_t i;
+
+	if (!cat || !name)
+		return NULL;
+	for (i = 0; i < cat->n_use_cases; i++)
+		if (strcmp(cat->use_cases[i]->name, name) == 0)
+			return cat->use_cases[i];
+	return NULL;
+}
+
+int catalog_profile_strategy(const struct catalog *cat, const struct profile *p,
+			     struct strategy_resolved *ret)
+{
+	const struct matrix_row *row;
+	int a;
+
+	if (p->strategy)
+		return (int)strategy_resolve(NULL, p->name, p->strategy, ret);
+	row = catalog_matrix_find(cat, p->name);
+	if (!row)
+		return (int)strategy_resolve(NULL, p->name, NULL, ret);
+	/* the matrix row, not the catalogue's entry of that name (which may
+	 * be another profile when p is checked on its own) */
+	(void)strategy_resolve(NULL, p->name, &row->decl, ret);
+	ret->source = STRATEGY_SOURCE_MATRIX;
+	for (a = 0; a < _AXIS_MAX; a++)
+		if (ret->axis_source[a] == STRATEGY_SOURCE_INLINE)
+			ret->axis_source[a] = STRATEGY_SOURCE_MATRIX;
+	return (int)ret->source;
+}
+
+static void issue(struct profile_issues *ret, const char *file, const struct catalog_origin *at,
+		  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void issue(struct profile_issues *ret, const char *file, const struct catalog_origin *at,
+		  const char *fmt, ...)
+{
+	struct diag d;
+	va_list ap;
+
+	diag_clear(&d);
+	va_start(ap, fmt);
+	diag_vset(&d, file, at ? at->line : 0, at ? at->col : 0, fmt, ap);
+	va_end(ap);
+	profile_issues_add(ret, &d);
+}
+
+size_t catalog_check_profile(const struct catalog *cat, const struct profile *p,
+			     enum catalog_check_flags flags, struct profile_issues *ret)
+{
+	struct contract_index *own = NULL;
+	const struct contract_index *idx = cat->contracts;
+	const struct contract_entry *ce;
+	struct strategy_resolved res;
+	size_t before = ret->n;
+	char where[PATH_MAX + 64];
+	struct diag d;
+
+	/* gate 1, the strategy-dependent rules */
+	(void)catalog_profile_strategy(cat, p, &res);
+	if (res.source == STRATEGY_SOURCE_INLINE)
+		(void)snprintf(where, sizeof(where), "the profile's strategy");
+	else if (res.source == STRATEGY_SOURCE_MATRIX)
+		(void)snprintf(where, sizeof(where), "strategy matrix %s:%u", res.decl->origin.file,
+			       res.decl->origin.line);
+	else
+		(void)snprintf(where, sizeof(where), "the default strategy");
+	diag_clear(&d);
+	if (profile_check_strategy(p, &res.strategy, res.source == STRATEGY_SOURCE_INLINE, where,
+				   &d) < 0)
+		profile_issues_add(ret, &d);
+
+	/* no profile grants itself image input */
+	if (p->caps.vision && !catalog_vision(cat, p->name))
+		issue(ret, p->source, &p->caps.vision_at,
+		      "field 'capabilities.vision': multimodal.yaml does not grant '%s' image "
+		      "input (a profile cannot grant itself attachment access)",
+		      p->name);
+
+	/* gate 2 */
+	if (!idx) {
+		diag_clear(&d);
+		if (contract_index_build(NULL, NULL, &own, &d) < 0) {
+			profile_issues_add(ret, &d);
+			goto declared;
+		}
+		idx = own;
+	}
+	ce = contract_index_find(idx, p->contract);
+	if (!ce) {
+		if (p->contract_declared)
+			issue(ret, p->source, &p->contract_at,
+			      "field 'contract': no contract '%s' in the catalogue "
+			      "(contracts/%s.yaml)",
+			      p->contract, p->contract);
+	} else {
+		struct contract *c = NULL;
+
+		diag_clear(&d);
+		if (contract_index_load(ce, &c, &d) < 0)
+			profile_issues_add(ret, &d);
+		else
+			(void)profile_contract_discrepancies(p, c, ce->source, ret);
+		contract_free(c);
+	}
+
+declared:
+	/* gate 3, for a profile on its own */
+	if (flags & CATALOG_CHECK_STANDALONE) {
+		const struct registry_entry *e = catalog_find(cat, p->name);
+
+		if (!catalog_matrix_find(cat, p->name))
+			issue(ret, p->source, &p->origin,
+			      "field 'name': '%s' has no row in the strategy matrix: every adapter "
+			      "declares its strategy there (an inline strategy: block alone does "
+			      "not count)",
+			      p->name);
+		if (e && !e->profile && e->layer == cat->layer)
+			issue(ret, p->source, &p->origin,
+			      "field 'name': adapter '%s' already has a registry entry (%s:%u) in "
+			      "that catalogue layer: a name may have a profile or a registry.yaml "
+			      "entry, not both",
+			      p->name, e->origin.file, e->origin.line);
+	}
+	contract_index_free(own);
+	return ret->n - before;
+}
+
+int catalog_validate(struct catalog *cat, const char *user_dir, const char *repo_dir,
+		     struct diag *reterr)
+{
+	struct profile_issues is = PROFILE_ISSUES_INIT;
+	struct contract_index *idx = NULL;
+	size_t i;
+	int r;
+
+	r = contract_index_build(user_dir, repo_dir, &idx, reterr);
+	if (r < 0)
+		return r;
+	contract_index_free(cat->contracts);
+	cat->contracts = idx;
+	for (i = 0; i < cat->n_entries; i++) {
+		const struct profile *p = cat->entries[i]->profile;
+
+		if (!p || catalog_check_profile(cat, p, 0, &is) == 0)
+			continue;
+		if (reterr) {
+			*reterr = is.v[0];
+			if (is.n > 1) {
+				size_t len = strlen(reterr->msg);
+
+				(void)snprintf(reterr->msg + len, sizeof(reterr->msg) - len,
+					       " (and %zu more problem%s: bernstein profiles "
+					       "validate %s)",
+					       is.n - 1, is.n > 2 ? "s" : "", p->source);
+			}
+		}
+		profile_issues_release(&is);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 int catalog_load(const char *user_dir, const char *repo_dir, struct catalog **ret,
@@ -586,6 +1053,8 @@ int catalog_load(const char *user_dir, const char *repo_dir, struct catalog **re
 		r = catalog_add_dir(cat, user_dir, reterr);
 	if (r >= 0)
 		r = catalog_add_dir(cat, repo_dir, reterr);
+	if (r >= 0)
+		r = catalog_validate(cat, user_dir, repo_dir, reterr);
 	if (r < 0) {
 		(void)catalog_free(cat);
 		return r;

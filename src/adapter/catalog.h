@@ -1,12 +1,17 @@
-/* The adapter catalogue: which adapters exist (registry.yaml) and the strategy
- * each declares on the five axes (strategy-matrix.yaml).
+/* The adapter catalogue: which adapters exist (capability profiles,
+ * profiles/NAME.yaml, and registry.yaml for adapters without a profile), the
+ * strategy each declares on the five axes (strategy-matrix.yaml), which may
+ * take images (multimodal.yaml) and the copy of `bernstein integrations list`
+ * (use-cases.yaml).
  *
  * Layers, lowest precedence first: the files embedded in the binary at build
  * time (catalog/ of the source tree), then a user directory, then a repository
  * directory (the CLI passes $XDG_CONFIG_HOME/bernstein/catalog and
  * <repo>/.bernstein/catalog; nothing here reads the environment). In each
- * directory both files are optional. A row in a higher layer replaces the
- * whole row of the same name in a lower one; new names are added. Every row
+ * directory every file is optional. A row in a higher layer replaces the
+ * whole row of the same name in a lower one (a profile may replace a registry
+ * entry and the other way round); new names are added. Within one layer a
+ * name may have a profile or a registry.yaml entry, not both. Every row
  * remembers the file and line it came from.
  *
  * Loading is strict (util/yaml.h): unknown keys, duplicate keys, aliases,
@@ -25,9 +30,15 @@
 
 struct ydoc;
 struct ynode;
+struct profile;
+struct profile_issues;
+struct contract_index;
+struct strategy_resolved;
 
-#define CATALOG_MATRIX_FILE   "strategy-matrix.yaml"
-#define CATALOG_REGISTRY_FILE "registry.yaml"
+#define CATALOG_MATRIX_FILE	"strategy-matrix.yaml"
+#define CATALOG_REGISTRY_FILE	"registry.yaml"
+#define CATALOG_MULTIMODAL_FILE "multimodal.yaml"
+#define CATALOG_USE_CASES_FILE	"use-cases.yaml"
 /* Prefix of the diagnostic name of embedded files: "<embedded>/registry.yaml". */
 #define CATALOG_EMBEDDED_PREFIX "<embedded>/"
 /* Largest catalogue file accepted. */
@@ -78,12 +89,31 @@ struct registry_entry {
 	const char *const *version_args;      /* NULL-terminated, never NULL ({"--version"}) */
 	bool builtin;			      /* served by bernstein itself, nothing to probe */
 	const struct strategy_decl *strategy; /* the inline override, or NULL */
+	struct catalog_origin origin;	      /* for a profile: its name: key */
+	const struct profile *profile;	      /* built from this profile, or NULL */
+	unsigned layer;			      /* 0 embedded, then one per directory */
+};
+
+/* multimodal.yaml: adapters: {NAME: true|false}. true grants image input. */
+struct multimodal_row {
+	const char *name;
+	bool vision;
+	struct catalog_origin origin;
+};
+
+/* use-cases.yaml: agents: {NAME: {summary: ..., install: ...}}. */
+struct use_case {
+	const char *name;
+	const char *summary; /* what the agent is good for */
+	const char *install; /* how to install it */
 	struct catalog_origin origin;
 };
 
 enum catalog_kind {
 	CATALOG_KIND_MATRIX,
 	CATALOG_KIND_REGISTRY,
+	CATALOG_KIND_MULTIMODAL,
+	CATALOG_KIND_USE_CASES,
 	_CATALOG_KIND_MAX,
 	_CATALOG_KIND_INVALID = -EINVAL,
 };
@@ -96,6 +126,14 @@ struct catalog {
 	size_t n_rows, alloc_rows;
 	const struct registry_entry **entries;
 	size_t n_entries, alloc_entries;
+	const struct multimodal_row **multimodal; /* unsorted, one per name */
+	size_t n_multimodal;
+	const struct use_case **use_cases; /* unsorted, one per name */
+	size_t n_use_cases;
+	struct profile **profiles; /* every profile loaded, in use or replaced (owned) */
+	size_t n_profiles;
+	struct contract_index *contracts; /* set by catalog_validate() (owned) */
+	unsigned layer;			  /* the layer files are being added to */
 };
 
 /* An empty catalogue. Never NULL. */
@@ -110,20 +148,63 @@ int catalog_add_buf(struct catalog *cat, enum catalog_kind kind, const char *nam
 /* Same, from a file. -ENOENT (no diag) when the file does not exist. */
 int catalog_add_file(struct catalog *cat, enum catalog_kind kind, const char *path,
 		     struct diag *reterr);
-/* The embedded registry.yaml and strategy-matrix.yaml. */
+/* Load a capability profile (adapter/profile.h, gate 1 without the strategy
+ * rules) from memory and make it the registry entry of its name. source
+ * names the file; stem is the file's stem ('name:' must equal it). */
+int catalog_add_profile_buf(struct catalog *cat, const char *stem, const char *source,
+			    const char *buf, size_t len, struct diag *reterr);
+/* The same from a file, DIR/profiles/NAME.yaml. */
+int catalog_add_profile_file(struct catalog *cat, const char *path, struct diag *reterr);
+/* The embedded registry.yaml, strategy-matrix.yaml (both required),
+ * multimodal.yaml, use-cases.yaml and profiles/NAME.yaml, in the current
+ * layer. */
 int catalog_add_embedded(struct catalog *cat, struct diag *reterr);
-/* DIR/registry.yaml then DIR/strategy-matrix.yaml, each if it exists. dir NULL,
- * or a directory that does not exist, adds nothing. */
+/* A new layer: DIR/registry.yaml, DIR/strategy-matrix.yaml,
+ * DIR/multimodal.yaml, DIR/use-cases.yaml, then DIR/profiles/NAME.yaml in
+ * name order, each if it exists. dir NULL, or a directory that does not
+ * exist, adds nothing. */
 int catalog_add_dir(struct catalog *cat, const char *dir, struct diag *reterr);
-/* embedded < user_dir < repo_dir (either may be NULL). */
+/* The gates that need the whole catalogue, for every profile in use (see
+ * catalog_check_profile()); the contracts are embedded < user_dir <
+ * repo_dir. Reports the first problem (with the number of others). */
+int catalog_validate(struct catalog *cat, const char *user_dir, const char *repo_dir,
+		     struct diag *reterr);
+/* embedded < user_dir < repo_dir (either may be NULL), then
+ * catalog_validate(). */
 int catalog_load(const char *user_dir, const char *repo_dir, struct catalog **ret,
 		 struct diag *reterr);
+
+enum catalog_check_flags {
+	/* also gate 3's declaration requirement and the registry conflict, for
+	 * a profile that is not (yet) part of the catalogue */
+	CATALOG_CHECK_STANDALONE = 1 << 0,
+};
+/* Check profile p against the catalogue: gate 1's strategy rules (against
+ * its inline strategy, else its matrix row, else the default), the vision
+ * grant of multimodal.yaml, gate 2 (the contract named by p->contract; a
+ * 'contract:' naming no contract is an error, an absent contract for the
+ * default name leaves the profile unbacked) and, with
+ * CATALOG_CHECK_STANDALONE, a strategy-matrix row for its name and no
+ * registry.yaml entry of the same name in the layer it would join.
+ * Contracts come from cat->contracts (the embedded ones when NULL). Appends
+ * every problem to *ret and returns their number. */
+size_t catalog_check_profile(const struct catalog *cat, const struct profile *p,
+			     enum catalog_check_flags flags, struct profile_issues *ret);
+/* Resolve p's strategy as the catalogue would (its inline block, else the
+ * matrix row of its name, else the default; adapter/strategy.h). Returns the
+ * enum strategy_source. */
+int catalog_profile_strategy(const struct catalog *cat, const struct profile *p,
+			     struct strategy_resolved *ret);
 
 /* The file kind for a base name ("registry.yaml"), or -EINVAL. */
 enum catalog_kind catalog_kind_from_name(const char *basename);
 
 const struct registry_entry *catalog_find(const struct catalog *cat, const char *name);
 const struct matrix_row *catalog_matrix_find(const struct catalog *cat, const char *name);
+/* multimodal.yaml grants name image input. */
+bool catalog_vision(const struct catalog *cat, const char *name);
+/* name's use-cases.yaml entry, or NULL. */
+const struct use_case *catalog_use_case(const struct catalog *cat, const char *name);
 
 /* Conformance (the seed's assert_strategies_declared): every named adapter
  * (names NULL-terminated, or NULL for every registry adapter) must have a

@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "adapter/catalog.h"
+#include "adapter/contract.h"
+#include "adapter/profile.h"
 #include "adapter/strategy.h"
 #include "cli/catalog-paths.h"
 #include "cli/commands.h"
@@ -217,6 +219,31 @@ static const char *origin_text(const struct strategy_resolved *res, enum axis a,
 	return buf;
 }
 
+/* The contract backing e's profile, or NULL (no profile, or unbacked). */
+static const struct contract_entry *profile_contract(const struct catalog *cat,
+						     const struct registry_entry *e)
+{
+	if (!e->profile || !cat->contracts)
+		return NULL;
+	return contract_index_find(cat->contracts, e->profile->contract);
+}
+
+static json_t *profile_json(const struct catalog *cat, const struct registry_entry *e)
+{
+	const struct contract_entry *ce = profile_contract(cat, e);
+	json_t *o;
+
+	if (!e->profile)
+		return json_null();
+	o = json_object();
+	jset(o, "file", jstr(e->profile->source));
+	jset(o, "shape", jstr(profile_shape_to_string(e->profile->shape)));
+	jset(o, "profile_hash", jstr(e->profile->hash));
+	jset(o, "contract", jstr(ce ? ce->name : NULL));
+	jset(o, "contract_file", jstr(ce ? ce->source : NULL));
+	return o;
+}
+
 static json_t *show_json(const struct catalog *cat, const struct registry_entry *e,
 			 const struct strategy_resolved *res)
 {
@@ -259,6 +286,8 @@ static json_t *show_json(const struct catalog *cat, const struct registry_entry 
 	jset(o, "resume_capability", jstr(strategy_resume_capability(&res->strategy)));
 	jset(o, "declared", json_boolean(catalog_matrix_find(cat, e->name) != NULL));
 	jset(o, "note", jstr(res->decl ? res->decl->note : NULL));
+	jset(o, "profile_hash", jstr(e->profile ? e->profile->hash : NULL));
+	jset(o, "profile", profile_json(cat, e));
 	return o;
 }
 
@@ -281,7 +310,20 @@ static void show_text(FILE *f, const struct catalog *cat, const struct registry_
 			(void)fprintf(f, "%s%s", v == e->version_args ? "" : " ", *v);
 		(void)fputc('\n', f);
 	}
-	(void)fprintf(f, "%-19s%s:%u\n", "registry:", e->origin.file, e->origin.line);
+	if (e->profile) {
+		const struct contract_entry *ce = profile_contract(cat, e);
+
+		(void)fprintf(f, "%-19s%s:%u (%s)\n", "profile:", e->origin.file, e->origin.line,
+			      profile_shape_to_string(e->profile->shape));
+		(void)fprintf(f, "%-19s%s\n", "profile hash:", e->profile->hash);
+		if (ce)
+			(void)fprintf(f, "%-19s%s (%s)\n", "contract:", ce->name, ce->source);
+		else
+			(void)fprintf(f, "%-19s%s\n",
+				      "contract:", "none (not backed by a contract)");
+	} else {
+		(void)fprintf(f, "%-19s%s:%u\n", "registry:", e->origin.file, e->origin.line);
+	}
 	for (a = 0; a < _AXIS_MAX; a++)
 		(void)fprintf(f, "%-19s%-18s%s\n", label[a],
 			      axis_to_string((enum axis)a, axis_get(&res->strategy, (enum axis)a)),
@@ -420,6 +462,7 @@ static json_t *check_json(const struct check_row *rows, size_t n)
 		jset(o, "strategy", strategy_json(&cr->res.strategy));
 		jset(o, "resume_capability", jstr(strategy_resume_capability(&cr->res.strategy)));
 		jset(o, "declared", json_boolean(cr->declared));
+		jset(o, "profile_hash", jstr(cr->e->profile ? cr->e->profile->hash : NULL));
 		(void)json_array_append_new(arr, o);
 		reachable += cr->reachable;
 		declared += cr->declared;
@@ -732,10 +775,11 @@ const struct cmd adapters_cmds[] = {
 	 "  --json       {\"adapters\": [{\"name\", \"display_name\", \"binary\", \"builtin\"}]}\n"
 	 "  -h, --help   this text\n"},
 	{"show", cmd_adapters_show, NULL, 0, "show one adapter's declaration", "NAME [--json]",
-	 "Prints the adapter's registry entry and its strategy on the five axes, each\n"
-	 "with where it was declared (inline, matrix FILE:LINE or default), the legacy\n"
-	 "resume view (native / fallback-fresh) and the declaration's note. Nothing is\n"
-	 "run: strategy is declared, never probed.\n"
+	 "Prints the adapter's registry entry (its capability profile, with the\n"
+	 "profile_hash and the contract backing it, or its registry.yaml entry) and its\n"
+	 "strategy on the five axes, each with where it was declared (inline, matrix\n"
+	 "FILE:LINE or default), the legacy resume view (native / fallback-fresh) and the\n"
+	 "declaration's note. Nothing is run: strategy is declared, never probed.\n"
 	 "\n"
 	 "options:\n"
 	 "  --json       the same as a JSON object (docs/capability-contract.md)\n"

@@ -14,6 +14,14 @@ const struct cmd cli_commands[] = {
 	 "each record MACed and chained to the previous one; see docs/audit-log.md.\n"},
 	{"help", cmd_help, NULL, 0, "show help for a command", "[<command>...]",
 	 "Prints the same text as 'bernstein <command> -h'.\n"},
+	{"integrations", NULL, integrations_cmds, 0,
+	 "what each agent is good for, how to install it", NULL,
+	 "The agents bernstein can drive, one line of copy each (catalog/use-cases.yaml).\n"},
+	{"profiles", NULL, profiles_cmds, 0, "validate capability profiles and print their hashes",
+	 NULL,
+	 "A capability profile declares an agent CLI as data: how it is invoked, its\n"
+	 "strategy and capabilities, and how resume, dangerous mode and endpoints are\n"
+	 "spelled; see docs/profile-format.md.\n"},
 	{"shim", cmd_shim, NULL, 0, "run a program under pdeathsig, rlimits and landlock",
 	 "[--rlimit-NAME N]... [--landlock-rw DIR]... [--landlock-ro DIR]... -- PROGRAM [ARG...]",
 	 "Prepares the process and then execs PROGRAM in its place (no wrapper stays):\n"

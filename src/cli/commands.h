@@ -11,5 +11,7 @@ cmd_fn cmd_version;
 
 extern const struct cmd adapters_cmds[];
 extern const struct cmd audit_cmds[];
+extern const struct cmd integrations_cmds[];
+extern const struct cmd profiles_cmds[];
 
 #endif

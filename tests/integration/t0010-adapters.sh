@@ -102,7 +102,7 @@ expect_exit 0 PATH="$T/empty" "$BERNSTEIN" adapters check --json
 check "check --json: shape and summary" json_check "$T/stdout" '
 a = d["adapters"]
 assert len(a) == 45
-keys = {"name", "display_name", "binary", "builtin", "binary_path", "version", "probe", "probe_detail", "strategy", "resume_capability", "declared"}
+keys = {"name", "display_name", "binary", "builtin", "binary_path", "version", "probe", "probe_detail", "strategy", "resume_capability", "declared", "profile_hash"}
 for x in a:
     assert set(x) == keys, set(x) ^ keys
     assert set(x["strategy"]) == {"resume", "dangerous_mode", "event_channel", "output_mode", "session_state"}
@@ -174,11 +174,15 @@ expect_stderr_contains "requires a value"
 expect_exit 2 "$BERNSTEIN" adapters check --markdown --json
 
 # ---- overrides ----
+# A matrix row that turns on resume for a profiled adapter needs a spelling in
+# its profile (docs/profile-format.md), so the rows below that do so use
+# adapters without a profile (clm, letta_code).
 mkdir -p "$T/config/bernstein/catalog" "$T/work/.git" "$T/work/.bernstein/catalog"
 cat >"$T/config/bernstein/catalog/strategy-matrix.yaml" <<'EOS'
 adapters:
   claude: {resume: unsupported, dangerous_mode: unsupported, event_channel: none}
-  aider: {resume: subcommand, dangerous_mode: env-var, event_channel: acp}
+  clm: {resume: subcommand, dangerous_mode: env-var, event_channel: acp}
+  letta_code: {resume: unsupported, dangerous_mode: unsupported, event_channel: none}
 EOS
 expect_exit 0 "$BERNSTEIN" adapters show claude
 check "user dir replaces claude's row" grep -qE "^resume: +unsupported +matrix $T/config/bernstein/catalog/strategy-matrix.yaml:2\$" "$T/stdout"
@@ -186,31 +190,31 @@ check "user dir replaces claude's row" grep -qE "^resume: +unsupported +matrix $
 mkdir -p "$T/home/.config/bernstein/catalog"
 cat >"$T/home/.config/bernstein/catalog/strategy-matrix.yaml" <<'EOS'
 adapters:
-  claude: {resume: subcommand, dangerous_mode: unsupported, event_channel: none}
+  letta_code: {resume: subcommand, dangerous_mode: unsupported, event_channel: none}
 EOS
 for x in "" relative/config; do
-	expect_exit 0 XDG_CONFIG_HOME="$x" "$BERNSTEIN" adapters show claude
+	expect_exit 0 XDG_CONFIG_HOME="$x" "$BERNSTEIN" adapters show letta_code
 	check "XDG_CONFIG_HOME='$x': ~/.config/bernstein/catalog is the user dir" \
 		grep -qE "^resume: +subcommand +matrix $T/home/\.config/bernstein/catalog/strategy-matrix\.yaml:2\$" "$T/stdout"
 done
 cat >"$T/work/.bernstein/catalog/strategy-matrix.yaml" <<'EOS'
 adapters:
-  claude:
+  letta_code:
     resume: flag-pair
     dangerous_mode: always-on
     event_channel: poll-pty
 EOS
-expect_exit 0 "$BERNSTEIN" adapters show claude --json
+expect_exit 0 "$BERNSTEIN" adapters show letta_code --json
 check "repo dir beats user dir" json_check "$T/stdout" "
 assert d['strategy']['resume'] == 'flag-pair', d['strategy']
 assert d['strategy_source']['resume']['file'].endswith('/work/.bernstein/catalog/strategy-matrix.yaml')
 assert d['strategy_source']['resume']['line'] == 3
 "
-expect_exit 0 "$BERNSTEIN" adapters show aider
+expect_exit 0 "$BERNSTEIN" adapters show clm
 expect_stdout_contains "subcommand"
 # the repo is found from a subdirectory, and -C works the same
 mkdir -p "$T/work/sub/dir"
-expect_exit 0 "$BERNSTEIN" -C sub/dir adapters show claude
+expect_exit 0 "$BERNSTEIN" -C sub/dir adapters show letta_code
 expect_stdout_contains "flag-pair"
 
 # a new adapter in the repo registry without a matrix row fails conformance

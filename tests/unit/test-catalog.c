@@ -195,7 +195,16 @@ static void test_embedded_registry_has_the_45(void **state)
 		assert_non_null(e);
 		assert_non_null(e->display_name);
 		assert_true(e->origin.line > 0);
-		assert_string_equal(e->origin.file, "<embedded>/registry.yaml");
+		/* a capability profile, or a registry.yaml entry (never both) */
+		if (e->profile) {
+			struct strvec want = STRVEC_INIT;
+
+			strvec_pushf(&want, "<embedded>/profiles/%s.yaml", e->name);
+			assert_string_equal(e->origin.file, want.v[0]);
+			strvec_clear(&want);
+		} else {
+			assert_string_equal(e->origin.file, "<embedded>/registry.yaml");
+		}
 		assert_non_null(catalog_matrix_find(cat, registry_names[i]));
 	}
 	catalog_free(cat);
@@ -456,7 +465,7 @@ static void test_repo_dir_beats_user_dir(void **state)
 	tmp_write(&t, "user/strategy-matrix.yaml",
 		  "adapters:\n"
 		  "  claude: {resume: subcommand, dangerous_mode: env-var, event_channel: hooks}\n"
-		  "  aider: {resume: flag, dangerous_mode: cli-flag, event_channel: none}\n");
+		  "  clm: {resume: flag, dangerous_mode: cli-flag, event_channel: none}\n");
 	tmp_write(&t, "user/registry.yaml",
 		  "adapters:\n"
 		  "  claude: {display_name: \"Claude (user)\", binary: claude-user}\n");
@@ -480,10 +489,12 @@ static void test_repo_dir_beats_user_dir(void **state)
 	assert_string_equal(res.decl->note, "repo says so");
 	assert_int_equal(res.axis_source[AXIS_OUTPUT_MODE], STRATEGY_SOURCE_MATRIX);
 	/* the user layer still applies where the repo says nothing */
-	(void)strategy_resolve(cat, "aider", NULL, &res);
+	(void)strategy_resolve(cat, "clm", NULL, &res);
 	assert_int_equal(res.strategy.resume, RESUME_FLAG);
 	assert_int_equal(res.strategy.event_channel, EVENT_CHANNEL_NONE);
 	assert_string_equal(catalog_find(cat, "claude")->binary, "claude-user");
+	/* a registry entry of a higher layer replaces the embedded profile */
+	assert_null(catalog_find(cat, "claude")->profile);
 	assert_string_equal(catalog_find(cat, "claude")->display_name, "Claude (user)");
 	assert_int_equal(cat->n_entries, 45);
 	catalog_free(cat);

@@ -1,0 +1,317 @@
+/* bernstein profiles validate FILE... | hash NAME: users' own capability
+ * profiles through all three gates, and the content address of a profile
+ * (docs/profile-format.md). */
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "adapter/catalog.h"
+#include "adapter/profile.h"
+#include "cli/catalog-paths.h"
+#include "cli/commands.h"
+#include "util/json.h"
+#include "util/xalloc.h"
+
+static int unknown_option(struct cli_ctx *ctx, char **argv)
+{
+	if (optopt)
+		return cli_usage_error(ctx, "unknown option '-%c'", optopt);
+	return cli_usage_error(ctx, "unknown option '%s'", argv[optind - 1]);
+}
+
+/* --json and -h only. Returns -1 to go on, else the exit code. */
+static int parse_json_only(int argc, char **argv, struct cli_ctx *ctx)
+{
+	static const struct option opts[] = {
+		{"json", no_argument, NULL, 'j'},
+		CLI_OPT_HELP,
+		{NULL, 0, NULL, 0},
+	};
+	int c;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			ctx->json = true;
+			break;
+		case 'h':
+			return cli_help(ctx);
+		default:
+			return unknown_option(ctx, argv);
+		}
+	}
+	return -1;
+}
+
+static json_t *jstr(const char *s)
+{
+	json_t *j;
+
+	if (!s)
+		return json_null();
+	j = json_string(s);
+	return j ? j : json_string("?");
+}
+
+static int print_json(struct cli_ctx *ctx, json_t *root)
+{
+	char *s = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
+
+	json_decref(root);
+	if (!s)
+		return cli_error(ctx, BEXIT_BUG, "cannot serialise JSON output");
+	(void)fputs(s, ctx->out);
+	(void)fputc('\n', ctx->out);
+	free(s);
+	return 0;
+}
+
+/* ---- profiles validate ---- */
+
+/* "field 'a.b': rest" -> field "a.b" (in buf), message rest. */
+static const char *split_field(const char *msg, char *buf, size_t size, const char **ret_rest)
+{
+	const char *q;
+	size_t n;
+
+	*ret_rest = msg;
+	if (strncmp(msg, "field '", 7) != 0)
+		return NULL;
+	q = strstr(msg + 7, "': ");
+	if (!q)
+		return NULL;
+	n = (size_t)(q - (msg + 7));
+	if (n >= size)
+		return NULL;
+	memcpy(buf, msg + 7, n);
+	buf[n] = '\0';
+	*ret_rest = q + 3;
+	return buf;
+}
+
+static json_t *issue_json(const struct diag *d)
+{
+	json_t *o = json_object();
+	char field[256];
+	const char *rest, *f = split_field(d->msg, field, sizeof(field), &rest);
+
+	(void)json_object_set_new(o, "file", jstr(d->file));
+	(void)json_object_set_new(o, "line", d->line ? json_integer(d->line) : json_null());
+	(void)json_object_set_new(o, "column", d->col ? json_integer(d->col) : json_null());
+	(void)json_object_set_new(o, "field", jstr(f));
+	(void)json_object_set_new(o, "message", jstr(rest));
+	return o;
+}
+
+/* The catalogue the files are checked against: the usual layers, or the
+ * embedded catalogue alone when those do not load (the file being fixed may
+ * be one of them). */
+static int validate_catalog(struct cli_ctx *ctx, struct catalog **ret)
+{
+	struct catalog_paths paths;
+	char buf[sizeof(((struct diag *)NULL)->file) + sizeof(((struct diag *)NULL)->msg) + 16];
+	struct diag d;
+	int r;
+
+	diag_clear(&d);
+	catalog_paths_find(ctx, &paths);
+	r = catalog_load(paths.user_dir, paths.repo_dir, ret, &d);
+	catalog_paths_release(&paths);
+	if (r >= 0)
+		return 0;
+	if (!ctx->json)
+		cli_warn(ctx,
+			 "the catalogue does not load (%s); checking against the embedded "
+			 "catalogue alone",
+			 diag_format(&d, buf, sizeof(buf)));
+	diag_clear(&d);
+	r = catalog_load(NULL, NULL, ret, &d);
+	if (r < 0)
+		return cli_diag(ctx, BEXIT_BUG, &d);
+	return 0;
+}
+
+static int cmd_profiles_validate(int argc, char **argv, struct cli_ctx *ctx)
+{
+	struct catalog *cat = NULL;
+	json_t *files = NULL;
+	size_t nvalid = 0, ninvalid = 0;
+	int i, r;
+
+	r = parse_json_only(argc, argv, ctx);
+	if (r >= 0)
+		return r;
+	if (optind >= argc)
+		return cli_usage_error(ctx, "missing profile file");
+	r = validate_catalog(ctx, &cat);
+	if (r)
+		return r;
+	if (ctx->json)
+		files = json_array();
+	for (i = optind; i < argc; i++) {
+		struct profile_issues is = PROFILE_ISSUES_INIT;
+		struct profile *p = NULL;
+		struct diag d;
+		size_t k;
+
+		diag_clear(&d);
+		if (profile_load_file(argv[i], &p, &d) < 0)
+			profile_issues_add(&is, &d);
+		else
+			(void)catalog_check_profile(cat, p, CATALOG_CHECK_STANDALONE, &is);
+		if (is.n)
+			ninvalid++;
+		else
+			nvalid++;
+		if (ctx->json) {
+			json_t *o = json_object(), *errs = json_array();
+
+			(void)json_object_set_new(o, "file", jstr(argv[i]));
+			(void)json_object_set_new(o, "valid", json_boolean(is.n == 0));
+			(void)json_object_set_new(o, "name", jstr(p ? p->name : NULL));
+			(void)json_object_set_new(
+				o, "shape", jstr(p ? profile_shape_to_string(p->shape) : NULL));
+			(void)json_object_set_new(o, "profile_hash",
+						  jstr(p && is.n == 0 ? p->hash : NULL));
+			for (k = 0; k < is.n; k++)
+				(void)json_array_append_new(errs, issue_json(&is.v[k]));
+			(void)json_object_set_new(o, "errors", errs);
+			(void)json_array_append_new(files, o);
+		} else if (is.n == 0) {
+			(void)fprintf(ctx->out, "%s: ok: profile '%s' (%s), profile_hash %s\n",
+				      argv[i], p->name, profile_shape_to_string(p->shape), p->hash);
+		} else {
+			char buf[sizeof(d.file) + sizeof(d.msg) + 16];
+
+			for (k = 0; k < is.n; k++)
+				(void)fprintf(ctx->err, "%s\n",
+					      diag_format(&is.v[k], buf, sizeof(buf)));
+		}
+		profile_issues_release(&is);
+		profile_free(p);
+	}
+	if (ctx->json) {
+		json_t *root = json_object(), *sum = json_object();
+
+		(void)json_object_set_new(root, "files", files);
+		(void)json_object_set_new(sum, "total",
+					  json_integer((json_int_t)(nvalid + ninvalid)));
+		(void)json_object_set_new(sum, "valid", json_integer((json_int_t)nvalid));
+		(void)json_object_set_new(sum, "invalid", json_integer((json_int_t)ninvalid));
+		(void)json_object_set_new(root, "summary", sum);
+		r = print_json(ctx, root);
+		if (r)
+			goto out;
+	}
+	r = ninvalid ? BEXIT_INVALID : 0;
+out:
+	catalog_free(cat);
+	return r;
+}
+
+/* ---- profiles hash ---- */
+
+static int cmd_profiles_hash(int argc, char **argv, struct cli_ctx *ctx)
+{
+	struct catalog *cat = NULL;
+	const struct registry_entry *e;
+	const struct profile *p;
+	const char *name;
+	int r;
+
+	r = parse_json_only(argc, argv, ctx);
+	if (r >= 0)
+		return r;
+	if (optind >= argc)
+		return cli_usage_error(ctx, "missing profile name");
+	if (optind + 1 < argc)
+		return cli_usage_error(ctx, "unexpected argument '%s'", argv[optind + 1]);
+	name = argv[optind];
+	r = catalog_paths_load(ctx, &cat);
+	if (r)
+		return r;
+	e = catalog_find(cat, name);
+	if (!e) {
+		catalog_free(cat);
+		return cli_usage_error(ctx, "unknown adapter '%s'", name);
+	}
+	p = e->profile;
+	if (!p) {
+		r = cli_error(
+			ctx, BEXIT_USAGE,
+			"adapter '%s' has no capability profile (it is a registry.yaml entry, "
+			"%s:%u)",
+			name, e->origin.file, e->origin.line);
+		catalog_free(cat);
+		return r;
+	}
+	if (ctx->json) {
+		json_t *root = json_object(), *canon = NULL;
+		struct diag d;
+
+		diag_clear(&d);
+		if (json_parse_strict("canonical", p->canonical, p->canonical_len, &canon, &d) <
+		    0) {
+			r = cli_error(ctx, BEXIT_BUG, "cannot re-read the canonical form: %s",
+				      d.msg);
+			json_decref(root);
+			goto out;
+		}
+		(void)json_object_set_new(root, "name", jstr(p->name));
+		(void)json_object_set_new(root, "source", jstr(p->source));
+		(void)json_object_set_new(root, "profile_hash", jstr(p->hash));
+		(void)json_object_set_new(root, "canonical_json", jstr(p->canonical));
+		(void)json_object_set_new(root, "canonical", canon);
+		r = print_json(ctx, root);
+	} else {
+		(void)fprintf(ctx->out, "%s\n", p->hash);
+		r = 0;
+	}
+out:
+	catalog_free(cat);
+	return r;
+}
+
+const struct cmd profiles_cmds[] = {
+	{"validate", cmd_profiles_validate, NULL, 0, "check profile files through all three gates",
+	 "FILE... [--json]",
+	 "Loads each FILE (profiles/NAME.yaml: NAME must equal its 'name:') and checks it\n"
+	 "against the catalogue, as if it were installed there:\n"
+	 "  1. construction-time validation: unknown, duplicate or missing keys, wrong\n"
+	 "     types, blank names, empty flags, no way to deliver the prompt,\n"
+	 "     max_parallel_workers < 1, unknown axis values or placeholders, a\n"
+	 "     resume strategy without its spelling...;\n"
+	 "  2. the contract cross-check: no binary, subcommand or flag that its\n"
+	 "     contract (contracts/NAME.yaml, or 'contract:') does not carry;\n"
+	 "  3. registry integration: a strategy-matrix row for its name, no vision\n"
+	 "     that multimodal.yaml does not grant, no registry.yaml entry beside it.\n"
+	 "Each problem is one line on stderr, FILE:LINE:COL: field 'x': message; a\n"
+	 "valid file gets 'FILE: ok: ...' with its profile_hash on stdout.\n"
+	 "\n"
+	 "options:\n"
+	 "  --json       {\"files\": [{\"file\", \"valid\", \"name\", \"shape\",\n"
+	 "               \"profile_hash\", \"errors\": [{\"file\", \"line\", \"column\",\n"
+	 "               \"field\", \"message\"}]}], \"summary\": {...}}\n"
+	 "  -h, --help   this text\n"
+	 "\n"
+	 "Exit codes: 0 every file is valid, 2 bad usage, 3 a file is invalid.\n"},
+	{"hash", cmd_profiles_hash, NULL, 0, "print a profile's content address", "NAME [--json]",
+	 "Prints the profile_hash of adapter NAME's capability profile: SHA-256 over the\n"
+	 "RFC 8785 canonical JSON of the normalized profile (every key present, defaults\n"
+	 "filled in, notes left out; docs/profile-format.md).\n"
+	 "\n"
+	 "options:\n"
+	 "  --json       {\"name\", \"source\", \"profile_hash\", \"canonical_json\" (the exact\n"
+	 "               bytes hashed), \"canonical\" (the same as an object)}\n"
+	 "  -h, --help   this text\n"
+	 "\n"
+	 "Exit codes: 0 ok, 2 unknown adapter or one without a profile, 3 invalid\n"
+	 "catalogue.\n"},
+	{NULL, NULL, NULL, 0, NULL, NULL, NULL},
+};
