@@ -134,6 +134,7 @@ struct catalog {
 	size_t n_profiles;
 	struct contract_index *contracts; /* set by catalog_validate() (owned) */
 	unsigned layer;			  /* the layer files are being added to */
+	bool overridden;		  /* a user or repo directory contributed a file */
 };
 
 /* An empty catalogue. Never NULL. */

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "adapter/contract.h"
@@ -1461,23 +1462,42 @@ static int parse_top(struct pctx *c, const char *stem)
 	return 0;
 }
 
-static int compute_hash(struct profile *p)
+/* The canonical form and hash are a cache: loading never needs them, and a
+ * loaded profile always canonicalises (libyaml guarantees valid UTF-8 and
+ * every integer is range-checked), so a failure here is a bug. */
+static struct profile *hash_once(const struct profile *cp)
 {
+	struct profile *p = (struct profile *)(uintptr_t)cp; /* logically const cache */
 	struct sbuf sb = SBUF_INIT(16 * 1024 * 1024);
-	json_t *j = profile_canonical(p);
+	json_t *j;
 	int r;
 
+	if (p->hash_cache[0])
+		return p;
+	j = profile_canonical(p);
 	r = json_canon_jcs(j, &sb);
 	json_decref(j);
-	if (r < 0) {
-		sbuf_release(&sb);
-		return r;
-	}
-	hash_sha256_hex(sb.buf, sb.len, p->hash);
-	p->canonical = arena_memdup(&p->arena, sb.buf, sb.len + 1);
-	p->canonical_len = sb.len;
+	if (r < 0)
+		BUG("cannot canonicalise profile '%s': %s", p->name, strerror(-r));
+	hash_sha256_hex(sb.buf, sb.len, p->hash_cache);
+	p->canonical_cache = arena_memdup(&p->arena, sb.buf, sb.len + 1);
+	p->canonical_cache_len = sb.len;
 	sbuf_release(&sb);
-	return 0;
+	return p;
+}
+
+const char *profile_hash(const struct profile *p)
+{
+	return hash_once(p)->hash_cache;
+}
+
+const char *profile_canonical_bytes(const struct profile *p, size_t *ret_len)
+{
+	const struct profile *h = hash_once(p);
+
+	if (ret_len)
+		*ret_len = h->canonical_cache_len;
+	return h->canonical_cache;
 }
 
 static const struct yaml_limits profile_limits = {
@@ -1500,12 +1520,6 @@ static int load_doc(const struct ydoc *doc, const char *source, const char *stem
 	c.file = p->source;
 	c.reterr = reterr;
 	r = parse_top(&c, stem);
-	if (r >= 0) {
-		r = compute_hash(p);
-		if (r < 0)
-			diag_set(reterr, source, 1, 1, "cannot canonicalise the profile: %s",
-				 strerror(-r));
-	}
 	if (r < 0) {
 		profile_free(p);
 		return r;

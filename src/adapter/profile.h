@@ -261,10 +261,12 @@ struct profile {
 	struct profile_map models; /* alias -> model id */
 	const char *notes;	   /* NULL when absent; not hashed */
 	struct profile_runtime runtime;
-	/* the content address and the exact bytes hashed */
-	char hash[SHA256_HEX_LEN + 1];
-	const char *canonical;
-	size_t canonical_len;
+	/* private: the content address and the exact bytes hashed, computed on
+	 * first use by profile_hash() / profile_canonical_bytes() (hashing every
+	 * profile at load would cost every command, `adapters list` included) */
+	char hash_cache[SHA256_HEX_LEN + 1];
+	const char *canonical_cache;
+	size_t canonical_cache_len;
 	struct catalog_origin origin; /* the name: key */
 	struct catalog_origin shape_at, builtin_at, contract_at, strategy_at;
 };
@@ -325,6 +327,12 @@ void profile_issues_release(struct profile_issues *is);
 /* The normalized profile as JSON (a new reference): the object hashed.
  * notes is left out; see docs/profile-format.md for the exact shape. */
 json_t *profile_canonical(const struct profile *p);
+/* profile_hash: SHA-256 (lowercase hex) over the RFC 8785 form of
+ * profile_canonical(). Computed once and cached in the profile (a logically
+ * const cache); never fails for a loaded profile. */
+const char *profile_hash(const struct profile *p);
+/* The exact bytes hashed (NUL-terminated); *ret_len gets their length. */
+const char *profile_canonical_bytes(const struct profile *p, size_t *ret_len);
 
 /* ---- using a profile ---- */
 

@@ -238,7 +238,7 @@ static json_t *profile_json(const struct catalog *cat, const struct registry_ent
 	o = json_object();
 	jset(o, "file", jstr(e->profile->source));
 	jset(o, "shape", jstr(profile_shape_to_string(e->profile->shape)));
-	jset(o, "profile_hash", jstr(e->profile->hash));
+	jset(o, "profile_hash", jstr(profile_hash(e->profile)));
 	jset(o, "contract", jstr(ce ? ce->name : NULL));
 	jset(o, "contract_file", jstr(ce ? ce->source : NULL));
 	return o;
@@ -286,7 +286,7 @@ static json_t *show_json(const struct catalog *cat, const struct registry_entry 
 	jset(o, "resume_capability", jstr(strategy_resume_capability(&res->strategy)));
 	jset(o, "declared", json_boolean(catalog_matrix_find(cat, e->name) != NULL));
 	jset(o, "note", jstr(res->decl ? res->decl->note : NULL));
-	jset(o, "profile_hash", jstr(e->profile ? e->profile->hash : NULL));
+	jset(o, "profile_hash", jstr(e->profile ? profile_hash(e->profile) : NULL));
 	jset(o, "profile", profile_json(cat, e));
 	return o;
 }
@@ -315,7 +315,7 @@ static void show_text(FILE *f, const struct catalog *cat, const struct registry_
 
 		(void)fprintf(f, "%-19s%s:%u (%s)\n", "profile:", e->origin.file, e->origin.line,
 			      profile_shape_to_string(e->profile->shape));
-		(void)fprintf(f, "%-19s%s\n", "profile hash:", e->profile->hash);
+		(void)fprintf(f, "%-19s%s\n", "profile hash:", profile_hash(e->profile));
 		if (ce)
 			(void)fprintf(f, "%-19s%s (%s)\n", "contract:", ce->name, ce->source);
 		else
@@ -462,7 +462,7 @@ static json_t *check_json(const struct check_row *rows, size_t n)
 		jset(o, "strategy", strategy_json(&cr->res.strategy));
 		jset(o, "resume_capability", jstr(strategy_resume_capability(&cr->res.strategy)));
 		jset(o, "declared", json_boolean(cr->declared));
-		jset(o, "profile_hash", jstr(cr->e->profile ? cr->e->profile->hash : NULL));
+		jset(o, "profile_hash", jstr(cr->e->profile ? profile_hash(cr->e->profile) : NULL));
 		(void)json_array_append_new(arr, o);
 		reachable += cr->reachable;
 		declared += cr->declared;

@@ -178,14 +178,15 @@ static int cmd_profiles_validate(int argc, char **argv, struct cli_ctx *ctx)
 			(void)json_object_set_new(
 				o, "shape", jstr(p ? profile_shape_to_string(p->shape) : NULL));
 			(void)json_object_set_new(o, "profile_hash",
-						  jstr(p && is.n == 0 ? p->hash : NULL));
+						  jstr(p && is.n == 0 ? profile_hash(p) : NULL));
 			for (k = 0; k < is.n; k++)
 				(void)json_array_append_new(errs, issue_json(&is.v[k]));
 			(void)json_object_set_new(o, "errors", errs);
 			(void)json_array_append_new(files, o);
 		} else if (is.n == 0) {
 			(void)fprintf(ctx->out, "%s: ok: profile '%s' (%s), profile_hash %s\n",
-				      argv[i], p->name, profile_shape_to_string(p->shape), p->hash);
+				      argv[i], p->name, profile_shape_to_string(p->shape),
+				      profile_hash(p));
 		} else {
 			char buf[sizeof(d.file) + sizeof(d.msg) + 16];
 
@@ -253,11 +254,12 @@ static int cmd_profiles_hash(int argc, char **argv, struct cli_ctx *ctx)
 	}
 	if (ctx->json) {
 		json_t *root = json_object(), *canon = NULL;
+		size_t canon_len;
+		const char *canon_bytes = profile_canonical_bytes(p, &canon_len);
 		struct diag d;
 
 		diag_clear(&d);
-		if (json_parse_strict("canonical", p->canonical, p->canonical_len, &canon, &d) <
-		    0) {
+		if (json_parse_strict("canonical", canon_bytes, canon_len, &canon, &d) < 0) {
 			r = cli_error(ctx, BEXIT_BUG, "cannot re-read the canonical form: %s",
 				      d.msg);
 			json_decref(root);
@@ -265,12 +267,12 @@ static int cmd_profiles_hash(int argc, char **argv, struct cli_ctx *ctx)
 		}
 		(void)json_object_set_new(root, "name", jstr(p->name));
 		(void)json_object_set_new(root, "source", jstr(p->source));
-		(void)json_object_set_new(root, "profile_hash", jstr(p->hash));
-		(void)json_object_set_new(root, "canonical_json", jstr(p->canonical));
+		(void)json_object_set_new(root, "profile_hash", jstr(profile_hash(p)));
+		(void)json_object_set_new(root, "canonical_json", jstr(canon_bytes));
 		(void)json_object_set_new(root, "canonical", canon);
 		r = print_json(ctx, root);
 	} else {
-		(void)fprintf(ctx->out, "%s\n", p->hash);
+		(void)fprintf(ctx->out, "%s\n", profile_hash(p));
 		r = 0;
 	}
 out:

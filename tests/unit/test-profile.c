@@ -20,6 +20,14 @@
 #include "adapter/catalog.h"
 #include "adapter/contract.h"
 #include "adapter/profile.h"
+
+static size_t profile_canonical_len(const struct profile *p)
+{
+	size_t n;
+
+	(void)profile_canonical_bytes(p, &n);
+	return n;
+}
 #include "adapter/strategy.h"
 #include "util/fsutil.h"
 #include "util/hash.h"
@@ -218,8 +226,9 @@ static void test_shipped_gates(void **state)
 		{
 			char hex[SHA256_HEX_LEN + 1];
 
-			hash_sha256_hex(p->canonical, p->canonical_len, hex);
-			assert_string_equal(hex, p->hash);
+			hash_sha256_hex(profile_canonical_bytes(p, NULL), profile_canonical_len(p),
+					hex);
+			assert_string_equal(hex, profile_hash(p));
 		}
 	}
 	/* multimodal.yaml: exactly Bernstein's three, and all three use it */
@@ -481,12 +490,12 @@ static void test_hash(void **state)
 	json_t *j;
 
 	(void)state;
-	assert_string_equal(a->canonical, mini_canonical);
-	assert_int_equal(a->canonical_len, strlen(mini_canonical));
+	assert_string_equal(profile_canonical_bytes(a, NULL), mini_canonical);
+	assert_int_equal(profile_canonical_len(a), strlen(mini_canonical));
 	hash_sha256_hex(mini_canonical, strlen(mini_canonical), hex);
-	assert_string_equal(a->hash, hex);
+	assert_string_equal(profile_hash(a), hex);
 	/* two files that mean the same hash the same; notes are not hashed */
-	assert_string_equal(b->hash, a->hash);
+	assert_string_equal(profile_hash(b), profile_hash(a));
 	assert_string_equal(b->notes, "not hashed");
 	/* profile_canonical() is what was hashed */
 	j = profile_canonical(a);
@@ -497,24 +506,24 @@ static void test_hash(void **state)
 	/* any change of meaning changes it */
 	c = load("mini", "name: mini\ndisplay_name: Mini2\nshape: factory\n"
 			 "invocation: {binary: mini-agent, prompt_positional: true}\n");
-	assert_string_not_equal(c->hash, a->hash);
+	assert_string_not_equal(profile_hash(c), profile_hash(a));
 	profile_free(c);
 	c = load("mini", "name: mini\ndisplay_name: Mini\nshape: factory\n"
 			 "invocation: {binary: mini-agent, prompt_positional: true}\n"
 			 "capabilities: {max_parallel_workers: 2}\n");
-	assert_string_not_equal(c->hash, a->hash);
-	assert_non_null(strstr(c->canonical, "\"max_parallel_workers\":2,"));
+	assert_string_not_equal(profile_hash(c), profile_hash(a));
+	assert_non_null(strstr(profile_canonical_bytes(c, NULL), "\"max_parallel_workers\":2,"));
 	profile_free(c);
 	/* an inline strategy is hashed with all five axes, its note is not */
 	c = load("mini", "name: mini\ndisplay_name: Mini\nshape: factory\n"
 			 "invocation: {binary: mini-agent, prompt_positional: true}\n"
 			 "strategy: {resume: unsupported, dangerous_mode: unsupported, "
 			 "event_channel: text-signals, note: prose}\n");
-	assert_non_null(strstr(c->canonical,
+	assert_non_null(strstr(profile_canonical_bytes(c, NULL),
 			       "\"strategy\":{\"dangerous_mode\":\"unsupported\","
 			       "\"event_channel\":\"text-signals\",\"output_mode\":\"git-diff\","
 			       "\"resume\":\"unsupported\",\"session_state\":\"stateless\"}"));
-	assert_null(strstr(c->canonical, "prose"));
+	assert_null(strstr(profile_canonical_bytes(c, NULL), "prose"));
 	profile_free(c);
 	profile_free(a);
 	profile_free(b);
