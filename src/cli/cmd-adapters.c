@@ -16,6 +16,7 @@
 #include "adapter/strategy.h"
 #include "cli/catalog-paths.h"
 #include "cli/commands.h"
+#include "cli/output.h"
 #include "proc/probe.h"
 #include "util/sbuf.h"
 #include "util/strvec.h"
@@ -24,67 +25,14 @@
 #define DEFAULT_TIMEOUT_MS 5000
 #define MAX_TIMEOUT_S	   3600
 
-/* ---- shared helpers ---- */
-
-static int unknown_option(struct cli_ctx *ctx, char **argv)
-{
-	if (optopt)
-		return cli_usage_error(ctx, "unknown option '-%c'", optopt);
-	return cli_usage_error(ctx, "unknown option '%s'", argv[optind - 1]);
-}
-
-static int missing_value(struct cli_ctx *ctx, char **argv)
-{
-	return cli_usage_error(ctx, "option '%s' requires a value", argv[optind - 1]);
-}
-
-/* A JSON string that never fails: invalid UTF-8 (a version line) becomes '?'. */
-static json_t *jstr(const char *s)
-{
-	json_t *j;
-	char *copy;
-	size_t i;
-
-	if (!s)
-		return json_null();
-	j = json_string(s);
-	if (j)
-		return j;
-	copy = xstrdup(s);
-	for (i = 0; copy[i]; i++)
-		if ((unsigned char)copy[i] >= 0x80 || (unsigned char)copy[i] < 0x20)
-			copy[i] = '?';
-	j = json_string(copy);
-	free(copy);
-	return j ? j : json_null();
-}
-
-static void jset(json_t *o, const char *key, json_t *v)
-{
-	(void)json_object_set_new(o, key, v ? v : json_null());
-}
-
-static int print_json(struct cli_ctx *ctx, json_t *root)
-{
-	char *s = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
-
-	json_decref(root);
-	if (!s)
-		return cli_error(ctx, BEXIT_BUG, "cannot serialise JSON output");
-	(void)fputs(s, ctx->out);
-	(void)fputc('\n', ctx->out);
-	free(s);
-	return 0;
-}
-
 static json_t *strategy_json(const struct adapter_strategy *s)
 {
 	json_t *o = json_object();
 	int a;
 
 	for (a = 0; a < _AXIS_MAX; a++)
-		jset(o, axis_name((enum axis)a),
-		     jstr(axis_to_string((enum axis)a, axis_get(s, (enum axis)a))));
+		cli_jset(o, axis_name((enum axis)a),
+			 cli_jstr(axis_to_string((enum axis)a, axis_get(s, (enum axis)a))));
 	return o;
 }
 
@@ -160,7 +108,7 @@ static int cmd_adapters_list(int argc, char **argv, struct cli_ctx *ctx)
 		case 'h':
 			return cli_help(ctx);
 		default:
-			return unknown_option(ctx, argv);
+			return cli_unknown_option(ctx, argv);
 		}
 	}
 	if (optind < argc)
@@ -175,14 +123,14 @@ static int cmd_adapters_list(int argc, char **argv, struct cli_ctx *ctx)
 			const struct registry_entry *e = cat->entries[i];
 			json_t *o = json_object();
 
-			jset(o, "name", jstr(e->name));
-			jset(o, "display_name", jstr(e->display_name));
-			jset(o, "binary", jstr(e->binary));
-			jset(o, "builtin", json_boolean(e->builtin));
+			cli_jset(o, "name", cli_jstr(e->name));
+			cli_jset(o, "display_name", cli_jstr(e->display_name));
+			cli_jset(o, "binary", cli_jstr(e->binary));
+			cli_jset(o, "builtin", json_boolean(e->builtin));
 			(void)json_array_append_new(arr, o);
 		}
-		jset(root, "adapters", arr);
-		r = print_json(ctx, root);
+		cli_jset(root, "adapters", arr);
+		r = cli_print_json(ctx, root);
 	} else {
 		const char **cells = xcalloc(st_mult(cat->n_entries + 1, 3), sizeof(*cells));
 
@@ -236,11 +184,11 @@ static json_t *profile_json(const struct catalog *cat, const struct registry_ent
 	if (!e->profile)
 		return json_null();
 	o = json_object();
-	jset(o, "file", jstr(e->profile->source));
-	jset(o, "shape", jstr(profile_shape_to_string(e->profile->shape)));
-	jset(o, "profile_hash", jstr(profile_hash(e->profile)));
-	jset(o, "contract", jstr(ce ? ce->name : NULL));
-	jset(o, "contract_file", jstr(ce ? ce->source : NULL));
+	cli_jset(o, "file", cli_jstr(e->profile->source));
+	cli_jset(o, "shape", cli_jstr(profile_shape_to_string(e->profile->shape)));
+	cli_jset(o, "profile_hash", cli_jstr(profile_hash(e->profile)));
+	cli_jset(o, "contract", cli_jstr(ce ? ce->name : NULL));
+	cli_jset(o, "contract_file", cli_jstr(ce ? ce->source : NULL));
 	return o;
 }
 
@@ -250,44 +198,44 @@ static json_t *show_json(const struct catalog *cat, const struct registry_entry 
 	json_t *o = json_object(), *src = json_object(), *origin = json_object();
 	int a;
 
-	jset(o, "name", jstr(e->name));
-	jset(o, "display_name", jstr(e->display_name));
-	jset(o, "binary", jstr(e->binary));
-	jset(o, "builtin", json_boolean(e->builtin));
+	cli_jset(o, "name", cli_jstr(e->name));
+	cli_jset(o, "display_name", cli_jstr(e->display_name));
+	cli_jset(o, "binary", cli_jstr(e->binary));
+	cli_jset(o, "builtin", json_boolean(e->builtin));
 	if (e->builtin) {
-		jset(o, "version_args", json_null());
+		cli_jset(o, "version_args", json_null());
 	} else {
 		json_t *args = json_array();
 		const char *const *v;
 
 		for (v = e->version_args; *v; v++)
-			(void)json_array_append_new(args, jstr(*v));
-		jset(o, "version_args", args);
+			(void)json_array_append_new(args, cli_jstr(*v));
+		cli_jset(o, "version_args", args);
 	}
-	jset(origin, "file", jstr(e->origin.file));
-	jset(origin, "line", json_integer(e->origin.line));
-	jset(o, "origin", origin);
-	jset(o, "strategy", strategy_json(&res->strategy));
+	cli_jset(origin, "file", cli_jstr(e->origin.file));
+	cli_jset(origin, "line", json_integer(e->origin.line));
+	cli_jset(o, "origin", origin);
+	cli_jset(o, "strategy", strategy_json(&res->strategy));
 	for (a = 0; a < _AXIS_MAX; a++) {
 		json_t *s = json_object();
 		enum strategy_source as = res->axis_source[a];
 
-		jset(s, "source", jstr(strategy_source_name(as)));
+		cli_jset(s, "source", cli_jstr(strategy_source_name(as)));
 		if (as != STRATEGY_SOURCE_DEFAULT && res->decl) {
-			jset(s, "file", jstr(res->decl->axis_origin[a].file));
-			jset(s, "line", json_integer(res->decl->axis_origin[a].line));
+			cli_jset(s, "file", cli_jstr(res->decl->axis_origin[a].file));
+			cli_jset(s, "line", json_integer(res->decl->axis_origin[a].line));
 		} else {
-			jset(s, "file", json_null());
-			jset(s, "line", json_null());
+			cli_jset(s, "file", json_null());
+			cli_jset(s, "line", json_null());
 		}
-		jset(src, axis_name((enum axis)a), s);
+		cli_jset(src, axis_name((enum axis)a), s);
 	}
-	jset(o, "strategy_source", src);
-	jset(o, "resume_capability", jstr(strategy_resume_capability(&res->strategy)));
-	jset(o, "declared", json_boolean(catalog_matrix_find(cat, e->name) != NULL));
-	jset(o, "note", jstr(res->decl ? res->decl->note : NULL));
-	jset(o, "profile_hash", jstr(e->profile ? profile_hash(e->profile) : NULL));
-	jset(o, "profile", profile_json(cat, e));
+	cli_jset(o, "strategy_source", src);
+	cli_jset(o, "resume_capability", cli_jstr(strategy_resume_capability(&res->strategy)));
+	cli_jset(o, "declared", json_boolean(catalog_matrix_find(cat, e->name) != NULL));
+	cli_jset(o, "note", cli_jstr(res->decl ? res->decl->note : NULL));
+	cli_jset(o, "profile_hash", cli_jstr(e->profile ? profile_hash(e->profile) : NULL));
+	cli_jset(o, "profile", profile_json(cat, e));
 	return o;
 }
 
@@ -360,7 +308,7 @@ static int cmd_adapters_show(int argc, char **argv, struct cli_ctx *ctx)
 		case 'h':
 			return cli_help(ctx);
 		default:
-			return unknown_option(ctx, argv);
+			return cli_unknown_option(ctx, argv);
 		}
 	}
 	if (optind >= argc)
@@ -378,7 +326,7 @@ static int cmd_adapters_show(int argc, char **argv, struct cli_ctx *ctx)
 	}
 	(void)strategy_resolve(cat, e->name, NULL, &res);
 	if (ctx->json)
-		r = print_json(ctx, show_json(cat, e, &res));
+		r = cli_print_json(ctx, show_json(cat, e, &res));
 	else
 		show_text(ctx->out, cat, e, &res);
 	cat = catalog_free(cat);
@@ -451,29 +399,31 @@ static json_t *check_json(const struct check_row *rows, size_t n)
 		const struct check_row *cr = &rows[i];
 		json_t *o = json_object();
 
-		jset(o, "name", jstr(cr->e->name));
-		jset(o, "display_name", jstr(cr->e->display_name));
-		jset(o, "binary", jstr(cr->e->binary));
-		jset(o, "builtin", json_boolean(cr->e->builtin));
-		jset(o, "binary_path", jstr(cr->probed ? cr->probe.resolved : NULL));
-		jset(o, "version", jstr(cr->version));
-		jset(o, "probe", jstr(cr->probe_name));
-		jset(o, "probe_detail", cr->failed ? jstr(cr->version_col) : json_null());
-		jset(o, "strategy", strategy_json(&cr->res.strategy));
-		jset(o, "resume_capability", jstr(strategy_resume_capability(&cr->res.strategy)));
-		jset(o, "declared", json_boolean(cr->declared));
-		jset(o, "profile_hash", jstr(cr->e->profile ? profile_hash(cr->e->profile) : NULL));
+		cli_jset(o, "name", cli_jstr(cr->e->name));
+		cli_jset(o, "display_name", cli_jstr(cr->e->display_name));
+		cli_jset(o, "binary", cli_jstr(cr->e->binary));
+		cli_jset(o, "builtin", json_boolean(cr->e->builtin));
+		cli_jset(o, "binary_path", cli_jstr(cr->probed ? cr->probe.resolved : NULL));
+		cli_jset(o, "version", cli_jstr(cr->version));
+		cli_jset(o, "probe", cli_jstr(cr->probe_name));
+		cli_jset(o, "probe_detail", cr->failed ? cli_jstr(cr->version_col) : json_null());
+		cli_jset(o, "strategy", strategy_json(&cr->res.strategy));
+		cli_jset(o, "resume_capability",
+			 cli_jstr(strategy_resume_capability(&cr->res.strategy)));
+		cli_jset(o, "declared", json_boolean(cr->declared));
+		cli_jset(o, "profile_hash",
+			 cli_jstr(cr->e->profile ? profile_hash(cr->e->profile) : NULL));
 		(void)json_array_append_new(arr, o);
 		reachable += cr->reachable;
 		declared += cr->declared;
 		failed += cr->failed;
 	}
-	jset(root, "adapters", arr);
-	jset(sum, "total", json_integer((json_int_t)n));
-	jset(sum, "reachable", json_integer((json_int_t)reachable));
-	jset(sum, "declared", json_integer((json_int_t)declared));
-	jset(sum, "failed", json_integer((json_int_t)failed));
-	jset(root, "summary", sum);
+	cli_jset(root, "adapters", arr);
+	cli_jset(sum, "total", json_integer((json_int_t)n));
+	cli_jset(sum, "reachable", json_integer((json_int_t)reachable));
+	cli_jset(sum, "declared", json_integer((json_int_t)declared));
+	cli_jset(sum, "failed", json_integer((json_int_t)failed));
+	cli_jset(root, "summary", sum);
 	return root;
 }
 
@@ -642,11 +592,11 @@ static int cmd_adapters_check(int argc, char **argv, struct cli_ctx *ctx)
 		case 'h':
 			return cli_help(ctx);
 		case ':':
-			return missing_value(ctx, argv);
+			return cli_missing_value(ctx, argv);
 		default:
 			if (optopt == OPT_TIMEOUT)
-				return missing_value(ctx, argv);
-			return unknown_option(ctx, argv);
+				return cli_missing_value(ctx, argv);
+			return cli_unknown_option(ctx, argv);
 		}
 	}
 	if (optind < argc)
@@ -743,7 +693,7 @@ static int cmd_adapters_check(int argc, char **argv, struct cli_ctx *ctx)
 	if (markdown)
 		check_markdown(ctx->out, rows, n);
 	else if (ctx->json)
-		(void)print_json(ctx, check_json(rows, n));
+		(void)cli_print_json(ctx, check_json(rows, n));
 	else
 		check_text(ctx->out, rows, n);
 	(void)fflush(ctx->out);

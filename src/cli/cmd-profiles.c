@@ -13,15 +13,9 @@
 #include "adapter/profile.h"
 #include "cli/catalog-paths.h"
 #include "cli/commands.h"
+#include "cli/output.h"
 #include "util/json.h"
 #include "util/xalloc.h"
-
-static int unknown_option(struct cli_ctx *ctx, char **argv)
-{
-	if (optopt)
-		return cli_usage_error(ctx, "unknown option '-%c'", optopt);
-	return cli_usage_error(ctx, "unknown option '%s'", argv[optind - 1]);
-}
 
 /* --json and -h only. Returns -1 to go on, else the exit code. */
 static int parse_json_only(int argc, char **argv, struct cli_ctx *ctx)
@@ -43,33 +37,10 @@ static int parse_json_only(int argc, char **argv, struct cli_ctx *ctx)
 		case 'h':
 			return cli_help(ctx);
 		default:
-			return unknown_option(ctx, argv);
+			return cli_unknown_option(ctx, argv);
 		}
 	}
 	return -1;
-}
-
-static json_t *jstr(const char *s)
-{
-	json_t *j;
-
-	if (!s)
-		return json_null();
-	j = json_string(s);
-	return j ? j : json_string("?");
-}
-
-static int print_json(struct cli_ctx *ctx, json_t *root)
-{
-	char *s = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
-
-	json_decref(root);
-	if (!s)
-		return cli_error(ctx, BEXIT_BUG, "cannot serialise JSON output");
-	(void)fputs(s, ctx->out);
-	(void)fputc('\n', ctx->out);
-	free(s);
-	return 0;
 }
 
 /* ---- profiles validate ---- */
@@ -101,11 +72,11 @@ static json_t *issue_json(const struct diag *d)
 	char field[256];
 	const char *rest, *f = split_field(d->msg, field, sizeof(field), &rest);
 
-	(void)json_object_set_new(o, "file", jstr(d->file));
+	(void)json_object_set_new(o, "file", cli_jstr(d->file));
 	(void)json_object_set_new(o, "line", d->line ? json_integer(d->line) : json_null());
 	(void)json_object_set_new(o, "column", d->col ? json_integer(d->col) : json_null());
-	(void)json_object_set_new(o, "field", jstr(f));
-	(void)json_object_set_new(o, "message", jstr(rest));
+	(void)json_object_set_new(o, "field", cli_jstr(f));
+	(void)json_object_set_new(o, "message", cli_jstr(rest));
 	return o;
 }
 
@@ -172,13 +143,14 @@ static int cmd_profiles_validate(int argc, char **argv, struct cli_ctx *ctx)
 		if (ctx->json) {
 			json_t *o = json_object(), *errs = json_array();
 
-			(void)json_object_set_new(o, "file", jstr(argv[i]));
+			(void)json_object_set_new(o, "file", cli_jstr(argv[i]));
 			(void)json_object_set_new(o, "valid", json_boolean(is.n == 0));
-			(void)json_object_set_new(o, "name", jstr(p ? p->name : NULL));
+			(void)json_object_set_new(o, "name", cli_jstr(p ? p->name : NULL));
 			(void)json_object_set_new(
-				o, "shape", jstr(p ? profile_shape_to_string(p->shape) : NULL));
-			(void)json_object_set_new(o, "profile_hash",
-						  jstr(p && is.n == 0 ? profile_hash(p) : NULL));
+				o, "shape", cli_jstr(p ? profile_shape_to_string(p->shape) : NULL));
+			(void)json_object_set_new(
+				o, "profile_hash",
+				cli_jstr(p && is.n == 0 ? profile_hash(p) : NULL));
 			for (k = 0; k < is.n; k++)
 				(void)json_array_append_new(errs, issue_json(&is.v[k]));
 			(void)json_object_set_new(o, "errors", errs);
@@ -206,7 +178,7 @@ static int cmd_profiles_validate(int argc, char **argv, struct cli_ctx *ctx)
 		(void)json_object_set_new(sum, "valid", json_integer((json_int_t)nvalid));
 		(void)json_object_set_new(sum, "invalid", json_integer((json_int_t)ninvalid));
 		(void)json_object_set_new(root, "summary", sum);
-		r = print_json(ctx, root);
+		r = cli_print_json(ctx, root);
 		if (r)
 			goto out;
 	}
@@ -265,12 +237,12 @@ static int cmd_profiles_hash(int argc, char **argv, struct cli_ctx *ctx)
 			json_decref(root);
 			goto out;
 		}
-		(void)json_object_set_new(root, "name", jstr(p->name));
-		(void)json_object_set_new(root, "source", jstr(p->source));
-		(void)json_object_set_new(root, "profile_hash", jstr(profile_hash(p)));
-		(void)json_object_set_new(root, "canonical_json", jstr(canon_bytes));
+		(void)json_object_set_new(root, "name", cli_jstr(p->name));
+		(void)json_object_set_new(root, "source", cli_jstr(p->source));
+		(void)json_object_set_new(root, "profile_hash", cli_jstr(profile_hash(p)));
+		(void)json_object_set_new(root, "canonical_json", cli_jstr(canon_bytes));
 		(void)json_object_set_new(root, "canonical", canon);
-		r = print_json(ctx, root);
+		r = cli_print_json(ctx, root);
 	} else {
 		(void)fprintf(ctx->out, "%s\n", profile_hash(p));
 		r = 0;
