@@ -6,6 +6,7 @@
 
 cmd_fn cmd_adapters_contract_check;
 cmd_fn cmd_help;
+cmd_fn cmd_runner;
 cmd_fn cmd_shim;
 cmd_fn cmd_version;
 

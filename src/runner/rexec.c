@@ -1,0 +1,480 @@
+/* Restricted exec for run_command (rexec.h). */
+#include "runner/rexec.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proc/probe.h"
+#include "proc/spawn.h"
+#include "util/fsutil.h"
+#include "util/sbuf.h"
+#include "util/strvec.h"
+#include "util/xalloc.h"
+#include "util/banned.h"
+
+/* Exact names refused as argv[0]: shells, interpreters and programs whose
+ * job is to run another program (or to wreck the machine). */
+static const char *const denied[] = {
+	/* shells */
+	"sh",
+	"bash",
+	"dash",
+	"zsh",
+	"fish",
+	"ksh",
+	"mksh",
+	"pdksh",
+	"oksh",
+	"ksh93",
+	"csh",
+	"tcsh",
+	"ash",
+	"rbash",
+	"yash",
+	"elvish",
+	"nu",
+	"xonsh",
+	"pwsh",
+	"powershell",
+	"rc",
+	"es",
+	"scsh",
+	/* multi-call binaries */
+	"busybox",
+	"toybox",
+	/* interpreters (versioned names are caught by the prefixes below) */
+	"awk",
+	"gawk",
+	"mawk",
+	"nawk",
+	"dc",
+	"m4",
+	"expect",
+	"tclsh",
+	"wish",
+	"deno",
+	"bun",
+	"nodejs",
+	"osascript",
+	"rscript",
+	"Rscript",
+	"R",
+	"julia",
+	"guile",
+	"racket",
+	"sbcl",
+	"clisp",
+	"ecl",
+	"irb",
+	"jshell",
+	"groovy",
+	"scala",
+	"kotlin",
+	"erl",
+	"escript",
+	"elixir",
+	"iex",
+	"ghci",
+	"runghc",
+	"runhaskell",
+	"ocaml",
+	"swipl",
+	"gdb",
+	"lldb",
+	"vim",
+	"vi",
+	"nvim",
+	"emacs",
+	"ed",
+	"ex",
+	"script",
+	"screen",
+	"tmux",
+	/* command runners */
+	"env",
+	"exec",
+	"command",
+	"builtin",
+	"eval",
+	"xargs",
+	"parallel",
+	"nohup",
+	"setsid",
+	"timeout",
+	"nice",
+	"ionice",
+	"chrt",
+	"taskset",
+	"stdbuf",
+	"unbuffer",
+	"time",
+	"watch",
+	"flock",
+	"chroot",
+	"unshare",
+	"nsenter",
+	"setpriv",
+	"capsh",
+	"prlimit",
+	"runuser",
+	"strace",
+	"ltrace",
+	"valgrind",
+	"faketime",
+	"fakeroot",
+	"firejail",
+	"bwrap",
+	"systemd-run",
+	"start-stop-daemon",
+	"daemonize",
+	"at",
+	"batch",
+	"crontab",
+	"ssh",
+	"sshpass",
+	"su",
+	"sudo",
+	"doas",
+	"pkexec",
+	"sg",
+	"newgrp",
+	"ld.so",
+	"ld-linux.so.2",
+	"ld-linux-x86-64.so.2",
+	"ld-linux-aarch64.so.1",
+	"run-parts",
+	/* dangerous to the machine (Bernstein's list) */
+	"mkfs",
+	"shutdown",
+	"reboot",
+	"halt",
+	"poweroff",
+	"init",
+	"telinit",
+	"systemctl",
+	"fdisk",
+	"sfdisk",
+	"parted",
+	"dd",
+	"visudo",
+	"wipefs",
+	"mkswap",
+	"swapon",
+	"mount",
+	"umount",
+	"insmod",
+	"rmmod",
+	"modprobe",
+	"kexec",
+	NULL,
+};
+
+/* Refused with any suffix of digits and dots (python3.11, perl5.36, node18). */
+static const char *const denied_versioned[] = {
+	"python", "pypy",   "perl",    "ruby", "php",  "lua", "luajit", "node",	 "tclsh", "wish",
+	"jruby",  "jython", "ipython", "ksh",  "bash", "sh",  "zsh",	"guile", "pwsh",  NULL,
+};
+
+/* Refused as a prefix followed by '.' or '-' (mkfs.ext4, ld-linux-...). */
+static const char *const denied_prefix[] = {
+	"mkfs", "ld-linux", "python", "perl", "ruby", "node", "php", "lua", NULL,
+};
+
+static bool name_denied(const char *name)
+{
+	size_t i, n;
+
+	for (i = 0; denied[i]; i++)
+		if (strcmp(name, denied[i]) == 0)
+			return true;
+	for (i = 0; denied_versioned[i]; i++) {
+		const char *p;
+
+		n = strlen(denied_versioned[i]);
+		if (strncmp(name, denied_versioned[i], n) != 0)
+			continue;
+		for (p = name + n; *p && ((*p >= '0' && *p <= '9') || *p == '.'); p++)
+			;
+		if (!*p)
+			return true;
+	}
+	for (i = 0; denied_prefix[i]; i++) {
+		n = strlen(denied_prefix[i]);
+		if (strncmp(name, denied_prefix[i], n) == 0 && (name[n] == '.' || name[n] == '-'))
+			return true;
+	}
+	return false;
+}
+
+int rexec_check_name(const char *name, struct diag *reterr)
+{
+	const unsigned char *p;
+
+	if (!name || !*name) {
+		diag_set(reterr, NULL, 0, 0, "argv[0] is empty");
+		return -EINVAL;
+	}
+	if (strchr(name, '/')) {
+		diag_set(reterr, NULL, 0, 0,
+			 "argv[0] '%s' must be a bare command name (no path separators)", name);
+		return -EPERM;
+	}
+	if (strlen(name) > NAME_MAX) {
+		diag_set(reterr, NULL, 0, 0, "argv[0] is longer than %d bytes", NAME_MAX);
+		return -EINVAL;
+	}
+	for (p = (const unsigned char *)name; *p; p++)
+		if (*p < 0x20 || *p == 0x7f) {
+			diag_set(reterr, NULL, 0, 0, "argv[0] contains a control character");
+			return -EPERM;
+		}
+	if (name[0] == '-' || strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
+		diag_set(reterr, NULL, 0, 0, "argv[0] '%s' is not a command name", name);
+		return -EPERM;
+	}
+	if (name_denied(name)) {
+		diag_set(reterr, NULL, 0, 0,
+			 "argv[0] '%s' is a shell, interpreter or command runner, which "
+			 "run_command does not run",
+			 name);
+		return -EPERM;
+	}
+	return 0;
+}
+
+static bool path_under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+int rexec_resolve(const char *name, const char *path_env, const char *workdir, char **ret,
+		  struct diag *reterr)
+{
+	struct sbuf clean = SBUF_INIT(SIZE_MAX);
+	char *found = NULL, *real = NULL;
+	const char *p, *end, *base;
+	int r;
+
+	r = rexec_check_name(name, reterr);
+	if (r < 0)
+		return r;
+	/* Only absolute PATH entries, and none inside the workdir. */
+	for (p = path_env ? path_env : "";; p = end + 1) {
+		end = strchrnul(p, ':');
+		if (end > p && *p == '/') {
+			char dir[PATH_MAX];
+			size_t dl = (size_t)(end - p);
+
+			if (dl < sizeof(dir)) {
+				char *rd;
+
+				memcpy(dir, p, dl);
+				dir[dl] = '\0';
+				rd = realpath(dir, NULL);
+				if (!(workdir && (path_under(dir, workdir) ||
+						  (rd && path_under(rd, workdir))))) {
+					if (clean.len)
+						(void)sbuf_addc(&clean, ':');
+					(void)sbuf_add(&clean, p, dl);
+				}
+				free(rd);
+			}
+		}
+		if (!*end)
+			break;
+	}
+	r = path_search(name, clean.buf, &found);
+	if (r < 0) {
+		diag_set(reterr, NULL, 0, 0, "command '%s' not found on PATH", name);
+		goto out;
+	}
+	real = realpath(found, NULL);
+	if (!real) {
+		r = -errno;
+		diag_set(reterr, NULL, 0, 0, "cannot resolve '%s': %s", found, strerror(errno));
+		goto out;
+	}
+	if (workdir && path_under(real, workdir)) {
+		diag_set(reterr, NULL, 0, 0, "command '%s' resolves inside the workdir", name);
+		r = -EPERM;
+		goto out;
+	}
+	base = strrchr(real, '/');
+	base = base ? base + 1 : real;
+	if (name_denied(base)) {
+		diag_set(reterr, NULL, 0, 0,
+			 "argv[0] '%s' resolves to '%s', a shell, interpreter or command runner, "
+			 "which run_command does not run",
+			 name, base);
+		r = -EPERM;
+		goto out;
+	}
+	*ret = found;
+	found = NULL;
+	r = 0;
+out:
+	free(found);
+	free(real);
+	sbuf_release(&clean);
+	return r;
+}
+
+void rexec_result_release(struct rexec_result *r)
+{
+	if (!r)
+		return;
+	free(r->out);
+	free(r->err);
+	free(r->start_error);
+	memset(r, 0, sizeof(*r));
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Read what is there; 1 at EOF (fd closed), 0 otherwise. */
+static int drain(int *fd, struct sbuf *sb, size_t max, size_t *dropped)
+{
+	char buf[16384];
+
+	for (;;) {
+		ssize_t n = read(*fd, buf, sizeof(buf));
+
+		if (n > 0) {
+			size_t room = sb->len < max ? max - sb->len : 0;
+			size_t keep = (size_t)n < room ? (size_t)n : room;
+
+			(void)sbuf_add(sb, buf, keep);
+			*dropped += (size_t)n - keep;
+			continue;
+		}
+		if (n == 0) {
+			close_fdp(fd);
+			return 1;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN)
+			return 0;
+		close_fdp(fd);
+		return 1;
+	}
+}
+
+int rexec_run(const char *const *argv, const struct rexec_opts *o, struct rexec_result *ret,
+	      struct diag *reterr)
+{
+	struct proc_spec spec = PROC_SPEC_INIT;
+	struct proc p = PROC_INIT;
+	struct sbuf out = SBUF_INIT(SIZE_MAX), err = SBUF_INIT(SIZE_MAX);
+	struct rexec_result res = {0};
+	uint64_t start, deadline, drain_until = 0;
+	bool reaped = false;
+	int r, wst = 0;
+
+	spec.flags = SPAWN_DEFAULT;
+	strvec_pushv(&spec.argv, argv);
+	strvec_pushv(&spec.env, o->env ? o->env : strvec_empty);
+	spec.cwd = o->cwd;
+	if (o->shim_exe) {
+		spec.shim_exe = o->shim_exe;
+		strvec_push(&spec.shim.landlock_rw, o->cwd);
+		strvec_push(&spec.shim.landlock_rw, "/dev/null");
+		strvec_push(&spec.shim.landlock_ro, "/");
+		spec.shim.landlock_best_effort = false;
+	}
+	r = proc_spawn(&spec, &p, reterr);
+	if (r < 0)
+		goto out;
+
+	start = mono_ms();
+	deadline = start + (o->timeout_ms ? o->timeout_ms : 120000);
+	for (;;) {
+		struct pollfd pfd[2];
+		nfds_t n = 0;
+		uint64_t now = mono_ms(), limit;
+		int timeout;
+
+		if (p.out_fd >= 0)
+			pfd[n++] = (struct pollfd){.fd = p.out_fd, .events = POLLIN};
+		if (p.err_fd >= 0)
+			pfd[n++] = (struct pollfd){.fd = p.err_fd, .events = POLLIN};
+		if (reaped && (n == 0 || now >= drain_until))
+			break;
+		limit = reaped ? drain_until : deadline;
+		timeout = now >= limit ? 0 : (int)(limit - now > 50 ? 50 : limit - now);
+		if (n > 0)
+			(void)poll(pfd, n, timeout);
+		else
+			(void)poll(NULL, 0, timeout);
+		if (p.out_fd >= 0)
+			(void)drain(&p.out_fd, &out, o->max_output, &res.out_dropped);
+		if (p.err_fd >= 0)
+			(void)drain(&p.err_fd, &err, o->max_output, &res.err_dropped);
+		if (!reaped) {
+			pid_t w = waitpid(p.pid, &wst, WNOHANG);
+
+			if (w == p.pid) {
+				reaped = true;
+				proc_set_wait_status(&p, wst);
+				/* stragglers of its group: gone too */
+				(void)proc_kill_group(&p, SIGKILL);
+				drain_until = mono_ms() + 1000;
+			} else if (mono_ms() >= deadline) {
+				res.timed_out = true;
+				(void)proc_kill_group(&p, SIGKILL);
+				while (waitpid(p.pid, &wst, 0) < 0 && errno == EINTR)
+					;
+				reaped = true;
+				proc_set_wait_status(&p, wst);
+				drain_until = mono_ms() + 1000;
+			}
+		}
+	}
+	if (p.status_fd >= 0)
+		(void)proc_read_shim_status(&p);
+	if (p.failed_stage != SHIM_STAGE_NONE) {
+		p.exit_code = shim_exit_code(p.failed_stage, p.start_errno);
+		res.start_error = xstrdup(p.start_errno ? strerror(p.start_errno) : "shim failed");
+		{
+			struct sbuf m = SBUF_INIT(SIZE_MAX);
+
+			(void)sbuf_addf(&m, "the sandbox could not start the command (%s): %s",
+					shim_stage_name(p.failed_stage), res.start_error);
+			free(res.start_error);
+			res.start_error = sbuf_detach(&m, NULL);
+		}
+	}
+	res.exit_code = p.exit_code;
+	res.term_signal = res.timed_out ? SIGKILL : p.term_signal;
+	res.out_len = out.len;
+	res.err_len = err.len;
+	res.out = sbuf_detach(&out, NULL);
+	res.err = sbuf_detach(&err, NULL);
+	*ret = res;
+	r = 0;
+out:
+	proc_release(&p);
+	proc_spec_release(&spec);
+	sbuf_release(&out);
+	sbuf_release(&err);
+	return r;
+}

@@ -1,0 +1,169 @@
+/* Server-Sent Events push parser (sse.h). */
+#include "runner/sse.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "util/banned.h"
+
+void sse_init(struct sse_parser *p, size_t max_line, size_t max_event, sse_event_fn *fn,
+	      void *userdata)
+{
+	memset(p, 0, sizeof(*p));
+	sbuf_init(&p->line, max_line ? max_line : SSE_DEFAULT_MAX_LINE);
+	sbuf_init(&p->data, max_event ? max_event : SSE_DEFAULT_MAX_EVENT);
+	p->fn = fn;
+	p->userdata = userdata;
+}
+
+void sse_release(struct sse_parser *p)
+{
+	if (!p)
+		return;
+	sbuf_release(&p->line);
+	sbuf_release(&p->data);
+}
+
+static void reset_event(struct sse_parser *p)
+{
+	sbuf_reset(&p->data);
+	p->event[0] = '\0';
+	p->has_data = false;
+}
+
+static int dispatch(struct sse_parser *p)
+{
+	int r = 0;
+
+	if (p->has_data) {
+		/* the data buffer ends in the LF of its last line: drop it */
+		if (p->data.len > 0)
+			sbuf_setlen(&p->data, p->data.len - 1);
+		p->events++;
+		r = p->fn(p->userdata, p->event[0] ? p->event : "message", p->data.buf,
+			  p->data.len);
+	}
+	reset_event(p);
+	return r;
+}
+
+static void set_name(char *dst, const char *v, size_t n)
+{
+	if (n > SSE_MAX_EVENT_NAME)
+		n = SSE_MAX_EVENT_NAME;
+	memcpy(dst, v, n);
+	dst[n] = '\0';
+}
+
+/* One complete line (without its line end). */
+static int process_line(struct sse_parser *p, const char *s, size_t n)
+{
+	const char *colon, *v;
+	size_t flen, vlen;
+
+	if (n == 0)
+		return dispatch(p);
+	if (s[0] == ':')
+		return 0; /* comment */
+	colon = memchr(s, ':', n);
+	if (colon) {
+		flen = (size_t)(colon - s);
+		v = colon + 1;
+		vlen = n - flen - 1;
+		if (vlen > 0 && *v == ' ') {
+			v++;
+			vlen--;
+		}
+	} else {
+		flen = n;
+		v = s + n;
+		vlen = 0;
+	}
+	if (flen == 4 && memcmp(s, "data", 4) == 0) {
+		int r = sbuf_add(&p->data, v, vlen);
+		if (r == 0)
+			r = sbuf_addc(&p->data, '\n');
+		if (r < 0)
+			return r;
+		p->has_data = true;
+	} else if (flen == 5 && memcmp(s, "event", 5) == 0) {
+		set_name(p->event, v, vlen);
+	} else if (flen == 2 && memcmp(s, "id", 2) == 0) {
+		if (!memchr(v, '\0', vlen))
+			set_name(p->last_id, v, vlen);
+	}
+	/* "retry" and unknown fields: ignored */
+	return 0;
+}
+
+int sse_feed(struct sse_parser *p, const char *buf, size_t n)
+{
+	size_t i = 0;
+	int r;
+
+	if (p->error)
+		return p->error;
+	if (!p->started) {
+		/* Drop a UTF-8 BOM at the very start; it may arrive split. */
+		static const char bom[] = "\xef\xbb\xbf";
+
+		while (i < n && p->line.len < 3 && buf[i] == bom[p->line.len]) {
+			(void)sbuf_addc(&p->line, buf[i]);
+			i++;
+		}
+		if (p->line.len == 3) {
+			sbuf_reset(&p->line);
+			p->started = true;
+		} else if (i < n) {
+			p->started = true; /* a partial BOM prefix is kept as data */
+		} else {
+			return 0;
+		}
+	}
+	while (i < n) {
+		const char *s = buf + i, *e;
+		size_t k;
+
+		if (p->cr_pending) {
+			p->cr_pending = false;
+			if (*s == '\n') {
+				i++;
+				continue;
+			}
+		}
+		/* the next line end: LF or CR */
+		for (k = i; k < n && buf[k] != '\n' && buf[k] != '\r'; k++)
+			;
+		e = buf + k;
+		r = sbuf_add(&p->line, s, (size_t)(e - s));
+		if (r < 0)
+			return p->error = r;
+		if (k == n)
+			break; /* no line end yet */
+		if (buf[k] == '\r')
+			p->cr_pending = true;
+		i = k + 1;
+		r = process_line(p, p->line.buf, p->line.len);
+		sbuf_reset(&p->line);
+		if (r < 0)
+			return p->error = r;
+	}
+	return 0;
+}
+
+int sse_finish(struct sse_parser *p)
+{
+	if (p->error)
+		return p->error;
+	if (p->line.len > 0) {
+		int r = process_line(p, p->line.buf, p->line.len);
+		sbuf_reset(&p->line);
+		if (r < 0)
+			return p->error = r;
+	}
+	if (p->has_data) {
+		reset_event(p);
+		return 1;
+	}
+	return 0;
+}

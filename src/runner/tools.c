@@ -1,0 +1,694 @@
+/* The builtin tools (tools.h): workdir-confined file tools over openat2, and
+ * run_command through rexec.h. */
+#include "runner/tools.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "runner/rexec.h"
+#include "runner/text.h"
+#include "util/fsutil.h"
+#include "util/json.h"
+#include "util/sbuf.h"
+#include "util/strvec.h"
+#include "util/xalloc.h"
+#include "util/banned.h"
+
+#ifndef SYS_openat2
+#define SYS_openat2 437
+#endif
+
+struct tools {
+	struct tools_config cfg;
+	char *workdir;	   /* realpath */
+	int dirfd;	   /* O_PATH | O_DIRECTORY of workdir */
+	struct strvec env; /* copy of cfg.cmd_env */
+	char *path_env;
+	char *shim_exe;
+};
+
+/* ---- confinement --------------------------------------------------------- */
+
+int tools_check_relpath(const char *path, size_t len, struct diag *reterr)
+{
+	size_t i = 0;
+	long depth = 0;
+
+	if (!path || len == 0) {
+		diag_set(reterr, NULL, 0, 0, "empty path");
+		return -EINVAL;
+	}
+	if (memchr(path, '\0', len)) {
+		diag_set(reterr, NULL, 0, 0, "path contains a NUL byte");
+		return -EINVAL;
+	}
+	if (len >= PATH_MAX) {
+		diag_set(reterr, NULL, 0, 0, "path is longer than %d bytes", PATH_MAX - 1);
+		return -ENAMETOOLONG;
+	}
+	if (path[0] == '/') {
+		diag_set(reterr, NULL, 0, 0,
+			 "absolute paths are not allowed (paths are relative to the workdir): "
+			 "'%.*s'",
+			 (int)(len > 200 ? 200 : len), path);
+		return -EPERM;
+	}
+	while (i < len) {
+		size_t j = i;
+
+		while (j < len && path[j] != '/')
+			j++;
+		if (j - i > NAME_MAX) {
+			diag_set(reterr, NULL, 0, 0, "a path component is longer than %d bytes",
+				 NAME_MAX);
+			return -ENAMETOOLONG;
+		}
+		if (j - i == 2 && path[i] == '.' && path[i + 1] == '.')
+			depth--;
+		else if (j > i && !(j - i == 1 && path[i] == '.'))
+			depth++;
+		if (depth < 0) {
+			diag_set(reterr, NULL, 0, 0, "path escapes the run workdir: '%.*s'",
+				 (int)(len > 200 ? 200 : len), path);
+			return -EPERM;
+		}
+		i = j + 1;
+	}
+	return 0;
+}
+
+static void escape_diag(int err, const char *path, struct diag *reterr)
+{
+	switch (err) {
+	case EXDEV:
+		diag_set(reterr, NULL, 0, 0, "path escapes the run workdir: '%.200s'", path);
+		break;
+	case ELOOP:
+		diag_set(reterr, NULL, 0, 0,
+			 "path has a symlink loop or a link that is not allowed: '%.200s'", path);
+		break;
+	case ENOSYS:
+		diag_set(reterr, NULL, 0, 0,
+			 "confined file access needs openat2 (Linux 5.6 or later), which this "
+			 "system does not provide");
+		break;
+	default:
+		diag_set(reterr, NULL, 0, 0, "'%.200s': %s", path, strerror(err));
+		break;
+	}
+}
+
+int tools_open_beneath(int dirfd, const char *path, size_t len, int flags, mode_t mode,
+		       struct diag *reterr)
+{
+	struct open_how how;
+	int tries;
+	int r;
+
+	r = tools_check_relpath(path, len, reterr);
+	if (r < 0)
+		return r;
+	memset(&how, 0, sizeof(how));
+	/* openat2 refuses O_NOCTTY (and most flags) together with O_PATH */
+	how.flags = (uint64_t)(unsigned)(flags | O_CLOEXEC | ((flags & O_PATH) ? 0 : O_NOCTTY));
+	how.mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0;
+	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+	/* EAGAIN: a concurrent rename raced with a '..' lookup; try again */
+	for (tries = 0; tries < 8; tries++) {
+		int fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+
+		if (fd >= 0)
+			return fd;
+		if (errno != EAGAIN && errno != EINTR)
+			break;
+	}
+	r = -errno;
+	escape_diag(-r, path, reterr);
+	return r;
+}
+
+int tools_mkdirs_beneath(int dirfd, const char *path, struct diag *reterr)
+{
+	size_t len = strlen(path), i;
+	char *buf;
+	int r = 0;
+
+	r = tools_check_relpath(path, len, reterr);
+	if (r < 0)
+		return r;
+	buf = xstrdup(path);
+	for (i = 1; i < len; i++) {
+		int fd, pfd;
+		char *slash, *base;
+
+		if (buf[i] != '/' || buf[i - 1] == '/')
+			continue;
+		buf[i] = '\0';
+		fd = tools_open_beneath(dirfd, buf, i, O_PATH | O_DIRECTORY, 0, NULL);
+		if (fd >= 0) {
+			(void)close(fd);
+			buf[i] = '/';
+			continue;
+		}
+		if (fd != -ENOENT) {
+			escape_diag(-fd, buf, reterr);
+			r = fd;
+			goto out;
+		}
+		/* create the last component relative to its parent, opened beneath */
+		slash = strrchr(buf, '/');
+		if (slash) {
+			*slash = '\0';
+			pfd = tools_open_beneath(dirfd, buf, (size_t)(slash - buf),
+						 O_PATH | O_DIRECTORY, 0, reterr);
+			*slash = '/';
+			base = slash + 1;
+		} else {
+			pfd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
+			if (pfd < 0)
+				pfd = -errno;
+			base = buf;
+		}
+		if (pfd < 0) {
+			r = pfd;
+			goto out;
+		}
+		if (strcmp(base, ".") != 0 && strcmp(base, "..") != 0 &&
+		    mkdirat(pfd, base, 0755) < 0 && errno != EEXIST) {
+			r = -errno;
+			diag_set(reterr, NULL, 0, 0, "cannot create directory '%.200s': %s", buf,
+				 strerror(errno));
+			(void)close(pfd);
+			goto out;
+		}
+		(void)close(pfd);
+		/* it must now open beneath (a symlink planted meanwhile is refused) */
+		fd = tools_open_beneath(dirfd, buf, i, O_PATH | O_DIRECTORY, 0, reterr);
+		if (fd < 0) {
+			r = fd;
+			goto out;
+		}
+		(void)close(fd);
+		buf[i] = '/';
+	}
+out:
+	free(buf);
+	return r;
+}
+
+/* ---- set-up -------------------------------------------------------------- */
+
+int tools_open(const struct tools_config *cfg, struct tools **ret, struct diag *reterr)
+{
+	struct tools *t;
+	char *real;
+	int fd;
+
+	real = realpath(cfg->workdir, NULL);
+	if (!real) {
+		int e = errno;
+
+		diag_set(reterr, NULL, 0, 0, "workdir '%s': %s", cfg->workdir, strerror(e));
+		return -e;
+	}
+	fd = open(real, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+
+		diag_set(reterr, NULL, 0, 0, "workdir '%s': %s", real, strerror(e));
+		free(real);
+		return -e;
+	}
+	t = xcalloc(1, sizeof(*t));
+	t->cfg = *cfg;
+	t->workdir = real;
+	t->dirfd = fd;
+	strvec_init(&t->env);
+	if (cfg->cmd_env)
+		strvec_pushv(&t->env, cfg->cmd_env);
+	t->path_env = xstrdup(cfg->path_env ? cfg->path_env : "");
+	t->shim_exe = cfg->shim_exe ? xstrdup(cfg->shim_exe) : NULL;
+	t->cfg.workdir = t->workdir;
+	t->cfg.cmd_env = t->env.v;
+	t->cfg.path_env = t->path_env;
+	t->cfg.shim_exe = t->shim_exe;
+	if (!t->cfg.max_read)
+		t->cfg.max_read = TOOLS_DEFAULT_MAX_READ;
+	if (!t->cfg.max_list)
+		t->cfg.max_list = TOOLS_DEFAULT_MAX_LIST;
+	if (!t->cfg.max_write)
+		t->cfg.max_write = TOOLS_DEFAULT_MAX_WRITE;
+	if (!t->cfg.max_cmd_output)
+		t->cfg.max_cmd_output = TOOLS_DEFAULT_CMD_OUTPUT;
+	if (!t->cfg.cmd_timeout_ms)
+		t->cfg.cmd_timeout_ms = TOOLS_DEFAULT_CMD_MS;
+	*ret = t;
+	return 0;
+}
+
+struct tools *tools_free(struct tools *t)
+{
+	if (!t)
+		return NULL;
+	close_fdp(&t->dirfd);
+	free(t->workdir);
+	strvec_clear(&t->env);
+	free(t->path_env);
+	free(t->shim_exe);
+	free(t);
+	return NULL;
+}
+
+const char *tools_workdir(const struct tools *t)
+{
+	return t->workdir;
+}
+
+bool tools_has(const struct tools *t, const char *name)
+{
+	if (strcmp(name, "read_file") == 0 || strcmp(name, "write_file") == 0 ||
+	    strcmp(name, "list_dir") == 0)
+		return true;
+	return strcmp(name, "run_command") == 0 && t->cfg.allow_run_command;
+}
+
+json_t *tools_specs(const struct tools *t)
+{
+	json_t *a = json_array();
+
+	(void)json_array_append_new(
+		a, json_pack("{s:s, s:s, s:{s:s, s:{s:{s:s, s:s}}, s:[s], s:b}}", "name",
+			     "read_file", "description",
+			     "Read a UTF-8 text file inside the working directory. Paths are "
+			     "relative to the working directory.",
+			     "parameters", "type", "object", "properties", "path", "type", "string",
+			     "description", "file path relative to the working directory",
+			     "required", "path", "additionalProperties", 0));
+	(void)json_array_append_new(
+		a, json_pack("{s:s, s:s, s:{s:s, s:{s:{s:s, s:s}, s:{s:s, s:s}}, s:[s, s], s:b}}",
+			     "name", "write_file", "description",
+			     "Create or overwrite a file inside the working directory with the "
+			     "given content; missing parent directories are created.",
+			     "parameters", "type", "object", "properties", "path", "type", "string",
+			     "description", "file path relative to the working directory",
+			     "content", "type", "string", "description", "the complete new content",
+			     "required", "path", "content", "additionalProperties", 0));
+	(void)json_array_append_new(
+		a, json_pack("{s:s, s:s, s:{s:s, s:{s:{s:s, s:s}}, s:b}}", "name", "list_dir",
+			     "description",
+			     "List a directory inside the working directory: one name a line, "
+			     "sorted, directories end in '/'.",
+			     "parameters", "type", "object", "properties", "path", "type", "string",
+			     "description",
+			     "directory relative to the working directory (default '.')",
+			     "additionalProperties", 0));
+	if (t->cfg.allow_run_command)
+		(void)json_array_append_new(
+			a, json_pack("{s:s, s:s, s:{s:s, s:{s:{s:s, s:{s:s}, s:s}}, s:[s], s:b}}",
+				     "name", "run_command", "description",
+				     "Run a program in the working directory, without a shell: "
+				     "argv[0] is a bare command name looked up on PATH (shells "
+				     "and interpreters are refused). Returns the exit code, "
+				     "stdout and stderr.",
+				     "parameters", "type", "object", "properties", "argv", "type",
+				     "array", "items", "type", "string", "description",
+				     "the program and its arguments, e.g. [\"ls\", \"-l\"]",
+				     "required", "argv", "additionalProperties", 0));
+	return a;
+}
+
+/* ---- the tools ----------------------------------------------------------- */
+
+static void outcome_error(struct tool_outcome *o, const char *msg)
+{
+	struct sbuf sb = SBUF_INIT(SIZE_MAX);
+
+	o->ok = false;
+	(void)sbuf_adds(&sb, "error: ");
+	(void)text_add_utf8(&sb, msg, strlen(msg));
+	o->output = sbuf_detach(&sb, NULL);
+	if (!o->details)
+		o->details = json_object();
+	(void)json_object_set_new(o->details, "error", json_string(o->output + 7));
+}
+
+void tool_outcome_release(struct tool_outcome *o)
+{
+	if (!o)
+		return;
+	free(o->output);
+	json_decref(o->details);
+	json_decref(o->args);
+	memset(o, 0, sizeof(*o));
+}
+
+/* A string argument, with its length (JSON strings may hold \u0000). */
+static const char *arg_str(const json_t *args, const char *key, size_t *ret_len)
+{
+	json_t *v = json_object_get(args, key);
+
+	if (!json_is_string(v))
+		return NULL;
+	*ret_len = json_string_length(v);
+	return json_string_value(v);
+}
+
+static void tool_read(struct tools *t, const json_t *args, struct tool_outcome *o)
+{
+	struct diag d = {0};
+	struct sbuf out = SBUF_INIT(SIZE_MAX);
+	struct stat st;
+	const char *path;
+	size_t plen = 0, total = 0;
+	char *buf = NULL;
+	bool truncated = false;
+	int fd = -1;
+	ssize_t n;
+
+	path = arg_str(args, "path", &plen);
+	if (!path) {
+		outcome_error(o, "read_file needs a string 'path'");
+		return;
+	}
+	fd = tools_open_beneath(t->dirfd, path, plen, O_RDONLY | O_NONBLOCK, 0, &d);
+	if (fd < 0) {
+		outcome_error(o, d.msg);
+		return;
+	}
+	if (fstat(fd, &st) < 0) {
+		outcome_error(o, strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		outcome_error(o, S_ISDIR(st.st_mode) ? "is a directory (use list_dir)"
+						     : "not a regular file");
+		goto out;
+	}
+	buf = xmalloc(t->cfg.max_read + 1);
+	while (total <= t->cfg.max_read) {
+		n = read(fd, buf + total, t->cfg.max_read + 1 - total);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			outcome_error(o, strerror(errno));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		total += (size_t)n;
+	}
+	if (total > t->cfg.max_read) {
+		truncated = true;
+		total = t->cfg.max_read;
+	}
+	(void)text_add_utf8(&out, buf, total);
+	if (truncated)
+		(void)sbuf_addf(&out, "\n[truncated: the file is larger than %zu bytes]",
+				t->cfg.max_read);
+	o->ok = true;
+	o->output = sbuf_detach(&out, NULL);
+	o->details = json_pack("{s:I, s:b}", "bytes", (json_int_t)total, "truncated", truncated);
+out:
+	sbuf_release(&out);
+	free(buf);
+	close_fdp(&fd);
+}
+
+static void tool_write(struct tools *t, const json_t *args, struct tool_outcome *o)
+{
+	struct diag d = {0};
+	struct stat st;
+	const char *path, *content;
+	size_t plen = 0, clen = 0;
+	char msg[PATH_MAX + 64];
+	int fd = -1, r;
+
+	path = arg_str(args, "path", &plen);
+	content = arg_str(args, "content", &clen);
+	if (!path || !content) {
+		outcome_error(o, "write_file needs string 'path' and 'content'");
+		return;
+	}
+	if (clen > t->cfg.max_write) {
+		(void)snprintf(msg, sizeof(msg), "content is larger than %zu bytes",
+			       t->cfg.max_write);
+		outcome_error(o, msg);
+		return;
+	}
+	r = tools_check_relpath(path, plen, &d);
+	if (r == 0)
+		r = tools_mkdirs_beneath(t->dirfd, path, &d);
+	if (r < 0) {
+		outcome_error(o, d.msg);
+		return;
+	}
+	fd = tools_open_beneath(t->dirfd, path, plen, O_WRONLY | O_CREAT | O_NONBLOCK, 0644, &d);
+	if (fd < 0) {
+		outcome_error(o, d.msg);
+		return;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		outcome_error(o, "not a regular file");
+		goto out;
+	}
+	if (st.st_nlink > 1) {
+		outcome_error(o, "refusing to write a file with more than one hard link");
+		goto out;
+	}
+	if (ftruncate(fd, 0) < 0 || write_all(fd, content, clen) < 0) {
+		outcome_error(o, strerror(errno));
+		goto out;
+	}
+	(void)snprintf(msg, sizeof(msg), "wrote %zu bytes to %.*s", clen, (int)plen, path);
+	o->ok = true;
+	o->output = NULL;
+	{
+		struct sbuf sb = SBUF_INIT(SIZE_MAX);
+
+		(void)text_add_utf8(&sb, msg, strlen(msg));
+		o->output = sbuf_detach(&sb, NULL);
+	}
+	o->details = json_pack("{s:I}", "bytes", (json_int_t)clen);
+out:
+	close_fdp(&fd);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static void tool_list(struct tools *t, const json_t *args, struct tool_outcome *o)
+{
+	struct diag d = {0};
+	struct strvec names = STRVEC_INIT;
+	struct sbuf out = SBUF_INIT(SIZE_MAX);
+	const char *path = ".";
+	size_t plen = 1, i, count = 0;
+	bool truncated = false;
+	struct dirent *de;
+	DIR *dir = NULL;
+	int fd;
+
+	if (json_object_get(args, "path") && !json_is_null(json_object_get(args, "path"))) {
+		path = arg_str(args, "path", &plen);
+		if (!path) {
+			outcome_error(o, "list_dir: 'path' must be a string");
+			return;
+		}
+		if (plen == 0) {
+			path = ".";
+			plen = 1;
+		}
+	}
+	fd = tools_open_beneath(t->dirfd, path, plen, O_RDONLY | O_DIRECTORY, 0, &d);
+	if (fd < 0) {
+		outcome_error(o, d.msg);
+		return;
+	}
+	dir = fdopendir(fd);
+	if (!dir) {
+		outcome_error(o, strerror(errno));
+		(void)close(fd);
+		return;
+	}
+	while ((de = readdir(dir)) != NULL) {
+		bool isdir = de->d_type == DT_DIR;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (count >= t->cfg.max_list) {
+			truncated = true;
+			break;
+		}
+		if (de->d_type == DT_UNKNOWN) {
+			struct stat st;
+
+			isdir = fstatat(dirfd(dir), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+				S_ISDIR(st.st_mode);
+		}
+		strvec_pushf(&names, "%s%s", de->d_name, isdir ? "/" : "");
+		count++;
+	}
+	(void)closedir(dir);
+	qsort(names.v, names.nr, sizeof(*names.v), cmp_str);
+	for (i = 0; i < names.nr; i++) {
+		(void)text_add_utf8(&out, names.v[i], strlen(names.v[i]));
+		(void)sbuf_addc(&out, '\n');
+	}
+	if (truncated)
+		(void)sbuf_addf(&out, "[truncated: more than %zu entries]\n", t->cfg.max_list);
+	o->ok = true;
+	o->output = sbuf_detach(&out, NULL);
+	o->details = json_pack("{s:I, s:b}", "count", (json_int_t)count, "truncated", truncated);
+	strvec_clear(&names);
+}
+
+static void add_stream(struct sbuf *sb, const char *label, const char *buf, size_t len,
+		       size_t dropped)
+{
+	(void)sbuf_addf(sb, "%s:\n", label);
+	(void)text_add_utf8(sb, buf, len);
+	if (len > 0 && buf[len - 1] != '\n')
+		(void)sbuf_addc(sb, '\n');
+	if (dropped)
+		(void)sbuf_addf(sb, "[truncated: %zu more bytes]\n", dropped);
+}
+
+static void tool_run(struct tools *t, const json_t *args, struct tool_outcome *o)
+{
+	struct diag d = {0};
+	struct strvec argv = STRVEC_INIT;
+	struct rexec_result res = {0};
+	struct rexec_opts ro;
+	struct sbuf out = SBUF_INIT(SIZE_MAX);
+	json_t *a = json_object_get(args, "argv"), *v;
+	char *resolved = NULL;
+	size_t i;
+	int r;
+
+	if (json_is_string(a) || json_is_string(json_object_get(args, "command"))) {
+		outcome_error(o, "run_command takes an argv list, never a shell string");
+		return;
+	}
+	if (!json_is_array(a) || json_array_size(a) == 0) {
+		outcome_error(o, "run_command needs 'argv', a non-empty list of strings");
+		return;
+	}
+	json_array_foreach(a, i, v)
+	{
+		if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v)) {
+			outcome_error(o, "every argv element must be a string without NUL bytes");
+			goto out;
+		}
+	}
+	r = rexec_resolve(json_string_value(json_array_get(a, 0)), t->path_env, t->workdir,
+			  &resolved, &d);
+	if (r < 0) {
+		outcome_error(o, d.msg);
+		goto out;
+	}
+	strvec_push(&argv, resolved);
+	for (i = 1; i < json_array_size(a); i++)
+		strvec_push(&argv, json_string_value(json_array_get(a, i)));
+	ro = (struct rexec_opts){
+		.cwd = t->workdir,
+		.env = t->env.v,
+		.timeout_ms = t->cfg.cmd_timeout_ms,
+		.max_output = t->cfg.max_cmd_output,
+		.shim_exe = t->cfg.landlock ? t->shim_exe : NULL,
+	};
+	r = rexec_run(argv.v, &ro, &res, &d);
+	if (r < 0) {
+		outcome_error(o, d.msg);
+		goto out;
+	}
+	if (res.start_error) {
+		outcome_error(o, res.start_error);
+		(void)json_object_set_new(o->details, "exit_code", json_integer(res.exit_code));
+		goto out;
+	}
+	(void)sbuf_addf(&out, "exit_code=%d\n", res.exit_code);
+	if (res.timed_out)
+		(void)sbuf_addf(&out, "timed out after %llu ms; killed\n",
+				(unsigned long long)t->cfg.cmd_timeout_ms);
+	add_stream(&out, "stdout", res.out, res.out_len, res.out_dropped);
+	add_stream(&out, "stderr", res.err, res.err_len, res.err_dropped);
+	o->ok = !res.timed_out && res.exit_code == 0;
+	o->output = sbuf_detach(&out, NULL);
+	o->details = json_pack("{s:i, s:b, s:s}", "exit_code", res.exit_code, "timed_out",
+			       res.timed_out, "resolved", resolved);
+out:
+	rexec_result_release(&res);
+	strvec_clear(&argv);
+	sbuf_release(&out);
+	free(resolved);
+}
+
+/* The arguments as events show them: write_file's content is replaced by its
+ * size (the file itself is the record). */
+static json_t *event_args(const char *name, const json_t *args)
+{
+	json_t *e;
+
+	if (!json_is_object(args))
+		return json_object();
+	if (strcmp(name, "write_file") != 0)
+		return json_deep_copy(args);
+	e = json_object();
+	if (json_object_get(args, "path"))
+		(void)json_object_set(e, "path", json_object_get(args, "path"));
+	if (json_is_string(json_object_get(args, "content")))
+		(void)json_object_set_new(e, "bytes",
+					  json_integer((json_int_t)json_string_length(
+						  json_object_get(args, "content"))));
+	return e;
+}
+
+int tools_call(struct tools *t, const char *name, const char *args_json, struct tool_outcome *ret)
+{
+	struct tool_outcome o = {0};
+	struct diag d = {0};
+	json_t *args = NULL;
+
+	if (!tools_has(t, name))
+		return -ENOENT;
+	if (!args_json || !*args_json)
+		args_json = "{}";
+	if (json_parse_strict("arguments", args_json, strlen(args_json), &args, &d) < 0 ||
+	    !json_is_object(args)) {
+		char msg[700];
+
+		(void)snprintf(msg, sizeof(msg), "the arguments are not a JSON object%s%s",
+			       d.msg[0] ? ": " : "", d.msg);
+		o.args = json_pack("{s:s}", "raw", "(unparsable)");
+		outcome_error(&o, msg);
+		json_decref(args);
+		*ret = o;
+		return 0;
+	}
+	o.args = event_args(name, args);
+	if (strcmp(name, "read_file") == 0)
+		tool_read(t, args, &o);
+	else if (strcmp(name, "write_file") == 0)
+		tool_write(t, args, &o);
+	else if (strcmp(name, "list_dir") == 0)
+		tool_list(t, args, &o);
+	else
+		tool_run(t, args, &o);
+	if (!o.output)
+		o.output = xstrdup("");
+	if (!o.details)
+		o.details = json_object();
+	json_decref(args);
+	*ret = o;
+	return 0;
+}
