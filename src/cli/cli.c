@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,24 @@ const char *cli_getenv(const struct cli_ctx *ctx, const char *name)
 		if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
 			return *e + n + 1;
 	return NULL;
+}
+
+int cli_sibling_path(const char *name, char *buf, size_t size)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+
+	if (n < 0)
+		return -errno;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return -ENOENT;
+	*slash = '\0';
+	if (snprintf(buf, size, "%s/%s", exe, name) >= (int)size)
+		return -ENAMETOOLONG;
+	return 0;
 }
 
 static void print_json_error(struct cli_ctx *ctx, int code, const char *msg, const struct diag *d)

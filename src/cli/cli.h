@@ -61,6 +61,11 @@ void cli_warn(struct cli_ctx *ctx, const char *fmt, ...) __attribute__((format(p
 
 const char *cli_getenv(const struct cli_ctx *ctx, const char *name);
 
+/* The path of an executable installed beside this one ("bernstein-runner"
+ * next to bernstein, "bernstein" next to bernstein-runner), from
+ * /proc/self/exe. 0, or -errno / -ENAMETOOLONG. */
+int cli_sibling_path(const char *name, char *buf, size_t size);
+
 /* The --help entry every command's getopt_long option table carries; the
  * command answers 'h' with `return cli_help(ctx);` (see cmd_version). */
 #define CLI_OPT_HELP                                                                               \

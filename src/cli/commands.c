@@ -2,6 +2,7 @@
  * own tables, defined beside their commands in cmd-*.c. */
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/runner-help.h"
 
 const struct cmd cli_commands[] = {
 	{"adapters", NULL, adapters_cmds, 0, "inspect adapter declarations and agent binaries",
@@ -22,29 +23,7 @@ const struct cmd cli_commands[] = {
 	 "A capability profile declares an agent CLI as data: how it is invoked, its\n"
 	 "strategy and capabilities, and how resume, dangerous mode and endpoints are\n"
 	 "spelled; see docs/profile-format.md.\n"},
-	{"runner", cmd_runner, NULL, 0, "run the built-in agent (OpenAI-compatible endpoints)",
-	 "--manifest FILE [--resume SESSION] [--session-dir DIR] [--proxy URL] [--max-retries N]",
-	 "The built-in agent runner: an agent loop over an OpenAI-compatible endpoint\n"
-	 "(Chat Completions at the manifest's base_url, else the Responses API at the\n"
-	 "default endpoint) with builtin or MCP gateway tools. It is normally spawned by\n"
-	 "bernstein itself (the openai_agents adapter writes the manifest into the session\n"
-	 "directory), but it is usable by hand. One JSON event per line on stdout: start,\n"
-	 "progress, tool_call, tool_result, usage, completion, error. See docs/runner.md.\n"
-	 "\n"
-	 "options:\n"
-	 "  --manifest FILE      the runner manifest (JSON)\n"
-	 "  --resume SESSION     continue SESSION's saved transcript with this prompt\n"
-	 "  --session-dir DIR    where transcripts live (default: the manifest's directory)\n"
-	 "  --proxy URL          use this HTTP proxy (default: none; proxy variables in the\n"
-	 "                       environment are ignored)\n"
-	 "  --max-retries N      retries of a model request on 429/5xx (default 5)\n"
-	 "\n"
-	 "environment: the manifest's api_key_env (default OPENAI_API_KEY) holds the key;\n"
-	 "BERNSTEIN_ALLOWED_API_KEY_ENVS admits more key variable names;\n"
-	 "BERNSTEIN_BUILTIN_ALLOW_RUN_COMMAND=1 offers run_command without an OS sandbox.\n"
-	 "\n"
-	 "Exit codes: 0 done, 1 runtime error, 2 manifest missing or invalid, or\n"
-	 "config_invalid, 4 rate limited.\n"},
+	{"runner", cmd_runner_exec, NULL, 0, RUNNER_SUMMARY, RUNNER_USAGE, RUNNER_HELP},
 	{"shim", cmd_shim, NULL, 0, "run a program under pdeathsig, rlimits and landlock",
 	 "[--rlimit-NAME N]... [--landlock-rw DIR]... [--landlock-ro DIR]... -- PROGRAM [ARG...]",
 	 "Prepares the process and then execs PROGRAM in its place (no wrapper stays):\n"

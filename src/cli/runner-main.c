@@ -1,0 +1,25 @@
+/* bernstein-runner: the built-in agent runner as its own executable, normally
+ * reached as 'bernstein runner ...' (src/cli/runner-exec.c). */
+#include <signal.h>
+#include <stdio.h>
+
+#include "cli/commands.h"
+#include "cli/runner-help.h"
+
+static const struct cmd runner_cmd = {"runner",	      cmd_runner,   NULL,	0,
+				      RUNNER_SUMMARY, RUNNER_USAGE, RUNNER_HELP};
+
+int main(int argc, char **argv, char **envp)
+{
+	struct cli_ctx ctx = {
+		.progname = "bernstein",
+		.out = stdout,
+		.err = stderr,
+		.envp = envp,
+		.cmd = &runner_cmd,
+		.cmd_path = "runner",
+	};
+
+	(void)signal(SIGPIPE, SIG_IGN);
+	return cmd_runner(argc, argv, &ctx);
+}
