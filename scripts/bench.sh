@@ -17,4 +17,6 @@ ninja -C "$build" bernstein bench/startup >/dev/null || ninja -C "$build" bernst
 ninja -C "$build" bench/proc-bench >/dev/null && "$build/bench/proc-bench" spawn "$build/bernstein"
 ninja -C "$build" bench/proc-bench >/dev/null && "$build/bench/proc-bench" rss "$build/bernstein"
 ninja -C "$build" bench/proc-bench >/dev/null && "$build/bench/proc-bench" drain "$build/bernstein"
+ninja -C "$build" bench/route-bench >/dev/null && "$build/bench/route-bench"
+sh "$(dirname "$0")/../bench/audit-bench.sh" "$build"
 exec "$build/bench/startup" -n "$runs" "$build/bernstein"

@@ -13,15 +13,16 @@
 #include <sys/stat.h>
 
 #include "audit/audit.h"
+#include "cli/audit-setup.h"
 #include "cli/commands.h"
 #include "cli/output.h"
 #include "util/json.h"
 #include "util/sbuf.h"
 #include "util/xalloc.h"
 
-#define AUDIT_DEFAULT_DIR  ".bernstein/audit"
+#define AUDIT_DEFAULT_DIR  AUDIT_SETUP_DEFAULT_DIR
 #define SHOW_DEFAULT_LIMIT 20
-#define KEY_CREATE_HINT	   "create it with 'bernstein audit key --create'"
+#define KEY_CREATE_HINT	   AUDIT_SETUP_CREATE_HINT
 
 /* ---- shared helpers ---- */
 
@@ -39,52 +40,6 @@ static void put_safe(FILE *f, const char *s)
 			(void)fputc(*u < 0x20 || *u == 0x7f ? '?' : *u, f);
 		}
 	}
-}
-
-static int resolve_key_path(struct cli_ctx *ctx, const char *explicit_path, char *buf, size_t size,
-			    enum audit_key_source *ret_source)
-{
-	int r = audit_key_resolve(explicit_path, cli_getenv(ctx, "BERNSTEIN_AUDIT_KEY_PATH"),
-				  cli_getenv(ctx, "XDG_STATE_HOME"), cli_getenv(ctx, "HOME"), buf,
-				  size, ret_source);
-
-	if (r == -ENOENT)
-		return cli_error(ctx, BEXIT_ENV,
-				 "cannot locate the audit key: none of BERNSTEIN_AUDIT_KEY_PATH, "
-				 "XDG_STATE_HOME or HOME is set");
-	if (r < 0)
-		return cli_error(ctx, BEXIT_ENV, "cannot locate the audit key: %s", strerror(-r));
-	return 0;
-}
-
-/* Resolve and load the key; an error is printed and its exit code returned. */
-static int load_key(struct cli_ctx *ctx, const char *explicit_path, bool create, char **ret_key,
-		    size_t *ret_len)
-{
-	char path[PATH_MAX];
-	struct diag d;
-	int r;
-
-	r = resolve_key_path(ctx, explicit_path, path, sizeof(path), NULL);
-	if (r)
-		return r;
-	r = audit_key_load(path, create, ret_key, ret_len, NULL, &d);
-	if (r == -ENOENT && !create)
-		(void)snprintf(d.msg, sizeof(d.msg), "audit key does not exist (%s)",
-			       KEY_CREATE_HINT);
-	if (r < 0)
-		return cli_diag(ctx, BEXIT_ENV, &d);
-	return 0;
-}
-
-/* Exit code for an audit_open()/audit_append() failure. */
-static int chain_error(struct cli_ctx *ctx, int r, const struct diag *d)
-{
-	if (r == -EBADMSG)
-		return cli_diag(ctx, BEXIT_AUDIT, d);
-	if (r == -EINVAL || r == -EDOM || r == -ELOOP || r == -ENOBUFS)
-		return cli_diag(ctx, BEXIT_USAGE, d);
-	return cli_diag(ctx, BEXIT_ENV, d);
 }
 
 /* ---- audit verify ---- */
@@ -159,7 +114,7 @@ static int cmd_audit_verify(int argc, char **argv, struct cli_ctx *ctx)
 	/* Like Bernstein: no audit directory is a failed verification. */
 	if (stat(dir, &sb) < 0 || !S_ISDIR(sb.st_mode))
 		return cli_error(ctx, BEXIT_FAILED, "audit directory not found: '%s'", dir);
-	r = load_key(ctx, key_file, false, &key, &keylen);
+	r = audit_setup_load_key(ctx, key_file, false, &key, &keylen);
 	if (r)
 		return r;
 	if (ctx->json)
@@ -389,7 +344,7 @@ static int cmd_audit_key(int argc, char **argv, struct cli_ctx *ctx)
 	}
 	if (optind < argc)
 		return cli_usage_error(ctx, "unexpected argument '%s'", argv[optind]);
-	r = resolve_key_path(ctx, key_file, path, sizeof(path), &src);
+	r = audit_setup_key_path(ctx, key_file, path, sizeof(path), &src);
 	if (r)
 		return r;
 	exists = stat(path, &sb) == 0;
@@ -529,7 +484,7 @@ static int append_from(struct cli_ctx *ctx, struct audit_chain *chain, FILE *f, 
 		}
 		r = audit_append(chain, et, actor, rtype, rid, details, &d);
 		if (r < 0) {
-			r = chain_error(ctx, r, &d);
+			r = audit_setup_chain_error(ctx, r, &d);
 			goto out;
 		}
 		json_decref(o);
@@ -543,7 +498,7 @@ out:
 	/* What was appended is made durable even when a later line failed. */
 	rr = audit_batch_end(chain, &d);
 	if (rr < 0 && r == 0)
-		r = chain_error(ctx, rr, &d);
+		r = audit_setup_chain_error(ctx, rr, &d);
 	*ret_n = n;
 	return r;
 }
@@ -569,8 +524,6 @@ static int cmd_audit_append(int argc, char **argv, struct cli_ctx *ctx)
 	json_t *details = NULL;
 	json_error_t jerr;
 	unsigned long n = 0;
-	char *key = NULL;
-	size_t keylen = 0;
 	FILE *f = NULL;
 	struct diag d;
 	int c, r;
@@ -637,21 +590,15 @@ static int cmd_audit_append(int argc, char **argv, struct cli_ctx *ctx)
 			goto out;
 		}
 	}
-	r = load_key(ctx, key_file, true, &key, &keylen);
+	r = audit_setup_open(ctx, dir, key_file, &chain);
 	if (r)
 		goto out;
-	r = audit_open(dir, key, keylen, NULL, AUDIT_OPEN_CREATE, &chain, &d);
-	key = audit_key_free(key, keylen);
-	if (r < 0) {
-		r = chain_error(ctx, r, &d);
-		goto out;
-	}
 	if (f) {
 		r = append_from(ctx, chain, f, strcmp(from, "-") == 0 ? "<stdin>" : from, &n);
 	} else {
 		r = audit_append(chain, et, actor, rtype, rid, details, &d);
 		if (r < 0)
-			r = chain_error(ctx, r, &d);
+			r = audit_setup_chain_error(ctx, r, &d);
 		else
 			n = 1;
 	}

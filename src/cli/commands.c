@@ -23,6 +23,37 @@ const struct cmd cli_commands[] = {
 	 "A capability profile declares an agent CLI as data: how it is invoked, its\n"
 	 "strategy and capabilities, and how resume, dangerous mode and endpoints are\n"
 	 "spelled; see docs/profile-format.md.\n"},
+	{"route", cmd_route, NULL, 0, "pick the adapter for a task's capability requirements",
+	 "[--requires capability:AXIS[=VALUE]]... [--candidates A,B] [--audit] [--run-id ID] "
+	 "[--json]",
+	 "Selects the first adapter whose capability profile satisfies every requirement,\n"
+	 "in a deterministic order: the --candidates list as given, else catalogue order\n"
+	 "(adapter names in byte order; only adapters with a capability profile). A\n"
+	 "stronger capability satisfies a weaker one. When nothing satisfies the task it\n"
+	 "never falls back: it prints the refusal receipt (every candidate with its\n"
+	 "profile hash and unmet axes, and the receipt hash) and exits 6. See\n"
+	 "docs/routing.md.\n"
+	 "\n"
+	 "options:\n"
+	 "  --requires TOKEN   a requires token (repeatable); capability:AXIS for a boolean\n"
+	 "                     axis (agents_md, computer_use, endpoint, local_models,\n"
+	 "                     mcp_client, mcp_server, native_subagents, resume, sampling,\n"
+	 "                     streaming, tool_use, unattended, vision), or\n"
+	 "                     capability:sandbox=none|process|container|microvm,\n"
+	 "                     capability:max_parallel_workers=N,\n"
+	 "                     capability:output_mode=git-diff|artifact; other tokens are\n"
+	 "                     skill addressing and ignored (with a warning)\n"
+	 "  --candidates A,B   consider only these adapters, in this order (repeatable)\n"
+	 "  --audit            anchor the decision in the audit chain (.bernstein/audit):\n"
+	 "                     adapter.capability_selection or adapter.capability_refusal;\n"
+	 "                     the key is created on first use (see 'bernstein audit key')\n"
+	 "  --run-id ID        the run the decision is for (the record's resource_id)\n"
+	 "  --json             {\"selected\": true, \"adapter\", \"profile_hash\", ...} or\n"
+	 "                     {\"selected\": false, \"receipt\", \"receipt_hash\", ...}\n"
+	 "\n"
+	 "Exit: 0 selected, 6 refused (receipt printed), 2 usage or unknown adapter,\n"
+	 "3 invalid requirement or catalogue, 4 audit key or I/O problem, 5 the chain\n"
+	 "does not match its state.\n"},
 	{"runner", cmd_runner_exec, NULL, 0, RUNNER_SUMMARY, RUNNER_USAGE, RUNNER_HELP},
 	{"shim", cmd_shim, NULL, 0, "run a program under pdeathsig, rlimits and landlock",
 	 "[--rlimit-NAME N]... [--landlock-rw DIR]... [--landlock-ro DIR]... -- PROGRAM [ARG...]",
@@ -44,6 +75,8 @@ const struct cmd cli_commands[] = {
 	 "\n"
 	 "Exit codes when PROGRAM does not run: 127 not found, 126 cannot be executed,\n"
 	 "125 set-up failed (rlimits, Landlock). See docs/supervision.md.\n"},
+	{"spawn", cmd_spawn, NULL, 0, "run one agent headless and report its typed outcome",
+	 spawn_usage, spawn_help},
 	{"version", cmd_version, NULL, 0, "print the version", "",
 	 "Prints 'bernstein VERSION', or {\"name\": ..., \"version\": ...} with --json.\n"},
 	{NULL, NULL, NULL, 0, NULL, NULL, NULL},

@@ -9,6 +9,7 @@ enum bexit {
 	BEXIT_INVALID = 3,	/* invalid profile, catalogue or config */
 	BEXIT_ENV = 4,		/* environment: binary or git missing, state locked, I/O */
 	BEXIT_AUDIT = 5,	/* audit verification failed */
+	BEXIT_REFUSED = 6,	/* capability mismatch: no adapter fits the task; receipt printed */
 	BEXIT_BUG = 70,		/* internal bug */
 	BEXIT_INTERRUPTED = 130 /* SIGINT */
 };

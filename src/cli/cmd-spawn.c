@@ -1,0 +1,1225 @@
+/* bernstein spawn ADAPTER [options] PROMPT: run one agent headless under the
+ * supervisor and the shim, read its output with its profile's dialect, show
+ * the normalized events as they come, and exit with a code for the typed
+ * outcome (docs/spawning.md).
+ *
+ * The plan comes from adapter/invocation.h; this file parses the options,
+ * names the session directory, writes the side files, runs the supervisor
+ * (proc/supervise.h), writes agent.log and events.jsonl, checks the worktree
+ * with git, classifies the outcome (adapter/outcome.h) and prints. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "adapter/catalog.h"
+#include "adapter/dialect.h"
+#include "adapter/events.h"
+#include "adapter/invocation.h"
+#include "adapter/outcome.h"
+#include "adapter/profile.h"
+#include "cli/catalog-paths.h"
+#include "cli/commands.h"
+#include "cli/output.h"
+#include "proc/probe.h"
+#include "proc/supervise.h"
+#include "util/clock.h"
+#include "util/fsutil.h"
+#include "util/sbuf.h"
+#include "util/strvec.h"
+#include "util/xalloc.h"
+
+/* The spawn command's own exit codes (docs/exit-codes.md). */
+enum spawn_exit {
+	SPAWN_EXIT_RATE_LIMITED = 10,
+	SPAWN_EXIT_TIMED_OUT = 11,
+	SPAWN_EXIT_KILLED = 12,
+	SPAWN_EXIT_PERMISSION_BLOCKED = 13,
+	SPAWN_EXIT_NO_CHANGES = 14,
+};
+
+#define PROMPT_FILE_MAX	 (64u << 20) /* --prompt-file */
+#define SESSION_JSON_MAX (256u << 10)
+#define AGENT_LOG_MAX	 (1ull << 30) /* agent.log stops growing here */
+#define TIMEOUT_MAX_S	 (7.0 * 24 * 3600)
+#define GIT_TIMEOUT_MS	 30000
+#define GIT_MAX_OUTPUT	 (16u << 20)
+#define DISPLAY_MAX	 400 /* bytes of one human-readable event line */
+#define RUNS_DIR	 ".bernstein/runs"
+#define DRY_RUN_RUN	 "dry-run"
+#define SPAWNER_DIALECT	 "bernstein" /* events bernstein itself writes */
+
+const char spawn_usage[] =
+	"ADAPTER [-m MODEL] [-C DIR] [--timeout S] [--resume SESSION] [--session-id ID]\n"
+	"       [--attach FILE]... [--set KEY=VALUE]... [--prompt-file FILE] [--expect-changes]\n"
+	"       [--dry-run] [--json] [PROMPT]";
+
+const char spawn_help[] =
+	"Runs one agent headless in DIR under the supervisor and the shim, reads its\n"
+	"output with its profile's dialect, shows the normalized events as they come\n"
+	"(JSON lines with --json), then 'outcome: ...' and 'session: ID', and exits\n"
+	"with a code for the typed outcome. The session directory\n"
+	".bernstein/runs/RUN/SESSION/ (in DIR) keeps agent.log, events.jsonl,\n"
+	"plan.json, session.json and the agent's private HOME. See docs/spawning.md.\n"
+	"\n"
+	"options:\n"
+	"  -m, --model MODEL   a model id or an alias of the adapter's profile\n"
+	"  -C DIR              run as if started in DIR (the agent's working directory)\n"
+	"  --timeout S         SIGTERM the agent's process group after S seconds, SIGKILL\n"
+	"                      5 s later (default: none)\n"
+	"  --resume SESSION    continue the agent's session SESSION (the id printed as\n"
+	"                      'session:'), with the private HOME it had\n"
+	"  --session-id ID     pre-assign the agent's session id (a UUID, or any text a\n"
+	"                      UUID is derived from)\n"
+	"  --attach FILE       an image for the agent (adapters with image input only)\n"
+	"  --set KEY=VALUE     temperature, top_p, top_k, max_tokens, base_url or\n"
+	"                      api_key_env; refused unless the adapter declares it\n"
+	"  --prompt-file FILE  read the prompt from FILE ('-': standard input)\n"
+	"  --expect-changes    a run that leaves the worktree unchanged is no_changes\n"
+	"  --dry-run           print the plan (argv, environment names, files) and stop\n"
+	"  --json              the plan, the events and the outcome as JSON\n"
+	"\n"
+	"Exit codes: 0 completed, 1 failed, 2 usage, 3 refused or invalid profile,\n"
+	"4 binary missing or environment problem, 10 rate limited, 11 timed out,\n"
+	"12 killed, 13 permission blocked, 14 no changes, 130 interrupted.\n";
+
+enum {
+	OPT_TIMEOUT = 256,
+	OPT_RESUME,
+	OPT_SESSION_ID,
+	OPT_ATTACH,
+	OPT_SET,
+	OPT_PROMPT_FILE,
+	OPT_EXPECT_CHANGES,
+	OPT_DRY_RUN,
+	OPT_JSON,
+};
+
+static const struct option spawn_options[] = {
+	{"model", required_argument, NULL, 'm'},
+	{"timeout", required_argument, NULL, OPT_TIMEOUT},
+	{"resume", required_argument, NULL, OPT_RESUME},
+	{"session-id", required_argument, NULL, OPT_SESSION_ID},
+	{"attach", required_argument, NULL, OPT_ATTACH},
+	{"set", required_argument, NULL, OPT_SET},
+	{"prompt-file", required_argument, NULL, OPT_PROMPT_FILE},
+	{"expect-changes", no_argument, NULL, OPT_EXPECT_CHANGES},
+	{"dry-run", no_argument, NULL, OPT_DRY_RUN},
+	{"json", no_argument, NULL, OPT_JSON},
+	CLI_OPT_HELP,
+	{NULL, 0, NULL, 0},
+};
+
+struct spawn_opts {
+	const char *adapter;
+	const char *model;
+	const char *dir;
+	double timeout_s;
+	const char *resume;
+	const char *session_id;
+	struct strvec attach; /* absolute */
+	struct strvec sets;   /* KEY=VALUE as given */
+	const char *prompt_file;
+	const char *prompt_arg;
+	bool expect_changes;
+	bool dry_run;
+};
+
+/* ---- helpers ---- */
+
+static int exit_for_errno(int r)
+{
+	switch (r) {
+	case -EPERM:
+	case -E2BIG:
+		return BEXIT_INVALID;
+	case -EINVAL:
+	case -ENOTSUP:
+		return BEXIT_USAGE;
+	default:
+		return BEXIT_ENV;
+	}
+}
+
+static int exit_for_outcome(enum outcome o)
+{
+	switch (o) {
+	case OUTCOME_COMPLETED:
+		return BEXIT_OK;
+	case OUTCOME_RATE_LIMITED:
+		return SPAWN_EXIT_RATE_LIMITED;
+	case OUTCOME_TIMED_OUT:
+		return SPAWN_EXIT_TIMED_OUT;
+	case OUTCOME_KILLED:
+		return SPAWN_EXIT_KILLED;
+	case OUTCOME_CANCELLED:
+		return BEXIT_INTERRUPTED;
+	case OUTCOME_BINARY_MISSING:
+		return BEXIT_ENV;
+	case OUTCOME_PERMISSION_BLOCKED:
+		return SPAWN_EXIT_PERMISSION_BLOCKED;
+	case OUTCOME_NO_CHANGES:
+		return SPAWN_EXIT_NO_CHANGES;
+	case OUTCOME_FAILED:
+	case _OUTCOME_MAX:
+	case _OUTCOME_INVALID:
+	default:
+		return BEXIT_FAILED;
+	}
+}
+
+static void random_hex(char *buf, size_t nhex)
+{
+	unsigned char raw[32];
+	size_t i, n = (nhex + 1) / 2;
+	static const char hex[] = "0123456789abcdef";
+
+	if (n > sizeof(raw))
+		n = sizeof(raw);
+	if (getrandom(raw, n, 0) != (ssize_t)n) {
+		/* practically never; fall back to something unique enough */
+		uint64_t v = (uint64_t)getpid() ^ (uint64_t)clock_system()->now_ns(clock_system());
+
+		for (i = 0; i < n; i++)
+			raw[i] = (unsigned char)(v >> ((i % 8) * 8));
+	}
+	for (i = 0; i < nhex; i++)
+		buf[i] = hex[(raw[i / 2] >> ((i % 2) ? 0 : 4)) & 0xF];
+	buf[nhex] = '\0';
+}
+
+static char *path_join(const char *a, const char *b)
+{
+	struct sbuf sb = SBUF_INIT(SIZE_MAX);
+
+	(void)sbuf_addf(&sb, "%s/%s", a, b);
+	return sbuf_detach(&sb, NULL);
+}
+
+static const char *now_iso(char *buf, size_t size)
+{
+	return clock_iso8601_utc(clock_system()->now_ns(clock_system()), buf, size);
+}
+
+/* ---- the session directory of an earlier session, for --resume ---- */
+
+/* The state directory recorded by the newest session.json under RUNS_DIR
+ * with this adapter and agent session id, or NULL. */
+static char *find_resume_state(const char *workdir, const char *adapter, const char *id)
+{
+	char *runs = path_join(workdir, RUNS_DIR), *best = NULL, *best_at = NULL;
+	DIR *d = opendir(runs);
+	struct dirent *run;
+
+	while (d && (run = readdir(d)) != NULL) {
+		char *rundir;
+		DIR *rd;
+		struct dirent *ses;
+
+		if (run->d_name[0] == '.')
+			continue;
+		rundir = path_join(runs, run->d_name);
+		rd = opendir(rundir);
+		while (rd && (ses = readdir(rd)) != NULL) {
+			char *sesdir, *file, *text = NULL;
+			size_t len;
+			json_t *j;
+			const char *a, *sid, *state, *at;
+			struct stat st;
+
+			if (ses->d_name[0] == '.')
+				continue;
+			sesdir = path_join(rundir, ses->d_name);
+			file = path_join(sesdir, "session.json");
+			if (read_file_capped(file, SESSION_JSON_MAX, &text, &len) == 0 &&
+			    (j = json_loadb(text, len, 0, NULL)) != NULL) {
+				a = json_string_value(json_object_get(j, "adapter"));
+				sid = json_string_value(json_object_get(j, "session_id"));
+				state = json_string_value(json_object_get(j, "state_dir"));
+				at = json_string_value(json_object_get(j, "ended_at"));
+				if (a && sid && state && strcmp(a, adapter) == 0 &&
+				    strcmp(sid, id) == 0 && stat(state, &st) == 0 &&
+				    S_ISDIR(st.st_mode) &&
+				    (!best || (at && best_at && strcmp(at, best_at) > 0))) {
+					free(best);
+					free(best_at);
+					best = xstrdup(state);
+					best_at = at ? xstrdup(at) : NULL;
+				}
+				json_decref(j);
+			}
+			free(text);
+			free(file);
+			free(sesdir);
+		}
+		if (rd)
+			(void)closedir(rd);
+		free(rundir);
+	}
+	if (d)
+		(void)closedir(d);
+	free(runs);
+	free(best_at);
+	return best;
+}
+
+/* ---- the plan as text or JSON ---- */
+
+static json_t *strategy_json(const struct adapter_strategy *s)
+{
+	json_t *o = json_object();
+	int a;
+
+	for (a = 0; a < _AXIS_MAX; a++)
+		cli_jset(o, axis_name((enum axis)a),
+			 cli_jstr(axis_to_string((enum axis)a, axis_get(s, (enum axis)a))));
+	return o;
+}
+
+/* s with the plan's secrets redacted (caller frees). */
+static char *redacted_copy(const struct invocation_plan *plan, const char *s)
+{
+	struct sbuf sb = SBUF_INIT(SIZE_MAX);
+
+	(void)invocation_redact(&plan->secrets, s, strlen(s), &sb);
+	return sbuf_detach(&sb, NULL);
+}
+
+/* A JSON string of s with the plan's secrets redacted. */
+static json_t *jredacted(const struct invocation_plan *plan, const char *s)
+{
+	char *r;
+	json_t *j;
+
+	if (!s)
+		return json_null();
+	r = redacted_copy(plan, s);
+	j = cli_jstr(r);
+	free(r);
+	return j;
+}
+
+static json_t *plan_json(const struct profile *p, const struct invocation_plan *plan,
+			 const char *run, const char *session)
+{
+	json_t *o = json_object(), *a, *files, *in;
+	size_t i;
+
+	cli_jset(o, "adapter", cli_jstr(p->name));
+	cli_jset(o, "shape", cli_jstr(profile_shape_to_string(p->shape)));
+	cli_jset(o, "run", cli_jstr(run));
+	cli_jset(o, "session", cli_jstr(session));
+	a = json_array();
+	for (i = 0; i < plan->argv.nr; i++)
+		(void)json_array_append_new(a, jredacted(plan, plan->argv.v[i]));
+	cli_jset(o, "argv", a);
+	cli_jset(o, "binary_found", json_boolean(plan->binary_found));
+	a = json_array();
+	for (i = 0; i < plan->env.nr; i++) {
+		const char *eq = strchr(plan->env.v[i], '=');
+		char *name = xstrndup(plan->env.v[i],
+				      eq ? (size_t)(eq - plan->env.v[i]) : strlen(plan->env.v[i]));
+
+		(void)json_array_append_new(a, cli_jstr(name));
+		free(name);
+	}
+	cli_jset(o, "env", a);
+	cli_jset(o, "cwd", cli_jstr(plan->cwd));
+	if (plan->stdin_path) {
+		in = json_object();
+		cli_jset(in, "path", cli_jstr(plan->stdin_path));
+		cli_jset(in, "bytes", json_integer((json_int_t)plan->prompt_bytes));
+		cli_jset(o, "stdin", in);
+	} else {
+		cli_jset(o, "stdin", json_null());
+	}
+	in = json_object();
+	cli_jset(in, "via", cli_jstr(prompt_delivery_to_string(plan->prompt_via)));
+	cli_jset(in, "bytes", json_integer((json_int_t)plan->prompt_bytes));
+	cli_jset(in, "too_long_for_argv", json_boolean(plan->prompt_too_long));
+	cli_jset(o, "prompt", in);
+	cli_jset(o, "session_dir", cli_jstr(plan->session_dir));
+	cli_jset(o, "state_dir", cli_jstr(plan->state_dir));
+	cli_jset(o, "state_reused", json_boolean(plan->state_reused));
+	files = json_array();
+	for (i = 0; i < plan->n_files; i++) {
+		const struct invocation_file *f = &plan->files[i];
+		json_t *fo = json_object();
+		char mode[8];
+
+		(void)snprintf(mode, sizeof(mode), "%04o", f->mode);
+		cli_jset(fo, "base", cli_jstr(invocation_base_to_string(f->base)));
+		cli_jset(fo, "path", cli_jstr(f->path));
+		cli_jset(fo, "mode", cli_jstr(mode));
+		cli_jset(fo, "bytes", json_integer((json_int_t)f->len));
+		(void)json_array_append_new(files, fo);
+	}
+	cli_jset(o, "files", files);
+	cli_jset(o, "warnings", cli_jlist(&plan->warnings));
+	cli_jset(o, "strategy", strategy_json(&plan->strategy));
+	cli_jset(o, "dialect", cli_jstr(dialect_to_string(plan->dialect)));
+	cli_jset(o, "resume_id", cli_jstr(plan->resume_id));
+	cli_jset(o, "session_id", cli_jstr(plan->session_id));
+	cli_jset(o, "endpoint", json_boolean(plan->endpoint));
+	cli_jset(o, "dangerous", json_boolean(plan->dangerous));
+	return o;
+}
+
+/* One argv word for a terminal: C escapes for control bytes, long words cut. */
+static void print_word(FILE *f, const struct invocation_plan *plan, const char *w)
+{
+	char *r = redacted_copy(plan, w);
+	const char *p;
+
+	for (p = r; *p && p - r < 160; p++) {
+		unsigned char c = (unsigned char)*p;
+
+		if (c == '\n')
+			(void)fputs("\\n", f);
+		else if (c == '\t')
+			(void)fputs("\\t", f);
+		else if (c < 0x20 || c == 0x7f)
+			(void)fprintf(f, "\\x%02x", c);
+		else
+			(void)fputc(c, f);
+	}
+	if (*p)
+		(void)fprintf(f, "... (%zu bytes)", strlen(r));
+	free(r);
+}
+
+static void plan_print(FILE *f, const struct profile *p, const struct invocation_plan *plan)
+{
+	size_t i;
+
+	(void)fprintf(f, "adapter: %s (%s)\n", p->name, profile_shape_to_string(p->shape));
+	(void)fprintf(f, "strategy: resume %s, dangerous mode %s, event channel %s; dialect %s\n",
+		      resume_strategy_to_string(plan->strategy.resume),
+		      dangerous_mode_to_string(plan->strategy.dangerous_mode),
+		      event_channel_to_string(plan->strategy.event_channel),
+		      dialect_to_string(plan->dialect));
+	(void)fputs("argv:\n", f);
+	for (i = 0; i < plan->argv.nr; i++) {
+		(void)fputs("  ", f);
+		print_word(f, plan, plan->argv.v[i]);
+		(void)fputc('\n', f);
+	}
+	(void)fputs("env:", f);
+	for (i = 0; i < plan->env.nr; i++) {
+		const char *eq = strchr(plan->env.v[i], '=');
+
+		(void)fprintf(f, " %.*s", (int)(eq ? eq - plan->env.v[i] : 0), plan->env.v[i]);
+	}
+	(void)fputc('\n', f);
+	(void)fprintf(f, "cwd: %s\n", plan->cwd);
+	if (plan->stdin_path)
+		(void)fprintf(f, "stdin: %s (%zu bytes)\n", plan->stdin_path, plan->prompt_bytes);
+	else
+		(void)fputs("stdin: /dev/null\n", f);
+	(void)fprintf(f, "prompt: %s, %zu bytes%s\n", prompt_delivery_to_string(plan->prompt_via),
+		      plan->prompt_bytes, plan->prompt_too_long ? " (too long for argv)" : "");
+	(void)fprintf(f, "session dir: %s\n", plan->session_dir);
+	if (plan->state_dir)
+		(void)fprintf(f, "state dir: %s%s\n", plan->state_dir,
+			      plan->state_reused ? " (reused)" : "");
+	for (i = 0; i < plan->n_files; i++)
+		(void)fprintf(f, "file: %s/%s %04o %zu bytes\n",
+			      plan->files[i].base == INVOCATION_BASE_STATE ? plan->state_dir
+									   : plan->session_dir,
+			      plan->files[i].path, plan->files[i].mode, plan->files[i].len);
+	for (i = 0; i < plan->warnings.nr; i++)
+		(void)fprintf(f, "warning: %s\n", plan->warnings.v[i]);
+}
+
+/* ---- running it ---- */
+
+struct spawn_run {
+	struct cli_ctx *ctx;
+	const struct invocation_plan *plan;
+	const char *shim_exe;
+	uint64_t timeout_ms;
+	bool started;
+	FILE *log;
+	uint64_t log_bytes;
+	bool log_capped;
+	FILE *events;
+	struct dialect_state dialect;
+	struct outcome_inputs in;
+	char *agent_session; /* the first session id the agent announced */
+	char exit_desc[PATH_MAX + 128];
+	int agent_exit_code;
+	bool agent_exited;
+	struct sbuf line;  /* a redacted line */
+	struct sbuf json;  /* one serialized event */
+	struct diag parse; /* a dialect's complaint about a line */
+	bool events_error; /* writing events.jsonl failed (reported once) */
+};
+
+static void display(struct spawn_run *s, const struct event *ev)
+{
+	char buf[DISPLAY_MAX];
+
+	if (s->ctx->json) {
+		(void)fwrite(s->json.buf, 1, s->json.len, s->ctx->out);
+	} else {
+		(void)fprintf(s->ctx->out, "%s\n", event_describe(ev, buf, sizeof(buf)));
+	}
+	(void)fflush(s->ctx->out);
+}
+
+static void emit(void *userdata, const struct event *ev)
+{
+	struct spawn_run *s = userdata;
+
+	outcome_observe(&s->in, ev);
+	if (ev->kind == EVENT_SESSION_STARTED && ev->session_id && !s->agent_session)
+		s->agent_session = xstrdup(ev->session_id);
+	sbuf_reset(&s->json);
+	if (event_to_json(ev, clock_system()->now_ns(clock_system()), &s->json) < 0)
+		return;
+	if (s->events && !s->events_error &&
+	    (fwrite(s->json.buf, 1, s->json.len, s->events) != s->json.len ||
+	     fflush(s->events) != 0)) {
+		s->events_error = true;
+		cli_warn(s->ctx, "cannot write events.jsonl: %s", strerror(errno));
+	}
+	display(s, ev);
+}
+
+static void emit_warning(struct spawn_run *s, const char *msg)
+{
+	struct event ev;
+
+	event_init(&ev, EVENT_WARNING);
+	ev.dialect = SPAWNER_DIALECT;
+	ev.message = msg;
+	emit(s, &ev);
+}
+
+static void log_line(struct spawn_run *s, const char *line, size_t len)
+{
+	if (!s->log || s->log_capped)
+		return;
+	if (s->log_bytes + len + 1 > AGENT_LOG_MAX) {
+		s->log_capped = true;
+		emit_warning(s, "agent.log reached its cap; the rest of the output is not logged");
+		return;
+	}
+	(void)fwrite(line, 1, len, s->log);
+	(void)fputc('\n', s->log);
+	s->log_bytes += len + 1;
+}
+
+static const char *redact(struct spawn_run *s, const char *line, size_t len, size_t *ret_len)
+{
+	if (s->plan->secrets.nr == 0) {
+		*ret_len = len;
+		return line;
+	}
+	sbuf_reset(&s->line);
+	if (invocation_redact(&s->plan->secrets, line, len, &s->line) < 0) {
+		*ret_len = 0;
+		return "";
+	}
+	*ret_len = s->line.len;
+	return s->line.buf;
+}
+
+static int run_next_task(void *ctx, struct proc_spec *spec, void **ret_task)
+{
+	struct spawn_run *s = ctx;
+	const struct invocation_plan *plan = s->plan;
+	int fd;
+
+	if (s->started)
+		return 0;
+	s->started = true;
+	strvec_pushv(&spec->argv, plan->argv.v);
+	strvec_pushv(&spec->env, plan->env.v);
+	spec->cwd = plan->cwd;
+	if (plan->stdin_path) {
+		fd = open(plan->stdin_path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			int r = -errno;
+
+			cli_error(s->ctx, BEXIT_ENV, "cannot open '%s': %s", plan->stdin_path,
+				  strerror(-r));
+			return r;
+		}
+		spec->stdin_fd = fd;
+	}
+	spec->timeout_ms = s->timeout_ms;
+	spec->shim_exe = s->shim_exe;
+	*ret_task = s;
+	return 1;
+}
+
+static void run_on_line(void *ctx, void *task, int stream, const char *line, size_t len)
+{
+	struct spawn_run *s = ctx;
+	const struct event_sink sink = {.emit = emit, .userdata = s};
+	const char *l;
+	size_t n;
+
+	(void)task;
+	l = redact(s, line, len, &n);
+	log_line(s, l, n);
+	if (stream == 2) {
+		if (s->ctx->verbosity > 0)
+			(void)fprintf(s->ctx->err, "%s: agent: %.*s\n", s->ctx->progname, (int)n,
+				      l);
+		(void)dialect_feed_stderr(&s->dialect, l, n, &sink);
+		return;
+	}
+	diag_clear(&s->parse);
+	if (dialect_feed_line(&s->dialect, l, n, &sink, &s->parse) < 0 && s->ctx->verbosity > 0) {
+		char buf[sizeof(s->parse.file) + sizeof(s->parse.msg) + 64];
+
+		(void)fprintf(s->ctx->err, "%s: %s\n", s->ctx->progname,
+			      diag_format(&s->parse, buf, sizeof(buf)));
+	}
+}
+
+static void run_on_oversized(void *ctx, void *task, int stream, const char *head, size_t head_len,
+			     uint64_t total)
+{
+	struct spawn_run *s = ctx;
+	const struct event_sink sink = {.emit = emit, .userdata = s};
+	const char *l;
+	size_t n;
+
+	(void)task;
+	l = redact(s, head, head_len, &n);
+	log_line(s, l, n);
+	(void)dialect_feed_oversized(&s->dialect, stream, l, n, total, &sink);
+}
+
+static void run_on_notice(void *ctx, void *task, enum proc_notice notice, uint64_t value)
+{
+	struct spawn_run *s = ctx;
+	char msg[128];
+
+	(void)task;
+	switch (notice) {
+	case PROC_NOTICE_TIMEOUT:
+		(void)snprintf(msg, sizeof(msg),
+			       "timed out after %" PRIu64
+			       " ms: SIGTERM to the agent's process group",
+			       value);
+		emit_warning(s, msg);
+		break;
+	case PROC_NOTICE_KILL:
+		(void)snprintf(msg, sizeof(msg),
+			       "still running %" PRIu64 " ms after SIGTERM: SIGKILL to the group",
+			       value);
+		emit_warning(s, msg);
+		break;
+	case PROC_NOTICE_LOG_CAPPED:
+	case PROC_NOTICE_LOG_ERROR:
+	case _PROC_NOTICE_MAX:
+	default:
+		break;
+	}
+}
+
+static void run_on_exit(void *ctx, void *task, const struct proc *p)
+{
+	struct spawn_run *s = ctx;
+
+	(void)task;
+	outcome_set_exit(&s->in, p);
+	(void)proc_describe_exit(p, s->exit_desc, sizeof(s->exit_desc));
+	s->agent_exit_code = p->exit_code;
+	s->agent_exited = true;
+}
+
+/* `git status` of dir, without .bernstein: 0 and the output in *ret, or -1
+ * when dir is not in a git work tree (or git is missing). */
+static int git_snapshot(struct cli_ctx *ctx, const char *dir, char **ret, size_t *ret_len)
+{
+	static const char *const args_tail[] = {
+		"status", "--porcelain=v1",	  "-z", "--untracked-files=all", "--",
+		".",	  ":(exclude).bernstein", NULL,
+	};
+	const char *args[16];
+	struct strvec env = STRVEC_INIT;
+	struct probe pr = {0};
+	struct probe_opts o = {0};
+	const char *v;
+	size_t i;
+	int r = -1;
+
+	args[0] = "-C";
+	args[1] = dir;
+	for (i = 0; args_tail[i]; i++)
+		args[i + 2] = args_tail[i];
+	args[i + 2] = NULL;
+	if ((v = cli_getenv(ctx, "PATH")) != NULL)
+		strvec_pushf(&env, "PATH=%s", v);
+	if ((v = cli_getenv(ctx, "HOME")) != NULL)
+		strvec_pushf(&env, "HOME=%s", v);
+	strvec_push(&env, "LC_ALL=C");
+	strvec_push(&env, "GIT_OPTIONAL_LOCKS=0");
+	pr.binary = "git";
+	pr.args = args;
+	o.path_env = cli_getenv(ctx, "PATH");
+	o.env = env.v;
+	o.timeout_ms = GIT_TIMEOUT_MS;
+	o.max_output = GIT_MAX_OUTPUT;
+	o.max_parallel = 1;
+	if (probe_run(&pr, 1, &o) == 0 && pr.status == PROBE_OK) {
+		*ret = xmalloc(pr.output_len + 1);
+		if (pr.output_len)
+			memcpy(*ret, pr.output, pr.output_len);
+		(*ret)[pr.output_len] = '\0';
+		*ret_len = pr.output_len;
+		r = 0;
+	}
+	probe_release(&pr);
+	strvec_clear(&env);
+	return r;
+}
+
+static int write_side_files(struct cli_ctx *ctx, const struct invocation_plan *plan)
+{
+	size_t i;
+	int r;
+
+	r = mkdir_p(plan->session_dir, 0700);
+	if (r < 0)
+		return cli_error(ctx, BEXIT_ENV, "cannot create '%s': %s", plan->session_dir,
+				 strerror(-r));
+	if (plan->state_dir) {
+		r = mkdir_p(plan->state_dir, 0700);
+		if (r < 0)
+			return cli_error(ctx, BEXIT_ENV, "cannot create '%s': %s", plan->state_dir,
+					 strerror(-r));
+	}
+	for (i = 0; i < plan->n_files; i++) {
+		const struct invocation_file *f = &plan->files[i];
+		const char *base =
+			f->base == INVOCATION_BASE_STATE ? plan->state_dir : plan->session_dir;
+		char *path, dir[PATH_MAX];
+
+		if (!base)
+			return cli_error(ctx, BEXIT_BUG, "file '%s' has no directory", f->path);
+		path = path_join(base, f->path);
+		path_dirname(path, dir, sizeof(dir));
+		r = mkdir_p(dir, 0700);
+		if (r >= 0)
+			r = atomic_write_file(path, f->content, f->len, f->mode);
+		if (r < 0) {
+			r = cli_error(ctx, BEXIT_ENV, "cannot write '%s': %s", path, strerror(-r));
+			free(path);
+			return r;
+		}
+		free(path);
+	}
+	return 0;
+}
+
+static int write_json_file(const char *path, json_t *o)
+{
+	char *s = json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS);
+	size_t n;
+	int r;
+
+	if (!s)
+		return -ENOMEM;
+	n = strlen(s);
+	s = xrealloc(s, n + 2);
+	s[n] = '\n';
+	s[n + 1] = '\0';
+	r = atomic_write_file(path, s, n + 1, 0600);
+	free(s);
+	return r;
+}
+
+static FILE *open_append(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	FILE *f;
+
+	if (fd < 0)
+		return NULL;
+	f = fdopen(fd, "ae");
+	if (!f)
+		(void)close(fd);
+	return f;
+}
+
+/* o as one compact JSON line on stdout. */
+static void print_line(struct cli_ctx *ctx, const json_t *o)
+{
+	char *line = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+
+	if (line)
+		(void)fprintf(ctx->out, "%s\n", line);
+	free(line);
+}
+
+static int run_plan(struct cli_ctx *ctx, const struct spawn_opts *o, const struct profile *p,
+		    const struct invocation_plan *plan, const char *run, const char *session)
+{
+	struct spawn_run s = {
+		.ctx = ctx,
+		.plan = plan,
+		.line = SBUF_INIT(SIZE_MAX),
+		.json = SBUF_INIT(SIZE_MAX),
+		.agent_exit_code = -1,
+	};
+	struct supervisor_ops ops = {
+		.next_task = run_next_task,
+		.on_line = run_on_line,
+		.on_oversized = run_on_oversized,
+		.on_notice = run_on_notice,
+		.on_exit = run_on_exit,
+	};
+	struct supervisor_opts sopts = {.max_parallel = 1};
+	char exe[PATH_MAX], why[256] = "", started_at[40], ended_at[40];
+	char *before = NULL, *after = NULL, *path = NULL;
+	size_t before_len = 0, after_len = 0;
+	enum outcome out;
+	json_t *summary = NULL;
+	struct diag d;
+	ssize_t n;
+	size_t i;
+	int r, code;
+
+	(void)now_iso(started_at, sizeof(started_at));
+	dialect_state_init(&s.dialect, plan->dialect);
+	outcome_inputs_init(&s.in, plan->dialect);
+	s.timeout_ms = o->timeout_s > 0 ? (uint64_t)ceil(o->timeout_s * 1000.0) : 0;
+
+	if (!plan->binary_found) {
+		/* nothing to start: the outcome the shim's exit 127 would give */
+		struct proc pr = PROC_INIT;
+		int err = plan->binary_error ? -plan->binary_error : ENOENT;
+
+		proc_set_start_failure(&pr, SHIM_STAGE_EXEC, err, NULL);
+		outcome_set_exit(&s.in, &pr);
+		proc_release(&pr);
+		out = outcome_classify_why(&s.in, why, sizeof(why));
+		(void)cli_error(ctx, BEXIT_ENV, "cannot execute '%s': %s", plan->argv.v[0],
+				err == ENOENT ? "not found on PATH" : strerror(err));
+		code = exit_for_outcome(out);
+		if (ctx->json) {
+			summary = json_object();
+			cli_jset(summary, "kind", cli_jstr("outcome"));
+			cli_jset(summary, "outcome", cli_jstr(outcome_to_string(out)));
+			cli_jset(summary, "reason", cli_jstr(why));
+			cli_jset(summary, "exit_code", json_integer(code));
+			cli_jset(summary, "adapter", cli_jstr(p->name));
+			print_line(ctx, summary);
+			json_decref(summary);
+		} else {
+			(void)fprintf(ctx->out, "outcome: %s (%s)\n", outcome_to_string(out), why);
+		}
+		return code;
+	}
+
+	r = write_side_files(ctx, plan);
+	if (r)
+		return r;
+	path = path_join(plan->session_dir, "plan.json");
+	{
+		json_t *pj = plan_json(p, plan, run, session);
+
+		r = write_json_file(path, pj);
+		json_decref(pj);
+	}
+	if (r < 0) {
+		code = cli_error(ctx, BEXIT_ENV, "cannot write '%s': %s", path, strerror(-r));
+		free(path);
+		return code;
+	}
+	free(path);
+	path = path_join(plan->session_dir, "agent.log");
+	s.log = open_append(path);
+	if (!s.log) {
+		code = cli_error(ctx, BEXIT_ENV, "cannot open '%s': %s", path, strerror(errno));
+		free(path);
+		return code;
+	}
+	free(path);
+	path = path_join(plan->session_dir, "events.jsonl");
+	s.events = open_append(path);
+	if (!s.events) {
+		code = cli_error(ctx, BEXIT_ENV, "cannot open '%s': %s", path, strerror(errno));
+		free(path);
+		(void)fclose(s.log);
+		return code;
+	}
+	free(path);
+	path = NULL;
+
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		s.shim_exe = exe;
+	}
+
+	if (git_snapshot(ctx, plan->cwd, &before, &before_len) < 0)
+		before = NULL;
+	for (i = 0; i < plan->warnings.nr; i++)
+		emit_warning(&s, plan->warnings.v[i]);
+	(void)fflush(ctx->out);
+	(void)fflush(ctx->err);
+
+	diag_clear(&d);
+	r = supervise_run(&ops, &s, &sopts, &d);
+	(void)now_iso(ended_at, sizeof(ended_at));
+	if (r < 0 && r != -ECANCELED && !s.agent_exited) {
+		/* next_task has already said why when the diag is empty */
+		code = d.msg[0] ? cli_diag(ctx, BEXIT_ENV, &d) : BEXIT_ENV;
+		goto out;
+	}
+	if (s.log)
+		(void)fflush(s.log);
+
+	if (before && git_snapshot(ctx, plan->cwd, &after, &after_len) == 0)
+		outcome_set_changes(
+			&s.in, before_len != after_len || memcmp(before, after, before_len) != 0,
+			o->expect_changes);
+	else
+		s.in.expect_changes = o->expect_changes;
+	out = outcome_classify_why(&s.in, why, sizeof(why));
+	code = exit_for_outcome(out);
+
+	summary = json_object();
+	cli_jset(summary, "kind", cli_jstr("outcome"));
+	cli_jset(summary, "outcome", cli_jstr(outcome_to_string(out)));
+	cli_jset(summary, "reason", cli_jstr(why));
+	cli_jset(summary, "exit_code", json_integer(code));
+	cli_jset(summary, "agent_exit_code", json_integer(s.agent_exit_code));
+	cli_jset(summary, "agent_exit", cli_jstr(s.exit_desc));
+	cli_jset(summary, "adapter", cli_jstr(p->name));
+	cli_jset(summary, "session_id", cli_jstr(s.agent_session));
+	cli_jset(summary, "run", cli_jstr(run));
+	cli_jset(summary, "session", cli_jstr(session));
+	cli_jset(summary, "session_dir", cli_jstr(plan->session_dir));
+	cli_jset(summary, "state_dir", cli_jstr(plan->state_dir));
+	cli_jset(summary, "resume_id", cli_jstr(plan->resume_id));
+	cli_jset(summary, "worktree_changed",
+		 s.in.changes_known ? json_boolean(s.in.worktree_changed) : json_null());
+	cli_jset(summary, "started_at", cli_jstr(started_at));
+	cli_jset(summary, "ended_at", cli_jstr(ended_at));
+
+	path = path_join(plan->session_dir, "session.json");
+	r = write_json_file(path, summary);
+	if (r < 0)
+		cli_warn(ctx, "cannot write '%s': %s", path, strerror(-r));
+
+	if (ctx->json) {
+		print_line(ctx, summary);
+	} else {
+		(void)fprintf(ctx->out, "outcome: %s (%s; %s)\n", outcome_to_string(out), why,
+			      s.exit_desc[0] ? s.exit_desc : "no exit status");
+		(void)fprintf(ctx->out, "session: %s\n",
+			      s.agent_session ? s.agent_session
+					      : "none (the agent announced none)");
+	}
+out:
+	json_decref(summary);
+	free(path);
+	free(before);
+	free(after);
+	free(s.agent_session);
+	sbuf_release(&s.line);
+	sbuf_release(&s.json);
+	if (s.log)
+		(void)fclose(s.log);
+	if (s.events)
+		(void)fclose(s.events);
+	dialect_state_release(&s.dialect);
+	return code;
+}
+
+/* ---- the command ---- */
+
+static int read_prompt(struct cli_ctx *ctx, const char *file, char **ret)
+{
+	size_t len;
+	int r;
+
+	if (strcmp(file, "-") == 0)
+		r = read_fd_capped(STDIN_FILENO, PROMPT_FILE_MAX, ret, &len);
+	else
+		r = read_file_capped(file, PROMPT_FILE_MAX, ret, &len);
+	if (r < 0)
+		return cli_error(ctx, r == -EFBIG ? BEXIT_USAGE : BEXIT_ENV,
+				 "cannot read the prompt from '%s': %s", file,
+				 r == -EFBIG ? "larger than 64 MiB" : strerror(-r));
+	if (memchr(*ret, '\0', len)) {
+		free(*ret);
+		*ret = NULL;
+		return cli_error(ctx, BEXIT_USAGE, "the prompt in '%s' holds a NUL byte", file);
+	}
+	return 0;
+}
+
+static int parse_timeout(const char *s, double *ret)
+{
+	char *end;
+	double v;
+
+	if (!*s || !((*s >= '0' && *s <= '9') || *s == '.'))
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || !isfinite(v) || v <= 0 || v > TIMEOUT_MAX_S)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct cli_ctx *ctx, struct spawn_opts *o)
+{
+	int c;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "m:C:h", spawn_options, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			return -1;
+		case 'm':
+			o->model = optarg;
+			break;
+		case 'C':
+			o->dir = optarg;
+			break;
+		case OPT_TIMEOUT:
+			if (parse_timeout(optarg, &o->timeout_s) < 0)
+				return cli_usage_error(ctx,
+						       "--timeout: '%s' is not a number of seconds "
+						       "(> 0, at most 7 days)",
+						       optarg);
+			break;
+		case OPT_RESUME:
+			o->resume = optarg;
+			break;
+		case OPT_SESSION_ID:
+			o->session_id = optarg;
+			break;
+		case OPT_ATTACH:
+			strvec_push(&o->attach, optarg);
+			break;
+		case OPT_SET:
+			if (!strchr(optarg, '='))
+				return cli_usage_error(ctx, "--set: '%s' is not KEY=VALUE", optarg);
+			strvec_push(&o->sets, optarg);
+			break;
+		case OPT_PROMPT_FILE:
+			o->prompt_file = optarg;
+			break;
+		case OPT_EXPECT_CHANGES:
+			o->expect_changes = true;
+			break;
+		case OPT_DRY_RUN:
+			o->dry_run = true;
+			break;
+		case OPT_JSON:
+			ctx->json = true;
+			break;
+		case ':':
+			return cli_missing_value(ctx, argv);
+		case '?':
+		default:
+			if (optopt && strchr("mC", optopt))
+				return cli_missing_value(ctx, argv);
+			if (optopt == 0 && optind > 0 && argv[optind - 1] &&
+			    strncmp(argv[optind - 1], "--", 2) == 0) {
+				const struct option *op;
+				const char *a = argv[optind - 1] + 2;
+
+				for (op = spawn_options; op->name; op++)
+					if (op->has_arg && strcmp(op->name, a) == 0)
+						return cli_missing_value(ctx, argv);
+			}
+			return cli_unknown_option(ctx, argv);
+		}
+	}
+	if (optind >= argc)
+		return cli_usage_error(ctx, "missing the adapter name");
+	o->adapter = argv[optind++];
+	if (optind < argc)
+		o->prompt_arg = argv[optind++];
+	if (optind < argc)
+		return cli_usage_error(ctx, "unexpected argument '%s' (quote the prompt)",
+				       argv[optind]);
+	if (o->prompt_arg && o->prompt_file)
+		return cli_usage_error(ctx, "give the prompt as an argument or with --prompt-file, "
+					    "not both");
+	if (!o->prompt_arg && !o->prompt_file)
+		return cli_usage_error(ctx, "missing the prompt");
+	return 0;
+}
+
+int cmd_spawn(int argc, char **argv, struct cli_ctx *ctx)
+{
+	struct spawn_opts o = {.attach = STRVEC_INIT, .sets = STRVEC_INIT};
+	struct invocation_request req = {0};
+	struct invocation_plan plan;
+	struct catalog *cat = NULL;
+	const struct registry_entry *e;
+	struct strvec attach = STRVEC_INIT;
+	char cwd[PATH_MAX], run[64], session[CATALOG_MAX_NAME + 16], hex[16];
+	char *prompt = NULL, *session_dir = NULL, *state = NULL;
+	struct diag d;
+	long arg_max;
+	size_t i;
+	int r, code;
+
+	invocation_plan_init(&plan);
+	diag_clear(&d);
+	r = parse_args(argc, argv, ctx, &o);
+	if (r < 0) {
+		code = cli_help(ctx);
+		goto out;
+	}
+	if (r > 0) {
+		code = r;
+		goto out;
+	}
+	for (i = 0; i < o.sets.nr; i++) {
+		char *key = xstrdup(o.sets.v[i]), *eq = strchr(key, '=');
+
+		*eq = '\0';
+		r = invocation_sampling_set(&req.sampling, key, o.sets.v[i] + (eq - key) + 1, &d);
+		free(key);
+		if (r < 0) {
+			code = cli_usage_error(ctx, "--set: %s", d.msg);
+			goto out;
+		}
+	}
+	if (o.dir && chdir(o.dir) < 0) {
+		code = cli_error(ctx, BEXIT_ENV, "cannot change to '%s': %s", o.dir,
+				 strerror(errno));
+		goto out;
+	}
+	if (!getcwd(cwd, sizeof(cwd))) {
+		code = cli_error(ctx, BEXIT_ENV, "cannot get the current directory: %s",
+				 strerror(errno));
+		goto out;
+	}
+	if (o.prompt_file) {
+		code = read_prompt(ctx, o.prompt_file, &prompt);
+		if (code)
+			goto out;
+	} else {
+		prompt = xstrdup(o.prompt_arg);
+	}
+	for (i = 0; i < o.attach.nr; i++) {
+		char buf[PATH_MAX];
+
+		if (!realpath(o.attach.v[i], buf)) {
+			code = cli_error(ctx, BEXIT_ENV, "cannot read attachment '%s': %s",
+					 o.attach.v[i], strerror(errno));
+			goto out;
+		}
+		strvec_push(&attach, buf);
+	}
+
+	code = catalog_paths_load(ctx, &cat);
+	if (code)
+		goto out;
+	e = catalog_find(cat, o.adapter);
+	if (!e) {
+		code = cli_usage_error(ctx, "unknown adapter '%s'", o.adapter);
+		goto out;
+	}
+	if (!e->profile) {
+		code = cli_error(ctx, BEXIT_USAGE,
+				 "adapter '%s' has no capability profile (a registry.yaml entry); "
+				 "bernstein spawn runs profiled adapters",
+				 o.adapter);
+		goto out;
+	}
+
+	if (o.dry_run) {
+		(void)snprintf(run, sizeof(run), "%s", DRY_RUN_RUN);
+		(void)snprintf(session, sizeof(session), "%s", e->name);
+	} else {
+		char day[40];
+		int64_t ns = clock_system()->now_ns(clock_system());
+		time_t t = (time_t)(ns / 1000000000);
+		struct tm tm;
+
+		(void)gmtime_r(&t, &tm);
+		(void)strftime(day, sizeof(day), "%Y%m%dT%H%M%SZ", &tm);
+		random_hex(hex, 6);
+		(void)snprintf(run, sizeof(run), "%s-%s", day, hex);
+		random_hex(hex, 8);
+		(void)snprintf(session, sizeof(session), "%s-%s", e->name, hex);
+	}
+	{
+		struct sbuf sb = SBUF_INIT(SIZE_MAX);
+
+		(void)sbuf_addf(&sb, "%s/%s/%s/%s", strcmp(cwd, "/") == 0 ? "" : cwd, RUNS_DIR, run,
+				session);
+		session_dir = sbuf_detach(&sb, NULL);
+	}
+	if (o.resume && (e->profile->runtime.home == AGENT_HOME_ISOLATED ||
+			 e->profile->shape == PROFILE_SHAPE_MODULE)) {
+		state = find_resume_state(cwd, e->name, o.resume);
+	}
+
+	req.profile = e->profile;
+	req.catalog = cat;
+	req.prompt = prompt;
+	req.model = o.model;
+	req.resume_id = o.resume;
+	req.session_id = o.session_id;
+	req.dangerous = true;
+	req.attachments = attach.v;
+	req.n_attachments = attach.nr;
+	req.workdir = cwd;
+	req.session_dir = session_dir;
+	req.state_dir = state;
+	req.host_env = (const char *const *)ctx->envp;
+	req.timeout_s = o.timeout_s > 0 ? (uint64_t)ceil(o.timeout_s) : 0;
+	arg_max = sysconf(_SC_ARG_MAX);
+	req.arg_total_max = arg_max > 0 ? (size_t)arg_max : 0;
+
+	r = invocation_build(&req, &plan, &d);
+	if (r < 0) {
+		code = cli_error(ctx, exit_for_errno(r), "%s", d.msg);
+		goto out;
+	}
+	if (plan.resume_id && plan.state_dir && !plan.state_reused)
+		strvec_pushf(&plan.warnings,
+			     "no earlier session '%s' of %s under %s: the agent gets a fresh "
+			     "state directory and may not find the session",
+			     o.resume, e->name, RUNS_DIR);
+	if (o.dry_run) {
+		if (ctx->json)
+			code = cli_print_json(ctx, plan_json(e->profile, &plan, run, session));
+		else {
+			plan_print(ctx->out, e->profile, &plan);
+			code = 0;
+		}
+		goto out;
+	}
+	code = run_plan(ctx, &o, e->profile, &plan, run, session);
+out:
+	invocation_plan_release(&plan);
+	catalog_free(cat);
+	strvec_clear(&o.attach);
+	strvec_clear(&o.sets);
+	strvec_clear(&attach);
+	free(prompt);
+	free(session_dir);
+	free(state);
+	return code;
+}
