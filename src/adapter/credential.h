@@ -21,6 +21,9 @@
 
 #include "util/diag.h"
 
+/* The variable the built-in runner reads when a manifest names none. */
+#define CREDENTIAL_DEFAULT_ENV "OPENAI_API_KEY"
+
 /* The host variable that admits more names. */
 #define CREDENTIAL_HOST_ALLOW_ENV "BERNSTEIN_ALLOWED_API_KEY_ENVS"
 

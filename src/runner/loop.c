@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "proc/probe.h"
-#include "runner/credential.h"
+#include "adapter/credential.h"
 #include "runner/llm.h"
 #include "runner/mcp.h"
 #include "runner/text.h"
@@ -288,7 +288,7 @@ static enum runner_outcome setup_key(struct runner *r)
 		return RUNNER_DONE;
 	}
 	r->key_env = r->m->api_key_env;
-	if (credential_check_name(r->m->api_key_env, r->o->host_allowed_key_envs, &d) < 0)
+	if (credential_env_check(r->m->api_key_env, r->o->host_allowed_key_envs, &d) < 0)
 		return RUNNER_CONFIG_INVALID;
 	v = r->o->env ? r->o->env(r->o->env_userdata, r->m->api_key_env) : NULL;
 	if (!v || !*v)
@@ -301,7 +301,7 @@ static enum runner_outcome key_error(struct runner *r)
 {
 	struct diag d = {0};
 
-	if (credential_check_name(r->m->api_key_env, r->o->host_allowed_key_envs, &d) < 0)
+	if (credential_env_check(r->m->api_key_env, r->o->host_allowed_key_envs, &d) < 0)
 		return fail(r, RUNNER_CONFIG_INVALID, "config_invalid", "%s", d.msg);
 	return fail(r, RUNNER_CONFIG_INVALID, "config_invalid",
 		    "manifest api_key_env names environment variable '%s' but it is not set; "

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "runner/credential.h"
+#include "adapter/credential.h"
 #include "runner/loop.h"
 #include "runner/manifest.h"
 
@@ -314,12 +314,12 @@ static void test_credential_builtin(void **state)
 	size_t n;
 
 	(void)state;
-	for (n = 0; credential_builtin_names[n]; n++)
-		assert_int_equal(credential_check_name(credential_builtin_names[n], NULL, &d), 0);
+	for (n = 0; credential_env_builtin[n]; n++)
+		assert_int_equal(credential_env_check(credential_env_builtin[n], NULL, &d), 0);
 	assert_int_equal(n, 19);
-	assert_int_equal(credential_check_name("OPENAI_API_KEY", NULL, &d), 0);
-	assert_int_equal(credential_check_name("HF_TOKEN", NULL, &d), 0);
-	assert_int_equal(credential_check_name("LLM_API_KEY", "", &d), 0);
+	assert_int_equal(credential_env_check("OPENAI_API_KEY", NULL, &d), 0);
+	assert_int_equal(credential_env_check("HF_TOKEN", NULL, &d), 0);
+	assert_int_equal(credential_env_check("LLM_API_KEY", "", &d), 0);
 }
 
 static void test_credential_rejected(void **state)
@@ -358,19 +358,19 @@ static void test_credential_rejected(void **state)
 	(void)state;
 	for (i = 0; bad[i]; i++) {
 		memset(&d, 0, sizeof(d));
-		assert_int_equal(credential_check_name(bad[i], NULL, &d), -EPERM);
+		assert_int_equal(credential_env_check(bad[i], NULL, &d), -EPERM);
 		assert_non_null(strstr(d.msg, "is not an allowed credential variable name"));
 		assert_non_null(strstr(d.msg, bad[i]));
 		assert_non_null(strstr(d.msg, "BERNSTEIN_ALLOWED_API_KEY_ENVS"));
 	}
 	for (i = 0; malformed[i]; i++) {
 		memset(&d, 0, sizeof(d));
-		assert_false(credential_name_wellformed(malformed[i]));
+		assert_false(credential_env_wellformed(malformed[i]));
 		/* even the host override cannot admit a malformed name */
-		assert_int_equal(credential_check_name(malformed[i], malformed[i], &d), -EPERM);
+		assert_int_equal(credential_env_check(malformed[i], malformed[i], &d), -EPERM);
 		assert_non_null(strstr(d.msg, "^[A-Z][A-Z0-9_]*$"));
 	}
-	assert_int_equal(credential_check_name(NULL, NULL, &d), -EPERM);
+	assert_int_equal(credential_env_check(NULL, NULL, &d), -EPERM);
 }
 
 static void test_credential_host_override(void **state)
@@ -378,19 +378,19 @@ static void test_credential_host_override(void **state)
 	struct diag d = {0};
 
 	(void)state;
-	assert_int_equal(credential_check_name("MY_LLM_KEY", NULL, &d), -EPERM);
-	assert_int_equal(credential_check_name("MY_LLM_KEY", "MY_LLM_KEY", &d), 0);
-	assert_int_equal(credential_check_name("MY_LLM_KEY", " OTHER_KEY , MY_LLM_KEY ", &d), 0);
-	assert_int_equal(credential_check_name("MY_LLM_KEY", "OTHER,\tMY_LLM_KEY\n", &d), 0);
-	assert_int_equal(credential_check_name("MY_LLM_KEY", "MY_LLM_KEYS", &d), -EPERM);
-	assert_int_equal(credential_check_name("MY_LLM_KEY", "MY_LLM", &d), -EPERM);
-	assert_int_equal(credential_check_name("MY_LLM_KEY", "MY_LLM_KEY_2,XMY_LLM_KEY", &d),
+	assert_int_equal(credential_env_check("MY_LLM_KEY", NULL, &d), -EPERM);
+	assert_int_equal(credential_env_check("MY_LLM_KEY", "MY_LLM_KEY", &d), 0);
+	assert_int_equal(credential_env_check("MY_LLM_KEY", " OTHER_KEY , MY_LLM_KEY ", &d), 0);
+	assert_int_equal(credential_env_check("MY_LLM_KEY", "OTHER,\tMY_LLM_KEY\n", &d), 0);
+	assert_int_equal(credential_env_check("MY_LLM_KEY", "MY_LLM_KEYS", &d), -EPERM);
+	assert_int_equal(credential_env_check("MY_LLM_KEY", "MY_LLM", &d), -EPERM);
+	assert_int_equal(credential_env_check("MY_LLM_KEY", "MY_LLM_KEY_2,XMY_LLM_KEY", &d),
 			 -EPERM);
-	assert_int_equal(credential_check_name("MY_LLM_KEY", ",,", &d), -EPERM);
-	assert_int_equal(credential_check_name("GITHUB_TOKEN", "GITHUB_TOKEN", &d), 0);
-	assert_true(credential_in_list("B", "A,B,C"));
-	assert_false(credential_in_list("B", "A;B"));
-	assert_false(credential_in_list("", ""));
+	assert_int_equal(credential_env_check("MY_LLM_KEY", ",,", &d), -EPERM);
+	assert_int_equal(credential_env_check("GITHUB_TOKEN", "GITHUB_TOKEN", &d), 0);
+	assert_true(credential_env_listed("B", "A,B,C"));
+	assert_false(credential_env_listed("B", "A;B"));
+	assert_false(credential_env_listed("", ""));
 }
 
 static void test_run_command_gate(void **state)
