@@ -7,7 +7,7 @@
 cmd_fn cmd_adapters_contract_check;
 cmd_fn cmd_help;
 cmd_fn cmd_route;
-cmd_fn cmd_runner;      /* in the bernstein-runner executable */
+cmd_fn cmd_runner;	/* in the bernstein-runner executable */
 cmd_fn cmd_runner_exec; /* bernstein runner: execs bernstein-runner */
 cmd_fn cmd_shim;
 cmd_fn cmd_spawn;

@@ -24,24 +24,49 @@ APIs, one handler each (API_ROUTES below; add a handler for a new API there):
                                 response.content_part.done,
                                 response.function_call_arguments.delta/.done,
                                 response.output_item.done, response.completed
+                                (a tool call with "custom": true is a
+                                custom_tool_call item, e.g. codex's freeform
+                                apply_patch, streamed as
+                                response.custom_tool_call_input.delta/.done)
+    POST .../messages           Anthropic Messages (also ?beta=true), plain JSON
+                                or SSE: message_start, content_block_start /
+                                content_block_delta (text_delta, input_json_delta
+                                for tool_use) / content_block_stop,
+                                message_delta (stop_reason, usage), message_stop
+    POST .../messages/count_tokens   Anthropic token count: {"input_tokens": N},
+                                never consumes a scripted response
+    POST .../models/M:streamGenerateContent   Gemini, always SSE (alt=sse):
+                                candidates[0].content.parts with text and
+                                functionCall parts, finishReason, usageMetadata
+    POST .../models/M:generateContent   Gemini, plain JSON
+    POST .../models/M:countTokens   Gemini token count: {"totalTokens": N},
+                                never consumes a scripted response
 
 Streams use HTTP/1.1 chunked transfer encoding; plain replies a Content-Length.
 
 The script (JSON) is either a list of responses or an object
 {"responses": [...], "default": RESPONSE}. Responses are used in order, one per
 request, whatever the endpoint; when the list is used up, "default" answers,
-and without one the server answers 500 "script exhausted". A response:
+and without one the server answers 500 "script exhausted". With a "side"
+RESPONSE in the object, requests that offer the model no tools (the title and
+summary calls agent CLIs make beside the conversation) get "side" and do not
+consume the list (a side request that asks for JSON by a response schema,
+as gemini's router does, gets a minimal JSON value satisfying it). A response:
 
     {"text": "hello"}                      an assistant message
     {"tool_calls": [{"name": "write_file",
                      "arguments": {"path": "a.txt", "content": "x"},
                      "id": "call_1"}]}     tool calls (arguments: an object, or a
-                                           string sent as is); "text" may be given too
+                                           string sent as is); "text" may be given too;
+                                           {"name": "apply_patch", "custom": true,
+                                            "input": "*** Begin Patch..."} is a
+                                           Responses custom (freeform) tool call
     {"usage": {"input": 12, "output": 7}}  token counts (default 10 / 5);
                                            "usage": null sends none
     {"status": 429, "headers": {"Retry-After": "1"},
      "error": "Rate limit reached"}        an HTTP error with an OpenAI error body
-                                           (status 500, 503, 400, ... alike); "body"
+                                           (status 500, 503, 400, ... alike; the body
+                                           is shaped as the API's own errors); "body"
                                            (a string) replaces the error body
     {"malformed": true}                    stream: one good chunk, then a data line
                                            that is not JSON; plain: a body that is
@@ -60,8 +85,10 @@ and without one the server answers 500 "script exhausted". A response:
 
 The log has one JSON object per request: {"ts", "mono", "method", "path", "api",
 "headers", "body"} where body is the parsed JSON (or {"_raw": text}) and the
-authorization header is replaced by "sha256:<hex of its value>" so the log
-never holds a credential.
+authorization, x-api-key and x-goog-api-key headers are replaced by
+"sha256:<hex of the value>" so the log never holds a credential. "side": true
+marks a request answered by the script's "side" response, "count": true one
+answered as a token count.
 """
 
 import argparse
@@ -84,6 +111,7 @@ class Script:
             data = {"responses": data}
         self.responses = list(data.get("responses", []))
         self.default = data.get("default")
+        self.side = data.get("side")
         self.index = 0
         self.lock = threading.Lock()
 
@@ -193,6 +221,11 @@ def responses_output(spec, handler):
                     "role": "assistant",
                     "content": [{"type": "output_text", "text": text, "annotations": []}]})
     for i, c in enumerate(spec.get("tool_calls") or []):
+        if c.get("custom"):
+            out.append({"id": "ctc_%d" % (i + 1), "type": "custom_tool_call",
+                        "status": "completed", "call_id": c.get("id", "call_%d" % (i + 1)),
+                        "name": c["name"], "input": c.get("input", "")})
+            continue
         out.append({"id": "fc_%d" % (i + 1), "type": "function_call", "status": "completed",
                     "call_id": c.get("id", "call_%d" % (i + 1)), "name": c["name"],
                     "arguments": call_args(c)})
@@ -247,6 +280,15 @@ def responses_stream(spec, req, handler):
             yield ev("response.content_part.done", item_id=item["id"], output_index=idx,
                      content_index=0, part=dict(part, text=text))
             yield ev("response.output_item.done", output_index=idx, item=item)
+        elif item["type"] == "custom_tool_call":
+            added = dict(item, status="in_progress", input="")
+            yield ev("response.output_item.added", output_index=idx, item=added)
+            for piece in chunks(item["input"], size):
+                yield ev("response.custom_tool_call_input.delta", item_id=item["id"],
+                         output_index=idx, delta=piece)
+            yield ev("response.custom_tool_call_input.done", item_id=item["id"],
+                     output_index=idx, input=item["input"])
+            yield ev("response.output_item.done", output_index=idx, item=item)
         else:
             added = dict(item, status="in_progress", arguments="")
             yield ev("response.output_item.added", output_index=idx, item=added)
@@ -263,11 +305,226 @@ def responses_stream(spec, req, handler):
              response=responses_object(spec, req, handler, "completed", final))
 
 
-# API name, path suffix, plain handler, stream handler. Another API (Anthropic
-# Messages, Gemini) is one more row and two more functions.
+# ---- Anthropic Messages ----------------------------------------------------
+
+def anthropic_content(spec, handler):
+    content = []
+    text = reply_text(spec, handler)
+    if text or not spec.get("tool_calls"):
+        content.append({"type": "text", "text": text})
+    for i, c in enumerate(spec.get("tool_calls") or []):
+        a = c.get("arguments", {})
+        if isinstance(a, str):
+            try:
+                a = json.loads(a)
+            except ValueError:
+                a = {}
+        content.append({"type": "tool_use", "id": c.get("id", "toolu_fake_%d" % (i + 1)),
+                        "name": c["name"], "input": a})
+    return content
+
+
+def anthropic_usage(spec):
+    u = usage_of(spec) or (0, 0)
+    return {"input_tokens": u[0], "output_tokens": u[1], "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0}
+
+
+def anthropic_plain(spec, req, handler):
+    return {"id": "msg_fake", "type": "message", "role": "assistant",
+            "model": req.get("model", "fake-model"), "content": anthropic_content(spec, handler),
+            "stop_reason": "tool_use" if spec.get("tool_calls") else "end_turn",
+            "stop_sequence": None, "usage": anthropic_usage(spec)}
+
+
+def anthropic_stream(spec, req, handler):
+    size = spec.get("chunk_size", 4)
+
+    def ev(kind, **fields):
+        d = {"type": kind}
+        d.update(fields)
+        return "event: " + kind + "\ndata: " + json.dumps(d) + "\n\n"
+
+    usage = anthropic_usage(spec)
+    start = anthropic_plain(spec, req, handler)
+    start.update(content=[], stop_reason=None, usage=dict(usage, output_tokens=1))
+    yield ev("message_start", message=start)
+    if spec.get("malformed"):
+        yield "event: content_block_delta\ndata: {\"type\": \"content_block_del\n\n"
+        return
+    for idx, block in enumerate(anthropic_content(spec, handler)):
+        if block["type"] == "text":
+            yield ev("content_block_start", index=idx,
+                     content_block={"type": "text", "text": ""})
+            for piece in chunks(block["text"], size) if block["text"] else []:
+                yield ev("content_block_delta", index=idx,
+                         delta={"type": "text_delta", "text": piece})
+        else:
+            yield ev("content_block_start", index=idx,
+                     content_block=dict(block, input={}))
+            for piece in chunks(json.dumps(block["input"]), size):
+                yield ev("content_block_delta", index=idx,
+                         delta={"type": "input_json_delta", "partial_json": piece})
+        yield ev("content_block_stop", index=idx)
+    if spec.get("truncate"):
+        return
+    yield ev("message_delta",
+             delta={"stop_reason": "tool_use" if spec.get("tool_calls") else "end_turn",
+                    "stop_sequence": None},
+             usage={"output_tokens": usage["output_tokens"]})
+    yield ev("message_stop")
+
+
+def anthropic_error(status, message):
+    kind = {400: "invalid_request_error", 401: "authentication_error",
+            403: "permission_error", 404: "not_found_error", 429: "rate_limit_error",
+            529: "overloaded_error"}.get(status, "api_error")
+    return {"type": "error", "error": {"type": kind, "message": message}}
+
+
+def anthropic_count(req):
+    return {"input_tokens": max(1, len(json.dumps(req)) // 4)}
+
+
+# ---- Gemini ------------------------------------------------------------------
+
+def gemini_usage(spec):
+    u = usage_of(spec)
+    if not u:
+        return None
+    return {"promptTokenCount": u[0], "candidatesTokenCount": u[1],
+            "totalTokenCount": u[0] + u[1]}
+
+
+def gemini_parts(spec, handler):
+    parts = []
+    text = reply_text(spec, handler)
+    if text:
+        parts.append({"text": text})
+    for i, c in enumerate(spec.get("tool_calls") or []):
+        a = c.get("arguments", {})
+        if isinstance(a, str):
+            try:
+                a = json.loads(a)
+            except ValueError:
+                a = {}
+        parts.append({"functionCall": {"id": c.get("id", "call_%d" % (i + 1)),
+                                       "name": c["name"], "args": a},
+                      "thoughtSignature": "skip_thought_signature_validator"})
+    return parts
+
+
+def gemini_chunk(parts, finish, spec, req, handler):
+    cand = {"content": {"role": "model", "parts": parts}, "index": 0}
+    if finish:
+        cand["finishReason"] = "STOP"
+    out = {"candidates": [cand], "modelVersion": handler.path_model or "fake-model",
+           "responseId": "gemini-fake"}
+    u = gemini_usage(spec)
+    if finish and u:
+        out["usageMetadata"] = u
+    return out
+
+
+def gemini_plain(spec, req, handler):
+    return gemini_chunk(gemini_parts(spec, handler) or [{"text": ""}], True, spec, req,
+                        handler)
+
+
+def gemini_stream(spec, req, handler):
+    size = spec.get("chunk_size", 4)
+
+    def ev(d):
+        return "data: " + json.dumps(d) + "\n\n"
+
+    if spec.get("malformed"):
+        yield ev(gemini_chunk([{"text": "x"}], False, spec, req, handler))
+        yield "data: {\"candidates\": [{\"content\n\n"
+        return
+    parts = gemini_parts(spec, handler)
+    texts = [p for p in parts if "text" in p]
+    calls = [p for p in parts if "functionCall" in p]
+    for p in texts:
+        for piece in chunks(p["text"], size):
+            yield ev(gemini_chunk([{"text": piece}], False, spec, req, handler))
+    if spec.get("truncate"):
+        return
+    yield ev(gemini_chunk(calls or ([] if texts else [{"text": ""}]), True, spec, req,
+                          handler))
+
+
+def gemini_error(status, message):
+    st = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED",
+          404: "NOT_FOUND", 429: "RESOURCE_EXHAUSTED", 503: "UNAVAILABLE"}.get(status,
+                                                                             "INTERNAL")
+    return {"error": {"code": status, "message": message, "status": st}}
+
+
+def gemini_count(req):
+    return {"totalTokens": max(1, len(json.dumps(req)) // 4)}
+
+
+def openai_error(status, message):
+    kind = {400: "invalid_request_error", 401: "invalid_request_error",
+            404: "invalid_request_error", 429: "rate_limit_exceeded"}.get(status,
+                                                                          "server_error")
+    return {"error": {"message": message, "type": kind, "code": None}}
+
+
+def schema_sample(schema, depth=0):
+    """A minimal value that satisfies a JSON (or Gemini OpenAPI-style) schema."""
+    if not isinstance(schema, dict) or depth > 8:
+        return None
+    if schema.get("enum"):
+        return schema["enum"][0]
+    kind = str(schema.get("type", "object")).lower()
+    if kind == "object":
+        props = schema.get("properties") or {}
+        return {k: schema_sample(v, depth + 1) for k, v in props.items()}
+    if kind == "array":
+        return []
+    if kind in ("integer", "number"):
+        return 1
+    if kind == "boolean":
+        return False
+    return "fake"
+
+
+def json_schema_of(req):
+    """The response schema a side request asks for (Gemini generationConfig), or None."""
+    cfg = req.get("generationConfig") or {}
+    if cfg.get("responseMimeType") != "application/json":
+        return None
+    return cfg.get("responseJsonSchema") or cfg.get("responseSchema") or {}
+
+
+def has_tools(req):
+    return bool(req.get("tools"))
+
+
+# API name, path suffix, plain handler, stream handler, error body, token count
+# handler, stream test. Another API is one more row and a few more functions.
+# Rows are tried in order; the first whose suffix ends the path (without its
+# query) wins.
+def stream_flag(req, path):
+    return bool(req.get("stream"))
+
+
 API_ROUTES = [
-    ("chat_completions", "/chat/completions", chat_plain, chat_stream),
-    ("responses", "/responses", responses_plain, responses_stream),
+    ("chat_completions", "/chat/completions", chat_plain, chat_stream, openai_error, None,
+     stream_flag),
+    ("responses", "/responses", responses_plain, responses_stream, openai_error, None,
+     stream_flag),
+    ("anthropic_count_tokens", "/messages/count_tokens", None, None, anthropic_error,
+     anthropic_count, stream_flag),
+    ("anthropic_messages", "/messages", anthropic_plain, anthropic_stream, anthropic_error,
+     None, stream_flag),
+    ("gemini", ":streamGenerateContent", gemini_plain, gemini_stream, gemini_error, None,
+     lambda req, path: True),
+    ("gemini", ":generateContent", gemini_plain, gemini_stream, gemini_error, None,
+     lambda req, path: False),
+    ("gemini_count_tokens", ":countTokens", None, None, gemini_error, gemini_count,
+     stream_flag),
 ]
 
 
@@ -278,7 +535,7 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, fmt, *args):  # quiet
         pass
 
-    def record(self, api, body_text):
+    def record(self, api, body_text, flags=None):
         try:
             body = json.loads(body_text) if body_text else None
         except ValueError:
@@ -286,11 +543,12 @@ class Handler(BaseHTTPRequestHandler):
         headers = {}
         for k, v in self.headers.items():
             k = k.lower()
-            if k == "authorization":
+            if k in ("authorization", "x-api-key", "x-goog-api-key"):
                 v = "sha256:" + hashlib.sha256(v.encode("utf-8")).hexdigest()
             headers[k] = v
         entry = {"ts": time.time(), "mono": time.monotonic(), "method": self.command,
                  "path": self.path, "api": api, "headers": headers, "body": body}
+        entry.update(flags or {})
         with self.server.log_lock:
             with open(self.server.log_path, "a", encoding="utf-8") as f:
                 f.write(json.dumps(entry) + "\n")
@@ -324,22 +582,46 @@ class Handler(BaseHTTPRequestHandler):
             if path.endswith(r[1]):
                 route = r
                 break
-        req = self.record(route[0] if route else None, body_text)
+        try:
+            parsed = json.loads(body_text) if body_text else {}
+        except ValueError:
+            parsed = {}
+        if not isinstance(parsed, dict):
+            parsed = {}
+        self.path_model = None
+        if ":" in path and "/models/" in path:
+            self.path_model = path.rsplit("/models/", 1)[1].split(":", 1)[0]
+        flags = {}
+        if route is not None and route[5] is not None:
+            flags["count"] = True
+        elif route is not None and self.server.script.side is not None \
+                and not has_tools(parsed):
+            flags["side"] = True
+        req = self.record(route[0] if route else None, body_text, flags)
         if route is None:
             self.send_json(404, {"error": {"message": "fake-llm: no API at " + path}})
             return
-        spec = self.server.script.next()
+        _, _, plain, stream, error_body, count, want_stream = route
+        if count is not None:
+            self.send_json(200, count(req))
+            return
+        if flags.get("side"):
+            spec = self.server.script.side
+            schema = json_schema_of(req)
+            if schema is not None and spec.get("status", 200) == 200:
+                # structured side calls (gemini's model router, next-speaker
+                # check) get a JSON text that satisfies their schema
+                spec = dict(spec, text=json.dumps(schema_sample(schema)))
+        else:
+            spec = self.server.script.next()
         if spec.get("delay"):
             time.sleep(float(spec["delay"]))
         status = int(spec.get("status", 200))
         if status != 200:
-            err = {"error": {"message": spec.get("error", "fake error %d" % status),
-                             "type": "rate_limit_exceeded" if status == 429 else "server_error",
-                             "code": None}}
+            err = error_body(status, spec.get("error", "fake error %d" % status))
             self.send_json(status, err, spec.get("headers"), spec.get("body"))
             return
-        _, _, plain, stream = route
-        if not req.get("stream") or spec.get("stream_as_json"):
+        if not want_stream(req, path) or spec.get("stream_as_json"):
             if spec.get("malformed"):
                 self.send_json(200, None, raw="{\"choices\": [ this is not json")
             else:
