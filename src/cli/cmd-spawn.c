@@ -31,11 +31,13 @@
 #include "cli/catalog-paths.h"
 #include "cli/commands.h"
 #include "cli/output.h"
+#include "orch/agentrun.h"
 #include "proc/probe.h"
 #include "proc/supervise.h"
 #include "util/clock.h"
 #include "util/fsutil.h"
 #include "util/sbuf.h"
+#include "util/randid.h"
 #include "util/strvec.h"
 #include "util/xalloc.h"
 
@@ -48,16 +50,13 @@ enum spawn_exit {
 	SPAWN_EXIT_NO_CHANGES = 14,
 };
 
-#define PROMPT_FILE_MAX	 (64u << 20) /* --prompt-file */
-#define SESSION_JSON_MAX (256u << 10)
-#define AGENT_LOG_MAX	 (1ull << 30) /* agent.log stops growing here */
-#define TIMEOUT_MAX_S	 (7.0 * 24 * 3600)
-#define GIT_TIMEOUT_MS	 30000
-#define GIT_MAX_OUTPUT	 (16u << 20)
-#define DISPLAY_MAX	 400 /* bytes of one human-readable event line */
-#define RUNS_DIR	 ".bernstein/runs"
-#define DRY_RUN_RUN	 "dry-run"
-#define SPAWNER_DIALECT	 "bernstein" /* events bernstein itself writes */
+#define PROMPT_FILE_MAX (64u << 20) /* --prompt-file */
+#define TIMEOUT_MAX_S	(7.0 * 24 * 3600)
+#define GIT_TIMEOUT_MS	30000
+#define GIT_MAX_OUTPUT	(16u << 20)
+#define DISPLAY_MAX	400 /* bytes of one human-readable event line */
+#define RUNS_DIR	AGENTRUN_RUNS_DIR
+#define DRY_RUN_RUN	"dry-run"
 
 const char spawn_usage[] =
 	"ADAPTER [-m MODEL] [-C DIR] [--timeout S] [--resume SESSION] [--session-id ID]\n"
@@ -178,113 +177,12 @@ static int exit_for_outcome(enum outcome o)
 	}
 }
 
-static void random_hex(char *buf, size_t nhex)
-{
-	unsigned char raw[32];
-	size_t i, n = (nhex + 1) / 2;
-	static const char hex[] = "0123456789abcdef";
-
-	if (n > sizeof(raw))
-		n = sizeof(raw);
-	if (getrandom(raw, n, 0) != (ssize_t)n) {
-		/* practically never; fall back to something unique enough */
-		uint64_t v = (uint64_t)getpid() ^ (uint64_t)clock_system()->now_ns(clock_system());
-
-		for (i = 0; i < n; i++)
-			raw[i] = (unsigned char)(v >> ((i % 8) * 8));
-	}
-	for (i = 0; i < nhex; i++)
-		buf[i] = hex[(raw[i / 2] >> ((i % 2) ? 0 : 4)) & 0xF];
-	buf[nhex] = '\0';
-}
-
-static char *path_join(const char *a, const char *b)
-{
-	struct sbuf sb = SBUF_INIT(SIZE_MAX);
-
-	(void)sbuf_addf(&sb, "%s/%s", a, b);
-	return sbuf_detach(&sb, NULL);
-}
-
 static const char *now_iso(char *buf, size_t size)
 {
 	return clock_iso8601_utc(clock_system()->now_ns(clock_system()), buf, size);
 }
 
-/* ---- the session directory of an earlier session, for --resume ---- */
-
-/* The state directory recorded by the newest session.json under RUNS_DIR
- * with this adapter and agent session id, or NULL. */
-static char *find_resume_state(const char *workdir, const char *adapter, const char *id)
-{
-	char *runs = path_join(workdir, RUNS_DIR), *best = NULL, *best_at = NULL;
-	DIR *d = opendir(runs);
-	struct dirent *run;
-
-	while (d && (run = readdir(d)) != NULL) {
-		char *rundir;
-		DIR *rd;
-		struct dirent *ses;
-
-		if (run->d_name[0] == '.')
-			continue;
-		rundir = path_join(runs, run->d_name);
-		rd = opendir(rundir);
-		while (rd && (ses = readdir(rd)) != NULL) {
-			char *sesdir, *file, *text = NULL;
-			size_t len;
-			json_t *j;
-			const char *a, *sid, *state, *at;
-			struct stat st;
-
-			if (ses->d_name[0] == '.')
-				continue;
-			sesdir = path_join(rundir, ses->d_name);
-			file = path_join(sesdir, "session.json");
-			if (read_file_capped(file, SESSION_JSON_MAX, &text, &len) == 0 &&
-			    (j = json_loadb(text, len, 0, NULL)) != NULL) {
-				a = json_string_value(json_object_get(j, "adapter"));
-				sid = json_string_value(json_object_get(j, "session_id"));
-				state = json_string_value(json_object_get(j, "state_dir"));
-				at = json_string_value(json_object_get(j, "ended_at"));
-				if (a && sid && state && strcmp(a, adapter) == 0 &&
-				    strcmp(sid, id) == 0 && stat(state, &st) == 0 &&
-				    S_ISDIR(st.st_mode) &&
-				    (!best || (at && best_at && strcmp(at, best_at) > 0))) {
-					free(best);
-					free(best_at);
-					best = xstrdup(state);
-					best_at = at ? xstrdup(at) : NULL;
-				}
-				json_decref(j);
-			}
-			free(text);
-			free(file);
-			free(sesdir);
-		}
-		if (rd)
-			(void)closedir(rd);
-		free(rundir);
-	}
-	if (d)
-		(void)closedir(d);
-	free(runs);
-	free(best_at);
-	return best;
-}
-
-/* ---- the plan as text or JSON ---- */
-
-static json_t *strategy_json(const struct adapter_strategy *s)
-{
-	json_t *o = json_object();
-	int a;
-
-	for (a = 0; a < _AXIS_MAX; a++)
-		cli_jset(o, axis_name((enum axis)a),
-			 cli_jstr(axis_to_string((enum axis)a, axis_get(s, (enum axis)a))));
-	return o;
-}
+/* ---- the plan as text ---- */
 
 /* s with the plan's secrets redacted (caller frees). */
 static char *redacted_copy(const struct invocation_plan *plan, const char *s)
@@ -293,86 +191,6 @@ static char *redacted_copy(const struct invocation_plan *plan, const char *s)
 
 	(void)invocation_redact(&plan->secrets, s, strlen(s), &sb);
 	return sbuf_detach(&sb, NULL);
-}
-
-/* A JSON string of s with the plan's secrets redacted. */
-static json_t *jredacted(const struct invocation_plan *plan, const char *s)
-{
-	char *r;
-	json_t *j;
-
-	if (!s)
-		return json_null();
-	r = redacted_copy(plan, s);
-	j = cli_jstr(r);
-	free(r);
-	return j;
-}
-
-static json_t *plan_json(const struct profile *p, const struct invocation_plan *plan,
-			 const char *run, const char *session)
-{
-	json_t *o = json_object(), *a, *files, *in;
-	size_t i;
-
-	cli_jset(o, "adapter", cli_jstr(p->name));
-	cli_jset(o, "shape", cli_jstr(profile_shape_to_string(p->shape)));
-	cli_jset(o, "run", cli_jstr(run));
-	cli_jset(o, "session", cli_jstr(session));
-	a = json_array();
-	for (i = 0; i < plan->argv.nr; i++)
-		(void)json_array_append_new(a, jredacted(plan, plan->argv.v[i]));
-	cli_jset(o, "argv", a);
-	cli_jset(o, "binary_found", json_boolean(plan->binary_found));
-	a = json_array();
-	for (i = 0; i < plan->env.nr; i++) {
-		const char *eq = strchr(plan->env.v[i], '=');
-		char *name = xstrndup(plan->env.v[i],
-				      eq ? (size_t)(eq - plan->env.v[i]) : strlen(plan->env.v[i]));
-
-		(void)json_array_append_new(a, cli_jstr(name));
-		free(name);
-	}
-	cli_jset(o, "env", a);
-	cli_jset(o, "cwd", cli_jstr(plan->cwd));
-	if (plan->stdin_path) {
-		in = json_object();
-		cli_jset(in, "path", cli_jstr(plan->stdin_path));
-		cli_jset(in, "bytes", json_integer((json_int_t)plan->prompt_bytes));
-		cli_jset(o, "stdin", in);
-	} else {
-		cli_jset(o, "stdin", json_null());
-	}
-	in = json_object();
-	cli_jset(in, "via", cli_jstr(prompt_delivery_to_string(plan->prompt_via)));
-	cli_jset(in, "bytes", json_integer((json_int_t)plan->prompt_bytes));
-	cli_jset(in, "too_long_for_argv", json_boolean(plan->prompt_too_long));
-	cli_jset(o, "prompt", in);
-	cli_jset(o, "session_dir", cli_jstr(plan->session_dir));
-	cli_jset(o, "state_dir", cli_jstr(plan->state_dir));
-	cli_jset(o, "state_reused", json_boolean(plan->state_reused));
-	files = json_array();
-	for (i = 0; i < plan->n_files; i++) {
-		const struct invocation_file *f = &plan->files[i];
-		json_t *fo = json_object();
-		char mode[8];
-
-		(void)snprintf(mode, sizeof(mode), "%04o", f->mode);
-		cli_jset(fo, "base", cli_jstr(invocation_base_to_string(f->base)));
-		cli_jset(fo, "path", cli_jstr(f->path));
-		cli_jset(fo, "mode", cli_jstr(mode));
-		cli_jset(fo, "bytes", json_integer((json_int_t)f->len));
-		(void)json_array_append_new(files, fo);
-	}
-	cli_jset(o, "files", files);
-	cli_jset(o, "warnings", cli_jlist(&plan->warnings));
-	cli_jset(o, "strategy", strategy_json(&plan->strategy));
-	cli_jset(o, "dialect", cli_jstr(dialect_to_string(plan->dialect)));
-	cli_jset(o, "resume_id", cli_jstr(plan->resume_id));
-	cli_jset(o, "session_id", cli_jstr(plan->session_id));
-	cli_jset(o, "endpoint", json_boolean(plan->endpoint));
-	cli_jset(o, "dangerous", json_boolean(plan->dangerous));
-	return o;
 }
 
 /* One argv word for a terminal: C escapes for control bytes, long words cut. */
@@ -445,121 +263,62 @@ static void plan_print(FILE *f, const struct profile *p, const struct invocation
 
 struct spawn_run {
 	struct cli_ctx *ctx;
-	const struct invocation_plan *plan;
-	const char *shim_exe;
-	uint64_t timeout_ms;
+	struct agentrun ar;
 	bool started;
-	FILE *log;
-	uint64_t log_bytes;
-	bool log_capped;
-	FILE *events;
-	struct dialect_state dialect;
-	struct outcome_inputs in;
-	char *agent_session; /* the first session id the agent announced */
-	char exit_desc[PATH_MAX + 128];
-	int agent_exit_code;
-	bool agent_exited;
-	struct sbuf line;  /* a redacted line */
-	struct sbuf json;  /* one serialized event */
-	struct diag parse; /* a dialect's complaint about a line */
-	bool events_error; /* writing events.jsonl failed (reported once) */
 };
 
-static void display(struct spawn_run *s, const struct event *ev)
+static void on_event(void *userdata, const struct event *ev, const char *json, size_t len)
 {
+	struct spawn_run *s = userdata;
 	char buf[DISPLAY_MAX];
 
-	if (s->ctx->json) {
-		(void)fwrite(s->json.buf, 1, s->json.len, s->ctx->out);
-	} else {
+	if (s->ctx->json)
+		(void)fwrite(json, 1, len, s->ctx->out);
+	else
 		(void)fprintf(s->ctx->out, "%s\n", event_describe(ev, buf, sizeof(buf)));
-	}
 	(void)fflush(s->ctx->out);
 }
 
-static void emit(void *userdata, const struct event *ev)
+static void on_stderr(void *userdata, const char *line, size_t len)
 {
 	struct spawn_run *s = userdata;
 
-	outcome_observe(&s->in, ev);
-	if (ev->kind == EVENT_SESSION_STARTED && ev->session_id && !s->agent_session)
-		s->agent_session = xstrdup(ev->session_id);
-	sbuf_reset(&s->json);
-	if (event_to_json(ev, clock_system()->now_ns(clock_system()), &s->json) < 0)
-		return;
-	if (s->events && !s->events_error &&
-	    (fwrite(s->json.buf, 1, s->json.len, s->events) != s->json.len ||
-	     fflush(s->events) != 0)) {
-		s->events_error = true;
-		cli_warn(s->ctx, "cannot write events.jsonl: %s", strerror(errno));
-	}
-	display(s, ev);
+	if (s->ctx->verbosity > 0)
+		(void)fprintf(s->ctx->err, "%s: agent: %.*s\n", s->ctx->progname, (int)len, line);
 }
 
-static void emit_warning(struct spawn_run *s, const char *msg)
+static void on_parse_error(void *userdata, const struct diag *d)
 {
-	struct event ev;
+	struct spawn_run *s = userdata;
+	char buf[sizeof(d->file) + sizeof(d->msg) + 64];
 
-	event_init(&ev, EVENT_WARNING);
-	ev.dialect = SPAWNER_DIALECT;
-	ev.message = msg;
-	emit(s, &ev);
+	if (s->ctx->verbosity > 0)
+		(void)fprintf(s->ctx->err, "%s: %s\n", s->ctx->progname,
+			      diag_format(d, buf, sizeof(buf)));
 }
 
-static void log_line(struct spawn_run *s, const char *line, size_t len)
+static void on_write_error(void *userdata, const char *path, int err)
 {
-	if (!s->log || s->log_capped)
-		return;
-	if (s->log_bytes + len + 1 > AGENT_LOG_MAX) {
-		s->log_capped = true;
-		emit_warning(s, "agent.log reached its cap; the rest of the output is not logged");
-		return;
-	}
-	(void)fwrite(line, 1, len, s->log);
-	(void)fputc('\n', s->log);
-	s->log_bytes += len + 1;
-}
+	struct spawn_run *s = userdata;
 
-static const char *redact(struct spawn_run *s, const char *line, size_t len, size_t *ret_len)
-{
-	if (s->plan->secrets.nr == 0) {
-		*ret_len = len;
-		return line;
-	}
-	sbuf_reset(&s->line);
-	if (invocation_redact(&s->plan->secrets, line, len, &s->line) < 0) {
-		*ret_len = 0;
-		return "";
-	}
-	*ret_len = s->line.len;
-	return s->line.buf;
+	cli_warn(s->ctx, "cannot write %s: %s", path, strerror(err));
 }
 
 static int run_next_task(void *ctx, struct proc_spec *spec, void **ret_task)
 {
 	struct spawn_run *s = ctx;
-	const struct invocation_plan *plan = s->plan;
-	int fd;
+	struct diag d;
+	int r;
 
 	if (s->started)
 		return 0;
 	s->started = true;
-	strvec_pushv(&spec->argv, plan->argv.v);
-	strvec_pushv(&spec->env, plan->env.v);
-	spec->cwd = plan->cwd;
-	if (plan->stdin_path) {
-		fd = open(plan->stdin_path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0) {
-			int r = -errno;
-
-			cli_error(s->ctx, BEXIT_ENV, "cannot open '%s': %s", plan->stdin_path,
-				  strerror(-r));
-			return r;
-		}
-		spec->stdin_fd = fd;
+	diag_clear(&d);
+	r = agentrun_fill_spec(&s->ar, spec, &d);
+	if (r < 0) {
+		(void)cli_diag(s->ctx, BEXIT_ENV, &d);
+		return r;
 	}
-	spec->timeout_ms = s->timeout_ms;
-	spec->shim_exe = s->shim_exe;
 	*ret_task = s;
 	return 1;
 }
@@ -567,69 +326,26 @@ static int run_next_task(void *ctx, struct proc_spec *spec, void **ret_task)
 static void run_on_line(void *ctx, void *task, int stream, const char *line, size_t len)
 {
 	struct spawn_run *s = ctx;
-	const struct event_sink sink = {.emit = emit, .userdata = s};
-	const char *l;
-	size_t n;
 
 	(void)task;
-	l = redact(s, line, len, &n);
-	log_line(s, l, n);
-	if (stream == 2) {
-		if (s->ctx->verbosity > 0)
-			(void)fprintf(s->ctx->err, "%s: agent: %.*s\n", s->ctx->progname, (int)n,
-				      l);
-		(void)dialect_feed_stderr(&s->dialect, l, n, &sink);
-		return;
-	}
-	diag_clear(&s->parse);
-	if (dialect_feed_line(&s->dialect, l, n, &sink, &s->parse) < 0 && s->ctx->verbosity > 0) {
-		char buf[sizeof(s->parse.file) + sizeof(s->parse.msg) + 64];
-
-		(void)fprintf(s->ctx->err, "%s: %s\n", s->ctx->progname,
-			      diag_format(&s->parse, buf, sizeof(buf)));
-	}
+	agentrun_line(&s->ar, stream, line, len);
 }
 
 static void run_on_oversized(void *ctx, void *task, int stream, const char *head, size_t head_len,
 			     uint64_t total)
 {
 	struct spawn_run *s = ctx;
-	const struct event_sink sink = {.emit = emit, .userdata = s};
-	const char *l;
-	size_t n;
 
 	(void)task;
-	l = redact(s, head, head_len, &n);
-	log_line(s, l, n);
-	(void)dialect_feed_oversized(&s->dialect, stream, l, n, total, &sink);
+	agentrun_oversized(&s->ar, stream, head, head_len, total);
 }
 
 static void run_on_notice(void *ctx, void *task, enum proc_notice notice, uint64_t value)
 {
 	struct spawn_run *s = ctx;
-	char msg[128];
 
 	(void)task;
-	switch (notice) {
-	case PROC_NOTICE_TIMEOUT:
-		(void)snprintf(msg, sizeof(msg),
-			       "timed out after %" PRIu64
-			       " ms: SIGTERM to the agent's process group",
-			       value);
-		emit_warning(s, msg);
-		break;
-	case PROC_NOTICE_KILL:
-		(void)snprintf(msg, sizeof(msg),
-			       "still running %" PRIu64 " ms after SIGTERM: SIGKILL to the group",
-			       value);
-		emit_warning(s, msg);
-		break;
-	case PROC_NOTICE_LOG_CAPPED:
-	case PROC_NOTICE_LOG_ERROR:
-	case _PROC_NOTICE_MAX:
-	default:
-		break;
-	}
+	agentrun_notice(&s->ar, notice, value);
 }
 
 static void run_on_exit(void *ctx, void *task, const struct proc *p)
@@ -637,10 +353,7 @@ static void run_on_exit(void *ctx, void *task, const struct proc *p)
 	struct spawn_run *s = ctx;
 
 	(void)task;
-	outcome_set_exit(&s->in, p);
-	(void)proc_describe_exit(p, s->exit_desc, sizeof(s->exit_desc));
-	s->agent_exit_code = p->exit_code;
-	s->agent_exited = true;
+	agentrun_exit(&s->ar, p);
 }
 
 /* `git status` of dir, without .bernstein: 0 and the output in *ret, or -1
@@ -690,74 +403,6 @@ static int git_snapshot(struct cli_ctx *ctx, const char *dir, char **ret, size_t
 	return r;
 }
 
-static int write_side_files(struct cli_ctx *ctx, const struct invocation_plan *plan)
-{
-	size_t i;
-	int r;
-
-	r = mkdir_p(plan->session_dir, 0700);
-	if (r < 0)
-		return cli_error(ctx, BEXIT_ENV, "cannot create '%s': %s", plan->session_dir,
-				 strerror(-r));
-	if (plan->state_dir) {
-		r = mkdir_p(plan->state_dir, 0700);
-		if (r < 0)
-			return cli_error(ctx, BEXIT_ENV, "cannot create '%s': %s", plan->state_dir,
-					 strerror(-r));
-	}
-	for (i = 0; i < plan->n_files; i++) {
-		const struct invocation_file *f = &plan->files[i];
-		const char *base =
-			f->base == INVOCATION_BASE_STATE ? plan->state_dir : plan->session_dir;
-		char *path, dir[PATH_MAX];
-
-		if (!base)
-			return cli_error(ctx, BEXIT_BUG, "file '%s' has no directory", f->path);
-		path = path_join(base, f->path);
-		path_dirname(path, dir, sizeof(dir));
-		r = mkdir_p(dir, 0700);
-		if (r >= 0)
-			r = atomic_write_file(path, f->content, f->len, f->mode);
-		if (r < 0) {
-			r = cli_error(ctx, BEXIT_ENV, "cannot write '%s': %s", path, strerror(-r));
-			free(path);
-			return r;
-		}
-		free(path);
-	}
-	return 0;
-}
-
-static int write_json_file(const char *path, json_t *o)
-{
-	char *s = json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS);
-	size_t n;
-	int r;
-
-	if (!s)
-		return -ENOMEM;
-	n = strlen(s);
-	s = xrealloc(s, n + 2);
-	s[n] = '\n';
-	s[n + 1] = '\0';
-	r = atomic_write_file(path, s, n + 1, 0600);
-	free(s);
-	return r;
-}
-
-static FILE *open_append(const char *path)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-	FILE *f;
-
-	if (fd < 0)
-		return NULL;
-	f = fdopen(fd, "ae");
-	if (!f)
-		(void)close(fd);
-	return f;
-}
-
 /* o as one compact JSON line on stdout. */
 static void print_line(struct cli_ctx *ctx, const json_t *o)
 {
@@ -771,13 +416,13 @@ static void print_line(struct cli_ctx *ctx, const json_t *o)
 static int run_plan(struct cli_ctx *ctx, const struct spawn_opts *o, const struct profile *p,
 		    const struct invocation_plan *plan, const char *run, const char *session)
 {
-	struct spawn_run s = {
-		.ctx = ctx,
-		.plan = plan,
-		.line = SBUF_INIT(SIZE_MAX),
-		.json = SBUF_INIT(SIZE_MAX),
-		.agent_exit_code = -1,
+	const struct agentrun_hooks hooks = {
+		.on_event = on_event,
+		.on_stderr = on_stderr,
+		.on_parse_error = on_parse_error,
+		.on_write_error = on_write_error,
 	};
+	struct spawn_run s = {.ctx = ctx};
 	struct supervisor_ops ops = {
 		.next_task = run_next_task,
 		.on_line = run_on_line,
@@ -790,26 +435,23 @@ static int run_plan(struct cli_ctx *ctx, const struct spawn_opts *o, const struc
 	char *before = NULL, *after = NULL, *path = NULL;
 	size_t before_len = 0, after_len = 0;
 	enum outcome out;
-	json_t *summary = NULL;
+	json_t *summary = NULL, *pj;
 	struct diag d;
 	ssize_t n;
-	size_t i;
 	int r, code;
 
 	(void)now_iso(started_at, sizeof(started_at));
-	dialect_state_init(&s.dialect, plan->dialect);
-	outcome_inputs_init(&s.in, plan->dialect);
-	s.timeout_ms = o->timeout_s > 0 ? (uint64_t)ceil(o->timeout_s * 1000.0) : 0;
+	agentrun_init(&s.ar, plan, &hooks);
+	s.ar.hooks.userdata = &s;
+	s.ar.timeout_ms = o->timeout_s > 0 ? (uint64_t)ceil(o->timeout_s * 1000.0) : 0;
+	s.ar.expect_changes = o->expect_changes;
 
 	if (!plan->binary_found) {
 		/* nothing to start: the outcome the shim's exit 127 would give */
-		struct proc pr = PROC_INIT;
 		int err = plan->binary_error ? -plan->binary_error : ENOENT;
 
-		proc_set_start_failure(&pr, SHIM_STAGE_EXEC, err, NULL);
-		outcome_set_exit(&s.in, &pr);
-		proc_release(&pr);
-		out = outcome_classify_why(&s.in, why, sizeof(why));
+		agentrun_binary_missing(&s.ar);
+		out = agentrun_classify(&s.ar, why, sizeof(why));
 		(void)cli_error(ctx, BEXIT_ENV, "cannot execute '%s': %s", plan->argv.v[0],
 				err == ENOENT ? "not found on PATH" : strerror(err));
 		code = exit_for_outcome(out);
@@ -825,75 +467,45 @@ static int run_plan(struct cli_ctx *ctx, const struct spawn_opts *o, const struc
 		} else {
 			(void)fprintf(ctx->out, "outcome: %s (%s)\n", outcome_to_string(out), why);
 		}
+		agentrun_release(&s.ar);
 		return code;
 	}
 
-	r = write_side_files(ctx, plan);
-	if (r)
-		return r;
-	path = path_join(plan->session_dir, "plan.json");
-	{
-		json_t *pj = plan_json(p, plan, run, session);
-
-		r = write_json_file(path, pj);
-		json_decref(pj);
-	}
+	diag_clear(&d);
+	pj = agentrun_plan_json(p, plan, run, session);
+	r = agentrun_open(&s.ar, pj, &d);
+	json_decref(pj);
 	if (r < 0) {
-		code = cli_error(ctx, BEXIT_ENV, "cannot write '%s': %s", path, strerror(-r));
-		free(path);
+		code = cli_diag(ctx, BEXIT_ENV, &d);
+		agentrun_release(&s.ar);
 		return code;
 	}
-	free(path);
-	path = path_join(plan->session_dir, "agent.log");
-	s.log = open_append(path);
-	if (!s.log) {
-		code = cli_error(ctx, BEXIT_ENV, "cannot open '%s': %s", path, strerror(errno));
-		free(path);
-		return code;
-	}
-	free(path);
-	path = path_join(plan->session_dir, "events.jsonl");
-	s.events = open_append(path);
-	if (!s.events) {
-		code = cli_error(ctx, BEXIT_ENV, "cannot open '%s': %s", path, strerror(errno));
-		free(path);
-		(void)fclose(s.log);
-		return code;
-	}
-	free(path);
-	path = NULL;
 
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n > 0) {
 		exe[n] = '\0';
-		s.shim_exe = exe;
+		s.ar.shim_exe = exe;
 	}
 
 	if (git_snapshot(ctx, plan->cwd, &before, &before_len) < 0)
 		before = NULL;
-	for (i = 0; i < plan->warnings.nr; i++)
-		emit_warning(&s, plan->warnings.v[i]);
+	agentrun_plan_warnings(&s.ar);
 	(void)fflush(ctx->out);
 	(void)fflush(ctx->err);
 
 	diag_clear(&d);
 	r = supervise_run(&ops, &s, &sopts, &d);
 	(void)now_iso(ended_at, sizeof(ended_at));
-	if (r < 0 && r != -ECANCELED && !s.agent_exited) {
+	if (r < 0 && r != -ECANCELED && !s.ar.agent_exited) {
 		/* next_task has already said why when the diag is empty */
 		code = d.msg[0] ? cli_diag(ctx, BEXIT_ENV, &d) : BEXIT_ENV;
 		goto out;
 	}
-	if (s.log)
-		(void)fflush(s.log);
 
 	if (before && git_snapshot(ctx, plan->cwd, &after, &after_len) == 0)
-		outcome_set_changes(
-			&s.in, before_len != after_len || memcmp(before, after, before_len) != 0,
-			o->expect_changes);
-	else
-		s.in.expect_changes = o->expect_changes;
-	out = outcome_classify_why(&s.in, why, sizeof(why));
+		agentrun_set_changes(&s.ar, before_len != after_len ||
+						    memcmp(before, after, before_len) != 0);
+	out = agentrun_classify(&s.ar, why, sizeof(why));
 	code = exit_for_outcome(out);
 
 	summary = json_object();
@@ -901,22 +513,22 @@ static int run_plan(struct cli_ctx *ctx, const struct spawn_opts *o, const struc
 	cli_jset(summary, "outcome", cli_jstr(outcome_to_string(out)));
 	cli_jset(summary, "reason", cli_jstr(why));
 	cli_jset(summary, "exit_code", json_integer(code));
-	cli_jset(summary, "agent_exit_code", json_integer(s.agent_exit_code));
-	cli_jset(summary, "agent_exit", cli_jstr(s.exit_desc));
+	cli_jset(summary, "agent_exit_code", json_integer(s.ar.agent_exit_code));
+	cli_jset(summary, "agent_exit", cli_jstr(s.ar.exit_desc));
 	cli_jset(summary, "adapter", cli_jstr(p->name));
-	cli_jset(summary, "session_id", cli_jstr(s.agent_session));
+	cli_jset(summary, "session_id", cli_jstr(s.ar.agent_session));
 	cli_jset(summary, "run", cli_jstr(run));
 	cli_jset(summary, "session", cli_jstr(session));
 	cli_jset(summary, "session_dir", cli_jstr(plan->session_dir));
 	cli_jset(summary, "state_dir", cli_jstr(plan->state_dir));
 	cli_jset(summary, "resume_id", cli_jstr(plan->resume_id));
 	cli_jset(summary, "worktree_changed",
-		 s.in.changes_known ? json_boolean(s.in.worktree_changed) : json_null());
+		 s.ar.in.changes_known ? json_boolean(s.ar.in.worktree_changed) : json_null());
 	cli_jset(summary, "started_at", cli_jstr(started_at));
 	cli_jset(summary, "ended_at", cli_jstr(ended_at));
 
-	path = path_join(plan->session_dir, "session.json");
-	r = write_json_file(path, summary);
+	path = agentrun_path(plan->session_dir, "session.json");
+	r = agentrun_write_json(path, summary);
 	if (r < 0)
 		cli_warn(ctx, "cannot write '%s': %s", path, strerror(-r));
 
@@ -924,24 +536,17 @@ static int run_plan(struct cli_ctx *ctx, const struct spawn_opts *o, const struc
 		print_line(ctx, summary);
 	} else {
 		(void)fprintf(ctx->out, "outcome: %s (%s; %s)\n", outcome_to_string(out), why,
-			      s.exit_desc[0] ? s.exit_desc : "no exit status");
+			      s.ar.exit_desc[0] ? s.ar.exit_desc : "no exit status");
 		(void)fprintf(ctx->out, "session: %s\n",
-			      s.agent_session ? s.agent_session
-					      : "none (the agent announced none)");
+			      s.ar.agent_session ? s.ar.agent_session
+						 : "none (the agent announced none)");
 	}
 out:
 	json_decref(summary);
 	free(path);
 	free(before);
 	free(after);
-	free(s.agent_session);
-	sbuf_release(&s.line);
-	sbuf_release(&s.json);
-	if (s.log)
-		(void)fclose(s.log);
-	if (s.events)
-		(void)fclose(s.events);
-	dialect_state_release(&s.dialect);
+	agentrun_release(&s.ar);
 	return code;
 }
 
@@ -1151,16 +756,10 @@ int cmd_spawn(int argc, char **argv, struct cli_ctx *ctx)
 		(void)snprintf(run, sizeof(run), "%s", DRY_RUN_RUN);
 		(void)snprintf(session, sizeof(session), "%s", e->name);
 	} else {
-		char day[40];
 		int64_t ns = clock_system()->now_ns(clock_system());
-		time_t t = (time_t)(ns / 1000000000);
-		struct tm tm;
 
-		(void)gmtime_r(&t, &tm);
-		(void)strftime(day, sizeof(day), "%Y%m%dT%H%M%SZ", &tm);
-		random_hex(hex, 6);
-		(void)snprintf(run, sizeof(run), "%s-%s", day, hex);
-		random_hex(hex, 8);
+		randid_run(run, sizeof(run), ns);
+		randid_hex(hex, 8, ns);
 		(void)snprintf(session, sizeof(session), "%s-%s", e->name, hex);
 	}
 	{
@@ -1172,7 +771,7 @@ int cmd_spawn(int argc, char **argv, struct cli_ctx *ctx)
 	}
 	if (o.resume && (e->profile->runtime.home == AGENT_HOME_ISOLATED ||
 			 e->profile->shape == PROFILE_SHAPE_MODULE)) {
-		state = find_resume_state(cwd, e->name, o.resume);
+		state = agentrun_find_state_dir(cwd, e->name, o.resume);
 	}
 
 	req.profile = e->profile;
@@ -1204,7 +803,8 @@ int cmd_spawn(int argc, char **argv, struct cli_ctx *ctx)
 			     o.resume, e->name, RUNS_DIR);
 	if (o.dry_run) {
 		if (ctx->json)
-			code = cli_print_json(ctx, plan_json(e->profile, &plan, run, session));
+			code = cli_print_json(ctx,
+					      agentrun_plan_json(e->profile, &plan, run, session));
 		else {
 			plan_print(ctx->out, e->profile, &plan);
 			code = 0;

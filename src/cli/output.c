@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "util/xalloc.h"
+#include "util/json.h"
 
 int cli_unknown_option(struct cli_ctx *ctx, char **argv)
 {
@@ -20,37 +20,17 @@ int cli_missing_value(struct cli_ctx *ctx, char **argv)
 
 json_t *cli_jstr(const char *s)
 {
-	json_t *j;
-	char *copy;
-	size_t i;
-
-	if (!s)
-		return json_null();
-	j = json_string(s);
-	if (j)
-		return j;
-	copy = xstrdup(s);
-	for (i = 0; copy[i]; i++)
-		if ((unsigned char)copy[i] >= 0x80)
-			copy[i] = '?';
-	j = json_string(copy);
-	free(copy);
-	return j ? j : json_null();
+	return json_str_lossy(s);
 }
 
 void cli_jset(json_t *o, const char *key, json_t *v)
 {
-	(void)json_object_set_new(o, key, v ? v : json_null());
+	json_obj_set(o, key, v);
 }
 
 json_t *cli_jlist(const struct strvec *sv)
 {
-	json_t *a = json_array();
-	size_t i;
-
-	for (i = 0; i < sv->nr; i++)
-		(void)json_array_append_new(a, cli_jstr(sv->v[i]));
-	return a;
+	return json_strvec(sv);
 }
 
 int cli_print_json(struct cli_ctx *ctx, json_t *root)

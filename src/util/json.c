@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/strvec.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
 
@@ -577,4 +578,39 @@ char *json_dump_pretty(const json_t *v)
 	json_get_alloc_funcs(&jmalloc, &jfree);
 	jfree(s); /* jansson's allocator, which may not be malloc */
 	return copy;
+}
+
+json_t *json_str_lossy(const char *s)
+{
+	json_t *j;
+	char *copy;
+	size_t i;
+
+	if (!s)
+		return json_null();
+	j = json_string(s);
+	if (j)
+		return j;
+	copy = xstrdup(s);
+	for (i = 0; copy[i]; i++)
+		if ((unsigned char)copy[i] >= 0x80)
+			copy[i] = '?';
+	j = json_string(copy);
+	free(copy);
+	return j ? j : json_null();
+}
+
+void json_obj_set(json_t *o, const char *key, json_t *v)
+{
+	(void)json_object_set_new(o, key, v ? v : json_null());
+}
+
+json_t *json_strvec(const struct strvec *sv)
+{
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; i < sv->nr; i++)
+		(void)json_array_append_new(a, json_str_lossy(sv->v[i]));
+	return a;
 }

@@ -37,4 +37,13 @@ int json_parse_strict(const char *name, const char *buf, size_t len, json_t **re
  * trailing newline. Caller frees with free(). */
 char *json_dump_pretty(const json_t *v);
 
+/* Building output objects. json_str_lossy(): a JSON string of s, or null for
+ * NULL; bytes that are not valid UTF-8 make every non-ASCII byte '?'.
+ * json_obj_set(): set (stealing v; NULL becomes null). json_strvec(): an
+ * array of the strings of sv (struct strvec, util/strvec.h). */
+struct strvec;
+json_t *json_str_lossy(const char *s);
+void json_obj_set(json_t *o, const char *key, json_t *v);
+json_t *json_strvec(const struct strvec *sv);
+
 #endif

@@ -1,0 +1,549 @@
+/* One agent session under the supervisor (see agentrun.h). Moved out of
+ * cli/cmd-spawn.c so that `bernstein spawn` and `bernstein run` share it. */
+#include "orch/agentrun.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "adapter/axes.h"
+#include "adapter/invocation.h"
+#include "adapter/profile.h"
+#include "util/clock.h"
+#include "util/fsutil.h"
+#include "util/json.h"
+#include "util/xalloc.h"
+#include "util/banned.h"
+
+#define SESSION_JSON_MAX (256u << 10)
+#define LAST_TEXT_MAX	 4096
+
+char *agentrun_path(const char *dir, const char *name)
+{
+	struct sbuf sb = SBUF_INIT(SIZE_MAX);
+
+	(void)sbuf_addf(&sb, "%s/%s", dir, name);
+	return sbuf_detach(&sb, NULL);
+}
+
+void agentrun_init(struct agentrun *r, const struct invocation_plan *plan,
+		   const struct agentrun_hooks *hooks)
+{
+	memset(r, 0, sizeof(*r));
+	r->plan = plan;
+	if (hooks)
+		r->hooks = *hooks;
+	r->line = (struct sbuf)SBUF_INIT(SIZE_MAX);
+	r->json = (struct sbuf)SBUF_INIT(SIZE_MAX);
+	r->agent_exit_code = -1;
+	r->input_tokens = EVENT_UNSET;
+	r->output_tokens = EVENT_UNSET;
+	r->cost_usd = -1;
+	dialect_state_init(&r->dialect, plan->dialect);
+	outcome_inputs_init(&r->in, plan->dialect);
+}
+
+void agentrun_release(struct agentrun *r)
+{
+	if (!r)
+		return;
+	if (r->log)
+		(void)fclose(r->log);
+	if (r->events)
+		(void)fclose(r->events);
+	r->log = r->events = NULL;
+	free(r->agent_session);
+	free(r->last_text);
+	r->agent_session = r->last_text = NULL;
+	sbuf_release(&r->line);
+	sbuf_release(&r->json);
+	dialect_state_release(&r->dialect);
+}
+
+/* ---- files ---- */
+
+int agentrun_write_json(const char *path, const json_t *o)
+{
+	char *s = json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS);
+	size_t n;
+	int r;
+
+	if (!s)
+		return -ENOMEM;
+	n = strlen(s);
+	s = xrealloc(s, n + 2);
+	s[n] = '\n';
+	s[n + 1] = '\0';
+	r = atomic_write_file(path, s, n + 1, 0600);
+	free(s);
+	return r;
+}
+
+static FILE *open_append(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	FILE *f;
+
+	if (fd < 0)
+		return NULL;
+	f = fdopen(fd, "ae");
+	if (!f)
+		(void)close(fd);
+	return f;
+}
+
+static int write_side_files(const struct invocation_plan *plan, struct diag *reterr)
+{
+	size_t i;
+	int r;
+
+	r = mkdir_p(plan->session_dir, 0700);
+	if (r < 0) {
+		diag_set(reterr, plan->session_dir, 0, 0, "cannot create directory: %s",
+			 strerror(-r));
+		return r;
+	}
+	if (plan->state_dir) {
+		r = mkdir_p(plan->state_dir, 0700);
+		if (r < 0) {
+			diag_set(reterr, plan->state_dir, 0, 0, "cannot create directory: %s",
+				 strerror(-r));
+			return r;
+		}
+	}
+	for (i = 0; i < plan->n_files; i++) {
+		const struct invocation_file *f = &plan->files[i];
+		const char *base =
+			f->base == INVOCATION_BASE_STATE ? plan->state_dir : plan->session_dir;
+		char *path, dir[PATH_MAX];
+
+		if (!base) {
+			diag_set(reterr, f->path, 0, 0, "side file has no directory");
+			return -EINVAL;
+		}
+		path = agentrun_path(base, f->path);
+		path_dirname(path, dir, sizeof(dir));
+		r = mkdir_p(dir, 0700);
+		if (r >= 0)
+			r = atomic_write_file(path, f->content, f->len, f->mode);
+		if (r < 0) {
+			diag_set(reterr, path, 0, 0, "cannot write: %s", strerror(-r));
+			free(path);
+			return r;
+		}
+		free(path);
+	}
+	return 0;
+}
+
+int agentrun_open(struct agentrun *r, const json_t *plan_json, struct diag *reterr)
+{
+	const struct invocation_plan *plan = r->plan;
+	char *path;
+	int ret;
+
+	ret = write_side_files(plan, reterr);
+	if (ret < 0)
+		return ret;
+	if (plan_json) {
+		path = agentrun_path(plan->session_dir, "plan.json");
+		ret = agentrun_write_json(path, plan_json);
+		if (ret < 0) {
+			diag_set(reterr, path, 0, 0, "cannot write: %s", strerror(-ret));
+			free(path);
+			return ret;
+		}
+		free(path);
+	}
+	path = agentrun_path(plan->session_dir, "agent.log");
+	r->log = open_append(path);
+	if (!r->log) {
+		ret = -errno;
+		diag_set(reterr, path, 0, 0, "cannot open: %s", strerror(-ret));
+		free(path);
+		return ret;
+	}
+	free(path);
+	path = agentrun_path(plan->session_dir, "events.jsonl");
+	r->events = open_append(path);
+	if (!r->events) {
+		ret = -errno;
+		diag_set(reterr, path, 0, 0, "cannot open: %s", strerror(-ret));
+		free(path);
+		(void)fclose(r->log);
+		r->log = NULL;
+		return ret;
+	}
+	free(path);
+	return 0;
+}
+
+int agentrun_fill_spec(struct agentrun *r, struct proc_spec *spec, struct diag *reterr)
+{
+	const struct invocation_plan *plan = r->plan;
+	int fd;
+
+	strvec_pushv(&spec->argv, plan->argv.v);
+	strvec_pushv(&spec->env, plan->env.v);
+	spec->cwd = plan->cwd;
+	if (plan->stdin_path) {
+		fd = open(plan->stdin_path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			int e = -errno;
+
+			diag_set(reterr, plan->stdin_path, 0, 0, "cannot open: %s", strerror(-e));
+			return e;
+		}
+		spec->stdin_fd = fd;
+	}
+	spec->timeout_ms = r->timeout_ms;
+	spec->kill_grace_ms = r->kill_grace_ms;
+	spec->shim_exe = r->shim_exe;
+	return 0;
+}
+
+/* ---- events ---- */
+
+static void note_event(struct agentrun *r, const struct event *ev)
+{
+	const char *msg = NULL;
+
+	(void)snprintf(r->last_kind, sizeof(r->last_kind), "%s", event_kind_to_string(ev->kind));
+	if (ev->kind == EVENT_SESSION_STARTED && ev->session_id && !r->agent_session)
+		r->agent_session = xstrdup(ev->session_id);
+	if (ev->kind == EVENT_USAGE) {
+		if (ev->input_tokens != EVENT_UNSET)
+			r->input_tokens = ev->input_tokens;
+		if (ev->output_tokens != EVENT_UNSET)
+			r->output_tokens = ev->output_tokens;
+		if (ev->cost_usd >= 0)
+			r->cost_usd = ev->cost_usd;
+	}
+	if ((ev->kind == EVENT_TEXT && !ev->delta) || ev->kind == EVENT_RESULT)
+		msg = ev->text;
+	if ((ev->kind == EVENT_ERROR || ev->kind == EVENT_RESULT) && !msg)
+		msg = ev->message;
+	if (msg && *msg) {
+		free(r->last_text);
+		r->last_text = xstrndup(msg, strnlen(msg, LAST_TEXT_MAX));
+	}
+}
+
+static void emit(void *userdata, const struct event *ev)
+{
+	struct agentrun *r = userdata;
+
+	outcome_observe(&r->in, ev);
+	note_event(r, ev);
+	sbuf_reset(&r->json);
+	if (event_to_json(ev, clock_system()->now_ns(clock_system()), &r->json) < 0)
+		return;
+	if (r->events && !r->events_error &&
+	    (fwrite(r->json.buf, 1, r->json.len, r->events) != r->json.len ||
+	     fflush(r->events) != 0)) {
+		int e = errno;
+
+		r->events_error = true;
+		if (r->hooks.on_write_error)
+			r->hooks.on_write_error(r->hooks.userdata, "events.jsonl", e);
+	}
+	if (r->hooks.on_event)
+		r->hooks.on_event(r->hooks.userdata, ev, r->json.buf, r->json.len);
+}
+
+void agentrun_warning(struct agentrun *r, const char *msg)
+{
+	struct event ev;
+
+	event_init(&ev, EVENT_WARNING);
+	ev.dialect = AGENTRUN_DIALECT;
+	ev.message = msg;
+	emit(r, &ev);
+}
+
+void agentrun_plan_warnings(struct agentrun *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->plan->warnings.nr; i++)
+		agentrun_warning(r, r->plan->warnings.v[i]);
+}
+
+static void log_line(struct agentrun *r, const char *line, size_t len)
+{
+	if (!r->log || r->log_capped)
+		return;
+	if (r->log_bytes + len + 1 > AGENTRUN_LOG_MAX) {
+		r->log_capped = true;
+		agentrun_warning(r,
+				 "agent.log reached its cap; the rest of the output is not logged");
+		return;
+	}
+	(void)fwrite(line, 1, len, r->log);
+	(void)fputc('\n', r->log);
+	r->log_bytes += len + 1;
+}
+
+static const char *redact(struct agentrun *r, const char *line, size_t len, size_t *ret_len)
+{
+	if (r->plan->secrets.nr == 0) {
+		*ret_len = len;
+		return line;
+	}
+	sbuf_reset(&r->line);
+	if (invocation_redact(&r->plan->secrets, line, len, &r->line) < 0) {
+		*ret_len = 0;
+		return "";
+	}
+	*ret_len = r->line.len;
+	return r->line.buf;
+}
+
+void agentrun_line(struct agentrun *r, int stream, const char *line, size_t len)
+{
+	const struct event_sink sink = {.emit = emit, .userdata = r};
+	const char *l;
+	size_t n;
+
+	l = redact(r, line, len, &n);
+	log_line(r, l, n);
+	if (stream == 2) {
+		if (r->hooks.on_stderr)
+			r->hooks.on_stderr(r->hooks.userdata, l, n);
+		(void)dialect_feed_stderr(&r->dialect, l, n, &sink);
+		return;
+	}
+	diag_clear(&r->parse);
+	if (dialect_feed_line(&r->dialect, l, n, &sink, &r->parse) < 0 && r->hooks.on_parse_error)
+		r->hooks.on_parse_error(r->hooks.userdata, &r->parse);
+}
+
+void agentrun_oversized(struct agentrun *r, int stream, const char *head, size_t head_len,
+			uint64_t total)
+{
+	const struct event_sink sink = {.emit = emit, .userdata = r};
+	const char *l;
+	size_t n;
+
+	l = redact(r, head, head_len, &n);
+	log_line(r, l, n);
+	(void)dialect_feed_oversized(&r->dialect, stream, l, n, total, &sink);
+}
+
+void agentrun_notice(struct agentrun *r, enum proc_notice notice, uint64_t value)
+{
+	char msg[128];
+
+	switch (notice) {
+	case PROC_NOTICE_TIMEOUT:
+		(void)snprintf(msg, sizeof(msg),
+			       "timed out after %" PRIu64
+			       " ms: SIGTERM to the agent's process group",
+			       value);
+		agentrun_warning(r, msg);
+		break;
+	case PROC_NOTICE_KILL:
+		(void)snprintf(msg, sizeof(msg),
+			       "still running %" PRIu64 " ms after SIGTERM: SIGKILL to the group",
+			       value);
+		agentrun_warning(r, msg);
+		break;
+	case PROC_NOTICE_LOG_CAPPED:
+	case PROC_NOTICE_LOG_ERROR:
+	case _PROC_NOTICE_MAX:
+	default:
+		break;
+	}
+}
+
+void agentrun_exit(struct agentrun *r, const struct proc *p)
+{
+	outcome_set_exit(&r->in, p);
+	(void)proc_describe_exit(p, r->exit_desc, sizeof(r->exit_desc));
+	r->agent_exit_code = p->exit_code;
+	r->agent_exited = true;
+	if (r->log)
+		(void)fflush(r->log);
+}
+
+void agentrun_binary_missing(struct agentrun *r)
+{
+	struct proc pr = PROC_INIT;
+	int err = r->plan->binary_error ? -r->plan->binary_error : ENOENT;
+
+	proc_set_start_failure(&pr, SHIM_STAGE_EXEC, err, NULL);
+	agentrun_exit(r, &pr);
+	proc_release(&pr);
+}
+
+void agentrun_set_changes(struct agentrun *r, bool changed)
+{
+	outcome_set_changes(&r->in, changed, r->expect_changes);
+}
+
+enum outcome agentrun_classify(struct agentrun *r, char *why, size_t why_size)
+{
+	if (!r->in.changes_known)
+		r->in.expect_changes = r->expect_changes;
+	return outcome_classify_why(&r->in, why, why_size);
+}
+
+/* ---- the plan as JSON ---- */
+
+static json_t *jredacted(const struct invocation_plan *plan, const char *s)
+{
+	struct sbuf sb = SBUF_INIT(SIZE_MAX);
+	char *copy;
+	json_t *j;
+
+	if (!s)
+		return json_null();
+	(void)invocation_redact(&plan->secrets, s, strlen(s), &sb);
+	copy = sbuf_detach(&sb, NULL);
+	j = json_str_lossy(copy);
+	free(copy);
+	return j;
+}
+
+static json_t *strategy_json(const struct adapter_strategy *s)
+{
+	json_t *o = json_object();
+	int a;
+
+	for (a = 0; a < _AXIS_MAX; a++)
+		json_obj_set(
+			o, axis_name((enum axis)a),
+			json_str_lossy(axis_to_string((enum axis)a, axis_get(s, (enum axis)a))));
+	return o;
+}
+
+json_t *agentrun_plan_json(const struct profile *p, const struct invocation_plan *plan,
+			   const char *run, const char *session)
+{
+	json_t *o = json_object(), *a, *files, *in;
+	size_t i;
+
+	json_obj_set(o, "adapter", json_str_lossy(p->name));
+	json_obj_set(o, "shape", json_str_lossy(profile_shape_to_string(p->shape)));
+	json_obj_set(o, "run", json_str_lossy(run));
+	json_obj_set(o, "session", json_str_lossy(session));
+	a = json_array();
+	for (i = 0; i < plan->argv.nr; i++)
+		(void)json_array_append_new(a, jredacted(plan, plan->argv.v[i]));
+	json_obj_set(o, "argv", a);
+	json_obj_set(o, "binary_found", json_boolean(plan->binary_found));
+	a = json_array();
+	for (i = 0; i < plan->env.nr; i++) {
+		const char *eq = strchr(plan->env.v[i], '=');
+		char *name = xstrndup(plan->env.v[i],
+				      eq ? (size_t)(eq - plan->env.v[i]) : strlen(plan->env.v[i]));
+
+		(void)json_array_append_new(a, json_str_lossy(name));
+		free(name);
+	}
+	json_obj_set(o, "env", a);
+	json_obj_set(o, "cwd", json_str_lossy(plan->cwd));
+	if (plan->stdin_path) {
+		in = json_object();
+		json_obj_set(in, "path", json_str_lossy(plan->stdin_path));
+		json_obj_set(in, "bytes", json_integer((json_int_t)plan->prompt_bytes));
+		json_obj_set(o, "stdin", in);
+	} else {
+		json_obj_set(o, "stdin", json_null());
+	}
+	in = json_object();
+	json_obj_set(in, "via", json_str_lossy(prompt_delivery_to_string(plan->prompt_via)));
+	json_obj_set(in, "bytes", json_integer((json_int_t)plan->prompt_bytes));
+	json_obj_set(in, "too_long_for_argv", json_boolean(plan->prompt_too_long));
+	json_obj_set(o, "prompt", in);
+	json_obj_set(o, "session_dir", json_str_lossy(plan->session_dir));
+	json_obj_set(o, "state_dir", json_str_lossy(plan->state_dir));
+	json_obj_set(o, "state_reused", json_boolean(plan->state_reused));
+	files = json_array();
+	for (i = 0; i < plan->n_files; i++) {
+		const struct invocation_file *f = &plan->files[i];
+		json_t *fo = json_object();
+		char mode[8];
+
+		(void)snprintf(mode, sizeof(mode), "%04o", f->mode);
+		json_obj_set(fo, "base", json_str_lossy(invocation_base_to_string(f->base)));
+		json_obj_set(fo, "path", json_str_lossy(f->path));
+		json_obj_set(fo, "mode", json_str_lossy(mode));
+		json_obj_set(fo, "bytes", json_integer((json_int_t)f->len));
+		(void)json_array_append_new(files, fo);
+	}
+	json_obj_set(o, "files", files);
+	json_obj_set(o, "warnings", json_strvec(&plan->warnings));
+	json_obj_set(o, "strategy", strategy_json(&plan->strategy));
+	json_obj_set(o, "dialect", json_str_lossy(dialect_to_string(plan->dialect)));
+	json_obj_set(o, "resume_id", json_str_lossy(plan->resume_id));
+	json_obj_set(o, "session_id", json_str_lossy(plan->session_id));
+	json_obj_set(o, "endpoint", json_boolean(plan->endpoint));
+	json_obj_set(o, "dangerous", json_boolean(plan->dangerous));
+	return o;
+}
+
+/* ---- finding an earlier session's state directory ---- */
+
+char *agentrun_find_state_dir(const char *workdir, const char *adapter, const char *id)
+{
+	char *runs = agentrun_path(workdir, AGENTRUN_RUNS_DIR), *best = NULL, *best_at = NULL;
+	DIR *d = opendir(runs);
+	struct dirent *run;
+
+	while (d && (run = readdir(d)) != NULL) {
+		char *rundir;
+		DIR *rd;
+		struct dirent *ses;
+
+		if (run->d_name[0] == '.')
+			continue;
+		rundir = agentrun_path(runs, run->d_name);
+		rd = opendir(rundir);
+		while (rd && (ses = readdir(rd)) != NULL) {
+			char *sesdir, *file, *text = NULL;
+			size_t len;
+			json_t *j;
+			const char *a, *sid, *state, *at;
+			struct stat st;
+
+			if (ses->d_name[0] == '.')
+				continue;
+			sesdir = agentrun_path(rundir, ses->d_name);
+			file = agentrun_path(sesdir, "session.json");
+			if (read_file_capped(file, SESSION_JSON_MAX, &text, &len) == 0 &&
+			    (j = json_loadb(text, len, 0, NULL)) != NULL) {
+				a = json_string_value(json_object_get(j, "adapter"));
+				sid = json_string_value(json_object_get(j, "session_id"));
+				state = json_string_value(json_object_get(j, "state_dir"));
+				at = json_string_value(json_object_get(j, "ended_at"));
+				if (a && sid && state && strcmp(a, adapter) == 0 &&
+				    strcmp(sid, id) == 0 && stat(state, &st) == 0 &&
+				    S_ISDIR(st.st_mode) &&
+				    (!best || (at && best_at && strcmp(at, best_at) > 0))) {
+					free(best);
+					free(best_at);
+					best = xstrdup(state);
+					best_at = at ? xstrdup(at) : NULL;
+				}
+				json_decref(j);
+			}
+			free(text);
+			free(file);
+			free(sesdir);
+		}
+		if (rd)
+			(void)closedir(rd);
+		free(rundir);
+	}
+	if (d)
+		(void)closedir(d);
+	free(runs);
+	free(best_at);
+	return best;
+}

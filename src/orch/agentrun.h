@@ -1,0 +1,133 @@
+/* One agent session under the supervisor: the machinery `bernstein spawn`
+ * and `bernstein run` share (docs/spawning.md, docs/runs.md).
+ *
+ * Given an invocation plan (adapter/invocation.h), an agentrun
+ *   - writes the plan's side files into the session directory and the
+ *     agent's state directory, and plan.json;
+ *   - opens SESSION_DIR/agent.log and SESSION_DIR/events.jsonl (appending);
+ *   - fills the supervisor's proc_spec (argv, env, cwd, stdin, timeout,
+ *     grace, shim);
+ *   - takes the supervisor's callbacks for its process: every line is
+ *     redacted (the plan's secrets), logged, read with the plan's dialect
+ *     into normalized events, which are counted for the outcome, written to
+ *     events.jsonl and handed to the caller's hook;
+ *   - classifies the typed outcome (adapter/outcome.h) at the end and writes
+ *     session.json.
+ *
+ * It never prints: the caller's hooks see every event (and its JSON line)
+ * and every problem worth telling. Several agentruns may be fed by one
+ * supervisor at once (one per child). */
+#ifndef BERNSTEIN_ORCH_AGENTRUN_H
+#define BERNSTEIN_ORCH_AGENTRUN_H
+
+#include <jansson.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "adapter/dialect.h"
+#include "adapter/events.h"
+#include "adapter/outcome.h"
+#include "proc/supervise.h"
+#include "util/diag.h"
+#include "util/sbuf.h"
+
+struct invocation_plan;
+struct profile;
+
+#define AGENTRUN_LOG_MAX   (1ull << 30) /* agent.log stops growing here */
+#define AGENTRUN_DIALECT   "bernstein"	/* the dialect of events bernstein itself writes */
+#define AGENTRUN_RUNS_DIR  ".bernstein/runs"
+#define AGENTRUN_EXIT_DESC (PATH_MAX + 128)
+
+struct agentrun_hooks {
+	/* Every normalized event, after it was counted and written; json is
+	 * its line (with the newline). Optional. */
+	void (*on_event)(void *userdata, const struct event *ev, const char *json, size_t len);
+	/* An agent's stderr line (redacted). Optional. */
+	void (*on_stderr)(void *userdata, const char *line, size_t len);
+	/* A dialect's complaint about a stdout line (kept as an unknown event). Optional. */
+	void (*on_parse_error)(void *userdata, const struct diag *d);
+	/* events.jsonl could not be written (errno value); once. Optional. */
+	void (*on_write_error)(void *userdata, const char *path, int err);
+	void *userdata;
+};
+
+struct agentrun {
+	const struct invocation_plan *plan; /* borrowed; outlives the agentrun */
+	struct agentrun_hooks hooks;
+	uint64_t timeout_ms;	/* 0 none */
+	uint64_t kill_grace_ms; /* 0 the supervisor's default */
+	const char *shim_exe;	/* NULL: exec directly (borrowed) */
+	bool expect_changes;	/* a run that changes nothing is no_changes */
+
+	FILE *log;
+	uint64_t log_bytes;
+	bool log_capped;
+	FILE *events;
+	bool events_error;
+	struct dialect_state dialect;
+	struct outcome_inputs in;
+	char *agent_session; /* the first session id the agent announced */
+	char exit_desc[AGENTRUN_EXIT_DESC];
+	int agent_exit_code;
+	bool agent_exited;
+	struct sbuf line;  /* a redacted line */
+	struct sbuf json;  /* one serialized event */
+	struct diag parse; /* a dialect's complaint about a line */
+	char *last_text;   /* the last text/result message (final message; capped) */
+	int64_t input_tokens, output_tokens;
+	double cost_usd;
+	char last_kind[24]; /* the kind of the last event */
+};
+
+/* Set up r for plan (borrowed: it must outlive r). No I/O. */
+void agentrun_init(struct agentrun *r, const struct invocation_plan *plan,
+		   const struct agentrun_hooks *hooks);
+/* Write the side files and plan.json (plan_json: borrowed, may be NULL),
+ * open agent.log and events.jsonl. -errno with the path in reterr. */
+int agentrun_open(struct agentrun *r, const json_t *plan_json, struct diag *reterr);
+/* Fill a supervisor spec (already PROC_SPEC_INIT) for the plan. */
+int agentrun_fill_spec(struct agentrun *r, struct proc_spec *spec, struct diag *reterr);
+/* Emit a warning event of bernstein's own (dialect "bernstein"). */
+void agentrun_warning(struct agentrun *r, const char *msg);
+/* Emit the plan's warnings. */
+void agentrun_plan_warnings(struct agentrun *r);
+
+/* The supervisor's callbacks for r's process. */
+void agentrun_line(struct agentrun *r, int stream, const char *line, size_t len);
+void agentrun_oversized(struct agentrun *r, int stream, const char *head, size_t head_len,
+			uint64_t total);
+void agentrun_notice(struct agentrun *r, enum proc_notice notice, uint64_t value);
+void agentrun_exit(struct agentrun *r, const struct proc *p);
+/* The plan's binary was not found: record the exit the shim's 127 (or 126)
+ * would have given, without running anything. */
+void agentrun_binary_missing(struct agentrun *r);
+
+/* After the end: tell what the worktree did (optional), then classify.
+ * why (may be NULL) gets the deciding rule. */
+void agentrun_set_changes(struct agentrun *r, bool changed);
+enum outcome agentrun_classify(struct agentrun *r, char *why, size_t why_size);
+
+/* Flush and close the files; free everything. */
+void agentrun_release(struct agentrun *r);
+
+/* The plan as JSON (argv with secrets redacted, env names only, files,
+ * strategy, dialect...): what plan.json and `spawn --dry-run --json` show. */
+json_t *agentrun_plan_json(const struct profile *p, const struct invocation_plan *plan,
+			   const char *run, const char *session);
+
+/* The state directory recorded by the newest SESSION_DIR/session.json under
+ * WORKDIR/.bernstein/runs with this adapter and agent session id (and still
+ * a directory), or NULL. */
+char *agentrun_find_state_dir(const char *workdir, const char *adapter, const char *session_id);
+
+/* Write o to path as pretty JSON with sorted keys and a final newline,
+ * atomically, mode 0600. */
+int agentrun_write_json(const char *path, const json_t *o);
+
+/* A path under dir (caller frees). */
+char *agentrun_path(const char *dir, const char *name);
+
+#endif
