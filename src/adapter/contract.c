@@ -1010,6 +1010,34 @@ bool contract_result_passed(const struct contract_result *r)
 	       !contract_result_drifted(r);
 }
 
+static const char *const verdict_names[_CONTRACT_VERDICT_MAX] = {
+	[CONTRACT_VERDICT_PASSED] = "passed",
+	[CONTRACT_VERDICT_DRIFTED] = "drifted",
+	[CONTRACT_VERDICT_RUNTIME_FAILURE] = "runtime-failure",
+	[CONTRACT_VERDICT_NOT_INSTALLED] = "not-installed",
+	[CONTRACT_VERDICT_SKIPPED] = "skipped",
+};
+
+enum contract_verdict contract_result_verdict(const struct contract_result *r)
+{
+	if (contract_result_passed(r))
+		return CONTRACT_VERDICT_PASSED;
+	if (contract_result_drifted(r))
+		return CONTRACT_VERDICT_DRIFTED;
+	if (r->runtime_failure)
+		return CONTRACT_VERDICT_RUNTIME_FAILURE;
+	if (!r->binary_installed && r->binary && r->binary[0])
+		return CONTRACT_VERDICT_NOT_INSTALLED;
+	return CONTRACT_VERDICT_SKIPPED;
+}
+
+const char *contract_verdict_to_string(enum contract_verdict v)
+{
+	if (v < 0 || v >= _CONTRACT_VERDICT_MAX)
+		return NULL;
+	return verdict_names[v];
+}
+
 /* ---- the set of contract files -------------------------------------------- */
 
 static struct contract_entry *index_slot(struct contract_index *idx, const char *name)

@@ -195,6 +195,24 @@ bool contract_result_passed(const struct contract_result *r);
 /* capability or model failures: the contract drifted */
 bool contract_result_drifted(const struct contract_result *r);
 
+/* The one classification of a result, used by `adapters contract-check` (its
+ * summary and exit code) and by the contract column of `adapters check`.
+ * Tested in this order: passed, drifted (drift wins), runtime failure,
+ * not installed (binary, or help_command[0], not on PATH), skipped (no binary
+ * in the contract, a secret the help needs is unset, or the check could not
+ * run). */
+enum contract_verdict {
+	CONTRACT_VERDICT_PASSED,	  /* "passed" */
+	CONTRACT_VERDICT_DRIFTED,	  /* "drifted" */
+	CONTRACT_VERDICT_RUNTIME_FAILURE, /* "runtime-failure": a broken CLI, not drift */
+	CONTRACT_VERDICT_NOT_INSTALLED,	  /* "not-installed" */
+	CONTRACT_VERDICT_SKIPPED,	  /* "skipped" */
+	_CONTRACT_VERDICT_MAX,
+	_CONTRACT_VERDICT_INVALID = -EINVAL,
+};
+enum contract_verdict contract_result_verdict(const struct contract_result *r);
+const char *contract_verdict_to_string(enum contract_verdict v);
+
 /* The help command's environment built from envp (see contract_check_opts),
  * plus the variables named in extra (NULL-terminated, may be NULL) that are
  * set in envp. Sorted. Appended to *ret. */

@@ -335,6 +335,20 @@ static int cmd_adapters_show(int argc, char **argv, struct cli_ctx *ctx)
 
 /* ---- adapters check ---- */
 
+/* One distinct contract backing some row's profile, checked once. */
+struct check_contract {
+	const struct contract_entry *entry;
+	struct contract *contract; /* owned */
+	struct contract_result result;
+};
+
+/* The contract column's counts: those of `adapters contract-check`'s summary,
+ * over the distinct contracts checked. */
+struct contract_counts {
+	bool ran; /* the contract help commands ran (not --no-probe) */
+	size_t checked, passed, drifted, broken, skipped;
+};
+
 struct check_row {
 	const struct registry_entry *e;
 	struct strategy_resolved res;
@@ -346,6 +360,9 @@ struct check_row {
 	char *version_col;	/* owned */
 	const char *version;	/* JSON version: the first line on success, else NULL */
 	bool reachable, failed;
+	const struct contract_entry *contract; /* backing its profile, or NULL */
+	const struct contract_result *cres;    /* NULL when not checked */
+	char *contract_col;		       /* owned */
 };
 
 static char *probe_version_col(const struct probe *p, double timeout_s, const char **ret_version)
@@ -390,7 +407,98 @@ static char *probe_version_col(const struct probe *p, double timeout_s, const ch
 	return r;
 }
 
-static json_t *check_json(const struct check_row *rows, size_t n)
+/* The contract column: "no contract", "(not checked)" (--no-probe), "ok",
+ * "drift: N", "runtime failure", "not installed" or "skipped". */
+static char *contract_col_text(const struct check_row *cr)
+{
+	struct strvec t = STRVEC_INIT;
+	char *r;
+
+	if (!cr->contract)
+		strvec_push(&t, "no contract");
+	else if (!cr->cres)
+		strvec_push(&t, "(not checked)");
+	else
+		switch (contract_result_verdict(cr->cres)) {
+		case CONTRACT_VERDICT_PASSED:
+			strvec_push(&t, "ok");
+			break;
+		case CONTRACT_VERDICT_DRIFTED:
+			strvec_pushf(&t, "drift: %zu",
+				     cr->cres->capability_failures.nr +
+					     cr->cres->model_failures.nr);
+			break;
+		case CONTRACT_VERDICT_RUNTIME_FAILURE:
+			strvec_push(&t, "runtime failure");
+			break;
+		case CONTRACT_VERDICT_NOT_INSTALLED:
+			strvec_push(&t, "not installed");
+			break;
+		default:
+			strvec_push(&t, "skipped");
+			break;
+		}
+	r = xstrdup(t.v[0]);
+	strvec_clear(&t);
+	return r;
+}
+
+/* Absent strings as "", as `adapters contract-check --json` renders them. */
+static json_t *jstr_empty(const char *s)
+{
+	return cli_jstr(s ? s : "");
+}
+
+/* null (no contract), or {name, file, status, result}: result holds the keys
+ * of an `adapters contract-check --json` entry, null when not checked. */
+static json_t *contract_json(const struct check_row *cr)
+{
+	const struct contract_result *r = cr->cres;
+	json_t *o, *res;
+
+	if (!cr->contract)
+		return json_null();
+	o = json_object();
+	cli_jset(o, "name", cli_jstr(cr->contract->name));
+	cli_jset(o, "file", cli_jstr(cr->contract->source));
+	cli_jset(o, "status",
+		 cli_jstr(r ? contract_verdict_to_string(contract_result_verdict(r))
+			    : "not-checked"));
+	if (!r) {
+		cli_jset(o, "result", json_null());
+		return o;
+	}
+	res = json_object();
+	cli_jset(res, "adapter", jstr_empty(r->adapter));
+	cli_jset(res, "binary", jstr_empty(r->binary));
+	cli_jset(res, "binary_installed", json_boolean(r->binary_installed));
+	cli_jset(res, "help_exit_code", json_integer(r->help_exit_code));
+	cli_jset(res, "capability_failures", cli_jlist(&r->capability_failures));
+	cli_jset(res, "model_failures", cli_jlist(&r->model_failures));
+	cli_jset(res, "models_checked", json_boolean(r->models_checked));
+	cli_jset(res, "skipped_reason", jstr_empty(r->skipped_reason));
+	cli_jset(res, "runtime_failure", jstr_empty(r->runtime_failure));
+	cli_jset(res, "passed", json_boolean(contract_result_passed(r)));
+	cli_jset(o, "result", res);
+	return o;
+}
+
+static json_t *contract_counts_json(const struct contract_counts *cc)
+{
+	json_t *o;
+
+	if (!cc->ran)
+		return json_null();
+	o = json_object();
+	cli_jset(o, "checked", json_integer((json_int_t)cc->checked));
+	cli_jset(o, "passed", json_integer((json_int_t)cc->passed));
+	cli_jset(o, "drifted", json_integer((json_int_t)cc->drifted));
+	cli_jset(o, "runtime_failures", json_integer((json_int_t)cc->broken));
+	cli_jset(o, "skipped", json_integer((json_int_t)cc->skipped));
+	return o;
+}
+
+static json_t *check_json(const struct check_row *rows, size_t n, const struct contract_counts *cc)
 {
 	json_t *root = json_object(), *arr = json_array(), *sum = json_object();
 	size_t i, reachable = 0, declared = 0, failed = 0;
@@ -413,6 +521,7 @@ static json_t *check_json(const struct check_row *rows, size_t n)
 		cli_jset(o, "declared", json_boolean(cr->declared));
 		cli_jset(o, "profile_hash",
 			 cli_jstr(cr->e->profile ? profile_hash(cr->e->profile) : NULL));
+		cli_jset(o, "contract", contract_json(cr));
 		(void)json_array_append_new(arr, o);
 		reachable += cr->reachable;
 		declared += cr->declared;
@@ -423,13 +532,15 @@ static json_t *check_json(const struct check_row *rows, size_t n)
 	cli_jset(sum, "reachable", json_integer((json_int_t)reachable));
 	cli_jset(sum, "declared", json_integer((json_int_t)declared));
 	cli_jset(sum, "failed", json_integer((json_int_t)failed));
+	cli_jset(sum, "contracts", contract_counts_json(cc));
 	cli_jset(root, "summary", sum);
 	return root;
 }
 
-static void check_text(FILE *f, const struct check_row *rows, size_t n)
+static void check_text(FILE *f, const struct check_row *rows, size_t n,
+		       const struct contract_counts *cc)
 {
-	const size_t ncol = 2 + _AXIS_MAX + 1;
+	const size_t ncol = 1 + _AXIS_MAX + 3;
 	const char **cells = xcalloc(st_mult(n + 1, ncol), sizeof(*cells));
 	size_t i, reachable = 0, declared = 0, failed = 0;
 	int a;
@@ -437,8 +548,9 @@ static void check_text(FILE *f, const struct check_row *rows, size_t n)
 	cells[0] = "adapter";
 	for (a = 0; a < _AXIS_MAX; a++)
 		cells[1 + a] = axis_title((enum axis)a);
-	cells[1 + _AXIS_MAX] = "binary";
-	cells[2 + _AXIS_MAX] = "version";
+	cells[1 + _AXIS_MAX] = "contract";
+	cells[2 + _AXIS_MAX] = "binary";
+	cells[3 + _AXIS_MAX] = "version";
 	for (i = 0; i < n; i++) {
 		const struct check_row *cr = &rows[i];
 		const char **row = cells + (i + 1) * ncol;
@@ -447,8 +559,9 @@ static void check_text(FILE *f, const struct check_row *rows, size_t n)
 		for (a = 0; a < _AXIS_MAX; a++)
 			row[1 + a] = axis_to_string((enum axis)a,
 						    axis_get(&cr->res.strategy, (enum axis)a));
-		row[1 + _AXIS_MAX] = cr->binary_col;
-		row[2 + _AXIS_MAX] = cr->version_col;
+		row[1 + _AXIS_MAX] = cr->contract_col;
+		row[2 + _AXIS_MAX] = cr->binary_col;
+		row[3 + _AXIS_MAX] = cr->version_col;
 		reachable += cr->reachable;
 		declared += cr->declared;
 		failed += cr->failed;
@@ -457,6 +570,95 @@ static void check_text(FILE *f, const struct check_row *rows, size_t n)
 	free((void *)cells);
 	(void)fprintf(f, "\n%zu adapters - %zu reachable - %zu declared - %zu failed probes\n", n,
 		      reachable, declared, failed);
+	if (cc->ran)
+		(void)fprintf(f,
+			      "contracts: %zu checked, %zu passed, %zu drifted, %zu runtime "
+			      "failures, %zu skipped\n",
+			      cc->checked, cc->passed, cc->drifted, cc->broken, cc->skipped);
+}
+
+/* The contract column: every distinct contract backing a row's profile is
+ * checked once by contract_check_all(), exactly as `adapters contract-check`
+ * checks it (help commands in parallel, each bounded by its deadline; a
+ * timeout_ms of 0 keeps contract-check's defaults). Without run, only the
+ * backing contracts are looked up. Returns 0 or an exit code (printed). */
+static int check_contracts(struct cli_ctx *ctx, const struct catalog *cat, struct check_row *rows,
+			   size_t n, bool run, uint64_t timeout_ms, struct check_contract **ret,
+			   size_t *ret_n, struct contract_counts *counts)
+{
+	struct contract_check_opts copts = {.envp = (const char *const *)ctx->envp};
+	struct check_contract *cc = xcalloc(n ? n : 1, sizeof(*cc));
+	const struct contract **cs = NULL;
+	struct contract_result *results = NULL;
+	size_t i, j, ncc = 0;
+	struct diag d;
+	int r = 0;
+
+	for (i = 0; i < n; i++) {
+		rows[i].contract = profile_contract(cat, rows[i].e);
+		if (!rows[i].contract)
+			continue;
+		for (j = 0; j < ncc && cc[j].entry != rows[i].contract; j++)
+			;
+		if (j == ncc) {
+			cc[ncc].entry = rows[i].contract;
+			cc[ncc++].result = (struct contract_result)CONTRACT_RESULT_INIT;
+		}
+	}
+	*ret = cc;
+	*ret_n = ncc;
+	if (!run)
+		return 0;
+
+	diag_clear(&d);
+	for (j = 0; j < ncc; j++)
+		if (contract_index_load(cc[j].entry, &cc[j].contract, &d) < 0)
+			return cli_diag(ctx, BEXIT_INVALID, &d);
+	cs = xcalloc(ncc ? ncc : 1, sizeof(*cs));
+	results = xcalloc(ncc ? ncc : 1, sizeof(*results));
+	for (j = 0; j < ncc; j++) {
+		cs[j] = cc[j].contract;
+		results[j] = (struct contract_result)CONTRACT_RESULT_INIT;
+	}
+	copts.help_timeout_ms = timeout_ms;
+	copts.models_timeout_ms = timeout_ms;
+	if (ncc) {
+		r = contract_check_all(cs, ncc, &copts, results);
+		if (r < 0) {
+			r = cli_error(ctx, BEXIT_ENV, "cannot run the contract help commands: %s",
+				      strerror(-r));
+			for (j = 0; j < ncc; j++)
+				contract_result_release(&results[j]);
+			goto out;
+		}
+	}
+	for (j = 0; j < ncc; j++) {
+		cc[j].result = results[j]; /* ownership moved */
+		switch (contract_result_verdict(&cc[j].result)) {
+		case CONTRACT_VERDICT_PASSED:
+			counts->passed++;
+			break;
+		case CONTRACT_VERDICT_DRIFTED:
+			counts->drifted++;
+			break;
+		case CONTRACT_VERDICT_RUNTIME_FAILURE:
+			counts->broken++;
+			break;
+		default:
+			counts->skipped++;
+			break;
+		}
+	}
+	counts->ran = true;
+	counts->checked = ncc;
+	for (i = 0; i < n; i++)
+		for (j = 0; rows[i].contract && j < ncc; j++)
+			if (cc[j].entry == rows[i].contract)
+				rows[i].cres = &cc[j].result;
+out:
+	free((void *)cs);
+	free(results);
+	return r;
 }
 
 /* Text in markdown: no table breaks, no line breaks, no raw HTML. */
@@ -553,16 +755,18 @@ static int cmd_adapters_check(int argc, char **argv, struct cli_ctx *ctx)
 		CLI_OPT_HELP,
 		{NULL, 0, NULL, 0},
 	};
-	bool strict = false, no_probe = false, markdown = false;
+	bool strict = false, no_probe = false, markdown = false, timeout_set = false;
 	uint64_t timeout_ms = DEFAULT_TIMEOUT_MS;
 	double timeout_s = DEFAULT_TIMEOUT_MS / 1000.0;
 	struct catalog *cat = NULL;
 	struct check_row *rows = NULL;
 	struct probe *probes = NULL;
+	struct check_contract *ccs = NULL;
+	struct contract_counts counts = {0};
 	size_t *probe_row = NULL;
 	const char *name = NULL;
 	const char *names[2] = {NULL, NULL};
-	size_t n = 0, np = 0, i, failed = 0;
+	size_t n = 0, np = 0, nccs = 0, i, failed = 0;
 	int c, r;
 
 	optind = 0;
@@ -582,6 +786,7 @@ static int cmd_adapters_check(int argc, char **argv, struct cli_ctx *ctx)
 					"invalid --timeout '%s' (seconds, more than 0 "
 					"and at most %d)",
 					optarg, MAX_TIMEOUT_S);
+			timeout_set = true;
 			break;
 		case OPT_NO_PROBE:
 			no_probe = true;
@@ -690,25 +895,40 @@ static int cmd_adapters_check(int argc, char **argv, struct cli_ctx *ctx)
 		failed += cr->failed;
 	}
 
+	/* After the version probes, not beside them: on a small machine a dozen
+	 * agent CLIs starting at once would each take longer than a deadline. */
+	r = check_contracts(ctx, cat, rows, n, !no_probe, timeout_set ? timeout_ms : 0, &ccs, &nccs,
+			    &counts);
+	if (r)
+		goto out;
+	for (i = 0; i < n; i++)
+		rows[i].contract_col = contract_col_text(&rows[i]);
+
 	if (markdown)
 		check_markdown(ctx->out, rows, n);
 	else if (ctx->json)
-		(void)cli_print_json(ctx, check_json(rows, n));
+		(void)cli_print_json(ctx, check_json(rows, n, &counts));
 	else
-		check_text(ctx->out, rows, n);
+		check_text(ctx->out, rows, n, &counts);
 	(void)fflush(ctx->out);
 
 	r = conformance_error(ctx, cat, name ? names : NULL);
-	if (r == 0 && strict && failed)
+	if (r == 0 && strict && (failed || counts.drifted || counts.broken))
 		r = BEXIT_FAILED;
 out:
 	for (i = 0; i < n; i++) {
 		probe_release(&rows[i].probe);
 		free(rows[i].binary_col);
 		free(rows[i].version_col);
+		free(rows[i].contract_col);
 	}
 	for (i = 0; i < np; i++)
 		probe_release(&probes[i]);
+	for (i = 0; i < nccs; i++) {
+		contract_free(ccs[i].contract);
+		contract_result_release(&ccs[i].result);
+	}
+	free(ccs);
 	free(rows);
 	free(probes);
 	free(probe_row);
@@ -738,23 +958,30 @@ const struct cmd adapters_cmds[] = {
 	 "Exit codes: 0 ok, 2 unknown adapter or bad usage, 3 invalid catalogue.\n"},
 	{"check", cmd_adapters_check, NULL, 0, "strategy table and binary probe of every adapter",
 	 "[NAME] [--json] [--strict] [--timeout SECONDS] [--no-probe] [--markdown]",
-	 "Prints every adapter's (or NAME's) five-axis strategy, whether its binary is\n"
-	 "on PATH and the first line of 'BINARY --version' (probed in parallel, each\n"
-	 "bounded by the timeout), then a summary line. A binary that is found but\n"
-	 "whose version command fails or times out counts as a failed probe; a\n"
-	 "missing binary does not. Fails with exit 3 (after the table) when a\n"
-	 "registry adapter has no row in the strategy matrix.\n"
+	 "Prints every adapter's (or NAME's) five-axis strategy, its contract\n"
+	 "conformance, whether its binary is on PATH and the first line of\n"
+	 "'BINARY --version' (probed in parallel, each bounded by the timeout), then\n"
+	 "summary lines. A binary that is found but whose version command fails or\n"
+	 "times out counts as a failed probe; a missing binary does not. The contract\n"
+	 "column is 'adapters contract-check' of the contract backing the adapter's\n"
+	 "profile (help commands in parallel, after the version probes): ok,\n"
+	 "drift: N, runtime failure, not installed, skipped or no contract. Fails\n"
+	 "with exit 3 (after the table) when a registry adapter has no row in the\n"
+	 "strategy matrix.\n"
 	 "\n"
 	 "options:\n"
 	 "  --json              stable JSON (docs/capability-contract.md)\n"
-	 "  --strict            exit 1 when any probe failed\n"
-	 "  --timeout SECONDS   per-probe deadline (default 5)\n"
+	 "  --strict            exit 1 when any probe failed or a contract drifted or\n"
+	 "                      hit a runtime failure\n"
+	 "  --timeout SECONDS   per-probe deadline (default 5 for version probes, 30\n"
+	 "                      for contract help commands)\n"
 	 "  --no-probe          declarations only, run nothing\n"
 	 "  --markdown          the declarations as a markdown table (implies --no-probe)\n"
 	 "  -h, --help          this text\n"
 	 "\n"
-	 "Exit codes: 0 ok, 1 a probe failed (--strict), 2 unknown adapter or bad usage,\n"
-	 "3 invalid catalogue or an undeclared adapter, 4 probing impossible.\n"},
+	 "Exit codes: 0 ok (drift alone does not fail), 1 a probe failed or a contract\n"
+	 "drifted or broke (--strict), 2 unknown adapter or bad usage, 3 invalid\n"
+	 "catalogue or an undeclared adapter, 4 probing impossible.\n"},
 	{"contract-check", cmd_adapters_contract_check, NULL, 0,
 	 "check the pinned upstream CLI contracts for drift",
 	 "[NAME] [--json] [--timeout SECONDS] [--list]",

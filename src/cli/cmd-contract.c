@@ -211,14 +211,20 @@ int cmd_adapters_contract_check(int argc, char **argv, struct cli_ctx *ctx)
 	for (i = 0; i < n; i++) {
 		const struct contract_result *res = &results[i];
 
-		if (contract_result_passed(res))
+		switch (contract_result_verdict(res)) {
+		case CONTRACT_VERDICT_PASSED:
 			passed++;
-		else if (contract_result_drifted(res))
+			break;
+		case CONTRACT_VERDICT_DRIFTED:
 			drifted++;
-		else if (res->runtime_failure)
+			break;
+		case CONTRACT_VERDICT_RUNTIME_FAILURE:
 			broken++;
-		else
+			break;
+		default:
 			skipped++;
+			break;
+		}
 		if (ctx->json) {
 			(void)json_array_append_new(jarr, result_json(res));
 		} else {

@@ -94,15 +94,16 @@ fi
 mkdir -p "$T/empty"
 expect_exit 0 PATH="$T/empty" "$BERNSTEIN" adapters check
 expect_stdout_contains "45 adapters - 2 reachable - 45 declared - 0 failed probes"
-check "check: claude not in PATH" grep -qE '^claude +flag +cli-flag +stream-json +git-diff +stateless +\(not in PATH\) +\(n/a\)$' "$T/stdout"
-check "check: openai_agents built in" grep -qE '^openai_agents +flag +always-on +hooks +git-diff +stateless +\(built-in\) +\(n/a\)$' "$T/stdout"
-check "check: header" grep -qE '^adapter +resume +dangerous mode +event channel +output mode +session state +binary +version$' "$T/stdout"
+check "check: claude not in PATH" grep -qE '^claude +flag +cli-flag +stream-json +git-diff +stateless +not installed +\(not in PATH\) +\(n/a\)$' "$T/stdout"
+check "check: openai_agents built in" grep -qE '^openai_agents +flag +always-on +hooks +git-diff +stateless +no contract +\(built-in\) +\(n/a\)$' "$T/stdout"
+check "check: header" grep -qE '^adapter +resume +dangerous mode +event channel +output mode +session state +contract +binary +version$' "$T/stdout"
+expect_stdout_contains "contracts: 17 checked, 0 passed, 0 drifted, 0 runtime failures, 17 skipped"
 
 expect_exit 0 PATH="$T/empty" "$BERNSTEIN" adapters check --json
 check "check --json: shape and summary" json_check "$T/stdout" '
 a = d["adapters"]
 assert len(a) == 45
-keys = {"name", "display_name", "binary", "builtin", "binary_path", "version", "probe", "probe_detail", "strategy", "resume_capability", "declared", "profile_hash"}
+keys = {"name", "display_name", "binary", "builtin", "binary_path", "version", "probe", "probe_detail", "strategy", "resume_capability", "declared", "profile_hash", "contract"}
 for x in a:
     assert set(x) == keys, set(x) ^ keys
     assert set(x["strategy"]) == {"resume", "dangerous_mode", "event_channel", "output_mode", "session_state"}
@@ -112,15 +113,20 @@ c = {x["name"]: x for x in a}
 assert c["codex"]["strategy"]["resume"] == "subcommand"
 assert c["pi"]["strategy"]["dangerous_mode"] == "always-on"
 assert c["claude"]["resume_capability"] == "native" and c["aider"]["resume_capability"] == "fallback-fresh"
-assert d["summary"] == {"total": 45, "reachable": 2, "declared": 45, "failed": 0}, d["summary"]
+assert c["claude"]["contract"]["status"] == "not-installed" and c["mock"]["contract"] is None
+assert d["summary"] == {"total": 45, "reachable": 2, "declared": 45, "failed": 0,
+                        "contracts": {"checked": 17, "passed": 0, "drifted": 0,
+                                      "runtime_failures": 0, "skipped": 17}}, d["summary"]
 '
 check "check --json: keys sorted, 2-space indent" sh -c "sed -n 2p '$T/stdout' | grep -qx '  \"adapters\": \\['"
 
 # ---- fake agents ----
 mkdir -p "$T/bin"
-cat >"$T/bin/claude" <<'EOS'
+# claude answers its contract's help command with the stored help text
+cat >"$T/bin/claude" <<EOS
 #!/bin/sh
-printf '\033[1m2.1.332 (Claude Code)\033[0m\n'
+[ "\$1" = --version ] || exec /bin/cat '$SRCDIR/tests/data/help/claude.txt'
+printf '\\033[1m2.1.332 (Claude Code)\\033[0m\\n'
 EOS
 cat >"$T/bin/codex" <<'EOS'
 #!/bin/sh
@@ -144,7 +150,7 @@ check "check: summary counts the failures" grep -qE '^45 adapters - [0-9]+ reach
 
 expect_exit 1 PATH="$T/bin:/usr/bin:/bin" "$BERNSTEIN" adapters check --strict --timeout 1
 expect_exit 0 PATH="$T/bin:/usr/bin:/bin" "$BERNSTEIN" adapters check claude --strict
-expect_lines stdout 4 "check NAME: header, one row, blank, summary"
+expect_lines stdout 5 "check NAME: header, one row, blank, two summary lines"
 expect_stdout_contains "1 adapters - 1 reachable - 1 declared - 0 failed probes"
 expect_exit 1 PATH="$T/bin:/usr/bin:/bin" "$BERNSTEIN" adapters check gemini --strict
 

@@ -21,6 +21,7 @@
 #include "adapter/contract.h"
 #include "util/fsutil.h"
 #include "util/strvec.h"
+#include "util/xalloc.h"
 
 static char tmp[64];
 static char path_env[256];
@@ -674,6 +675,7 @@ static void test_check_passes_and_drifts(void **state)
 	assert_null(r.runtime_failure);
 	assert_true(contract_result_passed(&r));
 	assert_false(contract_result_drifted(&r));
+	assert_int_equal(contract_result_verdict(&r), CONTRACT_VERDICT_PASSED);
 	assert_string_equal(r.adapter, "fake");
 	assert_string_equal(r.binary, "okcli");
 	contract_result_release(&r);
@@ -682,6 +684,7 @@ static void test_check_passes_and_drifts(void **state)
 	      envp_default, 10000, &r);
 	assert_true(contract_result_drifted(&r));
 	assert_false(contract_result_passed(&r));
+	assert_int_equal(contract_result_verdict(&r), CONTRACT_VERDICT_DRIFTED);
 	assert_null(r.runtime_failure);
 	assert_int_equal(r.capability_failures.nr, 2);
 	assert_string_equal(r.capability_failures.v[0],
@@ -709,6 +712,7 @@ static void test_check_runtime_failures(void **state)
 	assert_false(contract_result_drifted(&r));
 	assert_false(contract_result_passed(&r));
 	assert_non_null(r.runtime_failure);
+	assert_int_equal(contract_result_verdict(&r), CONTRACT_VERDICT_RUNTIME_FAILURE);
 	assert_string_equal(r.runtime_failure,
 			    "`silent --help` exited 1 with no output; upstream CLI runtime "
 			    "failure, not contract drift: <no output>");
@@ -777,10 +781,12 @@ static void test_check_skips(void **state)
 	assert_false(contract_result_passed(&r));
 	assert_false(contract_result_drifted(&r));
 	assert_null(r.runtime_failure);
+	assert_int_equal(contract_result_verdict(&r), CONTRACT_VERDICT_NOT_INSTALLED);
 	contract_result_release(&r);
 
 	check("binary: \"\"\n", envp_default, 10000, &r);
 	assert_string_equal(r.skipped_reason, "contract has no binary");
+	assert_int_equal(contract_result_verdict(&r), CONTRACT_VERDICT_SKIPPED);
 	contract_result_release(&r);
 
 	/* help needs a secret that is unset (blank counts as unset) */
@@ -793,6 +799,7 @@ static void test_check_skips(void **state)
 	assert_string_equal(r.skipped_reason,
 			    "--help requires MISSING_KEY or BLANK_KEY which is unset; skipping");
 	assert_false(contract_result_passed(&r));
+	assert_int_equal(contract_result_verdict(&r), CONTRACT_VERDICT_SKIPPED);
 	contract_result_release(&r);
 
 	/* ... and runs when it is set */
@@ -808,7 +815,44 @@ static void test_check_skips(void **state)
 	assert_false(r.binary_installed);
 	assert_int_equal(r.help_exit_code, 127);
 	assert_string_equal(r.skipped_reason, "<binary 'gone-xyz' not found in PATH>");
+	assert_int_equal(contract_result_verdict(&r), CONTRACT_VERDICT_NOT_INSTALLED);
 	contract_result_release(&r);
+}
+
+/* The classification's order and names, on results built by hand. */
+static void test_verdict(void **state)
+{
+	struct contract_result r = CONTRACT_RESULT_INIT;
+
+	(void)state;
+	r.binary = xstrdup("x");
+	/* nothing ran and the binary was not found */
+	assert_int_equal(contract_result_verdict(&r), CONTRACT_VERDICT_NOT_INSTALLED);
+	/* found, but not checked (a missing secret, or the check could not run) */
+	r.binary_installed = true;
+	assert_int_equal(contract_result_verdict(&r), CONTRACT_VERDICT_SKIPPED);
+	r.help_checked = true;
+	assert_int_equal(contract_result_verdict(&r), CONTRACT_VERDICT_PASSED);
+	r.runtime_failure = xstrdup("broken");
+	assert_int_equal(contract_result_verdict(&r), CONTRACT_VERDICT_RUNTIME_FAILURE);
+	/* drift wins over a runtime failure, as in contract-check's exit code */
+	strvec_push(&r.model_failures, "model 'm' not present");
+	assert_int_equal(contract_result_verdict(&r), CONTRACT_VERDICT_DRIFTED);
+	contract_result_release(&r);
+	/* a contract without a binary is skipped, never "not installed" */
+	r.binary = xstrdup("");
+	assert_int_equal(contract_result_verdict(&r), CONTRACT_VERDICT_SKIPPED);
+	contract_result_release(&r);
+
+	assert_string_equal(contract_verdict_to_string(CONTRACT_VERDICT_PASSED), "passed");
+	assert_string_equal(contract_verdict_to_string(CONTRACT_VERDICT_DRIFTED), "drifted");
+	assert_string_equal(contract_verdict_to_string(CONTRACT_VERDICT_RUNTIME_FAILURE),
+			    "runtime-failure");
+	assert_string_equal(contract_verdict_to_string(CONTRACT_VERDICT_NOT_INSTALLED),
+			    "not-installed");
+	assert_string_equal(contract_verdict_to_string(CONTRACT_VERDICT_SKIPPED), "skipped");
+	assert_null(contract_verdict_to_string(_CONTRACT_VERDICT_MAX));
+	assert_null(contract_verdict_to_string(_CONTRACT_VERDICT_INVALID));
 }
 
 /* The help command sees only the allow-listed environment. */
@@ -942,6 +986,7 @@ int main(void)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_broken_corpus),
 		cmocka_unit_test(test_load_errors_in_buffers),
+		cmocka_unit_test(test_verdict),
 		cmocka_unit_test_setup_teardown(test_index_layers, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_check_passes_and_drifts, setup_tmp,
 						teardown_tmp),
