@@ -1,8 +1,10 @@
 #!/bin/sh
-# Audit chain benchmark: append N records (default 100,000) in one batch with
-# `bernstein audit append --from`, then verify them, and compare the verify
-# time with sha256sum over the same bytes in the same run. It prints the
-# ratio (target: within 3x); it asserts nothing.
+# Audit chain benchmark (issue #5): append N records (default 100,000) in one
+# batch with `bernstein audit append --from`, then verify them, and compare
+# the verify time with sha256sum over the same bytes in the same run. It
+# prints the ratio (target: within 3x); it asserts nothing about time. The
+# issue's other figure, route selection over 1,000 profiles (target: under
+# 1 ms), is bench/route.c (bench/route-bench); `make bench` runs both.
 #
 # usage: bench/audit-bench.sh [BUILD_DIR]      (AUDIT_BENCH_N=N, AUDIT_BENCH_RUNS=R)
 set -u
@@ -79,5 +81,6 @@ awk -v n="$n" -v bytes="$bytes" -v aw="$app_wall" -v ac="$app_cpu" -v vw="$bv_wa
 	printf "  %-20s %8.3f %8.3f %9.0f rec/s\n", "append (one batch)", aw / 1e9, ac / 1e9, n / (ac / 1e9)
 	printf "  %-20s %8.3f %8.3f %9.1f MB/s\n", "verify", vw / 1e9, vc / 1e9, mb / (vc / 1e9)
 	printf "  %-20s %8.3f %8.3f %9.1f MB/s\n", "sha256sum", sw / 1e9, sc / 1e9, mb / (sc / 1e9)
-	printf "  verify / sha256sum: %.2fx CPU, %.2fx wall (target: within 3x)\n", vc / sc, vw / sw
+	printf "  verify / sha256sum: %.2fx CPU, %.2fx wall (target: within 3x: %s)\n", vc / sc, \
+		vw / sw, vc / sc <= 3 ? "met" : "MISSED"
 }'

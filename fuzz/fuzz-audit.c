@@ -6,11 +6,16 @@
  *     a line number within the input's line count;
  *   - the result does not depend on how the bytes are chunked: the input fed
  *     whole and fed in three pieces (split points from its first bytes) gives
- *     the same problems, in the same order, and the same record count. */
+ *     the same problems, in the same order, and the same record count;
+ *   - the fast path changes nothing (differential): the verifier with and
+ *     without it (AUDIT_CHECK_NO_FAST) reports the same problems, and for
+ *     every line the canonical scanner accepts, the jansson path agrees it
+ *     is a canonical object with the same prev_hmac, hmac and MAC. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "audit/audit-internal.h"
 #include "audit/audit.h"
 #include "fuzz/fuzz.h"
 #include "util/hash.h"
@@ -43,10 +48,12 @@ static void on_problem(void *userdata, const char *file, unsigned line, const ch
 	s->n++;
 }
 
-static void run(const uint8_t *data, size_t size, size_t a, size_t b, struct seen *s,
-		struct audit_verify_stats *st)
+static void run(const uint8_t *data, size_t size, size_t a, size_t b, unsigned flags,
+		struct seen *s, struct audit_verify_stats *st)
 {
 	struct audit_verifier *v = audit_verifier_new(FUZZ_KEY, strlen(FUZZ_KEY), on_problem, s);
+
+	audit_verifier_set_check_flags(v, flags);
 
 	/* a recorded end, so the truncation checks run too */
 	audit_verifier_set_state(v, size % 7, AUDIT_GENESIS, "state.json");
@@ -60,23 +67,78 @@ static void run(const uint8_t *data, size_t size, size_t a, size_t b, struct see
 	audit_verifier_free(v);
 }
 
+static bool same_bytes(const char *a, size_t alen, const char *b, size_t blen)
+{
+	return alen == blen && (alen == 0 || memcmp(a, b, alen) == 0);
+}
+
+/* One line through both paths: whenever the fast one decides, the slow one
+ * must reach the same verdict. */
+static void differential_line(struct audit_scratch *sc, struct hash_hmac *mac, const char *line,
+			      size_t len)
+{
+	struct audit_record fast, slow;
+
+	if (audit_record_check(sc, mac, line, len, 0, &fast) < 0)
+		__builtin_trap();
+	if (!fast.fast) {
+		audit_record_release(&fast);
+		return;
+	}
+	if (audit_record_check(sc, mac, line, len, AUDIT_CHECK_NO_FAST, &slow) < 0)
+		__builtin_trap();
+	if (slow.fast || slow.kind != AUDIT_RECORD_OBJECT || !slow.canonical || !slow.prev ||
+	    !slow.hmac || !same_bytes(fast.prev, fast.prevlen, slow.prev, slow.prevlen) ||
+	    !same_bytes(fast.hmac, fast.hmaclen, slow.hmac, slow.hmaclen) ||
+	    strcmp(fast.computed, slow.computed) != 0 || fast.mac_ok != slow.mac_ok)
+		__builtin_trap();
+	audit_record_release(&slow);
+	audit_record_release(&fast);
+}
+
+static void differential_lines(const uint8_t *data, size_t size)
+{
+	struct audit_scratch sc;
+	struct hash_hmac *mac = NULL;
+	size_t start = 0, i;
+
+	if (hash_hmac_new(FUZZ_KEY, strlen(FUZZ_KEY), &mac) < 0)
+		__builtin_trap();
+	audit_scratch_init(&sc);
+	for (i = 0; i <= size; i++) {
+		if (i < size && data[i] != '\n')
+			continue;
+		if (i > start)
+			differential_line(&sc, mac, (const char *)data + start, i - start);
+		start = i + 1;
+	}
+	audit_scratch_release(&sc);
+	hash_hmac_free(mac);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct seen whole = {0}, split = {0};
-	struct audit_verify_stats st1, st2;
+	struct seen whole = {0}, split = {0}, slow = {0};
+	struct audit_verify_stats st1, st2, st3;
 	size_t a = 0, b = 0, lines = 1, i;
 
 	if (size >= 2) {
 		a = data[0] % (size + 1);
 		b = a + data[1] % (size - a + 1);
 	}
-	run(data, size, size, size, &whole, &st1);
-	run(data, size, a, b, &split, &st2);
-	if (st1.problems != whole.n || st2.problems != split.n)
+	run(data, size, size, size, 0, &whole, &st1);
+	run(data, size, a, b, 0, &split, &st2);
+	run(data, size, a, b, AUDIT_CHECK_NO_FAST, &slow, &st3);
+	if (st1.problems != whole.n || st2.problems != split.n || st3.problems != slow.n)
 		__builtin_trap();
 	if (whole.n != split.n || st1.records != st2.records ||
 	    memcmp(whole.digest, split.digest, sizeof(whole.digest)) != 0)
 		__builtin_trap();
+	if (whole.n != slow.n || st1.records != st3.records ||
+	    memcmp(whole.digest, slow.digest, sizeof(whole.digest)) != 0 ||
+	    strcmp(st1.last_hmac, st3.last_hmac) != 0)
+		__builtin_trap();
+	differential_lines(data, size);
 	for (i = 0; i < size; i++)
 		if (data[i] == '\n')
 			lines++;

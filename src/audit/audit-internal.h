@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "audit/audit.h"
+#include "util/hash.h"
 #include "util/sbuf.h"
 
 /* ---- audit-io.c: line splitting, file listing and scanning ---------------- */
@@ -63,6 +64,22 @@ int audit_io_last_line(int fd, off_t size, struct sbuf *out, bool *ret_terminate
 /* "dir/name" into buf; -ENAMETOOLONG if it does not fit. */
 int audit_io_path(char *buf, size_t size, const char *dir, const char *name);
 
+/* ---- audit-canon.c: the canonical-form fast path ------------------------- */
+
+/* Where a canonical line's MAC inputs are. */
+struct audit_canon {
+	const char *prev, *hmac; /* the top-level string values' bytes (no escapes) */
+	size_t prevlen, hmaclen;
+	size_t cut_a, cut_b; /* the payload is line[0, cut_a) + line[cut_b, len) */
+};
+
+/* One pass over line, no allocation: 1 (and *ret set) when line is certainly
+ * the canonical form (json_canon_py()) of the JSON object jansson parses
+ * from it, with top-level string members "prev_hmac" and "hmac" without
+ * escapes; 0 when it cannot tell (anything outside the subset described in
+ * audit-canon.c), and the caller must take the full path. */
+int audit_canon_scan(const char *line, size_t len, struct audit_canon *ret);
+
 /* ---- audit-record.c: one record, parsed and checked ----------------------- */
 
 enum audit_record_kind {
@@ -82,33 +99,51 @@ void audit_scratch_release(struct audit_scratch *s);
 
 struct audit_record {
 	enum audit_record_kind kind;
-	json_t *obj;		 /* owned */
-	bool canonical;		 /* the line's bytes equal the canonical form */
-	const char *prev, *hmac; /* the string values, NULL if missing or not strings */
+	json_t *obj;	/* owned; NULL when fast */
+	bool canonical; /* the line's bytes equal the canonical form */
+	/* The string values, NULL if missing or not strings; not NUL-terminated
+	 * (they may point into the line): use the lengths. */
+	const char *prev, *hmac;
 	size_t prevlen, hmaclen;
 	bool mac_ok; /* hmac is a string equal to computed (constant time) */
+	bool fast;   /* decided by audit_canon_scan() (obj is NULL) */
 	char computed[AUDIT_HMAC_HEX_LEN + 1]; /* HMAC over prev || payload */
 	char error[200];
 };
 
-/* Parse line and, if it is an object, compare it with its canonical form and
- * compute its HMAC with key. Never fails for bad input (that is in kind and
- * the flags); -ENOMEM-like failures of the crypto library return -EIO. */
-int audit_record_check(struct audit_scratch *s, const void *key, size_t keylen, const char *line,
-		       size_t len, struct audit_record *ret);
+enum audit_check_flags {
+	AUDIT_CHECK_NO_FAST = 1 << 0, /* jansson only: for tests and the differential fuzzer */
+};
+
+/* Check line: when audit_canon_scan() accepts it, that is all (no parse);
+ * else parse it and, if it is an object, compare it with its canonical
+ * form. Then compute its HMAC with mac (prev and hmac point into line or
+ * into obj: they live as long as both). Never fails for bad input (that is
+ * in kind and the flags); a NULL mac or a failure of the crypto library is
+ * -EIO. */
+int audit_record_check(struct audit_scratch *s, struct hash_hmac *mac, const char *line, size_t len,
+		       unsigned flags, struct audit_record *ret);
 void audit_record_release(struct audit_record *r);
 /* A record a writer may chain from: an object, canonical, whose hmac is 64
  * lowercase hex digits. */
 bool audit_record_chainable(const struct audit_record *r);
 /* Whether s is n lowercase hex digits, n == 64. */
 bool audit_hex64(const char *s, size_t n);
+/* Copy the 64 bytes of a MAC (prev and hmac of a record are not
+ * NUL-terminated when they point into the line) and terminate dst. */
+void audit_hmac_copy(char dst[AUDIT_HMAC_HEX_LEN + 1], const char *src);
 
 /* Build a new record line (with '\n') into line (appended), and its MAC. */
-int audit_record_build(struct audit_scratch *s, const void *key, size_t keylen, const char *prev,
+int audit_record_build(struct audit_scratch *s, struct hash_hmac *mac, const char *prev,
 		       const char *timestamp, const char *event_type, const char *actor,
 		       const char *resource_type, const char *resource_id, const json_t *details,
 		       struct sbuf *line, char ret_hmac[AUDIT_HMAC_HEX_LEN + 1],
 		       struct diag *reterr);
+
+/* ---- audit-verify.c -------------------------------------------------------- */
+
+/* Flags for every audit_record_check() of this verifier (default 0). */
+void audit_verifier_set_check_flags(struct audit_verifier *v, unsigned flags);
 
 /* ---- audit-state.c: state.json and the lock file's hot state -------------- */
 

@@ -29,8 +29,8 @@
 #define ELLIPSIS   "\xe2\x80\xa6" /* U+2026, as Bernstein prints it */
 
 struct audit_verifier {
-	char *key;
-	size_t keylen;
+	struct hash_hmac *mac; /* NULL: libcrypto failed, every MAC is a problem */
+	unsigned check_flags;
 	audit_problem_fn *cb;
 	void *userdata;
 	struct audit_scratch scratch;
@@ -118,7 +118,7 @@ static void check_record(struct audit_verifier *v, unsigned lineno, const char *
 	struct audit_record rec;
 	const char *f = v->file;
 
-	if (audit_record_check(&v->scratch, v->key, v->keylen, line, len, &rec) < 0) {
+	if (audit_record_check(&v->scratch, v->mac, line, len, v->check_flags, &rec) < 0) {
 		audit_verifier_problem(v, f, lineno, "cannot compute HMAC-SHA256");
 		v->resync = true;
 		goto out;
@@ -164,14 +164,14 @@ static void check_record(struct audit_verifier *v, unsigned lineno, const char *
 			memcpy(v->alt, rec.computed, sizeof(v->alt));
 		}
 		if (rec.hmaclen == AUDIT_HMAC_HEX_LEN)
-			memcpy(v->last_hmac, rec.hmac, sizeof(v->last_hmac));
+			audit_hmac_copy(v->last_hmac, rec.hmac);
 	} else {
 		v->resync = true;
 	}
 	if (v->have_state && v->records == v->state_count) {
 		v->at_n_has_mac = audit_hex64(rec.hmac, rec.hmaclen);
 		if (v->at_n_has_mac)
-			memcpy(v->at_n, rec.hmac, sizeof(v->at_n));
+			audit_hmac_copy(v->at_n, rec.hmac);
 	}
 out:
 	audit_record_release(&rec);
@@ -217,10 +217,8 @@ struct audit_verifier *audit_verifier_new(const void *key, size_t keylen, audit_
 {
 	struct audit_verifier *v = xcalloc(1, sizeof(*v));
 
-	v->key = xmalloc(keylen ? keylen : 1);
-	if (keylen)
-		memcpy(v->key, key, keylen);
-	v->keylen = keylen;
+	if (hash_hmac_new(key, keylen, &v->mac) < 0)
+		v->mac = NULL;
 	v->cb = cb;
 	v->userdata = userdata;
 	audit_scratch_init(&v->scratch);
@@ -229,6 +227,11 @@ struct audit_verifier *audit_verifier_new(const void *key, size_t keylen, audit_
 	memcpy(v->last_hmac, AUDIT_GENESIS, sizeof(v->last_hmac));
 	v->file = xstrdup("");
 	return v;
+}
+
+void audit_verifier_set_check_flags(struct audit_verifier *v, unsigned flags)
+{
+	v->check_flags = flags;
 }
 
 void audit_verifier_begin_file(struct audit_verifier *v, const char *name)
@@ -315,8 +318,7 @@ struct audit_verifier *audit_verifier_free(struct audit_verifier *v)
 		return NULL;
 	audit_io_split_release(&v->split);
 	audit_scratch_release(&v->scratch);
-	explicit_bzero(v->key, v->keylen);
-	free(v->key);
+	hash_hmac_free(v->mac);
 	free(v->file);
 	free(v->last_file);
 	free(v->state_name);

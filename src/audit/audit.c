@@ -25,8 +25,11 @@
 
 struct audit_chain {
 	char *dir;
-	char *key;
-	size_t keylen;
+	struct hash_hmac *mac; /* NULL while key_path is set */
+	/* Opened without a key (audit_open_keyless()): the first append
+	 * creates the key here, then the directory (flags) and the lock. */
+	char *key_path;
+	enum audit_open_flags flags;
 	const struct clock *clk;
 	int lock_fd;
 
@@ -93,19 +96,19 @@ static int full_scan_line(void *userdata, unsigned lineno, const char *line, siz
 	fs->count++;
 	if (!line)
 		return 0;
-	r = audit_record_check(&fs->c->scratch, fs->c->key, fs->c->keylen, line, len, &rec);
+	r = audit_record_check(&fs->c->scratch, fs->c->mac, line, len, 0, &rec);
 	if (r < 0)
 		return r;
 	if (audit_record_chainable(&rec)) {
 		if (fs->count == fs->want_n) {
 			fs->have_at_n = true;
-			memcpy(fs->at_n, rec.hmac, AUDIT_HMAC_HEX_LEN + 1);
+			audit_hmac_copy(fs->at_n, rec.hmac);
 		}
 		/* Python's tail recovery: the last parseable, canonical line with
 		 * an hmac is where the chain continues. */
 		fs->have_last = true;
 		fs->last_mac_ok = rec.mac_ok;
-		memcpy(fs->last, rec.hmac, AUDIT_HMAC_HEX_LEN + 1);
+		audit_hmac_copy(fs->last, rec.hmac);
 		(void)snprintf(fs->last_file, sizeof(fs->last_file), "%s", fs->file);
 		fs->last_line = lineno;
 	}
@@ -207,7 +210,7 @@ static int chain_read_tail(struct audit_chain *c, const struct audit_file *f, ch
 		diag_set(reterr, path, 0, 0, "cannot read audit chain: %s", strerror(-r));
 		goto out;
 	}
-	r = audit_record_check(&c->scratch, c->key, c->keylen, c->line.buf, c->line.len, &rec);
+	r = audit_record_check(&c->scratch, c->mac, c->line.buf, c->line.len, 0, &rec);
 	if (r < 0)
 		goto out;
 	if (audit_record_chainable(&rec)) {
@@ -215,7 +218,7 @@ static int chain_read_tail(struct audit_chain *c, const struct audit_file *f, ch
 			/* The line number is not known without counting: 0. */
 			r = key_rejected(c->dir, f->name, 0, reterr);
 		} else {
-			memcpy(ret_hmac, rec.hmac, AUDIT_HMAC_HEX_LEN + 1);
+			audit_hmac_copy(ret_hmac, rec.hmac);
 			r = 1;
 		}
 	} else {
@@ -332,61 +335,88 @@ static int chain_check_state(struct audit_chain *c, struct diag *reterr)
 
 /* ---- public ---------------------------------------------------------------- */
 
-int audit_open(const char *dir, const void *key, size_t keylen, const struct clock *clk,
-	       enum audit_open_flags flags, struct audit_chain **ret, struct diag *reterr)
+static struct audit_chain *chain_new(const char *dir, const struct clock *clk,
+				     enum audit_open_flags flags)
 {
-	struct audit_chain *c = NULL;
-	char path[PATH_MAX];
-	struct stat st;
-	int r;
+	struct audit_chain *c = xcalloc(1, sizeof(*c));
 
-	if (!dir || !dir[0] || !key || keylen == 0)
-		return -EINVAL;
-	if (flags & AUDIT_OPEN_CREATE) {
-		r = mkdir_p(dir, 0700);
-		if (r < 0) {
-			diag_set(reterr, dir, 0, 0, "cannot create the audit directory: %s",
-				 strerror(-r));
-			return r;
-		}
-	}
-	if (stat(dir, &st) < 0)
-		r = -errno;
-	else
-		r = S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
-	if (r < 0) {
-		diag_set(reterr, dir, 0, 0, "no audit directory: %s", strerror(-r));
-		return r;
-	}
-	r = audit_io_path(path, sizeof(path), dir, AUDIT_LOCK_FILE);
-	if (r < 0)
-		return r;
-
-	c = xcalloc(1, sizeof(*c));
 	c->dir = xstrdup(dir);
-	c->key = xmalloc(keylen);
-	memcpy(c->key, key, keylen);
-	c->keylen = keylen;
+	c->flags = flags;
 	c->clk = clk ? clk : clock_system();
+	c->lock_fd = -1;
 	c->data_fd = -1;
 	memcpy(c->last_hmac, AUDIT_GENESIS, sizeof(c->last_hmac));
 	audit_scratch_init(&c->scratch);
 	sbuf_init(&c->line, (size_t)AUDIT_LINE_MAX + 2);
+	return c;
+}
+
+static int chain_set_key(struct audit_chain *c, const void *key, size_t keylen, struct diag *reterr)
+{
+	int r = hash_hmac_new(key, keylen, &c->mac);
+
+	if (r < 0)
+		diag_set(reterr, NULL, 0, 0, "cannot set up HMAC-SHA256: %s", strerror(-r));
+	return r;
+}
+
+/* With the key set: create the directory (AUDIT_OPEN_CREATE), open DIR/.lock
+ * and, under the lock, find the chain's end and check it against its state. */
+static int chain_attach(struct audit_chain *c, struct diag *reterr)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	int r;
+
+	if (c->flags & AUDIT_OPEN_CREATE) {
+		r = mkdir_p(c->dir, 0700);
+		if (r < 0) {
+			diag_set(reterr, c->dir, 0, 0, "cannot create the audit directory: %s",
+				 strerror(-r));
+			return r;
+		}
+	}
+	if (stat(c->dir, &st) < 0)
+		r = -errno;
+	else
+		r = S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+	if (r < 0) {
+		diag_set(reterr, c->dir, 0, 0, "no audit directory: %s", strerror(-r));
+		return r;
+	}
+	r = audit_io_path(path, sizeof(path), c->dir, AUDIT_LOCK_FILE);
+	if (r < 0)
+		return r;
 	c->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
 	if (c->lock_fd < 0) {
 		r = -errno;
 		diag_set(reterr, path, 0, 0, "cannot open the audit lock: %s", strerror(-r));
-		goto out;
+		return r;
 	}
 	r = chain_lock(c, LOCK_EX);
 	if (r < 0) {
 		diag_set(reterr, path, 0, 0, "cannot lock the audit chain: %s", strerror(-r));
-		goto out;
+		return r;
 	}
 	r = chain_sync(c, reterr);
 	if (r >= 0)
 		r = chain_check_state(c, reterr);
 	chain_unlock(c);
+	return r;
+}
+
+int audit_open(const char *dir, const void *key, size_t keylen, const struct clock *clk,
+	       enum audit_open_flags flags, struct audit_chain **ret, struct diag *reterr)
+{
+	struct audit_chain *c = NULL;
+	int r;
+
+	if (!dir || !dir[0] || !key || keylen == 0)
+		return -EINVAL;
+	c = chain_new(dir, clk, flags);
+	r = chain_set_key(c, key, keylen, reterr);
+	if (r >= 0)
+		r = chain_attach(c, reterr);
 	if (r < 0)
 		goto out;
 	*ret = c;
@@ -394,6 +424,147 @@ int audit_open(const char *dir, const void *key, size_t keylen, const struct clo
 out:
 	audit_close(c);
 	return r;
+}
+
+/* audit_key_load()'s -EINVAL (an empty key, not a regular file) is about
+ * the key, not the record: -ENOKEY, so callers tell it from a bad argument. */
+static int key_load_error(int r)
+{
+	return r == -EINVAL ? -ENOKEY : r;
+}
+
+/* Without a key, nothing may be there to continue: no record (they were
+ * made with some other key) and no state.json claiming any. 1: so; 0: the
+ * chain has records; < 0: refused. Reads only. */
+static int chain_check_keyless(struct audit_chain *c, struct diag *reterr)
+{
+	struct audit_file *files = NULL;
+	struct audit_state st;
+	char path[PATH_MAX];
+	size_t n = 0, i;
+	struct stat sb;
+	int r;
+
+	if (stat(c->dir, &sb) < 0) {
+		r = -errno;
+		if (r == -ENOENT && (c->flags & AUDIT_OPEN_CREATE))
+			return 1; /* the first append creates it */
+		diag_set(reterr, c->dir, 0, 0, "no audit directory: %s", strerror(-r));
+		return r;
+	}
+	if (!S_ISDIR(sb.st_mode)) {
+		diag_set(reterr, c->dir, 0, 0, "no audit directory: %s", strerror(ENOTDIR));
+		return -ENOTDIR;
+	}
+	r = audit_io_list(c->dir, false, &files, &n);
+	if (r < 0) {
+		diag_set(reterr, c->dir, 0, 0, "cannot list the audit directory: %s", strerror(-r));
+		return r;
+	}
+	for (i = 0; i < n && files[i].size == 0; i++)
+		;
+	free(files);
+	if (i < n)
+		return 0;
+	r = audit_state_load(c->dir, &st, reterr);
+	if (r == -ENOENT)
+		return 1;
+	if (r < 0)
+		return r;
+	if (st.count == 0)
+		return 1;
+	if (audit_io_path(path, sizeof(path), c->dir, AUDIT_STATE_FILE) < 0)
+		path[0] = '\0';
+	diag_set(reterr, path, 0, 0,
+		 "the audit chain has 0 records but state says %" PRIu64
+		 " (truncated tail?); refusing to append",
+		 st.count);
+	return -EBADMSG;
+}
+
+int audit_open_keyless(const char *dir, const char *key_path, const struct clock *clk,
+		       enum audit_open_flags flags, struct audit_chain **ret, struct diag *reterr)
+{
+	struct audit_chain *c = NULL;
+	char *key = NULL;
+	size_t keylen = 0;
+	int r;
+
+	if (!dir || !dir[0] || !key_path || !key_path[0])
+		return -EINVAL;
+	c = chain_new(dir, clk, flags);
+	r = chain_check_keyless(c, reterr);
+	if (r < 0)
+		goto out;
+	if (r == 0) {
+		/* Records, so a key made them. If it is this key (a concurrent
+		 * first writer created it since the caller looked), go on. */
+		r = key_load_error(audit_key_load(key_path, false, &key, &keylen, NULL, reterr));
+		if (r == -ENOENT) {
+			diag_set(reterr, key_path, 0, 0,
+				 "audit key does not exist, but the audit chain in '%s' has "
+				 "records (made with another key); refusing to start a new key",
+				 dir);
+			r = -EKEYREJECTED;
+		}
+		if (r >= 0)
+			r = chain_set_key(c, key, keylen, reterr);
+		if (r >= 0)
+			r = chain_attach(c, reterr);
+		if (r < 0)
+			goto out;
+	} else {
+		c->key_path = xstrdup(key_path);
+	}
+	*ret = c;
+	c = NULL;
+	r = 0;
+out:
+	key = audit_key_free(key, keylen);
+	audit_close(c);
+	return r;
+}
+
+/* The first append of a keyless chain: make sure the record can be built
+ * at all (bad arguments change nothing), then create (or load: another
+ * process may have created it since) the key, and attach. */
+static int chain_activate(struct audit_chain *c, const char *event_type, const char *actor,
+			  const char *resource_type, const char *resource_id, const json_t *details,
+			  struct diag *reterr)
+{
+	char mac[AUDIT_HMAC_HEX_LEN + 1];
+	struct hash_hmac *probe = NULL;
+	char *key = NULL;
+	size_t keylen = 0;
+	int r;
+
+	r = hash_hmac_new("", 0, &probe);
+	if (r < 0) {
+		diag_set(reterr, NULL, 0, 0, "cannot set up HMAC-SHA256: %s", strerror(-r));
+		return r;
+	}
+	sbuf_reset(&c->line);
+	r = audit_record_build(&c->scratch, probe, AUDIT_GENESIS, "1970-01-01T00:00:00.000000Z",
+			       event_type, actor, resource_type, resource_id, details, &c->line,
+			       mac, reterr);
+	probe = hash_hmac_free(probe);
+	if (r < 0)
+		return r;
+	r = audit_key_load(c->key_path, true, &key, &keylen, NULL, reterr);
+	if (r < 0)
+		return key_load_error(r);
+	r = chain_set_key(c, key, keylen, reterr);
+	key = audit_key_free(key, keylen);
+	if (r >= 0)
+		r = chain_attach(c, reterr);
+	if (r < 0) {
+		c->mac = hash_hmac_free(c->mac);
+		close_fdp(&c->lock_fd);
+		return r;
+	}
+	free(c->key_path);
+	c->key_path = NULL;
+	return 0;
 }
 
 /* Open (creating if needed) the day file name for appending. */
@@ -478,6 +649,12 @@ int audit_append(struct audit_chain *c, const char *event_type, const char *acto
 	int64_t now;
 	int r;
 
+	if (c->key_path) {
+		r = chain_activate(c, event_type, actor, resource_type, resource_id, details,
+				   reterr);
+		if (r < 0)
+			return r;
+	}
 	r = chain_lock(c, LOCK_EX);
 	if (r < 0) {
 		diag_set(reterr, c->dir, 0, 0, "cannot lock the audit chain: %s", strerror(-r));
@@ -506,7 +683,7 @@ int audit_append(struct audit_chain *c, const char *event_type, const char *acto
 	 * not get glued to it; verify reports that line, the chain goes on. */
 	if (c->tail_torn && strcmp(target, c->tail_name) == 0)
 		(void)sbuf_addc(&c->line, '\n');
-	r = audit_record_build(&c->scratch, c->key, c->keylen, c->last_hmac, ts, event_type, actor,
+	r = audit_record_build(&c->scratch, c->mac, c->last_hmac, ts, event_type, actor,
 			       resource_type, resource_id, details, &c->line, mac, reterr);
 	if (r < 0)
 		goto out;
@@ -586,9 +763,8 @@ struct audit_chain *audit_close(struct audit_chain *c)
 	close_fdp(&c->lock_fd);
 	audit_scratch_release(&c->scratch);
 	sbuf_release(&c->line);
-	if (c->key)
-		explicit_bzero(c->key, c->keylen);
-	free(c->key);
+	hash_hmac_free(c->mac);
+	free(c->key_path);
 	free(c->dir);
 	free(c);
 	return NULL;

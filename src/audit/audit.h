@@ -81,12 +81,27 @@ struct audit_chain;
 int audit_open(const char *dir, const void *key, size_t keylen, const struct clock *clk,
 	       enum audit_open_flags flags, struct audit_chain **ret, struct diag *reterr);
 
+/* Like audit_open(), for when the key file key_path does not exist yet (the
+ * caller's audit_key_load() said -ENOENT): nothing is created now. The first
+ * audit_append() that can build its record creates the key there
+ * (audit_key_load() with create: a key another process created meanwhile is
+ * used), then the directory (AUDIT_OPEN_CREATE) and the lock, so a command
+ * that ends up recording nothing leaves no key behind. Reads only: refuses a
+ * chain that has records when the key is still missing (-EKEYREJECTED: they
+ * were made with another key) or whose state.json claims records
+ * (-EBADMSG); -ENOENT when dir is missing and not AUDIT_OPEN_CREATE. If the
+ * key appeared meanwhile, this is audit_open() with it (key file errors as
+ * audit_append()). */
+int audit_open_keyless(const char *dir, const char *key_path, const struct clock *clk,
+		       enum audit_open_flags flags, struct audit_chain **ret, struct diag *reterr);
+
 /* Append one record. Strings must be valid UTF-8 (NULL is ""); details must be
  * a JSON object or NULL ({}). Under flock(LOCK_EX) on DIR/.lock the tail is
  * re-read, so several processes produce one chain. Outside a batch the day
  * file is fsynced and state.json rewritten (atomically) before returning.
  * Errors: -EINVAL (bad argument), -EDOM (NaN/Inf in details), -EBADMSG /
- * -EKEYREJECTED (as audit_open), or -errno. */
+ * -EKEYREJECTED (as audit_open), -EPERM / -ENOKEY / -EFBIG (the key file
+ * of a keyless chain: its mode, unusable, too large), or -errno. */
 int audit_append(struct audit_chain *c, const char *event_type, const char *actor,
 		 const char *resource_type, const char *resource_id, const json_t *details,
 		 struct diag *reterr);

@@ -52,16 +52,25 @@ int audit_setup_chain_error(struct cli_ctx *ctx, int r, const struct diag *d)
 int audit_setup_open(struct cli_ctx *ctx, const char *dir, const char *key_file,
 		     struct audit_chain **ret)
 {
+	char path[PATH_MAX];
 	char *key = NULL;
 	size_t keylen = 0;
 	struct diag d;
 	int r;
 
-	r = audit_setup_load_key(ctx, key_file, true, &key, &keylen);
+	r = audit_setup_key_path(ctx, key_file, path, sizeof(path), NULL);
 	if (r)
 		return r;
-	r = audit_open(dir, key, keylen, NULL, AUDIT_OPEN_CREATE, ret, &d);
-	key = audit_key_free(key, keylen);
+	r = audit_key_load(path, false, &key, &keylen, NULL, &d);
+	if (r == -ENOENT) {
+		/* Created by the first record actually written, not before. */
+		r = audit_open_keyless(dir, path, NULL, AUDIT_OPEN_CREATE, ret, &d);
+	} else if (r < 0) {
+		return cli_diag(ctx, BEXIT_ENV, &d);
+	} else {
+		r = audit_open(dir, key, keylen, NULL, AUDIT_OPEN_CREATE, ret, &d);
+		key = audit_key_free(key, keylen);
+	}
 	if (r < 0)
 		return audit_setup_chain_error(ctx, r, &d);
 	return 0;

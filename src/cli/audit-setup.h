@@ -28,8 +28,9 @@ int audit_setup_load_key(struct cli_ctx *ctx, const char *explicit_path, bool cr
 /* The exit code (printed) for an audit_open()/audit_append() failure:
  * 5 for a chain that does not match its state, 2 for a bad record, else 4. */
 int audit_setup_chain_error(struct cli_ctx *ctx, int r, const struct diag *d);
-/* Load the key (creating it if missing) and open the chain in dir for
- * appending (creating the directory). */
+/* Open the chain in dir for appending. A missing key (and directory) is
+ * created by the first record actually appended (audit_open_keyless()), so
+ * a command that fails before recording anything leaves nothing behind. */
 int audit_setup_open(struct cli_ctx *ctx, const char *dir, const char *key_file,
 		     struct audit_chain **ret);
 

@@ -664,8 +664,9 @@ const struct cmd audit_cmds[] = {
 	{"append", cmd_audit_append, NULL, 0, "record an event in the audit chain",
 	 "(--event-type TYPE [RECORD OPTIONS] | --from FILE) [--dir DIR] [--key-file PATH] "
 	 "[--json]",
-	 "Appends one record, for events an operator wants on the record. The key is\n"
-	 "created on first use.\n"
+	 "Appends one record, for events an operator wants on the record. The key and\n"
+	 "the chain directory are created when the first record is written (not when\n"
+	 "the command fails before that).\n"
 	 "\n"
 	 "options:\n"
 	 "  --event-type TYPE     the record's event_type (required without --from)\n"

@@ -2,6 +2,7 @@
 #include "util/hash.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
@@ -41,28 +42,26 @@ void hash_sha256_hex(const void *data, size_t len, char hex[SHA256_HEX_LEN + 1])
 	hash_hex(md, sizeof(md), hex);
 }
 
-int hash_hmac_sha256(const void *key, size_t keylen, const void *const *parts, const size_t *lens,
-		     size_t nparts, uint8_t out[SHA256_LEN])
+struct hash_hmac {
+	EVP_MAC_CTX *ctx; /* keyed once; re-initialised with that key per message */
+};
+
+int hash_hmac_new(const void *key, size_t keylen, struct hash_hmac **ret)
 {
 	static const unsigned char empty[1];
 	char digest[] = "SHA256";
 	OSSL_PARAM params[2];
+	struct hash_hmac *h = NULL;
 	EVP_MAC *mac = NULL;
 	EVP_MAC_CTX *ctx = NULL;
-	uint8_t md[SHA256_LEN];
-	size_t i, n = 0;
 	int r = -EIO;
 
-	if ((!key && keylen) || (nparts && (!parts || !lens)))
+	if (!key && keylen)
 		return -EINVAL;
-	for (i = 0; i < nparts; i++)
-		if (!parts[i] && lens[i])
-			return -EINVAL;
-
 	mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
 	if (!mac)
 		goto out;
-	ctx = EVP_MAC_CTX_new(mac);
+	ctx = EVP_MAC_CTX_new(mac); /* holds its own reference to mac */
 	if (!ctx)
 		goto out;
 	params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0);
@@ -71,16 +70,63 @@ int hash_hmac_sha256(const void *key, size_t keylen, const void *const *parts, c
 	 * key must still be a non-NULL pointer. */
 	if (!EVP_MAC_init(ctx, key ? key : empty, keylen, params))
 		goto out;
-	for (i = 0; i < nparts; i++)
-		if (lens[i] && !EVP_MAC_update(ctx, parts[i], lens[i]))
-			goto out;
-	if (!EVP_MAC_final(ctx, md, &n, sizeof(md)) || n != SHA256_LEN)
-		goto out;
-	memcpy(out, md, SHA256_LEN); /* out is written only on success */
+	h = xmalloc(sizeof(*h));
+	h->ctx = ctx;
+	ctx = NULL;
+	*ret = h;
 	r = 0;
 out:
 	EVP_MAC_CTX_free(ctx);
 	EVP_MAC_free(mac);
+	return r;
+}
+
+int hash_hmac_compute(struct hash_hmac *h, const void *const *parts, const size_t *lens,
+		      size_t nparts, uint8_t out[SHA256_LEN])
+{
+	uint8_t md[SHA256_LEN];
+	size_t i, n = 0;
+
+	if (!h || (nparts && (!parts || !lens)))
+		return -EINVAL;
+	for (i = 0; i < nparts; i++)
+		if (!parts[i] && lens[i])
+			return -EINVAL;
+	/* NULL key: restart from the key schedule computed by hash_hmac_new()
+	 * (OpenSSL copies the keyed inner state; nothing is re-fetched). */
+	if (!EVP_MAC_init(h->ctx, NULL, 0, NULL))
+		return -EIO;
+	for (i = 0; i < nparts; i++)
+		if (lens[i] && !EVP_MAC_update(h->ctx, parts[i], lens[i]))
+			return -EIO;
+	if (!EVP_MAC_final(h->ctx, md, &n, sizeof(md)) || n != SHA256_LEN)
+		return -EIO;
+	memcpy(out, md, SHA256_LEN); /* out is written only on success */
+	return 0;
+}
+
+struct hash_hmac *hash_hmac_free(struct hash_hmac *h)
+{
+	if (!h)
+		return NULL;
+	EVP_MAC_CTX_free(h->ctx); /* cleanses the key material */
+	free(h);
+	return NULL;
+}
+
+int hash_hmac_sha256(const void *key, size_t keylen, const void *const *parts, const size_t *lens,
+		     size_t nparts, uint8_t out[SHA256_LEN])
+{
+	struct hash_hmac *h = NULL;
+	int r;
+
+	if ((!key && keylen) || (nparts && (!parts || !lens)))
+		return -EINVAL;
+	r = hash_hmac_new(key, keylen, &h);
+	if (r < 0)
+		return r;
+	r = hash_hmac_compute(h, parts, lens, nparts, out);
+	hash_hmac_free(h);
 	return r;
 }
 

@@ -663,6 +663,133 @@ static void test_open_missing_dir(void **state)
 	assert_int_equal(audit_open(dir, KEY, 0, &clk, AUDIT_OPEN_CREATE, &c, &d), -EINVAL);
 }
 
+static bool exists(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0;
+}
+
+/* A chain opened before its key exists: nothing is created until a record
+ * is written. A record that cannot be built (bad UTF-8) creates nothing;
+ * the first real one creates the key (0600), the directory and the file. */
+static void test_keyless_creates_on_first_record(void **state)
+{
+	struct audit_chain *c = NULL, *c2 = NULL;
+	char keypath[256], keydir[256];
+	struct problems p;
+	struct stat st;
+	struct diag d;
+	char *key = NULL;
+	size_t keylen = 0;
+
+	(void)state;
+	(void)snprintf(keydir, sizeof(keydir), "%s/keys", tmp);
+	(void)snprintf(keypath, sizeof(keypath), "%s/keys/audit.key", tmp);
+	assert_int_equal(audit_open_keyless(dir, keypath, &clk, AUDIT_OPEN_CREATE, &c, &d), 0);
+	assert_false(exists(keydir));
+	assert_false(exists(dir));
+	assert_int_equal(audit_chain_count(c), 0);
+	assert_string_equal(audit_chain_last_hmac(c), AUDIT_GENESIS);
+	/* a record that cannot be built: still nothing */
+	assert_int_equal(audit_append(c, "ev", "bad \xff utf-8", "", "", NULL, &d), -EINVAL);
+	audit_batch_begin(c);
+	assert_int_equal(audit_batch_end(c, &d), 0);
+	assert_false(exists(keydir));
+	assert_false(exists(dir));
+	/* a second handle, also keyless, opened meanwhile */
+	assert_int_equal(audit_open_keyless(dir, keypath, &clk, AUDIT_OPEN_CREATE, &c2, &d), 0);
+	append_n(c, 2, "unit.first");
+	assert_int_equal(stat(keypath, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	assert_true(exists(dir));
+	assert_int_equal(audit_chain_count(c), 2);
+	/* the second handle uses the key the first one made */
+	append_n(c2, 1, "unit.second");
+	assert_int_equal(audit_chain_count(c2), 3);
+	audit_close(c2);
+	audit_close(c);
+	assert_int_equal(audit_key_load(keypath, false, &key, &keylen, NULL, &d), 0);
+	memset(&p, 0, sizeof(p));
+	assert_int_equal(audit_verify(dir, key, keylen, collect, &p, NULL, &d), 0);
+	assert_int_equal(p.n, 0);
+	key = audit_key_free(key, keylen);
+
+	/* closing a keyless handle that wrote nothing leaves nothing */
+	(void)snprintf(keypath, sizeof(keypath), "%s/keys/other.key", tmp);
+	assert_int_equal(audit_open_keyless(dir, keypath, &clk, AUDIT_OPEN_CREATE, &c, &d),
+			 -EKEYREJECTED); /* dir has records: another key made them */
+	assert_non_null(strstr(d.msg, "has records"));
+	assert_false(exists(keypath));
+}
+
+static void test_keyless_refusals(void **state)
+{
+	static const char state2[] =
+		"{\"count\": 2, \"last_hmac\": "
+		"\"1111111111111111111111111111111111111111111111111111111111111111\", "
+		"\"version\": 1}\n";
+	struct audit_chain *c = NULL;
+	char keypath[256], lockpath[256];
+	struct diag d;
+	int fd;
+
+	(void)state;
+	(void)snprintf(keypath, sizeof(keypath), "%s/audit.key", tmp);
+	/* no directory and no AUDIT_OPEN_CREATE */
+	assert_int_equal(audit_open_keyless(dir, keypath, &clk, 0, &c, &d), -ENOENT);
+	assert_int_equal(audit_open_keyless(dir, "", &clk, 0, &c, &d), -EINVAL);
+	/* an empty directory is fine, and is not touched */
+	assert_int_equal(mkdir(dir, 0700), 0);
+	assert_int_equal(audit_open_keyless(dir, keypath, &clk, 0, &c, &d), 0);
+	c = audit_close(c);
+	path_in(lockpath, sizeof(lockpath), AUDIT_LOCK_FILE);
+	assert_false(exists(lockpath));
+	assert_false(exists(keypath));
+	/* the key file the first append finds is unusable (empty): -ENOKEY,
+	 * not the -EINVAL of a bad record */
+	assert_int_equal(audit_open_keyless(dir, keypath, &clk, 0, &c, &d), 0);
+	fd = open(keypath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	(void)close(fd);
+	assert_int_equal(audit_append(c, "ev", "a", "", "", NULL, &d), -ENOKEY);
+	assert_non_null(strstr(d.msg, "empty"));
+	c = audit_close(c);
+	assert_int_equal(unlink(keypath), 0);
+	/* state.json claims records that are gone */
+	spit("state.json", state2, strlen(state2));
+	assert_int_equal(audit_open_keyless(dir, keypath, &clk, 0, &c, &d), -EBADMSG);
+	assert_non_null(strstr(d.msg, "truncated"));
+	assert_false(exists(keypath));
+}
+
+/* The key appeared between the caller's look and the open (a concurrent
+ * first writer): the chain is opened with it, as audit_open() would. */
+static void test_keyless_key_appeared(void **state)
+{
+	struct audit_chain *c = NULL;
+	char keypath[256];
+	struct diag d;
+	char *key = NULL;
+	size_t keylen = 0;
+	bool created = false;
+
+	(void)state;
+	(void)snprintf(keypath, sizeof(keypath), "%s/audit.key", tmp);
+	assert_int_equal(audit_key_load(keypath, true, &key, &keylen, &created, &d), 0);
+	assert_true(created);
+	c = NULL;
+	assert_int_equal(audit_open(dir, key, keylen, &clk, AUDIT_OPEN_CREATE, &c, &d), 0);
+	append_n(c, 3, "unit.race");
+	c = audit_close(c);
+	assert_int_equal(audit_open_keyless(dir, keypath, &clk, 0, &c, &d), 0);
+	assert_int_equal(audit_chain_count(c), 3);
+	append_n(c, 1, "unit.race");
+	assert_int_equal(audit_chain_count(c), 4);
+	audit_close(c);
+	key = audit_key_free(key, keylen);
+}
+
 /* The recorded end: the hot state in .lock round-trips and rejects junk; a
  * corrupt state.json stops writers and is a verification problem. */
 static void test_state_files(void **state)
@@ -1061,6 +1188,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_refuses_other_key, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_missing_dir, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_state_files, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_keyless_creates_on_first_record, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_keyless_refusals, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_keyless_key_appeared, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tamper_flip_value, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tamper_flip_hmac, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tamper_delete_line, setup, teardown),

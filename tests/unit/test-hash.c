@@ -156,6 +156,64 @@ static void test_hmac_bad_arguments(void **state)
 	assert_memory_equal(md, before, sizeof(md)); /* untouched on failure */
 }
 
+/* A keyed context reused for many messages gives what the one-shot call
+ * gives for each (RFC 4231 test case 2 first, so the key is checked too). */
+static void test_hmac_context_reuse(void **state)
+{
+	static const char msg[] = "what do ya want for nothing?";
+	struct hash_hmac *h = NULL, *empty = NULL;
+	uint8_t md[SHA256_LEN], want[SHA256_LEN], before[SHA256_LEN];
+	char hex[SHA256_HEX_LEN + 1], buf[300];
+	size_t i, n;
+
+	(void)state;
+	assert_int_equal(hash_hmac_new("Jefe", 4, &h), 0);
+	for (i = 0; i < 3; i++) {
+		const void *parts[2] = {msg, msg + 10};
+		size_t lens[2] = {10, sizeof(msg) - 1 - 10};
+
+		memset(md, 0, sizeof(md));
+		assert_int_equal(hash_hmac_compute(h, parts, lens, 2, md), 0);
+		hash_hex(md, sizeof(md), hex);
+		assert_string_equal(
+			hex, "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+	}
+	/* many different messages, interleaved with a second context */
+	assert_int_equal(hash_hmac_new(NULL, 0, &empty), 0);
+	for (n = 0; n < sizeof(buf); n += 7) {
+		const void *one[1] = {buf};
+		size_t len[1] = {n};
+
+		for (i = 0; i < n; i++)
+			buf[i] = (char)(i * 31 + n);
+		assert_int_equal(hash_hmac_compute(h, one, len, 1, md), 0);
+		assert_int_equal(hash_hmac_sha256("Jefe", 4, one, len, 1, want), 0);
+		assert_memory_equal(md, want, SHA256_LEN);
+		assert_int_equal(hash_hmac_compute(empty, one, len, 1, md), 0);
+		assert_int_equal(hash_hmac_sha256("", 0, one, len, 1, want), 0);
+		assert_memory_equal(md, want, SHA256_LEN);
+	}
+	/* bad arguments leave out alone; the context still works after */
+	{
+		const void *parts[1] = {NULL};
+		size_t lens[1] = {3};
+
+		memset(md, 0x5a, sizeof(md));
+		memcpy(before, md, sizeof(md));
+		assert_int_equal(hash_hmac_compute(h, parts, lens, 1, md), -EINVAL);
+		assert_int_equal(hash_hmac_compute(h, NULL, lens, 1, md), -EINVAL);
+		assert_int_equal(hash_hmac_compute(NULL, NULL, NULL, 0, md), -EINVAL);
+		assert_memory_equal(md, before, sizeof(md));
+		assert_int_equal(hash_hmac_new(NULL, 4, &empty), -EINVAL);
+	}
+	assert_int_equal(hash_hmac_compute(h, NULL, NULL, 0, md), 0);
+	assert_int_equal(hash_hmac_sha256("Jefe", 4, NULL, NULL, 0, want), 0);
+	assert_memory_equal(md, want, SHA256_LEN);
+	assert_null(hash_hmac_free(h));
+	assert_null(hash_hmac_free(empty));
+	assert_null(hash_hmac_free(NULL));
+}
+
 static void test_hex_and_equal(void **state)
 {
 	static const uint8_t bin[] = {0x00, 0x01, 0x7f, 0x80, 0xab, 0xff};
@@ -188,6 +246,7 @@ int main(void)
 		cmocka_unit_test(test_hmac_multipart_equals_single),
 		cmocka_unit_test(test_hmac_empty_key_and_message),
 		cmocka_unit_test(test_hmac_bad_arguments),
+		cmocka_unit_test(test_hmac_context_reuse),
 		cmocka_unit_test(test_hex_and_equal),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
