@@ -1,0 +1,616 @@
+/* bernstein plan validate|show, config validate|show and init: the inputs
+ * of a run, checked before anything runs (docs/plans.md,
+ * docs/configuration.md). */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "adapter/credential.h"
+#include "cli/commands.h"
+#include "cli/output.h"
+#include "orch/config.h"
+#include "orch/plan.h"
+#include "util/fsutil.h"
+#include "util/sbuf.h"
+#include "util/xalloc.h"
+
+/* --json and -h only. Returns -1 to go on, else the exit code. */
+static int parse_json_opt(int argc, char **argv, struct cli_ctx *ctx)
+{
+	static const struct option opts[] = {
+		{"json", no_argument, NULL, 'j'},
+		CLI_OPT_HELP,
+		{NULL, 0, NULL, 0},
+	};
+	int c;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			ctx->json = true;
+			break;
+		case 'h':
+			return cli_help(ctx);
+		default:
+			return cli_unknown_option(ctx, argv);
+		}
+	}
+	return -1;
+}
+
+static const char *allowed_envs(const struct cli_ctx *ctx)
+{
+	return cli_getenv(ctx, CREDENTIAL_HOST_ALLOW_ENV);
+}
+
+/* A loader's failure: 4 when the file could not be read, 3 when it is
+ * invalid (too large included). */
+static int load_exit(int r)
+{
+	return r == -EINVAL || r == -EFBIG ? BEXIT_INVALID : BEXIT_ENV;
+}
+
+static json_t *diag_json(const struct diag *d)
+{
+	json_t *o = json_object();
+
+	cli_jset(o, "file", cli_jstr(d->file));
+	cli_jset(o, "line", d->line ? json_integer(d->line) : json_null());
+	cli_jset(o, "column", d->col ? json_integer(d->col) : json_null());
+	cli_jset(o, "message", cli_jstr(d->msg));
+	return o;
+}
+
+static void print_issues(struct cli_ctx *ctx, const char *file, const struct plan_issues *is)
+{
+	char buf[sizeof(((struct diag *)NULL)->file) + sizeof(((struct diag *)NULL)->msg) + 32];
+	size_t i;
+
+	for (i = 0; i < is->n; i++)
+		(void)fprintf(ctx->err, "%s\n", diag_format(&is->v[i], buf, sizeof(buf)));
+	if (is->dropped)
+		(void)fprintf(ctx->err, "%s: ... and %zu more problems\n", file, is->dropped);
+}
+
+/* ---- plan validate ---- */
+
+static int cmd_plan_validate(int argc, char **argv, struct cli_ctx *ctx)
+{
+	json_t *files = NULL;
+	size_t nvalid = 0, ninvalid = 0, nunreadable = 0;
+	int i, r;
+
+	r = parse_json_opt(argc, argv, ctx);
+	if (r >= 0)
+		return r;
+	if (optind >= argc)
+		return cli_usage_error(ctx, "missing plan file");
+	if (ctx->json)
+		files = json_array();
+	for (i = optind; i < argc; i++) {
+		struct plan_issues is = PLAN_ISSUES_INIT;
+		struct plan *p = NULL;
+
+		r = plan_load_file(argv[i], allowed_envs(ctx), &p, &is);
+		if (r == 0)
+			nvalid++;
+		else if (load_exit(r) == BEXIT_INVALID)
+			ninvalid++;
+		else
+			nunreadable++;
+		if (ctx->json) {
+			json_t *o = json_object(), *errs = json_array();
+			size_t k;
+
+			cli_jset(o, "file", cli_jstr(argv[i]));
+			cli_jset(o, "valid", json_boolean(r == 0));
+			cli_jset(o, "readable",
+				 json_boolean(r == 0 || load_exit(r) == BEXIT_INVALID));
+			cli_jset(o, "name", cli_jstr(p ? p->name : NULL));
+			cli_jset(o, "form", cli_jstr(p ? plan_form_to_string(p->form) : NULL));
+			cli_jset(o, "tasks", p ? json_integer((json_int_t)p->n) : json_null());
+			cli_jset(o, "plan_hash", cli_jstr(p ? plan_hash(p) : NULL));
+			for (k = 0; k < is.n; k++)
+				(void)json_array_append_new(errs, diag_json(&is.v[k]));
+			cli_jset(o, "errors", errs);
+			cli_jset(o, "more_errors", json_integer((json_int_t)is.dropped));
+			(void)json_array_append_new(files, o);
+		} else if (r == 0) {
+			(void)fprintf(ctx->out, "%s: ok (%zu task%s)\n", argv[i], p->n,
+				      p->n == 1 ? "" : "s");
+		} else {
+			print_issues(ctx, argv[i], &is);
+		}
+		plan_issues_release(&is);
+		plan_free(p);
+	}
+	if (ctx->json) {
+		json_t *root = json_object(), *sum = json_object();
+		size_t total = nvalid + ninvalid + nunreadable;
+
+		cli_jset(root, "files", files);
+		cli_jset(sum, "total", json_integer((json_int_t)total));
+		cli_jset(sum, "valid", json_integer((json_int_t)nvalid));
+		cli_jset(sum, "invalid", json_integer((json_int_t)ninvalid));
+		cli_jset(sum, "unreadable", json_integer((json_int_t)nunreadable));
+		cli_jset(root, "summary", sum);
+		r = cli_print_json(ctx, root);
+		if (r)
+			return r;
+	}
+	if (nunreadable)
+		return BEXIT_ENV;
+	return ninvalid ? BEXIT_INVALID : BEXIT_OK;
+}
+
+/* ---- plan show ---- */
+
+static void deps_text(const struct plan *p, const struct plan_task *t, struct sbuf *sb)
+{
+	size_t j;
+
+	sbuf_reset(sb);
+	for (j = 0; j < t->n_deps; j++)
+		(void)sbuf_addf(sb, "%s%s", j ? "," : "", p->tasks[t->deps[j].index].id);
+	if (!sb->len)
+		(void)sbuf_adds(sb, "-");
+}
+
+static void print_plan(struct cli_ctx *ctx, const struct plan *p)
+{
+	struct sbuf sb = SBUF_INIT(SIZE_MAX);
+	int wid = 2, wrole = 4, wad = 7, wdep = 10;
+	size_t i;
+
+	for (i = 0; i < p->n; i++) {
+		const struct plan_task *t = &p->tasks[i];
+		int n;
+
+		if ((n = (int)strlen(t->id)) > wid)
+			wid = n;
+		if ((n = (int)strlen(t->role)) > wrole)
+			wrole = n;
+		if (t->adapter && (n = (int)strlen(t->adapter)) > wad)
+			wad = n;
+		deps_text(p, t, &sb);
+		if ((int)sb.len > wdep)
+			wdep = (int)sb.len;
+	}
+	(void)fprintf(ctx->out, "plan: %s (%s form, %zu task%s)\n", p->name,
+		      plan_form_to_string(p->form), p->n, p->n == 1 ? "" : "s");
+	(void)fprintf(ctx->out, "file: %s\nplan_hash: %s\n\n", p->source, plan_hash(p));
+	(void)fprintf(ctx->out, "%-*s  %-*s  %-*s  %-*s  %s\n", wid, "ID", wrole, "ROLE", wad,
+		      "ADAPTER", wdep, "DEPENDS_ON", "TITLE");
+	for (i = 0; i < p->n; i++) {
+		const struct plan_task *t = &p->tasks[i];
+
+		deps_text(p, t, &sb);
+		(void)fprintf(ctx->out, "%-*s  %-*s  %-*s  %-*s  %s\n", wid, t->id, wrole, t->role,
+			      wad, t->adapter ? t->adapter : "-", wdep, sb.buf, t->title);
+	}
+	sbuf_release(&sb);
+}
+
+static int cmd_plan_show(int argc, char **argv, struct cli_ctx *ctx)
+{
+	struct plan_issues is = PLAN_ISSUES_INIT;
+	struct plan *p = NULL;
+	int r;
+
+	r = parse_json_opt(argc, argv, ctx);
+	if (r >= 0)
+		return r;
+	if (optind >= argc)
+		return cli_usage_error(ctx, "missing plan file");
+	if (optind + 1 < argc)
+		return cli_usage_error(ctx, "unexpected argument '%s'", argv[optind + 1]);
+	r = plan_load_file(argv[optind], allowed_envs(ctx), &p, &is);
+	if (r < 0) {
+		if (ctx->json) {
+			r = cli_diag(ctx, load_exit(r), &is.v[0]);
+		} else {
+			print_issues(ctx, argv[optind], &is);
+			r = load_exit(r);
+		}
+		goto out;
+	}
+	if (ctx->json) {
+		r = cli_print_json(ctx, plan_json(p));
+		goto out;
+	}
+	print_plan(ctx, p);
+	r = BEXIT_OK;
+out:
+	plan_issues_release(&is);
+	plan_free(p);
+	return r;
+}
+
+const struct cmd plan_cmds[] = {
+	{"validate", cmd_plan_validate, NULL, 0, "check plan files and report every problem",
+	 "PLAN... [--json]",
+	 "Loads each PLAN (plan.yaml: the tasks form, or Bernstein's stages/steps form)\n"
+	 "and reports every problem, not only the first, each as one line on stderr,\n"
+	 "PLAN:LINE:COL: message, in file order: unknown keys and wrong types, a missing\n"
+	 "title or prompt, duplicate titles and ids, unknown roles, a capability: token\n"
+	 "that does not parse, dangling dependencies and dependency cycles (named, as\n"
+	 "a -> b -> a). A valid plan gets 'PLAN: ok (N tasks)' on stdout. A sampling\n"
+	 "api_key_env must be a known provider key or listed in\n"
+	 "BERNSTEIN_ALLOWED_API_KEY_ENVS. See docs/plans.md.\n"
+	 "\n"
+	 "options:\n"
+	 "  --json       {\"files\": [{\"file\", \"valid\", \"readable\", \"name\", \"form\",\n"
+	 "               \"tasks\", \"plan_hash\", \"errors\": [{\"file\", \"line\", \"column\",\n"
+	 "               \"message\"}], \"more_errors\"}], \"summary\": {...}}\n"
+	 "  -h, --help   this text\n"
+	 "\n"
+	 "Exit codes: 0 every plan is valid, 2 bad usage, 3 a plan is invalid, 4 a plan\n"
+	 "cannot be read.\n"},
+	{"show", cmd_plan_show, NULL, 0, "print a plan's resolved tasks in order", "PLAN [--json]",
+	 "Loads PLAN and prints its tasks in file order with the ids they run under\n"
+	 "(an 'id:', else a slug of the title), role, adapter ('-': the run decides,\n"
+	 "from role_model_policy, routing or bernstein.yaml's adapter) and the ids\n"
+	 "each depends on (for the stages form: every step of the stages its stage\n"
+	 "depends on). plan_hash is the SHA-256 of the file's bytes.\n"
+	 "\n"
+	 "options:\n"
+	 "  --json       {\"name\", \"form\", \"file\", \"plan_hash\", \"tasks\": [{\"id\",\n"
+	 "               \"title\", \"role\", \"adapter\", \"model\", \"depends_on\", "
+	 "\"requires\",\n"
+	 "               \"prompt\", \"artifact\", \"timeout\", \"gates\", \"sampling\", ...}]}\n"
+	 "  -h, --help   this text\n"
+	 "\n"
+	 "Exit codes: 0 ok, 2 bad usage, 3 invalid plan (every problem printed as by\n"
+	 "'plan validate'; with --json the first, as an error object on stderr), 4 the\n"
+	 "plan cannot be read.\n"},
+	{NULL, NULL, NULL, 0, NULL, NULL, NULL},
+};
+
+/* ---- config validate | show ---- */
+
+/* Load FILE (the command's argument) or ./bernstein.yaml. With the default
+ * file missing, *ret gets the defaults and *ret_missing is set. Returns -1
+ * to go on, else the exit code (the error printed). */
+static int load_config(struct cli_ctx *ctx, const char *file, struct orch_config **ret,
+		       bool *ret_missing, struct diag *ret_d, bool report)
+{
+	const char *path = file ? file : ORCH_CONFIG_FILE;
+	struct diag d;
+	int r;
+
+	diag_clear(&d);
+	*ret_missing = false;
+	r = orch_config_load(path, allowed_envs(ctx), ret, &d);
+	if (r == -ENOENT && !file) {
+		*ret = orch_config_new_default();
+		*ret_missing = true;
+		return -1;
+	}
+	if (r < 0) {
+		*ret_d = d;
+		if (report)
+			return cli_diag(ctx, load_exit(r), &d);
+		return load_exit(r);
+	}
+	return -1;
+}
+
+static int config_args(int argc, char **argv, struct cli_ctx *ctx, const char **ret_file)
+{
+	int r = parse_json_opt(argc, argv, ctx);
+
+	if (r >= 0)
+		return r;
+	if (optind + 1 < argc)
+		return cli_usage_error(ctx, "unexpected argument '%s'", argv[optind + 1]);
+	*ret_file = optind < argc ? argv[optind] : NULL;
+	return -1;
+}
+
+static int cmd_config_validate(int argc, char **argv, struct cli_ctx *ctx)
+{
+	struct orch_config *c = NULL;
+	const char *file = NULL, *shown;
+	bool missing;
+	struct diag d;
+	int r;
+
+	r = config_args(argc, argv, ctx, &file);
+	if (r >= 0)
+		return r;
+	shown = file ? file : ORCH_CONFIG_FILE;
+	diag_clear(&d);
+	r = load_config(ctx, file, &c, &missing, &d, !ctx->json);
+	if (ctx->json) {
+		json_t *o = json_object();
+		int pr;
+
+		cli_jset(o, "file", cli_jstr(shown));
+		cli_jset(o, "exists", json_boolean(r < 0 ? !missing : r == BEXIT_INVALID));
+		cli_jset(o, "valid", json_boolean(r < 0));
+		cli_jset(o, "error", r < 0 ? json_null() : diag_json(&d));
+		pr = cli_print_json(ctx, o);
+		orch_config_free(c);
+		if (pr)
+			return pr;
+		return r < 0 ? BEXIT_OK : r;
+	}
+	if (r >= 0)
+		return r;
+	if (missing)
+		(void)fprintf(ctx->out, "%s: not found: the defaults apply\n", shown);
+	else
+		(void)fprintf(ctx->out, "%s: ok\n", shown);
+	orch_config_free(c);
+	return BEXIT_OK;
+}
+
+static int cmd_config_show(int argc, char **argv, struct cli_ctx *ctx)
+{
+	struct sbuf sb = SBUF_INIT(SIZE_MAX);
+	struct orch_config *c = NULL;
+	const char *file = NULL;
+	bool missing;
+	struct diag d;
+	int r;
+
+	r = config_args(argc, argv, ctx, &file);
+	if (r >= 0)
+		return r;
+	r = load_config(ctx, file, &c, &missing, &d, true);
+	if (r >= 0)
+		return r;
+	if (ctx->json) {
+		r = cli_print_json(ctx, orch_config_json(c));
+		orch_config_free(c);
+		return r;
+	}
+	if (orch_config_to_yaml(c, &sb) < 0) {
+		orch_config_free(c);
+		return cli_error(ctx, BEXIT_BUG, "cannot render the configuration");
+	}
+	if (missing)
+		(void)fprintf(ctx->out, "# effective configuration: the defaults (no %s)\n",
+			      ORCH_CONFIG_FILE);
+	else
+		(void)fprintf(ctx->out, "# effective configuration: %s with the defaults\n",
+			      c->source);
+	(void)fputs(sb.buf, ctx->out);
+	sbuf_release(&sb);
+	orch_config_free(c);
+	return BEXIT_OK;
+}
+
+const struct cmd config_cmds[] = {
+	{"validate", cmd_config_validate, NULL, 0, "check bernstein.yaml", "[FILE] [--json]",
+	 "Loads FILE (default: ./bernstein.yaml) strictly: an unknown key, a wrong type\n"
+	 "or a value out of range is reported as FILE:LINE:COL: field 'PATH': message.\n"
+	 "role_model_policy.*.api_key_env must be a known provider key or listed in\n"
+	 "BERNSTEIN_ALLOWED_API_KEY_ENVS. Without FILE, a missing ./bernstein.yaml is\n"
+	 "fine: the defaults apply. See docs/configuration.md.\n"
+	 "\n"
+	 "options:\n"
+	 "  --json       {\"file\", \"exists\", \"valid\", \"error\": null or {\"file\", "
+	 "\"line\",\n"
+	 "               \"column\", \"message\"}}\n"
+	 "  -h, --help   this text\n"
+	 "\n"
+	 "Exit codes: 0 valid (or no ./bernstein.yaml), 2 bad usage, 3 invalid, 4 FILE\n"
+	 "cannot be read.\n"},
+	{"show", cmd_config_show, NULL, 0, "print the effective configuration", "[FILE] [--json]",
+	 "Prints the configuration a run would use: FILE (default: ./bernstein.yaml, or\n"
+	 "the defaults when it does not exist) with every key it leaves out filled in\n"
+	 "with its default, as bernstein.yaml text that loads back to the same values\n"
+	 "(the built-in mode profiles in a comment), or as JSON with --json.\n"
+	 "\n"
+	 "options:\n"
+	 "  --json       every key, plus \"source\" (the file, or null for the defaults)\n"
+	 "               and the built-in modes with \"builtin\": true\n"
+	 "  -h, --help   this text\n"
+	 "\n"
+	 "Exit codes: 0 ok, 2 bad usage, 3 invalid, 4 FILE cannot be read.\n"},
+	{NULL, NULL, NULL, 0, NULL, NULL, NULL},
+};
+
+/* ---- init ---- */
+
+const char init_usage[] = "[-C DIR] [--force] [--json]";
+const char init_help[] =
+	"Writes a commented bernstein.yaml into DIR (default: the current directory):\n"
+	"every key with its default and what it does, ready to edit. Then makes sure\n"
+	".gitignore ignores .bernstein/ (the run state, worktrees and audit chain):\n"
+	"the line is appended once (the file is created when missing); running init\n"
+	"again adds nothing. An existing bernstein.yaml is never overwritten without\n"
+	"--force.\n"
+	"\n"
+	"options:\n"
+	"  -C DIR       write into DIR instead of the current directory\n"
+	"  --force      replace an existing bernstein.yaml\n"
+	"  --json       {\"config\", \"overwritten\", \"gitignore\", \"gitignore_action\":\n"
+	"               \"created\" | \"appended\" | \"unchanged\"}\n"
+	"  -h, --help   this text\n"
+	"\n"
+	"Exit codes: 0 written, 1 bernstein.yaml exists (use --force), 2 bad usage,\n"
+	"4 DIR is not a directory or a file cannot be written.\n";
+
+#define GITIGNORE_LINE	    ".bernstein/"
+#define GITIGNORE_MAX_BYTES ((size_t)4 * 1024 * 1024)
+
+/* Does .gitignore text already ignore .bernstein/ (a line, blanks and a
+ * CR trimmed, of .bernstein, .bernstein/, /.bernstein or /.bernstein/)? */
+static bool ignores_state(const char *text)
+{
+	static const char *const forms[] = {".bernstein", ".bernstein/", "/.bernstein",
+					    "/.bernstein/", NULL};
+	const char *line = text;
+
+	while (*line) {
+		size_t n = strcspn(line, "\n"), s = 0, e = n, i;
+
+		while (s < e && (line[s] == ' ' || line[s] == '\t'))
+			s++;
+		while (e > s && (line[e - 1] == ' ' || line[e - 1] == '\t' || line[e - 1] == '\r'))
+			e--;
+		for (i = 0; forms[i]; i++)
+			if (strlen(forms[i]) == e - s && memcmp(line + s, forms[i], e - s) == 0)
+				return true;
+		line += n;
+		if (*line == '\n')
+			line++;
+	}
+	return false;
+}
+
+/* Append .bernstein/ to path unless it already ignores it. *ret_action is
+ * "created", "appended" or "unchanged". 0 or -errno. */
+static int update_gitignore(const char *path, const char **ret_action)
+{
+	char *text = NULL;
+	size_t len = 0;
+	struct sbuf add = SBUF_INIT(SIZE_MAX);
+	int fd = -1, r;
+	bool created = false;
+
+	r = read_file_capped(path, GITIGNORE_MAX_BYTES, &text, &len);
+	if (r == -ENOENT) {
+		created = true;
+	} else if (r < 0) {
+		return r;
+	} else if (ignores_state(text)) {
+		*ret_action = "unchanged";
+		goto out;
+	}
+	if (len && text[len - 1] != '\n')
+		(void)sbuf_addc(&add, '\n');
+	(void)sbuf_adds(&add, GITIGNORE_LINE "\n");
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		r = -errno;
+		goto out;
+	}
+	r = write_all(fd, add.buf, add.len);
+	if (r < 0)
+		goto out;
+	if (close(fd) < 0) {
+		fd = -1;
+		r = -errno;
+		goto out;
+	}
+	fd = -1;
+	*ret_action = created ? "created" : "appended";
+	r = 0;
+out:
+	close_fdp(&fd);
+	sbuf_release(&add);
+	free(text);
+	return r;
+}
+
+static char *join(const char *dir, const char *name)
+{
+	struct sbuf sb = SBUF_INIT(SIZE_MAX);
+
+	if (!dir)
+		(void)sbuf_adds(&sb, name);
+	else
+		(void)sbuf_addf(&sb, "%s%s%s", dir,
+				dir[0] && dir[strlen(dir) - 1] == '/' ? "" : "/", name);
+	return sbuf_detach(&sb, NULL);
+}
+
+int cmd_init(int argc, char **argv, struct cli_ctx *ctx)
+{
+	static const struct option opts[] = {
+		{"force", no_argument, NULL, 'f'},
+		{"json", no_argument, NULL, 'j'},
+		CLI_OPT_HELP,
+		{NULL, 0, NULL, 0},
+	};
+	const char *dir = NULL, *action = NULL;
+	char *cfg = NULL, *ign = NULL;
+	bool force = false, existed;
+	struct stat st;
+	int c, r;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":hC:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'C':
+			dir = optarg;
+			break;
+		case 'f':
+			force = true;
+			break;
+		case 'j':
+			ctx->json = true;
+			break;
+		case 'h':
+			return cli_help(ctx);
+		case ':':
+			return cli_missing_value(ctx, argv);
+		default:
+			return cli_unknown_option(ctx, argv);
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error(ctx, "unexpected argument '%s'", argv[optind]);
+	if (dir && stat(dir, &st) < 0)
+		return cli_error(ctx, BEXIT_ENV, "cannot use directory '%s': %s", dir,
+				 strerror(errno));
+	if (dir && !S_ISDIR(st.st_mode))
+		return cli_error(ctx, BEXIT_ENV, "cannot use directory '%s': not a directory", dir);
+	cfg = join(dir, ORCH_CONFIG_FILE);
+	ign = join(dir, ".gitignore");
+	existed = lstat(cfg, &st) == 0;
+	if (existed && !force) {
+		r = cli_error(ctx, BEXIT_FAILED,
+			      "'%s' already exists: not overwriting it (--force replaces it)", cfg);
+		goto out;
+	}
+	r = atomic_write_file(cfg, orch_config_template, strlen(orch_config_template), 0644);
+	if (r < 0) {
+		r = cli_error(ctx, BEXIT_ENV, "cannot write '%s': %s", cfg, strerror(-r));
+		goto out;
+	}
+	r = update_gitignore(ign, &action);
+	if (r < 0) {
+		r = cli_error(ctx, BEXIT_ENV, "wrote '%s', but cannot update '%s': %s", cfg, ign,
+			      strerror(-r));
+		goto out;
+	}
+	if (ctx->json) {
+		json_t *o = json_object();
+
+		cli_jset(o, "config", cli_jstr(cfg));
+		cli_jset(o, "overwritten", json_boolean(existed));
+		cli_jset(o, "gitignore", cli_jstr(ign));
+		cli_jset(o, "gitignore_action", cli_jstr(action));
+		r = cli_print_json(ctx, o);
+		goto out;
+	}
+	(void)fprintf(ctx->out, "%s %s: every key with its default, commented\n",
+		      existed ? "overwrote" : "wrote", cfg);
+	if (strcmp(action, "unchanged") == 0)
+		(void)fprintf(ctx->out, "%s already ignores .bernstein/\n", ign);
+	else
+		(void)fprintf(ctx->out,
+			      "%s %s: ignores .bernstein/ (run state, worktrees, audit)\n",
+			      strcmp(action, "created") == 0 ? "created" : "updated", ign);
+	(void)fprintf(ctx->out,
+		      "next: edit it, then check it with 'bernstein config validate %s'\n", cfg);
+	r = BEXIT_OK;
+out:
+	free(cfg);
+	free(ign);
+	return r;
+}

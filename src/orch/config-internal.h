@@ -1,0 +1,95 @@
+/* Schema helpers shared by the bernstein.yaml loader (config.c) and the
+ * plan loader (plan.c). Not a public interface.
+ *
+ * Every error names the field by its path in the document
+ * ("role_model_policy.backend.api_key_env", "tasks[2].requires[0]") and sits
+ * at the offending node:
+ *   FILE:LINE:COL: field 'PATH': MESSAGE */
+#ifndef BERNSTEIN_ORCH_CONFIG_INTERNAL_H
+#define BERNSTEIN_ORCH_CONFIG_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "adapter/invocation.h"
+#include "orch/config.h"
+#include "util/arena.h"
+#include "util/diag.h"
+#include "util/yaml.h"
+
+/* A field path: long enough for any path a message needs (a longer one is
+ * cut, which only shortens the message). */
+#define ORCH_PATH_MAX 192
+
+/* "field 'PATH': MESSAGE" at node n (or the document's start). -EINVAL. */
+int orch_err(const struct ydoc *doc, const struct ynode *n, struct diag *reterr, const char *path,
+	     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* PATH.KEY and PATH[I] into buf. */
+const char *orch_path_key(char *buf, size_t size, const char *path, const char *key);
+const char *orch_path_index(char *buf, size_t size, const char *path, size_t i);
+
+/* User text for a message: at most 64 bytes, control bytes as '?'. */
+const char *orch_quote(char *buf, size_t size, const char *s);
+
+/* yaml_check_map() with every value typed YT_ANY (the callers check types
+ * themselves, naming the full path): unknown keys, with what = the path
+ * of the map ("role_model_policy.backend"; the top level passes a word). */
+int orch_check_keys(const struct ydoc *doc, const struct ynode *map, const char *const *keys,
+		    const char *what, struct diag *reterr);
+
+/* ynode_describe(), with "a number" for a plain non-integer number. */
+const char *orch_describe(const struct ynode *n);
+/* A non-null scalar. */
+bool orch_is_str(const struct ynode *n);
+/* A string value; with nullable, null gives *ret = NULL. Empty strings are
+ * refused. */
+int orch_get_str(const struct ydoc *doc, const struct ynode *n, const char *path, bool nullable,
+		 const char **ret, struct diag *reterr);
+/* A plain decimal number ([-+]?digits[.digits][e[-+]digits]) in [min, max]
+ * (min excluded when min_open). */
+int orch_get_number(const struct ydoc *doc, const struct ynode *n, const char *path, double min,
+		    bool min_open, double max, double *ret, struct diag *reterr);
+/* A plain integer in [min, max]. */
+int orch_get_int(const struct ydoc *doc, const struct ynode *n, const char *path, int64_t min,
+		 int64_t max, int64_t *ret, struct diag *reterr);
+/* A sequence of non-empty strings into a NULL-terminated array in a. */
+int orch_get_strlist(struct arena *a, const struct ydoc *doc, const struct ynode *n,
+		     const char *path, const char ***ret, size_t *ret_n, struct diag *reterr);
+/* An adapter name ([a-z][a-z0-9_]*); "auto" (Bernstein's "let routing
+ * decide") and null give NULL. */
+int orch_get_adapter(const struct ydoc *doc, const struct ynode *n, const char *path,
+		     const char **ret, struct diag *reterr);
+/* One of the efforts (orch_efforts). */
+int orch_get_effort(const struct ydoc *doc, const struct ynode *n, const char *path,
+		    const char **ret, struct diag *reterr);
+
+/* gates: [{name, run, timeout}] into an array in a. Gate names are unique
+ * within the list. */
+int orch_get_gates(struct arena *a, const struct ydoc *doc, const struct ynode *n, const char *path,
+		   struct orch_gate **ret, size_t *ret_n, struct diag *reterr);
+
+/* Which sampling keys a map may hold. */
+enum orch_slot_keys {
+	ORCH_SLOTS_SAMPLING = 1 << 0, /* temperature, top_p, top_k, max_tokens */
+	ORCH_SLOTS_ENDPOINT = 1 << 1, /* base_url, api_key_env */
+};
+
+/* One slot value at n (key k) into *s, checked; api_key_env against the
+ * credential allow-list with allowed (the host's
+ * BERNSTEIN_ALLOWED_API_KEY_ENVS, or NULL). */
+int orch_get_slot(const struct ydoc *doc, const struct ynode *n, const char *path,
+		  enum sampling_key k, const char *allowed, struct invocation_sampling *s,
+		  struct diag *reterr);
+/* A whole map of slots (sampling:, modes.NAME) into *ret (zeroed first). */
+int orch_get_slots(const struct ydoc *doc, const struct ynode *n, const char *path,
+		   enum orch_slot_keys which, const char *allowed, struct invocation_sampling *ret,
+		   struct diag *reterr);
+
+/* http(s)://host[:port][/path], host a DNS name, an IPv4 address or a
+ * bracketed IPv6 address; port 1..65535; no blanks, quotes, backslashes or
+ * braces anywhere. */
+bool orch_base_url_valid(const char *s);
+
+#endif

@@ -1,0 +1,1372 @@
+/* bernstein.yaml (config.h) and the schema helpers plan.c shares
+ * (config-internal.h). */
+#include "orch/config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "adapter/credential.h"
+#include "adapter/profile.h"
+#include "orch/config-internal.h"
+#include "util/fsutil.h"
+#include "util/xalloc.h"
+#include "util/yaml.h"
+#include "util/banned.h"
+
+const char *const orch_roles[] = {
+	"adversary",   "analyst",	  "architect", "backend",  "ci-fixer",
+	"data",	       "devops",	  "docs",      "frontend", "manager",
+	"ml-engineer", "prompt-engineer", "qa",	       "resolver", "retrieval",
+	"reviewer",    "security",	  "visionary", "vp",	   NULL,
+};
+
+const char *const orch_efforts[] = {"low", "medium", "normal", "high", "max", NULL};
+
+/* NULL-terminated: get_enum() reads it */
+static const char *const merge_names[_MERGE_POLICY_MAX + 1] = {
+	[MERGE_NO_FF] = "no-ff",
+	[MERGE_NONE] = "none",
+};
+
+const char *merge_policy_to_string(enum merge_policy m)
+{
+	return m >= 0 && m < _MERGE_POLICY_MAX ? merge_names[m] : NULL;
+}
+
+enum merge_policy merge_policy_from_string(const char *s)
+{
+	int i;
+
+	for (i = 0; s && i < _MERGE_POLICY_MAX; i++)
+		if (strcmp(merge_names[i], s) == 0)
+			return (enum merge_policy)i;
+	return _MERGE_POLICY_INVALID;
+}
+
+bool orch_role_known(const char *role)
+{
+	size_t i;
+
+	for (i = 0; role && orch_roles[i]; i++)
+		if (strcmp(orch_roles[i], role) == 0)
+			return true;
+	return false;
+}
+
+/* ---- messages ---- */
+
+int orch_err(const struct ydoc *doc, const struct ynode *n, struct diag *reterr, const char *path,
+	     const char *fmt, ...)
+{
+	char msg[sizeof(((struct diag *)NULL)->msg)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (path && path[0])
+		yaml_diag(doc, n, reterr, "field '%s': %s", path, msg);
+	else
+		yaml_diag(doc, n, reterr, "%s", msg);
+	return -EINVAL;
+}
+
+const char *orch_path_key(char *buf, size_t size, const char *path, const char *key)
+{
+	if (snprintf(buf, size, "%s%s%s", path, path[0] ? "." : "", key) < 0)
+		buf[0] = '\0';
+	return buf;
+}
+
+const char *orch_path_index(char *buf, size_t size, const char *path, size_t i)
+{
+	if (snprintf(buf, size, "%s[%zu]", path, i) < 0)
+		buf[0] = '\0';
+	return buf;
+}
+
+const char *orch_quote(char *buf, size_t size, const char *s)
+{
+	size_t i, o = 0;
+
+	if (size < 8)
+		BUG("quote buffer too small");
+	for (i = 0; s[i] && o + 4 < size; i++) {
+		unsigned char ch = (unsigned char)s[i];
+
+		if (i >= 64) {
+			buf[o++] = '.';
+			buf[o++] = '.';
+			buf[o++] = '.';
+			break;
+		}
+		if (ch < 0x20 || ch == 0x7f)
+			buf[o++] = '?';
+		else
+			buf[o++] = s[i];
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+#define Q(buf, s) orch_quote(buf, sizeof(buf), s)
+
+/* ---- typed values ---- */
+
+/* A plain scalar spelling a decimal number. */
+static bool looks_number(const struct ynode *n)
+{
+	const char *s;
+	size_t digits = 0;
+
+	if (!n || n->kind != YNODE_SCALAR || !n->plain || n->len == 0)
+		return false;
+	s = n->str;
+	if (*s == '-' || *s == '+')
+		s++;
+	for (; *s >= '0' && *s <= '9'; s++)
+		digits++;
+	if (*s == '.')
+		for (s++; *s >= '0' && *s <= '9'; s++)
+			digits++;
+	if (!digits)
+		return false;
+	if (*s == 'e' || *s == 'E') {
+		s++;
+		if (*s == '-' || *s == '+')
+			s++;
+		if (!(*s >= '0' && *s <= '9'))
+			return false;
+		while (*s >= '0' && *s <= '9')
+			s++;
+	}
+	return *s == '\0';
+}
+
+const char *orch_describe(const struct ynode *n)
+{
+	if (looks_number(n) && ynode_int(n, &(int64_t){0}) != 0)
+		return "a number";
+	return ynode_describe(n);
+}
+
+int orch_check_keys(const struct ydoc *doc, const struct ynode *map, const char *const *keys,
+		    const char *what, struct diag *reterr)
+{
+	struct yfield fields[32];
+	size_t i;
+
+	if (!map || map->kind != YNODE_MAP) {
+		yaml_diag(doc, map, reterr, "%s: expected a mapping, got %s", what,
+			  orch_describe(map));
+		return -EINVAL;
+	}
+	for (i = 0; keys[i]; i++) {
+		if (i + 1 >= ARRAY_SIZE(fields))
+			BUG("too many keys for orch_check_keys");
+		fields[i] = (struct yfield){.key = keys[i], .type = YT_ANY, .flags = 0};
+	}
+	fields[i] = (struct yfield){.key = NULL, .type = YT_ANY, .flags = 0};
+	return yaml_check_map(doc, map, fields, what, reterr);
+}
+
+bool orch_is_str(const struct ynode *n)
+{
+	return n && n->kind == YNODE_SCALAR && !ynode_is_null(n);
+}
+
+int orch_get_str(const struct ydoc *doc, const struct ynode *n, const char *path, bool nullable,
+		 const char **ret, struct diag *reterr)
+{
+	if (nullable && ynode_is_null(n)) {
+		*ret = NULL;
+		return 0;
+	}
+	if (!orch_is_str(n))
+		return orch_err(doc, n, reterr, path, "expected a string%s, got %s",
+				nullable ? " or null" : "", orch_describe(n));
+	if (n->len == 0)
+		return orch_err(doc, n, reterr, path, "empty string");
+	*ret = n->str;
+	return 0;
+}
+
+/* "> 0", ">= 0 and <= 1" */
+static void range_text(char *buf, size_t size, double min, bool min_open, double max)
+{
+	if (isinf(max))
+		(void)snprintf(buf, size, "%s %g", min_open ? ">" : ">=", min);
+	else
+		(void)snprintf(buf, size, "%s %g and <= %g", min_open ? ">" : ">=", min, max);
+}
+
+int orch_get_number(const struct ydoc *doc, const struct ynode *n, const char *path, double min,
+		    bool min_open, double max, double *ret, struct diag *reterr)
+{
+	char range[96];
+	char *end;
+	double v;
+
+	range_text(range, sizeof(range), min, min_open, max);
+	if (!looks_number(n))
+		return orch_err(doc, n, reterr, path, "expected a number %s, got %s", range,
+				orch_describe(n));
+	errno = 0;
+	v = strtod(n->str, &end);
+	if (errno == ERANGE || *end || !isfinite(v))
+		return orch_err(doc, n, reterr, path, "number out of range");
+	if (v < min || (min_open && v == min) || v > max)
+		return orch_err(doc, n, reterr, path, "%s is out of range (expected a number %s)",
+				n->str, range);
+	*ret = v;
+	return 0;
+}
+
+int orch_get_int(const struct ydoc *doc, const struct ynode *n, const char *path, int64_t min,
+		 int64_t max, int64_t *ret, struct diag *reterr)
+{
+	int64_t v;
+	int r = ynode_int(n, &v);
+
+	if (r == -ERANGE)
+		return orch_err(doc, n, reterr, path, "integer out of range");
+	if (r < 0)
+		return orch_err(doc, n, reterr, path, "expected an integer, got %s",
+				orch_describe(n));
+	if (v < min || v > max) {
+		if (max == INT64_MAX)
+			return orch_err(doc, n, reterr, path,
+					"%" PRId64 " is out of range (expected >= %" PRId64 ")", v,
+					min);
+		return orch_err(doc, n, reterr, path,
+				"%" PRId64 " is out of range (%" PRId64 "..%" PRId64 ")", v, min,
+				max);
+	}
+	*ret = v;
+	return 0;
+}
+
+int orch_get_strlist(struct arena *a, const struct ydoc *doc, const struct ynode *n,
+		     const char *path, const char ***ret, size_t *ret_n, struct diag *reterr)
+{
+	char p[ORCH_PATH_MAX];
+	const char **v;
+	size_t i;
+	int r;
+
+	if (!n || n->kind != YNODE_SEQ)
+		return orch_err(doc, n, reterr, path, "expected a list of strings, got %s",
+				orch_describe(n));
+	v = arena_alloc(a, st_mult(n->n + 1, sizeof(*v)));
+	for (i = 0; i < n->n; i++) {
+		r = orch_get_str(doc, n->items[i], orch_path_index(p, sizeof(p), path, i), false,
+				 &v[i], reterr);
+		if (r < 0)
+			return r;
+	}
+	v[n->n] = NULL;
+	*ret = v;
+	*ret_n = n->n;
+	return 0;
+}
+
+int orch_get_adapter(const struct ydoc *doc, const struct ynode *n, const char *path,
+		     const char **ret, struct diag *reterr)
+{
+	const char *s = NULL;
+	char q[80];
+	int r;
+
+	r = orch_get_str(doc, n, path, true, &s, reterr);
+	if (r < 0)
+		return r;
+	if (s && strcmp(s, "auto") == 0)
+		s = NULL;
+	if (s && !profile_name_valid(s))
+		return orch_err(doc, n, reterr, path,
+				"invalid adapter name '%s' (expected [a-z][a-z0-9_]*, at most %d "
+				"bytes)",
+				Q(q, s), PROFILE_MAX_NAME);
+	*ret = s;
+	return 0;
+}
+
+/* One of values[] (NULL-terminated); the error lists them. */
+static int get_enum(const struct ydoc *doc, const struct ynode *n, const char *path,
+		    const char *const *values, int *ret, struct diag *reterr)
+{
+	char list[256], q[80];
+	size_t o = 0;
+	int i;
+
+	if (!orch_is_str(n))
+		return orch_err(doc, n, reterr, path, "expected a string, got %s",
+				orch_describe(n));
+	for (i = 0; values[i]; i++)
+		if (strcmp(values[i], n->str) == 0) {
+			*ret = i;
+			return 0;
+		}
+	list[0] = '\0';
+	for (i = 0; values[i]; i++) {
+		int w = snprintf(list + o, sizeof(list) - o, "%s%s", i ? ", " : "", values[i]);
+
+		if (w < 0 || (size_t)w >= sizeof(list) - o)
+			break;
+		o += (size_t)w;
+	}
+	return orch_err(doc, n, reterr, path, "unknown value '%s' (expected one of: %s)",
+			Q(q, n->str), list);
+}
+
+int orch_get_effort(const struct ydoc *doc, const struct ynode *n, const char *path,
+		    const char **ret, struct diag *reterr)
+{
+	int i = 0, r = get_enum(doc, n, path, orch_efforts, &i, reterr);
+
+	if (r < 0)
+		return r;
+	*ret = orch_efforts[i];
+	return 0;
+}
+
+/* A label: 1..ORCH_MAX_NAME bytes, no control characters. */
+static bool label_valid(const char *s)
+{
+	size_t n = strlen(s), i;
+
+	if (n == 0 || n > ORCH_MAX_NAME)
+		return false;
+	for (i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			return false;
+	return true;
+}
+
+int orch_get_gates(struct arena *a, const struct ydoc *doc, const struct ynode *n, const char *path,
+		   struct orch_gate **ret, size_t *ret_n, struct diag *reterr)
+{
+	static const char *const keys[] = {"name", "run", "timeout", NULL};
+	char p[ORCH_PATH_MAX], pk[ORCH_PATH_MAX], q[80];
+	struct orch_gate *g;
+	size_t i, j;
+	int r;
+
+	if (!n || n->kind != YNODE_SEQ)
+		return orch_err(doc, n, reterr, path,
+				"expected a list of gates ({name, run, timeout}), got %s",
+				orch_describe(n));
+	g = arena_alloc(a, st_mult(n->n ? n->n : 1, sizeof(*g)));
+	for (i = 0; i < n->n; i++) {
+		const struct ynode *m = n->items[i], *v;
+
+		orch_path_index(p, sizeof(p), path, i);
+		r = orch_check_keys(doc, m, keys, p, reterr);
+		if (r < 0)
+			return r;
+		g[i].line = m->line;
+		g[i].col = m->col;
+		g[i].timeout_s = ORCH_DEFAULT_GATE_TIMEOUT_S;
+		v = ynode_get(m, "name");
+		if (!v)
+			return orch_err(doc, m, reterr, p, "missing required key 'name'");
+		r = orch_get_str(doc, v, orch_path_key(pk, sizeof(pk), p, "name"), false,
+				 &g[i].name, reterr);
+		if (r < 0)
+			return r;
+		if (!label_valid(g[i].name))
+			return orch_err(doc, v, reterr, pk,
+					"invalid gate name '%s' (at most %d bytes, no control "
+					"characters)",
+					Q(q, g[i].name), ORCH_MAX_NAME);
+		for (j = 0; j < i; j++)
+			if (strcmp(g[j].name, g[i].name) == 0)
+				return orch_err(doc, v, reterr, pk,
+						"duplicate gate name '%s' (first at line %u)",
+						Q(q, g[i].name), g[j].line);
+		v = ynode_get(m, "run");
+		if (!v)
+			return orch_err(doc, m, reterr, p, "missing required key 'run'");
+		r = orch_get_str(doc, v, orch_path_key(pk, sizeof(pk), p, "run"), false, &g[i].run,
+				 reterr);
+		if (r < 0)
+			return r;
+		v = ynode_get(m, "timeout");
+		if (v) {
+			r = orch_get_number(doc, v, orch_path_key(pk, sizeof(pk), p, "timeout"), 0,
+					    true, ORCH_MAX_TIMEOUT_S, &g[i].timeout_s, reterr);
+			if (r < 0)
+				return r;
+		}
+	}
+	*ret = g;
+	*ret_n = n->n;
+	return 0;
+}
+
+/* ---- sampling and endpoint slots ---- */
+
+static bool url_char_ok(unsigned char c)
+{
+	return c > 0x20 && c < 0x7f && !strchr("\"'\\{}`$<>", c);
+}
+
+bool orch_base_url_valid(const char *s)
+{
+	const char *p;
+	unsigned long port = 0;
+	size_t nd = 0;
+
+	if (!s)
+		return false;
+	if (strncmp(s, "http://", 7) == 0)
+		p = s + 7;
+	else if (strncmp(s, "https://", 8) == 0)
+		p = s + 8;
+	else
+		return false;
+	if (*p == '[') {
+		const char *start = ++p;
+
+		while ((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f') ||
+		       (*p >= 'A' && *p <= 'F') || *p == ':' || *p == '.')
+			p++;
+		if (*p != ']' || p - start < 2)
+			return false;
+		p++;
+	} else {
+		const char *start = p;
+
+		while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		       (*p >= '0' && *p <= '9') || *p == '.' || *p == '-' || *p == '_')
+			p++;
+		if (p == start || *start == '.' || *start == '-')
+			return false;
+	}
+	if (*p == ':') {
+		for (p++; *p >= '0' && *p <= '9'; p++) {
+			if (++nd > 5)
+				return false;
+			port = port * 10 + (unsigned long)(*p - '0');
+		}
+		if (nd == 0 || port == 0 || port > 65535)
+			return false;
+	}
+	if (*p == '\0')
+		return true;
+	if (*p != '/')
+		return false;
+	for (; *p; p++)
+		if (!url_char_ok((unsigned char)*p))
+			return false;
+	return true;
+}
+
+int orch_get_slot(const struct ydoc *doc, const struct ynode *n, const char *path,
+		  enum sampling_key k, const char *allowed, struct invocation_sampling *s,
+		  struct diag *reterr)
+{
+	const char *str = NULL;
+	char q[80];
+	struct diag d;
+	int r;
+
+	switch (k) {
+	case SAMPLING_TEMPERATURE:
+		r = orch_get_number(doc, n, path, 0, false, INFINITY, &s->temperature, reterr);
+		break;
+	case SAMPLING_TOP_P:
+		r = orch_get_number(doc, n, path, 0, false, 1, &s->top_p, reterr);
+		break;
+	case SAMPLING_TOP_K:
+		r = orch_get_int(doc, n, path, 0, INT64_MAX, &s->top_k, reterr);
+		break;
+	case SAMPLING_MAX_TOKENS:
+		r = orch_get_int(doc, n, path, 1, INT64_MAX, &s->max_tokens, reterr);
+		break;
+	case SAMPLING_BASE_URL:
+		r = orch_get_str(doc, n, path, false, &str, reterr);
+		if (r < 0)
+			return r;
+		if (!orch_base_url_valid(str))
+			return orch_err(doc, n, reterr, path,
+					"'%s' is not an http(s)://host[:port][/path] URL",
+					Q(q, str));
+		/* and what the invocation builder takes */
+		diag_clear(&d);
+		if (invocation_sampling_set(s, "base_url", str, &d) < 0)
+			return orch_err(doc, n, reterr, path, "%s", d.msg);
+		break;
+	case SAMPLING_API_KEY_ENV:
+		r = orch_get_str(doc, n, path, false, &str, reterr);
+		if (r < 0)
+			return r;
+		diag_clear(&d);
+		if (credential_env_check(str, allowed, &d) < 0)
+			return orch_err(doc, n, reterr, path, "%s", d.msg);
+		s->api_key_env = str;
+		break;
+	case _SAMPLING_KEY_MAX:
+	case _SAMPLING_KEY_INVALID:
+	default:
+		BUG("bad sampling key %d", (int)k);
+	}
+	if (r < 0)
+		return r;
+	s->set |= 1u << k;
+	return 0;
+}
+
+int orch_get_slots(const struct ydoc *doc, const struct ynode *n, const char *path,
+		   enum orch_slot_keys which, const char *allowed, struct invocation_sampling *ret,
+		   struct diag *reterr)
+{
+	const char *keys[_SAMPLING_KEY_MAX + 1];
+	struct invocation_sampling s = {0};
+	char p[ORCH_PATH_MAX];
+	size_t i, nk = 0;
+	int r;
+
+	for (i = 0; i < _SAMPLING_KEY_MAX; i++) {
+		bool endpoint = i == SAMPLING_BASE_URL || i == SAMPLING_API_KEY_ENV;
+
+		if ((endpoint && (which & ORCH_SLOTS_ENDPOINT)) ||
+		    (!endpoint && (which & ORCH_SLOTS_SAMPLING)))
+			keys[nk++] = sampling_key_to_string((enum sampling_key)i);
+	}
+	keys[nk] = NULL;
+	r = orch_check_keys(doc, n, keys, path, reterr);
+	if (r < 0)
+		return r;
+	for (i = 0; i < n->n; i++) {
+		enum sampling_key k = sampling_key_from_string(n->keys[i]->str);
+
+		if (k < 0)
+			BUG("key checked but unknown");
+		r = orch_get_slot(doc, n->items[i],
+				  orch_path_key(p, sizeof(p), path, n->keys[i]->str), k, allowed,
+				  &s, reterr);
+		if (r < 0)
+			return r;
+	}
+	*ret = s;
+	return 0;
+}
+
+/* ---- the configuration ---- */
+
+static const struct {
+	const char *name;
+	double temperature;
+} builtin_modes[] = {
+	{"smart", 0.2},
+	{"deep", 0.3},
+	{"fast", 0.0},
+};
+
+static struct orch_config *config_new(void)
+{
+	struct orch_config *c = xcalloc(1, sizeof(*c));
+	size_t i;
+
+	arena_init(&c->arena, 0);
+	strvec_init(&c->preference);
+	c->adapter = ORCH_DEFAULT_ADAPTER;
+	c->parallel = ORCH_DEFAULT_PARALLEL;
+	c->timeout_s = ORCH_DEFAULT_TIMEOUT_S;
+	c->kill_grace_s = ORCH_DEFAULT_KILL_GRACE_S;
+	c->max_retries = ORCH_DEFAULT_MAX_RETRIES;
+	c->retry_backoff_s = ORCH_DEFAULT_RETRY_BACKOFF_S;
+	c->merge = MERGE_NO_FF;
+	c->n_modes = ARRAY_SIZE(builtin_modes);
+	c->modes = arena_alloc(&c->arena, st_mult(c->n_modes, sizeof(*c->modes)));
+	for (i = 0; i < c->n_modes; i++) {
+		c->modes[i].name = builtin_modes[i].name;
+		c->modes[i].builtin = true;
+		c->modes[i].sampling.temperature = builtin_modes[i].temperature;
+		c->modes[i].sampling.set = 1u << SAMPLING_TEMPERATURE;
+	}
+	return c;
+}
+
+struct orch_config *orch_config_new_default(void)
+{
+	return config_new();
+}
+
+struct orch_config *orch_config_free(struct orch_config *c)
+{
+	if (!c)
+		return NULL;
+	strvec_clear(&c->preference);
+	arena_release(&c->arena);
+	ydoc_free(c->doc);
+	free(c);
+	return NULL;
+}
+
+/* [a-z0-9][a-z0-9_-]*, at most ORCH_MAX_NAME bytes. */
+static bool mode_name_valid(const char *s)
+{
+	size_t i, n = strlen(s);
+
+	if (n == 0 || n > ORCH_MAX_NAME)
+		return false;
+	for (i = 0; i < n; i++) {
+		char ch = s[i];
+
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+		      (i > 0 && (ch == '_' || ch == '-'))))
+			return false;
+	}
+	return true;
+}
+
+struct cctx {
+	struct orch_config *c;
+	const struct ydoc *doc;
+	const char *allowed;
+	struct diag *reterr;
+};
+
+static int parse_preference(struct cctx *x, const struct ynode *n)
+{
+	const char **v = NULL;
+	char p[ORCH_PATH_MAX], q[80];
+	size_t i, nv = 0;
+	int r;
+
+	r = orch_get_strlist(&x->c->arena, x->doc, n, "preference", &v, &nv, x->reterr);
+	if (r < 0)
+		return r;
+	for (i = 0; i < nv; i++) {
+		orch_path_index(p, sizeof(p), "preference", i);
+		if (!profile_name_valid(v[i]))
+			return orch_err(x->doc, n->items[i], x->reterr, p,
+					"invalid adapter name '%s' (expected [a-z][a-z0-9_]*)",
+					Q(q, v[i]));
+		if (strvec_find(&x->c->preference, v[i]) >= 0)
+			return orch_err(x->doc, n->items[i], x->reterr, p, "duplicate adapter '%s'",
+					v[i]);
+		strvec_push(&x->c->preference, v[i]);
+	}
+	return 0;
+}
+
+static int parse_modes(struct cctx *x, const struct ynode *n)
+{
+	struct orch_config *c = x->c;
+	struct mode_profile *m;
+	char p[ORCH_PATH_MAX], q[80];
+	size_t i, j, nm;
+	int r;
+
+	if (!n || n->kind != YNODE_MAP)
+		return orch_err(x->doc, n, x->reterr, "modes",
+				"expected a mapping of mode profiles, got %s", orch_describe(n));
+	m = arena_alloc(&c->arena, st_mult(c->n_modes + n->n, sizeof(*m)));
+	memcpy(m, c->modes, st_mult(c->n_modes, sizeof(*m)));
+	nm = c->n_modes;
+	for (i = 0; i < n->n; i++) {
+		const struct ynode *k = n->keys[i], *v = n->items[i];
+		struct mode_profile *e = NULL;
+
+		orch_path_key(p, sizeof(p), "modes", k->str);
+		if (!mode_name_valid(k->str))
+			return orch_err(x->doc, k, x->reterr, p,
+					"invalid mode name '%s' (expected [a-z0-9][a-z0-9_-]*, at "
+					"most %d bytes)",
+					Q(q, k->str), ORCH_MAX_NAME);
+		for (j = 0; j < nm; j++)
+			if (strcmp(m[j].name, k->str) == 0)
+				e = &m[j]; /* a built-in: replaced in place */
+		if (!e)
+			e = &m[nm++];
+		memset(e, 0, sizeof(*e));
+		e->name = k->str;
+		e->line = k->line;
+		e->col = k->col;
+		r = orch_get_slots(x->doc, v, p, ORCH_SLOTS_SAMPLING, x->allowed, &e->sampling,
+				   x->reterr);
+		if (r < 0)
+			return r;
+	}
+	c->modes = m;
+	c->n_modes = nm;
+	return 0;
+}
+
+static int parse_role(struct cctx *x, const struct ynode *k, const struct ynode *v,
+		      struct role_policy *rp)
+{
+	static const char *const keys[] = {"adapter", "cli",	  "provider",	 "model",
+					   "effort",  "base_url", "api_key_env", NULL};
+	struct invocation_sampling s = {0};
+	char p[ORCH_PATH_MAX], pk[ORCH_PATH_MAX], q[80];
+	size_t i;
+	int r;
+
+	orch_path_key(p, sizeof(p), "role_model_policy", k->str);
+	if (!orch_role_known(k->str)) {
+		char list[400];
+		size_t o = 0;
+
+		list[0] = '\0';
+		for (i = 0; orch_roles[i]; i++) {
+			int w = snprintf(list + o, sizeof(list) - o, "%s%s", i ? ", " : "",
+					 orch_roles[i]);
+
+			if (w < 0 || (size_t)w >= sizeof(list) - o)
+				break;
+			o += (size_t)w;
+		}
+		return orch_err(x->doc, k, x->reterr, p, "unknown role '%s' (known: %s)",
+				Q(q, k->str), list);
+	}
+	r = orch_check_keys(x->doc, v, keys, p, x->reterr);
+	if (r < 0)
+		return r;
+	if (ynode_get(v, "adapter") && ynode_get(v, "cli")) {
+		/* at the second of the two */
+		for (i = 0; i < v->n; i++)
+			if (strcmp(v->keys[i]->str, "adapter") == 0 ||
+			    strcmp(v->keys[i]->str, "cli") == 0)
+				break;
+		for (i++; i < v->n; i++)
+			if (strcmp(v->keys[i]->str, "adapter") == 0 ||
+			    strcmp(v->keys[i]->str, "cli") == 0)
+				break;
+		return orch_err(x->doc, v->keys[i], x->reterr, p,
+				"give 'adapter' or its synonym 'cli', not both");
+	}
+	rp->role = k->str;
+	rp->line = k->line;
+	rp->col = k->col;
+	for (i = 0; i < v->n; i++) {
+		const char *key = v->keys[i]->str;
+		const struct ynode *val = v->items[i];
+
+		orch_path_key(pk, sizeof(pk), p, key);
+		if (strcmp(key, "adapter") == 0 || strcmp(key, "cli") == 0) {
+			if (ynode_is_null(val))
+				return orch_err(x->doc, val, x->reterr, pk,
+						"expected an adapter name, got null");
+			r = orch_get_adapter(x->doc, val, pk, &rp->adapter, x->reterr);
+		} else if (strcmp(key, "provider") == 0) {
+			r = orch_get_str(x->doc, val, pk, false, &rp->provider, x->reterr);
+		} else if (strcmp(key, "model") == 0) {
+			r = orch_get_str(x->doc, val, pk, false, &rp->model, x->reterr);
+		} else if (strcmp(key, "effort") == 0) {
+			r = orch_get_effort(x->doc, val, pk, &rp->effort, x->reterr);
+		} else if (strcmp(key, "base_url") == 0) {
+			r = orch_get_slot(x->doc, val, pk, SAMPLING_BASE_URL, x->allowed, &s,
+					  x->reterr);
+			rp->base_url = s.base_url;
+		} else {
+			r = orch_get_slot(x->doc, val, pk, SAMPLING_API_KEY_ENV, x->allowed, &s,
+					  x->reterr);
+			rp->api_key_env = s.api_key_env;
+		}
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int parse_roles(struct cctx *x, const struct ynode *n)
+{
+	struct orch_config *c = x->c;
+	size_t i;
+	int r;
+
+	if (!n || n->kind != YNODE_MAP)
+		return orch_err(x->doc, n, x->reterr, "role_model_policy",
+				"expected a mapping of roles, got %s", orch_describe(n));
+	c->roles = arena_alloc(&c->arena, st_mult(n->n ? n->n : 1, sizeof(*c->roles)));
+	for (i = 0; i < n->n; i++) {
+		r = parse_role(x, n->keys[i], n->items[i], &c->roles[i]);
+		if (r < 0)
+			return r;
+	}
+	c->n_roles = n->n;
+	return 0;
+}
+
+static int parse_mode(struct cctx *x, const struct ynode *n)
+{
+	char q[80];
+	int r;
+
+	r = orch_get_str(x->doc, n, "mode", true, &x->c->mode, x->reterr);
+	if (r < 0)
+		return r;
+	if (x->c->mode && !orch_config_mode(x->c, x->c->mode)) {
+		struct sbuf sb = SBUF_INIT(300);
+		size_t i;
+
+		for (i = 0; i < x->c->n_modes; i++)
+			(void)sbuf_addf(&sb, "%s%s", i ? ", " : "", x->c->modes[i].name);
+		r = orch_err(x->doc, n, x->reterr, "mode", "unknown mode profile '%s' (known: %s)",
+			     Q(q, x->c->mode), sb.buf);
+		sbuf_release(&sb);
+		return r;
+	}
+	return 0;
+}
+
+static int parse_config(struct cctx *x)
+{
+	static const char *const keys[] = {
+		"adapter",     "model",		"parallel",	     "timeout", "kill_grace",
+		"max_retries", "retry_backoff", "preference",	     "gates",	"merge",
+		"mode",	       "modes",		"role_model_policy", NULL,
+	};
+	const struct ynode *root = x->doc->root;
+	struct orch_config *c = x->c;
+	size_t i;
+	int r, m = 0;
+
+	r = orch_check_keys(x->doc, root, keys, "configuration", x->reterr);
+	if (r < 0)
+		return r;
+	for (i = 0; i < root->n; i++) {
+		const char *key = root->keys[i]->str;
+		const struct ynode *v = root->items[i];
+
+		if (strcmp(key, "adapter") == 0) {
+			const char *a = NULL;
+
+			r = orch_get_adapter(x->doc, v, key, &a, x->reterr);
+			if (r == 0 && a)
+				c->adapter = a;
+		} else if (strcmp(key, "model") == 0) {
+			r = orch_get_str(x->doc, v, key, true, &c->model, x->reterr);
+		} else if (strcmp(key, "parallel") == 0) {
+			r = orch_get_int(x->doc, v, key, 1, ORCH_MAX_PARALLEL, &c->parallel,
+					 x->reterr);
+		} else if (strcmp(key, "timeout") == 0) {
+			r = orch_get_number(x->doc, v, key, 0, true, ORCH_MAX_TIMEOUT_S,
+					    &c->timeout_s, x->reterr);
+		} else if (strcmp(key, "kill_grace") == 0) {
+			r = orch_get_number(x->doc, v, key, 0, true, ORCH_MAX_KILL_GRACE_S,
+					    &c->kill_grace_s, x->reterr);
+		} else if (strcmp(key, "max_retries") == 0) {
+			r = orch_get_int(x->doc, v, key, 0, ORCH_MAX_RETRIES, &c->max_retries,
+					 x->reterr);
+		} else if (strcmp(key, "retry_backoff") == 0) {
+			r = orch_get_number(x->doc, v, key, 0, false, ORCH_MAX_BACKOFF_S,
+					    &c->retry_backoff_s, x->reterr);
+		} else if (strcmp(key, "preference") == 0) {
+			r = parse_preference(x, v);
+		} else if (strcmp(key, "gates") == 0) {
+			r = orch_get_gates(&c->arena, x->doc, v, key, &c->gates, &c->n_gates,
+					   x->reterr);
+		} else if (strcmp(key, "merge") == 0) {
+			r = get_enum(x->doc, v, key, merge_names, &m, x->reterr);
+			if (r == 0)
+				c->merge = (enum merge_policy)m;
+		} else if (strcmp(key, "modes") == 0) {
+			r = parse_modes(x, v);
+		} else if (strcmp(key, "role_model_policy") == 0) {
+			r = parse_roles(x, v);
+		} else {
+			r = 0; /* mode: once every mode is known */
+		}
+		if (r < 0)
+			return r;
+	}
+	if (ynode_get(root, "mode"))
+		return parse_mode(x, ynode_get(root, "mode"));
+	return 0;
+}
+
+int orch_config_load_buf(const char *name, const char *buf, size_t len,
+			 const char *allowed_api_key_envs, struct orch_config **ret,
+			 struct diag *reterr)
+{
+	struct yaml_limits lim = {.max_bytes = ORCH_CONFIG_MAX_BYTES};
+	struct orch_config *c = NULL;
+	struct ydoc *doc = NULL;
+	struct cctx x;
+	int r;
+
+	if (len > ORCH_CONFIG_MAX_BYTES) {
+		diag_set(reterr, name, 0, 0, "file is larger than %zu bytes",
+			 ORCH_CONFIG_MAX_BYTES);
+		return -EFBIG;
+	}
+	r = yaml_load_buf(name, buf, len, &lim, &doc, reterr);
+	if (r < 0)
+		return r;
+	c = config_new();
+	c->doc = doc;
+	c->source = doc->name;
+	x = (struct cctx){.c = c, .doc = doc, .allowed = allowed_api_key_envs, .reterr = reterr};
+	r = parse_config(&x);
+	if (r < 0)
+		goto out;
+	*ret = c;
+	c = NULL;
+out:
+	orch_config_free(c);
+	return r;
+}
+
+int orch_config_load(const char *path, const char *allowed_api_key_envs, struct orch_config **ret,
+		     struct diag *reterr)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int r;
+
+	r = read_file_capped(path, ORCH_CONFIG_MAX_BYTES, &text, &len);
+	if (r == -EFBIG) {
+		diag_set(reterr, path, 0, 0, "file is larger than %zu bytes",
+			 ORCH_CONFIG_MAX_BYTES);
+		return r;
+	}
+	if (r < 0) {
+		diag_set(reterr, path, 0, 0, "cannot read file: %s", strerror(-r));
+		return r;
+	}
+	r = orch_config_load_buf(path, text, len, allowed_api_key_envs, ret, reterr);
+	free(text);
+	return r;
+}
+
+const struct role_policy *orch_config_role(const struct orch_config *c, const char *role)
+{
+	size_t i;
+
+	for (i = 0; c && role && i < c->n_roles; i++)
+		if (strcmp(c->roles[i].role, role) == 0)
+			return &c->roles[i];
+	return NULL;
+}
+
+const struct mode_profile *orch_config_mode(const struct orch_config *c, const char *name)
+{
+	size_t i;
+
+	for (i = 0; c && name && i < c->n_modes; i++)
+		if (strcmp(c->modes[i].name, name) == 0)
+			return &c->modes[i];
+	return NULL;
+}
+
+/* ---- slots ---- */
+
+static bool slot_set(const struct invocation_sampling *s, enum sampling_key k)
+{
+	return (s->set & (1u << k)) != 0;
+}
+
+/* Copy slot k from src into dst unless dst has it. */
+static void fill_slot(struct invocation_sampling *dst, const struct invocation_sampling *src,
+		      enum sampling_key k)
+{
+	if (!slot_set(src, k) || slot_set(dst, k))
+		return;
+	switch (k) {
+	case SAMPLING_TEMPERATURE:
+		dst->temperature = src->temperature;
+		break;
+	case SAMPLING_TOP_P:
+		dst->top_p = src->top_p;
+		break;
+	case SAMPLING_TOP_K:
+		dst->top_k = src->top_k;
+		break;
+	case SAMPLING_MAX_TOKENS:
+		dst->max_tokens = src->max_tokens;
+		break;
+	case SAMPLING_BASE_URL:
+		dst->base_url = src->base_url;
+		break;
+	case SAMPLING_API_KEY_ENV:
+		dst->api_key_env = src->api_key_env;
+		break;
+	case _SAMPLING_KEY_MAX:
+	case _SAMPLING_KEY_INVALID:
+	default:
+		return;
+	}
+	dst->set |= 1u << k;
+}
+
+void orch_config_slots(const struct orch_config *c, const char *role, const struct profile *p,
+		       const struct invocation_sampling *task, struct invocation_sampling *ret)
+{
+	struct invocation_sampling s = {0};
+	const struct role_policy *rp = orch_config_role(c, role);
+	const struct mode_profile *m;
+	int k;
+
+	/* highest precedence first; each later source fills what is unset */
+	if (task)
+		for (k = 0; k < _SAMPLING_KEY_MAX; k++)
+			fill_slot(&s, task, (enum sampling_key)k);
+	if (rp) {
+		struct invocation_sampling r = {0};
+
+		if (rp->base_url) {
+			r.base_url = rp->base_url;
+			r.set |= 1u << SAMPLING_BASE_URL;
+		}
+		if (rp->api_key_env) {
+			r.api_key_env = rp->api_key_env;
+			r.set |= 1u << SAMPLING_API_KEY_ENV;
+		}
+		fill_slot(&s, &r, SAMPLING_BASE_URL);
+		fill_slot(&s, &r, SAMPLING_API_KEY_ENV);
+	}
+	m = c ? orch_config_mode(c, c->mode) : NULL;
+	if (m && p && p->caps.supports_sampling_params) {
+		fill_slot(&s, &m->sampling, SAMPLING_TEMPERATURE);
+		fill_slot(&s, &m->sampling, SAMPLING_TOP_P);
+		fill_slot(&s, &m->sampling, SAMPLING_TOP_K);
+		fill_slot(&s, &m->sampling, SAMPLING_MAX_TOKENS);
+	}
+	*ret = s;
+}
+
+/* ---- output ---- */
+
+static json_t *jstr(const char *s)
+{
+	json_t *j = s ? json_string(s) : NULL;
+
+	return j ? j : json_null();
+}
+
+/* An integral number as an integer, otherwise a real. */
+static json_t *jnum(double v)
+{
+	if (v == floor(v) && fabs(v) < 1e15)
+		return json_integer((json_int_t)v);
+	return json_real(v);
+}
+
+static json_t *slots_json(const struct invocation_sampling *s)
+{
+	json_t *o = json_object();
+
+	if (slot_set(s, SAMPLING_TEMPERATURE))
+		(void)json_object_set_new(o, "temperature", jnum(s->temperature));
+	if (slot_set(s, SAMPLING_TOP_P))
+		(void)json_object_set_new(o, "top_p", jnum(s->top_p));
+	if (slot_set(s, SAMPLING_TOP_K))
+		(void)json_object_set_new(o, "top_k", json_integer((json_int_t)s->top_k));
+	if (slot_set(s, SAMPLING_MAX_TOKENS))
+		(void)json_object_set_new(o, "max_tokens", json_integer((json_int_t)s->max_tokens));
+	if (slot_set(s, SAMPLING_BASE_URL))
+		(void)json_object_set_new(o, "base_url", jstr(s->base_url));
+	if (slot_set(s, SAMPLING_API_KEY_ENV))
+		(void)json_object_set_new(o, "api_key_env", jstr(s->api_key_env));
+	return o;
+}
+
+static json_t *gates_json(const struct orch_gate *g, size_t n)
+{
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		json_t *o = json_object();
+
+		(void)json_object_set_new(o, "name", jstr(g[i].name));
+		(void)json_object_set_new(o, "run", jstr(g[i].run));
+		(void)json_object_set_new(o, "timeout", jnum(g[i].timeout_s));
+		(void)json_array_append_new(a, o);
+	}
+	return a;
+}
+
+json_t *orch_config_json(const struct orch_config *c)
+{
+	json_t *o = json_object(), *pref = json_array(), *modes = json_object(),
+	       *roles = json_object();
+	size_t i;
+
+	(void)json_object_set_new(o, "source", jstr(c->source));
+	(void)json_object_set_new(o, "adapter", jstr(c->adapter));
+	(void)json_object_set_new(o, "model", jstr(c->model));
+	(void)json_object_set_new(o, "parallel", json_integer((json_int_t)c->parallel));
+	(void)json_object_set_new(o, "timeout", jnum(c->timeout_s));
+	(void)json_object_set_new(o, "kill_grace", jnum(c->kill_grace_s));
+	(void)json_object_set_new(o, "max_retries", json_integer((json_int_t)c->max_retries));
+	(void)json_object_set_new(o, "retry_backoff", jnum(c->retry_backoff_s));
+	for (i = 0; i < c->preference.nr; i++)
+		(void)json_array_append_new(pref, jstr(c->preference.v[i]));
+	(void)json_object_set_new(o, "preference", pref);
+	(void)json_object_set_new(o, "gates", gates_json(c->gates, c->n_gates));
+	(void)json_object_set_new(o, "merge", jstr(merge_policy_to_string(c->merge)));
+	(void)json_object_set_new(o, "mode", jstr(c->mode));
+	for (i = 0; i < c->n_modes; i++) {
+		json_t *m = slots_json(&c->modes[i].sampling);
+
+		(void)json_object_set_new(m, "builtin", json_boolean(c->modes[i].builtin));
+		(void)json_object_set_new(modes, c->modes[i].name, m);
+	}
+	(void)json_object_set_new(o, "modes", modes);
+	for (i = 0; i < c->n_roles; i++) {
+		const struct role_policy *rp = &c->roles[i];
+		json_t *r = json_object();
+
+		(void)json_object_set_new(r, "adapter", jstr(rp->adapter));
+		(void)json_object_set_new(r, "provider", jstr(rp->provider));
+		(void)json_object_set_new(r, "model", jstr(rp->model));
+		(void)json_object_set_new(r, "effort", jstr(rp->effort));
+		(void)json_object_set_new(r, "base_url", jstr(rp->base_url));
+		(void)json_object_set_new(r, "api_key_env", jstr(rp->api_key_env));
+		(void)json_object_set_new(roles, rp->role, r);
+	}
+	(void)json_object_set_new(o, "role_model_policy", roles);
+	return o;
+}
+
+/* A YAML double-quoted scalar (JSON's string syntax is a subset). */
+static int yaml_str(struct sbuf *out, const char *s)
+{
+	json_t *j;
+	char *d;
+	int r;
+
+	if (!s)
+		return sbuf_adds(out, "null");
+	j = json_string(s);
+	d = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
+	json_decref(j);
+	if (!d)
+		return sbuf_adds(out, "\"\"");
+	r = sbuf_adds(out, d);
+	free(d);
+	return r;
+}
+
+/* The shortest decimal that reads back to v. */
+static int yaml_num(struct sbuf *out, double v)
+{
+	char buf[40];
+	int prec;
+
+	if (v == floor(v) && fabs(v) < 1e15)
+		return sbuf_addf(out, "%.0f", v);
+	for (prec = 1; prec <= 17; prec++) {
+		(void)snprintf(buf, sizeof(buf), "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	return sbuf_adds(out, buf);
+}
+
+static int yaml_slots(struct sbuf *out, const struct invocation_sampling *s)
+{
+	const char *sep = "";
+	int r = sbuf_adds(out, "{");
+	int k;
+
+	for (k = 0; r == 0 && k < _SAMPLING_KEY_MAX; k++) {
+		if (!slot_set(s, (enum sampling_key)k))
+			continue;
+		r = sbuf_addf(out, "%s%s: ", sep, sampling_key_to_string((enum sampling_key)k));
+		sep = ", ";
+		if (r < 0)
+			break;
+		switch (k) {
+		case SAMPLING_TEMPERATURE:
+			r = yaml_num(out, s->temperature);
+			break;
+		case SAMPLING_TOP_P:
+			r = yaml_num(out, s->top_p);
+			break;
+		case SAMPLING_TOP_K:
+			r = sbuf_addf(out, "%" PRId64, s->top_k);
+			break;
+		case SAMPLING_MAX_TOKENS:
+			r = sbuf_addf(out, "%" PRId64, s->max_tokens);
+			break;
+		case SAMPLING_BASE_URL:
+			r = yaml_str(out, s->base_url);
+			break;
+		default:
+			r = yaml_str(out, s->api_key_env);
+			break;
+		}
+	}
+	return r < 0 ? r : sbuf_adds(out, "}");
+}
+
+static int yaml_field(struct sbuf *out, const char *key, const char *value, const char *sep)
+{
+	if (!value)
+		return 0;
+	if (sbuf_addf(out, "%s%s: ", sep, key) < 0)
+		return -ENOBUFS;
+	return yaml_str(out, value);
+}
+
+int orch_config_to_yaml(const struct orch_config *c, struct sbuf *out)
+{
+	size_t i, n;
+	int r = 0;
+
+#define TRY(x)                                                                                     \
+	do {                                                                                       \
+		r = (x);                                                                           \
+		if (r < 0)                                                                         \
+			return r;                                                                  \
+	} while (0)
+
+	TRY(sbuf_adds(out, "adapter: "));
+	TRY(yaml_str(out, c->adapter));
+	TRY(sbuf_adds(out, "\nmodel: "));
+	TRY(yaml_str(out, c->model));
+	TRY(sbuf_addf(out, "\nparallel: %" PRId64 "\ntimeout: ", c->parallel));
+	TRY(yaml_num(out, c->timeout_s));
+	TRY(sbuf_adds(out, "\nkill_grace: "));
+	TRY(yaml_num(out, c->kill_grace_s));
+	TRY(sbuf_addf(out, "\nmax_retries: %" PRId64 "\nretry_backoff: ", c->max_retries));
+	TRY(yaml_num(out, c->retry_backoff_s));
+	TRY(sbuf_adds(out, "\npreference: ["));
+	for (i = 0; i < c->preference.nr; i++) {
+		TRY(sbuf_adds(out, i ? ", " : ""));
+		TRY(yaml_str(out, c->preference.v[i]));
+	}
+	TRY(sbuf_adds(out, "]\ngates:"));
+	if (!c->n_gates)
+		TRY(sbuf_adds(out, " []"));
+	for (i = 0; i < c->n_gates; i++) {
+		TRY(sbuf_adds(out, "\n  - {name: "));
+		TRY(yaml_str(out, c->gates[i].name));
+		TRY(sbuf_adds(out, ", run: "));
+		TRY(yaml_str(out, c->gates[i].run));
+		TRY(sbuf_adds(out, ", timeout: "));
+		TRY(yaml_num(out, c->gates[i].timeout_s));
+		TRY(sbuf_adds(out, "}"));
+	}
+	TRY(sbuf_addf(out, "\nmerge: %s\nmode: ", merge_policy_to_string(c->merge)));
+	TRY(yaml_str(out, c->mode));
+	TRY(sbuf_adds(out, "\n# built-in modes:"));
+	for (i = 0; i < c->n_modes; i++) {
+		if (!c->modes[i].builtin)
+			continue;
+		TRY(sbuf_addf(out, " %s ", c->modes[i].name));
+		TRY(yaml_slots(out, &c->modes[i].sampling));
+	}
+	TRY(sbuf_adds(out, "\nmodes:"));
+	for (i = 0, n = 0; i < c->n_modes; i++) {
+		if (c->modes[i].builtin)
+			continue;
+		TRY(sbuf_adds(out, "\n  "));
+		TRY(yaml_str(out, c->modes[i].name));
+		TRY(sbuf_adds(out, ": "));
+		TRY(yaml_slots(out, &c->modes[i].sampling));
+		n++;
+	}
+	if (!n)
+		TRY(sbuf_adds(out, " {}"));
+	TRY(sbuf_adds(out, "\nrole_model_policy:"));
+	if (!c->n_roles)
+		TRY(sbuf_adds(out, " {}"));
+	for (i = 0; i < c->n_roles; i++) {
+		const struct role_policy *rp = &c->roles[i];
+		const char *sep = "";
+
+		TRY(sbuf_adds(out, "\n  "));
+		TRY(yaml_str(out, rp->role));
+		TRY(sbuf_adds(out, ": {"));
+		TRY(yaml_field(out, "adapter", rp->adapter, sep));
+		sep = rp->adapter ? ", " : sep;
+		TRY(yaml_field(out, "provider", rp->provider, sep));
+		sep = rp->provider ? ", " : sep;
+		TRY(yaml_field(out, "model", rp->model, sep));
+		sep = rp->model ? ", " : sep;
+		TRY(yaml_field(out, "effort", rp->effort, sep));
+		sep = rp->effort ? ", " : sep;
+		TRY(yaml_field(out, "base_url", rp->base_url, sep));
+		sep = rp->base_url ? ", " : sep;
+		TRY(yaml_field(out, "api_key_env", rp->api_key_env, sep));
+		TRY(sbuf_adds(out, "}"));
+	}
+	TRY(sbuf_adds(out, "\n"));
+#undef TRY
+	return 0;
+}
+
+/* ---- the template of `bernstein init` ---- */
+
+const char orch_config_template[] =
+	"# bernstein.yaml: how 'bernstein run' runs plans (docs/configuration.md).\n"
+	"#\n"
+	"# Every key is optional: the values below are the defaults, so deleting a\n"
+	"# line changes nothing. Unknown keys, wrong types and out-of-range values\n"
+	"# are errors reported as FILE:LINE:COL; check with 'bernstein config validate'\n"
+	"# and see the effective values with 'bernstein config show'.\n"
+	"\n"
+	"# The adapter for tasks that name none (and whose 'requires' do not route\n"
+	"# elsewhere). 'bernstein adapters list' shows the names; mock is the\n"
+	"# offline demo agent.\n"
+	"adapter: mock\n"
+	"\n"
+	"# The model for tasks that name none; null = the adapter's own default.\n"
+	"model: null\n"
+	"\n"
+	"# How many tasks run at once (1..256). Each adapter's max_parallel_workers\n"
+	"# limits its own share further.\n"
+	"parallel: 4\n"
+	"\n"
+	"# Seconds one attempt of a task may run before it is stopped (> 0).\n"
+	"timeout: 1800\n"
+	"\n"
+	"# Seconds between SIGTERM and SIGKILL when a task is stopped (> 0, <= 3600).\n"
+	"kill_grace: 5\n"
+	"\n"
+	"# Retries of a task whose agent was rate limited (0..20). The first retry\n"
+	"# waits retry_backoff seconds, each further one twice as long (>= 0).\n"
+	"max_retries: 2\n"
+	"retry_backoff: 2\n"
+	"\n"
+	"# Routing preference: when several adapters satisfy a task's 'requires',\n"
+	"# the first of these wins; [] = catalogue order. Example: [claude, codex]\n"
+	"preference: []\n"
+	"\n"
+	"# Commands run in the task's worktree, in order, after the agent finished;\n"
+	"# a gate that fails (or runs longer than its timeout, default 600 s) fails\n"
+	"# the task. Plans can add gates per task. Example:\n"
+	"#   gates:\n"
+	"#     - {name: tests, run: \"make test\", timeout: 600}\n"
+	"gates: []\n"
+	"\n"
+	"# What happens to a task's branch after its gates passed: no-ff merges it\n"
+	"# into the base branch with 'git merge --no-ff'; none leaves it for you.\n"
+	"merge: no-ff\n"
+	"\n"
+	"# The mode profile whose sampling parameters every task gets: smart\n"
+	"# (temperature 0.2), deep (0.3), fast (0.0) or one of 'modes:'. It applies\n"
+	"# only to adapters that declare supports_sampling_params; null = none.\n"
+	"mode: null\n"
+	"\n"
+	"# Your own mode profiles: temperature (>= 0), top_p (0..1), top_k (>= 0),\n"
+	"# max_tokens (>= 1). An entry named smart, deep or fast replaces the\n"
+	"# built-in one. Example:\n"
+	"#   modes:\n"
+	"#     careful: {temperature: 0.1, top_p: 0.9, max_tokens: 8192}\n"
+	"modes: {}\n"
+	"\n"
+	"# Per role (backend, frontend, qa, docs, ... see docs/configuration.md):\n"
+	"# the adapter (Bernstein's spelling 'cli:' works too), model, effort (low,\n"
+	"# medium, normal, high, max) and an OpenAI-compatible endpoint. api_key_env\n"
+	"# is the NAME of the variable holding the key, never the key: a known\n"
+	"# provider key (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...) or one listed in\n"
+	"# BERNSTEIN_ALLOWED_API_KEY_ENVS on the host. A task's own 'sampling:'\n"
+	"# wins over this, and this over the mode profile. Example:\n"
+	"#   role_model_policy:\n"
+	"#     backend: {adapter: qwen, model: coder-model, effort: high,\n"
+	"#               base_url: \"http://127.0.0.1:8080/v1\", api_key_env: OPENAI_API_KEY}\n"
+	"role_model_policy: {}\n";

@@ -1,0 +1,187 @@
+/* bernstein.yaml: the configuration of runs (docs/configuration.md).
+ *
+ * Every key is optional; a missing file means the defaults
+ * (orch_config_new_default()). Loading is strict: an unknown key, a wrong
+ * type or a value out of range is an error at its FILE:LINE:COL naming the
+ * field by its path:
+ *   bernstein.yaml:7:18: field 'role_model_policy.backend.api_key_env':
+ *   api_key_env 'GITHUB_TOKEN' is not an allowed credential variable name: ...
+ *
+ *   adapter: mock         default adapter (tasks that name none)
+ *   model: null           default model (null: the adapter's own)
+ *   parallel: 4           global parallelism, 1..256
+ *   timeout: 1800         seconds per task attempt, > 0
+ *   kill_grace: 5         seconds between SIGTERM and SIGKILL, > 0
+ *   max_retries: 2        retries after rate_limited, 0..20
+ *   retry_backoff: 2      seconds before the first retry, doubled each retry, >= 0
+ *   preference: [a, b]    routing preference order (adapter names)
+ *   gates: [{name, run, timeout}]   commands run in the worktree after completion
+ *   merge: no-ff          no-ff | none
+ *   mode: null            the mode profile applied (smart, deep, fast or a modes: entry)
+ *   modes: {NAME: {temperature, top_p, top_k, max_tokens}}
+ *   role_model_policy: {ROLE: {adapter (or cli), provider, model, effort,
+ *                              base_url, api_key_env}}
+ *
+ * role_model_policy.*.api_key_env is checked while loading against the
+ * credential allow-list (adapter/credential.h); the caller passes the value
+ * of the host variable BERNSTEIN_ALLOWED_API_KEY_ENVS (nothing here reads
+ * the environment). */
+#ifndef BERNSTEIN_ORCH_CONFIG_H
+#define BERNSTEIN_ORCH_CONFIG_H
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "adapter/invocation.h"
+#include "util/arena.h"
+#include "util/diag.h"
+#include "util/sbuf.h"
+#include "util/strvec.h"
+
+struct profile;
+struct ydoc;
+
+#define ORCH_CONFIG_FILE      "bernstein.yaml"
+#define ORCH_CONFIG_MAX_BYTES ((size_t)256 * 1024)
+
+/* The defaults. */
+#define ORCH_DEFAULT_ADAPTER	     "mock"
+#define ORCH_DEFAULT_PARALLEL	     4
+#define ORCH_DEFAULT_TIMEOUT_S	     1800.0
+#define ORCH_DEFAULT_KILL_GRACE_S    5.0
+#define ORCH_DEFAULT_MAX_RETRIES     2
+#define ORCH_DEFAULT_RETRY_BACKOFF_S 2.0
+#define ORCH_DEFAULT_GATE_TIMEOUT_S  600.0
+#define ORCH_DEFAULT_ROLE	     "backend"
+
+/* The limits. */
+#define ORCH_MAX_PARALLEL     256
+#define ORCH_MAX_RETRIES      20
+#define ORCH_MAX_TIMEOUT_S    604800.0 /* a week */
+#define ORCH_MAX_KILL_GRACE_S 3600.0
+#define ORCH_MAX_BACKOFF_S    3600.0
+#define ORCH_MAX_NAME	      64 /* gate, mode and id names */
+
+enum merge_policy {
+	MERGE_NO_FF, /* "no-ff": git merge --no-ff into the base branch */
+	MERGE_NONE,  /* "none": leave the task's branch, do not merge */
+	_MERGE_POLICY_MAX,
+	_MERGE_POLICY_INVALID = -EINVAL,
+};
+
+const char *merge_policy_to_string(enum merge_policy m);
+enum merge_policy merge_policy_from_string(const char *s);
+
+/* The roles a task may have (Bernstein's templates/roles plus 'data'),
+ * sorted, NULL-terminated. */
+extern const char *const orch_roles[];
+bool orch_role_known(const char *role);
+
+/* The efforts (low, medium, normal, high, max), NULL-terminated. */
+extern const char *const orch_efforts[];
+
+/* A command run in the task's worktree after the agent finished. */
+struct orch_gate {
+	const char *name; /* unique within its list */
+	const char *run;  /* the command line */
+	double timeout_s; /* > 0; ORCH_DEFAULT_GATE_TIMEOUT_S when not given */
+	unsigned line, col;
+};
+
+/* A mode profile: sampling parameters for adapters that declare
+ * supports_sampling_params. Only temperature, top_p, top_k and max_tokens. */
+struct mode_profile {
+	const char *name;
+	struct invocation_sampling sampling;
+	bool builtin;	    /* smart, deep, fast as shipped (not overridden) */
+	unsigned line, col; /* the modes: entry; 0 for a built-in */
+};
+
+/* role_model_policy[role]. Unset fields are NULL. */
+struct role_policy {
+	const char *role;
+	const char *adapter;  /* 'adapter:' or Bernstein's 'cli:' */
+	const char *provider; /* recorded (Bernstein's schema); routing uses adapter */
+	const char *model;
+	const char *effort; /* one of orch_efforts */
+	const char *base_url;
+	const char *api_key_env; /* the NAME of the variable holding the key */
+	unsigned line, col;
+};
+
+/* The loaded configuration. Read the fields directly; everything lives in
+ * the arena (and the parsed document), freed by orch_config_free(). */
+struct orch_config {
+	struct arena arena;
+	const char *source;  /* the file name in diagnostics; NULL for the defaults */
+	const char *adapter; /* never NULL */
+	const char *model;   /* NULL: the adapter's default */
+	int64_t parallel;
+	double timeout_s;
+	double kill_grace_s;
+	int64_t max_retries;
+	double retry_backoff_s;
+	struct strvec preference; /* adapter names, no duplicates */
+	struct orch_gate *gates;
+	size_t n_gates;
+	enum merge_policy merge;
+	const char *mode;	    /* NULL: no mode profile; else an entry of modes[] */
+	struct mode_profile *modes; /* the built-ins (smart, deep, fast), then the
+				     * user's; a user entry with a built-in name
+				     * replaces it in place */
+	size_t n_modes;
+	struct role_policy *roles; /* in file order */
+	size_t n_roles;
+	struct ydoc *doc; /* private: the document the strings point into */
+};
+
+/* The defaults (what a missing bernstein.yaml means). Never NULL. */
+struct orch_config *orch_config_new_default(void);
+
+/* Load path. -ENOENT (with the diag "cannot read ...") when the file does
+ * not exist: a missing bernstein.yaml is not an error in itself, the caller
+ * decides (and usually takes orch_config_new_default()). Otherwise -EINVAL
+ * (syntax, schema, a refused api_key_env: FILE:LINE:COL and the field),
+ * -EFBIG (larger than ORCH_CONFIG_MAX_BYTES) or -errno (I/O).
+ * allowed_api_key_envs is the value of BERNSTEIN_ALLOWED_API_KEY_ENVS, or
+ * NULL. *ret is written only on success. */
+int orch_config_load(const char *path, const char *allowed_api_key_envs, struct orch_config **ret,
+		     struct diag *reterr);
+/* The same from memory; name is the file name in diagnostics. */
+int orch_config_load_buf(const char *name, const char *buf, size_t len,
+			 const char *allowed_api_key_envs, struct orch_config **ret,
+			 struct diag *reterr);
+struct orch_config *orch_config_free(struct orch_config *c);
+
+/* role_model_policy[role], or NULL. */
+const struct role_policy *orch_config_role(const struct orch_config *c, const char *role);
+/* The mode profile called name (user entries first, then built-ins), or NULL. */
+const struct mode_profile *orch_config_mode(const struct orch_config *c, const char *name);
+
+/* The per-spawn sampling and endpoint slots of a task, into *ret (fully
+ * overwritten). Three sources in ascending precedence, each filling only
+ * the slots still unset:
+ *   1. the mode profile c->mode, only when p (the adapter's capability
+ *      profile) declares supports_sampling_params;
+ *   2. role_model_policy[role]: base_url, api_key_env;
+ *   3. the task's explicit slots (task, may be NULL), which always win.
+ * c, role and p may be NULL (that source then gives nothing). A run that
+ * sets none gets no slot set. */
+void orch_config_slots(const struct orch_config *c, const char *role, const struct profile *p,
+		       const struct invocation_sampling *task, struct invocation_sampling *ret);
+
+/* The effective configuration as JSON (a new reference): every key, with
+ * "source". */
+json_t *orch_config_json(const struct orch_config *c);
+/* The same as bernstein.yaml text that loads back to the same
+ * configuration. Appends to out; 0 or -ENOBUFS. */
+int orch_config_to_yaml(const struct orch_config *c, struct sbuf *out);
+
+/* The commented bernstein.yaml `bernstein init` writes: every key with its
+ * default and what it does. It loads to orch_config_new_default(). */
+extern const char orch_config_template[];
+
+#endif

@@ -1,0 +1,1385 @@
+/* plan.yaml (plan.h): both forms into one struct plan, every problem
+ * reported. */
+#include "orch/plan.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "orch/config-internal.h"
+#include "util/fsutil.h"
+#include "util/sbuf.h"
+#include "util/xalloc.h"
+#include "util/yaml.h"
+#include "util/banned.h"
+
+const char *plan_form_to_string(enum plan_form f)
+{
+	static const char *const names[_PLAN_FORM_MAX] = {"tasks", "stages"};
+
+	return f >= 0 && f < _PLAN_FORM_MAX ? names[f] : NULL;
+}
+
+/* ---- issues ---- */
+
+void plan_issues_add(struct plan_issues *is, const struct diag *d)
+{
+	if (!is)
+		return;
+	if (is->n >= PLAN_MAX_ISSUES) {
+		is->dropped++;
+		return;
+	}
+	if (is->n == is->alloc) {
+		is->alloc = is->alloc ? 2 * is->alloc : 8;
+		is->v = xrealloc(is->v, st_mult(is->alloc, sizeof(*is->v)));
+	}
+	is->v[is->n++] = *d;
+}
+
+void plan_issues_release(struct plan_issues *is)
+{
+	if (!is)
+		return;
+	free(is->v);
+	is->v = NULL;
+	is->n = is->alloc = is->dropped = 0;
+}
+
+static bool diag_before(const struct diag *a, const struct diag *b)
+{
+	return a->line < b->line || (a->line == b->line && a->col < b->col);
+}
+
+/* Stable: problems at the same position keep the order they were found in. */
+static void issues_sort(struct plan_issues *is)
+{
+	size_t i, j;
+
+	for (i = 1; i < is->n; i++) {
+		struct diag d = is->v[i];
+
+		for (j = i; j > 0 && diag_before(&d, &is->v[j - 1]); j--)
+			is->v[j] = is->v[j - 1];
+		is->v[j] = d;
+	}
+}
+
+/* ---- ids ---- */
+
+const char *plan_slug(const char *title, char *buf)
+{
+	size_t o = 0;
+	bool dash = false;
+
+	for (; *title && o < PLAN_ID_MAX; title++) {
+		char c = *title;
+
+		if (c >= 'A' && c <= 'Z')
+			c = (char)(c - 'A' + 'a');
+		if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) {
+			if (dash && o > 0 && o + 1 < PLAN_ID_MAX)
+				buf[o++] = '-';
+			else if (dash && o > 0)
+				break;
+			dash = false;
+			buf[o++] = c;
+		} else {
+			dash = true;
+		}
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+bool plan_id_valid(const char *id)
+{
+	size_t i, n = id ? strlen(id) : 0;
+
+	if (n == 0 || n > PLAN_ID_MAX)
+		return false;
+	for (i = 0; i < n; i++) {
+		char c = id[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || (i > 0 && c == '-')))
+			return false;
+	}
+	return true;
+}
+
+/* ---- parsing ---- */
+
+struct stage {
+	const char *name;
+	const struct ynode *name_node;
+	size_t first, count;   /* its steps: tasks[first, first + count) */
+	struct plan_dep *deps; /* index: a stage */
+	size_t n_deps;
+};
+
+struct pctx {
+	struct plan *p;
+	const struct ydoc *doc;
+	const char *allowed;
+	struct plan_issues *issues;
+	size_t found; /* problems found (issues may drop some) */
+	struct stage *stages;
+	size_t n_stages;
+	/* the plan-level defaults */
+	const char *adapter, *model;
+	bool has_adapter, has_model;
+};
+
+static void add(struct pctx *x, const struct diag *d)
+{
+	plan_issues_add(x->issues, d);
+	x->found++;
+}
+
+static void problem(struct pctx *x, const struct ynode *n, const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void problem(struct pctx *x, const struct ynode *n, const char *path, const char *fmt, ...)
+{
+	char msg[sizeof(((struct diag *)NULL)->msg)];
+	struct diag d;
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	diag_clear(&d);
+	(void)orch_err(x->doc, n, &d, path, "%s", msg);
+	add(x, &d);
+}
+
+/* A problem at a stored position. */
+static void problem_at(struct pctx *x, unsigned line, unsigned col, const char *path,
+		       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static void problem_at(struct pctx *x, unsigned line, unsigned col, const char *path,
+		       const char *fmt, ...)
+{
+	struct ynode at = {.kind = YNODE_SCALAR, .line = line, .col = col};
+	char msg[sizeof(((struct diag *)NULL)->msg)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	problem(x, &at, path, "%s", msg);
+}
+
+static bool in_list(const char *const *list, const char *s)
+{
+	for (; *list; list++)
+		if (strcmp(*list, s) == 0)
+			return true;
+	return false;
+}
+
+/* Every key of map not in keys (nor in ignored): one problem each, worded
+ * like yaml_check_map(). false when map is not a mapping (reported). */
+static bool check_keys(struct pctx *x, const struct ynode *map, const char *const *keys,
+		       const char *const *ignored, const char *what)
+{
+	char list[400], q[80];
+	size_t i, o = 0;
+
+	if (!map || map->kind != YNODE_MAP) {
+		problem(x, map, NULL, "%s: expected a mapping, got %s", what, orch_describe(map));
+		return false;
+	}
+	list[0] = '\0';
+	for (i = 0; keys[i]; i++) {
+		int w = snprintf(list + o, sizeof(list) - o, "%s%s", i ? ", " : "", keys[i]);
+
+		if (w < 0 || (size_t)w >= sizeof(list) - o)
+			break;
+		o += (size_t)w;
+	}
+	for (i = 0; i < map->n; i++) {
+		const char *k = map->keys[i]->str;
+
+		if (in_list(keys, k) || (ignored && in_list(ignored, k)))
+			continue;
+		if (strcmp(k, "depends_on") == 0 && strstr(what, ".steps["))
+			problem(x, map->keys[i], NULL,
+				"unknown key 'depends_on' in %s: a step has no dependencies of its "
+				"own; it depends on every step of the stages its stage's "
+				"depends_on "
+				"lists",
+				what);
+		else
+			problem(x, map->keys[i], NULL,
+				"unknown key '%s' in %s (expected one of: %s)",
+				orch_quote(q, sizeof(q), k), what, list);
+	}
+	return true;
+}
+
+/* The value of key a or its synonym b (NULL when neither); both given is a
+ * problem at the second. ret_key gets the key used. */
+static const struct ynode *either(struct pctx *x, const struct ynode *map, const char *a,
+				  const char *b, const char *path, const char **ret_key)
+{
+	const struct ynode *va = ynode_get(map, a), *vb = ynode_get(map, b);
+	size_t i;
+
+	*ret_key = va ? a : b;
+	if (va && vb) {
+		for (i = 0; i < map->n; i++)
+			if (map->items[i] == va || map->items[i] == vb)
+				break;
+		for (i++; i < map->n; i++)
+			if (map->items[i] == va || map->items[i] == vb)
+				break;
+		problem(x, map->keys[i], path, "give '%s' or '%s', not both", a, b);
+	}
+	return va ? va : vb;
+}
+
+/* A workdir-relative path: not absolute, no ".." component, no trailing
+ * '/', no control characters. NULL when fine, else why not. */
+static const char *relpath_problem(const char *s)
+{
+	const char *c;
+
+	if (s[0] == '/')
+		return "is absolute (it must be relative to the task's working directory)";
+	for (c = s; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			return "contains a control character";
+	for (c = s; *c;) {
+		size_t n = strcspn(c, "/");
+
+		if (n == 2 && c[0] == '.' && c[1] == '.')
+			return "has a '..' component (it must stay inside the working directory)";
+		c += n;
+		if (*c == '/')
+			c++;
+	}
+	if (s[strlen(s) - 1] == '/')
+		return "ends in '/' (it must name a file)";
+	return NULL;
+}
+
+static void parse_requires(struct pctx *x, const struct ynode *v, const char *path,
+			   struct plan_task *t)
+{
+	char p[ORCH_PATH_MAX];
+	const char **toks = NULL;
+	struct diag d;
+	size_t i, n = 0;
+
+	diag_clear(&d);
+	if (orch_get_strlist(&x->p->arena, x->doc, v, path, &toks, &n, &d) < 0) {
+		add(x, &d);
+		return;
+	}
+	t->requires = toks;
+	t->n_requires = n;
+	for (i = 0; i < n; i++) {
+		diag_clear(&d);
+		if (requirements_add(&t->req, toks[i], &d) < 0)
+			problem(x, v->items[i], orch_path_index(p, sizeof(p), path, i), "%s",
+				d.msg);
+	}
+}
+
+static void parse_depends(struct pctx *x, const struct ynode *v, const char *path,
+			  struct plan_dep **ret, size_t *ret_n)
+{
+	char p[ORCH_PATH_MAX], q[80];
+	const char **names = NULL;
+	struct plan_dep *deps;
+	struct diag d;
+	size_t i, j, n = 0, nd = 0;
+
+	diag_clear(&d);
+	if (orch_get_strlist(&x->p->arena, x->doc, v, path, &names, &n, &d) < 0) {
+		add(x, &d);
+		return;
+	}
+	deps = arena_alloc(&x->p->arena, st_mult(n ? n : 1, sizeof(*deps)));
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < nd; j++)
+			if (strcmp(deps[j].name, names[i]) == 0)
+				break;
+		if (j < nd) {
+			problem(x, v->items[i], orch_path_index(p, sizeof(p), path, i),
+				"duplicate dependency '%s'", orch_quote(q, sizeof(q), names[i]));
+			continue;
+		}
+		deps[nd].name = names[i];
+		deps[nd].index = SIZE_MAX;
+		deps[nd].line = v->items[i]->line;
+		deps[nd].col = v->items[i]->col;
+		nd++;
+	}
+	*ret = deps;
+	*ret_n = nd;
+}
+
+/* sampling: every slot checked on its own, so every bad one is reported. */
+static void parse_sampling(struct pctx *x, const struct ynode *v, const char *path,
+			   struct plan_task *t)
+{
+	static const char *const keys[] = {"temperature", "top_p",	 "top_k", "max_tokens",
+					   "base_url",	  "api_key_env", NULL};
+	char p[ORCH_PATH_MAX];
+	struct diag d;
+	size_t i;
+
+	if (!check_keys(x, v, keys, NULL, path))
+		return;
+	for (i = 0; i < v->n; i++) {
+		enum sampling_key k = sampling_key_from_string(v->keys[i]->str);
+
+		if (k < 0)
+			continue; /* reported */
+		diag_clear(&d);
+		if (orch_get_slot(x->doc, v->items[i],
+				  orch_path_key(p, sizeof(p), path, v->keys[i]->str), k, x->allowed,
+				  &t->sampling, &d) < 0)
+			add(x, &d);
+	}
+}
+
+static const char *const task_keys[] = {
+	"title",   "id",       "prompt",      "description", "role",	   "requires",
+	"adapter", "cli",      "model",	      "effort",	     "depends_on", "timeout",
+	"gates",   "artifact", "attachments", "sampling",    "mcp_config", NULL,
+};
+
+static const char *const step_keys[] = {
+	"title",    "goal",	"id",	       "prompt",   "description", "role",
+	"requires", "adapter",	"cli",	       "model",	   "effort",	  "timeout",
+	"gates",    "artifact", "attachments", "sampling", "mcp_config",  NULL,
+};
+
+/* Bernstein's step keys that have no effect here (documented in docs/plans.md). */
+static const char *const step_ignored[] = {
+	"priority", "scope",	       "complexity", "estimated_minutes",  "mode",
+	"repo",	    "depends_on_repo", "files",	     "completion_signals", "phases",
+	NULL,
+};
+
+static void parse_task(struct pctx *x, const struct ynode *m, const char *path, const char *stage,
+		       struct plan_task *t)
+{
+	char pk[ORCH_PATH_MAX], q[80];
+	const struct ynode *v;
+	const char *key;
+	struct diag d;
+	bool has_adapter = false, has_model = false;
+	const char *why;
+	size_t i;
+
+	t->role = ORCH_DEFAULT_ROLE;
+	t->stage = stage;
+	t->line = m ? m->line : 0;
+	t->col = m ? m->col : 0;
+	t->title_line = t->line;
+	t->title_col = t->col;
+	if (!check_keys(x, m, stage ? step_keys : task_keys, stage ? step_ignored : NULL, path) ||
+	    !m)
+		return;
+
+	/* title (steps: or Bernstein's legacy goal) */
+	key = "title";
+	if (stage)
+		v = either(x, m, "title", "goal", path, &key);
+	else
+		v = ynode_get(m, key);
+	if (!v) {
+		problem(x, m, path, "missing required key 'title'%s", stage ? " (or 'goal')" : "");
+	} else {
+		diag_clear(&d);
+		if (orch_get_str(x->doc, v, orch_path_key(pk, sizeof(pk), path, key), false,
+				 &t->title, &d) < 0)
+			add(x, &d);
+		t->title_line = v->line;
+		t->title_col = v->col;
+	}
+
+	/* prompt (or Bernstein's description) */
+	v = either(x, m, "prompt", "description", path, &key);
+	if (v) {
+		diag_clear(&d);
+		if (orch_get_str(x->doc, v, orch_path_key(pk, sizeof(pk), path, key), false,
+				 &t->prompt, &d) < 0)
+			add(x, &d);
+	} else if (stage) {
+		t->prompt = t->title; /* Bernstein: description defaults to the title */
+	} else {
+		problem(x, m, path, "missing required key 'prompt' (or 'description')");
+	}
+
+	v = either(x, m, "adapter", "cli", path, &key);
+	if (v) {
+		has_adapter = true;
+		diag_clear(&d);
+		if (orch_get_adapter(x->doc, v, orch_path_key(pk, sizeof(pk), path, key),
+				     &t->adapter, &d) < 0)
+			add(x, &d);
+	}
+
+	v = either(x, m, "sampling", "mcp_config", path, &key);
+	if (v)
+		parse_sampling(x, v, orch_path_key(pk, sizeof(pk), path, key), t);
+
+	for (i = 0; i < m->n; i++) {
+		const char *k = m->keys[i]->str;
+
+		v = m->items[i];
+		orch_path_key(pk, sizeof(pk), path, k);
+		diag_clear(&d);
+		if (strcmp(k, "id") == 0) {
+			if (orch_get_str(x->doc, v, pk, false, &t->id, &d) < 0) {
+				add(x, &d);
+			} else if (!plan_id_valid(t->id)) {
+				problem(x, v, pk,
+					"invalid id '%s' (expected [a-z0-9][a-z0-9-]*, at most %d "
+					"bytes)",
+					orch_quote(q, sizeof(q), t->id), PLAN_ID_MAX);
+				t->id = NULL;
+			} else {
+				t->id_explicit = true;
+				t->id_line = v->line;
+				t->id_col = v->col;
+			}
+		} else if (strcmp(k, "role") == 0) {
+			if (orch_get_str(x->doc, v, pk, false, &t->role, &d) < 0) {
+				add(x, &d);
+				t->role = ORCH_DEFAULT_ROLE;
+			} else if (!orch_role_known(t->role)) {
+				struct sbuf sb = SBUF_INIT(400);
+				size_t j;
+
+				for (j = 0; orch_roles[j]; j++)
+					(void)sbuf_addf(&sb, "%s%s", j ? ", " : "", orch_roles[j]);
+				problem(x, v, pk, "unknown role '%s' (known: %s)",
+					orch_quote(q, sizeof(q), t->role), sb.buf);
+				sbuf_release(&sb);
+			}
+		} else if (strcmp(k, "requires") == 0) {
+			parse_requires(x, v, pk, t);
+		} else if (strcmp(k, "model") == 0) {
+			has_model = true;
+			if (orch_get_str(x->doc, v, pk, true, &t->model, &d) < 0)
+				add(x, &d);
+		} else if (strcmp(k, "effort") == 0) {
+			if (orch_get_effort(x->doc, v, pk, &t->effort, &d) < 0)
+				add(x, &d);
+		} else if (strcmp(k, "depends_on") == 0) {
+			parse_depends(x, v, pk, &t->deps, &t->n_deps);
+		} else if (strcmp(k, "timeout") == 0) {
+			if (orch_get_number(x->doc, v, pk, 0, true, ORCH_MAX_TIMEOUT_S,
+					    &t->timeout_s, &d) < 0)
+				add(x, &d);
+		} else if (strcmp(k, "gates") == 0) {
+			if (orch_get_gates(&x->p->arena, x->doc, v, pk, &t->gates, &t->n_gates,
+					   &d) < 0)
+				add(x, &d);
+		} else if (strcmp(k, "artifact") == 0) {
+			if (orch_get_str(x->doc, v, pk, false, &t->artifact, &d) < 0)
+				add(x, &d);
+			else if ((why = relpath_problem(t->artifact)))
+				problem(x, v, pk, "artifact '%s' %s",
+					orch_quote(q, sizeof(q), t->artifact), why);
+		} else if (strcmp(k, "attachments") == 0) {
+			const char **a = NULL;
+			size_t j, n = 0;
+
+			if (orch_get_strlist(&x->p->arena, x->doc, v, pk, &a, &n, &d) < 0) {
+				add(x, &d);
+				continue;
+			}
+			t->attachments = a;
+			t->n_attachments = n;
+			for (j = 0; j < n; j++)
+				if ((why = relpath_problem(a[j]))) {
+					char pi[ORCH_PATH_MAX];
+
+					problem(x, v->items[j],
+						orch_path_index(pi, sizeof(pi), pk, j),
+						"attachment '%s' %s",
+						orch_quote(q, sizeof(q), a[j]), why);
+				}
+		}
+	}
+	if (t->artifact && (t->req.set & (1u << REQ_OUTPUT_MODE)) &&
+	    t->req.output_mode != OUTPUT_MODE_ARTIFACT)
+		problem(x, ynode_get(m, "artifact"),
+			orch_path_key(pk, sizeof(pk), path, "artifact"),
+			"an artifact-mode task cannot require capability:output_mode=%s",
+			output_mode_to_string(t->req.output_mode));
+	/* the plan's defaults for what the task does not say */
+	if (!has_adapter)
+		t->adapter = x->adapter;
+	if (!has_model)
+		t->model = x->model;
+}
+
+static void set_path(struct pctx *x, size_t i, const char *path)
+{
+	x->p->tasks[i].path = arena_strdup(&x->p->arena, path);
+}
+
+static void parse_tasks(struct pctx *x, const struct ynode *v)
+{
+	char p[ORCH_PATH_MAX];
+	size_t i;
+
+	if (!v || v->kind != YNODE_SEQ) {
+		problem(x, v, "tasks", "expected a list of tasks, got %s", orch_describe(v));
+		return;
+	}
+	if (v->n == 0) {
+		problem(x, v, "tasks", "the plan has no tasks");
+		return;
+	}
+	x->p->tasks = arena_alloc(&x->p->arena, st_mult(v->n, sizeof(*x->p->tasks)));
+	x->p->n = v->n;
+	for (i = 0; i < v->n; i++) {
+		orch_path_index(p, sizeof(p), "tasks", i);
+		set_path(x, i, p);
+		parse_task(x, v->items[i], p, NULL, &x->p->tasks[i]);
+	}
+}
+
+static const char *const stage_keys[] = {"name", "steps", "description", "depends_on", NULL};
+static const char *const stage_ignored[] = {"repo", NULL};
+
+/* Stage names in depends_on -> stage indices; dangling ones reported. */
+static void resolve_stages(struct pctx *x)
+{
+	char p[ORCH_PATH_MAX], q[80];
+	size_t s, i, j;
+
+	for (s = 0; s < x->n_stages; s++) {
+		struct stage *st = &x->stages[s];
+
+		for (i = 0; i < st->n_deps; i++) {
+			struct plan_dep *d = &st->deps[i];
+
+			for (j = 0; j < x->n_stages; j++)
+				if (x->stages[j].name && strcmp(x->stages[j].name, d->name) == 0)
+					break;
+			if (j < x->n_stages) {
+				d->index = j;
+				continue;
+			}
+			(void)snprintf(p, sizeof(p), "stages[%zu].depends_on[%zu]", s, i);
+			problem_at(x, d->line, d->col, p, "unknown stage '%s'",
+				   orch_quote(q, sizeof(q), d->name));
+		}
+	}
+}
+
+/* Stage cycles (each reported once, at the dependency closing it). true
+ * when there is none. */
+static bool stages_acyclic(struct pctx *x)
+{
+	size_t n = x->n_stages, s, top;
+	unsigned char *color = xcalloc(n ? n : 1, 1);
+	size_t *stack = xcalloc(n ? n : 1, sizeof(*stack));
+	size_t *edge = xcalloc(n ? n : 1, sizeof(*edge));
+	bool ok = true;
+
+	for (s = 0; s < n; s++) {
+		if (color[s])
+			continue;
+		top = 0;
+		stack[top] = s;
+		edge[top] = 0;
+		color[s] = 1;
+		for (;;) {
+			struct stage *st = &x->stages[stack[top]];
+
+			if (edge[top] < st->n_deps) {
+				struct plan_dep *d = &st->deps[edge[top]++];
+				size_t v = d->index, k;
+
+				if (v == SIZE_MAX)
+					continue;
+				if (color[v] == 0) {
+					color[v] = 1;
+					stack[++top] = v;
+					edge[top] = 0;
+				} else if (color[v] == 1) {
+					struct sbuf sb = SBUF_INIT(400);
+					char p[ORCH_PATH_MAX];
+
+					for (k = 0; stack[k] != v; k++)
+						;
+					for (; k <= top; k++)
+						(void)sbuf_addf(&sb, "%s -> ",
+								x->stages[stack[k]].name);
+					(void)sbuf_adds(&sb, x->stages[v].name);
+					(void)snprintf(p, sizeof(p), "stages[%zu].depends_on[%zu]",
+						       stack[top], edge[top] - 1);
+					problem_at(x, d->line, d->col, p,
+						   "stage dependency cycle: %s%s", sb.buf,
+						   sb.len == sb.max ? "..." : "");
+					sbuf_release(&sb);
+					ok = false;
+				}
+			} else {
+				color[stack[top]] = 2;
+				if (top == 0)
+					break;
+				top--;
+			}
+		}
+	}
+	free(color);
+	free(stack);
+	free(edge);
+	return ok;
+}
+
+/* Each step depends on every step of the stages its stage lists. */
+static void derive_stage_deps(struct pctx *x)
+{
+	size_t s, i, j, k;
+
+	for (s = 0; s < x->n_stages; s++) {
+		struct stage *st = &x->stages[s];
+		size_t n = 0;
+
+		for (i = 0; i < st->n_deps; i++)
+			n += x->stages[st->deps[i].index].count;
+		for (j = 0; j < st->count; j++) {
+			struct plan_task *t = &x->p->tasks[st->first + j];
+
+			t->deps = arena_alloc(&x->p->arena, st_mult(n ? n : 1, sizeof(*t->deps)));
+			t->n_deps = 0;
+			for (i = 0; i < st->n_deps; i++) {
+				const struct stage *up = &x->stages[st->deps[i].index];
+
+				for (k = 0; k < up->count; k++) {
+					struct plan_dep *d = &t->deps[t->n_deps++];
+
+					*d = st->deps[i];
+					d->index = up->first + k;
+				}
+			}
+		}
+	}
+}
+
+static void parse_stages(struct pctx *x, const struct ynode *v)
+{
+	char p[ORCH_PATH_MAX], ps[ORCH_PATH_MAX], pk[ORCH_PATH_MAX], q[80];
+	size_t i, j, n = 0;
+	struct diag d;
+	bool ok = true;
+
+	if (!v || v->kind != YNODE_SEQ) {
+		problem(x, v, "stages", "expected a list of stages, got %s", orch_describe(v));
+		return;
+	}
+	if (v->n == 0) {
+		problem(x, v, "stages", "the plan has no stages");
+		return;
+	}
+	x->stages = xcalloc(v->n, sizeof(*x->stages));
+	x->n_stages = v->n;
+	/* count the steps first: the tasks array is allocated once */
+	for (i = 0; i < v->n; i++) {
+		const struct ynode *steps = ynode_get(v->items[i], "steps");
+
+		if (steps && steps->kind == YNODE_SEQ)
+			n += steps->n;
+	}
+	x->p->tasks = arena_alloc(&x->p->arena, st_mult(n ? n : 1, sizeof(*x->p->tasks)));
+	for (i = 0; i < v->n; i++) {
+		const struct ynode *m = v->items[i], *steps, *nm, *dep;
+		struct stage *st = &x->stages[i];
+
+		orch_path_index(p, sizeof(p), "stages", i);
+		st->first = x->p->n;
+		if (!check_keys(x, m, stage_keys, stage_ignored, p)) {
+			ok = false;
+			continue;
+		}
+		nm = ynode_get(m, "name");
+		if (!nm) {
+			problem(x, m, p, "missing required key 'name'");
+			ok = false;
+		} else {
+			diag_clear(&d);
+			if (orch_get_str(x->doc, nm, orch_path_key(pk, sizeof(pk), p, "name"),
+					 false, &st->name, &d) < 0) {
+				add(x, &d);
+				ok = false;
+			} else {
+				st->name_node = nm;
+				for (j = 0; j < i; j++)
+					if (x->stages[j].name &&
+					    strcmp(x->stages[j].name, st->name) == 0) {
+						problem(x, nm, pk,
+							"duplicate stage name '%s' (first at line "
+							"%u)",
+							orch_quote(q, sizeof(q), st->name),
+							x->stages[j].name_node->line);
+						ok = false;
+						break;
+					}
+			}
+		}
+		dep = ynode_get(m, "depends_on");
+		if (dep)
+			parse_depends(x, dep, orch_path_key(pk, sizeof(pk), p, "depends_on"),
+				      &st->deps, &st->n_deps);
+		diag_clear(&d);
+		if (ynode_get(m, "description") &&
+		    orch_get_str(x->doc, ynode_get(m, "description"),
+				 orch_path_key(pk, sizeof(pk), p, "description"), false,
+				 &(const char *){NULL}, &d) < 0)
+			add(x, &d);
+		steps = ynode_get(m, "steps");
+		orch_path_key(pk, sizeof(pk), p, "steps");
+		if (!steps) {
+			problem(x, m, p, "missing required key 'steps'");
+			ok = false;
+			continue;
+		}
+		if (steps->kind != YNODE_SEQ || steps->n == 0) {
+			problem(x, steps, pk, "expected a non-empty list of steps, got %s",
+				steps->kind == YNODE_SEQ ? "an empty list" : orch_describe(steps));
+			ok = false;
+			continue;
+		}
+		for (j = 0; j < steps->n; j++) {
+			size_t t = x->p->n++;
+
+			orch_path_index(ps, sizeof(ps), pk, j);
+			set_path(x, t, ps);
+			parse_task(x, steps->items[j], ps, st->name ? st->name : "",
+				   &x->p->tasks[t]);
+		}
+		st->count = x->p->n - st->first;
+	}
+	resolve_stages(x);
+	for (i = 0; i < x->n_stages; i++)
+		for (j = 0; j < x->stages[i].n_deps; j++)
+			if (x->stages[i].deps[j].index == SIZE_MAX)
+				ok = false;
+	/* task dependencies only from a sound stage graph: a broken one is
+	 * reported once, at the stages */
+	if (stages_acyclic(x) && ok)
+		derive_stage_deps(x);
+}
+
+static const char *const plan_keys[] = {
+	"name", "description", "adapter", "cli", "model", "tasks", "stages", NULL,
+};
+/* Bernstein's top-level keys that have no effect here. */
+static const char *const plan_ignored[] = {
+	"budget", "max_agents", "constraints", "context_files", "repos", NULL,
+};
+
+/* Ids for tasks without id:, from the title (or task-N). */
+static void assign_ids(struct pctx *x)
+{
+	char buf[PLAN_ID_MAX + 1];
+	size_t i;
+
+	for (i = 0; i < x->p->n; i++) {
+		struct plan_task *t = &x->p->tasks[i];
+
+		if (t->id)
+			continue;
+		if (t->title && plan_slug(t->title, buf)[0])
+			t->id = arena_strdup(&x->p->arena, buf);
+		else {
+			(void)snprintf(buf, sizeof(buf), "task-%zu", i + 1);
+			t->id = arena_strdup(&x->p->arena, buf);
+		}
+		t->id_line = t->title_line;
+		t->id_col = t->title_col;
+	}
+}
+
+static void parse_plan(struct pctx *x)
+{
+	const struct ynode *root = x->doc->root, *v, *tasks, *stages;
+	const char *key;
+	struct diag d;
+
+	if (!check_keys(x, root, plan_keys, plan_ignored, "plan"))
+		return;
+	v = ynode_get(root, "name");
+	diag_clear(&d);
+	if (!v)
+		problem(x, root, NULL, "plan: missing required key 'name'");
+	else if (orch_get_str(x->doc, v, "name", false, &x->p->name, &d) < 0)
+		add(x, &d);
+	v = ynode_get(root, "description");
+	diag_clear(&d);
+	if (v && orch_get_str(x->doc, v, "description", false, &x->p->description, &d) < 0)
+		add(x, &d);
+	v = either(x, root, "adapter", "cli", NULL, &key);
+	diag_clear(&d);
+	if (v) {
+		x->has_adapter = true;
+		if (orch_get_adapter(x->doc, v, key, &x->adapter, &d) < 0)
+			add(x, &d);
+	}
+	v = ynode_get(root, "model");
+	diag_clear(&d);
+	if (v && orch_get_str(x->doc, v, "model", true, &x->model, &d) < 0)
+		add(x, &d);
+
+	tasks = ynode_get(root, "tasks");
+	stages = ynode_get(root, "stages");
+	if (tasks && stages) {
+		problem(x, root, NULL, "plan: give 'tasks' or 'stages', not both");
+		return;
+	}
+	if (!tasks && !stages) {
+		problem(x, root, NULL, "plan: missing required key 'tasks' (or 'stages')");
+		return;
+	}
+	if (tasks) {
+		x->p->form = PLAN_FORM_TASKS;
+		parse_tasks(x, tasks);
+	} else {
+		x->p->form = PLAN_FORM_STAGES;
+		parse_stages(x, stages);
+	}
+	assign_ids(x);
+}
+
+/* ---- validation ---- */
+
+static const char *task_path(const struct plan *p, size_t i, char *buf, size_t size)
+{
+	(void)snprintf(buf, size, "%s", p->tasks[i].path ? p->tasks[i].path : "task");
+	return buf;
+}
+
+struct vctx {
+	struct plan *p;
+	struct plan_issues *issues;
+	size_t found;
+};
+
+static void vproblem(struct vctx *v, unsigned line, unsigned col, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void vproblem(struct vctx *v, unsigned line, unsigned col, const char *fmt, ...)
+{
+	struct diag d;
+	va_list ap;
+
+	va_start(ap, fmt);
+	diag_vset(&d, v->p->source, line, col, fmt, ap);
+	va_end(ap);
+	plan_issues_add(v->issues, &d);
+	v->found++;
+}
+
+/* Tasks sorted by a key (title or id), ties in file order: duplicates and
+ * lookups in O(n log n) however large the plan. */
+struct key_entry {
+	const char *key;
+	size_t task;
+};
+
+static int key_cmp(const void *a, const void *b)
+{
+	const struct key_entry *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+
+	if (c)
+		return c;
+	return x->task < y->task ? -1 : x->task > y->task;
+}
+
+static struct key_entry *key_index(const struct plan *p, bool ids, size_t *ret_n)
+{
+	struct key_entry *v = xcalloc(p->n ? p->n : 1, sizeof(*v));
+	size_t i, n = 0;
+
+	for (i = 0; i < p->n; i++) {
+		const char *k = ids ? p->tasks[i].id : p->tasks[i].title;
+
+		if (k)
+			v[n++] = (struct key_entry){.key = k, .task = i};
+	}
+	qsort(v, n, sizeof(*v), key_cmp);
+	*ret_n = n;
+	return v;
+}
+
+/* The first task (in file order) with key, or -1. */
+static long key_find(const struct key_entry *v, size_t n, const char *key)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(v[mid].key, key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && strcmp(v[lo].key, key) == 0 ? (long)v[lo].task : -1;
+}
+
+static void check_unique(struct vctx *v, const struct key_entry *titles, size_t nt,
+			 const struct key_entry *ids, size_t ni)
+{
+	struct plan *p = v->p;
+	char path[ORCH_PATH_MAX], q[80];
+	size_t k, first;
+
+	for (k = 1, first = 0; k < nt; k++) {
+		const struct plan_task *t = &p->tasks[titles[k].task];
+
+		if (strcmp(titles[k].key, titles[first].key) != 0) {
+			first = k;
+			continue;
+		}
+		vproblem(v, t->title_line, t->title_col,
+			 "field '%s.title': duplicate title '%s' (first at line %u)",
+			 task_path(p, titles[k].task, path, sizeof(path)),
+			 orch_quote(q, sizeof(q), t->title),
+			 p->tasks[titles[first].task].title_line);
+	}
+	for (k = 1, first = 0; k < ni; k++) {
+		const struct plan_task *t = &p->tasks[ids[k].task], *u;
+
+		if (strcmp(ids[k].key, ids[first].key) != 0) {
+			first = k;
+			continue;
+		}
+		u = &p->tasks[ids[first].task];
+		/* equal titles give equal ids: reported once, as titles */
+		if (!t->id_explicit && !u->id_explicit && t->title && u->title &&
+		    strcmp(t->title, u->title) == 0)
+			continue;
+		if (t->id_explicit)
+			vproblem(v, t->id_line, t->id_col,
+				 "field '%s.id': duplicate id '%s' (first at line %u)",
+				 task_path(p, ids[k].task, path, sizeof(path)), t->id, u->id_line);
+		else
+			vproblem(v, t->id_line, t->id_col,
+				 "field '%s.title': the id '%s' derived from this title is already "
+				 "the id of the task at line %u; give one of them an explicit id:",
+				 task_path(p, ids[k].task, path, sizeof(path)), t->id, u->line);
+	}
+}
+
+/* depends_on names: an id first, else a title. */
+static void resolve_deps(struct vctx *v, const struct key_entry *titles, size_t nt,
+			 const struct key_entry *ids, size_t ni)
+{
+	struct plan *p = v->p;
+	char path[ORCH_PATH_MAX], q[80];
+	size_t i, j;
+
+	for (i = 0; i < p->n; i++) {
+		struct plan_task *t = &p->tasks[i];
+
+		for (j = 0; j < t->n_deps; j++) {
+			struct plan_dep *d = &t->deps[j];
+			long k;
+
+			if (d->index != SIZE_MAX)
+				continue; /* already resolved (stages form) */
+			k = key_find(ids, ni, d->name);
+			if (k < 0)
+				k = key_find(titles, nt, d->name);
+			if (k >= 0) {
+				d->index = (size_t)k;
+				continue;
+			}
+			vproblem(v, d->line, d->col,
+				 "field '%s.depends_on[%zu]': unknown task '%s' (no task has this "
+				 "id or title)",
+				 task_path(p, i, path, sizeof(path)), j,
+				 orch_quote(q, sizeof(q), d->name));
+		}
+	}
+}
+
+/* Depth-first over task -> dependency edges; every back edge closes a
+ * cycle, reported at that dependency. */
+static void check_cycles(struct vctx *v)
+{
+	struct plan *p = v->p;
+	size_t n = p->n, s, top;
+	unsigned char *color = xcalloc(n ? n : 1, 1);
+	size_t *stack = xcalloc(n ? n : 1, sizeof(*stack));
+	size_t *edge = xcalloc(n ? n : 1, sizeof(*edge));
+
+	for (s = 0; s < n; s++) {
+		if (color[s])
+			continue;
+		top = 0;
+		stack[0] = s;
+		edge[0] = 0;
+		color[s] = 1;
+		for (;;) {
+			const struct plan_task *t = &p->tasks[stack[top]];
+
+			if (edge[top] < t->n_deps) {
+				const struct plan_dep *d = &t->deps[edge[top]++];
+				size_t w = d->index, k;
+
+				if (w >= n)
+					continue; /* dangling: reported */
+				if (color[w] == 0) {
+					color[w] = 1;
+					stack[++top] = w;
+					edge[top] = 0;
+				} else if (color[w] == 1) {
+					struct sbuf sb = SBUF_INIT(400);
+					char path[ORCH_PATH_MAX];
+
+					for (k = 0; stack[k] != w; k++)
+						;
+					for (; k <= top; k++)
+						(void)sbuf_addf(&sb, "%s -> ",
+								p->tasks[stack[k]].id);
+					(void)sbuf_adds(&sb, p->tasks[w].id);
+					vproblem(v, d->line, d->col,
+						 "field '%s.depends_on[%zu]': dependency cycle: "
+						 "%s%s",
+						 task_path(p, stack[top], path, sizeof(path)),
+						 (size_t)(d - t->deps), sb.buf,
+						 sb.len == sb.max ? "..." : "");
+					sbuf_release(&sb);
+				}
+			} else {
+				color[stack[top]] = 2;
+				if (top == 0)
+					break;
+				top--;
+			}
+		}
+	}
+	free(color);
+	free(stack);
+	free(edge);
+}
+
+size_t plan_validate(struct plan *p, struct plan_issues *issues)
+{
+	struct vctx v = {.p = p, .issues = issues, .found = 0};
+
+	size_t nt, ni;
+	struct key_entry *titles = key_index(p, false, &nt), *ids = key_index(p, true, &ni);
+
+	check_unique(&v, titles, nt, ids, ni);
+	resolve_deps(&v, titles, nt, ids, ni);
+	check_cycles(&v);
+	free(titles);
+	free(ids);
+	return v.found;
+}
+
+/* ---- loading ---- */
+
+struct plan *plan_free(struct plan *p)
+{
+	if (!p)
+		return NULL;
+	arena_release(&p->arena);
+	ydoc_free(p->doc);
+	free(p);
+	return NULL;
+}
+
+int plan_load_buf(const char *name, const char *buf, size_t len, const char *allowed_api_key_envs,
+		  struct plan **ret, struct plan_issues *issues)
+{
+	struct yaml_limits lim = {.max_bytes = PLAN_MAX_BYTES};
+	struct plan_issues found = PLAN_ISSUES_INIT;
+	struct plan *p = NULL;
+	struct pctx x;
+	struct diag d;
+	size_t i;
+	int r;
+
+	diag_clear(&d);
+	if (len > PLAN_MAX_BYTES) {
+		diag_set(&d, name, 0, 0, "file is larger than %zu bytes", PLAN_MAX_BYTES);
+		plan_issues_add(issues, &d);
+		return -EFBIG;
+	}
+	p = xcalloc(1, sizeof(*p));
+	arena_init(&p->arena, 0);
+	hash_sha256_hex(buf, len, p->hash);
+	r = yaml_load_buf(name, buf, len, &lim, &p->doc, &d);
+	if (r < 0) {
+		plan_issues_add(issues, &d);
+		goto out;
+	}
+	p->source = p->doc->name;
+	x = (struct pctx){.p = p, .doc = p->doc, .allowed = allowed_api_key_envs, .issues = &found};
+	parse_plan(&x);
+	x.found += plan_validate(p, &found);
+	free(x.stages);
+	if (x.found) {
+		issues_sort(&found);
+		for (i = 0; i < found.n; i++)
+			plan_issues_add(issues, &found.v[i]);
+		if (issues)
+			issues->dropped += found.dropped;
+		r = -EINVAL;
+		goto out;
+	}
+	*ret = p;
+	p = NULL;
+	r = 0;
+out:
+	plan_issues_release(&found);
+	plan_free(p);
+	return r;
+}
+
+int plan_load_file(const char *path, const char *allowed_api_key_envs, struct plan **ret,
+		   struct plan_issues *issues)
+{
+	char *text = NULL;
+	size_t len = 0;
+	struct diag d;
+	int r;
+
+	r = read_file_capped(path, PLAN_MAX_BYTES, &text, &len);
+	if (r < 0) {
+		if (r == -EFBIG)
+			diag_set(&d, path, 0, 0, "file is larger than %zu bytes", PLAN_MAX_BYTES);
+		else
+			diag_set(&d, path, 0, 0, "cannot read file: %s", strerror(-r));
+		plan_issues_add(issues, &d);
+		return r;
+	}
+	r = plan_load_buf(path, text, len, allowed_api_key_envs, ret, issues);
+	free(text);
+	return r;
+}
+
+int plan_load(const char *path, const char *allowed_api_key_envs, struct plan **ret,
+	      struct diag *reterr)
+{
+	struct plan_issues is = PLAN_ISSUES_INIT;
+	int r = plan_load_file(path, allowed_api_key_envs, ret, &is);
+
+	if (r < 0 && reterr) {
+		if (is.n)
+			*reterr = is.v[0];
+		else
+			diag_set(reterr, path, 0, 0, "invalid plan");
+	}
+	plan_issues_release(&is);
+	return r;
+}
+
+/* ---- queries ---- */
+
+const char *plan_hash(const struct plan *p)
+{
+	return p->hash;
+}
+
+long plan_find(const struct plan *p, const char *id_or_title)
+{
+	size_t i;
+
+	if (!id_or_title)
+		return -1;
+	for (i = 0; i < p->n; i++)
+		if (p->tasks[i].id && strcmp(p->tasks[i].id, id_or_title) == 0)
+			return (long)i;
+	for (i = 0; i < p->n; i++)
+		if (p->tasks[i].title && strcmp(p->tasks[i].title, id_or_title) == 0)
+			return (long)i;
+	return -1;
+}
+
+/* A min-heap of task indices: the ready task first in the file goes first. */
+static void heap_push(size_t *h, size_t *n, size_t v)
+{
+	size_t i = (*n)++;
+
+	while (i > 0 && h[(i - 1) / 2] > v) {
+		h[i] = h[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h[i] = v;
+}
+
+static size_t heap_pop(size_t *h, size_t *n)
+{
+	size_t top = h[0], v = h[--(*n)], i = 0;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= *n)
+			break;
+		if (c + 1 < *n && h[c + 1] < h[c])
+			c++;
+		if (h[c] >= v)
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	if (*n)
+		h[i] = v;
+	return top;
+}
+
+int plan_topo_order(const struct plan *p, size_t *order)
+{
+	size_t n = p->n, i, j, k, nh = 0, no = 0, total = 0;
+	size_t *pending = xcalloc(n ? n : 1, sizeof(*pending)); /* unmet dependencies */
+	size_t *start = xcalloc(n + 1, sizeof(*start));		/* dependents, CSR */
+	size_t *dependents, *fill, *heap;
+	int r = 0;
+
+	for (i = 0; i < n; i++)
+		for (j = 0; j < p->tasks[i].n_deps; j++)
+			if (p->tasks[i].deps[j].index < n) {
+				start[p->tasks[i].deps[j].index + 1]++;
+				pending[i]++;
+				total++;
+			}
+	for (i = 0; i < n; i++)
+		start[i + 1] += start[i];
+	dependents = xcalloc(total ? total : 1, sizeof(*dependents));
+	fill = xcalloc(n ? n : 1, sizeof(*fill));
+	heap = xcalloc(n ? n : 1, sizeof(*heap));
+	for (i = 0; i < n; i++)
+		for (j = 0; j < p->tasks[i].n_deps; j++) {
+			size_t d = p->tasks[i].deps[j].index;
+
+			if (d < n)
+				dependents[start[d] + fill[d]++] = i;
+		}
+	for (i = 0; i < n; i++)
+		if (!pending[i])
+			heap_push(heap, &nh, i);
+	while (nh) {
+		i = heap_pop(heap, &nh);
+		order[no++] = i;
+		for (k = start[i]; k < start[i + 1]; k++)
+			if (--pending[dependents[k]] == 0)
+				heap_push(heap, &nh, dependents[k]);
+	}
+	if (no != n)
+		r = -ELOOP;
+	free(pending);
+	free(start);
+	free(dependents);
+	free(fill);
+	free(heap);
+	return r;
+}
+
+/* ---- JSON ---- */
+
+static json_t *jstr(const char *s)
+{
+	json_t *j = s ? json_string(s) : NULL;
+
+	return j ? j : json_null();
+}
+
+static json_t *jnum(double v)
+{
+	if (v == floor(v) && fabs(v) < 1e15)
+		return json_integer((json_int_t)v);
+	return json_real(v);
+}
+
+static json_t *jstrs(const char *const *v, size_t n)
+{
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		(void)json_array_append_new(a, jstr(v[i]));
+	return a;
+}
+
+static json_t *sampling_json(const struct invocation_sampling *s)
+{
+	json_t *o = json_object();
+
+	if (s->set & (1u << SAMPLING_TEMPERATURE))
+		(void)json_object_set_new(o, "temperature", jnum(s->temperature));
+	if (s->set & (1u << SAMPLING_TOP_P))
+		(void)json_object_set_new(o, "top_p", jnum(s->top_p));
+	if (s->set & (1u << SAMPLING_TOP_K))
+		(void)json_object_set_new(o, "top_k", json_integer((json_int_t)s->top_k));
+	if (s->set & (1u << SAMPLING_MAX_TOKENS))
+		(void)json_object_set_new(o, "max_tokens", json_integer((json_int_t)s->max_tokens));
+	if (s->set & (1u << SAMPLING_BASE_URL))
+		(void)json_object_set_new(o, "base_url", jstr(s->base_url));
+	if (s->set & (1u << SAMPLING_API_KEY_ENV))
+		(void)json_object_set_new(o, "api_key_env", jstr(s->api_key_env));
+	return o;
+}
+
+json_t *plan_json(const struct plan *p)
+{
+	json_t *o = json_object(), *tasks = json_array();
+	size_t i, j;
+
+	(void)json_object_set_new(o, "name", jstr(p->name));
+	(void)json_object_set_new(o, "description", jstr(p->description));
+	(void)json_object_set_new(o, "form", jstr(plan_form_to_string(p->form)));
+	(void)json_object_set_new(o, "file", jstr(p->source));
+	(void)json_object_set_new(o, "plan_hash", jstr(p->hash));
+	for (i = 0; i < p->n; i++) {
+		const struct plan_task *t = &p->tasks[i];
+		json_t *to = json_object(), *deps = json_array(), *gates = json_array();
+
+		(void)json_object_set_new(to, "id", jstr(t->id));
+		(void)json_object_set_new(to, "title", jstr(t->title));
+		(void)json_object_set_new(to, "role", jstr(t->role));
+		(void)json_object_set_new(to, "adapter", jstr(t->adapter));
+		(void)json_object_set_new(to, "model", jstr(t->model));
+		(void)json_object_set_new(to, "effort", jstr(t->effort));
+		(void)json_object_set_new(to, "prompt", jstr(t->prompt));
+		for (j = 0; j < t->n_deps; j++)
+			if (t->deps[j].index < p->n)
+				(void)json_array_append_new(deps,
+							    jstr(p->tasks[t->deps[j].index].id));
+		(void)json_object_set_new(to, "depends_on", deps);
+		(void)json_object_set_new(to, "requires", jstrs(t->requires, t->n_requires));
+		(void)json_object_set_new(to, "artifact", jstr(t->artifact));
+		(void)json_object_set_new(to, "attachments",
+					  jstrs(t->attachments, t->n_attachments));
+		(void)json_object_set_new(to, "timeout",
+					  t->timeout_s > 0 ? jnum(t->timeout_s) : json_null());
+		for (j = 0; j < t->n_gates; j++) {
+			json_t *g = json_object();
+
+			(void)json_object_set_new(g, "name", jstr(t->gates[j].name));
+			(void)json_object_set_new(g, "run", jstr(t->gates[j].run));
+			(void)json_object_set_new(g, "timeout", jnum(t->gates[j].timeout_s));
+			(void)json_array_append_new(gates, g);
+		}
+		(void)json_object_set_new(to, "gates", gates);
+		(void)json_object_set_new(to, "sampling", sampling_json(&t->sampling));
+		(void)json_object_set_new(to, "stage", jstr(t->stage));
+		(void)json_object_set_new(to, "line", json_integer(t->line));
+		(void)json_object_set_new(to, "column", json_integer(t->col));
+		(void)json_array_append_new(tasks, to);
+	}
+	(void)json_object_set_new(o, "tasks", tasks);
+	return o;
+}

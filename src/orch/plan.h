@@ -1,0 +1,163 @@
+/* plan.yaml: the tasks of a run (docs/plans.md).
+ *
+ * Two forms give the same struct plan. The tasks form:
+ *
+ *   name: demo
+ *   tasks:
+ *     - title: write greeting       required, unique
+ *       id: greet                   optional; default: a slug of the title
+ *       prompt: "..."               required (or Bernstein's description:)
+ *       role: backend               default backend; one of orch_roles
+ *       requires: [capability:vision, python]
+ *       adapter: mock               optional (Bernstein: cli:)
+ *       model: null
+ *       effort: high
+ *       depends_on: [other title or id]
+ *       timeout: 600
+ *       gates: [{name: lint, run: "true"}]
+ *       artifact: report.md         workdir-relative, no "..", not absolute
+ *       attachments: [shot.png]     workdir-relative files (images)
+ *       sampling: {temperature: 0.2, base_url: ..., api_key_env: ...}
+ *                                   (alias: mcp_config)
+ *
+ * and Bernstein's stages form (anchor-core §5.4): name, stages[{name,
+ * steps[{title|goal, description, role, cli, model, ...}], depends_on:
+ * [stage names]}]: the steps of a stage run in parallel, and each step
+ * depends on every step of the stages its stage lists.
+ *
+ * Loading reports every problem, each at its FILE:LINE:COL, sorted by
+ * position: schema errors (unknown keys, wrong types), unknown roles, bad
+ * capability: tokens (route/requirements.h), bad ids and artifacts,
+ * duplicate titles and ids, dangling dependencies and cycles (named:
+ * "dependency cycle: a -> b -> a"). */
+#ifndef BERNSTEIN_ORCH_PLAN_H
+#define BERNSTEIN_ORCH_PLAN_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "adapter/invocation.h"
+#include "orch/config.h"
+#include "route/requirements.h"
+#include "util/arena.h"
+#include "util/diag.h"
+#include "util/hash.h"
+
+#define PLAN_MAX_BYTES	((size_t)1024 * 1024)
+#define PLAN_MAX_ISSUES 100 /* more are counted in plan_issues.dropped */
+#define PLAN_ID_MAX	64
+
+enum plan_form {
+	PLAN_FORM_TASKS,  /* "tasks" */
+	PLAN_FORM_STAGES, /* "stages" */
+	_PLAN_FORM_MAX,
+};
+
+const char *plan_form_to_string(enum plan_form f);
+
+struct plan_dep {
+	const char *name;   /* as written: a title or id (tasks form), a stage (stages form) */
+	size_t index;	    /* the task depended on (valid once the plan validated) */
+	unsigned line, col; /* where it is written */
+};
+
+struct plan_task {
+	const char *id;	      /* [a-z0-9][a-z0-9-]{0,63}, unique */
+	const char *title;    /* unique */
+	const char *prompt;   /* prompt: or description: (stages form: defaults to the title) */
+	const char *role;     /* one of orch_roles; default backend */
+	const char *adapter;  /* the task's, else the plan's adapter:; NULL: the run decides */
+	const char *model;    /* the task's, else the plan's model:; NULL: the run decides */
+	const char *effort;   /* NULL or one of orch_efforts */
+	const char *artifact; /* artifact-mode task: the declared workdir-relative file, or NULL */
+	const char *stage;    /* stages form: the stage's name; NULL otherwise */
+	const char *const *requires; /* every token as written, NULL-terminated */
+	size_t n_requires;
+	struct requirements req;	/* the capability: tokens, parsed */
+	const char *const *attachments; /* workdir-relative paths, NULL-terminated */
+	size_t n_attachments;
+	struct plan_dep *deps; /* in file order, no duplicates */
+	size_t n_deps;
+	double timeout_s;	 /* 0: the configuration's */
+	struct orch_gate *gates; /* extra gates after the configuration's */
+	size_t n_gates;
+	struct invocation_sampling sampling; /* the task's explicit slots */
+	const char *path;		     /* "tasks[2]", "stages[0].steps[1]": for messages */
+	bool id_explicit;		     /* id: was given */
+	unsigned line, col;		     /* the task's mapping */
+	unsigned title_line, title_col, id_line, id_col;
+};
+
+struct plan {
+	struct arena arena;
+	const char *source; /* the file name in diagnostics */
+	const char *name;
+	const char *description; /* or NULL */
+	enum plan_form form;
+	struct plan_task *tasks; /* in file order */
+	size_t n;
+	char hash[SHA256_HEX_LEN + 1]; /* SHA-256 of the file's bytes */
+	struct ydoc *doc;	       /* private: the document the strings point into */
+};
+
+/* Every problem found, in position order. */
+struct plan_issues {
+	struct diag *v;
+	size_t n, alloc;
+	size_t dropped; /* problems beyond PLAN_MAX_ISSUES, not kept */
+};
+#define PLAN_ISSUES_INIT                                                                           \
+	{                                                                                          \
+		.v = NULL, .n = 0, .alloc = 0, .dropped = 0                                        \
+	}
+void plan_issues_add(struct plan_issues *is, const struct diag *d);
+void plan_issues_release(struct plan_issues *is);
+
+/* Parse and validate a plan from memory (name: the file name in
+ * diagnostics). allowed_api_key_envs is the value of the host's
+ * BERNSTEIN_ALLOWED_API_KEY_ENVS (or NULL), for sampling.api_key_env.
+ * Returns 0 with the plan in *ret, or -EINVAL with every problem appended
+ * to issues (*ret untouched); -EFBIG when buf is larger than
+ * PLAN_MAX_BYTES. issues may be NULL. */
+int plan_load_buf(const char *name, const char *buf, size_t len, const char *allowed_api_key_envs,
+		  struct plan **ret, struct plan_issues *issues);
+/* The same from a file: also -errno (one issue "cannot read file: ...")
+ * when it cannot be read. */
+int plan_load_file(const char *path, const char *allowed_api_key_envs, struct plan **ret,
+		   struct plan_issues *issues);
+/* The same with only the first problem (by position) in reterr. */
+int plan_load(const char *path, const char *allowed_api_key_envs, struct plan **ret,
+	      struct diag *reterr);
+struct plan *plan_free(struct plan *p);
+
+/* The steps of validation after parsing (plan_load_* call it): resolve
+ * depends_on into indices; duplicate titles and ids, dangling dependencies,
+ * cycles. Appends a diag per problem to issues; returns their number. */
+size_t plan_validate(struct plan *p, struct plan_issues *issues);
+
+/* SHA-256 (lowercase hex) of the plan file's bytes, for the run record. */
+const char *plan_hash(const struct plan *p);
+
+/* The index of the task with this id, else this title; -1 when none. */
+long plan_find(const struct plan *p, const char *id_or_title);
+
+/* A topological order of the tasks (dependencies first; among the ready
+ * tasks the one first in the file) into order[0..p->n). -ELOOP when the
+ * dependencies have a cycle (never for a loaded plan). */
+int plan_topo_order(const struct plan *p, size_t *order);
+
+/* The resolved plan as JSON (a new reference): name, description, form,
+ * file, plan_hash, tasks [{id, title, role, adapter, model, effort, prompt,
+ * depends_on [ids], requires, artifact, attachments, timeout, gates,
+ * sampling, stage, line, column}]. */
+json_t *plan_json(const struct plan *p);
+
+/* The task id a title gives: lowercase ASCII letters and digits kept,
+ * every other run of bytes one '-', trimmed, cut to PLAN_ID_MAX; "" when
+ * nothing is left. buf has at least PLAN_ID_MAX + 1 bytes. */
+const char *plan_slug(const char *title, char *buf);
+/* [a-z0-9][a-z0-9-]{0,63} */
+bool plan_id_valid(const char *id);
+
+#endif

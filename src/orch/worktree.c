@@ -1,0 +1,1514 @@
+#include "orch/worktree.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "proc/probe.h"
+#include "proc/spawn.h"
+#include "util/clock.h"
+#include "util/fsutil.h"
+#include "util/sbuf.h"
+#include "util/strvec.h"
+#include "util/xalloc.h"
+#include "util/banned.h"
+
+#define RUN_KILL_GRACE_MS 1000 /* SIGTERM -> SIGKILL on a deadline */
+#define RUN_DRAIN_MS	  200  /* reading pipes after the child exited */
+#define RUN_POLL_MAX_MS	  50   /* without a pidfd, exits are noticed by polling */
+#define RUN_READ_CHUNK	  65536
+#define RUN_READS_PER_FD  16
+#define GIT_ERR_TAIL	  4096 /* bytes of git's stderr kept for messages */
+#define DIAG_ERR_TAIL	  300  /* bytes of it put into a diag */
+#define HEADS_PREFIX	  "refs/heads/"
+
+/* ---- running a child -------------------------------------------------------- */
+
+struct run {
+	/* in */
+	const char *const *argv; /* argv[0] absolute */
+	const char *cwd;	 /* NULL = inherit */
+	const char *const *env;	 /* complete; NULL = empty */
+	uint64_t timeout_ms;	 /* 0 = none */
+	size_t out_max;		 /* stdout cap (or, with combine, the tail kept) */
+	bool combine;		 /* stdout and stderr into one tail in out */
+	/* out */
+	struct sbuf out; /* stdout, or the combined tail */
+	struct sbuf err; /* the last GIT_ERR_TAIL bytes of stderr */
+	bool out_overflow;
+	bool timed_out;
+	bool status_unknown; /* reaped by someone else */
+	int exit_code;	     /* when it exited */
+	int term_signal;     /* when a signal killed it */
+};
+
+static uint64_t now_ms(void)
+{
+	const struct clock *c = clock_system();
+
+	return c->mono_ms(c);
+}
+
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* Keep the last keep bytes of everything added to sb. */
+static void tail_add(struct sbuf *sb, size_t keep, const char *p, size_t n)
+{
+	if (n >= keep) {
+		sbuf_reset(sb);
+		(void)sbuf_add(sb, p + n - keep, keep);
+		return;
+	}
+	(void)sbuf_add(sb, p, n);
+	if (sb->len > 2 * keep) {
+		memmove(sb->buf, sb->buf + sb->len - keep, keep);
+		sbuf_setlen(sb, keep);
+	}
+}
+
+static void tail_finish(struct sbuf *sb, size_t keep)
+{
+	size_t skip = 0;
+
+	if (sb->len <= keep)
+		return;
+	skip = sb->len - keep;
+	/* do not start in the middle of a UTF-8 sequence */
+	while (skip < sb->len && skip - (sb->len - keep) < 3 &&
+	       ((unsigned char)sb->buf[skip] & 0xc0) == 0x80)
+		skip++;
+	memmove(sb->buf, sb->buf + skip, sb->len - skip);
+	sbuf_setlen(sb, sb->len - skip);
+}
+
+static void run_feed(struct run *r, int stream, const char *p, size_t n)
+{
+	if (r->combine) {
+		tail_add(&r->out, r->out_max, p, n);
+	} else if (stream == 1) {
+		tail_add(&r->err, GIT_ERR_TAIL, p, n);
+	} else if (!r->out_overflow && sbuf_add(&r->out, p, n) < 0) {
+		r->out_overflow = true; /* the rest is read and dropped */
+	}
+}
+
+/* Read what fd has now; closes it (and sets it to -1) at EOF or on an error.
+ * Returns whether anything was read. */
+static bool run_read(struct run *r, int stream, int *fd, char *chunk)
+{
+	bool got = false;
+	int i;
+
+	for (i = 0; i < RUN_READS_PER_FD && *fd >= 0; i++) {
+		ssize_t n = read(*fd, chunk, RUN_READ_CHUNK);
+
+		if (n > 0) {
+			run_feed(r, stream, chunk, (size_t)n);
+			got = true;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		close_fdp(fd); /* EOF or a read error */
+	}
+	return got;
+}
+
+/* Spawn r->argv and wait for it, reading its output, enforcing the deadline.
+ * When the leader exits (still unreaped, so its pid cannot be reused) its
+ * whole process group is killed: nothing it started in the background
+ * survives it. Returns 0 when the child ran (see exit_code, term_signal,
+ * timed_out), or the negative errno of proc_spawn() with reterr set. */
+static int run_child(struct run *r, struct diag *reterr)
+{
+	struct proc_spec spec = PROC_SPEC_INIT;
+	struct proc p = PROC_INIT;
+	uint64_t deadline, kill_at = UINT64_MAX, drain_until = UINT64_MAX, now;
+	bool exited = false, term_sent = false, kill_sent = false;
+	unsigned backoff = 1;
+	char *chunk = NULL;
+	int fds[2], pidfd = -1;
+	int k, st;
+
+	sbuf_init(&r->out, r->combine ? SIZE_MAX : r->out_max);
+	sbuf_init(&r->err, SIZE_MAX);
+	r->out_overflow = r->timed_out = r->status_unknown = false;
+	r->exit_code = -1;
+	r->term_signal = 0;
+
+	strvec_pushv(&spec.argv, r->argv);
+	strvec_pushv(&spec.env, r->env);
+	spec.cwd = r->cwd;
+	spec.flags = SPAWN_DEFAULT;
+	k = proc_spawn(&spec, &p, reterr);
+	proc_spec_release(&spec);
+	if (k < 0)
+		return k;
+
+	fds[0] = p.out_fd;
+	fds[1] = p.err_fd;
+	p.out_fd = p.err_fd = -1;
+	/* readable when the child exits (it stays unreaped); without it (old
+	 * kernel, seccomp) exits are noticed by polling waitid() */
+	pidfd = pidfd_open(p.pid, 0);
+	chunk = xmalloc(RUN_READ_CHUNK);
+	now = now_ms();
+	deadline = r->timeout_ms ? add_sat(now, r->timeout_ms) : UINT64_MAX;
+
+	for (;;) {
+		struct pollfd pfd[3];
+		int stream_of[3];
+		uint64_t wake;
+		nfds_t nfds = 0;
+		bool got = false;
+		int i;
+
+		if (!exited) {
+			siginfo_t si;
+
+			memset(&si, 0, sizeof(si));
+			if (waitid(P_PID, (id_t)p.pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0) {
+				if (si.si_pid == p.pid) {
+					exited = true;
+					(void)kill(-p.pid, SIGKILL); /* leftovers of the group */
+				}
+			} else if (errno == ECHILD) {
+				exited = true; /* reaped behind our back: no group to kill */
+				r->status_unknown = true;
+			}
+			if (exited)
+				drain_until = add_sat(now_ms(), RUN_DRAIN_MS);
+		}
+		now = now_ms();
+		if (!exited && !term_sent && now >= deadline) {
+			r->timed_out = true;
+			(void)kill(-p.pid, SIGTERM);
+			term_sent = true;
+			kill_at = add_sat(now, RUN_KILL_GRACE_MS);
+		} else if (!exited && term_sent && !kill_sent && now >= kill_at) {
+			(void)kill(-p.pid, SIGKILL);
+			kill_sent = true;
+		}
+		if (exited && ((fds[0] < 0 && fds[1] < 0) || now >= drain_until))
+			break;
+
+		if (exited) {
+			wake = drain_until;
+		} else {
+			wake = add_sat(now, pidfd >= 0 ? RUN_POLL_MAX_MS : backoff);
+			if (!term_sent && deadline < wake)
+				wake = deadline;
+			if (term_sent && !kill_sent && kill_at < wake)
+				wake = kill_at;
+		}
+		for (i = 0; i < 2; i++) {
+			if (fds[i] < 0)
+				continue;
+			pfd[nfds].fd = fds[i];
+			pfd[nfds].events = POLLIN;
+			pfd[nfds].revents = 0;
+			stream_of[nfds] = i;
+			nfds++;
+		}
+		if (pidfd >= 0 && !exited) {
+			pfd[nfds].fd = pidfd;
+			pfd[nfds].events = POLLIN;
+			pfd[nfds].revents = 0;
+			stream_of[nfds] = -1;
+			nfds++;
+		}
+		k = poll(pfd, nfds,
+			 wake <= now ? 0
+				     : (int)(wake - now > RUN_POLL_MAX_MS ? RUN_POLL_MAX_MS
+									  : wake - now));
+		if (k < 0 && errno != EINTR) {
+			/* cannot wait for output any more: end it */
+			(void)kill(-p.pid, SIGKILL);
+			close_fdp(&fds[0]);
+			close_fdp(&fds[1]);
+			continue;
+		}
+		for (i = 0; k > 0 && i < (int)nfds; i++)
+			if (pfd[i].revents && stream_of[i] >= 0)
+				got |= run_read(r, stream_of[i], &fds[stream_of[i]], chunk);
+		backoff = got ? 1 : (backoff * 2 > RUN_POLL_MAX_MS ? RUN_POLL_MAX_MS : backoff * 2);
+	}
+	close_fdp(&fds[0]);
+	close_fdp(&fds[1]);
+	close_fdp(&pidfd);
+	free(chunk);
+
+	if (!r->status_unknown) {
+		pid_t w;
+
+		do
+			w = waitpid(p.pid, &st, 0);
+		while (w < 0 && errno == EINTR);
+		if (w < 0) {
+			r->status_unknown = true;
+		} else if (WIFEXITED(st)) {
+			r->exit_code = WEXITSTATUS(st);
+		} else if (WIFSIGNALED(st)) {
+			r->term_signal = WTERMSIG(st);
+			r->exit_code = 128 + r->term_signal;
+		}
+	}
+	if (r->combine)
+		tail_finish(&r->out, r->out_max);
+	tail_finish(&r->err, GIT_ERR_TAIL);
+	proc_release(&p);
+	return 0;
+}
+
+static void run_release(struct run *r)
+{
+	sbuf_release(&r->out);
+	sbuf_release(&r->err);
+}
+
+/* ---- calling git ------------------------------------------------------------ */
+
+enum git_flags {
+	GIT_READ = 1 << 0,  /* a query: GIT_OPTIONAL_LOCKS=0 */
+	GIT_WRITE = 1 << 1, /* bernstein writes: hooks, signing and auto-gc off */
+};
+
+struct git_res {
+	int exit_code;
+	char *out; /* stdout, NUL-terminated (may hold NULs with -z) */
+	size_t out_len;
+	char *err; /* the tail of stderr */
+};
+
+static void git_res_release(struct git_res *g)
+{
+	free(g->out);
+	free(g->err);
+	memset(g, 0, sizeof(*g));
+}
+
+static bool env_key_is(const char *entry, const char *key)
+{
+	size_t n = strlen(key);
+
+	return strncmp(entry, key, n) == 0 && entry[n] == '=';
+}
+
+static const char *env_value(const char *const *env, const char *key)
+{
+	for (; env && *env; env++)
+		if (env_key_is(*env, key))
+			return *env + strlen(key) + 1;
+	return NULL;
+}
+
+/* Variables that would point git somewhere else than -C DIR, or that we set. */
+static bool env_dropped(const char *entry)
+{
+	static const char *const keys[] = {"GIT_DIR",
+					   "GIT_WORK_TREE",
+					   "GIT_INDEX_FILE",
+					   "GIT_COMMON_DIR",
+					   "GIT_OBJECT_DIRECTORY",
+					   "GIT_NAMESPACE",
+					   "GIT_PREFIX",
+					   "GIT_OPTIONAL_LOCKS",
+					   "GIT_TERMINAL_PROMPT",
+					   "LC_ALL",
+					   "LANGUAGE",
+					   "GIT_EDITOR",
+					   WORKTREE_GIT_TIMEOUT_ENV,
+					   NULL};
+	size_t i;
+
+	for (i = 0; keys[i]; i++)
+		if (env_key_is(entry, keys[i]))
+			return true;
+	return false;
+}
+
+static uint64_t git_timeout(const char *const *env)
+{
+	const char *v = env_value(env, WORKTREE_GIT_TIMEOUT_ENV);
+	unsigned long long ms;
+	char *end;
+
+	if (!v || !*v)
+		return WORKTREE_GIT_TIMEOUT_MS;
+	errno = 0;
+	ms = strtoull(v, &end, 10);
+	if (errno || *end || ms == 0 || v[0] == '-')
+		return WORKTREE_GIT_TIMEOUT_MS;
+	return (uint64_t)ms;
+}
+
+/* "git worktree add -b x ..." for messages: the arguments after the global
+ * options, a -m value elided, cut at a reasonable length. */
+static const char *git_describe(const char *const *args, char *buf, size_t size)
+{
+	size_t len;
+	int i;
+
+	len = (size_t)snprintf(buf, size, "git");
+	for (i = 0; args[i] && len < size; i++) {
+		const char *a = args[i];
+
+		if (i > 0 && strcmp(args[i - 1], "-m") == 0)
+			a = "...";
+		if (len + strlen(a) + 2 > 120 && len + 5 < size) {
+			(void)snprintf(buf + len, size - len, " ...");
+			break;
+		}
+		len += (size_t)snprintf(buf + len, size - len, " %s", a);
+	}
+	return buf;
+}
+
+/* The last DIAG_ERR_TAIL bytes of git's stderr on one line. */
+static const char *err_tail(const char *err, char *buf, size_t size)
+{
+	size_t n = strlen(err), o = 0, i;
+
+	while (n && (err[n - 1] == '\n' || err[n - 1] == ' ' || err[n - 1] == '\r'))
+		n--;
+	i = n > DIAG_ERR_TAIL ? n - DIAG_ERR_TAIL : 0;
+	while (i < n && o + 3 < size) {
+		char c = err[i++];
+
+		if (c == '\n') {
+			buf[o++] = ';';
+			buf[o++] = ' ';
+			while (i < n && (err[i] == ' ' || err[i] == '\t'))
+				i++;
+		} else if (c == '\t' || c == '\r') {
+			buf[o++] = ' ';
+		} else {
+			buf[o++] = c;
+		}
+	}
+	buf[o] = '\0';
+	if (!o)
+		(void)snprintf(buf, size, "no message");
+	return buf;
+}
+
+/* Run `git -C dir [-c ...] args...`. Returns 0 when git ran and exited (any
+ * code, in res->exit_code), or a negative errno: -ENOENT git not on PATH,
+ * -ETIMEDOUT, -ENOBUFS, -EIO (killed by a signal), or a spawn failure. */
+static int git_call(const char *dir, const char *const *env, enum git_flags flags,
+		    const struct git_identity *id, const char *const *args, struct git_res *res,
+		    struct diag *reterr)
+{
+	struct strvec argv = STRVEC_INIT, cenv = STRVEC_INIT;
+	struct run run = {0};
+	char *git = NULL, what[160];
+	const char *const *e;
+	uint64_t timeout = git_timeout(env);
+	int r;
+
+	memset(res, 0, sizeof(*res));
+	r = path_search("git", env_value(env, "PATH"), &git);
+	if (r < 0) {
+		diag_set(reterr, dir, 0, 0, "git not found on PATH");
+		return -ENOENT;
+	}
+
+	strvec_push(&argv, git);
+	strvec_push(&argv, "-C");
+	strvec_push(&argv, dir);
+	if (flags & GIT_WRITE) {
+		strvec_push(&argv, "-c");
+		strvec_push(&argv, "core.hooksPath=/dev/null");
+		strvec_push(&argv, "-c");
+		strvec_push(&argv, "commit.gpgSign=false");
+		strvec_push(&argv, "-c");
+		strvec_push(&argv, "gc.auto=0");
+		strvec_push(&argv, "-c");
+		strvec_push(&argv, "maintenance.auto=false");
+	}
+	if (id) {
+		strvec_push(&argv, "-c");
+		strvec_pushf(&argv, "user.name=%s", id->name);
+		strvec_push(&argv, "-c");
+		strvec_pushf(&argv, "user.email=%s", id->email);
+	}
+	strvec_pushv(&argv, args);
+
+	for (e = env; e && *e; e++)
+		if (!env_dropped(*e))
+			strvec_push(&cenv, *e);
+	strvec_push(&cenv, "LC_ALL=C");
+	strvec_push(&cenv, "GIT_TERMINAL_PROMPT=0");
+	if (flags & GIT_READ)
+		strvec_push(&cenv, "GIT_OPTIONAL_LOCKS=0");
+	if (flags & GIT_WRITE)
+		strvec_push(&cenv, "GIT_EDITOR=true");
+
+	run.argv = argv.v;
+	run.env = cenv.v;
+	run.timeout_ms = timeout;
+	run.out_max = WORKTREE_GIT_MAX_OUTPUT;
+	r = run_child(&run, reterr);
+	if (r < 0) {
+		diag_prefix(reterr, "%s", git_describe(args, what, sizeof(what)));
+		goto out;
+	}
+	if (run.timed_out) {
+		diag_set(reterr, dir, 0, 0, "%s: timed out after %llu ms",
+			 git_describe(args, what, sizeof(what)), (unsigned long long)timeout);
+		r = -ETIMEDOUT;
+	} else if (run.out_overflow) {
+		diag_set(reterr, dir, 0, 0, "%s: printed more than %u bytes",
+			 git_describe(args, what, sizeof(what)), WORKTREE_GIT_MAX_OUTPUT);
+		r = -ENOBUFS;
+	} else if (run.status_unknown) {
+		diag_set(reterr, dir, 0, 0, "%s: exit status lost (reaped elsewhere)",
+			 git_describe(args, what, sizeof(what)));
+		r = -ECHILD;
+	} else if (run.term_signal) {
+		diag_set(reterr, dir, 0, 0, "%s: killed by signal %d",
+			 git_describe(args, what, sizeof(what)), run.term_signal);
+		r = -EIO;
+	} else {
+		res->exit_code = run.exit_code;
+		res->out = sbuf_detach(&run.out, &res->out_len);
+		res->err = sbuf_detach(&run.err, NULL);
+	}
+out:
+	run_release(&run);
+	strvec_clear(&argv);
+	strvec_clear(&cenv);
+	free(git);
+	return r;
+}
+
+/* A git call that ended with an unexpected exit code: classify it. */
+static int git_fail(const char *dir, const char *const *args, const struct git_res *res,
+		    struct diag *reterr)
+{
+	const char *err = res->err ? res->err : "";
+	char what[160], tail[DIAG_ERR_TAIL + 64];
+	int r = -EIO;
+
+	if (strstr(err, "not a git repository") || strstr(err, "cannot change to") ||
+	    strstr(err, "must be run in a work tree"))
+		r = -ENOTDIR;
+	else if (strstr(err, "dubious ownership"))
+		r = -EPERM;
+	diag_set(reterr, dir, 0, 0, "%s failed (exit %d): %s",
+		 git_describe(args, what, sizeof(what)), res->exit_code,
+		 err_tail(err, tail, sizeof(tail)));
+	return r;
+}
+
+/* Run git and require exit 0. */
+static int git_run(const char *dir, const char *const *env, enum git_flags flags,
+		   const struct git_identity *id, const char *const *args, struct git_res *res,
+		   struct diag *reterr)
+{
+	int r = git_call(dir, env, flags, id, args, res, reterr);
+
+	if (r < 0)
+		return r;
+	if (res->exit_code != 0) {
+		r = git_fail(dir, args, res, reterr);
+		git_res_release(res);
+	}
+	return r;
+}
+
+/* The first line of git's stdout, caller frees. */
+static char *first_line(const struct git_res *res)
+{
+	return xstrndup(res->out, strcspn(res->out, "\n"));
+}
+
+/* Split NUL-separated output into v (empty fields skipped). */
+static void split_z(const char *s, size_t len, struct strvec *v)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		size_t n = strnlen(s + i, len - i);
+
+		if (n)
+			strvec_push(v, s + i); /* s[len] is a NUL too */
+		i += n + 1;
+	}
+}
+
+static bool bad_name(const char *s)
+{
+	return !s || !*s || s[0] == '-' || strchr(s, '\n');
+}
+
+static int check_args(const char *dir, struct diag *reterr)
+{
+	if (!dir || !*dir) {
+		diag_set(reterr, NULL, 0, 0, "no directory given");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_name(const char *dir, const char *what, const char *s, struct diag *reterr)
+{
+	if (bad_name(s)) {
+		diag_set(reterr, dir, 0, 0, "invalid %s '%s'", what, s ? s : "");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_identity(const char *dir, const struct git_identity *id, struct diag *reterr)
+{
+	if (!id || !id->name || !*id->name || !id->email || !*id->email || strchr(id->name, '\n') ||
+	    strchr(id->email, '\n')) {
+		diag_set(reterr, dir, 0, 0, "no git identity (user name and email) given");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_message(const char *dir, const char *msg, struct diag *reterr)
+{
+	if (!msg || !*msg || strlen(msg) > WORKTREE_MESSAGE_MAX) {
+		diag_set(reterr, dir, 0, 0, "the commit message is empty or longer than %u bytes",
+			 WORKTREE_MESSAGE_MAX);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* ---- queries ---------------------------------------------------------------- */
+
+int git_toplevel(const char *dir, const char *const *env, char **ret, struct diag *reterr)
+{
+	static const char *const args[] = {"rev-parse", "--show-toplevel", NULL};
+	struct git_res g;
+	char *top;
+	int r;
+
+	if ((r = check_args(dir, reterr)) < 0)
+		return r;
+	r = git_run(dir, env, GIT_READ, NULL, args, &g, reterr);
+	if (r < 0)
+		return r;
+	top = first_line(&g);
+	git_res_release(&g);
+	if (!*top) {
+		free(top);
+		diag_set(reterr, dir, 0, 0, "not inside a git work tree");
+		return -ENOTDIR;
+	}
+	*ret = top;
+	return 0;
+}
+
+/* Resolve rev to a commit id: 0, or -ENOENT when rev names no commit. */
+static int resolve_commit(const char *repo, const char *rev, const char *const *env, char **ret,
+			  struct diag *reterr)
+{
+	const char *args[] = {"rev-parse", "-q", "--verify", NULL, NULL};
+	struct sbuf spec = SBUF_INIT(SIZE_MAX);
+	struct git_res g;
+	int r;
+
+	if ((r = check_args(repo, reterr)) < 0 ||
+	    (r = check_name(repo, "revision", rev, reterr)) < 0)
+		return r;
+	(void)sbuf_addf(&spec, "%s^{commit}", rev);
+	args[3] = spec.buf;
+	r = git_call(repo, env, GIT_READ, NULL, args, &g, reterr);
+	if (r < 0)
+		goto out;
+	if (g.exit_code == 1) {
+		diag_set(reterr, repo, 0, 0, "unknown revision '%s'", rev);
+		r = -ENOENT;
+	} else if (g.exit_code != 0) {
+		r = git_fail(repo, args, &g, reterr);
+	} else {
+		char *id = first_line(&g);
+
+		if (!*id) {
+			free(id);
+			diag_set(reterr, repo, 0, 0, "git rev-parse printed nothing for '%s'", rev);
+			r = -EIO;
+		} else {
+			*ret = id;
+		}
+	}
+	git_res_release(&g);
+out:
+	sbuf_release(&spec);
+	return r;
+}
+
+int git_rev_parse(const char *repo, const char *rev, const char *const *env, char **ret,
+		  struct diag *reterr)
+{
+	return resolve_commit(repo, rev, env, ret, reterr);
+}
+
+int git_head(const char *repo, const char *const *env, char **ret_branch, char **ret_commit,
+	     struct diag *reterr)
+{
+	static const char *const sym[] = {"symbolic-ref", "-q", "HEAD", NULL};
+	char *branch = NULL, *commit = NULL;
+	struct git_res g;
+	int r;
+
+	if ((r = check_args(repo, reterr)) < 0)
+		return r;
+	r = git_call(repo, env, GIT_READ, NULL, sym, &g, reterr);
+	if (r < 0)
+		return r;
+	if (g.exit_code == 0) {
+		char *ref = first_line(&g);
+
+		if (strncmp(ref, HEADS_PREFIX, strlen(HEADS_PREFIX)) == 0)
+			branch = xstrdup(ref + strlen(HEADS_PREFIX));
+		else
+			branch = xstrdup(ref); /* HEAD -> something odd; say what it is */
+		free(ref);
+	} else if (g.exit_code != 1) {
+		r = git_fail(repo, sym, &g, reterr);
+	}
+	git_res_release(&g);
+	if (r < 0)
+		goto out;
+
+	r = resolve_commit(repo, "HEAD", env, &commit, reterr);
+	if (r == -ENOENT)
+		diag_set(reterr, repo, 0, 0, "HEAD has no commit yet");
+	if (r < 0)
+		goto out;
+	if (ret_branch) {
+		*ret_branch = branch;
+		branch = NULL;
+	}
+	if (ret_commit) {
+		*ret_commit = commit;
+		commit = NULL;
+	}
+out:
+	free(branch);
+	free(commit);
+	return r;
+}
+
+/* Pathspecs: the whole tree but .bernstein/, from wherever -C points. */
+#define PATHSPEC_EXCLUDE_STATE ":(top,exclude).bernstein" /* WORKTREE_STATE_DIR */
+#define PATHSPEC_ALL	       "--", ":/", PATHSPEC_EXCLUDE_STATE
+
+int git_is_clean(const char *repo, const char *const *env, bool *ret, struct diag *reterr)
+{
+	static const char *const args[] = {"status",
+					   "--porcelain=v1",
+					   "-z",
+					   "--untracked-files=no",
+					   "--ignore-submodules=none",
+					   PATHSPEC_ALL,
+					   NULL};
+	struct git_res g;
+	int r;
+
+	if ((r = check_args(repo, reterr)) < 0)
+		return r;
+	r = git_run(repo, env, GIT_READ, NULL, args, &g, reterr);
+	if (r < 0)
+		return r;
+	*ret = g.out_len == 0;
+	git_res_release(&g);
+	return 0;
+}
+
+/* merge-base --is-ancestor of two resolved commit ids. */
+static int ancestor_of(const char *repo, const char *ca, const char *cb, const char *const *env,
+		       bool *ret, struct diag *reterr)
+{
+	const char *args[] = {"merge-base", "--is-ancestor", ca, cb, NULL};
+	struct git_res g;
+	int r;
+
+	r = git_call(repo, env, GIT_READ, NULL, args, &g, reterr);
+	if (r < 0)
+		return r;
+	if (g.exit_code == 0 || g.exit_code == 1)
+		*ret = g.exit_code == 0;
+	else
+		r = git_fail(repo, args, &g, reterr);
+	git_res_release(&g);
+	return r;
+}
+
+int git_is_ancestor(const char *repo, const char *a, const char *b, const char *const *env,
+		    bool *ret, struct diag *reterr)
+{
+	char *ca = NULL, *cb = NULL;
+	int r;
+
+	r = resolve_commit(repo, a, env, &ca, reterr);
+	if (r >= 0)
+		r = resolve_commit(repo, b, env, &cb, reterr);
+	if (r >= 0)
+		r = ancestor_of(repo, ca, cb, env, ret, reterr);
+	free(ca);
+	free(cb);
+	return r;
+}
+
+int git_branch_exists(const char *repo, const char *branch, const char *const *env, bool *ret,
+		      struct diag *reterr)
+{
+	const char *args[] = {"show-ref", "--verify", "--quiet", NULL, NULL};
+	struct sbuf ref = SBUF_INIT(SIZE_MAX);
+	struct git_res g;
+	int r;
+
+	if ((r = check_args(repo, reterr)) < 0 ||
+	    (r = check_name(repo, "branch name", branch, reterr)) < 0)
+		return r;
+	(void)sbuf_addf(&ref, HEADS_PREFIX "%s", branch);
+	args[3] = ref.buf;
+	r = git_call(repo, env, GIT_READ, NULL, args, &g, reterr);
+	if (r >= 0) {
+		if (g.exit_code == 0 || g.exit_code == 1)
+			*ret = g.exit_code == 0;
+		else
+			r = git_fail(repo, args, &g, reterr);
+		git_res_release(&g);
+	}
+	sbuf_release(&ref);
+	return r;
+}
+
+/* ---- worktrees -------------------------------------------------------------- */
+
+struct wt_entry {
+	char *path;
+	char *branch; /* short name, NULL when detached or bare */
+	char *lock_reason;
+	bool locked;
+	bool prunable;
+};
+
+static void wt_list_free(struct wt_entry *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(v[i].path);
+		free(v[i].branch);
+		free(v[i].lock_reason);
+	}
+	free(v);
+}
+
+/* `git worktree list --porcelain -z` of repo. */
+static int wt_list(const char *repo, const char *const *env, struct wt_entry **ret, size_t *ret_n,
+		   struct diag *reterr)
+{
+	static const char *const args[] = {"worktree", "list", "--porcelain", "-z", NULL};
+	struct wt_entry *v = NULL, *cur = NULL;
+	size_t n = 0, alloc = 0, i = 0;
+	struct git_res g;
+	int r;
+
+	r = git_run(repo, env, GIT_READ, NULL, args, &g, reterr);
+	if (r < 0)
+		return r;
+	while (i < g.out_len) {
+		const char *f = g.out + i;
+		size_t len = strnlen(f, g.out_len - i);
+
+		i += len + 1;
+		if (len == 0) {
+			cur = NULL; /* end of a record */
+			continue;
+		}
+		if (strncmp(f, "worktree ", 9) == 0) {
+			if (n == alloc) {
+				alloc = alloc ? 2 * alloc : 8;
+				v = xrealloc(v, alloc * sizeof(*v));
+			}
+			cur = &v[n++];
+			memset(cur, 0, sizeof(*cur));
+			cur->path = xstrdup(f + 9);
+		} else if (!cur) {
+			continue;
+		} else if (strncmp(f, "branch " HEADS_PREFIX, 7 + strlen(HEADS_PREFIX)) == 0) {
+			cur->branch = xstrdup(f + 7 + strlen(HEADS_PREFIX));
+		} else if (strcmp(f, "locked") == 0 || strncmp(f, "locked ", 7) == 0) {
+			cur->locked = true;
+			cur->lock_reason = xstrdup(f[6] ? f + 7 : "");
+		} else if (strcmp(f, "prunable") == 0 || strncmp(f, "prunable ", 9) == 0) {
+			cur->prunable = true;
+		}
+	}
+	git_res_release(&g);
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+/* An absolute, symlink-free spelling of path (relative to base when
+ * relative), also for a path that does not exist yet (its parent resolved,
+ * when that exists). Caller frees. */
+static char *canon_path(const char *base, const char *path)
+{
+	struct sbuf abs = SBUF_INIT(SIZE_MAX);
+	char buf[PATH_MAX], parent[PATH_MAX];
+	const char *slash;
+	char *rp;
+
+	if (path[0] == '/')
+		(void)sbuf_adds(&abs, path);
+	else
+		(void)sbuf_addf(&abs, "%s/%s", base, path);
+	while (abs.len > 1 && abs.buf[abs.len - 1] == '/')
+		sbuf_setlen(&abs, abs.len - 1);
+	if ((rp = realpath(abs.buf, buf)) != NULL) {
+		sbuf_release(&abs);
+		return xstrdup(rp);
+	}
+	slash = strrchr(abs.buf, '/');
+	if (slash && slash != abs.buf && (size_t)(slash - abs.buf) < sizeof(parent)) {
+		memcpy(parent, abs.buf, (size_t)(slash - abs.buf));
+		parent[slash - abs.buf] = '\0';
+		if ((rp = realpath(parent, buf)) != NULL) {
+			struct sbuf out = SBUF_INIT(SIZE_MAX);
+
+			(void)sbuf_addf(&out, "%s%s", strcmp(rp, "/") == 0 ? "" : rp, slash);
+			sbuf_release(&abs);
+			return sbuf_detach(&out, NULL);
+		}
+	}
+	return sbuf_detach(&abs, NULL);
+}
+
+static bool is_dir(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* 1 when path exists and is not an empty directory, 0 when it is missing or
+ * an empty directory, negative errno when it cannot be told. */
+static int path_occupied(const char *path)
+{
+	struct stat st;
+	struct dirent *de;
+	DIR *d;
+	int r = 0;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISDIR(st.st_mode))
+		return 1;
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d)) != NULL)
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0) {
+			r = 1;
+			break;
+		}
+	(void)closedir(d);
+	return r;
+}
+
+static int wt_simple(const char *repo, const char *const *env, const char *const *args,
+		     struct diag *reterr)
+{
+	struct git_res g;
+	int r = git_run(repo, env, GIT_WRITE, NULL, args, &g, reterr);
+
+	if (r >= 0)
+		git_res_release(&g);
+	return r;
+}
+
+/* Take a registered worktree at abs out of git's books: unlock it, then
+ * prune it when its directory is gone, else remove it (with its files). */
+static int wt_unregister(const char *repo, const struct wt_entry *e, const char *abs,
+			 const char *const *env, struct diag *reterr)
+{
+	const char *unlock[] = {"worktree", "unlock", e->path, NULL};
+	const char *remove[] = {"worktree", "remove", "--force", e->path, NULL};
+	static const char *const prune[] = {"worktree", "prune", NULL};
+	int r;
+
+	if (e->locked && (r = wt_simple(repo, env, unlock, reterr)) < 0)
+		return r;
+	if (e->prunable || !is_dir(abs))
+		return wt_simple(repo, env, prune, reterr);
+	return wt_simple(repo, env, remove, reterr);
+}
+
+static const struct wt_entry *wt_find_path(const struct wt_entry *v, size_t n, const char *repo,
+					   const char *abs)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		char *c = canon_path(repo, v[i].path);
+		bool same = strcmp(c, abs) == 0;
+
+		free(c);
+		if (same)
+			return &v[i];
+	}
+	return NULL;
+}
+
+int worktree_add(const char *repo, const char *path, const char *branch, const char *base_commit,
+		 const char *const *env, struct diag *reterr)
+{
+	const char *add_new[] = {"worktree", "add", "-b", branch, NULL, NULL, NULL};
+	const char *add_old[] = {"worktree", "add", NULL, branch, NULL};
+	static const char *const prune[] = {"worktree", "prune", NULL};
+	struct wt_entry *v = NULL;
+	const struct wt_entry *e;
+	char *abs = NULL, *base = NULL, parent[PATH_MAX];
+	size_t n = 0, i;
+	bool exists = false;
+	int r;
+
+	if ((r = check_args(repo, reterr)) < 0 || (r = check_args(path, reterr)) < 0 ||
+	    (r = check_name(repo, "branch name", branch, reterr)) < 0 ||
+	    (r = check_name(repo, "base commit", base_commit, reterr)) < 0)
+		return r;
+	abs = canon_path(repo, path);
+	/* The common case, a new task: neither the path nor the branch exists.
+	 * One git call instead of four; any failure (the branch exists, a stale
+	 * registration at the path) falls back to the general path below. */
+	if (path_occupied(abs) == 0) {
+		/* git refuses a taken branch or path itself: then the general path */
+		path_dirname(abs, parent, sizeof(parent));
+		if (mkdir_p(parent, 0777) >= 0) {
+			add_new[4] = abs;
+			add_new[5] = base_commit;
+			if (wt_simple(repo, env, add_new, NULL) == 0) {
+				r = 0;
+				goto out;
+			}
+		}
+	}
+	r = wt_list(repo, env, &v, &n, reterr);
+	if (r < 0)
+		goto out;
+
+	e = wt_find_path(v, n, repo, abs);
+	if (e) {
+		bool half_made = e->locked && strcmp(e->lock_reason, "initializing") == 0;
+
+		if (!e->branch || strcmp(e->branch, branch) != 0) {
+			diag_set(reterr, abs, 0, 0,
+				 "already a worktree, on %s%s%s instead of branch '%s'",
+				 e->branch ? "branch '" : "a detached HEAD",
+				 e->branch ? e->branch : "", e->branch ? "'" : "", branch);
+			r = -EEXIST;
+			goto out;
+		}
+		if (e == &v[0]) {
+			diag_set(reterr, abs, 0, 0, "is the main working tree");
+			r = -EEXIST;
+			goto out;
+		}
+		if (!half_made && !e->prunable && is_dir(abs)) {
+			r = 0; /* resumed: already there */
+			goto out;
+		}
+		r = wt_unregister(repo, e, abs, env, reterr);
+		if (r < 0)
+			goto out;
+	} else {
+		for (i = 0; i < n; i++) {
+			if (!v[i].branch || strcmp(v[i].branch, branch) != 0)
+				continue;
+			if (!v[i].locked && !is_dir(v[i].path)) {
+				/* the other checkout is gone: forget it */
+				r = wt_simple(repo, env, prune, reterr);
+				if (r < 0)
+					goto out;
+				continue;
+			}
+			diag_set(reterr, abs, 0, 0, "branch '%s' is checked out at '%s'", branch,
+				 v[i].path);
+			r = -EEXIST;
+			goto out;
+		}
+	}
+
+	r = path_occupied(abs);
+	if (r != 0) {
+		if (r > 0)
+			diag_set(reterr, abs, 0, 0, "exists and is not an empty directory");
+		else
+			diag_set(reterr, abs, 0, 0, "cannot inspect: %s", strerror(-r));
+		r = r > 0 ? -EEXIST : r;
+		goto out;
+	}
+	path_dirname(abs, parent, sizeof(parent));
+	r = mkdir_p(parent, 0777);
+	if (r < 0) {
+		diag_set(reterr, parent, 0, 0, "cannot create the directory: %s", strerror(-r));
+		goto out;
+	}
+
+	r = git_branch_exists(repo, branch, env, &exists, reterr);
+	if (r < 0)
+		goto out;
+	if (exists) {
+		add_old[2] = abs;
+		r = wt_simple(repo, env, add_old, reterr);
+	} else {
+		r = resolve_commit(repo, base_commit, env, &base, reterr);
+		if (r < 0)
+			goto out;
+		add_new[4] = abs;
+		add_new[5] = base;
+		r = wt_simple(repo, env, add_new, reterr);
+	}
+out:
+	wt_list_free(v, n);
+	free(abs);
+	free(base);
+	return r;
+}
+
+int worktree_remove(const char *repo, const char *path, bool delete_branch, const char *branch,
+		    const char *const *env, struct diag *reterr)
+{
+	const char *del[] = {"branch", "-D", "--", branch, NULL};
+	struct wt_entry *v = NULL;
+	const struct wt_entry *e;
+	char *abs = NULL;
+	bool exists = false;
+	size_t n = 0;
+	int r;
+
+	if ((r = check_args(repo, reterr)) < 0 || (r = check_args(path, reterr)) < 0)
+		return r;
+	if (delete_branch && (r = check_name(repo, "branch name", branch, reterr)) < 0)
+		return r;
+	abs = canon_path(repo, path);
+	if (is_dir(abs) && strcmp(abs, repo) != 0) {
+		/* the common case, one git call; git refuses the main working
+		 * tree and anything odd, and the general path below takes over */
+		const char *rm[] = {"worktree", "remove", "--force", abs, NULL};
+
+		if (wt_simple(repo, env, rm, NULL) == 0)
+			goto branch;
+	}
+	r = wt_list(repo, env, &v, &n, reterr);
+	if (r < 0)
+		goto out;
+	e = wt_find_path(v, n, repo, abs);
+	if (e && e == &v[0]) {
+		diag_set(reterr, abs, 0, 0, "is the main working tree, not removed");
+		r = -EINVAL;
+		goto out;
+	}
+	if (e) {
+		r = wt_unregister(repo, e, abs, env, reterr);
+		if (r < 0)
+			goto out;
+	}
+branch:
+	if (delete_branch) {
+		r = git_branch_exists(repo, branch, env, &exists, reterr);
+		if (r >= 0 && exists)
+			r = wt_simple(repo, env, del, reterr);
+	}
+out:
+	wt_list_free(v, n);
+	free(abs);
+	return r;
+}
+
+int worktree_changes(const char *wt, const char *const *env, struct strvec *ret,
+		     struct diag *reterr)
+{
+	static const char *const args[] = {
+		"status",	"--porcelain=v1", "-z", "--untracked-files=all",
+		"--no-renames", PATHSPEC_ALL,	  NULL};
+	struct strvec fields = STRVEC_INIT;
+	struct git_res g;
+	size_t i;
+	int r;
+
+	if ((r = check_args(wt, reterr)) < 0)
+		return r;
+	r = git_run(wt, env, GIT_READ, NULL, args, &g, reterr);
+	if (r < 0)
+		return r;
+	split_z(g.out, g.out_len, &fields);
+	for (i = 0; i < fields.nr; i++) {
+		/* "XY PATH" */
+		if (strlen(fields.v[i]) < 4 || fields.v[i][2] != ' ') {
+			diag_set(reterr, wt, 0, 0, "git status: unexpected entry '%s'",
+				 fields.v[i]);
+			r = -EBADMSG;
+			goto out;
+		}
+	}
+	for (i = 0; i < fields.nr; i++)
+		strvec_push(ret, fields.v[i] + 3);
+out:
+	strvec_clear(&fields);
+	git_res_release(&g);
+	return r;
+}
+
+int worktree_commit_all(const char *wt, const char *message, const struct git_identity *id,
+			const char *const *env, bool *ret_committed, struct diag *reterr)
+{
+	static const char *const add[] = {"add", "-A", PATHSPEC_ALL, NULL};
+	static const char *const staged[] = {"diff", "--cached", "--quiet", "--no-ext-diff", NULL};
+	const char *commit[] = {
+		"commit", "-q",	   "--no-verify", "--cleanup=whitespace", "--allow-empty-message",
+		"-m",	  message, NULL};
+	struct git_res g;
+	int r;
+
+	if ((r = check_args(wt, reterr)) < 0 || (r = check_message(wt, message, reterr)) < 0 ||
+	    (r = check_identity(wt, id, reterr)) < 0)
+		return r;
+	r = git_run(wt, env, GIT_WRITE, NULL, add, &g, reterr);
+	if (r < 0)
+		return r;
+	git_res_release(&g);
+
+	r = git_call(wt, env, GIT_READ, NULL, staged, &g, reterr);
+	if (r < 0)
+		return r;
+	if (g.exit_code == 0) {
+		git_res_release(&g);
+		*ret_committed = false;
+		return 0;
+	}
+	if (g.exit_code != 1) {
+		r = git_fail(wt, staged, &g, reterr);
+		git_res_release(&g);
+		return r;
+	}
+	git_res_release(&g);
+
+	r = git_run(wt, env, GIT_WRITE, id, commit, &g, reterr);
+	if (r < 0)
+		return r;
+	git_res_release(&g);
+	*ret_committed = true;
+	return 0;
+}
+
+int git_commits_between(const char *repo, const char *base, const char *branch,
+			const char *const *env, unsigned *ret, struct diag *reterr)
+{
+	const char *args[] = {"rev-list", "--count", NULL, NULL};
+	struct sbuf range = SBUF_INIT(SIZE_MAX);
+	char *cb = NULL, *cr = NULL, *end;
+	unsigned long v;
+	struct git_res g;
+	int r;
+
+	r = resolve_commit(repo, base, env, &cb, reterr);
+	if (r >= 0)
+		r = resolve_commit(repo, branch, env, &cr, reterr);
+	if (r < 0)
+		goto out;
+	(void)sbuf_addf(&range, "%s..%s", cb, cr);
+	args[2] = range.buf;
+	r = git_run(repo, env, GIT_READ, NULL, args, &g, reterr);
+	if (r < 0)
+		goto out;
+	errno = 0;
+	v = strtoul(g.out, &end, 10);
+	if (errno || end == g.out || (*end && *end != '\n') || v > UINT_MAX) {
+		diag_set(reterr, repo, 0, 0, "git rev-list --count: unexpected output");
+		r = -EBADMSG;
+	} else {
+		*ret = (unsigned)v;
+	}
+	git_res_release(&g);
+out:
+	sbuf_release(&range);
+	free(cb);
+	free(cr);
+	return r;
+}
+
+int git_changed_files(const char *repo, const char *base, const char *branch,
+		      const char *const *env, struct strvec *ret, struct diag *reterr)
+{
+	const char *args[] = {"diff",	       "--name-only", "--no-renames", "--no-ext-diff",
+			      "--no-textconv", "-z",	      NULL,	      NULL};
+	struct sbuf range = SBUF_INIT(SIZE_MAX);
+	char *cb = NULL, *cr = NULL;
+	struct git_res g;
+	int r;
+
+	r = resolve_commit(repo, base, env, &cb, reterr);
+	if (r >= 0)
+		r = resolve_commit(repo, branch, env, &cr, reterr);
+	if (r < 0)
+		goto out;
+	(void)sbuf_addf(&range, "%s...%s", cb, cr);
+	args[6] = range.buf;
+	r = git_run(repo, env, GIT_READ, NULL, args, &g, reterr);
+	if (r < 0)
+		goto out;
+	split_z(g.out, g.out_len, ret);
+	git_res_release(&g);
+out:
+	sbuf_release(&range);
+	free(cb);
+	free(cr);
+	return r;
+}
+
+/* ---- merging ---------------------------------------------------------------- */
+
+/* The unmerged paths of repo's index (`ls-files -u -z`), deduplicated. */
+static int unmerged_paths(const char *repo, const char *const *env, struct strvec *ret,
+			  struct diag *reterr)
+{
+	static const char *const args[] = {"ls-files", "-u", "-z", "--", ":/", NULL};
+	struct strvec fields = STRVEC_INIT;
+	struct git_res g;
+	size_t i;
+	int r;
+
+	r = git_run(repo, env, GIT_READ, NULL, args, &g, reterr);
+	if (r < 0)
+		return r;
+	split_z(g.out, g.out_len, &fields);
+	for (i = 0; i < fields.nr; i++) {
+		/* "MODE OID STAGE\tPATH" */
+		const char *tab = strchr(fields.v[i], '\t');
+
+		if (!tab || !tab[1])
+			continue;
+		if (ret->nr && strcmp(ret->v[ret->nr - 1], tab + 1) == 0)
+			continue; /* stages of one path are adjacent */
+		strvec_push(ret, tab + 1);
+	}
+	strvec_clear(&fields);
+	git_res_release(&g);
+	return 0;
+}
+
+int git_merge_no_ff(const char *repo, const char *into, const char *branch, const char *message,
+		    const struct git_identity *id, const char *const *env, char **ret_commit,
+		    bool *ret_already, struct strvec *ret_conflicts, struct diag *reterr)
+{
+	const char *merge[] = {"merge",
+			       "--no-ff",
+			       "--no-edit",
+			       "--no-autostash",
+			       "--no-stat",
+			       "--no-rerere-autoupdate",
+			       "--cleanup=whitespace",
+			       "-m",
+			       message,
+			       "--",
+			       branch,
+			       NULL};
+	static const char *const merge_head[] = {"rev-parse", "-q", "--verify", "MERGE_HEAD", NULL};
+	static const char *const abort_args[] = {"merge", "--abort", NULL};
+	struct strvec conflicts = STRVEC_INIT;
+	char *cur = NULL, *head = NULL, *bc = NULL, *merged = NULL;
+	struct git_res g = {0}, m = {0};
+	bool already = false, clean = false;
+	int r;
+
+	if ((r = check_args(repo, reterr)) < 0 ||
+	    (r = check_name(repo, "branch name", into, reterr)) < 0 ||
+	    (r = check_name(repo, "branch name", branch, reterr)) < 0 ||
+	    (r = check_message(repo, message, reterr)) < 0 ||
+	    (r = check_identity(repo, id, reterr)) < 0)
+		return r;
+
+	r = git_head(repo, env, &cur, &head, reterr);
+	if (r < 0)
+		goto out;
+	if (!cur || strcmp(cur, into) != 0) {
+		diag_set(reterr, repo, 0, 0,
+			 "cannot merge '%s' into '%s': the checkout is on %s%s%s", branch, into,
+			 cur ? "branch '" : "a detached HEAD", cur ? cur : "", cur ? "'" : "");
+		r = -EXDEV;
+		goto out;
+	}
+	r = resolve_commit(repo, branch, env, &bc, reterr);
+	if (r < 0)
+		goto out;
+	r = ancestor_of(repo, bc, head, env, &already, reterr);
+	if (r < 0)
+		goto out;
+	if (already) {
+		*ret_commit = NULL;
+		*ret_already = true;
+		goto out;
+	}
+	r = git_is_clean(repo, env, &clean, reterr);
+	if (r < 0)
+		goto out;
+	if (!clean) {
+		diag_set(reterr, repo, 0, 0,
+			 "cannot merge '%s': the checkout has uncommitted changes to tracked files",
+			 branch);
+		r = -EUCLEAN;
+		goto out;
+	}
+
+	r = git_call(repo, env, GIT_WRITE, id, merge, &m, reterr);
+	if (r < 0)
+		goto out;
+	if (m.exit_code == 0) {
+		r = resolve_commit(repo, "HEAD", env, &merged, reterr);
+		if (r < 0)
+			goto out;
+		*ret_commit = merged;
+		merged = NULL;
+		*ret_already = false;
+		goto out;
+	}
+
+	/* Failed: a merge in progress (conflict), or refused before starting? */
+	r = git_call(repo, env, GIT_READ, NULL, merge_head, &g, reterr);
+	if (r < 0)
+		goto out;
+	if (g.exit_code != 0) {
+		if (m.err && strstr(m.err, "would be overwritten by merge")) {
+			char tail[DIAG_ERR_TAIL + 64];
+
+			diag_set(reterr, repo, 0, 0, "cannot merge '%s': %s", branch,
+				 err_tail(m.err, tail, sizeof(tail)));
+			r = -EUCLEAN;
+		} else {
+			r = git_fail(repo, merge, &m, reterr);
+		}
+		goto out;
+	}
+	git_res_release(&g);
+
+	r = unmerged_paths(repo, env, &conflicts, reterr);
+	if (r >= 0)
+		r = git_run(repo, env, GIT_WRITE, NULL, abort_args, &g, reterr);
+	if (r >= 0) {
+		git_res_release(&g);
+		/* the checkout must be back where it was */
+		r = resolve_commit(repo, "HEAD", env, &merged, reterr);
+		if (r >= 0 && strcmp(merged, head) != 0) {
+			diag_set(reterr, repo, 0, 0, "HEAD moved to %s", merged);
+			r = -EIO;
+		}
+	}
+	if (r < 0) {
+		diag_prefix(reterr, "merging '%s' conflicted and the merge could not be aborted",
+			    branch);
+		goto out;
+	}
+	{
+		struct sbuf names = SBUF_INIT(SIZE_MAX);
+		size_t i;
+
+		for (i = 0; i < conflicts.nr && i < 3; i++)
+			(void)sbuf_addf(&names, "%s'%s'", i ? ", " : "", conflicts.v[i]);
+		if (conflicts.nr > 3)
+			(void)sbuf_adds(&names, ", ...");
+		diag_set(reterr, repo, 0, 0, "merging '%s' conflicts in %zu file%s%s%s", branch,
+			 conflicts.nr, conflicts.nr == 1 ? "" : "s", names.len ? ": " : "",
+			 names.buf);
+		sbuf_release(&names);
+	}
+	if (ret_conflicts)
+		strvec_pushv(ret_conflicts, conflicts.v);
+	r = -EBUSY;
+out:
+	git_res_release(&g);
+	git_res_release(&m);
+	strvec_clear(&conflicts);
+	free(cur);
+	free(head);
+	free(bc);
+	free(merged);
+	return r;
+}
+
+/* ---- gates ------------------------------------------------------------------ */
+
+int gate_run(const char *dir, const char *command, const char *const *env, uint64_t timeout_ms,
+	     int *ret_exit, char **ret_tail, struct diag *reterr)
+{
+	const char *argv[] = {"/bin/sh", "-c", command, NULL};
+	struct run run = {0};
+	struct diag d = {0};
+	struct stat st;
+	int r, code;
+
+	if ((r = check_args(dir, reterr)) < 0)
+		return r;
+	if (!command) {
+		diag_set(reterr, dir, 0, 0, "no gate command given");
+		return -EINVAL;
+	}
+	if (stat(dir, &st) < 0) {
+		r = -errno;
+		diag_set(reterr, dir, 0, 0, "cannot run a gate here: %s", strerror(-r));
+		return r;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		diag_set(reterr, dir, 0, 0, "cannot run a gate here: not a directory");
+		return -ENOTDIR;
+	}
+
+	run.argv = argv;
+	run.cwd = dir;
+	run.env = env;
+	run.timeout_ms = timeout_ms;
+	run.out_max = GATE_TAIL_MAX;
+	run.combine = true;
+	r = run_child(&run, &d);
+	if (r == -ENOENT || r == -EACCES || r == -ENOEXEC) {
+		/* the shell itself cannot run: what a shell says for a missing command */
+		code = GATE_EXIT_NO_SHELL;
+		sbuf_reset(&run.out);
+		(void)sbuf_adds(&run.out, d.msg);
+	} else if (r < 0) {
+		diag_set(reterr, dir, 0, 0, "cannot run the gate: %s", d.msg);
+		goto out;
+	} else if (run.timed_out) {
+		code = GATE_EXIT_TIMEOUT;
+	} else if (run.status_unknown) {
+		diag_set(reterr, dir, 0, 0, "the gate's exit status was lost (reaped elsewhere)");
+		r = -ECHILD;
+		goto out;
+	} else {
+		code = run.exit_code;
+	}
+	*ret_exit = code;
+	if (ret_tail)
+		*ret_tail = sbuf_detach(&run.out, NULL);
+	r = 0;
+out:
+	run_release(&run);
+	return r;
+}

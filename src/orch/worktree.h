@@ -1,0 +1,175 @@
+/* Git for the orchestrator: the main checkout, per-task worktrees, bernstein's
+ * own commits and --no-ff merges, and the gates (docs/worktrees.md).
+ *
+ * Every git call is `git -C DIR ...` run with posix_spawn (proc/spawn.h), in
+ * its own process group, stdin on /dev/null, a wall-clock deadline after
+ * which the group gets SIGTERM and then SIGKILL, and a cap on the output it
+ * may print. Nothing here reads the process environment: env is the complete
+ * environment for git (KEY=VALUE strings, NULL-terminated; NULL = empty); its
+ * PATH entry is where git is looked up. On top of it every call sets
+ * LC_ALL=C (git's messages are parsed) and GIT_TERMINAL_PROMPT=0, read-only
+ * queries GIT_OPTIONAL_LOCKS=0, and GIT_DIR, GIT_WORK_TREE, GIT_INDEX_FILE,
+ * GIT_COMMON_DIR, GIT_OBJECT_DIRECTORY, GIT_NAMESPACE and GIT_PREFIX are
+ * dropped (-C DIR is the only locator). Commits, merges and worktree
+ * creation run with `-c core.hooksPath=/dev/null -c commit.gpgSign=false`:
+ * no user hook runs on bernstein's behalf and no pinentry can hang it.
+ *
+ * The timeout of each git call is WORKTREE_GIT_TIMEOUT_MS, or the value of a
+ * BERNSTEIN_GIT_TIMEOUT_MS=<ms> entry in env (consumed here, never passed to
+ * git).
+ *
+ * Errors (negative errno, and reterr names the git command and the tail of
+ * its stderr; reterr->file is the directory the call was about):
+ *   -ENOENT     git is not on env's PATH ("git not found on PATH"); also an
+ *               unknown revision or branch where a function says so, so check
+ *               git once up front (git_toplevel) to tell the two apart
+ *   -ENOTDIR    the directory is not inside a git work tree (or does not
+ *               exist, or is not a directory)
+ *   -EPERM      git refuses the repository (safe.directory "dubious ownership")
+ *   -ETIMEDOUT  git ran past its deadline and was killed
+ *   -ENOBUFS    git printed more than WORKTREE_GIT_MAX_OUTPUT bytes
+ *   -EINVAL     a bad argument (empty, or a revision/branch starting with '-')
+ *   -EIO        git failed in some other way (exit code and stderr in reterr)
+ *
+ * Nothing here serializes anything: merges into the main checkout (and any
+ * two calls that write the same repository's refs or index) must be issued
+ * one at a time by the caller -- bernstein's single supervisor loop. Worktree
+ * creation for different tasks touches only their own branch and
+ * .git/worktrees entry, but it too is meant to run from that one loop. */
+#ifndef BERNSTEIN_ORCH_WORKTREE_H
+#define BERNSTEIN_ORCH_WORKTREE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "util/diag.h"
+#include "util/strvec.h"
+
+#define WORKTREE_GIT_TIMEOUT_MS	 300000u /* one git call; a hang guard, not a budget */
+#define WORKTREE_GIT_TIMEOUT_ENV "BERNSTEIN_GIT_TIMEOUT_MS"
+#define WORKTREE_GIT_MAX_OUTPUT	 (64u << 20)  /* stdout of one git call */
+#define WORKTREE_MESSAGE_MAX	 (64u << 10)  /* a commit or merge message */
+#define WORKTREE_STATE_DIR	 ".bernstein" /* never committed, never counted as a change */
+#define GATE_TAIL_MAX		 4096	      /* bytes of gate output kept */
+#define GATE_EXIT_TIMEOUT	 124	      /* as timeout(1) */
+#define GATE_EXIT_NO_SHELL	 127
+
+/* Who bernstein's commits and merges are by: `-c user.name=NAME -c
+ * user.email=EMAIL` (a fresh CI machine has no identity configured). Both
+ * must be non-empty. Borrowed. */
+struct git_identity {
+	const char *name, *email;
+};
+
+/* The top of the work tree containing dir (`rev-parse --show-toplevel`),
+ * caller frees. -ENOTDIR when dir is not in a git work tree. */
+int git_toplevel(const char *dir, const char *const *env, char **ret, struct diag *reterr);
+
+/* The checked-out branch of repo (short name, "main"; *ret_branch = NULL when
+ * HEAD is detached) and HEAD's commit id. Either out-pointer may be NULL;
+ * caller frees. -ENOENT when HEAD has no commit yet (an unborn branch). */
+int git_head(const char *repo, const char *const *env, char **ret_branch, char **ret_commit,
+	     struct diag *reterr);
+
+/* The full commit id rev names (peeled: a tag gives its commit), caller
+ * frees. -ENOENT when rev names no commit. */
+int git_rev_parse(const char *repo, const char *rev, const char *const *env, char **ret,
+		  struct diag *reterr);
+
+/* Whether the work tree at repo has no changes to tracked files, staged or
+ * not; untracked files and anything under .bernstein/ do not count. */
+int git_is_clean(const char *repo, const char *const *env, bool *ret, struct diag *reterr);
+
+/* Whether commit a is an ancestor of (or equal to) commit b. -ENOENT when a
+ * or b names no commit. */
+int git_is_ancestor(const char *repo, const char *a, const char *b, const char *const *env,
+		    bool *ret, struct diag *reterr);
+
+/* Whether refs/heads/BRANCH exists. */
+int git_branch_exists(const char *repo, const char *branch, const char *const *env, bool *ret,
+		      struct diag *reterr);
+
+/* A worktree at path (relative paths are relative to repo; parent
+ * directories are created) on a NEW branch made at base_commit. Idempotent,
+ * for resume after a crash:
+ *   - path already is a worktree on branch: 0, nothing changes (its files,
+ *     committed or not, are kept); base_commit is not checked;
+ *   - the branch exists but no worktree has it (a crash between the two):
+ *     the worktree is added on the existing branch, wherever it points;
+ *   - path is registered but half made (a crash inside `git worktree add`:
+ *     locked "initializing") or its directory is gone: it is removed or
+ *     pruned and added again on the branch.
+ * -EEXIST when path is a worktree on another branch, when the branch is
+ * checked out in another worktree, or when path exists and is not an empty
+ * directory; -ENOENT when base_commit names no commit. */
+int worktree_add(const char *repo, const char *path, const char *branch, const char *base_commit,
+		 const char *const *env, struct diag *reterr);
+
+/* `git worktree remove --force` (twice forced when locked: the worktree's
+ * uncommitted and untracked files are lost), then with delete_branch
+ * `git branch -D branch`. A path that is not a registered worktree, and a
+ * branch that does not exist, are not errors (0); an unregistered directory
+ * at path is left alone. A registered worktree whose directory is gone is
+ * pruned. */
+int worktree_remove(const char *repo, const char *path, bool delete_branch, const char *branch,
+		    const char *const *env, struct diag *reterr);
+
+/* The paths changed in the worktree wt relative to its HEAD: staged,
+ * unstaged and untracked (each untracked file, not its directory; ignored
+ * files do not count), relative to wt's top, excluding .bernstein/. A rename
+ * gives both paths. Appended to *ret (an initialised strvec) on success. */
+int worktree_changes(const char *wt, const char *const *env, struct strvec *ret,
+		     struct diag *reterr);
+
+/* `git add -A` of everything but .bernstein/, then, when anything is staged,
+ * one commit with message by id (hooks off). *ret_committed says whether a
+ * commit was made; an empty change set is 0 with false. */
+int worktree_commit_all(const char *wt, const char *message, const struct git_identity *id,
+			const char *const *env, bool *ret_committed, struct diag *reterr);
+
+/* The number of commits reachable from branch and not from base
+ * (`rev-list --count base..branch`). -ENOENT when either names no commit. */
+int git_commits_between(const char *repo, const char *base, const char *branch,
+			const char *const *env, unsigned *ret, struct diag *reterr);
+
+/* The files changed between the merge base of base and branch, and branch
+ * (`diff --name-only --no-renames base...branch`: a rename gives both paths).
+ * Appended to *ret (an initialised strvec) on success. -ENOENT when either
+ * names no commit. */
+int git_changed_files(const char *repo, const char *base, const char *branch,
+		      const char *const *env, struct strvec *ret, struct diag *reterr);
+
+/* Merge branch into the main checkout at repo, whose HEAD must be the branch
+ * `into` (else -EXDEV, nothing done): `git merge --no-ff --no-edit -m
+ * MESSAGE branch` by id, hooks off. A merge commit with two parents is made
+ * even when a fast-forward was possible.
+ *   - 0, *ret_commit = the merge commit (caller frees), *ret_already = false;
+ *   - branch is already an ancestor of HEAD (a resumed run that merged before
+ *     it crashed): 0, *ret_commit = NULL, *ret_already = true, nothing done;
+ *   - a conflict: -EBUSY, the conflicting paths appended to *ret_conflicts
+ *     (when non-NULL), and `git merge --abort` has put the checkout back as
+ *     it was (same HEAD, clean); branch is untouched;
+ *   - -EUCLEAN: the checkout has uncommitted changes to tracked files (git
+ *     merge --abort could not be trusted to restore them), or untracked files
+ *     the merge would overwrite; nothing done;
+ *   - -ENOENT: branch names no commit.
+ * The caller serializes merges (see the top of this file). */
+int git_merge_no_ff(const char *repo, const char *into, const char *branch, const char *message,
+		    const struct git_identity *id, const char *const *env, char **ret_commit,
+		    bool *ret_already, struct strvec *ret_conflicts, struct diag *reterr);
+
+/* A gate: `/bin/sh -c COMMAND` in dir, with exactly env, stdin on
+ * /dev/null, in a new session. timeout_ms 0 = no deadline. When the shell
+ * ends (or on the deadline: SIGTERM, then SIGKILL after a short grace) the
+ * whole process group is killed, so background jobs the gate started do not
+ * outlive it. Returns 0 when the gate ran, with *ret_exit = its exit code
+ * (128+N when killed by signal N, GATE_EXIT_TIMEOUT (124) on the deadline,
+ * GATE_EXIT_NO_SHELL (127) when /bin/sh cannot be executed) and, when
+ * ret_tail is non-NULL, the last GATE_TAIL_MAX bytes of its stdout and
+ * stderr interleaved as read (caller frees). -ENOTDIR/-ENOENT when dir is
+ * not a directory; other negative errnos when the process could not be set
+ * up. A gate that escapes its process group (setsid) is not tracked. */
+int gate_run(const char *dir, const char *command, const char *const *env, uint64_t timeout_ms,
+	     int *ret_exit, char **ret_tail, struct diag *reterr);
+
+#endif

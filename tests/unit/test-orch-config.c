@@ -1,0 +1,642 @@
+/* bernstein.yaml (src/orch/config.h): the defaults, every key of a full
+ * file, the broken corpus of tests/data/orch/config/bad/ (each file names
+ * its expected FILE:LINE:COL and message in a '# expect:' line), the
+ * api_key_env allow-list with the host variable, the slot precedence, the
+ * init template and the YAML/JSON renderings. */
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "adapter/profile.h"
+#include "orch/config-internal.h"
+#include "orch/config.h"
+#include "util/fsutil.h"
+#include "util/sbuf.h"
+#include "util/strvec.h"
+#include "util/xalloc.h"
+
+/* ---- helpers ---- */
+
+static const char *srcdir(void)
+{
+	const char *s = getenv("SRCDIR");
+
+	return s && s[0] ? s : ".";
+}
+
+static char *data_path(const char *rel)
+{
+	struct sbuf sb = SBUF_INIT(SIZE_MAX);
+
+	(void)sbuf_addf(&sb, "%s/tests/data/orch/config/%s", srcdir(), rel);
+	return sbuf_detach(&sb, NULL);
+}
+
+static struct orch_config *load_text(const char *text, const char *allowed)
+{
+	struct orch_config *c = NULL;
+	struct diag d;
+
+	diag_clear(&d);
+	if (orch_config_load_buf("mem.yaml", text, strlen(text), allowed, &c, &d) < 0)
+		fail_msg("mem.yaml:%u:%u: %s", d.line, d.col, d.msg);
+	return c;
+}
+
+static struct diag load_text_fail(const char *text, const char *allowed)
+{
+	struct orch_config *c = NULL;
+	struct diag d;
+
+	diag_clear(&d);
+	assert_int_equal(orch_config_load_buf("mem.yaml", text, strlen(text), allowed, &c, &d),
+			 -EINVAL);
+	assert_null(c);
+	return d;
+}
+
+static struct orch_config *load_data(const char *rel)
+{
+	struct orch_config *c = NULL;
+	char *path = data_path(rel);
+	struct diag d;
+
+	diag_clear(&d);
+	if (orch_config_load(path, NULL, &c, &d) < 0)
+		fail_msg("%s:%u:%u: %s", d.file, d.line, d.col, d.msg);
+	free(path);
+	return c;
+}
+
+/* Equal as configurations: the JSON renderings without "source". */
+static void assert_same_config(const struct orch_config *a, const struct orch_config *b)
+{
+	json_t *ja = orch_config_json(a), *jb = orch_config_json(b);
+
+	(void)json_object_del(ja, "source");
+	(void)json_object_del(jb, "source");
+	if (!json_equal(ja, jb)) {
+		char *sa = json_dumps(ja, JSON_SORT_KEYS), *sb = json_dumps(jb, JSON_SORT_KEYS);
+
+		print_error("%s\n!=\n%s\n", sa, sb);
+		free(sa);
+		free(sb);
+		fail();
+	}
+	json_decref(ja);
+	json_decref(jb);
+}
+
+static void assert_defaults(const struct orch_config *c)
+{
+	assert_string_equal(c->adapter, "mock");
+	assert_null(c->model);
+	assert_int_equal(c->parallel, 4);
+	assert_true(c->timeout_s == 1800.0);
+	assert_true(c->kill_grace_s == 5.0);
+	assert_int_equal(c->max_retries, 2);
+	assert_true(c->retry_backoff_s == 2.0);
+	assert_int_equal(c->preference.nr, 0);
+	assert_int_equal(c->n_gates, 0);
+	assert_int_equal(c->merge, MERGE_NO_FF);
+	assert_null(c->mode);
+	assert_int_equal(c->n_roles, 0);
+	assert_int_equal(c->n_modes, 3);
+}
+
+/* ---- tests ---- */
+
+static void test_defaults(void **state)
+{
+	struct orch_config *c = orch_config_new_default();
+	const struct mode_profile *m;
+
+	(void)state;
+	assert_defaults(c);
+	assert_null(c->source);
+	/* the built-in mode profiles (anchor-core 6.4): temperature only */
+	m = orch_config_mode(c, "smart");
+	assert_non_null(m);
+	assert_true(m->builtin);
+	assert_int_equal(m->sampling.set, 1u << SAMPLING_TEMPERATURE);
+	assert_true(m->sampling.temperature == 0.2);
+	m = orch_config_mode(c, "deep");
+	assert_true(m->sampling.temperature == 0.3);
+	m = orch_config_mode(c, "fast");
+	assert_true(m->sampling.temperature == 0.0);
+	assert_int_equal(m->sampling.set, 1u << SAMPLING_TEMPERATURE);
+	assert_null(orch_config_mode(c, "turbo"));
+	assert_null(orch_config_role(c, "backend"));
+	assert_null(orch_config_free(c));
+	assert_null(orch_config_free(NULL));
+}
+
+static void test_missing_file(void **state)
+{
+	struct orch_config *c = NULL;
+	struct diag d;
+
+	(void)state;
+	diag_clear(&d);
+	assert_int_equal(orch_config_load("/nonexistent/bernstein.yaml", NULL, &c, &d), -ENOENT);
+	assert_null(c);
+	assert_string_equal(d.file, "/nonexistent/bernstein.yaml");
+	assert_non_null(strstr(d.msg, "cannot read"));
+}
+
+static void test_full(void **state)
+{
+	struct orch_config *c = load_data("good/full.yaml");
+	const struct role_policy *rp;
+	const struct mode_profile *m;
+
+	(void)state;
+	assert_non_null(strstr(c->source, "good/full.yaml"));
+	assert_string_equal(c->adapter, "claude");
+	assert_string_equal(c->model, "sonnet");
+	assert_int_equal(c->parallel, 8);
+	assert_true(c->timeout_s == 90.5);
+	assert_true(c->kill_grace_s == 2.0);
+	assert_int_equal(c->max_retries, 5);
+	assert_true(c->retry_backoff_s == 0.0);
+	assert_int_equal(c->preference.nr, 2);
+	assert_string_equal(c->preference.v[0], "claude");
+	assert_string_equal(c->preference.v[1], "codex");
+	assert_int_equal(c->n_gates, 2);
+	assert_string_equal(c->gates[0].name, "tests");
+	assert_string_equal(c->gates[0].run, "make test");
+	assert_true(c->gates[0].timeout_s == 600.0);
+	assert_int_equal(c->gates[0].line, 11);
+	assert_int_equal(c->gates[0].col, 5);
+	assert_string_equal(c->gates[1].name, "lint");
+	assert_string_equal(c->gates[1].run, "make lint");
+	assert_true(c->gates[1].timeout_s == ORCH_DEFAULT_GATE_TIMEOUT_S);
+	assert_int_equal(c->merge, MERGE_NONE);
+	assert_string_equal(c->mode, "careful");
+
+	/* built-ins first; "fast" replaced in place; "careful" appended */
+	assert_int_equal(c->n_modes, 4);
+	assert_string_equal(c->modes[2].name, "fast");
+	assert_false(c->modes[2].builtin);
+	assert_int_equal(c->modes[2].line, 18);
+	assert_true(c->modes[2].sampling.temperature == 0.5);
+	assert_true(c->modes[0].builtin);
+	m = orch_config_mode(c, "careful");
+	assert_ptr_equal(m, &c->modes[3]);
+	assert_false(m->builtin);
+	assert_int_equal(m->sampling.set, (1u << SAMPLING_TEMPERATURE) | (1u << SAMPLING_TOP_P) |
+						  (1u << SAMPLING_TOP_K) |
+						  (1u << SAMPLING_MAX_TOKENS));
+	assert_true(m->sampling.temperature == 0.1);
+	assert_true(m->sampling.top_p == 0.9);
+	assert_int_equal(m->sampling.top_k, 40);
+	assert_int_equal(m->sampling.max_tokens, 4096);
+
+	assert_int_equal(c->n_roles, 2);
+	rp = orch_config_role(c, "backend");
+	assert_non_null(rp);
+	assert_string_equal(rp->adapter, "qwen");
+	assert_string_equal(rp->model, "coder-model");
+	assert_string_equal(rp->effort, "high");
+	assert_string_equal(rp->base_url, "http://127.0.0.1:8080/v1");
+	assert_string_equal(rp->api_key_env, "OPENAI_API_KEY");
+	assert_null(rp->provider);
+	assert_int_equal(rp->line, 20);
+	assert_int_equal(rp->col, 3);
+	rp = orch_config_role(c, "qa");
+	assert_string_equal(rp->adapter, "codex"); /* Bernstein's cli: */
+	assert_string_equal(rp->provider, "openai");
+	assert_string_equal(rp->model, "gpt-5");
+	assert_null(rp->effort);
+	assert_null(rp->base_url);
+	assert_null(rp->api_key_env);
+	assert_null(orch_config_role(c, "docs"));
+	orch_config_free(c);
+}
+
+static void test_empty_and_nulls_are_defaults(void **state)
+{
+	struct orch_config *c;
+
+	(void)state;
+	c = load_data("good/empty.yaml");
+	assert_defaults(c);
+	orch_config_free(c);
+	c = load_data("good/nulls.yaml");
+	assert_defaults(c);
+	orch_config_free(c);
+}
+
+/* "# expect: L:C: message prefix" */
+static void parse_expect(const char *text, unsigned *line, unsigned *col, char *msg, size_t size)
+{
+	const char *e = strstr(text, "# expect: ");
+	const char *nl;
+	int n = 0;
+
+	assert_non_null(e);
+	e += strlen("# expect: ");
+	assert_int_equal(sscanf(e, "%u:%u:%n", line, col, &n) >= 2, 1);
+	e += n;
+	if (*e == ' ')
+		e++;
+	nl = strchr(e, '\n');
+	assert_non_null(nl);
+	assert_true((size_t)(nl - e) < size);
+	memcpy(msg, e, (size_t)(nl - e));
+	msg[nl - e] = '\0';
+}
+
+static void test_bad_corpus(void **state)
+{
+	char *dir = data_path("bad");
+	DIR *dh = opendir(dir);
+	struct dirent *de;
+	size_t n = 0, bad = 0;
+
+	(void)state;
+	assert_non_null(dh);
+	while ((de = readdir(dh))) {
+		struct orch_config *c = NULL;
+		char *path, *text = NULL, msg[512];
+		unsigned line = 0, col = 0;
+		struct diag d;
+		size_t len;
+		int r;
+
+		if (!strstr(de->d_name, ".yaml"))
+			continue;
+		path = xstrdup(dir);
+		path = xrealloc(path, strlen(dir) + strlen(de->d_name) + 2);
+		(void)snprintf(path + strlen(dir), strlen(de->d_name) + 2, "/%s", de->d_name);
+		assert_int_equal(read_file_capped(path, 1 << 20, &text, &len), 0);
+		parse_expect(text, &line, &col, msg, sizeof(msg));
+		diag_clear(&d);
+		r = orch_config_load(path, NULL, &c, &d);
+		if (r != -EINVAL || d.line != line || d.col != col ||
+		    strncmp(d.msg, msg, strlen(msg)) != 0 || strcmp(d.file, path) != 0) {
+			print_error("%s: expected -EINVAL at %u:%u '%s...', got %d at %u:%u '%s'\n",
+				    de->d_name, line, col, msg, r, d.line, d.col, d.msg);
+			bad++;
+		}
+		assert_null(c);
+		free(text);
+		free(path);
+		n++;
+	}
+	closedir(dh);
+	free(dir);
+	assert_int_equal(bad, 0);
+	assert_true(n >= 40);
+}
+
+static void test_api_key_env_allow_list(void **state)
+{
+	static const char text[] = "role_model_policy:\n"
+				   "  backend: {api_key_env: CORP_LLM_KEY}\n";
+	struct orch_config *c;
+	struct diag d;
+
+	(void)state;
+	/* not a known provider key: refused without the host variable ... */
+	d = load_text_fail(text, NULL);
+	assert_int_equal(d.line, 2);
+	assert_int_equal(d.col, 26);
+	assert_non_null(strstr(d.msg, "field 'role_model_policy.backend.api_key_env'"));
+	assert_non_null(strstr(d.msg, "BERNSTEIN_ALLOWED_API_KEY_ENVS"));
+	/* ... and when the host variable lists other names */
+	d = load_text_fail(text, "OTHER_KEY,CORP_LLM_KEYS");
+	assert_int_equal(d.line, 2);
+	/* admitted when the host variable lists it (blanks stripped) */
+	c = load_text(text, "OTHER_KEY, CORP_LLM_KEY ");
+	assert_string_equal(orch_config_role(c, "backend")->api_key_env, "CORP_LLM_KEY");
+	orch_config_free(c);
+	/* a known provider key needs no host variable */
+	c = load_text("role_model_policy:\n  qa: {api_key_env: ANTHROPIC_API_KEY}\n", NULL);
+	assert_string_equal(orch_config_role(c, "qa")->api_key_env, "ANTHROPIC_API_KEY");
+	orch_config_free(c);
+	/* the host variable cannot admit a malformed name */
+	d = load_text_fail("role_model_policy:\n  qa: {api_key_env: corp_key}\n", "corp_key");
+	assert_non_null(strstr(d.msg, "^[A-Z][A-Z0-9_]*$"));
+}
+
+static void test_base_url_rule(void **state)
+{
+	static const char *const good[] = {
+		"http://localhost",
+		"http://127.0.0.1:8080/v1",
+		"https://api.example.com/v1/",
+		"https://api.example.com:443",
+		"http://[::1]:11434/v1",
+		"http://my_host:1/a/b?x=1",
+		NULL,
+	};
+	static const char *const bad[] = {
+		"ftp://example.com",
+		"http://",
+		"http:///v1",
+		"http://host:0",
+		"http://host:65536",
+		"http://host:123456",
+		"http://host:",
+		"http://host:80x",
+		"http://.host",
+		"http://-host",
+		"http://ho st",
+		"http://host/a b",
+		"http://host/{x}",
+		"http://host/\"q\"",
+		"http://[::1",
+		"http://[]",
+		"localhost:8080",
+		"HTTP://host",
+		NULL,
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; good[i]; i++)
+		if (!orch_base_url_valid(good[i]))
+			fail_msg("'%s' refused", good[i]);
+	for (i = 0; bad[i]; i++)
+		if (orch_base_url_valid(bad[i]))
+			fail_msg("'%s' accepted", bad[i]);
+}
+
+static struct invocation_sampling slots(const struct orch_config *c, const char *role,
+					const struct profile *p,
+					const struct invocation_sampling *task)
+{
+	struct invocation_sampling s;
+
+	memset(&s, 0xa5, sizeof(s)); /* fully overwritten */
+	orch_config_slots(c, role, p, task, &s);
+	return s;
+}
+
+static void test_slot_precedence(void **state)
+{
+	static const char text[] =
+		"mode: mine\n"
+		"modes:\n"
+		"  mine: {temperature: 0.7, top_p: 0.8, max_tokens: 99}\n"
+		"role_model_policy:\n"
+		"  backend: {base_url: \"http://role.example/v1\", api_key_env: GROQ_API_KEY}\n"
+		"  qa: {model: m}\n";
+	struct orch_config *c = load_text(text, NULL);
+	struct profile sampler, plain;
+	struct invocation_sampling task = {0}, s;
+	const unsigned mode_bits =
+		(1u << SAMPLING_TEMPERATURE) | (1u << SAMPLING_TOP_P) | (1u << SAMPLING_MAX_TOKENS);
+	const unsigned role_bits = (1u << SAMPLING_BASE_URL) | (1u << SAMPLING_API_KEY_ENV);
+
+	(void)state;
+	memset(&sampler, 0, sizeof(sampler));
+	memset(&plain, 0, sizeof(plain));
+	sampler.caps.supports_sampling_params = true;
+	/* the narrow capabilities do not let the mode profile in: only the coarse one */
+	plain.caps.supports_temperature = true;
+	plain.caps.supports_top_p = true;
+	plain.caps.supports_max_tokens = true;
+
+	/* nothing requested, no source: nothing set */
+	s = slots(NULL, NULL, NULL, NULL);
+	assert_int_equal(s.set, 0);
+	s = slots(c, "docs", NULL, NULL);
+	assert_int_equal(s.set, 0);
+
+	/* the mode profile only for an adapter declaring supports_sampling_params */
+	s = slots(c, "docs", &plain, NULL);
+	assert_int_equal(s.set, 0);
+	s = slots(c, "docs", &sampler, NULL);
+	assert_int_equal(s.set, mode_bits);
+	assert_true(s.temperature == 0.7);
+	assert_true(s.top_p == 0.8);
+	assert_int_equal(s.max_tokens, 99);
+
+	/* role_model_policy adds its endpoint, whatever the adapter declares */
+	s = slots(c, "backend", &plain, NULL);
+	assert_int_equal(s.set, role_bits);
+	assert_string_equal(s.base_url, "http://role.example/v1");
+	assert_string_equal(s.api_key_env, "GROQ_API_KEY");
+	s = slots(c, "backend", &sampler, NULL);
+	assert_int_equal(s.set, mode_bits | role_bits);
+	/* a role entry without endpoint keys adds nothing */
+	s = slots(c, "qa", &plain, NULL);
+	assert_int_equal(s.set, 0);
+
+	/* the task's explicit slots always win; the others fill only what is unset */
+	task.set = (1u << SAMPLING_TEMPERATURE) | (1u << SAMPLING_API_KEY_ENV) |
+		   (1u << SAMPLING_TOP_K);
+	task.temperature = 0.0;
+	task.api_key_env = "OPENAI_API_KEY";
+	task.top_k = 5;
+	task.top_p = 0.123; /* not set: must not leak */
+	s = slots(c, "backend", &sampler, &task);
+	assert_int_equal(s.set, mode_bits | role_bits | (1u << SAMPLING_TOP_K));
+	assert_true(s.temperature == 0.0);		      /* task, not the mode's 0.7 */
+	assert_string_equal(s.api_key_env, "OPENAI_API_KEY"); /* task, not the role's */
+	assert_string_equal(s.base_url, "http://role.example/v1");
+	assert_int_equal(s.top_k, 5);
+	assert_true(s.top_p == 0.8); /* the mode's */
+	assert_int_equal(s.max_tokens, 99);
+
+	/* the task alone, without a configuration */
+	s = slots(NULL, "backend", &sampler, &task);
+	assert_int_equal(s.set, task.set);
+	assert_true(s.temperature == 0.0);
+	orch_config_free(c);
+
+	/* no mode: selected: built-in profiles stay out */
+	c = load_text("role_model_policy: {}\n", NULL);
+	s = slots(c, "backend", &sampler, NULL);
+	assert_int_equal(s.set, 0);
+	orch_config_free(c);
+	/* a built-in mode */
+	c = load_text("mode: deep\n", NULL);
+	s = slots(c, "backend", &sampler, NULL);
+	assert_int_equal(s.set, 1u << SAMPLING_TEMPERATURE);
+	assert_true(s.temperature == 0.3);
+	orch_config_free(c);
+}
+
+static void test_template_loads_to_defaults(void **state)
+{
+	struct orch_config *c = load_text(orch_config_template, NULL);
+	struct orch_config *def = orch_config_new_default();
+	const char *keys[] = {
+		"adapter:",	"model:",	  "parallel:",		"timeout:", "kill_grace:",
+		"max_retries:", "retry_backoff:", "preference:",	"gates:",   "merge:",
+		"mode:",	"modes:",	  "role_model_policy:", NULL};
+	size_t i;
+
+	(void)state;
+	assert_defaults(c);
+	assert_same_config(c, def);
+	/* every key is written out (and so documented) */
+	for (i = 0; keys[i]; i++) {
+		char line[64];
+
+		(void)snprintf(line, sizeof(line), "\n%s", keys[i]);
+		if (!strstr(orch_config_template, line))
+			fail_msg("the template lacks '%s'", keys[i]);
+	}
+	orch_config_free(c);
+	orch_config_free(def);
+}
+
+/* The commented examples ("#   key: ...") of the template load too. */
+static void test_template_examples_load(void **state)
+{
+	struct sbuf sb = SBUF_INIT(SIZE_MAX);
+	const char *line = orch_config_template;
+	struct orch_config *c;
+	size_t n = 0;
+
+	(void)state;
+	while (*line) {
+		size_t len = strcspn(line, "\n");
+
+		if (len > 4 && strncmp(line, "#   ", 4) == 0) {
+			(void)sbuf_add(&sb, line + 4, len - 4);
+			(void)sbuf_addc(&sb, '\n');
+			n++;
+		}
+		line += len + (line[len] == '\n');
+	}
+	assert_true(n >= 6);
+	c = load_text(sb.buf, NULL);
+	assert_int_equal(c->n_gates, 1);
+	assert_string_equal(c->gates[0].run, "make test");
+	assert_non_null(orch_config_mode(c, "careful"));
+	assert_string_equal(orch_config_role(c, "backend")->adapter, "qwen");
+	orch_config_free(c);
+	sbuf_release(&sb);
+}
+
+static void test_yaml_round_trip(void **state)
+{
+	static const char *const files[] = {"good/full.yaml", "good/empty.yaml", NULL};
+	size_t i;
+
+	(void)state;
+	for (i = 0; files[i]; i++) {
+		struct orch_config *c = load_data(files[i]), *back;
+		struct sbuf sb = SBUF_INIT(SIZE_MAX);
+
+		assert_int_equal(orch_config_to_yaml(c, &sb), 0);
+		back = load_text(sb.buf, NULL);
+		assert_same_config(c, back);
+		orch_config_free(back);
+		orch_config_free(c);
+		sbuf_release(&sb);
+	}
+}
+
+static void test_round_trip_odd_strings(void **state)
+{
+	static const char text[] = "model: \"a \\\"quoted\\\" name: with # and \\u00e9\"\n"
+				   "gates:\n"
+				   "  - {name: \"t: 1\", run: \"printf '%s\\\\n' x | grep -q x\"}\n"
+				   "retry_backoff: 0.1\n"
+				   "timeout: 1e3\n";
+	struct orch_config *c = load_text(text, NULL), *back;
+	struct sbuf sb = SBUF_INIT(SIZE_MAX);
+
+	(void)state;
+	assert_string_equal(c->model, "a \"quoted\" name: with # and \xc3\xa9");
+	assert_string_equal(c->gates[0].run, "printf '%s\\n' x | grep -q x");
+	assert_true(c->timeout_s == 1000.0);
+	assert_int_equal(orch_config_to_yaml(c, &sb), 0);
+	back = load_text(sb.buf, NULL);
+	assert_same_config(c, back);
+	assert_true(back->retry_backoff_s == 0.1);
+	orch_config_free(back);
+	orch_config_free(c);
+	sbuf_release(&sb);
+}
+
+static void test_json(void **state)
+{
+	struct orch_config *c = load_data("good/full.yaml");
+	json_t *j = orch_config_json(c), *m;
+
+	(void)state;
+	assert_string_equal(json_string_value(json_object_get(j, "merge")), "none");
+	assert_int_equal(json_integer_value(json_object_get(j, "parallel")), 8);
+	assert_true(json_real_value(json_object_get(j, "timeout")) == 90.5);
+	m = json_object_get(json_object_get(j, "modes"), "smart");
+	assert_true(json_is_true(json_object_get(m, "builtin")));
+	m = json_object_get(json_object_get(j, "modes"), "fast");
+	assert_true(json_is_false(json_object_get(m, "builtin")));
+	m = json_object_get(json_object_get(j, "role_model_policy"), "qa");
+	assert_string_equal(json_string_value(json_object_get(m, "adapter")), "codex");
+	assert_true(json_is_null(json_object_get(m, "base_url")));
+	json_decref(j);
+	orch_config_free(c);
+}
+
+static void test_too_large(void **state)
+{
+	size_t n = ORCH_CONFIG_MAX_BYTES + 1;
+	char *big = xmalloc(n + 1);
+	struct orch_config *c = NULL;
+	struct diag d;
+
+	(void)state;
+	memset(big, '#', n);
+	big[n] = '\0';
+	diag_clear(&d);
+	assert_int_equal(orch_config_load_buf("big.yaml", big, n, NULL, &c, &d), -EFBIG);
+	assert_null(c);
+	assert_string_equal(d.file, "big.yaml");
+	free(big);
+}
+
+static void test_names(void **state)
+{
+	(void)state;
+	assert_true(orch_role_known("backend"));
+	assert_true(orch_role_known("data"));
+	assert_true(orch_role_known("ci-fixer"));
+	assert_false(orch_role_known("Backend"));
+	assert_false(orch_role_known(""));
+	assert_false(orch_role_known(NULL));
+	assert_string_equal(merge_policy_to_string(MERGE_NONE), "none");
+	assert_int_equal(merge_policy_from_string("no-ff"), MERGE_NO_FF);
+	assert_int_equal(merge_policy_from_string("ff"), _MERGE_POLICY_INVALID);
+	assert_null(merge_policy_to_string(_MERGE_POLICY_MAX));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_missing_file),
+		cmocka_unit_test(test_full),
+		cmocka_unit_test(test_empty_and_nulls_are_defaults),
+		cmocka_unit_test(test_bad_corpus),
+		cmocka_unit_test(test_api_key_env_allow_list),
+		cmocka_unit_test(test_base_url_rule),
+		cmocka_unit_test(test_slot_precedence),
+		cmocka_unit_test(test_template_loads_to_defaults),
+		cmocka_unit_test(test_template_examples_load),
+		cmocka_unit_test(test_yaml_round_trip),
+		cmocka_unit_test(test_round_trip_odd_strings),
+		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_too_large),
+		cmocka_unit_test(test_names),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,1284 @@
+/* orch/worktree: git queries, worktrees, bernstein's commits and --no-ff
+ * merges, and gates, against real git repositories made in a mkdtemp dir.
+ * Every git call (ours and the tests' own set-up commands) runs with
+ * HOME=<the temp dir>, GIT_CONFIG_NOSYSTEM=1 and GIT_CEILING_DIRECTORIES, so
+ * neither the user's nor the system's git config leaks in, and no git
+ * identity exists except the one passed as struct git_identity. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "orch/worktree.h"
+#include "util/strvec.h"
+
+#define TEST_PATH "/usr/local/bin:/usr/bin:/bin"
+#define GITC	  "git -c user.name=Setup -c user.email=setup@example.invalid"
+
+static const struct git_identity ident = {"Bernstein Test", "bernstein@example.invalid"};
+
+struct fx {
+	char root[PATH_MAX]; /* the temp dir (real path) */
+	char repo[PATH_MAX]; /* root/repo: main checkout on 'main', one commit */
+	char base[64];	     /* its first commit */
+	struct strvec env;   /* the environment passed to worktree.c */
+};
+
+/* ---- helpers ---------------------------------------------------------------- */
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* name on TEST_PATH into buf. */
+static bool find_exe(const char *name, char *buf, size_t size)
+{
+	static const char *const dirs[] = {"/usr/local/bin", "/usr/bin", "/bin", NULL};
+	size_t i;
+
+	for (i = 0; dirs[i]; i++) {
+		(void)snprintf(buf, size, "%s/%s", dirs[i], name);
+		if (access(buf, X_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Run `/bin/sh -c CMD` in dir with env; returns the exit status (or -1) and,
+ * with out, stdout (caller frees, trailing newlines removed). */
+static int vsh_env(const char *const *env, const char *dir, char **out, const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
+static int vsh_env(const char *const *env, const char *dir, char **out, const char *fmt, va_list ap)
+{
+	char cmd[8192];
+	int p[2], st;
+	pid_t pid;
+
+	assert_true(vsnprintf(cmd, sizeof(cmd), fmt, ap) < (int)sizeof(cmd));
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	{
+		const char *shv[] = {"/bin/sh", "-c", cmd, NULL};
+		const char *const *argv = shv;
+		char words[sizeof(cmd)], exe[PATH_MAX];
+		const char *wv[32];
+		posix_spawn_file_actions_t fa;
+
+		/* A command without shell syntax runs without a shell: half the
+		 * processes, which matters on a loaded machine. */
+		if (!strpbrk(cmd, "|&;<>()$`\\\"'*?[]#~={}!\n\t")) {
+			size_t n = 0;
+			char *w, *save = NULL;
+
+			memcpy(words, cmd, sizeof(words));
+			for (w = strtok_r(words, " ", &save); w && n < 31;
+			     w = strtok_r(NULL, " ", &save))
+				wv[n++] = w;
+			wv[n] = NULL;
+			if (n > 0 && n < 31 && find_exe(wv[0], exe, sizeof(exe))) {
+				wv[0] = exe;
+				argv = wv;
+			}
+		}
+		assert_int_equal(posix_spawn_file_actions_init(&fa), 0);
+		assert_int_equal(posix_spawn_file_actions_adddup2(&fa, p[1], 1), 0);
+		if (dir)
+			assert_int_equal(posix_spawn_file_actions_addchdir_np(&fa, dir), 0);
+		assert_int_equal(posix_spawn(&pid, argv[0], &fa, NULL,
+					     (char *const *)(uintptr_t)argv,
+					     (char *const *)(uintptr_t)env),
+				 0);
+		posix_spawn_file_actions_destroy(&fa);
+	}
+	close(p[1]);
+	{
+		char buf[4096];
+		size_t len = 0, alloc = 0;
+		char *s = NULL;
+		ssize_t n;
+
+		while ((n = read(p[0], buf, sizeof(buf))) != 0) {
+			if (n < 0) {
+				assert_int_equal(errno, EINTR);
+				continue;
+			}
+			if (len + (size_t)n + 1 > alloc) {
+				alloc = (len + (size_t)n + 1) * 2;
+				char *ns = realloc(s, alloc);
+
+				assert_non_null(ns);
+				s = ns;
+			}
+			memcpy(s + len, buf, (size_t)n);
+			len += (size_t)n;
+		}
+		close(p[0]);
+		if (!s)
+			s = calloc(1, 1);
+		assert_non_null(s);
+		s[len] = '\0';
+		while (len && s[len - 1] == '\n')
+			s[--len] = '\0';
+		if (out)
+			*out = s;
+		else
+			free(s);
+	}
+	while (waitpid(pid, &st, 0) < 0)
+		assert_int_equal(errno, EINTR);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int sh(struct fx *f, const char *dir, char **out, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int sh(struct fx *f, const char *dir, char **out, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = vsh_env(f->env.v, dir, out, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+/* sh() that must succeed; returns its output (caller frees). */
+static char *shok(struct fx *f, const char *dir, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static char *shok(struct fx *f, const char *dir, const char *fmt, ...)
+{
+	va_list ap;
+	char *out = NULL;
+	int r;
+
+	va_start(ap, fmt);
+	r = vsh_env(f->env.v, dir, &out, fmt, ap);
+	va_end(ap);
+	if (r != 0)
+		fail_msg("command failed (%d): %s", r, fmt);
+	return out;
+}
+
+static void shrun(struct fx *f, const char *dir, const char *cmd)
+{
+	free(shok(f, dir, "%s", cmd));
+}
+
+static void assert_out(struct fx *f, const char *dir, const char *cmd, const char *want)
+{
+	char *got = shok(f, dir, "%s", cmd);
+
+	assert_string_equal(got, want);
+	free(got);
+}
+
+static char *fpath(const struct fx *f, const char *rel)
+{
+	char *p = malloc(PATH_MAX);
+
+	assert_non_null(p);
+	assert_true(snprintf(p, PATH_MAX, "%s/%s", f->root, rel) < PATH_MAX);
+	return p;
+}
+
+static bool exists(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0;
+}
+
+/* Whether pid is gone (or a zombie nobody reaped yet), waiting up to 3 s. */
+static bool pid_gone(pid_t pid)
+{
+	uint64_t until = mono_ms() + 3000;
+
+	do {
+		char p[64], buf[512];
+		FILE *fp;
+		char *rp;
+		size_t n;
+
+		if (kill(pid, 0) < 0 && errno == ESRCH)
+			return true;
+		(void)snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
+		fp = fopen(p, "re");
+		if (!fp)
+			return true;
+		n = fread(buf, 1, sizeof(buf) - 1, fp);
+		fclose(fp);
+		buf[n] = '\0';
+		rp = strrchr(buf, ')');
+		if (rp && rp[1] == ' ' && rp[2] == 'Z')
+			return true;
+		usleep(20000);
+	} while (mono_ms() < until);
+	return false;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The strvec's elements sorted and joined with ',' into buf. */
+static const char *joined(struct strvec *v, char *buf, size_t size)
+{
+	size_t i, o = 0;
+
+	qsort(v->v, v->nr, sizeof(v->v[0]), cmp_str);
+	buf[0] = '\0';
+	for (i = 0; i < v->nr; i++)
+		o += (size_t)snprintf(buf + o, size - o, "%s%s", i ? "," : "", v->v[i]);
+	return buf;
+}
+
+/* ---- fixture ---------------------------------------------------------------- */
+
+/* The repository every test starts from, made once: 'main' with one commit. */
+static char tmpl_root[PATH_MAX];
+static char tmpl_base[64];
+
+static void fx_env(struct strvec *env, const char *root)
+{
+	strvec_init(env);
+	strvec_push(env, "PATH=" TEST_PATH);
+	strvec_pushf(env, "HOME=%s", root);
+	strvec_push(env, "LC_ALL=C");
+	strvec_push(env, "GIT_CONFIG_NOSYSTEM=1");
+	strvec_pushf(env, "GIT_CEILING_DIRECTORIES=%s", root);
+}
+
+static int group_setup(void **state)
+{
+	struct fx f;
+	char tmpl[] = "/tmp/bernstein-wt-tmpl-XXXXXX";
+	char *out;
+
+	(void)state;
+	memset(&f, 0, sizeof(f));
+	assert_non_null(mkdtemp(tmpl));
+	assert_non_null(realpath(tmpl, tmpl_root));
+	fx_env(&f.env, tmpl_root);
+	shrun(&f, tmpl_root,
+	      "git init -q -b main repo && cd repo && printf 'one\\ntwo\\nthree\\n' > a.txt && "
+	      "echo b > b.txt && git add . && " GITC " commit -q -m base");
+	out = shok(&f, tmpl_root, "git -C repo rev-parse HEAD");
+	assert_int_equal(strlen(out), 40);
+	memcpy(tmpl_base, out, 41);
+	free(out);
+	strvec_clear(&f.env);
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	struct fx f;
+
+	(void)state;
+	memset(&f, 0, sizeof(f));
+	fx_env(&f.env, tmpl_root);
+	free(shok(&f, NULL, "rm -rf %s", tmpl_root));
+	assert_false(exists(tmpl_root));
+	strvec_clear(&f.env);
+	return 0;
+}
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	char tmpl[] = "/tmp/bernstein-wt-XXXXXX";
+
+	assert_non_null(f);
+	assert_non_null(mkdtemp(tmpl));
+	assert_non_null(realpath(tmpl, f->root));
+	assert_true(snprintf(f->repo, sizeof(f->repo), "%s/repo", f->root) < PATH_MAX);
+	fx_env(&f->env, f->root);
+	free(shok(f, NULL, "cp -a %s/repo %s", tmpl_root, f->repo));
+	memcpy(f->base, tmpl_base, sizeof(f->base));
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+
+	free(shok(f, NULL, "rm -rf %s", f->root));
+	assert_false(exists(f->root));
+	strvec_clear(&f->env);
+	free(f);
+	return 0;
+}
+
+#define FX struct fx *f = *state
+
+/* ---- queries ---------------------------------------------------------------- */
+
+static void test_toplevel(void **state)
+{
+	FX;
+	struct diag d = {0};
+	char *top = NULL, *sub = fpath(f, "repo/sub/dir"), *plain = fpath(f, "plain");
+
+	assert_int_equal(git_toplevel(f->repo, f->env.v, &top, &d), 0);
+	assert_string_equal(top, f->repo);
+	free(top);
+	top = NULL;
+
+	shrun(f, f->repo, "mkdir -p sub/dir");
+	assert_int_equal(git_toplevel(sub, f->env.v, &top, &d), 0);
+	assert_string_equal(top, f->repo);
+	free(top);
+	top = NULL;
+
+	/* not a repository: -ENOTDIR, never -ENOENT (that is "git missing") */
+	shrun(f, f->root, "mkdir plain");
+	assert_int_equal(git_toplevel(plain, f->env.v, &top, &d), -ENOTDIR);
+	assert_null(top);
+	assert_non_null(strstr(d.msg, "git rev-parse"));
+	assert_non_null(strstr(d.msg, "not a git repository"));
+	assert_string_equal(d.file, plain);
+
+	/* variables that would point git elsewhere are not passed on */
+	{
+		struct strvec env = STRVEC_INIT;
+
+		strvec_pushv(&env, f->env.v);
+		strvec_push(&env, "GIT_DIR=/nonexistent/.git");
+		strvec_push(&env, "GIT_WORK_TREE=/nonexistent");
+		assert_int_equal(git_toplevel(f->repo, env.v, &top, &d), 0);
+		assert_string_equal(top, f->repo);
+		free(top);
+		top = NULL;
+		strvec_clear(&env);
+	}
+
+	/* a directory that does not exist */
+	assert_int_equal(git_toplevel("/nonexistent/bernstein", f->env.v, &top, &d), -ENOTDIR);
+	assert_null(top);
+	free(sub);
+	free(plain);
+}
+
+static void test_missing_git(void **state)
+{
+	FX;
+	const char *empty_path[] = {"PATH=", "HOME=/", NULL};
+	const char *bad_path[] = {"PATH=/nonexistent:/also/not", NULL};
+	const char *no_path[] = {"HOME=/", NULL};
+	struct strvec v = STRVEC_INIT;
+	struct diag d = {0};
+	char *s = NULL;
+	bool b = false;
+
+	assert_int_equal(git_toplevel(f->repo, empty_path, &s, &d), -ENOENT);
+	assert_string_equal(d.msg, "git not found on PATH");
+	memset(&d, 0, sizeof(d));
+	assert_int_equal(git_head(f->repo, bad_path, &s, NULL, &d), -ENOENT);
+	assert_string_equal(d.msg, "git not found on PATH");
+	assert_int_equal(git_is_clean(f->repo, no_path, &b, &d), -ENOENT);
+	assert_int_equal(git_is_clean(f->repo, NULL, &b, &d), -ENOENT);
+	assert_int_equal(worktree_changes(f->repo, empty_path, &v, &d), -ENOENT);
+	assert_int_equal(v.nr, 0);
+	assert_null(s);
+}
+
+static void test_git_timeout(void **state)
+{
+	FX;
+	struct strvec env = STRVEC_INIT;
+	struct diag d = {0};
+	char *s = NULL, *bin = fpath(f, "fakebin"), *pidf = fpath(f, "fakegit.pid"), *pid;
+	uint64_t t0;
+
+	/* a "git" that hangs, with a child of its own */
+	free(shok(f, f->root,
+		  "mkdir fakebin && printf '#!/bin/sh\\nsleep 100 &\\necho $! > %s\\nwait\\n' > "
+		  "fakebin/git && chmod +x fakebin/git",
+		  pidf));
+	strvec_pushf(&env, "PATH=%s:" TEST_PATH, bin);
+	strvec_push(&env, WORKTREE_GIT_TIMEOUT_ENV "=300");
+	t0 = mono_ms();
+	assert_int_equal(git_toplevel(f->root, env.v, &s, &d), -ETIMEDOUT);
+	assert_true(mono_ms() - t0 < 5000);
+	assert_null(s);
+	assert_non_null(strstr(d.msg, "timed out after 300 ms"));
+	assert_non_null(strstr(d.msg, "git rev-parse"));
+	/* its whole process group was killed */
+	pid = shok(f, f->root, "cat fakegit.pid");
+	assert_true(pid_gone((pid_t)strtol(pid, NULL, 10)));
+	free(pid);
+
+	/* the same git without the short deadline answers (here: exit 0, no output) */
+	strvec_pop(&env);
+	shrun(f, f->root, "printf '#!/bin/sh\\nexit 0\\n' > fakebin/git");
+	assert_int_equal(git_toplevel(f->root, env.v, &s, &d), -ENOTDIR);
+	strvec_clear(&env);
+	free(bin);
+	free(pidf);
+}
+
+static void test_head_and_rev_parse(void **state)
+{
+	FX;
+	struct diag d = {0};
+	char *branch = NULL, *commit = NULL, *s = NULL, *plain = fpath(f, "plain");
+	char *empty = fpath(f, "empty");
+
+	assert_int_equal(git_head(f->repo, f->env.v, &branch, &commit, &d), 0);
+	assert_string_equal(branch, "main");
+	assert_string_equal(commit, f->base);
+	free(branch);
+	free(commit);
+	branch = commit = NULL;
+
+	assert_int_equal(git_rev_parse(f->repo, "HEAD", f->env.v, &s, &d), 0);
+	assert_string_equal(s, f->base);
+	free(s);
+	s = NULL;
+	assert_int_equal(git_rev_parse(f->repo, "main", f->env.v, &s, &d), 0);
+	assert_string_equal(s, f->base);
+	free(s);
+	s = NULL;
+	/* an annotated tag peels to its commit */
+	shrun(f, f->repo, GITC " tag -a -m t v1");
+	assert_int_equal(git_rev_parse(f->repo, "v1", f->env.v, &s, &d), 0);
+	assert_string_equal(s, f->base);
+	free(s);
+	s = NULL;
+
+	assert_int_equal(git_rev_parse(f->repo, "no-such-rev", f->env.v, &s, &d), -ENOENT);
+	assert_non_null(strstr(d.msg, "no-such-rev"));
+	assert_int_equal(git_rev_parse(f->repo, "HEAD:a.txt", f->env.v, &s, &d), -ENOENT);
+	assert_int_equal(git_rev_parse(f->repo, "--all", f->env.v, &s, &d), -EINVAL);
+	assert_int_equal(git_rev_parse(f->repo, "", f->env.v, &s, &d), -EINVAL);
+	assert_null(s);
+
+	/* detached HEAD: no branch */
+	shrun(f, f->repo, "git checkout -q --detach");
+	assert_int_equal(git_head(f->repo, f->env.v, &branch, &commit, &d), 0);
+	assert_null(branch);
+	assert_string_equal(commit, f->base);
+	free(commit);
+	commit = NULL;
+
+	/* an unborn branch has no commit */
+	shrun(f, f->root, "git init -q -b trunk empty");
+	assert_int_equal(git_head(empty, f->env.v, &branch, &commit, &d), -ENOENT);
+	assert_non_null(strstr(d.msg, "no commit"));
+	assert_null(branch);
+	assert_null(commit);
+
+	shrun(f, f->root, "mkdir plain");
+	assert_int_equal(git_head(plain, f->env.v, &branch, &commit, &d), -ENOTDIR);
+	assert_int_equal(git_rev_parse(plain, "HEAD", f->env.v, &s, &d), -ENOTDIR);
+	free(plain);
+	free(empty);
+}
+
+static void test_is_clean(void **state)
+{
+	FX;
+	struct diag d = {0};
+	bool clean = false;
+	char *plain = fpath(f, "plain");
+
+	assert_int_equal(git_is_clean(f->repo, f->env.v, &clean, &d), 0);
+	assert_true(clean);
+
+	/* untracked files and .bernstein/ do not count */
+	shrun(f, f->repo,
+	      "echo x > untracked.txt && mkdir -p .bernstein/runs && echo y > "
+	      ".bernstein/runs/log");
+	clean = false;
+	assert_int_equal(git_is_clean(f->repo, f->env.v, &clean, &d), 0);
+	assert_true(clean);
+
+	/* even a tracked file under .bernstein/ */
+	shrun(f, f->repo,
+	      "echo t > .bernstein/tracked && git add -f .bernstein/tracked && " GITC
+	      " commit -q -m t && echo changed > .bernstein/tracked");
+	clean = false;
+	assert_int_equal(git_is_clean(f->repo, f->env.v, &clean, &d), 0);
+	assert_true(clean);
+
+	/* an unstaged change to a tracked file */
+	shrun(f, f->repo, "echo more >> a.txt");
+	assert_int_equal(git_is_clean(f->repo, f->env.v, &clean, &d), 0);
+	assert_false(clean);
+	shrun(f, f->repo, "git checkout -q a.txt");
+	assert_int_equal(git_is_clean(f->repo, f->env.v, &clean, &d), 0);
+	assert_true(clean);
+
+	/* a staged one */
+	shrun(f, f->repo, "git add untracked.txt");
+	assert_int_equal(git_is_clean(f->repo, f->env.v, &clean, &d), 0);
+	assert_false(clean);
+
+	/* asked from a subdirectory, the whole tree counts */
+	shrun(f, f->repo, "mkdir -p sub && echo s > sub/s && git reset -q && echo more >> a.txt");
+	{
+		char *sub = fpath(f, "repo/sub");
+
+		clean = true;
+		assert_int_equal(git_is_clean(sub, f->env.v, &clean, &d), 0);
+		assert_false(clean);
+		free(sub);
+	}
+
+	shrun(f, f->root, "mkdir plain");
+	assert_int_equal(git_is_clean(plain, f->env.v, &clean, &d), -ENOTDIR);
+	free(plain);
+}
+
+static void test_ancestor_and_branch(void **state)
+{
+	FX;
+	struct diag d = {0};
+	bool b = false;
+
+	shrun(f, f->repo, "echo c >> a.txt && " GITC " commit -q -am second");
+	assert_int_equal(git_is_ancestor(f->repo, f->base, "HEAD", f->env.v, &b, &d), 0);
+	assert_true(b);
+	assert_int_equal(git_is_ancestor(f->repo, "HEAD", f->base, f->env.v, &b, &d), 0);
+	assert_false(b);
+	assert_int_equal(git_is_ancestor(f->repo, "HEAD", "HEAD", f->env.v, &b, &d), 0);
+	assert_true(b);
+	assert_int_equal(git_is_ancestor(f->repo, "nope", "HEAD", f->env.v, &b, &d), -ENOENT);
+	assert_int_equal(git_is_ancestor(f->repo, "HEAD", "nope", f->env.v, &b, &d), -ENOENT);
+
+	assert_int_equal(git_branch_exists(f->repo, "main", f->env.v, &b, &d), 0);
+	assert_true(b);
+	assert_int_equal(git_branch_exists(f->repo, "bernstein/x", f->env.v, &b, &d), 0);
+	assert_false(b);
+	shrun(f, f->repo, "git branch bernstein/x");
+	assert_int_equal(git_branch_exists(f->repo, "bernstein/x", f->env.v, &b, &d), 0);
+	assert_true(b);
+	/* a tag of that name is not a branch */
+	shrun(f, f->repo, "git tag only-a-tag");
+	assert_int_equal(git_branch_exists(f->repo, "only-a-tag", f->env.v, &b, &d), 0);
+	assert_false(b);
+	assert_int_equal(git_branch_exists(f->repo, "-D", f->env.v, &b, &d), -EINVAL);
+}
+
+/* ---- worktrees -------------------------------------------------------------- */
+
+static void test_worktree_add_new(void **state)
+{
+	FX;
+	struct diag d = {0};
+	char *wt = fpath(f, "repo/.bernstein/worktrees/s1");
+	bool b = false;
+
+	assert_false(exists(wt));
+	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, &d), 0);
+	assert_true(exists(wt));
+	assert_out(f, wt, "git rev-parse HEAD", f->base);
+	assert_out(f, wt, "git symbolic-ref HEAD", "refs/heads/bernstein/s1");
+	assert_out(f, wt, "cat b.txt", "b");
+	assert_int_equal(git_branch_exists(f->repo, "bernstein/s1", f->env.v, &b, &d), 0);
+	assert_true(b);
+	/* the main checkout is untouched and still clean */
+	assert_out(f, f->repo, "git symbolic-ref HEAD", "refs/heads/main");
+	assert_int_equal(git_is_clean(f->repo, f->env.v, &b, &d), 0);
+	assert_true(b);
+
+	/* a relative path is relative to repo; a base given by name */
+	assert_int_equal(worktree_add(f->repo, ".bernstein/worktrees/s2", "bernstein/s2", "main",
+				      f->env.v, &d),
+			 0);
+	{
+		char *wt2 = fpath(f, "repo/.bernstein/worktrees/s2");
+
+		assert_out(f, wt2, "git symbolic-ref HEAD", "refs/heads/bernstein/s2");
+		free(wt2);
+	}
+
+	/* an unknown base */
+	assert_int_equal(worktree_add(f->repo, ".bernstein/worktrees/s3", "bernstein/s3",
+				      "0000000000000000000000000000000000000001", f->env.v, &d),
+			 -ENOENT);
+	assert_int_equal(git_branch_exists(f->repo, "bernstein/s3", f->env.v, &b, &d), 0);
+	assert_false(b);
+	free(wt);
+}
+
+static void test_worktree_add_idempotent(void **state)
+{
+	FX;
+	struct diag d = {0};
+	char *wt = fpath(f, "wts/s1"), *wtfile = fpath(f, "wts/s1/agent-work.txt");
+	char *head;
+
+	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, &d), 0);
+	/* the agent works: a commit and an uncommitted file */
+	shrun(f, wt,
+	      "echo w > committed.txt && git add . && " GITC " commit -q -m agent && echo u > "
+	      "agent-work.txt");
+	head = shok(f, wt, "git rev-parse HEAD");
+	assert_string_not_equal(head, f->base);
+
+	/* resume: same call, nothing changes (the base is not re-applied) */
+	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, &d), 0);
+	assert_true(exists(wtfile));
+	assert_out(f, wt, "git rev-parse HEAD", head);
+	assert_out(f, f->repo, "git worktree list --porcelain | grep -c '^worktree '", "2");
+	/* through a different spelling of the same path */
+	{
+		char *alt = fpath(f, "wts/../wts/s1/");
+
+		assert_int_equal(worktree_add(f->repo, alt, "bernstein/s1", f->base, f->env.v, &d),
+				 0);
+		assert_true(exists(wtfile));
+		free(alt);
+	}
+
+	/* crash between branch and worktree: the branch exists, no worktree */
+	shrun(f, f->repo, "git worktree remove --force ../wts/s1");
+	assert_false(exists(wt));
+	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, &d), 0);
+	assert_out(f, wt, "git rev-parse HEAD", head); /* the branch as it was, not base */
+	assert_out(f, wt, "git symbolic-ref HEAD", "refs/heads/bernstein/s1");
+	assert_out(f, wt, "cat committed.txt", "w");
+
+	/* crash inside `git worktree add`: registered, locked "initializing", half
+	 * checked out */
+	shrun(f, f->repo,
+	      "echo initializing > .git/worktrees/s1/locked && rm ../wts/s1/b.txt && "
+	      "rm .git/worktrees/s1/index");
+	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, &d), 0);
+	assert_out(f, wt, "cat b.txt", "b");
+	assert_out(f, wt, "git status --porcelain", "");
+	assert_out(f, f->repo, "git worktree list --porcelain | grep -c '^locked' || true", "0");
+
+	/* the worktree directory deleted by hand: pruned and added again */
+	shrun(f, f->root, "rm -rf wts/s1");
+	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, &d), 0);
+	assert_out(f, wt, "git rev-parse HEAD", head);
+	assert_out(f, f->repo, "git worktree list --porcelain | grep -c '^worktree '", "2");
+	free(head);
+	free(wt);
+	free(wtfile);
+}
+
+static void test_worktree_add_conflicts(void **state)
+{
+	FX;
+	struct diag d = {0};
+	char *wt = fpath(f, "wts/s1"), *other = fpath(f, "wts/other"), *junk = fpath(f, "junk");
+	char *empty = fpath(f, "emptydir"), *file = fpath(f, "afile");
+
+	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, &d), 0);
+	/* the path is a worktree on another branch */
+	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s2", f->base, f->env.v, &d), -EEXIST);
+	assert_non_null(strstr(d.msg, "bernstein/s1"));
+	/* the branch is checked out elsewhere */
+	assert_int_equal(worktree_add(f->repo, other, "bernstein/s1", f->base, f->env.v, &d),
+			 -EEXIST);
+	assert_non_null(strstr(d.msg, "checked out"));
+	assert_int_equal(worktree_add(f->repo, other, "main", f->base, f->env.v, &d), -EEXIST);
+	/* the main checkout itself is not a task worktree, even on its own branch */
+	assert_int_equal(worktree_add(f->repo, f->repo, "main", f->base, f->env.v, &d), -EEXIST);
+	assert_non_null(strstr(d.msg, "main working tree"));
+	assert_false(exists(other));
+	/* the path is taken by something else */
+	shrun(f, f->root, "mkdir junk && echo j > junk/j && mkdir emptydir && echo > afile");
+	assert_int_equal(worktree_add(f->repo, junk, "bernstein/j", f->base, f->env.v, &d),
+			 -EEXIST);
+	assert_int_equal(worktree_add(f->repo, file, "bernstein/j", f->base, f->env.v, &d),
+			 -EEXIST);
+	assert_out(f, f->repo, "git branch --list 'bernstein/j'", "");
+	/* an empty directory is fine */
+	assert_int_equal(worktree_add(f->repo, empty, "bernstein/e", f->base, f->env.v, &d), 0);
+	assert_out(f, empty, "git symbolic-ref HEAD", "refs/heads/bernstein/e");
+	/* a worktree whose .git file is gone: git forgets it, the files are kept
+	 * and not taken over */
+	shrun(f, wt, "rm .git && echo work > work.txt");
+	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, &d), -EEXIST);
+	assert_out(f, wt, "cat work.txt", "work");
+	assert_out(f, f->repo, "git worktree list --porcelain | grep -c '/wts/s1$' || true", "0");
+	/* the branch's old worktree was deleted by hand: the stale registration
+	 * is pruned and the branch checked out at the new path */
+	shrun(f, f->root, "rm -rf wts/s1");
+	assert_int_equal(worktree_add(f->repo, other, "bernstein/s1", f->base, f->env.v, &d), 0);
+	assert_out(f, other, "git symbolic-ref HEAD", "refs/heads/bernstein/s1");
+	assert_out(f, f->repo, "git worktree list --porcelain | grep -c '/wts/s1$' || true", "0");
+	/* bad arguments */
+	assert_int_equal(worktree_add(f->repo, other, "-b", f->base, f->env.v, &d), -EINVAL);
+	assert_int_equal(worktree_add(f->repo, other, "x", "", f->env.v, &d), -EINVAL);
+	free(wt);
+	free(other);
+	free(junk);
+	free(empty);
+	free(file);
+}
+
+static void test_worktree_remove(void **state)
+{
+	FX;
+	struct diag d = {0};
+	char *wt = fpath(f, "repo/.bernstein/worktrees/s1"), *plain = fpath(f, "plaindir");
+	bool b = true;
+
+	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, &d), 0);
+	shrun(f, wt, "echo dirty >> a.txt && echo new > untracked.txt");
+	/* keep the branch */
+	assert_int_equal(worktree_remove(f->repo, wt, false, "bernstein/s1", f->env.v, &d), 0);
+	assert_false(exists(wt));
+	assert_int_equal(git_branch_exists(f->repo, "bernstein/s1", f->env.v, &b, &d), 0);
+	assert_true(b);
+	assert_out(f, f->repo, "git worktree list --porcelain | grep -c '^worktree '", "1");
+	/* missing: 0, and now the branch goes */
+	assert_int_equal(worktree_remove(f->repo, wt, true, "bernstein/s1", f->env.v, &d), 0);
+	assert_int_equal(git_branch_exists(f->repo, "bernstein/s1", f->env.v, &b, &d), 0);
+	assert_false(b);
+	/* nothing at all: 0 */
+	assert_int_equal(worktree_remove(f->repo, wt, true, "bernstein/s1", f->env.v, &d), 0);
+
+	/* a worktree whose directory was deleted by hand, and a locked one */
+	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, &d), 0);
+	shrun(f, f->repo, "rm -rf .bernstein/worktrees/s1");
+	assert_int_equal(worktree_remove(f->repo, wt, true, "bernstein/s1", f->env.v, &d), 0);
+	assert_out(f, f->repo, "git worktree list --porcelain | grep -c '^worktree '", "1");
+	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, &d), 0);
+	shrun(f, f->repo, "git worktree lock .bernstein/worktrees/s1");
+	assert_int_equal(worktree_remove(f->repo, wt, true, "bernstein/s1", f->env.v, &d), 0);
+	assert_false(exists(wt));
+	assert_out(f, f->repo, "git worktree list --porcelain | grep -c '^worktree '", "1");
+
+	/* an unregistered directory is left alone */
+	shrun(f, f->root, "mkdir plaindir && echo p > plaindir/p");
+	assert_int_equal(worktree_remove(f->repo, plain, false, NULL, f->env.v, &d), 0);
+	assert_true(exists(plain));
+	/* the main checkout is not a removable worktree */
+	assert_int_equal(worktree_remove(f->repo, f->repo, false, NULL, f->env.v, &d), -EINVAL);
+	assert_true(exists(f->repo));
+	free(wt);
+	free(plain);
+}
+
+static void test_worktree_changes(void **state)
+{
+	FX;
+	struct strvec v = STRVEC_INIT;
+	struct diag d = {0};
+	char *wt = fpath(f, "repo/.bernstein/worktrees/s1"), buf[512];
+
+	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, &d), 0);
+	assert_int_equal(worktree_changes(wt, f->env.v, &v, &d), 0);
+	assert_int_equal(v.nr, 0);
+
+	shrun(f, wt,
+	      "echo more >> a.txt && rm b.txt && mkdir -p new/deep && echo n > new/deep/n.txt && "
+	      "echo s > staged.txt && git add staged.txt && mkdir -p .bernstein/runs && "
+	      "echo l > .bernstein/runs/log && x=$(git rev-parse --git-path info/exclude) && "
+	      "mkdir -p \"$(dirname \"$x\")\" && echo 'ignored*' >> \"$x\" && echo i > "
+	      "ignored.txt");
+	assert_int_equal(worktree_changes(wt, f->env.v, &v, &d), 0);
+	assert_string_equal(joined(&v, buf, sizeof(buf)), "a.txt,b.txt,new/deep/n.txt,staged.txt");
+	strvec_clear(&v);
+
+	/* a staged rename gives both paths; a name with a space and a newline */
+	shrun(f, wt,
+	      "git reset -q --hard && git clean -fdq && git mv b.txt 'c d.txt' && printf x > "
+	      "'e\nf'");
+	assert_int_equal(worktree_changes(wt, f->env.v, &v, &d), 0);
+	assert_string_equal(joined(&v, buf, sizeof(buf)), "b.txt,c d.txt,e\nf");
+	strvec_clear(&v);
+
+	/* appended, not replaced */
+	strvec_push(&v, "keep");
+	assert_int_equal(worktree_changes(wt, f->env.v, &v, &d), 0);
+	assert_int_equal(v.nr, 4);
+	assert_string_equal(v.v[0], "keep");
+	strvec_clear(&v);
+
+	{
+		char *plain = fpath(f, "plain");
+
+		shrun(f, f->root, "mkdir plain");
+		assert_int_equal(worktree_changes(plain, f->env.v, &v, &d), -ENOTDIR);
+		assert_int_equal(v.nr, 0);
+		free(plain);
+	}
+	free(wt);
+}
+
+static void test_commit_all(void **state)
+{
+	FX;
+	struct diag d = {0};
+	char *wt = fpath(f, "repo/.bernstein/worktrees/s1"), *s;
+	bool committed = false;
+
+	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, &d), 0);
+	/* nothing to commit: no commit */
+	committed = true;
+	assert_int_equal(
+		worktree_commit_all(wt, "bernstein: task s1", &ident, f->env.v, &committed, &d), 0);
+	assert_false(committed);
+	assert_out(f, wt, "git rev-parse HEAD", f->base);
+	/* only .bernstein/ changed: still nothing */
+	shrun(f, wt, "mkdir -p .bernstein/runs && echo l > .bernstein/runs/log");
+	assert_int_equal(
+		worktree_commit_all(wt, "bernstein: task s1", &ident, f->env.v, &committed, &d), 0);
+	assert_false(committed);
+	assert_out(f, wt, "git rev-parse HEAD", f->base);
+
+	/* tracked edits, a deletion, untracked files; hooks that would refuse */
+	shrun(f, wt,
+	      "echo more >> a.txt && rm b.txt && mkdir -p src && echo n > src/new.c && "
+	      "hooks=$(git rev-parse --git-path hooks) && mkdir -p \"$hooks\" && "
+	      "printf '#!/bin/sh\\nexit 1\\n' > \"$hooks/pre-commit\" && "
+	      "cp \"$hooks/pre-commit\" \"$hooks/commit-msg\" && chmod +x \"$hooks\"/*");
+	/* and a configured hooks directory with the same, and signing on */
+	shrun(f, wt,
+	      "mkdir -p ../hooks2 && cp \"$(git rev-parse --git-path hooks)/pre-commit\" "
+	      "../hooks2/ && "
+	      "git config core.hooksPath \"$PWD/../hooks2\" && git config commit.gpgSign true");
+	assert_int_equal(worktree_commit_all(wt, "bernstein: task s1\n\n# not a comment", &ident,
+					     f->env.v, &committed, &d),
+			 0);
+	assert_true(committed);
+	assert_out(f, wt, "git rev-list --count HEAD", "2");
+	assert_out(f, wt, "git log -1 --format='%an <%ae>|%cn <%ce>'",
+		   "Bernstein Test <bernstein@example.invalid>|"
+		   "Bernstein Test <bernstein@example.invalid>");
+	assert_out(f, wt, "git log -1 --format=%B", "bernstein: task s1\n\n# not a comment");
+	assert_out(f, wt,
+		   "git diff-tree --no-commit-id --name-status -r HEAD | sort | tr '\\t\\n' ' ;'",
+		   "A src/new.c;D b.txt;M a.txt;");
+	assert_out(f, wt, "git ls-tree -r --name-only HEAD | grep -c bernstein || true", "0");
+	/* what is left is .bernstein/ only */
+	assert_out(f, wt, "git status --porcelain --untracked-files=all", "?? .bernstein/runs/log");
+
+	/* and again: nothing */
+	s = shok(f, wt, "git rev-parse HEAD");
+	assert_int_equal(worktree_commit_all(wt, "again", &ident, f->env.v, &committed, &d), 0);
+	assert_false(committed);
+	assert_out(f, wt, "git rev-parse HEAD", s);
+	free(s);
+
+	/* no identity, empty message */
+	assert_int_equal(worktree_commit_all(wt, "m", NULL, f->env.v, &committed, &d), -EINVAL);
+	{
+		struct git_identity noname = {"", "x@y"};
+
+		assert_int_equal(worktree_commit_all(wt, "m", &noname, f->env.v, &committed, &d),
+				 -EINVAL);
+	}
+	assert_int_equal(worktree_commit_all(wt, "", &ident, f->env.v, &committed, &d), -EINVAL);
+	free(wt);
+}
+
+static void test_commits_between_and_changed_files(void **state)
+{
+	FX;
+	struct strvec v = STRVEC_INIT;
+	struct diag d = {0};
+	char *wt = fpath(f, "wts/s1"), buf[512];
+	unsigned n = 99;
+
+	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, &d), 0);
+	assert_int_equal(git_commits_between(f->repo, "main", "bernstein/s1", f->env.v, &n, &d), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(git_changed_files(f->repo, "main", "bernstein/s1", f->env.v, &v, &d), 0);
+	assert_int_equal(v.nr, 0);
+
+	shrun(f, wt,
+	      "echo x > x.txt && git add x.txt && " GITC " commit -q -m one && git mv b.txt "
+	      "moved.txt && " GITC " commit -q -m two");
+	/* main moves on too (another file): not part of the branch's changes */
+	shrun(f, f->repo, "echo m > main-only.txt && git add . && " GITC " commit -q -m main");
+	assert_int_equal(git_commits_between(f->repo, "main", "bernstein/s1", f->env.v, &n, &d), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(git_commits_between(f->repo, "bernstein/s1", "main", f->env.v, &n, &d), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(git_changed_files(f->repo, "main", "bernstein/s1", f->env.v, &v, &d), 0);
+	assert_string_equal(joined(&v, buf, sizeof(buf)), "b.txt,moved.txt,x.txt");
+	strvec_clear(&v);
+
+	assert_int_equal(git_commits_between(f->repo, "main", "nope", f->env.v, &n, &d), -ENOENT);
+	assert_int_equal(git_commits_between(f->repo, "nope", "main", f->env.v, &n, &d), -ENOENT);
+	assert_int_equal(git_changed_files(f->repo, "main", "nope", f->env.v, &v, &d), -ENOENT);
+	assert_int_equal(v.nr, 0);
+	free(wt);
+}
+
+/* ---- merging ---------------------------------------------------------------- */
+
+/* A worktree on bernstein/NAME from base, with cmd run in it and committed. */
+static void make_branch(struct fx *f, const char *name, const char *cmd)
+{
+	struct diag d = {0};
+	char rel[128], br[128], *wt;
+	bool committed = false;
+
+	(void)snprintf(rel, sizeof(rel), "wts/%s", name);
+	(void)snprintf(br, sizeof(br), "bernstein/%s", name);
+	wt = fpath(f, rel);
+	assert_int_equal(worktree_add(f->repo, wt, br, f->base, f->env.v, &d), 0);
+	shrun(f, wt, cmd);
+	assert_int_equal(worktree_commit_all(wt, br, &ident, f->env.v, &committed, &d), 0);
+	assert_true(committed);
+	free(wt);
+}
+
+static void test_merge_clean_no_ff(void **state)
+{
+	FX;
+	struct strvec conflicts = STRVEC_INIT;
+	struct diag d = {0};
+	char *commit = NULL, *tip, *parents, want[200], *head;
+	bool already = true;
+
+	make_branch(f, "s1", "echo new > new.txt && echo more >> a.txt");
+	tip = shok(f, f->repo, "git rev-parse bernstein/s1");
+	/* a fast-forward is possible here; --no-ff still makes a merge commit */
+	assert_int_equal(git_merge_no_ff(f->repo, "main", "bernstein/s1", "Merge task s1", &ident,
+					 f->env.v, &commit, &already, &conflicts, &d),
+			 0);
+	assert_non_null(commit);
+	assert_false(already);
+	assert_int_equal(conflicts.nr, 0);
+	assert_out(f, f->repo, "git rev-parse HEAD", commit);
+	assert_out(f, f->repo, "git symbolic-ref HEAD", "refs/heads/main");
+	parents = shok(f, f->repo, "git rev-list --parents -n1 HEAD");
+	(void)snprintf(want, sizeof(want), "%s %s %s", commit, f->base, tip);
+	assert_string_equal(parents, want);
+	assert_out(f, f->repo, "git log -1 --format='%s|%an|%ce'",
+		   "Merge task s1|Bernstein Test|bernstein@example.invalid");
+	assert_out(f, f->repo, "cat new.txt", "new");
+	assert_out(f, f->repo, "git status --porcelain", "");
+	free(parents);
+
+	/* resume after a crash: already merged, nothing done */
+	head = commit;
+	commit = NULL;
+	assert_int_equal(git_merge_no_ff(f->repo, "main", "bernstein/s1", "Merge task s1", &ident,
+					 f->env.v, &commit, &already, &conflicts, &d),
+			 0);
+	assert_true(already);
+	assert_null(commit);
+	assert_out(f, f->repo, "git rev-parse HEAD", head);
+	assert_out(f, f->repo, "git rev-list --count HEAD", "3");
+	free(head);
+	free(tip);
+	strvec_clear(&conflicts);
+}
+
+static void test_merge_two_branches_and_hooks_off(void **state)
+{
+	FX;
+	struct diag d = {0};
+	char *c1 = NULL, *c2 = NULL;
+	bool already = true;
+
+	make_branch(f, "s1", "echo one > one.txt");
+	make_branch(f, "s2", "echo two > two.txt");
+	/* hooks that would refuse the merge or leave a trace */
+	shrun(f, f->repo,
+	      "mkdir -p .git/hooks && printf '#!/bin/sh\\nexit 1\\n' > .git/hooks/pre-merge-commit "
+	      "&& "
+	      "printf '#!/bin/sh\\ntouch hook-ran\\n' > .git/hooks/post-merge && "
+	      "chmod +x .git/hooks/*");
+	/* repository config that would get in the way: --no-ff beats merge.ff=only,
+	 * and no signing is attempted (there is no key) */
+	shrun(f, f->repo,
+	      "git config merge.ff only && git config commit.gpgSign true && "
+	      "git config user.signingKey no-such-key && git config gc.auto 1");
+	assert_int_equal(git_merge_no_ff(f->repo, "main", "bernstein/s1", "m1", &ident, f->env.v,
+					 &c1, &already, NULL, &d),
+			 0);
+	assert_int_equal(git_merge_no_ff(f->repo, "main", "bernstein/s2", "m2", &ident, f->env.v,
+					 &c2, &already, NULL, &d),
+			 0);
+	assert_false(already);
+	assert_string_not_equal(c1, c2);
+	assert_out(f, f->repo, "git rev-parse HEAD^1", c1);
+	assert_out(f, f->repo, "cat one.txt two.txt", "one\ntwo");
+	assert_out(f, f->repo, "git rev-list --min-parents=2 --count HEAD", "2");
+	assert_false(sh(f, f->repo, NULL, "test -e hook-ran") == 0);
+	free(c1);
+	free(c2);
+}
+
+static void test_merge_conflict_restores(void **state)
+{
+	FX;
+	struct strvec conflicts = STRVEC_INIT;
+	struct diag d = {0};
+	char *commit = NULL, *head, *tip, buf[256];
+	bool already = true;
+
+	make_branch(f, "s1",
+		    "printf 'one\\nTWO-branch\\nthree\\n' > a.txt && echo branch > b.txt && "
+		    "echo ok > branch-only.txt");
+	tip = shok(f, f->repo, "git rev-parse bernstein/s1");
+	shrun(f, f->repo,
+	      "printf 'one\\nTWO-main\\nthree\\n' > a.txt && echo main > b.txt && " GITC
+	      " commit -q -am main-edit && echo untracked > u.txt && mkdir -p .bernstein && "
+	      "echo s > .bernstein/state");
+	head = shok(f, f->repo, "git rev-parse HEAD");
+
+	strvec_push(&conflicts, "pre-existing");
+	assert_int_equal(git_merge_no_ff(f->repo, "main", "bernstein/s1", "Merge s1", &ident,
+					 f->env.v, &commit, &already, &conflicts, &d),
+			 -EBUSY);
+	assert_null(commit);
+	assert_true(already); /* untouched on failure */
+	assert_string_equal(joined(&conflicts, buf, sizeof(buf)), "a.txt,b.txt,pre-existing");
+	assert_non_null(strstr(d.msg, "conflicts in 2 files"));
+	/* exactly as before: HEAD, clean tracked files, no merge in progress,
+	 * untracked and .bernstein/ files kept, branch intact */
+	assert_out(f, f->repo, "git rev-parse HEAD", head);
+	assert_out(f, f->repo, "git symbolic-ref HEAD", "refs/heads/main");
+	assert_out(f, f->repo, "git status --porcelain --untracked-files=no", "");
+	assert_int_not_equal(sh(f, f->repo, NULL, "git rev-parse -q --verify MERGE_HEAD"), 0);
+	assert_out(f, f->repo, "cat a.txt", "one\nTWO-main\nthree");
+	assert_out(f, f->repo, "cat u.txt .bernstein/state", "untracked\ns");
+	assert_false(sh(f, f->repo, NULL, "test -e branch-only.txt") == 0);
+	assert_out(f, f->repo, "git rev-parse bernstein/s1", tip);
+	strvec_clear(&conflicts);
+
+	/* the same again (a resumed run retrying): the same answer */
+	assert_int_equal(git_merge_no_ff(f->repo, "main", "bernstein/s1", "Merge s1", &ident,
+					 f->env.v, &commit, &already, NULL, &d),
+			 -EBUSY);
+	assert_out(f, f->repo, "git rev-parse HEAD", head);
+	free(head);
+	free(tip);
+}
+
+static void test_merge_refusals(void **state)
+{
+	FX;
+	struct diag d = {0};
+	char *commit = NULL, *head;
+	bool already = false;
+
+	make_branch(f, "s1", "echo new > new.txt");
+	head = shok(f, f->repo, "git rev-parse HEAD");
+
+	/* wrong branch checked out */
+	shrun(f, f->repo, "git checkout -q -b other");
+	assert_int_equal(git_merge_no_ff(f->repo, "main", "bernstein/s1", "m", &ident, f->env.v,
+					 &commit, &already, NULL, &d),
+			 -EXDEV);
+	assert_non_null(strstr(d.msg, "'other'"));
+	/* detached */
+	shrun(f, f->repo, "git checkout -q --detach main");
+	assert_int_equal(git_merge_no_ff(f->repo, "main", "bernstein/s1", "m", &ident, f->env.v,
+					 &commit, &already, NULL, &d),
+			 -EXDEV);
+	shrun(f, f->repo, "git checkout -q main");
+	assert_out(f, f->repo, "git rev-parse HEAD", head);
+
+	/* uncommitted changes to tracked files */
+	shrun(f, f->repo, "echo dirty >> a.txt");
+	assert_int_equal(git_merge_no_ff(f->repo, "main", "bernstein/s1", "m", &ident, f->env.v,
+					 &commit, &already, NULL, &d),
+			 -EUCLEAN);
+	assert_out(f, f->repo, "git rev-parse HEAD", head);
+	assert_out(f, f->repo, "git status --porcelain", " M a.txt");
+	shrun(f, f->repo, "git checkout -q a.txt");
+
+	/* an untracked file the merge would overwrite */
+	shrun(f, f->repo, "echo mine > new.txt");
+	assert_int_equal(git_merge_no_ff(f->repo, "main", "bernstein/s1", "m", &ident, f->env.v,
+					 &commit, &already, NULL, &d),
+			 -EUCLEAN);
+	assert_non_null(strstr(d.msg, "would be overwritten"));
+	assert_out(f, f->repo, "git rev-parse HEAD", head);
+	assert_out(f, f->repo, "cat new.txt", "mine");
+	assert_int_not_equal(sh(f, f->repo, NULL, "git rev-parse -q --verify MERGE_HEAD"), 0);
+	shrun(f, f->repo, "rm new.txt");
+
+	/* unknown branch, no identity */
+	assert_int_equal(git_merge_no_ff(f->repo, "main", "bernstein/nope", "m", &ident, f->env.v,
+					 &commit, &already, NULL, &d),
+			 -ENOENT);
+	assert_int_equal(git_merge_no_ff(f->repo, "main", "bernstein/s1", "m", NULL, f->env.v,
+					 &commit, &already, NULL, &d),
+			 -EINVAL);
+	assert_null(commit);
+	assert_out(f, f->repo, "git rev-parse HEAD", head);
+
+	/* and after all that it merges */
+	assert_int_equal(git_merge_no_ff(f->repo, "main", "bernstein/s1", "m", &ident, f->env.v,
+					 &commit, &already, NULL, &d),
+			 0);
+	assert_non_null(commit);
+	free(commit);
+	free(head);
+}
+
+/* ---- gates ------------------------------------------------------------------ */
+
+static void test_gate_pass_fail(void **state)
+{
+	FX;
+	const char *env[] = {"PATH=" TEST_PATH, "GATE_VAR=hello", NULL};
+	struct diag d = {0};
+	char *tail = NULL;
+	int code = -1;
+
+	assert_int_equal(gate_run(f->repo,
+				  "echo out; echo \"$GATE_VAR\" >&2; pwd; echo \"[$HOME]\"", env,
+				  10000, &code, &tail, &d),
+			 0);
+	assert_int_equal(code, 0);
+	assert_non_null(strstr(tail, "out\n"));
+	assert_non_null(strstr(tail, "hello\n"));
+	assert_non_null(strstr(tail, f->repo));
+	assert_non_null(strstr(tail, "[]")); /* exactly env: no HOME leaked in */
+	free(tail);
+	tail = NULL;
+
+	assert_int_equal(gate_run(f->repo, "echo failing; exit 3", env, 10000, &code, &tail, &d),
+			 0);
+	assert_int_equal(code, 3);
+	assert_string_equal(tail, "failing\n");
+	free(tail);
+	tail = NULL;
+
+	assert_int_equal(gate_run(f->repo, "kill -TERM $$", env, 10000, &code, NULL, &d), 0);
+	assert_int_equal(code, 128 + SIGTERM);
+
+	assert_int_equal(gate_run(f->repo, "no-such-command-xyz", env, 10000, &code, &tail, &d), 0);
+	assert_int_equal(code, 127);
+	assert_non_null(strstr(tail, "no-such-command-xyz"));
+	free(tail);
+	tail = NULL;
+
+	/* stdin is /dev/null: a gate reading it ends */
+	assert_int_equal(gate_run(f->repo, "cat; echo done", env, 10000, &code, &tail, &d), 0);
+	assert_int_equal(code, 0);
+	assert_string_equal(tail, "done\n");
+	free(tail);
+	tail = NULL;
+
+	/* only the tail of a chatty gate is kept */
+	assert_int_equal(gate_run(f->repo,
+				  "i=0; while [ $i -lt 3000 ]; do echo line-$i; "
+				  "i=$((i+1)); done; echo END",
+				  env, 20000, &code, &tail, &d),
+			 0);
+	assert_int_equal(code, 0);
+	assert_true(strlen(tail) <= GATE_TAIL_MAX);
+	assert_true(strlen(tail) > GATE_TAIL_MAX - 20);
+	assert_non_null(strstr(tail, "line-2999\nEND\n"));
+	assert_null(strstr(tail, "line-1\n"));
+	free(tail);
+	tail = NULL;
+
+	/* not a directory */
+	{
+		char *missing = fpath(f, "missing"), *file = fpath(f, "repo/a.txt");
+
+		assert_int_equal(gate_run(missing, "true", env, 1000, &code, &tail, &d), -ENOENT);
+		assert_int_equal(gate_run(file, "true", env, 1000, &code, &tail, &d), -ENOTDIR);
+		assert_null(tail);
+		free(missing);
+		free(file);
+	}
+}
+
+static void test_gate_timeout_kills_group(void **state)
+{
+	FX;
+	const char *env[] = {"PATH=" TEST_PATH, NULL};
+	struct diag d = {0};
+	char *tail = NULL, *pid;
+	uint64_t t0;
+	int code = -1;
+
+	/* the deadline: 124, and the background job is gone too */
+	t0 = mono_ms();
+	assert_int_equal(gate_run(f->root, "sleep 100 & echo $! > bg.pid; echo started; wait", env,
+				  300, &code, &tail, &d),
+			 0);
+	assert_true(mono_ms() - t0 < 5000);
+	assert_int_equal(code, GATE_EXIT_TIMEOUT);
+	assert_string_equal(tail, "started\n");
+	free(tail);
+	tail = NULL;
+	pid = shok(f, f->root, "cat bg.pid");
+	assert_true(pid_gone((pid_t)strtol(pid, NULL, 10)));
+	free(pid);
+
+	/* a gate that ignores SIGTERM is killed after the grace */
+	t0 = mono_ms();
+	assert_int_equal(gate_run(f->root,
+				  "trap '' TERM; sleep 100 & echo $! > bg2.pid; wait; "
+				  "wait",
+				  env, 200, &code, NULL, &d),
+			 0);
+	assert_true(mono_ms() - t0 < 5000);
+	assert_int_equal(code, GATE_EXIT_TIMEOUT);
+	pid = shok(f, f->root, "cat bg2.pid");
+	assert_true(pid_gone((pid_t)strtol(pid, NULL, 10)));
+	free(pid);
+
+	/* a gate that passes but leaves a job behind holding its output: the
+	 * job is killed when the shell ends, and gate_run does not wait for it */
+	t0 = mono_ms();
+	assert_int_equal(gate_run(f->root, "sleep 100 & echo $! > bg3.pid; echo passed", env, 0,
+				  &code, &tail, &d),
+			 0);
+	assert_true(mono_ms() - t0 < 5000);
+	assert_int_equal(code, 0);
+	assert_string_equal(tail, "passed\n");
+	free(tail);
+	pid = shok(f, f->root, "cat bg3.pid");
+	assert_true(pid_gone((pid_t)strtol(pid, NULL, 10)));
+	free(pid);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_toplevel, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_missing_git, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_git_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_head_and_rev_parse, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_is_clean, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ancestor_and_branch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_worktree_add_new, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_worktree_add_idempotent, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_worktree_add_conflicts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_worktree_remove, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_worktree_changes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_commit_all, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_commits_between_and_changed_files, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_merge_clean_no_ff, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_merge_two_branches_and_hooks_off, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_merge_conflict_restores, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_merge_refusals, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gate_pass_fail, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gate_timeout_kills_group, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
