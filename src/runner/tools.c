@@ -6,25 +6,20 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/openat2.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "runner/rexec.h"
 #include "runner/text.h"
+#include "util/beneath.h"
 #include "util/fsutil.h"
 #include "util/json.h"
 #include "util/sbuf.h"
 #include "util/strvec.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
-
-#ifndef SYS_openat2
-#define SYS_openat2 437
-#endif
 
 struct tools {
 	struct tools_config cfg;
@@ -35,173 +30,22 @@ struct tools {
 	char *shim_exe;
 };
 
-/* ---- confinement --------------------------------------------------------- */
+/* ---- confinement (util/beneath.h, shared with the mock agent) ------------- */
 
 int tools_check_relpath(const char *path, size_t len, struct diag *reterr)
 {
-	size_t i = 0;
-	long depth = 0;
-
-	if (!path || len == 0) {
-		diag_set(reterr, NULL, 0, 0, "empty path");
-		return -EINVAL;
-	}
-	if (memchr(path, '\0', len)) {
-		diag_set(reterr, NULL, 0, 0, "path contains a NUL byte");
-		return -EINVAL;
-	}
-	if (len >= PATH_MAX) {
-		diag_set(reterr, NULL, 0, 0, "path is longer than %d bytes", PATH_MAX - 1);
-		return -ENAMETOOLONG;
-	}
-	if (path[0] == '/') {
-		diag_set(reterr, NULL, 0, 0,
-			 "absolute paths are not allowed (paths are relative to the workdir): "
-			 "'%.*s'",
-			 (int)(len > 200 ? 200 : len), path);
-		return -EPERM;
-	}
-	while (i < len) {
-		size_t j = i;
-
-		while (j < len && path[j] != '/')
-			j++;
-		if (j - i > NAME_MAX) {
-			diag_set(reterr, NULL, 0, 0, "a path component is longer than %d bytes",
-				 NAME_MAX);
-			return -ENAMETOOLONG;
-		}
-		if (j - i == 2 && path[i] == '.' && path[i + 1] == '.')
-			depth--;
-		else if (j > i && !(j - i == 1 && path[i] == '.'))
-			depth++;
-		if (depth < 0) {
-			diag_set(reterr, NULL, 0, 0, "path escapes the run workdir: '%.*s'",
-				 (int)(len > 200 ? 200 : len), path);
-			return -EPERM;
-		}
-		i = j + 1;
-	}
-	return 0;
-}
-
-static void escape_diag(int err, const char *path, struct diag *reterr)
-{
-	switch (err) {
-	case EXDEV:
-		diag_set(reterr, NULL, 0, 0, "path escapes the run workdir: '%.200s'", path);
-		break;
-	case ELOOP:
-		diag_set(reterr, NULL, 0, 0,
-			 "path has a symlink loop or a link that is not allowed: '%.200s'", path);
-		break;
-	case ENOSYS:
-		diag_set(reterr, NULL, 0, 0,
-			 "confined file access needs openat2 (Linux 5.6 or later), which this "
-			 "system does not provide");
-		break;
-	default:
-		diag_set(reterr, NULL, 0, 0, "'%.200s': %s", path, strerror(err));
-		break;
-	}
+	return beneath_check_relpath(path, len, reterr);
 }
 
 int tools_open_beneath(int dirfd, const char *path, size_t len, int flags, mode_t mode,
 		       struct diag *reterr)
 {
-	struct open_how how;
-	int tries;
-	int r;
-
-	r = tools_check_relpath(path, len, reterr);
-	if (r < 0)
-		return r;
-	memset(&how, 0, sizeof(how));
-	/* openat2 refuses O_NOCTTY (and most flags) together with O_PATH */
-	how.flags = (uint64_t)(unsigned)(flags | O_CLOEXEC | ((flags & O_PATH) ? 0 : O_NOCTTY));
-	how.mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0;
-	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
-	/* EAGAIN: a concurrent rename raced with a '..' lookup; try again */
-	for (tries = 0; tries < 8; tries++) {
-		int fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
-
-		if (fd >= 0)
-			return fd;
-		if (errno != EAGAIN && errno != EINTR)
-			break;
-	}
-	r = -errno;
-	escape_diag(-r, path, reterr);
-	return r;
+	return beneath_open(dirfd, path, len, flags, mode, reterr);
 }
 
 int tools_mkdirs_beneath(int dirfd, const char *path, struct diag *reterr)
 {
-	size_t len = strlen(path), i;
-	char *buf;
-	int r = 0;
-
-	r = tools_check_relpath(path, len, reterr);
-	if (r < 0)
-		return r;
-	buf = xstrdup(path);
-	for (i = 1; i < len; i++) {
-		int fd, pfd;
-		char *slash, *base;
-
-		if (buf[i] != '/' || buf[i - 1] == '/')
-			continue;
-		buf[i] = '\0';
-		fd = tools_open_beneath(dirfd, buf, i, O_PATH | O_DIRECTORY, 0, NULL);
-		if (fd >= 0) {
-			(void)close(fd);
-			buf[i] = '/';
-			continue;
-		}
-		if (fd != -ENOENT) {
-			escape_diag(-fd, buf, reterr);
-			r = fd;
-			goto out;
-		}
-		/* create the last component relative to its parent, opened beneath */
-		slash = strrchr(buf, '/');
-		if (slash) {
-			*slash = '\0';
-			pfd = tools_open_beneath(dirfd, buf, (size_t)(slash - buf),
-						 O_PATH | O_DIRECTORY, 0, reterr);
-			*slash = '/';
-			base = slash + 1;
-		} else {
-			pfd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
-			if (pfd < 0)
-				pfd = -errno;
-			base = buf;
-		}
-		if (pfd < 0) {
-			r = pfd;
-			goto out;
-		}
-		if (strcmp(base, ".") != 0 && strcmp(base, "..") != 0 &&
-		    mkdirat(pfd, base, 0755) < 0 && errno != EEXIST) {
-			r = -errno;
-			diag_set(reterr, NULL, 0, 0, "cannot create directory '%.200s': %s", buf,
-				 strerror(errno));
-			(void)close(pfd);
-			goto out;
-		}
-		(void)close(pfd);
-		/* it must now open beneath (a symlink planted meanwhile is refused) */
-		fd = tools_open_beneath(dirfd, buf, i, O_PATH | O_DIRECTORY, 0, reterr);
-		if (fd < 0) {
-			r = fd;
-			goto out;
-		}
-		(void)close(fd);
-		buf[i] = '/';
-	}
-out:
-	free(buf);
-	return r;
+	return beneath_mkdirs(dirfd, path, reterr);
 }
 
 /* ---- set-up -------------------------------------------------------------- */
