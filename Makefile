@@ -19,7 +19,7 @@ build: deps
 
 # The main job on the embedded defaults, offline.
 run: build
-	@./$(BUILD)/bernstein adapters check
+	@./$(BUILD)/bernstein demo
 
 asan: deps
 	@[ -f $(ASAN_BUILD)/build.ninja ] || CC=clang meson setup $(ASAN_BUILD) \

@@ -33,9 +33,12 @@ json_t *cli_jlist(const struct strvec *sv)
 	return json_strvec(sv);
 }
 
+/* Reals with 15 significant digits: 0.2 prints as 0.2, not as the 17-digit
+ * 0.20000000000000001 of jansson's default (every double a user wrote in a
+ * YAML or on a command line has at most 15). */
 int cli_print_json(struct cli_ctx *ctx, json_t *root)
 {
-	char *s = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS);
+	char *s = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
 
 	json_decref(root);
 	if (!s)

@@ -79,7 +79,7 @@ int agentrun_write_json(const char *path, const json_t *o)
 	s = xrealloc(s, n + 2);
 	s[n] = '\n';
 	s[n + 1] = '\0';
-	r = atomic_write_file(path, s, n + 1, 0600);
+	r = atomic_replace_file(path, s, n + 1, 0600);
 	free(s);
 	return r;
 }
@@ -130,7 +130,7 @@ static int write_side_files(const struct invocation_plan *plan, struct diag *ret
 		path_dirname(path, dir, sizeof(dir));
 		r = mkdir_p(dir, 0700);
 		if (r >= 0)
-			r = atomic_write_file(path, f->content, f->len, f->mode);
+			r = atomic_replace_file(path, f->content, f->len, f->mode);
 		if (r < 0) {
 			diag_set(reterr, path, 0, 0, "cannot write: %s", strerror(-r));
 			free(path);

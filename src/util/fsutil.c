@@ -1,6 +1,7 @@
 #include "util/fsutil.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -124,7 +125,19 @@ int fsync_path(const char *path, bool directory)
 	return r;
 }
 
+static int replace_file(const char *path, const void *data, size_t len, mode_t mode, bool sync);
+
 int atomic_write_file(const char *path, const void *data, size_t len, mode_t mode)
+{
+	return replace_file(path, data, len, mode, true);
+}
+
+int atomic_replace_file(const char *path, const void *data, size_t len, mode_t mode)
+{
+	return replace_file(path, data, len, mode, false);
+}
+
+static int replace_file(const char *path, const void *data, size_t len, mode_t mode, bool sync)
 {
 	char tmp[PATH_MAX];
 	int fd = -1, r;
@@ -141,7 +154,7 @@ int atomic_write_file(const char *path, const void *data, size_t len, mode_t mod
 	r = write_all(fd, data, len);
 	if (r < 0)
 		goto fail;
-	if (fsync(fd) < 0) {
+	if (sync && fsync(fd) < 0) {
 		r = -errno;
 		goto fail;
 	}
@@ -155,12 +168,13 @@ int atomic_write_file(const char *path, const void *data, size_t len, mode_t mod
 		r = -errno;
 		goto fail;
 	}
-	{
+	if (sync) {
 		char dir[PATH_MAX];
 
 		path_dirname(path, dir, sizeof(dir));
 		return fsync_path(dir, true);
 	}
+	return 0;
 fail:
 	close_fdp(&fd);
 	(void)unlink(tmp);

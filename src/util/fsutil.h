@@ -17,6 +17,10 @@ int read_fd_capped(int fd, size_t max, char **ret, size_t *ret_len);
  * rename, fsync of the directory. Readers see the old or the new content,
  * never a partial one; on failure the old file is untouched. */
 int atomic_write_file(const char *path, const void *data, size_t len, mode_t mode);
+/* The same without the fsyncs: readers still see the old or the new content,
+ * and a crash of the process cannot leave a partial file, but a power loss
+ * may lose the write. For files that are evidence, not state (plan.json). */
+int atomic_replace_file(const char *path, const void *data, size_t len, mode_t mode);
 
 /* mkdir -p with the given mode for created directories. */
 int mkdir_p(const char *path, mode_t mode);

@@ -1,0 +1,1336 @@
+/* bernstein run | resume | status | logs | demo: the orchestrator's commands
+ * (docs/runs.md). The work is in orch/run.h; this file finds the repository,
+ * loads the configuration, the catalogue, state.db and the audit chain, and
+ * shows what happens: a live table on a terminal, one line per change
+ * otherwise, JSON lines with --json. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "adapter/catalog.h"
+#include "audit/audit.h"
+#include "cli/audit-setup.h"
+#include "cli/catalog-paths.h"
+#include "cli/commands.h"
+#include "cli/output.h"
+#include "orch/agentrun.h"
+#include "orch/config.h"
+#include "orch/plan.h"
+#include "orch/run.h"
+#include "orch/state.h"
+#include "orch/worktree.h"
+#include "proc/probe.h"
+#include "util/clock.h"
+#include "util/fsutil.h"
+#include "util/sbuf.h"
+#include "util/strvec.h"
+#include "util/xalloc.h"
+
+#define AUDIT_DIR	 ".bernstein/audit"
+#define IDENTITY_NAME	 "bernstein"
+#define IDENTITY_EMAIL	 "bernstein@localhost"
+#define DESCRIBE_MAX	 160
+#define LOG_FOLLOW_MS	 300
+#define TABLE_MAX_ROWS	 200
+#define ALLOWED_KEYS_VAR "BERNSTEIN_ALLOWED_API_KEY_ENVS"
+#define PARALLEL_MAX	 256
+#define DEMO_PLAN_NAME	 "plan.yaml"
+#define GIT_INIT_TIMEOUT 30000
+
+/* ---- the environment of a run ---- */
+
+struct session {
+	struct cli_ctx *ctx;
+	char cwd[PATH_MAX];
+	char *repo;
+	char self_exe[PATH_MAX];
+	struct strvec git_env;
+	struct catalog *cat;
+	struct orch_config *cfg;
+	struct state *st;
+	struct audit_chain *chain;
+	struct orch_env env;
+	/* the display */
+	bool tty;
+	size_t drawn; /* lines of the live table on screen */
+	struct row *rows;
+	size_t n_rows;
+};
+
+struct row {
+	char *id;
+	char *adapter;
+	char *state;
+	char *last;
+	int64_t started_ns;
+	int64_t ended_ns;
+	int64_t tokens;
+};
+
+static void push_env(struct session *s, const char *name)
+{
+	const char *v = cli_getenv(s->ctx, name);
+
+	if (v)
+		strvec_pushf(&s->git_env, "%s=%s", name, v);
+}
+
+static void session_release(struct session *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->n_rows; i++) {
+		free(s->rows[i].id);
+		free(s->rows[i].adapter);
+		free(s->rows[i].state);
+		free(s->rows[i].last);
+	}
+	free(s->rows);
+	s->chain = audit_close(s->chain);
+	s->st = state_close(s->st);
+	s->cfg = orch_config_free(s->cfg);
+	catalog_free(s->cat);
+	s->cat = NULL;
+	strvec_clear(&s->git_env);
+	free(s->repo);
+	s->repo = NULL;
+}
+
+/* Exit code for an errno from the orchestrator. */
+static int exit_for(int r)
+{
+	switch (r) {
+	case -EINVAL:
+		return BEXIT_INVALID;
+	case -EBADMSG:
+	case -EKEYREJECTED:
+		return BEXIT_AUDIT;
+	default:
+		return BEXIT_ENV;
+	}
+}
+
+/* Find the repository and open what a run needs. readonly: state only. */
+static int session_open(struct session *s, struct cli_ctx *ctx, bool readonly, bool need_chain,
+			const char *key_file)
+{
+	char *db = NULL, *cfgpath = NULL, *auditdir = NULL;
+	struct diag d;
+	ssize_t n;
+	int r, code = 0;
+
+	memset(s, 0, sizeof(*s));
+	s->ctx = ctx;
+	s->git_env = (struct strvec)STRVEC_INIT;
+	push_env(s, "PATH");
+	push_env(s, "HOME");
+	push_env(s, "TMPDIR");
+	push_env(s, "LANG");
+	strvec_push(&s->git_env, "LC_ALL=C");
+	strvec_push(&s->git_env, "GIT_TERMINAL_PROMPT=0");
+	diag_clear(&d);
+	if (!getcwd(s->cwd, sizeof(s->cwd)))
+		return cli_error(ctx, BEXIT_ENV, "cannot get the current directory: %s",
+				 strerror(errno));
+	r = git_toplevel(s->cwd, (const char *const *)s->git_env.v, &s->repo, &d);
+	if (r < 0)
+		return cli_error(ctx, BEXIT_ENV, "'%s' is not inside a git repository: %s", s->cwd,
+				 d.msg[0] ? d.msg : strerror(-r));
+	db = agentrun_path(s->repo, ORCH_STATE_DB);
+	if (readonly) {
+		r = state_open(db, STATE_READONLY, &s->st, &d);
+		if (r == -ENOENT) {
+			code = cli_error(
+				ctx, BEXIT_USAGE,
+				"no runs in '%s' yet (start one with 'bernstein run PLAN')",
+				s->repo);
+			goto out;
+		}
+		if (r < 0) {
+			code = cli_diag(
+				ctx, r == -EBADMSG || r == -EPROTO ? BEXIT_INVALID : BEXIT_ENV, &d);
+			goto out;
+		}
+		goto out;
+	}
+	cfgpath = agentrun_path(s->repo, ORCH_CONFIG_FILE);
+	r = orch_config_load(cfgpath, cli_getenv(ctx, ALLOWED_KEYS_VAR), &s->cfg, &d);
+	if (r == -ENOENT) {
+		s->cfg = orch_config_new_default();
+	} else if (r < 0) {
+		code = cli_diag(ctx, r == -EINVAL || r == -EFBIG ? BEXIT_INVALID : BEXIT_ENV, &d);
+		goto out;
+	}
+	code = catalog_paths_load(ctx, &s->cat);
+	if (code)
+		goto out;
+	{
+		char dir[PATH_MAX];
+
+		path_dirname(db, dir, sizeof(dir));
+		r = mkdir_p(dir, 0755);
+		if (r < 0) {
+			code = cli_error(ctx, BEXIT_ENV, "cannot create '%s': %s", dir,
+					 strerror(-r));
+			goto out;
+		}
+	}
+	r = state_open(db, STATE_CREATE, &s->st, &d);
+	if (r < 0) {
+		code = cli_diag(ctx, r == -EBADMSG || r == -EPROTO ? BEXIT_INVALID : BEXIT_ENV, &d);
+		goto out;
+	}
+	if (need_chain) {
+		auditdir = agentrun_path(s->repo, AUDIT_DIR);
+		code = audit_setup_open(ctx, auditdir, key_file, &s->chain);
+		if (code)
+			goto out;
+	}
+	n = readlink("/proc/self/exe", s->self_exe, sizeof(s->self_exe) - 1);
+	if (n <= 0) {
+		code = cli_error(ctx, BEXIT_ENV, "cannot find this executable: %s",
+				 strerror(errno));
+		goto out;
+	}
+	s->self_exe[n] = '\0';
+	s->env.repo = s->repo;
+	s->env.cat = s->cat;
+	s->env.cfg = s->cfg;
+	s->env.st = s->st;
+	s->env.chain = s->chain;
+	s->env.host_env = (const char *const *)ctx->envp;
+	s->env.git_env = (const char *const *)s->git_env.v;
+	s->env.identity.name = IDENTITY_NAME;
+	s->env.identity.email = IDENTITY_EMAIL;
+	s->env.self_exe = s->self_exe;
+	s->env.allowed_api_key_envs = cli_getenv(ctx, ALLOWED_KEYS_VAR);
+	s->env.clk = clock_system();
+out:
+	free(db);
+	free(cfgpath);
+	free(auditdir);
+	return code;
+}
+
+/* ---- the display ---- */
+
+static struct row *row_for(struct session *s, const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < s->n_rows; i++)
+		if (strcmp(s->rows[i].id, id) == 0)
+			return &s->rows[i];
+	if (s->n_rows >= TABLE_MAX_ROWS)
+		return NULL;
+	s->rows = xrealloc(s->rows, (s->n_rows + 1) * sizeof(*s->rows));
+	memset(&s->rows[s->n_rows], 0, sizeof(*s->rows));
+	s->rows[s->n_rows].id = xstrdup(id);
+	s->rows[s->n_rows].tokens = -1;
+	return &s->rows[s->n_rows++];
+}
+
+static void fmt_elapsed(const struct row *r, int64_t now_ns, char *buf, size_t size)
+{
+	int64_t end = r->ended_ns ? r->ended_ns : now_ns, s;
+
+	if (!r->started_ns) {
+		(void)snprintf(buf, size, "-");
+		return;
+	}
+	s = (end - r->started_ns) / 1000000000;
+	(void)snprintf(buf, size, "%" PRId64 ":%02" PRId64, s / 60, s % 60);
+}
+
+static void draw(struct session *s)
+{
+	FILE *f = s->ctx->out;
+	int64_t now_ns = clock_system()->now_ns(clock_system());
+	size_t i;
+
+	if (s->drawn)
+		(void)fprintf(f, "\033[%zuA", s->drawn);
+	(void)fprintf(f, "\033[J%-24s %-12s %-12s %7s %9s  %s\n", "TASK", "ADAPTER", "STATE",
+		      "ELAPSED", "TOKENS", "LAST EVENT");
+	for (i = 0; i < s->n_rows; i++) {
+		const struct row *r = &s->rows[i];
+		char el[32], tok[32];
+
+		fmt_elapsed(r, now_ns, el, sizeof(el));
+		if (r->tokens >= 0)
+			(void)snprintf(tok, sizeof(tok), "%" PRId64, r->tokens);
+		else
+			(void)snprintf(tok, sizeof(tok), "-");
+		(void)fprintf(f, "%-24.24s %-12.12s %-12.12s %7s %9s  %.60s\n", r->id,
+			      r->adapter ? r->adapter : "-", r->state ? r->state : "-", el, tok,
+			      r->last ? r->last : "");
+	}
+	s->drawn = s->n_rows + 1;
+	(void)fflush(f);
+}
+
+static void print_json_line(struct cli_ctx *ctx, json_t *o)
+{
+	char *line = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+
+	if (line)
+		(void)fprintf(ctx->out, "%s\n", line);
+	free(line);
+	(void)fflush(ctx->out);
+	json_decref(o);
+}
+
+static void on_task(void *userdata, const struct task_row *t, enum task_state from)
+{
+	struct session *s = userdata;
+	struct row *r = row_for(s, t->id);
+	int64_t now_ns = clock_system()->now_ns(clock_system());
+
+	if (r) {
+		free(r->state);
+		r->state = xstrdup(task_state_to_string(t->state));
+		if (t->adapter) {
+			free(r->adapter);
+			r->adapter = xstrdup(t->adapter);
+		}
+		if (t->state == TASK_RUNNING) {
+			r->started_ns = now_ns;
+			r->ended_ns = 0;
+		} else if (t->state != TASK_PENDING && r->started_ns && !r->ended_ns &&
+			   t->state != TASK_COMPLETING && t->state != TASK_MERGING) {
+			r->ended_ns = now_ns;
+		}
+		if (t->reason && t->state != TASK_RUNNING) {
+			free(r->last);
+			r->last = xstrdup(t->reason);
+		}
+	}
+	if (s->ctx->json) {
+		json_t *o = json_object();
+
+		cli_jset(o, "type", cli_jstr("task"));
+		cli_jset(o, "task", cli_jstr(t->id));
+		cli_jset(o, "from", cli_jstr(task_state_to_string(from)));
+		cli_jset(o, "state", cli_jstr(task_state_to_string(t->state)));
+		cli_jset(o, "reason", cli_jstr(t->reason));
+		cli_jset(o, "adapter", cli_jstr(t->adapter));
+		cli_jset(o, "attempt", json_integer(t->attempts));
+		if (t->receipt_hash)
+			cli_jset(o, "receipt_hash", cli_jstr(t->receipt_hash));
+		if (t->merge_commit)
+			cli_jset(o, "merge_commit", cli_jstr(t->merge_commit));
+		if (t->conflicts)
+			cli_jset(o, "conflicts", json_loads(t->conflicts, 0, NULL));
+		print_json_line(s->ctx, o);
+	} else if (s->tty) {
+		draw(s);
+	} else {
+		(void)fprintf(s->ctx->out, "%s: %s -> %s%s%s%s\n", t->id,
+			      task_state_to_string(from), task_state_to_string(t->state),
+			      t->adapter ? " [" : "", t->adapter ? t->adapter : "",
+			      t->adapter ? "]" : "");
+		if (t->reason && t->state != TASK_RUNNING)
+			(void)fprintf(s->ctx->out, "  %s\n", t->reason);
+		(void)fflush(s->ctx->out);
+	}
+}
+
+static void on_event(void *userdata, const struct task_row *t, const struct event *ev,
+		     const char *json, size_t len)
+{
+	struct session *s = userdata;
+	struct row *r = row_for(s, t->id);
+	char buf[DESCRIBE_MAX];
+
+	(void)event_describe(ev, buf, sizeof(buf));
+	if (r) {
+		free(r->last);
+		r->last = xstrdup(buf);
+		if (ev->kind == EVENT_USAGE && (ev->input_tokens >= 0 || ev->output_tokens >= 0))
+			r->tokens = (ev->input_tokens > 0 ? ev->input_tokens : 0) +
+				    (ev->output_tokens > 0 ? ev->output_tokens : 0);
+	}
+	if (s->ctx->json) {
+		json_t *o = json_object();
+
+		cli_jset(o, "type", cli_jstr("event"));
+		cli_jset(o, "task", cli_jstr(t->id));
+		cli_jset(o, "event", json_loadb(json, len, 0, NULL));
+		print_json_line(s->ctx, o);
+	} else if (s->tty) {
+		draw(s);
+	} else if (s->ctx->verbosity >= 0) {
+		(void)fprintf(s->ctx->out, "%s: %s\n", t->id, buf);
+		(void)fflush(s->ctx->out);
+	}
+}
+
+static void on_warning(void *userdata, const char *task_id, const char *msg)
+{
+	struct session *s = userdata;
+
+	if (s->ctx->json) {
+		json_t *o = json_object();
+
+		cli_jset(o, "type", cli_jstr("warning"));
+		cli_jset(o, "task", cli_jstr(task_id));
+		cli_jset(o, "message", cli_jstr(msg));
+		print_json_line(s->ctx, o);
+		return;
+	}
+	if (s->tty)
+		s->drawn = 0; /* the warning scrolls the table away: draw anew below */
+	cli_warn(s->ctx, "%s%s%s", task_id ? task_id : "", task_id ? ": " : "", msg);
+}
+
+static void hooks_attach(struct session *s)
+{
+	s->tty = !s->ctx->json && isatty(fileno(s->ctx->out));
+	s->env.hooks.on_task = on_task;
+	s->env.hooks.on_event = on_event;
+	s->env.hooks.on_warning = on_warning;
+	s->env.hooks.userdata = s;
+}
+
+/* ---- the end of a run ---- */
+
+static int summary_exit(const struct orch_summary *sum)
+{
+	if (sum->cancelled)
+		return BEXIT_INTERRUPTED;
+	if (sum->state == RUN_DONE)
+		return BEXIT_OK;
+	if (sum->counts[TASK_REFUSED] && !sum->counts[TASK_FAILED] && !sum->counts[TASK_CONFLICT] &&
+	    !sum->counts[TASK_BLOCKED] && !sum->counts[TASK_INTERRUPTED])
+		return BEXIT_REFUSED;
+	return BEXIT_FAILED;
+}
+
+static void print_summary(struct session *s, const struct orch_summary *sum)
+{
+	struct cli_ctx *ctx = s->ctx;
+	size_t i;
+
+	if (ctx->json) {
+		json_t *o = json_object(), *c = json_object();
+
+		cli_jset(o, "type", cli_jstr("run"));
+		cli_jset(o, "run", cli_jstr(sum->run_id));
+		cli_jset(o, "state", cli_jstr(run_state_to_string(sum->state)));
+		cli_jset(o, "cancelled", json_boolean(sum->cancelled));
+		for (i = 0; i < _TASK_STATE_MAX; i++)
+			if (sum->counts[i])
+				cli_jset(c, task_state_to_string((enum task_state)i),
+					 json_integer((json_int_t)sum->counts[i]));
+		cli_jset(o, "tasks", c);
+		cli_jset(o, "exit_code", json_integer(summary_exit(sum)));
+		print_json_line(ctx, o);
+		return;
+	}
+	(void)fprintf(ctx->out, "run %s: %s (", sum->run_id, run_state_to_string(sum->state));
+	{
+		bool first = true;
+
+		for (i = 0; i < _TASK_STATE_MAX; i++) {
+			if (!sum->counts[i])
+				continue;
+			(void)fprintf(ctx->out, "%s%zu %s", first ? "" : ", ", sum->counts[i],
+				      task_state_to_string((enum task_state)i));
+			first = false;
+		}
+	}
+	(void)fprintf(ctx->out, ")\n");
+	(void)fprintf(ctx->out,
+		      "  status:  bernstein status %s\n"
+		      "  logs:    %s/%s/%s/\n"
+		      "  audit:   bernstein audit verify  (%s/%s)\n",
+		      sum->run_id, s->repo, AGENTRUN_RUNS_DIR, sum->run_id, s->repo, AUDIT_DIR);
+	if (sum->state == RUN_INTERRUPTED)
+		(void)fprintf(ctx->out, "  resume:  bernstein resume %s\n", sum->run_id);
+}
+
+/* ---- bernstein run ---- */
+
+enum {
+	OPT_JSON = 256,
+	OPT_PARALLEL,
+	OPT_DRY_RUN,
+	OPT_KEY_FILE,
+	OPT_FOLLOW,
+	OPT_RUN,
+	OPT_ATTEMPT,
+	OPT_EVENTS,
+	OPT_KEEP,
+};
+
+static int parse_parallel(struct cli_ctx *ctx, const char *s, unsigned *ret)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v < 1 || v > PARALLEL_MAX)
+		return cli_usage_error(ctx, "--parallel: '%s' is not a number from 1 to %d", s,
+				       PARALLEL_MAX);
+	*ret = (unsigned)v;
+	return 0;
+}
+
+static int option_error(struct cli_ctx *ctx, char **argv, const struct option *opts,
+			const char *short_with_arg)
+{
+	if (optopt && strchr(short_with_arg, optopt))
+		return cli_missing_value(ctx, argv);
+	if (optopt == 0 && optind > 0 && argv[optind - 1] &&
+	    strncmp(argv[optind - 1], "--", 2) == 0) {
+		const struct option *op;
+		const char *a = argv[optind - 1] + 2;
+
+		for (op = opts; op->name; op++)
+			if (op->has_arg && strcmp(op->name, a) == 0)
+				return cli_missing_value(ctx, argv);
+	}
+	return cli_unknown_option(ctx, argv);
+}
+
+/* Load the plan, check the checkout, record the run and execute it. */
+static int run_plan_file(struct session *s, const char *plan_path, unsigned parallel)
+{
+	struct cli_ctx *ctx = s->ctx;
+	struct plan *plan = NULL;
+	struct plan_issues issues = PLAN_ISSUES_INIT;
+	struct orch_summary sum;
+	char run_id[64], abspath[PATH_MAX];
+	bool clean = false;
+	struct diag d;
+	size_t i;
+	int r, code;
+
+	diag_clear(&d);
+	r = plan_load_file(plan_path, s->env.allowed_api_key_envs, &plan, &issues);
+	if (r < 0) {
+		for (i = 0; i < issues.n; i++)
+			(void)cli_diag(ctx, BEXIT_INVALID, &issues.v[i]);
+		code = r == -EINVAL || r == -EFBIG ? BEXIT_INVALID : BEXIT_ENV;
+		if (issues.n == 0)
+			code = cli_error(ctx, code, "cannot load plan '%s': %s", plan_path,
+					 strerror(-r));
+		plan_issues_release(&issues);
+		return code;
+	}
+	plan_issues_release(&issues);
+	r = git_is_clean(s->repo, s->env.git_env, &clean, &d);
+	if (r < 0) {
+		code = cli_diag(ctx, BEXIT_ENV, &d);
+		goto out;
+	}
+	if (!clean) {
+		code = cli_error(ctx, BEXIT_ENV,
+				 "'%s' has uncommitted changes to tracked files; bernstein merges "
+				 "finished tasks into the checked-out branch, so commit or stash "
+				 "them first",
+				 s->repo);
+		goto out;
+	}
+	if (!realpath(plan_path, abspath))
+		(void)snprintf(abspath, sizeof(abspath), "%s", plan_path);
+	s->env.parallel = parallel;
+	r = orch_run_create(&s->env, plan, abspath, run_id, sizeof(run_id), &d);
+	if (r < 0) {
+		code = cli_diag(ctx, exit_for(r), &d);
+		goto out;
+	}
+	if (!ctx->json && !s->tty)
+		(void)fprintf(ctx->out, "run %s: %zu task%s of plan '%s'\n", run_id, plan->n,
+			      plan->n == 1 ? "" : "s", plan->name);
+	for (i = 0; i < plan->n; i++) {
+		struct row *rw = row_for(s, plan->tasks[i].id);
+
+		if (rw)
+			rw->state = xstrdup("pending");
+	}
+	if (s->tty)
+		draw(s);
+	r = orch_run_execute(&s->env, run_id, &sum, &d);
+	if (r < 0) {
+		code = r == -EBUSY ? cli_diag(ctx, BEXIT_ENV, &d) : cli_diag(ctx, exit_for(r), &d);
+		if (!ctx->json)
+			(void)fprintf(ctx->err,
+				      "%s: the run stopped; 'bernstein resume %s' goes on\n",
+				      ctx->progname, run_id);
+		goto out;
+	}
+	print_summary(s, &sum);
+	code = summary_exit(&sum);
+out:
+	plan_free(plan);
+	return code;
+}
+
+static const struct option run_options[] = {
+	{"parallel", required_argument, NULL, OPT_PARALLEL},
+	{"json", no_argument, NULL, OPT_JSON},
+	{"key-file", required_argument, NULL, OPT_KEY_FILE},
+	CLI_OPT_HELP,
+	{NULL, 0, NULL, 0},
+};
+
+int cmd_run(int argc, char **argv, struct cli_ctx *ctx)
+{
+	struct session s;
+	unsigned parallel = 0;
+	const char *key_file = NULL;
+	int c, code;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", run_options, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			return cli_help(ctx);
+		case OPT_PARALLEL:
+			code = parse_parallel(ctx, optarg, &parallel);
+			if (code)
+				return code;
+			break;
+		case OPT_JSON:
+			ctx->json = true;
+			break;
+		case OPT_KEY_FILE:
+			key_file = optarg;
+			break;
+		default:
+			return option_error(ctx, argv, run_options, "");
+		}
+	}
+	if (optind >= argc)
+		return cli_usage_error(ctx, "missing the plan file");
+	if (optind + 1 < argc)
+		return cli_usage_error(ctx, "unexpected argument '%s'", argv[optind + 1]);
+	code = session_open(&s, ctx, false, true, key_file);
+	if (code == 0) {
+		hooks_attach(&s);
+		code = run_plan_file(&s, argv[optind], parallel);
+	}
+	session_release(&s);
+	return code;
+}
+
+/* ---- bernstein resume ---- */
+
+static const struct option resume_options[] = {
+	{"dry-run", no_argument, NULL, OPT_DRY_RUN},
+	{"json", no_argument, NULL, OPT_JSON},
+	{"parallel", required_argument, NULL, OPT_PARALLEL},
+	{"key-file", required_argument, NULL, OPT_KEY_FILE},
+	CLI_OPT_HELP,
+	{NULL, 0, NULL, 0},
+};
+
+static void print_resume_plan(struct cli_ctx *ctx, const struct resume_plan *rp, bool dry)
+{
+	size_t i;
+
+	if (ctx->json) {
+		json_t *o = json_object(), *a = json_array();
+
+		cli_jset(o, "type", cli_jstr("resume"));
+		cli_jset(o, "run", cli_jstr(rp->run_id));
+		cli_jset(o, "dry_run", json_boolean(dry));
+		for (i = 0; i < rp->n; i++) {
+			json_t *t = json_object();
+
+			cli_jset(t, "task", cli_jstr(rp->v[i].task_id));
+			cli_jset(t, "state", cli_jstr(task_state_to_string(rp->v[i].state)));
+			cli_jset(t, "action", cli_jstr(resume_action_to_string(rp->v[i].action)));
+			cli_jset(t, "adapter", cli_jstr(rp->v[i].adapter));
+			cli_jset(t, "agent_session_id", cli_jstr(rp->v[i].agent_session_id));
+			(void)json_array_append_new(a, t);
+		}
+		cli_jset(o, "tasks", a);
+		print_json_line(ctx, o);
+		return;
+	}
+	(void)fprintf(ctx->out, "%s run %s:\n", dry ? "would resume" : "resuming", rp->run_id);
+	for (i = 0; i < rp->n; i++) {
+		const struct resume_item *it = &rp->v[i];
+
+		(void)fprintf(ctx->out, "  %-24s %-12s %s", it->task_id,
+			      task_state_to_string(it->state), resume_action_to_string(it->action));
+		if (it->action == RESUME_NATIVE)
+			(void)fprintf(ctx->out, " (%s session %s)", it->adapter ? it->adapter : "?",
+				      it->agent_session_id ? it->agent_session_id : "?");
+		else if (it->action == RESUME_FALLBACK)
+			(void)fprintf(ctx->out, " (fresh session with recovered context)");
+		(void)fputc('\n', ctx->out);
+	}
+}
+
+int cmd_resume(int argc, char **argv, struct cli_ctx *ctx)
+{
+	struct session s;
+	struct resume_plan rp = {0};
+	struct orch_summary sum;
+	const char *key_file = NULL, *which = NULL;
+	unsigned parallel = 0;
+	bool dry = false;
+	struct diag d;
+	int c, r, code;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", resume_options, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			return cli_help(ctx);
+		case OPT_DRY_RUN:
+			dry = true;
+			break;
+		case OPT_JSON:
+			ctx->json = true;
+			break;
+		case OPT_PARALLEL:
+			code = parse_parallel(ctx, optarg, &parallel);
+			if (code)
+				return code;
+			break;
+		case OPT_KEY_FILE:
+			key_file = optarg;
+			break;
+		default:
+			return option_error(ctx, argv, resume_options, "");
+		}
+	}
+	if (optind < argc)
+		which = argv[optind++];
+	if (optind < argc)
+		return cli_usage_error(ctx, "unexpected argument '%s'", argv[optind]);
+	code = session_open(&s, ctx, false, !dry, key_file);
+	if (code) {
+		session_release(&s);
+		return code == BEXIT_INVALID ? 3 : code;
+	}
+	hooks_attach(&s);
+	diag_clear(&d);
+	r = orch_resume_prepare(&s.env, which, !dry, &rp, &d);
+	if (r == -ENOENT) {
+		code = cli_diag(ctx, 2, &d);
+		goto out;
+	}
+	if (r == -EBUSY) {
+		code = cli_diag(ctx, BEXIT_ENV, &d);
+		goto out;
+	}
+	if (r < 0) {
+		code = cli_diag(ctx, 3, &d);
+		goto out;
+	}
+	if (rp.n == 0) {
+		if (ctx->json)
+			print_resume_plan(ctx, &rp, dry);
+		else
+			(void)fprintf(ctx->out, "nothing to resume in run %s\n", rp.run_id);
+		code = 2;
+		goto out;
+	}
+	print_resume_plan(ctx, &rp, dry);
+	if (dry) {
+		code = 0;
+		goto out;
+	}
+	s.env.parallel = parallel;
+	r = orch_run_execute(&s.env, rp.run_id, &sum, &d);
+	if (r < 0) {
+		code = cli_diag(ctx, exit_for(r), &d);
+		goto out;
+	}
+	print_summary(&s, &sum);
+	/* exit 0 resumed (whatever the tasks did: status tells), 130 interrupted */
+	code = sum.cancelled ? BEXIT_INTERRUPTED : 0;
+out:
+	resume_plan_release(&rp);
+	session_release(&s);
+	return code;
+}
+
+/* ---- bernstein status ---- */
+
+static const struct option status_options[] = {
+	{"json", no_argument, NULL, OPT_JSON},
+	CLI_OPT_HELP,
+	{NULL, 0, NULL, 0},
+};
+
+static json_t *task_json(const struct task_row *t)
+{
+	json_t *o = json_object();
+
+	cli_jset(o, "id", cli_jstr(t->id));
+	cli_jset(o, "title", cli_jstr(t->title));
+	cli_jset(o, "role", cli_jstr(t->role));
+	cli_jset(o, "state", cli_jstr(task_state_to_string(t->state)));
+	cli_jset(o, "adapter", cli_jstr(t->adapter));
+	cli_jset(o, "profile_hash", cli_jstr(t->profile_hash));
+	cli_jset(o, "attempts", json_integer(t->attempts));
+	cli_jset(o, "outcome", cli_jstr(t->outcome));
+	cli_jset(o, "reason", cli_jstr(t->reason));
+	cli_jset(o, "receipt_hash", cli_jstr(t->receipt_hash));
+	cli_jset(o, "branch", cli_jstr(t->branch));
+	cli_jset(o, "worktree", cli_jstr(t->worktree));
+	cli_jset(o, "session", cli_jstr(t->session));
+	cli_jset(o, "agent_session_id", cli_jstr(t->agent_session_id));
+	cli_jset(o, "merge_commit", cli_jstr(t->merge_commit));
+	cli_jset(o, "conflicts", t->conflicts ? json_loads(t->conflicts, 0, NULL) : json_null());
+	cli_jset(o, "artifact_sha256", cli_jstr(t->artifact_sha256));
+	cli_jset(o, "retry_at", cli_jstr(t->retry_at));
+	cli_jset(o, "updated_at", cli_jstr(t->updated_at));
+	return o;
+}
+
+int cmd_status(int argc, char **argv, struct cli_ctx *ctx)
+{
+	struct session s;
+	struct run_row run = RUN_ROW_INIT;
+	struct task_row *tasks = NULL;
+	size_t n = 0, i;
+	struct diag d;
+	int c, r, code;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", status_options, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			return cli_help(ctx);
+		case OPT_JSON:
+			ctx->json = true;
+			break;
+		default:
+			return option_error(ctx, argv, status_options, "");
+		}
+	}
+	if (optind + 1 < argc)
+		return cli_usage_error(ctx, "unexpected argument '%s'", argv[optind + 1]);
+	code = session_open(&s, ctx, true, false, NULL);
+	if (code) {
+		session_release(&s);
+		return code;
+	}
+	diag_clear(&d);
+	run_row_init(&run);
+	r = optind < argc ? state_run_get(s.st, argv[optind], &run, &d)
+			  : state_run_latest(s.st, &run, &d);
+	if (r == -ENOENT) {
+		code = cli_error(ctx, BEXIT_USAGE, optind < argc ? "no run '%s'" : "no runs yet%s",
+				 optind < argc ? argv[optind] : "");
+		goto out;
+	}
+	if (r >= 0)
+		r = state_tasks_get(s.st, run.id, &tasks, &n, &d);
+	if (r < 0) {
+		code = cli_diag(ctx, BEXIT_ENV, &d);
+		goto out;
+	}
+	if (ctx->json) {
+		json_t *o = json_object(), *a = json_array();
+
+		cli_jset(o, "run", cli_jstr(run.id));
+		cli_jset(o, "name", cli_jstr(run.name));
+		cli_jset(o, "state", cli_jstr(run_state_to_string(run.state)));
+		cli_jset(o, "plan", cli_jstr(run.plan_path));
+		cli_jset(o, "plan_hash", cli_jstr(run.plan_hash));
+		cli_jset(o, "base_branch", cli_jstr(run.base_branch));
+		cli_jset(o, "base_commit", cli_jstr(run.base_commit));
+		cli_jset(o, "created_at", cli_jstr(run.created_at));
+		cli_jset(o, "updated_at", cli_jstr(run.updated_at));
+		for (i = 0; i < n; i++)
+			(void)json_array_append_new(a, task_json(&tasks[i]));
+		cli_jset(o, "tasks", a);
+		code = cli_print_json(ctx, o);
+		goto out;
+	}
+	(void)fprintf(ctx->out, "run %s (%s): %s, base %s @ %.12s, started %s\n", run.id,
+		      run.name ? run.name : "-", run_state_to_string(run.state),
+		      run.base_branch ? run.base_branch : "-",
+		      run.base_commit ? run.base_commit : "-",
+		      run.created_at ? run.created_at : "-");
+	(void)fprintf(ctx->out, "%-24s %-12s %-12s %8s  %s\n", "TASK", "ADAPTER", "STATE",
+		      "ATTEMPTS", "REASON");
+	for (i = 0; i < n; i++) {
+		const struct task_row *t = &tasks[i];
+
+		(void)fprintf(ctx->out, "%-24.24s %-12.12s %-12.12s %8" PRId64 "  %s\n", t->id,
+			      t->adapter ? t->adapter : "-", task_state_to_string(t->state),
+			      t->attempts, t->reason ? t->reason : "");
+	}
+	code = 0;
+out:
+	task_rows_free(tasks, n);
+	run_row_release(&run);
+	session_release(&s);
+	return code;
+}
+
+/* ---- bernstein logs ---- */
+
+static const struct option logs_options[] = {
+	{"follow", no_argument, NULL, 'f'},
+	{"run", required_argument, NULL, OPT_RUN},
+	{"attempt", required_argument, NULL, OPT_ATTEMPT},
+	{"events", no_argument, NULL, OPT_EVENTS},
+	CLI_OPT_HELP,
+	{NULL, 0, NULL, 0},
+};
+
+/* Copy path from *off to its end onto out; 0 or -errno. */
+static int copy_from(FILE *out, const char *path, off_t *off)
+{
+	char buf[65536];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	if (lseek(fd, *off, SEEK_SET) < 0) {
+		(void)close(fd);
+		return -errno;
+	}
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		(void)fwrite(buf, 1, (size_t)n, out);
+		*off += n;
+	}
+	(void)close(fd);
+	(void)fflush(out);
+	return 0;
+}
+
+int cmd_logs(int argc, char **argv, struct cli_ctx *ctx)
+{
+	struct session s;
+	struct run_row run = RUN_ROW_INIT;
+	struct task_row t = TASK_ROW_INIT;
+	const char *run_id = NULL, *task_id;
+	bool follow = false, events = false;
+	long attempt = 0;
+	char *path = NULL;
+	off_t off = 0;
+	struct diag d;
+	int c, r, code;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "fh", logs_options, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			return cli_help(ctx);
+		case 'f':
+			follow = true;
+			break;
+		case OPT_RUN:
+			run_id = optarg;
+			break;
+		case OPT_ATTEMPT: {
+			char *end;
+
+			errno = 0;
+			attempt = strtol(optarg, &end, 10);
+			if (errno || *end || attempt < 1)
+				return cli_usage_error(ctx, "--attempt: '%s' is not a number >= 1",
+						       optarg);
+			break;
+		}
+		case OPT_EVENTS:
+			events = true;
+			break;
+		default:
+			return option_error(ctx, argv, logs_options, "");
+		}
+	}
+	if (optind >= argc)
+		return cli_usage_error(ctx, "missing the task id");
+	task_id = argv[optind++];
+	if (optind < argc)
+		return cli_usage_error(ctx, "unexpected argument '%s'", argv[optind]);
+	code = session_open(&s, ctx, true, false, NULL);
+	if (code) {
+		session_release(&s);
+		return code;
+	}
+	diag_clear(&d);
+	run_row_init(&run);
+	task_row_init(&t);
+	r = run_id ? state_run_get(s.st, run_id, &run, &d) : state_run_latest(s.st, &run, &d);
+	if (r == -ENOENT) {
+		code = cli_error(ctx, BEXIT_USAGE, "no run '%s'", run_id ? run_id : "(none yet)");
+		goto out;
+	}
+	if (r >= 0)
+		r = state_task_get(s.st, run.id, task_id, &t, &d);
+	if (r == -ENOENT) {
+		code = cli_error(ctx, BEXIT_USAGE, "run '%s' has no task '%s'", run.id, task_id);
+		goto out;
+	}
+	if (r < 0) {
+		code = cli_diag(ctx, BEXIT_ENV, &d);
+		goto out;
+	}
+	if (!t.session || t.attempts < 1) {
+		code = cli_error(ctx, BEXIT_FAILED, "task '%s' has not run yet (%s)", task_id,
+				 task_state_to_string(t.state));
+		goto out;
+	}
+	if (attempt == 0)
+		attempt = (long)t.attempts;
+	{
+		struct sbuf sb = SBUF_INIT(SIZE_MAX);
+
+		(void)sbuf_addf(&sb, "%s/%s/%s/%s/%ld/%s", s.repo, AGENTRUN_RUNS_DIR, run.id,
+				t.session, attempt, events ? "events.jsonl" : "agent.log");
+		path = sbuf_detach(&sb, NULL);
+	}
+	for (;;) {
+		r = copy_from(ctx->out, path, &off);
+		if (r < 0 && r != -ENOENT) {
+			code = cli_error(ctx, BEXIT_ENV, "cannot read '%s': %s", path,
+					 strerror(-r));
+			goto out;
+		}
+		if (!follow)
+			break;
+		task_row_release(&t);
+		task_row_init(&t);
+		if (state_task_get(s.st, run.id, task_id, &t, NULL) < 0 ||
+		    (t.state != TASK_RUNNING && t.state != TASK_PENDING) ||
+		    t.attempts != (int64_t)attempt) {
+			(void)copy_from(ctx->out, path, &off);
+			break;
+		}
+		{
+			struct timespec ts = {.tv_sec = 0, .tv_nsec = LOG_FOLLOW_MS * 1000000L};
+
+			(void)nanosleep(&ts, NULL);
+		}
+	}
+	if (r == -ENOENT && !follow) {
+		code = cli_error(ctx, BEXIT_FAILED, "no log at '%s'", path);
+		goto out;
+	}
+	code = 0;
+out:
+	free(path);
+	task_row_release(&t);
+	run_row_release(&run);
+	session_release(&s);
+	return code;
+}
+
+/* ---- bernstein demo ---- */
+
+static const char demo_plan[] =
+	"# The demo plan of 'bernstein demo' (and 'make run'): three tasks on the\n"
+	"# offline mock adapter. greeting and farewell run in parallel, each in its\n"
+	"# own worktree; notes waits for both. See docs/plans.md and docs/mock.md.\n"
+	"name: demo\n"
+	"tasks:\n"
+	"  - title: write the greeting\n"
+	"    id: greeting\n"
+	"    prompt: |\n"
+	"      Write the greeting.\n"
+	"      write greeting.txt Hello from bernstein\n"
+	"      say wrote greeting.txt\n"
+	"  - title: write the farewell\n"
+	"    id: farewell\n"
+	"    prompt: |\n"
+	"      Write the farewell.\n"
+	"      write farewell.txt Goodbye from bernstein\n"
+	"      say wrote farewell.txt\n"
+	"  - title: write the notes\n"
+	"    id: notes\n"
+	"    depends_on: [greeting, farewell]\n"
+	"    gates: [{name: both-files, run: \"test -s greeting.txt && test -s farewell.txt\"}]\n"
+	"    prompt: |\n"
+	"      Both files are merged; describe them.\n"
+	"      write NOTES.md greeting.txt and farewell.txt were written by two mock agents\n"
+	"      commit add the notes\n";
+
+static const char demo_readme[] =
+	"# bernstein demo\n\nA scratch repository for 'bernstein demo'.\n";
+
+static const struct option demo_options[] = {
+	{"json", no_argument, NULL, OPT_JSON},
+	{"parallel", required_argument, NULL, OPT_PARALLEL},
+	CLI_OPT_HELP,
+	{NULL, 0, NULL, 0},
+};
+
+static int demo_git(struct cli_ctx *ctx, const char *dir, const char *const *args)
+{
+	struct strvec argv = STRVEC_INIT, env = STRVEC_INIT;
+	struct probe pr = {0};
+	struct probe_opts o = {0};
+	const char *v;
+	size_t i;
+	int r;
+
+	strvec_push(&argv, "-C");
+	strvec_push(&argv, dir);
+	strvec_push(&argv, "-c");
+	strvec_push(&argv, "user.name=" IDENTITY_NAME);
+	strvec_push(&argv, "-c");
+	strvec_push(&argv, "user.email=" IDENTITY_EMAIL);
+	for (i = 0; args[i]; i++)
+		strvec_push(&argv, args[i]);
+	if ((v = cli_getenv(ctx, "PATH")) != NULL)
+		strvec_pushf(&env, "PATH=%s", v);
+	if ((v = cli_getenv(ctx, "HOME")) != NULL)
+		strvec_pushf(&env, "HOME=%s", v);
+	strvec_push(&env, "LC_ALL=C");
+	pr.binary = "git";
+	pr.args = (const char **)argv.v;
+	o.path_env = cli_getenv(ctx, "PATH");
+	o.env = env.v;
+	o.timeout_ms = GIT_INIT_TIMEOUT;
+	o.max_output = 1u << 20;
+	o.max_parallel = 1;
+	r = probe_run(&pr, 1, &o);
+	if (r < 0 || pr.status != PROBE_OK)
+		r = cli_error(ctx, BEXIT_ENV, "git %s in '%s' failed%s%.*s", args[0], dir,
+			      pr.output_len ? ": " : "",
+			      (int)(pr.output_len > 400 ? 400 : pr.output_len),
+			      pr.output ? pr.output : "");
+	else
+		r = 0;
+	probe_release(&pr);
+	strvec_clear(&argv);
+	strvec_clear(&env);
+	return r;
+}
+
+static void demo_problem(void *userdata, const char *file, unsigned line, const char *msg)
+{
+	struct cli_ctx *ctx = userdata;
+
+	(void)fprintf(ctx->err, "%s: %s:%u: %s\n", ctx->progname, file, line, msg);
+}
+
+int cmd_demo(int argc, char **argv, struct cli_ctx *ctx)
+{
+	static const char *const init[] = {"init", "-q", "-b", "main", NULL};
+	static const char *const add[] = {"add", "-A", NULL};
+	static const char *const commit[] = {"commit", "-q", "-m", "demo: initial commit", NULL};
+	struct session s = {0};
+	char dir[PATH_MAX], keyfile[PATH_MAX + 32], *p;
+	const char *tmp;
+	unsigned parallel = 0;
+	struct audit_verify_stats vs;
+	char *key = NULL, *auditdir = NULL;
+	size_t keylen = 0;
+	struct diag d;
+	int c, r, code, run_code;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", demo_options, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			return cli_help(ctx);
+		case OPT_JSON:
+			ctx->json = true;
+			break;
+		case OPT_PARALLEL:
+			code = parse_parallel(ctx, optarg, &parallel);
+			if (code)
+				return code;
+			break;
+		default:
+			return option_error(ctx, argv, demo_options, "");
+		}
+	}
+	if (optind + 1 < argc)
+		return cli_usage_error(ctx, "unexpected argument '%s'", argv[optind + 1]);
+	if (optind < argc) {
+		(void)snprintf(dir, sizeof(dir), "%s", argv[optind]);
+		r = mkdir_p(dir, 0755);
+		if (r < 0)
+			return cli_error(ctx, BEXIT_ENV, "cannot create '%s': %s", dir,
+					 strerror(-r));
+		if (rmdir(dir) == 0 || errno != ENOTEMPTY)
+			r = mkdir_p(dir, 0755);
+		else
+			return cli_error(ctx, BEXIT_USAGE,
+					 "'%s' is not empty; the demo needs a new directory", dir);
+	} else {
+		tmp = cli_getenv(ctx, "TMPDIR");
+		(void)snprintf(dir, sizeof(dir), "%s/bernstein-demo.XXXXXX",
+			       tmp && *tmp ? tmp : "/tmp");
+		if (!mkdtemp(dir))
+			return cli_error(ctx, BEXIT_ENV, "cannot create a scratch directory: %s",
+					 strerror(errno));
+	}
+	{
+		char real[PATH_MAX];
+
+		if (!realpath(dir, real))
+			return cli_error(ctx, BEXIT_ENV, "cannot resolve '%s': %s", dir,
+					 strerror(errno));
+		memcpy(dir, real, sizeof(dir));
+	}
+	p = agentrun_path(dir, "README.md");
+	r = atomic_write_file(p, demo_readme, strlen(demo_readme), 0644);
+	free(p);
+	if (r >= 0) {
+		static const char gi[] = ".bernstein/\n";
+
+		p = agentrun_path(dir, ".gitignore");
+		r = atomic_write_file(p, gi, strlen(gi), 0644);
+		free(p);
+	}
+	if (r >= 0) {
+		p = agentrun_path(dir, DEMO_PLAN_NAME);
+		r = atomic_write_file(p, demo_plan, strlen(demo_plan), 0644);
+		free(p);
+	}
+	if (r < 0)
+		return cli_error(ctx, BEXIT_ENV, "cannot write into '%s': %s", dir, strerror(-r));
+	code = demo_git(ctx, dir, init);
+	if (!code)
+		code = demo_git(ctx, dir, add);
+	if (!code)
+		code = demo_git(ctx, dir, commit);
+	if (code)
+		return code;
+	if (chdir(dir) < 0)
+		return cli_error(ctx, BEXIT_ENV, "cannot change to '%s': %s", dir, strerror(errno));
+	if (!ctx->json)
+		(void)fprintf(ctx->out, "demo repository: %s\n", dir);
+	/* the demo's own audit key: the user's is not touched */
+	(void)snprintf(keyfile, sizeof(keyfile), "%s/.bernstein/audit.key", dir);
+	code = session_open(&s, ctx, false, true, keyfile);
+	if (code) {
+		session_release(&s);
+		return code;
+	}
+	hooks_attach(&s);
+	run_code = run_plan_file(&s, DEMO_PLAN_NAME, parallel);
+	s.chain = audit_close(s.chain);
+	diag_clear(&d);
+	auditdir = agentrun_path(dir, AUDIT_DIR);
+	r = audit_key_load(keyfile, false, &key, &keylen, NULL, &d);
+	if (r >= 0)
+		r = audit_verify(auditdir, key, keylen, demo_problem, ctx, &vs, &d);
+	if (r < 0) {
+		code = cli_diag(ctx, BEXIT_AUDIT, &d);
+	} else if (vs.problems) {
+		code = cli_error(ctx, BEXIT_AUDIT, "the audit chain has %" PRIu64 " problem(s)",
+				 vs.problems);
+	} else {
+		code = run_code;
+		if (!ctx->json) {
+			(void)fprintf(ctx->out,
+				      "audit chain: %" PRIu64 " records, verified (%s)\n"
+				      "look at:     git -C %s log --graph --oneline\n"
+				      "             bernstein -C %s status\n",
+				      vs.records, auditdir, dir, dir);
+		} else {
+			json_t *o = json_object();
+
+			cli_jset(o, "type", cli_jstr("demo"));
+			cli_jset(o, "dir", cli_jstr(dir));
+			cli_jset(o, "audit_records", json_integer((json_int_t)vs.records));
+			cli_jset(o, "audit_verified", json_true());
+			print_json_line(ctx, o);
+		}
+	}
+	audit_key_free(key, keylen);
+	free(auditdir);
+	session_release(&s);
+	return code;
+}
+
+/* ---- the texts of the command table (commands.c) ---- */
+
+const char cmd_demo_summary[] = "run the demo plan in a scratch repository, offline";
+const char cmd_demo_usage[] = "[DIR] [--parallel N] [--json]";
+const char cmd_demo_help[] =
+	"Creates a scratch git repository (DIR, or a new directory under $TMPDIR), runs\n"
+	"a demo plan of three tasks on the offline mock adapter (two in parallel, one\n"
+	"after both, with a gate), merges them, verifies the audit chain and prints where\n"
+	"to look. Uses its own audit key inside DIR. 'make run' runs it.\n"
+	"\n"
+	"Exit codes as 'bernstein run', and 5 when the audit chain does not verify.\n";
+
+const char cmd_logs_summary[] = "print a task's agent log";
+const char cmd_logs_usage[] = "TASK [-f] [--run RUN] [--attempt N] [--events]";
+const char cmd_logs_help[] =
+	"Prints the agent.log of the task's latest attempt in the latest run (or RUN):\n"
+	"everything the agent printed, secrets redacted.\n"
+	"\n"
+	"options:\n"
+	"  -f, --follow      keep printing while the attempt runs\n"
+	"  --run RUN         a run other than the latest\n"
+	"  --attempt N       an earlier attempt\n"
+	"  --events          the normalized events (events.jsonl) instead\n"
+	"\n"
+	"Exit: 0, 1 the task has no log yet, 2 usage or unknown run/task, 4 I/O.\n";
+
+const char cmd_resume_summary[] = "finish an interrupted run";
+const char cmd_resume_usage[] = "[RUN|TASK] [--dry-run] [--json] [--parallel N]";
+const char cmd_resume_help[] =
+	"Resumes the latest run (or RUN, or only TASK of the latest run): every task\n"
+	"that was interrupted (bernstein killed, timeout, rate limit) continues. When\n"
+	"its adapter resumes natively, the agent's recorded session goes on in the same\n"
+	"worktree and agent HOME; otherwise a fresh session starts with the recovered\n"
+	"context (what the previous attempt did, the files it changed, its final\n"
+	"message) in front of the prompt. A merge that was under way is finished once,\n"
+	"never twice. Tasks that never started run as planned. See docs/runs.md.\n"
+	"\n"
+	"options:\n"
+	"  --dry-run       show what would be resumed and how; change nothing\n"
+	"  --json          JSON lines\n"
+	"  --parallel N    agents at once (default: the run's)\n"
+	"\n"
+	"Exit: 0 resumed, 2 nothing to resume (or no such run), 3 state unreadable,\n"
+	"4 another bernstein is running this repository, 130 interrupted.\n";
+
+const char cmd_run_summary[] = "run a plan of tasks on agents in parallel worktrees";
+const char cmd_run_usage[] = "PLAN [--parallel N] [--json]";
+const char cmd_run_help[] =
+	"Runs the tasks of PLAN (plan.yaml; see docs/plans.md) in this repository: each\n"
+	"task is routed to an adapter by its capability requirements (a refusal is\n"
+	"recorded with its receipt), runs headless in its own worktree\n"
+	"(.bernstein/worktrees/SESSION, branch bernstein/SESSION), is checked by its\n"
+	"gates and merged (--no-ff) into the checked-out branch. State is kept in\n"
+	".bernstein/state.db, logs in .bernstein/runs/RUN/, every decision in the\n"
+	"audit chain. On a terminal a live table shows the tasks; otherwise one line\n"
+	"per change, or JSON lines with --json. Settings come from bernstein.yaml\n"
+	"(docs/configuration.md). The checkout must have no uncommitted changes to\n"
+	"tracked files.\n"
+	"\n"
+	"options:\n"
+	"  --parallel N     agents at once (default: bernstein.yaml's parallel, 4)\n"
+	"  --json           JSON lines: {\"type\": \"task\"|\"event\"|\"warning\"|\"run\", ...}\n"
+	"  --key-file FILE  the audit key (default: see 'bernstein audit key')\n"
+	"\n"
+	"Exit: 0 every task done (or no_changes), 1 a task failed, conflicted or was\n"
+	"blocked, 2 usage, 3 invalid plan or bernstein.yaml, 4 environment (not a git\n"
+	"repository, uncommitted changes, another run active, I/O), 5 audit chain\n"
+	"broken, 6 tasks refused by routing (and nothing else went wrong), 130\n"
+	"interrupted ('bernstein resume' goes on).\n";
+
+const char cmd_status_summary[] = "show a run's tasks and their states";
+const char cmd_status_usage[] = "[RUN] [--json]";
+const char cmd_status_help[] =
+	"Shows the latest run (or RUN) from .bernstein/state.db: each task's adapter,\n"
+	"state, attempts and the reason of its last change. Works while a run is going.\n"
+	"\n"
+	"Exit: 0, 2 no such run (or none yet), 3 state unreadable, 4 I/O.\n";

@@ -1,0 +1,1721 @@
+/* Runs: dispatch, completion, merge and resume (see run.h, docs/runs.md). */
+#include "orch/run.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "adapter/catalog.h"
+#include "adapter/invocation.h"
+#include "adapter/outcome.h"
+#include "adapter/profile.h"
+#include "adapter/strategy.h"
+#include "audit/audit.h"
+#include "orch/agentrun.h"
+#include "orch/config.h"
+#include "orch/plan.h"
+#include "route/requirements.h"
+#include "route/route.h"
+#include "route/select.h"
+#include "util/fsutil.h"
+#include "util/hash.h"
+#include "util/json.h"
+#include "util/randid.h"
+#include "util/sbuf.h"
+#include "util/strvec.h"
+#include "util/xalloc.h"
+#include "util/banned.h"
+
+#define TS_MAX		    40
+#define SPEC_MAX	    (4u << 20)
+#define ARTIFACT_MAX	    (1ull << 32) /* bytes hashed at most */
+#define CONTEXT_EVENTS	    12		 /* events quoted in a fallback resume */
+#define CONTEXT_EVENTS_READ (256u << 10) /* tail of events.jsonl read for them */
+#define CONTEXT_FIELD_MAX   300
+#define RETRY_SLEEP_MAX_MS  60000
+
+/* ---- one task in memory ---- */
+
+struct otask {
+	struct task_row row;
+	json_t *spec; /* the task as recorded (plan_json()'s task object) */
+	size_t *deps; /* indices */
+	size_t n_deps;
+	bool selected; /* runs in this execution (resume of one task: only it) */
+
+	/* the live attempt */
+	bool live;
+	struct loop *loop;
+	struct attempt_row att;
+	struct invocation_plan plan;
+	struct agentrun ar;
+	char *prompt; /* as given to the agent (fallback resume prefixes context) */
+	struct strvec attachments;
+	char *session_dir;
+};
+
+struct loop {
+	struct orch_env *e;
+	struct run_row run;
+	struct otask *t;
+	size_t n;
+	int fatal; /* a negative errno that stops the run */
+	struct diag fatal_d;
+	bool cancelled;
+};
+
+/* ---- small helpers ---- */
+
+/* Seconds (> 0, finite: checked when the plan and configuration loaded) to
+ * whole milliseconds, rounded up. */
+static uint64_t secs_to_ms(double s)
+{
+	double ms = s * 1000.0;
+	uint64_t v;
+
+	if (!(ms > 0))
+		return 0;
+	if (ms > 1e15)
+		return (uint64_t)1e15;
+	v = (uint64_t)ms;
+	return (double)v < ms ? v + 1 : v;
+}
+
+static const char *now(struct loop *l, char *buf)
+{
+	return clock_iso8601_utc(l->e->clk->now_ns(l->e->clk), buf, TS_MAX);
+}
+
+static void set_str(char **dst, const char *s)
+{
+	free(*dst);
+	*dst = s ? xstrdup(s) : NULL;
+}
+
+static const char *jget_str(const json_t *o, const char *key)
+{
+	return json_string_value(json_object_get(o, key));
+}
+
+static void fail_run(struct loop *l, int r, const struct diag *d)
+{
+	if (l->fatal)
+		return;
+	l->fatal = r;
+	if (d)
+		l->fatal_d = *d;
+}
+
+static void warn(struct loop *l, const struct otask *t, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void warn(struct loop *l, const struct otask *t, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	if (!l->e->hooks.on_warning)
+		return;
+	va_start(ap, fmt);
+	(void)vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	l->e->hooks.on_warning(l->e->hooks.userdata, t ? t->row.id : NULL, msg);
+}
+
+static int audit(struct loop *l, const char *event_type, const char *rtype, const char *rid,
+		 json_t *details)
+{
+	struct diag d;
+	int r;
+
+	diag_clear(&d);
+	r = audit_append(l->e->chain, event_type, ORCH_ACTOR, rtype, rid, details, &d);
+	json_decref(details);
+	if (r < 0)
+		fail_run(l, r, &d);
+	return r;
+}
+
+static char *task_resource(const struct loop *l, const struct otask *t)
+{
+	struct sbuf sb = SBUF_INIT(SIZE_MAX);
+
+	(void)sbuf_addf(&sb, "%s/%s", l->run.id, t->row.id);
+	return sbuf_detach(&sb, NULL);
+}
+
+/* Commit the task row in its new state, tell the hooks, and anchor the
+ * transition. Returns 0 or the (fatal) error. */
+static int transition(struct loop *l, struct otask *t, enum task_state to, const char *reason)
+{
+	enum task_state from = t->row.state;
+	char ts[TS_MAX];
+	struct diag d;
+	json_t *det;
+	char *rid;
+	int r;
+
+	t->row.state = to;
+	if (reason)
+		set_str(&t->row.reason, reason);
+	diag_clear(&d);
+	r = state_task_update(l->e->st, &t->row, now(l, ts), &d);
+	if (r < 0) {
+		fail_run(l, r, &d);
+		return r;
+	}
+	if (from != to && l->e->hooks.on_task)
+		l->e->hooks.on_task(l->e->hooks.userdata, &t->row, from);
+	if (from == to)
+		return 0;
+	det = json_object();
+	json_obj_set(det, "run", json_str_lossy(l->run.id));
+	json_obj_set(det, "task", json_str_lossy(t->row.id));
+	json_obj_set(det, "from", json_str_lossy(task_state_to_string(from)));
+	json_obj_set(det, "to", json_str_lossy(task_state_to_string(to)));
+	json_obj_set(det, "reason", json_str_lossy(reason));
+	if (t->row.adapter)
+		json_obj_set(det, "adapter", json_str_lossy(t->row.adapter));
+	json_obj_set(det, "attempt", json_integer(t->row.attempts));
+	rid = task_resource(l, t);
+	r = audit(l, "task.transition", "task", rid, det);
+	free(rid);
+	return r;
+}
+
+static bool state_finished_ok(enum task_state s)
+{
+	return s == TASK_DONE || s == TASK_NO_CHANGES;
+}
+
+static bool state_terminal(enum task_state s)
+{
+	return state_finished_ok(s) || s == TASK_FAILED || s == TASK_REFUSED ||
+	       s == TASK_CONFLICT || s == TASK_BLOCKED;
+}
+
+/* ---- loading the run ---- */
+
+static void otask_release(struct otask *t)
+{
+	task_row_release(&t->row);
+	json_decref(t->spec);
+	free(t->deps);
+	attempt_row_release(&t->att);
+	free(t->prompt);
+	strvec_clear(&t->attachments);
+	free(t->session_dir);
+}
+
+static void loop_release(struct loop *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		otask_release(&l->t[i]);
+	free(l->t);
+	run_row_release(&l->run);
+}
+
+static long find_task(const struct loop *l, const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (strcmp(l->t[i].row.id, id) == 0)
+			return (long)i;
+	return -1;
+}
+
+static int loop_load(struct loop *l, struct orch_env *e, const char *run_id, struct diag *reterr)
+{
+	struct task_row *rows = NULL;
+	size_t n = 0, i, j;
+	int r;
+
+	memset(l, 0, sizeof(*l));
+	l->e = e;
+	run_row_init(&l->run);
+	r = state_run_get(e->st, run_id, &l->run, reterr);
+	if (r < 0)
+		return r;
+	r = state_tasks_get(e->st, run_id, &rows, &n, reterr);
+	if (r < 0)
+		return r;
+	l->t = xcalloc(n ? n : 1, sizeof(*l->t));
+	l->n = n;
+	for (i = 0; i < n; i++) {
+		struct otask *t = &l->t[i];
+
+		t->row = rows[i];
+		attempt_row_init(&t->att);
+		t->attachments = (struct strvec)STRVEC_INIT;
+		t->loop = l;
+		t->selected = true;
+		invocation_plan_init(&t->plan);
+		t->spec = json_loads(t->row.spec ? t->row.spec : "{}", 0, NULL);
+		if (!json_is_object(t->spec)) {
+			diag_set(reterr, state_path(e->st), 0, 0,
+				 "task '%s' of run '%s': its recorded spec is not a JSON object",
+				 t->row.id, run_id);
+			free(rows);
+			return -EBADMSG;
+		}
+	}
+	free(rows); /* the strings moved into l->t */
+	for (i = 0; i < n; i++) {
+		struct otask *t = &l->t[i];
+		const json_t *deps = json_object_get(t->spec, "depends_on");
+
+		t->deps = xcalloc(json_array_size(deps) + 1, sizeof(size_t));
+		for (j = 0; j < json_array_size(deps); j++) {
+			const char *id = json_string_value(json_array_get(deps, j));
+			long k = id ? find_task(l, id) : -1;
+
+			if (k < 0) {
+				diag_set(reterr, state_path(e->st), 0, 0,
+					 "task '%s' of run '%s' depends on '%s', which the run "
+					 "does not have",
+					 t->row.id, run_id, id ? id : "?");
+				return -EBADMSG;
+			}
+			t->deps[t->n_deps++] = (size_t)k;
+		}
+	}
+	return 0;
+}
+
+/* ---- creating a run ---- */
+
+int orch_run_create(struct orch_env *e, const struct plan *plan, const char *plan_path,
+		    char *run_id, size_t size, struct diag *reterr)
+{
+	struct run_row run = RUN_ROW_INIT;
+	char ts[TS_MAX], id[64];
+	char *branch = NULL, *commit = NULL;
+	json_t *pj = NULL, *tasks, *det;
+	size_t i;
+	int r;
+
+	r = git_head(e->repo, e->git_env, &branch, &commit, reterr);
+	if (r < 0)
+		return r;
+	if (!branch) {
+		diag_set(reterr, e->repo, 0, 0,
+			 "HEAD is detached: check out the branch the run should merge into");
+		r = -EINVAL;
+		goto out;
+	}
+	randid_run(id, sizeof(id), e->clk->now_ns(e->clk));
+	(void)clock_iso8601_utc(e->clk->now_ns(e->clk), ts, sizeof(ts));
+	run.id = id;
+	run.plan_path = (char *)(uintptr_t)plan_path;
+	run.plan_hash = (char *)(uintptr_t)plan_hash(plan);
+	run.name = (char *)(uintptr_t)plan->name;
+	run.repo = (char *)(uintptr_t)e->repo;
+	run.base_branch = branch;
+	run.base_commit = commit;
+	run.state = RUN_RUNNING;
+	run.parallel = e->parallel ? e->parallel : e->cfg->parallel;
+	run.created_at = ts;
+	run.updated_at = ts;
+
+	pj = plan_json(plan);
+	tasks = json_object_get(pj, "tasks");
+	r = state_begin(e->st, reterr);
+	if (r < 0)
+		goto out;
+	r = state_run_insert(e->st, &run, reterr);
+	for (i = 0; r >= 0 && i < plan->n; i++) {
+		struct task_row t = TASK_ROW_INIT;
+		const struct plan_task *pt = &plan->tasks[i];
+		char *spec = json_dumps(json_array_get(tasks, i), JSON_COMPACT | JSON_SORT_KEYS);
+
+		t.run_id = id;
+		t.id = (char *)(uintptr_t)pt->id;
+		t.idx = (int64_t)i;
+		t.title = (char *)(uintptr_t)pt->title;
+		t.role = (char *)(uintptr_t)pt->role;
+		t.prompt = (char *)(uintptr_t)pt->prompt;
+		t.spec = spec;
+		t.state = TASK_PENDING;
+		t.updated_at = ts;
+		r = state_task_insert(e->st, &t, reterr);
+		free(spec);
+	}
+	if (r >= 0)
+		r = state_commit(e->st, reterr);
+	if (r < 0) {
+		(void)state_rollback(e->st, NULL);
+		goto out;
+	}
+	det = json_object();
+	json_obj_set(det, "plan", json_str_lossy(plan_path));
+	json_obj_set(det, "plan_hash", json_str_lossy(plan_hash(plan)));
+	json_obj_set(det, "name", json_str_lossy(plan->name));
+	json_obj_set(det, "base_branch", json_str_lossy(branch));
+	json_obj_set(det, "base_commit", json_str_lossy(commit));
+	json_obj_set(det, "tasks", json_integer((json_int_t)plan->n));
+	r = audit_append(e->chain, "run.started", ORCH_ACTOR, "run", id, det, reterr);
+	json_decref(det);
+	if (r < 0)
+		goto out;
+	(void)snprintf(run_id, size, "%s", id);
+out:
+	json_decref(pj);
+	free(branch);
+	free(commit);
+	return r;
+}
+
+/* ---- preflight and spawn ---- */
+
+static bool deps_state(const struct loop *l, const struct otask *t, bool *ret_blocked)
+{
+	size_t i;
+	bool ready = true;
+
+	*ret_blocked = false;
+	for (i = 0; i < t->n_deps; i++) {
+		enum task_state s = l->t[t->deps[i]].row.state;
+
+		if (state_finished_ok(s))
+			continue;
+		ready = false;
+		if (state_terminal(s))
+			*ret_blocked = true;
+	}
+	return ready;
+}
+
+static unsigned live_on_adapter(const struct loop *l, const char *adapter)
+{
+	size_t i;
+	unsigned n = 0;
+
+	for (i = 0; i < l->n; i++)
+		if (l->t[i].live && l->t[i].row.adapter &&
+		    strcmp(l->t[i].row.adapter, adapter) == 0)
+			n++;
+	return n;
+}
+
+/* The candidates and preference for routing t. */
+static void routing_lists(const struct loop *l, const struct otask *t, struct strvec *cand,
+			  struct strvec *pref, bool *ret_explicit)
+{
+	const struct orch_config *c = l->e->cfg;
+	const char *a = jget_str(t->spec, "adapter");
+	const struct role_policy *rp = orch_config_role(c, t->row.role);
+	size_t i;
+
+	*ret_explicit = false;
+	if (!a && rp)
+		a = rp->adapter;
+	if (a) {
+		strvec_push(cand, a);
+		*ret_explicit = true;
+		return;
+	}
+	strvec_push(pref, c->adapter);
+	for (i = 0; i < c->preference.nr; i++)
+		if (strcmp(c->preference.v[i], c->adapter) != 0)
+			strvec_push(pref, c->preference.v[i]);
+}
+
+/* The requirements of t (validated when the plan was loaded). */
+static int task_requirements(const struct otask *t, struct requirements *req, struct diag *reterr)
+{
+	const json_t *a = json_object_get(t->spec, "requires");
+	struct strvec toks = STRVEC_INIT;
+	size_t i;
+	int r;
+
+	for (i = 0; i < json_array_size(a); i++) {
+		const char *s = json_string_value(json_array_get(a, i));
+
+		if (s && strncmp(s, REQUIREMENTS_PREFIX, strlen(REQUIREMENTS_PREFIX)) == 0)
+			strvec_push(&toks, s);
+	}
+	r = requirements_parse((const char *const *)toks.v, toks.nr, req, reterr);
+	strvec_clear(&toks);
+	return r;
+}
+
+/* The task's explicit sampling slots from its spec (strings borrowed from it). */
+static int task_sampling(const struct otask *t, struct invocation_sampling *s, struct diag *reterr)
+{
+	const json_t *o = json_object_get(t->spec, "sampling");
+	const char *key;
+	json_t *v;
+	char num[64];
+	int r;
+
+	memset(s, 0, sizeof(*s));
+	if (!json_is_object(o))
+		return 0;
+	json_object_foreach((json_t *)(uintptr_t)o, key, v)
+	{
+		const char *val = NULL;
+
+		if (json_is_string(v))
+			val = json_string_value(v);
+		else if (json_is_integer(v))
+			(void)snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT,
+				       json_integer_value(v)),
+				val = num;
+		else if (json_is_real(v))
+			(void)snprintf(num, sizeof(num), "%.17g", json_real_value(v)), val = num;
+		else if (json_is_null(v))
+			continue;
+		if (!val) {
+			diag_set(reterr, NULL, 0, 0, "sampling.%s: not a string or number", key);
+			return -EINVAL;
+		}
+		r = invocation_sampling_set(s, key, val, reterr);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static char *session_path(const struct loop *l, const struct otask *t, const char *leaf)
+{
+	struct sbuf sb = SBUF_INIT(SIZE_MAX);
+
+	(void)sbuf_addf(&sb, "%s/%s/%s/%s", l->e->repo, AGENTRUN_RUNS_DIR, l->run.id,
+			t->row.session);
+	if (leaf)
+		(void)sbuf_addf(&sb, "/%s", leaf);
+	return sbuf_detach(&sb, NULL);
+}
+
+/* Refuse t before it ran: state refused (or failed), with the reason. */
+static void refuse(struct loop *l, struct otask *t, enum task_state s, const char *reason)
+{
+	(void)transition(l, t, s, reason);
+}
+
+/* The fallback resume prompt: what the previous attempt did, then the task. */
+static char *fallback_prompt(struct loop *l, struct otask *t, const struct attempt_row *prev)
+{
+	struct sbuf sb = SBUF_INIT(SIZE_MAX);
+	struct strvec files = STRVEC_INIT;
+	struct strvec lines = STRVEC_INIT;
+	char *dir, *ev_path, *text = NULL;
+	size_t len = 0, i, start;
+	const char *final = NULL;
+	json_t *last_text = NULL;
+
+	(void)sbuf_addf(&sb,
+			"## Resume context\n"
+			"A previous attempt at this task (attempt %" PRId64
+			", adapter %s) ended early (%s). Its work is in this worktree. "
+			"Continue from where it stopped; do not redo what is done.\n",
+			prev->n, prev->adapter ? prev->adapter : "?",
+			prev->reason ? prev->reason
+				     : (prev->outcome ? prev->outcome : "interrupted"));
+	if (prev->agent_session_id)
+		(void)sbuf_addf(&sb, "- prior_adapter_session_id: %s\n", prev->agent_session_id);
+	if (t->row.worktree) {
+		(void)worktree_changes(t->row.worktree, l->e->git_env, &files, NULL);
+		if (l->run.base_branch && t->row.branch)
+			(void)git_changed_files(l->e->repo, l->run.base_branch, t->row.branch,
+						l->e->git_env, &files, NULL);
+	}
+	if (files.nr) {
+		(void)sbuf_addf(&sb, "- files changed so far:");
+		for (i = 0; i < files.nr && i < 50; i++)
+			(void)sbuf_addf(&sb, " %s", files.v[i]);
+		(void)sbuf_addf(&sb, "%s\n", files.nr > 50 ? " ..." : "");
+	} else {
+		(void)sbuf_addf(&sb, "- files changed so far: none\n");
+	}
+	dir = session_path(l, t, NULL);
+	{
+		struct sbuf p = SBUF_INIT(SIZE_MAX);
+
+		(void)sbuf_addf(&p, "%s/%" PRId64 "/events.jsonl", dir, prev->n);
+		ev_path = sbuf_detach(&p, NULL);
+	}
+	if (read_file_capped(ev_path, SIZE_MAX, &text, &len) == 0 && text) {
+		const char *p = len > CONTEXT_EVENTS_READ ? text + len - CONTEXT_EVENTS_READ : text;
+		char *copy = xstrdup(p), *save = NULL, *line;
+
+		for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+			json_t *ev = json_loads(line, 0, NULL);
+			const char *kind = jget_str(ev, "kind");
+			const char *what = NULL;
+
+			if (kind && (strcmp(kind, "text") == 0 || strcmp(kind, "result") == 0)) {
+				what = jget_str(ev, "text");
+				if (what && *what) {
+					json_decref(last_text);
+					last_text = json_string(what);
+				}
+			} else if (kind && strcmp(kind, "tool_call") == 0) {
+				what = jget_str(ev, "tool_name");
+			} else if (kind && strcmp(kind, "error") == 0) {
+				what = jget_str(ev, "message");
+			}
+			if (kind && what && *what)
+				strvec_pushf(&lines, "- %s: %.*s", kind, CONTEXT_FIELD_MAX, what);
+			json_decref(ev);
+		}
+		free(copy);
+	}
+	final = last_text ? json_string_value(last_text) : NULL;
+	if (final)
+		(void)sbuf_addf(&sb, "- final message: %.*s\n", CONTEXT_FIELD_MAX * 4, final);
+	if (lines.nr) {
+		(void)sbuf_addf(&sb, "### Last events\n");
+		start = lines.nr > CONTEXT_EVENTS ? lines.nr - CONTEXT_EVENTS : 0;
+		for (i = start; i < lines.nr; i++)
+			(void)sbuf_addf(&sb, "%s\n", lines.v[i]);
+	}
+	(void)sbuf_addf(&sb, "\n## Task\n%s", t->row.prompt ? t->row.prompt : "");
+	json_decref(last_text);
+	strvec_clear(&files);
+	strvec_clear(&lines);
+	free(text);
+	free(ev_path);
+	free(dir);
+	return sbuf_detach(&sb, NULL);
+}
+
+/* The previous attempt of t, when the next one should continue it. */
+static bool previous_attempt(struct loop *l, struct otask *t, struct attempt_row *ret)
+{
+	struct attempt_row *v = NULL;
+	size_t n = 0;
+	bool found = false;
+
+	if (t->row.attempts <= 0)
+		return false;
+	if (state_attempts_get(l->e->st, l->run.id, t->row.id, &v, &n, NULL) < 0 || n == 0)
+		return false;
+	*ret = v[n - 1];
+	attempt_row_init(&v[n - 1]);
+	found = true;
+	attempt_rows_free(v, n);
+	return found;
+}
+
+static void on_agent_event(void *userdata, const struct event *ev, const char *json, size_t len)
+{
+	struct otask *t = userdata;
+	struct loop *l = t->loop;
+
+	if (ev->kind == EVENT_SESSION_STARTED && ev->session_id && !t->att.agent_session_id) {
+		char ts[TS_MAX];
+
+		(void)ts;
+		set_str(&t->att.agent_session_id, ev->session_id);
+		set_str(&t->row.agent_session_id, ev->session_id);
+		/* resume needs it even if bernstein dies now */
+		(void)state_attempt_update(l->e->st, &t->att, NULL);
+		(void)state_task_update(l->e->st, &t->row, now(l, ts), NULL);
+	}
+	if (l->e->hooks.on_event)
+		l->e->hooks.on_event(l->e->hooks.userdata, &t->row, ev, json, len);
+}
+
+static void complete(struct loop *l, struct otask *t);
+
+#define DISPATCH_BUSY 2
+
+/* Preflight and prepare t's next attempt. 1: spec filled, spawn it; 0: not
+ * spawned (refused, failed: the state says); DISPATCH_BUSY: its adapter runs
+ * as many agents as it may, the task stays pending; < 0: the run must stop. */
+static int dispatch(struct loop *l, struct otask *t, struct proc_spec *spec)
+{
+	struct orch_env *e = l->e;
+	struct requirements req = REQUIREMENTS_INIT;
+	struct strvec cand = STRVEC_INIT, pref = STRVEC_INIT;
+	struct select_input in = {.cat = e->cat};
+	struct selection sel = {0};
+	struct invocation_request ir = {0};
+	struct invocation_sampling ts_slots;
+	struct attempt_row prev;
+	const struct registry_entry *entry;
+	const struct profile *p;
+	const struct role_policy *rp = orch_config_role(e->cfg, t->row.role);
+	const char *model, *art;
+	char ts[TS_MAX], hex[16], msg[1024], nbuf[32];
+	char *state_dir = NULL;
+	bool explicit_list, resuming = false;
+	struct diag d;
+	json_t *pj;
+	const json_t *atts;
+	double timeout_s;
+	size_t i;
+	int r, ret = 0;
+
+	diag_clear(&d);
+	attempt_row_init(&prev);
+	r = task_requirements(t, &req, &d);
+	if (r < 0) {
+		refuse(l, t, TASK_FAILED, d.msg);
+		goto out;
+	}
+	routing_lists(l, t, &cand, &pref, &explicit_list);
+	in.req = &req;
+	in.candidates = explicit_list ? (const char *const *)cand.v : NULL;
+	in.preference = explicit_list ? NULL : (const char *const *)pref.v;
+	/* the adapter's own parallelism first: decide without recording, and
+	 * leave the task pending while that adapter is at its limit */
+	if (select_adapter(&in, &sel, NULL) == 0 && sel.chosen && sel.chosen->profile) {
+		int64_t max = sel.chosen->profile->caps.max_parallel_workers;
+
+		if (live_on_adapter(l, sel.chosen->name) >= (unsigned)(max > 0 ? max : 1)) {
+			ret = DISPATCH_BUSY;
+			goto out;
+		}
+	}
+	selection_release(&sel);
+	memset(&sel, 0, sizeof(sel));
+	r = route_and_record(&in, e->chain, l->run.id, &sel, &d);
+	if (r == -ENOTSUP) {
+		struct sbuf sb = SBUF_INIT(SIZE_MAX);
+		char *why;
+
+		set_str(&t->row.receipt_hash, sel.receipt_hash);
+		(void)sbuf_addf(&sb, "no adapter satisfies ");
+		(void)requirements_describe(&req, &sb);
+		(void)sbuf_addf(&sb, " (receipt %.16s)", sel.receipt_hash);
+		why = sbuf_detach(&sb, NULL);
+		refuse(l, t, TASK_REFUSED, why);
+		free(why);
+		goto out;
+	}
+	if (r == -EINVAL) {
+		refuse(l, t, TASK_FAILED, d.msg);
+		goto out;
+	}
+	if (r < 0) {
+		fail_run(l, r, &d);
+		ret = r;
+		goto out;
+	}
+	entry = catalog_find(e->cat, sel.chosen->name);
+	p = sel.chosen->profile;
+	if (!entry || !p) {
+		(void)snprintf(msg, sizeof(msg),
+			       "adapter '%s' has no capability profile; runs need one",
+			       sel.chosen->name);
+		refuse(l, t, TASK_FAILED, msg);
+		goto out;
+	}
+	set_str(&t->row.adapter, entry->name);
+	set_str(&t->row.profile_hash, sel.chosen->profile_hash);
+
+	/* the worktree: recorded first, then made (idempotent on resume) */
+	if (!t->row.session) {
+		char s[128];
+
+		randid_hex(hex, 6, e->clk->now_ns(e->clk));
+		(void)snprintf(s, sizeof(s), "%s-%s", t->row.id, hex);
+		set_str(&t->row.session, s);
+	}
+	if (!t->row.branch) {
+		struct sbuf sb = SBUF_INIT(SIZE_MAX);
+
+		(void)sbuf_addf(&sb, "%s%s", ORCH_BRANCH_PREFIX, t->row.session);
+		t->row.branch = sbuf_detach(&sb, NULL);
+	}
+	if (!t->row.worktree) {
+		struct sbuf sb = SBUF_INIT(SIZE_MAX);
+
+		(void)sbuf_addf(&sb, "%s/%s/%s", e->repo, ORCH_WORKTREES_DIR, t->row.session);
+		t->row.worktree = sbuf_detach(&sb, NULL);
+	}
+	r = state_task_update(e->st, &t->row, now(l, ts), &d);
+	if (r < 0) {
+		fail_run(l, r, &d);
+		ret = r;
+		goto out;
+	}
+	/* from the base branch as it is now: the merges of its dependencies are in */
+	r = worktree_add(e->repo, t->row.worktree, t->row.branch, l->run.base_branch, e->git_env,
+			 &d);
+	if (r < 0) {
+		(void)snprintf(msg, sizeof(msg), "cannot create the worktree: %s", d.msg);
+		refuse(l, t, TASK_FAILED, msg);
+		goto out;
+	}
+
+	/* what the attempt continues */
+	free(t->prompt);
+	t->prompt = NULL;
+	if (previous_attempt(l, t, &prev) && prev.outcome &&
+	    strcmp(prev.outcome, outcome_to_string(OUTCOME_COMPLETED)) != 0) {
+		resuming = true;
+	}
+
+	/* the invocation */
+	r = task_sampling(t, &ts_slots, &d);
+	if (r < 0) {
+		refuse(l, t, TASK_REFUSED, d.msg);
+		goto out;
+	}
+	orch_config_slots(e->cfg, t->row.role, p, &ts_slots, &ir.sampling);
+	model = jget_str(t->spec, "model");
+	if (!model && rp)
+		model = rp->model;
+	if (!model)
+		model = e->cfg->model;
+	strvec_clear(&t->attachments);
+	atts = json_object_get(t->spec, "attachments");
+	for (i = 0; i < json_array_size(atts); i++) {
+		const char *a = json_string_value(json_array_get(atts, i));
+
+		if (a)
+			strvec_pushf(&t->attachments, "%s/%s", t->row.worktree, a);
+	}
+	t->row.attempts++;
+	(void)snprintf(nbuf, sizeof(nbuf), "%" PRId64, t->row.attempts);
+	free(t->session_dir);
+	t->session_dir = session_path(l, t, nbuf);
+	state_dir = session_path(l, t, "home");
+
+	ir.profile = p;
+	ir.catalog = e->cat;
+	ir.model = model;
+	ir.dangerous = true;
+	ir.attachments = (const char *const *)t->attachments.v;
+	ir.n_attachments = t->attachments.nr;
+	ir.workdir = t->row.worktree;
+	ir.session_dir = t->session_dir;
+	ir.state_dir = state_dir;
+	ir.host_env = e->host_env;
+	ir.self_exe = e->self_exe;
+	timeout_s = json_number_value(json_object_get(t->spec, "timeout"));
+	if (!(timeout_s > 0))
+		timeout_s = e->cfg->timeout_s;
+	ir.timeout_s = (secs_to_ms(timeout_s) + 999) / 1000;
+	ir.arg_total_max = (size_t)sysconf(_SC_ARG_MAX) > 0 ? (size_t)sysconf(_SC_ARG_MAX) : 0;
+
+	attempt_row_release(&t->att);
+	attempt_row_init(&t->att);
+	if (resuming) {
+		struct adapter_strategy strat;
+		struct strategy_resolved res;
+
+		(void)catalog_profile_strategy(e->cat, p, &res);
+		strat = res.strategy;
+		if (strat.resume != RESUME_UNSUPPORTED && prev.agent_session_id && prev.adapter &&
+		    strcmp(prev.adapter, entry->name) == 0) {
+			ir.resume_id = prev.agent_session_id;
+			t->att.resume_kind = xstrdup("native");
+		} else {
+			t->prompt = fallback_prompt(l, t, &prev);
+			t->att.resume_kind = xstrdup("fallback");
+		}
+		if (prev.agent_session_id)
+			t->att.resumed_from = xstrdup(prev.agent_session_id);
+	}
+	ir.prompt = t->prompt ? t->prompt : (t->row.prompt ? t->row.prompt : "");
+	invocation_plan_release(&t->plan);
+	invocation_plan_init(&t->plan);
+	r = invocation_build(&ir, &t->plan, &d);
+	if (r < 0) {
+		t->row.attempts--;
+		(void)snprintf(msg, sizeof(msg), "preflight refused: %s", d.msg);
+		refuse(l, t, r == -EPERM || r == -E2BIG ? TASK_REFUSED : TASK_FAILED, msg);
+		goto out;
+	}
+	art = jget_str(t->spec, "artifact");
+	(void)art;
+
+	/* the attempt, committed before the agent starts */
+	t->att.run_id = xstrdup(l->run.id);
+	t->att.task_id = xstrdup(t->row.id);
+	t->att.n = t->row.attempts;
+	t->att.session = xstrdup(t->row.session);
+	t->att.adapter = xstrdup(entry->name);
+	t->att.profile_hash = t->row.profile_hash ? xstrdup(t->row.profile_hash) : NULL;
+	t->att.started_at = xstrdup(now(l, ts));
+	set_str(&t->row.outcome, NULL);
+	r = state_begin(e->st, &d);
+	if (r >= 0)
+		r = state_attempt_insert(e->st, &t->att, &d);
+	if (r >= 0)
+		r = state_commit(e->st, &d);
+	if (r < 0) {
+		(void)state_rollback(e->st, NULL);
+		fail_run(l, r, &d);
+		ret = r;
+		goto out;
+	}
+	r = transition(l, t, TASK_RUNNING,
+		       t->att.resume_kind ? (strcmp(t->att.resume_kind, "native") == 0
+						     ? "resumed (native)"
+						     : "resumed (fresh session, recovered context)")
+					  : "dispatched");
+	if (r < 0) {
+		ret = r;
+		goto out;
+	}
+
+	/* the session */
+	{
+		const struct agentrun_hooks hooks = {.on_event = on_agent_event, .userdata = t};
+
+		agentrun_init(&t->ar, &t->plan, &hooks);
+	}
+	t->ar.timeout_ms = secs_to_ms(timeout_s);
+	t->ar.kill_grace_ms = secs_to_ms(e->cfg->kill_grace_s);
+	t->ar.shim_exe = e->self_exe;
+	t->ar.expect_changes = !jget_str(t->spec, "artifact");
+	t->live = true;
+	pj = agentrun_plan_json(p, &t->plan, l->run.id, t->row.session);
+	r = agentrun_open(&t->ar, pj, &d);
+	json_decref(pj);
+	if (r >= 0)
+		r = agentrun_fill_spec(&t->ar, spec, &d);
+	if (r < 0) {
+		/* the agent never ran: the attempt ends as failed */
+		(void)snprintf(msg, sizeof(msg), "cannot prepare the session: %s", d.msg);
+		set_str(&t->att.outcome, outcome_to_string(OUTCOME_FAILED));
+		set_str(&t->att.reason, msg);
+		set_str(&t->att.ended_at, now(l, ts));
+		(void)state_attempt_update(e->st, &t->att, NULL);
+		agentrun_release(&t->ar);
+		t->live = false;
+		refuse(l, t, TASK_FAILED, msg);
+		goto out;
+	}
+	agentrun_plan_warnings(&t->ar);
+	if (!t->plan.binary_found) {
+		/* nothing to start: the outcome the shim's exit 127 would give */
+		agentrun_binary_missing(&t->ar);
+		complete(l, t);
+		goto out;
+	}
+	ret = 1;
+out:
+	attempt_row_release(&prev);
+	selection_release(&sel);
+	strvec_clear(&cand);
+	strvec_clear(&pref);
+	free(state_dir);
+	return ret;
+}
+
+/* ---- completion ---- */
+
+/* The worktree of a finished task goes; its branch stays unless it is empty. */
+static void remove_worktree(struct loop *l, struct otask *t)
+{
+	bool empty = t->row.state == TASK_NO_CHANGES; /* nothing on the branch either */
+	struct diag d;
+
+	diag_clear(&d);
+	if (t->row.worktree && worktree_remove(l->e->repo, t->row.worktree, empty, t->row.branch,
+					       l->e->git_env, &d) < 0)
+		warn(l, t, "cannot remove the worktree '%s': %s", t->row.worktree, d.msg);
+}
+
+static int64_t backoff_ms(const struct loop *l, int64_t attempt)
+{
+	double s = l->e->cfg->retry_backoff_s;
+	int64_t i;
+
+	for (i = 1; i < attempt && s < 3600; i++)
+		s *= 2;
+	return (int64_t)(s * 1000.0);
+}
+
+/* Artifact mode: the declared file exists inside the worktree; its SHA-256
+ * goes into the row and the audit chain. 0, or a reason in msg. */
+static int check_artifact(struct loop *l, struct otask *t, const char *art, char *msg, size_t size)
+{
+	char real_wt[PATH_MAX], real_art[PATH_MAX], hex[SHA256_HEX_LEN + 1];
+	char *path = agentrun_path(t->row.worktree, art), *data = NULL, *rid;
+	size_t len = 0, wl;
+	struct stat st;
+	json_t *det;
+	int r;
+
+	if (!realpath(t->row.worktree, real_wt) || !realpath(path, real_art) ||
+	    lstat(real_art, &st) < 0 || !S_ISREG(st.st_mode)) {
+		(void)snprintf(msg, size, "the declared artifact '%s' was not produced", art);
+		free(path);
+		return -ENOENT;
+	}
+	wl = strlen(real_wt);
+	if (strncmp(real_art, real_wt, wl) != 0 || real_art[wl] != '/') {
+		(void)snprintf(msg, size,
+			       "the declared artifact '%s' resolves outside the worktree", art);
+		free(path);
+		return -EXDEV;
+	}
+	r = read_file_capped(real_art, ARTIFACT_MAX, &data, &len);
+	free(path);
+	if (r < 0) {
+		(void)snprintf(msg, size, "cannot read the artifact '%s': %s", art, strerror(-r));
+		return r;
+	}
+	hash_sha256_hex(data, len, hex);
+	free(data);
+	set_str(&t->row.artifact_sha256, hex);
+	det = json_object();
+	json_obj_set(det, "run", json_str_lossy(l->run.id));
+	json_obj_set(det, "task", json_str_lossy(t->row.id));
+	json_obj_set(det, "path", json_str_lossy(art));
+	json_obj_set(det, "sha256", json_str_lossy(hex));
+	json_obj_set(det, "bytes", json_integer((json_int_t)len));
+	rid = task_resource(l, t);
+	r = audit(l, "artifact.completed", "task", rid, det);
+	free(rid);
+	return r < 0 ? r : 0;
+}
+
+static void gate_list(const struct loop *l, const struct otask *t, json_t *out)
+{
+	const struct orch_config *c = l->e->cfg;
+	const json_t *g = json_object_get(t->spec, "gates");
+	size_t i;
+
+	for (i = 0; i < c->n_gates; i++) {
+		json_t *o = json_object();
+
+		json_obj_set(o, "name", json_str_lossy(c->gates[i].name));
+		json_obj_set(o, "run", json_str_lossy(c->gates[i].run));
+		json_obj_set(o, "timeout", json_real(c->gates[i].timeout_s));
+		(void)json_array_append_new(out, o);
+	}
+	for (i = 0; i < json_array_size(g); i++)
+		(void)json_array_append(out, json_array_get(g, i));
+}
+
+/* Gates, then the merge. The task is in state completing (committed). */
+static void finish(struct loop *l, struct otask *t)
+{
+	struct orch_env *e = l->e;
+	const char *art = jget_str(t->spec, "artifact");
+	char msg[2048], ts[TS_MAX];
+	struct strvec conflicts = STRVEC_INIT;
+	char *commit = NULL;
+	bool committed = false, already = false;
+	unsigned ahead = 0;
+	json_t *gates;
+	struct diag d;
+	size_t i;
+	int r;
+
+	diag_clear(&d);
+	if (t->row.state == TASK_MERGING)
+		goto merge;
+	if (art && check_artifact(l, t, art, msg, sizeof(msg)) != 0) {
+		if (!l->fatal)
+			(void)transition(l, t, TASK_FAILED, msg);
+		return;
+	}
+	(void)snprintf(msg, sizeof(msg), "bernstein: %s\n\nTask %s of run %s, attempt %" PRId64 ".",
+		       t->row.title ? t->row.title : t->row.id, t->row.id, l->run.id,
+		       t->row.attempts);
+	r = worktree_commit_all(t->row.worktree, msg, &e->identity, e->git_env, &committed, &d);
+	if (r < 0) {
+		(void)snprintf(msg, sizeof(msg), "cannot commit the agent's changes: %s", d.msg);
+		(void)transition(l, t, TASK_FAILED, msg);
+		return;
+	}
+	r = git_commits_between(e->repo, l->run.base_branch, t->row.branch, e->git_env, &ahead, &d);
+	if (r < 0) {
+		(void)snprintf(msg, sizeof(msg), "cannot inspect branch '%s': %s", t->row.branch,
+			       d.msg);
+		(void)transition(l, t, TASK_FAILED, msg);
+		return;
+	}
+	free(t->row.head_commit);
+	t->row.head_commit = NULL;
+	(void)git_rev_parse(e->repo, t->row.branch, e->git_env, &t->row.head_commit, NULL);
+	if (ahead == 0) {
+		set_str(&t->row.outcome, outcome_to_string(OUTCOME_NO_CHANGES));
+		(void)transition(l, t, TASK_NO_CHANGES, "the agent finished without changes");
+		remove_worktree(l, t);
+		return;
+	}
+	gates = json_array();
+	gate_list(l, t, gates);
+	for (i = 0; i < json_array_size(gates); i++) {
+		const json_t *g = json_array_get(gates, i);
+		const char *name = jget_str(g, "name"), *run = jget_str(g, "run");
+		double to = json_number_value(json_object_get(g, "timeout"));
+		int code = -1;
+		char *tail = NULL;
+
+		if (!run)
+			continue;
+		if (!(to > 0))
+			to = ORCH_DEFAULT_GATE_TIMEOUT_S;
+		r = gate_run(t->row.worktree, run, e->git_env, secs_to_ms(to), &code, &tail, &d);
+		if (t->session_dir && tail) {
+			char *p, leaf[128];
+
+			(void)snprintf(leaf, sizeof(leaf), "gate-%s.log", name ? name : "gate");
+			p = agentrun_path(t->session_dir, leaf);
+			(void)atomic_replace_file(p, tail, strlen(tail), 0600);
+			free(p);
+		}
+		free(tail);
+		if (r < 0 || code != 0) {
+			if (r < 0)
+				(void)snprintf(msg, sizeof(msg), "gate '%s' could not run: %s",
+					       name ? name : "?", d.msg);
+			else
+				(void)snprintf(msg, sizeof(msg), "gate '%s' failed (exit %d)",
+					       name ? name : "?", code);
+			json_decref(gates);
+			(void)transition(l, t, TASK_FAILED, msg);
+			return;
+		}
+	}
+	(void)snprintf(msg, sizeof(msg), json_array_size(gates) ? "%zu gate(s) passed" : "no gates",
+		       json_array_size(gates));
+	json_decref(gates);
+	if (e->cfg->merge == MERGE_NONE) {
+		(void)transition(l, t, TASK_DONE, "completed; not merged (merge: none)");
+		return;
+	}
+	if (transition(l, t, TASK_MERGING, msg) < 0)
+		return;
+merge:
+	(void)snprintf(msg, sizeof(msg), "Merge %s: %s\n\nTask %s of run %s.", t->row.branch,
+		       t->row.title ? t->row.title : t->row.id, t->row.id, l->run.id);
+	r = git_merge_no_ff(e->repo, l->run.base_branch, t->row.branch, msg, &e->identity,
+			    e->git_env, &commit, &already, &conflicts, &d);
+	if (r == -EBUSY) {
+		json_t *a = json_strvec(&conflicts);
+		char *s = json_dumps(a, JSON_COMPACT);
+
+		set_str(&t->row.conflicts, s);
+		free(s);
+		json_decref(a);
+		(void)snprintf(msg, sizeof(msg),
+			       "merge conflict in %zu file(s); branch '%s' kept as it is",
+			       conflicts.nr, t->row.branch);
+		(void)transition(l, t, TASK_CONFLICT, msg);
+		strvec_clear(&conflicts);
+		return;
+	}
+	if (r < 0) {
+		(void)snprintf(msg, sizeof(msg), "cannot merge '%s': %s", t->row.branch, d.msg);
+		(void)transition(l, t, TASK_FAILED, msg);
+		return;
+	}
+	if (commit)
+		set_str(&t->row.merge_commit, commit);
+	free(commit);
+	(void)now(l, ts);
+	(void)transition(l, t, TASK_DONE, already ? "already merged" : "merged");
+	remove_worktree(l, t);
+}
+
+/* The agent of t ended: record the attempt and move the task on. */
+static void complete(struct loop *l, struct otask *t)
+{
+	struct orch_env *e = l->e;
+	char why[256] = "", ts[TS_MAX], msg[512];
+	struct strvec changes = STRVEC_INIT;
+	enum outcome out;
+	unsigned ahead = 0;
+	bool changed = false;
+	struct diag d;
+	int64_t delay;
+
+	diag_clear(&d);
+	if (t->row.worktree) {
+		if (worktree_changes(t->row.worktree, e->git_env, &changes, NULL) == 0 &&
+		    changes.nr > 0)
+			changed = true;
+		if (!changed &&
+		    git_commits_between(e->repo, l->run.base_branch, t->row.branch, e->git_env,
+					&ahead, NULL) == 0 &&
+		    ahead > 0)
+			changed = true;
+		agentrun_set_changes(&t->ar, changed);
+	}
+	strvec_clear(&changes);
+	out = agentrun_classify(&t->ar, why, sizeof(why));
+	set_str(&t->att.ended_at, now(l, ts));
+	set_str(&t->att.outcome, outcome_to_string(out));
+	set_str(&t->att.reason, why);
+	t->att.exit_code = t->ar.agent_exit_code;
+	if (t->ar.agent_session && !t->att.agent_session_id)
+		t->att.agent_session_id = xstrdup(t->ar.agent_session);
+	if (t->ar.input_tokens != EVENT_UNSET)
+		t->att.input_tokens = t->ar.input_tokens;
+	if (t->ar.output_tokens != EVENT_UNSET)
+		t->att.output_tokens = t->ar.output_tokens;
+	if (t->ar.cost_usd >= 0)
+		t->att.cost_usd = t->ar.cost_usd;
+	if (t->ar.last_kind[0])
+		set_str(&t->att.last_event, t->ar.last_kind);
+	if (t->ar.agent_session)
+		set_str(&t->row.agent_session_id, t->ar.agent_session);
+	set_str(&t->row.outcome, outcome_to_string(out));
+	if (state_attempt_update(e->st, &t->att, &d) < 0)
+		fail_run(l, -EIO, &d);
+	{
+		/* session.json, as spawn writes it */
+		json_t *s = json_object();
+		char *p = agentrun_path(t->session_dir, "session.json");
+
+		json_obj_set(s, "adapter", json_str_lossy(t->row.adapter));
+		json_obj_set(s, "outcome", json_str_lossy(outcome_to_string(out)));
+		json_obj_set(s, "reason", json_str_lossy(why));
+		json_obj_set(s, "agent_exit", json_str_lossy(t->ar.exit_desc));
+		json_obj_set(s, "session_id", json_str_lossy(t->ar.agent_session));
+		json_obj_set(s, "run", json_str_lossy(l->run.id));
+		json_obj_set(s, "task", json_str_lossy(t->row.id));
+		json_obj_set(s, "session", json_str_lossy(t->row.session));
+		json_obj_set(s, "attempt", json_integer(t->row.attempts));
+		json_obj_set(s, "state_dir", json_str_lossy(t->plan.state_dir));
+		json_obj_set(s, "started_at", json_str_lossy(t->att.started_at));
+		json_obj_set(s, "ended_at", json_str_lossy(t->att.ended_at));
+		(void)agentrun_write_json(p, s);
+		json_decref(s);
+		free(p);
+	}
+	agentrun_release(&t->ar);
+	invocation_plan_release(&t->plan);
+	invocation_plan_init(&t->plan);
+	t->live = false;
+
+	switch (out) {
+	case OUTCOME_COMPLETED:
+		if (transition(l, t, TASK_COMPLETING, "the agent completed") == 0)
+			finish(l, t);
+		break;
+	case OUTCOME_NO_CHANGES:
+		(void)transition(l, t, TASK_NO_CHANGES, why);
+		remove_worktree(l, t);
+		break;
+	case OUTCOME_RATE_LIMITED:
+		if (t->row.attempts <= e->cfg->max_retries) {
+			int64_t at = e->clk->now_ns(e->clk);
+
+			delay = backoff_ms(l, t->row.attempts);
+			(void)clock_iso8601_utc(at + delay * 1000000, ts, sizeof(ts));
+			set_str(&t->row.retry_at, ts);
+			(void)snprintf(msg, sizeof(msg),
+				       "rate limited; retry %" PRId64 " of %" PRId64 " in %.1f s",
+				       t->row.attempts, e->cfg->max_retries,
+				       (double)delay / 1000.0);
+			(void)transition(l, t, TASK_PENDING, msg);
+		} else {
+			(void)snprintf(msg, sizeof(msg),
+				       "rate limited %" PRId64 " times; giving up",
+				       t->row.attempts);
+			(void)transition(l, t, TASK_FAILED, msg);
+		}
+		break;
+	case OUTCOME_TIMED_OUT:
+	case OUTCOME_KILLED:
+	case OUTCOME_CANCELLED:
+		(void)transition(l, t, TASK_INTERRUPTED, why);
+		break;
+	case OUTCOME_FAILED:
+	case OUTCOME_BINARY_MISSING:
+	case OUTCOME_PERMISSION_BLOCKED:
+	case _OUTCOME_MAX:
+	case _OUTCOME_INVALID:
+	default:
+		(void)transition(l, t, TASK_FAILED, why);
+		break;
+	}
+}
+
+/* ---- the supervisor's side ---- */
+
+static bool retry_due(const struct loop *l, const struct otask *t, int64_t *ret_wait_ms)
+{
+	char ts[TS_MAX];
+
+	if (!t->row.retry_at)
+		return true;
+	(void)clock_iso8601_utc(l->e->clk->now_ns(l->e->clk), ts, sizeof(ts));
+	if (strcmp(ts, t->row.retry_at) >= 0)
+		return true;
+	if (ret_wait_ms) {
+		struct tm tm = {0};
+		const char *end = strptime(t->row.retry_at, "%Y-%m-%dT%H:%M:%S", &tm);
+		int64_t due_ms, now_ms = l->e->clk->now_ns(l->e->clk) / 1000000;
+		double frac = 0;
+
+		if (end && *end == '.')
+			frac = strtod(end, NULL);
+		due_ms = (int64_t)timegm(&tm) * 1000 + (int64_t)(frac * 1000.0);
+		*ret_wait_ms = due_ms > now_ms ? due_ms - now_ms : 0;
+	}
+	return false;
+}
+
+static int next_task(void *ctx, struct proc_spec *spec, void **ret_task)
+{
+	struct loop *l = ctx;
+	size_t i;
+	bool progress = true;
+
+	if (l->fatal)
+		return l->fatal;
+	if (l->cancelled)
+		return 0;
+	while (progress) {
+		progress = false;
+		for (i = 0; i < l->n; i++) {
+			struct otask *t = &l->t[i];
+			bool blocked;
+			int r;
+
+			if (!t->selected || t->live || t->row.state != TASK_PENDING)
+				continue;
+			if (!deps_state(l, t, &blocked)) {
+				if (blocked) {
+					(void)transition(l, t, TASK_BLOCKED,
+							 "a dependency did not finish");
+					progress = true;
+				}
+				continue;
+			}
+			if (!retry_due(l, t, NULL))
+				continue;
+			r = dispatch(l, t, spec);
+			if (r < 0)
+				return r;
+			if (r == DISPATCH_BUSY)
+				continue;
+			if (r > 0) {
+				*ret_task = t;
+				return 1;
+			}
+			if (l->fatal)
+				return l->fatal;
+			progress = true;
+		}
+	}
+	return 0;
+}
+
+/* The audit records of a run are written (write(2), under the chain's lock)
+ * before the action they describe, so they survive bernstein being killed;
+ * they are fsynced, with state.json, when an attempt has been completed and
+ * at the end of the run (docs/runs.md, "Durability"). */
+static void flush_audit(struct loop *l)
+{
+	struct diag d;
+	int r;
+
+	diag_clear(&d);
+	r = audit_batch_end(l->e->chain, &d);
+	audit_batch_begin(l->e->chain);
+	if (r < 0)
+		fail_run(l, r, &d);
+}
+
+static void on_start(void *ctx, void *task, const struct proc *p)
+{
+	struct loop *l = ctx;
+	struct otask *t = task;
+
+	t->att.pid = p->pid;
+	(void)state_attempt_update(l->e->st, &t->att, NULL);
+}
+
+static void on_line(void *ctx, void *task, int stream, const char *line, size_t len)
+{
+	(void)ctx;
+	agentrun_line(&((struct otask *)task)->ar, stream, line, len);
+}
+
+static void on_oversized(void *ctx, void *task, int stream, const char *head, size_t head_len,
+			 uint64_t total)
+{
+	(void)ctx;
+	agentrun_oversized(&((struct otask *)task)->ar, stream, head, head_len, total);
+}
+
+static void on_notice(void *ctx, void *task, enum proc_notice notice, uint64_t value)
+{
+	(void)ctx;
+	agentrun_notice(&((struct otask *)task)->ar, notice, value);
+}
+
+static void on_exit_cb(void *ctx, void *task, const struct proc *p)
+{
+	struct loop *l = ctx;
+	struct otask *t = task;
+
+	agentrun_exit(&t->ar, p);
+	if (p->cancelled)
+		l->cancelled = true;
+	complete(l, t);
+	flush_audit(l);
+}
+
+static int take_lock(const char *repo, int *ret_fd, struct diag *reterr)
+{
+	char *path = agentrun_path(repo, ORCH_LOCK_FILE), dir[PATH_MAX];
+	int fd, r;
+
+	path_dirname(path, dir, sizeof(dir));
+	r = mkdir_p(dir, 0755);
+	if (r < 0) {
+		diag_set(reterr, dir, 0, 0, "cannot create directory: %s", strerror(-r));
+		free(path);
+		return r;
+	}
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		r = -errno;
+		diag_set(reterr, path, 0, 0, "cannot open: %s", strerror(-r));
+		free(path);
+		return r;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		r = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		diag_set(reterr, path, 0, 0,
+			 r == -EBUSY ? "another bernstein is running a plan in this repository"
+				     : "cannot lock: %s",
+			 strerror(-r));
+		(void)close(fd);
+		free(path);
+		return r;
+	}
+	free(path);
+	*ret_fd = fd;
+	return 0;
+}
+
+static void summarize(struct loop *l, struct orch_summary *s)
+{
+	size_t i;
+	bool bad = false, open_ = false;
+
+	memset(s, 0, sizeof(*s));
+	(void)snprintf(s->run_id, sizeof(s->run_id), "%s", l->run.id);
+	s->n_tasks = l->n;
+	s->cancelled = l->cancelled;
+	for (i = 0; i < l->n; i++) {
+		enum task_state st = l->t[i].row.state;
+
+		if ((int)st >= 0 && st < _TASK_STATE_MAX)
+			s->counts[st]++;
+		if (!state_terminal(st))
+			open_ = true;
+		else if (!state_finished_ok(st))
+			bad = true;
+	}
+	s->state = open_ ? RUN_INTERRUPTED : bad ? RUN_FAILED : RUN_DONE;
+}
+
+int orch_run_execute(struct orch_env *e, const char *run_id, struct orch_summary *ret,
+		     struct diag *reterr)
+{
+	struct supervisor_ops ops = {
+		.next_task = next_task,
+		.on_start = on_start,
+		.on_line = on_line,
+		.on_oversized = on_oversized,
+		.on_notice = on_notice,
+		.on_exit = on_exit_cb,
+	};
+	struct supervisor_opts sopts = {0};
+	struct orch_summary sum;
+	struct loop l;
+	char ts[TS_MAX];
+	int lock = -1, r;
+	size_t i;
+	json_t *det;
+
+	r = take_lock(e->repo, &lock, reterr);
+	if (r < 0)
+		return r;
+	r = loop_load(&l, e, run_id, reterr);
+	if (r < 0)
+		goto out;
+	if (e->only_task) {
+		for (i = 0; i < l.n; i++)
+			l.t[i].selected = strcmp(l.t[i].row.id, e->only_task) == 0;
+	}
+	audit_batch_begin(e->chain);
+	/* tasks finished earlier in state completing/merging go on first */
+	for (i = 0; i < l.n && !l.fatal; i++) {
+		struct otask *t = &l.t[i];
+
+		if (t->selected &&
+		    (t->row.state == TASK_COMPLETING || t->row.state == TASK_MERGING))
+			finish(&l, t);
+	}
+	r = state_run_set_pid(e->st, run_id, (int64_t)getpid(), now(&l, ts), reterr);
+	if (r >= 0)
+		r = state_run_set_state(e->st, run_id, RUN_RUNNING, ts, reterr);
+	if (r < 0)
+		goto out;
+	sopts.max_parallel = e->parallel ? e->parallel
+					 : (l.run.parallel > 0 ? (unsigned)l.run.parallel
+							       : (unsigned)e->cfg->parallel);
+	sopts.clock = e->clk;
+	for (;;) {
+		int64_t wait_ms = -1;
+
+		if (l.fatal)
+			break;
+		diag_clear(reterr);
+		r = supervise_run(&ops, &l, &sopts, reterr);
+		if (r == -ECANCELED) {
+			l.cancelled = true;
+			r = 0;
+		}
+		if (r < 0 && !l.fatal)
+			fail_run(&l, r, reterr);
+		if (l.fatal || l.cancelled)
+			break;
+		/* nothing runs: a retry may be waiting for its time */
+		for (i = 0; i < l.n; i++) {
+			struct otask *t = &l.t[i];
+			int64_t w = 0;
+			bool blocked;
+
+			if (t->selected && t->row.state == TASK_PENDING &&
+			    deps_state(&l, t, &blocked) && !retry_due(&l, t, &w) &&
+			    (wait_ms < 0 || w < wait_ms))
+				wait_ms = w;
+		}
+		if (wait_ms < 0)
+			break;
+		{
+			struct timespec req;
+
+			if (wait_ms > RETRY_SLEEP_MAX_MS)
+				wait_ms = RETRY_SLEEP_MAX_MS;
+			req.tv_sec = wait_ms / 1000;
+			req.tv_nsec = (long)(wait_ms % 1000) * 1000000L;
+			(void)nanosleep(&req, NULL);
+		}
+	}
+	flush_audit(&l);
+	summarize(&l, &sum);
+	if (l.fatal) {
+		r = l.fatal;
+		*reterr = l.fatal_d;
+		(void)state_run_set_state(e->st, run_id, RUN_INTERRUPTED, now(&l, ts), NULL);
+		(void)state_run_set_pid(e->st, run_id, STATE_NULL_INT, ts, NULL);
+		goto out;
+	}
+	r = state_run_set_state(e->st, run_id, sum.state, now(&l, ts), reterr);
+	if (r >= 0)
+		r = state_run_set_pid(e->st, run_id, STATE_NULL_INT, ts, reterr);
+	if (r < 0)
+		goto out;
+	det = json_object();
+	json_obj_set(det, "state", json_str_lossy(run_state_to_string(sum.state)));
+	for (i = 0; i < _TASK_STATE_MAX; i++)
+		if (sum.counts[i])
+			json_obj_set(det, task_state_to_string((enum task_state)i),
+				     json_integer((json_int_t)sum.counts[i]));
+	r = audit_append(e->chain, "run.finished", ORCH_ACTOR, "run", run_id, det, reterr);
+	json_decref(det);
+	if (r >= 0)
+		r = audit_batch_end(e->chain, reterr);
+	if (r < 0)
+		goto out;
+	if (ret)
+		*ret = sum;
+out:
+	if (l.e && e->chain)
+		(void)audit_batch_end(e->chain, NULL); /* idempotent: nothing left when done */
+	if (l.e)
+		loop_release(&l);
+	if (lock >= 0)
+		(void)close(lock);
+	return r;
+}
+
+/* ---- resume ---- */
+
+const char *resume_action_to_string(enum resume_action a)
+{
+	static const char *const names[_RESUME_ACTION_MAX] = {
+		[RESUME_NATIVE] = "native", [RESUME_FALLBACK] = "fallback",
+		[RESUME_START] = "start",   [RESUME_COMPLETE] = "complete",
+		[RESUME_MERGE] = "merge",
+	};
+
+	return (int)a >= 0 && a < _RESUME_ACTION_MAX ? names[a] : NULL;
+}
+
+void resume_plan_release(struct resume_plan *p)
+{
+	size_t i;
+
+	if (!p)
+		return;
+	for (i = 0; i < p->n; i++) {
+		free(p->v[i].task_id);
+		free(p->v[i].adapter);
+		free(p->v[i].agent_session_id);
+	}
+	free(p->v);
+	p->v = NULL;
+	p->n = 0;
+}
+
+/* The action resume takes for t (whose last attempt is prev, if any). */
+static enum resume_action resume_kind(struct loop *l, const struct otask *t,
+				      const struct attempt_row *prev)
+{
+	const struct registry_entry *entry;
+	struct strategy_resolved res;
+
+	if (t->row.state == TASK_COMPLETING)
+		return RESUME_COMPLETE;
+	if (t->row.state == TASK_MERGING)
+		return RESUME_MERGE;
+	if (!prev)
+		return RESUME_START;
+	entry = prev->adapter ? catalog_find(l->e->cat, prev->adapter) : NULL;
+	if (!entry || !entry->profile || !prev->agent_session_id)
+		return RESUME_FALLBACK;
+	(void)catalog_profile_strategy(l->e->cat, entry->profile, &res);
+	return res.strategy.resume == RESUME_UNSUPPORTED ? RESUME_FALLBACK : RESUME_NATIVE;
+}
+
+static bool lock_held(const char *repo)
+{
+	char *path = agentrun_path(repo, ORCH_LOCK_FILE);
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	bool held = false;
+
+	free(path);
+	if (fd < 0)
+		return false;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK)
+		held = true;
+	(void)close(fd);
+	return held;
+}
+
+int orch_resume_prepare(struct orch_env *e, const char *run_or_task, bool apply,
+			struct resume_plan *ret, struct diag *reterr)
+{
+	struct run_row run = RUN_ROW_INIT;
+	const char *only = NULL;
+	struct loop l;
+	char ts[TS_MAX];
+	size_t i;
+	int r;
+
+	memset(ret, 0, sizeof(*ret));
+	run_row_init(&run);
+	r = -ENOENT;
+	if (run_or_task)
+		r = state_run_get(e->st, run_or_task, &run, NULL);
+	if (r == -ENOENT) {
+		r = state_run_latest(e->st, &run, reterr);
+		if (r == -ENOENT)
+			diag_set(reterr, state_path(e->st), 0, 0, "no run recorded yet");
+		if (r < 0)
+			goto out;
+		only = run_or_task;
+	} else if (r < 0) {
+		diag_set(reterr, state_path(e->st), 0, 0, "cannot read run '%s'", run_or_task);
+		goto out;
+	}
+	if (lock_held(e->repo)) {
+		diag_set(reterr, e->repo, 0, 0,
+			 "run '%s' is still running (another bernstein holds %s)", run.id,
+			 ORCH_LOCK_FILE);
+		r = -EBUSY;
+		goto out;
+	}
+	r = loop_load(&l, e, run.id, reterr);
+	if (r < 0) {
+		if (l.e)
+			loop_release(&l);
+		goto out;
+	}
+	if (only && find_task(&l, only) < 0) {
+		diag_set(reterr, state_path(e->st), 0, 0,
+			 "no run '%s', and no task '%s' in the latest run '%s'", only, only,
+			 run.id);
+		loop_release(&l);
+		r = -ENOENT;
+		goto out;
+	}
+	(void)snprintf(ret->run_id, sizeof(ret->run_id), "%s", run.id);
+	ret->v = xcalloc(l.n ? l.n : 1, sizeof(*ret->v));
+	for (i = 0; i < l.n; i++) {
+		struct otask *t = &l.t[i];
+		struct attempt_row prev;
+		bool has_prev;
+		struct resume_item *it;
+
+		if (only && strcmp(t->row.id, only) != 0)
+			continue;
+		if (t->row.state == TASK_DONE || t->row.state == TASK_NO_CHANGES ||
+		    t->row.state == TASK_FAILED || t->row.state == TASK_REFUSED ||
+		    t->row.state == TASK_CONFLICT)
+			continue;
+		attempt_row_init(&prev);
+		has_prev = previous_attempt(&l, t, &prev);
+		it = &ret->v[ret->n++];
+		it->task_id = xstrdup(t->row.id);
+		it->state = t->row.state;
+		it->action = resume_kind(
+			&l, t,
+			has_prev && t->row.state != TASK_PENDING && t->row.state != TASK_BLOCKED
+				? &prev
+				: (has_prev && prev.outcome &&
+						   strcmp(prev.outcome, "completed") != 0
+					   ? &prev
+					   : NULL));
+		it->adapter = prev.adapter ? xstrdup(prev.adapter) : NULL;
+		if (it->action == RESUME_NATIVE && prev.agent_session_id)
+			it->agent_session_id = xstrdup(prev.agent_session_id);
+		if (apply) {
+			if (has_prev && !prev.ended_at) {
+				/* bernstein died with the agent running */
+				set_str(&prev.ended_at, now(&l, ts));
+				set_str(&prev.outcome, "cancelled");
+				set_str(&prev.reason, "bernstein stopped while the agent ran");
+				r = state_attempt_update(e->st, &prev, reterr);
+				if (r < 0) {
+					attempt_row_release(&prev);
+					loop_release(&l);
+					goto out;
+				}
+			}
+			if (t->row.state == TASK_RUNNING || t->row.state == TASK_INTERRUPTED ||
+			    t->row.state == TASK_BLOCKED) {
+				set_str(&t->row.retry_at, NULL);
+				r = transition(&l, t, TASK_PENDING, "resumed");
+				if (r < 0) {
+					*reterr = l.fatal_d;
+					attempt_row_release(&prev);
+					loop_release(&l);
+					goto out;
+				}
+			}
+		}
+		attempt_row_release(&prev);
+	}
+	if (apply && only)
+		e->only_task = only;
+	loop_release(&l);
+	r = 0;
+out:
+	run_row_release(&run);
+	return r;
+}

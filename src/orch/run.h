@@ -1,0 +1,142 @@
+/* Runs: a plan of tasks on agents in parallel git worktrees, with state in
+ * SQLite that survives a crash (docs/runs.md).
+ *
+ * One supervisor (proc/supervise.h) runs every agent. For each task, in
+ * plan order as dependencies and limits allow (global parallelism, each
+ * adapter's max_parallel_workers):
+ *
+ *   preflight   capability routing with route_and_record() (a refusal
+ *               anchors its receipt in the audit chain and the task is
+ *               refused: a hard stop, never a failover), the profile hash
+ *               anchored, then the invocation's own gates (sampling,
+ *               credential names, attachments) -- all before the agent
+ *               sees anything of the task;
+ *   worktree    .bernstein/worktrees/SESSION on branch bernstein/SESSION
+ *               from the run's base commit (kept across attempts);
+ *   spawn       the attempt is committed to state.db, then the agent runs
+ *               under the shim; session dir .bernstein/runs/RUN/SESSION/N;
+ *   completion  by the typed outcome: rate_limited is retried with
+ *               backoff (native resume when the adapter has it); timeouts
+ *               and interruptions leave the task 'interrupted' for
+ *               `bernstein resume`; a completed git-diff task has its
+ *               uncommitted changes committed by bernstein (an empty diff
+ *               is no_changes); an artifact task must produce its declared
+ *               file, whose SHA-256 is anchored (artifact.completed);
+ *   gates       the configuration's and the task's commands in the worktree;
+ *   merge       git merge --no-ff into the base branch (merges are
+ *               serialized: one supervisor); a conflict leaves the branch
+ *               intact and the task 'conflict' with the files.
+ *
+ * Every state change is committed to state.db before the action it enables
+ * and every task transition is an audit record (task.transition). Nothing
+ * here prints: the caller's hooks see task transitions and agent events. */
+#ifndef BERNSTEIN_ORCH_RUN_H
+#define BERNSTEIN_ORCH_RUN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "adapter/events.h"
+#include "orch/state.h"
+#include "orch/worktree.h"
+#include "util/clock.h"
+#include "util/diag.h"
+
+struct audit_chain;
+struct catalog;
+struct orch_config;
+struct plan;
+
+#define ORCH_WORKTREES_DIR ".bernstein/worktrees"
+#define ORCH_STATE_DB	   ".bernstein/state.db"
+#define ORCH_LOCK_FILE	   ".bernstein/run.lock"
+#define ORCH_BRANCH_PREFIX "bernstein/"
+#define ORCH_ACTOR	   "bernstein"
+
+struct orch_hooks {
+	/* A task changed state (t is the row as committed; from is the old state). */
+	void (*on_task)(void *userdata, const struct task_row *t, enum task_state from);
+	/* A normalized event of a task's agent (json: its events.jsonl line). */
+	void (*on_event)(void *userdata, const struct task_row *t, const struct event *ev,
+			 const char *json, size_t len);
+	/* Something worth telling that is not a state change. */
+	void (*on_warning)(void *userdata, const char *task_id, const char *msg);
+	void *userdata;
+};
+
+struct orch_env {
+	const char *repo; /* absolute: the top of the main checkout */
+	const struct catalog *cat;
+	const struct orch_config *cfg;
+	struct state *st;
+	struct audit_chain *chain;    /* required for runs (every decision is anchored) */
+	const char *const *host_env;  /* KEY=VALUE, NULL-terminated: for the agents' allow-list */
+	const char *const *git_env;   /* for git and gates: PATH, HOME, LC_ALL... */
+	struct git_identity identity; /* of bernstein's commits and merges */
+	const char *self_exe;	      /* this binary: the shim and built-in adapters */
+	const char *allowed_api_key_envs;
+	unsigned parallel;     /* 0: the configuration's */
+	const char *only_task; /* run only this task (resume TASK); NULL all */
+	const struct clock *clk;
+	struct orch_hooks hooks;
+};
+
+struct orch_summary {
+	char run_id[64];
+	enum run_state state;
+	size_t counts[_TASK_STATE_MAX];
+	size_t n_tasks;
+	bool cancelled; /* SIGINT/SIGTERM/SIGHUP stopped it */
+};
+
+/* Record a new run of plan (plan_path: as given, for the record): the run
+ * row and its tasks (pending) in one transaction, base = the checked-out
+ * branch and commit of e->repo, and run.started in the audit chain. The
+ * run's id into run_id (at least 64 bytes). */
+int orch_run_create(struct orch_env *e, const struct plan *plan, const char *plan_path,
+		    char *run_id, size_t size, struct diag *reterr);
+
+/* Run every task of run_id that can still run, until none can. Holds
+ * ORCH_LOCK_FILE (-EBUSY when another bernstein runs this repository).
+ * Returns 0 with the summary (the run's state says how it went), or a
+ * negative errno when the run could not go on (state.db, audit, git). */
+int orch_run_execute(struct orch_env *e, const char *run_id, struct orch_summary *ret,
+		     struct diag *reterr);
+
+/* What `bernstein resume` would do for one task. */
+enum resume_action {
+	RESUME_NATIVE,	 /* "native": the agent's own session, resumed */
+	RESUME_FALLBACK, /* "fallback": a fresh session with recovered context */
+	RESUME_START,	 /* "start": never started; runs as planned */
+	RESUME_COMPLETE, /* "complete": the agent finished; completion goes on */
+	RESUME_MERGE,	 /* "merge": the merge was under way; done once */
+	_RESUME_ACTION_MAX,
+};
+const char *resume_action_to_string(enum resume_action a);
+
+struct resume_item {
+	char *task_id;
+	enum task_state state; /* its state now */
+	enum resume_action action;
+	char *adapter;		/* NULL when not routed yet */
+	char *agent_session_id; /* native: the session resumed */
+};
+
+struct resume_plan {
+	char run_id[64];
+	struct resume_item *v;
+	size_t n;
+};
+void resume_plan_release(struct resume_plan *p);
+
+/* Find the run to resume (run_or_task: a run id, a task id of the latest
+ * run, or NULL: the latest run) and what would be resumed. -ENOENT when
+ * there is no such run or task. With apply, the state is changed so that
+ * orch_run_execute() carries it out: interrupted and crashed attempts are
+ * closed and their tasks made pending again with what resume needs. A
+ * task id resumes only that task. -EBUSY when the run is still running. */
+int orch_resume_prepare(struct orch_env *e, const char *run_or_task, bool apply,
+			struct resume_plan *ret, struct diag *reterr);
+
+#endif

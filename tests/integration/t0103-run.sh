@@ -1,0 +1,253 @@
+#!/bin/sh
+# bernstein run end to end with real processes, real git and real SQLite:
+# a repository catalogue declares 'shell' (the prompt is a sh -c script) and
+# the built-in mock adapter does the rest. Checked: dependencies see their
+# dependencies' merges, --no-ff merges, global and per-adapter parallelism
+# limits, a refusal anchored with its receipt (exit 6), artifact mode (the
+# SHA-256 in state.db and the audit chain), a missing artifact, a merge
+# conflict (branch kept, checkout clean), a failing gate, retries after a
+# rate limit, no_changes, status/logs, and the refusals before any run
+# (invalid plan, dirty checkout, not a repository).
+. "$SRCDIR/tests/integration/lib.sh"
+
+test_begin "t0103 bernstein run"
+
+W=$T/work
+KEY="BERNSTEIN_AUDIT_KEY_PATH=$T/audit.key"
+TRACE=$T/trace
+
+git_q() { git -C "$W" -c user.name=t -c user.email=t@example.com "$@" >/dev/null 2>&1; }
+commit_all() { git_q add -A && git_q commit -q -m "$1"; }
+
+git -C "$W" init -q -b main . >/dev/null 2>&1
+printf '.bernstein/\n' >"$W/.gitignore"
+printf 'base\n' >"$W/shared.txt"
+mkdir -p "$W/.bernstein/catalog/profiles"
+cat >"$W/.bernstein/catalog/profiles/shell.yaml" <<'EOF'
+name: shell
+display_name: "Shell script agent"
+shape: factory
+invocation:
+  binary: sh
+  extra_args: [-c]
+  prompt_positional: true
+capabilities:
+  tool_use: true
+  max_parallel_workers: 8
+EOF
+cat >"$W/.bernstein/catalog/profiles/solo.yaml" <<'EOF'
+name: solo
+display_name: "One at a time"
+shape: factory
+invocation:
+  binary: sh
+  extra_args: [-c]
+  prompt_positional: true
+capabilities:
+  max_parallel_workers: 1
+EOF
+cat >"$W/.bernstein/catalog/strategy-matrix.yaml" <<'EOF'
+adapters:
+  shell:
+    resume: unsupported
+    dangerous_mode: always-on
+    event_channel: none
+  solo:
+    resume: unsupported
+    dangerous_mode: always-on
+    event_channel: none
+EOF
+cat >"$W/bernstein.yaml" <<'EOF'
+adapter: shell
+parallel: 4
+retry_backoff: 0
+EOF
+commit_all base
+
+# ---- dependencies, merges ----
+cat >"$W/deps.yaml" <<'EOF'
+name: deps
+tasks:
+  - title: first
+    prompt: "echo one > one.txt"
+  - title: second
+    prompt: "echo two > two.txt"
+  - title: both
+    depends_on: [first, second]
+    prompt: "cat one.txt two.txt > both.txt"
+EOF
+commit_all plan
+expect_exit 0 "$KEY" "$BERNSTEIN" run deps.yaml
+expect_stdout_contains "run " "a summary line"
+check "the dependent task saw both merges" grep -q two "$W/both.txt"
+check "three --no-ff merges with two parents each" \
+	sh -c "[ \$(git -C '$W' rev-list --merges --count main) -eq 3 ]"
+check "the checkout is clean after the run" \
+	sh -c "[ -z \"\$(git -C '$W' status --porcelain --untracked-files=no)\" ]"
+run "$BERNSTEIN" status --json
+expect_stdout_contains '"state": "done"' "status --json shows done tasks"
+run "$BERNSTEIN" logs both
+check "logs of a task with no output is empty but succeeds" [ "$RC" -eq 0 ]
+run "$KEY" "$BERNSTEIN" audit verify
+expect_stdout_contains "intact" "the audit chain verifies"
+run "$KEY" "$BERNSTEIN" audit show --event-type task.transition --json
+expect_stdout_contains '"to": "merging"' "transitions are anchored"
+
+# ---- global parallelism: one at a time ----
+cat >"$W/serial.yaml" <<EOF
+name: serial
+tasks:
+  - {title: s1, prompt: "echo start >> $TRACE; sleep 0.3; echo end >> $TRACE; echo 1 > s1.txt"}
+  - {title: s2, prompt: "echo start >> $TRACE; sleep 0.3; echo end >> $TRACE; echo 2 > s2.txt"}
+  - {title: s3, prompt: "echo start >> $TRACE; sleep 0.3; echo end >> $TRACE; echo 3 > s3.txt"}
+EOF
+commit_all serial
+: >"$TRACE"
+expect_exit 0 "$KEY" "$BERNSTEIN" run --parallel 1 serial.yaml
+check "--parallel 1 never overlaps two agents" \
+	sh -c "[ \"\$(tr '\n' ' ' <'$TRACE')\" = 'start end start end start end ' ]"
+
+# ---- an adapter's max_parallel_workers ----
+sed 's/title: s\([0-9]\)/title: p\1, adapter: solo/; s/s\([0-9]\)\.txt/p\1.txt/' \
+	"$W/serial.yaml" >"$W/solo.yaml"
+sed -i 's/^name: serial/name: solo/' "$W/solo.yaml"
+commit_all solo
+: >"$TRACE"
+expect_exit 0 "$KEY" "$BERNSTEIN" run --parallel 4 solo.yaml
+check "max_parallel_workers 1 holds with --parallel 4" \
+	sh -c "[ \"\$(tr '\n' ' ' <'$TRACE')\" = 'start end start end start end ' ]"
+
+# ---- a refusal: anchored, exit 6, never a failover ----
+cat >"$W/refuse.yaml" <<'EOF'
+name: refuse
+tasks:
+  - title: look at it
+    adapter: shell
+    requires: [capability:vision]
+    prompt: "echo should-not-run > seen.txt"
+EOF
+commit_all refuse
+expect_exit 6 "$KEY" "$BERNSTEIN" run refuse.yaml
+check "the refused task never ran" [ ! -e "$W/seen.txt" ]
+run "$BERNSTEIN" status --json
+expect_stdout_contains '"state": "refused"' "status shows the refusal"
+expect_stdout_contains '"receipt_hash": "' "with its receipt hash"
+run "$KEY" "$BERNSTEIN" audit show --event-type adapter.capability_refusal --json
+expect_stdout_contains '"unmet"' "the refusal receipt is in the audit chain"
+
+# ---- artifact mode ----
+cat >"$W/artifact.yaml" <<'EOF'
+name: artifact
+tasks:
+  - title: report
+    artifact: out/report.md
+    prompt: "mkdir -p out && echo '# report' > out/report.md"
+  - title: no report
+    artifact: out/missing.md
+    prompt: "echo nothing > else.txt"
+EOF
+commit_all artifact
+expect_exit 1 "$KEY" "$BERNSTEIN" run artifact.yaml
+SUM=$(sha256sum "$W/out/report.md" | cut -d' ' -f1)
+run "$BERNSTEIN" status --json
+expect_stdout_contains "\"artifact_sha256\": \"$SUM\"" "the artifact's SHA-256 is recorded"
+expect_stdout_contains "was not produced" "a missing artifact fails the task"
+run "$KEY" "$BERNSTEIN" audit show --event-type artifact.completed --json
+expect_stdout_contains "$SUM" "artifact.completed carries the hash"
+
+# ---- a merge conflict ----
+cat >"$W/conflict.yaml" <<'EOF'
+name: conflict
+tasks:
+  - {title: left, prompt: "echo left > shared.txt"}
+  - {title: right, prompt: "echo right > shared.txt"}
+EOF
+commit_all conflict
+expect_exit 1 "$KEY" "$BERNSTEIN" run conflict.yaml
+run "$BERNSTEIN" status --json
+expect_stdout_contains '"state": "conflict"' "one side conflicts"
+expect_stdout_contains '"shared.txt"' "naming the file"
+check "the checkout is clean after the conflict" \
+	sh -c "[ -z \"\$(git -C '$W' status --porcelain --untracked-files=no)\" ]"
+other_side_kept()
+{
+	merged=$(git -C "$W" show main:shared.txt)
+	for r in $(git -C "$W" for-each-ref --format='%(refname)' refs/heads/bernstein/); do
+		v=$(git -C "$W" show "$r:shared.txt" 2>/dev/null) || continue
+		[ "$v" != "$merged" ] && [ "$v" != base ] && return 0
+	done
+	return 1
+}
+check "the conflicting branch keeps its commit" other_side_kept
+
+# ---- a failing gate ----
+cat >"$W/gate.yaml" <<'EOF'
+name: gate
+tasks:
+  - title: gated
+    gates: [{name: has-proof, run: "test -f proof.txt"}]
+    prompt: "echo x > gated.txt"
+EOF
+commit_all gate
+expect_exit 1 "$KEY" "$BERNSTEIN" run gate.yaml
+run "$BERNSTEIN" status
+expect_stdout_contains "gate 'has-proof' failed (exit 1)" "the gate's failure is the reason"
+check "nothing of the gated task was merged" [ ! -e "$W/gated.txt" ]
+
+# ---- mock: rate limit, retry, no_changes ----
+cat >"$W/mock.yaml" <<'EOF'
+name: mock
+tasks:
+  - title: limited
+    adapter: mock
+    prompt: |
+      once ~/limited-once rate-limit 0
+      write limited.txt done after a retry
+  - title: idle
+    adapter: mock
+    prompt: say nothing to change
+EOF
+commit_all mock
+expect_exit 0 "$KEY" "$BERNSTEIN" run --json mock.yaml
+expect_stdout_contains '"reason":"rate limited; retry 1 of 2' "a rate limit is retried"
+check "the retry finished the task" grep -q "after a retry" "$W/limited.txt"
+run "$BERNSTEIN" status --json
+expect_stdout_contains '"state": "no_changes"' "an idle agent is no_changes"
+
+# ---- the sampling gate at dispatch; a mode profile only where declared ----
+cat >"$W/sampling.yaml" <<'EOF'
+name: sampling
+tasks:
+  - title: hot
+    sampling: {temperature: 0.9}
+    prompt: "echo hot > hot.txt"
+  - title: moded
+    prompt: "echo moded > moded.txt"
+EOF
+printf 'mode: fast\n' >>"$W/bernstein.yaml"
+commit_all sampling
+expect_exit 6 "$KEY" "$BERNSTEIN" run sampling.yaml
+run "$BERNSTEIN" status --json
+expect_stdout_contains "does not declare the 'supports_sampling_params' capability" \
+	"an explicit temperature for an adapter without it is refused"
+check "the refused task never ran" [ ! -e "$W/hot.txt" ]
+check "the mode profile is not forced on an adapter without sampling" \
+	grep -qx moded "$W/moded.txt"
+sed -i '/^mode: fast$/d' "$W/bernstein.yaml"
+commit_all nomode
+
+# ---- refused before running ----
+printf 'name: bad\ntasks:\n  - title: x\n    depends_on: [nope]\n    prompt: y\n' >"$W/bad.yaml"
+expect_exit 3 "$KEY" "$BERNSTEIN" run bad.yaml
+expect_stderr_contains "bad.yaml:4:" "an invalid plan names line and column"
+echo dirty >>"$W/shared.txt"
+expect_exit 4 "$KEY" "$BERNSTEIN" run deps.yaml
+expect_stderr_contains "uncommitted changes" "a dirty checkout is refused"
+git -C "$W" checkout -q -- shared.txt
+mkdir -p "$T/norepo"
+expect_exit 4 "$KEY" "$BERNSTEIN" -C "$T/norepo" run x.yaml
+expect_stderr_contains "not inside a git repository" "outside a repository"
+expect_exit 2 "$BERNSTEIN" run
+expect_stderr_contains "missing the plan file" "usage"
+
+test_done
