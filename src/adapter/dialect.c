@@ -22,6 +22,7 @@ static const char *const dialect_names[_DIALECT_MAX] = {
 	[DIALECT_TEXT_SIGNALS] = "text-signals",
 	[DIALECT_POLL_PTY] = "poll-pty",
 	[DIALECT_NONE] = "none",
+	[DIALECT_HOOKS] = "hooks",
 };
 
 const char *dialect_to_string(enum dialect d)
@@ -64,7 +65,7 @@ void dialect_state_init(struct dialect_state *st, enum dialect d)
 {
 	memset(st, 0, sizeof(*st));
 	st->dialect = d;
-	st->stream_name = "stdout";
+	st->stream_name = d == DIALECT_HOOKS ? "hooks" : "stdout";
 	st->input_tokens = EVENT_UNSET;
 	st->output_tokens = EVENT_UNSET;
 	st->cached_tokens = EVENT_UNSET;
@@ -93,6 +94,8 @@ int dialect_feed_line(struct dialect_state *st, const char *line, size_t len,
 		return dialect_pi_feed_line(st, line, len, sink, reterr);
 	case DIALECT_RUNNER:
 		return dialect_runner_feed_line(st, line, len, sink, reterr);
+	case DIALECT_HOOKS:
+		return dialect_hooks_feed_line(st, line, len, sink, reterr);
 	case DIALECT_TEXT_SIGNALS:
 		return dialect_text_signals_feed_line(st, line, len, sink, reterr);
 	case DIALECT_POLL_PTY:

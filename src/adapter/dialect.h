@@ -42,6 +42,8 @@ enum dialect {
 	DIALECT_TEXT_SIGNALS, /* "text-signals": BERNSTEIN:<KIND>[ <json-object>] lines */
 	DIALECT_POLL_PTY,     /* "poll-pty": plain output; liveness from output growth */
 	DIALECT_NONE,	      /* "none": plain output; the exit is all there is */
+	DIALECT_HOOKS,	      /* "hooks": the payloads an agent's hooks post to bernstein's
+			       * endpoint (not a stdout grammar; Claude Code's event names) */
 	_DIALECT_MAX,
 	_DIALECT_INVALID = -EINVAL,
 };
@@ -55,7 +57,7 @@ enum dialect {
 
 struct dialect_state {
 	enum dialect dialect;
-	const char *stream_name; /* diag file name; "stdout" by default (borrowed) */
+	const char *stream_name; /* diag file name; "stdout" ("hooks" for DIALECT_HOOKS) */
 	uint64_t line_no;	 /* stdout lines fed so far */
 	uint64_t err_line_no;	 /* stderr lines fed so far */
 
@@ -111,6 +113,26 @@ int dialect_pi_feed_line(struct dialect_state *st, const char *line, size_t len,
 			 const struct event_sink *sink, struct diag *reterr);
 int dialect_runner_feed_line(struct dialect_state *st, const char *line, size_t len,
 			     const struct event_sink *sink, struct diag *reterr);
+/* One hook payload (a JSON object on one line, as `bernstein hook-post`
+ * sends it); the state's stream name is "hooks". */
+int dialect_hooks_feed_line(struct dialect_state *st, const char *line, size_t len,
+			    const struct event_sink *sink, struct diag *reterr);
+
+/* The longest payload line `bernstein hook-post` sends (bytes, without the
+ * newline); well under the supervisor's line cap. */
+#define DIALECT_HOOKS_LINE_MAX (256 * 1024)
+/* Turn what a hook command read on stdin (buf, len: anything) into the one
+ * line `bernstein hook-post` sends, appended to out with its newline: a JSON
+ * object, compact. A JSON object is kept; another JSON value becomes
+ * {"payload": VALUE}, anything else {"raw": TEXT} (its head; invalid UTF-8
+ * made '?'), nothing at all {}. event (may be NULL) is set as
+ * hook_event_name when the object names no event ("hook_event_name" or
+ * "event"). Strings longer than EVENT_FIELD_MAX are cut, and if the line is
+ * still longer than DIALECT_HOOKS_LINE_MAX, to 4 KiB, then everything but the
+ * event's names is dropped; a cut adds "bernstein_truncated": true. Returns 0,
+ * or -ENOBUFS (out's cap) / -ENOMEM. */
+struct sbuf;
+int dialect_hooks_payload(const char *buf, size_t len, const char *event, struct sbuf *out);
 /* Text channels: text-signals parses the BERNSTEIN:<KIND> grammar; poll-pty
  * and none only make every line an EVENT_TEXT. All three also report lines
  * that match the rate-limit needles as EVENT_RATE_LIMITED (ratelimit.h). */

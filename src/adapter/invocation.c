@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include "adapter/strategy.h"
 #include "proc/probe.h"
 #include "util/sbuf.h"
+#include "util/url.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
 
@@ -117,19 +119,6 @@ static bool plain_token(const char *s)
 	return true;
 }
 
-static bool url_valid(const char *s)
-{
-	const char *rest;
-
-	if (strncmp(s, "http://", 7) == 0)
-		rest = s + 7;
-	else if (strncmp(s, "https://", 8) == 0)
-		rest = s + 8;
-	else
-		return false;
-	return *rest && *rest != '/' && plain_token(rest);
-}
-
 int invocation_sampling_set(struct invocation_sampling *s, const char *key, const char *value,
 			    struct diag *reterr)
 {
@@ -170,14 +159,8 @@ int invocation_sampling_set(struct invocation_sampling *s, const char *key, cons
 			s->max_tokens = i;
 		break;
 	case SAMPLING_BASE_URL:
-		if (!url_valid(value)) {
-			diag_set(
-				reterr, NULL, 0, 0,
-				"base_url: '%s' is not an http:// or https:// URL (without blanks, "
-				"quotes, backslashes or braces)",
-				value);
+		if (url_check(value, NULL, reterr) < 0)
 			return -EINVAL;
-		}
 		s->base_url = value;
 		break;
 	case SAMPLING_API_KEY_ENV:
@@ -270,6 +253,8 @@ void invocation_plan_release(struct invocation_plan *plan)
 	free(plan->stdin_path);
 	free(plan->resume_id);
 	free(plan->session_id);
+	free(plan->model);
+	free(plan->hooks_socket);
 	for (i = 0; i < plan->n_files; i++) {
 		free(plan->files[i].path);
 		free(plan->files[i].content);
@@ -292,7 +277,9 @@ struct build {
 	char derived[SESSION_UUID_LEN + 1];
 	struct profile_vars vars;
 	/* argv pieces, in order */
-	struct strvec resume, dangerous, session_args, endpoint_args, prompt_args, module_args;
+	struct strvec resume, dangerous, session_args, endpoint_args, hooks_args, prompt_args,
+		module_args;
+	char *hook_command;  /* {hook_command}; owned */
 	char *prompt;	     /* the prompt text with the attachments block; owned */
 	char *prompt_path;   /* SESSION/prompt.txt; owned */
 	char *manifest_path; /* SESSION/manifest.json; owned */
@@ -338,6 +325,9 @@ static const char *placeholder_hint(enum profile_placeholder ph)
 		return "a prompt file";
 	case PH_WORKDIR:
 		return "a workdir";
+	case PH_HOOK_COMMAND:
+	case PH_HOOKS_SOCKET:
+		return "the hooks channel (event channel hooks)";
 	case _PH_MAX:
 	case _PH_INVALID:
 	default:
@@ -476,11 +466,8 @@ static int check_sampling(struct build *b)
 	r = invocation_check_sampling(b->p, s, b->reterr);
 	if (r < 0)
 		return r;
-	if ((s->set & (1u << SAMPLING_BASE_URL)) && !url_valid(s->base_url)) {
-		diag_set(b->reterr, NULL, 0, 0, "base_url: '%s' is not an http:// or https:// URL",
-			 s->base_url);
+	if ((s->set & (1u << SAMPLING_BASE_URL)) && url_check(s->base_url, NULL, b->reterr) < 0)
 		return -EINVAL;
-	}
 	if (s->set & (1u << SAMPLING_API_KEY_ENV)) {
 		allowed = envpolicy_get(b->req->host_env, CREDENTIAL_HOST_ALLOW_ENV);
 		r = credential_env_check(s->api_key_env, allowed, b->reterr);
@@ -529,10 +516,15 @@ static int resolve_model(struct build *b)
 			return -EINVAL;
 		}
 		b->model_id = profile_model(b->p, req->model);
+	} else if (b->plan->endpoint && ep->default_model) {
+		/* the endpoint's templates need a model: the profile's default */
+		b->model_id = profile_model(b->p, ep->default_model);
+		b->plan->model_defaulted = true;
 	}
 	b->vars.v[PH_MODEL] = b->model_id;
 	if (!b->model_id)
 		return 0;
+	b->plan->model = xstrdup(b->model_id);
 	if (b->plan->endpoint && ep->model)
 		return expand(b, ep->model, "runtime.endpoint.model", &b->model_arg);
 	b->model_arg = xstrdup(b->model_id);
@@ -773,6 +765,8 @@ static int build_env(struct build *b)
 		r = set_map(b, &env, &p->runtime.endpoint.env, "runtime.endpoint.env");
 		b->vars.v[PH_API_KEY] = NULL;
 	}
+	if (r >= 0 && b->plan->hooks)
+		r = set_map(b, &env, &p->runtime.hooks.env, "runtime.hooks.env");
 	if (r >= 0)
 		r = envpolicy_build(&env, &b->plan->env, b->reterr);
 	envpolicy_release(&env);
@@ -800,6 +794,7 @@ static int build_files(struct build *b)
 {
 	const struct profile_runtime *rt = &b->p->runtime;
 	const struct profile_files *ep = &rt->endpoint.files;
+	const struct profile_files *hk = &rt->hooks.files;
 	size_t i, j;
 	int r;
 
@@ -810,6 +805,9 @@ static int build_files(struct build *b)
 
 		for (j = 0; b->plan->endpoint && j < ep->n; j++)
 			if (strcmp(ep->v[j].path, f->path) == 0)
+				replaced = true;
+		for (j = 0; b->plan->hooks && j < hk->n; j++)
+			if (strcmp(hk->v[j].path, f->path) == 0)
 				replaced = true;
 		if (replaced)
 			continue;
@@ -829,7 +827,75 @@ static int build_files(struct build *b)
 			return r;
 		add_file(b, INVOCATION_BASE_STATE, f->path, f->mode, content);
 	}
+	for (j = 0; b->plan->hooks && j < hk->n; j++) {
+		const struct profile_file *f = &hk->v[j];
+		char *content = NULL, what[320];
+
+		(void)snprintf(what, sizeof(what), "runtime.hooks.files '%s'", f->path);
+		r = expand(b, f->content, what, &content);
+		if (r < 0)
+			return r;
+		add_file(b, INVOCATION_BASE_STATE, f->path, f->mode, content);
+	}
 	return 0;
+}
+
+/* A path that goes into the hook command between single quotes and into
+ * config files (JSON, TOML) between double quotes. */
+static bool hook_path_ok(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f || strchr("'\"\\", *s))
+			return false;
+	return true;
+}
+
+/* The hooks channel: the socket and {hook_command}, and runtime.hooks.args. */
+static int apply_hooks(struct build *b)
+{
+	const struct profile *p = b->p;
+	char exe[PATH_MAX];
+	const char *bin = b->req->bernstein_exe;
+
+	if (b->runner || b->plan->strategy.event_channel != EVENT_CHANNEL_HOOKS)
+		return 0;
+	if (!p->runtime.hooks.declared) {
+		warn(b,
+		     "event channel hooks: profile '%s' declares no runtime.hooks; reading its "
+		     "output only",
+		     p->name);
+		return 0;
+	}
+	if (!bin) {
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+		if (n <= 0) {
+			diag_set(b->reterr, NULL, 0, 0,
+				 "cannot find the bernstein binary for the hook command: %s",
+				 strerror(n < 0 ? errno : ENOENT));
+			return -ENOENT;
+		}
+		exe[n] = '\0';
+		bin = exe;
+	}
+	b->plan->hooks = true;
+	b->plan->hooks_socket = path_join(b->req->session_dir, INVOCATION_HOOKS_SOCKET);
+	if (bin[0] != '/' || !hook_path_ok(bin) || !hook_path_ok(b->plan->hooks_socket)) {
+		diag_set(b->reterr, NULL, 0, 0,
+			 "profile '%s': the hook command cannot name '%s' and '%s' (a relative "
+			 "path, a quote, a backslash or a control character)",
+			 p->name, bin, b->plan->hooks_socket);
+		return -EINVAL;
+	}
+	{
+		struct sbuf cmd = SBUF_INIT(SIZE_MAX);
+
+		(void)sbuf_addf(&cmd, "'%s' hook-post --socket '%s'", bin, b->plan->hooks_socket);
+		b->hook_command = sbuf_detach(&cmd, NULL);
+	}
+	b->vars.v[PH_HOOK_COMMAND] = b->hook_command;
+	b->vars.v[PH_HOOKS_SOCKET] = b->plan->hooks_socket;
+	return push_expanded(b, &b->hooks_args, &p->runtime.hooks.args, "runtime.hooks.args");
 }
 
 /* The prompt with the attachments named in front: the vision CLIs read
@@ -1077,9 +1143,9 @@ static int assemble(struct build *b)
 	if (r < 0)
 		goto out;
 	{
-		const struct strvec *pieces[] = {
-			&head,	       &b->resume,	 &model,	 &extra, &b->endpoint_args,
-			&b->dangerous, &b->session_args, &b->module_args};
+		const struct strvec *pieces[] = {&head,		&b->resume,	   &model,
+						 &extra,	&b->endpoint_args, &b->hooks_args,
+						 &b->dangerous, &b->session_args,  &b->module_args};
 
 		fixed = argv_bytes(pieces, ARRAY_SIZE(pieces)) + vec_bytes(&b->plan->env);
 	}
@@ -1094,6 +1160,7 @@ static int assemble(struct build *b)
 	strvec_pushv(argv, model.v);
 	strvec_pushv(argv, extra.v);
 	strvec_pushv(argv, b->endpoint_args.v);
+	strvec_pushv(argv, b->hooks_args.v);
 	strvec_pushv(argv, b->dangerous.v);
 	strvec_pushv(argv, b->session_args.v);
 	strvec_pushv(argv, b->module_args.v);
@@ -1151,6 +1218,7 @@ int invocation_build(const struct invocation_request *req, struct invocation_pla
 		.dangerous = STRVEC_INIT,
 		.session_args = STRVEC_INIT,
 		.endpoint_args = STRVEC_INIT,
+		.hooks_args = STRVEC_INIT,
 		.prompt_args = STRVEC_INIT,
 		.module_args = STRVEC_INIT,
 	};
@@ -1182,16 +1250,21 @@ int invocation_build(const struct invocation_request *req, struct invocation_pla
 		plan.strategy = res.strategy;
 	}
 	if (p->shape == PROFILE_SHAPE_MODULE) {
-		if (strcmp(p->name, "openai_agents") != 0) {
-			diag_set(
-				reterr, NULL, 0, 0,
-				"adapter '%s' is served by a module that bernstein spawn does not "
-				"implement; only factory profiles and openai_agents can be spawned",
-				p->name);
+		/* mock (`bernstein mock-agent`, orch/mock.h) takes its argv from
+		 * its declaration exactly like a factory profile: binary = this
+		 * executable (builtin), subcommands, positional prompt, the
+		 * runtime spellings of resume and session id */
+		if (strcmp(p->name, "openai_agents") == 0) {
+			b.runner = true;
+		} else if (strcmp(p->name, "mock") != 0) {
+			diag_set(reterr, NULL, 0, 0,
+				 "adapter '%s' is served by a module that bernstein spawn does "
+				 "not implement; only factory profiles, openai_agents and mock "
+				 "can be spawned",
+				 p->name);
 			r = -ENOTSUP;
 			goto out;
 		}
-		b.runner = true;
 	}
 	b.isolated = p->runtime.home == AGENT_HOME_ISOLATED;
 
@@ -1233,6 +1306,9 @@ int invocation_build(const struct invocation_request *req, struct invocation_pla
 		if (r < 0)
 			goto out;
 	}
+	r = apply_hooks(&b);
+	if (r < 0)
+		goto out;
 	r = apply_resume(&b);
 	if (r < 0)
 		goto out;
@@ -1264,6 +1340,8 @@ out:
 	strvec_clear(&b.dangerous);
 	strvec_clear(&b.session_args);
 	strvec_clear(&b.endpoint_args);
+	strvec_clear(&b.hooks_args);
+	free(b.hook_command);
 	strvec_clear(&b.prompt_args);
 	strvec_clear(&b.module_args);
 	free(b.model_arg);

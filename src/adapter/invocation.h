@@ -3,8 +3,9 @@
  *
  * One builder for both shapes of profile. A factory profile is turned into
  * an argv purely from its declaration; a module profile is served by a
- * hand-written module here (only openai_agents, the built-in runner, so
- * far: its manifest is a side file); other modules are refused (-ENOTSUP).
+ * hand-written module here: openai_agents, the built-in runner (its
+ * manifest is a side file), and mock (`bernstein mock-agent`, built from its
+ * declaration like a factory profile); other modules are refused (-ENOTSUP).
  *
  * The plan holds: the argv (argv[0] absolute, resolved with path_search()
  * on the PATH given; "/proc/self/exe", i.e. this bernstein binary, for a
@@ -15,7 +16,7 @@
  *
  * The argv, in this order:
  *   BINARY SUBCOMMANDS [RESUME if after-subcommands] [MODEL_FLAG MODEL]
- *   EXTRA_ARGS [ENDPOINT_ARGS] [DANGEROUS_ARGS] [SESSION_ID_ARGS]
+ *   EXTRA_ARGS [ENDPOINT_ARGS] [HOOKS_ARGS] [DANGEROUS_ARGS] [SESSION_ID_ARGS]
  *   [RESUME if before-prompt] PROMPT_TOKENS [RESUME if end]
  * where PROMPT_TOKENS are [PROMPT_FLAG PROMPT], [PROMPT], [PROMPT_FILE_FLAG
  * FILE] or, for a prompt too long for argv, runtime.long_prompt.args (the
@@ -31,7 +32,8 @@
  *     endpoint keys without runtime.endpoint, are refused (-EPERM), never
  *     dropped;
  *   - the model goes through the profile's alias table; with an endpoint in
- *     use it is spelled as runtime.endpoint.model;
+ *     use it is spelled as runtime.endpoint.model, and when none is
+ *     requested runtime.endpoint.default_model is used;
  *   - resume by the resolved strategy: unsupported starts a fresh session
  *     with the warning "resume unsupported by ADAPTER: starting a fresh
  *     session"; otherwise runtime.resume's tokens at its position;
@@ -48,9 +50,14 @@
  *     is longer than one argv string may be (MAX_ARG_STRLEN, 131072 bytes
  *     with the NUL) or would push argv + environment past the total limit;
  *     a profile without runtime.long_prompt then refuses (-E2BIG);
- *   - runtime.files (replaced by runtime.endpoint.files of the same path
- *     when an endpoint is in use) go into the agent's state directory,
- *     never into the user's HOME.
+ *   - runtime.files (replaced by runtime.endpoint.files or runtime.hooks.files
+ *     of the same path when those are applied) go into the agent's state
+ *     directory, never into the user's HOME;
+ *   - the hooks channel: when the resolved event channel is hooks and the
+ *     profile declares runtime.hooks, its args, env and files are applied
+ *     with {hook_command} = 'BERNSTEIN' hook-post --socket 'SESSION/hooks.sock'
+ *     and {hooks_socket}; plan->hooks_socket is where the caller listens.
+ *     A hooks channel without runtime.hooks warns and reads stdout only.
  *
  * The API key's value (from the variable api_key_env names) goes only where
  * runtime.endpoint.env puts it; it never enters argv or files. plan->secrets
@@ -85,6 +92,8 @@ struct catalog;
 #define INVOCATION_MANIFEST_FILE "manifest.json"
 /* The state directory inside the session directory (when not reused). */
 #define INVOCATION_STATE_DIR "home"
+/* The hooks channel's socket in the session directory (proc/usock.h). */
+#define INVOCATION_HOOKS_SOCKET "hooks.sock"
 
 /* ---- sampling and endpoint parameters (seed 000) ---- */
 
@@ -149,6 +158,8 @@ struct invocation_request {
 	const char *const *host_env; /* the caller's environment, KEY=VALUE, NULL-terminated */
 	const char *path_env;	     /* PATH for argv[0]; NULL = the agent environment's */
 	const char *self_exe;	     /* argv[0] of built-in adapters; NULL = /proc/self/exe */
+	const char *bernstein_exe;   /* absolute path of this bernstein binary, for the hook
+				      * command; NULL = readlink("/proc/self/exe") */
 	uint64_t timeout_s;	     /* the run's timeout, for a module that wants it; 0 none */
 	size_t arg_strlen_max;	     /* 0 = INVOCATION_MAX_ARG_STRLEN */
 	size_t arg_total_max;	     /* 0 = INVOCATION_ARG_TOTAL_DEFAULT */
@@ -195,7 +206,13 @@ struct invocation_plan {
 	struct strvec warnings;		  /* one line each, no trailing newline */
 	char *resume_id;		  /* the session being resumed, or NULL (fell back, none) */
 	char *session_id;		  /* the id pre-assigned on argv (derived), or NULL */
+	char *model;			  /* the model id passed (after the alias table), or NULL */
+	bool model_defaulted;		  /* it is runtime.endpoint.default_model */
 	bool endpoint;			  /* runtime.endpoint was applied */
+	bool hooks;			  /* runtime.hooks was applied: read hooks_socket */
+	char *hooks_socket;		  /* SESSION/hooks.sock when hooks, else NULL: the caller
+					   * listens on it (usock_listen(), spec.listen_fd) and
+					   * reads its lines with DIALECT_HOOKS */
 	bool dangerous;			  /* dangerous mode was applied (args or env) */
 	struct adapter_strategy strategy; /* the resolved strategy */
 	enum dialect dialect;		  /* the reader of the agent's stdout */
@@ -213,7 +230,7 @@ void invocation_plan_release(struct invocation_plan *plan);
  *   -ENOENT   something the request names is missing (an attachment, the
  *             variable api_key_env names)
  *   -E2BIG    the prompt does not fit argv and the profile has no long_prompt
- *   -ENOTSUP  a module profile no module here serves (generic, mock)
+ *   -ENOTSUP  a module profile no module here serves (generic)
  * Nothing is written or run: the caller writes plan->files and starts it. */
 int invocation_build(const struct invocation_request *req, struct invocation_plan *ret,
 		     struct diag *reterr);

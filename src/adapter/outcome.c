@@ -41,6 +41,7 @@ void outcome_inputs_init(struct outcome_inputs *in, enum dialect d)
 {
 	memset(in, 0, sizeof(*in));
 	in->terminal_expected = dialect_has_terminal(d);
+	in->liveness = d == DIALECT_POLL_PTY;
 }
 
 void outcome_observe(struct outcome_inputs *in, const struct event *ev)
@@ -88,6 +89,8 @@ void outcome_set_exit(struct outcome_inputs *in, const struct proc *p)
 	in->term_signal = p->term_signal;
 	in->timed_out = p->timed_out;
 	in->cancelled = p->cancelled;
+	in->output_bytes = p->output_bytes;
+	in->timeout_idle_ms = p->timeout_idle_ms;
 }
 
 void outcome_set_changes(struct outcome_inputs *in, bool changed, bool expect_changes)
@@ -174,6 +177,16 @@ enum outcome outcome_classify_why(const struct outcome_inputs *in, char *buf, si
 	}
 
 	/* 3. it ended without saying so */
+	if (in->timed_out && in->liveness && in->output_bytes == 0)
+		return why(OUTCOME_TIMED_OUT, buf, size,
+			   "timed out without printing anything (poll-pty liveness)");
+	if (in->timed_out && in->liveness)
+		return why(OUTCOME_TIMED_OUT, buf, size,
+			   "timed out; its output last grew %llu.%llu s before the deadline "
+			   "(poll-pty liveness, %llu bytes in all)",
+			   (unsigned long long)(in->timeout_idle_ms / 1000),
+			   (unsigned long long)(in->timeout_idle_ms % 1000 / 100),
+			   (unsigned long long)in->output_bytes);
 	if (in->timed_out)
 		return why(OUTCOME_TIMED_OUT, buf, size, "timed out before its terminal event");
 	if (in->cancelled)

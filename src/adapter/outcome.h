@@ -15,7 +15,10 @@
  *        (not killed, not timed out: the work was done before a kill);
  *        else the success checks below;
  *   3. no terminal result:
- *      timed out -> timed_out; cancelled -> cancelled; killed by a signal ->
+ *      timed out -> timed_out (for poll-pty the reason says how long its
+ *      output had not grown: "timed out; its output last grew 12.3 s before
+ *      the deadline (40 bytes in all)", or "timed out without printing
+ *      anything"); cancelled -> cancelled; killed by a signal ->
  *      killed; a text channel (no terminal event in its dialect) that exited
  *      0 -> the success checks; a rate-limit event -> rate_limited; an error
  *      event -> failed; else failed (for a stream dialect an exit 0 without
@@ -56,14 +59,17 @@ enum outcome {
 
 struct outcome_inputs {
 	/* how the process ended (outcome_set_exit() copies a struct proc) */
-	bool start_failed; /* it never ran: exit_code is 127, 126 or 125 */
-	int exit_code;	   /* as a shell reports it: code, or 128+signal */
-	int term_signal;   /* the signal that ended it, 0 if it exited */
-	bool timed_out;	   /* the watchdog fired */
-	bool cancelled;	   /* bernstein was told to stop */
+	bool start_failed;	  /* it never ran: exit_code is 127, 126 or 125 */
+	int exit_code;		  /* as a shell reports it: code, or 128+signal */
+	int term_signal;	  /* the signal that ended it, 0 if it exited */
+	bool timed_out;		  /* the watchdog fired */
+	bool cancelled;		  /* bernstein was told to stop */
+	uint64_t output_bytes;	  /* read from stdout and stderr */
+	uint64_t timeout_idle_ms; /* timed_out: how long the output had not grown */
 
 	/* the event channel */
 	bool terminal_expected; /* dialect_has_terminal() of its dialect */
+	bool liveness;		/* poll-pty: a timeout's reason tells the output's liveness */
 
 	/* the tally (outcome_observe()) */
 	unsigned results;	    /* EVENT_RESULT seen */
@@ -90,7 +96,7 @@ void outcome_observe(struct outcome_inputs *in, const struct event *ev);
 /* An event_emit_fn that calls outcome_observe(userdata, ev). */
 void outcome_observe_fn(void *userdata, const struct event *ev);
 /* Copy the end of a supervised process (exit code, signal, timeout,
- * cancellation, start failure). */
+ * cancellation, start failure, output liveness). */
 void outcome_set_exit(struct outcome_inputs *in, const struct proc *p);
 /* Record what the caller found in the worktree. */
 void outcome_set_changes(struct outcome_inputs *in, bool changed, bool expect_changes);

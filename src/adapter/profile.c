@@ -24,9 +24,9 @@ static const char *const via_names[] = {"stdin", "file", NULL};
 static const char *const dialect_names[] = {"claude", "codex",	"gemini",	"qwen", "opencode",
 					    "pi",     "runner", "text-signals", "none", NULL};
 static const char *const home_names[] = {"inherit", "isolated", NULL};
-static const char *const placeholder_names[] = {"session_id", "model",	     "prompt_file",
-						"base_url",   "api_key_env", "api_key",
-						"home",	      "workdir",     NULL};
+static const char *const placeholder_names[] = {
+	"session_id", "model",	 "prompt_file",	 "base_url",	 "api_key_env", "api_key",
+	"home",	      "workdir", "hook_command", "hooks_socket", NULL};
 
 static const char *name_of(const char *const *names, int n, int v)
 {
@@ -390,6 +390,7 @@ static int get_enum(struct pctx *c, const struct ynode *map, const char *key, co
 #define PH_LOCAL    (PH_BIT(PH_HOME) | PH_BIT(PH_WORKDIR))
 #define PH_RUN	    (PH_LOCAL | PH_BIT(PH_MODEL))
 #define PH_ENDPOINT (PH_RUN | PH_BIT(PH_BASE_URL) | PH_BIT(PH_API_KEY_ENV))
+#define PH_HOOKS    (PH_RUN | PH_BIT(PH_HOOK_COMMAND) | PH_BIT(PH_HOOKS_SOCKET))
 
 /* Find the next placeholder "{name}" (name: [a-z_][a-z0-9_]*) in s at or after
  * *pos. Returns its index (or _PH_INVALID for an unknown name, -ENOENT when
@@ -439,7 +440,8 @@ static int check_placeholders(struct pctx *c, const struct ynode *n, const char 
 			return perr(c, n, path,
 				    "unknown placeholder '%s' (known: {session_id}, "
 				    "{model}, {prompt_file}, {base_url}, "
-				    "{api_key_env}, {api_key}, {home}, {workdir})",
+				    "{api_key_env}, {api_key}, {home}, {workdir}, "
+				    "{hook_command}, {hooks_socket})",
 				    name);
 		if (!(allowed & PH_BIT(ph)))
 			return perr(c, n, path, "placeholder '%s' is not allowed here", name);
@@ -1227,9 +1229,8 @@ static const struct pfield events_fields[] = {
 };
 
 static const struct pfield endpoint_fields[] = {
-	{"model", YT_STR, false}, {"args", YT_STRLIST, false},
-	{"env", YT_MAP, false},	  {"files", YT_SEQ, false},
-	{NULL, 0, false},
+	{"model", YT_STR, false}, {"default_model", YT_STR, false}, {"args", YT_STRLIST, false},
+	{"env", YT_MAP, false},	  {"files", YT_SEQ, false},	    {NULL, 0, false},
 };
 
 static int parse_endpoint(struct pctx *c, const struct ynode *node)
@@ -1258,6 +1259,25 @@ static int parse_endpoint(struct pctx *c, const struct ynode *node)
 			return perr(c, m, "runtime.endpoint.model", "must contain \"{model}\"");
 	}
 	e->model = m ? adup(c, m->str) : "{model}";
+	m = ynode_get(node, "default_model");
+	if (m) {
+		size_t i;
+
+		if (!m->str[0] || m->str[0] == '-')
+			return perr(c, m, "runtime.endpoint.default_model",
+				    "must be a model id (not empty, not starting with '-')");
+		for (i = 0; i < m->len; i++) {
+			unsigned char ch = (unsigned char)m->str[i];
+
+			if (ch <= 0x20 || ch >= 0x7f || strchr("\"'\\{}`$<>", ch))
+				return perr(
+					c, m, "runtime.endpoint.default_model",
+					"must be printable ASCII without blanks, quotes, "
+					"backslashes, braces or any of `$<> (it is written into "
+					"config files)");
+		}
+		e->default_model = adup(c, m->str);
+	}
 	r = parse_args(c, node, "args", "runtime.endpoint", PH_ENDPOINT, 0, &e->args, NULL);
 	if (r < 0)
 		return r;
@@ -1278,12 +1298,81 @@ static int parse_endpoint(struct pctx *c, const struct ynode *node)
 	return 0;
 }
 
+static bool mentions_hook(const char *s)
+{
+	return strstr(s, "{hook_command}") || strstr(s, "{hooks_socket}");
+}
+
+static const struct pfield hooks_fields[] = {
+	{"args", YT_STRLIST, false},
+	{"env", YT_MAP, false},
+	{"files", YT_SEQ, false},
+	{NULL, 0, false},
+};
+
+static int parse_hooks(struct pctx *c, const struct ynode *node)
+{
+	struct profile_hooks *h = &c->p->runtime.hooks;
+	const struct profile_files *ep = &c->p->runtime.endpoint.files;
+	bool reaches = false;
+	size_t i, j;
+	int r;
+
+	r = check_map(c, node, hooks_fields, "runtime.hooks");
+	if (r < 0)
+		return r;
+	r = parse_args(c, node, "args", "runtime.hooks", PH_HOOKS, 0, &h->args, NULL);
+	if (r < 0)
+		return r;
+	r = parse_map(c, ynode_get(node, "env"), "runtime.hooks.env", MAP_KEYS_ENV, PH_HOOKS,
+		      &h->env);
+	if (r < 0)
+		return r;
+	r = parse_files(c, ynode_get(node, "files"), "runtime.hooks.files", PH_HOOKS, &h->files);
+	if (r < 0)
+		return r;
+	if (h->args.n == 0 && h->env.n == 0 && h->files.n == 0)
+		return perr(c, node, "runtime.hooks",
+			    "declares nothing: give args, env or files that make the agent run "
+			    "{hook_command}");
+	for (i = 0; i < h->args.n; i++)
+		reaches |= mentions_hook(h->args.v[i]);
+	for (i = 0; i < h->env.n; i++)
+		reaches |= mentions_hook(h->env.values[i]);
+	for (i = 0; i < h->files.n; i++)
+		reaches |= mentions_hook(h->files.v[i].content);
+	if (!reaches)
+		return perr(c, node, "runtime.hooks",
+			    "never uses {hook_command} or {hooks_socket}: the agent's hooks "
+			    "would not reach bernstein");
+	for (i = 0; i < h->files.n; i++)
+		for (j = 0; j < ep->n; j++)
+			if (strcmp(h->files.v[i].path, ep->v[j].path) == 0) {
+				char ip[64];
+
+				index_path(ip, sizeof(ip), "runtime.hooks.files", i);
+				return oerr(c->reterr, c->file, &h->files.v[i].origin, ip,
+					    "'%s' is also a runtime.endpoint file: one file cannot "
+					    "be both",
+					    h->files.v[i].path);
+			}
+	h->declared = true;
+	h->origin = at_node(c, node);
+	return 0;
+}
+
 static const struct pfield runtime_fields[] = {
-	{"resume", YT_MAP, false},     {"dangerous", YT_MAP, false},
-	{"session_id", YT_MAP, false}, {"long_prompt", YT_MAP, false},
-	{"events", YT_MAP, false},     {"env", YT_MAP, false},
-	{"home", YT_STR, false},       {"files", YT_SEQ, false},
-	{"endpoint", YT_MAP, false},   {NULL, 0, false},
+	{"resume", YT_MAP, false},
+	{"dangerous", YT_MAP, false},
+	{"session_id", YT_MAP, false},
+	{"long_prompt", YT_MAP, false},
+	{"events", YT_MAP, false},
+	{"env", YT_MAP, false},
+	{"home", YT_STR, false},
+	{"files", YT_SEQ, false},
+	{"endpoint", YT_MAP, false},
+	{"hooks", YT_MAP, false},
+	{NULL, 0, false},
 };
 
 static int parse_runtime(struct pctx *c, const struct ynode *node)
@@ -1328,14 +1417,22 @@ static int parse_runtime(struct pctx *c, const struct ynode *node)
 		return r;
 	if ((v = ynode_get(node, "endpoint")) && (r = parse_endpoint(c, v)) < 0)
 		return r;
-	if ((rt->files.n || rt->endpoint.files.n) && rt->home != AGENT_HOME_ISOLATED) {
+	if ((v = ynode_get(node, "hooks")) && (r = parse_hooks(c, v)) < 0)
+		return r;
+	if ((rt->files.n || rt->endpoint.files.n || rt->hooks.files.n) &&
+	    rt->home != AGENT_HOME_ISOLATED) {
 		const struct ynode *f = ynode_get(node, "files");
+		const char *path = "runtime.files";
 
-		if (!f || f->n == 0)
+		if (!f || f->n == 0) {
 			f = ynode_get(ynode_get(node, "endpoint"), "files");
-		return perr(c, f,
-			    f == ynode_get(node, "files") ? "runtime.files"
-							  : "runtime.endpoint.files",
+			path = "runtime.endpoint.files";
+		}
+		if (!f || f->n == 0) {
+			f = ynode_get(ynode_get(node, "hooks"), "files");
+			path = "runtime.hooks.files";
+		}
+		return perr(c, f, path,
 			    "files are written into a private agent HOME, never the user's: set "
 			    "runtime.home: isolated");
 	}
@@ -1725,6 +1822,11 @@ static int check_events(const struct profile *p, enum event_channel ec, bool inl
 		return oerr(reterr, p->source, &rt->events_at, "runtime.events.dialect",
 			    "the profile's own strategy reads BERNSTEIN:<KIND> lines "
 			    "(text-signals): the dialect can only be text-signals");
+	if (inline_ && ec != EVENT_CHANNEL_HOOKS && rt->hooks.declared)
+		return oerr(reterr, p->source, &rt->hooks.origin, "runtime.hooks",
+			    "the profile's own strategy reads event channel '%s', not hooks: "
+			    "runtime.hooks would never be used",
+			    event_channel_to_string(ec));
 	return 0;
 }
 
@@ -2005,10 +2107,20 @@ json_t *profile_canonical(const struct profile *p)
 	jset(r, "files", jfiles(&rt->files));
 	j = json_object();
 	jset(j, "model", json_string(rt->endpoint.model ? rt->endpoint.model : "{model}"));
+	jset(j, "default_model", jstr_or_null(rt->endpoint.default_model));
 	jset(j, "args", jstrv(&rt->endpoint.args));
 	jset(j, "env", jmap(&rt->endpoint.env));
 	jset(j, "files", jfiles(&rt->endpoint.files));
 	jset(r, "endpoint", j);
+	if (rt->hooks.declared) {
+		j = json_object();
+		jset(j, "args", jstrv(&rt->hooks.args));
+		jset(j, "env", jmap(&rt->hooks.env));
+		jset(j, "files", jfiles(&rt->hooks.files));
+		jset(r, "hooks", j);
+	} else {
+		jset(r, "hooks", json_null());
+	}
 	jset(o, "runtime", r);
 	return o;
 }

@@ -117,14 +117,18 @@ enum agent_home {
 
 /* Placeholders of templates, "{name}" in a string. */
 enum profile_placeholder {
-	PH_SESSION_ID,	/* {session_id} */
-	PH_MODEL,	/* {model} */
-	PH_PROMPT_FILE, /* {prompt_file} */
-	PH_BASE_URL,	/* {base_url} */
-	PH_API_KEY_ENV, /* {api_key_env}: the NAME of the variable holding the key */
-	PH_API_KEY,	/* {api_key}: its value; only in runtime.endpoint.env */
-	PH_HOME,	/* {home}: the agent's HOME */
-	PH_WORKDIR,	/* {workdir}: the task's worktree */
+	PH_SESSION_ID,	 /* {session_id} */
+	PH_MODEL,	 /* {model} */
+	PH_PROMPT_FILE,	 /* {prompt_file} */
+	PH_BASE_URL,	 /* {base_url} */
+	PH_API_KEY_ENV,	 /* {api_key_env}: the NAME of the variable holding the key */
+	PH_API_KEY,	 /* {api_key}: its value; only in runtime.endpoint.env */
+	PH_HOME,	 /* {home}: the agent's HOME */
+	PH_WORKDIR,	 /* {workdir}: the task's worktree */
+	PH_HOOK_COMMAND, /* {hook_command}: the shell command that posts a hook's stdin to
+			  * the session (`'BERNSTEIN' hook-post --socket 'SOCKET'`);
+			  * only in runtime.hooks */
+	PH_HOOKS_SOCKET, /* {hooks_socket}: the session's hooks socket; only in runtime.hooks */
 	_PH_MAX,
 	_PH_INVALID = -EINVAL,
 };
@@ -224,9 +228,21 @@ struct profile_long_prompt {
 struct profile_endpoint {
 	bool declared;
 	const char *model; /* how the model is spelled with an endpoint; default "{model}" */
+	const char *default_model; /* the model when none is requested; NULL = none */
 	struct profile_strv args;
 	struct profile_map env;
 	struct profile_files files; /* same path as a runtime file: replaces it */
+	struct catalog_origin origin;
+};
+
+/* How the agent's hooks are pointed at bernstein (event channel hooks): args,
+ * environment and files (same path as a runtime file: replaces it) that make
+ * the agent run {hook_command} on its lifecycle events. */
+struct profile_hooks {
+	bool declared;
+	struct profile_strv args;
+	struct profile_map env;
+	struct profile_files files;
 	struct catalog_origin origin;
 };
 
@@ -241,6 +257,7 @@ struct profile_runtime {
 	enum agent_home home;
 	struct profile_files files;
 	struct profile_endpoint endpoint;
+	struct profile_hooks hooks;
 	struct catalog_origin origin, events_at, home_at;
 };
 

@@ -14,6 +14,7 @@
 #include "adapter/axes.h"
 #include "adapter/invocation.h"
 #include "adapter/profile.h"
+#include "proc/usock.h"
 #include "util/clock.h"
 #include "util/fsutil.h"
 #include "util/json.h"
@@ -45,6 +46,7 @@ void agentrun_init(struct agentrun *r, const struct invocation_plan *plan,
 	r->output_tokens = EVENT_UNSET;
 	r->cost_usd = -1;
 	dialect_state_init(&r->dialect, plan->dialect);
+	dialect_state_init(&r->hooks_dialect, DIALECT_HOOKS);
 	outcome_inputs_init(&r->in, plan->dialect);
 }
 
@@ -63,6 +65,10 @@ void agentrun_release(struct agentrun *r)
 	sbuf_release(&r->line);
 	sbuf_release(&r->json);
 	dialect_state_release(&r->dialect);
+	dialect_state_release(&r->hooks_dialect);
+	if (r->hooks_listening && r->plan->hooks_socket)
+		(void)unlink(r->plan->hooks_socket);
+	r->hooks_listening = false;
 }
 
 /* ---- files ---- */
@@ -201,6 +207,13 @@ int agentrun_fill_spec(struct agentrun *r, struct proc_spec *spec, struct diag *
 		}
 		spec->stdin_fd = fd;
 	}
+	if (plan->hooks && plan->hooks_socket) {
+		int e = usock_listen(plan->hooks_socket, &spec->listen_fd, reterr);
+
+		if (e < 0)
+			return e;
+		r->hooks_listening = true;
+	}
 	spec->timeout_ms = r->timeout_ms;
 	spec->kill_grace_ms = r->kill_grace_ms;
 	spec->shim_exe = r->shim_exe;
@@ -311,6 +324,14 @@ void agentrun_line(struct agentrun *r, int stream, const char *line, size_t len)
 	size_t n;
 
 	l = redact(r, line, len, &n);
+	if (stream == PROC_STREAM_SOCKET) {
+		/* a hook's payload: its own reader, not the agent's log */
+		diag_clear(&r->parse);
+		if (dialect_feed_line(&r->hooks_dialect, l, n, &sink, &r->parse) < 0 &&
+		    r->hooks.on_parse_error)
+			r->hooks.on_parse_error(r->hooks.userdata, &r->parse);
+		return;
+	}
 	log_line(r, l, n);
 	if (stream == 2) {
 		if (r->hooks.on_stderr)
@@ -331,6 +352,10 @@ void agentrun_oversized(struct agentrun *r, int stream, const char *head, size_t
 	size_t n;
 
 	l = redact(r, head, head_len, &n);
+	if (stream == PROC_STREAM_SOCKET) {
+		(void)dialect_feed_oversized(&r->hooks_dialect, 1, l, n, total, &sink);
+		return;
+	}
 	log_line(r, l, n);
 	(void)dialect_feed_oversized(&r->dialect, stream, l, n, total, &sink);
 }
@@ -483,6 +508,10 @@ json_t *agentrun_plan_json(const struct profile *p, const struct invocation_plan
 	json_obj_set(o, "dialect", json_str_lossy(dialect_to_string(plan->dialect)));
 	json_obj_set(o, "resume_id", json_str_lossy(plan->resume_id));
 	json_obj_set(o, "session_id", json_str_lossy(plan->session_id));
+	json_obj_set(o, "model", json_str_lossy(plan->model));
+	json_obj_set(o, "model_defaulted", json_boolean(plan->model_defaulted));
+	json_obj_set(o, "hooks", json_boolean(plan->hooks));
+	json_obj_set(o, "hooks_socket", json_str_lossy(plan->hooks_socket));
 	json_obj_set(o, "endpoint", json_boolean(plan->endpoint));
 	json_obj_set(o, "dangerous", json_boolean(plan->dangerous));
 	return o;

@@ -6,9 +6,11 @@
  *     agent's state directory, and plan.json;
  *   - opens SESSION_DIR/agent.log and SESSION_DIR/events.jsonl (appending);
  *   - fills the supervisor's proc_spec (argv, env, cwd, stdin, timeout,
- *     grace, shim);
+ *     grace, shim, and the hooks socket it listens on when the plan reads
+ *     the hooks channel);
  *   - takes the supervisor's callbacks for its process: every line is
  *     redacted (the plan's secrets), logged, read with the plan's dialect
+ *     (lines posted to the hooks socket with the hooks dialect)
  *     into normalized events, which are counted for the outcome, written to
  *     events.jsonl and handed to the caller's hook;
  *   - classifies the typed outcome (adapter/outcome.h) at the end and writes
@@ -68,6 +70,8 @@ struct agentrun {
 	FILE *events;
 	bool events_error;
 	struct dialect_state dialect;
+	struct dialect_state hooks_dialect; /* plan->hooks: the socket's lines */
+	bool hooks_listening;		    /* the socket exists: unlink it at the end */
 	struct outcome_inputs in;
 	char *agent_session; /* the first session id the agent announced */
 	char exit_desc[AGENTRUN_EXIT_DESC];

@@ -32,6 +32,7 @@ void proc_spec_init(struct proc_spec *spec)
 	strvec_init(&spec->argv);
 	strvec_init(&spec->env);
 	spec->stdin_fd = -1;
+	spec->listen_fd = -1;
 	spec->flags = SPAWN_DEFAULT;
 	shim_opts_init(&spec->shim);
 }
@@ -43,6 +44,7 @@ void proc_spec_release(struct proc_spec *spec)
 	strvec_clear(&spec->argv);
 	strvec_clear(&spec->env);
 	close_fdp(&spec->stdin_fd);
+	close_fdp(&spec->listen_fd);
 	shim_opts_release(&spec->shim);
 	proc_spec_init(spec);
 }

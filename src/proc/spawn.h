@@ -58,6 +58,12 @@ struct proc_spec {
 	const char *log_path;	/* per-task log of both streams' lines; NULL = none (borrowed) */
 	size_t max_line;	/* line cap; 0 = PROC_DEFAULT_MAX_LINE */
 	uint64_t max_log_bytes; /* log file cap; 0 = unlimited */
+	/* The hooks channel: a listening AF_UNIX stream socket (proc/usock.h) whose
+	 * connections' lines go to on_line() with stream PROC_STREAM_SOCKET,
+	 * framed and capped like the pipes but not logged; -1 = none. Owned by
+	 * the spec until the supervisor takes it (it closes it when the task
+	 * ends); proc_spec_release() closes it otherwise. */
+	int listen_fd;
 	/* The shim. NULL shim_exe: exec the agent directly (tests, benchmarks). */
 	const char *shim_exe;  /* the bernstein binary (/proc/self/exe, resolved by cli/) */
 	struct shim_opts shim; /* rlimits and Landlock (status fd / parent pid are set by spawn) */
@@ -66,11 +72,12 @@ struct proc_spec {
 #define PROC_SPEC_INIT                                                                             \
 	{                                                                                          \
 		.argv = STRVEC_INIT, .env = STRVEC_INIT, .stdin_fd = -1, .flags = SPAWN_DEFAULT,   \
-		.shim = SHIM_OPTS_INIT,                                                            \
+		.listen_fd = -1, .shim = SHIM_OPTS_INIT,                                           \
 	}
 
 void proc_spec_init(struct proc_spec *spec);
-/* Frees argv, env and the shim options, closes stdin_fd; back to PROC_SPEC_INIT. */
+/* Frees argv, env and the shim options, closes stdin_fd and listen_fd; back to
+ * PROC_SPEC_INIT. */
 void proc_spec_release(struct proc_spec *spec);
 
 struct proc {
@@ -88,8 +95,12 @@ struct proc {
 	int start_errno;	      /* errno of failed_stage */
 	uint64_t timeout_ms;	      /* copied from the spec, for messages */
 	uint64_t start_ms, end_ms, deadline_ms; /* CLOCK_MONOTONIC ms (supervisor) */
-	char *path;				/* the agent's argv[0] (owned) */
-	char *start_error; /* why it could not start, when known (owned), else NULL */
+	uint64_t output_bytes;			/* bytes read from stdout and stderr (supervisor) */
+	uint64_t last_output_ms;  /* CLOCK_MONOTONIC ms of the last bytes read; 0 none yet */
+	uint64_t timeout_idle_ms; /* timed_out: ms without output (since the last bytes, or
+				   * the start) when the deadline fired */
+	char *path;		  /* the agent's argv[0] (owned) */
+	char *start_error;	  /* why it could not start, when known (owned), else NULL */
 };
 
 #define PROC_INIT                                                                                  \

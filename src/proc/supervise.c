@@ -26,8 +26,10 @@
 #define MAX_EVENTS	   64
 #define KEEP_LINE_BUFFER   (64 * 1024) /* a bigger partial-line buffer is freed after use */
 
-/* epoll data: slot << 2 | kind, or the signalfd tag. */
-enum sv_kind { KIND_OUT = 1, KIND_ERR = 2, KIND_STATUS = 3 };
+/* epoll data: slot << 8 | kind, or the signalfd tag. KIND_CONN + i is the
+ * i-th connection on the task's listening socket. */
+enum sv_kind { KIND_OUT = 1, KIND_ERR = 2, KIND_STATUS = 3, KIND_LISTEN = 4, KIND_CONN = 16 };
+#define KIND_BITS    8
 #define TAG_SIGNALFD UINT64_MAX
 
 /* ---- the state table ---- */
@@ -136,7 +138,9 @@ const char *proc_action_name(enum proc_action a)
 /* ---- the supervisor ---- */
 
 struct sv_stream {
-	int stream;	  /* 1 = stdout, 2 = stderr */
+	int stream;	  /* 1 = stdout, 2 = stderr, PROC_STREAM_SOCKET */
+	int sock_fd;	  /* PROC_STREAM_SOCKET: the connection's fd, -1 when free */
+	uint64_t seq;	  /* PROC_STREAM_SOCKET: the order it was accepted in */
 	struct sbuf part; /* the pending partial line, capped at max_line */
 	bool discarding;  /* inside an oversized line: part holds its head */
 	uint64_t total;	  /* the oversized line's length so far */
@@ -154,6 +158,9 @@ struct sv_child {
 	uint64_t grace_ms;
 	uint64_t grace_deadline_ms; /* 0 = none */
 	bool finished;		    /* over: on_exit() is due */
+	int listen_fd;		    /* the hooks socket (spec.listen_fd), -1 none */
+	uint64_t conn_seq;	    /* connections accepted so far */
+	struct sv_stream *conns;    /* PROC_MAX_SOCKET_CONNS when listen_fd >= 0, else NULL */
 };
 
 struct supervisor {
@@ -407,7 +414,8 @@ static void finish_line(struct supervisor *sv, struct sv_child *c, struct sv_str
 	/* The log gets a newline even after an unterminated last line, so the
 	 * other stream's next line does not run on from it. */
 	arg.total = s->discarding ? s->total : s->part.len;
-	log_write(sv, c, s->part.buf, s->part.len, "\n", 1);
+	if (s->stream != PROC_STREAM_SOCKET)
+		log_write(sv, c, s->part.buf, s->part.len, "\n", 1);
 	sv_event(sv, c, PROC_EV_LINE, &arg);
 	if (s->part.alloc > KEEP_LINE_BUFFER)
 		sbuf_release(&s->part);
@@ -437,7 +445,7 @@ static void frame_chunk(struct supervisor *sv, struct sv_child *c, struct sv_str
 		if (s->part.len == 0 && !s->discarding && len <= c->max_line) {
 			struct line_arg arg = {.s = s, .line = p, .len = len, .total = len};
 
-			if (!run)
+			if (!run && s->stream != PROC_STREAM_SOCKET)
 				run = p;
 			*nl = '\0';
 			sv_event(sv, c, PROC_EV_LINE, &arg);
@@ -456,8 +464,10 @@ static void frame_chunk(struct supervisor *sv, struct sv_child *c, struct sv_str
 		log_write(sv, c, run, (size_t)(p - run), NULL, 0);
 }
 
-static int *stream_fd(struct sv_child *c, const struct sv_stream *s)
+static int *stream_fd(struct sv_child *c, struct sv_stream *s)
 {
+	if (s->stream == PROC_STREAM_SOCKET)
+		return &s->sock_fd;
 	return s == &c->out ? &c->proc.out_fd : &c->proc.err_fd;
 }
 
@@ -482,9 +492,16 @@ static void read_stream(struct supervisor *sv, struct sv_child *c, struct sv_str
 		if (n < 0 && errno == EAGAIN)
 			return;
 		if (n > 0) {
+			if (s->stream != PROC_STREAM_SOCKET) {
+				c->proc.output_bytes += (uint64_t)n;
+				c->proc.last_output_ms = now_ms(sv);
+			}
 			frame_chunk(sv, c, s, sv->rbuf, (size_t)n);
-			if ((size_t)n < sv->rbuf_size)
-				return; /* drained for now */
+			/* a pipe is drained for now; a hook connection is read on
+			 * to its end (EOF right behind the data is the usual
+			 * case), so its last line is not overtaken */
+			if ((size_t)n < sv->rbuf_size && s->stream != PROC_STREAM_SOCKET)
+				return;
 			continue;
 		}
 		if (n < 0)
@@ -494,10 +511,130 @@ static void read_stream(struct supervisor *sv, struct sv_child *c, struct sv_str
 		if (s->part.len || s->discarding)
 			finish_line(sv, c, s);
 		close_stream(sv, c, s);
+		if (s->stream == PROC_STREAM_SOCKET) {
+			sbuf_release(&s->part);
+			return; /* one hook connection over; not the agent's EOF */
+		}
 		if (c->proc.out_fd < 0 && c->proc.err_fd < 0)
 			sv_event(sv, c, PROC_EV_EOF, NULL);
 		return;
 	}
+}
+
+/* ---- the hooks socket ---- */
+
+/* The open connection accepted first at or after sequence number from, or
+ * NULL. Connections are read oldest first: a hook that ran before another
+ * (Claude Code waits for each) is delivered before it. */
+static struct sv_stream *conn_from(struct sv_child *c, uint64_t from)
+{
+	struct sv_stream *oldest = NULL;
+	unsigned i;
+
+	for (i = 0; c->conns && i < PROC_MAX_SOCKET_CONNS; i++) {
+		struct sv_stream *s = &c->conns[i];
+
+		if (s->sock_fd >= 0 && s->seq >= from && (!oldest || s->seq < oldest->seq))
+			oldest = s;
+	}
+	return oldest;
+}
+
+/* Read what every open connection has now, oldest first. */
+static void read_conns(struct supervisor *sv, struct sv_child *c)
+{
+	struct sv_stream *s;
+	uint64_t from = 0;
+
+	while ((s = conn_from(c, from)) != NULL) {
+		from = s->seq + 1;
+		read_stream(sv, c, s);
+	}
+}
+
+/* Accept what is pending on the listening socket, after reading what the
+ * connections already open have (they are older), reading each new one as
+ * it is accepted. */
+static void accept_conns(struct supervisor *sv, struct sv_child *c)
+{
+	read_conns(sv, c);
+	for (;;) {
+		struct sv_stream *s = NULL;
+		unsigned i;
+		int fd = accept4(c->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			if (errno != EAGAIN)
+				log_debug("accept on the hooks socket of pid %ld: %s",
+					  (long)c->proc.pid, strerror(errno));
+			break;
+		}
+		for (i = 0; i < PROC_MAX_SOCKET_CONNS && !s; i++)
+			if (c->conns[i].sock_fd < 0)
+				s = &c->conns[i];
+		if (!s ||
+		    epoll_add(sv, fd,
+			      (uint64_t)c->slot << KIND_BITS | (KIND_CONN + (s - c->conns))) < 0) {
+			log_debug("pid %ld: hooks connection refused (%s)", (long)c->proc.pid,
+				  s ? "cannot watch it" : "too many open");
+			(void)close(fd);
+			continue;
+		}
+		s->sock_fd = fd;
+		s->seq = c->conn_seq++;
+		sbuf_init(&s->part, c->max_line);
+		s->discarding = false;
+		s->total = 0;
+		/* read it now, in accept order (a finished hook frees its slot) */
+		read_stream(sv, c, s);
+	}
+}
+
+/* Before the task finishes: take every pending connection and read what is
+ * there, oldest first, so lines written before the agent exited are not
+ * lost. A connection still open is read up to what was sent and closed (its
+ * unfinished last line is delivered as a line). */
+static void drain_conns(struct supervisor *sv, struct sv_child *c)
+{
+	struct sv_stream *s;
+	uint64_t from = 0;
+
+	if (c->listen_fd < 0)
+		return;
+	accept_conns(sv, c);
+	while ((s = conn_from(c, from)) != NULL) {
+		from = s->seq + 1;
+		while (s->sock_fd >= 0) {
+			ssize_t n = read(s->sock_fd, sv->rbuf, sv->rbuf_size);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n > 0) {
+				frame_chunk(sv, c, s, sv->rbuf, (size_t)n);
+				continue;
+			}
+			/* EOF, EAGAIN (the writer is still there) or an error */
+			if (s->part.len || s->discarding)
+				finish_line(sv, c, s);
+			close_stream(sv, c, s);
+			sbuf_release(&s->part);
+		}
+	}
+}
+
+static void close_conns(struct supervisor *sv, struct sv_child *c)
+{
+	unsigned i;
+
+	for (i = 0; c->conns && i < PROC_MAX_SOCKET_CONNS; i++) {
+		if (c->conns[i].sock_fd >= 0)
+			close_stream(sv, c, &c->conns[i]);
+		sbuf_release(&c->conns[i].part);
+	}
+	epoll_del(sv, c->listen_fd);
+	close_fdp(&c->listen_fd);
 }
 
 /* ---- actions ---- */
@@ -511,6 +648,7 @@ static void act_finish(struct supervisor *sv, struct sv_child *c)
 	}
 	close_stream(sv, c, &c->out);
 	close_stream(sv, c, &c->err);
+	close_conns(sv, c);
 	epoll_del(sv, c->proc.status_fd);
 	close_fdp(&c->proc.status_fd);
 	close_fdp(&c->log_fd);
@@ -545,6 +683,10 @@ static void sv_event(struct supervisor *sv, struct sv_child *c, enum proc_event 
 		log_trace("pid %ld: %s: %s -> %s (%s)", (long)c->proc.pid, proc_event_name(ev),
 			  proc_state_name(c->proc.state), proc_state_name(t->next),
 			  proc_action_name(t->action));
+	/* what hooks wrote goes out before the end (LINE is delivered in the
+	 * state being left) */
+	if (t->action == PROC_ACT_FINISH)
+		drain_conns(sv, c);
 	c->proc.state = t->next;
 
 	switch (t->action) {
@@ -573,6 +715,11 @@ static void sv_event(struct supervisor *sv, struct sv_child *c, enum proc_event 
 		break;
 	case PROC_ACT_TERM:
 		if (ev == PROC_EV_DEADLINE) {
+			uint64_t last =
+				c->proc.last_output_ms ? c->proc.last_output_ms : c->proc.start_ms;
+
+			now = now_ms(sv);
+			c->proc.timeout_idle_ms = now > last ? now - last : 0;
 			c->proc.timed_out = true;
 			notice(sv, c, PROC_NOTICE_TIMEOUT, c->proc.timeout_ms);
 		} else {
@@ -606,7 +753,15 @@ static void sv_event(struct supervisor *sv, struct sv_child *c, enum proc_event 
 
 static void child_free(struct sv_child *c)
 {
+	unsigned i;
+
 	proc_release(&c->proc);
+	for (i = 0; c->conns && i < PROC_MAX_SOCKET_CONNS; i++) {
+		close_fdp(&c->conns[i].sock_fd);
+		sbuf_release(&c->conns[i].part);
+	}
+	free(c->conns);
+	close_fdp(&c->listen_fd);
 	close_fdp(&c->log_fd);
 	sbuf_release(&c->out.part);
 	sbuf_release(&c->err.part);
@@ -618,7 +773,7 @@ static void start_task(struct supervisor *sv, struct proc_spec *spec, void *task
 	struct sv_child *c = xcalloc(1, sizeof(*c));
 	struct diag d = {0};
 	struct proc p = PROC_INIT;
-	unsigned slot;
+	unsigned slot, i;
 	int r;
 
 	for (slot = 0; slot < sv->nslots && sv->slots[slot]; slot++)
@@ -641,12 +796,22 @@ static void start_task(struct supervisor *sv, struct proc_spec *spec, void *task
 	c->grace_ms = spec->kill_grace_ms ? spec->kill_grace_ms : PROC_DEFAULT_KILL_GRACE_MS;
 	c->max_log_bytes = spec->max_log_bytes;
 	c->log_fd = -1;
+	c->listen_fd = spec->listen_fd; /* taken: closed with the task */
+	spec->listen_fd = -1;
+	if (c->listen_fd >= 0) {
+		c->conns = xcalloc(PROC_MAX_SOCKET_CONNS, sizeof(*c->conns));
+		for (i = 0; i < PROC_MAX_SOCKET_CONNS; i++) {
+			c->conns[i].stream = PROC_STREAM_SOCKET;
+			c->conns[i].sock_fd = -1;
+			sbuf_init(&c->conns[i].part, c->max_line);
+		}
+	}
 	if (spec->log_path)
 		log_open(sv, c, spec->log_path);
 
 	r = proc_spawn(spec, &p, &d);
 	if (r == 0) {
-		uint64_t base = (uint64_t)slot << 2;
+		uint64_t base = (uint64_t)slot << KIND_BITS;
 
 		p.state = PROC_STARTING;
 		c->proc = p;
@@ -655,6 +820,8 @@ static void start_task(struct supervisor *sv, struct proc_spec *spec, void *task
 		if (p.err_fd >= 0 && (r = epoll_add(sv, p.err_fd, base | KIND_ERR)) < 0)
 			goto unwatchable;
 		if (p.status_fd >= 0 && (r = epoll_add(sv, p.status_fd, base | KIND_STATUS)) < 0)
+			goto unwatchable;
+		if (c->listen_fd >= 0 && (r = epoll_add(sv, c->listen_fd, base | KIND_LISTEN)) < 0)
 			goto unwatchable;
 		keeper_send(sv, (int32_t)p.pid);
 		sv_event(sv, c, PROC_EV_SPAWNED, NULL);
@@ -672,6 +839,7 @@ unwatchable:
 		;
 	epoll_del(sv, c->proc.out_fd);
 	epoll_del(sv, c->proc.err_fd);
+	epoll_del(sv, c->proc.status_fd);
 	diag_set(&d, NULL, 0, 0, "cannot watch '%s': %s", c->proc.path, strerror(-r));
 	proc_set_start_failure(&c->proc, SHIM_STAGE_SPAWN, -r, d.msg);
 	c->proc.pid = -1;
@@ -847,12 +1015,17 @@ static void fire_timers(struct supervisor *sv)
 
 static void dispatch_fd(struct supervisor *sv, uint64_t data)
 {
-	unsigned slot = (unsigned)(data >> 2);
+	unsigned slot = (unsigned)(data >> KIND_BITS);
+	unsigned kind = (unsigned)(data & ((1u << KIND_BITS) - 1));
 	struct sv_child *c = slot < sv->nslots ? sv->slots[slot] : NULL;
 
 	if (!c || c->finished)
 		return;
-	switch ((enum sv_kind)(data & 3)) {
+	if (kind >= KIND_CONN) {
+		read_conns(sv, c); /* this one and any older one, in order */
+		return;
+	}
+	switch ((enum sv_kind)kind) {
 	case KIND_OUT:
 		if (c->proc.out_fd >= 0)
 			read_stream(sv, c, &c->out);
@@ -868,6 +1041,12 @@ static void dispatch_fd(struct supervisor *sv, uint64_t data)
 			if (proc_read_shim_status(&c->proc) != 0)
 				epoll_del(sv, fd); /* closed by now; DEL is a no-op */
 		}
+		break;
+	case KIND_LISTEN:
+		if (c->listen_fd >= 0)
+			accept_conns(sv, c);
+		break;
+	case KIND_CONN:
 		break;
 	}
 }

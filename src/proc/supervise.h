@@ -23,6 +23,21 @@
  *     when its pipes reach EOF (or kill_grace_ms after the exit), and then
  *     anything left in its process group gets SIGKILL.
  *
+ * The hooks channel (optional, spec.listen_fd): a listening Unix socket
+ * watched with the pipes. Each connection (an agent's hook command, e.g.
+ * `bernstein hook-post`) is read like a pipe, framed into lines with the same
+ * cap, and every line goes to on_line() with stream PROC_STREAM_SOCKET (the
+ * head of an oversized one to on_oversized()); socket lines are not written
+ * to log_path. At most PROC_MAX_SOCKET_CONNS connections are open at once
+ * per task (more are refused and logged at debug level). Before a task
+ * finishes, pending connections are accepted and drained, so what a hook
+ * wrote before the agent exited is delivered.
+ *
+ * Liveness: struct proc counts the bytes read from stdout and stderr and the
+ * time of the last read; when the deadline fires, timeout_idle_ms records
+ * how long the output had not grown (adapter/outcome.h reports it for a
+ * poll-pty agent).
+ *
  * SIGINT, SIGTERM or SIGHUP cancels every child the same way (TERM, grace,
  * KILL); a second one kills at once. supervise() then returns -ECANCELED
  * once every child is reaped, so cli/ can exit 130.
@@ -76,6 +91,12 @@ extern const struct proc_transition proc_transitions[_PROC_STATE_MAX][_PROC_EVEN
 const char *proc_event_name(enum proc_event e);
 const char *proc_action_name(enum proc_action a);
 
+/* The stream number of lines read from spec.listen_fd's connections (1 is
+ * stdout, 2 stderr). */
+#define PROC_STREAM_SOCKET 3
+/* Connections open at once per task on spec.listen_fd. */
+#define PROC_MAX_SOCKET_CONNS 32
+
 enum proc_notice {
 	PROC_NOTICE_TIMEOUT,	/* deadline hit: SIGTERM sent to the group (value: timeout ms) */
 	PROC_NOTICE_KILL,	/* grace over: SIGKILL sent to the group (value: grace ms) */
@@ -93,8 +114,9 @@ struct supervisor_ops {
 	int (*next_task)(void *ctx, struct proc_spec *spec, void **ret_task);
 	/* Optional: the agent was spawned (p->pid is valid). */
 	void (*on_start)(void *ctx, void *task, const struct proc *p);
-	/* Optional: one complete line; stream is 1 (stdout) or 2 (stderr);
-	 * line[len] == '\0'; the line may contain NUL bytes. */
+	/* Optional: one complete line; stream is 1 (stdout), 2 (stderr) or
+	 * PROC_STREAM_SOCKET (a connection to spec.listen_fd; only when the spec
+	 * gave one); line[len] == '\0'; the line may contain NUL bytes. */
 	void (*on_line)(void *ctx, void *task, int stream, const char *line, size_t len);
 	/* Optional: a line longer than max_line. head holds its first max_line
 	 * bytes (NUL-terminated), total its full length without the newline. */

@@ -8,6 +8,7 @@
 
 #include "util/fsutil.h"
 #include "util/json.h"
+#include "util/url.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
 
@@ -177,24 +178,6 @@ bool runner_manifest_session_id_ok(const char *s)
 		      c == '.' || c == '_' || c == '-'))
 			return false;
 	}
-	return true;
-}
-
-static bool url_ok(const char *u)
-{
-	const char *host, *p;
-
-	if (strncmp(u, "http://", 7) == 0)
-		host = u + 7;
-	else if (strncmp(u, "https://", 8) == 0)
-		host = u + 8;
-	else
-		return false;
-	if (!*host || *host == '/')
-		return false;
-	for (p = u; *p; p++)
-		if ((unsigned char)*p <= ' ' || *p == 0x7f)
-			return false;
 	return true;
 }
 
@@ -388,12 +371,11 @@ static int parse_object(struct mparse *p, const json_t *o)
 		ts && strcmp(ts, "builtin") == 0 ? MANIFEST_TOOLS_BUILTIN : MANIFEST_TOOLS_GATEWAY;
 	if (m->base_url) {
 		size_t n = strlen(m->base_url);
+		struct diag ud;
 		char *u;
 
-		if (!url_ok(m->base_url))
-			return bad(p, "base_url",
-				   "expected an http:// or https:// URL with a host and no spaces",
-				   NULL);
+		if (url_check(m->base_url, NULL, &ud) < 0)
+			return bad(p, "base_url", ud.msg, NULL);
 		u = arena_strdup(&m->arena, m->base_url);
 		while (n > 0 && u[n - 1] == '/')
 			u[--n] = '\0';

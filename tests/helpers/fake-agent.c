@@ -25,6 +25,10 @@
  *   exit N               exit with N now
  *   kill-self SIG        raise SIG (a number or a name like TERM)
  *   read-stdin           copy stdin to stdout until EOF
+ *   hook-post SOCK TEXT  connect to the Unix stream socket SOCK ($NAME: the path in
+ *                        the environment variable NAME), write TEXT with
+ *                        C escapes (\n ...; no newline added) and close;
+ *                        prints nothing (failures go to stderr, exit 3)
  *
  * Output is flushed after every directive. At the end it exits 0. */
 #include <ctype.h>
@@ -36,7 +40,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/types.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -333,8 +339,31 @@ static void spawn_grandchild(long ms)
 	printf("{\"type\":\"grandchild\",\"pid\":%ld}\n", (long)pid);
 }
 
-/* Run one directive; arg (and arg2, for write-file) are NULL when it takes
- * none. */
+static void hook_post(const char *sock, const char *text)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+
+	if (sock[0] == '$' && getenv(sock + 1))
+		sock = getenv(sock + 1); /* $NAME: the socket the environment names */
+	char *buf = malloc(strlen(text) + 1);
+	size_t n = unescape(text, buf);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (strlen(sock) >= sizeof(sa.sun_path) || fd < 0) {
+		fprintf(stderr, "fake-agent: hook-post: bad socket '%s'\n", sock);
+		exit(3);
+	}
+	memcpy(sa.sun_path, sock, strlen(sock) + 1);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || write_all(fd, buf, n) < 0) {
+		fprintf(stderr, "fake-agent: hook-post %s: %s\n", sock, strerror(errno));
+		exit(3);
+	}
+	close(fd);
+	free(buf);
+}
+
+/* Run one directive; arg (and arg2, for write-file and hook-post) are NULL
+ * when it takes none. */
 static void run(const char *name, const char *arg, const char *arg2, int argc, char **argv)
 {
 	if (strcmp(name, "emit") == 0) {
@@ -393,6 +422,8 @@ static void run(const char *name, const char *arg, const char *arg2, int argc, c
 		raise(parse_signal(arg));
 	} else if (strcmp(name, "read-stdin") == 0) {
 		read_stdin();
+	} else if (strcmp(name, "hook-post") == 0) {
+		hook_post(arg, arg2);
 	} else {
 		fprintf(stderr, "fake-agent: unknown directive '%s'\n", name);
 		exit(2);
@@ -408,7 +439,7 @@ static int nargs(const char *name)
 					   "dump-ids",	  "dump-signals", "read-stdin"};
 	size_t i;
 
-	if (strcmp(name, "write-file") == 0)
+	if (strcmp(name, "write-file") == 0 || strcmp(name, "hook-post") == 0)
 		return 2;
 	for (i = 0; i < sizeof(none) / sizeof(none[0]); i++)
 		if (strcmp(name, none[i]) == 0)

@@ -836,7 +836,7 @@ static void test_malformed_lines(void **state)
 		recorder_release(rc);
 	}
 	/* the text dialects take the same lines as text */
-	for (d = DIALECT_TEXT_SIGNALS; d < _DIALECT_MAX; d++) {
+	for (d = DIALECT_TEXT_SIGNALS; d <= DIALECT_NONE; d++) {
 		struct diag diag;
 
 		recorder_init(rc, (enum dialect)d);

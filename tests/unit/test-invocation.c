@@ -447,17 +447,15 @@ static void test_endpoint_all_six(void **state)
 			       "base_url = \"http://127.0.0.1:4000/v1\""));
 	invocation_plan_release(&plan);
 
-	/* opencode: the model is spelled local/MODEL, and needs a model */
+	/* opencode: the model is spelled local/MODEL */
 	req_init(&r, shipped("opencode"), "x");
 	r.model = "qwen3";
 	set(&r.sampling, "base_url", "http://127.0.0.1:4000/v1");
 	set(&r.sampling, "api_key_env", "GATEWAY_KEY");
 	assert_int_equal(build(&r, &plan, &d), 0);
 	assert_argv(&plan, "run|-m|local/qwen3|--format|json|--auto|x");
-	invocation_plan_release(&plan);
-	r.model = NULL;
-	assert_int_equal(build(&r, &plan, &d), -EINVAL);
-	assert_non_null(strstr(d.msg, "needs a model"));
+	assert_string_equal(plan.model, "qwen3");
+	assert_false(plan.model_defaulted);
 	invocation_plan_release(&plan);
 
 	/* qwen: endpoint args before the prompt */
@@ -467,6 +465,212 @@ static void test_endpoint_all_six(void **state)
 	assert_int_equal(build(&r, &plan, &d), 0);
 	assert_argv(&plan, "-o|stream-json|--auth-type|openai|--yolo|x");
 	assert_string_equal(env_of(&plan, "OPENAI_API_KEY"), "gw-secret-value");
+	invocation_plan_release(&plan);
+}
+
+/* Without -m, an endpoint's templates get the profile's default model:
+ * every one of the six works with base_url + api_key_env alone. */
+static void test_endpoint_default_model(void **state)
+{
+	static const char *const six[] = {"claude", "codex", "gemini", "qwen", "opencode", "pi"};
+	struct invocation_request r;
+	struct invocation_plan plan;
+	struct diag d;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(six) / sizeof(six[0]); i++) {
+		req_init(&r, shipped(six[i]), "write hello.txt");
+		set(&r.sampling, "base_url", "http://127.0.0.1:4000/v1");
+		set(&r.sampling, "api_key_env", "GATEWAY_KEY");
+		if (build(&r, &plan, &d) < 0)
+			fail_msg("%s without -m: %s", six[i], d.msg);
+		invocation_plan_release(&plan);
+	}
+
+	/* codex: the known slug, on argv (its tools depend on it) */
+	req_init(&r, shipped("codex"), "x");
+	set(&r.sampling, "base_url", "http://127.0.0.1:4000/v1");
+	set(&r.sampling, "api_key_env", "GATEWAY_KEY");
+	assert_int_equal(build(&r, &plan, &d), 0);
+	assert_argv(&plan, "exec|-m|gpt-5.5|--json|--skip-git-repo-check|"
+			   "--dangerously-bypass-approvals-and-sandbox|x");
+	assert_string_equal(plan.model, "gpt-5.5");
+	assert_true(plan.model_defaulted);
+	invocation_plan_release(&plan);
+	/* -m wins */
+	r.model = "o4-mini";
+	assert_int_equal(build(&r, &plan, &d), 0);
+	assert_true(idx(&plan.argv, "o4-mini") >= 0);
+	assert_true(idx(&plan.argv, "gpt-5.5") < 0);
+	assert_false(plan.model_defaulted);
+	invocation_plan_release(&plan);
+	/* no endpoint: the agent's own default (no -m) */
+	req_init(&r, shipped("codex"), "x");
+	assert_int_equal(build(&r, &plan, &d), 0);
+	assert_true(idx(&plan.argv, "-m") < 0);
+	assert_null(plan.model);
+	invocation_plan_release(&plan);
+
+	/* opencode and pi: the default in the argv and the provider file */
+	req_init(&r, shipped("opencode"), "x");
+	set(&r.sampling, "base_url", "http://127.0.0.1:4000/v1");
+	set(&r.sampling, "api_key_env", "GATEWAY_KEY");
+	assert_int_equal(build(&r, &plan, &d), 0);
+	assert_argv(&plan, "run|-m|local/gpt-5.5|--format|json|--auto|x");
+	assert_non_null(strstr(file_of(&plan, ".config/opencode/opencode.json")->content,
+			       "\"models\": {\"gpt-5.5\": {\"name\": \"gpt-5.5\"}}"));
+	invocation_plan_release(&plan);
+	req_init(&r, shipped("pi"), "x");
+	set(&r.sampling, "base_url", "http://127.0.0.1:4000/v1");
+	set(&r.sampling, "api_key_env", "GATEWAY_KEY");
+	assert_int_equal(build(&r, &plan, &d), 0);
+	assert_argv(&plan, "--model|gpt-5.5|--mode|json|--provider|local|-p|x");
+	assert_non_null(strstr(file_of(&plan, ".pi/agent/models.json")->content,
+			       "[{\"id\": \"gpt-5.5\"}]"));
+	invocation_plan_release(&plan);
+
+	/* a profile without a default still needs -m when its template does */
+	{
+		struct profile *p =
+			load("tmpl", "name: tmpl\ndisplay_name: T\nshape: factory\n"
+				     "invocation: {binary: t, prompt_positional: true}\n"
+				     "capabilities: {supports_endpoint: true}\n"
+				     "runtime: {endpoint: {env: {M: '{model}', U: "
+				     "'{base_url}', K: '{api_key}'}}}\n");
+
+		req_init(&r, p, "x");
+		set(&r.sampling, "base_url", "http://127.0.0.1:4000/v1");
+		set(&r.sampling, "api_key_env", "GATEWAY_KEY");
+		assert_int_equal(build(&r, &plan, &d), -EINVAL);
+		assert_string_equal(d.msg, "profile 'tmpl': runtime.endpoint.env.M needs a model "
+					   "(its template uses {model})");
+		invocation_plan_release(&plan);
+		profile_free(p);
+	}
+}
+
+/* base_url is checked where it enters: --set, and a request built by hand. */
+static void test_base_url_rules(void **state)
+{
+	struct invocation_sampling s = {0};
+	struct invocation_request r;
+	struct invocation_plan plan;
+	struct diag d;
+
+	(void)state;
+	assert_int_equal(invocation_sampling_set(&s, "base_url", "http://u:p@h:4000/v1", &d),
+			 -EINVAL);
+	assert_string_equal(d.msg, "base_url 'http://***@h:4000/v1': credentials in the URL "
+				   "(user@host) are not allowed; give the key with api_key_env");
+	assert_int_equal(invocation_sampling_set(&s, "base_url", "http://h:99999/v1", &d), -EINVAL);
+	assert_string_equal(d.msg, "base_url 'http://h:99999/v1': invalid port '99999' (a number "
+				   "from 1 to 65535)");
+	assert_int_equal(invocation_sampling_set(&s, "base_url", "http://h/v1?x=1", &d), -EINVAL);
+	assert_int_equal(invocation_sampling_set(&s, "base_url", "http://h_/v1", &d), 0);
+	assert_int_equal(invocation_sampling_set(&s, "base_url", "https://[::1]:8443/v1", &d), 0);
+	assert_string_equal(s.base_url, "https://[::1]:8443/v1");
+
+	/* a request that skipped --set is checked by the builder */
+	req_init(&r, shipped("claude"), "x");
+	r.sampling.set = (1u << SAMPLING_BASE_URL) | (1u << SAMPLING_API_KEY_ENV);
+	r.sampling.base_url = "http://h:0/v1";
+	r.sampling.api_key_env = "GATEWAY_KEY";
+	assert_int_equal(build(&r, &plan, &d), -EINVAL);
+	assert_string_equal(d.msg, "base_url 'http://h:0/v1': invalid port '0' (a number from 1 to "
+				   "65535)");
+	assert_int_equal(plan.argv.nr, 0);
+	invocation_plan_release(&plan);
+}
+
+/* ---- the hooks channel ---- */
+
+#define HOOKS_PROFILE                                                                              \
+	"name: hk\ndisplay_name: H\nshape: factory\n"                                              \
+	"invocation: {binary: hk-agent, prompt_flag: -p}\n"                                        \
+	"runtime:\n  home: isolated\n"                                                             \
+	"  files:\n    - {path: .hk/settings.json, content: '{\"telemetry\": false}'}\n"           \
+	"    - {path: .hk/other.json, content: '{}'}\n"                                            \
+	"  hooks:\n    args: [--hook-socket, '{hooks_socket}']\n"                                  \
+	"    env: {HK_HOOK: '{hook_command} --event Stop'}\n"                                      \
+	"    files:\n      - path: .hk/settings.json\n        content: |\n"                        \
+	"          {\"hooks\": {\"Stop\": [{\"command\": \"{hook_command}\"}]}}\n"
+
+static void test_hooks_channel(void **state)
+{
+	struct profile *p = load("hk", HOOKS_PROFILE);
+	struct adapter_strategy hooks = strategy_default, none = strategy_default;
+	struct invocation_request r;
+	struct invocation_plan plan;
+	struct diag d;
+	size_t i;
+
+	(void)state;
+	hooks.event_channel = EVENT_CHANNEL_HOOKS;
+	req_init(&r, p, "go");
+	r.strategy = &hooks;
+	r.bernstein_exe = "/opt/bern/bin/bernstein";
+	assert_int_equal(build(&r, &plan, &d), 0);
+	assert_true(plan.hooks);
+	assert_string_equal(plan.hooks_socket, SESSION "/hooks.sock");
+	assert_argv(&plan, "--hook-socket|" SESSION "/hooks.sock|-p|go");
+	assert_string_equal(env_of(&plan, "HK_HOOK"),
+			    "'/opt/bern/bin/bernstein' hook-post --socket '" SESSION
+			    "/hooks.sock' --event Stop");
+	/* the hooks file replaces the plain one of the same path */
+	assert_int_equal(plan.n_files, 2);
+	assert_string_equal(file_of(&plan, ".hk/settings.json")->content,
+			    "{\"hooks\": {\"Stop\": [{\"command\": \"'/opt/bern/bin/bernstein' "
+			    "hook-post --socket '" SESSION "/hooks.sock'\"}]}}\n");
+	assert_string_equal(file_of(&plan, ".hk/other.json")->content, "{}");
+	for (i = 0; i < plan.warnings.nr; i++) /* the binary is missing here, nothing else */
+		assert_null(strstr(plan.warnings.v[i], "hooks"));
+	/* the stdout reader is unchanged (none) */
+	assert_int_equal(plan.dialect, DIALECT_NONE);
+	invocation_plan_release(&plan);
+
+	/* not the hooks channel: nothing of it */
+	r.strategy = &none;
+	assert_int_equal(build(&r, &plan, &d), 0);
+	assert_false(plan.hooks);
+	assert_null(plan.hooks_socket);
+	assert_argv(&plan, "-p|go");
+	assert_null(env_of(&plan, "HK_HOOK"));
+	assert_string_equal(file_of(&plan, ".hk/settings.json")->content, "{\"telemetry\": false}");
+	invocation_plan_release(&plan);
+
+	/* a binary path the command cannot quote */
+	r.strategy = &hooks;
+	r.bernstein_exe = "/opt/it's/bernstein";
+	assert_int_equal(build(&r, &plan, &d), -EINVAL);
+	assert_non_null(strstr(d.msg, "the hook command cannot name '/opt/it's/bernstein'"));
+	invocation_plan_release(&plan);
+	r.bernstein_exe = "bernstein";
+	assert_int_equal(build(&r, &plan, &d), -EINVAL);
+	invocation_plan_release(&plan);
+	/* without bernstein_exe: this binary */
+	r.bernstein_exe = NULL;
+	assert_int_equal(build(&r, &plan, &d), 0);
+	assert_non_null(strstr(env_of(&plan, "HK_HOOK"), "/test-invocation' hook-post --socket"));
+	invocation_plan_release(&plan);
+	profile_free(p);
+
+	/* the hooks channel without runtime.hooks: a warning, stdout only */
+	req_init(&r, shipped("composio"), "go");
+	assert_int_equal(build(&r, &plan, &d), 0);
+	assert_int_equal(plan.strategy.event_channel, EVENT_CHANNEL_HOOKS);
+	assert_false(plan.hooks);
+	assert_true(idx(&plan.warnings, "event channel hooks: profile 'composio' declares no "
+					"runtime.hooks; reading its output only") >= 0);
+	invocation_plan_release(&plan);
+	/* the built-in runner reports on stdout: no hooks */
+	req_init(&r, shipped("openai_agents"), "go");
+	r.model = "m";
+	assert_int_equal(build(&r, &plan, &d), 0);
+	assert_int_equal(plan.strategy.event_channel, EVENT_CHANNEL_HOOKS);
+	assert_false(plan.hooks);
+	for (i = 0; i < plan.warnings.nr; i++)
+		assert_null(strstr(plan.warnings.v[i], "hooks"));
 	invocation_plan_release(&plan);
 }
 
@@ -906,8 +1110,24 @@ static void test_modules(void **state)
 	json_t *j;
 
 	(void)state;
-	req_init(&r, shipped("mock"), "p");
-	assert_int_equal(build(&r, &plan, &d), -ENOTSUP);
+	/* mock (bernstein mock-agent): built from its declaration like a
+	 * factory profile, argv[0] this binary */
+	req_init(&r, shipped("mock"), "write a.txt hi");
+	r.model = "some-model"; /* no model flag: not passed */
+	r.session_id = "conv-1";
+	assert_int_equal(build(&r, &plan, &d), 0);
+	assert_string_equal(plan.argv.v[0], INVOCATION_SELF_EXE);
+	assert_true(plan.binary_found);
+	assert_argv(&plan, "mock-agent|--session-id|32b2c54a-a04d-5759-a20e-c59c0ba5deb7|"
+			   "write a.txt hi");
+	assert_int_equal(plan.dialect, DIALECT_RUNNER);
+	assert_string_equal(plan.state_dir, STATE);
+	assert_string_equal(env_of(&plan, "HOME"), STATE);
+	assert_int_equal(plan.warnings.nr, 0);
+	invocation_plan_release(&plan);
+	r.resume_id = "conv-1";
+	assert_int_equal(build(&r, &plan, &d), 0);
+	assert_argv(&plan, "mock-agent|--resume|conv-1|write a.txt hi");
 	invocation_plan_release(&plan);
 	req_init(&r, shipped("generic"), "p");
 	assert_int_equal(build(&r, &plan, &d), -ENOTSUP);
@@ -981,7 +1201,7 @@ static void test_every_shipped_profile(void **state)
 		r.resume_id = "abc-123";
 		rc = build(&r, &plan, &d);
 		if (e->profile->shape == PROFILE_SHAPE_MODULE &&
-		    strcmp(e->name, "openai_agents") != 0) {
+		    strcmp(e->name, "openai_agents") != 0 && strcmp(e->name, "mock") != 0) {
 			assert_int_equal(rc, -ENOTSUP);
 		} else {
 			if (rc < 0)
@@ -1024,6 +1244,9 @@ int main(void)
 		cmocka_unit_test(test_endpoint_claude),
 		cmocka_unit_test(test_credentials),
 		cmocka_unit_test(test_endpoint_all_six),
+		cmocka_unit_test(test_endpoint_default_model),
+		cmocka_unit_test(test_base_url_rules),
+		cmocka_unit_test(test_hooks_channel),
 		cmocka_unit_test(test_env_isolated),
 		cmocka_unit_test(test_resume_by_strategy),
 		cmocka_unit_test(test_dangerous_by_strategy),

@@ -275,6 +275,48 @@ static void test_tally_and_exit(void **state)
 	assert_int_equal(outcome_classify(&in), OUTCOME_CANCELLED);
 }
 
+/* A poll-pty agent killed by the timeout: the reason tells how long its
+ * output had been still (from the supervisor's struct proc). */
+static void test_poll_pty_liveness(void **state)
+{
+	struct outcome_inputs in;
+	struct proc p = PROC_INIT;
+	char why[256];
+
+	(void)state;
+	outcome_inputs_init(&in, DIALECT_POLL_PTY);
+	assert_true(in.liveness);
+	p.exit_code = 128 + SIGTERM;
+	p.term_signal = SIGTERM;
+	p.timed_out = true;
+	p.output_bytes = 40;
+	p.timeout_idle_ms = 12345;
+	outcome_set_exit(&in, &p);
+	assert_int_equal(in.output_bytes, 40);
+	assert_int_equal(in.timeout_idle_ms, 12345);
+	assert_int_equal(outcome_classify_why(&in, why, sizeof(why)), OUTCOME_TIMED_OUT);
+	assert_string_equal(why, "timed out; its output last grew 12.3 s before the deadline "
+				 "(poll-pty liveness, 40 bytes in all)");
+	p.output_bytes = 0;
+	outcome_set_exit(&in, &p);
+	assert_int_equal(outcome_classify_why(&in, why, sizeof(why)), OUTCOME_TIMED_OUT);
+	assert_string_equal(why, "timed out without printing anything (poll-pty liveness)");
+	/* a poll-pty agent that exits by itself is judged by its exit as before */
+	p.timed_out = false;
+	p.exit_code = 0;
+	p.term_signal = 0;
+	outcome_set_exit(&in, &p);
+	assert_int_equal(classify(&in, "exited 0"), OUTCOME_COMPLETED);
+	/* other text channels keep the plain reason */
+	outcome_inputs_init(&in, DIALECT_NONE);
+	assert_false(in.liveness);
+	p.timed_out = true;
+	p.output_bytes = 40;
+	outcome_set_exit(&in, &p);
+	assert_int_equal(outcome_classify_why(&in, why, sizeof(why)), OUTCOME_TIMED_OUT);
+	assert_string_equal(why, "timed out before its terminal event");
+}
+
 static void test_names(void **state)
 {
 	int o;
@@ -303,7 +345,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_start_failures), cmocka_unit_test(test_terminal_result),
 		cmocka_unit_test(test_no_terminal),    cmocka_unit_test(test_success_checks),
-		cmocka_unit_test(test_tally_and_exit), cmocka_unit_test(test_names),
+		cmocka_unit_test(test_tally_and_exit), cmocka_unit_test(test_poll_pty_liveness),
+		cmocka_unit_test(test_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -477,9 +477,10 @@ static const char mini_canonical[] =
 	"\"model_flag\":null,\"prompt_file_flag\":null,\"prompt_flag\":null,"
 	"\"prompt_positional\":true,\"subcommands\":[]},\"models\":{},\"name\":\"mini\","
 	"\"runtime\":{\"dangerous\":{\"args\":[],\"env\":{}},\"endpoint\":{\"args\":[],"
-	"\"env\":{},\"files\":[],\"model\":\"{model}\"},\"env\":{},\"events\":{\"dialect\":null},"
-	"\"files\":[],\"home\":\"inherit\",\"long_prompt\":null,\"resume\":null,"
-	"\"session_id\":null},\"shape\":\"factory\",\"strategy\":null,"
+	"\"default_model\":null,\"env\":{},\"files\":[],\"model\":\"{model}\"},\"env\":{},"
+	"\"events\":{\"dialect\":null},\"files\":[],\"home\":\"inherit\",\"hooks\":null,"
+	"\"long_prompt\":null,\"resume\":null,\"session_id\":null},\"shape\":\"factory\","
+	"\"strategy\":null,"
 	"\"version_args\":[\"--version\"]}";
 
 static void test_hash(void **state)
@@ -527,6 +528,114 @@ static void test_hash(void **state)
 	profile_free(c);
 	profile_free(a);
 	profile_free(b);
+}
+
+/* runtime.endpoint.default_model and runtime.hooks: parsed, checked, hashed. */
+#define HOOKS_HEAD                                                                                 \
+	"name: x\ndisplay_name: X\nshape: factory\n"                                               \
+	"invocation: {binary: x, prompt_positional: true}\n"
+
+static void test_default_model_and_hooks(void **state)
+{
+	struct profile *p, *q;
+	struct adapter_strategy s = strategy_default;
+	struct diag d;
+	json_t *j;
+
+	(void)state;
+	p = load("x", HOOKS_HEAD
+		 "capabilities: {supports_endpoint: true}\n"
+		 "runtime:\n  endpoint: {default_model: gpt-5.5, env: {U: '{base_url}'}}\n"
+		 "  home: isolated\n"
+		 "  hooks:\n    env: {X_HOOK: '{hooks_socket}'}\n    args: [--hooks]\n"
+		 "    files: [{path: .x/settings.json, content: '{\"cmd\": "
+		 "\"{hook_command}\"}'}]\n");
+	assert_string_equal(p->runtime.endpoint.default_model, "gpt-5.5");
+	assert_true(p->runtime.hooks.declared);
+	assert_int_equal(p->runtime.hooks.args.n, 1);
+	assert_int_equal(p->runtime.hooks.env.n, 1);
+	assert_int_equal(p->runtime.hooks.files.n, 1);
+	j = profile_canonical(p);
+	assert_string_equal(json_string_value(json_object_get(
+				    json_object_get(json_object_get(j, "runtime"), "endpoint"),
+				    "default_model")),
+			    "gpt-5.5");
+	assert_int_equal(json_object_size(json_object_get(json_object_get(j, "runtime"), "hooks")),
+			 3);
+	json_decref(j);
+	/* the default model is part of the declaration: another one, another hash */
+	q = load("x", HOOKS_HEAD
+		 "capabilities: {supports_endpoint: true}\n"
+		 "runtime:\n  endpoint: {default_model: gpt-5.4, env: {U: '{base_url}'}}\n"
+		 "  home: isolated\n"
+		 "  hooks:\n    env: {X_HOOK: '{hooks_socket}'}\n    args: [--hooks]\n"
+		 "    files: [{path: .x/settings.json, content: '{\"cmd\": "
+		 "\"{hook_command}\"}'}]\n");
+	assert_string_not_equal(profile_hash(p), profile_hash(q));
+	profile_free(q);
+
+	/* an inline strategy that does not read hooks contradicts runtime.hooks */
+	s.event_channel = EVENT_CHANNEL_HOOKS;
+	assert_int_equal(profile_check_strategy(p, &s, true, "inline", &d), 0);
+	s.event_channel = EVENT_CHANNEL_NONE;
+	assert_int_equal(profile_check_strategy(p, &s, false, "matrix", &d), 0);
+	assert_int_equal(profile_check_strategy(p, &s, true, "inline", &d), -EINVAL);
+	assert_string_equal(d.msg, "field 'runtime.hooks': the profile's own strategy reads event "
+				   "channel 'none', not hooks: runtime.hooks would never be used");
+	profile_free(p);
+
+	/* default_model */
+	d = load_fail("x", HOOKS_HEAD "capabilities: {supports_endpoint: true}\n"
+				      "runtime: {endpoint: {default_model: '-m', env: {U: x}}}\n");
+	assert_string_equal(d.msg, "field 'runtime.endpoint.default_model': must be a model id "
+				   "(not empty, not starting with '-')");
+	d = load_fail("x", HOOKS_HEAD "capabilities: {supports_endpoint: true}\n"
+				      "runtime: {endpoint: {default_model: 'a b', env: {U: x}}}\n");
+	assert_non_null(strstr(d.msg, "field 'runtime.endpoint.default_model': must be printable "
+				      "ASCII without blanks"));
+	d = load_fail("x",
+		      HOOKS_HEAD "capabilities: {supports_endpoint: true}\n"
+				 "runtime: {endpoint: {default_model: '{model}', env: {U: x}}}\n");
+	assert_non_null(strstr(d.msg, "field 'runtime.endpoint.default_model': must be printable"));
+	d = load_fail("x", HOOKS_HEAD "capabilities: {supports_endpoint: true}\n"
+				      "runtime: {endpoint: {default_model: [a], env: {U: x}}}\n");
+	assert_non_null(strstr(d.msg, "field 'runtime.endpoint.default_model':"));
+
+	/* hooks */
+	d = load_fail("x", HOOKS_HEAD "runtime: {hooks: {}}\n");
+	assert_string_equal(d.msg,
+			    "field 'runtime.hooks': declares nothing: give args, env or files "
+			    "that make the agent run {hook_command}");
+	d = load_fail("x", HOOKS_HEAD "runtime: {hooks: {env: {A: b}}}\n");
+	assert_string_equal(d.msg, "field 'runtime.hooks': never uses {hook_command} or "
+				   "{hooks_socket}: the agent's hooks would not reach bernstein");
+	d = load_fail("x", HOOKS_HEAD "runtime: {hooks: {env: {A: '{hooks_socket}'}, bogus: 1}}\n");
+	assert_non_null(strstr(d.msg, "field 'runtime.hooks.bogus':"));
+	d = load_fail("x", HOOKS_HEAD
+		      "runtime: {hooks: {files: [{path: a, content: '{hook_command}'}]}}\n");
+	assert_string_equal(d.msg, "field 'runtime.hooks.files': files are written into a private "
+				   "agent HOME, never the user's: set runtime.home: isolated");
+	/* the placeholders belong to runtime.hooks */
+	d = load_fail("x", HOOKS_HEAD "runtime: {env: {A: '{hook_command}'}}\n");
+	assert_non_null(strstr(d.msg, "field 'runtime.env.A': placeholder '{hook_command}' is not "
+				      "allowed here"));
+	d = load_fail("x", HOOKS_HEAD "runtime: {hooks: {env: {A: '{api_key}'}}}\n");
+	assert_non_null(strstr(d.msg, "placeholder '{api_key}' is not allowed here"));
+	d = load_fail("x",
+		      HOOKS_HEAD "runtime: {hooks: {args: ['--x={hooks_socket}', '{hookz}']}}\n");
+	assert_non_null(strstr(d.msg,
+			       "unknown placeholder '{hookz}' (known: {session_id}, {model}, "
+			       "{prompt_file}, {base_url}, {api_key_env}, {api_key}, {home}, "
+			       "{workdir}, {hook_command}, {hooks_socket})"));
+	/* one file cannot be both the endpoint's and the hooks' */
+	d = load_fail("x",
+		      HOOKS_HEAD "capabilities: {supports_endpoint: true}\n"
+				 "runtime:\n  home: isolated\n"
+				 "  endpoint: {files: [{path: c.json, content: '{base_url}'}]}\n"
+				 "  hooks: {files: [{path: c.json, content: '{hook_command}'}]}\n");
+	assert_string_equal(d.msg, "field 'runtime.hooks.files[0]': 'c.json' is also a "
+				   "runtime.endpoint file: one file cannot be both");
+	assert_int_equal(d.line, 9);
 }
 
 /* ---- gate 1 on its own ---- */
@@ -1178,6 +1287,7 @@ int main(void)
 		cmocka_unit_test(test_six_clis),
 		cmocka_unit_test(test_generic_adapter),
 		cmocka_unit_test(test_hash),
+		cmocka_unit_test(test_default_model_and_hooks),
 		cmocka_unit_test(test_validation_messages),
 		cmocka_unit_test(test_strategy_rules),
 		cmocka_unit_test(test_contract_discrepancies),
