@@ -1,6 +1,9 @@
 #!/bin/sh
-# Start-up benchmark (run by `make bench`): the median of N interleaved runs
-# of `bernstein adapters list --json` against /bin/true, and their ratio.
+# Benchmarks (run by `make bench`), ending with start-up: the median of N
+# interleaved runs of `bernstein adapters list --json` against /bin/true, and
+# their ratio, twice: the embedded catalogue alone (its gates skipped), and the
+# whole catalogue with every gate forced by a user override directory holding
+# one harmless file, a copy of a shipped profile (bench/startup.c -g).
 # It prints; it does not assert a wall-clock time.
 #
 # usage: scripts/bench.sh [BUILD_DIR]     (BENCH_RUNS=N overrides 200)
@@ -19,4 +22,6 @@ ninja -C "$build" bench/proc-bench >/dev/null && "$build/bench/proc-bench" rss "
 ninja -C "$build" bench/proc-bench >/dev/null && "$build/bench/proc-bench" drain "$build/bernstein"
 ninja -C "$build" bench/route-bench >/dev/null && "$build/bench/route-bench"
 sh "$(dirname "$0")/../bench/audit-bench.sh" "$build"
-exec "$build/bench/startup" -n "$runs" "$build/bernstein"
+sh "$(dirname "$0")/../bench/run-bench.sh" "$build"
+exec "$build/bench/startup" -n "$runs" -g "$(dirname "$0")/../catalog/profiles/claude.yaml" \
+	"$build/bernstein"

@@ -3,6 +3,7 @@
  * loads the configuration, the catalogue, state.db and the audit chain, and
  * shows what happens: a live table on a terminal, one line per change
  * otherwise, JSON lines with --json. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -1116,6 +1117,21 @@ static int demo_git(struct cli_ctx *ctx, const char *dir, const char *const *arg
 	return r;
 }
 
+static bool dir_is_empty(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	bool empty = true;
+
+	if (!d)
+		return false;
+	while (empty && (e = readdir(d)) != NULL)
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+			empty = false;
+	(void)closedir(d);
+	return empty;
+}
+
 static void demo_problem(void *userdata, const char *file, unsigned line, const char *msg)
 {
 	struct cli_ctx *ctx = userdata;
@@ -1164,9 +1180,7 @@ int cmd_demo(int argc, char **argv, struct cli_ctx *ctx)
 		if (r < 0)
 			return cli_error(ctx, BEXIT_ENV, "cannot create '%s': %s", dir,
 					 strerror(-r));
-		if (rmdir(dir) == 0 || errno != ENOTEMPTY)
-			r = mkdir_p(dir, 0755);
-		else
+		if (!dir_is_empty(dir))
 			return cli_error(ctx, BEXIT_USAGE,
 					 "'%s' is not empty; the demo needs a new directory", dir);
 	} else {

@@ -13,16 +13,34 @@ const struct cmd cli_commands[] = {
 	{"audit", NULL, audit_cmds, 0, "verify and inspect the HMAC audit chain", NULL,
 	 "The audit chain (.bernstein/audit/YYYY-MM-DD.jsonl) records what bernstein did,\n"
 	 "each record MACed and chained to the previous one; see docs/audit-log.md.\n"},
+	{"config", NULL, config_cmds, 0, "check and show bernstein.yaml", NULL,
+	 "bernstein.yaml at the repository root configures runs: default adapter and\n"
+	 "model, parallelism, timeouts, gates, merge policy, mode profiles and the\n"
+	 "per-role model policy; every key is optional. See docs/configuration.md.\n"},
+	{"demo", cmd_demo, NULL, 0, cmd_demo_summary, cmd_demo_usage, cmd_demo_help},
 	{"help", cmd_help, NULL, 0, "show help for a command", "[<command>...]",
 	 "Prints the same text as 'bernstein <command> -h'.\n"},
+	{"hook-post", cmd_hook_post, NULL, CMD_HIDDEN,
+	 "post an agent hook's payload to its session", hook_post_usage, hook_post_help},
+	{"init", cmd_init, NULL, 0, "write a commented bernstein.yaml and ignore .bernstein/",
+	 init_usage, init_help},
 	{"integrations", NULL, integrations_cmds, 0,
 	 "what each agent is good for, how to install it", NULL,
 	 "The agents bernstein can drive, one line of copy each (catalog/use-cases.yaml).\n"},
+	{"logs", cmd_logs, NULL, 0, cmd_logs_summary, cmd_logs_usage, cmd_logs_help},
+	{"mock-agent", cmd_mock_agent, NULL, CMD_HIDDEN, "the mock adapter's offline agent",
+	 mock_agent_usage, mock_agent_help},
+	{"onboard", NULL, onboard_cmds, 0, onboard_summary, NULL, onboard_help},
+	{"plan", NULL, plan_cmds, 0, "check and show plan files", NULL,
+	 "A plan (plan.yaml) lists the tasks of a run: title, prompt, role, requires,\n"
+	 "dependencies, gates; Bernstein's stages/steps form works too. See\n"
+	 "docs/plans.md.\n"},
 	{"profiles", NULL, profiles_cmds, 0, "validate capability profiles and print their hashes",
 	 NULL,
 	 "A capability profile declares an agent CLI as data: how it is invoked, its\n"
 	 "strategy and capabilities, and how resume, dangerous mode and endpoints are\n"
 	 "spelled; see docs/profile-format.md.\n"},
+	{"resume", cmd_resume, NULL, 0, cmd_resume_summary, cmd_resume_usage, cmd_resume_help},
 	{"route", cmd_route, NULL, 0, "pick the adapter for a task's capability requirements",
 	 "[--requires capability:AXIS[=VALUE]]... [--candidates A,B] [--audit] [--run-id ID] "
 	 "[--json]",
@@ -54,6 +72,7 @@ const struct cmd cli_commands[] = {
 	 "Exit: 0 selected, 6 refused (receipt printed), 2 usage or unknown adapter,\n"
 	 "3 invalid requirement or catalogue, 4 audit key or I/O problem, 5 the chain\n"
 	 "does not match its state.\n"},
+	{"run", cmd_run, NULL, 0, cmd_run_summary, cmd_run_usage, cmd_run_help},
 	{"runner", cmd_runner_exec, NULL, 0, RUNNER_SUMMARY, RUNNER_USAGE, RUNNER_HELP},
 	{"shim", cmd_shim, NULL, 0, "run a program under pdeathsig, rlimits and landlock",
 	 "[--rlimit-NAME N]... [--landlock-rw DIR]... [--landlock-ro DIR]... -- PROGRAM [ARG...]",
@@ -77,6 +96,7 @@ const struct cmd cli_commands[] = {
 	 "125 set-up failed (rlimits, Landlock). See docs/supervision.md.\n"},
 	{"spawn", cmd_spawn, NULL, 0, "run one agent headless and report its typed outcome",
 	 spawn_usage, spawn_help},
+	{"status", cmd_status, NULL, 0, cmd_status_summary, cmd_status_usage, cmd_status_help},
 	{"version", cmd_version, NULL, 0, "print the version", "",
 	 "Prints 'bernstein VERSION', or {\"name\": ..., \"version\": ...} with --json.\n"},
 	{NULL, NULL, NULL, 0, NULL, NULL, NULL},

@@ -6,6 +6,12 @@
 
 cmd_fn cmd_adapters_contract_check;
 cmd_fn cmd_help;
+cmd_fn cmd_hook_post;
+extern const char hook_post_usage[], hook_post_help[];
+cmd_fn cmd_init;
+cmd_fn cmd_mock_agent;
+extern const char mock_agent_usage[], mock_agent_help[];
+extern const char init_usage[], init_help[];
 cmd_fn cmd_route;
 cmd_fn cmd_runner;	/* in the bernstein-runner executable */
 cmd_fn cmd_runner_exec; /* bernstein runner: execs bernstein-runner */
@@ -13,10 +19,21 @@ cmd_fn cmd_shim;
 cmd_fn cmd_spawn;
 extern const char spawn_usage[], spawn_help[];
 cmd_fn cmd_version;
+/* cmd-run.c */
+cmd_fn cmd_demo, cmd_logs, cmd_resume, cmd_run, cmd_status;
+extern const char cmd_demo_summary[], cmd_demo_usage[], cmd_demo_help[];
+extern const char cmd_logs_summary[], cmd_logs_usage[], cmd_logs_help[];
+extern const char cmd_resume_summary[], cmd_resume_usage[], cmd_resume_help[];
+extern const char cmd_run_summary[], cmd_run_usage[], cmd_run_help[];
+extern const char cmd_status_summary[], cmd_status_usage[], cmd_status_help[];
 
 extern const struct cmd adapters_cmds[];
 extern const struct cmd audit_cmds[];
+extern const struct cmd config_cmds[];
 extern const struct cmd integrations_cmds[];
+extern const struct cmd plan_cmds[];
+extern const struct cmd onboard_cmds[];
+extern const char onboard_summary[], onboard_help[];
 extern const struct cmd profiles_cmds[];
 
 #endif
