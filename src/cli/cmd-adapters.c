@@ -727,22 +727,6 @@ static void check_markdown(FILE *f, const struct check_row *rows, size_t n)
 	}
 }
 
-static int parse_timeout(const char *s, uint64_t *ret_ms, double *ret_s)
-{
-	char *end = NULL;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || !isfinite(v) || v <= 0 || v > MAX_TIMEOUT_S)
-		return -EINVAL;
-	*ret_ms = (uint64_t)(v * 1000.0 + 0.5);
-	if (*ret_ms == 0)
-		*ret_ms = 1;
-	*ret_s = v;
-	return 0;
-}
-
 static int cmd_adapters_check(int argc, char **argv, struct cli_ctx *ctx)
 {
 	enum { OPT_STRICT = 256, OPT_TIMEOUT, OPT_NO_PROBE, OPT_MARKDOWN };
@@ -780,7 +764,7 @@ static int cmd_adapters_check(int argc, char **argv, struct cli_ctx *ctx)
 			strict = true;
 			break;
 		case OPT_TIMEOUT:
-			if (parse_timeout(optarg, &timeout_ms, &timeout_s) < 0)
+			if (cli_parse_seconds(optarg, MAX_TIMEOUT_S, &timeout_s, &timeout_ms) < 0)
 				return cli_usage_error(
 					ctx,
 					"invalid --timeout '%s' (seconds, more than 0 "

@@ -55,23 +55,6 @@ enum {
 
 /* ---- helpers ---- */
 
-static int parse_timeout(const char *s, uint64_t *ret_ms)
-{
-	char *end;
-	double v;
-
-	if (!*s || !((*s >= '0' && *s <= '9') || *s == '.'))
-		return -EINVAL;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || *end || !isfinite(v) || v <= 0 || v > TIMEOUT_MAX_S)
-		return -EINVAL;
-	*ret_ms = (uint64_t)(v * 1000.0 + 0.5);
-	if (*ret_ms == 0)
-		*ret_ms = 1;
-	return 0;
-}
-
 static bool looks_like_path(const char *s)
 {
 	size_t n = strlen(s);
@@ -357,7 +340,7 @@ static int cmd_onboard_record(int argc, char **argv, struct cli_ctx *ctx)
 			name = optarg;
 			break;
 		case OPT_TIMEOUT:
-			if (parse_timeout(optarg, &timeout_ms) < 0)
+			if (cli_parse_seconds(optarg, TIMEOUT_MAX_S, NULL, &timeout_ms) < 0)
 				return cli_usage_error(ctx, "invalid --timeout '%s' (seconds, > 0)",
 						       optarg);
 			break;
@@ -617,7 +600,7 @@ static int cmd_onboard_replay(int argc, char **argv, struct cli_ctx *ctx)
 		case 'h':
 			return cli_help(ctx);
 		case OPT_TIMEOUT:
-			if (parse_timeout(optarg, &timeout_ms) < 0)
+			if (cli_parse_seconds(optarg, TIMEOUT_MAX_S, NULL, &timeout_ms) < 0)
 				return cli_usage_error(ctx, "invalid --timeout '%s' (seconds, > 0)",
 						       optarg);
 			break;

@@ -487,23 +487,6 @@ static int parse_parallel(struct cli_ctx *ctx, const char *s, unsigned *ret)
 	return 0;
 }
 
-static int option_error(struct cli_ctx *ctx, char **argv, const struct option *opts,
-			const char *short_with_arg)
-{
-	if (optopt && strchr(short_with_arg, optopt))
-		return cli_missing_value(ctx, argv);
-	if (optopt == 0 && optind > 0 && argv[optind - 1] &&
-	    strncmp(argv[optind - 1], "--", 2) == 0) {
-		const struct option *op;
-		const char *a = argv[optind - 1] + 2;
-
-		for (op = opts; op->name; op++)
-			if (op->has_arg && strcmp(op->name, a) == 0)
-				return cli_missing_value(ctx, argv);
-	}
-	return cli_unknown_option(ctx, argv);
-}
-
 /* Load the plan, check the checkout, record the run and execute it. */
 static int run_plan_file(struct session *s, const char *plan_path, unsigned parallel)
 {
@@ -611,7 +594,7 @@ int cmd_run(int argc, char **argv, struct cli_ctx *ctx)
 			key_file = optarg;
 			break;
 		default:
-			return option_error(ctx, argv, run_options, "");
+			return cli_option_error(ctx, argv, run_options, "");
 		}
 	}
 	if (optind >= argc)
@@ -709,7 +692,7 @@ int cmd_resume(int argc, char **argv, struct cli_ctx *ctx)
 			key_file = optarg;
 			break;
 		default:
-			return option_error(ctx, argv, resume_options, "");
+			return cli_option_error(ctx, argv, resume_options, "");
 		}
 	}
 	if (optind < argc)
@@ -817,7 +800,7 @@ int cmd_status(int argc, char **argv, struct cli_ctx *ctx)
 			ctx->json = true;
 			break;
 		default:
-			return option_error(ctx, argv, status_options, "");
+			return cli_option_error(ctx, argv, status_options, "");
 		}
 	}
 	if (optind + 1 < argc)
@@ -954,7 +937,7 @@ int cmd_logs(int argc, char **argv, struct cli_ctx *ctx)
 			events = true;
 			break;
 		default:
-			return option_error(ctx, argv, logs_options, "");
+			return cli_option_error(ctx, argv, logs_options, "");
 		}
 	}
 	if (optind >= argc)
@@ -1169,7 +1152,7 @@ int cmd_demo(int argc, char **argv, struct cli_ctx *ctx)
 				return code;
 			break;
 		default:
-			return option_error(ctx, argv, demo_options, "");
+			return cli_option_error(ctx, argv, demo_options, "");
 		}
 	}
 	if (optind + 1 < argc)

@@ -573,21 +573,6 @@ static int read_prompt(struct cli_ctx *ctx, const char *file, char **ret)
 	return 0;
 }
 
-static int parse_timeout(const char *s, double *ret)
-{
-	char *end;
-	double v;
-
-	if (!*s || !((*s >= '0' && *s <= '9') || *s == '.'))
-		return -EINVAL;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || *end || !isfinite(v) || v <= 0 || v > TIMEOUT_MAX_S)
-		return -EINVAL;
-	*ret = v;
-	return 0;
-}
-
 static int parse_args(int argc, char **argv, struct cli_ctx *ctx, struct spawn_opts *o)
 {
 	int c;
@@ -605,7 +590,7 @@ static int parse_args(int argc, char **argv, struct cli_ctx *ctx, struct spawn_o
 			o->dir = optarg;
 			break;
 		case OPT_TIMEOUT:
-			if (parse_timeout(optarg, &o->timeout_s) < 0)
+			if (cli_parse_seconds(optarg, TIMEOUT_MAX_S, &o->timeout_s, NULL) < 0)
 				return cli_usage_error(ctx,
 						       "--timeout: '%s' is not a number of seconds "
 						       "(> 0, at most 7 days)",
@@ -641,18 +626,7 @@ static int parse_args(int argc, char **argv, struct cli_ctx *ctx, struct spawn_o
 			return cli_missing_value(ctx, argv);
 		case '?':
 		default:
-			if (optopt && strchr("mC", optopt))
-				return cli_missing_value(ctx, argv);
-			if (optopt == 0 && optind > 0 && argv[optind - 1] &&
-			    strncmp(argv[optind - 1], "--", 2) == 0) {
-				const struct option *op;
-				const char *a = argv[optind - 1] + 2;
-
-				for (op = spawn_options; op->name; op++)
-					if (op->has_arg && strcmp(op->name, a) == 0)
-						return cli_missing_value(ctx, argv);
-			}
-			return cli_unknown_option(ctx, argv);
+			return cli_option_error(ctx, argv, spawn_options, "mC");
 		}
 	}
 	if (optind >= argc)

@@ -1,8 +1,11 @@
 #include "cli/output.h"
 
+#include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "util/json.h"
 
@@ -46,5 +49,43 @@ int cli_print_json(struct cli_ctx *ctx, json_t *root)
 	(void)fputs(s, ctx->out);
 	(void)fputc('\n', ctx->out);
 	free(s);
+	return 0;
+}
+
+int cli_option_error(struct cli_ctx *ctx, char **argv, const struct option *opts,
+		     const char *short_with_arg)
+{
+	if (optopt && strchr(short_with_arg, optopt))
+		return cli_missing_value(ctx, argv);
+	if (optopt == 0 && optind > 0 && argv[optind - 1] &&
+	    strncmp(argv[optind - 1], "--", 2) == 0) {
+		const struct option *op;
+		const char *a = argv[optind - 1] + 2;
+
+		for (op = opts; op->name; op++)
+			if (op->has_arg && strcmp(op->name, a) == 0)
+				return cli_missing_value(ctx, argv);
+	}
+	return cli_unknown_option(ctx, argv);
+}
+
+int cli_parse_seconds(const char *s, double max_s, double *ret_s, uint64_t *ret_ms)
+{
+	char *end;
+	double v;
+
+	if (!*s || !((*s >= '0' && *s <= '9') || *s == '.'))
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || !isfinite(v) || v <= 0 || v > max_s)
+		return -EINVAL;
+	if (ret_s)
+		*ret_s = v;
+	if (ret_ms) {
+		*ret_ms = (uint64_t)(v * 1000.0 + 0.5);
+		if (*ret_ms == 0)
+			*ret_ms = 1;
+	}
 	return 0;
 }

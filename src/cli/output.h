@@ -5,6 +5,7 @@
 #define BERNSTEIN_CLI_OUTPUT_H
 
 #include <jansson.h>
+#include <stdint.h>
 
 #include "cli/cli.h"
 #include "util/strvec.h"
@@ -13,6 +14,17 @@
 int cli_unknown_option(struct cli_ctx *ctx, char **argv);
 /* "option '--x' requires a value" (exit 2). */
 int cli_missing_value(struct cli_ctx *ctx, char **argv);
+/* What getopt_long's '?' or ':' means, as a usage error: a missing value of
+ * one of the short options in short_with_arg or of a long option of opts
+ * that takes one, else an unknown option. */
+struct option;
+int cli_option_error(struct cli_ctx *ctx, char **argv, const struct option *opts,
+		     const char *short_with_arg);
+
+/* A number of seconds as users write it ("30", "1.5"): finite, > 0, at most
+ * max_s. 0 with the seconds and, rounded to the nearest millisecond (at
+ * least 1), the milliseconds (either pointer may be NULL), or -EINVAL. */
+int cli_parse_seconds(const char *s, double max_s, double *ret_s, uint64_t *ret_ms);
 
 /* A JSON string that never fails: NULL becomes null, bytes that are not
  * valid UTF-8 (a version line, a path) become '?'. */
