@@ -158,6 +158,43 @@ expect_stdout_contains '"action":"complete"' "completion goes on"
 check "the gated work is merged once" \
 	sh -c "[ \$(git -C '$W' log --merges --oneline main | grep -c 'slow gate') -eq 1 ]"
 
+# ---- a crash while merging: state.db says 'merging' ----
+# (the window is a single git merge; the state is set by hand, as a crash
+# between the two would leave it)
+set_state()
+{
+	python3 -c "
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute(\"update tasks set state = ? where id = ? and run_id = (select id from runs order by rowid desc limit 1)\", (sys.argv[2], sys.argv[3]))
+db.execute(\"update runs set state = 'interrupted' where rowid = (select max(rowid) from runs)\")
+db.commit()
+" "$W/.bernstein/state.db" "$2" "$1"
+}
+cat >"$W/merge.yaml" <<'EOF'
+name: merge
+tasks:
+  - {title: unmerged, prompt: write unmerged.txt left on its branch}
+EOF
+printf 'merge: none\n' >>"$W/bernstein.yaml"
+commit_all merge
+expect_exit 0 "BERNSTEIN_AUDIT_KEY_PATH=$KEY" "$BERNSTEIN" run merge.yaml
+check "merge: none leaves the branch unmerged" test ! -e "$W/unmerged.txt"
+sed -i '/^merge: none$/d' "$W/bernstein.yaml"
+commit_all merge-on
+MERGES=$(git -C "$W" rev-list --merges --count main)
+set_state unmerged merging
+expect_exit 0 "BERNSTEIN_AUDIT_KEY_PATH=$KEY" "$BERNSTEIN" resume --json
+expect_stdout_contains '"action":"merge"' "resume finishes the merge"
+check "the interrupted merge is done once" grep -q "left on its branch" "$W/unmerged.txt"
+check "one merge more" sh -c "[ \$(git -C '$W' rev-list --merges --count main) -eq $((MERGES + 1)) ]"
+set_state unmerged merging
+expect_exit 0 "BERNSTEIN_AUDIT_KEY_PATH=$KEY" "$BERNSTEIN" resume --json
+check "a merge already made is not made again" \
+	sh -c "[ \$(git -C '$W' rev-list --merges --count main) -eq $((MERGES + 1)) ]"
+run "$BERNSTEIN" status
+expect_stdout_contains "already merged" "the task says so"
+
 # ---- one task only; the lock ----
 cat >"$W/two.yaml" <<'EOF'
 name: two
