@@ -59,6 +59,7 @@ struct session {
 	struct orch_config *cfg;
 	struct state *st;
 	struct audit_chain *chain;
+	const char *key_file; /* --key-file, or NULL: the default key */
 	struct orch_env env;
 	/* the display */
 	bool tty;
@@ -131,6 +132,7 @@ static int session_open(struct session *s, struct cli_ctx *ctx, bool readonly, b
 
 	memset(s, 0, sizeof(*s));
 	s->ctx = ctx;
+	s->key_file = key_file;
 	s->git_env = (struct strvec)STRVEC_INIT;
 	push_env(s, "PATH");
 	push_env(s, "HOME");
@@ -453,8 +455,10 @@ static void print_summary(struct session *s, const struct orch_summary *sum)
 	(void)fprintf(ctx->out,
 		      "  status:  bernstein status %s\n"
 		      "  logs:    %s/%s/%s/\n"
-		      "  audit:   bernstein audit verify  (%s/%s)\n",
-		      sum->run_id, s->repo, AGENTRUN_RUNS_DIR, sum->run_id, s->repo, AUDIT_DIR);
+		      "  audit:   bernstein audit verify%s%s  (%s/%s)\n",
+		      sum->run_id, s->repo, AGENTRUN_RUNS_DIR, sum->run_id,
+		      s->key_file ? " --key-file " : "", s->key_file ? s->key_file : "", s->repo,
+		      AUDIT_DIR);
 	if (sum->state == RUN_INTERRUPTED)
 		(void)fprintf(ctx->out, "  resume:  bernstein resume %s\n", sum->run_id);
 }
