@@ -1292,6 +1292,10 @@ static int next_task(void *ctx, struct proc_spec *spec, void **ret_task)
 			if (!retry_due(l, t, NULL))
 				continue;
 			r = dispatch(l, t, spec);
+			if (r != 1)
+				/* nothing spawned: what a refused or failed dispatch put
+				 * into the spec must not reach the next task's agent */
+				proc_spec_release(spec);
 			if (r < 0)
 				return r;
 			if (r == DISPATCH_BUSY)

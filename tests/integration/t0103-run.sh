@@ -236,6 +236,34 @@ check "the mode profile is not forced on an adapter without sampling" \
 sed -i '/^mode: fast$/d' "$W/bernstein.yaml"
 commit_all nomode
 
+# ---- a missing agent binary; an artifact that is a symlink out ----
+cat >"$W/.bernstein/catalog/profiles/ghost.yaml" <<'EOF'
+name: ghost
+display_name: "Missing agent"
+shape: factory
+invocation:
+  binary: /nonexistent/ghost-agent
+  prompt_positional: true
+EOF
+cat >>"$W/.bernstein/catalog/strategy-matrix.yaml" <<'EOF'
+  ghost:
+    resume: unsupported
+    dangerous_mode: always-on
+    event_channel: none
+EOF
+cat >"$W/hostile.yaml" <<'EOF'
+name: hostile
+tasks:
+  - {title: ghost, adapter: ghost, prompt: hi}
+  - {title: escape, artifact: out.txt, prompt: "ln -s /etc/passwd out.txt"}
+EOF
+commit_all hostile
+expect_exit 1 "$KEY" "$BERNSTEIN" run hostile.yaml
+run "$BERNSTEIN" status --json
+expect_stdout_contains '"outcome": "binary_missing"' "a missing agent binary fails its task"
+run "$BERNSTEIN" status
+expect_stdout_contains "resolves outside the worktree" "an artifact symlinked out is refused"
+
 # ---- refused before running ----
 printf 'name: bad\ntasks:\n  - title: x\n    depends_on: [nope]\n    prompt: y\n' >"$W/bad.yaml"
 expect_exit 3 "$KEY" "$BERNSTEIN" run bad.yaml
