@@ -618,7 +618,6 @@ static void on_agent_event(void *userdata, const struct event *ev, const char *j
 	if (ev->kind == EVENT_SESSION_STARTED && ev->session_id && !t->att.agent_session_id) {
 		char ts[TS_MAX];
 
-		(void)ts;
 		set_str(&t->att.agent_session_id, ev->session_id);
 		set_str(&t->row.agent_session_id, ev->session_id);
 		/* resume needs it even if bernstein dies now */
@@ -649,7 +648,7 @@ static int dispatch(struct loop *l, struct otask *t, struct proc_spec *spec)
 	const struct registry_entry *entry;
 	const struct profile *p;
 	const struct role_policy *rp = orch_config_role(e->cfg, t->row.role);
-	const char *model, *art;
+	const char *model;
 	char ts[TS_MAX], hex[16], msg[1024], nbuf[32];
 	char *state_dir = NULL;
 	bool explicit_list, resuming = false;
@@ -833,8 +832,6 @@ static int dispatch(struct loop *l, struct otask *t, struct proc_spec *spec)
 		refuse(l, t, r == -EPERM || r == -E2BIG ? TASK_REFUSED : TASK_FAILED, msg);
 		goto out;
 	}
-	art = jget_str(t->spec, "artifact");
-	(void)art;
 
 	/* the attempt, committed before the agent starts */
 	t->att.run_id = xstrdup(l->run.id);
@@ -1003,7 +1000,7 @@ static void finish(struct loop *l, struct otask *t)
 {
 	struct orch_env *e = l->e;
 	const char *art = jget_str(t->spec, "artifact");
-	char msg[2048], ts[TS_MAX];
+	char msg[2048];
 	struct strvec conflicts = STRVEC_INIT;
 	char *commit = NULL;
 	bool committed = false, already = false;
@@ -1117,7 +1114,6 @@ merge:
 	if (commit)
 		set_str(&t->row.merge_commit, commit);
 	free(commit);
-	(void)now(l, ts);
 	(void)transition(l, t, TASK_DONE, already ? "already merged" : "merged");
 	remove_worktree(l, t);
 }
@@ -1677,14 +1673,13 @@ int orch_resume_prepare(struct orch_env *e, const char *run_or_task, bool apply,
 		it = &ret->v[ret->n++];
 		it->task_id = xstrdup(t->row.id);
 		it->state = t->row.state;
+		/* as dispatch decides: an attempt that did not complete (still
+		 * open, or interrupted, rate limited...) is continued */
 		it->action = resume_kind(
 			&l, t,
-			has_prev && t->row.state != TASK_PENDING && t->row.state != TASK_BLOCKED
+			has_prev && (!prev.outcome || strcmp(prev.outcome, "completed") != 0)
 				? &prev
-				: (has_prev && prev.outcome &&
-						   strcmp(prev.outcome, "completed") != 0
-					   ? &prev
-					   : NULL));
+				: NULL);
 		it->adapter = prev.adapter ? xstrdup(prev.adapter) : NULL;
 		if (it->action == RESUME_NATIVE && prev.agent_session_id)
 			it->agent_session_id = xstrdup(prev.agent_session_id);
