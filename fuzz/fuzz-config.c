@@ -12,6 +12,7 @@
 #include "orch/config-internal.h"
 #include "orch/config.h"
 #include "util/sbuf.h"
+#include "util/url.h"
 
 #define ALLOWED "FUZZ_KEY,OTHER_KEY"
 
@@ -41,7 +42,7 @@ static void check_values(const struct orch_config *c)
 			abort();
 		if (rp->api_key_env && credential_env_check(rp->api_key_env, ALLOWED, NULL) < 0)
 			abort();
-		if (rp->base_url && !orch_base_url_valid(rp->base_url))
+		if (rp->base_url && url_check(rp->base_url, NULL, NULL) < 0)
 			abort();
 		if (orch_config_role(c, rp->role) != rp)
 			abort(); /* role names are unique */

@@ -87,9 +87,4 @@ int orch_get_slots(const struct ydoc *doc, const struct ynode *n, const char *pa
 		   enum orch_slot_keys which, const char *allowed, struct invocation_sampling *ret,
 		   struct diag *reterr);
 
-/* http(s)://host[:port][/path], host a DNS name, an IPv4 address or a
- * bracketed IPv6 address; port 1..65535; no blanks, quotes, backslashes or
- * braces anywhere. */
-bool orch_base_url_valid(const char *s);
-
 #endif

@@ -14,6 +14,7 @@
 #include "adapter/profile.h"
 #include "orch/config-internal.h"
 #include "util/fsutil.h"
+#include "util/url.h"
 #include "util/xalloc.h"
 #include "util/yaml.h"
 #include "util/banned.h"
@@ -411,68 +412,11 @@ int orch_get_gates(struct arena *a, const struct ydoc *doc, const struct ynode *
 
 /* ---- sampling and endpoint slots ---- */
 
-static bool url_char_ok(unsigned char c)
-{
-	return c > 0x20 && c < 0x7f && !strchr("\"'\\{}`$<>", c);
-}
-
-bool orch_base_url_valid(const char *s)
-{
-	const char *p;
-	unsigned long port = 0;
-	size_t nd = 0;
-
-	if (!s)
-		return false;
-	if (strncmp(s, "http://", 7) == 0)
-		p = s + 7;
-	else if (strncmp(s, "https://", 8) == 0)
-		p = s + 8;
-	else
-		return false;
-	if (*p == '[') {
-		const char *start = ++p;
-
-		while ((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f') ||
-		       (*p >= 'A' && *p <= 'F') || *p == ':' || *p == '.')
-			p++;
-		if (*p != ']' || p - start < 2)
-			return false;
-		p++;
-	} else {
-		const char *start = p;
-
-		while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		       (*p >= '0' && *p <= '9') || *p == '.' || *p == '-' || *p == '_')
-			p++;
-		if (p == start || *start == '.' || *start == '-')
-			return false;
-	}
-	if (*p == ':') {
-		for (p++; *p >= '0' && *p <= '9'; p++) {
-			if (++nd > 5)
-				return false;
-			port = port * 10 + (unsigned long)(*p - '0');
-		}
-		if (nd == 0 || port == 0 || port > 65535)
-			return false;
-	}
-	if (*p == '\0')
-		return true;
-	if (*p != '/')
-		return false;
-	for (; *p; p++)
-		if (!url_char_ok((unsigned char)*p))
-			return false;
-	return true;
-}
-
 int orch_get_slot(const struct ydoc *doc, const struct ynode *n, const char *path,
 		  enum sampling_key k, const char *allowed, struct invocation_sampling *s,
 		  struct diag *reterr)
 {
 	const char *str = NULL;
-	char q[80];
 	struct diag d;
 	int r;
 
@@ -493,14 +437,10 @@ int orch_get_slot(const struct ydoc *doc, const struct ynode *n, const char *pat
 		r = orch_get_str(doc, n, path, false, &str, reterr);
 		if (r < 0)
 			return r;
-		if (!orch_base_url_valid(str))
-			return orch_err(doc, n, reterr, path,
-					"'%s' is not an http(s)://host[:port][/path] URL",
-					Q(q, str));
-		/* and what the invocation builder takes */
 		diag_clear(&d);
-		if (invocation_sampling_set(s, "base_url", str, &d) < 0)
+		if (url_check(str, NULL, &d) < 0)
 			return orch_err(doc, n, reterr, path, "%s", d.msg);
+		s->base_url = str;
 		break;
 	case SAMPLING_API_KEY_ENV:
 		r = orch_get_str(doc, n, path, false, &str, reterr);
