@@ -1,7 +1,8 @@
 /* bernstein route: pick the adapter for a task's capability requirements, or
- * print the refusal receipt (docs/routing.md). With --audit the decision is
- * anchored in the audit chain (.bernstein/audit); without it nothing is
- * written and no key is needed. */
+ * print the refusal receipt (docs/routing.md). Without --candidates the
+ * preference: list of the repository's bernstein.yaml orders the candidates.
+ * With --audit the decision is anchored in the audit chain
+ * (.bernstein/audit); without it nothing is written and no key is needed. */
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
@@ -16,6 +17,8 @@
 #include "cli/catalog-paths.h"
 #include "cli/commands.h"
 #include "cli/output.h"
+#include "cli/repo-config.h"
+#include "orch/config.h"
 #include "route/requirements.h"
 #include "route/route.h"
 #include "route/select.h"
@@ -57,6 +60,35 @@ static json_t *candidates_json(const struct selection *s)
 	return arr;
 }
 
+/* The bernstein.yaml preference the selection used (cfg NULL: none). */
+static json_t *preference_json(const struct orch_config *cfg)
+{
+	json_t *o, *arr;
+	size_t i;
+
+	if (!cfg)
+		return json_null();
+	o = json_object();
+	arr = json_array();
+	for (i = 0; i < cfg->preference.nr; i++)
+		(void)json_array_append_new(arr, cli_jstr(cfg->preference.v[i]));
+	cli_jset(o, "adapters", arr);
+	cli_jset(o, "source", cli_jstr(cfg->source));
+	return o;
+}
+
+static void print_preference(struct cli_ctx *ctx, const struct orch_config *cfg)
+{
+	size_t i;
+
+	if (!cfg)
+		return;
+	(void)fputs("preference: ", ctx->out);
+	for (i = 0; i < cfg->preference.nr; i++)
+		(void)fprintf(ctx->out, "%s%s", i ? ", " : "", cfg->preference.v[i]);
+	(void)fprintf(ctx->out, " (from %s)\n", cfg->source);
+}
+
 static json_t *audit_json(const struct selection *s, struct audit_chain *chain)
 {
 	json_t *o;
@@ -82,7 +114,8 @@ static void print_recorded(struct cli_ctx *ctx, const struct selection *s,
 }
 
 static int print_selection(struct cli_ctx *ctx, const struct selection *s,
-			   const struct requirements *req, struct audit_chain *chain)
+			   const struct requirements *req, const struct orch_config *pref,
+			   struct audit_chain *chain)
 {
 	const struct select_candidate *c = s->chosen;
 	struct sbuf sb = SBUF_INIT(SIZE_MAX);
@@ -95,6 +128,7 @@ static int print_selection(struct cli_ctx *ctx, const struct selection *s,
 		cli_jset(o, "profile_hash", cli_jstr(c->profile_hash));
 		cli_jset(o, "requirements", json_deep_copy(s->requirements));
 		cli_jset(o, "order", json_string(select_order_to_string(s->order)));
+		cli_jset(o, "preference", preference_json(pref));
 		cli_jset(o, "considered", candidates_json(s));
 		cli_jset(o, "audit", audit_json(s, chain));
 		return cli_print_json(ctx, o);
@@ -109,13 +143,15 @@ static int print_selection(struct cli_ctx *ctx, const struct selection *s,
 	(void)fprintf(ctx->out, "requirements: %s\n", sb.buf);
 	(void)fprintf(ctx->out, "order: %s (%zu considered)\n", select_order_to_string(s->order),
 		      s->n_considered);
+	print_preference(ctx, pref);
 	print_recorded(ctx, s, chain);
 	sbuf_release(&sb);
 	return BEXIT_OK;
 }
 
 static int print_refusal(struct cli_ctx *ctx, const struct selection *s,
-			 const struct requirements *req, struct audit_chain *chain)
+			 const struct requirements *req, const struct orch_config *pref,
+			 struct audit_chain *chain)
 {
 	struct sbuf sb = SBUF_INIT(SIZE_MAX);
 	size_t i, width = 0;
@@ -126,6 +162,7 @@ static int print_refusal(struct cli_ctx *ctx, const struct selection *s,
 
 		cli_jset(o, "selected", json_false());
 		cli_jset(o, "order", json_string(select_order_to_string(s->order)));
+		cli_jset(o, "preference", preference_json(pref));
 		cli_jset(o, "receipt", selection_receipt(s));
 		cli_jset(o, "receipt_hash", json_string(s->receipt_hash));
 		cli_jset(o, "audit", audit_json(s, chain));
@@ -137,6 +174,7 @@ static int print_refusal(struct cli_ctx *ctx, const struct selection *s,
 	(void)fprintf(ctx->out, "requirements: %s\n", sb.buf);
 	(void)fprintf(ctx->out, "order: %s (%zu considered)\n", select_order_to_string(s->order),
 		      s->n_considered);
+	print_preference(ctx, pref);
 	for (i = 0; i < s->n_considered; i++)
 		if (strlen(s->considered[i].name) > width)
 			width = strlen(s->considered[i].name);
@@ -157,6 +195,39 @@ static int print_refusal(struct cli_ctx *ctx, const struct selection *s,
 	return BEXIT_REFUSED;
 }
 
+/* The repository's bernstein.yaml (the repository as for the catalogue's
+ * repository layer), into *ret when it sets a preference: every name must be
+ * in the catalogue, as a run requires. 0, or the exit code (printed): 3 for
+ * an invalid file or an unknown name, 4 for an unreadable file. */
+static int load_preference(struct cli_ctx *ctx, const struct catalog *cat, struct orch_config **ret)
+{
+	struct catalog_paths paths;
+	struct orch_config *cfg = NULL;
+	size_t i;
+	int r = 0;
+
+	catalog_paths_find(ctx, &paths);
+	if (paths.repo)
+		r = repo_config_load(ctx, paths.repo, &cfg);
+	catalog_paths_release(&paths);
+	if (r || !cfg || cfg->preference.nr == 0)
+		goto out;
+	for (i = 0; i < cfg->preference.nr; i++) {
+		if (!catalog_find(cat, cfg->preference.v[i])) {
+			r = cli_error(ctx, BEXIT_INVALID,
+				      "%s: field 'preference[%zu]': unknown adapter '%s' (not in "
+				      "the catalogue; see 'bernstein adapters list')",
+				      cfg->source, i, cfg->preference.v[i]);
+			goto out;
+		}
+	}
+	*ret = cfg;
+	cfg = NULL;
+out:
+	orch_config_free(cfg);
+	return r;
+}
+
 int cmd_route(int argc, char **argv, struct cli_ctx *ctx)
 {
 	static const struct option opts[] = {
@@ -174,6 +245,7 @@ int cmd_route(int argc, char **argv, struct cli_ctx *ctx)
 	struct selection sel = {0};
 	struct audit_chain *chain = NULL;
 	struct catalog *cat = NULL;
+	struct orch_config *pref = NULL; /* bernstein.yaml, when its preference applies */
 	bool audit = false, have_candidates = false;
 	const char *run_id = "";
 	struct diag d;
@@ -238,6 +310,12 @@ int cmd_route(int argc, char **argv, struct cli_ctx *ctx)
 			goto out;
 		}
 	}
+	/* an explicit list wins: bernstein.yaml is not read at all then */
+	if (!have_candidates) {
+		r = load_preference(ctx, cat, &pref);
+		if (r)
+			goto out;
+	}
 	if (audit) {
 		r = audit_setup_open(ctx, AUDIT_SETUP_DEFAULT_DIR, NULL, &chain);
 		if (r)
@@ -246,11 +324,12 @@ int cmd_route(int argc, char **argv, struct cli_ctx *ctx)
 	in.cat = cat;
 	in.req = &req;
 	in.candidates = have_candidates ? (const char *const *)names.v : NULL;
+	in.preference = pref ? (const char *const *)pref->preference.v : NULL;
 	r = route_and_record(&in, chain, run_id, &sel, &d);
 	if (r == 0)
-		r = print_selection(ctx, &sel, &req, chain);
+		r = print_selection(ctx, &sel, &req, pref, chain);
 	else if (r == -ENOTSUP)
-		r = print_refusal(ctx, &sel, &req, chain);
+		r = print_refusal(ctx, &sel, &req, pref, chain);
 	else if (r == -EINVAL && !chain)
 		r = cli_diag(ctx, BEXIT_USAGE, &d);
 	else
@@ -258,6 +337,7 @@ int cmd_route(int argc, char **argv, struct cli_ctx *ctx)
 out:
 	selection_release(&sel);
 	audit_close(chain);
+	orch_config_free(pref);
 	catalog_free(cat);
 	strvec_clear(&names);
 	return r;

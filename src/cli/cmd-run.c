@@ -23,6 +23,7 @@
 #include "cli/catalog-paths.h"
 #include "cli/commands.h"
 #include "cli/output.h"
+#include "cli/repo-config.h"
 #include "orch/agentrun.h"
 #include "orch/config.h"
 #include "orch/plan.h"
@@ -125,7 +126,7 @@ static int exit_for(int r)
 static int session_open(struct session *s, struct cli_ctx *ctx, bool readonly, bool need_chain,
 			const char *key_file)
 {
-	char *db = NULL, *cfgpath = NULL, *auditdir = NULL;
+	char *db = NULL, *auditdir = NULL;
 	struct diag d;
 	ssize_t n;
 	int r, code = 0;
@@ -165,14 +166,9 @@ static int session_open(struct session *s, struct cli_ctx *ctx, bool readonly, b
 		}
 		goto out;
 	}
-	cfgpath = agentrun_path(s->repo, ORCH_CONFIG_FILE);
-	r = orch_config_load(cfgpath, cli_getenv(ctx, ALLOWED_KEYS_VAR), &s->cfg, &d);
-	if (r == -ENOENT) {
-		s->cfg = orch_config_new_default();
-	} else if (r < 0) {
-		code = cli_diag(ctx, r == -EINVAL || r == -EFBIG ? BEXIT_INVALID : BEXIT_ENV, &d);
+	code = repo_config_load(ctx, s->repo, &s->cfg);
+	if (code)
 		goto out;
-	}
 	code = catalog_paths_load(ctx, &s->cat);
 	if (code)
 		goto out;
@@ -219,7 +215,6 @@ static int session_open(struct session *s, struct cli_ctx *ctx, bool readonly, b
 	s->env.clk = clock_system();
 out:
 	free(db);
-	free(cfgpath);
 	free(auditdir);
 	return code;
 }

@@ -45,10 +45,11 @@ const struct cmd cli_commands[] = {
 	 "[--requires capability:AXIS[=VALUE]]... [--candidates A,B] [--audit] [--run-id ID] "
 	 "[--json]",
 	 "Selects the first adapter whose capability profile satisfies every requirement,\n"
-	 "in a deterministic order: the --candidates list as given, else catalogue order\n"
-	 "(adapter names in byte order; only adapters with a capability profile). A\n"
-	 "stronger capability satisfies a weaker one. When nothing satisfies the task it\n"
-	 "never falls back: it prints the refusal receipt (every candidate with its\n"
+	 "in a deterministic order: the --candidates list as given; else the adapters of\n"
+	 "the preference: list of the repository's bernstein.yaml first, then catalogue\n"
+	 "order (adapter names in byte order; only adapters with a capability profile).\n"
+	 "A stronger capability satisfies a weaker one. When nothing satisfies the task\n"
+	 "it never falls back: it prints the refusal receipt (every candidate with its\n"
 	 "profile hash and unmet axes, and the receipt hash) and exits 6. See\n"
 	 "docs/routing.md.\n"
 	 "\n"
@@ -61,17 +62,20 @@ const struct cmd cli_commands[] = {
 	 "                     capability:max_parallel_workers=N,\n"
 	 "                     capability:output_mode=git-diff|artifact; other tokens are\n"
 	 "                     skill addressing and ignored (with a warning)\n"
-	 "  --candidates A,B   consider only these adapters, in this order (repeatable)\n"
+	 "  --candidates A,B   consider only these adapters, in this order (repeatable);\n"
+	 "                     bernstein.yaml is then not read\n"
 	 "  --audit            anchor the decision in the audit chain (.bernstein/audit):\n"
 	 "                     adapter.capability_selection or adapter.capability_refusal;\n"
 	 "                     the key is created on first use (see 'bernstein audit key')\n"
 	 "  --run-id ID        the run the decision is for (the record's resource_id)\n"
 	 "  --json             {\"selected\": true, \"adapter\", \"profile_hash\", ...} or\n"
-	 "                     {\"selected\": false, \"receipt\", \"receipt_hash\", ...}\n"
+	 "                     {\"selected\": false, \"receipt\", \"receipt_hash\", ...};\n"
+	 "                     \"preference\" is {\"adapters\", \"source\"} or null\n"
 	 "\n"
 	 "Exit: 0 selected, 6 refused (receipt printed), 2 usage or unknown adapter,\n"
-	 "3 invalid requirement or catalogue, 4 audit key or I/O problem, 5 the chain\n"
-	 "does not match its state.\n"},
+	 "3 invalid requirement, catalogue or bernstein.yaml (an unknown adapter in its\n"
+	 "preference too), 4 audit key or I/O problem (bernstein.yaml unreadable), 5 the\n"
+	 "chain does not match its state.\n"},
 	{"run", cmd_run, NULL, 0, cmd_run_summary, cmd_run_usage, cmd_run_help},
 	{"runner", cmd_runner_exec, NULL, 0, RUNNER_SUMMARY, RUNNER_USAGE, RUNNER_HELP},
 	{"shim", cmd_shim, NULL, 0, "run a program under pdeathsig, rlimits and landlock",
