@@ -11,81 +11,30 @@
 # the last thing it does is print the bin directory (node_modules/.bin) on
 # stdout, so callers do  bin=$(tests/agents/install.sh) && PATH=$bin:$PATH.
 # Progress and errors go to stderr. Exit status: 0 ok, 1 install failed,
-# 4 npm missing.
+# 4 npm missing. The steps it shares with tests/mcp/install.sh are in
+# tests/lib/npm-install.sh.
 #
 #   install.sh --check   only report: print the bin dir and exit 0 when the
 #                        install is complete, exit 1 silently otherwise
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
-lock="$here/package-lock.json"
 agents="claude codex gemini qwen opencode pi"
+# shellcheck source=SCRIPTDIR/../lib/npm-install.sh
+. "$here/../lib/npm-install.sh"
 
-die() {
-	echo "install.sh: $*" >&2
-	exit 1
-}
-
-[ -f "$lock" ] || die "missing $lock"
-hash=$(sha256sum "$lock" | cut -c1-16)
-cache=${BERNSTEIN_AGENTS_CACHE:-${HOME:?HOME is not set}/.cache/bernstein/agents}
-dir="$cache/$hash"
-marker="$dir/.bernstein-installed"
-bin="$dir/node_modules/.bin"
-
-if [ -f "$marker" ]; then
-	echo "$bin"
-	exit 0
-fi
-[ "${1:-}" = "--check" ] && exit 1
-
-if ! command -v npm >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1; then
-	echo "install.sh: node and npm are needed (scripts/install-deps.sh installs them)" >&2
-	exit 4
-fi
-
-mkdir -p "$cache"
-# One installer at a time per cache; the loser of the race finds the marker.
-exec 9>"$cache/.lock"
-if command -v flock >/dev/null 2>&1; then
-	flock -w 1800 9 || die "timed out waiting for $cache/.lock"
-fi
-if [ -f "$marker" ]; then
-	echo "$bin"
-	exit 0
-fi
-
-tmp="$cache/.tmp-$hash-$$"
-log="$cache/install-$hash.log"
-cleanup() {
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-rm -rf "$tmp"
-mkdir -p "$tmp"
-cp "$here/package.json" "$lock" "$tmp/"
+npm_install_begin "$here" \
+	"${BERNSTEIN_AGENTS_CACHE:-${HOME:?HOME is not set}/.cache/bernstein/agents}" 1800 "${1:-}"
 
 echo "install.sh: installing pinned agent CLIs into $dir" \
 	"(first use: ~600 MB download, ~1.5 GB on disk; log: $log)" >&2
 # `npm ci` would be the natural command, but npm 11 records only this
 # platform's optional packages (opencode-linux-x64, ...) in the lock and then
 # `npm ci` refuses that very lock ("Missing: opencode-darwin-arm64@ from lock
-# file"). `npm install` against the committed lock installs exactly the locked
-# versions; the lock must come out byte-identical, or the pin drifted.
+# file"); npm_install_run uses `npm install` against the committed lock.
 # Scripts must run: claude's and opencode's postinstall link their native
 # binaries into place (npm 11 still runs them with strict-allow-scripts=false).
-if ! (cd "$tmp" && npm install --no-audit --no-fund --foreground-scripts \
-	--strict-allow-scripts=false --omit-lockfile-registry-resolved \
-	--cache "$cache/.npm" >"$log" 2>&1); then
-	tail -n 30 "$log" >&2
-	die "npm install failed (offline? no access to the npm registry?); full log in $log"
-fi
-cmp -s "$lock" "$tmp/package-lock.json" ||
-	die "npm changed package-lock.json: tests/agents/package.json and its lock disagree"
-
-rm -rf "$dir"
-mv "$tmp" "$dir"
+npm_install_run tests/agents --foreground-scripts --strict-allow-scripts=false
 mkdir -p "$dir/home"
 
 # Every binary must actually run (a skipped postinstall leaves a stub that
@@ -104,5 +53,4 @@ for a in $agents; do
 done
 rm -rf "${dir:?}/home"
 
-: >"$marker"
-echo "$bin"
+npm_install_done
