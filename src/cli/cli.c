@@ -63,6 +63,27 @@ int cli_sibling_path(const char *name, char *buf, size_t size)
 	return 0;
 }
 
+int cli_shim_path(const char *argv0, char *buf, size_t size)
+{
+	int r;
+
+	if (argv0 && strcmp(argv0, "/proc/self/exe") == 0) {
+		ssize_t n = readlink("/proc/self/exe", buf, size - 1);
+
+		if (n < 0)
+			return -errno;
+		buf[n] = '\0';
+		return 0;
+	}
+	r = cli_sibling_path("bernstein-shim", buf, size);
+	if (r == 0 && access(buf, X_OK) == 0)
+		return 0;
+	r = cli_sibling_path("bernstein", buf, size);
+	if (r == 0 && access(buf, X_OK) < 0)
+		r = -errno;
+	return r;
+}
+
 static void print_json_error(struct cli_ctx *ctx, int code, const char *msg, const struct diag *d)
 {
 	json_t *o = json_object(), *e = json_object();
@@ -169,8 +190,10 @@ static int group_help(struct cli_ctx *ctx, const struct cmd *group, FILE *f)
 		(void)fputs(global_usage, f);
 		(void)fputs("\n", f);
 		(void)fputs(global_help, f);
-		(void)fputs("\ncommands:\n", f);
-		print_group(f, cli_commands);
+		if (ctx->root) {
+			(void)fputs("\ncommands:\n", f);
+			print_group(f, ctx->root);
+		}
 		(void)fputs(help_footer, f);
 		return 0;
 	}
@@ -242,7 +265,7 @@ int cli_dispatch(const struct cmd *tab, int argc, char **argv, struct cli_ctx *c
 /* bernstein help [COMMAND...]: the same text as COMMAND -h. */
 int cmd_help(int argc, char **argv, struct cli_ctx *ctx)
 {
-	const struct cmd *tab = cli_commands, *c = NULL;
+	const struct cmd *tab = ctx->root, *c = NULL;
 	int i;
 
 	ctx->cmd_path[0] = '\0';
@@ -303,7 +326,7 @@ static void log_to_stderr(enum log_level level, const char *file, int line, cons
 		      file, line);
 }
 
-int cli_main(int argc, char **argv, char **envp)
+int cli_main(int argc, char **argv, char **envp, const struct cmd *root)
 {
 	static const struct option opts[] = {
 		{"json", no_argument, NULL, 'j'},
@@ -316,6 +339,7 @@ int cli_main(int argc, char **argv, char **envp)
 		.out = stdout,
 		.err = stderr,
 		.envp = envp,
+		.root = root,
 	};
 	int c;
 
@@ -360,5 +384,5 @@ int cli_main(int argc, char **argv, char **envp)
 		log_set_sink(log_to_stderr, stderr);
 		log_set_level(LOG_WARN);
 	}
-	return cli_dispatch(cli_commands, argc - optind, argv + optind, &ctx);
+	return cli_dispatch(root, argc - optind, argv + optind, &ctx);
 }

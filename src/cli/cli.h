@@ -39,11 +39,17 @@ struct cli_ctx {
 	char **envp;	       /* the process environment; read it with cli_getenv() */
 	const struct cmd *cmd; /* the command being run */
 	char cmd_path[128];    /* "adapters check" */
+	/* the top-level command table, for help; NULL in the one-command
+	 * executables (bernstein-runner, bernstein-shim) */
+	const struct cmd *root;
 };
 
 extern const struct cmd cli_commands[];
 
-int cli_main(int argc, char **argv, char **envp);
+/* The bernstein executable: global options, then root's commands. (The table
+ * is a parameter so that cli.c does not pull every command into the small
+ * executables that link it.) */
+int cli_main(int argc, char **argv, char **envp, const struct cmd *root);
 int cli_dispatch(const struct cmd *tab, int argc, char **argv, struct cli_ctx *ctx);
 
 /* Full help of the current command (ctx->cmd) on stdout; returns 0. */
@@ -65,6 +71,14 @@ const char *cli_getenv(const struct cli_ctx *ctx, const char *name);
  * next to bernstein, "bernstein" next to bernstein-runner), from
  * /proc/self/exe. 0, or -errno / -ENAMETOOLONG. */
 int cli_sibling_path(const char *name, char *buf, size_t size);
+
+/* The shim to put in front of a program whose argv[0] is argv0 (NULL: not
+ * known): bernstein-shim beside this executable (it starts in a fraction of
+ * bernstein's time), else the bernstein beside it, whose `shim` command does
+ * the same. For argv0 "/proc/self/exe" (a built-in adapter: the shim execs
+ * its own executable) it is bernstein, this process's executable. 0, or
+ * -errno. */
+int cli_shim_path(const char *argv0, char *buf, size_t size);
 
 /* The --help entry every command's getopt_long option table carries; the
  * command answers 'h' with `return cli_help(ctx);` (see cmd_version). */

@@ -111,16 +111,13 @@ static const char *tmp_dir(const struct cli_ctx *ctx)
 
 static void base_opts(struct cli_ctx *ctx, struct onboard_opts *o, char *exe, size_t size)
 {
-	ssize_t n;
-
 	memset(o, 0, sizeof(*o));
 	o->host_env = (const char *const *)ctx->envp;
 	o->tmp_dir = tmp_dir(ctx);
-	n = readlink("/proc/self/exe", exe, size - 1);
-	if (n > 0) {
-		exe[n] = '\0';
+	/* bernstein's own shim: a recorded agent may be a built-in adapter,
+	 * whose argv[0] is /proc/self/exe */
+	if (cli_shim_path("/proc/self/exe", exe, size) == 0)
 		o->shim_exe = exe;
-	}
 }
 
 /* A string as one JSON token on one line (quotes, escapes). */

@@ -150,8 +150,8 @@ int cmd_runner(int argc, char **argv, struct cli_ctx *ctx)
 	for (i = 0; child_env_names[i]; i++)
 		if ((v = cli_getenv(ctx, child_env_names[i])) != NULL)
 			strvec_pushf(&child_env, "%s=%s", child_env_names[i], v);
-	/* the shim is a bernstein command; bernstein sits beside bernstein-runner */
-	n = cli_sibling_path("bernstein", exe, sizeof(exe)) == 0 ? 1 : 0;
+	/* bernstein-shim (or bernstein's shim command) sits beside bernstein-runner */
+	n = cli_shim_path(NULL, exe, sizeof(exe)) == 0 ? 1 : 0;
 	dir = dir_of(manifest);
 	v = cli_getenv(ctx, "BERNSTEIN_BUILTIN_ALLOW_RUN_COMMAND");
 

@@ -437,7 +437,6 @@ static int run_plan(struct cli_ctx *ctx, const struct spawn_opts *o, const struc
 	enum outcome out;
 	json_t *summary = NULL, *pj;
 	struct diag d;
-	ssize_t n;
 	int r, code;
 
 	(void)now_iso(started_at, sizeof(started_at));
@@ -481,11 +480,8 @@ static int run_plan(struct cli_ctx *ctx, const struct spawn_opts *o, const struc
 		return code;
 	}
 
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		exe[n] = '\0';
+	if (cli_shim_path(plan->argv.v[0], exe, sizeof(exe)) == 0)
 		s.ar.shim_exe = exe;
-	}
 
 	if (git_snapshot(ctx, plan->cwd, &before, &before_len) < 0)
 		before = NULL;

@@ -3,6 +3,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/runner-help.h"
+#include "cli/shim-help.h"
 
 const struct cmd cli_commands[] = {
 	{"adapters", NULL, adapters_cmds, 0, "inspect adapter declarations and agent binaries",
@@ -78,26 +79,7 @@ const struct cmd cli_commands[] = {
 	 "chain does not match its state.\n"},
 	{"run", cmd_run, NULL, 0, cmd_run_summary, cmd_run_usage, cmd_run_help},
 	{"runner", cmd_runner_exec, NULL, 0, RUNNER_SUMMARY, RUNNER_USAGE, RUNNER_HELP},
-	{"shim", cmd_shim, NULL, 0, "run a program under pdeathsig, rlimits and landlock",
-	 "[--rlimit-NAME N]... [--landlock-rw DIR]... [--landlock-ro DIR]... -- PROGRAM [ARG...]",
-	 "Prepares the process and then execs PROGRAM in its place (no wrapper stays):\n"
-	 "parent-death signal SIGKILL, fds above 2 closed on exec, resource limits,\n"
-	 "optional Landlock rules, default signal dispositions; the environment is\n"
-	 "passed through unchanged. A bare PROGRAM is looked up on $PATH.\n"
-	 "\n"
-	 "options:\n"
-	 "  --rlimit-as BYTES, --rlimit-nofile N, --rlimit-cpu SECONDS,\n"
-	 "  --rlimit-core BYTES, --rlimit-nproc N, --rlimit-fsize BYTES\n"
-	 "                         set soft and hard limit ('unlimited' accepted)\n"
-	 "  --landlock-rw DIR      allow read-write beneath DIR (repeatable)\n"
-	 "  --landlock-ro DIR      allow read and execute beneath DIR (repeatable);\n"
-	 "                         with any Landlock option, everything else is denied\n"
-	 "  --landlock-best-effort run unconfined if the kernel lacks Landlock\n"
-	 "  --status-fd N          write a failure record to fd N (the supervisor's)\n"
-	 "  --parent-pid PID       die at once if the parent is no longer PID\n"
-	 "\n"
-	 "Exit codes when PROGRAM does not run: 127 not found, 126 cannot be executed,\n"
-	 "125 set-up failed (rlimits, Landlock). See docs/supervision.md.\n"},
+	{"shim", cmd_shim, NULL, 0, SHIM_SUMMARY, SHIM_USAGE, SHIM_HELP},
 	{"spawn", cmd_spawn, NULL, 0, "run one agent headless and report its typed outcome",
 	 spawn_usage, spawn_help},
 	{"status", cmd_status, NULL, 0, cmd_status_summary, cmd_status_usage, cmd_status_help},

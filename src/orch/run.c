@@ -871,7 +871,7 @@ static int dispatch(struct loop *l, struct otask *t, struct proc_spec *spec)
 	}
 	t->ar.timeout_ms = secs_to_ms(timeout_s);
 	t->ar.kill_grace_ms = secs_to_ms(e->cfg->kill_grace_s);
-	t->ar.shim_exe = e->self_exe;
+	t->ar.shim_exe = e->shim_exe ? e->shim_exe : e->self_exe;
 	t->ar.expect_changes = !jget_str(t->spec, "artifact");
 	t->live = true;
 	pj = agentrun_plan_json(p, &t->plan, l->run.id, t->row.session);

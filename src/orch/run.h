@@ -74,7 +74,8 @@ struct orch_env {
 	const char *const *host_env;  /* KEY=VALUE, NULL-terminated: for the agents' allow-list */
 	const char *const *git_env;   /* for git and gates: PATH, HOME, LC_ALL... */
 	struct git_identity identity; /* of bernstein's commits and merges */
-	const char *self_exe;	      /* this binary: the shim and built-in adapters */
+	const char *self_exe;	      /* this binary: built-in adapters */
+	const char *shim_exe;	      /* the shim (bernstein-shim); NULL: self_exe's */
 	const char *allowed_api_key_envs;
 	unsigned parallel;     /* 0: the configuration's */
 	const char *only_task; /* run only this task (resume TASK); NULL all */

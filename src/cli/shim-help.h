@@ -1,0 +1,29 @@
+/* The shim command's help, shared by the command table (bernstein help shim)
+ * and the bernstein-shim executable (bernstein-shim --help). */
+#ifndef BERNSTEIN_CLI_SHIM_HELP_H
+#define BERNSTEIN_CLI_SHIM_HELP_H
+
+#define SHIM_SUMMARY "run a program under pdeathsig, rlimits and landlock"
+#define SHIM_USAGE                                                                                 \
+	"[--rlimit-NAME N]... [--landlock-rw DIR]... [--landlock-ro DIR]... -- PROGRAM [ARG...]"
+#define SHIM_HELP                                                                                  \
+	"Prepares the process and then execs PROGRAM in its place (no wrapper stays):\n"           \
+	"parent-death signal SIGKILL, fds above 2 closed on exec, resource limits,\n"              \
+	"optional Landlock rules, default signal dispositions; the environment is\n"               \
+	"passed through unchanged. A bare PROGRAM is looked up on $PATH.\n"                        \
+	"\n"                                                                                       \
+	"options:\n"                                                                               \
+	"  --rlimit-as BYTES, --rlimit-nofile N, --rlimit-cpu SECONDS,\n"                          \
+	"  --rlimit-core BYTES, --rlimit-nproc N, --rlimit-fsize BYTES\n"                          \
+	"                         set soft and hard limit ('unlimited' accepted)\n"                \
+	"  --landlock-rw DIR      allow read-write beneath DIR (repeatable)\n"                     \
+	"  --landlock-ro DIR      allow read and execute beneath DIR (repeatable);\n"              \
+	"                         with any Landlock option, everything else is denied\n"           \
+	"  --landlock-best-effort run unconfined if the kernel lacks Landlock\n"                   \
+	"  --status-fd N          write a failure record to fd N (the supervisor's)\n"             \
+	"  --parent-pid PID       die at once if the parent is no longer PID\n"                    \
+	"\n"                                                                                       \
+	"Exit codes when PROGRAM does not run: 127 not found, 126 cannot be executed,\n"           \
+	"125 set-up failed (rlimits, Landlock). See docs/supervision.md.\n"
+
+#endif
