@@ -173,6 +173,7 @@ struct supervisor {
 	char *rbuf;
 	size_t rbuf_size;
 	bool ask;	  /* next_task may have something */
+	uint64_t wake_ms; /* when to ask next_task again (ops->wake_in_ms); 0: not */
 	unsigned cancels; /* cancellation signals received */
 	int error;	  /* next_task's error, or a loop failure */
 	pid_t keeper;	  /* the group keeper, -1 if none */
@@ -856,8 +857,12 @@ static void start_tasks(struct supervisor *sv)
 		if (r > 0)
 			start_task(sv, &spec, task);
 		proc_spec_release(&spec);
-		if (r == 0)
+		if (r == 0) {
+			int64_t w = sv->ops->wake_in_ms ? sv->ops->wake_in_ms(sv->ctx) : -1;
+
 			sv->ask = false;
+			sv->wake_ms = w >= 0 ? now_ms(sv) + (uint64_t)w + 1 : 0;
+		}
 		if (r < 0)
 			sv->error = r;
 	}
@@ -985,6 +990,8 @@ static int next_timeout(struct supervisor *sv, uint64_t now)
 		if (c->grace_deadline_ms && c->grace_deadline_ms < next)
 			next = c->grace_deadline_ms;
 	}
+	if (sv->wake_ms && !sv->cancels && sv->wake_ms < next)
+		next = sv->wake_ms;
 	if (next == UINT64_MAX)
 		return -1;
 	if (next <= now)
@@ -1141,7 +1148,7 @@ int supervise_run(const struct supervisor_ops *ops, void *ctx, const struct supe
 			sv.cancels = 1;
 			cancel_all(&sv, false);
 		}
-		if (sv.nlive == 0 && (!sv.ask || sv.cancels || sv.error))
+		if (sv.nlive == 0 && ((!sv.ask && !sv.wake_ms) || sv.cancels || sv.error))
 			break;
 
 		timeout = next_timeout(&sv, now_ms(&sv));
@@ -1160,6 +1167,10 @@ int supervise_run(const struct supervisor_ops *ops, void *ctx, const struct supe
 		}
 		fire_timers(&sv);
 		(void)sweep(&sv);
+		if (sv.wake_ms && now_ms(&sv) >= sv.wake_ms) {
+			sv.wake_ms = 0;
+			sv.ask = true;
+		}
 	}
 	if (sv.error)
 		r = sv.error;

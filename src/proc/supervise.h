@@ -112,6 +112,11 @@ struct supervisor_ops {
 	 * stop: every child is cancelled and supervise() returns that errno. The
 	 * supervisor releases the spec. */
 	int (*next_task)(void *ctx, struct proc_spec *spec, void **ret_task);
+	/* Optional: asked each time next_task says 0: in how many ms it may
+	 * have a task after all (a retry waiting for its time), or < 0 for
+	 * none. The loop asks next_task again then, or at the next exit if that
+	 * comes first, and does not end meanwhile even when nothing runs. */
+	int64_t (*wake_in_ms)(void *ctx);
 	/* Optional: the agent was spawned (p->pid is valid). */
 	void (*on_start)(void *ctx, void *task, const struct proc *p);
 	/* Optional: one complete line; stream is 1 (stdout), 2 (stderr) or

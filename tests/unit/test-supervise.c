@@ -142,6 +142,11 @@ struct run {
 	int signal_on_line;  /* raise these when a line "ready" arrives */
 	int signal_on_line2;
 	int fail_after; /* next_task returns -EIO after this many (0 = never) */
+	/* task hold_index is not ready before hold_until (mono ms; 0 = never
+	 * held): next_task says 0 and wake_in_ms says how long */
+	uint64_t hold_until;
+	size_t hold_index;
+	unsigned wakes; /* wake_in_ms calls that said "later" */
 };
 
 static void task_init(struct task *t, int id)
@@ -186,6 +191,8 @@ static int next_task(void *ctx, struct proc_spec *spec, void **ret_task)
 	if (r->fail_after && r->next >= (size_t)r->fail_after)
 		return -EIO;
 	if (r->next >= r->n)
+		return 0;
+	if (r->hold_until && r->next == r->hold_index && mono_ms() < r->hold_until)
 		return 0;
 	t = &r->tasks[r->next++];
 	strvec_push(&spec->argv, t->agent ? t->agent : fake_agent);
@@ -292,8 +299,20 @@ static void on_exit_cb(void *ctx, void *task, const struct proc *p)
 	t->describe = xstrdup(proc_describe_exit(p, msg, sizeof(msg)));
 }
 
+static int64_t wake_in(void *ctx)
+{
+	struct run *r = ctx;
+	uint64_t now = mono_ms();
+
+	if (!r->hold_until || r->next != r->hold_index || r->next >= r->n)
+		return -1;
+	r->wakes++;
+	return r->hold_until > now ? (int64_t)(r->hold_until - now) : 0;
+}
+
 static const struct supervisor_ops ops = {
 	.next_task = next_task,
+	.wake_in_ms = wake_in,
 	.on_start = on_start,
 	.on_line = on_line,
 	.on_oversized = on_oversized,
@@ -734,6 +753,41 @@ static void test_cancel_by_signal(void **state)
 	}
 }
 
+/* A task that is not ready yet (a retry waiting for its time) starts when
+ * wake_in_ms says, while another still runs, and the loop waits for it even
+ * when nothing runs. */
+static void test_wake_in_ms(void **state)
+{
+	struct run r;
+	uint64_t t0;
+
+	(void)state;
+	new_run(&r, 2);
+	task_args(&r.tasks[0], "sleep", "3000", END);
+	task_args(&r.tasks[1], "emit", "late", END);
+	t0 = mono_ms();
+	r.hold_index = 1;
+	r.hold_until = t0 + 300;
+	assert_int_equal(run_tasks(&r, 2, 0), 0);
+	assert_true(r.tasks[1].started);
+	assert_true(r.wakes > 0);
+	assert_true(r.tasks[1].t_start >= r.hold_until);
+	/* started on time: long before the sleeper ended, not after it */
+	assert_true(r.tasks[1].t_start < r.tasks[0].t_exit);
+	assert_true(r.tasks[1].t_exit < r.tasks[0].t_exit);
+	release_run(&r);
+
+	/* nothing runs meanwhile: the loop waits instead of returning */
+	new_run(&r, 1);
+	task_args(&r.tasks[0], "emit", "only", END);
+	r.hold_index = 0;
+	r.hold_until = mono_ms() + 200;
+	assert_int_equal(run_tasks(&r, 1, 0), 0);
+	assert_true(r.tasks[0].started);
+	assert_true(r.tasks[0].t_start >= r.hold_until);
+	release_run(&r);
+}
+
 static void test_next_task_error(void **state)
 {
 	struct run r;
@@ -878,6 +932,7 @@ int main(void)
 		cmocka_unit_test(test_64_children),
 		cmocka_unit_test(test_flood_flat_memory),
 		cmocka_unit_test(test_cancel_by_signal),
+		cmocka_unit_test(test_wake_in_ms),
 		cmocka_unit_test(test_next_task_error),
 		cmocka_unit_test(test_orphans_reaped),
 		cmocka_unit_test(test_pdeathsig),
