@@ -42,7 +42,6 @@
 #define CONTEXT_EVENTS	    12		 /* events quoted in a fallback resume */
 #define CONTEXT_EVENTS_READ (256u << 10) /* tail of events.jsonl read for them */
 #define CONTEXT_FIELD_MAX   300
-#define RETRY_SLEEP_MAX_MS  60000
 
 /* ---- one task in memory ---- */
 
@@ -62,6 +61,9 @@ struct otask {
 	char *prompt; /* as given to the agent (fallback resume prefixes context) */
 	struct strvec attachments;
 	char *session_dir;
+	/* the commit this execution made the task's branch at; NULL when the
+	 * branch came from an earlier execution (a resume): then git is asked */
+	char *start;
 };
 
 struct loop {
@@ -72,6 +74,9 @@ struct loop {
 	int fatal; /* a negative errno that stops the run */
 	struct diag fatal_d;
 	bool cancelled;
+	/* empty branches of no_changes tasks, deleted together: one git
+	 * process for many (flush_branches()) */
+	struct strvec dead_branches;
 };
 
 /* ---- small helpers ---- */
@@ -214,6 +219,7 @@ static void otask_release(struct otask *t)
 	free(t->prompt);
 	strvec_clear(&t->attachments);
 	free(t->session_dir);
+	free(t->start);
 }
 
 static void loop_release(struct loop *l)
@@ -224,6 +230,7 @@ static void loop_release(struct loop *l)
 		otask_release(&l->t[i]);
 	free(l->t);
 	run_row_release(&l->run);
+	strvec_clear(&l->dead_branches);
 }
 
 static long find_task(const struct loop *l, const char *id)
@@ -290,6 +297,9 @@ static int loop_load(struct loop *l, struct orch_env *e, const char *run_id, str
 			}
 			t->deps[t->n_deps++] = (size_t)k;
 		}
+		/* a crash may have left the empty branch of a no_changes task */
+		if (t->row.state == TASK_NO_CHANGES && t->row.branch)
+			strvec_push(&l->dead_branches, t->row.branch);
 	}
 	return 0;
 }
@@ -650,7 +660,7 @@ static int dispatch(struct loop *l, struct otask *t, struct proc_spec *spec)
 	const struct role_policy *rp = orch_config_role(e->cfg, t->row.role);
 	const char *model;
 	char ts[TS_MAX], hex[16], msg[1024], nbuf[32];
-	char *state_dir = NULL;
+	char *state_dir = NULL, *made = NULL;
 	bool explicit_list, resuming = false;
 	struct diag d;
 	json_t *pj;
@@ -745,7 +755,11 @@ static int dispatch(struct loop *l, struct otask *t, struct proc_spec *spec)
 	}
 	/* from the base branch as it is now: the merges of its dependencies are in */
 	r = worktree_add(e->repo, t->row.worktree, t->row.branch, l->run.base_branch, e->git_env,
-			 &d);
+			 &made, &d);
+	if (made) {
+		free(t->start);
+		t->start = made;
+	}
 	if (r < 0) {
 		(void)snprintf(msg, sizeof(msg), "cannot create the worktree: %s", d.msg);
 		refuse(l, t, TASK_FAILED, msg);
@@ -910,16 +924,41 @@ out:
 
 /* ---- completion ---- */
 
-/* The worktree of a finished task goes; its branch stays unless it is empty. */
-static void remove_worktree(struct loop *l, struct otask *t)
+#define DEAD_BRANCHES_BATCH 64
+
+/* Delete the collected empty branches: at the end of an execution, and
+ * whenever DEAD_BRANCHES_BATCH gathered. A crash before leaves them; the
+ * next execution of the run collects them again (loop_load()). */
+static void flush_branches(struct loop *l)
+{
+	struct diag d;
+
+	diag_clear(&d);
+	if (!l->dead_branches.nr)
+		return;
+	if (worktree_branches_delete(l->e->repo, (const char *const *)l->dead_branches.v,
+				     l->dead_branches.nr, l->e->git_env, &d) < 0)
+		warn(l, NULL, "cannot delete %zu empty task branch(es): %s", l->dead_branches.nr,
+		     d.msg);
+	strvec_clear(&l->dead_branches);
+}
+
+/* The worktree of a finished task goes (unless judge_changes() removed it
+ * already); its branch stays unless it is empty, then it goes soon after. */
+static void remove_worktree(struct loop *l, struct otask *t, bool removed)
 {
 	bool empty = t->row.state == TASK_NO_CHANGES; /* nothing on the branch either */
 	struct diag d;
 
 	diag_clear(&d);
-	if (t->row.worktree && worktree_remove(l->e->repo, t->row.worktree, empty, t->row.branch,
-					       l->e->git_env, &d) < 0)
+	if (!removed && t->row.worktree &&
+	    worktree_remove(l->e->repo, t->row.worktree, false, NULL, l->e->git_env, &d) < 0)
 		warn(l, t, "cannot remove the worktree '%s': %s", t->row.worktree, d.msg);
+	if (empty && t->row.branch) {
+		strvec_push(&l->dead_branches, t->row.branch);
+		if (l->dead_branches.nr >= DEAD_BRANCHES_BATCH)
+			flush_branches(l);
+	}
 }
 
 static int64_t backoff_ms(const struct loop *l, int64_t attempt)
@@ -1040,7 +1079,7 @@ static void finish(struct loop *l, struct otask *t)
 	if (ahead == 0) {
 		set_str(&t->row.outcome, outcome_to_string(OUTCOME_NO_CHANGES));
 		(void)transition(l, t, TASK_NO_CHANGES, "the agent finished without changes");
-		remove_worktree(l, t);
+		remove_worktree(l, t, false);
 		return;
 	}
 	gates = json_array();
@@ -1115,7 +1154,56 @@ merge:
 		set_str(&t->row.merge_commit, commit);
 	free(commit);
 	(void)transition(l, t, TASK_DONE, already ? "already merged" : "merged");
-	remove_worktree(l, t);
+	remove_worktree(l, t, false);
+}
+
+/* Did the agent of t change anything: commits on its branch, or files in
+ * its worktree? Asked only as far as the verdict depends on it, because each
+ * git process costs the supervisor milliseconds on every task:
+ *   - when the outcome is the same either way, not at all;
+ *   - when the branch has not moved since this execution made it (read from
+ *     the ref files) and "unchanged" would make the task no_changes, by
+ *     removing the worktree only if it is clean -- the removal no_changes
+ *     does anyway, and git's own check of cleanliness (*ret_removed);
+ *   - else by `git status`, then the commits the branch has over the base.
+ * A crash between that removal and the state commit that follows leaves the
+ * task running in the state; resume runs it again on its (empty) branch. */
+static void judge_changes(struct loop *l, struct otask *t, bool *ret_removed)
+{
+	struct orch_env *e = l->e;
+	struct strvec changes = STRVEC_INIT;
+	enum outcome if_unchanged, if_changed;
+	char *head = NULL;
+	unsigned ahead = 0;
+	bool changed = false, moved = true;
+
+	*ret_removed = false;
+	if (!t->row.worktree)
+		return;
+	agentrun_set_changes(&t->ar, false);
+	if_unchanged = agentrun_classify(&t->ar, NULL, 0);
+	agentrun_set_changes(&t->ar, true);
+	if_changed = agentrun_classify(&t->ar, NULL, 0);
+	if (if_unchanged == if_changed)
+		return;
+	if (t->start && git_branch_commit(e->repo, t->row.branch, e->git_env, &head, NULL) == 0)
+		moved = strcmp(head, t->start) != 0;
+	free(head);
+	if (!moved && if_unchanged == OUTCOME_NO_CHANGES &&
+	    worktree_remove_clean(e->repo, t->row.worktree, e->git_env, ret_removed, NULL) == 0 &&
+	    *ret_removed) {
+		agentrun_set_changes(&t->ar, false);
+		return;
+	}
+	if (worktree_changes(t->row.worktree, e->git_env, &changes, NULL) == 0 && changes.nr > 0)
+		changed = true;
+	strvec_clear(&changes);
+	if (!changed && moved &&
+	    git_commits_between(e->repo, l->run.base_branch, t->row.branch, e->git_env, &ahead,
+				NULL) == 0 &&
+	    ahead > 0)
+		changed = true;
+	agentrun_set_changes(&t->ar, changed);
 }
 
 /* The agent of t ended: record the attempt and move the task on. */
@@ -1123,26 +1211,13 @@ static void complete(struct loop *l, struct otask *t)
 {
 	struct orch_env *e = l->e;
 	char why[256] = "", ts[TS_MAX], msg[512];
-	struct strvec changes = STRVEC_INIT;
 	enum outcome out;
-	unsigned ahead = 0;
-	bool changed = false;
+	bool removed = false;
 	struct diag d;
 	int64_t delay;
 
 	diag_clear(&d);
-	if (t->row.worktree) {
-		if (worktree_changes(t->row.worktree, e->git_env, &changes, NULL) == 0 &&
-		    changes.nr > 0)
-			changed = true;
-		if (!changed &&
-		    git_commits_between(e->repo, l->run.base_branch, t->row.branch, e->git_env,
-					&ahead, NULL) == 0 &&
-		    ahead > 0)
-			changed = true;
-		agentrun_set_changes(&t->ar, changed);
-	}
-	strvec_clear(&changes);
+	judge_changes(l, t, &removed);
 	out = agentrun_classify(&t->ar, why, sizeof(why));
 	set_str(&t->att.ended_at, now(l, ts));
 	set_str(&t->att.outcome, outcome_to_string(out));
@@ -1196,7 +1271,7 @@ static void complete(struct loop *l, struct otask *t)
 		break;
 	case OUTCOME_NO_CHANGES:
 		(void)transition(l, t, TASK_NO_CHANGES, why);
-		remove_worktree(l, t);
+		remove_worktree(l, t, removed);
 		break;
 	case OUTCOME_RATE_LIMITED:
 		if (t->row.attempts <= e->cfg->max_retries) {
@@ -1306,6 +1381,29 @@ static int next_task(void *ctx, struct proc_spec *spec, void **ret_task)
 		}
 	}
 	return 0;
+}
+
+/* The supervisor asks when next_task had nothing: a retry waiting for its
+ * time starts then, even while other agents run. */
+static int64_t wake_in_ms(void *ctx)
+{
+	struct loop *l = ctx;
+	int64_t wait_ms = -1;
+	size_t i;
+
+	if (l->fatal || l->cancelled)
+		return -1;
+	for (i = 0; i < l->n; i++) {
+		struct otask *t = &l->t[i];
+		int64_t w = 0;
+		bool blocked;
+
+		if (t->selected && !t->live && t->row.state == TASK_PENDING &&
+		    deps_state(l, t, &blocked) && !retry_due(l, t, &w) &&
+		    (wait_ms < 0 || w < wait_ms))
+			wait_ms = w;
+	}
+	return wait_ms;
 }
 
 /* The audit records of a run are written (write(2), under the chain's lock)
@@ -1425,6 +1523,7 @@ int orch_run_execute(struct orch_env *e, const char *run_id, struct orch_summary
 {
 	struct supervisor_ops ops = {
 		.next_task = next_task,
+		.wake_in_ms = wake_in_ms,
 		.on_start = on_start,
 		.on_line = on_line,
 		.on_oversized = on_oversized,
@@ -1467,44 +1566,16 @@ int orch_run_execute(struct orch_env *e, const char *run_id, struct orch_summary
 					 : (l.run.parallel > 0 ? (unsigned)l.run.parallel
 							       : (unsigned)e->cfg->parallel);
 	sopts.clock = e->clk;
-	for (;;) {
-		int64_t wait_ms = -1;
-
-		if (l.fatal)
-			break;
-		diag_clear(reterr);
-		r = supervise_run(&ops, &l, &sopts, reterr);
-		if (r == -ECANCELED) {
-			l.cancelled = true;
-			r = 0;
-		}
-		if (r < 0 && !l.fatal)
-			fail_run(&l, r, reterr);
-		if (l.fatal || l.cancelled)
-			break;
-		/* nothing runs: a retry may be waiting for its time */
-		for (i = 0; i < l.n; i++) {
-			struct otask *t = &l.t[i];
-			int64_t w = 0;
-			bool blocked;
-
-			if (t->selected && t->row.state == TASK_PENDING &&
-			    deps_state(&l, t, &blocked) && !retry_due(&l, t, &w) &&
-			    (wait_ms < 0 || w < wait_ms))
-				wait_ms = w;
-		}
-		if (wait_ms < 0)
-			break;
-		{
-			struct timespec req;
-
-			if (wait_ms > RETRY_SLEEP_MAX_MS)
-				wait_ms = RETRY_SLEEP_MAX_MS;
-			req.tv_sec = wait_ms / 1000;
-			req.tv_nsec = (long)(wait_ms % 1000) * 1000000L;
-			(void)nanosleep(&req, NULL);
-		}
+	diag_clear(reterr);
+	/* until every selected task is settled; retries wait inside (wake_in_ms) */
+	r = supervise_run(&ops, &l, &sopts, reterr);
+	if (r == -ECANCELED) {
+		l.cancelled = true;
+		r = 0;
 	}
+	if (r < 0 && !l.fatal)
+		fail_run(&l, r, reterr);
+	flush_branches(&l);
 	flush_audit(&l);
 	summarize(&l, &sum);
 	if (l.fatal) {

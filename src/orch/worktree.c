@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "orch/gitref.h"
 #include "proc/probe.h"
 #include "proc/spawn.h"
 #include "util/clock.h"
@@ -439,6 +440,10 @@ static int git_call(const char *dir, const char *const *env, enum git_flags flag
 		strvec_push(&argv, "gc.auto=0");
 		strvec_push(&argv, "-c");
 		strvec_push(&argv, "maintenance.auto=false");
+		/* `worktree remove` without --force judges "clean" by a git
+		 * status that must see untracked files, whatever the user set */
+		strvec_push(&argv, "-c");
+		strvec_push(&argv, "status.showUntrackedFiles=normal");
 	}
 	if (id) {
 		strvec_push(&argv, "-c");
@@ -780,10 +785,18 @@ int git_branch_exists(const char *repo, const char *branch, const char *const *e
 	struct git_res g;
 	int r;
 
+	char oid[GITREF_OID_MAX + 1];
+
 	if ((r = check_args(repo, reterr)) < 0 ||
 	    (r = check_name(repo, "branch name", branch, reterr)) < 0)
 		return r;
 	(void)sbuf_addf(&ref, HEADS_PREFIX "%s", branch);
+	r = gitref_read(repo, ref.buf, oid);
+	if (r == 0 || r == -ENOENT) {
+		*ret = r == 0;
+		sbuf_release(&ref);
+		return 0;
+	}
 	args[3] = ref.buf;
 	r = git_call(repo, env, GIT_READ, NULL, args, &g, reterr);
 	if (r >= 0) {
@@ -792,6 +805,31 @@ int git_branch_exists(const char *repo, const char *branch, const char *const *e
 		else
 			r = git_fail(repo, args, &g, reterr);
 		git_res_release(&g);
+	}
+	sbuf_release(&ref);
+	return r;
+}
+
+int git_branch_commit(const char *repo, const char *branch, const char *const *env, char **ret,
+		      struct diag *reterr)
+{
+	struct sbuf ref = SBUF_INIT(SIZE_MAX);
+	char oid[GITREF_OID_MAX + 1];
+	int r;
+
+	if ((r = check_args(repo, reterr)) < 0 ||
+	    (r = check_name(repo, "branch name", branch, reterr)) < 0)
+		return r;
+	(void)sbuf_addf(&ref, HEADS_PREFIX "%s", branch);
+	r = gitref_read(repo, ref.buf, oid);
+	if (r == 0) {
+		*ret = xstrdup(oid);
+	} else if (r == -ENOENT) {
+		diag_set(reterr, repo, 0, 0, "no branch '%s'", branch);
+	} else {
+		r = resolve_commit(repo, ref.buf, env, ret, reterr);
+		if (r == -ENOENT)
+			diag_set(reterr, repo, 0, 0, "no branch '%s'", branch);
 	}
 	sbuf_release(&ref);
 	return r;
@@ -978,8 +1016,9 @@ static const struct wt_entry *wt_find_path(const struct wt_entry *v, size_t n, c
 }
 
 int worktree_add(const char *repo, const char *path, const char *branch, const char *base_commit,
-		 const char *const *env, struct diag *reterr)
+		 const char *const *env, char **ret_start, struct diag *reterr)
 {
+	char oid[GITREF_OID_MAX + 1];
 	const char *add_new[] = {"worktree", "add", "-b", branch, NULL, NULL, NULL};
 	const char *add_old[] = {"worktree", "add", NULL, branch, NULL};
 	static const char *const prune[] = {"worktree", "prune", NULL};
@@ -994,6 +1033,8 @@ int worktree_add(const char *repo, const char *path, const char *branch, const c
 	    (r = check_name(repo, "branch name", branch, reterr)) < 0 ||
 	    (r = check_name(repo, "base commit", base_commit, reterr)) < 0)
 		return r;
+	if (ret_start)
+		*ret_start = NULL;
 	abs = canon_path(repo, path);
 	/* The common case, a new task: neither the path nor the branch exists.
 	 * One git call instead of four; any failure (the branch exists, a stale
@@ -1006,7 +1047,7 @@ int worktree_add(const char *repo, const char *path, const char *branch, const c
 			add_new[5] = base_commit;
 			if (wt_simple(repo, env, add_new, NULL) == 0) {
 				r = 0;
-				goto out;
+				goto made;
 			}
 		}
 	}
@@ -1085,6 +1126,21 @@ int worktree_add(const char *repo, const char *path, const char *branch, const c
 		add_new[4] = abs;
 		add_new[5] = base;
 		r = wt_simple(repo, env, add_new, reterr);
+		if (r == 0 && ret_start) {
+			*ret_start = base;
+			base = NULL;
+		}
+	}
+	goto out;
+made:
+	/* the branch was made here: where it starts, if the ref files say */
+	if (ret_start) {
+		struct sbuf ref = SBUF_INIT(SIZE_MAX);
+
+		(void)sbuf_addf(&ref, HEADS_PREFIX "%s", branch);
+		if (gitref_read(repo, ref.buf, oid) == 0)
+			*ret_start = xstrdup(oid);
+		sbuf_release(&ref);
 	}
 out:
 	wt_list_free(v, n);
@@ -1093,14 +1149,59 @@ out:
 	return r;
 }
 
+int worktree_branch_delete(const char *repo, const char *branch, const char *const *env,
+			   struct diag *reterr)
+{
+	const char *del[] = {"branch", "-D", "--", branch, NULL};
+	bool exists = false;
+	int r;
+
+	if ((r = check_args(repo, reterr)) < 0 ||
+	    (r = check_name(repo, "branch name", branch, reterr)) < 0)
+		return r;
+	r = git_branch_exists(repo, branch, env, &exists, reterr);
+	if (r >= 0 && exists)
+		r = wt_simple(repo, env, del, reterr);
+	return r;
+}
+
+int worktree_branches_delete(const char *repo, const char *const *branches, size_t n,
+			     const char *const *env, struct diag *reterr)
+{
+	struct strvec args = STRVEC_INIT;
+	size_t i, first;
+	int r;
+
+	if ((r = check_args(repo, reterr)) < 0)
+		return r;
+	for (i = 0; i < n; i++)
+		if ((r = check_name(repo, "branch name", branches[i], reterr)) < 0)
+			return r;
+	strvec_push(&args, "branch");
+	strvec_push(&args, "-D");
+	strvec_push(&args, "--");
+	first = args.nr;
+	for (i = 0; i < n; i++) {
+		bool exists = false;
+
+		r = git_branch_exists(repo, branches[i], env, &exists, reterr);
+		if (r < 0)
+			goto out;
+		if (exists)
+			strvec_push(&args, branches[i]);
+	}
+	r = args.nr > first ? wt_simple(repo, env, (const char *const *)args.v, reterr) : 0;
+out:
+	strvec_clear(&args);
+	return r;
+}
+
 int worktree_remove(const char *repo, const char *path, bool delete_branch, const char *branch,
 		    const char *const *env, struct diag *reterr)
 {
-	const char *del[] = {"branch", "-D", "--", branch, NULL};
 	struct wt_entry *v = NULL;
 	const struct wt_entry *e;
 	char *abs = NULL;
-	bool exists = false;
 	size_t n = 0;
 	int r;
 
@@ -1132,13 +1233,36 @@ int worktree_remove(const char *repo, const char *path, bool delete_branch, cons
 			goto out;
 	}
 branch:
-	if (delete_branch) {
-		r = git_branch_exists(repo, branch, env, &exists, reterr);
-		if (r >= 0 && exists)
-			r = wt_simple(repo, env, del, reterr);
-	}
+	if (delete_branch)
+		r = worktree_branch_delete(repo, branch, env, reterr);
 out:
 	wt_list_free(v, n);
+	free(abs);
+	return r;
+}
+
+int worktree_remove_clean(const char *repo, const char *path, const char *const *env,
+			  bool *ret_removed, struct diag *reterr)
+{
+	const char *rm[] = {"worktree", "remove", NULL, NULL};
+	struct git_res g;
+	char *abs;
+	int r;
+
+	*ret_removed = false;
+	if ((r = check_args(repo, reterr)) < 0 || (r = check_args(path, reterr)) < 0)
+		return r;
+	abs = canon_path(repo, path);
+	if (!is_dir(abs) || strcmp(abs, repo) == 0) {
+		free(abs);
+		return 0; /* not for this; the caller's general path knows what to do */
+	}
+	rm[2] = abs;
+	r = git_call(repo, env, GIT_WRITE, NULL, rm, &g, reterr);
+	if (r >= 0) {
+		*ret_removed = g.exit_code == 0 && !is_dir(abs);
+		git_res_release(&g);
+	}
 	free(abs);
 	return r;
 }

@@ -85,8 +85,16 @@ int git_is_clean(const char *repo, const char *const *env, bool *ret, struct dia
 int git_is_ancestor(const char *repo, const char *a, const char *b, const char *const *env,
 		    bool *ret, struct diag *reterr);
 
-/* Whether refs/heads/BRANCH exists. */
+/* Whether refs/heads/BRANCH exists. Like git_branch_commit(), read from the
+ * ref files without a git process when it can (orch/gitref.h). */
 int git_branch_exists(const char *repo, const char *branch, const char *const *env, bool *ret,
+		      struct diag *reterr);
+
+/* The commit refs/heads/BRANCH points to (hex, caller frees); -ENOENT when
+ * there is no such branch. Read from repo's ref files when they are a store
+ * orch/gitref.h reads (no git process: this is on every task's path), else
+ * from `git rev-parse`. */
+int git_branch_commit(const char *repo, const char *branch, const char *const *env, char **ret,
 		      struct diag *reterr);
 
 /* A worktree at path (relative paths are relative to repo; parent
@@ -101,9 +109,11 @@ int git_branch_exists(const char *repo, const char *branch, const char *const *e
  *     pruned and added again on the branch.
  * -EEXIST when path is a worktree on another branch, when the branch is
  * checked out in another worktree, or when path exists and is not an empty
- * directory; -ENOENT when base_commit names no commit. */
+ * directory; -ENOENT when base_commit names no commit. With ret_start
+ * (may be NULL): when this call made the branch, the commit it starts at
+ * (caller frees), else NULL -- also when it cannot tell without asking git. */
 int worktree_add(const char *repo, const char *path, const char *branch, const char *base_commit,
-		 const char *const *env, struct diag *reterr);
+		 const char *const *env, char **ret_start, struct diag *reterr);
 
 /* `git worktree remove --force` (twice forced when locked: the worktree's
  * uncommitted and untracked files are lost), then with delete_branch
@@ -113,6 +123,25 @@ int worktree_add(const char *repo, const char *path, const char *branch, const c
  * pruned. */
 int worktree_remove(const char *repo, const char *path, bool delete_branch, const char *branch,
 		    const char *const *env, struct diag *reterr);
+
+/* `git branch -D branch` when it exists (0 when it does not). */
+int worktree_branch_delete(const char *repo, const char *branch, const char *const *env,
+			   struct diag *reterr);
+
+/* The same for n branches in one git process (those that do not exist are
+ * skipped). */
+int worktree_branches_delete(const char *repo, const char *const *branches, size_t n,
+			     const char *const *env, struct diag *reterr);
+
+/* Remove the worktree at path only if it is clean: `git worktree remove`
+ * without --force, which refuses a worktree with modified, staged or
+ * untracked files (ignored files do not count; a worktree with submodules is
+ * always refused). *ret_removed says which; a refusal is 0 with false and the
+ * worktree untouched, so the caller goes on to look at it. The branch stays.
+ * One git process instead of a `git status` and a forced remove: the common
+ * end of a task that changed nothing. */
+int worktree_remove_clean(const char *repo, const char *path, const char *const *env,
+			  bool *ret_removed, struct diag *reterr);
 
 /* The paths changed in the worktree wt relative to its HEAD: staged,
  * unstaged and untracked (each untracked file, not its directory; ignored

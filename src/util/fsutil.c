@@ -190,6 +190,12 @@ int mkdir_p(const char *path, mode_t mode)
 		return -EINVAL;
 	if (len >= sizeof(buf))
 		return -ENAMETOOLONG;
+	/* the common case first: the parent exists (one syscall, not one per
+	 * component: this is on every task's path) */
+	if (mkdir(path, mode) == 0 || errno == EEXIST)
+		return 0;
+	if (errno != ENOENT)
+		return -errno;
 	memcpy(buf, path, len + 1);
 	for (i = 1; i <= len; i++) {
 		if (buf[i] != '/' && buf[i] != '\0')

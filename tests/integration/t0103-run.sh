@@ -213,6 +213,54 @@ expect_stdout_contains '"reason":"rate limited; retry 1 of 2' "a rate limit is r
 check "the retry finished the task" grep -q "after a retry" "$W/limited.txt"
 run "$BERNSTEIN" status --json
 expect_stdout_contains '"state": "no_changes"' "an idle agent is no_changes"
+idle_branch=$(python3 -c 'import json,sys; print([t for t in json.load(sys.stdin)["tasks"] if t["id"] == "idle"][0]["branch"])' <"$T/stdout")
+idle_wt=$(python3 -c 'import json,sys; print([t for t in json.load(sys.stdin)["tasks"] if t["id"] == "idle"][0]["worktree"])' <"$T/stdout")
+check "the idle task had a branch and a worktree" [ -n "$idle_branch" ] && [ -n "$idle_wt" ]
+check "the idle task's worktree is gone" [ ! -e "$idle_wt" ]
+check "the idle task's empty branch is deleted" \
+	sh -c "[ -z \"\$(git -C '$W' branch --list '$idle_branch')\" ]"
+
+# ---- a retry starts when it is due, while other agents still run ----
+sed 's/^retry_backoff: 0$/retry_backoff: 1/' "$W/bernstein.yaml" >"$T/cfg" && cp "$T/cfg" "$W/bernstein.yaml"
+cat >"$W/retrywake.yaml" <<EOF
+name: retrywake
+tasks:
+  - title: limited2
+    adapter: mock
+    prompt: |
+      once ~/limited2-once rate-limit 0
+      write retried2.txt retried while the other ran
+  - title: long
+    prompt: "i=0; while [ \$i -lt 100 ] && [ ! -e '$W/retried2.txt' ]; do sleep 0.1; i=\$((i+1)); done; if [ -e '$W/retried2.txt' ]; then echo yes > saw.txt; else echo no > saw.txt; fi"
+EOF
+commit_all retrywake
+expect_exit 0 "$KEY" "$BERNSTEIN" run --json retrywake.yaml
+check "the retry was merged while the long task still ran" grep -q yes "$W/saw.txt"
+sed 's/^retry_backoff: 1$/retry_backoff: 0/' "$W/bernstein.yaml" >"$T/cfg" && cp "$T/cfg" "$W/bernstein.yaml"
+commit_all "retry_backoff back to 0"
+
+# ---- what counts as a change, whatever the user's git config says ----
+# A user who hides untracked files from `git status` must not lose an
+# agent's new file: the clean check of a worktree sees untracked files.
+git -C "$W" config status.showUntrackedFiles no
+cat >"$W/changes.yaml" <<'EOF'
+name: changes
+tasks:
+  - title: untracked
+    prompt: "echo hidden > hidden.txt"
+  - title: ignored
+    prompt: "mkdir -p .bernstein && echo scratch > .bernstein/scratch"
+  - title: committed
+    prompt: "echo c > committed.txt && git add committed.txt && git -c user.name=a -c user.email=a@a commit -q -m mine"
+EOF
+commit_all changes
+expect_exit 0 "$KEY" "$BERNSTEIN" run --json changes.yaml
+check "an untracked file the config hides is merged" grep -q hidden "$W/hidden.txt"
+check "the agent's own commit is merged" grep -q c "$W/committed.txt"
+run "$BERNSTEIN" status --json
+check "an ignored file only is no_changes" \
+	sh -c "tr -d ' \n' <'$T/stdout' | grep -q '\"id\":\"ignored\"[^}]*\"state\":\"no_changes\"'"
+git -C "$W" config --unset status.showUntrackedFiles
 
 # ---- the sampling gate at dispatch; a mode profile only where declared ----
 cat >"$W/sampling.yaml" <<'EOF'

@@ -586,11 +586,12 @@ static void test_worktree_add_new(void **state)
 {
 	FX;
 	struct diag d = {0};
-	char *wt = fpath(f, "repo/.bernstein/worktrees/s1");
+	static char sentinel[] = "not set";
+	char *wt = fpath(f, "repo/.bernstein/worktrees/s1"), *start = NULL;
 	bool b = false;
 
 	assert_false(exists(wt));
-	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, &d), 0);
+	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, NULL, &d), 0);
 	assert_true(exists(wt));
 	assert_out(f, wt, "git rev-parse HEAD", f->base);
 	assert_out(f, wt, "git symbolic-ref HEAD", "refs/heads/bernstein/s1");
@@ -604,18 +605,29 @@ static void test_worktree_add_new(void **state)
 
 	/* a relative path is relative to repo; a base given by name */
 	assert_int_equal(worktree_add(f->repo, ".bernstein/worktrees/s2", "bernstein/s2", "main",
-				      f->env.v, &d),
+				      f->env.v, &start, &d),
 			 0);
 	{
 		char *wt2 = fpath(f, "repo/.bernstein/worktrees/s2");
 
 		assert_out(f, wt2, "git symbolic-ref HEAD", "refs/heads/bernstein/s2");
+		/* the branch was made here: where it starts */
+		assert_non_null(start);
+		assert_string_equal(start, f->base);
+		free(start);
+		start = sentinel;
+		/* again: nothing made, so no start */
+		assert_int_equal(
+			worktree_add(f->repo, wt2, "bernstein/s2", "main", f->env.v, &start, &d),
+			0);
+		assert_null(start);
 		free(wt2);
 	}
 
 	/* an unknown base */
 	assert_int_equal(worktree_add(f->repo, ".bernstein/worktrees/s3", "bernstein/s3",
-				      "0000000000000000000000000000000000000001", f->env.v, &d),
+				      "0000000000000000000000000000000000000001", f->env.v, NULL,
+				      &d),
 			 -ENOENT);
 	assert_int_equal(git_branch_exists(f->repo, "bernstein/s3", f->env.v, &b, &d), 0);
 	assert_false(b);
@@ -629,7 +641,7 @@ static void test_worktree_add_idempotent(void **state)
 	char *wt = fpath(f, "wts/s1"), *wtfile = fpath(f, "wts/s1/agent-work.txt");
 	char *head;
 
-	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, &d), 0);
+	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, NULL, &d), 0);
 	/* the agent works: a commit and an uncommitted file */
 	shrun(f, wt,
 	      "echo w > committed.txt && git add . && " GITC " commit -q -m agent && echo u > "
@@ -638,7 +650,7 @@ static void test_worktree_add_idempotent(void **state)
 	assert_string_not_equal(head, f->base);
 
 	/* resume: same call, nothing changes (the base is not re-applied) */
-	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, &d), 0);
+	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, NULL, &d), 0);
 	assert_true(exists(wtfile));
 	assert_out(f, wt, "git rev-parse HEAD", head);
 	assert_out(f, f->repo, "git worktree list --porcelain | grep -c '^worktree '", "2");
@@ -646,8 +658,8 @@ static void test_worktree_add_idempotent(void **state)
 	{
 		char *alt = fpath(f, "wts/../wts/s1/");
 
-		assert_int_equal(worktree_add(f->repo, alt, "bernstein/s1", f->base, f->env.v, &d),
-				 0);
+		assert_int_equal(
+			worktree_add(f->repo, alt, "bernstein/s1", f->base, f->env.v, NULL, &d), 0);
 		assert_true(exists(wtfile));
 		free(alt);
 	}
@@ -655,7 +667,7 @@ static void test_worktree_add_idempotent(void **state)
 	/* crash between branch and worktree: the branch exists, no worktree */
 	shrun(f, f->repo, "git worktree remove --force ../wts/s1");
 	assert_false(exists(wt));
-	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, &d), 0);
+	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, NULL, &d), 0);
 	assert_out(f, wt, "git rev-parse HEAD", head); /* the branch as it was, not base */
 	assert_out(f, wt, "git symbolic-ref HEAD", "refs/heads/bernstein/s1");
 	assert_out(f, wt, "cat committed.txt", "w");
@@ -665,14 +677,14 @@ static void test_worktree_add_idempotent(void **state)
 	shrun(f, f->repo,
 	      "echo initializing > .git/worktrees/s1/locked && rm ../wts/s1/b.txt && "
 	      "rm .git/worktrees/s1/index");
-	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, &d), 0);
+	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, NULL, &d), 0);
 	assert_out(f, wt, "cat b.txt", "b");
 	assert_out(f, wt, "git status --porcelain", "");
 	assert_out(f, f->repo, "git worktree list --porcelain | grep -c '^locked' || true", "0");
 
 	/* the worktree directory deleted by hand: pruned and added again */
 	shrun(f, f->root, "rm -rf wts/s1");
-	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, &d), 0);
+	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, NULL, &d), 0);
 	assert_out(f, wt, "git rev-parse HEAD", head);
 	assert_out(f, f->repo, "git worktree list --porcelain | grep -c '^worktree '", "2");
 	free(head);
@@ -687,44 +699,50 @@ static void test_worktree_add_conflicts(void **state)
 	char *wt = fpath(f, "wts/s1"), *other = fpath(f, "wts/other"), *junk = fpath(f, "junk");
 	char *empty = fpath(f, "emptydir"), *file = fpath(f, "afile");
 
-	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, &d), 0);
+	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, NULL, &d), 0);
 	/* the path is a worktree on another branch */
-	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s2", f->base, f->env.v, &d), -EEXIST);
+	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s2", f->base, f->env.v, NULL, &d),
+			 -EEXIST);
 	assert_non_null(strstr(d.msg, "bernstein/s1"));
 	/* the branch is checked out elsewhere */
-	assert_int_equal(worktree_add(f->repo, other, "bernstein/s1", f->base, f->env.v, &d),
+	assert_int_equal(worktree_add(f->repo, other, "bernstein/s1", f->base, f->env.v, NULL, &d),
 			 -EEXIST);
 	assert_non_null(strstr(d.msg, "checked out"));
-	assert_int_equal(worktree_add(f->repo, other, "main", f->base, f->env.v, &d), -EEXIST);
+	assert_int_equal(worktree_add(f->repo, other, "main", f->base, f->env.v, NULL, &d),
+			 -EEXIST);
 	/* the main checkout itself is not a task worktree, even on its own branch */
-	assert_int_equal(worktree_add(f->repo, f->repo, "main", f->base, f->env.v, &d), -EEXIST);
+	assert_int_equal(worktree_add(f->repo, f->repo, "main", f->base, f->env.v, NULL, &d),
+			 -EEXIST);
 	assert_non_null(strstr(d.msg, "main working tree"));
 	assert_false(exists(other));
 	/* the path is taken by something else */
 	shrun(f, f->root, "mkdir junk && echo j > junk/j && mkdir emptydir && echo > afile");
-	assert_int_equal(worktree_add(f->repo, junk, "bernstein/j", f->base, f->env.v, &d),
+	assert_int_equal(worktree_add(f->repo, junk, "bernstein/j", f->base, f->env.v, NULL, &d),
 			 -EEXIST);
-	assert_int_equal(worktree_add(f->repo, file, "bernstein/j", f->base, f->env.v, &d),
+	assert_int_equal(worktree_add(f->repo, file, "bernstein/j", f->base, f->env.v, NULL, &d),
 			 -EEXIST);
 	assert_out(f, f->repo, "git branch --list 'bernstein/j'", "");
 	/* an empty directory is fine */
-	assert_int_equal(worktree_add(f->repo, empty, "bernstein/e", f->base, f->env.v, &d), 0);
+	assert_int_equal(worktree_add(f->repo, empty, "bernstein/e", f->base, f->env.v, NULL, &d),
+			 0);
 	assert_out(f, empty, "git symbolic-ref HEAD", "refs/heads/bernstein/e");
 	/* a worktree whose .git file is gone: git forgets it, the files are kept
 	 * and not taken over */
 	shrun(f, wt, "rm .git && echo work > work.txt");
-	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, &d), -EEXIST);
+	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, NULL, &d),
+			 -EEXIST);
 	assert_out(f, wt, "cat work.txt", "work");
 	assert_out(f, f->repo, "git worktree list --porcelain | grep -c '/wts/s1$' || true", "0");
 	/* the branch's old worktree was deleted by hand: the stale registration
 	 * is pruned and the branch checked out at the new path */
 	shrun(f, f->root, "rm -rf wts/s1");
-	assert_int_equal(worktree_add(f->repo, other, "bernstein/s1", f->base, f->env.v, &d), 0);
+	assert_int_equal(worktree_add(f->repo, other, "bernstein/s1", f->base, f->env.v, NULL, &d),
+			 0);
 	assert_out(f, other, "git symbolic-ref HEAD", "refs/heads/bernstein/s1");
 	assert_out(f, f->repo, "git worktree list --porcelain | grep -c '/wts/s1$' || true", "0");
 	/* bad arguments */
-	assert_int_equal(worktree_add(f->repo, other, "-b", f->base, f->env.v, &d), -EINVAL);
-	assert_int_equal(worktree_add(f->repo, other, "x", "", f->env.v, &d), -EINVAL);
+	assert_int_equal(worktree_add(f->repo, other, "-b", f->base, f->env.v, NULL, &d), -EINVAL);
+	assert_int_equal(worktree_add(f->repo, other, "x", "", f->env.v, NULL, &d), -EINVAL);
 	free(wt);
 	free(other);
 	free(junk);
@@ -739,7 +757,7 @@ static void test_worktree_remove(void **state)
 	char *wt = fpath(f, "repo/.bernstein/worktrees/s1"), *plain = fpath(f, "plaindir");
 	bool b = true;
 
-	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, &d), 0);
+	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, NULL, &d), 0);
 	shrun(f, wt, "echo dirty >> a.txt && echo new > untracked.txt");
 	/* keep the branch */
 	assert_int_equal(worktree_remove(f->repo, wt, false, "bernstein/s1", f->env.v, &d), 0);
@@ -755,11 +773,11 @@ static void test_worktree_remove(void **state)
 	assert_int_equal(worktree_remove(f->repo, wt, true, "bernstein/s1", f->env.v, &d), 0);
 
 	/* a worktree whose directory was deleted by hand, and a locked one */
-	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, &d), 0);
+	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, NULL, &d), 0);
 	shrun(f, f->repo, "rm -rf .bernstein/worktrees/s1");
 	assert_int_equal(worktree_remove(f->repo, wt, true, "bernstein/s1", f->env.v, &d), 0);
 	assert_out(f, f->repo, "git worktree list --porcelain | grep -c '^worktree '", "1");
-	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, &d), 0);
+	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, NULL, &d), 0);
 	shrun(f, f->repo, "git worktree lock .bernstein/worktrees/s1");
 	assert_int_equal(worktree_remove(f->repo, wt, true, "bernstein/s1", f->env.v, &d), 0);
 	assert_false(exists(wt));
@@ -776,6 +794,77 @@ static void test_worktree_remove(void **state)
 	free(plain);
 }
 
+/* The end of a task that changed nothing: remove only a clean worktree
+ * (git's own check), whatever the user configured for untracked files; the
+ * branch stays, then goes with others in one call. */
+static void test_worktree_remove_clean_and_branches(void **state)
+{
+	FX;
+	struct diag d = {0};
+	char *wt = fpath(f, "repo/.bernstein/worktrees/s1");
+	char *wt2 = fpath(f, "repo/.bernstein/worktrees/s2");
+	const char *both[] = {"bernstein/s1", "bernstein/s2", "bernstein/never-made"};
+	char *c = NULL;
+	bool removed = true, b = false;
+
+	/* a user who hides untracked files from git status */
+	shrun(f, f->repo, "git config status.showUntrackedFiles no");
+	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, NULL, &d), 0);
+	shrun(f, wt, "echo new > untracked.txt");
+	assert_int_equal(worktree_remove_clean(f->repo, wt, f->env.v, &removed, &d), 0);
+	assert_false(removed);
+	assert_true(exists(wt));
+	assert_out(f, wt, "cat untracked.txt", "new");
+	/* a modified tracked file */
+	shrun(f, wt, "rm untracked.txt && echo changed > b.txt");
+	assert_int_equal(worktree_remove_clean(f->repo, wt, f->env.v, &removed, &d), 0);
+	assert_false(removed);
+	assert_out(f, wt, "cat b.txt", "changed");
+	/* clean again (an ignored file does not count): removed, branch kept */
+	shrun(f, wt, "git checkout -q -- b.txt && mkdir -p .bernstein && echo x > .bernstein/x");
+	shrun(f, f->repo, "echo .bernstein/ > .git/info/exclude");
+	assert_int_equal(worktree_remove_clean(f->repo, wt, f->env.v, &removed, &d), 0);
+	assert_true(removed);
+	assert_false(exists(wt));
+	assert_int_equal(git_branch_exists(f->repo, "bernstein/s1", f->env.v, &b, &d), 0);
+	assert_true(b);
+	/* nothing there: 0, not removed */
+	assert_int_equal(worktree_remove_clean(f->repo, wt, f->env.v, &removed, &d), 0);
+	assert_false(removed);
+	/* the main checkout is never removed */
+	assert_int_equal(worktree_remove_clean(f->repo, f->repo, f->env.v, &removed, &d), 0);
+	assert_false(removed);
+	assert_true(exists(f->repo));
+
+	/* git_branch_commit: from the ref files, and from git once packed */
+	assert_int_equal(git_branch_commit(f->repo, "bernstein/s1", f->env.v, &c, &d), 0);
+	assert_string_equal(c, f->base);
+	free(c);
+	c = NULL;
+	shrun(f, f->repo, "git pack-refs --all");
+	assert_int_equal(git_branch_commit(f->repo, "bernstein/s1", f->env.v, &c, &d), 0);
+	assert_string_equal(c, f->base);
+	free(c);
+	c = NULL;
+	assert_int_equal(git_branch_commit(f->repo, "bernstein/none", f->env.v, &c, &d), -ENOENT);
+	assert_null(c);
+	assert_int_equal(git_branch_commit(f->repo, "-x", f->env.v, &c, &d), -EINVAL);
+
+	/* many branches in one call; one that does not exist is skipped */
+	assert_int_equal(worktree_add(f->repo, wt2, "bernstein/s2", f->base, f->env.v, NULL, &d),
+			 0);
+	assert_int_equal(worktree_remove(f->repo, wt2, false, NULL, f->env.v, &d), 0);
+	assert_int_equal(worktree_branches_delete(f->repo, both, 3, f->env.v, &d), 0);
+	assert_int_equal(git_branch_exists(f->repo, "bernstein/s1", f->env.v, &b, &d), 0);
+	assert_false(b);
+	assert_int_equal(git_branch_exists(f->repo, "bernstein/s2", f->env.v, &b, &d), 0);
+	assert_false(b);
+	assert_out(f, f->repo, "git branch --list 'bernstein/*' | wc -l", "0");
+	assert_int_equal(worktree_branches_delete(f->repo, both, 0, f->env.v, &d), 0);
+	free(wt);
+	free(wt2);
+}
+
 static void test_worktree_changes(void **state)
 {
 	FX;
@@ -783,7 +872,7 @@ static void test_worktree_changes(void **state)
 	struct diag d = {0};
 	char *wt = fpath(f, "repo/.bernstein/worktrees/s1"), buf[512];
 
-	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, &d), 0);
+	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, NULL, &d), 0);
 	assert_int_equal(worktree_changes(wt, f->env.v, &v, &d), 0);
 	assert_int_equal(v.nr, 0);
 
@@ -830,7 +919,7 @@ static void test_commit_all(void **state)
 	char *wt = fpath(f, "repo/.bernstein/worktrees/s1"), *s;
 	bool committed = false;
 
-	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, &d), 0);
+	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, NULL, &d), 0);
 	/* nothing to commit: no commit */
 	committed = true;
 	assert_int_equal(
@@ -898,7 +987,7 @@ static void test_commits_between_and_changed_files(void **state)
 	char *wt = fpath(f, "wts/s1"), buf[512];
 	unsigned n = 99;
 
-	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, &d), 0);
+	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, NULL, &d), 0);
 	assert_int_equal(git_commits_between(f->repo, "main", "bernstein/s1", f->env.v, &n, &d), 0);
 	assert_int_equal(n, 0);
 	assert_int_equal(git_changed_files(f->repo, "main", "bernstein/s1", f->env.v, &v, &d), 0);
@@ -936,7 +1025,7 @@ static void make_branch(struct fx *f, const char *name, const char *cmd)
 	(void)snprintf(rel, sizeof(rel), "wts/%s", name);
 	(void)snprintf(br, sizeof(br), "bernstein/%s", name);
 	wt = fpath(f, rel);
-	assert_int_equal(worktree_add(f->repo, wt, br, f->base, f->env.v, &d), 0);
+	assert_int_equal(worktree_add(f->repo, wt, br, f->base, f->env.v, NULL, &d), 0);
 	shrun(f, wt, cmd);
 	assert_int_equal(worktree_commit_all(wt, br, &ident, f->env.v, &committed, &d), 0);
 	assert_true(committed);
@@ -1267,6 +1356,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_worktree_add_idempotent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_worktree_add_conflicts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_worktree_remove, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_worktree_remove_clean_and_branches, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_worktree_changes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_commit_all, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_commits_between_and_changed_files, setup,
