@@ -16,16 +16,21 @@
  * the reftable store, a malformed or oddly named ref, a symbolic ref chain
  * longer than GITREF_MAX_DEPTH -- so the caller asks git instead. The ref
  * files are writable by the agents bernstein runs: the parsers are strict,
- * capped and fuzzed (fuzz/fuzz-gitref.c). */
+ * capped and fuzzed (fuzz/fuzz-gitref.c).
+ *
+ * An object id read here is what the file says, not checked to name an
+ * object of the repository's hash (a 64-digit id in a SHA-1 repository is
+ * passed on): callers only compare it with ids git gave them, and ask git
+ * whenever they would rely on it further. */
 #ifndef BERNSTEIN_ORCH_GITREF_H
 #define BERNSTEIN_ORCH_GITREF_H
 
 #include <stddef.h>
 
-#define GITREF_OID_MAX	  64		/* hex digits of a SHA-256 object id */
-#define GITREF_MAX_DEPTH  5		/* symbolic refs followed */
-#define GITREF_LOOSE_MAX  4096		/* bytes of a loose ref file */
-#define GITREF_PACKED_MAX (64u << 20)	/* bytes of packed-refs */
+#define GITREF_OID_MAX	  64	      /* hex digits of a SHA-256 object id */
+#define GITREF_MAX_DEPTH  5	      /* ref files read for one name, as git */
+#define GITREF_LOOSE_MAX  4096	      /* bytes of a loose ref file */
+#define GITREF_PACKED_MAX (64u << 20) /* bytes of packed-refs */
 
 /* The content of a loose ref file. Returns 1 and the lower-case object id
  * (40 or 64 hex digits, NUL-terminated) in oid; 2 and the target ref name in
@@ -35,15 +40,19 @@ int gitref_parse_loose(const char *buf, size_t len, char oid[GITREF_OID_MAX + 1]
 		       size_t target_size);
 
 /* Look refname up in the content of a packed-refs file: 1 and its object id
- * in oid, 0 when it is not there, -EBADMSG when the file is malformed up to
- * the point the lookup read (a line that is neither header, comment, peeled
- * line nor "<hex> <name>"; object ids of mixed lengths). */
+ * in oid, 0 when it is not there, -EBADMSG when the file is anything but
+ * what git writes -- checked whole, since git's binary search answers
+ * differently on a damaged file: an optional "# pack-refs with:" first line,
+ * then "<hex> <name>" lines sorted by name without repeats, each optionally
+ * followed by one "^<hex>" peeled line, every line ending in '\n', object ids
+ * of one width. */
 int gitref_parse_packed(const char *buf, size_t len, const char *refname,
 			char oid[GITREF_OID_MAX + 1]);
 
 /* Is name a ref name this module reads: "HEAD", or "refs/" followed by
  * components of [A-Za-z0-9._+-], none empty, none starting with '.', none
- * ending in ".lock", no "..", no "@{"? (A subset of git-check-ref-format.) */
+ * ending in ".lock", no "..", the name not ending in '.'? (A subset of
+ * git-check-ref-format.) */
 int gitref_name_ok(const char *name);
 
 /* Resolve refname (e.g. "refs/heads/main") in the repository whose main

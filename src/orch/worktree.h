@@ -93,7 +93,9 @@ int git_branch_exists(const char *repo, const char *branch, const char *const *e
 /* The commit refs/heads/BRANCH points to (hex, caller frees); -ENOENT when
  * there is no such branch. Read from repo's ref files when they are a store
  * orch/gitref.h reads (no git process: this is on every task's path), else
- * from `git rev-parse`. */
+ * from `git rev-parse`. From the ref files the id is not checked to name a
+ * commit (an agent can write any id there): compare it with an id git gave,
+ * do not hand it on as a commit. */
 int git_branch_commit(const char *repo, const char *branch, const char *const *env, char **ret,
 		      struct diag *reterr);
 
