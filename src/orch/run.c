@@ -42,6 +42,7 @@
 #define CONTEXT_EVENTS	    12		 /* events quoted in a fallback resume */
 #define CONTEXT_EVENTS_READ (256u << 10) /* tail of events.jsonl read for them */
 #define CONTEXT_FIELD_MAX   300
+#define AUDIT_FLUSH_MS	    1000 /* at most one audit fsync a second while agents end */
 
 /* ---- one task in memory ---- */
 
@@ -77,6 +78,9 @@ struct loop {
 	/* empty branches of no_changes tasks, deleted together: one git
 	 * process for many (flush_branches()) */
 	struct strvec dead_branches;
+	/* audit group commit (flush_audit_soon()): mono ms of the last flush,
+	 * and when the pending one is due (0: none pending) */
+	uint64_t audit_flushed_ms, audit_due_ms;
 };
 
 /* ---- small helpers ---- */
@@ -1333,12 +1337,52 @@ static bool retry_due(const struct loop *l, const struct otask *t, int64_t *ret_
 	return false;
 }
 
+/* The audit records of a run are written (write(2), under the chain's lock)
+ * before the action they describe, so they survive bernstein being killed;
+ * they are fsynced, with state.json, at most AUDIT_FLUSH_MS after an attempt
+ * has been completed, and at the end of the run (docs/runs.md,
+ * "Durability"). */
+static void flush_audit(struct loop *l)
+{
+	struct diag d;
+	int r;
+
+	diag_clear(&d);
+	r = audit_batch_end(l->e->chain, &d);
+	audit_batch_begin(l->e->chain);
+	l->audit_flushed_ms = l->e->clk->mono_ms(l->e->clk);
+	l->audit_due_ms = 0;
+	if (r < 0)
+		fail_run(l, r, &d);
+}
+
+/* A group commit: an attempt ended, its records go to disk within
+ * AUDIT_FLUSH_MS (each fsync of the day file and state.json costs
+ * milliseconds; agents that end together share one). The supervisor wakes
+ * for a pending one (wake_in_ms) and next_task does it. */
+static void flush_audit_soon(struct loop *l)
+{
+	uint64_t now = l->e->clk->mono_ms(l->e->clk);
+
+	if (now >= l->audit_flushed_ms + AUDIT_FLUSH_MS)
+		flush_audit(l);
+	else if (!l->audit_due_ms)
+		l->audit_due_ms = l->audit_flushed_ms + AUDIT_FLUSH_MS;
+}
+
+static void flush_audit_if_due(struct loop *l)
+{
+	if (l->audit_due_ms && l->e->clk->mono_ms(l->e->clk) >= l->audit_due_ms)
+		flush_audit(l);
+}
+
 static int next_task(void *ctx, struct proc_spec *spec, void **ret_task)
 {
 	struct loop *l = ctx;
 	size_t i;
 	bool progress = true;
 
+	flush_audit_if_due(l);
 	if (l->fatal)
 		return l->fatal;
 	if (l->cancelled)
@@ -1391,6 +1435,8 @@ static int64_t wake_in_ms(void *ctx)
 	int64_t wait_ms = -1;
 	size_t i;
 
+	bool live = false;
+
 	if (l->fatal || l->cancelled)
 		return -1;
 	for (i = 0; i < l->n; i++) {
@@ -1398,28 +1444,22 @@ static int64_t wake_in_ms(void *ctx)
 		int64_t w = 0;
 		bool blocked;
 
+		live = live || t->live;
 		if (t->selected && !t->live && t->row.state == TASK_PENDING &&
 		    deps_state(l, t, &blocked) && !retry_due(l, t, &w) &&
 		    (wait_ms < 0 || w < wait_ms))
 			wait_ms = w;
 	}
+	/* a pending audit flush, while the run goes on (at its end, the end
+	 * flushes: no reason to linger for it) */
+	if (l->audit_due_ms && (live || wait_ms >= 0)) {
+		uint64_t now = l->e->clk->mono_ms(l->e->clk);
+		int64_t w = l->audit_due_ms > now ? (int64_t)(l->audit_due_ms - now) : 0;
+
+		if (wait_ms < 0 || w < wait_ms)
+			wait_ms = w;
+	}
 	return wait_ms;
-}
-
-/* The audit records of a run are written (write(2), under the chain's lock)
- * before the action they describe, so they survive bernstein being killed;
- * they are fsynced, with state.json, when an attempt has been completed and
- * at the end of the run (docs/runs.md, "Durability"). */
-static void flush_audit(struct loop *l)
-{
-	struct diag d;
-	int r;
-
-	diag_clear(&d);
-	r = audit_batch_end(l->e->chain, &d);
-	audit_batch_begin(l->e->chain);
-	if (r < 0)
-		fail_run(l, r, &d);
 }
 
 static void on_start(void *ctx, void *task, const struct proc *p)
@@ -1459,7 +1499,7 @@ static void on_exit_cb(void *ctx, void *task, const struct proc *p)
 	if (p->cancelled)
 		l->cancelled = true;
 	complete(l, t);
-	flush_audit(l);
+	flush_audit_soon(l);
 }
 
 static int take_lock(const char *repo, int *ret_fd, struct diag *reterr)
