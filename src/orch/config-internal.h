@@ -65,6 +65,10 @@ int orch_get_adapter(const struct ydoc *doc, const struct ynode *n, const char *
 int orch_get_effort(const struct ydoc *doc, const struct ynode *n, const char *path,
 		    const char **ret, struct diag *reterr);
 
+/* sandbox: none | landlock. */
+int orch_get_sandbox(const struct ydoc *doc, const struct ynode *n, const char *path,
+		     enum sandbox_mode *ret, struct diag *reterr);
+
 /* gates: [{name, run, timeout}] into an array in a. Gate names are unique
  * within the list. */
 int orch_get_gates(struct arena *a, const struct ydoc *doc, const struct ynode *n, const char *path,

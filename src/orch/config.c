@@ -49,6 +49,26 @@ enum merge_policy merge_policy_from_string(const char *s)
 	return _MERGE_POLICY_INVALID;
 }
 
+static const char *const sandbox_names[_SANDBOX_MODE_MAX + 1] = {
+	[SANDBOX_NONE] = "none",
+	[SANDBOX_LANDLOCK] = "landlock",
+};
+
+const char *sandbox_mode_to_string(enum sandbox_mode m)
+{
+	return m >= 0 && m < _SANDBOX_MODE_MAX ? sandbox_names[m] : NULL;
+}
+
+enum sandbox_mode sandbox_mode_from_string(const char *s)
+{
+	int i;
+
+	for (i = 0; s && i < _SANDBOX_MODE_MAX; i++)
+		if (strcmp(sandbox_names[i], s) == 0)
+			return (enum sandbox_mode)i;
+	return _SANDBOX_MODE_INVALID;
+}
+
 bool orch_role_known(const char *role)
 {
 	size_t i;
@@ -323,6 +343,17 @@ static int get_enum(const struct ydoc *doc, const struct ynode *n, const char *p
 	}
 	return orch_err(doc, n, reterr, path, "unknown value '%s' (expected one of: %s)",
 			Q(q, n->str), list);
+}
+
+int orch_get_sandbox(const struct ydoc *doc, const struct ynode *n, const char *path,
+		     enum sandbox_mode *ret, struct diag *reterr)
+{
+	int m = 0, r;
+
+	r = get_enum(doc, n, path, sandbox_names, &m, reterr);
+	if (r == 0)
+		*ret = (enum sandbox_mode)m;
+	return r;
 }
 
 int orch_get_effort(const struct ydoc *doc, const struct ynode *n, const char *path,
@@ -764,7 +795,7 @@ static int parse_config(struct cctx *x)
 	static const char *const keys[] = {
 		"adapter",     "model",		"parallel",	     "timeout", "kill_grace",
 		"max_retries", "retry_backoff", "preference",	     "gates",	"merge",
-		"mode",	       "modes",		"role_model_policy", NULL,
+		"mode",	       "modes",		"role_model_policy", "sandbox", NULL,
 	};
 	const struct ynode *root = x->doc->root;
 	struct orch_config *c = x->c;
@@ -810,6 +841,8 @@ static int parse_config(struct cctx *x)
 			r = get_enum(x->doc, v, key, merge_names, &m, x->reterr);
 			if (r == 0)
 				c->merge = (enum merge_policy)m;
+		} else if (strcmp(key, "sandbox") == 0) {
+			r = orch_get_sandbox(x->doc, v, key, &c->sandbox, x->reterr);
 		} else if (strcmp(key, "modes") == 0) {
 			r = parse_modes(x, v);
 		} else if (strcmp(key, "role_model_policy") == 0) {
@@ -1046,6 +1079,9 @@ json_t *orch_config_json(const struct orch_config *c)
 	(void)json_object_set_new(o, "preference", pref);
 	(void)json_object_set_new(o, "gates", gates_json(c->gates, c->n_gates));
 	(void)json_object_set_new(o, "merge", jstr(merge_policy_to_string(c->merge)));
+	/* shown when set: with none the output is what it was before the key */
+	if (c->sandbox != SANDBOX_NONE)
+		(void)json_object_set_new(o, "sandbox", jstr(sandbox_mode_to_string(c->sandbox)));
 	(void)json_object_set_new(o, "mode", jstr(c->mode));
 	for (i = 0; i < c->n_modes; i++) {
 		json_t *m = slots_json(&c->modes[i].sampling);
@@ -1190,7 +1226,10 @@ int orch_config_to_yaml(const struct orch_config *c, struct sbuf *out)
 		TRY(yaml_num(out, c->gates[i].timeout_s));
 		TRY(sbuf_adds(out, "}"));
 	}
-	TRY(sbuf_addf(out, "\nmerge: %s\nmode: ", merge_policy_to_string(c->merge)));
+	TRY(sbuf_addf(out, "\nmerge: %s", merge_policy_to_string(c->merge)));
+	if (c->sandbox != SANDBOX_NONE)
+		TRY(sbuf_addf(out, "\nsandbox: %s", sandbox_mode_to_string(c->sandbox)));
+	TRY(sbuf_adds(out, "\nmode: "));
 	TRY(yaml_str(out, c->mode));
 	TRY(sbuf_adds(out, "\n# built-in modes:"));
 	for (i = 0; i < c->n_modes; i++) {
@@ -1286,6 +1325,13 @@ const char orch_config_template[] =
 	"# What happens to a task's branch after its gates passed: no-ff merges it\n"
 	"# into the base branch with 'git merge --no-ff'; none leaves it for you.\n"
 	"merge: no-ff\n"
+	"\n"
+	"# Confinement of the agents: none runs each in a git worktree, unconfined;\n"
+	"# landlock gives each task its own 'git clone --shared' and lets its agent\n"
+	"# write only there (and in its HOME and TMPDIR), by Landlock: a kernel\n"
+	"# without Landlock refuses such tasks. Files only, not the network. A\n"
+	"# plan's task may set its own 'sandbox:'.\n"
+	"sandbox: none\n"
 	"\n"
 	"# The mode profile whose sampling parameters every task gets: smart\n"
 	"# (temperature 0.2), deep (0.3), fast (0.0) or one of 'modes:'. It applies\n"

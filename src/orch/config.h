@@ -17,6 +17,7 @@
  *   preference: [a, b]    routing preference order (adapter names)
  *   gates: [{name, run, timeout}]   commands run in the worktree after completion
  *   merge: no-ff          no-ff | none
+ *   sandbox: none         none | landlock (a task's own sandbox: wins)
  *   mode: null            the mode profile applied (smart, deep, fast or a modes: entry)
  *   modes: {NAME: {temperature, top_p, top_k, max_tokens}}
  *   role_model_policy: {ROLE: {adapter (or cli), provider, model, effort,
@@ -75,6 +76,16 @@ enum merge_policy {
 const char *merge_policy_to_string(enum merge_policy m);
 enum merge_policy merge_policy_from_string(const char *s);
 
+enum sandbox_mode {
+	SANDBOX_NONE,	  /* "none": a git worktree, the agent unconfined */
+	SANDBOX_LANDLOCK, /* "landlock": a per-task clone, the agent confined to it */
+	_SANDBOX_MODE_MAX,
+	_SANDBOX_MODE_INVALID = -EINVAL,
+};
+
+const char *sandbox_mode_to_string(enum sandbox_mode m);
+enum sandbox_mode sandbox_mode_from_string(const char *s);
+
 /* The roles a task may have (Bernstein's templates/roles plus 'data'),
  * sorted, NULL-terminated. */
 extern const char *const orch_roles[];
@@ -128,6 +139,7 @@ struct orch_config {
 	struct orch_gate *gates;
 	size_t n_gates;
 	enum merge_policy merge;
+	enum sandbox_mode sandbox;
 	const char *mode;	    /* NULL: no mode profile; else an entry of modes[] */
 	struct mode_profile *modes; /* the built-ins (smart, deep, fast), then the
 				     * user's; a user entry with a built-in name

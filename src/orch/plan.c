@@ -350,15 +350,15 @@ static void parse_sampling(struct pctx *x, const struct ynode *v, const char *pa
 }
 
 static const char *const task_keys[] = {
-	"title",   "id",       "prompt",      "description", "role",	   "requires",
-	"adapter", "cli",      "model",	      "effort",	     "depends_on", "timeout",
-	"gates",   "artifact", "attachments", "sampling",    "mcp_config", NULL,
+	"title",       "id",	   "prompt",	 "description", "role",	   "requires", "adapter",
+	"cli",	       "model",	   "effort",	 "depends_on",	"timeout", "gates",    "artifact",
+	"attachments", "sampling", "mcp_config", "sandbox",	NULL,
 };
 
 static const char *const step_keys[] = {
-	"title",    "goal",	"id",	       "prompt",   "description", "role",
-	"requires", "adapter",	"cli",	       "model",	   "effort",	  "timeout",
-	"gates",    "artifact", "attachments", "sampling", "mcp_config",  NULL,
+	"title",       "goal",	   "id",	 "prompt",  "description", "role",  "requires",
+	"adapter",     "cli",	   "model",	 "effort",  "timeout",	   "gates", "artifact",
+	"attachments", "sampling", "mcp_config", "sandbox", NULL,
 };
 
 /* Bernstein's step keys that have no effect here (documented in docs/plans.md). */
@@ -481,6 +481,13 @@ static void parse_task(struct pctx *x, const struct ynode *m, const char *path, 
 			if (orch_get_number(x->doc, v, pk, 0, true, ORCH_MAX_TIMEOUT_S,
 					    &t->timeout_s, &d) < 0)
 				add(x, &d);
+		} else if (strcmp(k, "sandbox") == 0) {
+			enum sandbox_mode sm = SANDBOX_NONE;
+
+			if (orch_get_sandbox(x->doc, v, pk, &sm, &d) < 0)
+				add(x, &d);
+			else
+				t->sandbox = sandbox_mode_to_string(sm);
 		} else if (strcmp(k, "gates") == 0) {
 			if (orch_get_gates(&x->p->arena, x->doc, v, pk, &t->gates, &t->n_gates,
 					   &d) < 0)
@@ -1365,6 +1372,9 @@ json_t *plan_json(const struct plan *p)
 					  jstrs(t->attachments, t->n_attachments));
 		(void)json_object_set_new(to, "timeout",
 					  t->timeout_s > 0 ? jnum(t->timeout_s) : json_null());
+		/* only when set: a plan without it records what it did before */
+		if (t->sandbox)
+			(void)json_object_set_new(to, "sandbox", jstr(t->sandbox));
 		for (j = 0; j < t->n_gates; j++) {
 			json_t *g = json_object();
 

@@ -16,6 +16,7 @@
  *       timeout: 600
  *       gates: [{name: lint, run: "true"}]
  *       artifact: report.md         workdir-relative, no "..", not absolute
+ *       sandbox: landlock           none | landlock; default: bernstein.yaml's
  *       attachments: [shot.png]     workdir-relative files (images)
  *       sampling: {temperature: 0.2, base_url: ..., api_key_env: ...}
  *                                   (alias: mcp_config)
@@ -80,6 +81,7 @@ struct plan_task {
 	struct plan_dep *deps; /* in file order, no duplicates */
 	size_t n_deps;
 	double timeout_s;	 /* 0: the configuration's */
+	const char *sandbox;	 /* "none" | "landlock"; NULL: the configuration's */
 	struct orch_gate *gates; /* extra gates after the configuration's */
 	size_t n_gates;
 	struct invocation_sampling sampling; /* the task's explicit slots */

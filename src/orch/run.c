@@ -24,6 +24,7 @@
 #include "orch/agentrun.h"
 #include "orch/config.h"
 #include "orch/plan.h"
+#include "proc/landlock.h"
 #include "route/requirements.h"
 #include "route/route.h"
 #include "route/select.h"
@@ -65,6 +66,9 @@ struct otask {
 	/* the commit this execution made the task's branch at; NULL when the
 	 * branch came from an earlier execution (a resume): then git is asked */
 	char *start;
+	/* sandboxed: the environment for git in the task's clone (git_env plus
+	 * the confinement entries, worktree.h); empty until first needed */
+	struct strvec clone_env;
 };
 
 struct loop {
@@ -224,6 +228,7 @@ static void otask_release(struct otask *t)
 	strvec_clear(&t->attachments);
 	free(t->session_dir);
 	free(t->start);
+	strvec_clear(&t->clone_env);
 }
 
 static void loop_release(struct loop *l)
@@ -270,6 +275,7 @@ static int loop_load(struct loop *l, struct orch_env *e, const char *run_id, str
 		t->row = rows[i];
 		attempt_row_init(&t->att);
 		t->attachments = (struct strvec)STRVEC_INIT;
+		t->clone_env = (struct strvec)STRVEC_INIT;
 		t->loop = l;
 		t->selected = true;
 		invocation_plan_init(&t->plan);
@@ -513,6 +519,74 @@ static char *session_path(const struct loop *l, const struct otask *t, const cha
 	return sbuf_detach(&sb, NULL);
 }
 
+/* Whether t runs sandboxed: its own sandbox: (recorded in its spec), else
+ * bernstein.yaml's. Decided afresh each time (resume included). */
+static bool task_sandboxed(const struct loop *l, const struct otask *t)
+{
+	const char *s = jget_str(t->spec, "sandbox");
+
+	if (s)
+		return sandbox_mode_from_string(s) == SANDBOX_LANDLOCK;
+	return l->e->cfg->sandbox == SANDBOX_LANDLOCK;
+}
+
+static const char *shim_of(const struct orch_env *e)
+{
+	return e->shim_exe ? e->shim_exe : e->self_exe;
+}
+
+/* The environment for git in t's checkout: for a sandboxed task's clone,
+ * git_env plus the entries that make worktree.c run git there confined to
+ * the clone (the agent controlled its config, hooks and refs). */
+static const char *const *task_git_env(struct loop *l, struct otask *t)
+{
+	const char *const *e;
+
+	if (!task_sandboxed(l, t) || !t->row.worktree)
+		return l->e->git_env;
+	if (!t->clone_env.nr) {
+		for (e = l->e->git_env; e && *e; e++)
+			strvec_push(&t->clone_env, *e);
+		strvec_pushf(&t->clone_env, "%s=%s", WORKTREE_GIT_CONFINE_ENV, t->row.worktree);
+		if (shim_of(l->e))
+			strvec_pushf(&t->clone_env, "%s=%s", WORKTREE_GIT_SHIM_ENV, shim_of(l->e));
+	}
+	return (const char *const *)t->clone_env.v;
+}
+
+/* The agent of a sandboxed task: read-write its clone, its HOME, a private
+ * TMPDIR (set in its environment) and /dev/null; read-only everything
+ * else; no Landlock, no agent (never best effort). */
+static int confine_spec(struct otask *t, const char *home, const char *tmp, struct proc_spec *spec,
+			struct diag *reterr)
+{
+	struct strvec env = STRVEC_INIT;
+	size_t i;
+	int r;
+
+	r = mkdir_p(home, 0700);
+	if (r >= 0)
+		r = mkdir_p(tmp, 0700);
+	if (r < 0) {
+		diag_set(reterr, tmp, 0, 0, "cannot create the agent's HOME or TMPDIR: %s",
+			 strerror(-r));
+		return r;
+	}
+	strvec_push(&spec->shim.landlock_rw, t->row.worktree);
+	strvec_push(&spec->shim.landlock_rw, home);
+	strvec_push(&spec->shim.landlock_rw, tmp);
+	strvec_push(&spec->shim.landlock_rw, "/dev/null");
+	strvec_push(&spec->shim.landlock_ro, "/");
+	spec->shim.landlock_best_effort = false;
+	for (i = 0; i < spec->env.nr; i++)
+		if (strncmp(spec->env.v[i], "TMPDIR=", 7) != 0)
+			strvec_push(&env, spec->env.v[i]);
+	strvec_pushf(&env, "TMPDIR=%s", tmp);
+	strvec_clear(&spec->env);
+	spec->env = env;
+	return 0;
+}
+
 /* Refuse t before it ran: state refused (or failed), with the reason. */
 static void refuse(struct loop *l, struct otask *t, enum task_state s, const char *reason)
 {
@@ -541,10 +615,20 @@ static char *fallback_prompt(struct loop *l, struct otask *t, const struct attem
 	if (prev->agent_session_id)
 		(void)sbuf_addf(&sb, "- prior_adapter_session_id: %s\n", prev->agent_session_id);
 	if (t->row.worktree) {
-		(void)worktree_changes(t->row.worktree, l->e->git_env, &files, NULL);
-		if (l->run.base_branch && t->row.branch)
+		(void)worktree_changes(t->row.worktree, task_git_env(l, t), &files, NULL);
+		if (l->run.base_branch && t->row.branch && task_sandboxed(l, t)) {
+			/* the branch is in the clone only: from the base's commit */
+			char *base = NULL;
+
+			if (git_branch_commit(l->e->repo, l->run.base_branch, l->e->git_env, &base,
+					      NULL) == 0)
+				(void)git_changed_files(t->row.worktree, base, t->row.branch,
+							task_git_env(l, t), &files, NULL);
+			free(base);
+		} else if (l->run.base_branch && t->row.branch) {
 			(void)git_changed_files(l->e->repo, l->run.base_branch, t->row.branch,
 						l->e->git_env, &files, NULL);
+		}
 	}
 	if (files.nr) {
 		(void)sbuf_addf(&sb, "- files changed so far:");
@@ -665,7 +749,7 @@ static int dispatch(struct loop *l, struct otask *t, struct proc_spec *spec)
 	const char *model;
 	char ts[TS_MAX], hex[16], msg[1024], nbuf[32];
 	char *state_dir = NULL, *made = NULL;
-	bool explicit_list, resuming = false;
+	bool explicit_list, resuming = false, sandboxed = task_sandboxed(l, t);
 	struct diag d;
 	json_t *pj;
 	const json_t *atts;
@@ -758,14 +842,30 @@ static int dispatch(struct loop *l, struct otask *t, struct proc_spec *spec)
 		goto out;
 	}
 	/* from the base branch as it is now: the merges of its dependencies are in */
-	r = worktree_add(e->repo, t->row.worktree, t->row.branch, l->run.base_branch, e->git_env,
-			 &made, &d);
+	if (sandboxed) {
+		/* a clone of its own; checked before anything is made */
+		int abi = landlock_abi_version();
+
+		if (abi < 0 || !shim_of(e)) {
+			refuse(l, t, TASK_REFUSED,
+			       abi < 0 ? "sandbox: landlock: the kernel does not support Landlock "
+					 "(the task is not run unconfined)"
+				       : "sandbox: landlock: no shim to confine the agent with");
+			goto out;
+		}
+		r = worktree_clone_add(e->repo, t->row.worktree, t->row.branch, l->run.base_branch,
+				       task_git_env(l, t), &made, &d);
+	} else {
+		r = worktree_add(e->repo, t->row.worktree, t->row.branch, l->run.base_branch,
+				 e->git_env, &made, &d);
+	}
 	if (made) {
 		free(t->start);
 		t->start = made;
 	}
 	if (r < 0) {
-		(void)snprintf(msg, sizeof(msg), "cannot create the worktree: %s", d.msg);
+		(void)snprintf(msg, sizeof(msg), "cannot create the %s: %s",
+			       sandboxed ? "clone" : "worktree", d.msg);
 		refuse(l, t, TASK_FAILED, msg);
 		goto out;
 	}
@@ -897,6 +997,12 @@ static int dispatch(struct loop *l, struct otask *t, struct proc_spec *spec)
 	json_decref(pj);
 	if (r >= 0)
 		r = agentrun_fill_spec(&t->ar, spec, &d);
+	if (r >= 0 && sandboxed) {
+		char *tmp = session_path(l, t, "tmp");
+
+		r = confine_spec(t, state_dir, tmp, spec, &d);
+		free(tmp);
+	}
 	if (r < 0) {
 		/* the agent never ran: the attempt ends as failed */
 		(void)snprintf(msg, sizeof(msg), "cannot prepare the session: %s", d.msg);
@@ -955,9 +1061,18 @@ static void remove_worktree(struct loop *l, struct otask *t, bool removed)
 	struct diag d;
 
 	diag_clear(&d);
-	if (!removed && t->row.worktree &&
-	    worktree_remove(l->e->repo, t->row.worktree, false, NULL, l->e->git_env, &d) < 0)
+	if (!removed && t->row.worktree && task_sandboxed(l, t)) {
+		/* a clone: deleted without following what the agent planted */
+		int r = rmtree_beneath(t->row.worktree);
+
+		if (r < 0)
+			warn(l, t, "cannot remove the clone '%s': %s", t->row.worktree,
+			     strerror(-r));
+	} else if (!removed && t->row.worktree &&
+		   worktree_remove(l->e->repo, t->row.worktree, false, NULL, l->e->git_env, &d) <
+			   0) {
 		warn(l, t, "cannot remove the worktree '%s': %s", t->row.worktree, d.msg);
+	}
 	if (empty && t->row.branch) {
 		strvec_push(&l->dead_branches, t->row.branch);
 		if (l->dead_branches.nr >= DEAD_BRANCHES_BATCH)
@@ -1043,6 +1158,7 @@ static void finish(struct loop *l, struct otask *t)
 {
 	struct orch_env *e = l->e;
 	const char *art = jget_str(t->spec, "artifact");
+	bool sandboxed = task_sandboxed(l, t);
 	char msg[2048];
 	struct strvec conflicts = STRVEC_INIT;
 	char *commit = NULL;
@@ -1064,13 +1180,39 @@ static void finish(struct loop *l, struct otask *t)
 	(void)snprintf(msg, sizeof(msg), "bernstein: %s\n\nTask %s of run %s, attempt %" PRId64 ".",
 		       t->row.title ? t->row.title : t->row.id, t->row.id, l->run.id,
 		       t->row.attempts);
-	r = worktree_commit_all(t->row.worktree, msg, &e->identity, e->git_env, &committed, &d);
+	if (sandboxed && (r = worktree_clone_check(t->row.worktree, &d)) < 0) {
+		(void)snprintf(msg, sizeof(msg), "the task's clone cannot be trusted: %s", d.msg);
+		(void)transition(l, t, TASK_FAILED, msg);
+		return;
+	}
+	r = worktree_commit_all(t->row.worktree, msg, &e->identity, task_git_env(l, t), &committed,
+				&d);
 	if (r < 0) {
 		(void)snprintf(msg, sizeof(msg), "cannot commit the agent's changes: %s", d.msg);
 		(void)transition(l, t, TASK_FAILED, msg);
 		return;
 	}
-	r = git_commits_between(e->repo, l->run.base_branch, t->row.branch, e->git_env, &ahead, &d);
+	if (sandboxed) {
+		/* asked in the clone (the base's commit from the main repository),
+		 * and only a branch with commits is fetched: no_changes leaves no
+		 * branch behind in the main repository */
+		char *base = NULL;
+
+		r = git_branch_commit(e->repo, l->run.base_branch, e->git_env, &base, &d);
+		if (r >= 0)
+			r = git_commits_between(t->row.worktree, base, t->row.branch,
+						task_git_env(l, t), &ahead, &d);
+		free(base);
+		if (r >= 0 && ahead > 0)
+			r = worktree_clone_fetch(e->repo, t->row.worktree, t->row.branch,
+						 e->git_env, &d);
+		if (r >= 0 && ahead > 0)
+			r = git_commits_between(e->repo, l->run.base_branch, t->row.branch,
+						e->git_env, &ahead, &d);
+	} else {
+		r = git_commits_between(e->repo, l->run.base_branch, t->row.branch, e->git_env,
+					&ahead, &d);
+	}
 	if (r < 0) {
 		(void)snprintf(msg, sizeof(msg), "cannot inspect branch '%s': %s", t->row.branch,
 			       d.msg);
@@ -1079,7 +1221,8 @@ static void finish(struct loop *l, struct otask *t)
 	}
 	free(t->row.head_commit);
 	t->row.head_commit = NULL;
-	(void)git_rev_parse(e->repo, t->row.branch, e->git_env, &t->row.head_commit, NULL);
+	if (ahead > 0 || !sandboxed)
+		(void)git_rev_parse(e->repo, t->row.branch, e->git_env, &t->row.head_commit, NULL);
 	if (ahead == 0) {
 		set_str(&t->row.outcome, outcome_to_string(OUTCOME_NO_CHANGES));
 		(void)transition(l, t, TASK_NO_CHANGES, "the agent finished without changes");
@@ -1161,6 +1304,32 @@ merge:
 	remove_worktree(l, t, false);
 }
 
+/* judge_changes() for a sandboxed task: its branch is in its clone only,
+ * and git runs there confined (worktree_clone_check() passed). */
+static void judge_clone(struct loop *l, struct otask *t)
+{
+	struct orch_env *e = l->e;
+	const char *const *genv = task_git_env(l, t);
+	struct strvec changes = STRVEC_INIT;
+	char *head = NULL, *base = NULL;
+	unsigned ahead = 0;
+	bool changed = false, moved = true;
+
+	if (t->start && git_branch_commit(t->row.worktree, t->row.branch, genv, &head, NULL) == 0)
+		moved = strcmp(head, t->start) != 0;
+	free(head);
+	if (worktree_changes(t->row.worktree, genv, &changes, NULL) == 0 && changes.nr > 0)
+		changed = true;
+	strvec_clear(&changes);
+	if (!changed && moved &&
+	    git_branch_commit(e->repo, l->run.base_branch, e->git_env, &base, NULL) == 0 &&
+	    git_commits_between(t->row.worktree, base, t->row.branch, genv, &ahead, NULL) == 0 &&
+	    ahead > 0)
+		changed = true;
+	free(base);
+	agentrun_set_changes(&t->ar, changed);
+}
+
 /* Did the agent of t change anything: commits on its branch, or files in
  * its worktree? Asked only as far as the verdict depends on it, because each
  * git process costs the supervisor milliseconds on every task:
@@ -1190,6 +1359,10 @@ static void judge_changes(struct loop *l, struct otask *t, bool *ret_removed)
 	if_changed = agentrun_classify(&t->ar, NULL, 0);
 	if (if_unchanged == if_changed)
 		return;
+	if (task_sandboxed(l, t)) {
+		judge_clone(l, t);
+		return;
+	}
 	if (t->start && git_branch_commit(e->repo, t->row.branch, e->git_env, &head, NULL) == 0)
 		moved = strcmp(head, t->start) != 0;
 	free(head);
@@ -1214,14 +1387,20 @@ static void judge_changes(struct loop *l, struct otask *t, bool *ret_removed)
 static void complete(struct loop *l, struct otask *t)
 {
 	struct orch_env *e = l->e;
-	char why[256] = "", ts[TS_MAX], msg[512];
+	char why[256] = "", ts[TS_MAX], msg[512], tampered[1024] = "";
 	enum outcome out;
 	bool removed = false;
 	struct diag d;
 	int64_t delay;
 
 	diag_clear(&d);
-	judge_changes(l, t, &removed);
+	/* a sandboxed task's clone: no git runs there unless it still is one */
+	if (task_sandboxed(l, t) && t->row.worktree &&
+	    worktree_clone_check(t->row.worktree, &d) < 0)
+		(void)snprintf(tampered, sizeof(tampered), "the task's clone cannot be trusted: %s",
+			       d.msg);
+	else
+		judge_changes(l, t, &removed);
 	out = agentrun_classify(&t->ar, why, sizeof(why));
 	set_str(&t->att.ended_at, now(l, ts));
 	set_str(&t->att.outcome, outcome_to_string(out));
@@ -1268,6 +1447,10 @@ static void complete(struct loop *l, struct otask *t)
 	invocation_plan_init(&t->plan);
 	t->live = false;
 
+	if (tampered[0] && out != OUTCOME_FAILED) {
+		(void)transition(l, t, TASK_FAILED, tampered);
+		return;
+	}
 	switch (out) {
 	case OUTCOME_COMPLETED:
 		if (transition(l, t, TASK_COMPLETING, "the agent completed") == 0)
@@ -1362,9 +1545,9 @@ static void flush_audit(struct loop *l)
  * for a pending one (wake_in_ms) and next_task does it. */
 static void flush_audit_soon(struct loop *l)
 {
-	uint64_t now = l->e->clk->mono_ms(l->e->clk);
+	uint64_t mono = l->e->clk->mono_ms(l->e->clk);
 
-	if (now >= l->audit_flushed_ms + AUDIT_FLUSH_MS)
+	if (mono >= l->audit_flushed_ms + AUDIT_FLUSH_MS)
 		flush_audit(l);
 	else if (!l->audit_due_ms)
 		l->audit_due_ms = l->audit_flushed_ms + AUDIT_FLUSH_MS;
@@ -1453,8 +1636,8 @@ static int64_t wake_in_ms(void *ctx)
 	/* a pending audit flush, while the run goes on (at its end, the end
 	 * flushes: no reason to linger for it) */
 	if (l->audit_due_ms && (live || wait_ms >= 0)) {
-		uint64_t now = l->e->clk->mono_ms(l->e->clk);
-		int64_t w = l->audit_due_ms > now ? (int64_t)(l->audit_due_ms - now) : 0;
+		uint64_t mono = l->e->clk->mono_ms(l->e->clk);
+		int64_t w = l->audit_due_ms > mono ? (int64_t)(l->audit_due_ms - mono) : 0;
 
 		if (wait_ms < 0 || w < wait_ms)
 			wait_ms = w;

@@ -42,6 +42,8 @@ struct run {
 	uint64_t timeout_ms;	 /* 0 = none */
 	size_t out_max;		 /* stdout cap (or, with combine, the tail kept) */
 	bool combine;		 /* stdout and stderr into one tail in out */
+	const char *shim_exe;	 /* with confine_dir: run under `shim_exe shim` */
+	const char *confine_dir; /* Landlock: read-write only beneath it */
 	/* out */
 	struct sbuf out; /* stdout, or the combined tail */
 	struct sbuf err; /* the last GIT_ERR_TAIL bytes of stderr */
@@ -155,6 +157,14 @@ static int run_child(struct run *r, struct diag *reterr)
 	strvec_pushv(&spec.env, r->env);
 	spec.cwd = r->cwd;
 	spec.flags = SPAWN_DEFAULT;
+	if (r->confine_dir) {
+		/* read-write the directory (and /dev/null), read-only the rest;
+		 * never best effort: no Landlock, no git */
+		spec.shim_exe = r->shim_exe;
+		strvec_push(&spec.shim.landlock_rw, r->confine_dir);
+		strvec_push(&spec.shim.landlock_rw, "/dev/null");
+		strvec_push(&spec.shim.landlock_ro, "/");
+	}
 	k = proc_spawn(&spec, &p, reterr);
 	proc_spec_release(&spec);
 	if (k < 0)
@@ -333,6 +343,8 @@ static bool env_dropped(const char *entry)
 					   "LANGUAGE",
 					   "GIT_EDITOR",
 					   WORKTREE_GIT_TIMEOUT_ENV,
+					   WORKTREE_GIT_CONFINE_ENV,
+					   WORKTREE_GIT_SHIM_ENV,
 					   NULL};
 	size_t i;
 
@@ -355,6 +367,19 @@ static uint64_t git_timeout(const char *const *env)
 	if (errno || *end || ms == 0 || v[0] == '-')
 		return WORKTREE_GIT_TIMEOUT_MS;
 	return (uint64_t)ms;
+}
+
+/* Whether git calls in dir must run confined (WORKTREE_GIT_CONFINE_ENV
+ * names it, or the same directory spelled otherwise). */
+static bool confined_here(const char *dir, const char *confine)
+{
+	char a[PATH_MAX], b[PATH_MAX];
+
+	if (!confine || !*confine)
+		return false;
+	if (strcmp(dir, confine) == 0)
+		return true;
+	return realpath(dir, a) && realpath(confine, b) && strcmp(a, b) == 0;
 }
 
 /* "git worktree add -b x ..." for messages: the arguments after the global
@@ -467,6 +492,16 @@ static int git_call(const char *dir, const char *const *env, enum git_flags flag
 	run.env = cenv.v;
 	run.timeout_ms = timeout;
 	run.out_max = WORKTREE_GIT_MAX_OUTPUT;
+	if (confined_here(dir, env_value(env, WORKTREE_GIT_CONFINE_ENV))) {
+		run.confine_dir = env_value(env, WORKTREE_GIT_CONFINE_ENV);
+		run.shim_exe = env_value(env, WORKTREE_GIT_SHIM_ENV);
+		if (!run.shim_exe || run.shim_exe[0] != '/') {
+			diag_set(reterr, dir, 0, 0, "%s: must run confined, and no shim was given",
+				 git_describe(args, what, sizeof(what)));
+			r = -EINVAL;
+			goto out;
+		}
+	}
 	r = run_child(&run, reterr);
 	if (r < 0) {
 		diag_prefix(reterr, "%s", git_describe(args, what, sizeof(what)));
@@ -1263,6 +1298,195 @@ int worktree_remove_clean(const char *repo, const char *path, const char *const 
 		*ret_removed = g.exit_code == 0 && !is_dir(abs);
 		git_res_release(&g);
 	}
+	free(abs);
+	return r;
+}
+
+/* ---- per-task clones (sandboxed tasks) ------------------------------------- */
+
+#define CLONE_TMP_SUFFIX ".clone-tmp"
+
+int worktree_clone_check(const char *clone, struct diag *reterr)
+{
+	static const char *const not_in_clone[] = {"commondir", "gitdir", NULL};
+	struct sbuf p = SBUF_INIT(SIZE_MAX);
+	struct stat st;
+	size_t i;
+	int r = 0;
+
+	if ((r = check_args(clone, reterr)) < 0)
+		return r;
+	(void)sbuf_addf(&p, "%s/.git", clone);
+	if (lstat(p.buf, &st) < 0) {
+		r = -errno;
+		diag_set(reterr, clone, 0, 0, "not a clone: cannot inspect '.git': %s",
+			 strerror(-r));
+		goto out;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		diag_set(reterr, clone, 0, 0,
+			 "'.git' is not a directory (a git worktree, or replaced by the agent)");
+		r = -EPERM;
+		goto out;
+	}
+	for (i = 0; not_in_clone[i]; i++) {
+		sbuf_reset(&p);
+		(void)sbuf_addf(&p, "%s/.git/%s", clone, not_in_clone[i]);
+		if (lstat(p.buf, &st) == 0) {
+			diag_set(reterr, clone, 0, 0,
+				 "'.git/%s' exists: the clone points at another repository",
+				 not_in_clone[i]);
+			r = -EPERM;
+			goto out;
+		}
+	}
+out:
+	sbuf_release(&p);
+	return r;
+}
+
+/* In the clone at abs: branch checked out, made at base_commit (resolved in
+ * repo) when it does not exist yet. */
+static int clone_checkout(const char *repo, const char *abs, const char *branch,
+			  const char *base_commit, const char *const *env, char **ret_start,
+			  struct diag *reterr)
+{
+	const char *make[] = {"checkout", "-q", "-f", "-b", branch, NULL, "--", NULL};
+	const char *use[] = {"checkout", "-q", branch, "--", NULL};
+	char *base = NULL, *cur = NULL;
+	bool exists = false;
+	int r;
+
+	r = git_branch_exists(abs, branch, env, &exists, reterr);
+	if (r < 0)
+		return r;
+	if (exists) {
+		/* resumed: the agent's work is there, committed or not */
+		r = git_head(abs, env, &cur, NULL, reterr);
+		if (r >= 0 && (!cur || strcmp(cur, branch) != 0))
+			r = wt_simple(abs, env, use, reterr);
+		free(cur);
+		return r;
+	}
+	/* the branch is new, so no agent ran here yet: -f is safe, and
+	 * redoes a checkout a crash interrupted */
+	r = resolve_commit(repo, base_commit, env, &base, reterr);
+	if (r < 0)
+		return r;
+	make[5] = base;
+	r = wt_simple(abs, env, make, reterr);
+	if (r >= 0 && ret_start) {
+		*ret_start = base;
+		base = NULL;
+	}
+	free(base);
+	return r;
+}
+
+int worktree_clone_add(const char *repo, const char *path, const char *branch,
+		       const char *base_commit, const char *const *env, char **ret_start,
+		       struct diag *reterr)
+{
+	const char *clone[] = {"clone", "--shared", "--no-checkout", "-q", "--", NULL, NULL, NULL};
+	struct sbuf tmp = SBUF_INIT(SIZE_MAX), gitdir = SBUF_INIT(SIZE_MAX);
+	char *abs = NULL, *top = NULL, parent[PATH_MAX];
+	struct stat st;
+	int r;
+
+	if ((r = check_args(repo, reterr)) < 0 || (r = check_args(path, reterr)) < 0 ||
+	    (r = check_name(repo, "branch name", branch, reterr)) < 0 ||
+	    (r = check_name(repo, "base commit", base_commit, reterr)) < 0)
+		return r;
+	if (ret_start)
+		*ret_start = NULL;
+	abs = canon_path(repo, path);
+	top = canon_path(repo, ".");
+	if (strcmp(abs, top) == 0) {
+		diag_set(reterr, abs, 0, 0, "is the main working tree");
+		r = -EEXIST;
+		goto out;
+	}
+	(void)sbuf_addf(&gitdir, "%s/.git", abs);
+	if (lstat(gitdir.buf, &st) == 0) {
+		/* resumed: the clone is there (made whole: see the rename below) */
+		r = worktree_clone_check(abs, reterr);
+		if (r == -EPERM)
+			r = -EEXIST;
+		if (r >= 0)
+			r = clone_checkout(repo, abs, branch, base_commit, env, ret_start, reterr);
+		goto out;
+	}
+	r = path_occupied(abs);
+	if (r != 0) {
+		if (r > 0)
+			diag_set(reterr, abs, 0, 0, "exists and is not an empty directory");
+		else
+			diag_set(reterr, abs, 0, 0, "cannot inspect: %s", strerror(-r));
+		r = r > 0 ? -EEXIST : r;
+		goto out;
+	}
+	path_dirname(abs, parent, sizeof(parent));
+	r = mkdir_p(parent, 0777);
+	if (r < 0) {
+		diag_set(reterr, parent, 0, 0, "cannot create the directory: %s", strerror(-r));
+		goto out;
+	}
+	/* cloned beside, then renamed into place: a clone at path is whole */
+	(void)sbuf_addf(&tmp, "%s" CLONE_TMP_SUFFIX, abs);
+	r = rmtree_beneath(tmp.buf); /* a crash inside an earlier clone */
+	if (r < 0) {
+		diag_set(reterr, tmp.buf, 0, 0, "cannot remove: %s", strerror(-r));
+		goto out;
+	}
+	clone[5] = top;
+	clone[6] = tmp.buf;
+	r = wt_simple(repo, env, clone, reterr);
+	if (r < 0)
+		goto out;
+	if (rename(tmp.buf, abs) < 0) {
+		r = -errno;
+		diag_set(reterr, abs, 0, 0, "cannot move the clone into place: %s", strerror(-r));
+		(void)rmtree_beneath(tmp.buf);
+		goto out;
+	}
+	r = clone_checkout(repo, abs, branch, base_commit, env, ret_start, reterr);
+out:
+	sbuf_release(&tmp);
+	sbuf_release(&gitdir);
+	free(abs);
+	free(top);
+	return r;
+}
+
+int worktree_clone_fetch(const char *repo, const char *clone, const char *branch,
+			 const char *const *env, struct diag *reterr)
+{
+	const char *fetch[] = {"fetch",
+			       "-q",
+			       "--no-tags",
+			       "--no-write-fetch-head",
+			       "--no-recurse-submodules",
+			       "--",
+			       NULL,
+			       NULL,
+			       NULL};
+	struct sbuf spec = SBUF_INIT(SIZE_MAX);
+	char *abs = NULL;
+	int r;
+
+	if ((r = check_args(repo, reterr)) < 0 || (r = check_args(clone, reterr)) < 0 ||
+	    (r = check_name(repo, "branch name", branch, reterr)) < 0)
+		return r;
+	abs = canon_path(repo, clone);
+	r = worktree_clone_check(abs, reterr);
+	if (r < 0)
+		goto out;
+	(void)sbuf_addf(&spec, "+" HEADS_PREFIX "%s:" HEADS_PREFIX "%s", branch, branch);
+	fetch[6] = abs;
+	fetch[7] = spec.buf;
+	r = wt_simple(repo, env, fetch, reterr);
+out:
+	sbuf_release(&spec);
 	free(abs);
 	return r;
 }

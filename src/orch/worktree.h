@@ -47,6 +47,13 @@
 
 #define WORKTREE_GIT_TIMEOUT_MS	 300000u /* one git call; a hang guard, not a budget */
 #define WORKTREE_GIT_TIMEOUT_ENV "BERNSTEIN_GIT_TIMEOUT_MS"
+/* In env: git calls whose directory is this one run under the shim
+ * (WORKTREE_GIT_SHIM_ENV, an absolute path) confined by Landlock to it
+ * (read-write there and /dev/null, read-only elsewhere): what bernstein runs
+ * in a sandboxed task's clone, whose config, hooks and refs the agent
+ * controlled. Both are consumed, never passed to git. */
+#define WORKTREE_GIT_CONFINE_ENV "BERNSTEIN_GIT_CONFINE"
+#define WORKTREE_GIT_SHIM_ENV	 "BERNSTEIN_GIT_SHIM"
 #define WORKTREE_GIT_MAX_OUTPUT	 (64u << 20)  /* stdout of one git call */
 #define WORKTREE_MESSAGE_MAX	 (64u << 10)  /* a commit or merge message */
 #define WORKTREE_STATE_DIR	 ".bernstein" /* never committed, never counted as a change */
@@ -144,6 +151,40 @@ int worktree_branches_delete(const char *repo, const char *const *branches, size
  * end of a task that changed nothing. */
 int worktree_remove_clean(const char *repo, const char *path, const char *const *env,
 			  bool *ret_removed, struct diag *reterr);
+
+/* A sandboxed task's checkout: a clone of repo at path (relative paths are
+ * relative to repo; parent directories are created) that shares repo's
+ * object store (`git clone --shared --no-checkout`: alternates, read-only),
+ * with its own .git, on a NEW branch made at base_commit (resolved in repo).
+ * The clone is made beside path and renamed into place, so a clone at path
+ * is whole. Idempotent like worktree_add(), for resume:
+ *   - path is a clone with the branch: 0 (checked out again if its HEAD
+ *     moved elsewhere; its files, committed or not, are kept);
+ *   - path is a clone without the branch (a crash between clone and
+ *     checkout): the branch is made and checked out (forced: no agent ran);
+ *   - a leftover PATH.clone-tmp of a crash inside `git clone` is removed.
+ * -EEXIST when path is the main working tree, is not a clone (a worktree's
+ * .git file, see worktree_clone_check()) or exists and is not an empty
+ * directory; -ENOENT when base_commit names no commit. ret_start as in
+ * worktree_add(). Pass an env with WORKTREE_GIT_CONFINE_ENV = path to run
+ * the git calls inside the clone confined. */
+int worktree_clone_add(const char *repo, const char *path, const char *branch,
+		       const char *base_commit, const char *const *env, char **ret_start,
+		       struct diag *reterr);
+
+/* Whether clone looks like a clone bernstein made, before git is run in it:
+ * .git a real directory (not a symlink, not a worktree's .git file), and no
+ * .git/commondir or .git/gitdir (which would point git at another
+ * repository). -EPERM (with the reason) otherwise; no git process. */
+int worktree_clone_check(const char *clone, struct diag *reterr);
+
+/* Bring a clone's branch into repo: `git fetch --no-tags CLONE
+ * +refs/heads/BRANCH:refs/heads/BRANCH` run in repo (bernstein's write
+ * options), after worktree_clone_check(). The branch in repo is made or
+ * moved to where the clone's is. -EIO (git's message) when the clone has no
+ * such branch. */
+int worktree_clone_fetch(const char *repo, const char *clone, const char *branch,
+			 const char *const *env, struct diag *reterr);
 
 /* The paths changed in the worktree wt relative to its HEAD: staged,
  * unstaged and untracked (each untracked file, not its directory; ignored

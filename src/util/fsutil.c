@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <dirent.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -207,4 +208,106 @@ int mkdir_p(const char *path, mode_t mode)
 			buf[i] = '/';
 	}
 	return 0;
+}
+
+/* ---- rmtree_beneath ---- */
+
+#define RMTREE_PASSES 4 /* readdir passes over one directory before giving up */
+
+static int rmtree_fd(int dfd);
+
+/* Remove the entry name of the directory dfd (a directory recursively). */
+static int rmtree_entry(int dfd, const char *name)
+{
+	struct stat st;
+	int fd, r;
+
+	if (unlinkat(dfd, name, 0) == 0 || errno == ENOENT)
+		return 0;
+	if (errno == EACCES || errno == EPERM) {
+		/* dfd itself may lack write permission: it is going anyway */
+		if (fstat(dfd, &st) == 0 && fchmod(dfd, (st.st_mode & 07777) | S_IRWXU) == 0 &&
+		    (unlinkat(dfd, name, 0) == 0 || errno == ENOENT))
+			return 0;
+	}
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISDIR(st.st_mode))
+		return unlinkat(dfd, name, 0) == 0 || errno == ENOENT ? 0 : -errno;
+	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == EACCES) {
+		/* no read or search permission: add it (never through a symlink:
+		 * fstatat said directory, and AT_SYMLINK_NOFOLLOW refuses one) */
+		mode_t m = (st.st_mode & 07777) | S_IRWXU;
+
+		if (fchmodat(dfd, name, m, AT_SYMLINK_NOFOLLOW) < 0 &&
+		    (errno == ENOTSUP || errno == EOPNOTSUPP) && fchmodat(dfd, name, m, 0) < 0)
+			return -errno;
+		fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	r = rmtree_fd(fd); /* closes fd */
+	if (unlinkat(dfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT && r == 0)
+		r = -errno;
+	return r;
+}
+
+/* Empty the directory dfd (closed here). */
+static int rmtree_fd(int dfd)
+{
+	struct stat st;
+	struct dirent *de;
+	DIR *d;
+	int r = 0, pass;
+
+	if (fstat(dfd, &st) == 0 && (st.st_mode & S_IRWXU) != S_IRWXU)
+		(void)fchmod(dfd, (st.st_mode & 07777) | S_IRWXU);
+	d = fdopendir(dfd);
+	if (!d) {
+		r = -errno;
+		(void)close(dfd);
+		return r;
+	}
+	for (pass = 0; pass < RMTREE_PASSES; pass++) {
+		bool any = false;
+
+		r = 0;
+		rewinddir(d);
+		errno = 0;
+		while ((de = readdir(d)) != NULL) {
+			int k;
+
+			if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+				continue;
+			any = true;
+			k = rmtree_entry(dirfd(d), de->d_name);
+			if (k < 0 && r == 0)
+				r = k;
+		}
+		if (!any || r < 0)
+			break;
+	}
+	(void)closedir(d);
+	return r;
+}
+
+int rmtree_beneath(const char *path)
+{
+	struct stat st;
+	int fd, r;
+
+	if (!path || !*path)
+		return -EINVAL;
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISDIR(st.st_mode))
+		return unlink(path) == 0 || errno == ENOENT ? 0 : -errno;
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	r = rmtree_fd(fd);
+	if (rmdir(path) < 0 && errno != ENOENT && r == 0)
+		r = -errno;
+	return r;
 }

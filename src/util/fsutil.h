@@ -25,6 +25,17 @@ int atomic_replace_file(const char *path, const void *data, size_t len, mode_t m
 /* mkdir -p with the given mode for created directories. */
 int mkdir_p(const char *path, mode_t mode);
 
+/* Remove path and everything beneath it without ever following a symlink:
+ * every directory is opened with O_NOFOLLOW | O_DIRECTORY relative to its
+ * parent (openat), every entry removed with unlinkat, so a symlink planted
+ * in the tree (to a file or directory outside it) is unlinked, not
+ * followed. A directory without write or search permission is given u+rwx
+ * first (it is about to go). A missing path is 0; a path that is itself a
+ * symlink or a file is unlinked. Depth is limited by the open-file limit
+ * (one descriptor per level). Returns 0 or the first negative errno (what
+ * could be removed is removed). */
+int rmtree_beneath(const char *path);
+
 /* fsync a file or, with directory, a directory (so a rename or create in it
  * is durable). */
 int fsync_path(const char *path, bool directory);

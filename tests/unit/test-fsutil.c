@@ -78,11 +78,93 @@ static void test_mkdir_p(void **state)
 	assert_int_equal(mkdir_p("", 0700), -EINVAL);
 }
 
+static void touch(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	(void)fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+static void test_rmtree_beneath(void **state)
+{
+	char root[256], outside[256], odir[256], p[4096], ofile[256];
+	struct stat st;
+	size_t len;
+	int i;
+
+	(void)state;
+	(void)snprintf(root, sizeof(root), "%s/tree", dir);
+	(void)snprintf(outside, sizeof(outside), "%s/outside", dir);
+	(void)snprintf(odir, sizeof(odir), "%s/outside/keep", dir);
+	(void)snprintf(ofile, sizeof(ofile), "%s/outside/keep/f", dir);
+	assert_int_equal(mkdir_p(odir, 0700), 0);
+	touch(ofile, "precious");
+
+	/* a missing path is fine */
+	assert_int_equal(rmtree_beneath(root), 0);
+	assert_int_equal(rmtree_beneath(""), -EINVAL);
+
+	assert_int_equal(mkdir_p(root, 0700), 0);
+	/* symlinks to a directory and to a file outside: unlinked, not followed */
+	(void)snprintf(p, sizeof(p), "%s/link-dir", root);
+	assert_int_equal(symlink(odir, p), 0);
+	(void)snprintf(p, sizeof(p), "%s/link-file", root);
+	assert_int_equal(symlink(ofile, p), 0);
+	(void)snprintf(p, sizeof(p), "%s/dangling", root);
+	assert_int_equal(symlink("/nonexistent/x", p), 0);
+	/* a file in a directory without write permission, and a directory
+	 * without any permission */
+	(void)snprintf(p, sizeof(p), "%s/ro", root);
+	assert_int_equal(mkdir(p, 0700), 0);
+	(void)snprintf(p, sizeof(p), "%s/ro/f", root);
+	touch(p, "x");
+	(void)snprintf(p, sizeof(p), "%s/ro", root);
+	assert_int_equal(chmod(p, 0500), 0);
+	(void)snprintf(p, sizeof(p), "%s/closed", root);
+	assert_int_equal(mkdir(p, 0700), 0);
+	(void)snprintf(p, sizeof(p), "%s/closed/f", root);
+	touch(p, "x");
+	(void)snprintf(p, sizeof(p), "%s/closed", root);
+	assert_int_equal(chmod(p, 0), 0);
+	/* a deep tree (200 levels), with a symlink to outside at the bottom */
+	len = (size_t)snprintf(p, sizeof(p), "%s", root);
+	for (i = 0; i < 200; i++) {
+		len += (size_t)snprintf(p + len, sizeof(p) - len, "/d");
+		assert_int_equal(mkdir(p, 0700), 0);
+	}
+	(void)snprintf(p + len, sizeof(p) - len, "/up");
+	assert_int_equal(symlink(outside, p), 0);
+	(void)snprintf(p + len, sizeof(p) - len, "/file");
+	touch(p, "deep");
+
+	assert_int_equal(rmtree_beneath(root), 0);
+	assert_int_equal(lstat(root, &st), -1);
+	assert_int_equal(errno, ENOENT);
+	/* nothing outside was touched */
+	assert_int_equal(stat(ofile, &st), 0);
+	assert_int_equal(st.st_size, 8);
+	assert_int_equal(stat(odir, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0700);
+
+	/* a path that is itself a symlink: the link goes, its target stays */
+	assert_int_equal(symlink(odir, root), 0);
+	assert_int_equal(rmtree_beneath(root), 0);
+	assert_int_equal(lstat(root, &st), -1);
+	assert_int_equal(stat(ofile, &st), 0);
+
+	assert_int_equal(unlink(ofile), 0);
+	assert_int_equal(rmdir(odir), 0);
+	assert_int_equal(rmdir(outside), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_atomic_write_and_capped_read),
 		cmocka_unit_test(test_mkdir_p),
+		cmocka_unit_test(test_rmtree_beneath),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -750,6 +750,146 @@ static void test_worktree_add_conflicts(void **state)
 	free(file);
 }
 
+static void test_clone_add_and_fetch(void **state)
+{
+	FX;
+	struct diag d = {0};
+	static char sentinel[] = "not set";
+	char *c1 = fpath(f, "repo/.bernstein/worktrees/c1"), *start = NULL, *head = NULL;
+	char *alt = fpath(f, "repo/.bernstein/worktrees/c1/.git/objects/info/alternates");
+	bool b = true;
+	struct stat st;
+
+	assert_int_equal(worktree_clone_add(f->repo, ".bernstein/worktrees/c1", "bernstein/c1",
+					    "main", f->env.v, &start, &d),
+			 0);
+	assert_non_null(start);
+	assert_string_equal(start, f->base);
+	free(start);
+	/* its own .git directory, sharing the main object store */
+	assert_int_equal(lstat(c1, &st), 0);
+	assert_true(exists(alt));
+	assert_int_equal(worktree_clone_check(c1, &d), 0);
+	assert_out(f, c1, "git rev-parse --git-dir", ".git");
+	assert_out(f, c1, "git symbolic-ref HEAD", "refs/heads/bernstein/c1");
+	assert_out(f, c1, "git rev-parse HEAD", f->base);
+	assert_out(f, c1, "cat b.txt", "b");
+	/* the main repository has no such branch yet, and is untouched */
+	assert_int_equal(git_branch_exists(f->repo, "bernstein/c1", f->env.v, &b, &d), 0);
+	assert_false(b);
+	assert_out(f, f->repo, "git worktree list --porcelain | grep -c ^worktree", "1");
+
+	/* the agent commits there itself, and leaves a file uncommitted */
+	shrun(f, c1, "echo new > n.txt && git add n.txt && " GITC " commit -q -m agent");
+	shrun(f, c1, "echo wip > wip.txt");
+	head = shok(f, c1, "git rev-parse HEAD");
+	/* resumed: found again, nothing made, nothing lost */
+	start = sentinel;
+	assert_int_equal(
+		worktree_clone_add(f->repo, c1, "bernstein/c1", "main", f->env.v, &start, &d), 0);
+	assert_null(start);
+	assert_out(f, c1, "git rev-parse HEAD", head);
+	assert_out(f, c1, "cat wip.txt", "wip");
+	/* its HEAD moved elsewhere: back on the branch */
+	shrun(f, c1, "git checkout -q main");
+	assert_int_equal(
+		worktree_clone_add(f->repo, c1, "bernstein/c1", "main", f->env.v, NULL, &d), 0);
+	assert_out(f, c1, "git symbolic-ref HEAD", "refs/heads/bernstein/c1");
+
+	/* the branch into the main repository */
+	assert_int_equal(worktree_clone_fetch(f->repo, c1, "bernstein/c1", f->env.v, &d), 0);
+	assert_out(f, f->repo, "git rev-parse refs/heads/bernstein/c1", head);
+	assert_out(f, f->repo, "git symbolic-ref HEAD", "refs/heads/main");
+	assert_out(f, f->repo, "git rev-parse HEAD", f->base);
+	/* again, after the agent moved it (forced) */
+	shrun(f, c1, GITC " commit -q --amend -m amended");
+	free(head);
+	head = shok(f, c1, "git rev-parse HEAD");
+	assert_int_equal(worktree_clone_fetch(f->repo, c1, "bernstein/c1", f->env.v, &d), 0);
+	assert_out(f, f->repo, "git rev-parse refs/heads/bernstein/c1", head);
+	/* a branch the clone does not have */
+	assert_true(worktree_clone_fetch(f->repo, c1, "bernstein/nope", f->env.v, &d) < 0);
+	assert_int_equal(git_branch_exists(f->repo, "bernstein/nope", f->env.v, &b, &d), 0);
+	assert_false(b);
+	free(head);
+	free(alt);
+	free(c1);
+}
+
+static void test_clone_add_crashes_and_refusals(void **state)
+{
+	FX;
+	struct diag d = {0};
+	char *c2 = fpath(f, "repo/.bernstein/worktrees/c2");
+	char *c3 = fpath(f, "repo/.bernstein/worktrees/c3");
+	char *c3tmp = fpath(f, "repo/.bernstein/worktrees/c3.clone-tmp");
+	char *w4 = fpath(f, "repo/.bernstein/worktrees/w4");
+	char *full = fpath(f, "repo/.bernstein/worktrees/full");
+	char *start = NULL;
+
+	/* a crash between clone and checkout: the branch is made now */
+	shrun(f, f->root, "git clone -q --shared -n repo repo/.bernstein/worktrees/c2");
+	assert_int_equal(
+		worktree_clone_add(f->repo, c2, "bernstein/c2", f->base, f->env.v, &start, &d), 0);
+	assert_non_null(start);
+	free(start);
+	assert_out(f, c2, "git symbolic-ref HEAD", "refs/heads/bernstein/c2");
+	assert_out(f, c2, "cat b.txt", "b");
+
+	/* a crash inside git clone left the temporary clone: removed, redone */
+	shrun(f, f->root,
+	      "mkdir -p repo/.bernstein/worktrees/c3.clone-tmp/.git && "
+	      "ln -s /etc repo/.bernstein/worktrees/c3.clone-tmp/link");
+	assert_int_equal(
+		worktree_clone_add(f->repo, c3, "bernstein/c3", "main", f->env.v, NULL, &d), 0);
+	assert_false(exists(c3tmp));
+	assert_out(f, c3, "git symbolic-ref HEAD", "refs/heads/bernstein/c3");
+
+	/* a git worktree at the path is not a clone */
+	assert_int_equal(worktree_add(f->repo, w4, "bernstein/w4", "main", f->env.v, NULL, &d), 0);
+	assert_int_equal(worktree_clone_check(w4, &d), -EPERM);
+	assert_int_equal(
+		worktree_clone_add(f->repo, w4, "bernstein/w4", "main", f->env.v, NULL, &d),
+		-EEXIST);
+	/* a directory with files, the main working tree, an unknown base */
+	shrun(f, f->root,
+	      "mkdir -p repo/.bernstein/worktrees/full && touch "
+	      "repo/.bernstein/worktrees/full/x");
+	assert_int_equal(
+		worktree_clone_add(f->repo, full, "bernstein/f", "main", f->env.v, NULL, &d),
+		-EEXIST);
+	assert_int_equal(
+		worktree_clone_add(f->repo, f->repo, "bernstein/f", "main", f->env.v, NULL, &d),
+		-EEXIST);
+	assert_int_equal(worktree_clone_add(f->repo, ".bernstein/worktrees/c5", "bernstein/c5",
+					    "0000000000000000000000000000000000000001", f->env.v,
+					    NULL, &d),
+			 -ENOENT);
+
+	/* a clone whose .git points elsewhere is refused before git runs there */
+	shrun(f, c3, "echo /somewhere > .git/commondir");
+	assert_int_equal(worktree_clone_check(c3, &d), -EPERM);
+	assert_int_equal(worktree_clone_fetch(f->repo, c3, "bernstein/c3", f->env.v, &d), -EPERM);
+	shrun(f, c2, "rm -rf .git && ln -s ../../../.git .git");
+	assert_int_equal(worktree_clone_check(c2, &d), -EPERM);
+
+	/* asked to run confined without a shim: refused, never unconfined */
+	{
+		struct strvec env = STRVEC_INIT;
+		bool clean = false;
+
+		strvec_pushv(&env, f->env.v);
+		strvec_pushf(&env, "%s=%s", WORKTREE_GIT_CONFINE_ENV, f->repo);
+		assert_int_equal(git_is_clean(f->repo, env.v, &clean, &d), -EINVAL);
+		strvec_clear(&env);
+	}
+	free(c2);
+	free(c3);
+	free(c3tmp);
+	free(w4);
+	free(full);
+}
+
 static void test_worktree_remove(void **state)
 {
 	FX;
@@ -1355,6 +1495,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_worktree_add_new, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_worktree_add_idempotent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_worktree_add_conflicts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_clone_add_and_fetch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_clone_add_crashes_and_refusals, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_worktree_remove, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_worktree_remove_clean_and_branches, setup,
 						teardown),
