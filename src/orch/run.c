@@ -43,7 +43,9 @@
 #define CONTEXT_EVENTS	    12		 /* events quoted in a fallback resume */
 #define CONTEXT_EVENTS_READ (256u << 10) /* tail of events.jsonl read for them */
 #define CONTEXT_FIELD_MAX   300
-#define AUDIT_FLUSH_MS	    1000 /* at most one audit fsync a second while agents end */
+#define GATE_EXIT_TIMEOUT   124	       /* a gate past its timeout, as timeout(1) */
+#define GATE_LOG_MAX	    (1u << 20) /* bytes of a gate's output kept in gate-NAME.log */
+#define AUDIT_FLUSH_MS	    1000       /* at most one audit fsync a second while agents end */
 
 /* ---- one task in memory ---- */
 
@@ -69,6 +71,11 @@ struct otask {
 	/* sandboxed: the environment for git in the task's clone (git_env plus
 	 * the confinement entries, worktree.h); empty until first needed */
 	struct strvec clone_env;
+	/* gates: run by the supervisor like agents, one after the other */
+	json_t *gates;	  /* the list (gate_list()) while state completing; NULL none */
+	size_t gate_next; /* the next one to run */
+	bool gate_live;	  /* a gate of this task runs now */
+	char *gate_log;	  /* its log file */
 };
 
 struct loop {
@@ -229,6 +236,8 @@ static void otask_release(struct otask *t)
 	free(t->session_dir);
 	free(t->start);
 	strvec_clear(&t->clone_env);
+	json_decref(t->gates);
+	free(t->gate_log);
 }
 
 static void loop_release(struct loop *l)
@@ -1153,25 +1162,27 @@ static void gate_list(const struct loop *l, const struct otask *t, json_t *out)
 		(void)json_array_append(out, json_array_get(g, i));
 }
 
-/* Gates, then the merge. The task is in state completing (committed). */
+static void merge_task(struct loop *l, struct otask *t, const char *gates_msg);
+
+/* The agent's work committed and judged; then the gates (run by the
+ * supervisor: agents are read meanwhile, timeouts fire on time), then the
+ * merge. The task is in state completing, or merging after a crash. */
 static void finish(struct loop *l, struct otask *t)
 {
 	struct orch_env *e = l->e;
 	const char *art = jget_str(t->spec, "artifact");
 	bool sandboxed = task_sandboxed(l, t);
 	char msg[2048];
-	struct strvec conflicts = STRVEC_INIT;
-	char *commit = NULL;
-	bool committed = false, already = false;
+	bool committed = false;
 	unsigned ahead = 0;
-	json_t *gates;
 	struct diag d;
-	size_t i;
 	int r;
 
 	diag_clear(&d);
-	if (t->row.state == TASK_MERGING)
-		goto merge;
+	if (t->row.state == TASK_MERGING) {
+		merge_task(l, t, NULL);
+		return;
+	}
 	if (art && check_artifact(l, t, art, msg, sizeof(msg)) != 0) {
 		if (!l->fatal)
 			(void)transition(l, t, TASK_FAILED, msg);
@@ -1229,49 +1240,39 @@ static void finish(struct loop *l, struct otask *t)
 		remove_worktree(l, t, false);
 		return;
 	}
-	gates = json_array();
-	gate_list(l, t, gates);
-	for (i = 0; i < json_array_size(gates); i++) {
-		const json_t *g = json_array_get(gates, i);
-		const char *name = jget_str(g, "name"), *run = jget_str(g, "run");
-		double to = json_number_value(json_object_get(g, "timeout"));
-		int code = -1;
-		char *tail = NULL;
-
-		if (!run)
-			continue;
-		if (!(to > 0))
-			to = ORCH_DEFAULT_GATE_TIMEOUT_S;
-		r = gate_run(t->row.worktree, run, e->git_env, secs_to_ms(to), &code, &tail, &d);
-		if (t->session_dir && tail) {
-			char *p, leaf[128];
-
-			(void)snprintf(leaf, sizeof(leaf), "gate-%s.log", name ? name : "gate");
-			p = agentrun_path(t->session_dir, leaf);
-			(void)atomic_replace_file(p, tail, strlen(tail), 0600);
-			free(p);
-		}
-		free(tail);
-		if (r < 0 || code != 0) {
-			if (r < 0)
-				(void)snprintf(msg, sizeof(msg), "gate '%s' could not run: %s",
-					       name ? name : "?", d.msg);
-			else
-				(void)snprintf(msg, sizeof(msg), "gate '%s' failed (exit %d)",
-					       name ? name : "?", code);
-			json_decref(gates);
-			(void)transition(l, t, TASK_FAILED, msg);
-			return;
-		}
+	json_decref(t->gates);
+	t->gates = json_array();
+	gate_list(l, t, t->gates);
+	t->gate_next = 0;
+	if (json_array_size(t->gates)) {
+		/* next_task starts them (gate_spec()), on_exit_cb() judges them
+		 * (gate_ended()), and the last one to pass calls merge_task() */
+		return;
 	}
-	(void)snprintf(msg, sizeof(msg), json_array_size(gates) ? "%zu gate(s) passed" : "no gates",
-		       json_array_size(gates));
-	json_decref(gates);
+	json_decref(t->gates);
+	t->gates = NULL;
+	merge_task(l, t, "no gates");
+}
+
+/* After the gates passed: the merge (or done, with merge: none). */
+static void merge_task(struct loop *l, struct otask *t, const char *gates_msg)
+{
+	struct orch_env *e = l->e;
+	char msg[2048];
+	struct strvec conflicts = STRVEC_INIT;
+	char *commit = NULL;
+	bool already = false;
+	struct diag d;
+	int r;
+
+	diag_clear(&d);
+	if (t->row.state == TASK_MERGING)
+		goto merge;
 	if (e->cfg->merge == MERGE_NONE) {
 		(void)transition(l, t, TASK_DONE, "completed; not merged (merge: none)");
 		return;
 	}
-	if (transition(l, t, TASK_MERGING, msg) < 0)
+	if (transition(l, t, TASK_MERGING, gates_msg) < 0)
 		return;
 merge:
 	(void)snprintf(msg, sizeof(msg), "Merge %s: %s\n\nTask %s of run %s.", t->row.branch,
@@ -1559,6 +1560,78 @@ static void flush_audit_if_due(struct loop *l)
 		flush_audit(l);
 }
 
+/* ---- gates, run by the supervisor ---- */
+
+/* t's next gate into spec: `/bin/sh -c RUN` in the task's checkout with
+ * git_env (PATH, HOME, LC_ALL=C...), under the shim (its process group dies
+ * with bernstein), its timeout and the configured kill grace, its output in
+ * gate-NAME.log of the session directory (the first GATE_LOG_MAX bytes). */
+static void gate_spec(struct loop *l, struct otask *t, struct proc_spec *spec)
+{
+	const json_t *g = json_array_get(t->gates, t->gate_next);
+	const char *name = jget_str(g, "name"), *run = jget_str(g, "run");
+	double to = json_number_value(json_object_get(g, "timeout"));
+	char leaf[160];
+
+	if (!(to > 0))
+		to = ORCH_DEFAULT_GATE_TIMEOUT_S;
+	strvec_push(&spec->argv, "/bin/sh");
+	strvec_push(&spec->argv, "-c");
+	strvec_push(&spec->argv, run ? run : "false");
+	strvec_pushv(&spec->env, l->e->git_env);
+	spec->cwd = t->row.worktree;
+	spec->timeout_ms = secs_to_ms(to);
+	spec->kill_grace_ms = secs_to_ms(l->e->cfg->kill_grace_s);
+	spec->shim_exe = shim_of(l->e);
+	(void)snprintf(leaf, sizeof(leaf), "gate-%s.log", name ? name : "gate");
+	free(t->gate_log);
+	t->gate_log =
+		t->session_dir ? agentrun_path(t->session_dir, leaf) : session_path(l, t, leaf);
+	(void)unlink(t->gate_log); /* this run of the gate only */
+	spec->log_path = t->gate_log;
+	spec->max_log_bytes = GATE_LOG_MAX;
+	t->gate_live = true;
+}
+
+/* A gate of t ended: the next one, the merge after the last, or failed. */
+static void gate_ended(struct loop *l, struct otask *t, const struct proc *p)
+{
+	const json_t *g = json_array_get(t->gates, t->gate_next);
+	const char *name = jget_str(g, "name");
+	char msg[1024] = "";
+	size_t n;
+
+	t->gate_live = false;
+	if (!name)
+		name = "?";
+	if (p->cancelled) {
+		/* stays completing: resume runs the gates again */
+		l->cancelled = true;
+		return;
+	}
+	if (p->failed_stage != SHIM_STAGE_NONE)
+		(void)snprintf(msg, sizeof(msg), "gate '%s' could not run (exit %d): %s", name,
+			       p->exit_code, p->start_error ? p->start_error : "see the gate log");
+	else if (p->timed_out)
+		(void)snprintf(msg, sizeof(msg), "gate '%s' timed out after %.1f s (exit %d)", name,
+			       (double)p->timeout_ms / 1000.0, GATE_EXIT_TIMEOUT);
+	else if (p->exit_code != 0)
+		(void)snprintf(msg, sizeof(msg), "gate '%s' failed (exit %d)", name, p->exit_code);
+	if (msg[0]) {
+		json_decref(t->gates);
+		t->gates = NULL;
+		(void)transition(l, t, TASK_FAILED, msg);
+		return;
+	}
+	if (++t->gate_next < json_array_size(t->gates))
+		return; /* next_task starts the next */
+	n = json_array_size(t->gates);
+	json_decref(t->gates);
+	t->gates = NULL;
+	(void)snprintf(msg, sizeof(msg), "%zu gate(s) passed", n);
+	merge_task(l, t, msg);
+}
+
 static int next_task(void *ctx, struct proc_spec *spec, void **ret_task)
 {
 	struct loop *l = ctx;
@@ -1570,6 +1643,16 @@ static int next_task(void *ctx, struct proc_spec *spec, void **ret_task)
 		return l->fatal;
 	if (l->cancelled)
 		return 0;
+	/* gates before new agents: they finish tasks others depend on */
+	for (i = 0; i < l->n; i++) {
+		struct otask *t = &l->t[i];
+
+		if (t->gates && !t->gate_live && t->row.state == TASK_COMPLETING) {
+			gate_spec(l, t, spec);
+			*ret_task = t;
+			return 1;
+		}
+	}
 	while (progress) {
 		progress = false;
 		for (i = 0; i < l->n; i++) {
@@ -1627,7 +1710,7 @@ static int64_t wake_in_ms(void *ctx)
 		int64_t w = 0;
 		bool blocked;
 
-		live = live || t->live;
+		live = live || t->live || t->gate_live;
 		if (t->selected && !t->live && t->row.state == TASK_PENDING &&
 		    deps_state(l, t, &blocked) && !retry_due(l, t, &w) &&
 		    (wait_ms < 0 || w < wait_ms))
@@ -1650,6 +1733,8 @@ static void on_start(void *ctx, void *task, const struct proc *p)
 	struct loop *l = ctx;
 	struct otask *t = task;
 
+	if (t->gate_live)
+		return;
 	t->att.pid = p->pid;
 	(void)state_attempt_update(l->e->st, &t->att, NULL);
 }
@@ -1657,6 +1742,8 @@ static void on_start(void *ctx, void *task, const struct proc *p)
 static void on_line(void *ctx, void *task, int stream, const char *line, size_t len)
 {
 	(void)ctx;
+	if (((struct otask *)task)->gate_live)
+		return; /* the supervisor writes the gate's log */
 	agentrun_line(&((struct otask *)task)->ar, stream, line, len);
 }
 
@@ -1664,12 +1751,16 @@ static void on_oversized(void *ctx, void *task, int stream, const char *head, si
 			 uint64_t total)
 {
 	(void)ctx;
+	if (((struct otask *)task)->gate_live)
+		return;
 	agentrun_oversized(&((struct otask *)task)->ar, stream, head, head_len, total);
 }
 
 static void on_notice(void *ctx, void *task, enum proc_notice notice, uint64_t value)
 {
 	(void)ctx;
+	if (((struct otask *)task)->gate_live)
+		return;
 	agentrun_notice(&((struct otask *)task)->ar, notice, value);
 }
 
@@ -1678,6 +1769,11 @@ static void on_exit_cb(void *ctx, void *task, const struct proc *p)
 	struct loop *l = ctx;
 	struct otask *t = task;
 
+	if (t->gate_live) {
+		gate_ended(l, t, p);
+		flush_audit_soon(l);
+		return;
+	}
 	agentrun_exit(&t->ar, p);
 	if (p->cancelled)
 		l->cancelled = true;

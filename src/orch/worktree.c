@@ -40,12 +40,11 @@ struct run {
 	const char *cwd;	 /* NULL = inherit */
 	const char *const *env;	 /* complete; NULL = empty */
 	uint64_t timeout_ms;	 /* 0 = none */
-	size_t out_max;		 /* stdout cap (or, with combine, the tail kept) */
-	bool combine;		 /* stdout and stderr into one tail in out */
+	size_t out_max;		 /* stdout cap */
 	const char *shim_exe;	 /* with confine_dir: run under `shim_exe shim` */
 	const char *confine_dir; /* Landlock: read-write only beneath it */
 	/* out */
-	struct sbuf out; /* stdout, or the combined tail */
+	struct sbuf out; /* stdout */
 	struct sbuf err; /* the last GIT_ERR_TAIL bytes of stderr */
 	bool out_overflow;
 	bool timed_out;
@@ -98,9 +97,7 @@ static void tail_finish(struct sbuf *sb, size_t keep)
 
 static void run_feed(struct run *r, int stream, const char *p, size_t n)
 {
-	if (r->combine) {
-		tail_add(&r->out, r->out_max, p, n);
-	} else if (stream == 1) {
+	if (stream == 1) {
 		tail_add(&r->err, GIT_ERR_TAIL, p, n);
 	} else if (!r->out_overflow && sbuf_add(&r->out, p, n) < 0) {
 		r->out_overflow = true; /* the rest is read and dropped */
@@ -147,7 +144,7 @@ static int run_child(struct run *r, struct diag *reterr)
 	int fds[2], pidfd = -1;
 	int k, st;
 
-	sbuf_init(&r->out, r->combine ? SIZE_MAX : r->out_max);
+	sbuf_init(&r->out, r->out_max);
 	sbuf_init(&r->err, SIZE_MAX);
 	r->out_overflow = r->timed_out = r->status_unknown = false;
 	r->exit_code = -1;
@@ -278,8 +275,6 @@ static int run_child(struct run *r, struct diag *reterr)
 			r->exit_code = 128 + r->term_signal;
 		}
 	}
-	if (r->combine)
-		tail_finish(&r->out, r->out_max);
 	tail_finish(&r->err, GIT_ERR_TAIL);
 	proc_release(&p);
 	return 0;
@@ -1798,65 +1793,5 @@ out:
 	free(head);
 	free(bc);
 	free(merged);
-	return r;
-}
-
-/* ---- gates ------------------------------------------------------------------ */
-
-int gate_run(const char *dir, const char *command, const char *const *env, uint64_t timeout_ms,
-	     int *ret_exit, char **ret_tail, struct diag *reterr)
-{
-	const char *argv[] = {"/bin/sh", "-c", command, NULL};
-	struct run run = {0};
-	struct diag d = {0};
-	struct stat st;
-	int r, code;
-
-	if ((r = check_args(dir, reterr)) < 0)
-		return r;
-	if (!command) {
-		diag_set(reterr, dir, 0, 0, "no gate command given");
-		return -EINVAL;
-	}
-	if (stat(dir, &st) < 0) {
-		r = -errno;
-		diag_set(reterr, dir, 0, 0, "cannot run a gate here: %s", strerror(-r));
-		return r;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		diag_set(reterr, dir, 0, 0, "cannot run a gate here: not a directory");
-		return -ENOTDIR;
-	}
-
-	run.argv = argv;
-	run.cwd = dir;
-	run.env = env;
-	run.timeout_ms = timeout_ms;
-	run.out_max = GATE_TAIL_MAX;
-	run.combine = true;
-	r = run_child(&run, &d);
-	if (r == -ENOENT || r == -EACCES || r == -ENOEXEC) {
-		/* the shell itself cannot run: what a shell says for a missing command */
-		code = GATE_EXIT_NO_SHELL;
-		sbuf_reset(&run.out);
-		(void)sbuf_adds(&run.out, d.msg);
-	} else if (r < 0) {
-		diag_set(reterr, dir, 0, 0, "cannot run the gate: %s", d.msg);
-		goto out;
-	} else if (run.timed_out) {
-		code = GATE_EXIT_TIMEOUT;
-	} else if (run.status_unknown) {
-		diag_set(reterr, dir, 0, 0, "the gate's exit status was lost (reaped elsewhere)");
-		r = -ECHILD;
-		goto out;
-	} else {
-		code = run.exit_code;
-	}
-	*ret_exit = code;
-	if (ret_tail)
-		*ret_tail = sbuf_detach(&run.out, NULL);
-	r = 0;
-out:
-	run_release(&run);
 	return r;
 }

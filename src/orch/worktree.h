@@ -1,5 +1,6 @@
-/* Git for the orchestrator: the main checkout, per-task worktrees, bernstein's
- * own commits and --no-ff merges, and the gates (docs/worktrees.md).
+/* Git for the orchestrator: the main checkout, per-task worktrees and
+ * clones, bernstein's own commits and --no-ff merges (docs/worktrees.md).
+ * (The gates run under the supervisor, src/orch/run.c.)
  *
  * Every git call is `git -C DIR ...` run with posix_spawn (proc/spawn.h), in
  * its own process group, stdin on /dev/null, a wall-clock deadline after
@@ -57,9 +58,6 @@
 #define WORKTREE_GIT_MAX_OUTPUT	 (64u << 20)  /* stdout of one git call */
 #define WORKTREE_MESSAGE_MAX	 (64u << 10)  /* a commit or merge message */
 #define WORKTREE_STATE_DIR	 ".bernstein" /* never committed, never counted as a change */
-#define GATE_TAIL_MAX		 4096	      /* bytes of gate output kept */
-#define GATE_EXIT_TIMEOUT	 124	      /* as timeout(1) */
-#define GATE_EXIT_NO_SHELL	 127
 
 /* Who bernstein's commits and merges are by: `-c user.name=NAME -c
  * user.email=EMAIL` (a fresh CI machine has no identity configured). Both
@@ -229,19 +227,5 @@ int git_changed_files(const char *repo, const char *base, const char *branch,
 int git_merge_no_ff(const char *repo, const char *into, const char *branch, const char *message,
 		    const struct git_identity *id, const char *const *env, char **ret_commit,
 		    bool *ret_already, struct strvec *ret_conflicts, struct diag *reterr);
-
-/* A gate: `/bin/sh -c COMMAND` in dir, with exactly env, stdin on
- * /dev/null, in a new session. timeout_ms 0 = no deadline. When the shell
- * ends (or on the deadline: SIGTERM, then SIGKILL after a short grace) the
- * whole process group is killed, so background jobs the gate started do not
- * outlive it. Returns 0 when the gate ran, with *ret_exit = its exit code
- * (128+N when killed by signal N, GATE_EXIT_TIMEOUT (124) on the deadline,
- * GATE_EXIT_NO_SHELL (127) when /bin/sh cannot be executed) and, when
- * ret_tail is non-NULL, the last GATE_TAIL_MAX bytes of its stdout and
- * stderr interleaved as read (caller frees). -ENOTDIR/-ENOENT when dir is
- * not a directory; other negative errnos when the process could not be set
- * up. A gate that escapes its process group (setsid) is not tracked. */
-int gate_run(const char *dir, const char *command, const char *const *env, uint64_t timeout_ms,
-	     int *ret_exit, char **ret_tail, struct diag *reterr);
 
 #endif

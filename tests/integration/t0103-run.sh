@@ -194,6 +194,31 @@ run "$BERNSTEIN" status
 expect_stdout_contains "gate 'has-proof' failed (exit 1)" "the gate's failure is the reason"
 check "nothing of the gated task was merged" [ ! -e "$W/gated.txt" ]
 
+# ---- gates run beside the agents: the loop reads and merges meanwhile ----
+# The gate of "waits" passes only if "other" got merged while it ran; with
+# gates run inside the loop it would wait for nothing and fail after 8 s.
+cat >"$W/gatewait.yaml" <<EOF
+name: gatewait
+tasks:
+  - title: waits
+    gates: [{name: sees-other, run: "i=0; while [ \$i -lt 80 ] && [ ! -e '$W/other.txt' ]; do sleep 0.1; i=\$((i+1)); done; echo waited \$i; test -e '$W/other.txt'", timeout: 60}]
+    prompt: "echo w > waits.txt"
+  - title: other
+    prompt: "sleep 1; echo o > other.txt"
+  - title: slow-gate
+    gates: [{name: too-slow, run: "sleep 30", timeout: 1}]
+    prompt: "echo s > slow.txt"
+EOF
+commit_all gatewait
+expect_exit 1 "$KEY" "$BERNSTEIN" run --json gatewait.yaml
+check "a gate passed because another task merged while it ran" grep -q w "$W/waits.txt"
+check "the other task merged" grep -q o "$W/other.txt"
+run "$BERNSTEIN" status
+expect_stdout_contains "gate 'too-slow' timed out after 1.0 s (exit 124)" "a gate's timeout is its reason"
+check "nothing of the timed-out gate's task was merged" [ ! -e "$W/slow.txt" ]
+gatelog=$(find "$W/.bernstein/runs" -name 'gate-sees-other.log' | head -1)
+check "the gate's output is in gate-NAME.log" grep -q '^waited ' "$gatelog"
+
 # ---- mock: rate limit, retry, no_changes ----
 cat >"$W/mock.yaml" <<'EOF'
 name: mock

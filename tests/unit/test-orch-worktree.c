@@ -1,5 +1,5 @@
-/* orch/worktree: git queries, worktrees, bernstein's commits and --no-ff
- * merges, and gates, against real git repositories made in a mkdtemp dir.
+/* orch/worktree: git queries, worktrees and clones, bernstein's commits and
+ * --no-ff merges, against real git repositories made in a mkdtemp dir.
  * Every git call (ours and the tests' own set-up commands) runs with
  * HOME=<the temp dir>, GIT_CONFIG_NOSYSTEM=1 and GIT_CEILING_DIRECTORIES, so
  * neither the user's nor the system's git config leaks in, and no git
@@ -1361,128 +1361,6 @@ static void test_merge_refusals(void **state)
 	free(head);
 }
 
-/* ---- gates ------------------------------------------------------------------ */
-
-static void test_gate_pass_fail(void **state)
-{
-	FX;
-	const char *env[] = {"PATH=" TEST_PATH, "GATE_VAR=hello", NULL};
-	struct diag d = {0};
-	char *tail = NULL;
-	int code = -1;
-
-	assert_int_equal(gate_run(f->repo,
-				  "echo out; echo \"$GATE_VAR\" >&2; pwd; echo \"[$HOME]\"", env,
-				  10000, &code, &tail, &d),
-			 0);
-	assert_int_equal(code, 0);
-	assert_non_null(strstr(tail, "out\n"));
-	assert_non_null(strstr(tail, "hello\n"));
-	assert_non_null(strstr(tail, f->repo));
-	assert_non_null(strstr(tail, "[]")); /* exactly env: no HOME leaked in */
-	free(tail);
-	tail = NULL;
-
-	assert_int_equal(gate_run(f->repo, "echo failing; exit 3", env, 10000, &code, &tail, &d),
-			 0);
-	assert_int_equal(code, 3);
-	assert_string_equal(tail, "failing\n");
-	free(tail);
-	tail = NULL;
-
-	assert_int_equal(gate_run(f->repo, "kill -TERM $$", env, 10000, &code, NULL, &d), 0);
-	assert_int_equal(code, 128 + SIGTERM);
-
-	assert_int_equal(gate_run(f->repo, "no-such-command-xyz", env, 10000, &code, &tail, &d), 0);
-	assert_int_equal(code, 127);
-	assert_non_null(strstr(tail, "no-such-command-xyz"));
-	free(tail);
-	tail = NULL;
-
-	/* stdin is /dev/null: a gate reading it ends */
-	assert_int_equal(gate_run(f->repo, "cat; echo done", env, 10000, &code, &tail, &d), 0);
-	assert_int_equal(code, 0);
-	assert_string_equal(tail, "done\n");
-	free(tail);
-	tail = NULL;
-
-	/* only the tail of a chatty gate is kept */
-	assert_int_equal(gate_run(f->repo,
-				  "i=0; while [ $i -lt 3000 ]; do echo line-$i; "
-				  "i=$((i+1)); done; echo END",
-				  env, 20000, &code, &tail, &d),
-			 0);
-	assert_int_equal(code, 0);
-	assert_true(strlen(tail) <= GATE_TAIL_MAX);
-	assert_true(strlen(tail) > GATE_TAIL_MAX - 20);
-	assert_non_null(strstr(tail, "line-2999\nEND\n"));
-	assert_null(strstr(tail, "line-1\n"));
-	free(tail);
-	tail = NULL;
-
-	/* not a directory */
-	{
-		char *missing = fpath(f, "missing"), *file = fpath(f, "repo/a.txt");
-
-		assert_int_equal(gate_run(missing, "true", env, 1000, &code, &tail, &d), -ENOENT);
-		assert_int_equal(gate_run(file, "true", env, 1000, &code, &tail, &d), -ENOTDIR);
-		assert_null(tail);
-		free(missing);
-		free(file);
-	}
-}
-
-static void test_gate_timeout_kills_group(void **state)
-{
-	FX;
-	const char *env[] = {"PATH=" TEST_PATH, NULL};
-	struct diag d = {0};
-	char *tail = NULL, *pid;
-	uint64_t t0;
-	int code = -1;
-
-	/* the deadline: 124, and the background job is gone too */
-	t0 = mono_ms();
-	assert_int_equal(gate_run(f->root, "sleep 100 & echo $! > bg.pid; echo started; wait", env,
-				  300, &code, &tail, &d),
-			 0);
-	assert_true(mono_ms() - t0 < 5000);
-	assert_int_equal(code, GATE_EXIT_TIMEOUT);
-	assert_string_equal(tail, "started\n");
-	free(tail);
-	tail = NULL;
-	pid = shok(f, f->root, "cat bg.pid");
-	assert_true(pid_gone((pid_t)strtol(pid, NULL, 10)));
-	free(pid);
-
-	/* a gate that ignores SIGTERM is killed after the grace */
-	t0 = mono_ms();
-	assert_int_equal(gate_run(f->root,
-				  "trap '' TERM; sleep 100 & echo $! > bg2.pid; wait; "
-				  "wait",
-				  env, 200, &code, NULL, &d),
-			 0);
-	assert_true(mono_ms() - t0 < 5000);
-	assert_int_equal(code, GATE_EXIT_TIMEOUT);
-	pid = shok(f, f->root, "cat bg2.pid");
-	assert_true(pid_gone((pid_t)strtol(pid, NULL, 10)));
-	free(pid);
-
-	/* a gate that passes but leaves a job behind holding its output: the
-	 * job is killed when the shell ends, and gate_run does not wait for it */
-	t0 = mono_ms();
-	assert_int_equal(gate_run(f->root, "sleep 100 & echo $! > bg3.pid; echo passed", env, 0,
-				  &code, &tail, &d),
-			 0);
-	assert_true(mono_ms() - t0 < 5000);
-	assert_int_equal(code, 0);
-	assert_string_equal(tail, "passed\n");
-	free(tail);
-	pid = shok(f, f->root, "cat bg3.pid");
-	assert_true(pid_gone((pid_t)strtol(pid, NULL, 10)));
-	free(pid);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1510,8 +1388,6 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_merge_conflict_restores, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_merge_refusals, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_gate_pass_fail, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_gate_timeout_kills_group, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
