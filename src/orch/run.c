@@ -76,6 +76,10 @@ struct otask {
 	size_t gate_next; /* the next one to run */
 	bool gate_live;	  /* a gate of this task runs now */
 	char *gate_log;	  /* its log file */
+	/* the worktree made by a supervised `git worktree add` (dispatch()):
+	 * routed and recorded, the command running, done, or failed (then
+	 * worktree_add() repairs and makes it) */
+	enum { PREP_NONE, PREP_RUNNING, PREP_DONE, PREP_FAILED } prep;
 };
 
 struct loop {
@@ -768,6 +772,17 @@ static int dispatch(struct loop *l, struct otask *t, struct proc_spec *spec)
 
 	diag_clear(&d);
 	attempt_row_init(&prev);
+	if (t->prep == PREP_DONE || t->prep == PREP_FAILED) {
+		/* routed and recorded when its worktree was started: go on */
+		entry = t->row.adapter ? catalog_find(e->cat, t->row.adapter) : NULL;
+		p = entry ? entry->profile : NULL;
+		if (!p) {
+			t->prep = PREP_NONE;
+			refuse(l, t, TASK_FAILED, "its adapter left the catalogue");
+			goto out;
+		}
+		goto worktree;
+	}
 	r = task_requirements(t, &req, &d);
 	if (r < 0) {
 		refuse(l, t, TASK_FAILED, d.msg);
@@ -850,8 +865,26 @@ static int dispatch(struct loop *l, struct otask *t, struct proc_spec *spec)
 		ret = r;
 		goto out;
 	}
-	/* from the base branch as it is now: the merges of its dependencies are in */
-	if (sandboxed) {
+	/* from the base branch as it is now: the merges of its dependencies are in;
+	 * the common case by the supervisor, beside the other tasks' work */
+	if (!sandboxed && t->prep == PREP_NONE) {
+		r = worktree_add_command(e->repo, t->row.worktree, t->row.branch,
+					 l->run.base_branch, e->git_env, &spec->argv, &spec->env,
+					 &spec->timeout_ms, &d);
+		if (r == 1) {
+			spec->shim_exe = shim_of(e);
+			t->prep = PREP_RUNNING;
+			t->live = true;
+			ret = 1;
+			goto out;
+		}
+		proc_spec_release(spec);
+		diag_clear(&d);
+	}
+worktree:
+	if (!sandboxed && t->prep == PREP_DONE) {
+		r = 0; /* made by the command */
+	} else if (sandboxed) {
 		/* a clone of its own; checked before anything is made */
 		int abi = landlock_abi_version();
 
@@ -868,6 +901,7 @@ static int dispatch(struct loop *l, struct otask *t, struct proc_spec *spec)
 		r = worktree_add(e->repo, t->row.worktree, t->row.branch, l->run.base_branch,
 				 e->git_env, &made, &d);
 	}
+	t->prep = PREP_NONE;
 	if (made) {
 		free(t->start);
 		t->start = made;
@@ -1733,7 +1767,7 @@ static void on_start(void *ctx, void *task, const struct proc *p)
 	struct loop *l = ctx;
 	struct otask *t = task;
 
-	if (t->gate_live)
+	if (t->gate_live || t->prep == PREP_RUNNING)
 		return;
 	t->att.pid = p->pid;
 	(void)state_attempt_update(l->e->st, &t->att, NULL);
@@ -1742,8 +1776,8 @@ static void on_start(void *ctx, void *task, const struct proc *p)
 static void on_line(void *ctx, void *task, int stream, const char *line, size_t len)
 {
 	(void)ctx;
-	if (((struct otask *)task)->gate_live)
-		return; /* the supervisor writes the gate's log */
+	if (((struct otask *)task)->gate_live || ((struct otask *)task)->prep == PREP_RUNNING)
+		return; /* the supervisor writes the gate's log; git's chatter */
 	agentrun_line(&((struct otask *)task)->ar, stream, line, len);
 }
 
@@ -1751,7 +1785,7 @@ static void on_oversized(void *ctx, void *task, int stream, const char *head, si
 			 uint64_t total)
 {
 	(void)ctx;
-	if (((struct otask *)task)->gate_live)
+	if (((struct otask *)task)->gate_live || ((struct otask *)task)->prep == PREP_RUNNING)
 		return;
 	agentrun_oversized(&((struct otask *)task)->ar, stream, head, head_len, total);
 }
@@ -1759,7 +1793,7 @@ static void on_oversized(void *ctx, void *task, int stream, const char *head, si
 static void on_notice(void *ctx, void *task, enum proc_notice notice, uint64_t value)
 {
 	(void)ctx;
-	if (((struct otask *)task)->gate_live)
+	if (((struct otask *)task)->gate_live || ((struct otask *)task)->prep == PREP_RUNNING)
 		return;
 	agentrun_notice(&((struct otask *)task)->ar, notice, value);
 }
@@ -1772,6 +1806,28 @@ static void on_exit_cb(void *ctx, void *task, const struct proc *p)
 	if (t->gate_live) {
 		gate_ended(l, t, p);
 		flush_audit_soon(l);
+		return;
+	}
+	if (t->prep == PREP_RUNNING) {
+		/* the worktree command ended: next_task dispatches t again */
+		t->live = false;
+		if (p->cancelled) {
+			l->cancelled = true;
+			t->prep = PREP_NONE; /* resume routes it again and repairs */
+			return;
+		}
+		t->prep = p->exit_code == 0 && !p->timed_out && p->failed_stage == SHIM_STAGE_NONE
+				  ? PREP_DONE
+				  : PREP_FAILED;
+		if (t->prep == PREP_DONE) {
+			char *start = NULL;
+
+			if (git_branch_commit(l->e->repo, t->row.branch, l->e->git_env, &start,
+					      NULL) == 0) {
+				free(t->start);
+				t->start = start;
+			}
+		}
 		return;
 	}
 	agentrun_exit(&t->ar, p);

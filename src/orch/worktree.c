@@ -430,18 +430,19 @@ static const char *err_tail(const char *err, char *buf, size_t size)
 /* Run `git -C dir [-c ...] args...`. Returns 0 when git ran and exited (any
  * code, in res->exit_code), or a negative errno: -ENOENT git not on PATH,
  * -ETIMEDOUT, -ENOBUFS, -EIO (killed by a signal), or a spawn failure. */
-static int git_call(const char *dir, const char *const *env, enum git_flags flags,
-		    const struct git_identity *id, const char *const *args, struct git_res *res,
-		    struct diag *reterr)
+/* The argv and environment of `git -C dir [-c ...] args...` (appended to
+ * *argv and *cenv, initialised strvecs): git found on env's PATH, bernstein's
+ * options for writes and its identity, env without what would point git
+ * elsewhere, plus LC_ALL=C and the rest. 0, or -ENOENT: git not on PATH. */
+static int git_command(const char *dir, const char *const *env, enum git_flags flags,
+		       const struct git_identity *id, const char *const *args,
+		       struct strvec *argv_out, struct strvec *cenv_out, struct diag *reterr)
 {
 	struct strvec argv = STRVEC_INIT, cenv = STRVEC_INIT;
-	struct run run = {0};
-	char *git = NULL, what[160];
+	char *git = NULL;
 	const char *const *e;
-	uint64_t timeout = git_timeout(env);
 	int r;
 
-	memset(res, 0, sizeof(*res));
 	r = path_search("git", env_value(env, "PATH"), &git);
 	if (r < 0) {
 		diag_set(reterr, dir, 0, 0, "git not found on PATH");
@@ -482,6 +483,26 @@ static int git_call(const char *dir, const char *const *env, enum git_flags flag
 		strvec_push(&cenv, "GIT_OPTIONAL_LOCKS=0");
 	if (flags & GIT_WRITE)
 		strvec_push(&cenv, "GIT_EDITOR=true");
+	free(git);
+	*argv_out = argv;
+	*cenv_out = cenv;
+	return 0;
+}
+
+static int git_call(const char *dir, const char *const *env, enum git_flags flags,
+		    const struct git_identity *id, const char *const *args, struct git_res *res,
+		    struct diag *reterr)
+{
+	struct strvec argv = STRVEC_INIT, cenv = STRVEC_INIT;
+	struct run run = {0};
+	char what[160];
+	uint64_t timeout = git_timeout(env);
+	int r;
+
+	memset(res, 0, sizeof(*res));
+	r = git_command(dir, env, flags, id, args, &argv, &cenv, reterr);
+	if (r < 0)
+		return r;
 
 	run.argv = argv.v;
 	run.env = cenv.v;
@@ -527,7 +548,6 @@ out:
 	run_release(&run);
 	strvec_clear(&argv);
 	strvec_clear(&cenv);
-	free(git);
 	return r;
 }
 
@@ -1269,6 +1289,31 @@ out:
 	wt_list_free(v, n);
 	free(abs);
 	return r;
+}
+
+int worktree_add_command(const char *repo, const char *path, const char *branch,
+			 const char *base_commit, const char *const *env, struct strvec *ret_argv,
+			 struct strvec *ret_env, uint64_t *ret_timeout_ms, struct diag *reterr)
+{
+	const char *add_new[] = {"worktree", "add", "-b", branch, NULL, base_commit, NULL};
+	char *abs, parent[PATH_MAX];
+	int r;
+
+	if ((r = check_args(repo, reterr)) < 0 || (r = check_args(path, reterr)) < 0 ||
+	    (r = check_name(repo, "branch name", branch, reterr)) < 0 ||
+	    (r = check_name(repo, "base commit", base_commit, reterr)) < 0)
+		return r;
+	abs = canon_path(repo, path);
+	path_dirname(abs, parent, sizeof(parent));
+	if (path_occupied(abs) != 0 || mkdir_p(parent, 0777) < 0) {
+		free(abs);
+		return 0; /* not the simple case: worktree_add() */
+	}
+	add_new[4] = abs;
+	r = git_command(repo, env, GIT_WRITE, NULL, add_new, ret_argv, ret_env, reterr);
+	free(abs);
+	*ret_timeout_ms = git_timeout(env);
+	return r < 0 ? r : 1;
 }
 
 int worktree_remove_clean(const char *repo, const char *path, const char *const *env,

@@ -122,6 +122,19 @@ int git_branch_commit(const char *repo, const char *branch, const char *const *e
 int worktree_add(const char *repo, const char *path, const char *branch, const char *base_commit,
 		 const char *const *env, char **ret_start, struct diag *reterr);
 
+/* worktree_add()'s common case as a command for the caller to run (a
+ * supervisor running it beside other work instead of waiting for it): when
+ * path does not exist yet (its parent is created), 1 with the argv and the
+ * environment of `git -C repo worktree add -b branch PATH base_commit`, as
+ * worktree_add() would run it, appended to *ret_argv and *ret_env, and its
+ * deadline in *ret_timeout_ms; 0 when the case is not the simple one. Exit 0
+ * of the command is worktree_add()'s success; after anything else (a failed
+ * or killed command, a taken branch) call worktree_add(), whose general path
+ * repairs what it left. */
+int worktree_add_command(const char *repo, const char *path, const char *branch,
+			 const char *base_commit, const char *const *env, struct strvec *ret_argv,
+			 struct strvec *ret_env, uint64_t *ret_timeout_ms, struct diag *reterr);
+
 /* `git worktree remove --force` (twice forced when locked: the worktree's
  * uncommitted and untracked files are lost), then with delete_branch
  * `git branch -D branch`. A path that is not a registered worktree, and a

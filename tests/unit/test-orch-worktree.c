@@ -634,6 +634,83 @@ static void test_worktree_add_new(void **state)
 	free(wt);
 }
 
+/* Run argv with env (as the supervisor would) and return its wait status. */
+static int spawn_wait(const struct strvec *argv, const struct strvec *env)
+{
+	pid_t pid;
+	int st = -1;
+
+	assert_int_equal(posix_spawn(&pid, argv->v[0], NULL, NULL,
+				     (char *const *)(uintptr_t)argv->v,
+				     (char *const *)(uintptr_t)env->v),
+			 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	return st;
+}
+
+/* worktree_add()'s common case as a command a supervisor runs: the same
+ * git invocation, and 0 when the case is not the simple one. */
+static void test_worktree_add_command(void **state)
+{
+	FX;
+	struct strvec argv = STRVEC_INIT, env = STRVEC_INIT;
+	struct diag d = {0};
+	char *wt = fpath(f, "repo/.bernstein/worktrees/c1");
+	uint64_t timeout = 0;
+	bool b = false, lc = false;
+	size_t i;
+	int st;
+
+	assert_int_equal(worktree_add_command(f->repo, wt, "bernstein/c1", "main", f->env.v, &argv,
+					      &env, &timeout, &d),
+			 1);
+	assert_true(argv.nr > 6);
+	assert_true(argv.v[0][0] == '/');
+	assert_string_equal(argv.v[argv.nr - 5], "add");
+	assert_string_equal(argv.v[argv.nr - 3], "bernstein/c1");
+	assert_string_equal(argv.v[argv.nr - 1], "main");
+	assert_int_equal(timeout, WORKTREE_GIT_TIMEOUT_MS);
+	for (i = 0; i < env.nr; i++)
+		lc = lc || strcmp(env.v[i], "LC_ALL=C") == 0;
+	assert_true(lc);
+	assert_false(exists(wt));
+	/* run it as a supervisor would */
+	st = spawn_wait(&argv, &env);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_true(exists(wt));
+	assert_out(f, wt, "git symbolic-ref HEAD", "refs/heads/bernstein/c1");
+	assert_int_equal(git_branch_exists(f->repo, "bernstein/c1", f->env.v, &b, &d), 0);
+	assert_true(b);
+	strvec_clear(&argv);
+	strvec_clear(&env);
+	/* the path exists now: not the simple case */
+	assert_int_equal(worktree_add_command(f->repo, wt, "bernstein/c1", "main", f->env.v, &argv,
+					      &env, &timeout, &d),
+			 0);
+	assert_int_equal(argv.nr, 0);
+	/* and a failed command leaves worktree_add() to repair: a taken
+	 * branch at a new path is refused by git, then by worktree_add */
+	{
+		char *wt2 = fpath(f, "repo/.bernstein/worktrees/c2");
+
+		assert_int_equal(worktree_add_command(f->repo, wt2, "bernstein/c1", "main",
+						      f->env.v, &argv, &env, &timeout, &d),
+				 1);
+		st = spawn_wait(&argv, &env);
+		assert_false(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		assert_int_equal(
+			worktree_add(f->repo, wt2, "bernstein/c1", "main", f->env.v, NULL, &d),
+			-EEXIST);
+		strvec_clear(&argv);
+		strvec_clear(&env);
+		free(wt2);
+	}
+	assert_int_equal(worktree_add_command(f->repo, wt, "-x", "main", f->env.v, &argv, &env,
+					      &timeout, &d),
+			 -EINVAL);
+	free(wt);
+}
+
 static void test_worktree_add_idempotent(void **state)
 {
 	FX;
@@ -1371,6 +1448,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_is_clean, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ancestor_and_branch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_worktree_add_new, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_worktree_add_command, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_worktree_add_idempotent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_worktree_add_conflicts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_clone_add_and_fetch, setup, teardown),
