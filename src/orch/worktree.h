@@ -126,7 +126,8 @@ int worktree_add(const char *repo, const char *path, const char *branch, const c
  * supervisor running it beside other work instead of waiting for it): when
  * path does not exist yet (its parent is created), 1 with the argv and the
  * environment of `git -C repo worktree add -b branch PATH base_commit`, as
- * worktree_add() would run it, appended to *ret_argv and *ret_env, and its
+ * worktree_add() would run it, in *ret_argv and *ret_env (empty, initialised
+ * strvecs: they are replaced), and its
  * deadline in *ret_timeout_ms; 0 when the case is not the simple one. Exit 0
  * of the command is worktree_add()'s success; after anything else (a failed
  * or killed command, a taken branch) call worktree_add(), whose general path
