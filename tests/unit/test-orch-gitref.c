@@ -28,6 +28,7 @@
 #include <cmocka.h>
 
 #include "orch/gitref.h"
+#include "test-sh.h"
 #include "util/strvec.h"
 
 #define TEST_PATH "/usr/local/bin:/usr/bin:/bin"
@@ -47,58 +48,13 @@ static int sh(struct fx *f, const char *dir, char **out, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 static int sh(struct fx *f, const char *dir, char **out, const char *fmt, ...)
 {
-	char cmd[8192], buf[4096], *s = NULL;
-	const char *argv[] = {"/bin/sh", "-c", cmd, NULL};
-	posix_spawn_file_actions_t fa;
-	size_t len = 0, alloc = 0;
 	va_list ap;
-	int p[2], st;
-	ssize_t n;
-	pid_t pid;
+	int r;
 
 	va_start(ap, fmt);
-	assert_true(vsnprintf(cmd, sizeof(cmd), fmt, ap) < (int)sizeof(cmd));
+	r = vsh_env(f->env.v, dir, out, fmt, ap);
 	va_end(ap);
-	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
-	assert_int_equal(posix_spawn_file_actions_init(&fa), 0);
-	assert_int_equal(posix_spawn_file_actions_adddup2(&fa, p[1], 1), 0);
-	if (dir)
-		assert_int_equal(posix_spawn_file_actions_addchdir_np(&fa, dir), 0);
-	assert_int_equal(posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)(uintptr_t)argv,
-				     (char *const *)(uintptr_t)f->env.v),
-			 0);
-	posix_spawn_file_actions_destroy(&fa);
-	close(p[1]);
-	while ((n = read(p[0], buf, sizeof(buf))) != 0) {
-		if (n < 0) {
-			assert_int_equal(errno, EINTR);
-			continue;
-		}
-		if (len + (size_t)n + 1 > alloc) {
-			char *ns;
-
-			alloc = (len + (size_t)n + 1) * 2;
-			ns = realloc(s, alloc);
-			assert_non_null(ns);
-			s = ns;
-		}
-		memcpy(s + len, buf, (size_t)n);
-		len += (size_t)n;
-	}
-	close(p[0]);
-	if (!s)
-		s = calloc(1, 1);
-	assert_non_null(s);
-	s[len] = '\0';
-	while (len && s[len - 1] == '\n')
-		s[--len] = '\0';
-	if (out)
-		*out = s;
-	else
-		free(s);
-	while (waitpid(pid, &st, 0) < 0)
-		assert_int_equal(errno, EINTR);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	return r;
 }
 
 /* A command in f->repo that must succeed. */
