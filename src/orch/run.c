@@ -1605,7 +1605,7 @@ static void gate_spec(struct loop *l, struct otask *t, struct proc_spec *spec)
 	const json_t *g = json_array_get(t->gates, t->gate_next);
 	const char *name = jget_str(g, "name"), *run = jget_str(g, "run");
 	double to = json_number_value(json_object_get(g, "timeout"));
-	char leaf[160];
+	char leaf[160], *c;
 
 	if (!(to > 0))
 		to = ORCH_DEFAULT_GATE_TIMEOUT_S;
@@ -1618,6 +1618,9 @@ static void gate_spec(struct loop *l, struct otask *t, struct proc_spec *spec)
 	spec->kill_grace_ms = secs_to_ms(l->e->cfg->kill_grace_s);
 	spec->shim_exe = shim_of(l->e);
 	(void)snprintf(leaf, sizeof(leaf), "gate-%s.log", name ? name : "gate");
+	for (c = leaf; *c; c++)
+		if (*c == '/')
+			*c = '_'; /* a name is free text: the log stays in the session directory */
 	free(t->gate_log);
 	t->gate_log =
 		t->session_dir ? agentrun_path(t->session_dir, leaf) : session_path(l, t, leaf);

@@ -201,7 +201,7 @@ cat >"$W/gatewait.yaml" <<EOF
 name: gatewait
 tasks:
   - title: waits
-    gates: [{name: sees-other, run: "i=0; while [ \$i -lt 80 ] && [ ! -e '$W/other.txt' ]; do sleep 0.1; i=\$((i+1)); done; echo waited \$i; test -e '$W/other.txt'", timeout: 60}]
+    gates: [{name: sees/other, run: "i=0; while [ \$i -lt 80 ] && [ ! -e '$W/other.txt' ]; do sleep 0.1; i=\$((i+1)); done; echo waited \$i; test -e '$W/other.txt'", timeout: 60}]
     prompt: "echo w > waits.txt"
   - title: other
     prompt: "sleep 1; echo o > other.txt"
@@ -216,8 +216,9 @@ check "the other task merged" grep -q o "$W/other.txt"
 run "$BERNSTEIN" status
 expect_stdout_contains "gate 'too-slow' timed out after 1.0 s (exit 124)" "a gate's timeout is its reason"
 check "nothing of the timed-out gate's task was merged" [ ! -e "$W/slow.txt" ]
-gatelog=$(find "$W/.bernstein/runs" -name 'gate-sees-other.log' | head -1)
-check "the gate's output is in gate-NAME.log" grep -q '^waited ' "$gatelog"
+gatelog=$(find "$W/.bernstein/runs" -name 'gate-sees_other.log' | head -1)
+check "the gate's output is in gate-NAME.log ('/' in the name as '_')" \
+	grep -q '^waited ' "$gatelog"
 
 # ---- mock: rate limit, retry, no_changes ----
 cat >"$W/mock.yaml" <<'EOF'
