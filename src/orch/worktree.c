@@ -1021,6 +1021,27 @@ static int path_occupied(const char *path)
 	return r;
 }
 
+/* abs may become a new checkout: absent or an empty directory (else
+ * -EEXIST), its parent directory created. */
+static int path_free(const char *abs, struct diag *reterr)
+{
+	char parent[PATH_MAX];
+	int r = path_occupied(abs);
+
+	if (r != 0) {
+		if (r > 0)
+			diag_set(reterr, abs, 0, 0, "exists and is not an empty directory");
+		else
+			diag_set(reterr, abs, 0, 0, "cannot inspect: %s", strerror(-r));
+		return r > 0 ? -EEXIST : r;
+	}
+	path_dirname(abs, parent, sizeof(parent));
+	r = mkdir_p(parent, 0777);
+	if (r < 0)
+		diag_set(reterr, parent, 0, 0, "cannot create the directory: %s", strerror(-r));
+	return r;
+}
+
 static int wt_simple(const char *repo, const char *const *env, const char *const *args,
 		     struct diag *reterr)
 {
@@ -1147,21 +1168,9 @@ int worktree_add(const char *repo, const char *path, const char *branch, const c
 		}
 	}
 
-	r = path_occupied(abs);
-	if (r != 0) {
-		if (r > 0)
-			diag_set(reterr, abs, 0, 0, "exists and is not an empty directory");
-		else
-			diag_set(reterr, abs, 0, 0, "cannot inspect: %s", strerror(-r));
-		r = r > 0 ? -EEXIST : r;
+	r = path_free(abs, reterr);
+	if (r < 0)
 		goto out;
-	}
-	path_dirname(abs, parent, sizeof(parent));
-	r = mkdir_p(parent, 0777);
-	if (r < 0) {
-		diag_set(reterr, parent, 0, 0, "cannot create the directory: %s", strerror(-r));
-		goto out;
-	}
 
 	r = git_branch_exists(repo, branch, env, &exists, reterr);
 	if (r < 0)
@@ -1429,7 +1438,7 @@ int worktree_clone_add(const char *repo, const char *path, const char *branch,
 {
 	const char *clone[] = {"clone", "--shared", "--no-checkout", "-q", "--", NULL, NULL, NULL};
 	struct sbuf tmp = SBUF_INIT(SIZE_MAX), gitdir = SBUF_INIT(SIZE_MAX);
-	char *abs = NULL, *top = NULL, parent[PATH_MAX];
+	char *abs = NULL, *top = NULL;
 	struct stat st;
 	int r;
 
@@ -1456,21 +1465,9 @@ int worktree_clone_add(const char *repo, const char *path, const char *branch,
 			r = clone_checkout(repo, abs, branch, base_commit, env, ret_start, reterr);
 		goto out;
 	}
-	r = path_occupied(abs);
-	if (r != 0) {
-		if (r > 0)
-			diag_set(reterr, abs, 0, 0, "exists and is not an empty directory");
-		else
-			diag_set(reterr, abs, 0, 0, "cannot inspect: %s", strerror(-r));
-		r = r > 0 ? -EEXIST : r;
+	r = path_free(abs, reterr);
+	if (r < 0)
 		goto out;
-	}
-	path_dirname(abs, parent, sizeof(parent));
-	r = mkdir_p(parent, 0777);
-	if (r < 0) {
-		diag_set(reterr, parent, 0, 0, "cannot create the directory: %s", strerror(-r));
-		goto out;
-	}
 	/* cloned beside, then renamed into place: a clone at path is whole */
 	(void)sbuf_addf(&tmp, "%s" CLONE_TMP_SUFFIX, abs);
 	r = rmtree_beneath(tmp.buf); /* a crash inside an earlier clone */
