@@ -1198,6 +1198,25 @@ static void gate_list(const struct loop *l, const struct otask *t, json_t *out)
 
 static void merge_task(struct loop *l, struct otask *t, const char *gates_msg);
 
+/* The commits t's branch has over the base branch, asked where the branch
+ * lives: the main repository, or a sandboxed task's clone (against the base
+ * branch's commit, git confined there). */
+static int task_ahead(struct loop *l, struct otask *t, unsigned *ret, struct diag *reterr)
+{
+	char *base = NULL;
+	int r;
+
+	if (!task_sandboxed(l, t))
+		return git_commits_between(l->e->repo, l->run.base_branch, t->row.branch,
+					   l->e->git_env, ret, reterr);
+	r = git_branch_commit(l->e->repo, l->run.base_branch, l->e->git_env, &base, reterr);
+	if (r >= 0)
+		r = git_commits_between(t->row.worktree, base, t->row.branch, task_git_env(l, t),
+					ret, reterr);
+	free(base);
+	return r;
+}
+
 /* The agent's work committed and judged; then the gates (run by the
  * supervisor: agents are read meanwhile, timeouts fire on time), then the
  * merge. The task is in state completing, or merging after a crash. */
@@ -1237,26 +1256,14 @@ static void finish(struct loop *l, struct otask *t)
 		(void)transition(l, t, TASK_FAILED, msg);
 		return;
 	}
-	if (sandboxed) {
-		/* asked in the clone (the base's commit from the main repository),
-		 * and only a branch with commits is fetched: no_changes leaves no
-		 * branch behind in the main repository */
-		char *base = NULL;
-
-		r = git_branch_commit(e->repo, l->run.base_branch, e->git_env, &base, &d);
+	r = task_ahead(l, t, &ahead, &d);
+	if (sandboxed && r >= 0 && ahead > 0) {
+		/* only a branch with commits is fetched: no_changes leaves no
+		 * branch behind in the main repository; then as any branch */
+		r = worktree_clone_fetch(e->repo, t->row.worktree, t->row.branch, e->git_env, &d);
 		if (r >= 0)
-			r = git_commits_between(t->row.worktree, base, t->row.branch,
-						task_git_env(l, t), &ahead, &d);
-		free(base);
-		if (r >= 0 && ahead > 0)
-			r = worktree_clone_fetch(e->repo, t->row.worktree, t->row.branch,
-						 e->git_env, &d);
-		if (r >= 0 && ahead > 0)
 			r = git_commits_between(e->repo, l->run.base_branch, t->row.branch,
 						e->git_env, &ahead, &d);
-	} else {
-		r = git_commits_between(e->repo, l->run.base_branch, t->row.branch, e->git_env,
-					&ahead, &d);
 	}
 	if (r < 0) {
 		(void)snprintf(msg, sizeof(msg), "cannot inspect branch '%s': %s", t->row.branch,
@@ -1339,32 +1346,6 @@ merge:
 	remove_worktree(l, t, false);
 }
 
-/* judge_changes() for a sandboxed task: its branch is in its clone only,
- * and git runs there confined (worktree_clone_check() passed). */
-static void judge_clone(struct loop *l, struct otask *t)
-{
-	struct orch_env *e = l->e;
-	const char *const *genv = task_git_env(l, t);
-	struct strvec changes = STRVEC_INIT;
-	char *head = NULL, *base = NULL;
-	unsigned ahead = 0;
-	bool changed = false, moved = true;
-
-	if (t->start && git_branch_commit(t->row.worktree, t->row.branch, genv, &head, NULL) == 0)
-		moved = strcmp(head, t->start) != 0;
-	free(head);
-	if (worktree_changes(t->row.worktree, genv, &changes, NULL) == 0 && changes.nr > 0)
-		changed = true;
-	strvec_clear(&changes);
-	if (!changed && moved &&
-	    git_branch_commit(e->repo, l->run.base_branch, e->git_env, &base, NULL) == 0 &&
-	    git_commits_between(t->row.worktree, base, t->row.branch, genv, &ahead, NULL) == 0 &&
-	    ahead > 0)
-		changed = true;
-	free(base);
-	agentrun_set_changes(&t->ar, changed);
-}
-
 /* Did the agent of t change anything: commits on its branch, or files in
  * its worktree? Asked only as far as the verdict depends on it, because each
  * git process costs the supervisor milliseconds on every task:
@@ -1379,11 +1360,12 @@ static void judge_clone(struct loop *l, struct otask *t)
 static void judge_changes(struct loop *l, struct otask *t, bool *ret_removed)
 {
 	struct orch_env *e = l->e;
+	const char *const *genv = task_git_env(l, t);
+	bool sandboxed = task_sandboxed(l, t), changed = false, moved = true;
 	struct strvec changes = STRVEC_INIT;
 	enum outcome if_unchanged, if_changed;
 	char *head = NULL;
 	unsigned ahead = 0;
-	bool changed = false, moved = true;
 
 	*ret_removed = false;
 	if (!t->row.worktree)
@@ -1394,26 +1376,21 @@ static void judge_changes(struct loop *l, struct otask *t, bool *ret_removed)
 	if_changed = agentrun_classify(&t->ar, NULL, 0);
 	if (if_unchanged == if_changed)
 		return;
-	if (task_sandboxed(l, t)) {
-		judge_clone(l, t);
-		return;
-	}
-	if (t->start && git_branch_commit(e->repo, t->row.branch, e->git_env, &head, NULL) == 0)
+	/* a sandboxed task's branch is in its clone, where git runs confined */
+	if (t->start && git_branch_commit(sandboxed ? t->row.worktree : e->repo, t->row.branch,
+					  genv, &head, NULL) == 0)
 		moved = strcmp(head, t->start) != 0;
 	free(head);
-	if (!moved && if_unchanged == OUTCOME_NO_CHANGES &&
+	if (!sandboxed && !moved && if_unchanged == OUTCOME_NO_CHANGES &&
 	    worktree_remove_clean(e->repo, t->row.worktree, e->git_env, ret_removed, NULL) == 0 &&
 	    *ret_removed) {
 		agentrun_set_changes(&t->ar, false);
 		return;
 	}
-	if (worktree_changes(t->row.worktree, e->git_env, &changes, NULL) == 0 && changes.nr > 0)
+	if (worktree_changes(t->row.worktree, genv, &changes, NULL) == 0 && changes.nr > 0)
 		changed = true;
 	strvec_clear(&changes);
-	if (!changed && moved &&
-	    git_commits_between(e->repo, l->run.base_branch, t->row.branch, e->git_env, &ahead,
-				NULL) == 0 &&
-	    ahead > 0)
+	if (!changed && moved && task_ahead(l, t, &ahead, NULL) == 0 && ahead > 0)
 		changed = true;
 	agentrun_set_changes(&t->ar, changed);
 }
