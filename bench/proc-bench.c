@@ -2,13 +2,14 @@
  * measured in the same run and their ratio against a target. It asserts
  * nothing about wall-clock time (exit 1 only if something cannot run).
  *
- * usage: proc-bench spawn [-n N] [-p PARALLEL] BERNSTEIN
- *          N trivial agents (/bin/true) through supervise() + the shim, PARALLEL
- *          at a time, vs a bare posix_spawn + waitpid loop. Target: <= 2x.
- *        proc-bench rss [-n CHILDREN] BERNSTEIN
- *          the supervisor's peak RSS (VmHWM) with CHILDREN live agents under
- *          the shim. Target: < 32 MB.
- *        proc-bench drain [-b BYTES] [-l LOGFILE] BERNSTEIN
+ * usage: proc-bench spawn [-n N] [-p PARALLEL]
+ *          N trivial agents (/bin/true) through supervise() (the shim's steps
+ *          in each child: proc/spawn.h), PARALLEL at a time, vs a bare
+ *          posix_spawn + waitpid loop. Target: <= 2x.
+ *        proc-bench rss [-n CHILDREN]
+ *          the supervisor's peak RSS (VmHWM) with CHILDREN live agents.
+ *          Target: < 32 MB.
+ *        proc-bench drain [-b BYTES] [-l LOGFILE]
  *          one agent writing BYTES of 128-byte JSON lines, framed and logged
  *          (to LOGFILE, default /dev/null) by the supervisor, vs
  *          `cat > /dev/null` of the same stream. Target: >= 0.5x cat's speed.
@@ -110,7 +111,6 @@ static int agent_sleep(long ms)
 
 struct batch {
 	const char *const *argv;
-	const char *shim;
 	const char *log_path;
 	unsigned total, started, finished, failed;
 	unsigned live, max_live;
@@ -126,7 +126,6 @@ static int batch_next(void *ctx, struct proc_spec *spec, void **ret_task)
 	b->started++;
 	strvec_pushv(&spec->argv, b->argv);
 	strvec_pushv(&spec->env, bench_env);
-	spec->shim_exe = b->shim;
 	spec->log_path = b->log_path;
 	spec->timeout_ms = 600000;
 	*ret_task = NULL;
@@ -193,12 +192,11 @@ static int run_batch(struct batch *b, unsigned parallel)
 
 /* ---- benchmarks ---- */
 
-static int bench_spawn(const char *bernstein, unsigned n, unsigned parallel)
+static int bench_spawn(unsigned n, unsigned parallel)
 {
 	const char *const argv[] = {"/bin/true", NULL};
-	struct batch b = {.argv = argv, .shim = bernstein, .total = n};
-	struct batch nb = {.argv = argv, .shim = NULL, .total = n};
-	double t0, bare, sup, direct;
+	struct batch b = {.argv = argv, .total = n};
+	double t0, bare, sup;
 	unsigned i;
 
 	t0 = now_s();
@@ -216,35 +214,28 @@ static int bench_spawn(const char *bernstein, unsigned n, unsigned parallel)
 	bare = now_s() - t0;
 
 	t0 = now_s();
-	if (run_batch(&nb, parallel) < 0)
-		return 1;
-	direct = now_s() - t0;
-
-	t0 = now_s();
 	if (run_batch(&b, parallel) < 0)
 		return 1;
 	sup = now_s() - t0;
 
 	printf("spawn: %u x /bin/true\n", n);
 	printf("  bare posix_spawn+waitpid loop     %8.3f s  %7.0f/s\n", bare, n / bare);
-	printf("  supervise, no shim, %3u at a time %8.3f s  %7.0f/s  (%.2fx)\n", parallel, direct,
-	       n / direct, direct / bare);
-	printf("  supervise + shim, %3u at a time   %8.3f s  %7.0f/s\n", parallel, sup, n / sup);
-	printf("  ratio supervise+shim / bare: %.2fx (target <= 2x)\n", sup / bare);
+	printf("  supervise, %3u at a time          %8.3f s  %7.0f/s\n", parallel, sup, n / sup);
+	printf("  ratio supervise / bare: %.2fx (target <= 2x)\n", sup / bare);
 	return 0;
 }
 
-static int bench_rss(const char *bernstein, unsigned n)
+static int bench_rss(unsigned n)
 {
 	const char *const argv[] = {self_exe, "sleep", "3000", NULL};
-	struct batch b = {.argv = argv, .shim = bernstein, .total = n};
+	struct batch b = {.argv = argv, .total = n};
 	long before = vm_kb("VmHWM:"), after;
 
 	raise_nofile();
 	if (run_batch(&b, n) < 0)
 		return 1;
 	after = vm_kb("VmHWM:");
-	printf("rss: %u live agents under the shim (max live at once: %u)\n", n, b.max_live);
+	printf("rss: %u live agents (max live at once: %u)\n", n, b.max_live);
 	printf("  supervisor VmHWM before %ld kB, after %ld kB (+%ld kB, %.1f kB per child)\n",
 	       before, after, after - before, (double)(after - before) / n);
 	printf("  peak %.1f MB (target < 32 MB)\n", (double)after / 1024.0);
@@ -267,12 +258,12 @@ static int spawn_fd(pid_t *pid, const char *const *argv, int in, int out)
 	return r;
 }
 
-static int bench_drain(const char *bernstein, long long bytes, const char *logfile)
+static int bench_drain(long long bytes, const char *logfile)
 {
 	char nbuf[32];
 	const char *const flood[] = {self_exe, "flood", nbuf, NULL};
 	const char *const cat[] = {"/bin/cat", NULL};
-	struct batch b = {.argv = flood, .shim = bernstein, .total = 1, .log_path = logfile};
+	struct batch b = {.argv = flood, .total = 1, .log_path = logfile};
 	double t0, base, sup;
 	pid_t p1, p2;
 	int fds[2], devnull, st;
@@ -315,9 +306,9 @@ static int bench_drain(const char *bernstein, long long bytes, const char *logfi
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: proc-bench spawn [-n N] [-p PARALLEL] BERNSTEIN\n"
-			"       proc-bench rss [-n CHILDREN] BERNSTEIN\n"
-			"       proc-bench drain [-b BYTES] [-l LOGFILE] BERNSTEIN\n");
+	fprintf(stderr, "usage: proc-bench spawn [-n N] [-p PARALLEL]\n"
+			"       proc-bench rss [-n CHILDREN]\n"
+			"       proc-bench drain [-b BYTES] [-l LOGFILE]\n");
 	return 2;
 }
 
@@ -357,7 +348,7 @@ int main(int argc, char **argv)
 			return usage();
 		}
 	}
-	if (optind != argc - 1 || par < 1 || bytes < 128)
+	if (optind != argc || par < 1 || bytes < 128)
 		return usage();
 	len = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
 	if (len <= 0)
@@ -366,10 +357,10 @@ int main(int argc, char **argv)
 
 	(void)setvbuf(stdout, NULL, _IOLBF, 0);
 	if (strcmp(mode, "spawn") == 0)
-		return bench_spawn(argv[optind], n > 0 ? (unsigned)n : 1000, (unsigned)par);
+		return bench_spawn(n > 0 ? (unsigned)n : 1000, (unsigned)par);
 	if (strcmp(mode, "rss") == 0)
-		return bench_rss(argv[optind], n > 0 ? (unsigned)n : 256);
+		return bench_rss(n > 0 ? (unsigned)n : 256);
 	if (strcmp(mode, "drain") == 0)
-		return bench_drain(argv[optind], bytes, logfile);
+		return bench_drain(bytes, logfile);
 	return usage();
 }

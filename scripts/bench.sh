@@ -17,9 +17,9 @@ if [ ! -f "$build/build.ninja" ]; then
 fi
 ninja -C "$build" bernstein bench/startup >/dev/null || ninja -C "$build" bernstein bench/startup ||
 	exit 4
-ninja -C "$build" bench/proc-bench >/dev/null && "$build/bench/proc-bench" spawn "$build/bernstein"
-ninja -C "$build" bench/proc-bench >/dev/null && "$build/bench/proc-bench" rss "$build/bernstein"
-ninja -C "$build" bench/proc-bench >/dev/null && "$build/bench/proc-bench" drain "$build/bernstein"
+ninja -C "$build" bench/proc-bench >/dev/null && "$build/bench/proc-bench" spawn
+ninja -C "$build" bench/proc-bench >/dev/null && "$build/bench/proc-bench" rss
+ninja -C "$build" bench/proc-bench >/dev/null && "$build/bench/proc-bench" drain
 ninja -C "$build" bench/route-bench >/dev/null && "$build/bench/route-bench"
 sh "$(dirname "$0")/../bench/audit-bench.sh" "$build"
 sh "$(dirname "$0")/../bench/run-bench.sh" "$build"

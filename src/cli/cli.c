@@ -63,27 +63,6 @@ int cli_sibling_path(const char *name, char *buf, size_t size)
 	return 0;
 }
 
-int cli_shim_path(const char *argv0, char *buf, size_t size)
-{
-	int r;
-
-	if (argv0 && strcmp(argv0, "/proc/self/exe") == 0) {
-		ssize_t n = readlink("/proc/self/exe", buf, size - 1);
-
-		if (n < 0)
-			return -errno;
-		buf[n] = '\0';
-		return 0;
-	}
-	r = cli_sibling_path("bernstein-shim", buf, size);
-	if (r == 0 && access(buf, X_OK) == 0)
-		return 0;
-	r = cli_sibling_path("bernstein", buf, size);
-	if (r == 0 && access(buf, X_OK) < 0)
-		r = -errno;
-	return r;
-}
-
 static void print_json_error(struct cli_ctx *ctx, int code, const char *msg, const struct diag *d)
 {
 	json_t *o = json_object(), *e = json_object();

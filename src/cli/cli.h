@@ -40,7 +40,7 @@ struct cli_ctx {
 	const struct cmd *cmd; /* the command being run */
 	char cmd_path[128];    /* "adapters check" */
 	/* the top-level command table, for help; NULL in the one-command
-	 * executables (bernstein-runner, bernstein-shim) */
+	 * executables (bernstein-runner) */
 	const struct cmd *root;
 };
 
@@ -71,14 +71,6 @@ const char *cli_getenv(const struct cli_ctx *ctx, const char *name);
  * next to bernstein, "bernstein" next to bernstein-runner), from
  * /proc/self/exe. 0, or -errno / -ENAMETOOLONG. */
 int cli_sibling_path(const char *name, char *buf, size_t size);
-
-/* The shim to put in front of a program whose argv[0] is argv0 (NULL: not
- * known): bernstein-shim beside this executable (it starts in a fraction of
- * bernstein's time), else the bernstein beside it, whose `shim` command does
- * the same. For argv0 "/proc/self/exe" (a built-in adapter: the shim execs
- * its own executable) it is bernstein, this process's executable. 0, or
- * -errno. */
-int cli_shim_path(const char *argv0, char *buf, size_t size);
 
 /* The --help entry every command's getopt_long option table carries; the
  * command answers 'h' with `return cli_help(ctx);` (see cmd_version). */

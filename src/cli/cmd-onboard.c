@@ -109,15 +109,11 @@ static const char *tmp_dir(const struct cli_ctx *ctx)
 	return t && t[0] == '/' ? t : "/tmp";
 }
 
-static void base_opts(struct cli_ctx *ctx, struct onboard_opts *o, char *exe, size_t size)
+static void base_opts(struct cli_ctx *ctx, struct onboard_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->host_env = (const char *const *)ctx->envp;
 	o->tmp_dir = tmp_dir(ctx);
-	/* bernstein's own shim: a recorded agent may be a built-in adapter,
-	 * whose argv[0] is /proc/self/exe */
-	if (cli_shim_path("/proc/self/exe", exe, size) == 0)
-		o->shim_exe = exe;
 }
 
 /* A string as one JSON token on one line (quotes, escapes). */
@@ -312,7 +308,7 @@ static int cmd_onboard_record(int argc, char **argv, struct cli_ctx *ctx)
 	struct catalog *cat = NULL;
 	struct profile *owned = NULL;
 	const struct profile *p = NULL;
-	char exe[PATH_MAX], *tpath = NULL, *epath = NULL;
+	char *tpath = NULL, *epath = NULL;
 	uint64_t timeout_ms = 0;
 	struct diag d;
 	int c, r, code;
@@ -376,7 +372,7 @@ static int cmd_onboard_record(int argc, char **argv, struct cli_ctx *ctx)
 	    asprintf(&epath, "%s/%s%s", dir, name, EVIDENCE_SUFFIX) < 0)
 		BUG("asprintf failed");
 
-	base_opts(ctx, &opts, exe, sizeof(exe));
+	base_opts(ctx, &opts);
 	opts.timeout_ms = timeout_ms;
 	req.profile = p;
 	req.name = name;
@@ -583,7 +579,6 @@ static int cmd_onboard_replay(int argc, char **argv, struct cli_ctx *ctx)
 	struct transcript *t = NULL;
 	struct onboard_opts opts;
 	const char *why = NULL;
-	char exe[PATH_MAX];
 	uint64_t timeout_ms = 0;
 	size_t i, npassed = 0;
 	struct diag d;
@@ -620,7 +615,7 @@ static int cmd_onboard_replay(int argc, char **argv, struct cli_ctx *ctx)
 	if (r < 0)
 		return cli_diag(ctx, r == -EINVAL || r == -EFBIG ? BEXIT_INVALID : BEXIT_ENV, &d);
 
-	base_opts(ctx, &opts, exe, sizeof(exe));
+	base_opts(ctx, &opts);
 	opts.timeout_ms = timeout_ms;
 	cases = xcalloc(t->n_steps ? t->n_steps : 1, sizeof(*cases));
 	results = xcalloc(t->n_steps ? t->n_steps : 1, sizeof(*results));

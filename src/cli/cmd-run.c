@@ -55,7 +55,6 @@ struct session {
 	char cwd[PATH_MAX];
 	char *repo;
 	char self_exe[PATH_MAX];
-	char shim_exe[PATH_MAX];
 	struct strvec git_env;
 	struct catalog *cat;
 	struct orch_config *cfg;
@@ -202,10 +201,6 @@ static int session_open(struct session *s, struct cli_ctx *ctx, bool readonly, b
 		goto out;
 	}
 	s->self_exe[n] = '\0';
-	/* argv[0] of built-in adapters is this path (ir.self_exe), not
-	 * /proc/self/exe, so bernstein-shim serves them too */
-	if (cli_shim_path(NULL, s->shim_exe, sizeof(s->shim_exe)) < 0)
-		(void)snprintf(s->shim_exe, sizeof(s->shim_exe), "%s", s->self_exe);
 	s->env.repo = s->repo;
 	s->env.cat = s->cat;
 	s->env.cfg = s->cfg;
@@ -216,7 +211,6 @@ static int session_open(struct session *s, struct cli_ctx *ctx, bool readonly, b
 	s->env.identity.name = IDENTITY_NAME;
 	s->env.identity.email = IDENTITY_EMAIL;
 	s->env.self_exe = s->self_exe;
-	s->env.shim_exe = s->shim_exe;
 	s->env.allowed_api_key_envs = cli_getenv(ctx, ALLOWED_KEYS_VAR);
 	s->env.clk = clock_system();
 out:

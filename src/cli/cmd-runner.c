@@ -79,10 +79,9 @@ int cmd_runner(int argc, char **argv, struct cli_ctx *ctx)
 	struct strvec child_env = STRVEC_INIT;
 	struct diag d = {0};
 	const char *manifest = NULL, *resume = NULL, *session_dir = NULL, *proxy = NULL, *v;
-	char *dir = NULL, exe[PATH_MAX];
+	char *dir = NULL;
 	unsigned long retries = LLM_DEFAULT_MAX_RETRIES;
 	enum runner_outcome out;
-	ssize_t n;
 	size_t i;
 	int c, r, code;
 
@@ -150,8 +149,6 @@ int cmd_runner(int argc, char **argv, struct cli_ctx *ctx)
 	for (i = 0; child_env_names[i]; i++)
 		if ((v = cli_getenv(ctx, child_env_names[i])) != NULL)
 			strvec_pushf(&child_env, "%s=%s", child_env_names[i], v);
-	/* bernstein-shim (or bernstein's shim command) sits beside bernstein-runner */
-	n = cli_shim_path(NULL, exe, sizeof(exe)) == 0 ? 1 : 0;
 	dir = dir_of(manifest);
 	v = cli_getenv(ctx, "BERNSTEIN_BUILTIN_ALLOW_RUN_COMMAND");
 
@@ -169,7 +166,6 @@ int cmd_runner(int argc, char **argv, struct cli_ctx *ctx)
 	o.env_allow_run_command = v && strcmp(v, "1") == 0;
 	o.path_env = cli_getenv(ctx, "PATH");
 	o.child_env = child_env.v;
-	o.shim_exe = n > 0 ? exe : NULL;
 	o.max_retries = (unsigned)retries;
 	o.version = BERNSTEIN_VERSION;
 

@@ -94,7 +94,8 @@ static int resolve(struct cli_ctx *ctx, const char *name, char **ret)
 int cmd_shim(int argc, char **argv, struct cli_ctx *ctx)
 {
 	struct shim_opts o = SHIM_OPTS_INIT;
-	struct shim_report rep = {0};
+	struct shim_plan plan = SHIM_PLAN_INIT;
+	char msg[256];
 	enum shim_stage stage = SHIM_STAGE_NONE;
 	struct diag d = {0};
 	char *path = NULL;
@@ -172,16 +173,31 @@ int cmd_shim(int argc, char **argv, struct cli_ctx *ctx)
 		goto out;
 	}
 
-	r = shim_setup(&o, &rep, &stage, &d);
+	r = shim_prepare(&o, o.parent_pid > 0 ? o.parent_pid : getppid(), &plan, &d);
+	if (r < 0) {
+		shim_report_failure(&o, SHIM_STAGE_LANDLOCK, -r);
+		r = shim_msg(ctx, SHIM_EXIT_SETUP, "%s", d.msg);
+		goto out;
+	}
+	r = shim_apply(&plan, &stage);
 	if (r < 0) {
 		if (stage == SHIM_STAGE_PARENT && r == -ESRCH) {
 			/* What the parent-death signal would have done. */
 			(void)raise(SIGKILL);
 		}
-		r = shim_msg(ctx, SHIM_EXIT_SETUP, "%s", d.msg);
+		shim_report_failure(&o, stage, -r);
+		r = shim_msg(ctx, SHIM_EXIT_SETUP, "%s",
+			     shim_failure_message(&plan, stage, -r, msg, sizeof(msg)));
 		goto out;
 	}
-	if (rep.landlock_skipped)
+	r = shim_cloexec_from_3();
+	if (r < 0) {
+		shim_report_failure(&o, SHIM_STAGE_FDS, -r);
+		r = shim_msg(ctx, SHIM_EXIT_SETUP, "cannot mark inherited fds close-on-exec: %s",
+			     strerror(-r));
+		goto out;
+	}
+	if (plan.landlock_skipped)
 		(void)shim_msg(ctx, 0,
 			       "warning: landlock is not supported by this kernel, running "
 			       "unconfined");
@@ -189,7 +205,7 @@ int cmd_shim(int argc, char **argv, struct cli_ctx *ctx)
 	r = shim_exec(&o, path, argv + optind, ctx->envp);
 	r = shim_msg(ctx, shim_exit_code(SHIM_STAGE_EXEC, -r), "cannot execute '%s': %s", path,
 		     strerror(-r));
-	if (rep.landlock_abi > 0) {
+	if (plan.landlock_abi > 0) {
 		/* Confined, the process can no longer read /proc: nothing at
 		 * exit (a leak checker, say) may need it. Nothing is left to
 		 * clean up but memory. */
@@ -198,6 +214,7 @@ int cmd_shim(int argc, char **argv, struct cli_ctx *ctx)
 	}
 out:
 	free(path);
+	shim_plan_release(&plan);
 	shim_opts_release(&o);
 	return r;
 }

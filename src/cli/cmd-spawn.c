@@ -431,7 +431,7 @@ static int run_plan(struct cli_ctx *ctx, const struct spawn_opts *o, const struc
 		.on_exit = run_on_exit,
 	};
 	struct supervisor_opts sopts = {.max_parallel = 1};
-	char exe[PATH_MAX], why[256] = "", started_at[40], ended_at[40];
+	char why[256] = "", started_at[40], ended_at[40];
 	char *before = NULL, *after = NULL, *path = NULL;
 	size_t before_len = 0, after_len = 0;
 	enum outcome out;
@@ -479,9 +479,6 @@ static int run_plan(struct cli_ctx *ctx, const struct spawn_opts *o, const struc
 		agentrun_release(&s.ar);
 		return code;
 	}
-
-	if (cli_shim_path(plan->argv.v[0], exe, sizeof(exe)) == 0)
-		s.ar.shim_exe = exe;
 
 	if (git_snapshot(ctx, plan->cwd, &before, &before_len) < 0)
 		before = NULL;

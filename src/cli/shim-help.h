@@ -1,5 +1,4 @@
-/* The shim command's help, shared by the command table (bernstein help shim)
- * and the bernstein-shim executable (bernstein-shim --help). */
+/* The shim command's help (bernstein help shim, bernstein shim --help). */
 #ifndef BERNSTEIN_CLI_SHIM_HELP_H
 #define BERNSTEIN_CLI_SHIM_HELP_H
 

@@ -363,7 +363,6 @@ static int prepare_case(struct run *rn, size_t i, struct proc_spec *spec)
 	spec->timeout_ms = rn->opts->timeout_ms ? rn->opts->timeout_ms : ONBOARD_DEFAULT_TIMEOUT_MS;
 	spec->kill_grace_ms =
 		rn->opts->kill_grace_ms ? rn->opts->kill_grace_ms : ONBOARD_DEFAULT_KILL_GRACE_MS;
-	spec->shim_exe = rn->opts->shim_exe;
 	r = 1;
 out:
 	if (r == 0)

@@ -14,7 +14,7 @@
  *     network like any process of the operator's;
  *   - under the supervisor (proc/supervise.h): stdin /dev/null, its own
  *     process group, a timeout (SIGTERM to the group, a grace, SIGKILL),
- *     through the shim when one is given;
+ *     the parent-death signal;
  *   - with its output read and discarded as it comes: only the exit status
  *     is kept.
  *
@@ -22,7 +22,7 @@
  * the agent exits 0 and, when the case names an expected inner argv, the
  * invocation builds exactly that argv. Failures: a non-zero exit, a
  * timeout (124), a missing binary (127), an execution error (the binary
- * cannot be started: 126, 127 or 125 as the shim reports it), death by a
+ * cannot be started: 126 or 127), death by a
  * signal (128+N), an argv that differs from the transcript's (the case
  * still runs; its exit status is reported). */
 #ifndef BERNSTEIN_ONBOARD_ONBOARD_H
@@ -84,8 +84,6 @@ struct onboard_opts {
 	const char *tmp_dir;	     /* where the scratch directory goes (required) */
 	uint64_t timeout_ms;	     /* per case; 0 = ONBOARD_DEFAULT_TIMEOUT_MS */
 	uint64_t kill_grace_ms;	     /* 0 = ONBOARD_DEFAULT_KILL_GRACE_MS */
-	const char *shim_exe;	     /* the bernstein binary for `bernstein shim`; NULL: exec
-				      * the agent directly */
 	const struct clock *clock;   /* NULL = clock_system() */
 };
 

@@ -216,7 +216,6 @@ int agentrun_fill_spec(struct agentrun *r, struct proc_spec *spec, struct diag *
 	}
 	spec->timeout_ms = r->timeout_ms;
 	spec->kill_grace_ms = r->kill_grace_ms;
-	spec->shim_exe = r->shim_exe;
 	return 0;
 }
 

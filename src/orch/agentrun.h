@@ -6,7 +6,7 @@
  *     agent's state directory, and plan.json;
  *   - opens SESSION_DIR/agent.log and SESSION_DIR/events.jsonl (appending);
  *   - fills the supervisor's proc_spec (argv, env, cwd, stdin, timeout,
- *     grace, shim, and the hooks socket it listens on when the plan reads
+ *     grace, and the hooks socket it listens on when the plan reads
  *     the hooks channel);
  *   - takes the supervisor's callbacks for its process: every line is
  *     redacted (the plan's secrets), logged, read with the plan's dialect
@@ -61,7 +61,6 @@ struct agentrun {
 	struct agentrun_hooks hooks;
 	uint64_t timeout_ms;	/* 0 none */
 	uint64_t kill_grace_ms; /* 0 the supervisor's default */
-	const char *shim_exe;	/* NULL: exec directly (borrowed) */
 	bool expect_changes;	/* a run that changes nothing is no_changes */
 
 	FILE *log;
@@ -105,7 +104,7 @@ void agentrun_oversized(struct agentrun *r, int stream, const char *head, size_t
 			uint64_t total);
 void agentrun_notice(struct agentrun *r, enum proc_notice notice, uint64_t value);
 void agentrun_exit(struct agentrun *r, const struct proc *p);
-/* The plan's binary was not found: record the exit the shim's 127 (or 126)
+/* The plan's binary was not found: record the exit a failed execve's 127 (or 126)
  * would have given, without running anything. */
 void agentrun_binary_missing(struct agentrun *r);
 

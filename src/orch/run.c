@@ -543,11 +543,6 @@ static bool task_sandboxed(const struct loop *l, const struct otask *t)
 	return l->e->cfg->sandbox == SANDBOX_LANDLOCK;
 }
 
-static const char *shim_of(const struct orch_env *e)
-{
-	return e->shim_exe ? e->shim_exe : e->self_exe;
-}
-
 /* The environment for git in t's checkout: for a sandboxed task's clone,
  * git_env plus the entries that make worktree.c run git there confined to
  * the clone (the agent controlled its config, hooks and refs). */
@@ -561,8 +556,6 @@ static const char *const *task_git_env(struct loop *l, struct otask *t)
 		for (e = l->e->git_env; e && *e; e++)
 			strvec_push(&t->clone_env, *e);
 		strvec_pushf(&t->clone_env, "%s=%s", WORKTREE_GIT_CONFINE_ENV, t->row.worktree);
-		if (shim_of(l->e))
-			strvec_pushf(&t->clone_env, "%s=%s", WORKTREE_GIT_SHIM_ENV, shim_of(l->e));
 	}
 	return (const char *const *)t->clone_env.v;
 }
@@ -872,7 +865,6 @@ static int dispatch(struct loop *l, struct otask *t, struct proc_spec *spec)
 					 l->run.base_branch, e->git_env, &spec->argv, &spec->env,
 					 &spec->timeout_ms, &d);
 		if (r == 1) {
-			spec->shim_exe = shim_of(e);
 			t->prep = PREP_RUNNING;
 			t->live = true;
 			ret = 1;
@@ -888,11 +880,10 @@ worktree:
 		/* a clone of its own; checked before anything is made */
 		int abi = landlock_abi_version();
 
-		if (abi < 0 || !shim_of(e)) {
+		if (abi < 0) {
 			refuse(l, t, TASK_REFUSED,
-			       abi < 0 ? "sandbox: landlock: the kernel does not support Landlock "
-					 "(the task is not run unconfined)"
-				       : "sandbox: landlock: no shim to confine the agent with");
+			       "sandbox: landlock: the kernel does not support Landlock "
+			       "(the task is not run unconfined)");
 			goto out;
 		}
 		r = worktree_clone_add(e->repo, t->row.worktree, t->row.branch, l->run.base_branch,
@@ -1032,7 +1023,6 @@ worktree:
 	}
 	t->ar.timeout_ms = secs_to_ms(timeout_s);
 	t->ar.kill_grace_ms = secs_to_ms(e->cfg->kill_grace_s);
-	t->ar.shim_exe = e->shim_exe ? e->shim_exe : e->self_exe;
 	t->ar.expect_changes = !jget_str(t->spec, "artifact");
 	t->live = true;
 	pj = agentrun_plan_json(p, &t->plan, l->run.id, t->row.session);
@@ -1574,8 +1564,8 @@ static void flush_audit_if_due(struct loop *l)
 /* ---- gates, run by the supervisor ---- */
 
 /* t's next gate into spec: `/bin/sh -c RUN` in the task's checkout with
- * git_env (PATH, HOME, LC_ALL=C...), under the shim (its process group dies
- * with bernstein), its timeout and the configured kill grace, its output in
+ * git_env (PATH, HOME, LC_ALL=C...), its process group dying with bernstein,
+ * its timeout and the configured kill grace, its output in
  * gate-NAME.log of the session directory (the first GATE_LOG_MAX bytes). */
 static void gate_spec(struct loop *l, struct otask *t, struct proc_spec *spec)
 {
@@ -1593,7 +1583,6 @@ static void gate_spec(struct loop *l, struct otask *t, struct proc_spec *spec)
 	spec->cwd = t->row.worktree;
 	spec->timeout_ms = secs_to_ms(to);
 	spec->kill_grace_ms = secs_to_ms(l->e->cfg->kill_grace_s);
-	spec->shim_exe = shim_of(l->e);
 	(void)snprintf(leaf, sizeof(leaf), "gate-%s.log", name ? name : "gate");
 	for (c = leaf; *c; c++)
 		if (*c == '/')

@@ -14,7 +14,7 @@
  *   worktree    .bernstein/worktrees/SESSION on branch bernstein/SESSION
  *               from the run's base commit (kept across attempts);
  *   spawn       the attempt is committed to state.db, then the agent runs
- *               under the shim; session dir .bernstein/runs/RUN/SESSION/N;
+ *               under the supervisor; session dir .bernstein/runs/RUN/SESSION/N;
  *   completion  by the typed outcome: rate_limited is retried with
  *               backoff (native resume when the adapter has it); timeouts
  *               and interruptions leave the task 'interrupted' for
@@ -75,7 +75,6 @@ struct orch_env {
 	const char *const *git_env;   /* for git and gates: PATH, HOME, LC_ALL... */
 	struct git_identity identity; /* of bernstein's commits and merges */
 	const char *self_exe;	      /* this binary: built-in adapters */
-	const char *shim_exe;	      /* the shim (bernstein-shim); NULL: self_exe's */
 	const char *allowed_api_key_envs;
 	unsigned parallel;     /* 0: the configuration's */
 	const char *only_task; /* run only this task (resume TASK); NULL all */

@@ -41,7 +41,6 @@ struct run {
 	const char *const *env;	 /* complete; NULL = empty */
 	uint64_t timeout_ms;	 /* 0 = none */
 	size_t out_max;		 /* stdout cap */
-	const char *shim_exe;	 /* with confine_dir: run under `shim_exe shim` */
 	const char *confine_dir; /* Landlock: read-write only beneath it */
 	/* out */
 	struct sbuf out; /* stdout */
@@ -157,7 +156,6 @@ static int run_child(struct run *r, struct diag *reterr)
 	if (r->confine_dir) {
 		/* read-write the directory (and /dev/null), read-only the rest;
 		 * never best effort: no Landlock, no git */
-		spec.shim_exe = r->shim_exe;
 		strvec_push(&spec.shim.landlock_rw, r->confine_dir);
 		strvec_push(&spec.shim.landlock_rw, "/dev/null");
 		strvec_push(&spec.shim.landlock_ro, "/");
@@ -339,7 +337,6 @@ static bool env_dropped(const char *entry)
 					   "GIT_EDITOR",
 					   WORKTREE_GIT_TIMEOUT_ENV,
 					   WORKTREE_GIT_CONFINE_ENV,
-					   WORKTREE_GIT_SHIM_ENV,
 					   NULL};
 	size_t i;
 
@@ -510,13 +507,6 @@ static int git_call(const char *dir, const char *const *env, enum git_flags flag
 	run.out_max = WORKTREE_GIT_MAX_OUTPUT;
 	if (confined_here(dir, env_value(env, WORKTREE_GIT_CONFINE_ENV))) {
 		run.confine_dir = env_value(env, WORKTREE_GIT_CONFINE_ENV);
-		run.shim_exe = env_value(env, WORKTREE_GIT_SHIM_ENV);
-		if (!run.shim_exe || run.shim_exe[0] != '/') {
-			diag_set(reterr, dir, 0, 0, "%s: must run confined, and no shim was given",
-				 git_describe(args, what, sizeof(what)));
-			r = -EINVAL;
-			goto out;
-		}
 	}
 	r = run_child(&run, reterr);
 	if (r < 0) {

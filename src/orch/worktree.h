@@ -48,13 +48,11 @@
 
 #define WORKTREE_GIT_TIMEOUT_MS	 300000u /* one git call; a hang guard, not a budget */
 #define WORKTREE_GIT_TIMEOUT_ENV "BERNSTEIN_GIT_TIMEOUT_MS"
-/* In env: git calls whose directory is this one run under the shim
- * (WORKTREE_GIT_SHIM_ENV, an absolute path) confined by Landlock to it
- * (read-write there and /dev/null, read-only elsewhere): what bernstein runs
- * in a sandboxed task's clone, whose config, hooks and refs the agent
- * controlled. Both are consumed, never passed to git. */
+/* In env: git calls whose directory is this one run confined by Landlock to
+ * it (read-write there and /dev/null, read-only elsewhere): what bernstein
+ * runs in a sandboxed task's clone, whose config, hooks and refs the agent
+ * controlled. Consumed, never passed to git. */
 #define WORKTREE_GIT_CONFINE_ENV "BERNSTEIN_GIT_CONFINE"
-#define WORKTREE_GIT_SHIM_ENV	 "BERNSTEIN_GIT_SHIM"
 #define WORKTREE_GIT_MAX_OUTPUT	 (64u << 20)  /* stdout of one git call */
 #define WORKTREE_MESSAGE_MAX	 (64u << 10)  /* a commit or merge message */
 #define WORKTREE_STATE_DIR	 ".bernstein" /* never committed, never counted as a change */

@@ -46,7 +46,7 @@ static long ll_add_rule(int ruleset_fd, enum landlock_rule_type type, const void
 	return syscall(SYS_landlock_add_rule, ruleset_fd, type, attr, flags);
 }
 
-static long ll_restrict_self(int ruleset_fd, uint32_t flags)
+VFORK_SAFE static long ll_restrict_self(int ruleset_fd, uint32_t flags)
 {
 	return syscall(SYS_landlock_restrict_self, ruleset_fd, flags);
 }
@@ -116,12 +116,12 @@ static int add_paths(int ruleset_fd, const char *const *paths, uint64_t rights, 
 	return 0;
 }
 
-int landlock_restrict(const char *const *rw, const char *const *ro, int *ret_abi,
-		      struct diag *reterr)
+int landlock_prepare(const char *const *rw, const char *const *ro, int *ret_fd, int *ret_abi,
+		     struct diag *reterr)
 {
 	struct landlock_ruleset_attr attr;
 	uint64_t handled;
-	int abi, fd = -1, r;
+	int abi, fd, r;
 
 	abi = landlock_abi_version();
 	if (abi < 0) {
@@ -133,6 +133,7 @@ int landlock_restrict(const char *const *rw, const char *const *ro, int *ret_abi
 
 	memset(&attr, 0, sizeof(attr));
 	attr.handled_access_fs = handled;
+	/* close-on-exec by the kernel's own rule */
 	fd = (int)ll_create_ruleset(&attr, sizeof(attr), 0);
 	if (fd < 0) {
 		r = -errno;
@@ -140,26 +141,23 @@ int landlock_restrict(const char *const *rw, const char *const *ro, int *ret_abi
 		return r;
 	}
 	r = add_paths(fd, rw, handled, handled, "read-write", reterr);
-	if (r < 0)
-		goto out;
-	r = add_paths(fd, ro, FS_RO_RIGHTS, handled, "read-only", reterr);
-	if (r < 0)
-		goto out;
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
-		r = -errno;
-		diag_set(reterr, NULL, 0, 0, "landlock: cannot set no_new_privs: %s", strerror(-r));
-		goto out;
+	if (r == 0)
+		r = add_paths(fd, ro, FS_RO_RIGHTS, handled, "read-only", reterr);
+	if (r < 0) {
+		close_fdp(&fd);
+		return r;
 	}
-	if (ll_restrict_self(fd, 0) < 0) {
-		r = -errno;
-		diag_set(reterr, NULL, 0, 0, "landlock: cannot restrict the process: %s",
-			 strerror(-r));
-		goto out;
-	}
+	*ret_fd = fd;
 	if (ret_abi)
 		*ret_abi = abi;
-	r = 0;
-out:
-	close_fdp(&fd);
-	return r;
+	return 0;
+}
+
+VFORK_SAFE int landlock_enforce(int ruleset_fd)
+{
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -errno;
+	if (ll_restrict_self(ruleset_fd, 0) < 0)
+		return -errno;
+	return 0;
 }

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -51,18 +52,6 @@ void shim_opts_release(struct shim_opts *o)
 	shim_opts_init(o);
 }
 
-void shim_opts_copy(struct shim_opts *dst, const struct shim_opts *src)
-{
-	shim_opts_init(dst);
-	memcpy(dst->rlimit, src->rlimit, sizeof(dst->rlimit));
-	dst->rlimit_set = src->rlimit_set;
-	strvec_pushv(&dst->landlock_rw, src->landlock_rw.v);
-	strvec_pushv(&dst->landlock_ro, src->landlock_ro.v);
-	dst->landlock_best_effort = src->landlock_best_effort;
-	dst->parent_pid = src->parent_pid;
-	dst->status_fd = src->status_fd;
-}
-
 void shim_opts_set_rlimit(struct shim_opts *o, enum shim_rlimit r, uint64_t value)
 {
 	if (r < 0 || r >= _SHIM_RLIMIT_MAX)
@@ -91,28 +80,6 @@ const char *shim_stage_name(enum shim_stage s)
 	return s >= 0 && s < _SHIM_STAGE_MAX ? stage_names[s] : "?";
 }
 
-void shim_opts_to_argv(const struct shim_opts *o, struct strvec *argv)
-{
-	size_t i;
-	int r;
-
-	for (r = 0; r < _SHIM_RLIMIT_MAX; r++)
-		if (o->rlimit_set & (1u << r)) {
-			strvec_pushf(argv, "--rlimit-%s", rlimits[r].name);
-			strvec_pushf(argv, "%" PRIu64, o->rlimit[r]);
-		}
-	for (i = 0; i < o->landlock_rw.nr; i++) {
-		strvec_push(argv, "--landlock-rw");
-		strvec_push(argv, o->landlock_rw.v[i]);
-	}
-	for (i = 0; i < o->landlock_ro.nr; i++) {
-		strvec_push(argv, "--landlock-ro");
-		strvec_push(argv, o->landlock_ro.v[i]);
-	}
-	if (o->landlock_best_effort)
-		strvec_push(argv, "--landlock-best-effort");
-}
-
 int shim_exit_code(enum shim_stage stage, int err)
 {
 	if (stage == SHIM_STAGE_SPAWN || stage == SHIM_STAGE_EXEC) {
@@ -136,7 +103,7 @@ void shim_report_failure(const struct shim_opts *o, enum shim_stage stage, int e
 
 /* Mark every fd above 2 close-on-exec: the agent sees only 0, 1 and 2 even
  * when the shim is started by hand from a shell that leaks fds. */
-static int cloexec_from_3(void)
+int shim_cloexec_from_3(void)
 {
 	DIR *d;
 	struct dirent *de;
@@ -166,105 +133,130 @@ static int cloexec_from_3(void)
 	return 0;
 }
 
-static int apply_rlimits(const struct shim_opts *o, struct diag *reterr)
+void shim_plan_release(struct shim_plan *p)
 {
-	int i;
+	if (!p)
+		return;
+	close_fdp(&p->ruleset_fd);
+	*p = (struct shim_plan)SHIM_PLAN_INIT;
+}
 
-	for (i = 0; i < _SHIM_RLIMIT_MAX; i++) {
-		struct rlimit rl;
+int shim_prepare(const struct shim_opts *o, pid_t parent, struct shim_plan *ret,
+		 struct diag *reterr)
+{
+	struct shim_plan p = SHIM_PLAN_INIT;
+	int r;
 
-		if (!(o->rlimit_set & (1u << i)))
-			continue;
-		rl.rlim_cur = rl.rlim_max = o->rlimit[i] >= (uint64_t)RLIM_INFINITY
-						    ? RLIM_INFINITY
-						    : (rlim_t)o->rlimit[i];
-		if (setrlimit(rlimits[i].resource, &rl) < 0) {
-			int r = -errno;
-
-			diag_set(reterr, NULL, 0, 0, "cannot set rlimit %s to %" PRIu64 ": %s",
-				 rlimits[i].name, o->rlimit[i], strerror(-r));
+	memcpy(p.rlimit, o->rlimit, sizeof(p.rlimit));
+	p.rlimit_set = o->rlimit_set;
+	p.parent_pid = parent;
+	if (o->landlock_rw.nr || o->landlock_ro.nr) {
+		r = landlock_prepare(o->landlock_rw.v, o->landlock_ro.v, &p.ruleset_fd,
+				     &p.landlock_abi, reterr);
+		if (r == -EOPNOTSUPP && o->landlock_best_effort) {
+			diag_clear(reterr);
+			p.landlock_skipped = true;
+		} else if (r < 0) {
 			return r;
 		}
 	}
+	*ret = p;
 	return 0;
 }
 
-int shim_setup(const struct shim_opts *o, struct shim_report *ret, enum shim_stage *ret_stage,
-	       struct diag *reterr)
+VFORK_SAFE int shim_apply(struct shim_plan *p, enum shim_stage *ret_stage)
 {
-	struct shim_report rep = {0};
-	enum shim_stage stage;
-	pid_t parent = o->parent_pid > 0 ? o->parent_pid : getppid();
-	int r;
+	int i;
 
-	stage = SHIM_STAGE_PARENT;
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) {
-		r = -errno;
-		diag_set(reterr, NULL, 0, 0, "cannot set the parent-death signal: %s",
-			 strerror(-r));
-		goto fail;
-	}
-	/* The parent may have died before the prctl: then we were re-parented
-	 * (to init or a subreaper) and the death signal will never come. */
-	if (getppid() != parent) {
-		r = -ESRCH;
-		diag_set(reterr, NULL, 0, 0, "parent process %ld is gone", (long)parent);
-		goto fail;
-	}
+	*ret_stage = SHIM_STAGE_PARENT;
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		return -errno;
+	/* The parent may have died before the prctl: then this process was
+	 * re-parented (to init or a subreaper) and the signal never comes. */
+	if (p->parent_pid > 0 && getppid() != p->parent_pid)
+		return -ESRCH;
 
-	stage = SHIM_STAGE_FDS;
-	r = cloexec_from_3();
-	if (r < 0) {
-		diag_set(reterr, NULL, 0, 0, "cannot mark inherited fds close-on-exec: %s",
-			 strerror(-r));
-		goto fail;
-	}
+	*ret_stage = SHIM_STAGE_RLIMIT;
+	for (i = 0; i < _SHIM_RLIMIT_MAX; i++) {
+		struct rlimit rl;
 
-	stage = SHIM_STAGE_RLIMIT;
-	r = apply_rlimits(o, reterr);
-	if (r < 0)
-		goto fail;
-
-	stage = SHIM_STAGE_LANDLOCK;
-	if (o->landlock_rw.nr || o->landlock_ro.nr) {
-		r = landlock_restrict(o->landlock_rw.v, o->landlock_ro.v, &rep.landlock_abi,
-				      reterr);
-		if (r == -EOPNOTSUPP && o->landlock_best_effort) {
-			rep.landlock_skipped = true;
-			r = 0;
+		if (!(p->rlimit_set & (1u << i)))
+			continue;
+		rl.rlim_cur = rl.rlim_max = p->rlimit[i] >= (uint64_t)RLIM_INFINITY
+						    ? RLIM_INFINITY
+						    : (rlim_t)p->rlimit[i];
+		if (setrlimit(rlimits[i].resource, &rl) < 0) {
+			p->failed_rlimit = i;
+			return -errno;
 		}
-		if (r < 0)
-			goto fail;
 	}
-	if (ret)
-		*ret = rep;
+
+	*ret_stage = SHIM_STAGE_LANDLOCK;
+	if (p->ruleset_fd >= 0) {
+		int r = landlock_enforce(p->ruleset_fd);
+
+		if (r < 0)
+			return r;
+	}
+	*ret_stage = SHIM_STAGE_NONE;
 	return 0;
-fail:
-	shim_report_failure(o, stage, -r);
-	if (ret_stage)
-		*ret_stage = stage;
-	return r;
+}
+
+const char *shim_failure_message(const struct shim_plan *p, enum shim_stage stage, int err,
+				 char *buf, size_t size)
+{
+	switch (stage) {
+	case SHIM_STAGE_PARENT:
+		if (err == ESRCH)
+			(void)snprintf(buf, size, "parent process %ld is gone",
+				       (long)p->parent_pid);
+		else
+			(void)snprintf(buf, size, "cannot set the parent-death signal: %s",
+				       strerror(err));
+		break;
+	case SHIM_STAGE_RLIMIT:
+		if (p->failed_rlimit >= 0 && p->failed_rlimit < _SHIM_RLIMIT_MAX)
+			(void)snprintf(buf, size, "cannot set rlimit %s to %" PRIu64 ": %s",
+				       rlimits[p->failed_rlimit].name, p->rlimit[p->failed_rlimit],
+				       strerror(err));
+		else
+			(void)snprintf(buf, size, "cannot set a resource limit: %s", strerror(err));
+		break;
+	case SHIM_STAGE_LANDLOCK:
+		(void)snprintf(buf, size, "landlock: cannot restrict the process: %s",
+			       strerror(err));
+		break;
+	default:
+		(void)snprintf(buf, size, "%s: %s", shim_stage_name(stage), strerror(err));
+		break;
+	}
+	return buf;
+}
+
+VFORK_SAFE void shim_reset_signals(void)
+{
+	/* A kernel struct sigaction of zeros is SIG_DFL, no flags, an empty
+	 * mask, whatever the architecture's field order. */
+	unsigned long kact[8] = {0}, none[2] = {0};
+	int sig;
+
+	/* Default dispositions: ignored signals survive execve, bernstein
+	 * itself ignores SIGPIPE, and glibc leaves its internal signals (32,
+	 * 33) as it likes. glibc's sigaction() refuses those two, so this goes
+	 * to the kernel directly. Caught signals are reset by execve anyway,
+	 * but not before it: the child of proc_spawn() must not run the
+	 * parent's handlers. */
+	for (sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			(void)syscall(SYS_rt_sigaction, sig, kact, NULL, (size_t)(_NSIG / 8));
+	(void)syscall(SYS_rt_sigprocmask, SIG_SETMASK, none, NULL, (size_t)(_NSIG / 8));
 }
 
 int shim_exec(const struct shim_opts *o, const char *path, char *const argv[], char *const envp[])
 {
-	/* A kernel struct sigaction of zeros is SIG_DFL, no flags, an empty
-	 * mask, whatever the architecture's field order. */
-	unsigned long kact[8] = {0};
-	sigset_t none;
-	int sig, r;
+	int r;
 
-	/* Default dispositions: ignored signals survive execve, bernstein
-	 * itself ignores SIGPIPE, and glibc's posix_spawn leaves its internal
-	 * signals (32, 33) ignored. glibc's sigaction() refuses those two, so
-	 * this goes to the kernel directly. Caught signals are reset by execve
-	 * anyway. */
-	for (sig = 1; sig < NSIG; sig++)
-		if (sig != SIGKILL && sig != SIGSTOP)
-			(void)syscall(SYS_rt_sigaction, sig, kact, NULL, (size_t)(_NSIG / 8));
-	(void)sigemptyset(&none);
-	(void)sigprocmask(SIG_SETMASK, &none, NULL);
-
+	shim_reset_signals();
 	(void)execve(path, argv, envp);
 	r = -errno;
 	shim_report_failure(o, SHIM_STAGE_EXEC, -r);

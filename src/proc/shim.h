@@ -1,28 +1,32 @@
-/* The chainloading shim: `bernstein shim [options] -- /abs/agent args...`.
- *
- * The supervisor posix_spawns the bernstein binary as the shim (new session,
- * empty signal mask, stdin /dev/null, pipes, every other fd closed). The shim
- * prepares the process and then execve()s the agent in place, so no wrapper
- * process stays around:
+/* What happens to a process between its start and the agent's execve:
  *
  *   1. PR_SET_PDEATHSIG(SIGKILL), then getppid() is compared with the expected
  *      parent to close the race where the parent died before the prctl;
- *   2. every fd above 2 is marked close-on-exec;
- *   3. resource limits (soft = hard = the given value);
- *   4. optional Landlock rules (proc/landlock.h);
- *   5. signal dispositions reset to default and the mask emptied (the bernstein
- *      binary ignores SIGPIPE; the agent must not inherit that);
+ *   2. resource limits (soft = hard = the given value);
+ *   3. optional Landlock rules (proc/landlock.h);
+ *   4. no fd above 2 survives the execve;
+ *   5. signal dispositions reset to default and the mask emptied (bernstein
+ *      ignores SIGPIPE and the supervisor blocks signals for its signalfd;
+ *      the agent must inherit neither);
  *   6. execve(path, argv, envp): the environment is passed through unchanged.
  *
- * When a step fails and a status fd was given, a struct shim_status record
- * is written to it before the shim exits, so the supervisor can tell "the
- * shim could not start the agent" from "the agent exited with 127". The
- * status fd is close-on-exec, so a successful execve closes it (EOF, no
- * record).
+ * proc_spawn() does all of it in its child, between clone and execve, so no
+ * extra program is executed per agent: shim_prepare() does in the parent what
+ * may allocate or fail with a message (opening the Landlock paths), and
+ * shim_apply() and shim_reset_signals() are the system calls left for the
+ * child (VFORK_SAFE, proc/child.h).
  *
- * This module returns errors; the messages and exit codes are chosen by
- * src/cli/cmd-shim.c: 127 the binary is missing, 126 it cannot be executed,
- * 125 the shim's own set-up (rlimits, Landlock) failed. */
+ * `bernstein shim [options] -- /abs/program args...` (src/cli/cmd-shim.c) is
+ * the same steps as a command of its own, for use outside bernstein: it
+ * prepares itself and then execve()s the program in place. When a step fails
+ * and a status fd was given, a struct shim_status record is written to it
+ * before the shim exits, so a supervisor can tell "the shim could not start
+ * the program" from "the program exited with 127". The status fd is
+ * close-on-exec, so a successful execve closes it (EOF, no record).
+ *
+ * This module returns errors; the messages and exit codes are chosen by the
+ * callers: 127 the binary is missing, 126 it cannot be executed, 125 the
+ * set-up (rlimits, Landlock) failed. */
 #ifndef BERNSTEIN_PROC_SHIM_H
 #define BERNSTEIN_PROC_SHIM_H
 
@@ -30,6 +34,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "proc/child.h"
 #include "util/diag.h"
 #include "util/strvec.h"
 
@@ -38,13 +43,12 @@
 #define SHIM_EXIT_NOEXEC   126 /* the agent exists but cannot be executed */
 #define SHIM_EXIT_NOTFOUND 127 /* the agent binary does not exist */
 
-/* Which step of starting an agent failed. SPAWN is the supervisor's own
- * posix_spawn (of the shim, or of the agent when no shim is used). */
+/* Which step of starting an agent failed. */
 enum shim_stage {
 	SHIM_STAGE_NONE,   /* nothing failed: the agent is running */
-	SHIM_STAGE_SPAWN,  /* posix_spawn in the parent */
+	SHIM_STAGE_SPAWN,  /* creating the process: pipes, clone, the session, stdio, chdir */
 	SHIM_STAGE_PARENT, /* pdeathsig, or the parent is already gone */
-	SHIM_STAGE_FDS,	   /* marking inherited fds close-on-exec */
+	SHIM_STAGE_FDS,	   /* closing (or marking close-on-exec) the fds above 2 */
 	SHIM_STAGE_RLIMIT, /* setrlimit */
 	SHIM_STAGE_LANDLOCK,
 	SHIM_STAGE_EXEC, /* execve of the agent (or resolving it on PATH) */
@@ -87,34 +91,53 @@ struct shim_status {
 	int32_t err;   /* positive errno */
 };
 
-/* What shim_setup() did, for the caller's messages. */
-struct shim_report {
-	int landlock_abi;      /* ABI used, 0 if Landlock was not applied */
-	bool landlock_skipped; /* rules were given but the kernel lacks Landlock (best effort) */
+/* The options made ready for shim_apply(). */
+struct shim_plan {
+	uint64_t rlimit[_SHIM_RLIMIT_MAX];
+	unsigned rlimit_set;
+	int ruleset_fd;	       /* the prepared Landlock ruleset; -1 = none */
+	int landlock_abi;      /* its ABI, 0 if none */
+	bool landlock_skipped; /* rules were given, the kernel lacks Landlock (best effort) */
+	pid_t parent_pid;      /* the expected parent; 0 = do not check */
+	int failed_rlimit;     /* set by shim_apply() when a setrlimit failed */
 };
+
+#define SHIM_PLAN_INIT                                                                             \
+	{                                                                                          \
+		.ruleset_fd = -1, .failed_rlimit = -1,                                             \
+	}
 
 void shim_opts_init(struct shim_opts *o);
 void shim_opts_release(struct shim_opts *o);
-void shim_opts_copy(struct shim_opts *dst, const struct shim_opts *src);
 void shim_opts_set_rlimit(struct shim_opts *o, enum shim_rlimit r, uint64_t value);
 /* "as", "nofile", "cpu", "core", "nproc", "fsize" (the option is --rlimit-NAME). */
 const char *shim_rlimit_name(enum shim_rlimit r);
 enum shim_rlimit shim_rlimit_from_name(const char *name);
 const char *shim_stage_name(enum shim_stage s);
 
-/* Append the options for `bernstein shim` (rlimits and Landlock; not the
- * status fd or parent pid, and not the "--") to argv. */
-void shim_opts_to_argv(const struct shim_opts *o, struct strvec *argv);
-
-/* Steps 1-4 above. Returns 0, or a negative errno with the failed step in
- * *ret_stage (-ESRCH at SHIM_STAGE_PARENT: the parent is already gone; the
- * caller should die as the death signal would have made it). Writes the
- * status record on failure. */
-int shim_setup(const struct shim_opts *o, struct shim_report *ret, enum shim_stage *ret_stage,
-	       struct diag *reterr);
-
-/* Steps 5-6. Returns only on failure: a negative errno (the status record has
- * been written). */
+/* Make o ready for shim_apply() in a child whose parent is parent (0: do not
+ * check): the Landlock ruleset is built here. Returns 0 or a negative errno
+ * (a SHIM_STAGE_LANDLOCK failure, -EOPNOTSUPP when the kernel lacks Landlock
+ * and o is not best effort) with a message naming the path in reterr. */
+int shim_prepare(const struct shim_opts *o, pid_t parent, struct shim_plan *ret,
+		 struct diag *reterr);
+/* Steps 1-3. Only system calls: safe in the child of proc_spawn(). Returns 0,
+ * or a negative errno with the failed step in *ret_stage (-ESRCH at
+ * SHIM_STAGE_PARENT: the parent is already gone, and the caller should die as
+ * the death signal would have made it). */
+VFORK_SAFE int shim_apply(struct shim_plan *p, enum shim_stage *ret_stage);
+/* Closes the ruleset; back to SHIM_PLAN_INIT. */
+void shim_plan_release(struct shim_plan *p);
+/* One line for a failed shim_apply() step (stage and positive errno). */
+const char *shim_failure_message(const struct shim_plan *p, enum shim_stage stage, int err,
+				 char *buf, size_t size);
+/* Step 4 for a process that may have inherited anything (a shell's leaked
+ * fds): every fd above 2 becomes close-on-exec. 0 or a negative errno. */
+int shim_cloexec_from_3(void);
+/* Step 5 (system calls only). */
+VFORK_SAFE void shim_reset_signals(void);
+/* Steps 5-6. Returns only on failure: a negative errno (the status record
+ * has been written). */
 int shim_exec(const struct shim_opts *o, const char *path, char *const argv[], char *const envp[]);
 
 /* Report a failure on the status fd (best effort; no-op without one). */

@@ -2,18 +2,17 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "util/fsutil.h"
 #include "util/xalloc.h"
-
-/* The fd the shim's status pipe gets in the child. */
-#define SHIM_STATUS_FD 3
 
 static const char *const state_names[_PROC_STATE_MAX] = {
 	[PROC_STARTING] = "starting",	    [PROC_RUNNING] = "running",
@@ -50,8 +49,8 @@ void proc_spec_release(struct proc_spec *spec)
 }
 
 /* Make *fd a close-on-exec duplicate numbered >= min, closing the original
- * when owned. Keeps the child-side fds clear of the dup2 targets 0-3, so
- * no file action overwrites another's source. */
+ * when owned. Keeps the child-side fds clear of the dup2 targets 0-2, so no
+ * dup2 in the child overwrites another's source. */
 static int fd_move_above(int *fd, int min, bool owned)
 {
 	int nfd;
@@ -69,16 +68,13 @@ static int fd_move_above(int *fd, int min, bool owned)
 
 static int make_pipe(int fds[2])
 {
-	int r;
-
 	if (pipe2(fds, O_CLOEXEC) < 0)
 		return -errno;
 	/* Only the parent's read end is non-blocking; the child's write end
 	 * stays blocking, as a program expects of its stdout. */
 	if (fcntl(fds[0], F_SETFL, O_NONBLOCK) < 0)
 		return -errno;
-	r = fd_move_above(&fds[1], SHIM_STATUS_FD + 1, true);
-	return r;
+	return fd_move_above(&fds[1], STDERR_FILENO + 1, true);
 }
 
 static void close_pair(int fds[2])
@@ -87,54 +83,174 @@ static void close_pair(int fds[2])
 	close_fdp(&fds[1]);
 }
 
-static void build_argv(const struct proc_spec *spec, bool status_pipe, struct strvec *argv)
+/* What the child needs, all of it prepared by the parent; the child writes
+ * back which step failed. Shared memory: the parent is suspended until the
+ * child has called execve or exited. */
+struct child {
+	const char *path;
+	char *const *argv, *const *envp;
+	const char *cwd;
+	int in_fd, out_fd, err_fd; /* -1: /dev/null for stdin, inherit for stdout/stderr */
+	bool new_session;
+	struct shim_plan *plan;
+	enum shim_stage stage; /* out: SHIM_STAGE_NONE, or the step that failed */
+	int err;	       /* out: its errno */
+};
+
+/* Kernels before 5.9 lack close_range(): read /proc/self/fd with
+ * getdents64 into a stack buffer (opendir would allocate). */
+VFORK_SAFE static int close_from_3_slow(void)
 {
-	if (!spec->shim_exe) {
-		strvec_pushv(argv, spec->argv.v);
-		return;
+	char buf[1024];
+	int dfd = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (dfd < 0)
+		return -errno;
+	for (;;) {
+		long n = syscall(SYS_getdents64, dfd, buf, sizeof(buf)), off;
+
+		if (n <= 0) {
+			(void)close(dfd);
+			return n < 0 ? -errno : 0;
+		}
+		for (off = 0; off < n;) {
+			/* struct linux_dirent64: d_ino 8, d_off 8, d_reclen 2, d_type 1, d_name */
+			unsigned short reclen;
+			const char *name = buf + off + 19;
+			long fd = 0;
+
+			memcpy(&reclen, buf + off + 16, sizeof(reclen));
+			off += reclen;
+			if (*name < '0' || *name > '9')
+				continue;
+			for (; *name >= '0' && *name <= '9'; name++)
+				fd = fd * 10 + (*name - '0');
+			if (fd > STDERR_FILENO && fd != dfd)
+				(void)close((int)fd);
+		}
 	}
-	strvec_push(argv, spec->shim_exe);
-	strvec_push(argv, "shim");
-	shim_opts_to_argv(&spec->shim, argv);
-	if (status_pipe) {
-		strvec_push(argv, "--status-fd");
-		strvec_pushf(argv, "%d", SHIM_STATUS_FD);
-	}
-	strvec_push(argv, "--parent-pid");
-	strvec_pushf(argv, "%ld", (long)getpid());
-	strvec_push(argv, "--");
-	strvec_pushv(argv, spec->argv.v);
 }
 
-/* posix_spawn says ENOENT for a missing binary and for a missing cwd alike:
- * find out which, for the message. */
-static void spawn_diag(const struct proc_spec *spec, int err, struct diag *reterr)
+VFORK_SAFE static int child_dup(int fd, int target)
 {
-	const char *agent = spec->argv.v[0];
-
-	if (spec->cwd && access(spec->cwd, X_OK) < 0)
-		diag_set(reterr, NULL, 0, 0, "cannot change to '%s': %s", spec->cwd,
-			 strerror(errno));
-	else if (spec->shim_exe && access(spec->shim_exe, X_OK) < 0)
-		diag_set(reterr, NULL, 0, 0, "cannot execute the shim '%s': %s", spec->shim_exe,
-			 strerror(errno));
-	else
-		diag_set(reterr, NULL, 0, 0, "cannot execute '%s': %s", agent, strerror(err));
+	if (fd >= 0 && dup2(fd, target) < 0)
+		return -errno;
+	return 0;
 }
+
+VFORK_SAFE static int child_stdio(const struct child *c)
+{
+	int r;
+
+	if (c->in_fd < 0) {
+		int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0)
+			return -errno;
+		if (fd == STDIN_FILENO) {
+			/* the parent's stdin was closed: it stays where it landed */
+			r = fcntl(fd, F_SETFD, 0) < 0 ? -errno : 0;
+		} else {
+			r = child_dup(fd, STDIN_FILENO);
+			(void)close(fd);
+		}
+	} else {
+		r = child_dup(c->in_fd, STDIN_FILENO);
+	}
+	if (r == 0)
+		r = child_dup(c->out_fd, STDOUT_FILENO);
+	if (r == 0)
+		r = child_dup(c->err_fd, STDERR_FILENO);
+	return r;
+}
+
+/* The child: the shim's steps (proc/shim.h), then execve. Returns only by
+ * exiting: 127/126/125 with c->stage and c->err set. */
+VFORK_SAFE static int child_main(void *arg)
+{
+	struct child *c = arg;
+	enum shim_stage stage = SHIM_STAGE_SPAWN;
+	int r;
+
+	if (c->new_session ? setsid() < 0 : setpgid(0, 0) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	r = child_stdio(c);
+	if (r == 0 && c->cwd && chdir(c->cwd) < 0)
+		r = -errno;
+	if (r < 0)
+		goto fail;
+	r = shim_apply(c->plan, &stage);
+	if (r < 0)
+		goto fail;
+	if (c->plan->landlock_skipped) {
+		static const char warn[] = "bernstein: warning: landlock is not supported by "
+					   "this kernel, running unconfined\n";
+
+		(void)!write(STDERR_FILENO, warn, sizeof(warn) - 1);
+	}
+	/* Only 0, 1 and 2 reach the program, even an fd the parent opened
+	 * without O_CLOEXEC (the ruleset and the pipes' originals go too). */
+	stage = SHIM_STAGE_FDS;
+	if (close_range(STDERR_FILENO + 1, ~0U, 0) < 0) {
+		r = errno == ENOSYS || errno == EINVAL ? close_from_3_slow() : -errno;
+		if (r < 0)
+			goto fail;
+	}
+	shim_reset_signals();
+	stage = SHIM_STAGE_EXEC;
+	(void)execve(c->path, c->argv, c->envp);
+	r = -errno;
+fail:
+	c->stage = stage;
+	c->err = -r;
+	_exit(shim_exit_code(stage, -r));
+}
+
+/* The message for a step that failed in the child. */
+static void child_diag(const struct proc_spec *spec, const struct child *c, struct diag *reterr)
+{
+	char msg[256];
+
+	switch (c->stage) {
+	case SHIM_STAGE_SPAWN:
+		if (spec->cwd && access(spec->cwd, X_OK) < 0) {
+			diag_set(reterr, NULL, 0, 0, "cannot change to '%s': %s", spec->cwd,
+				 strerror(errno));
+			break;
+		}
+		diag_set(reterr, NULL, 0, 0, "cannot set up the process for '%s': %s", c->path,
+			 strerror(c->err));
+		break;
+	case SHIM_STAGE_FDS:
+		diag_set(reterr, NULL, 0, 0, "cannot close inherited fds for '%s': %s", c->path,
+			 strerror(c->err));
+		break;
+	case SHIM_STAGE_EXEC:
+		diag_set(reterr, NULL, 0, 0, "cannot execute '%s': %s", c->path, strerror(c->err));
+		break;
+	default:
+		diag_set(reterr, NULL, 0, 0, "%s",
+			 shim_failure_message(c->plan, c->stage, c->err, msg, sizeof(msg)));
+		break;
+	}
+}
+
+/* Stack of the child until its execve: a few frames of system calls. */
+#define CHILD_STACK_SIZE (64 * 1024)
 
 int proc_spawn(const struct proc_spec *spec, struct proc *ret, struct diag *reterr)
 {
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
-	struct strvec argv = STRVEC_INIT;
-	int out[2] = {-1, -1}, err[2] = {-1, -1}, st[2] = {-1, -1}, in = -1;
-	bool fa_init = false, attr_init = false;
-	bool use_status = spec->shim_exe != NULL;
-	sigset_t set;
-	short aflags;
+	struct shim_plan plan = SHIM_PLAN_INIT;
+	struct child c = {0};
+	int out[2] = {-1, -1}, err[2] = {-1, -1}, in = -1;
+	sigset_t all, old;
+	void *stack;
 	pid_t pid;
 	int r;
 
+	*ret = (struct proc)PROC_INIT;
 	if (spec->argv.nr == 0 || !spec->argv.v[0][0]) {
 		diag_set(reterr, NULL, 0, 0, "empty command");
 		return -EINVAL;
@@ -146,95 +262,87 @@ int proc_spawn(const struct proc_spec *spec, struct proc *ret, struct diag *rete
 		return -EINVAL;
 	}
 
+	r = shim_prepare(&spec->shim, getpid(), &plan, reterr);
+	if (r < 0) {
+		ret->failed_stage = SHIM_STAGE_LANDLOCK;
+		ret->start_errno = -r;
+		return r;
+	}
 	if ((spec->flags & SPAWN_PIPE_STDOUT) && (r = make_pipe(out)) < 0)
 		goto fail_errno;
 	if ((spec->flags & SPAWN_PIPE_STDERR) && (r = make_pipe(err)) < 0)
 		goto fail_errno;
-	if (use_status && (r = make_pipe(st)) < 0)
-		goto fail_errno;
 	if (spec->stdin_fd >= 0) {
 		in = spec->stdin_fd;
-		r = fd_move_above(&in, SHIM_STATUS_FD + 1, false);
+		r = fd_move_above(&in, STDERR_FILENO + 1, false);
 		if (r < 0) {
 			in = -1;
 			goto fail_errno;
 		}
 	}
 
-	r = -posix_spawn_file_actions_init(&fa);
-	if (r < 0)
+	c.path = spec->argv.v[0];
+	c.argv = (char *const *)(uintptr_t)spec->argv.v;
+	c.envp = (char *const *)(uintptr_t)spec->env.v;
+	c.cwd = spec->cwd;
+	c.in_fd = in;
+	c.out_fd = out[1];
+	c.err_fd = err[1];
+	c.new_session = spec->flags & SPAWN_NEW_SESSION;
+	c.plan = &plan;
+	c.stage = SHIM_STAGE_NONE;
+
+	stack = mmap(NULL, CHILD_STACK_SIZE, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (stack == MAP_FAILED) {
+		r = -errno;
 		goto fail_errno;
-	fa_init = true;
-	if (in >= 0)
-		r = -posix_spawn_file_actions_adddup2(&fa, in, STDIN_FILENO);
-	else
-		r = -posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-	if (r == 0 && out[1] >= 0)
-		r = -posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
-	if (r == 0 && err[1] >= 0)
-		r = -posix_spawn_file_actions_adddup2(&fa, err[1], STDERR_FILENO);
-	if (r == 0 && st[1] >= 0)
-		r = -posix_spawn_file_actions_adddup2(&fa, st[1], SHIM_STATUS_FD);
-	if (r == 0 && spec->cwd)
-		r = -posix_spawn_file_actions_addchdir_np(&fa, spec->cwd);
-	if (r == 0)
-		r = -posix_spawn_file_actions_addclosefrom_np(&fa, st[1] >= 0 ? SHIM_STATUS_FD + 1
-									      : SHIM_STATUS_FD);
+	}
+	/* No handler of the parent may run in the child, which shares its
+	 * memory: everything is blocked until the child has reset the
+	 * dispositions (shim_reset_signals) and until clone() is back here. */
+	(void)sigfillset(&all);
+	(void)sigprocmask(SIG_SETMASK, &all, &old);
+	pid = clone(child_main, (char *)stack + CHILD_STACK_SIZE, CLONE_VM | CLONE_VFORK | SIGCHLD,
+		    &c);
+	r = pid < 0 ? -errno : 0;
+	(void)sigprocmask(SIG_SETMASK, &old, NULL);
+	(void)munmap(stack, CHILD_STACK_SIZE);
 	if (r < 0)
 		goto fail_errno;
 
-	r = -posix_spawnattr_init(&attr);
-	if (r < 0)
-		goto fail_errno;
-	attr_init = true;
-	aflags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
-	aflags |= (spec->flags & SPAWN_NEW_SESSION) ? POSIX_SPAWN_SETSID : POSIX_SPAWN_SETPGROUP;
-	r = -posix_spawnattr_setflags(&attr, aflags);
-	if (r == 0)
-		r = -posix_spawnattr_setpgroup(&attr, 0);
-	(void)sigemptyset(&set);
-	if (r == 0)
-		r = -posix_spawnattr_setsigmask(&attr, &set);
-	(void)sigfillset(&set);
-	if (r == 0)
-		r = -posix_spawnattr_setsigdefault(&attr, &set);
-	if (r < 0)
-		goto fail_errno;
-
-	build_argv(spec, use_status, &argv);
-	r = -posix_spawn(&pid, argv.v[0], &fa, &attr, (char *const *)(uintptr_t)argv.v,
-			 (char *const *)(uintptr_t)spec->env.v);
-	if (r < 0) {
-		spawn_diag(spec, -r, reterr);
+	if (c.stage != SHIM_STAGE_NONE) {
+		/* It has exited already (CLONE_VFORK): reap it here, so that no
+		 * one else sees a child that never ran. */
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		child_diag(spec, &c, reterr);
+		ret->failed_stage = c.stage;
+		ret->start_errno = c.err;
+		r = -c.err;
 		goto out;
 	}
 
-	memset(ret, 0, sizeof(*ret));
 	ret->pid = pid;
 	ret->out_fd = out[0];
 	ret->err_fd = err[0];
-	ret->status_fd = st[0];
-	out[0] = err[0] = st[0] = -1;
+	out[0] = err[0] = -1;
 	ret->state = PROC_RUNNING;
 	ret->failed_stage = SHIM_STAGE_NONE;
 	ret->timeout_ms = spec->timeout_ms;
 	ret->path = xstrdup(spec->argv.v[0]);
-	ret->start_error = NULL;
 	r = 0;
 	goto out;
 
 fail_errno:
 	diag_set(reterr, NULL, 0, 0, "cannot set up the process for '%s': %s", spec->argv.v[0],
 		 strerror(-r));
+	ret->failed_stage = SHIM_STAGE_SPAWN;
+	ret->start_errno = -r;
 out:
-	if (fa_init)
-		(void)posix_spawn_file_actions_destroy(&fa);
-	if (attr_init)
-		(void)posix_spawnattr_destroy(&attr);
-	strvec_clear(&argv);
+	shim_plan_release(&plan);
 	close_pair(out);
 	close_pair(err);
-	close_pair(st);
 	close_fdp(&in);
 	return r;
 }
@@ -263,33 +371,6 @@ void proc_set_wait_status(struct proc *p, int wstatus)
 	}
 }
 
-int proc_read_shim_status(struct proc *p)
-{
-	struct shim_status st;
-	ssize_t n;
-
-	if (p->status_fd < 0)
-		return 1;
-	do
-		n = read(p->status_fd, &st, sizeof(st));
-	while (n < 0 && errno == EINTR);
-	if (n < 0 && errno == EAGAIN)
-		return 0;
-	if (n < 0) {
-		int r = -errno;
-
-		close_fdp(&p->status_fd);
-		return r;
-	}
-	if (n == (ssize_t)sizeof(st) && st.magic == SHIM_STATUS_MAGIC && st.stage > 0 &&
-	    st.stage < _SHIM_STAGE_MAX) {
-		p->failed_stage = (enum shim_stage)st.stage;
-		p->start_errno = st.err;
-	}
-	close_fdp(&p->status_fd);
-	return 1;
-}
-
 int proc_kill_group(const struct proc *p, int sig)
 {
 	if (p->pid <= 0)
@@ -312,13 +393,6 @@ int proc_wait(struct proc *p)
 	if (w < 0)
 		return -errno;
 	proc_set_wait_status(p, st);
-	if (p->status_fd >= 0) {
-		/* The shim is gone, so its end is closed: this cannot block
-		 * for long, but the fd is non-blocking anyway. */
-		(void)proc_read_shim_status(p);
-	}
-	if (p->failed_stage != SHIM_STAGE_NONE)
-		p->exit_code = shim_exit_code(p->failed_stage, p->start_errno);
 	p->state = PROC_EXITED;
 	return 0;
 }
@@ -329,7 +403,6 @@ void proc_release(struct proc *p)
 		return;
 	close_fdp(&p->out_fd);
 	close_fdp(&p->err_fd);
-	close_fdp(&p->status_fd);
 	free(p->path);
 	p->path = NULL;
 	free(p->start_error);

@@ -1,13 +1,14 @@
-/* Spawning one agent: posix_spawn (never fork + exec, never a shell), in a new
- * session, with an empty signal mask, default dispositions, stdin on /dev/null
- * (or a given fd), stdout/stderr on pipes, every other fd closed and exactly
- * the given environment.
+/* Spawning one agent, the way posix_spawn does it (clone with CLONE_VM |
+ * CLONE_VFORK, never fork, never a shell): in a new session, stdin on
+ * /dev/null (or a given fd), stdout/stderr on pipes, every other fd closed,
+ * exactly the given environment, and, in the child before execve, the shim's
+ * steps (proc/shim.h): the parent-death signal, rlimits, Landlock, default
+ * signal dispositions and an empty mask. No program runs between the
+ * supervisor and the agent: the pid is the agent's from the start.
  *
- * With spec.shim_exe set (the normal case: the bernstein binary itself), the
- * process started is `shim_exe shim [shim options] --status-fd 3
- * --parent-pid PID -- argv...`, which applies pdeathsig, rlimits and Landlock
- * and then execve()s the agent in place (proc/shim.h). The pid is the same
- * before and after that execve.
+ * Every failure to start (a missing binary or cwd, an rlimit, Landlock) is
+ * known when proc_spawn() returns (CLONE_VFORK: the parent waits for the
+ * child's execve), and reported then.
  *
  * A struct proc is the runtime handle; the supervisor (proc/supervise.h)
  * drives it, but proc_spawn() + proc_wait() also work on their own. */
@@ -64,9 +65,10 @@ struct proc_spec {
 	 * the spec until the supervisor takes it (it closes it when the task
 	 * ends); proc_spec_release() closes it otherwise. */
 	int listen_fd;
-	/* The shim. NULL shim_exe: exec the agent directly (tests, benchmarks). */
-	const char *shim_exe;  /* the bernstein binary (/proc/self/exe, resolved by cli/) */
-	struct shim_opts shim; /* rlimits and Landlock (status fd / parent pid are set by spawn) */
+	/* rlimits and Landlock, applied in the child (status_fd and parent_pid
+	 * are not used: proc_spawn() knows its own pid and reports failures
+	 * itself) */
+	struct shim_opts shim;
 };
 
 #define PROC_SPEC_INIT                                                                             \
@@ -84,7 +86,6 @@ struct proc {
 	pid_t pid;  /* == the process group id (new session); -1 before spawn */
 	int out_fd; /* parent ends: O_CLOEXEC|O_NONBLOCK, -1 if not piped (or closed) */
 	int err_fd;
-	int status_fd;		      /* shim status pipe (read end), -1 if none or done */
 	enum proc_state state;	      /* maintained by the supervisor */
 	int exit_code;		      /* as a shell reports it: code, 128+signal, or 125/126/127 */
 	int term_signal;	      /* the signal that killed it, 0 if it exited */
@@ -105,14 +106,16 @@ struct proc {
 
 #define PROC_INIT                                                                                  \
 	{                                                                                          \
-		.pid = -1, .out_fd = -1, .err_fd = -1, .status_fd = -1                             \
+		.pid = -1, .out_fd = -1, .err_fd = -1,                                             \
 	}
 
 /* Start spec's agent. On success *ret is filled (state PROC_RUNNING). On
  * failure returns a negative errno (-ENOENT: the binary or cwd is missing,
- * -EACCES, -EINVAL for an empty argv or a relative argv[0]...) with the reason in
- * reterr and leaves *ret untouched. posix_spawn reports exec failures
- * synchronously; failures inside the shim arrive later on status_fd. */
+ * -EACCES, -EINVAL for an empty argv or a relative argv[0], -EPERM for an
+ * rlimit above the hard limit...) with the reason in reterr, and *ret is
+ * PROC_INIT but for failed_stage and start_errno: the step that failed
+ * (SHIM_STAGE_SPAWN for the process itself, SHIM_STAGE_EXEC for execve,
+ * SHIM_STAGE_RLIMIT, SHIM_STAGE_LANDLOCK...). No child is left behind. */
 int proc_spawn(const struct proc_spec *spec, struct proc *ret, struct diag *reterr);
 
 /* Record a failure to start: exit_code 127, 126 or 125 from stage and err;
@@ -120,11 +123,6 @@ int proc_spawn(const struct proc_spec *spec, struct proc *ret, struct diag *rete
 void proc_set_start_failure(struct proc *p, enum shim_stage stage, int err, const char *msg);
 /* Record a waitpid() status. */
 void proc_set_wait_status(struct proc *p, int wstatus);
-/* Read the shim's failure record if one is there, without blocking. Returns
- * 1 when the status fd is finished (record or EOF; it is closed), 0 when
- * nothing is available yet, negative errno on a read error (fd closed). */
-int proc_read_shim_status(struct proc *p);
-
 /* kill(-pid, sig): the whole process group. ESRCH (group gone) counts as 0. */
 int proc_kill_group(const struct proc *p, int sig);
 /* Block until the process exits, then record its status (for use without a

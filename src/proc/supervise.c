@@ -28,7 +28,7 @@
 
 /* epoll data: slot << 8 | kind, or the signalfd tag. KIND_CONN + i is the
  * i-th connection on the task's listening socket. */
-enum sv_kind { KIND_OUT = 1, KIND_ERR = 2, KIND_STATUS = 3, KIND_LISTEN = 4, KIND_CONN = 16 };
+enum sv_kind { KIND_OUT = 1, KIND_ERR = 2, KIND_LISTEN = 4, KIND_CONN = 16 };
 #define KIND_BITS    8
 #define TAG_SIGNALFD UINT64_MAX
 
@@ -650,8 +650,6 @@ static void act_finish(struct supervisor *sv, struct sv_child *c)
 	close_stream(sv, c, &c->out);
 	close_stream(sv, c, &c->err);
 	close_conns(sv, c);
-	epoll_del(sv, c->proc.status_fd);
-	close_fdp(&c->proc.status_fd);
 	close_fdp(&c->log_fd);
 	c->proc.deadline_ms = 0;
 	c->grace_deadline_ms = 0;
@@ -820,8 +818,6 @@ static void start_task(struct supervisor *sv, struct proc_spec *spec, void *task
 			goto unwatchable;
 		if (p.err_fd >= 0 && (r = epoll_add(sv, p.err_fd, base | KIND_ERR)) < 0)
 			goto unwatchable;
-		if (p.status_fd >= 0 && (r = epoll_add(sv, p.status_fd, base | KIND_STATUS)) < 0)
-			goto unwatchable;
 		if (c->listen_fd >= 0 && (r = epoll_add(sv, c->listen_fd, base | KIND_LISTEN)) < 0)
 			goto unwatchable;
 		keeper_send(sv, (int32_t)p.pid);
@@ -829,7 +825,9 @@ static void start_task(struct supervisor *sv, struct proc_spec *spec, void *task
 		return;
 	}
 	c->proc.path = xstrdup(spec->argv.nr ? spec->argv.v[0] : "");
-	proc_set_start_failure(&c->proc, SHIM_STAGE_SPAWN, -r, d.msg);
+	proc_set_start_failure(
+		&c->proc, p.failed_stage != SHIM_STAGE_NONE ? p.failed_stage : SHIM_STAGE_SPAWN, -r,
+		d.msg);
 	sv_event(sv, c, PROC_EV_SPAWN_FAILED, NULL);
 	return;
 
@@ -840,7 +838,6 @@ unwatchable:
 		;
 	epoll_del(sv, c->proc.out_fd);
 	epoll_del(sv, c->proc.err_fd);
-	epoll_del(sv, c->proc.status_fd);
 	diag_set(&d, NULL, 0, 0, "cannot watch '%s': %s", c->proc.path, strerror(-r));
 	proc_set_start_failure(&c->proc, SHIM_STAGE_SPAWN, -r, d.msg);
 	c->proc.pid = -1;
@@ -918,14 +915,6 @@ static void reap(struct supervisor *sv)
 			continue;
 		}
 		proc_set_wait_status(&c->proc, st);
-		if (c->proc.status_fd >= 0) {
-			epoll_del(sv, c->proc.status_fd);
-			(void)proc_read_shim_status(&c->proc);
-			close_fdp(&c->proc.status_fd);
-		}
-		if (c->proc.failed_stage != SHIM_STAGE_NONE)
-			c->proc.exit_code =
-				shim_exit_code(c->proc.failed_stage, c->proc.start_errno);
 		sv_event(sv, c, PROC_EV_EXITED, NULL);
 	}
 }
@@ -1040,14 +1029,6 @@ static void dispatch_fd(struct supervisor *sv, uint64_t data)
 	case KIND_ERR:
 		if (c->proc.err_fd >= 0)
 			read_stream(sv, c, &c->err);
-		break;
-	case KIND_STATUS:
-		if (c->proc.status_fd >= 0) {
-			int fd = c->proc.status_fd;
-
-			if (proc_read_shim_status(&c->proc) != 0)
-				epoll_del(sv, fd); /* closed by now; DEL is a no-op */
-		}
 		break;
 	case KIND_LISTEN:
 		if (c->listen_fd >= 0)

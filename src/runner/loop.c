@@ -338,11 +338,7 @@ static enum runner_outcome setup_builtin(struct runner *r)
 	tc.allow_run_command = allow;
 	tc.path_env = r->o->path_env;
 	tc.cmd_env = r->child_env.v;
-	tc.shim_exe = r->o->shim_exe;
 	tc.landlock = strcmp(m->sandbox_provider, "landlock") == 0;
-	if (tc.landlock && !r->o->shim_exe)
-		return fail(r, RUNNER_CONFIG_INVALID, "config_invalid",
-			    "sandbox_provider 'landlock' needs the bernstein binary for its shim");
 	rc = tools_open(&tc, &r->tools, &d);
 	if (rc < 0)
 		return fail(r, RUNNER_CONFIG_INVALID, "config_invalid", "%s", d.msg);

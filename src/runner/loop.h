@@ -53,7 +53,6 @@ struct runner_opts {
 	bool env_allow_run_command;	   /* BERNSTEIN_BUILTIN_ALLOW_RUN_COMMAND=1 */
 	const char *path_env;		   /* PATH (tool and MCP server lookups) */
 	const char *const *child_env;	   /* base environment of commands and MCP servers */
-	const char *shim_exe;		   /* the bernstein binary, for Landlock'ed commands */
 	unsigned max_retries;		   /* LLM retries; default LLM_DEFAULT_MAX_RETRIES */
 	uint64_t backoff_base_ms;	   /* 0 = default */
 	const struct clock *clock;	   /* NULL = clock_system() */

@@ -394,14 +394,27 @@ int rexec_run(const char *const *argv, const struct rexec_opts *o, struct rexec_
 	strvec_pushv(&spec.argv, argv);
 	strvec_pushv(&spec.env, o->env ? o->env : strvec_empty);
 	spec.cwd = o->cwd;
-	if (o->shim_exe) {
-		spec.shim_exe = o->shim_exe;
+	if (o->landlock) {
 		strvec_push(&spec.shim.landlock_rw, o->cwd);
 		strvec_push(&spec.shim.landlock_rw, "/dev/null");
 		strvec_push(&spec.shim.landlock_ro, "/");
 		spec.shim.landlock_best_effort = false;
 	}
 	r = proc_spawn(&spec, &p, reterr);
+	if (r < 0 && o->landlock && p.failed_stage != SHIM_STAGE_SPAWN &&
+	    p.failed_stage != SHIM_STAGE_EXEC) {
+		/* the sandbox's own steps failed: the command did not run */
+		struct sbuf m = SBUF_INIT(SIZE_MAX);
+
+		(void)sbuf_addf(&m, "the sandbox could not start the command (%s): %s",
+				shim_stage_name(p.failed_stage), reterr ? reterr->msg : "");
+		res.start_error = sbuf_detach(&m, NULL);
+		res.exit_code = shim_exit_code(p.failed_stage, p.start_errno);
+		diag_clear(reterr);
+		*ret = res;
+		r = 0;
+		goto out;
+	}
 	if (r < 0)
 		goto out;
 
@@ -447,20 +460,6 @@ int rexec_run(const char *const *argv, const struct rexec_opts *o, struct rexec_
 				proc_set_wait_status(&p, wst);
 				drain_until = mono_ms() + 1000;
 			}
-		}
-	}
-	if (p.status_fd >= 0)
-		(void)proc_read_shim_status(&p);
-	if (p.failed_stage != SHIM_STAGE_NONE) {
-		p.exit_code = shim_exit_code(p.failed_stage, p.start_errno);
-		res.start_error = xstrdup(p.start_errno ? strerror(p.start_errno) : "shim failed");
-		{
-			struct sbuf m = SBUF_INIT(SIZE_MAX);
-
-			(void)sbuf_addf(&m, "the sandbox could not start the command (%s): %s",
-					shim_stage_name(p.failed_stage), res.start_error);
-			free(res.start_error);
-			res.start_error = sbuf_detach(&m, NULL);
 		}
 	}
 	res.exit_code = p.exit_code;

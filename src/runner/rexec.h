@@ -16,8 +16,8 @@
  *
  * This is defence in depth, not a sandbox: a permitted command (make, git,
  * find -exec) can still run anything. True confinement is the OS sandbox:
- * with landlock, the command runs under `bernstein shim` with Landlock rules
- * that leave everything outside the workdir read-only. */
+ * with landlock, the command runs confined by Landlock rules (set in its own
+ * process before execve, proc/spawn.h) that leave everything outside the workdir read-only. */
 #ifndef BERNSTEIN_RUNNER_REXEC_H
 #define BERNSTEIN_RUNNER_REXEC_H
 
@@ -40,8 +40,8 @@ struct rexec_opts {
 	const char *cwd;	/* the real workdir */
 	const char *const *env; /* complete environment */
 	uint64_t timeout_ms;
-	size_t max_output;    /* bytes kept per stream */
-	const char *shim_exe; /* non-NULL: run under `shim_exe shim --landlock-rw cwd ...` */
+	size_t max_output; /* bytes kept per stream */
+	bool landlock;	   /* confined: read-write cwd and /dev/null, read-only / */
 };
 
 struct rexec_result {
@@ -51,7 +51,7 @@ struct rexec_result {
 	char *out, *err; /* captured (owned, NUL-terminated, not yet UTF-8 checked) */
 	size_t out_len, err_len;
 	size_t out_dropped, err_dropped; /* bytes past max_output */
-	char *start_error;		 /* the shim could not start it (owned) or NULL */
+	char *start_error;		 /* the sandbox could not start it (owned) or NULL */
 };
 
 /* Run argv (argv[0] already resolved to an absolute path). Returns 0 when the

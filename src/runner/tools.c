@@ -27,7 +27,6 @@ struct tools {
 	int dirfd;	   /* O_PATH | O_DIRECTORY of workdir */
 	struct strvec env; /* copy of cfg.cmd_env */
 	char *path_env;
-	char *shim_exe;
 };
 
 /* ---- confinement (util/beneath.h, shared with the mock agent) ------------- */
@@ -79,11 +78,9 @@ int tools_open(const struct tools_config *cfg, struct tools **ret, struct diag *
 	if (cfg->cmd_env)
 		strvec_pushv(&t->env, cfg->cmd_env);
 	t->path_env = xstrdup(cfg->path_env ? cfg->path_env : "");
-	t->shim_exe = cfg->shim_exe ? xstrdup(cfg->shim_exe) : NULL;
 	t->cfg.workdir = t->workdir;
 	t->cfg.cmd_env = t->env.v;
 	t->cfg.path_env = t->path_env;
-	t->cfg.shim_exe = t->shim_exe;
 	if (!t->cfg.max_read)
 		t->cfg.max_read = TOOLS_DEFAULT_MAX_READ;
 	if (!t->cfg.max_list)
@@ -106,7 +103,6 @@ struct tools *tools_free(struct tools *t)
 	free(t->workdir);
 	strvec_clear(&t->env);
 	free(t->path_env);
-	free(t->shim_exe);
 	free(t);
 	return NULL;
 }
@@ -448,7 +444,7 @@ static void tool_run(struct tools *t, const json_t *args, struct tool_outcome *o
 		.env = t->env.v,
 		.timeout_ms = t->cfg.cmd_timeout_ms,
 		.max_output = t->cfg.max_cmd_output,
-		.shim_exe = t->cfg.landlock ? t->shim_exe : NULL,
+		.landlock = t->cfg.landlock,
 	};
 	r = rexec_run(argv.v, &ro, &res, &d);
 	if (r < 0) {

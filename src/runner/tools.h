@@ -47,8 +47,7 @@ struct tools_config {
 	bool allow_run_command;
 	const char *path_env;	    /* PATH for run_command lookups (absolute entries only) */
 	const char *const *cmd_env; /* the complete environment of commands (NULL-terminated) */
-	const char *shim_exe;	    /* with landlock: the bernstein binary for `bernstein shim` */
-	bool landlock;		    /* run commands under the shim with Landlock (rw: workdir) */
+	bool landlock;		    /* run commands confined by Landlock (rw: workdir) */
 	uint64_t cmd_timeout_ms;    /* 0 = default */
 	size_t max_read, max_list, max_write, max_cmd_output; /* 0 = defaults */
 };

@@ -20,6 +20,7 @@
  *   dump-rlimit NAME     "rlimit NAME SOFT HARD" (nofile, as, cpu, core, nproc,
  *                        fsize; "unlimited" for RLIM_INFINITY)
  *   dump-signals         "signals blocked=HEX ignored=HEX" (from /proc/self/status)
+ *   dump-pdeathsig       "pdeathsig N" (the parent-death signal, 0 for none)
  *   write-file PATH TEXT write TEXT to PATH; prints "write-file PATH ok" or
  *                        "write-file PATH error ERRNO-NAME" on stdout
  *   exit N               exit with N now
@@ -39,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -409,6 +411,11 @@ static void run(const char *name, const char *arg, const char *arg2, int argc, c
 		dump_rlimit(arg);
 	} else if (strcmp(name, "dump-signals") == 0) {
 		dump_signals();
+	} else if (strcmp(name, "dump-pdeathsig") == 0) {
+		int sig = -1;
+
+		(void)prctl(PR_GET_PDEATHSIG, &sig);
+		printf("pdeathsig %d\n", sig);
 	} else if (strcmp(name, "write-file") == 0) {
 		write_file(arg, arg2);
 	} else if (strcmp(name, "exit") == 0) {
@@ -435,8 +442,9 @@ static void run(const char *name, const char *arg, const char *arg2, int argc, c
 /* How many arguments a directive takes. */
 static int nargs(const char *name)
 {
-	static const char *const none[] = {"ignore-term", "dump-env",	  "dump-argv", "dump-fds",
-					   "dump-ids",	  "dump-signals", "read-stdin"};
+	static const char *const none[] = {"ignore-term", "dump-env",	   "dump-argv",
+					   "dump-fds",	  "dump-ids",	   "dump-signals",
+					   "read-stdin",  "dump-pdeathsig"};
 	size_t i;
 
 	if (strcmp(name, "write-file") == 0 || strcmp(name, "hook-post") == 0)

@@ -135,30 +135,4 @@ else
 		"bernstein shim: landlock: cannot open read-write path '/nonexistent/dir': No such file or directory"
 fi
 
-# ---- bernstein-shim: the same shim without bernstein's libraries ----
-# The supervisor starts agents through it (a run starts one per task); it
-# must behave as `bernstein shim` and load none of libcrypto, SQLite, libyaml.
-SHIM=$(dirname "$BERNSTEIN")/bernstein-shim
-check "bernstein-shim is built beside bernstein" test -x "$SHIM"
-run readelf -d "$SHIM"
-check "bernstein-shim needs no libcrypto, SQLite or libyaml" \
-	sh -c "! grep -E 'NEEDED.*(libcrypto|libsqlite3|libyaml)' '$T/stdout'"
-expect_exit 0 "$SHIM" shim -- /bin/echo via the multi-call name
-expect_stdout_contains "via the multi-call name" "bernstein-shim shim -- PROGRAM runs it"
-expect_exit 0 "$SHIM" -- /bin/echo without it
-expect_stdout_contains "without it" "the leading 'shim' is optional"
-expect_exit 3 "$SHIM" shim -- "$FAKE_AGENT" emit one exit 3
-expect_stdout_contains "one" "bernstein-shim: the program's exit code is the shim's"
-expect_exit 127 "$SHIM" shim -- /nonexistent/agent
-check "bernstein-shim: 127 with the same message" test "$(cat "$T/stderr")" = \
-	"bernstein shim: cannot execute '/nonexistent/agent': No such file or directory"
-expect_exit 126 "$SHIM" shim -- "$T/work/noexec"
-expect_exit 2 "$SHIM" shim --no-such-option -- /bin/true
-expect_exit 0 "$SHIM" --help
-check "bernstein-shim --help is the shim's help" grep -q "127 not found, 126 cannot be executed" \
-	"$T/stdout"
-run FOO=bar "$SHIM" shim -- "$FAKE_AGENT" dump-env
-sort "$T/stdout" >"$T/env.got2"
-expect_same_file "$T/env.want" "$T/env.got2" "bernstein-shim: environment passed through exactly"
-
 test_done

@@ -103,7 +103,6 @@ static int next_task(void *ctx, struct proc_spec *spec, void **ret_task)
 	spec->kill_grace_ms = 500;
 	spec->max_line = t->max_line;
 	spec->log_path = t->log_path;
-	spec->shim_exe = bernstein;
 	if (t->sock_path) {
 		if (usock_listen(t->sock_path, &spec->listen_fd, &d) < 0)
 			fail_msg("usock_listen: %s", d.msg);
