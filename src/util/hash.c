@@ -134,3 +134,67 @@ bool hash_equal(const void *a, const void *b, size_t len)
 {
 	return CRYPTO_memcmp(a, b, len) == 0;
 }
+
+static uint64_t rotl64(uint64_t x, unsigned b)
+{
+	return (x << b) | (x >> (64 - b));
+}
+
+static uint64_t load_le64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	unsigned i;
+
+	for (i = 0; i < 8; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+struct sip {
+	uint64_t v0, v1, v2, v3;
+};
+
+static void sip_round(struct sip *s)
+{
+	s->v0 += s->v1;
+	s->v1 = rotl64(s->v1, 13) ^ s->v0;
+	s->v0 = rotl64(s->v0, 32);
+	s->v2 += s->v3;
+	s->v3 = rotl64(s->v3, 16) ^ s->v2;
+	s->v0 += s->v3;
+	s->v3 = rotl64(s->v3, 21) ^ s->v0;
+	s->v2 += s->v1;
+	s->v1 = rotl64(s->v1, 17) ^ s->v2;
+	s->v2 = rotl64(s->v2, 32);
+}
+
+static void sip_block(struct sip *s, uint64_t m)
+{
+	s->v3 ^= m;
+	sip_round(s);
+	sip_round(s);
+	s->v0 ^= m;
+}
+
+uint64_t hash_siphash24(const uint8_t key[16], const void *data, size_t len)
+{
+	const uint8_t *p = data;
+	uint64_t k0 = load_le64(key), k1 = load_le64(key + 8), last = (uint64_t)len << 56;
+	struct sip s = {
+		k0 ^ 0x736f6d6570736575ULL,
+		k1 ^ 0x646f72616e646f6dULL,
+		k0 ^ 0x6c7967656e657261ULL,
+		k1 ^ 0x7465646279746573ULL,
+	};
+	size_t i, tail = len & 7;
+
+	for (i = 0; i + 8 <= len; i += 8)
+		sip_block(&s, load_le64(p + i));
+	for (i = 0; i < tail; i++)
+		last |= (uint64_t)p[len - tail + i] << (8 * i);
+	sip_block(&s, last);
+	s.v2 ^= 0xff;
+	for (i = 0; i < 4; i++)
+		sip_round(&s);
+	return s.v0 ^ s.v1 ^ s.v2 ^ s.v3;
+}

@@ -1,4 +1,5 @@
-/* SHA-256 and HMAC-SHA256 over libcrypto (OpenSSL 3). */
+/* SHA-256 and HMAC-SHA256 over libcrypto (OpenSSL 3); SipHash-2-4 for hash
+ * tables fed by untrusted input. */
 #ifndef BERNSTEIN_UTIL_HASH_H
 #define BERNSTEIN_UTIL_HASH_H
 
@@ -32,5 +33,10 @@ struct hash_hmac *hash_hmac_free(struct hash_hmac *h);
 void hash_hex(const uint8_t *bin, size_t len, char *hex /* 2*len+1 */);
 /* Constant-time comparison (CRYPTO_memcmp). */
 bool hash_equal(const void *a, const void *b, size_t len);
+
+/* SipHash-2-4 (Aumasson and Bernstein, 2012) of data under a 128-bit key: a
+ * keyed hash for tables whose keys come from a file, so that no file can be
+ * made whose keys all collide. Not a MAC for anything stored. */
+uint64_t hash_siphash24(const uint8_t key[16], const void *data, size_t len);
 
 #endif

@@ -3,7 +3,9 @@
  * The loader keeps one frame per open collection. A frame collects its
  * children in malloc'd arrays (copied into the arena, exactly sized, when the
  * collection ends) and, for mappings, a small open-addressing hash set of the
- * keys seen so far, so duplicate detection stays linear. */
+ * keys seen so far, so duplicate detection stays linear. The set hashes with
+ * SipHash under a random key per load: a file cannot be written whose keys
+ * all land in one chain (which would make a 1 MiB file take minutes). */
 #include "util/yaml.h"
 
 #include <errno.h>
@@ -12,10 +14,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 
 #include <yaml.h>
 
 #include "util/fsutil.h"
+#include "util/hash.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
 
@@ -46,6 +51,7 @@ struct loader {
 	size_t nodes;
 	unsigned ndocs;
 	struct diag *reterr;
+	uint8_t hash_key[16]; /* of the key sets, random per load */
 };
 
 /* ---- small helpers ---- */
@@ -150,21 +156,9 @@ static void frame_push(struct frame *f, struct ynode *key, struct ynode *item)
 	f->n++;
 }
 
-static uint64_t hash_bytes(const char *s, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ULL;
-	}
-	return h ^ (h >> 29);
-}
-
 /* Insert key into the frame's set; returns the earlier equal key, or NULL
  * when key was new (and is now in the set). */
-static struct ynode *set_insert(struct frame *f, struct ynode *key)
+static struct ynode *set_insert(const struct loader *L, struct frame *f, struct ynode *key)
 {
 	size_t mask, i;
 
@@ -178,7 +172,7 @@ static struct ynode *set_insert(struct frame *f, struct ynode *key)
 
 			if (!k)
 				continue;
-			i = hash_bytes(k->str, k->len) & (cap - 1);
+			i = hash_siphash24(L->hash_key, k->str, k->len) & (cap - 1);
 			while (set[i])
 				i = (i + 1) & (cap - 1);
 			set[i] = k;
@@ -188,7 +182,7 @@ static struct ynode *set_insert(struct frame *f, struct ynode *key)
 		f->set_cap = cap;
 	}
 	mask = f->set_cap - 1;
-	i = hash_bytes(key->str, key->len) & mask;
+	i = hash_siphash24(L->hash_key, key->str, key->len) & mask;
 	while (f->set[i]) {
 		struct ynode *k = f->set[i];
 
@@ -251,7 +245,7 @@ static int attach(struct loader *L, struct ynode *node, yaml_mark_t m)
 			return fail_at(L, m, "non-scalar mapping keys are not allowed");
 		if (node->plain && node->len == 2 && memcmp(node->str, "<<", 2) == 0)
 			return fail_at(L, m, "merge keys are not allowed");
-		prev = set_insert(f, node);
+		prev = set_insert(L, f, node);
 		if (prev)
 			return fail_at(L, m,
 				       "duplicate key '%s' (first defined at line %u, column %u)",
@@ -491,6 +485,18 @@ int yaml_load_buf(const char *name, const char *buf, size_t len, const struct ya
 	L.max_depth = lim && lim->max_depth ? lim->max_depth : YAML_DEFAULT_MAX_DEPTH;
 	L.max_nodes = lim && lim->max_nodes ? lim->max_nodes : YAML_DEFAULT_MAX_NODES;
 	L.reterr = reterr;
+	if (getrandom(L.hash_key, sizeof(L.hash_key), GRND_NONBLOCK) !=
+	    (ssize_t)sizeof(L.hash_key)) {
+		/* no entropy yet (early boot): the clock and where this stack
+		 * lies (ASLR) still differ from run to run */
+		struct timespec ts;
+		uint64_t a = (uint64_t)(uintptr_t)&L, t;
+
+		(void)clock_gettime(CLOCK_MONOTONIC, &ts);
+		t = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+		memcpy(L.hash_key, &a, sizeof(a));
+		memcpy(L.hash_key + 8, &t, sizeof(t));
+	}
 
 	r = check_nul(&L);
 	if (r < 0)

@@ -238,6 +238,33 @@ static void test_hex_and_equal(void **state)
 	assert_true(hash_equal(a, b, 0));
 }
 
+/* The reference vectors of SipHash-2-4: key 00..0f, message 00 01 .. of
+ * length n; lengths on both sides of every 8-byte boundary up to 63. */
+static void test_siphash24_vectors(void **state)
+{
+	static const struct {
+		size_t len;
+		uint64_t want;
+	} v[] = {
+		{0, 0x726fdb47dd0e0e31ULL},  {1, 0x74f839c593dc67fdULL},
+		{7, 0xab0200f58b01d137ULL},  {8, 0x93f5f5799a932462ULL},
+		{15, 0xa129ca6149be45e5ULL}, {16, 0x3f2acc7f57c29bdbULL},
+		{63, 0x958a324ceb064572ULL},
+	};
+	uint8_t key[16], msg[64];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(key); i++)
+		key[i] = (uint8_t)i;
+	for (i = 0; i < sizeof(msg); i++)
+		msg[i] = (uint8_t)i;
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		assert_true(hash_siphash24(key, msg, v[i].len) == v[i].want);
+	key[0] ^= 1; /* another key, another hash */
+	assert_true(hash_siphash24(key, msg, 15) != 0xa129ca6149be45e5ULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -248,6 +275,7 @@ int main(void)
 		cmocka_unit_test(test_hmac_bad_arguments),
 		cmocka_unit_test(test_hmac_context_reuse),
 		cmocka_unit_test(test_hex_and_equal),
+		cmocka_unit_test(test_siphash24_vectors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
