@@ -1,7 +1,7 @@
 /* bernstein spawn ADAPTER [options] PROMPT: run one agent headless under the
- * supervisor and the shim, read its output with its profile's dialect, show
- * the normalized events as they come, and exit with a code for the typed
- * outcome (docs/spawning.md).
+ * supervisor (its own session, parent-death signal), read its output with its profile's dialect,
+ * show the normalized events as they come, and exit with a code for the typed outcome
+ * (docs/spawning.md).
  *
  * The plan comes from adapter/invocation.h; this file parses the options,
  * names the session directory, writes the side files, runs the supervisor
@@ -64,12 +64,13 @@ const char spawn_usage[] =
 	"       [--dry-run] [--json] [PROMPT]";
 
 const char spawn_help[] =
-	"Runs one agent headless in DIR under the supervisor and the shim, reads its\n"
-	"output with its profile's dialect, shows the normalized events as they come\n"
-	"(JSON lines with --json), then 'outcome: ...' and 'session: ID', and exits\n"
-	"with a code for the typed outcome. The session directory\n"
-	".bernstein/runs/RUN/SESSION/ (in DIR) keeps agent.log, events.jsonl,\n"
-	"plan.json, session.json and the agent's private HOME. See docs/spawning.md.\n"
+	"Runs one agent headless in DIR under the supervisor (its own session, killed\n"
+	"with bernstein), reads its output with its profile's dialect, shows the\n"
+	"normalized events as they come (JSON lines with --json), then 'outcome: ...'\n"
+	"and 'session: ID', and exits with a code for the typed outcome. The session\n"
+	"directory .bernstein/runs/RUN/SESSION/ (in DIR) keeps agent.log,\n"
+	"events.jsonl, plan.json, session.json and the agent's private HOME. See\n"
+	"docs/spawning.md.\n"
 	"\n"
 	"options:\n"
 	"  -m, --model MODEL   a model id or an alias of the adapter's profile\n"
@@ -446,7 +447,7 @@ static int run_plan(struct cli_ctx *ctx, const struct spawn_opts *o, const struc
 	s.ar.expect_changes = o->expect_changes;
 
 	if (!plan->binary_found) {
-		/* nothing to start: the outcome the shim's exit 127 would give */
+		/* nothing to start: the outcome a failed execve's 127 would give */
 		int err = plan->binary_error ? -plan->binary_error : ENOENT;
 
 		agentrun_binary_missing(&s.ar);

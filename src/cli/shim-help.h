@@ -19,10 +19,12 @@
 	"  --landlock-ro DIR      allow read and execute beneath DIR (repeatable);\n"              \
 	"                         with any Landlock option, everything else is denied\n"           \
 	"  --landlock-best-effort run unconfined if the kernel lacks Landlock\n"                   \
-	"  --status-fd N          write a failure record to fd N (the supervisor's)\n"             \
+	"  --status-fd N          write a failure record to fd N (for a supervisor)\n"             \
 	"  --parent-pid PID       die at once if the parent is no longer PID\n"                    \
 	"\n"                                                                                       \
 	"Exit codes when PROGRAM does not run: 127 not found, 126 cannot be executed,\n"           \
-	"125 set-up failed (rlimits, Landlock). See docs/supervision.md.\n"
+	"125 set-up failed (rlimits, Landlock). bernstein takes the same steps itself\n"           \
+	"before every agent's exec; this command is for use outside it.\n"                         \
+	"See docs/supervision.md.\n"
 
 #endif

@@ -1050,7 +1050,7 @@ worktree:
 	}
 	agentrun_plan_warnings(&t->ar);
 	if (!t->plan.binary_found) {
-		/* nothing to start: the outcome the shim's exit 127 would give */
+		/* nothing to start: the outcome a failed execve's 127 would give */
 		agentrun_binary_missing(&t->ar);
 		complete(l, t);
 		goto out;
