@@ -12,7 +12,7 @@
  *   2. fixed values (envpolicy_set(): the profile's runtime env, HOME of an
  *      isolated agent, telemetry off).
  * It comes out sorted (byte order of the KEY=VALUE strings), ready
- * for posix_spawn.
+ * for proc_spawn.
  *
  * The host environment is an argument (a KEY=VALUE array, NULL-terminated),
  * never read from the process: cli/ passes its envp. Secrets not named by

@@ -2,7 +2,7 @@
  * clones, bernstein's own commits and --no-ff merges (docs/worktrees.md).
  * (The gates run under the supervisor, src/orch/run.c.)
  *
- * Every git call is `git -C DIR ...` run with posix_spawn (proc/spawn.h), in
+ * Every git call is `git -C DIR ...` run with proc_spawn (proc/spawn.h), in
  * its own process group, stdin on /dev/null, a wall-clock deadline after
  * which the group gets SIGTERM and then SIGKILL, and a cap on the output it
  * may print. Nothing here reads the process environment: env is the complete

@@ -37,7 +37,7 @@ enum spawn_flags {
 
 /* The life of one task (the rows of the supervisor's state table). */
 enum proc_state {
-	PROC_STARTING,	  /* accepted; posix_spawn not yet done */
+	PROC_STARTING,	  /* accepted; proc_spawn not yet done */
 	PROC_RUNNING,	  /* the agent runs */
 	PROC_TERMINATING, /* SIGTERM sent to the group (timeout or cancel); grace running */
 	PROC_KILLING,	  /* SIGKILL sent to the group; waiting for the exit */

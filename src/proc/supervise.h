@@ -55,8 +55,8 @@
 #include "util/diag.h"
 
 enum proc_event {
-	PROC_EV_SPAWNED,       /* posix_spawn succeeded */
-	PROC_EV_SPAWN_FAILED,  /* posix_spawn failed */
+	PROC_EV_SPAWNED,       /* proc_spawn succeeded: the agent runs */
+	PROC_EV_SPAWN_FAILED,  /* proc_spawn failed: it never ran */
 	PROC_EV_EXITED,	       /* the agent (or the shim in its place) was reaped */
 	PROC_EV_DEADLINE,      /* timeout_ms passed */
 	PROC_EV_GRACE_EXPIRED, /* kill_grace_ms passed after SIGTERM, or after the exit */

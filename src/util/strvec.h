@@ -1,5 +1,5 @@
 /* NULL-terminated vector of owned strings (git strvec); .v is always valid for
- * posix_spawn and execve. */
+ * proc_spawn and execve. */
 #ifndef BERNSTEIN_UTIL_STRVEC_H
 #define BERNSTEIN_UTIL_STRVEC_H
 
