@@ -190,7 +190,7 @@ int cmd_shim(int argc, char **argv, struct cli_ctx *ctx)
 			     shim_failure_message(&plan, stage, -r, msg, sizeof(msg)));
 		goto out;
 	}
-	r = shim_cloexec_from_3();
+	r = shim_fds_from_3(false);
 	if (r < 0) {
 		shim_report_failure(&o, SHIM_STAGE_FDS, -r);
 		r = shim_msg(ctx, SHIM_EXIT_SETUP, "cannot mark inherited fds close-on-exec: %s",

@@ -1,6 +1,5 @@
 #include "proc/shim.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -101,36 +100,53 @@ void shim_report_failure(const struct shim_opts *o, enum shim_stage stage, int e
 	(void)write_all(o->status_fd, &st, sizeof(st));
 }
 
-/* Mark every fd above 2 close-on-exec: the agent sees only 0, 1 and 2 even
- * when the shim is started by hand from a shell that leaks fds. */
-int shim_cloexec_from_3(void)
+/* Kernels before 5.9 (close_range) or 5.11 (CLOSE_RANGE_CLOEXEC): walk
+ * /proc/self/fd with getdents64 into a stack buffer (opendir would
+ * allocate, which the child of proc_spawn() must not). */
+VFORK_SAFE static int fds_from_3_slow(bool close_them)
 {
-	DIR *d;
-	struct dirent *de;
-	int dfd;
+	char buf[1024];
+	int dfd = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
+	if (dfd < 0)
+		return -errno;
+	for (;;) {
+		long n = syscall(SYS_getdents64, dfd, buf, sizeof(buf)), off;
+
+		if (n <= 0) {
+			(void)close(dfd);
+			return n < 0 ? -errno : 0;
+		}
+		for (off = 0; off < n;) {
+			/* struct linux_dirent64: d_ino 8, d_off 8, d_reclen 2, d_type 1, d_name */
+			unsigned short reclen;
+			const char *name = buf + off + 19;
+			long fd = 0;
+			int fl;
+
+			memcpy(&reclen, buf + off + 16, sizeof(reclen));
+			off += reclen;
+			if (*name < '0' || *name > '9')
+				continue;
+			for (; *name >= '0' && *name <= '9'; name++)
+				fd = fd * 10 + (*name - '0');
+			if (fd <= STDERR_FILENO || fd == dfd)
+				continue;
+			if (close_them)
+				(void)close((int)fd);
+			else if ((fl = fcntl((int)fd, F_GETFD)) >= 0)
+				(void)fcntl((int)fd, F_SETFD, fl | FD_CLOEXEC);
+		}
+	}
+}
+
+VFORK_SAFE int shim_fds_from_3(bool close_them)
+{
+	if (close_range(STDERR_FILENO + 1, ~0U, close_them ? 0 : CLOSE_RANGE_CLOEXEC) == 0)
 		return 0;
 	if (errno != ENOSYS && errno != EINVAL)
 		return -errno;
-	/* Kernels before 5.11: walk /proc/self/fd. */
-	d = opendir("/proc/self/fd");
-	if (!d)
-		return -errno;
-	dfd = dirfd(d);
-	while ((de = readdir(d))) {
-		char *end;
-		long fd = strtol(de->d_name, &end, 10);
-		int fl;
-
-		if (*end || end == de->d_name || fd < 3 || fd == dfd)
-			continue;
-		fl = fcntl((int)fd, F_GETFD);
-		if (fl >= 0)
-			(void)fcntl((int)fd, F_SETFD, fl | FD_CLOEXEC);
-	}
-	(void)closedir(d);
-	return 0;
+	return fds_from_3_slow(close_them);
 }
 
 void shim_plan_release(struct shim_plan *p)

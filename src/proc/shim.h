@@ -131,9 +131,11 @@ void shim_plan_release(struct shim_plan *p);
 /* One line for a failed shim_apply() step (stage and positive errno). */
 const char *shim_failure_message(const struct shim_plan *p, enum shim_stage stage, int err,
 				 char *buf, size_t size);
-/* Step 4 for a process that may have inherited anything (a shell's leaked
- * fds): every fd above 2 becomes close-on-exec. 0 or a negative errno. */
-int shim_cloexec_from_3(void);
+/* Step 4: every fd above 2 closed (close_them: the child of proc_spawn(),
+ * whose stdio is in place) or made close-on-exec (`bernstein shim`, which may
+ * have inherited anything from a shell). System calls only. 0 or a negative
+ * errno. */
+VFORK_SAFE int shim_fds_from_3(bool close_them);
 /* Step 5 (system calls only). */
 VFORK_SAFE void shim_reset_signals(void);
 /* Steps 5-6. Returns only on failure: a negative errno (the status record

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -97,40 +96,6 @@ struct child {
 	int err;	       /* out: its errno */
 };
 
-/* Kernels before 5.9 lack close_range(): read /proc/self/fd with
- * getdents64 into a stack buffer (opendir would allocate). */
-VFORK_SAFE static int close_from_3_slow(void)
-{
-	char buf[1024];
-	int dfd = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	if (dfd < 0)
-		return -errno;
-	for (;;) {
-		long n = syscall(SYS_getdents64, dfd, buf, sizeof(buf)), off;
-
-		if (n <= 0) {
-			(void)close(dfd);
-			return n < 0 ? -errno : 0;
-		}
-		for (off = 0; off < n;) {
-			/* struct linux_dirent64: d_ino 8, d_off 8, d_reclen 2, d_type 1, d_name */
-			unsigned short reclen;
-			const char *name = buf + off + 19;
-			long fd = 0;
-
-			memcpy(&reclen, buf + off + 16, sizeof(reclen));
-			off += reclen;
-			if (*name < '0' || *name > '9')
-				continue;
-			for (; *name >= '0' && *name <= '9'; name++)
-				fd = fd * 10 + (*name - '0');
-			if (fd > STDERR_FILENO && fd != dfd)
-				(void)close((int)fd);
-		}
-	}
-}
-
 VFORK_SAFE static int child_dup(int fd, int target)
 {
 	if (fd >= 0 && dup2(fd, target) < 0)
@@ -193,11 +158,9 @@ VFORK_SAFE static int child_main(void *arg)
 	/* Only 0, 1 and 2 reach the program, even an fd the parent opened
 	 * without O_CLOEXEC (the ruleset and the pipes' originals go too). */
 	stage = SHIM_STAGE_FDS;
-	if (close_range(STDERR_FILENO + 1, ~0U, 0) < 0) {
-		r = errno == ENOSYS || errno == EINVAL ? close_from_3_slow() : -errno;
-		if (r < 0)
-			goto fail;
-	}
+	r = shim_fds_from_3(true);
+	if (r < 0)
+		goto fail;
 	shim_reset_signals();
 	stage = SHIM_STAGE_EXEC;
 	(void)execve(c->path, c->argv, c->envp);
