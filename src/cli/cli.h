@@ -67,6 +67,17 @@ void cli_warn(struct cli_ctx *ctx, const char *fmt, ...) __attribute__((format(p
 
 const char *cli_getenv(const struct cli_ctx *ctx, const char *name);
 
+/* The first call of main() of every bernstein executable: the environment
+ * moves to the heap (the C library's environ included, so getenv() in
+ * libcurl, OpenSSL and glibc keeps working), the block the kernel shows in
+ * /proc/PID/environ is zeroed (util/envscrub.h), and the process becomes
+ * non-dumpable (PR_SET_DUMPABLE 0): no other process of the same uid can
+ * read its /proc/PID/environ, mem or fd entries or attach a debugger, and
+ * no core dump is written. Processes forked from it inherit both; an execve
+ * gets the heap copy (execv) or the environment it is given. Returns the
+ * environment to use as cli_ctx.envp. */
+char **cli_environ_take(char **envp);
+
 /* The path of an executable installed beside this one ("bernstein-runner"
  * next to bernstein, "bernstein" next to bernstein-runner), from
  * /proc/self/exe. 0, or -errno / -ENAMETOOLONG. */
