@@ -30,6 +30,7 @@
 #include "orch/run.h"
 #include "orch/state.h"
 #include "orch/worktree.h"
+#include "proc/git.h"
 #include "proc/probe.h"
 #include "util/clock.h"
 #include "util/fsutil.h"
@@ -149,6 +150,8 @@ static int session_open(struct session *s, struct cli_ctx *ctx, bool readonly, b
 	if (r < 0)
 		return cli_error(ctx, BEXIT_ENV, "'%s' is not inside a git repository: %s", s->cwd,
 				 d.msg[0] ? d.msg : strerror(-r));
+	/* git in any other directory runs in a task's tree (orch/worktree.h) */
+	strvec_pushf(&s->git_env, "%s=%s", WORKTREE_GIT_REPO_ENV, s->repo);
 	db = agentrun_path(s->repo, ORCH_STATE_DB);
 	if (readonly) {
 		r = state_open(db, STATE_READONLY, &s->st, &d);
@@ -1058,29 +1061,28 @@ static const struct option demo_options[] = {
 
 static int demo_git(struct cli_ctx *ctx, const char *dir, const char *const *args)
 {
-	struct strvec argv = STRVEC_INIT, env = STRVEC_INIT;
+	struct strvec base = STRVEC_INIT, argv = STRVEC_INIT, env = STRVEC_INIT, full = STRVEC_INIT;
 	struct probe pr = {0};
 	struct probe_opts o = {0};
 	const char *v;
-	size_t i;
 	int r;
 
-	strvec_push(&argv, "-C");
-	strvec_push(&argv, dir);
-	strvec_push(&argv, "-c");
-	strvec_push(&argv, "user.name=" IDENTITY_NAME);
-	strvec_push(&argv, "-c");
-	strvec_push(&argv, "user.email=" IDENTITY_EMAIL);
-	for (i = 0; args[i]; i++)
-		strvec_push(&argv, args[i]);
+	strvec_push(&full, "-c");
+	strvec_push(&full, "user.name=" IDENTITY_NAME);
+	strvec_push(&full, "-c");
+	strvec_push(&full, "user.email=" IDENTITY_EMAIL);
+	strvec_pushv(&full, args);
 	if ((v = cli_getenv(ctx, "PATH")) != NULL)
-		strvec_pushf(&env, "PATH=%s", v);
+		strvec_pushf(&base, "PATH=%s", v);
 	if ((v = cli_getenv(ctx, "HOME")) != NULL)
-		strvec_pushf(&env, "HOME=%s", v);
-	strvec_push(&env, "LC_ALL=C");
-	pr.binary = "git";
-	pr.args = (const char **)argv.v;
-	o.path_env = cli_getenv(ctx, "PATH");
+		strvec_pushf(&base, "HOME=%s", v);
+	if (git_prepare(dir, (const char *const *)base.v, GIT_HARDEN_WRITE,
+			(const char *const *)full.v, &argv, &env) < 0) {
+		r = cli_error(ctx, BEXIT_ENV, "git not found on PATH");
+		goto out;
+	}
+	pr.binary = argv.v[0];
+	pr.args = (const char **)argv.v + 1;
 	o.env = env.v;
 	o.timeout_ms = GIT_INIT_TIMEOUT;
 	o.max_output = 1u << 20;
@@ -1093,9 +1095,12 @@ static int demo_git(struct cli_ctx *ctx, const char *dir, const char *const *arg
 			      pr.output ? pr.output : "");
 	else
 		r = 0;
+out:
 	probe_release(&pr);
+	strvec_clear(&base);
 	strvec_clear(&argv);
 	strvec_clear(&env);
+	strvec_clear(&full);
 	return r;
 }
 

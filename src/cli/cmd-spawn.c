@@ -32,6 +32,7 @@
 #include "cli/commands.h"
 #include "cli/output.h"
 #include "orch/agentrun.h"
+#include "proc/git.h"
 #include "proc/probe.h"
 #include "proc/supervise.h"
 #include "util/clock.h"
@@ -358,35 +359,36 @@ static void run_on_exit(void *ctx, void *task, const struct proc *p)
 }
 
 /* `git status` of dir, without .bernstein: 0 and the output in *ret, or -1
- * when dir is not in a git work tree (or git is missing). */
+ * when dir is not in a git work tree (or git is missing). The agent may have
+ * written dir's repository: git runs hardened (proc/git.h), submodules
+ * (nested repositories with their own config) not entered. */
 static int git_snapshot(struct cli_ctx *ctx, const char *dir, char **ret, size_t *ret_len)
 {
-	static const char *const args_tail[] = {
-		"status", "--porcelain=v1",	  "-z", "--untracked-files=all", "--",
-		".",	  ":(exclude).bernstein", NULL,
+	static const char *const args[] = {
+		"status",
+		"--porcelain=v1",
+		"-z",
+		"--untracked-files=all",
+		"--ignore-submodules=all",
+		"--",
+		".",
+		":(exclude).bernstein",
+		NULL,
 	};
-	const char *args[16];
-	struct strvec env = STRVEC_INIT;
+	struct strvec base = STRVEC_INIT, argv = STRVEC_INIT, env = STRVEC_INIT;
 	struct probe pr = {0};
 	struct probe_opts o = {0};
 	const char *v;
-	size_t i;
 	int r = -1;
 
-	args[0] = "-C";
-	args[1] = dir;
-	for (i = 0; args_tail[i]; i++)
-		args[i + 2] = args_tail[i];
-	args[i + 2] = NULL;
 	if ((v = cli_getenv(ctx, "PATH")) != NULL)
-		strvec_pushf(&env, "PATH=%s", v);
+		strvec_pushf(&base, "PATH=%s", v);
 	if ((v = cli_getenv(ctx, "HOME")) != NULL)
-		strvec_pushf(&env, "HOME=%s", v);
-	strvec_push(&env, "LC_ALL=C");
-	strvec_push(&env, "GIT_OPTIONAL_LOCKS=0");
-	pr.binary = "git";
-	pr.args = args;
-	o.path_env = cli_getenv(ctx, "PATH");
+		strvec_pushf(&base, "HOME=%s", v);
+	if (git_prepare(dir, (const char *const *)base.v, GIT_HARDEN_READ, args, &argv, &env) < 0)
+		goto out;
+	pr.binary = argv.v[0];
+	pr.args = (const char **)argv.v + 1;
 	o.env = env.v;
 	o.timeout_ms = GIT_TIMEOUT_MS;
 	o.max_output = GIT_MAX_OUTPUT;
@@ -399,7 +401,10 @@ static int git_snapshot(struct cli_ctx *ctx, const char *dir, char **ret, size_t
 		*ret_len = pr.output_len;
 		r = 0;
 	}
+out:
 	probe_release(&pr);
+	strvec_clear(&base);
+	strvec_clear(&argv);
 	strvec_clear(&env);
 	return r;
 }

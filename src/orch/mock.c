@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "adapter/session.h"
+#include "proc/git.h"
 #include "proc/probe.h"
 #include "util/beneath.h"
 #include "util/fsutil.h"
@@ -616,39 +617,38 @@ static int do_delete(struct run *r, const struct mock_instr *in)
 	return 0;
 }
 
-/* git -C WORKDIR -c ... ARGS; 0 with *ret_exit set, or -1 (could not run;
- * the reason in msg). */
+/* git -C WORKDIR -c ... ARGS, hardened like every git bernstein starts
+ * (proc/git.h: no hook, fsmonitor or pager of the repository runs); 0 with
+ * *ret_exit set, or -1 (could not run; the reason in msg). */
 static int git(const struct run *r, const char *const *args, int *ret_exit, char *msg, size_t size)
 {
-	static const char *const head[] = {
-		"-c", "user.name=mock",		  "-c", "user.email=mock@localhost",
-		"-c", "core.hooksPath=/dev/null", "-c", "commit.gpgsign=false",
-	};
-	struct strvec argv = STRVEC_INIT, env = STRVEC_INIT;
+	static const char *const head[] = {"-c", "user.name=mock", "-c",
+					   "user.email=mock@localhost"};
+	struct strvec full = STRVEC_INIT, base = STRVEC_INIT, argv = STRVEC_INIT, env = STRVEC_INIT;
 	struct probe pr = {0};
 	struct probe_opts po = {0};
 	size_t i;
 	int ret = -1;
 
-	strvec_push(&argv, "-C");
-	strvec_push(&argv, r->o->workdir);
 	for (i = 0; i < ARRAY_SIZE(head); i++)
-		strvec_push(&argv, head[i]);
-	strvec_pushv(&argv, args);
+		strvec_push(&full, head[i]);
+	strvec_pushv(&full, args);
 	if (r->o->path_env)
-		strvec_pushf(&env, "PATH=%s", r->o->path_env);
+		strvec_pushf(&base, "PATH=%s", r->o->path_env);
 	if (r->o->home)
-		strvec_pushf(&env, "HOME=%s", r->o->home);
-	strvec_push(&env, "LC_ALL=C");
+		strvec_pushf(&base, "HOME=%s", r->o->home);
+	if (git_prepare(r->o->workdir, (const char *const *)base.v, GIT_HARDEN_WRITE,
+			(const char *const *)full.v, &argv, &env) < 0) {
+		(void)snprintf(msg, size, "git is not on PATH");
+		goto out;
+	}
 	strvec_push(&env, "GIT_CONFIG_NOSYSTEM=1");
-	strvec_push(&env, "GIT_TERMINAL_PROMPT=0");
 	strvec_push(&env, "GIT_AUTHOR_NAME=mock");
 	strvec_push(&env, "GIT_AUTHOR_EMAIL=mock@localhost");
 	strvec_push(&env, "GIT_COMMITTER_NAME=mock");
 	strvec_push(&env, "GIT_COMMITTER_EMAIL=mock@localhost");
-	pr.binary = "git";
-	pr.args = argv.v;
-	po.path_env = r->o->path_env;
+	pr.binary = argv.v[0];
+	pr.args = (const char **)argv.v + 1;
 	po.env = env.v;
 	po.timeout_ms = r->o->git_timeout_ms ? r->o->git_timeout_ms : MOCK_GIT_TIMEOUT_MS;
 	po.max_output = 64 * 1024;
@@ -679,6 +679,8 @@ static int git(const struct run *r, const char *const *args, int *ret_exit, char
 	}
 out:
 	probe_release(&pr);
+	strvec_clear(&full);
+	strvec_clear(&base);
 	strvec_clear(&argv);
 	strvec_clear(&env);
 	return ret;

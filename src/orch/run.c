@@ -1566,12 +1566,17 @@ static void flush_audit_if_due(struct loop *l)
 /* t's next gate into spec: `/bin/sh -c RUN` in the task's checkout with
  * git_env (PATH, HOME, LC_ALL=C...), its process group dying with bernstein,
  * its timeout and the configured kill grace, its output in
- * gate-NAME.log of the session directory (the first GATE_LOG_MAX bytes). */
-static void gate_spec(struct loop *l, struct otask *t, struct proc_spec *spec)
+ * gate-NAME.log of the session directory (the first GATE_LOG_MAX bytes).
+ * A gate runs what the agent wrote (its Makefile, its tests): in a sandboxed
+ * task it is confined exactly like the agent (its clone, the agent's HOME
+ * and TMPDIR read-write, nothing else), else it would carry the agent's code
+ * out of the sandbox. 0, or a negative errno (t is failed, nothing to run). */
+static int gate_spec(struct loop *l, struct otask *t, struct proc_spec *spec)
 {
 	const json_t *g = json_array_get(t->gates, t->gate_next);
 	const char *name = jget_str(g, "name"), *run = jget_str(g, "run");
 	double to = json_number_value(json_object_get(g, "timeout"));
+	const char *const *e;
 	char leaf[160], *c;
 
 	if (!(to > 0))
@@ -1579,7 +1584,9 @@ static void gate_spec(struct loop *l, struct otask *t, struct proc_spec *spec)
 	strvec_push(&spec->argv, "/bin/sh");
 	strvec_push(&spec->argv, "-c");
 	strvec_push(&spec->argv, run ? run : "false");
-	strvec_pushv(&spec->env, l->e->git_env);
+	for (e = l->e->git_env; e && *e; e++)
+		if (strncmp(*e, WORKTREE_GIT_ENV_PREFIX, strlen(WORKTREE_GIT_ENV_PREFIX)) != 0)
+			strvec_push(&spec->env, *e);
 	spec->cwd = t->row.worktree;
 	spec->timeout_ms = secs_to_ms(to);
 	spec->kill_grace_ms = secs_to_ms(l->e->cfg->kill_grace_s);
@@ -1593,7 +1600,35 @@ static void gate_spec(struct loop *l, struct otask *t, struct proc_spec *spec)
 	(void)unlink(t->gate_log); /* this run of the gate only */
 	spec->log_path = t->gate_log;
 	spec->max_log_bytes = GATE_LOG_MAX;
+	if (task_sandboxed(l, t)) {
+		char *home = session_path(l, t, "home"), *tmp = session_path(l, t, "tmp");
+		struct strvec env = STRVEC_INIT;
+		struct diag d = {0};
+		size_t i;
+		int r;
+
+		for (i = 0; i < spec->env.nr; i++)
+			if (strncmp(spec->env.v[i], "HOME=", 5) != 0)
+				strvec_push(&env, spec->env.v[i]);
+		strvec_pushf(&env, "HOME=%s", home);
+		strvec_clear(&spec->env);
+		spec->env = env;
+		r = confine_spec(t, home, tmp, spec, &d);
+		free(home);
+		free(tmp);
+		if (r < 0) {
+			char msg[1024];
+
+			(void)snprintf(msg, sizeof(msg), "gate '%s' could not be confined: %s",
+				       name ? name : "gate", d.msg);
+			json_decref(t->gates);
+			t->gates = NULL;
+			(void)transition(l, t, TASK_FAILED, msg);
+			return r;
+		}
+	}
 	t->gate_live = true;
+	return 0;
 }
 
 /* A gate of t ended: the next one, the merge after the last, or failed. */
@@ -1651,7 +1686,10 @@ static int next_task(void *ctx, struct proc_spec *spec, void **ret_task)
 		struct otask *t = &l->t[i];
 
 		if (t->gates && !t->gate_live && t->row.state == TASK_COMPLETING) {
-			gate_spec(l, t, spec);
+			if (gate_spec(l, t, spec) < 0) {
+				proc_spec_release(spec); /* what it filled in */
+				continue;
+			}
 			*ret_task = t;
 			return 1;
 		}
