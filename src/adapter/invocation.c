@@ -774,21 +774,27 @@ static int build_env(struct build *b)
 	return r;
 }
 
-/* The values of passed-through provider keys and of api_key_env: a caller
- * redacts them wherever the agent's output is written. */
+/* The values a caller redacts wherever the agent's output is written: the
+ * API key, and every variable of the agent's environment that holds a
+ * secret (credential_env_secret(): provider keys passed through, tokens,
+ * bernstein's own hook secrets). A value too short to look for is named in
+ * a warning. */
 static void collect_secrets(struct build *b)
 {
 	struct strvec *sec = &b->plan->secrets;
+	struct strvec too_short = STRVEC_INIT;
+	const char *allowed = envpolicy_get(b->req->host_env, CREDENTIAL_HOST_ALLOW_ENV);
 	size_t i;
 
 	if (b->api_key && strlen(b->api_key) >= REDACT_MIN)
 		strvec_push(sec, b->api_key);
-	for (i = 0; credential_env_builtin[i]; i++) {
-		const char *v = envpolicy_get(b->plan->env.v, credential_env_builtin[i]);
-
-		if (v && strlen(v) >= REDACT_MIN && strvec_find(sec, v) < 0)
-			strvec_push(sec, v);
-	}
+	credential_env_secrets(b->plan->env.v, allowed, sec, &too_short);
+	for (i = 0; i < too_short.nr; i++)
+		warn(b,
+		     "the value of '%s' is shorter than %d bytes: it is not redacted from logs, "
+		     "events and output",
+		     too_short.v[i], REDACT_MIN);
+	strvec_clear(&too_short);
 }
 
 static int build_files(struct build *b)

@@ -62,7 +62,10 @@
  * The API key's value (from the variable api_key_env names) goes only where
  * runtime.endpoint.env puts it; it never enters argv or files. plan->secrets
  * lists the values a caller must redact from logs, events and output (with
- * util/redact.h). */
+ * util/redact.h): the key, and the value of every variable of the agent's
+ * environment that holds a secret (adapter/credential.h,
+ * credential_env_secret()); a value shorter than REDACT_MIN is not listed and
+ * a warning names its variable. */
 #ifndef BERNSTEIN_ADAPTER_INVOCATION_H
 #define BERNSTEIN_ADAPTER_INVOCATION_H
 
