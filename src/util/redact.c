@@ -27,24 +27,33 @@ struct node {
 	unsigned char byte;
 };
 
-/* A decoded view of the input: buf[i] came from the raw bytes
- * [map[i], map[j]) where j is the first index after i with another map
- * value (map[len] is the raw end of the view's content). */
+/* An escape decoded into a view: the view's bytes [vpos, vpos + vlen) came
+ * from its source's [spos, spos + slen). Bytes between escapes are copied
+ * one for one. */
+struct esc {
+	size_t vpos, spos;
+	unsigned char vlen, slen;
+};
+
+/* A decoded view of its source (the input, or the view a level below). */
 struct view {
 	char *buf;
-	size_t *map;
 	size_t len, alloc;
+	struct esc *esc; /* in order */
+	size_t n_esc, esc_alloc;
 };
 
 struct redact {
 	struct pattern *pat;
 	size_t n_pat, alloc_pat;
 	size_t n_secrets;
+	size_t max_len; /* of a pattern */
 	/* the automaton, built by compile() when dirty */
 	bool dirty;
 	struct node *nodes;
 	size_t n_nodes, alloc_nodes;
 	uint32_t root_next[256]; /* the root's transitions (0: stay at the root) */
+	uint8_t pair[8192];	 /* bit a << 8 | b: some pattern starts with bytes a, b */
 	/* scratch */
 	struct view views[REDACT_DEPTH];
 	int32_t *cover; /* the difference array of the spans to redact */
@@ -140,9 +149,13 @@ static void pattern_add(struct redact *rd, const char *s, size_t n)
 		rd->alloc_pat = rd->alloc_pat ? 2 * rd->alloc_pat : 8;
 		rd->pat = xrealloc(rd->pat, st_mult(rd->alloc_pat, sizeof(*rd->pat)));
 	}
-	rd->pat[rd->n_pat].s = xstrndup(s, n); /* no NUL inside: s is a C string's part */
+	rd->pat[rd->n_pat].s = xmalloc(st_add(n, 1));
+	memcpy(rd->pat[rd->n_pat].s, s, n);
+	rd->pat[rd->n_pat].s[n] = '\0';
 	rd->pat[rd->n_pat].len = n;
 	rd->n_pat++;
+	if (n > rd->max_len)
+		rd->max_len = n;
 	rd->dirty = true;
 }
 
@@ -157,7 +170,7 @@ struct redact *redact_new(void)
 static void view_release(struct view *v)
 {
 	free(v->buf);
-	free(v->map);
+	free(v->esc);
 	memset(v, 0, sizeof(*v));
 }
 
@@ -292,6 +305,14 @@ static void compile(struct redact *rd)
 		}
 		rd->nodes[v].out = rd->nodes[v].depth;
 	}
+	/* every pattern has two bytes or more (REDACT_MIN) */
+	memset(rd->pair, 0, sizeof(rd->pair));
+	for (i = 0; i < rd->n_pat; i++) {
+		const unsigned char *p = (const unsigned char *)rd->pat[i].s;
+		unsigned pr = (unsigned)p[0] << 8 | p[1];
+
+		rd->pair[pr >> 3] |= (uint8_t)(1u << (pr & 7));
+	}
 	/* breadth first: fail links and the longest pattern ending at each node */
 	queue = xmalloc(st_mult(rd->n_nodes, sizeof(*queue)));
 	for (i = 0; i < 256; i++)
@@ -345,19 +366,82 @@ static void cover_add(struct redact *rd, size_t len, size_t s, size_t e)
 
 static void view_reserve(struct view *v, size_t n)
 {
+	v->len = 0;
+	v->n_esc = 0;
 	if (v->alloc >= n + 1)
 		return;
 	free(v->buf);
-	free(v->map);
 	v->buf = xmalloc(st_add(n, 1));
-	v->map = xmalloc(st_mult(st_add(n, 1), sizeof(*v->map)));
 	v->alloc = n + 1;
 }
 
 static void view_trim(struct view *v)
 {
-	if (v->alloc > SCRATCH_KEEP / sizeof(size_t))
+	if (v->alloc > SCRATCH_KEEP || v->esc_alloc * sizeof(*v->esc) > SCRATCH_KEEP)
 		view_release(v);
+}
+
+static void esc_add(struct view *v, size_t vpos, size_t vlen, size_t spos, size_t slen)
+{
+	if (v->n_esc == v->esc_alloc) {
+		v->esc_alloc = v->esc_alloc ? 2 * v->esc_alloc : 64;
+		v->esc = xrealloc(v->esc, st_mult(v->esc_alloc, sizeof(*v->esc)));
+	}
+	v->esc[v->n_esc].vpos = vpos;
+	v->esc[v->n_esc].spos = spos;
+	v->esc[v->n_esc].vlen = (unsigned char)vlen;
+	v->esc[v->n_esc].slen = (unsigned char)slen;
+	v->n_esc++;
+}
+
+/* The last escape of v that starts at or before view byte p, or NULL. */
+static const struct esc *esc_before(const struct view *v, size_t p)
+{
+	size_t lo = 0, hi = v->n_esc;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v->esc[mid].vpos <= p)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? &v->esc[lo - 1] : NULL;
+}
+
+/* The source bytes view byte p came from: [*ret_s, *ret_e). */
+static void view_source(const struct view *v, size_t p, size_t *ret_s, size_t *ret_e)
+{
+	const struct esc *e = esc_before(v, p);
+
+	if (e && p < e->vpos + e->vlen) {
+		*ret_s = e->spos;
+		*ret_e = e->spos + e->slen;
+		return;
+	}
+	*ret_s = e ? e->spos + e->slen + (p - (e->vpos + e->vlen)) : p;
+	*ret_e = *ret_s + 1;
+}
+
+/* The raw span of the bytes [a, b) (a < b) of views[level - 1], or of the
+ * input itself (level 0). */
+static void raw_span(const struct redact *rd, size_t level, size_t a, size_t b, size_t *ret_a,
+		     size_t *ret_b)
+{
+	size_t s, e;
+
+	while (level > 0) {
+		const struct view *v = &rd->views[level - 1];
+
+		view_source(v, a, &s, &e);
+		a = s;
+		view_source(v, b - 1, &s, &e);
+		b = e;
+		level--;
+	}
+	*ret_a = a;
+	*ret_b = b;
 }
 
 static int hexval(unsigned char c)
@@ -495,13 +579,12 @@ static size_t escape_at(const char *s, size_t n, char *out, size_t *ret_out, boo
 	return 12;
 }
 
-/* Decode the escapes of src (raw offsets: src_map, or identity when NULL,
- * raw_end after its last byte) into dst. Returns the number decoded. With
- * cut, an escape the end of src left incomplete is left out of dst and its
- * raw offset goes to *ret_pending (else SIZE_MAX). *ret_backslash: dst
- * holds a backslash. */
-static size_t decode(const char *src, size_t n, const size_t *src_map, size_t raw_end, bool cut,
-		     struct view *dst, size_t *ret_pending, bool *ret_backslash)
+/* Decode the escapes of src[0, n) into dst. Returns the number decoded.
+ * With cut, an escape the end of src left incomplete is left out of dst and
+ * its offset in src goes to *ret_pending (else SIZE_MAX). *ret_backslash:
+ * dst holds a backslash. */
+static size_t decode(const char *src, size_t n, bool cut, struct view *dst, size_t *ret_pending,
+		     bool *ret_backslash)
 {
 	size_t i = 0, o = 0, count = 0, k, m, j;
 	bool partial, bs = false;
@@ -515,84 +598,103 @@ static size_t decode(const char *src, size_t n, const size_t *src_map, size_t ra
 
 		/* plain bytes */
 		memcpy(dst->buf + o, src + i, run);
-		for (j = 0; j < run; j++)
-			dst->map[o + j] = src_map ? src_map[i + j] : i + j;
 		o += run;
 		i += run;
 		if (i >= n)
 			break;
 		k = escape_at(src + i, n - i, dec, &m, &partial);
 		if (k == 0 && partial && cut) {
-			*ret_pending = src_map ? src_map[i] : i;
+			*ret_pending = i;
 			break;
 		}
 		if (k == 0) {
-			dst->buf[o] = '\\';
-			dst->map[o] = src_map ? src_map[i] : i;
+			/* not an escape: the backslash is a plain byte */
+			dst->buf[o++] = '\\';
 			bs = true;
-			o++;
 			i++;
 			continue;
 		}
 		memcpy(dst->buf + o, dec, m);
-		for (j = 0; j < m; j++) {
-			dst->map[o + j] = src_map ? src_map[i] : i;
+		for (j = 0; j < m; j++)
 			if (dec[j] == '\\')
 				bs = true;
-		}
+		esc_add(dst, o, m, i, k);
 		o += m;
 		i += k;
 		count++;
 	}
 	dst->len = o;
-	dst->map[o] = *ret_pending != SIZE_MAX ? *ret_pending : raw_end;
 	*ret_backslash = bs;
 	return count;
 }
 
 /* ---- matching ---- */
 
-/* Run the automaton over buf[0, n) (raw offsets: map, or identity when
- * NULL) and mark every match in the cover of an input of raw_len bytes.
- * With cut, the longest tail that begins a pattern marks to the end. */
-static void scan(struct redact *rd, const char *buf, size_t n, const size_t *map, size_t raw_len,
-		 bool cut)
+static bool pair_starts(const struct redact *rd, unsigned char a, unsigned char b)
+{
+	unsigned pr = (unsigned)a << 8 | b;
+
+	return rd->pair[pr >> 3] & (1u << (pr & 7));
+}
+
+/* Run the automaton over buf[from, to) of views[level - 1] or of the input
+ * itself (level 0), and mark every match in the cover of an input of
+ * raw_len bytes. With tail, the longest end of buf[from, to) that begins a
+ * pattern marks to the end. */
+static void scan(struct redact *rd, const char *buf, size_t from, size_t to, size_t level,
+		 size_t raw_len, bool tail)
 {
 	const unsigned char *u = (const unsigned char *)buf;
 	const struct node *nodes = rd->nodes;
 	uint32_t v = 0;
-	size_t i = 0;
+	size_t i = from, a, b;
 
-	while (i < n) {
+	while (i < to) {
 		if (v == 0) {
-			/* skip what cannot start a pattern */
-			while (i < n && !rd->root_next[u[i]])
+			/* skip what cannot start a pattern, two bytes at a time */
+			while (i + 1 < to && !pair_starts(rd, u[i], u[i + 1]))
 				i++;
-			if (i >= n)
+			if (i + 1 == to && !rd->root_next[u[i]])
 				break;
 		}
 		v = step(rd, v, u[i]);
 		i++;
 		if (nodes[v].out) {
-			size_t a = i - nodes[v].out, b = i;
-
-			if (!map) {
-				cover_add(rd, raw_len, a, b);
-			} else {
-				/* round the end up to the end of its source unit */
-				while (b < n && map[b] == map[b - 1])
-					b++;
-				cover_add(rd, raw_len, map[a], map[b]);
-			}
+			raw_span(rd, level, i - nodes[v].out, i, &a, &b);
+			cover_add(rd, raw_len, a, b);
 		}
 	}
-	if (cut && v != 0) {
-		size_t a = n - nodes[v].depth;
-		size_t s = map ? map[a] : a;
-
-		if (s < rd->cut_from)
-			rd->cut_from = s;
+	if (tail && v != 0) {
+		raw_span(rd, level, to - nodes[v].depth, to, &a, &b);
+		if (a < rd->cut_from)
+			rd->cut_from = a;
 	}
+}
+
+/* scan() a decoded view (views[level - 1]) only around its escapes: a match
+ * of plain bytes alone was a match in its source already. With cut, its
+ * tail too. */
+static void scan_view(struct redact *rd, const struct view *v, size_t level, size_t raw_len,
+		      bool cut)
+{
+	size_t w = rd->max_len, k = 0, from, to, done = 0;
+
+	while (k < v->n_esc) {
+		from = v->esc[k].vpos > w ? v->esc[k].vpos - w : 0;
+		to = v->esc[k].vpos + v->esc[k].vlen + w;
+		/* windows that touch merge */
+		while (++k < v->n_esc && v->esc[k].vpos <= to + w)
+			to = v->esc[k].vpos + v->esc[k].vlen + w;
+		if (from < done)
+			from = done;
+		if (to > v->len)
+			to = v->len;
+		scan(rd, v->buf, from, to, level, raw_len, cut && to == v->len);
+		done = to;
+	}
+	if (cut && done < v->len)
+		scan(rd, v->buf, v->len > w && v->len - w > done ? v->len - w : done, v->len, level,
+		     raw_len, true);
 }
 
 /* Mark every representation of a secret in s[0, len). */
@@ -600,30 +702,31 @@ static void find(struct redact *rd, const char *s, size_t len, unsigned flags)
 {
 	bool cut = flags & REDACT_CUT, bs;
 	const char *src = s;
-	const size_t *map = NULL;
-	size_t n = len, pending, level;
+	size_t n = len, pending, level, a, b;
 
 	if (rd->dirty)
 		compile(rd);
 	cover_reset(rd, len);
-	scan(rd, s, len, NULL, len, cut);
+	scan(rd, s, 0, len, 0, len, cut);
 	if (!memchr(s, '\\', len))
 		return;
 	for (level = 0; level < REDACT_DEPTH; level++) {
 		struct view *v = &rd->views[level];
+		size_t decoded = decode(src, n, cut, v, &pending, &bs);
 
-		size_t decoded = decode(src, n, map, len, cut, v, &pending, &bs);
-
+		if (pending != SIZE_MAX) {
+			/* an escape cut short: from it to the end */
+			raw_span(rd, level, pending, pending + 1, &a, &b);
+			if (a < rd->cut_from)
+				rd->cut_from = a;
+		}
 		if (decoded == 0 && pending == SIZE_MAX)
 			break; /* the same view again */
-		if (pending < rd->cut_from)
-			rd->cut_from = pending;
-		scan(rd, v->buf, v->len, v->map, len, cut);
+		scan_view(rd, v, level + 1, len, cut);
 		if (decoded == 0 || !bs)
 			break;
 		src = v->buf;
 		n = v->len;
-		map = v->map;
 	}
 }
 
