@@ -195,10 +195,33 @@ struct redact *redact_free(struct redact *rd)
 	return NULL;
 }
 
+static size_t escape_at(const char *s, size_t n, char *out, size_t *ret_out, bool *ret_partial);
+
+/* s[0, n) with its JSON escapes decoded (what is not one stays) into out.
+ * Returns the number decoded. */
+static size_t unescape(const char *s, size_t n, struct sbuf *out)
+{
+	size_t i = 0, k, m, count = 0;
+	bool partial;
+	char dec[4];
+
+	while (i < n) {
+		k = s[i] == '\\' ? escape_at(s + i, n - i, dec, &m, &partial) : 0;
+		if (k == 0) {
+			(void)sbuf_addc(out, s[i++]);
+			continue;
+		}
+		(void)sbuf_add(out, dec, m);
+		i += k;
+		count++;
+	}
+	return count;
+}
+
 bool redact_add(struct redact *rd, const char *secret)
 {
-	size_t n = secret ? strlen(secret) : 0, start, i;
-	struct sbuf sb = SBUF_INIT(SIZE_MAX);
+	size_t n = secret ? strlen(secret) : 0, start, i, level;
+	struct sbuf sb = SBUF_INIT(SIZE_MAX), dec = SBUF_INIT(SIZE_MAX);
 
 	if (n < REDACT_MIN || pattern_known(rd, secret, n))
 		return false;
@@ -224,6 +247,23 @@ bool redact_add(struct redact *rd, const char *secret)
 			start = i + 1;
 		}
 	}
+	/* a value that reads as JSON escapes (a literal backslash-n...): the
+	 * text those spell is written as the value itself by any JSON writer */
+	(void)sbuf_add(&sb, secret, n);
+	for (level = 0; level < REDACT_DEPTH && memchr(sb.buf, '\\', sb.len); level++) {
+		sbuf_reset(&dec);
+		if (unescape(sb.buf, sb.len, &dec) == 0)
+			break;
+		if (dec.len >= REDACT_MIN)
+			pattern_add(rd, dec.buf, dec.len);
+		explicit_bzero(sb.buf, sb.len);
+		sbuf_reset(&sb);
+		(void)sbuf_add(&sb, dec.buf, dec.len);
+	}
+	explicit_bzero(sb.buf, sb.len);
+	explicit_bzero(dec.buf, dec.len);
+	sbuf_release(&sb);
+	sbuf_release(&dec);
 	return true;
 }
 

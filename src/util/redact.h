@@ -1,6 +1,6 @@
-/* Secrets kept out of everything bernstein writes (docs/security.md): the one
- * redactor below the agent log, the event stream, the runner's transcript and
- * every printed line.
+/* Secrets kept out of everything bernstein writes (docs/spawning.md,
+ * "Secrets in the output"): the one redactor below the agent log, the event
+ * stream, the runner's transcript and every printed line.
  *
  * A redactor holds a set of secret values and replaces, in a byte string,
  * every span that is a representation of one of them by REDACT_MARK:
@@ -16,7 +16,10 @@
  *   - for a secret that is not valid UTF-8, the forms lossy writers make of
  *     it (each invalid byte as U+FFFD; every non-ASCII byte as '?');
  *   - for a secret of several lines, each of its lines of at least REDACT_MIN
- *     bytes (a line-framed reader never sees the whole value).
+ *     bytes (a line-framed reader never sees the whole value);
+ *   - for a secret that itself reads as JSON escapes (a literal backslash
+ *     and 'n'), the text they spell, when it has REDACT_MIN bytes or more:
+ *     a JSON writer writes that text as the secret.
  * Matches may overlap or nest (a secret inside another): the union of all of
  * them is redacted, each maximal run by one REDACT_MARK, so no piece of the
  * longer one survives. Secrets shorter than REDACT_MIN bytes are not looked
@@ -28,10 +31,13 @@
  *
  * Time and memory are linear in the input: one Aho-Corasick pass over all
  * patterns per view; a decoded view is built only when the previous one
- * holds a backslash escape.
+ * holds a backslash escape, and scanned only around its escapes.
  *
  * What a redactor cannot do: find a secret the writer encoded some other
- * way (base64, reversed, split over several lines or events). */
+ * way (base64, reversed, split over several lines or events), or the start
+ * of a secret in text someone cut before it got here. A secret holding '['
+ * or ']', or "REDACTED", can be spelt again by a REDACT_MARK and its
+ * neighbours. */
 #ifndef BERNSTEIN_UTIL_REDACT_H
 #define BERNSTEIN_UTIL_REDACT_H
 

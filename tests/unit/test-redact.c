@@ -373,6 +373,26 @@ static void test_multiline_secret(void **state)
 	redact_free(rd);
 }
 
+/* A value with a literal backslash-n in it: the text with a newline there is
+ * what any JSON writer writes as the value itself. */
+static void test_escapes_in_secret(void **state)
+{
+	struct redact *rd = with("sk-lit\\n-escape-secret");
+	json_t *v = json_pack("{s:s}", "text", "sk-lit\n-escape-secret");
+	char *out, *d;
+
+	(void)state;
+	out = red(rd, "x sk-lit\n-escape-secret y");
+	assert_string_equal(out, "x [REDACTED] y");
+	free(out);
+	(void)redact_json(rd, v);
+	d = json_dumps(v, JSON_COMPACT);
+	assert_null(strstr(d, "sk-lit"));
+	free(d);
+	json_decref(v);
+	redact_free(rd);
+}
+
 static void test_cap(void **state)
 {
 	struct redact *rd = with("sk-abcdef123456");
@@ -464,12 +484,19 @@ static void test_long_inputs(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_raw),	      cmocka_unit_test(test_short_and_duplicate),
-		cmocka_unit_test(test_jansson_forms), cmocka_unit_test(test_canonical_forms),
-		cmocka_unit_test(test_nested),	      cmocka_unit_test(test_any_spelling),
-		cmocka_unit_test(test_overlapping),   cmocka_unit_test(test_cut),
-		cmocka_unit_test(test_binary),	      cmocka_unit_test(test_multiline_secret),
-		cmocka_unit_test(test_cap),	      cmocka_unit_test(test_json_tree),
+		cmocka_unit_test(test_raw),
+		cmocka_unit_test(test_short_and_duplicate),
+		cmocka_unit_test(test_jansson_forms),
+		cmocka_unit_test(test_canonical_forms),
+		cmocka_unit_test(test_nested),
+		cmocka_unit_test(test_any_spelling),
+		cmocka_unit_test(test_overlapping),
+		cmocka_unit_test(test_cut),
+		cmocka_unit_test(test_binary),
+		cmocka_unit_test(test_multiline_secret),
+		cmocka_unit_test(test_escapes_in_secret),
+		cmocka_unit_test(test_cap),
+		cmocka_unit_test(test_json_tree),
 		cmocka_unit_test(test_long_inputs),
 	};
 
