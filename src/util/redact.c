@@ -222,11 +222,15 @@ bool redact_add(struct redact *rd, const char *secret)
 {
 	size_t n = secret ? strlen(secret) : 0, start, i, level;
 	struct sbuf sb = SBUF_INIT(SIZE_MAX), dec = SBUF_INIT(SIZE_MAX);
+	bool fresh;
 
-	if (n < REDACT_MIN || pattern_known(rd, secret, n))
+	if (n < REDACT_MIN)
 		return false;
+	/* known already as a form of another secret: its own forms still count */
+	fresh = !pattern_known(rd, secret, n);
 	pattern_add(rd, secret, n);
-	rd->n_secrets++;
+	if (fresh)
+		rd->n_secrets++;
 	if (!utf8_valid(secret, n)) {
 		lossy(secret, n, true, &sb);
 		pattern_add(rd, sb.buf, sb.len);
@@ -264,7 +268,7 @@ bool redact_add(struct redact *rd, const char *secret)
 	explicit_bzero(dec.buf, dec.len);
 	sbuf_release(&sb);
 	sbuf_release(&dec);
-	return true;
+	return fresh;
 }
 
 size_t redact_count(const struct redact *rd)

@@ -62,8 +62,9 @@ struct redact *redact_new(void);
 /* Wipes the secrets from memory. NULL-safe; returns NULL. */
 struct redact *redact_free(struct redact *rd);
 
-/* Add a secret (copied). Returns true when it will be looked for; false
- * when it is shorter than REDACT_MIN or already there. */
+/* Add a secret (copied). Returns true when it is new; false when it is
+ * shorter than REDACT_MIN (it is not looked for) or was known already (as a
+ * secret, or as a form of one: then its own forms are added). */
 bool redact_add(struct redact *rd, const char *secret);
 /* How many secrets are looked for (0 for NULL). */
 size_t redact_count(const struct redact *rd);

@@ -143,6 +143,18 @@ static void test_short_and_duplicate(void **state)
 	assert_string_equal(out, "a 1234567 b [REDACTED] c");
 	free(out);
 	redact_free(rd);
+
+	/* a secret that is a form of another (a line of it) keeps its own forms */
+	rd = redact_new();
+	assert_true(redact_add(rd, "first-line-secret\nsecond-line-secret"));
+	assert_false(redact_add(rd, "second-line-secret"));
+	assert_false(redact_add(rd, "second-line-secret"));
+	assert_true(redact_add(rd, "sk-lit\\n-escape-secret"));
+	assert_int_equal(redact_count(rd), 2);
+	out = red(rd, "x second-line-secret y sk-lit\n-escape-secret z");
+	assert_string_equal(out, "x [REDACTED] y [REDACTED] z");
+	free(out);
+	redact_free(rd);
 }
 
 static void test_jansson_forms(void **state)
