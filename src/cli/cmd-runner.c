@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "adapter/credential.h"
 #include "cli/commands.h"
 #include "runner/events.h"
 #include "runner/llm.h"
@@ -76,7 +77,7 @@ int cmd_runner(int argc, char **argv, struct cli_ctx *ctx)
 	struct runner_manifest *m = NULL;
 	struct runner_opts o = {0};
 	struct events ev;
-	struct strvec child_env = STRVEC_INIT;
+	struct strvec child_env = STRVEC_INIT, secrets = STRVEC_INIT;
 	struct diag d = {0};
 	const char *manifest = NULL, *resume = NULL, *session_dir = NULL, *proxy = NULL, *v;
 	char *dir = NULL;
@@ -163,6 +164,11 @@ int cmd_runner(int argc, char **argv, struct cli_ctx *ctx)
 	o.env = env_lookup;
 	o.env_userdata = ctx;
 	o.host_allowed_key_envs = cli_getenv(ctx, "BERNSTEIN_ALLOWED_API_KEY_ENVS");
+	/* every secret of this environment, not only the key: whatever way one
+	 * comes back (a server, a file, a command), it is not written */
+	credential_env_secrets((const char *const *)ctx->envp, o.host_allowed_key_envs, &secrets,
+			       NULL);
+	o.secrets = secrets.v;
 	o.env_allow_run_command = v && strcmp(v, "1") == 0;
 	o.path_env = cli_getenv(ctx, "PATH");
 	o.child_env = child_env.v;
@@ -189,6 +195,7 @@ int cmd_runner(int argc, char **argv, struct cli_ctx *ctx)
 		cli_warn(ctx, "cannot write events: %s", strerror(-ev.error));
 	runner_manifest_free(m);
 	strvec_clear(&child_env);
+	strvec_clear(&secrets);
 	free(dir);
 	return code;
 }

@@ -40,6 +40,7 @@
 #include "util/sbuf.h"
 #include "util/randid.h"
 #include "util/strvec.h"
+#include "util/redact.h"
 #include "util/xalloc.h"
 
 /* The spawn command's own exit codes (docs/exit-codes.md). */
@@ -186,19 +187,19 @@ static const char *now_iso(char *buf, size_t size)
 
 /* ---- the plan as text ---- */
 
-/* s with the plan's secrets redacted (caller frees). */
-static char *redacted_copy(const struct invocation_plan *plan, const char *s)
+/* s with the secrets of rd redacted (caller frees). */
+static char *redacted_copy(struct redact *rd, const char *s)
 {
 	struct sbuf sb = SBUF_INIT(SIZE_MAX);
 
-	(void)invocation_redact(&plan->secrets, s, strlen(s), &sb);
+	(void)redact_apply(rd, s, strlen(s), 0, &sb);
 	return sbuf_detach(&sb, NULL);
 }
 
 /* One argv word for a terminal: C escapes for control bytes, long words cut. */
-static void print_word(FILE *f, const struct invocation_plan *plan, const char *w)
+static void print_word(FILE *f, struct redact *rd, const char *w)
 {
-	char *r = redacted_copy(plan, w);
+	char *r = redacted_copy(rd, w);
 	const char *p;
 
 	for (p = r; *p && p - r < 160; p++) {
@@ -220,6 +221,7 @@ static void print_word(FILE *f, const struct invocation_plan *plan, const char *
 
 static void plan_print(FILE *f, const struct profile *p, const struct invocation_plan *plan)
 {
+	struct redact *rd = agentrun_redactor(plan);
 	size_t i;
 
 	(void)fprintf(f, "adapter: %s (%s)\n", p->name, profile_shape_to_string(p->shape));
@@ -231,7 +233,7 @@ static void plan_print(FILE *f, const struct profile *p, const struct invocation
 	(void)fputs("argv:\n", f);
 	for (i = 0; i < plan->argv.nr; i++) {
 		(void)fputs("  ", f);
-		print_word(f, plan, plan->argv.v[i]);
+		print_word(f, rd, plan->argv.v[i]);
 		(void)fputc('\n', f);
 	}
 	(void)fputs("env:", f);
@@ -259,6 +261,7 @@ static void plan_print(FILE *f, const struct profile *p, const struct invocation
 			      plan->files[i].path, plan->files[i].mode, plan->files[i].len);
 	for (i = 0; i < plan->warnings.nr; i++)
 		(void)fprintf(f, "warning: %s\n", plan->warnings.v[i]);
+	redact_free(rd);
 }
 
 /* ---- running it ---- */
@@ -274,10 +277,16 @@ static void on_event(void *userdata, const struct event *ev, const char *json, s
 	struct spawn_run *s = userdata;
 	char buf[DISPLAY_MAX];
 
-	if (s->ctx->json)
+	if (s->ctx->json) {
 		(void)fwrite(json, 1, len, s->ctx->out);
-	else
-		(void)fprintf(s->ctx->out, "%s\n", event_describe(ev, buf, sizeof(buf)));
+	} else {
+		/* ev is redacted; its description turns control bytes into
+		 * spaces, which could spell a secret again */
+		char *line = redacted_copy(s->ar.rd, event_describe(ev, buf, sizeof(buf)));
+
+		(void)fprintf(s->ctx->out, "%s\n", line);
+		free(line);
+	}
 	(void)fflush(s->ctx->out);
 }
 

@@ -18,6 +18,7 @@
 #include "runner/wire.h"
 #include "util/fsutil.h"
 #include "util/json.h"
+#include "util/redact.h"
 #include "util/sbuf.h"
 #include "util/strvec.h"
 #include "util/xalloc.h"
@@ -41,6 +42,7 @@ struct runner {
 	const struct clock *clock;
 	const char *key;     /* the API key value (never written) */
 	const char *key_env; /* its variable's name, or NULL */
+	struct redact *rd;   /* the key and opts->secrets */
 	enum wire_api api;
 	char *url;
 	char *base;
@@ -200,7 +202,7 @@ static void heartbeat(struct runner *r, const char *message)
 		       (json_int_t)(r->clock->now_ns(r->clock) / 1000000000), "phase",
 		       "implementing", "progress_pct", 0, "current_file", "", "message", message,
 		       "status", "working", "files_changed", 0);
-	buf = events_serialise(hb, r->key, false, &len);
+	buf = events_serialise(hb, r->rd, false, &len);
 	json_decref(hb);
 	(void)sbuf_addf(&path, "%s/%s.json", r->m->heartbeat_dir, r->m->session_id);
 	if (buf && (mkdir_p(r->m->heartbeat_dir, 0755) < 0 ||
@@ -220,7 +222,7 @@ static int save_transcript(struct runner *r)
 	doc = json_pack("{s:i, s:s, s:s, s:s, s:O}", "version", TRANSCRIPT_VERSION, "session_id",
 			r->m->session_id, "model", r->m->model, "api", wire_api_name(r->api),
 			"items", r->items);
-	buf = events_serialise(doc, r->key, true, &len);
+	buf = events_serialise(doc, r->rd, true, &len);
 	json_decref(doc);
 	if (!buf)
 		return -EINVAL;
@@ -537,45 +539,34 @@ static json_t *args_for_event(const char *args_json)
 	return json_pack("{s:s}", "raw", "(unparsable)");
 }
 
-static json_t *output_for_event(const char *out)
+static json_t *output_for_event(struct runner *r, const char *out)
 {
-	struct sbuf sb = SBUF_INIT(SIZE_MAX);
-	size_t n = strlen(out);
+	struct sbuf red = SBUF_INIT(SIZE_MAX), sb = SBUF_INIT(SIZE_MAX);
+	size_t n;
 	json_t *v;
 
+	/* redacted before the cut: a cut key would leave its first bytes */
+	(void)redact_apply(r->rd, out, strlen(out), 0, &red);
+	n = red.len;
 	/* cut at a character boundary below the cap */
 	if (n > EVENT_OUTPUT_MAX) {
 		n = EVENT_OUTPUT_MAX;
-		while (n > 0 && ((unsigned char)out[n] & 0xc0) == 0x80)
+		while (n > 0 && ((unsigned char)red.buf[n] & 0xc0) == 0x80)
 			n--;
 	}
-	(void)text_add_utf8(&sb, out, n);
+	(void)text_add_utf8(&sb, red.buf, n);
 	v = json_stringn(sb.buf, sb.len);
 	sbuf_release(&sb);
+	sbuf_release(&red);
 	return v;
 }
 
-/* Append item to the transcript with the key redacted from every string (a
- * server or a file may hand the key back; it never travels further). */
+/* Append item to the transcript with every secret redacted from every
+ * string and key (a server or a file may hand a key back; it never travels
+ * further, not even back to the server). */
 static void append_item(struct runner *r, json_t *item)
 {
-	char *s;
-	json_t *clean = NULL;
-
-	if (r->key && (s = events_serialise(item, NULL, false, NULL)) != NULL) {
-		if (text_contains_secret(s, strlen(s), r->key)) {
-			char *red = events_serialise(item, r->key, false, NULL);
-
-			if (red)
-				clean = json_loads(red, 0, NULL);
-			free(red);
-		}
-		free(s);
-	}
-	if (clean) {
-		json_decref(item);
-		item = clean;
-	}
+	(void)redact_json(r->rd, item);
 	(void)json_array_append_new(r->items, item);
 }
 
@@ -645,7 +636,7 @@ static void run_call(struct runner *r, const struct wire_call *c, char **ret_out
 					json_pack("{s:I}", "bytes", (json_int_t)strlen(o.output));
 				if (is_error)
 					(void)json_object_set_new(o.details, "error",
-								  output_for_event(o.output));
+								  output_for_event(r, o.output));
 			}
 			json_decref(result);
 			sbuf_release(&sb);
@@ -655,7 +646,7 @@ static void run_call(struct runner *r, const struct wire_call *c, char **ret_out
 	(void)json_object_set_new(res, "status", json_string(o.ok ? "ok" : "error"));
 	if (o.details)
 		(void)json_object_update(res, o.details);
-	(void)json_object_set_new(res, "output", output_for_event(o.output ? o.output : ""));
+	(void)json_object_set_new(res, "output", output_for_event(r, o.output ? o.output : ""));
 	if (o.output && strlen(o.output) > EVENT_OUTPUT_MAX)
 		(void)json_object_set_new(res, "output_truncated", json_true());
 	(void)events_emit(r->ev, res);
@@ -846,7 +837,7 @@ static void build_child_env(struct runner *r)
 		/* never the key's variable, whatever the caller passed */
 		if (kl && strncmp(*e, r->key_env, kl) == 0 && (*e)[kl] == '=')
 			continue;
-		if (r->key && text_contains_secret(*e, strlen(*e), r->key))
+		if (redact_found(r->rd, *e, strlen(*e)))
 			continue;
 		strvec_push(&r->child_env, *e);
 	}
@@ -880,8 +871,16 @@ enum runner_outcome runner_run(const struct runner_opts *opts)
 
 	/* 1. the key: refused or unset is config_invalid before anything else */
 	out = setup_key(&r);
-	events_set_secret(r.ev, r.key);
+	r.rd = redact_new();
+	if (r.key)
+		(void)redact_add(r.rd, r.key);
+	for (i = 0; opts->secrets && opts->secrets[i]; i++)
+		(void)redact_add(r.rd, opts->secrets[i]);
+	events_set_redact(r.ev, r.rd);
 	emit_start(&r);
+	if (r.key && strlen(r.key) < REDACT_MIN)
+		progress(&r, "the API key is shorter than %d bytes: it is not redacted",
+			 REDACT_MIN);
 	if (out != RUNNER_DONE) {
 		out = key_error(&r);
 		goto out;
@@ -942,6 +941,7 @@ out:
 	free(r.url);
 	free(r.base);
 	strvec_clear(&r.child_env);
-	events_set_secret(r.ev, NULL);
+	events_set_redact(r.ev, NULL);
+	r.rd = redact_free(r.rd);
 	return out;
 }

@@ -1,6 +1,9 @@
 /* The agent loop of the built-in runner (`bernstein runner --manifest F`).
  *
  *   start event (every effective value; the key variable's NAME only)
+ *   redaction: the key and opts->secrets are replaced in every event, the
+ *              transcript and the heartbeat (util/redact.h); a command's
+ *              environment holds none of them
  *   credentials: api_key_env checked against the allow-list (credential.h)
  *                and looked up; a refused or unset name is config_invalid,
  *                before any network traffic or child process
@@ -50,6 +53,10 @@ struct runner_opts {
 	runner_env_fn *env;	    /* reads one variable of the runner's environment */
 	void *env_userdata;
 	const char *host_allowed_key_envs; /* BERNSTEIN_ALLOWED_API_KEY_ENVS, or NULL */
+	const char *const *secrets;	   /* more values to redact besides the key (the
+					    * other secrets of the environment,
+					    * credential_env_secrets()), NULL-terminated;
+					    * NULL none */
 	bool env_allow_run_command;	   /* BERNSTEIN_BUILTIN_ALLOW_RUN_COMMAND=1 */
 	const char *path_env;		   /* PATH (tool and MCP server lookups) */
 	const char *const *child_env;	   /* base environment of commands and MCP servers */

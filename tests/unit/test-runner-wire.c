@@ -12,10 +12,12 @@
 
 #include <cmocka.h>
 
+#include "runner/events.h"
 #include "runner/llm.h"
 #include "runner/sse.h"
 #include "runner/text.h"
 #include "runner/wire.h"
+#include "util/redact.h"
 #include "util/sbuf.h"
 
 /* ---- SSE ---------------------------------------------------------------- */
@@ -690,20 +692,35 @@ static void test_utf8(void **state)
 	sbuf_release(&sb);
 }
 
+/* events_serialise() redacts every string and key, JSON inside a string
+ * included, and leaves a document that still parses. */
 static void test_redact(void **state)
 {
-	struct sbuf sb = SBUF_INIT(SIZE_MAX);
+	static const char key[] = "sk-\"secret\\123";
+	struct redact *rd = redact_new();
+	json_t *args = json_pack("{s:s}", "path", key), *ev;
+	char *args_text = json_dumps(args, JSON_COMPACT | JSON_ENSURE_ASCII), *line;
+	size_t len = 0;
 
 	(void)state;
-	(void)sbuf_adds(&sb, "key=sk-secret-123 and again sk-secret-123!");
-	assert_int_equal(text_redact(&sb, "sk-secret-123"), 2);
-	assert_string_equal(sb.buf, "key=[REDACTED] and again [REDACTED]!");
-	assert_int_equal(text_redact(&sb, "sk-secret-123"), 0);
-	assert_int_equal(text_redact(&sb, "short"), 0); /* too short to search */
-	assert_int_equal(text_redact(&sb, NULL), 0);
-	assert_true(text_contains_secret("xx sk-secret-123", 16, "sk-secret-123"));
-	assert_false(text_contains_secret("xx sk-secret-12", 15, "sk-secret-123"));
-	sbuf_release(&sb);
+	assert_true(redact_add(rd, key));
+	ev = json_pack("{s:s, s:s, s:s, s:{s:i}}", "type", "tool_call", "message", key, "arguments",
+		       args_text, key, "n", 1);
+	line = events_serialise(ev, rd, false, &len);
+	assert_non_null(line);
+	assert_int_equal(line[len - 1], '\n');
+	assert_false(redact_found(rd, line, len));
+	assert_non_null(strstr(line, "[REDACTED]"));
+	json_decref(ev);
+	ev = json_loads(line, 0, NULL);
+	assert_non_null(ev);
+	assert_string_equal(json_string_value(json_object_get(ev, "message")), "[REDACTED]");
+	assert_non_null(json_object_get(ev, "[REDACTED]"));
+	json_decref(ev);
+	free(line);
+	free(args_text);
+	json_decref(args);
+	redact_free(rd);
 }
 
 int main(void)
