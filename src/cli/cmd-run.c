@@ -34,6 +34,7 @@
 #include "proc/probe.h"
 #include "util/clock.h"
 #include "util/fsutil.h"
+#include "util/redact.h"
 #include "util/sbuf.h"
 #include "util/strvec.h"
 #include "util/xalloc.h"
@@ -346,13 +347,19 @@ static void on_task(void *userdata, const struct task_row *t, enum task_state fr
 }
 
 static void on_event(void *userdata, const struct task_row *t, const struct event *ev,
-		     const char *json, size_t len)
+		     const char *json, size_t len, struct redact *rd)
 {
 	struct session *s = userdata;
 	struct row *r = row_for(s, t->id);
+	struct sbuf desc = SBUF_INIT(SIZE_MAX);
 	char buf[DESCRIBE_MAX];
 
+	/* ev is redacted; its description turns control bytes into spaces,
+	 * which could spell a secret again */
 	(void)event_describe(ev, buf, sizeof(buf));
+	(void)redact_apply(rd, buf, strlen(buf), 0, &desc);
+	(void)snprintf(buf, sizeof(buf), "%s", desc.buf);
+	sbuf_release(&desc);
 	if (r) {
 		free(r->last);
 		r->last = xstrdup(buf);

@@ -729,7 +729,7 @@ static void on_agent_event(void *userdata, const struct event *ev, const char *j
 		(void)state_task_update(l->e->st, &t->row, now(l, ts), NULL);
 	}
 	if (l->e->hooks.on_event)
-		l->e->hooks.on_event(l->e->hooks.userdata, &t->row, ev, json, len);
+		l->e->hooks.on_event(l->e->hooks.userdata, &t->row, ev, json, len, t->ar.rd);
 }
 
 static void complete(struct loop *l, struct otask *t);

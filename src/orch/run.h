@@ -47,6 +47,7 @@ struct audit_chain;
 struct catalog;
 struct orch_config;
 struct plan;
+struct redact;
 
 #define ORCH_WORKTREES_DIR ".bernstein/worktrees"
 #define ORCH_STATE_DB	   ".bernstein/state.db"
@@ -57,9 +58,13 @@ struct plan;
 struct orch_hooks {
 	/* A task changed state (t is the row as committed; from is the old state). */
 	void (*on_task)(void *userdata, const struct task_row *t, enum task_state from);
-	/* A normalized event of a task's agent (json: its events.jsonl line). */
+	/* A normalized event of a task's agent (json: its events.jsonl line).
+	 * ev and json are redacted; rd (NULL: no secrets) holds the task's
+	 * secrets, for anything the caller derives from them before printing
+	 * (a description that turns control bytes into spaces could spell a
+	 * secret again). */
 	void (*on_event)(void *userdata, const struct task_row *t, const struct event *ev,
-			 const char *json, size_t len);
+			 const char *json, size_t len, struct redact *rd);
 	/* Something worth telling that is not a state change. */
 	void (*on_warning)(void *userdata, const char *task_id, const char *msg);
 	void *userdata;

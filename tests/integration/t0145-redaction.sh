@@ -257,6 +257,32 @@ check "runner: the history sent back holds no key" \
 	sh -c '! grep -qF "sk-t0145" "$1"' sh "$T/requests.jsonl"
 fake_stop
 
+# ---- run's printed description: control bytes become spaces there ----
+# a key with a space, printed with a control byte in its place: the event
+# (and events.jsonl) hold no key, but its one-line description would spell
+# it again if it were not redacted after the description was made
+SKEY="zz-ctl-t0145 space key-0123456789"
+cat >"$T/ctl.py" <<'EOF2'
+#!/usr/bin/python3
+import json, os, sys
+key = os.environ["LEAK_TOKEN"]
+print(json.dumps({"type": "assistant", "message": {"content": [
+    {"type": "text", "text": "ctl " + key.replace(" ", "\x01")}]}}), flush=True)
+open("ctl.txt", "w").write("ctl\n")
+print(json.dumps({"type": "result", "subtype": "success", "is_error": False, "result": "ok",
+                  "session_id": "none", "num_turns": 1}), flush=True)
+EOF2
+chmod +x "$T/ctl.py"
+sed "s|$T/leaky.py|$T/ctl.py|; s|name: leaky|name: ctl|" \
+	"$W/.bernstein/catalog/profiles/leaky.yaml" >"$W/.bernstein/catalog/profiles/ctl.yaml"
+printf '  ctl:\n    resume: unsupported\n    dangerous_mode: always-on\n    event_channel: stream-json\n' \
+	>>"$W/.bernstein/catalog/strategy-matrix.yaml"
+printf 'name: ctl\ntasks:\n  - {title: ctl, adapter: ctl, prompt: go}\n' >"$W/ctl.yaml"
+git_q add -A && git_q commit -q -m ctl
+expect_exit 0 "$AUDIT" "LEAK_TOKEN=$SKEY" "$PASS" "$BERNSTEIN" run ctl.yaml
+check "run: the printed description is redacted" grep -qF "ctl: ctl [REDACTED]" "$T/stdout"
+check "run: the key is not printed" sh -c '! grep -qF "t0145 space key" "$1"' sh "$T/stdout"
+
 # ---- nothing anywhere ----
 if leakcheck "$W/.bernstein" "$T/out" >"$T/leaks" 2>&1; then
 	ok "no representation of the key in any file under .bernstein/ or any output"
