@@ -148,6 +148,7 @@ static void emit_start(struct runner *r)
 	(void)json_object_set_new(ev, "api_key_env",
 				  r->key_env ? json_string(r->key_env) : json_null());
 	(void)json_object_set_new(ev, "workdir", json_string(m->workdir));
+	(void)json_object_set_new(ev, "allow_git_dir", json_boolean(m->allow_git_dir));
 	(void)json_object_set_new(ev, "resume",
 				  r->o->resume_session ? json_string(r->o->resume_session)
 						       : json_null());
@@ -335,6 +336,7 @@ static enum runner_outcome setup_builtin(struct runner *r)
 	int rc;
 
 	tc.workdir = m->workdir;
+	tc.allow_git_dir = m->allow_git_dir;
 	tc.allow_run_command = allow;
 	tc.path_env = r->o->path_env;
 	tc.cmd_env = r->child_env.v;

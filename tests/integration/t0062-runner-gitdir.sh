@@ -6,7 +6,8 @@
 # then runs it. Here both agents try it, directly, in other spellings and
 # through a symlink to .git, and also try .bernstein (bernstein's own state):
 # every attempt is a tool error, .git/config is unchanged and the planted
-# command never runs.
+# command never runs. A profile with runtime.git_dir: allowed (a user
+# catalogue override) lifts the .git refusal, not the .bernstein one.
 . "$SRCDIR/tests/integration/lib.sh"
 
 test_begin "t0062 the runner's and the mock's file tools refuse .git"
@@ -18,7 +19,28 @@ if ! git -C "$W" init -q . >/dev/null 2>&1 ||
 	! git -C "$W" -c user.name=t -c user.email=t@t commit -q --allow-empty -m init \
 		>/dev/null 2>&1; then
 	skip "the .git attacks" "git cannot create a repository here"
-	test_done
+	
+# ---- runtime.git_dir: allowed, from a user catalogue override ----
+P=$T/config/bernstein/catalog/profiles
+mkdir -p "$P"
+for a in mock openai_agents; do
+	sed 's/^runtime:$/runtime:\n  git_dir: allowed/' "$SRCDIR/catalog/profiles/$a.yaml" >"$P/$a.yaml"
+done
+expect_exit 0 "$BERNSTEIN" profiles hash mock --json
+expect_stdout_contains '"git_dir": "allowed"' "the override says allowed"
+expect_exit 0 "$PASS" "$BERNSTEIN" spawn mock "write .git/description mock was here"
+check "allowed: the mock wrote into .git" grep -qx "mock was here" "$W/.git/description"
+expect_exit 1 "$PASS" "$BERNSTEIN" spawn mock "write .bernstein/x y"
+check "allowed: .bernstein stays refused" test ! -e "$W/.bernstein/x"
+printf '%s\n' '[{"tool_calls": [{"name": "write_file", "id": "g", "arguments": {"path": ".git/description", "content": "runner was here\n"}}]}, {"text": "ok"}]' >"$T/allowed.json"
+fake_start "$T/allowed.json"
+expect_exit 0 "$PASS" OPENAI_API_KEY=$KEY BERNSTEIN_OPENAI_AGENTS_TOOL_SOURCE=builtin \
+	"$BERNSTEIN" spawn openai_agents -m fake-model --set "base_url=$FAKE_URL" \
+	--set api_key_env=OPENAI_API_KEY "write .git"
+check "allowed: the runner wrote into .git" grep -qx "runner was here" "$W/.git/description"
+check "allowed: its manifest says so" \
+	sh -c 'grep -q "\"allow_git_dir\": true" "$(ls -t "$1"/.bernstein/runs/*/openai_agents-*/manifest.json | head -n 1)"' sh "$W"
+test_done
 fi
 cp "$W/.git/config" "$T/config.orig"
 ln -s .git "$W/x"
@@ -79,4 +101,25 @@ jcheck "runner: the listing shows neither .git nor .bernstein" \
 	'".git/" not in ev("tool_result")[6]["output"] and ".bernstein" not in ev("tool_result")[6]["output"] and "x\n" in ev("tool_result")[6]["output"]'
 jcheck "runner: nothing of .git reached the model" \
 	'all("bare" not in m.get("content", "") for m in reqs[1]["body"]["messages"] if m["role"] == "tool")'
+
+# ---- runtime.git_dir: allowed, from a user catalogue override ----
+P=$T/config/bernstein/catalog/profiles
+mkdir -p "$P"
+for a in mock openai_agents; do
+	sed 's/^runtime:$/runtime:\n  git_dir: allowed/' "$SRCDIR/catalog/profiles/$a.yaml" >"$P/$a.yaml"
+done
+expect_exit 0 "$BERNSTEIN" profiles hash mock --json
+expect_stdout_contains '"git_dir": "allowed"' "the override says allowed"
+expect_exit 0 "$PASS" "$BERNSTEIN" spawn mock "write .git/description mock was here"
+check "allowed: the mock wrote into .git" grep -qx "mock was here" "$W/.git/description"
+expect_exit 1 "$PASS" "$BERNSTEIN" spawn mock "write .bernstein/x y"
+check "allowed: .bernstein stays refused" test ! -e "$W/.bernstein/x"
+printf '%s\n' '[{"tool_calls": [{"name": "write_file", "id": "g", "arguments": {"path": ".git/description", "content": "runner was here\n"}}]}, {"text": "ok"}]' >"$T/allowed.json"
+fake_start "$T/allowed.json"
+expect_exit 0 "$PASS" OPENAI_API_KEY=$KEY BERNSTEIN_OPENAI_AGENTS_TOOL_SOURCE=builtin \
+	"$BERNSTEIN" spawn openai_agents -m fake-model --set "base_url=$FAKE_URL" \
+	--set api_key_env=OPENAI_API_KEY "write .git"
+check "allowed: the runner wrote into .git" grep -qx "runner was here" "$W/.git/description"
+check "allowed: its manifest says so" \
+	sh -c 'grep -q "\"allow_git_dir\": true" "$(ls -t "$1"/.bernstein/runs/*/openai_agents-*/manifest.json | head -n 1)"' sh "$W"
 test_done
