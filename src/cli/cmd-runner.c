@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,6 +170,9 @@ int cmd_runner(int argc, char **argv, struct cli_ctx *ctx)
 	o.max_retries = (unsigned)retries;
 	o.version = BERNSTEIN_VERSION;
 
+	/* past a file size limit a write fails with EFBIG, a result the tools
+	 * and the transcript report, instead of killing the runner */
+	(void)signal(SIGXFSZ, SIG_IGN);
 	out = runner_run(&o);
 	switch (out) {
 	case RUNNER_DONE:

@@ -227,10 +227,17 @@ static int save_transcript(struct runner *r)
 		return -EINVAL;
 	rc = atomic_write_file(r->transcript_path, buf, len, 0600);
 	free(buf);
-	if (rc < 0)
-		progress(r, "cannot save the transcript '%s': %s", r->transcript_path,
-			 strerror(-rc));
 	return rc;
+}
+
+/* A transcript that cannot be saved ends the run: it could not be resumed,
+ * and a run that cannot record itself must not look successful. */
+static enum runner_outcome save_failed(struct runner *r, int rc, bool usage)
+{
+	if (usage)
+		emit_usage(r);
+	return fail(r, RUNNER_FAILED, "runtime", "cannot save the transcript '%s': %s",
+		    r->transcript_path, strerror(-rc));
 }
 
 static int load_transcript(struct runner *r, const char *session, json_t **ret, struct diag *reterr)
@@ -795,9 +802,14 @@ static enum runner_outcome turns(struct runner *r)
 		}
 		append_item(r, wire_reply_to_item(&reply));
 		if (reply.ncalls == 0) {
-			json_t *ev = events_new("completion");
+			json_t *ev;
 
-			(void)save_transcript(r);
+			rc = save_transcript(r);
+			if (rc < 0) {
+				wire_reply_release(&reply);
+				return save_failed(r, rc, true);
+			}
+			ev = events_new("completion");
 			emit_usage(r);
 			(void)json_object_set_new(ev, "status", json_string("done"));
 			(void)json_object_set_new(ev, "summary", events_str(reply.text));
@@ -834,8 +846,10 @@ static enum runner_outcome turns(struct runner *r)
 			free(output);
 			heartbeat(r, "running tools");
 		}
-		(void)save_transcript(r);
 		wire_reply_release(&reply);
+		rc = save_transcript(r);
+		if (rc < 0)
+			return save_failed(r, rc, true);
 	}
 }
 
@@ -925,7 +939,15 @@ enum runner_outcome runner_run(const struct runner_opts *opts)
 	if (out != RUNNER_DONE)
 		goto out;
 
-	/* 5. the turns */
+	/* 5. the turns, once the transcript is known to be saved */
+	{
+		int rc = save_transcript(&r);
+
+		if (rc < 0) {
+			out = save_failed(&r, rc, false);
+			goto out;
+		}
+	}
 	heartbeat(&r, "bernstein runner working");
 	out = turns(&r);
 out:
