@@ -23,8 +23,9 @@
 #include "util/xalloc.h"
 #include "util/banned.h"
 
-#define TRANSCRIPT_VERSION   1
-#define TRANSCRIPT_MAX_BYTES (64 * 1024 * 1024)
+#define TRANSCRIPT_VERSION 1
+/* the transcript read back: room for a few writes at the wire.h cap */
+#define TRANSCRIPT_MAX_BYTES (256 * 1024 * 1024)
 #define EVENT_OUTPUT_MAX     4096	   /* bytes of a tool's output shown in tool_result */
 #define TOOL_OUTPUT_MAX	     (1024 * 1024) /* bytes of a gateway tool's output kept */
 
@@ -604,7 +605,22 @@ static void run_call(struct runner *r, const struct wire_call *c, char **ret_out
 	(void)json_object_set_new(res, "call_id", events_str(c->id));
 	(void)json_object_set_new(call, "turn", json_integer(r->turns));
 
-	if (r->tools && tools_has(r->tools, c->name) && wanted(r->m, c->name)) {
+	if (c->arguments_over) {
+		/* the reply kept the call, not its arguments: refused, the run goes on */
+		struct sbuf sb = SBUF_INIT(SIZE_MAX);
+
+		(void)sbuf_addf(
+			&sb,
+			"error: the arguments of this call are larger than the runner "
+			"accepts (%d bytes); nothing was done. Write large files in smaller "
+			"pieces.",
+			WIRE_MAX_ARGS);
+		o.output = sbuf_detach(&sb, NULL);
+		o.details = json_pack("{s:s}", "error", "arguments over the cap");
+		(void)json_object_set_new(
+			call, "args",
+			json_pack("{s:I}", "bytes_over_cap", (json_int_t)c->arguments_over));
+	} else if (r->tools && tools_has(r->tools, c->name) && wanted(r->m, c->name)) {
 		(void)tools_call(r->tools, c->name, c->arguments, &o);
 		(void)json_object_set(call, "args", o.args);
 	} else {
