@@ -977,6 +977,9 @@ static int runner_manifest(struct build *b, char **ret)
 		(void)json_object_set_new(m, "tool_source", json_string("builtin"));
 	if (b->p->runtime.git_dir == GIT_DIR_ALLOWED)
 		(void)json_object_set_new(m, "allow_git_dir", json_true());
+	/* the tier that confines run_command (docs/runner.md) */
+	if (req->sandbox)
+		(void)json_object_set_new(m, "sandbox_provider", json_string(req->sandbox));
 	text = json_dumps(m, JSON_INDENT(2) | JSON_SORT_KEYS);
 	json_decref(m);
 	if (!text) {

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "proc/reaper.h"
 #include "runner/rexec.h"
 #include "runner/text.h"
 #include "util/beneath.h"
@@ -71,6 +72,18 @@ int tools_open(const struct tools_config *cfg, struct tools **ret, struct diag *
 		free(real);
 		return -e;
 	}
+	/* what a command leaves behind comes back to this process, to be killed */
+	if (cfg->allow_run_command) {
+		int r = reaper_enable();
+
+		if (r < 0) {
+			diag_set(reterr, NULL, 0, 0, "cannot become a child subreaper: %s",
+				 strerror(-r));
+			(void)close(fd);
+			free(real);
+			return r;
+		}
+	}
 	t = xcalloc(1, sizeof(*t));
 	t->cfg = *cfg;
 	t->workdir = real;
@@ -101,6 +114,10 @@ struct tools *tools_free(struct tools *t)
 {
 	if (!t)
 		return NULL;
+	/* nothing a command started outlives the tools (no other child of the
+	 * runner is alive: builtin tools and MCP servers never run together) */
+	if (t->cfg.allow_run_command)
+		(void)reaper_kill_children(NULL, 0, 0);
 	close_fdp(&t->dirfd);
 	free(t->workdir);
 	strvec_clear(&t->env);
@@ -430,6 +447,7 @@ static void tool_run(struct tools *t, const json_t *args, struct tool_outcome *o
 		.timeout_ms = t->cfg.cmd_timeout_ms,
 		.max_output = t->cfg.max_cmd_output,
 		.landlock = t->cfg.landlock,
+		.kill_orphans = true,
 	};
 	r = rexec_run(argv.v, &ro, &res, &d);
 	if (r < 0) {

@@ -3,6 +3,7 @@
  * stay inside the workdir; the legitimate ones must work), a symlink swapped
  * in and out by a racing thread while the tools run thousands of times, and
  * a restricted-exec corpus. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -954,6 +955,104 @@ static void test_git_dir_allowed(void **state)
 	t = tools_free(t);
 }
 
+/* ---- run_command leaves nothing behind ----------------------------------- */
+
+/* Processes whose argv holds marker (read from /proc/PID/cmdline). */
+static unsigned marked(const char *marker)
+{
+	struct dirent *de;
+	unsigned n = 0;
+	DIR *d = opendir("/proc");
+
+	assert_non_null(d);
+	while ((de = readdir(d)) != NULL) {
+		char p[300], buf[4096];
+		ssize_t len, i;
+		int fd;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		(void)snprintf(p, sizeof(p), "/proc/%s/cmdline", de->d_name);
+		fd = open(p, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		len = read(fd, buf, sizeof(buf) - 1);
+		(void)close(fd);
+		if (len <= 0)
+			continue;
+		for (i = 0; i < len; i++)
+			if (buf[i] == '\0')
+				buf[i] = ' ';
+		buf[len] = '\0';
+		if (strstr(buf, marker))
+			n++;
+	}
+	(void)closedir(d);
+	return n;
+}
+
+static off_t size_of(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? st.st_size : -1;
+}
+
+static void test_run_command_reaps(void **state)
+{
+	static const char *const env[] = {"PATH=/usr/bin:/bin", NULL};
+	const char *fake = getenv("FAKE_AGENT");
+	struct tools_config tc = {0};
+	struct tools *t = NULL;
+	struct tool_outcome o = {0};
+	struct diag d = {0};
+	char dir[PATH_MAX], path_env[PATH_MAX + 32], beat[PATH_MAX * 2], args[PATH_MAX * 3];
+	struct timespec ts = {0, 100 * 1000000};
+	const char *slash;
+	off_t before;
+
+	(void)state;
+	if (!fake || !(slash = strrchr(fake, '/'))) {
+		skip();
+		return;
+	}
+	(void)snprintf(dir, sizeof(dir), "%.*s", (int)(slash - fake), fake);
+	(void)snprintf(path_env, sizeof(path_env), "%s:/usr/bin:/bin", dir);
+	tc.workdir = work;
+	tc.allow_run_command = true;
+	tc.path_env = path_env;
+	tc.cmd_env = env;
+	tc.cmd_timeout_ms = 1000;
+	assert_int_equal(tools_open(&tc, &t, &d), 0);
+
+	/* a double fork, setsid, TERM ignored: gone when the tool returns */
+	(void)snprintf(beat, sizeof(beat), "%s/beat-ended", root);
+	(void)snprintf(args, sizeof(args), "{\"argv\": [\"fake-agent\", \"daemon\", \"%s\"]}",
+		       beat);
+	assert_int_equal(tools_call(t, "run_command", args, &o), 0);
+	assert_true(o.ok);
+	tool_outcome_release(&o);
+	assert_int_equal(marked(beat), 0);
+	before = size_of(beat);
+	(void)nanosleep(&ts, NULL); /* observing: the file no longer grows */
+	assert_true(size_of(beat) == before);
+
+	/* the same from a command that is killed at its timeout */
+	(void)snprintf(beat, sizeof(beat), "%s/beat-timeout", root);
+	(void)snprintf(args, sizeof(args),
+		       "{\"argv\": [\"fake-agent\", \"daemon\", \"%s\", \"sleep\", \"60000\"]}",
+		       beat);
+	assert_int_equal(tools_call(t, "run_command", args, &o), 0);
+	assert_false(o.ok);
+	assert_true(json_is_true(json_object_get(o.details, "timed_out")));
+	tool_outcome_release(&o);
+	assert_int_equal(marked(beat), 0);
+	before = size_of(beat);
+	(void)nanosleep(&ts, NULL);
+	assert_true(size_of(beat) == before);
+	t = tools_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -963,6 +1062,7 @@ int main(void)
 		cmocka_unit_test(test_rexec_resolve),	     cmocka_unit_test(test_run_command),
 		cmocka_unit_test(test_run_command_withheld), cmocka_unit_test(test_git_names),
 		cmocka_unit_test(test_git_dir_refused),	     cmocka_unit_test(test_git_dir_allowed),
+		cmocka_unit_test(test_run_command_reaps),
 	};
 	signal(SIGPIPE, SIG_IGN);
 	return cmocka_run_group_tests(tests, setup, teardown);
