@@ -639,9 +639,13 @@ static int do_delete(struct run *r, const struct mock_instr *in)
  * the reason in msg). */
 static int git(const struct run *r, const char *const *args, int *ret_exit, char *msg, size_t size)
 {
+	/* nothing of the repository's or HOME's config may make git run a
+	 * program: no hooks, no fsmonitor, no signing program, no global or
+	 * system config at all (GIT_CONFIG_GLOBAL, GIT_CONFIG_NOSYSTEM below) */
 	static const char *const head[] = {
 		"-c", "user.name=mock",		  "-c", "user.email=mock@localhost",
 		"-c", "core.hooksPath=/dev/null", "-c", "commit.gpgsign=false",
+		"-c", "core.fsmonitor=false",
 	};
 	struct strvec argv = STRVEC_INIT, env = STRVEC_INIT;
 	struct probe pr = {0};
@@ -660,6 +664,7 @@ static int git(const struct run *r, const char *const *args, int *ret_exit, char
 		strvec_pushf(&env, "HOME=%s", r->o->home);
 	strvec_push(&env, "LC_ALL=C");
 	strvec_push(&env, "GIT_CONFIG_NOSYSTEM=1");
+	strvec_push(&env, "GIT_CONFIG_GLOBAL=/dev/null");
 	strvec_push(&env, "GIT_TERMINAL_PROMPT=0");
 	strvec_push(&env, "GIT_AUTHOR_NAME=mock");
 	strvec_push(&env, "GIT_AUTHOR_EMAIL=mock@localhost");

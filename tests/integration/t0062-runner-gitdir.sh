@@ -122,4 +122,20 @@ expect_exit 0 "$PASS" OPENAI_API_KEY=$KEY BERNSTEIN_OPENAI_AGENTS_TOOL_SOURCE=bu
 check "allowed: the runner wrote into .git" grep -qx "runner was here" "$W/.git/description"
 check "allowed: its manifest says so" \
 	sh -c 'grep -q "\"allow_git_dir\": true" "$(ls -t "$1"/.bernstein/runs/*/openai_agents-*/manifest.json | head -n 1)"' sh "$W"
+
+# ---- the mock's own git runs nothing from HOME's or the repository's config ----
+nl='
+'
+cp "$T/config.orig" "$W/.git/config"
+printf '[core]\n\tfsmonitor = "touch HOMEPWNED; false"\n' >"$T/home/.gitconfig"
+expect_exit 0 "$PASS" "$BERNSTEIN" mock-agent "write m1.txt x${nl}commit from home"
+check "commit: HOME's git config did not run (fsmonitor)" test ! -e "$W/HOMEPWNED"
+check "commit: the commit was made" sh -c 'git -C "$1" log -1 --format=%s | grep -qx "from home"' sh "$W"
+rm -f "$T/home/.gitconfig"
+expect_exit 0 "$PASS" "$BERNSTEIN" mock-agent --allow-git-dir \
+	"append .git/config [core] fsmonitor = \"touch REPOPWNED; false\"${nl}write m2.txt x${nl}commit from repo"
+check "commit: with .git allowed, a planted fsmonitor does not run in the mock's git" \
+	test ! -e "$W/REPOPWNED"
+check "commit: that commit was made too" sh -c 'git -C "$1" log -1 --format=%s | grep -qx "from repo"' sh "$W"
+cp "$T/config.orig" "$W/.git/config"
 test_done
