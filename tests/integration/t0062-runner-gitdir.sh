@@ -128,12 +128,14 @@ nl='
 '
 cp "$T/config.orig" "$W/.git/config"
 printf '[core]\n\tfsmonitor = "touch HOMEPWNED; false"\n' >"$T/home/.gitconfig"
-expect_exit 0 "$PASS" "$BERNSTEIN" mock-agent "write m1.txt x${nl}commit from home"
+run "$PASS" "$BERNSTEIN" mock-agent "write m1.txt x${nl}commit from home"
+check "commit: the mock (HOME with a git config) exits 0" test "$RC" -eq 0
 check "commit: HOME's git config did not run (fsmonitor)" test ! -e "$W/HOMEPWNED"
 check "commit: the commit was made" sh -c 'git -C "$1" log -1 --format=%s | grep -qx "from home"' sh "$W"
 rm -f "$T/home/.gitconfig"
-expect_exit 0 "$PASS" "$BERNSTEIN" mock-agent --allow-git-dir \
+run "$PASS" "$BERNSTEIN" mock-agent --allow-git-dir \
 	"append .git/config [core] fsmonitor = \"touch REPOPWNED; false\"${nl}write m2.txt x${nl}commit from repo"
+check "commit: the mock (--allow-git-dir) exits 0" test "$RC" -eq 0
 check "commit: with .git allowed, a planted fsmonitor does not run in the mock's git" \
 	test ! -e "$W/REPOPWNED"
 check "commit: that commit was made too" sh -c 'git -C "$1" log -1 --format=%s | grep -qx "from repo"' sh "$W"
