@@ -982,6 +982,11 @@ static int runner_manifest(struct build *b, char **ret)
 	tool_source = envpolicy_get(req->host_env, "BERNSTEIN_OPENAI_AGENTS_TOOL_SOURCE");
 	if (tool_source && strcmp(tool_source, "builtin") == 0)
 		(void)json_object_set_new(m, "tool_source", json_string("builtin"));
+	if (b->p->runtime.git_dir == GIT_DIR_ALLOWED)
+		(void)json_object_set_new(m, "allow_git_dir", json_true());
+	/* the tier that confines run_command (docs/runner.md) */
+	if (req->sandbox)
+		(void)json_object_set_new(m, "sandbox_provider", json_string(req->sandbox));
 	text = json_dumps(m, JSON_INDENT(2) | JSON_SORT_KEYS);
 	json_decref(m);
 	if (!text) {
@@ -1326,6 +1331,9 @@ int invocation_build(const struct invocation_request *req, struct invocation_pla
 		strvec_push(&b.module_args, "--session-dir");
 		strvec_push(&b.module_args, plan.state_dir);
 	}
+	/* the mock's file instructions, like the runner's tools (its manifest) */
+	if (!b.runner && p->shape == PROFILE_SHAPE_MODULE && p->runtime.git_dir == GIT_DIR_ALLOWED)
+		strvec_push(&b.module_args, "--allow-git-dir");
 	r = build_env(&b);
 	if (r < 0)
 		goto out;

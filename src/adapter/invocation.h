@@ -165,6 +165,8 @@ struct invocation_request {
 	const char *bernstein_exe;   /* absolute path of this bernstein binary, for the hook
 				      * command; NULL = readlink("/proc/self/exe") */
 	uint64_t timeout_s;	     /* the run's timeout, for a module that wants it; 0 none */
+	const char *sandbox;	     /* the OS sandbox the agent runs in ("landlock"), or NULL;
+				      * the built-in runner's manifest names it */
 	size_t arg_strlen_max;	     /* 0 = INVOCATION_MAX_ARG_STRLEN */
 	size_t arg_total_max;	     /* 0 = INVOCATION_ARG_TOTAL_DEFAULT */
 };

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "config.h"
 #include "adapter/credential.h"
 #include "cli/commands.h"
+#include "proc/reaper.h"
 #include "runner/events.h"
 #include "runner/llm.h"
 #include "runner/loop.h"
@@ -55,6 +57,31 @@ static const char *const child_env_names[] = {
 	"PATH",	    "HOME", "USER",   "LOGNAME", "LANG", "LC_ALL",
 	"LC_CTYPE", "TZ",   "TMPDIR", "TERM",	 NULL,
 };
+
+/* SIGTERM (bernstein's timeout, an operator), SIGINT, SIGHUP: before the
+ * runner dies, everything it started dies (a command's descendants that left
+ * its process group came back to the runner, a child subreaper, when run_command
+ * is offered), then the signal does what it would have done. SIGKILL cannot be
+ * caught: docs/runner.md says what survives it. */
+static void on_fatal_signal(int sig)
+{
+	(void)reaper_kill_children(NULL, 0, 0);
+	(void)signal(sig, SIG_DFL);
+	(void)raise(sig); /* the mask blocks it until the handler returns: then it kills */
+}
+
+static void catch_fatal_signals(void)
+{
+	static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
+	struct sigaction sa;
+	size_t i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_fatal_signal;
+	(void)sigfillset(&sa.sa_mask);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		(void)sigaction(sigs[i], &sa, NULL);
+}
 
 static const char *env_lookup(void *userdata, const char *name)
 {
@@ -175,6 +202,10 @@ int cmd_runner(int argc, char **argv, struct cli_ctx *ctx)
 	o.max_retries = (unsigned)retries;
 	o.version = BERNSTEIN_VERSION;
 
+	/* past a file size limit a write fails with EFBIG, a result the tools
+	 * and the transcript report, instead of killing the runner */
+	(void)signal(SIGXFSZ, SIG_IGN);
+	catch_fatal_signals();
 	out = runner_run(&o);
 	switch (out) {
 	case RUNNER_DONE:

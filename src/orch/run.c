@@ -953,6 +953,7 @@ worktree:
 	if (!(timeout_s > 0))
 		timeout_s = e->cfg->timeout_s;
 	ir.timeout_s = (secs_to_ms(timeout_s) + 999) / 1000;
+	ir.sandbox = sandboxed ? "landlock" : NULL;
 	ir.arg_total_max = (size_t)sysconf(_SC_ARG_MAX) > 0 ? (size_t)sysconf(_SC_ARG_MAX) : 0;
 
 	attempt_row_release(&t->att);

@@ -24,8 +24,9 @@
 #include "util/xalloc.h"
 #include "util/banned.h"
 
-#define TRANSCRIPT_VERSION   1
-#define TRANSCRIPT_MAX_BYTES (64 * 1024 * 1024)
+#define TRANSCRIPT_VERSION 1
+/* the transcript read back: room for a few writes at the wire.h cap */
+#define TRANSCRIPT_MAX_BYTES (256 * 1024 * 1024)
 #define EVENT_OUTPUT_MAX     4096	   /* bytes of a tool's output shown in tool_result */
 #define TOOL_OUTPUT_MAX	     (1024 * 1024) /* bytes of a gateway tool's output kept */
 
@@ -150,6 +151,7 @@ static void emit_start(struct runner *r)
 	(void)json_object_set_new(ev, "api_key_env",
 				  r->key_env ? json_string(r->key_env) : json_null());
 	(void)json_object_set_new(ev, "workdir", json_string(m->workdir));
+	(void)json_object_set_new(ev, "allow_git_dir", json_boolean(m->allow_git_dir));
 	(void)json_object_set_new(ev, "resume",
 				  r->o->resume_session ? json_string(r->o->resume_session)
 						       : json_null());
@@ -228,10 +230,17 @@ static int save_transcript(struct runner *r)
 		return -EINVAL;
 	rc = atomic_write_file(r->transcript_path, buf, len, 0600);
 	free(buf);
-	if (rc < 0)
-		progress(r, "cannot save the transcript '%s': %s", r->transcript_path,
-			 strerror(-rc));
 	return rc;
+}
+
+/* A transcript that cannot be saved ends the run: it could not be resumed,
+ * and a run that cannot record itself must not look successful. */
+static enum runner_outcome save_failed(struct runner *r, int rc, bool usage)
+{
+	if (usage)
+		emit_usage(r);
+	return fail(r, RUNNER_FAILED, "runtime", "cannot save the transcript '%s': %s",
+		    r->transcript_path, strerror(-rc));
 }
 
 static int load_transcript(struct runner *r, const char *session, json_t **ret, struct diag *reterr)
@@ -337,6 +346,7 @@ static enum runner_outcome setup_builtin(struct runner *r)
 	int rc;
 
 	tc.workdir = m->workdir;
+	tc.allow_git_dir = m->allow_git_dir;
 	tc.allow_run_command = allow;
 	tc.path_env = r->o->path_env;
 	tc.cmd_env = r->child_env.v;
@@ -586,7 +596,22 @@ static void run_call(struct runner *r, const struct wire_call *c, char **ret_out
 	(void)json_object_set_new(res, "call_id", events_str(c->id));
 	(void)json_object_set_new(call, "turn", json_integer(r->turns));
 
-	if (r->tools && tools_has(r->tools, c->name) && wanted(r->m, c->name)) {
+	if (c->arguments_over) {
+		/* the reply kept the call, not its arguments: refused, the run goes on */
+		struct sbuf sb = SBUF_INIT(SIZE_MAX);
+
+		(void)sbuf_addf(
+			&sb,
+			"error: the arguments of this call are larger than the runner "
+			"accepts (%d bytes); nothing was done. Write large files in smaller "
+			"pieces.",
+			WIRE_MAX_ARGS);
+		o.output = sbuf_detach(&sb, NULL);
+		o.details = json_pack("{s:s}", "error", "arguments over the cap");
+		(void)json_object_set_new(
+			call, "args",
+			json_pack("{s:I}", "bytes_over_cap", (json_int_t)c->arguments_over));
+	} else if (r->tools && tools_has(r->tools, c->name) && wanted(r->m, c->name)) {
 		(void)tools_call(r->tools, c->name, c->arguments, &o);
 		(void)json_object_set(call, "args", o.args);
 	} else {
@@ -784,9 +809,14 @@ static enum runner_outcome turns(struct runner *r)
 		}
 		append_item(r, wire_reply_to_item(&reply));
 		if (reply.ncalls == 0) {
-			json_t *ev = events_new("completion");
+			json_t *ev;
 
-			(void)save_transcript(r);
+			rc = save_transcript(r);
+			if (rc < 0) {
+				wire_reply_release(&reply);
+				return save_failed(r, rc, true);
+			}
+			ev = events_new("completion");
 			emit_usage(r);
 			(void)json_object_set_new(ev, "status", json_string("done"));
 			(void)json_object_set_new(ev, "summary", events_str(reply.text));
@@ -823,8 +853,10 @@ static enum runner_outcome turns(struct runner *r)
 			free(output);
 			heartbeat(r, "running tools");
 		}
-		(void)save_transcript(r);
 		wire_reply_release(&reply);
+		rc = save_transcript(r);
+		if (rc < 0)
+			return save_failed(r, rc, true);
 	}
 }
 
@@ -922,7 +954,15 @@ enum runner_outcome runner_run(const struct runner_opts *opts)
 	if (out != RUNNER_DONE)
 		goto out;
 
-	/* 5. the turns */
+	/* 5. the turns, once the transcript is known to be saved */
+	{
+		int rc = save_transcript(&r);
+
+		if (rc < 0) {
+			out = save_failed(&r, rc, false);
+			goto out;
+		}
+	}
 	heartbeat(&r, "bernstein runner working");
 	out = turns(&r);
 out:

@@ -13,8 +13,9 @@
  *   turns, at most max_turns (default RUNNER_DEFAULT_MAX_TURNS):
  *     POST the conversation (llm.h); the reply's text and tool calls join the
  *     transcript; each call runs (tool_call / tool_result events) and its
- *     result joins too; the transcript is saved (atomically) after every
- *     turn; a reply without tool calls is the final answer
+ *     result joins too; the transcript is saved (atomically) before the
+ *     first turn and after every turn, and a save that fails ends the run
+ *     (runtime error); a reply without tool calls is the final answer
  *   usage event (summed over turns), then completion or error
  *
  * Nothing here reads the environment or prints: values arrive in struct

@@ -353,6 +353,7 @@ static int parse_object(struct mparse *p, const json_t *o)
 	    (r = get_str(p, o, "heartbeat_dir", false, true, &m->heartbeat_dir)) < 0 ||
 	    (r = get_bool(p, o, "allow_run_command", &m->allow_run_command,
 			  &m->has_allow_run_command)) < 0 ||
+	    (r = get_bool(p, o, "allow_git_dir", &m->allow_git_dir, NULL)) < 0 ||
 	    (r = get_int(p, o, "max_turns", 1, &m->max_turns, &m->has_max_turns)) < 0 ||
 	    (r = get_bool(p, o, "stream", &m->stream, NULL)) < 0)
 		return r;

@@ -1159,6 +1159,19 @@ static void test_modules(void **state)
 	assert_int_equal(json_integer_value(json_object_get(j, "top_k")), 3);
 	assert_string_equal(json_string_value(json_object_get(j, "api_key_env")), "GATEWAY_KEY");
 	assert_int_equal(json_integer_value(json_object_get(j, "timeout_seconds")), 60);
+	/* no sandbox asked: none named; no git access: none granted */
+	assert_null(json_object_get(j, "sandbox_provider"));
+	assert_null(json_object_get(j, "allow_git_dir"));
+	json_decref(j);
+	invocation_plan_release(&plan);
+
+	/* a task run under sandbox: landlock: the runner learns its tier */
+	req_init(&r, shipped("openai_agents"), "write hello.txt");
+	r.model = "gpt-4o-mini";
+	r.sandbox = "landlock";
+	assert_int_equal(build(&r, &plan, &d), 0);
+	j = json_loads(file_of(&plan, "manifest.json")->content, 0, NULL);
+	assert_string_equal(json_string_value(json_object_get(j, "sandbox_provider")), "landlock");
 	json_decref(j);
 	invocation_plan_release(&plan);
 
