@@ -379,7 +379,7 @@ static int load_path(const char *name, const char *path, struct contract **ret, 
 			diag_set(reterr, path, 0, 0, "contract file larger than %d bytes",
 				 CONTRACT_MAX_FILE_BYTES);
 		else
-			diag_set(reterr, path, 0, 0, "cannot read contract: %s", strerror(-r));
+			diag_set(reterr, path, 0, 0, "cannot read contract: %s", file_strerror(r));
 		return r;
 	}
 	r = contract_load_buf(name, path, text, len, ret, reterr);

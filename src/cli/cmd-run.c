@@ -879,11 +879,11 @@ static const struct option logs_options[] = {
 static int copy_from(FILE *out, const char *path, off_t *off)
 {
 	char buf[65536];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open_regular(path, O_RDONLY, 0); /* a FIFO there would hang */
 	ssize_t n;
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (lseek(fd, *off, SEEK_SET) < 0) {
 		(void)close(fd);
 		return -errno;
@@ -985,7 +985,7 @@ int cmd_logs(int argc, char **argv, struct cli_ctx *ctx)
 		r = copy_from(ctx->out, path, &off);
 		if (r < 0 && r != -ENOENT) {
 			code = cli_error(ctx, BEXIT_ENV, "cannot read '%s': %s", path,
-					 strerror(-r));
+					 file_strerror(r));
 			goto out;
 		}
 		if (!follow)

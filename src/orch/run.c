@@ -651,7 +651,7 @@ static char *fallback_prompt(struct loop *l, struct otask *t, const struct attem
 		(void)sbuf_addf(&p, "%s/%" PRId64 "/events.jsonl", dir, prev->n);
 		ev_path = sbuf_detach(&p, NULL);
 	}
-	if (read_file_capped(ev_path, SIZE_MAX, &text, &len) == 0 && text) {
+	if (read_file_tail(ev_path, CONTEXT_EVENTS_READ, &text, &len) == 0 && text) {
 		const char *p = len > CONTEXT_EVENTS_READ ? text + len - CONTEXT_EVENTS_READ : text;
 		char *copy = xstrdup(p), *save = NULL, *line;
 
@@ -1150,7 +1150,8 @@ static int check_artifact(struct loop *l, struct otask *t, const char *art, char
 	r = read_file_capped(real_art, ARTIFACT_MAX, &data, &len);
 	free(path);
 	if (r < 0) {
-		(void)snprintf(msg, size, "cannot read the artifact '%s': %s", art, strerror(-r));
+		(void)snprintf(msg, size, "cannot read the artifact '%s': %s", art,
+			       file_strerror(r));
 		return r;
 	}
 	hash_sha256_hex(data, len, hex);

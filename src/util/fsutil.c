@@ -109,6 +109,15 @@ const char *file_strerror(int r)
 	}
 }
 
+int regular_or_absent(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	return not_regular(st.st_mode);
+}
+
 int open_regular(const char *path, int flags, mode_t mode)
 {
 	struct stat st;
@@ -168,6 +177,49 @@ int read_file_capped(const char *path, size_t max, char **ret, size_t *ret_len)
 	}
 	r = read_fd_capped(fd, max, ret, ret_len);
 out:
+	close_fdp(&fd);
+	return r;
+}
+
+int read_file_tail(const char *path, size_t max, char **ret, size_t *ret_len)
+{
+	struct stat st;
+	size_t want, got = 0;
+	off_t off = 0;
+	char *buf = NULL;
+	int fd, r = 0;
+
+	fd = open_regular(path, O_RDONLY, 0);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		goto out;
+	}
+	want = (unsigned long long)st.st_size > (unsigned long long)max ? max : (size_t)st.st_size;
+	off = st.st_size - (off_t)want;
+	buf = xmalloc(want + 1);
+	/* what grows meanwhile is not read: at most want bytes */
+	while (got < want) {
+		ssize_t n = pread(fd, buf + got, want - got, off + (off_t)got);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			goto out;
+		}
+		if (n == 0)
+			break; /* it shrank */
+		got += (size_t)n;
+	}
+	buf[got] = '\0';
+	if (ret_len)
+		*ret_len = got;
+	*ret = buf;
+	buf = NULL;
+out:
+	free(buf);
 	close_fdp(&fd);
 	return r;
 }

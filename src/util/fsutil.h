@@ -20,6 +20,10 @@
  *   -ENOTTY a character device, -ENOTBLK a block device
  * (file_strerror() says so in words), -ELOOP a symlink with O_NOFOLLOW. */
 int open_regular(const char *path, int flags, mode_t mode);
+/* 0 when path is a regular file (following symlinks) or does not exist,
+ * else open_regular()'s error for what it is: for files another library
+ * opens itself (SQLite's database, -wal, -shm and -journal files). */
+int regular_or_absent(const char *path);
 /* What a negative errno of open_regular() or read_file_capped() means, for a
  * message: "is a FIFO (not a regular file)" and so on, else strerror(-r). */
 const char *file_strerror(int r);
@@ -29,6 +33,10 @@ const char *file_strerror(int r);
  * errors of open_regular() for what is not a regular file, or -errno.
  * *ret is NUL-terminated and owned by the caller (free()). */
 int read_file_capped(const char *path, size_t max, char **ret, size_t *ret_len);
+/* The last max bytes (or all, when smaller) of a regular file, opened with
+ * open_regular(): for logs that may be large, of which only the end
+ * matters. Errors as read_file_capped(), never -EFBIG. */
+int read_file_tail(const char *path, size_t max, char **ret, size_t *ret_len);
 /* Same, for an already open fd (not closed): reads until EOF, at most max
  * bytes (-EFBIG beyond), so a pipe that never ends is cut off. */
 int read_fd_capped(int fd, size_t max, char **ret, size_t *ret_len);

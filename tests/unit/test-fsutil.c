@@ -233,6 +233,35 @@ static void test_open_regular_refuses_other_types(void **state)
 	assert_int_equal(unlink(sock), 0);
 }
 
+/* The end of a file, however large; what is not a regular file is refused. */
+static void test_read_file_tail(void **state)
+{
+	char path[128], fifo[128], *data = NULL;
+	size_t len = 0;
+
+	(void)state;
+	(void)snprintf(path, sizeof(path), "%s/tail", dir);
+	(void)snprintf(fifo, sizeof(fifo), "%s/tail-fifo", dir);
+	touch(path, "0123456789");
+	assert_int_equal(read_file_tail(path, 4, &data, &len), 0);
+	assert_int_equal(len, 4);
+	assert_string_equal(data, "6789");
+	free(data);
+	assert_int_equal(read_file_tail(path, 100, &data, &len), 0);
+	assert_string_equal(data, "0123456789");
+	free(data);
+	touch(path, "");
+	assert_int_equal(read_file_tail(path, 4, &data, &len), 0);
+	assert_int_equal(len, 0);
+	assert_string_equal(data, "");
+	free(data);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_int_equal(read_file_tail(fifo, 4, &data, &len), -ESPIPE);
+	assert_int_equal(read_file_tail("/dev/zero", 4, &data, &len), -ENOTTY);
+	assert_int_equal(unlink(fifo), 0);
+	assert_int_equal(unlink(path), 0);
+}
+
 /* A pipe that never ends is cut off at the cap. */
 static void test_read_fd_capped_pipe(void **state)
 {
@@ -258,6 +287,7 @@ int main(void)
 		cmocka_unit_test(test_rmtree_beneath),
 		cmocka_unit_test(test_open_regular_refuses_other_types),
 		cmocka_unit_test(test_read_fd_capped_pipe),
+		cmocka_unit_test(test_read_file_tail),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
