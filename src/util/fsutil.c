@@ -71,8 +71,7 @@ out:
 	return r;
 }
 
-/* The errno that names what st is, when it is not a regular file (0 when it is). */
-static int not_regular(mode_t mode)
+int file_type_error(mode_t mode)
 {
 	if (S_ISREG(mode))
 		return 0;
@@ -89,6 +88,11 @@ static int not_regular(mode_t mode)
 	if (S_ISLNK(mode))
 		return -ELOOP;
 	return -EINVAL;
+}
+
+bool is_file_type_error(int r)
+{
+	return r == -EISDIR || r == -ESPIPE || r == -ENXIO || r == -ENOTTY || r == -ENOTBLK;
 }
 
 const char *file_strerror(int r)
@@ -115,7 +119,7 @@ int regular_or_absent(const char *path)
 
 	if (stat(path, &st) < 0)
 		return errno == ENOENT ? 0 : -errno;
-	return not_regular(st.st_mode);
+	return file_type_error(st.st_mode);
 }
 
 int open_regular(const char *path, int flags, mode_t mode)
@@ -128,7 +132,7 @@ int open_regular(const char *path, int flags, mode_t mode)
 		if (errno != ENOENT || !(flags & O_CREAT))
 			return -errno;
 	} else {
-		r = not_regular(st.st_mode);
+		r = file_type_error(st.st_mode);
 		if (r < 0)
 			return r;
 	}
@@ -137,15 +141,15 @@ int open_regular(const char *path, int flags, mode_t mode)
 		r = -errno;
 		/* A FIFO without a reader (O_WRONLY), a socket: swapped in
 		 * since the stat; say what it is now. */
-		if (r == -ENXIO && lstat(path, &st) == 0 && not_regular(st.st_mode) < 0)
-			r = not_regular(st.st_mode);
+		if (r == -ENXIO && lstat(path, &st) == 0 && file_type_error(st.st_mode) < 0)
+			r = file_type_error(st.st_mode);
 		return r;
 	}
 	if (fstat(fd, &st) < 0) {
 		r = -errno;
 		goto fail;
 	}
-	r = not_regular(st.st_mode);
+	r = file_type_error(st.st_mode);
 	if (r < 0)
 		goto fail;
 	fl = fcntl(fd, F_GETFL);

@@ -20,6 +20,12 @@
  *   -ENOTTY a character device, -ENOTBLK a block device
  * (file_strerror() says so in words), -ELOOP a symlink with O_NOFOLLOW. */
 int open_regular(const char *path, int flags, mode_t mode);
+/* 0 for a regular file's st_mode, else open_regular()'s error for what it
+ * is (-ELOOP a symbolic link, when lstat said so). */
+int file_type_error(mode_t mode);
+/* Whether r is one of those "not a regular file" errors (not -ELOOP, which
+ * following a symlink loop gives too). */
+bool is_file_type_error(int r);
 /* 0 when path is a regular file (following symlinks) or does not exist,
  * else open_regular()'s error for what it is: for files another library
  * opens itself (SQLite's database, -wal, -shm and -journal files). */
