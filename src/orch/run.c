@@ -345,7 +345,7 @@ int orch_run_create(struct orch_env *e, const struct plan *plan, const char *pla
 	if (!branch) {
 		diag_set(reterr, e->repo, 0, 0,
 			 "HEAD is detached: check out the branch the run should merge into");
-		r = -EINVAL;
+		r = -ENOTSUP; /* the checkout, not the plan: exit 4 (docs/runs.md) */
 		goto out;
 	}
 	randid_run(id, sizeof(id), e->clk->now_ns(e->clk));
