@@ -1135,10 +1135,16 @@ static int check_artifact(struct loop *l, struct otask *t, const char *art, char
 	int r;
 
 	if (!realpath(t->row.worktree, real_wt) || !realpath(path, real_art) ||
-	    lstat(real_art, &st) < 0 || !S_ISREG(st.st_mode)) {
+	    lstat(real_art, &st) < 0) {
 		(void)snprintf(msg, size, "the declared artifact '%s' was not produced", art);
 		free(path);
 		return -ENOENT;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		r = file_type_error(st.st_mode);
+		(void)snprintf(msg, size, "the declared artifact '%s' %s", art, file_strerror(r));
+		free(path);
+		return r;
 	}
 	wl = strlen(real_wt);
 	if (strncmp(real_art, real_wt, wl) != 0 || real_art[wl] != '/') {
