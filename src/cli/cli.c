@@ -131,6 +131,11 @@ int cli_diag(struct cli_ctx *ctx, int code, const struct diag *d)
 	return code;
 }
 
+int cli_load_exit(int r)
+{
+	return r == -EINVAL || r == -EFBIG ? BEXIT_INVALID : BEXIT_ENV;
+}
+
 void cli_warn(struct cli_ctx *ctx, const char *fmt, ...)
 {
 	va_list ap;

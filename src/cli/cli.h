@@ -63,6 +63,10 @@ int cli_error(struct cli_ctx *ctx, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* "bernstein: FILE:L:C: msg" on stderr (JSON with --json). Returns code. */
 int cli_diag(struct cli_ctx *ctx, int code, const struct diag *d);
+/* The exit code for a loader's error (docs/exit-codes.md): 3 when the
+ * content is invalid (-EINVAL, -EFBIG: larger than the loader's cap), 4
+ * when the file cannot be read (missing, a directory, a FIFO, a device...). */
+int cli_load_exit(int r);
 void cli_warn(struct cli_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 const char *cli_getenv(const struct cli_ctx *ctx, const char *name);

@@ -176,6 +176,14 @@ static int session_open(struct session *s, struct cli_ctx *ctx, bool readonly, b
 	code = catalog_paths_load(ctx, &s->cat);
 	if (code)
 		goto out;
+	/* The chain first: over a broken one (exit 5) nothing is written, not
+	 * even state.db (audit_open() checks its end). */
+	if (need_chain) {
+		auditdir = agentrun_path(s->repo, AUDIT_DIR);
+		code = audit_setup_open(ctx, auditdir, key_file, &s->chain);
+		if (code)
+			goto out;
+	}
 	{
 		char dir[PATH_MAX];
 
@@ -191,12 +199,6 @@ static int session_open(struct session *s, struct cli_ctx *ctx, bool readonly, b
 	if (r < 0) {
 		code = cli_diag(ctx, r == -EBADMSG || r == -EPROTO ? BEXIT_INVALID : BEXIT_ENV, &d);
 		goto out;
-	}
-	if (need_chain) {
-		auditdir = agentrun_path(s->repo, AUDIT_DIR);
-		code = audit_setup_open(ctx, auditdir, key_file, &s->chain);
-		if (code)
-			goto out;
 	}
 	n = readlink("/proc/self/exe", s->self_exe, sizeof(s->self_exe) - 1);
 	if (n <= 0) {
@@ -889,11 +891,11 @@ static const struct option logs_options[] = {
 static int copy_from(FILE *out, const char *path, off_t *off)
 {
 	char buf[65536];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open_regular(path, O_RDONLY, 0); /* a FIFO there would hang */
 	ssize_t n;
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (lseek(fd, *off, SEEK_SET) < 0) {
 		(void)close(fd);
 		return -errno;
@@ -995,7 +997,7 @@ int cmd_logs(int argc, char **argv, struct cli_ctx *ctx)
 		r = copy_from(ctx->out, path, &off);
 		if (r < 0 && r != -ENOENT) {
 			code = cli_error(ctx, BEXIT_ENV, "cannot read '%s': %s", path,
-					 strerror(-r));
+					 file_strerror(r));
 			goto out;
 		}
 		if (!follow)
@@ -1133,6 +1135,60 @@ static void demo_problem(void *userdata, const char *file, unsigned line, const 
 	(void)fprintf(ctx->err, "%s: %s:%u: %s\n", ctx->progname, file, line, msg);
 }
 
+/* After the demo's run (run_code its exit code): verify its audit chain.
+ * "verified" is printed only for a demo that worked and a chain without a
+ * problem; a failed run is reported as such (its chain still checked). */
+static int demo_verify(struct cli_ctx *ctx, const char *dir, const char *keyfile, int run_code)
+{
+	struct audit_verify_stats vs = {0};
+	char *key = NULL, *auditdir = agentrun_path(dir, AUDIT_DIR);
+	size_t keylen = 0;
+	struct diag d;
+	int r, code;
+
+	diag_clear(&d);
+	r = audit_key_load(keyfile, false, &key, &keylen, NULL, &d);
+	if (r == -ENOENT && run_code) {
+		/* the run stopped before its first record (its error was
+		 * printed): nothing to verify */
+		code = run_code;
+		goto out;
+	}
+	if (r >= 0)
+		r = audit_verify(auditdir, key, keylen, demo_problem, ctx, &vs, &d);
+	if (r < 0) {
+		code = cli_diag(ctx, BEXIT_AUDIT, &d);
+	} else if (vs.problems) {
+		code = cli_error(ctx, BEXIT_AUDIT, "the audit chain has %" PRIu64 " problem(s)",
+				 vs.problems);
+	} else if (run_code) {
+		code = cli_error(ctx, run_code,
+				 "the demo failed (exit %d): see 'bernstein -C %s status'; its "
+				 "audit chain (%" PRIu64 " records) has no problem",
+				 run_code, dir, vs.records);
+	} else if (!ctx->json) {
+		code = 0;
+		(void)fprintf(ctx->out,
+			      "audit chain: %" PRIu64 " records, verified (%s)\n"
+			      "look at:     git -C %s log --graph --oneline\n"
+			      "             bernstein -C %s status\n",
+			      vs.records, auditdir, dir, dir);
+	} else {
+		json_t *o = json_object();
+
+		code = 0;
+		cli_jset(o, "type", cli_jstr("demo"));
+		cli_jset(o, "dir", cli_jstr(dir));
+		cli_jset(o, "audit_records", json_integer((json_int_t)vs.records));
+		cli_jset(o, "audit_verified", json_true());
+		print_json_line(ctx, o);
+	}
+out:
+	key = audit_key_free(key, keylen);
+	free(auditdir);
+	return code;
+}
+
 int cmd_demo(int argc, char **argv, struct cli_ctx *ctx)
 {
 	static const char *const init[] = {"init", "-q", "-b", "main", NULL};
@@ -1142,10 +1198,6 @@ int cmd_demo(int argc, char **argv, struct cli_ctx *ctx)
 	char dir[PATH_MAX], keyfile[PATH_MAX + 32], *p;
 	const char *tmp;
 	unsigned parallel = 0;
-	struct audit_verify_stats vs;
-	char *key = NULL, *auditdir = NULL;
-	size_t keylen = 0;
-	struct diag d;
 	int c, r, code, run_code;
 
 	optind = 0;
@@ -1231,36 +1283,7 @@ int cmd_demo(int argc, char **argv, struct cli_ctx *ctx)
 	hooks_attach(&s);
 	run_code = run_plan_file(&s, DEMO_PLAN_NAME, parallel);
 	s.chain = audit_close(s.chain);
-	diag_clear(&d);
-	auditdir = agentrun_path(dir, AUDIT_DIR);
-	r = audit_key_load(keyfile, false, &key, &keylen, NULL, &d);
-	if (r >= 0)
-		r = audit_verify(auditdir, key, keylen, demo_problem, ctx, &vs, &d);
-	if (r < 0) {
-		code = cli_diag(ctx, BEXIT_AUDIT, &d);
-	} else if (vs.problems) {
-		code = cli_error(ctx, BEXIT_AUDIT, "the audit chain has %" PRIu64 " problem(s)",
-				 vs.problems);
-	} else {
-		code = run_code;
-		if (!ctx->json) {
-			(void)fprintf(ctx->out,
-				      "audit chain: %" PRIu64 " records, verified (%s)\n"
-				      "look at:     git -C %s log --graph --oneline\n"
-				      "             bernstein -C %s status\n",
-				      vs.records, auditdir, dir, dir);
-		} else {
-			json_t *o = json_object();
-
-			cli_jset(o, "type", cli_jstr("demo"));
-			cli_jset(o, "dir", cli_jstr(dir));
-			cli_jset(o, "audit_records", json_integer((json_int_t)vs.records));
-			cli_jset(o, "audit_verified", json_true());
-			print_json_line(ctx, o);
-		}
-	}
-	audit_key_free(key, keylen);
-	free(auditdir);
+	code = demo_verify(ctx, dir, keyfile, run_code);
 	session_release(&s);
 	return code;
 }
@@ -1275,7 +1298,8 @@ const char cmd_demo_help[] =
 	"after both, with a gate), merges them, verifies the audit chain and prints where\n"
 	"to look. Uses its own audit key inside DIR. 'make run' runs it.\n"
 	"\n"
-	"Exit codes as 'bernstein run', and 5 when the audit chain does not verify.\n";
+	"Exit codes as 'bernstein run' (a failed run is reported as such, never as\n"
+	"verified), and 5 when the audit chain does not verify.\n";
 
 const char cmd_logs_summary[] = "print a task's agent log";
 const char cmd_logs_usage[] = "TASK [-f] [--run RUN] [--attempt N] [--events]";

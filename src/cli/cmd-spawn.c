@@ -572,7 +572,7 @@ static int read_prompt(struct cli_ctx *ctx, const char *file, char **ret)
 	if (r < 0)
 		return cli_error(ctx, r == -EFBIG ? BEXIT_USAGE : BEXIT_ENV,
 				 "cannot read the prompt from '%s': %s", file,
-				 r == -EFBIG ? "larger than 64 MiB" : strerror(-r));
+				 r == -EFBIG ? "larger than 64 MiB" : file_strerror(r));
 	if (memchr(*ret, '\0', len)) {
 		free(*ret);
 		*ret = NULL;

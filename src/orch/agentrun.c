@@ -95,9 +95,10 @@ int agentrun_write_json(const char *path, const json_t *o)
 	return r;
 }
 
+/* A FIFO or a symlink planted where a log goes is refused, not written. */
 static FILE *open_append(const char *path)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	int fd = open_regular(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600);
 	FILE *f;
 
 	if (fd < 0)
@@ -203,11 +204,12 @@ int agentrun_fill_spec(struct agentrun *r, struct proc_spec *spec, struct diag *
 	strvec_pushv(&spec->env, plan->env.v);
 	spec->cwd = plan->cwd;
 	if (plan->stdin_path) {
-		fd = open(plan->stdin_path, O_RDONLY | O_CLOEXEC);
+		fd = open_regular(plan->stdin_path, O_RDONLY, 0);
 		if (fd < 0) {
-			int e = -errno;
+			int e = fd;
 
-			diag_set(reterr, plan->stdin_path, 0, 0, "cannot open: %s", strerror(-e));
+			diag_set(reterr, plan->stdin_path, 0, 0, "cannot open: %s",
+				 file_strerror(e));
 			return e;
 		}
 		spec->stdin_fd = fd;

@@ -345,7 +345,7 @@ int orch_run_create(struct orch_env *e, const struct plan *plan, const char *pla
 	if (!branch) {
 		diag_set(reterr, e->repo, 0, 0,
 			 "HEAD is detached: check out the branch the run should merge into");
-		r = -EINVAL;
+		r = -ENOTSUP; /* the checkout, not the plan: exit 4 (docs/runs.md) */
 		goto out;
 	}
 	randid_run(id, sizeof(id), e->clk->now_ns(e->clk));
@@ -651,7 +651,7 @@ static char *fallback_prompt(struct loop *l, struct otask *t, const struct attem
 		(void)sbuf_addf(&p, "%s/%" PRId64 "/events.jsonl", dir, prev->n);
 		ev_path = sbuf_detach(&p, NULL);
 	}
-	if (read_file_capped(ev_path, SIZE_MAX, &text, &len) == 0 && text) {
+	if (read_file_tail(ev_path, CONTEXT_EVENTS_READ, &text, &len) == 0 && text) {
 		const char *p = len > CONTEXT_EVENTS_READ ? text + len - CONTEXT_EVENTS_READ : text;
 		char *copy = xstrdup(p), *save = NULL, *line;
 
@@ -1136,10 +1136,16 @@ static int check_artifact(struct loop *l, struct otask *t, const char *art, char
 	int r;
 
 	if (!realpath(t->row.worktree, real_wt) || !realpath(path, real_art) ||
-	    lstat(real_art, &st) < 0 || !S_ISREG(st.st_mode)) {
+	    lstat(real_art, &st) < 0) {
 		(void)snprintf(msg, size, "the declared artifact '%s' was not produced", art);
 		free(path);
 		return -ENOENT;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		r = file_type_error(st.st_mode);
+		(void)snprintf(msg, size, "the declared artifact '%s' %s", art, file_strerror(r));
+		free(path);
+		return r;
 	}
 	wl = strlen(real_wt);
 	if (strncmp(real_art, real_wt, wl) != 0 || real_art[wl] != '/') {
@@ -1151,7 +1157,8 @@ static int check_artifact(struct loop *l, struct otask *t, const char *art, char
 	r = read_file_capped(real_art, ARTIFACT_MAX, &data, &len);
 	free(path);
 	if (r < 0) {
-		(void)snprintf(msg, size, "cannot read the artifact '%s': %s", art, strerror(-r));
+		(void)snprintf(msg, size, "cannot read the artifact '%s': %s", art,
+			       file_strerror(r));
 		return r;
 	}
 	hash_sha256_hex(data, len, hex);

@@ -98,7 +98,8 @@ struct orch_summary {
 /* Record a new run of plan (plan_path: as given, for the record): the run
  * row and its tasks (pending) in one transaction, base = the checked-out
  * branch and commit of e->repo, and run.started in the audit chain. The
- * run's id into run_id (at least 64 bytes). */
+ * run's id into run_id (at least 64 bytes). -ENOTSUP when HEAD is detached
+ * (nothing recorded). */
 int orch_run_create(struct orch_env *e, const struct plan *plan, const char *plan_path,
 		    char *run_id, size_t size, struct diag *reterr);
 

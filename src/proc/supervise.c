@@ -323,9 +323,10 @@ static void log_open(struct supervisor *sv, struct sv_child *c, const char *path
 
 	free(dir);
 	if (r == 0) {
-		c->log_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0600);
+		/* never a FIFO (the open would block the loop) or a symlink */
+		c->log_fd = open_regular(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600);
 		if (c->log_fd < 0)
-			r = -errno;
+			r = c->log_fd;
 	}
 	if (r < 0) {
 		log_debug("cannot open log '%s': %s", path, strerror(-r));

@@ -255,7 +255,7 @@ static int load_transcript(struct runner *r, const char *session, json_t **ret, 
 		diag_set(reterr, path, 0, 0,
 			 rc == -ENOENT ? "no transcript to resume: %s"
 				       : "cannot read the transcript: %s",
-			 strerror(-rc));
+			 file_strerror(rc));
 		goto out;
 	}
 	rc = json_parse_strict(path, buf, len, &doc, reterr);

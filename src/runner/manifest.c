@@ -441,7 +441,7 @@ int runner_manifest_load(const char *path, struct runner_manifest **ret, struct 
 			diag_set(reterr, path, 0, 0, "larger than %d bytes",
 				 RUNNER_MANIFEST_MAX_BYTES);
 		else
-			diag_set(reterr, path, 0, 0, "cannot read: %s", strerror(-r));
+			diag_set(reterr, path, 0, 0, "cannot read: %s", file_strerror(r));
 		return r;
 	}
 	r = runner_manifest_parse(path, buf, len, ret, reterr);
