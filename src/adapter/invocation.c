@@ -526,9 +526,21 @@ static int resolve_model(struct build *b)
 	if (!b->model_id)
 		return 0;
 	b->plan->model = xstrdup(b->model_id);
-	if (b->plan->endpoint && ep->model)
-		return expand(b, ep->model, "runtime.endpoint.model", &b->model_arg);
-	b->model_arg = xstrdup(b->model_id);
+	if (b->plan->endpoint && ep->model) {
+		int r = expand(b, ep->model, "runtime.endpoint.model", &b->model_arg);
+
+		if (r < 0)
+			return r;
+	} else {
+		b->model_arg = xstrdup(b->model_id);
+	}
+	if (b->model_arg[0] == '-') {
+		/* the alias table and endpoint.model are checked at load: a
+		 * profile cannot get here, but never pass an option as the model */
+		diag_set(b->reterr, NULL, 0, 0, "profile '%s': the model '%s' starts with '-'",
+			 b->p->name, b->model_arg);
+		return -EINVAL;
+	}
 	return 0;
 }
 

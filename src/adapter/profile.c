@@ -654,6 +654,12 @@ static int parse_map(struct pctx *c, const struct ynode *node, const char *path,
 			r = perr(c, val, kp, "a model id must be non-empty, without whitespace");
 			goto out;
 		}
+		if (keys == MAP_KEYS_ALIAS && val->str[0] == '-') {
+			r = perr(c, val, kp,
+				 "a model id must not start with '-' (the agent would read it as "
+				 "an option)");
+			goto out;
+		}
 		if (has_ctl(val->str)) {
 			r = perr(c, val, kp, "a value must not contain control characters");
 			goto out;
@@ -1257,6 +1263,10 @@ static int parse_endpoint(struct pctx *c, const struct ynode *node)
 		if (has_space_or_ctl(m->str, m->len) || !m->str[0])
 			return perr(c, m, "runtime.endpoint.model",
 				    "must be a non-empty model spelling without whitespace");
+		if (m->str[0] == '-')
+			return perr(c, m, "runtime.endpoint.model",
+				    "must not start with '-' (the agent would read the model as an "
+				    "option)");
 		r = check_placeholders(c, m, "runtime.endpoint.model", m->str, PH_BIT(PH_MODEL),
 				       &used);
 		if (r < 0)
@@ -2196,15 +2206,19 @@ int profile_build_argv(const struct profile *p, const char *binary_override, con
 		       const char *prompt, const struct profile_vars *vars, struct strvec *argv)
 {
 	const struct profile_invocation *inv = &p->invocation;
+	const char *model_id = model ? profile_model(p, model) : NULL;
 	size_t i;
 	int r;
 
+	if ((prompt && prompt[0] == '-' && !inv->prompt_file_flag) ||
+	    (inv->model_flag && model_id && model_id[0] == '-'))
+		return -EINVAL;
 	strvec_push(argv, binary_override ? binary_override : inv->binary);
 	for (i = 0; i < inv->subcommands.n; i++)
 		strvec_push(argv, inv->subcommands.v[i]);
-	if (inv->model_flag && model) {
+	if (inv->model_flag && model_id) {
 		strvec_push(argv, inv->model_flag);
-		strvec_push(argv, profile_model(p, model));
+		strvec_push(argv, model_id);
 	}
 	for (i = 0; i < inv->extra_args.n; i++) {
 		r = push_expanded(argv, inv->extra_args.v[i], vars);

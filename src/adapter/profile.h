@@ -379,7 +379,10 @@ const char *profile_model(const struct profile *p, const char *name);
  * model id], extra args, then the prompt: [prompt flag, prompt], [prompt
  * file flag, vars {prompt_file}] or [prompt]. model NULL leaves the model
  * out. Placeholders in extra args are expanded from vars. Appended to argv;
- * errors as profile_expand(). */
+ * errors as profile_expand(), and -EINVAL (argv untouched) for a prompt or
+ * model id that starts with '-': this surface (the seed's InvocationSpec,
+ * what onboarding records) has no end-of-options marker, so such a value
+ * would reach the agent as an option. */
 int profile_build_argv(const struct profile *p, const char *binary_override, const char *model,
 		       const char *prompt, const struct profile_vars *vars, struct strvec *argv);
 

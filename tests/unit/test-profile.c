@@ -1106,6 +1106,7 @@ static const struct bad corpus[] = {
 	{"long_prompt_file_without_path.yaml", 11, 11,
 	 "field 'runtime.long_prompt.args': via: file needs \"{prompt_file}\""},
 	{"missing_binary.yaml", 6, 3, "field 'invocation.binary': missing (required)"},
+	{"model_alias_dash.yaml", 10, 9, "field 'models.evil': a model id must not start with '-'"},
 	{"model_flag_not_a_flag.yaml", 7, 15, "field 'invocation.model_flag': must be a flag"},
 	{"name_mismatch.yaml", 2, 7,
 	 "field 'name': 'other_name' does not match the file name 'name_mismatch.yaml'"},
