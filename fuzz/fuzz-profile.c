@@ -2,11 +2,14 @@
  * bytes, then, for what loads, the invariants of a valid profile: the hash is
  * SHA-256 of the canonical bytes, the canonical form re-reads to the same
  * bytes, the strategy rules and the contract cross-check never crash for any
- * strategy, and the argv always builds. */
+ * strategy, the argv always builds, and no prompt that looks like an option
+ * reaches argv unguarded (issue #14): invocation_build() puts it after "--",
+ * glues it to its flag, moves it off argv or refuses. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "adapter/contract.h"
+#include "adapter/invocation.h"
 #include "adapter/profile.h"
 
 static size_t profile_canonical_len(const struct profile *p)
@@ -69,6 +72,49 @@ static void check_strategies(const struct profile *p)
 				}
 }
 
+static void check_prompt_guard(const struct profile *p)
+{
+	static const char *const hostile[] = {"--version", "-", "--", "-h"};
+	static const char *const env[] = {"PATH=/nonexistent", NULL};
+	size_t i, n;
+
+	for (i = 0; i < sizeof(hostile) / sizeof(hostile[0]); i++) {
+		struct invocation_request req = {
+			.profile = p,
+			.prompt = hostile[i],
+			.workdir = "/nonexistent/w",
+			.session_dir = "/nonexistent/w/s",
+			.host_env = env,
+			.path_env = "/nonexistent",
+			.bernstein_exe = "/nonexistent/bernstein",
+		};
+		struct invocation_plan plan;
+		struct diag d;
+		const char *last;
+
+		invocation_plan_init(&plan);
+		diag_clear(&d);
+		if (invocation_build(&req, &plan, &d) < 0 ||
+		    plan.prompt_via != PROMPT_DELIVERY_ARGV) {
+			invocation_plan_release(&plan);
+			continue;
+		}
+		n = plan.argv.nr;
+		last = plan.argv.v[n - 1];
+		if (p->invocation.prompt_guard == PROMPT_GUARD_GLUED) {
+			size_t fl = strlen(p->invocation.prompt_flag);
+
+			if (strncmp(last, p->invocation.prompt_flag, fl) != 0 || last[fl] != '=' ||
+			    strcmp(last + fl + 1, hostile[i]) != 0)
+				abort();
+		} else if (n < 2 || strcmp(last, hostile[i]) != 0 ||
+			   strcmp(plan.argv.v[n - 2], "--") != 0 || strcmp(last, "-") == 0) {
+			abort(); /* an option-looking prompt on argv without "--" before it */
+		}
+		invocation_plan_release(&plan);
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct profile_issues is = PROFILE_ISSUES_INIT;
@@ -92,6 +138,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	check_canonical(p);
 	check_strategies(p);
+	check_prompt_guard(p);
 	if (contract_load_buf("fake", "fake.yaml", contract_yaml, sizeof(contract_yaml) - 1, &c,
 			      &d) < 0)
 		abort();

@@ -526,9 +526,21 @@ static int resolve_model(struct build *b)
 	if (!b->model_id)
 		return 0;
 	b->plan->model = xstrdup(b->model_id);
-	if (b->plan->endpoint && ep->model)
-		return expand(b, ep->model, "runtime.endpoint.model", &b->model_arg);
-	b->model_arg = xstrdup(b->model_id);
+	if (b->plan->endpoint && ep->model) {
+		int r = expand(b, ep->model, "runtime.endpoint.model", &b->model_arg);
+
+		if (r < 0)
+			return r;
+	} else {
+		b->model_arg = xstrdup(b->model_id);
+	}
+	if (b->model_arg[0] == '-') {
+		/* the alias table and endpoint.model are checked at load: a
+		 * profile cannot get here, but never pass an option as the model */
+		diag_set(b->reterr, NULL, 0, 0, "profile '%s': the model '%s' starts with '-'",
+			 b->p->name, b->model_arg);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -1020,6 +1032,26 @@ static size_t argv_bytes(const struct strvec *pieces[], size_t n)
 	return total + sizeof(char *);
 }
 
+/* Why the prompt cannot go on argv the way inv puts it there (it could be
+ * read as an option, or as stdin's marker), or NULL when it can:
+ *   - long-prompt: never on argv;
+ *   - glued: always (one token FLAG=PROMPT);
+ *   - '--' before it (separator, or '--' as the prompt flag): any prompt but
+ *     '-', which codex and bernstein mock-agent read as "the prompt is on
+ *     stdin" even after '--';
+ *   - unguarded: any prompt that does not start with '-'. */
+static const char *prompt_unsafe(const struct profile_invocation *inv, const char *prompt)
+{
+	if (inv->prompt_guard == PROMPT_GUARD_LONG_PROMPT)
+		return "always goes by runtime.long_prompt (invocation.prompt_guard: long-prompt)";
+	if (inv->prompt_guard == PROMPT_GUARD_GLUED)
+		return NULL;
+	if (profile_prompt_ends_options(inv))
+		return strcmp(prompt, "-") == 0 ? "is '-' (the stdin marker, also after '--')"
+						: NULL;
+	return prompt[0] == '-' ? "starts with '-'" : NULL;
+}
+
 static int build_prompt(struct build *b, size_t fixed_bytes)
 {
 	const struct invocation_request *req = b->req;
@@ -1027,8 +1059,10 @@ static int build_prompt(struct build *b, size_t fixed_bytes)
 	const struct profile_long_prompt *lp = &b->p->runtime.long_prompt;
 	size_t strlen_max = req->arg_strlen_max ? req->arg_strlen_max : INVOCATION_MAX_ARG_STRLEN;
 	size_t total_max = req->arg_total_max ? req->arg_total_max : INVOCATION_ARG_TOTAL_DEFAULT;
-	size_t need, limit;
+	size_t need, limit, token;
+	const char *unsafe;
 	char *content;
+	bool glued, fits;
 	int r;
 
 	if (b->runner) {
@@ -1050,19 +1084,44 @@ static int build_prompt(struct build *b, size_t fixed_bytes)
 		return 0;
 	}
 
-	need = strlen(b->prompt) + 1 + sizeof(char *);
-	if (inv->prompt_flag)
+	/* the prompt tokens on argv, in a form the agent cannot parse as an
+	 * option (invocation.prompt_guard) */
+	glued = inv->prompt_guard == PROMPT_GUARD_GLUED;
+	unsafe = prompt_unsafe(inv, b->prompt);
+	token = strlen(b->prompt) + 1;
+	if (glued)
+		token += strlen(inv->prompt_flag) + 1;
+	need = token + sizeof(char *);
+	if (inv->prompt_flag && !glued)
 		need += strlen(inv->prompt_flag) + 1 + sizeof(char *);
+	if (inv->prompt_guard == PROMPT_GUARD_SEPARATOR)
+		need += sizeof("--") + sizeof(char *);
 	limit = total_max > INVOCATION_ARG_HEADROOM ? total_max - INVOCATION_ARG_HEADROOM : 0;
-	if (strlen(b->prompt) + 1 <= strlen_max && fixed_bytes + need <= limit) {
-		if (inv->prompt_flag)
-			strvec_push(&b->prompt_args, inv->prompt_flag);
-		strvec_push(&b->prompt_args, b->prompt);
+	fits = token <= strlen_max && fixed_bytes + need <= limit;
+	if (!unsafe && fits) {
+		if (glued) {
+			strvec_pushf(&b->prompt_args, "%s=%s", inv->prompt_flag, b->prompt);
+		} else {
+			if (inv->prompt_flag)
+				strvec_push(&b->prompt_args, inv->prompt_flag);
+			if (inv->prompt_guard == PROMPT_GUARD_SEPARATOR)
+				strvec_push(&b->prompt_args, "--");
+			strvec_push(&b->prompt_args, b->prompt);
+		}
 		b->plan->prompt_via = PROMPT_DELIVERY_ARGV;
 		return 0;
 	}
 
-	/* too long for argv */
+	/* off argv: a prompt the agent would parse as an option, or one too
+	 * long for argv */
+	if (!lp->declared && unsafe) {
+		diag_set(b->reterr, NULL, 0, 0,
+			 "the prompt %s and profile '%s' has no safe way to pass it (no "
+			 "invocation.prompt_guard, no runtime.long_prompt): refusing to spawn "
+			 "rather than let '%s' read it as an option",
+			 unsafe, b->p->name, b->p->invocation.binary);
+		return -EPERM;
+	}
 	if (!lp->declared) {
 		diag_set(b->reterr, NULL, 0, 0,
 			 "the prompt (%zu bytes) is too long for the argv of '%s' and its profile "
@@ -1070,7 +1129,10 @@ static int build_prompt(struct build *b, size_t fixed_bytes)
 			 strlen(b->prompt), b->p->name);
 		return -E2BIG;
 	}
-	b->plan->prompt_too_long = true;
+	b->plan->prompt_too_long = !fits;
+	if (unsafe && fits && inv->prompt_guard != PROMPT_GUARD_LONG_PROMPT)
+		warn(b, "the prompt %s: it goes to %s by %s so that it cannot be read as an option",
+		     unsafe, b->p->name, lp->via == PROMPT_VIA_STDIN ? "stdin" : "a file");
 	add_file(b, INVOCATION_BASE_SESSION, INVOCATION_PROMPT_FILE, 0600, xstrdup(b->prompt));
 	b->vars.v[PH_PROMPT_FILE] = b->prompt_path;
 	r = push_expanded(b, &b->prompt_args, &lp->args, "runtime.long_prompt.args");

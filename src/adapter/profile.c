@@ -21,6 +21,7 @@ static const char *const sandbox_names[] = {"none", "process", "container", "mic
 static const char *const position_names[] = {"after-subcommands", "before-prompt", "end", NULL};
 static const char *const format_names[] = {"uuid", "any", NULL};
 static const char *const via_names[] = {"stdin", "file", NULL};
+static const char *const guard_names[] = {"none", "separator", "glued", "long-prompt", NULL};
 static const char *const dialect_names[] = {"claude", "codex",	"gemini",	"qwen", "opencode",
 					    "pi",     "runner", "text-signals", "none", NULL};
 static const char *const home_names[] = {"inherit", "isolated", NULL};
@@ -76,6 +77,11 @@ const char *session_id_format_to_string(enum session_id_format v)
 const char *prompt_via_to_string(enum prompt_via v)
 {
 	return name_of(via_names, _PROMPT_VIA_MAX, (int)v);
+}
+
+const char *prompt_guard_to_string(enum prompt_guard v)
+{
+	return name_of(guard_names, _PROMPT_GUARD_MAX, (int)v);
 }
 
 const char *event_dialect_to_string(enum event_dialect v)
@@ -654,6 +660,12 @@ static int parse_map(struct pctx *c, const struct ynode *node, const char *path,
 			r = perr(c, val, kp, "a model id must be non-empty, without whitespace");
 			goto out;
 		}
+		if (keys == MAP_KEYS_ALIAS && val->str[0] == '-') {
+			r = perr(c, val, kp,
+				 "a model id must not start with '-' (the agent would read it as "
+				 "an option)");
+			goto out;
+		}
 		if (has_ctl(val->str)) {
 			r = perr(c, val, kp, "a value must not contain control characters");
 			goto out;
@@ -836,6 +848,7 @@ static const struct pfield invocation_fields[] = {
 	{"prompt_flag", YT_STR, false},
 	{"prompt_file_flag", YT_STR, false},
 	{"prompt_positional", YT_BOOL, false},
+	{"prompt_guard", YT_STR, false},
 	{"extra_args", YT_STRLIST, false},
 	{"env_passthrough", YT_STRLIST, false},
 	{NULL, 0, false},
@@ -857,6 +870,64 @@ static int parse_flag_key(struct pctx *c, const struct ynode *map, const char *k
 		return r;
 	*ret = adup(c, v->str);
 	*ret_at = at_node(c, v);
+	return 0;
+}
+
+/* invocation.prompt_guard, the rules that need only the invocation; those
+ * that need runtime (long_prompt, the resume position) are in
+ * check_prompt_guard(). */
+static int parse_prompt_guard(struct pctx *c, const struct ynode *node)
+{
+	struct profile_invocation *inv = &c->p->invocation;
+	const struct ynode *v = ynode_get(node, "prompt_guard");
+	int g = PROMPT_GUARD_NONE, r;
+
+	r = get_enum(c, node, "prompt_guard", "invocation.prompt_guard", guard_names,
+		     PROMPT_GUARD_NONE, &g);
+	if (r < 0)
+		return r;
+	inv->prompt_guard = (enum prompt_guard)g;
+	inv->prompt_guard_at = at_node(c, v ? v : node);
+	if (!v || g == PROMPT_GUARD_NONE)
+		return 0;
+	if (inv->prompt_file_flag)
+		return perr(c, v, "invocation.prompt_guard",
+			    "the prompt is always in a file (prompt_file_flag), never on argv: "
+			    "there is nothing to guard");
+	if (g == PROMPT_GUARD_SEPARATOR && inv->prompt_flag && strcmp(inv->prompt_flag, "--") == 0)
+		return perr(c, v, "invocation.prompt_guard",
+			    "prompt_flag '--' already ends the options: 'separator' would put a "
+			    "second '--' before the prompt");
+	if (g == PROMPT_GUARD_GLUED && (!inv->prompt_flag || strcmp(inv->prompt_flag, "--") == 0))
+		return perr(c, v, "invocation.prompt_guard",
+			    "'glued' passes PROMPT_FLAG=PROMPT as one token: it needs a "
+			    "prompt_flag (other than '--')");
+	return 0;
+}
+
+bool profile_prompt_ends_options(const struct profile_invocation *inv)
+{
+	return inv->prompt_guard == PROMPT_GUARD_SEPARATOR ||
+	       (inv->prompt_flag && strcmp(inv->prompt_flag, "--") == 0);
+}
+
+/* The prompt guard against runtime: long-prompt needs a long form, and
+ * nothing may follow the '--' that ends the options. */
+static int check_prompt_guard(struct pctx *c)
+{
+	const struct profile *p = c->p;
+	const struct profile_invocation *inv = &p->invocation;
+
+	if (inv->prompt_guard == PROMPT_GUARD_LONG_PROMPT && !p->runtime.long_prompt.declared)
+		return oerr(c->reterr, c->file, &inv->prompt_guard_at, "invocation.prompt_guard",
+			    "'long-prompt' delivers every prompt by runtime.long_prompt, which is "
+			    "not declared");
+	if (profile_prompt_ends_options(inv) && p->runtime.resume.declared &&
+	    p->runtime.resume.position == RESUME_POSITION_END)
+		return oerr(c->reterr, c->file, &p->runtime.resume.position_at,
+			    "runtime.resume.position",
+			    "'end' puts the resume tokens after the prompt, where the '--' before "
+			    "it has ended the options (use before-prompt or after-subcommands)");
 	return 0;
 }
 
@@ -927,6 +998,9 @@ static int parse_invocation(struct pctx *c, const struct ynode *node)
 						   : "invocation.prompt_file_flag",
 			    "the prompt can have only one delivery (prompt_flag, prompt_file_flag "
 			    "or prompt_positional: true)");
+	r = parse_prompt_guard(c, node);
+	if (r < 0)
+		return r;
 
 	r = parse_args(c, node, "extra_args", "invocation", PH_LOCAL, 0, &inv->extra_args, NULL);
 	if (r < 0)
@@ -1120,6 +1194,8 @@ static int parse_resume(struct pctx *c, const struct ynode *node)
 	if (r < 0)
 		return r;
 	res->position = (enum resume_position)pos;
+	res->position_at =
+		at_node(c, ynode_get(node, "position") ? ynode_get(node, "position") : node);
 	res->declared = true;
 	res->origin = at_node(c, node);
 	return 0;
@@ -1257,6 +1333,10 @@ static int parse_endpoint(struct pctx *c, const struct ynode *node)
 		if (has_space_or_ctl(m->str, m->len) || !m->str[0])
 			return perr(c, m, "runtime.endpoint.model",
 				    "must be a non-empty model spelling without whitespace");
+		if (m->str[0] == '-')
+			return perr(c, m, "runtime.endpoint.model",
+				    "must not start with '-' (the agent would read the model as an "
+				    "option)");
 		r = check_placeholders(c, m, "runtime.endpoint.model", m->str, PH_BIT(PH_MODEL),
 				       &used);
 		if (r < 0)
@@ -1570,6 +1650,9 @@ static int parse_top(struct pctx *c, const char *stem)
 		return r;
 	if (!v)
 		p->runtime.origin = p->origin;
+	r = check_prompt_guard(c);
+	if (r < 0)
+		return r;
 	if (p->caps.supports_endpoint && !p->runtime.endpoint.declared &&
 	    p->shape == PROFILE_SHAPE_FACTORY)
 		return oerr(c->reterr, c->file, &p->caps.supports_endpoint_at,
@@ -2062,6 +2145,7 @@ json_t *profile_canonical(const struct profile *p)
 	jset(j, "prompt_flag", jstr_or_null(inv->prompt_flag));
 	jset(j, "prompt_file_flag", jstr_or_null(inv->prompt_file_flag));
 	jset(j, "prompt_positional", json_boolean(inv->prompt_positional));
+	jset(j, "prompt_guard", json_string(prompt_guard_to_string(inv->prompt_guard)));
 	jset(j, "extra_args", jstrv(&inv->extra_args));
 	jset(j, "env_passthrough", jstrv(&inv->env_passthrough));
 	jset(o, "invocation", j);
@@ -2196,15 +2280,19 @@ int profile_build_argv(const struct profile *p, const char *binary_override, con
 		       const char *prompt, const struct profile_vars *vars, struct strvec *argv)
 {
 	const struct profile_invocation *inv = &p->invocation;
+	const char *model_id = model ? profile_model(p, model) : NULL;
 	size_t i;
 	int r;
 
+	if ((prompt && prompt[0] == '-' && !inv->prompt_file_flag) ||
+	    (inv->model_flag && model_id && model_id[0] == '-'))
+		return -EINVAL;
 	strvec_push(argv, binary_override ? binary_override : inv->binary);
 	for (i = 0; i < inv->subcommands.n; i++)
 		strvec_push(argv, inv->subcommands.v[i]);
-	if (inv->model_flag && model) {
+	if (inv->model_flag && model_id) {
 		strvec_push(argv, inv->model_flag);
-		strvec_push(argv, profile_model(p, model));
+		strvec_push(argv, model_id);
 	}
 	for (i = 0; i < inv->extra_args.n; i++) {
 		r = push_expanded(argv, inv->extra_args.v[i], vars);

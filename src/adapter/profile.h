@@ -93,6 +93,19 @@ enum prompt_via {
 	_PROMPT_VIA_INVALID = -EINVAL,
 };
 
+/* How the prompt on argv is kept from being read as an option (or as a
+ * subcommand) by the agent's own argument parser. */
+enum prompt_guard {
+	PROMPT_GUARD_NONE,	  /* "none" (the default): the prompt goes on argv as is, unless
+				   * it starts with '-': then by runtime.long_prompt, or refused */
+	PROMPT_GUARD_SEPARATOR,	  /* "separator": "--" just before the prompt (after the
+				   * prompt flag, if any: a mode flag such as claude's -p) */
+	PROMPT_GUARD_GLUED,	  /* "glued": one token PROMPT_FLAG=PROMPT */
+	PROMPT_GUARD_LONG_PROMPT, /* "long-prompt": never on argv; always by runtime.long_prompt */
+	_PROMPT_GUARD_MAX,
+	_PROMPT_GUARD_INVALID = -EINVAL,
+};
+
 /* The grammar of what the agent prints on stdout. */
 enum event_dialect {
 	EVENT_DIALECT_CLAUDE,	    /* "claude": Claude Code stream-json */
@@ -181,9 +194,11 @@ struct profile_invocation {
 	const char *prompt_flag;      /* NULL, or the flag preceding the prompt */
 	const char *prompt_file_flag; /* NULL, or the flag preceding a file holding it */
 	bool prompt_positional;	      /* the prompt is the last argument */
+	enum prompt_guard prompt_guard;
 	struct profile_strv extra_args;
 	struct profile_strv env_passthrough;
-	struct catalog_origin origin, binary_at, model_flag_at, prompt_flag_at, prompt_file_flag_at;
+	struct catalog_origin origin, binary_at, model_flag_at, prompt_flag_at, prompt_file_flag_at,
+		prompt_guard_at;
 };
 
 struct profile_capabilities {
@@ -211,7 +226,7 @@ struct profile_resume {
 	bool declared;
 	struct profile_strv args;
 	enum resume_position position;
-	struct catalog_origin origin;
+	struct catalog_origin origin, position_at;
 };
 
 struct profile_dangerous {
@@ -372,6 +387,9 @@ struct profile_vars {
 /* Expand the placeholders of tmpl into out. -ENOENT when one has no value
  * (out then holds a prefix), -ENOBUFS when out's cap is hit. */
 int profile_expand(const char *tmpl, const struct profile_vars *vars, struct sbuf *out);
+/* The argv puts "--" just before the prompt: prompt_guard separator, or
+ * '--' as the prompt flag (aichat -- PROMPT). */
+bool profile_prompt_ends_options(const struct profile_invocation *inv);
 /* The model id of an alias (models:), or name itself. */
 const char *profile_model(const struct profile *p, const char *name);
 /* The always-passed argv, in the seed's order: binary (or binary_override,
@@ -379,7 +397,10 @@ const char *profile_model(const struct profile *p, const char *name);
  * model id], extra args, then the prompt: [prompt flag, prompt], [prompt
  * file flag, vars {prompt_file}] or [prompt]. model NULL leaves the model
  * out. Placeholders in extra args are expanded from vars. Appended to argv;
- * errors as profile_expand(). */
+ * errors as profile_expand(), and -EINVAL (argv untouched) for a prompt or
+ * model id that starts with '-': this surface (the seed's InvocationSpec,
+ * what onboarding records) has no invocation.prompt_guard, so such a value
+ * would reach the agent as an option. The spawn path is invocation_build(). */
 int profile_build_argv(const struct profile *p, const char *binary_override, const char *model,
 		       const char *prompt, const struct profile_vars *vars, struct strvec *argv);
 
@@ -391,6 +412,7 @@ enum sandbox_tier sandbox_tier_from_string(const char *s);
 const char *resume_position_to_string(enum resume_position v);
 const char *session_id_format_to_string(enum session_id_format v);
 const char *prompt_via_to_string(enum prompt_via v);
+const char *prompt_guard_to_string(enum prompt_guard v);
 const char *event_dialect_to_string(enum event_dialect v);
 const char *agent_home_to_string(enum agent_home v);
 const char *git_dir_access_to_string(enum git_dir_access v);

@@ -190,6 +190,9 @@ int heldout_derive(const struct evidence *ev, const struct recorded_invocation *
 			 "the smoke prompt (required) and model must be valid UTF-8");
 		return -EINVAL;
 	}
+	r = transcript_values_check(inv, smoke_model, smoke_prompt, reterr);
+	if (r < 0)
+		return r;
 	r = check_evidence(ev, inv, smoke_prompt, smoke_model, reterr);
 	if (r < 0)
 		return r;

@@ -306,9 +306,13 @@ static int prepare_case(struct run *rn, size_t i, struct proc_spec *spec)
 	rn->mismatch = false;
 	free(rn->work);
 	rn->work = NULL;
-	r = transcript_build_argv(rn->inv, c->model, c->prompt, NULL, &tmpl);
+	diag_clear(&d);
+	r = transcript_values_check(rn->inv, c->model, c->prompt, &d);
+	if (r >= 0)
+		r = transcript_build_argv(rn->inv, c->model, c->prompt, NULL, &tmpl);
 	if (r < 0) {
-		result_set(res, ONBOARD_EXEC_ERROR, -1, "cannot build the argv: %s", strerror(-r));
+		result_set(res, ONBOARD_EXEC_ERROR, -1, "cannot build the argv: %s",
+			   d.msg[0] ? d.msg : strerror(-r));
 		r = 0;
 		goto out;
 	}
@@ -576,6 +580,9 @@ int onboard_record_run(const struct onboard_record_request *req, struct onboard_
 	rec->model = req->smoke_model
 			     ? arena_strdup(&rec->arena, profile_model(p, req->smoke_model))
 			     : NULL;
+	r = transcript_values_check(&rec->inv, rec->model, req->smoke_prompt, reterr);
+	if (r < 0)
+		return r;
 	r = check_rehydrated(p, &rec->inv, req->smoke_model, rec->model, req->smoke_prompt, reterr);
 	if (r < 0)
 		return r;

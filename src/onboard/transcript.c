@@ -145,6 +145,25 @@ int transcript_invocation_from_profile(const struct profile *p, struct arena *ar
 	return 0;
 }
 
+int transcript_values_check(const struct recorded_invocation *inv, const char *model,
+			    const char *prompt, struct diag *reterr)
+{
+	if (prompt && prompt[0] == '-') {
+		diag_set(reterr, NULL, 0, 0,
+			 "the prompt starts with '-': the recorded invocation of '%s' has no "
+			 "end-of-options marker, so the agent would read it as an option",
+			 inv->registry_name);
+		return -EINVAL;
+	}
+	if (inv->model_flag && model && model[0] == '-') {
+		diag_set(reterr, NULL, 0, 0,
+			 "the model '%s' starts with '-': '%s' would read it as an option", model,
+			 inv->registry_name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int transcript_build_argv(const struct recorded_invocation *inv, const char *model,
 			  const char *prompt, const struct profile_vars *vars, struct strvec *argv)
 {
@@ -152,6 +171,8 @@ int transcript_build_argv(const struct recorded_invocation *inv, const char *mod
 	size_t i;
 	int r = 0;
 
+	if (transcript_values_check(inv, model, prompt, NULL) < 0)
+		return -EINVAL;
 	strvec_push(argv, inv->binary);
 	for (i = 0; i < inv->subcommands.n; i++)
 		strvec_push(argv, inv->subcommands.v[i]);

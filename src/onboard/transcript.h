@@ -101,9 +101,17 @@ int transcript_invocation_from_profile(const struct profile *p, struct arena *ar
  * model] (when both are set), extra args, [prompt_flag] prompt.
  * Placeholders of extra args are expanded from vars ({home}, {workdir});
  * vars NULL keeps them as written (the form stored in inner_argv). Errors
- * as profile_expand() (-ENOENT: a placeholder without a value). */
+ * as profile_expand() (-ENOENT: a placeholder without a value), and
+ * -EINVAL (argv untouched) when transcript_values_check() refuses prompt
+ * or model. */
 int transcript_build_argv(const struct recorded_invocation *inv, const char *model,
 			  const char *prompt, const struct profile_vars *vars, struct strvec *argv);
+/* A prompt or model the recorded invocation can pass: neither may start
+ * with '-' (ctor_kwargs has no end-of-options marker, so the agent would
+ * read it as an option: a prompt of --version, a model of --settings=x).
+ * 0, or -EINVAL with the reason in reterr. */
+int transcript_values_check(const struct recorded_invocation *inv, const char *model,
+			    const char *prompt, struct diag *reterr);
 
 /* A new transcript called name with invocation inv (copied), no steps. */
 struct transcript *transcript_new(const char *name, const struct recorded_invocation *inv);

@@ -453,17 +453,18 @@ static void test_endpoint_all_six(void **state)
 	set(&r.sampling, "base_url", "http://127.0.0.1:4000/v1");
 	set(&r.sampling, "api_key_env", "GATEWAY_KEY");
 	assert_int_equal(build(&r, &plan, &d), 0);
-	assert_argv(&plan, "run|-m|local/qwen3|--format|json|--auto|x");
+	assert_argv(&plan, "run|-m|local/qwen3|--format|json|--auto|--|x");
 	assert_string_equal(plan.model, "qwen3");
 	assert_false(plan.model_defaulted);
 	invocation_plan_release(&plan);
 
-	/* qwen: endpoint args before the prompt */
+	/* qwen: endpoint args, and the prompt on stdin (prompt_guard long-prompt) */
 	req_init(&r, shipped("qwen"), "x");
 	set(&r.sampling, "base_url", "http://127.0.0.1:4000/v1");
 	set(&r.sampling, "api_key_env", "GATEWAY_KEY");
 	assert_int_equal(build(&r, &plan, &d), 0);
-	assert_argv(&plan, "-o|stream-json|--auth-type|openai|--yolo|x");
+	assert_argv(&plan, "-o|stream-json|--auth-type|openai|--yolo");
+	assert_int_equal(plan.prompt_via, PROMPT_DELIVERY_STDIN);
 	assert_string_equal(env_of(&plan, "OPENAI_API_KEY"), "gw-secret-value");
 	invocation_plan_release(&plan);
 }
@@ -494,7 +495,7 @@ static void test_endpoint_default_model(void **state)
 	set(&r.sampling, "api_key_env", "GATEWAY_KEY");
 	assert_int_equal(build(&r, &plan, &d), 0);
 	assert_argv(&plan, "exec|-m|gpt-5.5|--json|--skip-git-repo-check|"
-			   "--dangerously-bypass-approvals-and-sandbox|x");
+			   "--dangerously-bypass-approvals-and-sandbox|--|x");
 	assert_string_equal(plan.model, "gpt-5.5");
 	assert_true(plan.model_defaulted);
 	invocation_plan_release(&plan);
@@ -517,7 +518,7 @@ static void test_endpoint_default_model(void **state)
 	set(&r.sampling, "base_url", "http://127.0.0.1:4000/v1");
 	set(&r.sampling, "api_key_env", "GATEWAY_KEY");
 	assert_int_equal(build(&r, &plan, &d), 0);
-	assert_argv(&plan, "run|-m|local/gpt-5.5|--format|json|--auto|x");
+	assert_argv(&plan, "run|-m|local/gpt-5.5|--format|json|--auto|--|x");
 	assert_non_null(strstr(file_of(&plan, ".config/opencode/opencode.json")->content,
 			       "\"models\": {\"gpt-5.5\": {\"name\": \"gpt-5.5\"}}"));
 	invocation_plan_release(&plan);
@@ -525,7 +526,7 @@ static void test_endpoint_default_model(void **state)
 	set(&r.sampling, "base_url", "http://127.0.0.1:4000/v1");
 	set(&r.sampling, "api_key_env", "GATEWAY_KEY");
 	assert_int_equal(build(&r, &plan, &d), 0);
-	assert_argv(&plan, "--model|gpt-5.5|--mode|json|--provider|local|-p|x");
+	assert_argv(&plan, "--model|gpt-5.5|--mode|json|--provider|local|-p");
 	assert_non_null(strstr(file_of(&plan, ".pi/agent/models.json")->content,
 			       "[{\"id\": \"gpt-5.5\"}]"));
 	invocation_plan_release(&plan);
@@ -746,7 +747,7 @@ static void test_resume_by_strategy(void **state)
 	r.resume_id = "819ea001-cdcb-46b3-8cd8-3ed48e47f3a7";
 	assert_int_equal(build(&r, &plan, &d), 0);
 	assert_argv(&plan, "--output-format|stream-json|--verbose|--dangerously-skip-permissions|"
-			   "--resume|819ea001-cdcb-46b3-8cd8-3ed48e47f3a7|-p|go on");
+			   "--resume|819ea001-cdcb-46b3-8cd8-3ed48e47f3a7|-p|--|go on");
 	assert_string_equal(plan.resume_id, "819ea001-cdcb-46b3-8cd8-3ed48e47f3a7");
 	invocation_plan_release(&plan);
 
@@ -757,7 +758,7 @@ static void test_resume_by_strategy(void **state)
 	assert_int_equal(build(&r, &plan, &d), 0);
 	assert_argv(&plan, "exec|-m|gpt-5|--json|--skip-git-repo-check|"
 			   "--dangerously-bypass-approvals-and-sandbox|resume|"
-			   "0199a213-81c0-7800-8aa1-bbab2a035a53|go on");
+			   "0199a213-81c0-7800-8aa1-bbab2a035a53|--|go on");
 	invocation_plan_release(&plan);
 
 	/* unsupported: a fresh session and a warning */
@@ -851,7 +852,7 @@ static void test_dangerous_by_strategy(void **state)
 	/* always-on: pi adds nothing, warns nothing */
 	req_init(&r, shipped("pi"), "p");
 	assert_int_equal(build(&r, &plan, &d), 0);
-	assert_argv(&plan, "--mode|json|-p|p");
+	assert_argv(&plan, "--mode|json|-p");
 	assert_false(warned(&plan, "dangerous"));
 	invocation_plan_release(&plan);
 
@@ -876,7 +877,7 @@ static void test_session_preassign(void **state)
 	assert_int_equal(build(&r, &plan, &d), 0);
 	assert_string_equal(plan.session_id, "b19021e8-3303-540b-b04b-fb960463e3c1");
 	assert_argv(&plan, "--output-format|stream-json|--verbose|--dangerously-skip-permissions|"
-			   "--session-id|b19021e8-3303-540b-b04b-fb960463e3c1|-p|p");
+			   "--session-id|b19021e8-3303-540b-b04b-fb960463e3c1|-p|--|p");
 	invocation_plan_release(&plan);
 
 	/* a UUID is used as given (lower-cased) */
@@ -1118,7 +1119,7 @@ static void test_modules(void **state)
 	assert_int_equal(build(&r, &plan, &d), 0);
 	assert_string_equal(plan.argv.v[0], INVOCATION_SELF_EXE);
 	assert_true(plan.binary_found);
-	assert_argv(&plan, "mock-agent|--session-id|32b2c54a-a04d-5759-a20e-c59c0ba5deb7|"
+	assert_argv(&plan, "mock-agent|--session-id|32b2c54a-a04d-5759-a20e-c59c0ba5deb7|--|"
 			   "write a.txt hi");
 	assert_int_equal(plan.dialect, DIALECT_RUNNER);
 	assert_string_equal(plan.state_dir, STATE);
@@ -1127,7 +1128,7 @@ static void test_modules(void **state)
 	invocation_plan_release(&plan);
 	r.resume_id = "conv-1";
 	assert_int_equal(build(&r, &plan, &d), 0);
-	assert_argv(&plan, "mock-agent|--resume|conv-1|write a.txt hi");
+	assert_argv(&plan, "mock-agent|--resume|conv-1|--|write a.txt hi");
 	invocation_plan_release(&plan);
 	req_init(&r, shipped("generic"), "p");
 	assert_int_equal(build(&r, &plan, &d), -ENOTSUP);
@@ -1228,6 +1229,234 @@ static void test_every_shipped_profile(void **state)
 	assert_true(n >= 39);
 }
 
+/* ---- the prompt guard (issue #14: a prompt is never an option) ---- */
+
+static const char *const hostile[] = {"--version", "-h", "--settings=x", "-", "--"};
+
+/* Where the prompt went in plan: it is text to the agent when it is not on
+ * argv at all (stdin or a file holding exactly it), or is glued to its flag
+ * (FLAG=PROMPT), or is the last token with "--" just before it. */
+static void assert_prompt_is_text(const struct profile *p, const struct invocation_plan *plan,
+				  const char *prompt)
+{
+	size_t i, n = plan->argv.nr;
+	const char *last = plan->argv.v[n - 1];
+
+	if (plan->prompt_via != PROMPT_DELIVERY_ARGV) {
+		/* a file: the prompt file, never the text itself on argv */
+		for (i = 1; i < n; i++)
+			if (strcmp(plan->argv.v[i], prompt) == 0 && strcmp(prompt, "-") != 0 &&
+			    strcmp(prompt, "--") != 0)
+				fail_msg("%s: prompt '%s' off argv, yet argv[%zu] holds it",
+					 p->name, prompt, i);
+		assert_string_equal(file_of(plan, "prompt.txt")->content, prompt);
+		return;
+	}
+	if (p->invocation.prompt_guard == PROMPT_GUARD_GLUED) {
+		char want[128];
+
+		(void)snprintf(want, sizeof(want), "%s=%s", p->invocation.prompt_flag, prompt);
+		assert_string_equal(last, want);
+		return;
+	}
+	if (strcmp(last, prompt) != 0 || n < 2 || strcmp(plan->argv.v[n - 2], "--") != 0)
+		fail_msg("%s: prompt '%s' on argv without '--' before it (last '%s')", p->name,
+			 prompt, last);
+	assert_string_not_equal(prompt, "-");
+}
+
+static void test_prompt_guard(void **state)
+{
+	struct invocation_request r;
+	struct invocation_plan plan;
+	struct diag d;
+	struct profile *p;
+	size_t i;
+
+	(void)state;
+	/* the six measured CLIs: each hostile prompt reaches the agent as text */
+	for (i = 0; i < sizeof(hostile) / sizeof(hostile[0]); i++) {
+		static const char *const six[] = {"claude",   "codex", "gemini", "qwen",
+						  "opencode", "pi",    "mock"};
+		size_t k;
+
+		for (k = 0; k < sizeof(six) / sizeof(six[0]); k++) {
+			req_init(&r, shipped(six[k]), hostile[i]);
+			if (build(&r, &plan, &d) < 0)
+				fail_msg("%s, prompt '%s': %s", six[k], hostile[i], d.msg);
+			assert_prompt_is_text(shipped(six[k]), &plan, hostile[i]);
+			invocation_plan_release(&plan);
+		}
+	}
+
+	/* the exact argv of each form */
+	req_init(&r, shipped("claude"), "--settings=evil.json");
+	assert_int_equal(build(&r, &plan, &d), 0);
+	assert_argv(&plan, "--output-format|stream-json|--verbose|--dangerously-skip-permissions|"
+			   "-p|--|--settings=evil.json");
+	assert_int_equal(plan.warnings.nr, 1); /* only: the binary is not installed here */
+	invocation_plan_release(&plan);
+	req_init(&r, shipped("codex"), "review");
+	r.resume_id = "0199a213-81c0-7800-8aa1-bbab2a035a53";
+	assert_int_equal(build(&r, &plan, &d), 0);
+	assert_argv(&plan, "exec|--json|--skip-git-repo-check|"
+			   "--dangerously-bypass-approvals-and-sandbox|resume|"
+			   "0199a213-81c0-7800-8aa1-bbab2a035a53|--|review");
+	invocation_plan_release(&plan);
+	req_init(&r, shipped("gemini"), "-p=x --yolo");
+	assert_int_equal(build(&r, &plan, &d), 0);
+	assert_argv(&plan, "-o|stream-json|--yolo|--skip-trust|-p=-p=x --yolo");
+	invocation_plan_release(&plan);
+	req_init(&r, shipped("qwen"), "mcp");
+	assert_int_equal(build(&r, &plan, &d), 0);
+	assert_argv(&plan, "-o|stream-json|--yolo");
+	assert_int_equal(plan.prompt_via, PROMPT_DELIVERY_STDIN);
+	assert_false(plan.prompt_too_long);
+	assert_string_equal(plan.stdin_path, SESSION "/prompt.txt");
+	assert_false(warned(&plan, "option"));
+	invocation_plan_release(&plan);
+	req_init(&r, shipped("pi"), "@/etc/passwd");
+	assert_int_equal(build(&r, &plan, &d), 0);
+	assert_argv(&plan, "--mode|json|-p");
+	assert_string_equal(file_of(&plan, "prompt.txt")->content, "@/etc/passwd");
+	invocation_plan_release(&plan);
+
+	/* '-' after '--' is still stdin's marker (codex, mock): on stdin, warned */
+	req_init(&r, shipped("codex"), "-");
+	assert_int_equal(build(&r, &plan, &d), 0);
+	assert_argv(&plan, "exec|--json|--skip-git-repo-check|"
+			   "--dangerously-bypass-approvals-and-sandbox|-");
+	assert_int_equal(plan.prompt_via, PROMPT_DELIVERY_STDIN);
+	assert_false(plan.prompt_too_long);
+	assert_true(warned(&plan, "the prompt is '-' (the stdin marker, also after '--'): it "
+				  "goes to codex by stdin so that it cannot be read as an option"));
+	invocation_plan_release(&plan);
+
+	/* glued: the per-string limit counts FLAG= too */
+	req_init(&r, shipped("gemini"), "0123456");
+	r.arg_strlen_max = 10;
+	assert_int_equal(build(&r, &plan, &d), 0);
+	assert_int_equal(plan.prompt_via, PROMPT_DELIVERY_STDIN);
+	assert_true(plan.prompt_too_long);
+	invocation_plan_release(&plan);
+	r.arg_strlen_max = 11;
+	assert_int_equal(build(&r, &plan, &d), 0);
+	assert_int_equal(plan.prompt_via, PROMPT_DELIVERY_ARGV);
+	assert_string_equal(plan.argv.v[plan.argv.nr - 1], "-p=0123456");
+	invocation_plan_release(&plan);
+
+	/* unguarded, with a long form: a dash prompt moves off argv, warned */
+	p = load("unguarded", "name: unguarded\ndisplay_name: U\nshape: factory\n"
+			      "invocation:\n  binary: u-agent\n  prompt_flag: --message\n"
+			      "runtime:\n  long_prompt: {via: file, args: [--message-file, "
+			      "\"{prompt_file}\"]}\n");
+	req_init(&r, p, "--help");
+	assert_int_equal(build(&r, &plan, &d), 0);
+	assert_argv(&plan, "--message-file|" SESSION "/prompt.txt");
+	assert_int_equal(plan.prompt_via, PROMPT_DELIVERY_FILE);
+	assert_true(warned(&plan, "the prompt starts with '-': it goes to unguarded by a file"));
+	invocation_plan_release(&plan);
+	req_init(&r, p, "say -- --help");
+	assert_int_equal(build(&r, &plan, &d), 0);
+	assert_argv(&plan, "--message|say -- --help");
+	invocation_plan_release(&plan);
+	profile_free(p);
+
+	/* unguarded, no long form: refused, nothing built */
+	for (i = 0; i < sizeof(hostile) / sizeof(hostile[0]); i++) {
+		req_init(&r, shipped("aider"), hostile[i]);
+		assert_int_equal(build(&r, &plan, &d), -EPERM);
+		assert_string_equal(d.msg,
+				    "the prompt starts with '-' and profile 'aider' has no "
+				    "safe way to pass it (no invocation.prompt_guard, no "
+				    "runtime.long_prompt): refusing to spawn rather than let "
+				    "'aider' read it as an option");
+		assert_int_equal(plan.argv.nr, 0);
+		invocation_plan_release(&plan);
+	}
+	/* prompt_flag '--' (aichat) ends the options itself: only '-' is refused */
+	req_init(&r, shipped("aichat"), "--version");
+	assert_int_equal(build(&r, &plan, &d), 0);
+	assert_string_equal(plan.argv.v[plan.argv.nr - 2], "--");
+	assert_string_equal(plan.argv.v[plan.argv.nr - 1], "--version");
+	invocation_plan_release(&plan);
+	req_init(&r, shipped("aichat"), "-");
+	assert_int_equal(build(&r, &plan, &d), -EPERM);
+	assert_non_null(strstr(d.msg, "the prompt is '-' (the stdin marker, also after '--')"));
+	invocation_plan_release(&plan);
+
+	/* models and ids that look like options never reach argv */
+	for (i = 0; i < sizeof(hostile) / sizeof(hostile[0]); i++) {
+		req_init(&r, shipped("claude"), "p");
+		r.model = hostile[i];
+		assert_int_equal(build(&r, &plan, &d), -EINVAL);
+		invocation_plan_release(&plan);
+		req_init(&r, shipped("claude"), "p");
+		r.resume_id = hostile[i];
+		assert_int_equal(build(&r, &plan, &d), -EINVAL);
+		invocation_plan_release(&plan);
+		req_init(&r, shipped("claude"), "p");
+		r.session_id = hostile[i];
+		assert_int_equal(build(&r, &plan, &d), -EINVAL);
+		invocation_plan_release(&plan);
+	}
+	/* an attachment is an absolute path, and it goes into the prompt text */
+	{
+		const char *att[] = {"-rf"};
+
+		req_init(&r, shipped("claude"), "look");
+		r.attachments = att;
+		r.n_attachments = 1;
+		assert_int_equal(build(&r, &plan, &d), -EINVAL);
+		assert_string_equal(d.msg, "attachment '-rf' is not an absolute path");
+		invocation_plan_release(&plan);
+	}
+}
+
+/* Every shipped profile, every hostile prompt: the prompt reaches the agent
+ * as text, or the spawn is refused before anything is built. */
+static void test_prompt_guard_every_profile(void **state)
+{
+	struct invocation_request r;
+	struct invocation_plan plan;
+	struct diag d;
+	size_t i, k, refused = 0, n = 0;
+
+	(void)state;
+	for (i = 0; i < cat->n_entries; i++) {
+		const struct registry_entry *e = cat->entries[i];
+
+		if (!e->profile ||
+		    (e->profile->shape == PROFILE_SHAPE_MODULE &&
+		     strcmp(e->name, "openai_agents") != 0 && strcmp(e->name, "mock") != 0))
+			continue;
+		for (k = 0; k < sizeof(hostile) / sizeof(hostile[0]); k++) {
+			int rc;
+
+			req_init(&r, e->profile, hostile[k]);
+			r.model = "some-model";
+			rc = build(&r, &plan, &d);
+			n++;
+			if (rc == -EPERM) {
+				assert_non_null(strstr(d.msg, "read it as an option"));
+				refused++;
+			} else if (rc < 0) {
+				fail_msg("%s, prompt '%s': %s", e->name, hostile[k], d.msg);
+			} else if (strcmp(e->name, "openai_agents") == 0) {
+				assert_int_equal(plan.prompt_via, PROMPT_DELIVERY_FILE);
+			} else if (e->profile->invocation.prompt_file_flag) {
+				assert_string_equal(file_of(&plan, "prompt.txt")->content,
+						    hostile[k]);
+			} else {
+				assert_prompt_is_text(e->profile, &plan, hostile[k]);
+			}
+			invocation_plan_release(&plan);
+		}
+	}
+	assert_true(n >= 5 * 36);
+	assert_true(refused > 0);
+}
+
 /* plan->secrets: every value of the agent's environment that holds a secret
  * (a profile's pass-through keys and tokens, bernstein's own hook secrets, a
  * name the host allows), not the other values; a value too short to look
@@ -1301,6 +1530,8 @@ int main(void)
 		cmocka_unit_test(test_modules),
 		cmocka_unit_test(test_every_shipped_profile),
 		cmocka_unit_test(test_secrets_complete),
+		cmocka_unit_test(test_prompt_guard),
+		cmocka_unit_test(test_prompt_guard_every_profile),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

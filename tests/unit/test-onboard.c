@@ -120,7 +120,7 @@ static void test_roundtrip_tricky_strings(void **state)
 		"true",
 		"null",
 		"~",
-		"- item",
+		"x\n- item",
 		"a: b",
 		"#not a comment",
 		"'single' \"double\" \\back\\slash",
@@ -131,7 +131,7 @@ static void test_roundtrip_tricky_strings(void **state)
 		"\xc2\x85 nel \xe2\x80\xa8 ls \xe2\x80\xa9 ps \xef\xbb\xbf bom \xef\xbf\xbe",
 		"{home} {workdir} {model}",
 		"%s %n %%",
-		"--help",
+		"see --help",
 	};
 	struct recorded_invocation inv = pi_inv();
 	struct transcript *t = transcript_new("tricky", &inv), *u;
@@ -557,6 +557,38 @@ static void test_build_argv_order(void **state)
 	strvec_clear(&argv);
 }
 
+/* The recorded invocation has no end-of-options marker (ctor_kwargs has nine
+ * keys): a prompt or a model that starts with '-' would reach the agent as
+ * an option, so neither is ever put on argv (issue #14). */
+static void test_build_argv_refuses_options(void **state)
+{
+	static const char *const bad[] = {"--version", "-h", "--settings=x", "-", "--"};
+	struct recorded_invocation inv = pi_inv();
+	struct strvec argv = STRVEC_INIT;
+	struct diag d;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		diag_clear(&d);
+		assert_int_equal(transcript_values_check(&inv, "m1", bad[i], &d), -EINVAL);
+		assert_non_null(strstr(d.msg, "the prompt starts with '-'"));
+		assert_int_equal(transcript_build_argv(&inv, "m1", bad[i], NULL, &argv), -EINVAL);
+		assert_int_equal(argv.nr, 0);
+		diag_clear(&d);
+		assert_int_equal(transcript_values_check(&inv, bad[i], "do it", &d), -EINVAL);
+		assert_non_null(strstr(d.msg, "would read it as an option"));
+		assert_int_equal(transcript_build_argv(&inv, bad[i], "do it", NULL, &argv),
+				 -EINVAL);
+		assert_int_equal(argv.nr, 0);
+	}
+	/* a model is not passed without a model flag; dashes inside are text */
+	inv.model_flag = NULL;
+	assert_int_equal(transcript_build_argv(&inv, "-x", "a -- --help", NULL, &argv), 0);
+	assert_string_equal(argv.v[argv.nr - 1], "a -- --help");
+	strvec_clear(&argv);
+}
+
 /* ---- every shipped profile ---- */
 
 static int host_env_add(struct strvec *host, const char *name)
@@ -681,7 +713,7 @@ static void check_profile(const struct profile *p, const struct strvec *host)
 		"",
 		"fix the bug in main.py",
 		"two\nlines \"q\" 'x' \xe2\x9c\x93 $HOME",
-		"-dash",
+		"a -dash -- --help",
 	};
 	struct profile_vars vars = {.v = {NULL}}, lit = {.v = {NULL}};
 	struct recorded_invocation inv;
@@ -1071,6 +1103,7 @@ int main(void)
 		cmocka_unit_test(test_load_strict_steps),
 		cmocka_unit_test(test_load_too_many_steps_and_file),
 		cmocka_unit_test(test_build_argv_order),
+		cmocka_unit_test(test_build_argv_refuses_options),
 		cmocka_unit_test(test_every_shipped_profile),
 		cmocka_unit_test(test_evidence_roundtrip),
 		cmocka_unit_test(test_evidence_strict),

@@ -450,6 +450,7 @@ static const char mini_explicit[] = "# comments and order do not matter\n"
 				    "  binary: mini-agent\n"
 				    "  subcommands: []\n"
 				    "  prompt_positional: true\n"
+				    "  prompt_guard: none\n"
 				    "  extra_args: []\n"
 				    "  env_passthrough: []\n"
 				    "capabilities:\n"
@@ -475,7 +476,8 @@ static const char mini_canonical[] =
 	"\"vision\":false},\"contract\":\"mini\",\"display_name\":\"Mini\","
 	"\"invocation\":{\"binary\":\"mini-agent\",\"env_passthrough\":[],\"extra_args\":[],"
 	"\"model_flag\":null,\"prompt_file_flag\":null,\"prompt_flag\":null,"
-	"\"prompt_positional\":true,\"subcommands\":[]},\"models\":{},\"name\":\"mini\","
+	"\"prompt_guard\":\"none\",\"prompt_positional\":true,\"subcommands\":[]},\"models\":{},"
+	"\"name\":\"mini\","
 	"\"runtime\":{\"dangerous\":{\"args\":[],\"env\":{}},\"endpoint\":{\"args\":[],"
 	"\"default_model\":null,\"env\":{},\"files\":[],\"model\":\"{model}\"},\"env\":{},"
 	"\"events\":{\"dialect\":null},\"files\":[],\"git_dir\":\"refused\","
@@ -1106,6 +1108,7 @@ static const struct bad corpus[] = {
 	{"long_prompt_file_without_path.yaml", 11, 11,
 	 "field 'runtime.long_prompt.args': via: file needs \"{prompt_file}\""},
 	{"missing_binary.yaml", 6, 3, "field 'invocation.binary': missing (required)"},
+	{"model_alias_dash.yaml", 10, 9, "field 'models.evil': a model id must not start with '-'"},
 	{"model_flag_not_a_flag.yaml", 7, 15, "field 'invocation.model_flag': must be a flag"},
 	{"name_mismatch.yaml", 2, 7,
 	 "field 'name': 'other_name' does not match the file name 'name_mismatch.yaml'"},
@@ -1113,6 +1116,21 @@ static const struct bad corpus[] = {
 	{"not_a_mapping.yaml", 2, 1, "a profile is a mapping, got a sequence"},
 	{"placeholder_not_allowed.yaml", 8, 27,
 	 "field 'invocation.extra_args[1]': placeholder '{session_id}' is not allowed here"},
+	{"prompt_guard_glued_positional.yaml", 8, 17,
+	 "field 'invocation.prompt_guard': 'glued' passes PROMPT_FLAG=PROMPT as one token: it "
+	 "needs a prompt_flag"},
+	{"prompt_guard_long_prompt_undeclared.yaml", 8, 17,
+	 "field 'invocation.prompt_guard': 'long-prompt' delivers every prompt by "
+	 "runtime.long_prompt, which is not declared"},
+	{"prompt_guard_prompt_file.yaml", 8, 17,
+	 "field 'invocation.prompt_guard': the prompt is always in a file"},
+	{"prompt_guard_resume_end.yaml", 12, 15,
+	 "field 'runtime.resume.position': 'end' puts the resume tokens after the prompt"},
+	{"prompt_guard_separator_twice.yaml", 8, 17,
+	 "field 'invocation.prompt_guard': prompt_flag '--' already ends the options"},
+	{"prompt_guard_unknown.yaml", 8, 17,
+	 "field 'invocation.prompt_guard': unknown value 'quoted' (expected one of: none, "
+	 "separator, glued, long-prompt)"},
 	{"prompt_positional_false.yaml", 7, 22,
 	 "field 'invocation.prompt_positional': no way to deliver the prompt"},
 	{"resume_flag_misspelled.yaml", 14, 12,
@@ -1298,6 +1316,9 @@ static void test_names(void **state)
 	assert_int_equal(sandbox_tier_from_string("container"), SANDBOX_TIER_CONTAINER);
 	assert_int_equal(sandbox_tier_from_string("vm"), _SANDBOX_TIER_INVALID);
 	assert_null(profile_shape_to_string(_PROFILE_SHAPE_MAX));
+	assert_string_equal(prompt_guard_to_string(PROMPT_GUARD_NONE), "none");
+	assert_string_equal(prompt_guard_to_string(PROMPT_GUARD_LONG_PROMPT), "long-prompt");
+	assert_null(prompt_guard_to_string(_PROMPT_GUARD_MAX));
 	assert_string_equal(profile_placeholder_name(PH_API_KEY_ENV), "api_key_env");
 }
 

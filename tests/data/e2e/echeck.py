@@ -5,8 +5,10 @@ end-to-end test (tests/integration/t0090-e2e-*.sh).
 In scope: events (the JSON lines of T/stdout; every line must parse), outcome (the
 last event of kind "outcome", or {}), kind(k) (the events of one kind), reqs (the
 fake server's request log T/requests.jsonl), convo (reqs that are neither side
-calls nor token counts), text(r) (a request's body as one JSON string), T, json,
-os. Exit 0 when EXPR is true; otherwise print what was evaluated and exit 1.
+calls nor token counts), text(r) (a request's body as one JSON string),
+user_texts(r) (the text parts of a request's last user message, whatever the
+API), T, json, os. Exit 0 when EXPR is true; otherwise print what was
+evaluated and exit 1.
 """
 import json
 import os
@@ -29,6 +31,28 @@ def load_lines(path):
     return out
 
 
+def user_texts(r):
+    """The text parts of the last user message of request r: Anthropic and
+    OpenAI Chat "messages", Responses "input", Gemini "contents"."""
+    body = r.get("body") or {}
+    msgs = body.get("messages") or body.get("input") or body.get("contents") or []
+    if isinstance(msgs, str):
+        return [msgs]
+    users = [m for m in msgs if isinstance(m, dict) and m.get("role") == "user"]
+    if not users:
+        return []
+    content = users[-1].get("content", users[-1].get("parts"))
+    if isinstance(content, str):
+        return [content]
+    out = []
+    for part in content or []:
+        if isinstance(part, str):
+            out.append(part)
+        elif isinstance(part, dict) and isinstance(part.get("text"), str):
+            out.append(part["text"])
+    return out
+
+
 def main():
     t, expr = sys.argv[1], sys.argv[2]
     events = load_lines(os.path.join(t, "stdout"))
@@ -38,7 +62,8 @@ def main():
              "outcome": outs[-1] if outs else {},
              "kind": lambda k: [e for e in events if isinstance(e, dict) and e.get("kind") == k],
              "convo": [r for r in reqs if not r.get("side") and not r.get("count")],
-             "text": lambda r: json.dumps(r.get("body"))}
+             "text": lambda r: json.dumps(r.get("body")),
+             "user_texts": user_texts}
     try:
         ok = eval(expr, scope)  # the expression is the test's own, never input
     except Exception as e:  # report any failure of the expression as a test failure

@@ -3,7 +3,8 @@
 #
 #   fake_start SCRIPT.json   start tests/helpers/fake-llm.py on a free loopback port
 #                            with that script; sets FAKE_PORT and FAKE_URL
-#                            (http://127.0.0.1:PORT/v1); requests go to $T/requests.jsonl
+#                            (http://127.0.0.1:PORT/v1); requests go to $T/requests.jsonl;
+#                            it stops by itself after $FAKE_MAX_SECONDS (default 240)
 #   fake_stop                stop it (also done at exit)
 #   nreq                     the number of requests the server received
 #   jcheck DESC EXPR         one TAP line: the Python expression EXPR is true, with
@@ -35,7 +36,7 @@ fake_start()
 	fake_stop
 	rm -f "$T/fake.port" "$T/requests.jsonl"
 	"$PY" "$FAKE_LLM" --script "$1" --log "$T/requests.jsonl" --port-file "$T/fake.port" \
-		--max-seconds 240 >/dev/null 2>"$T/fake.err" &
+		--max-seconds "${FAKE_MAX_SECONDS:-240}" >/dev/null 2>"$T/fake.err" &
 	FAKE_PID=$!
 	_i=0
 	while [ ! -s "$T/fake.port" ]; do
