@@ -61,6 +61,7 @@ struct session {
 	struct state *st;
 	struct audit_chain *chain;
 	const char *key_file; /* --key-file, or NULL: the default key */
+	int lock_fd;	      /* ORCH_LOCK_FILE, held (orch_lock_take()); -1 none */
 	struct orch_env env;
 	/* the display */
 	bool tty;
@@ -106,6 +107,9 @@ static void session_release(struct session *s)
 	strvec_clear(&s->git_env);
 	free(s->repo);
 	s->repo = NULL;
+	if (s->lock_fd >= 0)
+		(void)close(s->lock_fd);
+	s->lock_fd = -1;
 }
 
 /* Exit code for an errno from the orchestrator. */
@@ -122,7 +126,10 @@ static int exit_for(int r)
 	}
 }
 
-/* Find the repository and open what a run needs. readonly: state only. */
+/* Find the repository and open what a run needs. readonly: state only.
+ * Otherwise the run lock is taken before anything is written (state.db,
+ * the audit chain): a second `run` or `resume` is refused (exit 4) having
+ * recorded nothing. */
 static int session_open(struct session *s, struct cli_ctx *ctx, bool readonly, bool need_chain,
 			const char *key_file)
 {
@@ -134,6 +141,7 @@ static int session_open(struct session *s, struct cli_ctx *ctx, bool readonly, b
 	memset(s, 0, sizeof(*s));
 	s->ctx = ctx;
 	s->key_file = key_file;
+	s->lock_fd = -1;
 	s->git_env = (struct strvec)STRVEC_INIT;
 	push_env(s, "PATH");
 	push_env(s, "HOME");
@@ -183,6 +191,11 @@ static int session_open(struct session *s, struct cli_ctx *ctx, bool readonly, b
 			goto out;
 		}
 	}
+	r = orch_lock_take(s->repo, &s->lock_fd, &d);
+	if (r < 0) {
+		code = cli_diag(ctx, BEXIT_ENV, &d);
+		goto out;
+	}
 	r = state_open(db, STATE_CREATE, &s->st, &d);
 	if (r < 0) {
 		code = cli_diag(ctx, r == -EBADMSG || r == -EPROTO ? BEXIT_INVALID : BEXIT_ENV, &d);
@@ -202,6 +215,7 @@ static int session_open(struct session *s, struct cli_ctx *ctx, bool readonly, b
 	}
 	s->self_exe[n] = '\0';
 	s->env.repo = s->repo;
+	s->env.locked = true;
 	s->env.cat = s->cat;
 	s->env.cfg = s->cfg;
 	s->env.st = s->st;

@@ -339,6 +339,10 @@ int orch_run_create(struct orch_env *e, const struct plan *plan, const char *pla
 	size_t i;
 	int r;
 
+	if (!e->locked) {
+		diag_set(reterr, e->repo, 0, 0, "a run is recorded only under %s", ORCH_LOCK_FILE);
+		return -EINVAL;
+	}
 	r = git_head(e->repo, e->git_env, &branch, &commit, reterr);
 	if (r < 0)
 		return r;
@@ -1806,7 +1810,7 @@ static void on_exit_cb(void *ctx, void *task, const struct proc *p)
 	flush_audit_soon(l);
 }
 
-static int take_lock(const char *repo, int *ret_fd, struct diag *reterr)
+int orch_lock_take(const char *repo, int *ret_fd, struct diag *reterr)
 {
 	char *path = agentrun_path(repo, ORCH_LOCK_FILE), dir[PATH_MAX];
 	int fd, r;
@@ -1828,8 +1832,9 @@ static int take_lock(const char *repo, int *ret_fd, struct diag *reterr)
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		r = errno == EWOULDBLOCK ? -EBUSY : -errno;
 		diag_set(reterr, path, 0, 0,
-			 r == -EBUSY ? "another bernstein is running a plan in this repository"
-				     : "cannot lock: %s",
+			 r == -EBUSY
+				 ? "another bernstein is still running a plan in this repository"
+				 : "cannot lock: %s",
 			 strerror(-r));
 		(void)close(fd);
 		free(path);
@@ -1882,9 +1887,11 @@ int orch_run_execute(struct orch_env *e, const char *run_id, struct orch_summary
 	size_t i;
 	json_t *det;
 
-	r = take_lock(e->repo, &lock, reterr);
-	if (r < 0)
-		return r;
+	if (!e->locked) {
+		r = orch_lock_take(e->repo, &lock, reterr);
+		if (r < 0)
+			return r;
+	}
 	r = loop_load(&l, e, run_id, reterr);
 	if (r < 0)
 		goto out;
@@ -2048,7 +2055,7 @@ int orch_resume_prepare(struct orch_env *e, const char *run_or_task, bool apply,
 		diag_set(reterr, state_path(e->st), 0, 0, "cannot read run '%s'", run_or_task);
 		goto out;
 	}
-	if (lock_held(e->repo)) {
+	if (!e->locked && lock_held(e->repo)) {
 		diag_set(reterr, e->repo, 0, 0,
 			 "run '%s' is still running (another bernstein holds %s)", run.id,
 			 ORCH_LOCK_FILE);
