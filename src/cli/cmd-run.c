@@ -732,7 +732,10 @@ int cmd_resume(int argc, char **argv, struct cli_ctx *ctx)
 		code = cli_diag(ctx, 3, &d);
 		goto out;
 	}
-	if (rp.n == 0) {
+	/* a run killed after its last task settled still gets an execution:
+	 * it removes what the killed one left (lock files, worktrees, empty
+	 * branches) and records the end of the run */
+	if (rp.n == 0 && !rp.unfinished) {
 		if (ctx->json)
 			print_resume_plan(ctx, &rp, dry);
 		else

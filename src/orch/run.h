@@ -110,9 +110,12 @@ int orch_run_create(struct orch_env *e, const struct plan *plan, const char *pla
 
 /* Run every task of run_id that can still run, until none can. Holds
  * ORCH_LOCK_FILE (taken here unless e->locked; -EBUSY when another
- * bernstein runs this repository).
- * Returns 0 with the summary (the run's state says how it went), or a
- * negative errno when the run could not go on (state.db, audit, git). */
+ * bernstein runs this repository). First it repairs what a killed
+ * bernstein left in git (stale lock files, a half-done merge, worktrees of
+ * finished tasks): -EBUSY naming a lock file that is not provably a dead
+ * bernstein's. Returns 0 with the summary (the run's state says how it
+ * went), or a negative errno when the run could not go on (state.db,
+ * audit, git). */
 int orch_run_execute(struct orch_env *e, const char *run_id, struct orch_summary *ret,
 		     struct diag *reterr);
 
@@ -139,6 +142,9 @@ struct resume_plan {
 	char run_id[64];
 	struct resume_item *v;
 	size_t n;
+	/* the run never finished (killed after its last task settled): an
+	 * execution still has to clean up, even with nothing to resume */
+	bool unfinished;
 };
 void resume_plan_release(struct resume_plan *p);
 

@@ -168,14 +168,14 @@ check "the gated work is merged once" \
 	sh -c "[ \$(git -C '$W' log --merges --oneline main | grep -c 'slow gate') -eq 1 ]"
 
 # ---- a crash while merging: state.db says 'merging' ----
-# (the window is a single git merge; the state is set by hand, as a crash
-# between the two would leave it)
+# (the state is set by hand, as a crash before the merge commit was
+# recorded would leave it: t0107 kills bernstein inside each git step)
 set_state()
 {
 	python3 -c "
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
-db.execute(\"update tasks set state = ? where id = ? and run_id = (select id from runs order by rowid desc limit 1)\", (sys.argv[2], sys.argv[3]))
+db.execute(\"update tasks set state = ?, merge_commit = null where id = ? and run_id = (select id from runs order by rowid desc limit 1)\", (sys.argv[2], sys.argv[3]))
 db.execute(\"update runs set state = 'interrupted' where rowid = (select max(rowid) from runs)\")
 db.commit()
 " "$W/.bernstein/state.db" "$2" "$1"
