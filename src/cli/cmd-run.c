@@ -415,16 +415,22 @@ static void hooks_attach(struct session *s)
 
 /* ---- the end of a run ---- */
 
+/* The exit code of `run`, `resume` and `demo` from the tasks this execution
+ * ran (docs/exit-codes.md): 0 all done or no_changes, 6 refusals and
+ * nothing else wrong, 1 any task failed, conflicted, blocked or left
+ * unfinished (interrupted, a merge postponed), 130 interrupted. */
 static int summary_exit(const struct orch_summary *sum)
 {
+	size_t i, bad = 0;
+
 	if (sum->cancelled)
 		return BEXIT_INTERRUPTED;
-	if (sum->state == RUN_DONE)
-		return BEXIT_OK;
-	if (sum->counts[TASK_REFUSED] && !sum->counts[TASK_FAILED] && !sum->counts[TASK_CONFLICT] &&
-	    !sum->counts[TASK_BLOCKED] && !sum->counts[TASK_INTERRUPTED])
-		return BEXIT_REFUSED;
-	return BEXIT_FAILED;
+	for (i = 0; i < _TASK_STATE_MAX; i++)
+		if (i != TASK_DONE && i != TASK_NO_CHANGES && i != TASK_REFUSED)
+			bad += sum->counts[i];
+	if (bad)
+		return BEXIT_FAILED;
+	return sum->counts[TASK_REFUSED] ? BEXIT_REFUSED : BEXIT_OK;
 }
 
 static void print_summary(struct session *s, const struct orch_summary *sum)
@@ -755,8 +761,8 @@ int cmd_resume(int argc, char **argv, struct cli_ctx *ctx)
 		goto out;
 	}
 	print_summary(&s, &sum);
-	/* exit 0 resumed (whatever the tasks did: status tells), 130 interrupted */
-	code = sum.cancelled ? BEXIT_INTERRUPTED : 0;
+	/* as `run`: 0 only when every task resumed is done (or no_changes) */
+	code = summary_exit(&sum);
 out:
 	resume_plan_release(&rp);
 	session_release(&s);
@@ -1307,13 +1313,22 @@ const char cmd_resume_help[] =
 	"message) in front of the prompt. A merge that was under way is finished once,\n"
 	"never twice. Tasks that never started run as planned. See docs/runs.md.\n"
 	"\n"
+	"Before anything runs, what a killed bernstein left in git is repaired: stale\n"
+	"lock files of its git, half-made worktrees, a merge stopped half way (the\n"
+	"checkout put back, then the merge made again). A lock file it cannot prove\n"
+	"stale is never removed: resume stops with exit 4 naming it.\n"
+	"\n"
 	"options:\n"
 	"  --dry-run       show what would be resumed and how; change nothing\n"
 	"  --json          JSON lines\n"
 	"  --parallel N    agents at once (default: the run's)\n"
 	"\n"
-	"Exit: 0 resumed, 2 nothing to resume (or no such run), 3 state unreadable,\n"
-	"4 another bernstein is running this repository, 130 interrupted.\n";
+	"Exit (as 'bernstein run', for the tasks resumed): 0 every one done (or\n"
+	"no_changes), 1 a task failed, conflicted, was blocked or is unfinished (a\n"
+	"merge postponed), 2 nothing to resume (or no such run or task), 3 state\n"
+	"unreadable, 4 environment (another bernstein holds the run lock, a lock file\n"
+	"that is not bernstein's, I/O), 6 tasks refused by routing and nothing else\n"
+	"went wrong, 130 interrupted.\n";
 
 const char cmd_run_summary[] = "run a plan of tasks on agents in parallel worktrees";
 const char cmd_run_usage[] = "PLAN [--parallel N] [--json]";
@@ -1334,11 +1349,12 @@ const char cmd_run_help[] =
 	"  --json           JSON lines: {\"type\": \"task\"|\"event\"|\"warning\"|\"run\", ...}\n"
 	"  --key-file FILE  the audit key (default: see 'bernstein audit key')\n"
 	"\n"
-	"Exit: 0 every task done (or no_changes), 1 a task failed, conflicted or was\n"
-	"blocked, 2 usage, 3 invalid plan or bernstein.yaml, 4 environment (not a git\n"
-	"repository, uncommitted changes, another run active, I/O), 5 audit chain\n"
-	"broken, 6 tasks refused by routing (and nothing else went wrong), 130\n"
-	"interrupted ('bernstein resume' goes on).\n";
+	"Exit: 0 every task done (or no_changes), 1 a task failed, conflicted, was\n"
+	"blocked or is unfinished (a merge postponed), 2 usage, 3 invalid plan or\n"
+	"bernstein.yaml, 4 environment (not a git repository, uncommitted changes,\n"
+	"another run active, a lock file of another git, I/O), 5 audit chain broken,\n"
+	"6 tasks refused by routing (and nothing else went wrong), 130 interrupted\n"
+	"('bernstein resume' goes on).\n";
 
 const char cmd_status_summary[] = "show a run's tasks and their states";
 const char cmd_status_usage[] = "[RUN] [--json]";

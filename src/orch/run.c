@@ -2202,7 +2202,7 @@ static void summarize(struct loop *l, struct orch_summary *s)
 	for (i = 0; i < l->n; i++) {
 		enum task_state st = l->t[i].row.state;
 
-		if ((int)st >= 0 && st < _TASK_STATE_MAX)
+		if ((int)st >= 0 && st < _TASK_STATE_MAX && l->t[i].selected)
 			s->counts[st]++;
 		if (!state_terminal(st))
 			open_ = true;

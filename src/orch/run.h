@@ -85,8 +85,8 @@ struct orch_env {
 
 struct orch_summary {
 	char run_id[64];
-	enum run_state state;
-	size_t counts[_TASK_STATE_MAX];
+	enum run_state state;		/* of the run: all its tasks */
+	size_t counts[_TASK_STATE_MAX]; /* the tasks of this execution (resume TASK: one) */
 	size_t n_tasks;
 	bool cancelled; /* SIGINT/SIGTERM/SIGHUP stopped it */
 };

@@ -263,4 +263,27 @@ check "the quick task was merged exactly once" \
 	sh -c "[ \$(grep -c 'one more line' '$W/double.txt') -eq 1 ] &&
 	[ \$(git -C '$W' log --merges --format=%s main | grep -c ': quick\$') -eq 1 ]"
 
+# ---- resume exits as run does: 1 when a task ends failed or blocked ----
+cat >"$W/fails.yaml" <<EOF
+name: fails
+tasks:
+  - title: flaky
+    prompt: |
+      $MARK
+      once ~/flaky-slept hang
+      fail it failed on resume
+  - title: later
+    depends_on: [flaky]
+    prompt: write later.txt never
+EOF
+commit_all fails
+start_bg run fails.yaml
+check "the flaky task runs" wait_run fails '"agent_session_id": "[0-9a-f]' 1
+kill -9 "$BG"
+wait "$BG" 2>/dev/null
+i=0
+while agents_left && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+expect_exit 1 "BERNSTEIN_AUDIT_KEY_PATH=$KEY" "$BERNSTEIN" resume
+expect_stdout_contains "1 failed, 1 blocked" "its task failed, the next one is blocked"
+
 test_done
