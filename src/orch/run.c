@@ -2087,13 +2087,9 @@ static int repair_locks(struct loop *l, int64_t locked_ns, struct diag *reterr)
 					    (v[i].kind == GIT_LOCK_SHARED &&
 					     (v[i].mtime_ns < locked_ns - SHARED_STALE_NS ||
 					      same_transaction(v, n, i))))) {
-				if (unlink(v[i].path) < 0 && errno != ENOENT) {
-					r = -errno;
-					diag_set(reterr, v[i].path, 0, 0,
-						 "cannot remove the stale lock file: %s",
-						 strerror(errno));
+				r = git_lock_remove(&v[i], reterr);
+				if (r < 0)
 					goto out;
-				}
 				warn(l, NULL, "removed '%s', a lock file a killed git left behind",
 				     v[i].path);
 				done[i] = true;

@@ -19,6 +19,7 @@
 #include "proc/holders.h"
 #include "proc/probe.h"
 #include "proc/spawn.h"
+#include "util/beneath.h"
 #include "util/clock.h"
 #include "util/fsutil.h"
 #include "util/sbuf.h"
@@ -1757,19 +1758,27 @@ void git_locks_free(struct git_lock *v, size_t n)
 {
 	size_t i;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		free(v[i].path);
+		free(v[i].root);
+		free(v[i].rel);
+	}
 	free(v);
 }
 
-static void lock_add(struct lock_walk *w, const char *path, enum git_lock_kind kind,
-		     const struct stat *st)
+static void lock_add(struct lock_walk *w, const char *root, const char *rel,
+		     enum git_lock_kind kind, const struct stat *st)
 {
+	struct sbuf path = SBUF_INIT(SIZE_MAX);
+
 	if (w->n == w->alloc) {
 		w->alloc = w->alloc ? 2 * w->alloc : 8;
 		w->v = xrealloc(w->v, w->alloc * sizeof(*w->v));
 	}
-	w->v[w->n].path = xstrdup(path);
+	(void)sbuf_addf(&path, "%s/%s", root, rel);
+	w->v[w->n].path = sbuf_detach(&path, NULL);
+	w->v[w->n].root = xstrdup(root);
+	w->v[w->n].rel = xstrdup(rel);
 	w->v[w->n].kind = kind;
 	w->v[w->n].mtime_ns = stat_mtime_ns(st);
 	w->n++;
@@ -1782,24 +1791,24 @@ static bool ends_with(const char *s, const char *suffix)
 	return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
-/* How a lock file at rel (below refs/) is classified; -1: not listed. */
+/* How a lock file at rel (below the walk's root) is classified; -1: not
+ * listed. */
 typedef int lock_kind_fn(const char *rel, void *data);
 
-/* The *.lock files in the directory path (not a symlink), and with
- * recurse in its subdirectories, each classified by kind_of(its path
- * relative to the walk's root). Never follows a symlink. */
-static void walk_locks(struct lock_walk *w, const char *path, struct sbuf *rel, unsigned depth,
-		       bool recurse, lock_kind_fn *kind_of, void *data)
+/* The *.lock files in the directory fd (rel below root), and with recurse
+ * in its subdirectories, each classified by kind_of(rel). Every directory
+ * is opened relative to its parent with O_NOFOLLOW: a symlink (or one
+ * swapped in meanwhile) is never followed. Takes fd. */
+static void walk_locks(struct lock_walk *w, const char *root, int fd, struct sbuf *rel,
+		       unsigned depth, bool recurse, lock_kind_fn *kind_of, void *data)
 {
 	struct dirent *de;
 	DIR *d;
-	int fd;
 
-	if (depth > LOCK_WALK_DEPTH || w->budget == 0)
+	if (depth > LOCK_WALK_DEPTH || w->budget == 0) {
+		(void)close(fd);
 		return;
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return;
+	}
 	d = fdopendir(fd);
 	if (!d) {
 		(void)close(fd);
@@ -1808,8 +1817,7 @@ static void walk_locks(struct lock_walk *w, const char *path, struct sbuf *rel, 
 	while (w->budget > 0 && (de = readdir(d)) != NULL) {
 		size_t keep = rel->len;
 		struct stat st;
-		char *child;
-		int kind;
+		int kind, sub;
 
 		w->budget--;
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
@@ -1817,32 +1825,46 @@ static void walk_locks(struct lock_walk *w, const char *path, struct sbuf *rel, 
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
 		(void)sbuf_addf(rel, "%s%s", rel->len ? "/" : "", de->d_name);
-		{
-			struct sbuf full = SBUF_INIT(SIZE_MAX);
-
-			(void)sbuf_addf(&full, "%s/%s", path, de->d_name);
-			child = sbuf_detach(&full, NULL);
-		}
 		if (S_ISDIR(st.st_mode)) {
-			if (recurse)
-				walk_locks(w, child, rel, depth + 1, recurse, kind_of, data);
+			if (recurse &&
+			    (sub = openat(dirfd(d), de->d_name,
+					  O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0)
+				walk_locks(w, root, sub, rel, depth + 1, recurse, kind_of, data);
 		} else if (ends_with(de->d_name, ".lock") &&
 			   (kind = kind_of(rel->buf, data)) >= 0) {
-			lock_add(w, child, (enum git_lock_kind)kind, &st);
+			lock_add(w, root, rel->buf, (enum git_lock_kind)kind, &st);
 		}
-		free(child);
 		sbuf_setlen(rel, keep);
 	}
 	(void)closedir(d);
 }
 
-static void walk_root(struct lock_walk *w, const char *path, bool recurse, lock_kind_fn *kind_of,
+static void walk_root(struct lock_walk *w, const char *root, bool recurse, lock_kind_fn *kind_of,
 		      void *data)
 {
 	struct sbuf rel = SBUF_INIT(SIZE_MAX);
+	int fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
-	walk_locks(w, path, &rel, 0, recurse, kind_of, data);
+	if (fd >= 0)
+		walk_locks(w, root, fd, &rel, 0, recurse, kind_of, data);
 	sbuf_release(&rel);
+}
+
+int git_lock_remove(const struct git_lock *l, struct diag *reterr)
+{
+	int fd = open(l->root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), r;
+
+	if (fd < 0) {
+		r = -errno;
+		if (r == -ENOENT)
+			return 0;
+		diag_set(reterr, l->path, 0, 0, "cannot remove the stale lock file: %s",
+			 strerror(-r));
+		return r;
+	}
+	r = beneath_unlink(fd, l->rel, reterr);
+	(void)close(fd);
+	return r == -ENOENT ? 0 : r;
 }
 
 struct refs_kinds {
@@ -2099,24 +2121,85 @@ static bool sorted_has(const struct strvec *v, const char *s)
 	return v->nr && bsearch(&s, v->v, v->nr, sizeof(*v->v), cmp_str) != NULL;
 }
 
-/* The first of the added paths that something in the work tree is in the
- * way of: a file, a directory, a symlink, or a file where a parent
- * directory should be. NULL: none. */
-static const char *added_in_way(const char *repo, const struct strvec *added)
+/* The directory holding rel (a path below the directory rootfd, as the
+ * branch names it: the agent's), opened one component at a time with
+ * O_NOFOLLOW, so that no symlink on the way -- there before or swapped in
+ * -- leads anywhere; *ret_base points at rel's last component. The fd, or
+ * -ENOENT (a directory on the way is missing), -ELOOP or -ENOTDIR (a
+ * symlink or a file on the way), -EINVAL (an empty or '..' component). */
+static int open_parent(int rootfd, const char *rel, const char **ret_base)
 {
-	struct sbuf p = SBUF_INIT(SIZE_MAX);
-	const char *hit = NULL;
+	const char *p = rel, *slash;
+	int fd = fcntl(rootfd, F_DUPFD_CLOEXEC, 3);
+
+	if (fd < 0)
+		return -errno;
+	while ((slash = strchr(p, '/')) != NULL) {
+		char name[NAME_MAX + 1];
+		size_t n = (size_t)(slash - p);
+		int next;
+
+		if (n == 0 || n > NAME_MAX || (n == 2 && p[0] == '.' && p[1] == '.')) {
+			(void)close(fd);
+			return -EINVAL;
+		}
+		memcpy(name, p, n);
+		name[n] = '\0';
+		next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0) {
+			int r = errno == ENOENT ? -ENOENT : errno == ENOTDIR ? -ENOTDIR : -ELOOP;
+
+			(void)close(fd);
+			return r;
+		}
+		(void)close(fd);
+		fd = next;
+		p = slash + 1;
+	}
+	*ret_base = p;
+	return fd;
+}
+
+/* Whether a leading directory of rel is one of the paths in kept (sorted):
+ * a tracked file or symlink the merge deletes or replaces by a directory. */
+static bool parent_kept(const char *rel, const struct strvec *kept)
+{
+	char *dir = xstrdup(rel), *slash;
+	bool hit = false;
+
+	while (!hit && (slash = strrchr(dir, '/')) != NULL) {
+		*slash = '\0';
+		hit = sorted_has(kept, dir);
+	}
+	free(dir);
+	return hit;
+}
+
+/* The first of the added paths (below the directory repo) that something
+ * in the work tree is in the way of: a file, a directory, a symlink, or a
+ * file or symlink where a parent directory should be -- unless that is a
+ * tracked path the merge replaces (kept). NULL: none. */
+static const char *added_in_way(const char *repo, const struct strvec *added,
+				const struct strvec *kept)
+{
+	const char *hit = NULL, *base;
+	int rootfd = open(repo, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	size_t i;
 
+	if (rootfd < 0)
+		return added->nr ? added->v[0] : NULL;
 	for (i = 0; !hit && i < added->nr; i++) {
 		struct stat st;
+		int pfd = open_parent(rootfd, added->v[i], &base);
 
-		sbuf_reset(&p);
-		(void)sbuf_addf(&p, "%s/%s", repo, added->v[i]);
-		if (lstat(p.buf, &st) == 0 || errno == ENOTDIR)
+		if (pfd == -ENOENT || (pfd < 0 && parent_kept(added->v[i], kept)))
+			continue;
+		if (pfd < 0 || fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0)
 			hit = added->v[i];
+		if (pfd >= 0)
+			(void)close(pfd);
 	}
-	sbuf_release(&p);
+	(void)close(rootfd);
 	return hit;
 }
 
@@ -2257,19 +2340,37 @@ static int checkout_changes(const char *repo, const char *const *env, struct str
 	return r;
 }
 
-/* Remove rel's parent directories (below repo) while they are empty. */
-static void rmdir_parents(const char *repo, const char *rel)
+/* Remove the file rel below the directory rootfd (never through a symlink:
+ * open_parent()), then its parent directories while they are empty. A
+ * missing file, or a symlink or file on the way (then git did not write
+ * there), is 0. */
+static int unlink_added(int rootfd, const char *rel, struct diag *reterr)
 {
-	struct sbuf p = SBUF_INIT(SIZE_MAX);
-	char *slash;
+	char *dir = xstrdup(rel), *slash;
+	const char *base;
+	struct stat st;
+	int pfd = open_parent(rootfd, rel, &base), r = 0;
 
-	(void)sbuf_addf(&p, "%s/%s", repo, rel);
-	while ((slash = strrchr(p.buf, '/')) != NULL && (size_t)(slash - p.buf) > strlen(repo)) {
-		sbuf_setlen(&p, (size_t)(slash - p.buf));
-		if (rmdir(p.buf) < 0)
-			break;
+	if (pfd >= 0 && fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode) &&
+	    unlinkat(pfd, base, 0) < 0) {
+		r = -errno;
+		diag_set(reterr, rel, 0, 0, "cannot remove: %s", strerror(errno));
 	}
-	sbuf_release(&p);
+	if (pfd >= 0)
+		(void)close(pfd);
+	while (r == 0 && (slash = strrchr(dir, '/')) != NULL) {
+		*slash = '\0';
+		pfd = open_parent(rootfd, dir, &base);
+		if (pfd < 0)
+			break;
+		if (unlinkat(pfd, base, AT_REMOVEDIR) < 0) {
+			(void)close(pfd);
+			break;
+		}
+		(void)close(pfd);
+	}
+	free(dir);
+	return r;
 }
 
 /* The index records h (the merge did not get as far as writing it), and
@@ -2284,9 +2385,8 @@ static int undo_files(const char *repo, const char *h, const char *m, const char
 {
 	struct strvec added = STRVEC_INIT, kept = STRVEC_INIT, changed = STRVEC_INIT,
 		      untracked = STRVEC_INIT, restore = STRVEC_INIT;
-	struct sbuf p = SBUF_INIT(SIZE_MAX);
 	size_t i;
-	int r;
+	int rootfd, r;
 
 	r = merge_paths(repo, h, m, env, &added, &kept, reterr);
 	if (r >= 0)
@@ -2305,20 +2405,17 @@ static int undo_files(const char *repo, const char *h, const char *m, const char
 		r = -EUCLEAN;
 		goto out;
 	}
-	for (i = 0; i < added.nr; i++) {
-		struct stat st;
-
-		sbuf_reset(&p);
-		(void)sbuf_addf(&p, "%s/%s", repo, added.v[i]);
-		if (lstat(p.buf, &st) < 0 || S_ISDIR(st.st_mode))
-			continue;
-		if (unlink(p.buf) < 0) {
-			r = -errno;
-			diag_set(reterr, p.buf, 0, 0, "cannot remove: %s", strerror(errno));
-			goto out;
-		}
-		rmdir_parents(repo, added.v[i]);
+	rootfd = open(repo, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0) {
+		r = -errno;
+		diag_set(reterr, repo, 0, 0, "cannot open: %s", strerror(errno));
+		goto out;
 	}
+	for (i = 0; i < added.nr && r >= 0; i++)
+		r = unlink_added(rootfd, added.v[i], reterr);
+	(void)close(rootfd);
+	if (r < 0)
+		goto out;
 	r = checkout_from_index(repo, &restore, env, reterr);
 	if (r < 0)
 		goto out;
@@ -2340,7 +2437,6 @@ out:
 	strvec_clear(&changed);
 	strvec_clear(&untracked);
 	strvec_clear(&restore);
-	sbuf_release(&p);
 	return r;
 }
 
@@ -2495,7 +2591,7 @@ int git_merge_prepare(const char *repo, const char *into, const char *branch, co
 	r = merge_paths(repo, head, merged, env, &added, &kept, reterr);
 	if (r < 0)
 		goto out;
-	hit = added_in_way(repo, &added);
+	hit = added_in_way(repo, &added, &kept);
 	if (hit) {
 		diag_set(reterr, repo, 0, 0,
 			 "cannot merge '%s': the untracked file '%s' would be overwritten by the "
@@ -2561,7 +2657,7 @@ int git_merge_apply(const char *repo, const char *into, const char *commit,
 	r = merge_paths(repo, h, commit, env, &added, &kept, reterr);
 	if (r < 0)
 		goto out;
-	hit = added_in_way(repo, &added);
+	hit = added_in_way(repo, &added, &kept);
 	if (hit) {
 		diag_set(reterr, repo, 0, 0,
 			 "the untracked file '%s' would be overwritten by the merge", hit);

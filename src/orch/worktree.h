@@ -263,7 +263,9 @@ enum git_lock_kind {
 };
 
 struct git_lock {
-	char *path; /* absolute */
+	char *path; /* absolute, for messages: ROOT/REL */
+	char *root; /* the git directory it was found in (a clone's .git...) */
+	char *rel;  /* its path below root */
 	enum git_lock_kind kind;
 	int64_t mtime_ns; /* CLOCK_REALTIME */
 };
@@ -279,6 +281,11 @@ int worktree_locks_find(const char *repo, const char *wt_dir, const char *branch
 			const char *base_branch, const char *const *env, struct git_lock **ret,
 			size_t *ret_n, struct diag *reterr);
 void git_locks_free(struct git_lock *v, size_t n);
+
+/* Remove the lock file l: its directory opened beneath l->root (no
+ * symlink followed, even one swapped in since it was found: a clone's
+ * .git is the agent's), the file unlinked there. 0 also when it is gone. */
+int git_lock_remove(const struct git_lock *l, struct diag *reterr);
 
 /* `git worktree prune`: forget worktrees whose directories are gone. */
 int worktree_prune(const char *repo, const char *const *env, struct diag *reterr);
