@@ -2051,7 +2051,9 @@ static int repair_locks(struct loop *l, int64_t locked_ns, struct diag *reterr)
 	bool *done = NULL, journaled = false;
 	const char **paths = NULL;
 	pid_t *holders = NULL;
-	uint64_t start = e->clk->mono_ms(e->clk);
+	/* waits for other processes, and file times: the real clocks */
+	const struct clock *real = clock_system();
+	uint64_t start = real->mono_ms(real);
 	size_t n = 0, i, left;
 	int r;
 
@@ -2068,7 +2070,7 @@ static int repair_locks(struct loop *l, int64_t locked_ns, struct diag *reterr)
 	for (i = 0; i < n; i++)
 		paths[i] = v[i].path;
 	for (;;) {
-		uint64_t waited = e->clk->mono_ms(e->clk) - start;
+		uint64_t waited = real->mono_ms(real) - start;
 		bool late = waited >= WORKTREE_LOCK_WAIT_MS,
 		     very_late = waited >= REPAIR_HELD_WAIT_MS;
 		struct stat st;
@@ -2234,7 +2236,7 @@ int orch_run_execute(struct orch_env *e, const char *run_id, struct orch_summary
 		if (r < 0)
 			return r;
 	}
-	locked_ns = e->clk->now_ns(e->clk);
+	locked_ns = clock_system()->now_ns(clock_system()); /* compared with file times */
 	r = loop_load(&l, e, run_id, reterr);
 	if (r < 0)
 		goto out;
