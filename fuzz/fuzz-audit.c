@@ -10,10 +10,18 @@
  *   - the fast path changes nothing (differential): the verifier with and
  *     without it (AUDIT_CHECK_NO_FAST) reports the same problems, and for
  *     every line the canonical scanner accepts, the jansson path agrees it
- *     is a canonical object with the same prev_hmac, hmac and MAC. */
+ *     is a canonical object with the same prev_hmac, hmac and MAC;
+ *   - the writers' check (audit_open() over the input as the one chain
+ *     file, audit-end.c) agrees with the verifier: a chain the verifier
+ *     finds intact is accepted, and a chain a writer accepts has no problem
+ *     but the crash remnants it lets through (lines that are not records,
+ *     an unterminated last line). */
+#include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "audit/audit-internal.h"
 #include "audit/audit.h"
@@ -21,13 +29,23 @@
 #include "util/hash.h"
 #include "util/banned.h"
 
+#include <errno.h>
+
 #define FUZZ_KEY "fuzz-key"
 
 struct seen {
 	uint64_t n;
 	unsigned max_line;
 	uint8_t digest[SHA256_LEN]; /* running hash of "line:msg" */
+	uint64_t hard;		    /* problems a writer must refuse (not crash remnants) */
+	uint64_t soft;		    /* lines that are not records, an unterminated last line */
+	uint64_t state;		    /* about the recorded end */
 };
+
+static bool starts_with(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
 
 static void on_problem(void *userdata, const char *file, unsigned line, const char *msg)
 {
@@ -42,6 +60,14 @@ static void on_problem(void *userdata, const char *file, unsigned line, const ch
 		__builtin_trap();
 	if (line > s->max_line)
 		s->max_line = line;
+	if (starts_with(msg, "truncated tail") || starts_with(msg, "chain does not match state"))
+		s->state++; /* the run's recorded end: the writer's check has none */
+	else if (starts_with(msg, "invalid JSON") ||
+		 starts_with(msg, "entry is not a JSON object") ||
+		 starts_with(msg, "missing trailing newline"))
+		s->soft++;
+	else
+		s->hard++;
 	if (hash_hmac_sha256("k", 1, parts, lens, 4, next) < 0)
 		__builtin_trap();
 	memcpy(s->digest, next, sizeof(next));
@@ -116,6 +142,43 @@ static void differential_lines(const uint8_t *data, size_t size)
 	hash_hmac_free(mac);
 }
 
+/* A scratch audit directory for the writers' check, removed at exit. */
+static char wdir[64], wfile[96], wlock[96];
+
+static void wdir_remove(void)
+{
+	(void)unlink(wfile);
+	(void)unlink(wlock);
+	(void)rmdir(wdir);
+}
+
+/* audit_open() over data as the chain's one file: its result. */
+static int writer_check(const uint8_t *data, size_t size)
+{
+	struct audit_chain *c = NULL;
+	struct diag d;
+	FILE *f;
+	int r;
+
+	if (!wdir[0]) {
+		(void)snprintf(wdir, sizeof(wdir), "/tmp/fuzz-audit-XXXXXX");
+		if (!mkdtemp(wdir))
+			__builtin_trap();
+		(void)snprintf(wfile, sizeof(wfile), "%s/2025-01-01.jsonl", wdir);
+		(void)snprintf(wlock, sizeof(wlock), "%s/.lock", wdir);
+		(void)atexit(wdir_remove);
+	}
+	f = fopen(wfile, "we");
+	if (!f || fwrite(data, 1, size, f) != size || fclose(f) != 0)
+		__builtin_trap();
+	(void)unlink(wlock); /* no hot state from an earlier input */
+	r = audit_open(wdir, FUZZ_KEY, strlen(FUZZ_KEY), NULL, 0, &c, &d);
+	if ((r < 0) != (c == NULL) || (r < 0 && !d.msg[0]))
+		__builtin_trap();
+	audit_close(c);
+	return r;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct seen whole = {0}, split = {0}, slow = {0};
@@ -139,6 +202,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    strcmp(st1.last_hmac, st3.last_hmac) != 0)
 		__builtin_trap();
 	differential_lines(data, size);
+	{
+		/* the verifier's run above had a recorded end (size % 7): the
+		 * writer's has none, so only the lines count here */
+		int r = writer_check(data, size);
+
+		if (whole.hard == 0 && whole.soft == 0 && r < 0)
+			__builtin_trap();
+		if (r == 0 && whole.hard != 0)
+			__builtin_trap();
+	}
 	for (i = 0; i < size; i++)
 		if (data[i] == '\n')
 			lines++;

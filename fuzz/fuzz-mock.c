@@ -3,7 +3,9 @@
  * every instruction must be well formed (a valid op, its line within the
  * prompt, paths and markers relative and confined lexically, numbers in
  * range, strings NUL-terminated with the stated length); on failure the
- * error is one of the documented ones with a line and column. Only parsing:
+ * error is one of the documented ones with a line and column. Every path and
+ * marker also goes through the .git/.bernstein name check the instructions
+ * meet when they run (a plain .git component must be refused). Only parsing:
  * nothing is run. */
 #include <errno.h>
 #include <stdlib.h>
@@ -15,7 +17,16 @@
 
 static void check_rel(const char *p)
 {
-	if (!p || beneath_check_relpath(p, strlen(p), NULL) < 0)
+	size_t n = p ? strlen(p) : 0;
+	int r;
+
+	if (!p || beneath_check_relpath(p, n, NULL) < 0)
+		abort();
+	r = beneath_check_names(p, n, BENEATH_NO_GIT | BENEATH_NO_BERNSTEIN, NULL);
+	if (r != 0 && r != -EPERM)
+		abort();
+	if (r == 0 && (strcmp(p, ".git") == 0 || strncmp(p, ".git/", 5) == 0 ||
+		       strstr(p, "/.git/") || (n >= 5 && strcmp(p + n - 5, "/.git") == 0)))
 		abort();
 }
 

@@ -21,6 +21,7 @@ ninja -C "$build" bench/proc-bench >/dev/null && "$build/bench/proc-bench" spawn
 ninja -C "$build" bench/proc-bench >/dev/null && "$build/bench/proc-bench" rss
 ninja -C "$build" bench/proc-bench >/dev/null && "$build/bench/proc-bench" drain
 ninja -C "$build" bench/route-bench >/dev/null && "$build/bench/route-bench"
+ninja -C "$build" bench/redact-bench >/dev/null && "$build/bench/redact-bench"
 sh "$(dirname "$0")/../bench/audit-bench.sh" "$build"
 sh "$(dirname "$0")/../bench/run-bench.sh" "$build"
 exec "$build/bench/startup" -n "$runs" -g "$(dirname "$0")/../catalog/profiles/claude.yaml" \

@@ -1033,6 +1033,23 @@ int catalog_validate(struct catalog *cat, const char *user_dir, const char *repo
 		if (i == idx->n)
 			return 0;
 	}
+	/* An override contract that cannot be read at all (a FIFO, a
+	 * directory...) is that error, not an invalid catalogue: gate 2 below
+	 * would report it as one of the profile's problems. */
+	for (i = 0; i < idx->n; i++) {
+		struct contract *c = NULL;
+		struct diag d;
+
+		if (idx->v[i].data)
+			continue;
+		r = contract_index_load(&idx->v[i], &c, &d);
+		contract_free(c);
+		if (r < 0 && r != -EINVAL && r != -EFBIG) {
+			if (reterr)
+				*reterr = d;
+			return r;
+		}
+	}
 	for (i = 0; i < cat->n_entries; i++) {
 		const struct profile *p = cat->entries[i]->profile;
 

@@ -379,7 +379,7 @@ static int load_path(const char *name, const char *path, struct contract **ret, 
 			diag_set(reterr, path, 0, 0, "contract file larger than %d bytes",
 				 CONTRACT_MAX_FILE_BYTES);
 		else
-			diag_set(reterr, path, 0, 0, "cannot read contract: %s", strerror(-r));
+			diag_set(reterr, path, 0, 0, "cannot read contract: %s", file_strerror(r));
 		return r;
 	}
 	r = contract_load_buf(name, path, text, len, ret, reterr);
@@ -1205,9 +1205,28 @@ const struct contract_entry *contract_index_find(const struct contract_index *id
 
 int contract_index_load(const struct contract_entry *e, struct contract **ret, struct diag *reterr)
 {
+	struct contract *c = NULL;
+	int r;
+
 	if (e->data)
-		return contract_load_buf(e->name, e->source, e->data, e->len, ret, reterr);
-	return load_path(e->name, e->source, ret, reterr);
+		r = contract_load_buf(e->name, e->source, e->data, e->len, &c, reterr);
+	else
+		r = load_path(e->name, e->source, &c, reterr);
+	if (r < 0)
+		return r;
+	/* A contract that pins nothing would pass every drift check and let
+	 * gate 2 hold a profile to nothing: an empty override file (or one
+	 * with only defaults) is an error, not a way to switch checking off. */
+	if (c->n_required_flags + c->n_required_subcommands == 0) {
+		diag_set(reterr, e->source, 0, 0,
+			 "contract '%s' pins no required_flags or required_subcommands: a "
+			 "contract without content would disable drift checking",
+			 e->name);
+		contract_free(c);
+		return -EINVAL;
+	}
+	*ret = c;
+	return 0;
 }
 
 struct contract_index *contract_index_free(struct contract_index *idx)

@@ -242,6 +242,9 @@ int contract_index_build(const char *user_dir, const char *repo_dir, struct cont
 			 struct diag *reterr);
 const struct contract_entry *contract_index_find(const struct contract_index *idx,
 						 const char *name);
+/* Load e's contract. Unlike contract_load_buf(), a contract of the catalogue
+ * must pin something: one with no required_flags and no
+ * required_subcommands (an empty override file) is -EINVAL. */
 int contract_index_load(const struct contract_entry *e, struct contract **ret, struct diag *reterr);
 struct contract_index *contract_index_free(struct contract_index *idx);
 

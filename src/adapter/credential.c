@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "util/redact.h"
 #include "util/banned.h"
 
 const char *const credential_env_builtin[] = {
@@ -87,4 +88,78 @@ int credential_env_check(const char *name, const char *host_allowed, struct diag
 		 " on the host",
 		 name);
 	return -EPERM;
+}
+
+/* Words in a variable's name that make its value a secret. */
+static const char *const secret_words[] = {
+	"KEY",	      "TOKEN",	"SECRET",  "PASSWORD",	    "PASSWD", "PASSPHRASE",
+	"CREDENTIAL", "COOKIE", "PRIVATE", "AUTHORIZATION", NULL,
+};
+
+/* name[0, n) holds word (ASCII, any case). */
+static bool has_word(const char *name, size_t n, const char *word)
+{
+	size_t wl = strlen(word), i, j;
+
+	for (i = 0; i + wl <= n; i++) {
+		for (j = 0; j < wl; j++) {
+			char c = name[i + j];
+
+			if (c >= 'a' && c <= 'z')
+				c = (char)(c - 'a' + 'A');
+			if (c != word[j])
+				break;
+		}
+		if (j == wl)
+			return true;
+	}
+	return false;
+}
+
+/* credential_env_secret() for the name name[0, n). */
+static bool secret_name(const char *name, size_t n, const char *host_allowed)
+{
+	char buf[256];
+	size_t i;
+
+	for (i = 0; secret_words[i]; i++)
+		if (has_word(name, n, secret_words[i]))
+			return true;
+	for (i = 0; credential_env_builtin[i]; i++)
+		if (strlen(credential_env_builtin[i]) == n &&
+		    memcmp(name, credential_env_builtin[i], n) == 0)
+			return true;
+	if (!host_allowed || n >= sizeof(buf))
+		return false;
+	memcpy(buf, name, n);
+	buf[n] = '\0';
+	return credential_env_listed(buf, host_allowed);
+}
+
+bool credential_env_secret(const char *name, const char *host_allowed)
+{
+	return name && secret_name(name, strlen(name), host_allowed);
+}
+
+void credential_env_secrets(const char *const *env, const char *host_allowed, struct strvec *ret,
+			    struct strvec *ret_short)
+{
+	size_t i;
+
+	for (i = 0; env && env[i]; i++) {
+		const char *eq = strchr(env[i], '='), *v;
+
+		if (!eq || !secret_name(env[i], (size_t)(eq - env[i]), host_allowed))
+			continue;
+		v = eq + 1;
+		if (!*v)
+			continue;
+		if (strlen(v) < REDACT_MIN) {
+			if (ret_short)
+				strvec_pushf(ret_short, "%.*s", (int)(eq - env[i]), env[i]);
+			continue;
+		}
+		if (strvec_find(ret, v) < 0)
+			strvec_push(ret, v);
+	}
 }

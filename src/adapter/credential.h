@@ -20,6 +20,7 @@
 #include <stdbool.h>
 
 #include "util/diag.h"
+#include "util/strvec.h"
 
 /* The variable the built-in runner reads when a manifest names none. */
 #define CREDENTIAL_DEFAULT_ENV "OPENAI_API_KEY"
@@ -44,5 +45,22 @@ bool credential_env_listed(const char *name, const char *list);
  *   BERNSTEIN_ALLOWED_API_KEY_ENVS on the host
  * host_allowed is the value of BERNSTEIN_ALLOWED_API_KEY_ENVS, or NULL. */
 int credential_env_check(const char *name, const char *host_allowed, struct diag *reterr);
+
+/* Does the variable name hold a secret, one to redact wherever its value
+ * could be written? A name of the built-in allow-list, a name listed in
+ * host_allowed, or a name that says so: it contains KEY, TOKEN, SECRET,
+ * PASSWORD, PASSWD, PASSPHRASE, CREDENTIAL, AUTHORIZATION, COOKIE or
+ * PRIVATE (any case). So the keys a profile passes through (AMP_API_KEY,
+ * SRC_ACCESS_TOKEN...) and bernstein's own (BERNSTEIN_AUTH_TOKEN,
+ * BERNSTEIN_HOOK_SECRET) count. */
+bool credential_env_secret(const char *name, const char *host_allowed);
+
+/* The values of the secret variables of env (KEY=VALUE, NULL-terminated;
+ * NULL = none), appended to ret each once. A value shorter than REDACT_MIN
+ * (util/redact.h) would match everywhere and is not appended: its variable's
+ * name goes to ret_short instead (when not NULL) so a caller can warn. Empty
+ * values are skipped. */
+void credential_env_secrets(const char *const *env, const char *host_allowed, struct strvec *ret,
+			    struct strvec *ret_short);
 
 #endif

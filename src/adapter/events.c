@@ -3,11 +3,13 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util/clock.h"
+#include "util/redact.h"
 #include "util/banned.h"
 
 static const char *const kind_names[_EVENT_KIND_MAX] = {
@@ -401,6 +403,68 @@ int event_to_json(const struct event *ev, int64_t ts_ns, struct sbuf *out)
 }
 
 /* ---- human-readable ------------------------------------------------------------ */
+
+/* The string fields of struct event (raw, with its length, aside). */
+static const size_t event_strings[] = {
+	offsetof(struct event, type),	    offsetof(struct event, session_id),
+	offsetof(struct event, model),	    offsetof(struct event, text),
+	offsetof(struct event, tool_name),  offsetof(struct event, tool_id),
+	offsetof(struct event, tool_args),  offsetof(struct event, tool_output),
+	offsetof(struct event, status),	    offsetof(struct event, message),
+	offsetof(struct event, error_kind), offsetof(struct event, signal),
+	offsetof(struct event, payload),    offsetof(struct event, reason),
+};
+
+#define N_STRINGS (sizeof(event_strings) / sizeof(event_strings[0]))
+
+static const char *field_get(const struct event *ev, size_t off)
+{
+	return *(const char *const *)(const void *)((const char *)ev + off);
+}
+
+static void field_set(struct event *ev, size_t off, const char *s)
+{
+	*(const char **)(void *)((char *)ev + off) = s;
+}
+
+int event_redact(const struct event *ev, struct redact *rd, struct sbuf *buf, struct event *ret)
+{
+	size_t at[N_STRINGS], i, raw_at = 0, raw_len = 0;
+	int n, count = 0;
+
+	*ret = *ev;
+	if (redact_count(rd) == 0)
+		return 0;
+	sbuf_reset(buf);
+	for (i = 0; i < N_STRINGS; i++) {
+		const char *s = field_get(ev, event_strings[i]);
+
+		at[i] = buf->len;
+		if (!s)
+			continue;
+		n = redact_apply(rd, s, strlen(s), 0, buf);
+		if (n < 0 || sbuf_addc(buf, '\0') < 0)
+			return -ENOBUFS;
+		count += n;
+	}
+	if (ev->raw) {
+		raw_at = buf->len;
+		n = redact_apply(rd, ev->raw, ev->raw_len, 0, buf);
+		if (n < 0 || sbuf_addc(buf, '\0') < 0)
+			return -ENOBUFS;
+		raw_len = buf->len - 1 - raw_at;
+		count += n;
+	}
+	/* the buffer is complete: point into it */
+	for (i = 0; i < N_STRINGS; i++)
+		if (field_get(ev, event_strings[i]))
+			field_set(ret, event_strings[i], buf->buf + at[i]);
+	if (ev->raw) {
+		ret->raw = buf->buf + raw_at;
+		ret->raw_len = raw_len;
+	}
+	return count;
+}
 
 const char *event_describe(const struct event *ev, char *buf, size_t size)
 {

@@ -114,6 +114,13 @@ enum event_kind event_kind_from_string(const char *s);
  * -ENOBUFS when out's cap is hit (out is then left as it was). */
 int event_to_json(const struct event *ev, int64_t ts_ns, struct sbuf *out);
 
+/* ev with every string field redacted (util/redact.h) into *ret: the strings
+ * of ret point into buf (reset first) and live as long as it is not changed;
+ * the other fields are ev's. Returns the number of REDACT_MARKs written.
+ * rd NULL or empty: *ret is *ev. */
+struct redact;
+int event_redact(const struct event *ev, struct redact *rd, struct sbuf *buf, struct event *ret);
+
 /* One human-readable line for a terminal, without a newline: "tool call
  * Write {\"file_path\":...}". Control bytes (escape sequences included)
  * become spaces; cut to size. Returns buf. */

@@ -22,6 +22,7 @@
 #include "util/sbuf.h"
 #include "util/url.h"
 #include "util/xalloc.h"
+#include "util/redact.h"
 #include "util/banned.h"
 
 /* Largest expansion of one template (a config file). */
@@ -773,21 +774,27 @@ static int build_env(struct build *b)
 	return r;
 }
 
-/* The values of passed-through provider keys and of api_key_env: a caller
- * redacts them wherever the agent's output is written. */
+/* The values a caller redacts wherever the agent's output is written: the
+ * API key, and every variable of the agent's environment that holds a
+ * secret (credential_env_secret(): provider keys passed through, tokens,
+ * bernstein's own hook secrets). A value too short to look for is named in
+ * a warning. */
 static void collect_secrets(struct build *b)
 {
 	struct strvec *sec = &b->plan->secrets;
+	struct strvec too_short = STRVEC_INIT;
+	const char *allowed = envpolicy_get(b->req->host_env, CREDENTIAL_HOST_ALLOW_ENV);
 	size_t i;
 
-	if (b->api_key && strlen(b->api_key) >= INVOCATION_SECRET_MIN)
+	if (b->api_key && strlen(b->api_key) >= REDACT_MIN)
 		strvec_push(sec, b->api_key);
-	for (i = 0; credential_env_builtin[i]; i++) {
-		const char *v = envpolicy_get(b->plan->env.v, credential_env_builtin[i]);
-
-		if (v && strlen(v) >= INVOCATION_SECRET_MIN && strvec_find(sec, v) < 0)
-			strvec_push(sec, v);
-	}
+	credential_env_secrets(b->plan->env.v, allowed, sec, &too_short);
+	for (i = 0; i < too_short.nr; i++)
+		warn(b,
+		     "the value of '%s' is shorter than %d bytes: it is not redacted from logs, "
+		     "events and output",
+		     too_short.v[i], REDACT_MIN);
+	strvec_clear(&too_short);
 }
 
 static int build_files(struct build *b)
@@ -975,6 +982,11 @@ static int runner_manifest(struct build *b, char **ret)
 	tool_source = envpolicy_get(req->host_env, "BERNSTEIN_OPENAI_AGENTS_TOOL_SOURCE");
 	if (tool_source && strcmp(tool_source, "builtin") == 0)
 		(void)json_object_set_new(m, "tool_source", json_string("builtin"));
+	if (b->p->runtime.git_dir == GIT_DIR_ALLOWED)
+		(void)json_object_set_new(m, "allow_git_dir", json_true());
+	/* the tier that confines run_command (docs/runner.md) */
+	if (req->sandbox)
+		(void)json_object_set_new(m, "sandbox_provider", json_string(req->sandbox));
 	text = json_dumps(m, JSON_INDENT(2) | JSON_SORT_KEYS);
 	json_decref(m);
 	if (!text) {
@@ -1319,6 +1331,9 @@ int invocation_build(const struct invocation_request *req, struct invocation_pla
 		strvec_push(&b.module_args, "--session-dir");
 		strvec_push(&b.module_args, plan.state_dir);
 	}
+	/* the mock's file instructions, like the runner's tools (its manifest) */
+	if (!b.runner && p->shape == PROFILE_SHAPE_MODULE && p->runtime.git_dir == GIT_DIR_ALLOWED)
+		strvec_push(&b.module_args, "--allow-git-dir");
 	r = build_env(&b);
 	if (r < 0)
 		goto out;
@@ -1349,38 +1364,4 @@ out:
 	free(b.prompt_path);
 	free(b.manifest_path);
 	return r;
-}
-
-int invocation_redact(const struct strvec *secrets, const char *s, size_t len, struct sbuf *out)
-{
-	size_t i = 0, k;
-	int r;
-
-	while (i < len) {
-		const char *first = NULL;
-		size_t first_len = 0;
-
-		/* the earliest occurrence of any secret (the longest at a tie) */
-		for (k = 0; secrets && k < secrets->nr; k++) {
-			size_t n = strlen(secrets->v[k]);
-			const char *at;
-
-			if (n < INVOCATION_SECRET_MIN || n > len - i)
-				continue;
-			at = memmem(s + i, len - i, secrets->v[k], n);
-			if (at && (!first || at < first || (at == first && n > first_len))) {
-				first = at;
-				first_len = n;
-			}
-		}
-		if (!first)
-			return sbuf_add(out, s + i, len - i);
-		r = sbuf_add(out, s + i, (size_t)(first - (s + i)));
-		if (r >= 0)
-			r = sbuf_adds(out, INVOCATION_REDACTED);
-		if (r < 0)
-			return r;
-		i = (size_t)(first - s) + first_len;
-	}
-	return 0;
 }

@@ -61,7 +61,11 @@
  *
  * The API key's value (from the variable api_key_env names) goes only where
  * runtime.endpoint.env puts it; it never enters argv or files. plan->secrets
- * lists the values a caller must redact from logs, events and output. */
+ * lists the values a caller must redact from logs, events and output (with
+ * util/redact.h): the key, and the value of every variable of the agent's
+ * environment that holds a secret (adapter/credential.h,
+ * credential_env_secret()); a value shorter than REDACT_MIN is not listed and
+ * a warning names its variable. */
 #ifndef BERNSTEIN_ADAPTER_INVOCATION_H
 #define BERNSTEIN_ADAPTER_INVOCATION_H
 
@@ -161,6 +165,8 @@ struct invocation_request {
 	const char *bernstein_exe;   /* absolute path of this bernstein binary, for the hook
 				      * command; NULL = readlink("/proc/self/exe") */
 	uint64_t timeout_s;	     /* the run's timeout, for a module that wants it; 0 none */
+	const char *sandbox;	     /* the OS sandbox the agent runs in ("landlock"), or NULL;
+				      * the built-in runner's manifest names it */
 	size_t arg_strlen_max;	     /* 0 = INVOCATION_MAX_ARG_STRLEN */
 	size_t arg_total_max;	     /* 0 = INVOCATION_ARG_TOTAL_DEFAULT */
 };
@@ -216,7 +222,7 @@ struct invocation_plan {
 	bool dangerous;			  /* dangerous mode was applied (args or env) */
 	struct adapter_strategy strategy; /* the resolved strategy */
 	enum dialect dialect;		  /* the reader of the agent's stdout */
-	struct strvec secrets;		  /* values to redact (never printed) */
+	struct strvec secrets;		  /* values to redact (never printed; util/redact.h) */
 };
 
 void invocation_plan_init(struct invocation_plan *plan);
@@ -238,14 +244,6 @@ int invocation_build(const struct invocation_request *req, struct invocation_pla
 /* The names of the adapters of cat that take image attachments, sorted,
  * appended to ret. */
 void invocation_vision_adapters(const struct catalog *cat, struct strvec *ret);
-
-/* Replace every occurrence of a secret of plan in s[0, len) by
- * "[REDACTED]", appending the result to out. Returns 0 or -ENOBUFS (out's
- * cap). Secrets shorter than INVOCATION_SECRET_MIN are not looked for. */
-#define INVOCATION_SECRET_MIN 8
-#define INVOCATION_REDACTED   "[REDACTED]"
-struct sbuf;
-int invocation_redact(const struct strvec *secrets, const char *s, size_t len, struct sbuf *out);
 
 const char *prompt_delivery_to_string(enum prompt_delivery v);
 const char *invocation_base_to_string(enum invocation_base v);

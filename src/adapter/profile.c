@@ -24,6 +24,7 @@ static const char *const via_names[] = {"stdin", "file", NULL};
 static const char *const dialect_names[] = {"claude", "codex",	"gemini",	"qwen", "opencode",
 					    "pi",     "runner", "text-signals", "none", NULL};
 static const char *const home_names[] = {"inherit", "isolated", NULL};
+static const char *const git_dir_names[] = {"refused", "allowed", NULL};
 static const char *const placeholder_names[] = {
 	"session_id", "model",	 "prompt_file",	 "base_url",	 "api_key_env", "api_key",
 	"home",	      "workdir", "hook_command", "hooks_socket", NULL};
@@ -85,6 +86,11 @@ const char *event_dialect_to_string(enum event_dialect v)
 const char *agent_home_to_string(enum agent_home v)
 {
 	return name_of(home_names, _AGENT_HOME_MAX, (int)v);
+}
+
+const char *git_dir_access_to_string(enum git_dir_access v)
+{
+	return name_of(git_dir_names, _GIT_DIR_ACCESS_MAX, (int)v);
 }
 
 const char *profile_placeholder_name(enum profile_placeholder ph)
@@ -1372,6 +1378,7 @@ static const struct pfield runtime_fields[] = {
 	{"files", YT_SEQ, false},
 	{"endpoint", YT_MAP, false},
 	{"hooks", YT_MAP, false},
+	{"git_dir", YT_STR, false}, /* refused | allowed (module agents) */
 	{NULL, 0, false},
 };
 
@@ -1379,7 +1386,7 @@ static int parse_runtime(struct pctx *c, const struct ynode *node)
 {
 	struct profile_runtime *rt = &c->p->runtime;
 	const struct ynode *v;
-	int home = 0, dialect = 0, r;
+	int home = 0, dialect = 0, git_dir = 0, r;
 
 	r = check_map(c, node, runtime_fields, "runtime");
 	if (r < 0)
@@ -1419,6 +1426,18 @@ static int parse_runtime(struct pctx *c, const struct ynode *node)
 		return r;
 	if ((v = ynode_get(node, "hooks")) && (r = parse_hooks(c, v)) < 0)
 		return r;
+	r = get_enum(c, node, "git_dir", "runtime.git_dir", git_dir_names, GIT_DIR_REFUSED,
+		     &git_dir);
+	if (r < 0)
+		return r;
+	rt->git_dir = (enum git_dir_access)git_dir;
+	v = ynode_get(node, "git_dir");
+	rt->git_dir_at = at_node(c, v ? v : node);
+	if (rt->git_dir == GIT_DIR_ALLOWED && c->p->shape != PROFILE_SHAPE_MODULE)
+		return perr(c, v, "runtime.git_dir",
+			    "'allowed' lifts a refusal of bernstein's own file tools (the "
+			    "openai_agents runner, mock): a factory agent's tools are its own, so "
+			    "it would promise nothing");
 	if ((rt->files.n || rt->endpoint.files.n || rt->hooks.files.n) &&
 	    rt->home != AGENT_HOME_ISOLATED) {
 		const struct ynode *f = ynode_get(node, "files");
@@ -2104,6 +2123,7 @@ json_t *profile_canonical(const struct profile *p)
 	jset(r, "events", j);
 	jset(r, "env", jmap(&rt->env));
 	jset(r, "home", json_string(agent_home_to_string(rt->home)));
+	jset(r, "git_dir", json_string(git_dir_access_to_string(rt->git_dir)));
 	jset(r, "files", jfiles(&rt->files));
 	j = json_object();
 	jset(j, "model", json_string(rt->endpoint.model ? rt->endpoint.model : "{model}"));

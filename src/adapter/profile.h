@@ -115,6 +115,16 @@ enum agent_home {
 	_AGENT_HOME_INVALID = -EINVAL,
 };
 
+/* Whether the agent's file tools may touch a git directory (.git). Only the
+ * module agents whose file access is bernstein's own code (the built-in
+ * runner, the mock) are held to it (util/beneath.h). */
+enum git_dir_access {
+	GIT_DIR_REFUSED, /* "refused" (the default): .git is refused like a path outside */
+	GIT_DIR_ALLOWED, /* "allowed": the file tools may read and write .git */
+	_GIT_DIR_ACCESS_MAX,
+	_GIT_DIR_ACCESS_INVALID = -EINVAL,
+};
+
 /* Placeholders of templates, "{name}" in a string. */
 enum profile_placeholder {
 	PH_SESSION_ID,	 /* {session_id} */
@@ -258,7 +268,8 @@ struct profile_runtime {
 	struct profile_files files;
 	struct profile_endpoint endpoint;
 	struct profile_hooks hooks;
-	struct catalog_origin origin, events_at, home_at;
+	enum git_dir_access git_dir;
+	struct catalog_origin origin, events_at, home_at, git_dir_at;
 };
 
 /* A loaded, validated profile. Everything lives in ->arena. */
@@ -382,6 +393,7 @@ const char *session_id_format_to_string(enum session_id_format v);
 const char *prompt_via_to_string(enum prompt_via v);
 const char *event_dialect_to_string(enum event_dialect v);
 const char *agent_home_to_string(enum agent_home v);
+const char *git_dir_access_to_string(enum git_dir_access v);
 const char *profile_placeholder_name(enum profile_placeholder ph);
 
 #endif

@@ -45,17 +45,26 @@ struct audit_file {
 	off_t size;	/* at listing time */
 	dev_t dev;
 	ino_t ino;
+	/* 0: a regular file. Else what it is (file_type_error(), -ELOOP a
+	 * symbolic link): not a chain file, a problem; never opened. */
+	int type_err;
 };
 
-/* The regular files DIR/NAME.jsonl (no dot files) sorted by name, with their
- * sizes. lazy: files the directory entry says are regular are not stat()ed
- * (size -1; see audit_io_stat()). *ret is malloc'd (free()), NULL when there
- * are none. -ENOENT when dir does not exist. */
+/* The entries DIR/NAME.jsonl (no dot files) sorted by name, with their
+ * sizes, not following symbolic links. Entries that are not regular files
+ * are listed too, with type_err set. lazy: files the directory entry says
+ * are regular are not stat()ed (size -1; see audit_io_stat()). *ret is
+ * malloc'd (free()), NULL when there are none. -ENOENT when dir does not
+ * exist. */
 int audit_io_list(const char *dir, bool lazy, struct audit_file **ret, size_t *ret_n);
-/* Fill f's size, dev and ino. */
+/* Fill f's size, dev, ino and type_err (lstat). */
 int audit_io_stat(const char *dir, struct audit_file *f);
+/* "is a FIFO (not a regular file)" for a type_err. */
+const char *audit_io_type_str(int type_err);
 /* Feed the first limit bytes of path (all of it when limit < 0) to a fresh
- * splitter calling fn. A file that vanished is -ENOENT. */
+ * splitter calling fn. A file that vanished is -ENOENT; what is not a
+ * regular file is never opened (open_regular() without following a
+ * symbolic link). */
 int audit_io_scan(const char *path, off_t limit, audit_line_fn *fn, void *userdata);
 /* The last line of the first size bytes of fd (without its '\n'), into out
  * (reset first). *ret_terminated says whether byte size-1 is '\n'. -ENOBUFS
@@ -140,23 +149,74 @@ int audit_record_build(struct audit_scratch *s, struct hash_hmac *mac, const cha
 		       struct sbuf *line, char ret_hmac[AUDIT_HMAC_HEX_LEN + 1],
 		       struct diag *reterr);
 
+/* ---- audit-end.c: the writers' check of the chain's end ------------------ */
+
+/* The chain's end as a writer knows it, and where its last check stopped. */
+struct audit_end {
+	uint64_t count;				/* non-empty lines of every file */
+	char last_hmac[AUDIT_HMAC_HEX_LEN + 1]; /* the last good record's MAC */
+	char tail_name[256];			/* the newest chain file ("" none) */
+	bool tail_torn;				/* ... ends with an unterminated line */
+	/* Checked up to mark_off of mark_name (the newest non-empty file; the
+	 * start of its torn last line, if any), which holds mark_line lines
+	 * before it; mark_count lines in all, the last good one mark_hmac.
+	 * mark_name "" means none: the next sync checks everything. */
+	char mark_name[256];
+	dev_t mark_dev;
+	ino_t mark_ino;
+	off_t mark_off;
+	unsigned mark_line;
+	uint64_t mark_count;
+	char mark_hmac[AUDIT_HMAC_HEX_LEN + 1];
+};
+
+/* With the lock held: check the newest non-empty file from the end of the
+ * file before it, locate state.json's (and the hot state's) recorded end in
+ * it, replay from genesis when that does not settle the count, and set
+ * *end. Refuses (diag set) with -EBADMSG for a chain `audit verify` would
+ * call broken at its end (see audit-end.c for the two crash remnants that
+ * are let through), -EKEYREJECTED for a record that does not verify with
+ * mac when one before it did, -ENOKEY when none checked does (another key?);
+ * -errno for I/O. lock_fd: DIR/.lock (the hot state), or -1; the hot
+ * state binds like state.json when it was written in boot boot_id (this
+ * boot's, audit_state_boot_id(); "" or NULL: never). */
+int audit_end_check(const char *dir, struct hash_hmac *mac, struct audit_scratch *scratch,
+		    int lock_fd, const char *boot_id, struct audit_end *end, struct diag *reterr);
+/* With the lock held: check what was appended since end's mark (the files
+ * after it too) and update *end; audit_end_check() when the marked file
+ * shrank, was replaced or vanished. Errors as audit_end_check(). */
+int audit_end_sync(const char *dir, struct hash_hmac *mac, struct audit_scratch *scratch,
+		   int lock_fd, const char *boot_id, struct audit_end *end, struct diag *reterr);
+
 /* ---- audit-verify.c -------------------------------------------------------- */
 
 /* Flags for every audit_record_check() of this verifier (default 0). */
 void audit_verifier_set_check_flags(struct audit_verifier *v, unsigned flags);
+/* Like audit_verifier_set_state(), for the hot state a writer left in
+ * DIR/.lock (name locates it), reported as ".lock says". */
+void audit_verifier_set_hot(struct audit_verifier *v, uint64_t count, const char *last_hmac,
+			    const char *name);
 
 /* ---- audit-state.c: state.json and the lock file's hot state -------------- */
+
+#define AUDIT_BOOT_ID_LEN 36 /* /proc/sys/kernel/random/boot_id, a UUID */
 
 struct audit_state {
 	uint64_t count;
 	char last_hmac[AUDIT_HMAC_HEX_LEN + 1];
+	/* the hot state only: the boot that wrote it ("" unknown) */
+	char boot_id[AUDIT_BOOT_ID_LEN + 1];
 };
 
 /* 0, -ENOENT (no state.json), -EBADMSG (unreadable content, diag set). */
 int audit_state_load(const char *dir, struct audit_state *ret, struct diag *reterr);
 int audit_state_save(const char *dir, const struct audit_state *st, struct diag *reterr);
+/* This boot's id into buf ("" when unknown). */
+void audit_state_boot_id(char buf[AUDIT_BOOT_ID_LEN + 1]);
 /* The hot state lives in the lock file: updated after every append (no
- * fsync), so writers in a batch know the count without rescanning. */
+ * fsync), with the boot id of its writer, so writers in a batch know the
+ * count without rescanning, and within a boot a truncated tail shows even
+ * before state.json was written. */
 int audit_state_hot_read(int lock_fd, struct audit_state *ret);
 int audit_state_hot_write(int lock_fd, const struct audit_state *st);
 

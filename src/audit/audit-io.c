@@ -123,12 +123,19 @@ int audit_io_stat(const char *dir, struct audit_file *f)
 	r = audit_io_path(path, sizeof(path), dir, f->name);
 	if (r < 0)
 		return r;
-	if (stat(path, &st) < 0)
+	if (lstat(path, &st) < 0)
 		return -errno;
 	f->size = st.st_size;
 	f->dev = st.st_dev;
 	f->ino = st.st_ino;
+	f->type_err = file_type_error(st.st_mode);
 	return 0;
+}
+
+const char *audit_io_type_str(int type_err)
+{
+	return type_err == -ELOOP ? "is a symbolic link (not a regular file)"
+				  : file_strerror(type_err);
 }
 
 int audit_io_list(const char *dir, bool lazy, struct audit_file **ret, size_t *ret_n)
@@ -158,16 +165,16 @@ int audit_io_list(const char *dir, bool lazy, struct audit_file **ret, size_t *r
 		if (!is_chain_name(e->d_name) || strlen(e->d_name) >= sizeof(files->name))
 			continue;
 		if (lazy && e->d_type == DT_REG) {
+			st.st_mode = S_IFREG;
 			st.st_size = -1; /* audit_io_stat() when needed */
 			st.st_dev = 0;
 			st.st_ino = 0;
-		} else if (fstatat(dfd, e->d_name, &st, 0) < 0) {
+		} else if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 			if (errno == ENOENT)
 				continue; /* vanished meanwhile */
 			r = -errno;
 			goto out;
-		} else if (!S_ISREG(st.st_mode))
-			continue;
+		}
 		if (n == alloc) {
 			alloc = alloc ? st_mult(alloc, 2) : 16;
 			files = xrealloc(files, st_mult(alloc, sizeof(*files)));
@@ -176,6 +183,7 @@ int audit_io_list(const char *dir, bool lazy, struct audit_file **ret, size_t *r
 		files[n].size = st.st_size;
 		files[n].dev = st.st_dev;
 		files[n].ino = st.st_ino;
+		files[n].type_err = file_type_error(st.st_mode);
 		n++;
 	}
 	if (n)
@@ -196,9 +204,9 @@ int audit_io_scan(const char *path, off_t limit, audit_line_fn *fn, void *userda
 	off_t done = 0;
 	int fd, r = 0;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	fd = open_regular(path, O_RDONLY | O_NOFOLLOW, 0);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	audit_io_split_init(&sp, fn, userdata);
 	chunk = xmalloc(SCAN_CHUNK);
 	for (;;) {

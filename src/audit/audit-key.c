@@ -196,10 +196,16 @@ int audit_key_load(const char *path, bool create, char **ret_key, size_t *ret_le
 	int fd = -1, r, tries;
 
 	for (tries = 0;; tries++) {
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		/* never blocks: a FIFO or a device is refused unopened */
+		fd = open_regular(path, O_RDONLY, 0);
 		if (fd >= 0)
 			break;
-		r = -errno;
+		r = fd;
+		if (is_file_type_error(r)) {
+			diag_set(reterr, path, 0, 0, "audit key is not a regular file: %s",
+				 file_strerror(r));
+			return -EINVAL;
+		}
 		if (r != -ENOENT || !create || tries > 0) {
 			if (r == -ENOENT)
 				diag_set(reterr, path, 0, 0, "audit key does not exist");

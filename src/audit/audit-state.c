@@ -16,7 +16,8 @@
 #include "util/banned.h"
 
 #define STATE_VERSION 1
-#define HOT_MAGIC     "bernstein-audit-hot-v1"
+#define HOT_MAGIC     "bernstein-audit-hot-v2"
+#define HOT_MAGIC_V1  "bernstein-audit-hot-v1"
 
 int audit_state_load(const char *dir, struct audit_state *ret, struct diag *reterr)
 {
@@ -32,8 +33,9 @@ int audit_state_load(const char *dir, struct audit_state *ret, struct diag *rete
 	if (r == -ENOENT)
 		return r;
 	if (r < 0) {
-		diag_set(reterr, path, 0, 0, "cannot read audit state: %s", strerror(-r));
-		return r == -EFBIG ? -EBADMSG : r;
+		diag_set(reterr, path, 0, 0, "cannot read audit state: %s", file_strerror(r));
+		/* too large, or not a file at all (a FIFO...): not a state */
+		return r == -EFBIG || is_file_type_error(r) ? -EBADMSG : r;
 	}
 	r = json_parse_strict(path, text, len, &o, reterr);
 	if (r < 0) {
@@ -82,20 +84,53 @@ int audit_state_save(const char *dir, const struct audit_state *st, struct diag 
 	return r;
 }
 
+void audit_state_boot_id(char buf[AUDIT_BOOT_ID_LEN + 1])
+{
+	char *text = NULL;
+	size_t len = 0, i;
+
+	buf[0] = '\0';
+	if (read_file_capped("/proc/sys/kernel/random/boot_id", 64, &text, &len) < 0)
+		return;
+	while (len && (text[len - 1] == '\n' || text[len - 1] == ' '))
+		len--;
+	if (len == AUDIT_BOOT_ID_LEN) {
+		for (i = 0; i < len && (text[i] == '-' || (text[i] >= '0' && text[i] <= '9') ||
+					(text[i] >= 'a' && text[i] <= 'f'));
+		     i++)
+			;
+		if (i == len) {
+			memcpy(buf, text, len);
+			buf[len] = '\0';
+		}
+	}
+	free(text);
+}
+
+/* HOT_MAGIC " " 20 digits " " 64 hex digits " " 36 boot id bytes "\n" (v2),
+ * or without the boot id and with HOT_MAGIC_V1 (an older writer's). */
 int audit_state_hot_read(int lock_fd, struct audit_state *ret)
 {
-	/* HOT_MAGIC " " 20 digits " " 64 hex digits "\n", as written below. */
-	const size_t m = sizeof(HOT_MAGIC) - 1, want = m + 1 + 20 + 1 + AUDIT_HMAC_HEX_LEN + 1;
-	char buf[160];
+	const size_t m = sizeof(HOT_MAGIC) - 1, v1 = m + 1 + 20 + 1 + AUDIT_HMAC_HEX_LEN + 1,
+		     v2 = v1 + AUDIT_BOOT_ID_LEN + 1;
+	char buf[200];
 	uint64_t count = 0;
+	bool is_v2;
 	ssize_t n;
-	size_t i;
+	size_t i, want;
 
-	n = pread(lock_fd, buf, want, 0);
+	n = pread(lock_fd, buf, v2, 0);
 	if (n < 0)
 		return -errno;
-	if ((size_t)n != want || memcmp(buf, HOT_MAGIC " ", m + 1) != 0 || buf[m + 21] != ' ' ||
-	    buf[want - 1] != '\n' || !audit_hex64(buf + m + 22, AUDIT_HMAC_HEX_LEN))
+	if ((size_t)n >= m + 1 && memcmp(buf, HOT_MAGIC " ", m + 1) == 0)
+		is_v2 = true;
+	else if ((size_t)n >= m + 1 && memcmp(buf, HOT_MAGIC_V1 " ", m + 1) == 0)
+		is_v2 = false;
+	else
+		return -ENODATA;
+	want = is_v2 ? v2 : v1;
+	if ((size_t)n < want || buf[m + 21] != ' ' || buf[want - 1] != '\n' ||
+	    !audit_hex64(buf + m + 22, AUDIT_HMAC_HEX_LEN) || (is_v2 && buf[v1 - 1] != ' '))
 		return -ENODATA;
 	for (i = m + 1; i < m + 21; i++) {
 		if (buf[i] < '0' || buf[i] > '9' || count > (UINT64_MAX - 9) / 10)
@@ -105,16 +140,25 @@ int audit_state_hot_read(int lock_fd, struct audit_state *ret)
 	ret->count = count;
 	memcpy(ret->last_hmac, buf + m + 22, AUDIT_HMAC_HEX_LEN);
 	ret->last_hmac[AUDIT_HMAC_HEX_LEN] = '\0';
+	ret->boot_id[0] = '\0';
+	if (is_v2 && buf[v1] != '-') {
+		memcpy(ret->boot_id, buf + v1, AUDIT_BOOT_ID_LEN);
+		ret->boot_id[AUDIT_BOOT_ID_LEN] = '\0';
+	}
 	return 0;
 }
 
 int audit_state_hot_write(int lock_fd, const struct audit_state *st)
 {
-	char buf[160];
+	char buf[200];
 	int n;
 	ssize_t w;
 
-	n = snprintf(buf, sizeof(buf), HOT_MAGIC " %020" PRIu64 " %s\n", st->count, st->last_hmac);
+	n = snprintf(buf, sizeof(buf), HOT_MAGIC " %020" PRIu64 " %s %-36.36s\n", st->count,
+		     st->last_hmac,
+		     strlen(st->boot_id) == AUDIT_BOOT_ID_LEN
+			     ? st->boot_id
+			     : "------------------------------------");
 	if (n < 0 || (size_t)n >= sizeof(buf))
 		return -EINVAL;
 	/* Fixed width: every write covers the previous one completely. */

@@ -28,6 +28,18 @@
 #define SHORT_LEN  16
 #define ELLIPSIS   "\xe2\x80\xa6" /* U+2026, as Bernstein prints it */
 
+struct verifier_end {
+	bool have;
+	uint64_t count;
+	char hmac[AUDIT_HMAC_HEX_LEN + 1];
+	char *name;
+	bool have_at_n; /* record number count was seen */
+	bool at_n_has_mac;
+	char at_n[AUDIT_HMAC_HEX_LEN + 1];
+	char *at_n_file;
+	unsigned at_n_line;
+};
+
 struct audit_verifier {
 	struct hash_hmac *mac; /* NULL: libcrypto failed, every MAC is a problem */
 	unsigned check_flags;
@@ -51,16 +63,9 @@ struct audit_verifier {
 	unsigned last_line;
 	bool file_has_lines; /* the current file had a line (last_file is it) */
 
-	/* state.json */
-	bool have_state;
-	uint64_t state_count;
-	char state_hmac[AUDIT_HMAC_HEX_LEN + 1];
-	char *state_name;
-	bool have_at_n; /* record number state_count was seen */
-	bool at_n_has_mac;
-	char at_n[AUDIT_HMAC_HEX_LEN + 1];
-	char *at_n_file;
-	unsigned at_n_line;
+	/* The recorded ends: [0] state.json, [1] the hot state in .lock
+	 * (checked only when written in this boot). */
+	struct verifier_end ends[2];
 };
 
 /* The first 16 bytes of s for a message, non-printable bytes as '?'. */
@@ -168,10 +173,14 @@ static void check_record(struct audit_verifier *v, unsigned lineno, const char *
 	} else {
 		v->resync = true;
 	}
-	if (v->have_state && v->records == v->state_count) {
-		v->at_n_has_mac = audit_hex64(rec.hmac, rec.hmaclen);
-		if (v->at_n_has_mac)
-			audit_hmac_copy(v->at_n, rec.hmac);
+	for (size_t i = 0; i < 2; i++) {
+		struct verifier_end *e = &v->ends[i];
+
+		if (e->have && v->records == e->count) {
+			e->at_n_has_mac = audit_hex64(rec.hmac, rec.hmaclen);
+			if (e->at_n_has_mac)
+				audit_hmac_copy(e->at_n, rec.hmac);
+		}
 	}
 out:
 	audit_record_release(&rec);
@@ -190,12 +199,16 @@ static int verifier_line(void *userdata, unsigned lineno, const char *line, size
 			v->file_has_lines = true;
 		}
 		v->last_line = lineno;
-		if (v->have_state && v->records == v->state_count) {
-			v->have_at_n = true;
-			v->at_n_has_mac = false;
-			free(v->at_n_file);
-			v->at_n_file = xstrdup(v->file);
-			v->at_n_line = lineno;
+		for (size_t i = 0; i < 2; i++) {
+			struct verifier_end *e = &v->ends[i];
+
+			if (e->have && v->records == e->count) {
+				e->have_at_n = true;
+				e->at_n_has_mac = false;
+				free(e->at_n_file);
+				e->at_n_file = xstrdup(v->file);
+				e->at_n_line = lineno;
+			}
 		}
 	}
 	if (!line) {
@@ -254,53 +267,69 @@ void audit_verifier_end_file(struct audit_verifier *v)
 	(void)audit_io_split_end(&v->split);
 }
 
+static void set_end(struct verifier_end *e, uint64_t count, const char *last_hmac, const char *name)
+{
+	e->have = true;
+	e->count = count;
+	(void)snprintf(e->hmac, sizeof(e->hmac), "%s", last_hmac);
+	free(e->name);
+	e->name = xstrdup(name);
+}
+
 void audit_verifier_set_state(struct audit_verifier *v, uint64_t count, const char *last_hmac,
 			      const char *name)
 {
-	v->have_state = true;
-	v->state_count = count;
-	(void)snprintf(v->state_hmac, sizeof(v->state_hmac), "%s", last_hmac);
-	free(v->state_name);
-	v->state_name = xstrdup(name ? name : AUDIT_STATE_FILE);
+	set_end(&v->ends[0], count, last_hmac, name ? name : AUDIT_STATE_FILE);
 }
 
-void audit_verifier_finish(struct audit_verifier *v)
+void audit_verifier_set_hot(struct audit_verifier *v, uint64_t count, const char *last_hmac,
+			    const char *name)
+{
+	set_end(&v->ends[1], count, last_hmac, name ? name : AUDIT_LOCK_FILE);
+}
+
+/* who: "state" or ".lock" (the last writer's hot state). */
+static void finish_end(struct audit_verifier *v, const struct verifier_end *e, const char *who)
 {
 	char a[SHORT_LEN + 1], b[SHORT_LEN + 1];
 
-	if (!v->have_state || v->state_count == 0)
+	if (!e->have || e->count == 0)
 		return;
-	if (v->records < v->state_count) {
+	if (v->records < e->count) {
 		/* Located where the first missing record would be. */
 		if (v->last_file)
 			audit_verifier_problem(
 				v, v->last_file, v->last_line + 1,
-				"truncated tail (state says %" PRIu64
-				" records / last MAC %s" ELLIPSIS ", chain has %" PRIu64 ")",
-				v->state_count, short16(v->state_hmac, AUDIT_HMAC_HEX_LEN, a),
-				v->records);
+				"truncated tail (%s says %" PRIu64 " records / last MAC %s" ELLIPSIS
+				", chain has %" PRIu64 ")",
+				who, e->count, short16(e->hmac, AUDIT_HMAC_HEX_LEN, a), v->records);
 		else
 			audit_verifier_problem(
-				v, v->state_name, 0,
-				"truncated tail (state says %" PRIu64
-				" records / last MAC %s" ELLIPSIS ", chain has none)",
-				v->state_count, short16(v->state_hmac, AUDIT_HMAC_HEX_LEN, a));
+				v, e->name, 0,
+				"truncated tail (%s says %" PRIu64 " records / last MAC %s" ELLIPSIS
+				", chain has none)",
+				who, e->count, short16(e->hmac, AUDIT_HMAC_HEX_LEN, a));
 		return;
 	}
-	if (!v->have_at_n)
+	if (!e->have_at_n)
 		return;
-	if (!v->at_n_has_mac)
-		audit_verifier_problem(v, v->at_n_file, v->at_n_line,
-				       "chain does not match state (record %" PRIu64
-				       " has no MAC, state says %s" ELLIPSIS ")",
-				       v->state_count,
-				       short16(v->state_hmac, AUDIT_HMAC_HEX_LEN, a));
-	else if (!hash_equal(v->at_n, v->state_hmac, AUDIT_HMAC_HEX_LEN))
-		audit_verifier_problem(v, v->at_n_file, v->at_n_line,
-				       "chain does not match state (record %" PRIu64
-				       " has MAC %s" ELLIPSIS ", state says %s" ELLIPSIS ")",
-				       v->state_count, short16(v->at_n, AUDIT_HMAC_HEX_LEN, a),
-				       short16(v->state_hmac, AUDIT_HMAC_HEX_LEN, b));
+	if (!e->at_n_has_mac)
+		audit_verifier_problem(v, e->at_n_file, e->at_n_line,
+				       "chain does not match %s (record %" PRIu64
+				       " has no MAC, %s says %s" ELLIPSIS ")",
+				       who, e->count, who, short16(e->hmac, AUDIT_HMAC_HEX_LEN, a));
+	else if (!hash_equal(e->at_n, e->hmac, AUDIT_HMAC_HEX_LEN))
+		audit_verifier_problem(v, e->at_n_file, e->at_n_line,
+				       "chain does not match %s (record %" PRIu64
+				       " has MAC %s" ELLIPSIS ", %s says %s" ELLIPSIS ")",
+				       who, e->count, short16(e->at_n, AUDIT_HMAC_HEX_LEN, a), who,
+				       short16(e->hmac, AUDIT_HMAC_HEX_LEN, b));
+}
+
+void audit_verifier_finish(struct audit_verifier *v)
+{
+	finish_end(v, &v->ends[0], "state");
+	finish_end(v, &v->ends[1], ".lock");
 }
 
 void audit_verifier_stats(const struct audit_verifier *v, struct audit_verify_stats *ret)
@@ -308,7 +337,7 @@ void audit_verifier_stats(const struct audit_verifier *v, struct audit_verify_st
 	ret->records = v->records;
 	ret->problems = v->problems;
 	ret->files = v->files;
-	ret->have_state = v->have_state;
+	ret->have_state = v->ends[0].have;
 	memcpy(ret->last_hmac, v->last_hmac, sizeof(ret->last_hmac));
 }
 
@@ -321,8 +350,10 @@ struct audit_verifier *audit_verifier_free(struct audit_verifier *v)
 	hash_hmac_free(v->mac);
 	free(v->file);
 	free(v->last_file);
-	free(v->state_name);
-	free(v->at_n_file);
+	for (size_t i = 0; i < 2; i++) {
+		free(v->ends[i].name);
+		free(v->ends[i].at_n_file);
+	}
 	free(v);
 	return NULL;
 }
@@ -335,6 +366,8 @@ struct snapshot {
 	int state_r; /* audit_state_load(): 0, -ENOENT or -EBADMSG */
 	struct audit_state state;
 	struct diag state_diag;
+	bool have_hot; /* .lock's hot state, written in this boot */
+	struct audit_state hot;
 };
 
 /* The chain files with their sizes and state.json, read under a shared lock
@@ -358,7 +391,8 @@ static int snapshot_take(const char *dir, struct snapshot *s, struct diag *reter
 	r = audit_io_path(path, sizeof(path), dir, AUDIT_LOCK_FILE);
 	if (r < 0)
 		return r;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* (a .lock that is not a regular file is not waited on: unlocked) */
+	fd = open_regular(path, O_RDONLY | O_NOFOLLOW, 0);
 	if (fd >= 0) {
 		while (flock(fd, LOCK_SH) < 0 && errno == EINTR)
 			;
@@ -367,6 +401,12 @@ static int snapshot_take(const char *dir, struct snapshot *s, struct diag *reter
 	if (r < 0) {
 		diag_set(reterr, dir, 0, 0, "cannot list the audit directory: %s", strerror(-r));
 		goto out;
+	}
+	if (fd >= 0 && audit_state_hot_read(fd, &s->hot) == 0 && s->hot.boot_id[0]) {
+		char boot[AUDIT_BOOT_ID_LEN + 1];
+
+		audit_state_boot_id(boot);
+		s->have_hot = strcmp(boot, s->hot.boot_id) == 0;
 	}
 	s->state_r = audit_state_load(dir, &s->state, &s->state_diag);
 	if (s->state_r < 0 && s->state_r != -ENOENT && s->state_r != -EBADMSG) {
@@ -389,10 +429,10 @@ static int feed_file(struct audit_verifier *v, const char *path, off_t limit, st
 	off_t done = 0;
 	int fd, r = 0;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	fd = open_regular(path, O_RDONLY | O_NOFOLLOW, 0);
 	if (fd < 0) {
-		r = -errno;
-		diag_set(reterr, path, 0, 0, "cannot read audit chain: %s", strerror(-r));
+		r = fd;
+		diag_set(reterr, path, 0, 0, "cannot read audit chain: %s", audit_io_type_str(r));
 		return r;
 	}
 	chunk = xmalloc(READ_CHUNK);
@@ -440,10 +480,26 @@ int audit_verify(const char *dir, const void *key, size_t keylen, audit_problem_
 		audit_verifier_set_state(v, snap.state.count, snap.state.last_hmac, path);
 	else if (snap.state_r == -EBADMSG)
 		audit_verifier_problem(v, path, snap.state_diag.line, "%s", snap.state_diag.msg);
+	/* the hot state, when it says more than state.json (a tail removed
+	 * before state.json was written) */
+	if (snap.have_hot && !(snap.state_r == 0 && snap.state.count == snap.hot.count &&
+			       strcmp(snap.state.last_hmac, snap.hot.last_hmac) == 0)) {
+		r = audit_io_path(path, sizeof(path), dir, AUDIT_LOCK_FILE);
+		if (r < 0)
+			goto out;
+		audit_verifier_set_hot(v, snap.hot.count, snap.hot.last_hmac, path);
+	}
 	for (i = 0; i < snap.n; i++) {
 		r = audit_io_path(path, sizeof(path), dir, snap.files[i].name);
 		if (r < 0)
 			goto out;
+		if (snap.files[i].type_err) {
+			/* named like a chain file, but no file: reported, not read
+			 * (a FIFO would block, a symlink may lead anywhere) */
+			audit_verifier_problem(v, path, 0, "%s",
+					       audit_io_type_str(snap.files[i].type_err));
+			continue;
+		}
 		r = feed_file(v, path, snap.files[i].size, reterr);
 		if (r < 0)
 			goto out;
@@ -503,6 +559,8 @@ int audit_read(const char *dir, audit_record_fn *cb, void *userdata, struct diag
 	if (r < 0)
 		return r;
 	for (i = 0; i < snap.n; i++) {
+		if (snap.files[i].type_err)
+			continue; /* not a chain file (audit verify reports it) */
 		r = audit_io_path(path, sizeof(path), dir, snap.files[i].name);
 		if (r < 0)
 			goto out;

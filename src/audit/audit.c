@@ -39,13 +39,12 @@ struct audit_chain {
 	dev_t data_dev;
 	ino_t data_ino;
 	off_t data_end;	  /* its size right after that append */
-	bool cache_valid; /* count/last_hmac are the chain's end if nobody wrote since */
+	bool cache_valid; /* end is the chain's end if nobody wrote since */
 
-	/* The chain's end as of the last sync or append. */
-	uint64_t count;
-	char last_hmac[AUDIT_HMAC_HEX_LEN + 1];
-	char tail_name[256]; /* the newest chain file ("" if none) */
-	bool tail_torn;	     /* ... and its last byte is not '\n' */
+	/* The chain's end as of the last check or append, and where the
+	 * check stopped (audit-end.c). */
+	struct audit_end end;
+	char boot_id[AUDIT_BOOT_ID_LEN + 1]; /* this boot's, for the hot state */
 
 	bool batch, dirty;
 	struct audit_scratch scratch;
@@ -66,271 +65,37 @@ static void chain_unlock(struct audit_chain *c)
 	(void)flock(c->lock_fd, LOCK_UN);
 }
 
-/* ---- finding the chain's end ------------------------------------------- */
+/* ---- the chain's end ---------------------------------------------------- */
 
-struct full_scan {
-	struct audit_chain *c;
-	const char *file;
-	uint64_t count;	 /* non-empty lines so far */
-	uint64_t want_n; /* the state's count: capture that record's hmac */
-	bool have_at_n;
-	char at_n[AUDIT_HMAC_HEX_LEN + 1];
-	bool have_last; /* the last chainable record */
-	bool last_mac_ok;
-	char last[AUDIT_HMAC_HEX_LEN + 1];
-	char last_file[256];
-	unsigned last_line;
-	bool torn; /* the current file's last line had no '\n' */
-};
-
-static int full_scan_line(void *userdata, unsigned lineno, const char *line, size_t len,
-			  unsigned flags)
-{
-	struct full_scan *fs = userdata;
-	struct audit_record rec;
-	int r;
-
-	fs->torn = flags & AUDIT_LINE_NO_NEWLINE;
-	if (len == 0 && !(flags & AUDIT_LINE_TOO_LONG))
-		return 0;
-	fs->count++;
-	if (!line)
-		return 0;
-	r = audit_record_check(&fs->c->scratch, fs->c->mac, line, len, 0, &rec);
-	if (r < 0)
-		return r;
-	if (audit_record_chainable(&rec)) {
-		if (fs->count == fs->want_n) {
-			fs->have_at_n = true;
-			audit_hmac_copy(fs->at_n, rec.hmac);
-		}
-		/* Python's tail recovery: the last parseable, canonical line with
-		 * an hmac is where the chain continues. */
-		fs->have_last = true;
-		fs->last_mac_ok = rec.mac_ok;
-		audit_hmac_copy(fs->last, rec.hmac);
-		(void)snprintf(fs->last_file, sizeof(fs->last_file), "%s", fs->file);
-		fs->last_line = lineno;
-	}
-	audit_record_release(&rec);
-	return 0;
-}
-
-static int key_rejected(const char *dir, const char *file, unsigned line, struct diag *reterr)
-{
-	char path[PATH_MAX];
-
-	if (audit_io_path(path, sizeof(path), dir, file) < 0)
-		(void)snprintf(path, sizeof(path), "%s", file);
-	diag_set(reterr, path, line, 0,
-		 "the last audit record does not verify with this key (a different key, or a "
-		 "tampered record); refusing to append");
-	return -EKEYREJECTED;
-}
-
-/* Replay every file: count the records, find the last chainable one and check
- * the chain against state.json (st, may be NULL). */
-static int chain_full_scan(struct audit_chain *c, const struct audit_file *files, size_t n,
-			   const struct audit_state *st, struct diag *reterr)
-{
-	struct full_scan fs = {.c = c, .want_n = st ? st->count : 0};
-	char path[PATH_MAX];
-	size_t i;
-	int r;
-
-	log_debug("audit: replaying %zu chain file(s) in '%s' to find its end", n, c->dir);
-	for (i = 0; i < n; i++) {
-		r = audit_io_path(path, sizeof(path), c->dir, files[i].name);
-		if (r < 0)
-			return r;
-		fs.file = files[i].name;
-		fs.torn = false;
-		r = audit_io_scan(path, -1, full_scan_line, &fs);
-		if (r < 0) {
-			diag_set(reterr, path, 0, 0, "cannot read audit chain: %s", strerror(-r));
-			return r;
-		}
-	}
-	if (st && (fs.count < st->count ||
-		   (st->count > 0 &&
-		    (!fs.have_at_n || !hash_equal(fs.at_n, st->last_hmac, AUDIT_HMAC_HEX_LEN))))) {
-		if (audit_io_path(path, sizeof(path), c->dir, AUDIT_STATE_FILE) < 0)
-			path[0] = '\0';
-		if (fs.count < st->count)
-			diag_set(reterr, path, 0, 0,
-				 "the audit chain has %" PRIu64 " records but state says %" PRIu64
-				 " (truncated tail?); refusing to append",
-				 fs.count, st->count);
-		else
-			diag_set(reterr, path, 0, 0,
-				 "record %" PRIu64 " of the audit chain is not the one state "
-				 "recorded (rewritten chain?); refusing to append",
-				 st->count);
-		return -EBADMSG;
-	}
-	if (fs.have_last && !fs.last_mac_ok)
-		return key_rejected(c->dir, fs.last_file, fs.last_line, reterr);
-	c->count = fs.count;
-	memcpy(c->last_hmac, fs.have_last ? fs.last : AUDIT_GENESIS, AUDIT_HMAC_HEX_LEN + 1);
-	/* Only a torn line in the newest file gets sealed by the next append. */
-	c->tail_torn = n > 0 && fs.torn;
-	return 0;
-}
-
-/* The last record of the newest non-empty file, if it is chainable and its
- * file ends with '\n': 1 and ret_hmac set; 0 when a full scan must decide. */
-static int chain_read_tail(struct audit_chain *c, const struct audit_file *f, char *ret_hmac,
-			   struct diag *reterr)
-{
-	struct audit_record rec;
-	char path[PATH_MAX];
-	struct stat st;
-	bool terminated = false;
-	int fd = -1, r;
-
-	r = audit_io_path(path, sizeof(path), c->dir, f->name);
-	if (r < 0)
-		return r;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		r = -errno;
-		diag_set(reterr, path, 0, 0, "cannot read audit chain: %s", strerror(-r));
-		goto out;
-	}
-	if (st.st_size == 0) {
-		r = 0;
-		goto out;
-	}
-	r = audit_io_last_line(fd, st.st_size, &c->line, &terminated);
-	if (r == -ENOBUFS || (r >= 0 && !terminated)) {
-		r = 0;
-		goto out;
-	}
-	if (r < 0) {
-		diag_set(reterr, path, 0, 0, "cannot read audit chain: %s", strerror(-r));
-		goto out;
-	}
-	r = audit_record_check(&c->scratch, c->mac, c->line.buf, c->line.len, 0, &rec);
-	if (r < 0)
-		goto out;
-	if (audit_record_chainable(&rec)) {
-		if (!rec.mac_ok) {
-			/* The line number is not known without counting: 0. */
-			r = key_rejected(c->dir, f->name, 0, reterr);
-		} else {
-			audit_hmac_copy(ret_hmac, rec.hmac);
-			r = 1;
-		}
-	} else {
-		r = 0;
-	}
-	audit_record_release(&rec);
-out:
-	close_fdp(&fd);
-	return r;
-}
-
-/* With the lock held: make count/last_hmac/tail_* describe the chain's end. */
+/* With the lock held: make c->end describe the chain's end, checked. When
+ * nobody wrote since our own last append, that is what we know; otherwise
+ * what was written since is checked (audit_end_sync()). */
 static int chain_sync(struct audit_chain *c, struct diag *reterr)
 {
-	struct audit_file *files = NULL, *latest = NULL, *tail = NULL;
-	struct audit_state hot, durable;
-	char t[AUDIT_HMAC_HEX_LEN + 1];
-	bool have_durable = false;
-	size_t n = 0, i;
-	int r, r2;
-
-	r = audit_io_list(c->dir, true, &files, &n);
-	if (r < 0) {
-		diag_set(reterr, c->dir, 0, 0, "cannot list the audit directory: %s", strerror(-r));
-		return r;
-	}
-	/* Sizes on demand: only the newest files matter here. A file that
-	 * vanished meanwhile (not one of our writers) counts as empty. */
-	for (i = n; i > 0; i--) {
-		struct audit_file *f = &files[i - 1];
-
-		if (f->size < 0 && audit_io_stat(c->dir, f) < 0)
-			f->size = 0;
-		if (f->size > 0)
-			break;
-	}
-	latest = n ? &files[n - 1] : NULL;
-	if (c->cache_valid && c->data_fd >= 0 && latest &&
-	    strcmp(latest->name, c->data_name) == 0 && latest->dev == c->data_dev &&
-	    latest->ino == c->data_ino && latest->size == c->data_end) {
-		/* Nobody wrote since our last append. */
-		(void)snprintf(c->tail_name, sizeof(c->tail_name), "%s", c->data_name);
-		c->tail_torn = false;
-		r = 0;
-		goto out;
-	}
-	c->cache_valid = false;
-	(void)snprintf(c->tail_name, sizeof(c->tail_name), "%s", latest ? latest->name : "");
-	c->tail_torn = false;
-	for (i = n; i > 0 && !tail; i--)
-		if (files[i - 1].size > 0)
-			tail = &files[i - 1];
-
-	if (tail) {
-		r = chain_read_tail(c, tail, t, reterr);
-		if (r < 0)
-			goto out;
-	} else {
-		memcpy(t, AUDIT_GENESIS, sizeof(t));
-		r = 1;
-	}
-	if (r == 1 && audit_state_hot_read(c->lock_fd, &hot) == 0 &&
-	    hash_equal(hot.last_hmac, t, AUDIT_HMAC_HEX_LEN)) {
-		/* The common case: the last writer was one of us. */
-		c->count = hot.count;
-		memcpy(c->last_hmac, t, sizeof(t));
-		r = 0;
-		goto out;
-	}
-	r2 = audit_state_load(c->dir, &durable, reterr);
-	if (r2 == -EBADMSG) {
-		r = r2;
-		goto out;
-	}
-	have_durable = r2 == 0;
-	if (r == 1 && have_durable && hash_equal(durable.last_hmac, t, AUDIT_HMAC_HEX_LEN)) {
-		c->count = durable.count;
-		memcpy(c->last_hmac, t, sizeof(t));
-		r = 0;
-		goto out;
-	}
-	/* Someone else wrote (a Python writer, a crash before the hot state
-	 * was updated), or the tail is torn: replay the whole chain. */
-	r = chain_full_scan(c, files, n, have_durable ? &durable : NULL, reterr);
-out:
-	free(files);
-	return r;
-}
-
-/* At open, even when the hot state made state.json unnecessary: a state
- * file that is unreadable or ahead of the chain stops writers, rather than
- * being overwritten by the next append. */
-static int chain_check_state(struct audit_chain *c, struct diag *reterr)
-{
-	struct audit_state st;
-	char path[PATH_MAX];
+	struct audit_file *files = NULL, *latest;
+	size_t n = 0;
 	int r;
 
-	r = audit_state_load(c->dir, &st, reterr);
-	if (r == -ENOENT)
-		return 0;
-	if (r < 0)
-		return r;
-	if (st.count <= c->count)
-		return 0;
-	if (audit_io_path(path, sizeof(path), c->dir, AUDIT_STATE_FILE) < 0)
-		path[0] = '\0';
-	diag_set(reterr, path, 0, 0,
-		 "the audit chain has %" PRIu64 " records but state says %" PRIu64
-		 " (truncated tail?); refusing to append",
-		 c->count, st.count);
-	return -EBADMSG;
+	if (c->cache_valid && c->data_fd >= 0) {
+		r = audit_io_list(c->dir, true, &files, &n);
+		if (r < 0) {
+			diag_set(reterr, c->dir, 0, 0, "cannot list the audit directory: %s",
+				 strerror(-r));
+			return r;
+		}
+		latest = n ? &files[n - 1] : NULL;
+		if (latest && latest->size < 0 && audit_io_stat(c->dir, latest) < 0)
+			latest->size = 0;
+		if (latest && !latest->type_err && strcmp(latest->name, c->data_name) == 0 &&
+		    latest->dev == c->data_dev && latest->ino == c->data_ino &&
+		    latest->size == c->data_end) {
+			free(files);
+			return 0;
+		}
+		free(files);
+	}
+	c->cache_valid = false;
+	return audit_end_sync(c->dir, c->mac, &c->scratch, c->lock_fd, c->boot_id, &c->end, reterr);
 }
 
 /* ---- public ---------------------------------------------------------------- */
@@ -345,7 +110,9 @@ static struct audit_chain *chain_new(const char *dir, const struct clock *clk,
 	c->clk = clk ? clk : clock_system();
 	c->lock_fd = -1;
 	c->data_fd = -1;
-	memcpy(c->last_hmac, AUDIT_GENESIS, sizeof(c->last_hmac));
+	memcpy(c->end.last_hmac, AUDIT_GENESIS, sizeof(c->end.last_hmac));
+	memcpy(c->end.mark_hmac, AUDIT_GENESIS, sizeof(c->end.mark_hmac));
+	audit_state_boot_id(c->boot_id);
 	audit_scratch_init(&c->scratch);
 	sbuf_init(&c->line, (size_t)AUDIT_LINE_MAX + 2);
 	return c;
@@ -387,10 +154,13 @@ static int chain_attach(struct audit_chain *c, struct diag *reterr)
 	r = audit_io_path(path, sizeof(path), c->dir, AUDIT_LOCK_FILE);
 	if (r < 0)
 		return r;
-	c->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
+	/* (a FIFO there would block: refused; flock and the hot state need
+	 * a file) */
+	c->lock_fd = open_regular(path, O_RDWR | O_CREAT | O_NOFOLLOW, 0600);
 	if (c->lock_fd < 0) {
-		r = -errno;
-		diag_set(reterr, path, 0, 0, "cannot open the audit lock: %s", strerror(-r));
+		r = c->lock_fd;
+		diag_set(reterr, path, 0, 0, "cannot open the audit lock: %s",
+			 audit_io_type_str(r));
 		return r;
 	}
 	r = chain_lock(c, LOCK_EX);
@@ -398,9 +168,8 @@ static int chain_attach(struct audit_chain *c, struct diag *reterr)
 		diag_set(reterr, path, 0, 0, "cannot lock the audit chain: %s", strerror(-r));
 		return r;
 	}
-	r = chain_sync(c, reterr);
-	if (r >= 0)
-		r = chain_check_state(c, reterr);
+	/* every open checks the end afresh, whatever this process knew */
+	r = audit_end_check(c->dir, c->mac, &c->scratch, c->lock_fd, c->boot_id, &c->end, reterr);
 	chain_unlock(c);
 	return r;
 }
@@ -461,6 +230,15 @@ static int chain_check_keyless(struct audit_chain *c, struct diag *reterr)
 		diag_set(reterr, c->dir, 0, 0, "cannot list the audit directory: %s", strerror(-r));
 		return r;
 	}
+	for (i = 0; i < n; i++)
+		if (files[i].type_err) {
+			if (audit_io_path(path, sizeof(path), c->dir, files[i].name) < 0)
+				path[0] = '\0';
+			diag_set(reterr, path, 0, 0, "%s; refusing to append",
+				 audit_io_type_str(files[i].type_err));
+			free(files);
+			return -EBADMSG;
+		}
 	for (i = 0; i < n && files[i].size == 0; i++)
 		;
 	free(files);
@@ -505,7 +283,7 @@ int audit_open_keyless(const char *dir, const char *key_path, const struct clock
 				 "audit key does not exist, but the audit chain in '%s' has "
 				 "records (made with another key); refusing to start a new key",
 				 dir);
-			r = -EKEYREJECTED;
+			r = -ENOKEY; /* a key problem (exit 4), not a broken chain */
 		}
 		if (r >= 0)
 			r = chain_set_key(c, key, keylen, reterr);
@@ -579,22 +357,23 @@ static int chain_open_data(struct audit_chain *c, const char *name, struct diag 
 	if (r < 0)
 		return r;
 	close_fdp(&c->data_fd);
-	fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0 && errno == ENOENT) {
+	/* never through a symlink, never a FIFO (the open would block) */
+	fd = open_regular(path, O_WRONLY | O_APPEND | O_NOFOLLOW, 0);
+	if (fd == -ENOENT) {
 		/* A new day file: the previous one's records must be durable
 		 * before the chain continues elsewhere. */
-		if (c->tail_name[0] && strcmp(c->tail_name, name) != 0 &&
-		    audit_io_path(prev, sizeof(prev), c->dir, c->tail_name) == 0)
+		if (c->end.tail_name[0] && strcmp(c->end.tail_name, name) != 0 &&
+		    audit_io_path(prev, sizeof(prev), c->dir, c->end.tail_name) == 0)
 			(void)fsync_path(prev, false);
-		fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY,
-			  0600);
+		fd = open_regular(path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
 		created = fd >= 0;
 	}
 	if (fd < 0 || fstat(fd, &st) < 0) {
-		r = -errno;
+		r = fd < 0 ? fd : -errno;
 		if (fd >= 0)
 			(void)close(fd);
-		diag_set(reterr, path, 0, 0, "cannot open the audit chain file: %s", strerror(-r));
+		diag_set(reterr, path, 0, 0, "cannot open the audit chain file: %s",
+			 audit_io_type_str(r));
 		return r;
 	}
 	if (created)
@@ -626,15 +405,15 @@ static int chain_make_durable(struct audit_chain *c, struct diag *reterr)
 
 	if (c->data_fd >= 0 && fsync(c->data_fd) < 0)
 		r = -errno;
-	if (r >= 0 && c->tail_name[0] && strcmp(c->tail_name, c->data_name) != 0 &&
-	    audit_io_path(path, sizeof(path), c->dir, c->tail_name) == 0)
+	if (r >= 0 && c->end.tail_name[0] && strcmp(c->end.tail_name, c->data_name) != 0 &&
+	    audit_io_path(path, sizeof(path), c->dir, c->end.tail_name) == 0)
 		r = fsync_path(path, false);
 	if (r < 0) {
 		diag_set(reterr, c->dir, 0, 0, "cannot fsync the audit chain: %s", strerror(-r));
 		return r;
 	}
-	st.count = c->count;
-	memcpy(st.last_hmac, c->last_hmac, sizeof(st.last_hmac));
+	st.count = c->end.count;
+	memcpy(st.last_hmac, c->end.last_hmac, sizeof(st.last_hmac));
 	return audit_state_save(c->dir, &st, reterr);
 }
 
@@ -646,6 +425,7 @@ int audit_append(struct audit_chain *c, const char *event_type, const char *acto
 	const char *target;
 	struct audit_state hot;
 	struct stat st;
+	bool seal;
 	int64_t now;
 	int r;
 
@@ -670,7 +450,8 @@ int audit_append(struct audit_chain *c, const char *event_type, const char *acto
 	(void)snprintf(name, sizeof(name), "%s.jsonl", day);
 	/* Never append to an older file than the newest (a clock that went
 	 * back): replay is in name order. */
-	target = c->tail_name[0] && strcmp(c->tail_name, name) > 0 ? c->tail_name : name;
+	target =
+		c->end.tail_name[0] && strcmp(c->end.tail_name, name) > 0 ? c->end.tail_name : name;
 	/* (A valid cache means the sync just saw our data file in place.) */
 	if (!(c->cache_valid && strcmp(target, c->data_name) == 0) && !data_is(c, target)) {
 		r = chain_open_data(c, target, reterr);
@@ -681,9 +462,10 @@ int audit_append(struct audit_chain *c, const char *event_type, const char *acto
 	sbuf_reset(&c->line);
 	/* A torn last line (a crash mid-write) is sealed so this record does
 	 * not get glued to it; verify reports that line, the chain goes on. */
-	if (c->tail_torn && strcmp(target, c->tail_name) == 0)
+	seal = c->end.tail_torn && strcmp(target, c->end.tail_name) == 0;
+	if (seal)
 		(void)sbuf_addc(&c->line, '\n');
-	r = audit_record_build(&c->scratch, c->mac, c->last_hmac, ts, event_type, actor,
+	r = audit_record_build(&c->scratch, c->mac, c->end.last_hmac, ts, event_type, actor,
 			       resource_type, resource_id, details, &c->line, mac, reterr);
 	if (r < 0)
 		goto out;
@@ -697,13 +479,23 @@ int audit_append(struct audit_chain *c, const char *event_type, const char *acto
 		goto out;
 	}
 	c->data_end = st.st_size;
-	c->count++;
-	memcpy(c->last_hmac, mac, sizeof(mac));
-	(void)snprintf(c->tail_name, sizeof(c->tail_name), "%s", c->data_name);
-	c->tail_torn = false;
+	/* the chain now ends with this record, checked up to here */
+	c->end.mark_line =
+		strcmp(c->end.mark_name, c->data_name) == 0 ? c->end.mark_line + (seal ? 2 : 1) : 1;
+	c->end.count++;
+	memcpy(c->end.last_hmac, mac, sizeof(mac));
+	(void)snprintf(c->end.tail_name, sizeof(c->end.tail_name), "%s", c->data_name);
+	c->end.tail_torn = false;
+	(void)snprintf(c->end.mark_name, sizeof(c->end.mark_name), "%s", c->data_name);
+	c->end.mark_dev = c->data_dev;
+	c->end.mark_ino = c->data_ino;
+	c->end.mark_off = st.st_size;
+	c->end.mark_count = c->end.count;
+	memcpy(c->end.mark_hmac, mac, sizeof(mac));
 	c->cache_valid = true;
-	hot.count = c->count;
+	hot.count = c->end.count;
 	memcpy(hot.last_hmac, mac, sizeof(mac));
+	memcpy(hot.boot_id, c->boot_id, sizeof(hot.boot_id));
 	if (audit_state_hot_write(c->lock_fd, &hot) < 0)
 		log_debug("audit: cannot update the hot state in '%s/%s'", c->dir, AUDIT_LOCK_FILE);
 	if (c->batch)
@@ -745,12 +537,12 @@ int audit_batch_end(struct audit_chain *c, struct diag *reterr)
 
 const char *audit_chain_last_hmac(const struct audit_chain *c)
 {
-	return c->last_hmac;
+	return c->end.last_hmac;
 }
 
 uint64_t audit_chain_count(const struct audit_chain *c)
 {
-	return c->count;
+	return c->end.count;
 }
 
 struct audit_chain *audit_close(struct audit_chain *c)

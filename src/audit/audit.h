@@ -74,10 +74,15 @@ enum audit_open_flags {
 struct audit_chain;
 
 /* Open the chain in dir for appending with the given key (copied). Takes the
- * lock briefly to check the tail: -EBADMSG when the chain is shorter than or
- * differs from state.json (truncated or rewritten tail), -EKEYREJECTED when
- * the last record was not written with this key. Those refuse to write until
- * a human looks (docs/audit-log.md, "recovery"). clk may be NULL (system). */
+ * lock briefly to check the chain's end (audit-end.c; docs/audit-log.md,
+ * "What a writer checks"): the newest file line by line, and the chain
+ * against state.json. -EBADMSG when it is broken there (a line that is not
+ * canonical or does not chain, a chain shorter than or different from
+ * state.json, an entry DIR/NAME.jsonl that is not a regular file),
+ * -EKEYREJECTED when a record does not verify with this key though the ones
+ * before it do (added or changed without the key). Those refuse to write
+ * until a human looks ("Recovery"). -ENOKEY when no record checked
+ * verifies: another key. clk may be NULL (system). */
 int audit_open(const char *dir, const void *key, size_t keylen, const struct clock *clk,
 	       enum audit_open_flags flags, struct audit_chain **ret, struct diag *reterr);
 
@@ -87,17 +92,19 @@ int audit_open(const char *dir, const void *key, size_t keylen, const struct clo
  * (audit_key_load() with create: a key another process created meanwhile is
  * used), then the directory (AUDIT_OPEN_CREATE) and the lock, so a command
  * that ends up recording nothing leaves no key behind. Reads only: refuses a
- * chain that has records when the key is still missing (-EKEYREJECTED: they
- * were made with another key) or whose state.json claims records
- * (-EBADMSG); -ENOENT when dir is missing and not AUDIT_OPEN_CREATE. If the
- * key appeared meanwhile, this is audit_open() with it (key file errors as
- * audit_append()). */
+ * chain that has records when the key is still missing (-ENOKEY: they were
+ * made with another key) or whose state.json claims records, or that holds
+ * an entry that is not a regular file (-EBADMSG); -ENOENT when dir is
+ * missing and not AUDIT_OPEN_CREATE. If the key appeared meanwhile, this is
+ * audit_open() with it (key file errors as audit_append()). */
 int audit_open_keyless(const char *dir, const char *key_path, const struct clock *clk,
 		       enum audit_open_flags flags, struct audit_chain **ret, struct diag *reterr);
 
 /* Append one record. Strings must be valid UTF-8 (NULL is ""); details must be
- * a JSON object or NULL ({}). Under flock(LOCK_EX) on DIR/.lock the tail is
- * re-read, so several processes produce one chain. Outside a batch the day
+ * a JSON object or NULL ({}). Under flock(LOCK_EX) on DIR/.lock what other
+ * writers appended since this handle's last append is checked (as at open),
+ * so several processes produce one chain and none goes on over a chain
+ * broken meanwhile. Outside a batch the day
  * file is fsynced and state.json rewritten (atomically) before returning.
  * Errors: -EINVAL (bad argument), -EDOM (NaN/Inf in details), -EBADMSG /
  * -EKEYREJECTED (as audit_open), -EPERM / -ENOKEY / -EFBIG (the key file

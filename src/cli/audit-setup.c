@@ -42,7 +42,8 @@ int audit_setup_load_key(struct cli_ctx *ctx, const char *explicit_path, bool cr
 
 int audit_setup_chain_error(struct cli_ctx *ctx, int r, const struct diag *d)
 {
-	if (r == -EBADMSG)
+	/* broken where a writer looks, or a record that does not verify */
+	if (r == -EBADMSG || r == -EKEYREJECTED)
 		return cli_diag(ctx, BEXIT_AUDIT, d);
 	if (r == -EINVAL || r == -EDOM || r == -ELOOP || r == -ENOBUFS)
 		return cli_diag(ctx, BEXIT_USAGE, d);

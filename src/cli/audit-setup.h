@@ -26,7 +26,8 @@ int audit_setup_key_path(struct cli_ctx *ctx, const char *explicit_path, char *b
 int audit_setup_load_key(struct cli_ctx *ctx, const char *explicit_path, bool create,
 			 char **ret_key, size_t *ret_len);
 /* The exit code (printed) for an audit_open()/audit_append() failure:
- * 5 for a chain that does not match its state, 2 for a bad record, else 4. */
+ * 5 for a chain broken at its end, not matching its state or with a record
+ * that does not verify with the key, 2 for a bad record, else 4. */
 int audit_setup_chain_error(struct cli_ctx *ctx, int r, const struct diag *d);
 /* Open the chain in dir for appending. A missing key (and directory) is
  * created by the first record actually appended (audit_open_keyless()), so

@@ -91,6 +91,6 @@ int catalog_paths_load(struct cli_ctx *ctx, struct catalog **ret)
 	r = catalog_load(paths.user_dir, paths.repo_dir, ret, &d);
 	catalog_paths_release(&paths);
 	if (r < 0)
-		return cli_diag(ctx, BEXIT_INVALID, &d);
+		return cli_diag(ctx, cli_load_exit(r), &d);
 	return 0;
 }

@@ -7,10 +7,12 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "config.h"
 #include "cli/commands.h"
+#include "util/envscrub.h"
 #include "util/log.h"
 
 static const char global_usage[] =
@@ -43,6 +45,14 @@ const char *cli_getenv(const struct cli_ctx *ctx, const char *name)
 		if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
 			return *e + n + 1;
 	return NULL;
+}
+
+char **cli_environ_take(char **envp)
+{
+	environ = envscrub_take(envp);
+	/* Fails only for a bad argument. */
+	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	return environ;
 }
 
 int cli_sibling_path(const char *name, char *buf, size_t size)
@@ -119,6 +129,11 @@ int cli_diag(struct cli_ctx *ctx, int code, const struct diag *d)
 	}
 	(void)fprintf(ctx->err, "%s: %s\n", ctx->progname, diag_format(d, buf, sizeof(buf)));
 	return code;
+}
+
+int cli_load_exit(int r)
+{
+	return r == -EINVAL || r == -EFBIG ? BEXIT_INVALID : BEXIT_ENV;
 }
 
 void cli_warn(struct cli_ctx *ctx, const char *fmt, ...)

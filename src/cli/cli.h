@@ -63,9 +63,24 @@ int cli_error(struct cli_ctx *ctx, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* "bernstein: FILE:L:C: msg" on stderr (JSON with --json). Returns code. */
 int cli_diag(struct cli_ctx *ctx, int code, const struct diag *d);
+/* The exit code for a loader's error (docs/exit-codes.md): 3 when the
+ * content is invalid (-EINVAL, -EFBIG: larger than the loader's cap), 4
+ * when the file cannot be read (missing, a directory, a FIFO, a device...). */
+int cli_load_exit(int r);
 void cli_warn(struct cli_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 const char *cli_getenv(const struct cli_ctx *ctx, const char *name);
+
+/* The first call of main() of every bernstein executable: the environment
+ * moves to the heap (the C library's environ included, so getenv() in
+ * libcurl, OpenSSL and glibc keeps working), the block the kernel shows in
+ * /proc/PID/environ is zeroed (util/envscrub.h), and the process becomes
+ * non-dumpable (PR_SET_DUMPABLE 0): no other process of the same uid can
+ * read its /proc/PID/environ, mem or fd entries or attach a debugger, and
+ * no core dump is written. Processes forked from it inherit both; an execve
+ * gets the heap copy (execv) or the environment it is given. Returns the
+ * environment to use as cli_ctx.envp. */
+char **cli_environ_take(char **envp);
 
 /* The path of an executable installed beside this one ("bernstein-runner"
  * next to bernstein, "bernstein" next to bernstein-runner), from

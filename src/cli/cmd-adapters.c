@@ -612,8 +612,8 @@ static int check_contracts(struct cli_ctx *ctx, const struct catalog *cat, struc
 
 	diag_clear(&d);
 	for (j = 0; j < ncc; j++)
-		if (contract_index_load(cc[j].entry, &cc[j].contract, &d) < 0)
-			return cli_diag(ctx, BEXIT_INVALID, &d);
+		if ((r = contract_index_load(cc[j].entry, &cc[j].contract, &d)) < 0)
+			return cli_diag(ctx, cli_load_exit(r), &d);
 	cs = xcalloc(ncc ? ncc : 1, sizeof(*cs));
 	results = xcalloc(ncc ? ncc : 1, sizeof(*results));
 	for (j = 0; j < ncc; j++) {

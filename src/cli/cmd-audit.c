@@ -2,6 +2,7 @@
  * (docs/audit-log.md). The chain lives in .bernstein/audit under the working
  * directory (-C DIR, or --dir); the key path comes from the environment. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <limits.h>
@@ -11,11 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "audit/audit.h"
 #include "cli/audit-setup.h"
 #include "cli/commands.h"
 #include "cli/output.h"
+#include "util/fsutil.h"
 #include "util/json.h"
 #include "util/sbuf.h"
 #include "util/xalloc.h"
@@ -23,6 +26,8 @@
 #define AUDIT_DEFAULT_DIR  AUDIT_SETUP_DEFAULT_DIR
 #define SHOW_DEFAULT_LIMIT 20
 #define KEY_CREATE_HINT	   AUDIT_SETUP_CREATE_HINT
+/* --from reads at most this much (a pipe may never end) */
+#define AUDIT_FROM_MAX (1ull << 30)
 
 /* ---- shared helpers ---- */
 
@@ -385,23 +390,25 @@ static int cmd_audit_key(int argc, char **argv, struct cli_ctx *ctx)
 
 /* ---- audit append ---- */
 
-/* One line of at most max bytes (without '\n') into sb: 1, 0 at EOF,
- * -ENOBUFS when longer, -EIO on a read error. */
-static int read_line_capped(FILE *f, struct sbuf *sb)
+/* One line of at most sb's cap (without '\n') into sb: 1, 0 at EOF,
+ * -ENOBUFS when longer (the rest is not read: it may never end, like
+ * /dev/zero's), -EFBIG when the input's *budget bytes are used up, -EIO on a
+ * read error. */
+static int read_line_capped(FILE *f, struct sbuf *sb, uint64_t *budget)
 {
 	bool any = false;
 	int ch;
 
 	sbuf_reset(sb);
 	while ((ch = getc_unlocked(f)) != EOF) {
+		if (*budget == 0)
+			return -EFBIG;
+		--*budget;
 		any = true;
 		if (ch == '\n')
 			return 1;
-		if (sbuf_addc(sb, (char)ch) < 0) {
-			while ((ch = getc_unlocked(f)) != EOF && ch != '\n')
-				;
+		if (sbuf_addc(sb, (char)ch) < 0)
 			return -ENOBUFS;
-		}
 	}
 	if (ferror(f))
 		return -EIO;
@@ -426,6 +433,7 @@ static int append_from(struct cli_ctx *ctx, struct audit_chain *chain, FILE *f, 
 		       unsigned long *ret_n)
 {
 	struct sbuf line = SBUF_INIT(AUDIT_LINE_MAX);
+	uint64_t budget = AUDIT_FROM_MAX;
 	unsigned long n = 0;
 	unsigned lineno = 0;
 	json_t *o = NULL;
@@ -437,13 +445,18 @@ static int append_from(struct cli_ctx *ctx, struct audit_chain *chain, FILE *f, 
 		const char *et, *actor, *rtype, *rid, *key;
 		json_t *details, *v;
 
-		r = read_line_capped(f, &line);
+		r = read_line_capped(f, &line, &budget);
 		if (r == 0)
 			break;
 		lineno++;
 		if (r == -ENOBUFS) {
 			r = cli_error(ctx, BEXIT_USAGE, "%s:%u: line longer than %d bytes", name,
 				      lineno, AUDIT_LINE_MAX);
+			goto out;
+		}
+		if (r == -EFBIG) {
+			r = cli_error(ctx, BEXIT_USAGE, "%s:%u: input longer than %llu bytes", name,
+				      lineno, (unsigned long long)AUDIT_FROM_MAX);
 			goto out;
 		}
 		if (r < 0) {
@@ -582,11 +595,19 @@ static int cmd_audit_append(int argc, char **argv, struct cli_ctx *ctx)
 					       details ? "" : ": ", details ? "" : jerr.text);
 		}
 	}
-	if (from) {
-		f = strcmp(from, "-") == 0 ? stdin : fopen(from, "re");
+	if (from && strcmp(from, "-") == 0) {
+		f = stdin; /* a pipe, legitimately: capped while read */
+	} else if (from) {
+		/* a file: a FIFO or a device is refused unopened */
+		int fd = open_regular(from, O_RDONLY, 0);
+
+		f = fd >= 0 ? fdopen(fd, "re") : NULL;
 		if (!f) {
-			r = cli_error(ctx, BEXIT_ENV, "cannot open '%s': %s", from,
-				      strerror(errno));
+			r = fd >= 0 ? -errno : fd;
+			if (fd >= 0)
+				(void)close(fd);
+			r = cli_error(ctx, BEXIT_ENV, "cannot read '%s': %s", from,
+				      file_strerror(r));
 			goto out;
 		}
 	}
@@ -628,7 +649,8 @@ const struct cmd audit_cmds[] = {
 	 "Replays every .bernstein/audit/YYYY-MM-DD.jsonl in name order from genesis and\n"
 	 "checks each line: valid JSON, an object, canonical bytes, prev_hmac chaining\n"
 	 "and HMAC-SHA256; then the chain's end against state.json (a truncated tail).\n"
-	 "Every problem is printed as FILE:LINE: WHAT.\n"
+	 "Every problem is printed as FILE:LINE: WHAT. An entry named like a chain\n"
+	 "file that is not a regular file (a FIFO, a symlink...) is a problem, unread.\n"
 	 "\n"
 	 "options:\n"
 	 "  --dir DIR        the chain directory (default .bernstein/audit)\n"
@@ -674,7 +696,8 @@ const struct cmd audit_cmds[] = {
 	 "  --resource-type T     what kind of thing (default '')\n"
 	 "  --resource-id I       which one (default '')\n"
 	 "  --details JSON        a JSON object (default {})\n"
-	 "  --from FILE           every line of FILE (- for stdin) is one record\n"
+	 "  --from FILE           every line of FILE (a regular file; - for stdin, at most\n"
+	 "                        1 GiB) is one record\n"
 	 "                        {\"event_type\": .., \"actor\": .., \"resource_type\": ..,\n"
 	 "                        \"resource_id\": .., \"details\": {..}}, appended in one batch\n"
 	 "                        (one fsync and state.json write at the end)\n"
@@ -682,7 +705,11 @@ const struct cmd audit_cmds[] = {
 	 "  --key-file PATH       the key (see 'bernstein audit key')\n"
 	 "  --json                {\"appended\", \"count\", \"last_hmac\"}\n"
 	 "\n"
-	 "Exit: 0 ok, 2 bad arguments, 4 key or I/O problem, 5 the chain does not match\n"
-	 "its state (truncated or rewritten tail: run 'bernstein audit verify').\n"},
+	 "Before the first record the end of the chain is checked (the newest file,\n"
+	 "record by record, and the count in state.json): a broken chain is refused.\n"
+	 "\n"
+	 "Exit: 0 ok, 2 bad arguments, 4 key (or a chain of another key) or I/O\n"
+	 "problem, 5 the chain is broken at its end or does not match its state\n"
+	 "(run 'bernstein audit verify').\n"},
 	{NULL, NULL, NULL, 0, NULL, NULL, NULL},
 };

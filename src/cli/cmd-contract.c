@@ -172,7 +172,7 @@ int cmd_adapters_contract_check(int argc, char **argv, struct cli_ctx *ctx)
 	r = contract_index_build(paths.user_dir, paths.repo_dir, &idx, &d);
 	catalog_paths_release(&paths);
 	if (r < 0)
-		return cli_diag(ctx, BEXIT_INVALID, &d);
+		return cli_diag(ctx, cli_load_exit(r), &d);
 	if (list) {
 		code = list_contracts(ctx, idx);
 		goto out;
@@ -194,7 +194,7 @@ int cmd_adapters_contract_check(int argc, char **argv, struct cli_ctx *ctx)
 
 		r = contract_index_load(e, &contracts[i], &d);
 		if (r < 0) {
-			code = cli_diag(ctx, BEXIT_INVALID, &d);
+			code = cli_diag(ctx, cli_load_exit(r), &d);
 			goto out;
 		}
 	}

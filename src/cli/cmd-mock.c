@@ -16,7 +16,7 @@
 #include "util/fsutil.h"
 #include "util/xalloc.h"
 
-const char mock_agent_usage[] = "[--resume ID] [--session-id ID] [--] PROMPT|-";
+const char mock_agent_usage[] = "[--resume ID] [--session-id ID] [--allow-git-dir] [--] PROMPT|-";
 
 const char mock_agent_help[] =
 	"The mock adapter's agent: a deterministic, offline stand-in for a coding agent.\n"
@@ -42,12 +42,15 @@ const char mock_agent_help[] =
 	"                        MARKER is created first ('~/M': under HOME)\n"
 	"  usage IN OUT          a usage event with token counts\n"
 	"  session ID            the session id to announce\n"
-	"PATH and MARKER are relative and confined to the current directory (or HOME).\n"
+	"PATH and MARKER are relative and confined to the current directory (or HOME);\n"
+	"nothing inside .bernstein, nor inside .git without --allow-git-dir.\n"
 	"\n"
 	"options:\n"
 	"  --resume ID       continue session ID (it must have run under this HOME)\n"
 	"  --session-id ID   the session id to announce when no 'session' instruction\n"
 	"                    gives one (default: a UUID derived from the prompt)\n"
+	"  --allow-git-dir   let the file instructions touch .git (the profile's\n"
+	"                    runtime.git_dir: allowed)\n"
 	"\n"
 	"Exit: 0 done, 1 fail, rate-limit, an I/O or git failure or an unknown session,\n"
 	"2 a bad instruction, a path outside the directory or a bad command line, N for\n"
@@ -58,6 +61,7 @@ const char mock_agent_help[] =
 int cmd_mock_agent(int argc, char **argv, struct cli_ctx *ctx)
 {
 	const char *resume = NULL, *session = NULL, *prompt_arg = NULL, *home;
+	bool allow_git_dir = false;
 	struct mock_script script = {0};
 	struct mock_opts o = {.workdir_fd = -1, .home_fd = -1, .out_fd = STDOUT_FILENO};
 	char default_id[SESSION_UUID_LEN + 1];
@@ -79,6 +83,10 @@ int cmd_mock_agent(int argc, char **argv, struct cli_ctx *ctx)
 				resume = argv[++i];
 			else
 				session = argv[++i];
+			continue;
+		}
+		if (strcmp(a, "--allow-git-dir") == 0) {
+			allow_git_dir = true;
 			continue;
 		}
 		if (strncmp(a, "--resume=", 9) == 0) {
@@ -132,6 +140,7 @@ int cmd_mock_agent(int argc, char **argv, struct cli_ctx *ctx)
 	mock_session_default(prompt, len, default_id);
 	o.default_session_id = default_id;
 	o.path_env = cli_getenv(ctx, "PATH");
+	o.allow_git_dir = allow_git_dir;
 
 	r = mock_parse(prompt, len, o.home, &script, &d);
 	if (r < 0)

@@ -112,7 +112,7 @@ static int cmd_profiles_validate(int argc, char **argv, struct cli_ctx *ctx)
 {
 	struct catalog *cat = NULL;
 	json_t *files = NULL;
-	size_t nvalid = 0, ninvalid = 0;
+	size_t nvalid = 0, ninvalid = 0, nunreadable = 0;
 	int i, r;
 
 	r = parse_json_only(argc, argv, ctx);
@@ -132,7 +132,10 @@ static int cmd_profiles_validate(int argc, char **argv, struct cli_ctx *ctx)
 		size_t k;
 
 		diag_clear(&d);
-		if (profile_load_file(argv[i], &p, &d) < 0)
+		r = profile_load_file(argv[i], &p, &d);
+		if (r < 0 && cli_load_exit(r) == BEXIT_ENV)
+			nunreadable++;
+		if (r < 0)
 			profile_issues_add(&is, &d);
 		else
 			(void)catalog_check_profile(cat, p, CATALOG_CHECK_STANDALONE, &is);
@@ -182,7 +185,8 @@ static int cmd_profiles_validate(int argc, char **argv, struct cli_ctx *ctx)
 		if (r)
 			goto out;
 	}
-	r = ninvalid ? BEXIT_INVALID : 0;
+	/* a file that cannot be read (missing, a FIFO...) is 4, and wins */
+	r = nunreadable ? BEXIT_ENV : ninvalid ? BEXIT_INVALID : 0;
 out:
 	catalog_free(cat);
 	return r;
@@ -274,7 +278,8 @@ const struct cmd profiles_cmds[] = {
 	 "               \"field\", \"message\"}]}], \"summary\": {...}}\n"
 	 "  -h, --help   this text\n"
 	 "\n"
-	 "Exit codes: 0 every file is valid, 2 bad usage, 3 a file is invalid.\n"},
+	 "Exit codes: 0 every file is valid, 2 bad usage, 3 a file is invalid, 4 a file\n"
+	 "cannot be read (4 wins over 3).\n"},
 	{"hash", cmd_profiles_hash, NULL, 0, "print a profile's content address", "NAME [--json]",
 	 "Prints the profile_hash of adapter NAME's capability profile: SHA-256 over the\n"
 	 "RFC 8785 canonical JSON of the normalized profile (every key present, defaults\n"

@@ -30,9 +30,11 @@
 #include "orch/run.h"
 #include "orch/state.h"
 #include "orch/worktree.h"
+#include "proc/git.h"
 #include "proc/probe.h"
 #include "util/clock.h"
 #include "util/fsutil.h"
+#include "util/redact.h"
 #include "util/sbuf.h"
 #include "util/strvec.h"
 #include "util/xalloc.h"
@@ -157,6 +159,8 @@ static int session_open(struct session *s, struct cli_ctx *ctx, bool readonly, b
 	if (r < 0)
 		return cli_error(ctx, BEXIT_ENV, "'%s' is not inside a git repository: %s", s->cwd,
 				 d.msg[0] ? d.msg : strerror(-r));
+	/* git in any other directory runs in a task's tree (orch/worktree.h) */
+	strvec_pushf(&s->git_env, "%s=%s", WORKTREE_GIT_REPO_ENV, s->repo);
 	db = agentrun_path(s->repo, ORCH_STATE_DB);
 	if (readonly) {
 		r = state_open(db, STATE_READONLY, &s->st, &d);
@@ -191,21 +195,25 @@ static int session_open(struct session *s, struct cli_ctx *ctx, bool readonly, b
 			goto out;
 		}
 	}
+	/* The run lock before anything is written: a second run refused here
+	 * (exit 4) leaves no trace in state.db or the chain. */
 	r = orch_lock_take(s->repo, &s->lock_fd, &d);
 	if (r < 0) {
 		code = cli_diag(ctx, BEXIT_ENV, &d);
 		goto out;
 	}
-	r = state_open(db, STATE_CREATE, &s->st, &d);
-	if (r < 0) {
-		code = cli_diag(ctx, r == -EBADMSG || r == -EPROTO ? BEXIT_INVALID : BEXIT_ENV, &d);
-		goto out;
-	}
+	/* Then the chain: over a broken one (exit 5) nothing is written, not
+	 * even state.db (audit_open() checks its end). */
 	if (need_chain) {
 		auditdir = agentrun_path(s->repo, AUDIT_DIR);
 		code = audit_setup_open(ctx, auditdir, key_file, &s->chain);
 		if (code)
 			goto out;
+	}
+	r = state_open(db, STATE_CREATE, &s->st, &d);
+	if (r < 0) {
+		code = cli_diag(ctx, r == -EBADMSG || r == -EPROTO ? BEXIT_INVALID : BEXIT_ENV, &d);
+		goto out;
 	}
 	n = readlink("/proc/self/exe", s->self_exe, sizeof(s->self_exe) - 1);
 	if (n <= 0) {
@@ -357,13 +365,19 @@ static void on_task(void *userdata, const struct task_row *t, enum task_state fr
 }
 
 static void on_event(void *userdata, const struct task_row *t, const struct event *ev,
-		     const char *json, size_t len)
+		     const char *json, size_t len, struct redact *rd)
 {
 	struct session *s = userdata;
 	struct row *r = row_for(s, t->id);
+	struct sbuf desc = SBUF_INIT(SIZE_MAX);
 	char buf[DESCRIBE_MAX];
 
+	/* ev is redacted; its description turns control bytes into spaces,
+	 * which could spell a secret again */
 	(void)event_describe(ev, buf, sizeof(buf));
+	(void)redact_apply(rd, buf, strlen(buf), 0, &desc);
+	(void)snprintf(buf, sizeof(buf), "%s", desc.buf);
+	sbuf_release(&desc);
 	if (r) {
 		free(r->last);
 		r->last = xstrdup(buf);
@@ -902,11 +916,11 @@ static const struct option logs_options[] = {
 static int copy_from(FILE *out, const char *path, off_t *off)
 {
 	char buf[65536];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open_regular(path, O_RDONLY, 0); /* a FIFO there would hang */
 	ssize_t n;
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (lseek(fd, *off, SEEK_SET) < 0) {
 		(void)close(fd);
 		return -errno;
@@ -1008,7 +1022,7 @@ int cmd_logs(int argc, char **argv, struct cli_ctx *ctx)
 		r = copy_from(ctx->out, path, &off);
 		if (r < 0 && r != -ENOENT) {
 			code = cli_error(ctx, BEXIT_ENV, "cannot read '%s': %s", path,
-					 strerror(-r));
+					 file_strerror(r));
 			goto out;
 		}
 		if (!follow)
@@ -1081,29 +1095,28 @@ static const struct option demo_options[] = {
 
 static int demo_git(struct cli_ctx *ctx, const char *dir, const char *const *args)
 {
-	struct strvec argv = STRVEC_INIT, env = STRVEC_INIT;
+	struct strvec base = STRVEC_INIT, argv = STRVEC_INIT, env = STRVEC_INIT, full = STRVEC_INIT;
 	struct probe pr = {0};
 	struct probe_opts o = {0};
 	const char *v;
-	size_t i;
 	int r;
 
-	strvec_push(&argv, "-C");
-	strvec_push(&argv, dir);
-	strvec_push(&argv, "-c");
-	strvec_push(&argv, "user.name=" IDENTITY_NAME);
-	strvec_push(&argv, "-c");
-	strvec_push(&argv, "user.email=" IDENTITY_EMAIL);
-	for (i = 0; args[i]; i++)
-		strvec_push(&argv, args[i]);
+	strvec_push(&full, "-c");
+	strvec_push(&full, "user.name=" IDENTITY_NAME);
+	strvec_push(&full, "-c");
+	strvec_push(&full, "user.email=" IDENTITY_EMAIL);
+	strvec_pushv(&full, args);
 	if ((v = cli_getenv(ctx, "PATH")) != NULL)
-		strvec_pushf(&env, "PATH=%s", v);
+		strvec_pushf(&base, "PATH=%s", v);
 	if ((v = cli_getenv(ctx, "HOME")) != NULL)
-		strvec_pushf(&env, "HOME=%s", v);
-	strvec_push(&env, "LC_ALL=C");
-	pr.binary = "git";
-	pr.args = (const char **)argv.v;
-	o.path_env = cli_getenv(ctx, "PATH");
+		strvec_pushf(&base, "HOME=%s", v);
+	if (git_prepare(dir, (const char *const *)base.v, GIT_HARDEN_WRITE,
+			(const char *const *)full.v, &argv, &env) < 0) {
+		r = cli_error(ctx, BEXIT_ENV, "git not found on PATH");
+		goto out;
+	}
+	pr.binary = argv.v[0];
+	pr.args = (const char **)argv.v + 1;
 	o.env = env.v;
 	o.timeout_ms = GIT_INIT_TIMEOUT;
 	o.max_output = 1u << 20;
@@ -1116,9 +1129,12 @@ static int demo_git(struct cli_ctx *ctx, const char *dir, const char *const *arg
 			      pr.output ? pr.output : "");
 	else
 		r = 0;
+out:
 	probe_release(&pr);
+	strvec_clear(&base);
 	strvec_clear(&argv);
 	strvec_clear(&env);
+	strvec_clear(&full);
 	return r;
 }
 
@@ -1144,6 +1160,60 @@ static void demo_problem(void *userdata, const char *file, unsigned line, const 
 	(void)fprintf(ctx->err, "%s: %s:%u: %s\n", ctx->progname, file, line, msg);
 }
 
+/* After the demo's run (run_code its exit code): verify its audit chain.
+ * "verified" is printed only for a demo that worked and a chain without a
+ * problem; a failed run is reported as such (its chain still checked). */
+static int demo_verify(struct cli_ctx *ctx, const char *dir, const char *keyfile, int run_code)
+{
+	struct audit_verify_stats vs = {0};
+	char *key = NULL, *auditdir = agentrun_path(dir, AUDIT_DIR);
+	size_t keylen = 0;
+	struct diag d;
+	int r, code;
+
+	diag_clear(&d);
+	r = audit_key_load(keyfile, false, &key, &keylen, NULL, &d);
+	if (r == -ENOENT && run_code) {
+		/* the run stopped before its first record (its error was
+		 * printed): nothing to verify */
+		code = run_code;
+		goto out;
+	}
+	if (r >= 0)
+		r = audit_verify(auditdir, key, keylen, demo_problem, ctx, &vs, &d);
+	if (r < 0) {
+		code = cli_diag(ctx, BEXIT_AUDIT, &d);
+	} else if (vs.problems) {
+		code = cli_error(ctx, BEXIT_AUDIT, "the audit chain has %" PRIu64 " problem(s)",
+				 vs.problems);
+	} else if (run_code) {
+		code = cli_error(ctx, run_code,
+				 "the demo failed (exit %d): see 'bernstein -C %s status'; its "
+				 "audit chain (%" PRIu64 " records) has no problem",
+				 run_code, dir, vs.records);
+	} else if (!ctx->json) {
+		code = 0;
+		(void)fprintf(ctx->out,
+			      "audit chain: %" PRIu64 " records, verified (%s)\n"
+			      "look at:     git -C %s log --graph --oneline\n"
+			      "             bernstein -C %s status\n",
+			      vs.records, auditdir, dir, dir);
+	} else {
+		json_t *o = json_object();
+
+		code = 0;
+		cli_jset(o, "type", cli_jstr("demo"));
+		cli_jset(o, "dir", cli_jstr(dir));
+		cli_jset(o, "audit_records", json_integer((json_int_t)vs.records));
+		cli_jset(o, "audit_verified", json_true());
+		print_json_line(ctx, o);
+	}
+out:
+	key = audit_key_free(key, keylen);
+	free(auditdir);
+	return code;
+}
+
 int cmd_demo(int argc, char **argv, struct cli_ctx *ctx)
 {
 	static const char *const init[] = {"init", "-q", "-b", "main", NULL};
@@ -1153,10 +1223,6 @@ int cmd_demo(int argc, char **argv, struct cli_ctx *ctx)
 	char dir[PATH_MAX], keyfile[PATH_MAX + 32], *p;
 	const char *tmp;
 	unsigned parallel = 0;
-	struct audit_verify_stats vs;
-	char *key = NULL, *auditdir = NULL;
-	size_t keylen = 0;
-	struct diag d;
 	int c, r, code, run_code;
 
 	optind = 0;
@@ -1242,36 +1308,7 @@ int cmd_demo(int argc, char **argv, struct cli_ctx *ctx)
 	hooks_attach(&s);
 	run_code = run_plan_file(&s, DEMO_PLAN_NAME, parallel);
 	s.chain = audit_close(s.chain);
-	diag_clear(&d);
-	auditdir = agentrun_path(dir, AUDIT_DIR);
-	r = audit_key_load(keyfile, false, &key, &keylen, NULL, &d);
-	if (r >= 0)
-		r = audit_verify(auditdir, key, keylen, demo_problem, ctx, &vs, &d);
-	if (r < 0) {
-		code = cli_diag(ctx, BEXIT_AUDIT, &d);
-	} else if (vs.problems) {
-		code = cli_error(ctx, BEXIT_AUDIT, "the audit chain has %" PRIu64 " problem(s)",
-				 vs.problems);
-	} else {
-		code = run_code;
-		if (!ctx->json) {
-			(void)fprintf(ctx->out,
-				      "audit chain: %" PRIu64 " records, verified (%s)\n"
-				      "look at:     git -C %s log --graph --oneline\n"
-				      "             bernstein -C %s status\n",
-				      vs.records, auditdir, dir, dir);
-		} else {
-			json_t *o = json_object();
-
-			cli_jset(o, "type", cli_jstr("demo"));
-			cli_jset(o, "dir", cli_jstr(dir));
-			cli_jset(o, "audit_records", json_integer((json_int_t)vs.records));
-			cli_jset(o, "audit_verified", json_true());
-			print_json_line(ctx, o);
-		}
-	}
-	audit_key_free(key, keylen);
-	free(auditdir);
+	code = demo_verify(ctx, dir, keyfile, run_code);
 	session_release(&s);
 	return code;
 }
@@ -1286,7 +1323,8 @@ const char cmd_demo_help[] =
 	"after both, with a gate), merges them, verifies the audit chain and prints where\n"
 	"to look. Uses its own audit key inside DIR. 'make run' runs it.\n"
 	"\n"
-	"Exit codes as 'bernstein run', and 5 when the audit chain does not verify.\n";
+	"Exit codes as 'bernstein run' (a failed run is reported as such, never as\n"
+	"verified), and 5 when the audit chain does not verify.\n";
 
 const char cmd_logs_summary[] = "print a task's agent log";
 const char cmd_logs_usage[] = "TASK [-f] [--run RUN] [--attempt N] [--events]";
@@ -1327,8 +1365,8 @@ const char cmd_resume_help[] =
 	"no_changes), 1 a task failed, conflicted, was blocked or is unfinished (a\n"
 	"merge postponed), 2 nothing to resume (or no such run or task), 3 state\n"
 	"unreadable, 4 environment (another bernstein holds the run lock, a lock file\n"
-	"that is not bernstein's, I/O), 6 tasks refused by routing and nothing else\n"
-	"went wrong, 130 interrupted.\n";
+	"that is not bernstein's, I/O), 5 the audit chain is broken, 6 tasks refused\n"
+	"by routing and nothing else went wrong, 130 interrupted.\n";
 
 const char cmd_run_summary[] = "run a plan of tasks on agents in parallel worktrees";
 const char cmd_run_usage[] = "PLAN [--parallel N] [--json]";

@@ -10,13 +10,16 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "config.h"
+#include "adapter/credential.h"
 #include "cli/commands.h"
+#include "proc/reaper.h"
 #include "runner/events.h"
 #include "runner/llm.h"
 #include "runner/loop.h"
@@ -55,6 +58,31 @@ static const char *const child_env_names[] = {
 	"LC_CTYPE", "TZ",   "TMPDIR", "TERM",	 NULL,
 };
 
+/* SIGTERM (bernstein's timeout, an operator), SIGINT, SIGHUP: before the
+ * runner dies, everything it started dies (a command's descendants that left
+ * its process group came back to the runner, a child subreaper, when run_command
+ * is offered), then the signal does what it would have done. SIGKILL cannot be
+ * caught: docs/runner.md says what survives it. */
+static void on_fatal_signal(int sig)
+{
+	(void)reaper_kill_children(NULL, 0, 0);
+	(void)signal(sig, SIG_DFL);
+	(void)raise(sig); /* the mask blocks it until the handler returns: then it kills */
+}
+
+static void catch_fatal_signals(void)
+{
+	static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
+	struct sigaction sa;
+	size_t i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_fatal_signal;
+	(void)sigfillset(&sa.sa_mask);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		(void)sigaction(sigs[i], &sa, NULL);
+}
+
 static const char *env_lookup(void *userdata, const char *name)
 {
 	return cli_getenv(userdata, name);
@@ -76,7 +104,7 @@ int cmd_runner(int argc, char **argv, struct cli_ctx *ctx)
 	struct runner_manifest *m = NULL;
 	struct runner_opts o = {0};
 	struct events ev;
-	struct strvec child_env = STRVEC_INIT;
+	struct strvec child_env = STRVEC_INIT, secrets = STRVEC_INIT;
 	struct diag d = {0};
 	const char *manifest = NULL, *resume = NULL, *session_dir = NULL, *proxy = NULL, *v;
 	char *dir = NULL;
@@ -163,12 +191,21 @@ int cmd_runner(int argc, char **argv, struct cli_ctx *ctx)
 	o.env = env_lookup;
 	o.env_userdata = ctx;
 	o.host_allowed_key_envs = cli_getenv(ctx, "BERNSTEIN_ALLOWED_API_KEY_ENVS");
+	/* every secret of this environment, not only the key: whatever way one
+	 * comes back (a server, a file, a command), it is not written */
+	credential_env_secrets((const char *const *)ctx->envp, o.host_allowed_key_envs, &secrets,
+			       NULL);
+	o.secrets = secrets.v;
 	o.env_allow_run_command = v && strcmp(v, "1") == 0;
 	o.path_env = cli_getenv(ctx, "PATH");
 	o.child_env = child_env.v;
 	o.max_retries = (unsigned)retries;
 	o.version = BERNSTEIN_VERSION;
 
+	/* past a file size limit a write fails with EFBIG, a result the tools
+	 * and the transcript report, instead of killing the runner */
+	(void)signal(SIGXFSZ, SIG_IGN);
+	catch_fatal_signals();
 	out = runner_run(&o);
 	switch (out) {
 	case RUNNER_DONE:
@@ -189,6 +226,7 @@ int cmd_runner(int argc, char **argv, struct cli_ctx *ctx)
 		cli_warn(ctx, "cannot write events: %s", strerror(-ev.error));
 	runner_manifest_free(m);
 	strvec_clear(&child_env);
+	strvec_clear(&secrets);
 	free(dir);
 	return code;
 }

@@ -32,6 +32,7 @@
 #include "cli/commands.h"
 #include "cli/output.h"
 #include "orch/agentrun.h"
+#include "proc/git.h"
 #include "proc/probe.h"
 #include "proc/supervise.h"
 #include "util/clock.h"
@@ -39,6 +40,7 @@
 #include "util/sbuf.h"
 #include "util/randid.h"
 #include "util/strvec.h"
+#include "util/redact.h"
 #include "util/xalloc.h"
 
 /* The spawn command's own exit codes (docs/exit-codes.md). */
@@ -185,19 +187,19 @@ static const char *now_iso(char *buf, size_t size)
 
 /* ---- the plan as text ---- */
 
-/* s with the plan's secrets redacted (caller frees). */
-static char *redacted_copy(const struct invocation_plan *plan, const char *s)
+/* s with the secrets of rd redacted (caller frees). */
+static char *redacted_copy(struct redact *rd, const char *s)
 {
 	struct sbuf sb = SBUF_INIT(SIZE_MAX);
 
-	(void)invocation_redact(&plan->secrets, s, strlen(s), &sb);
+	(void)redact_apply(rd, s, strlen(s), 0, &sb);
 	return sbuf_detach(&sb, NULL);
 }
 
 /* One argv word for a terminal: C escapes for control bytes, long words cut. */
-static void print_word(FILE *f, const struct invocation_plan *plan, const char *w)
+static void print_word(FILE *f, struct redact *rd, const char *w)
 {
-	char *r = redacted_copy(plan, w);
+	char *r = redacted_copy(rd, w);
 	const char *p;
 
 	for (p = r; *p && p - r < 160; p++) {
@@ -219,6 +221,7 @@ static void print_word(FILE *f, const struct invocation_plan *plan, const char *
 
 static void plan_print(FILE *f, const struct profile *p, const struct invocation_plan *plan)
 {
+	struct redact *rd = agentrun_redactor(plan);
 	size_t i;
 
 	(void)fprintf(f, "adapter: %s (%s)\n", p->name, profile_shape_to_string(p->shape));
@@ -230,7 +233,7 @@ static void plan_print(FILE *f, const struct profile *p, const struct invocation
 	(void)fputs("argv:\n", f);
 	for (i = 0; i < plan->argv.nr; i++) {
 		(void)fputs("  ", f);
-		print_word(f, plan, plan->argv.v[i]);
+		print_word(f, rd, plan->argv.v[i]);
 		(void)fputc('\n', f);
 	}
 	(void)fputs("env:", f);
@@ -258,6 +261,7 @@ static void plan_print(FILE *f, const struct profile *p, const struct invocation
 			      plan->files[i].path, plan->files[i].mode, plan->files[i].len);
 	for (i = 0; i < plan->warnings.nr; i++)
 		(void)fprintf(f, "warning: %s\n", plan->warnings.v[i]);
+	redact_free(rd);
 }
 
 /* ---- running it ---- */
@@ -273,10 +277,16 @@ static void on_event(void *userdata, const struct event *ev, const char *json, s
 	struct spawn_run *s = userdata;
 	char buf[DISPLAY_MAX];
 
-	if (s->ctx->json)
+	if (s->ctx->json) {
 		(void)fwrite(json, 1, len, s->ctx->out);
-	else
-		(void)fprintf(s->ctx->out, "%s\n", event_describe(ev, buf, sizeof(buf)));
+	} else {
+		/* ev is redacted; its description turns control bytes into
+		 * spaces, which could spell a secret again */
+		char *line = redacted_copy(s->ar.rd, event_describe(ev, buf, sizeof(buf)));
+
+		(void)fprintf(s->ctx->out, "%s\n", line);
+		free(line);
+	}
 	(void)fflush(s->ctx->out);
 }
 
@@ -358,35 +368,36 @@ static void run_on_exit(void *ctx, void *task, const struct proc *p)
 }
 
 /* `git status` of dir, without .bernstein: 0 and the output in *ret, or -1
- * when dir is not in a git work tree (or git is missing). */
+ * when dir is not in a git work tree (or git is missing). The agent may have
+ * written dir's repository: git runs hardened (proc/git.h), submodules
+ * (nested repositories with their own config) not entered. */
 static int git_snapshot(struct cli_ctx *ctx, const char *dir, char **ret, size_t *ret_len)
 {
-	static const char *const args_tail[] = {
-		"status", "--porcelain=v1",	  "-z", "--untracked-files=all", "--",
-		".",	  ":(exclude).bernstein", NULL,
+	static const char *const args[] = {
+		"status",
+		"--porcelain=v1",
+		"-z",
+		"--untracked-files=all",
+		"--ignore-submodules=all",
+		"--",
+		".",
+		":(exclude).bernstein",
+		NULL,
 	};
-	const char *args[16];
-	struct strvec env = STRVEC_INIT;
+	struct strvec base = STRVEC_INIT, argv = STRVEC_INIT, env = STRVEC_INIT;
 	struct probe pr = {0};
 	struct probe_opts o = {0};
 	const char *v;
-	size_t i;
 	int r = -1;
 
-	args[0] = "-C";
-	args[1] = dir;
-	for (i = 0; args_tail[i]; i++)
-		args[i + 2] = args_tail[i];
-	args[i + 2] = NULL;
 	if ((v = cli_getenv(ctx, "PATH")) != NULL)
-		strvec_pushf(&env, "PATH=%s", v);
+		strvec_pushf(&base, "PATH=%s", v);
 	if ((v = cli_getenv(ctx, "HOME")) != NULL)
-		strvec_pushf(&env, "HOME=%s", v);
-	strvec_push(&env, "LC_ALL=C");
-	strvec_push(&env, "GIT_OPTIONAL_LOCKS=0");
-	pr.binary = "git";
-	pr.args = args;
-	o.path_env = cli_getenv(ctx, "PATH");
+		strvec_pushf(&base, "HOME=%s", v);
+	if (git_prepare(dir, (const char *const *)base.v, GIT_HARDEN_READ, args, &argv, &env) < 0)
+		goto out;
+	pr.binary = argv.v[0];
+	pr.args = (const char **)argv.v + 1;
 	o.env = env.v;
 	o.timeout_ms = GIT_TIMEOUT_MS;
 	o.max_output = GIT_MAX_OUTPUT;
@@ -399,7 +410,10 @@ static int git_snapshot(struct cli_ctx *ctx, const char *dir, char **ret, size_t
 		*ret_len = pr.output_len;
 		r = 0;
 	}
+out:
 	probe_release(&pr);
+	strvec_clear(&base);
+	strvec_clear(&argv);
 	strvec_clear(&env);
 	return r;
 }
@@ -558,7 +572,7 @@ static int read_prompt(struct cli_ctx *ctx, const char *file, char **ret)
 	if (r < 0)
 		return cli_error(ctx, r == -EFBIG ? BEXIT_USAGE : BEXIT_ENV,
 				 "cannot read the prompt from '%s': %s", file,
-				 r == -EFBIG ? "larger than 64 MiB" : strerror(-r));
+				 r == -EFBIG ? "larger than 64 MiB" : file_strerror(r));
 	if (memchr(*ret, '\0', len)) {
 		free(*ret);
 		*ret = NULL;

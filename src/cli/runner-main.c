@@ -11,11 +11,13 @@ static const struct cmd runner_cmd = {"runner",	      cmd_runner,   NULL,	0,
 
 int main(int argc, char **argv, char **envp)
 {
+	/* The API key stays ours: run_command's commands and the MCP servers
+	 * get an environment without it and must not read it from /proc. */
 	struct cli_ctx ctx = {
 		.progname = "bernstein",
 		.out = stdout,
 		.err = stderr,
-		.envp = envp,
+		.envp = cli_environ_take(envp),
 		.cmd = &runner_cmd,
 		.cmd_path = "runner",
 	};

@@ -196,7 +196,7 @@ int evidence_load_file(const char *path, struct evidence **ret, struct diag *ret
 	r = read_file_capped(path, EVIDENCE_MAX_BYTES, &text, &len);
 	if (r < 0) {
 		diag_set(reterr, path, 0, 0, "cannot read the evidence: %s",
-			 r == -EFBIG ? "larger than 1 MiB" : strerror(-r));
+			 r == -EFBIG ? "larger than 1 MiB" : file_strerror(r));
 		return r;
 	}
 	r = evidence_load_buf(path, text, len, ret, reterr);

@@ -552,7 +552,7 @@ int transcript_load_file(const char *path, struct transcript **ret, struct diag 
 	r = read_file_capped(path, TRANSCRIPT_MAX_BYTES, &text, &len);
 	if (r < 0) {
 		diag_set(reterr, path, 0, 0, "cannot read the transcript: %s",
-			 r == -EFBIG ? "larger than 1 MiB" : strerror(-r));
+			 r == -EFBIG ? "larger than 1 MiB" : file_strerror(r));
 		return r;
 	}
 	r = transcript_load_buf(path, text, len, ret, reterr);

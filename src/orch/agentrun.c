@@ -18,6 +18,7 @@
 #include "util/clock.h"
 #include "util/fsutil.h"
 #include "util/json.h"
+#include "util/redact.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
 
@@ -39,7 +40,9 @@ void agentrun_init(struct agentrun *r, const struct invocation_plan *plan,
 	r->plan = plan;
 	if (hooks)
 		r->hooks = *hooks;
+	r->rd = agentrun_redactor(plan);
 	r->line = (struct sbuf)SBUF_INIT(SIZE_MAX);
+	r->evbuf = (struct sbuf)SBUF_INIT(SIZE_MAX);
 	r->json = (struct sbuf)SBUF_INIT(SIZE_MAX);
 	r->agent_exit_code = -1;
 	r->input_tokens = EVENT_UNSET;
@@ -62,7 +65,9 @@ void agentrun_release(struct agentrun *r)
 	free(r->agent_session);
 	free(r->last_text);
 	r->agent_session = r->last_text = NULL;
+	r->rd = redact_free(r->rd);
 	sbuf_release(&r->line);
+	sbuf_release(&r->evbuf);
 	sbuf_release(&r->json);
 	dialect_state_release(&r->dialect);
 	dialect_state_release(&r->hooks_dialect);
@@ -90,9 +95,10 @@ int agentrun_write_json(const char *path, const json_t *o)
 	return r;
 }
 
+/* A FIFO or a symlink planted where a log goes is refused, not written. */
 static FILE *open_append(const char *path)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	int fd = open_regular(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600);
 	FILE *f;
 
 	if (fd < 0)
@@ -198,11 +204,12 @@ int agentrun_fill_spec(struct agentrun *r, struct proc_spec *spec, struct diag *
 	strvec_pushv(&spec->env, plan->env.v);
 	spec->cwd = plan->cwd;
 	if (plan->stdin_path) {
-		fd = open(plan->stdin_path, O_RDONLY | O_CLOEXEC);
+		fd = open_regular(plan->stdin_path, O_RDONLY, 0);
 		if (fd < 0) {
-			int e = -errno;
+			int e = fd;
 
-			diag_set(reterr, plan->stdin_path, 0, 0, "cannot open: %s", strerror(-e));
+			diag_set(reterr, plan->stdin_path, 0, 0, "cannot open: %s",
+				 file_strerror(e));
 			return e;
 		}
 		spec->stdin_fd = fd;
@@ -246,10 +253,19 @@ static void note_event(struct agentrun *r, const struct event *ev)
 	}
 }
 
-static void emit(void *userdata, const struct event *ev)
+static void emit(void *userdata, const struct event *raw_ev)
 {
 	struct agentrun *r = userdata;
+	struct event red;
+	const struct event *ev = raw_ev;
 
+	/* the decoded strings: a secret the line spelt with other escapes, or
+	 * in pieces the dialect joined, is whole here */
+	if (r->rd) {
+		if (event_redact(raw_ev, r->rd, &r->evbuf, &red) < 0)
+			return;
+		ev = &red;
+	}
 	outcome_observe(&r->in, ev);
 	note_event(r, ev);
 	sbuf_reset(&r->json);
@@ -301,14 +317,15 @@ static void log_line(struct agentrun *r, const char *line, size_t len)
 	r->log_bytes += len + 1;
 }
 
-static const char *redact(struct agentrun *r, const char *line, size_t len, size_t *ret_len)
+static const char *redact(struct agentrun *r, const char *line, size_t len, unsigned flags,
+			  size_t *ret_len)
 {
-	if (r->plan->secrets.nr == 0) {
+	if (!r->rd) {
 		*ret_len = len;
 		return line;
 	}
 	sbuf_reset(&r->line);
-	if (invocation_redact(&r->plan->secrets, line, len, &r->line) < 0) {
+	if (redact_apply(r->rd, line, len, flags, &r->line) < 0) {
 		*ret_len = 0;
 		return "";
 	}
@@ -322,7 +339,7 @@ void agentrun_line(struct agentrun *r, int stream, const char *line, size_t len)
 	const char *l;
 	size_t n;
 
-	l = redact(r, line, len, &n);
+	l = redact(r, line, len, 0, &n);
 	if (stream == PROC_STREAM_SOCKET) {
 		/* a hook's payload: its own reader, not the agent's log */
 		diag_clear(&r->parse);
@@ -350,7 +367,8 @@ void agentrun_oversized(struct agentrun *r, int stream, const char *head, size_t
 	const char *l;
 	size_t n;
 
-	l = redact(r, head, head_len, &n);
+	/* the rest of the line is never seen: a tail that could start a secret goes too */
+	l = redact(r, head, head_len, REDACT_CUT, &n);
 	if (stream == PROC_STREAM_SOCKET) {
 		(void)dialect_feed_oversized(&r->hooks_dialect, 1, l, n, total, &sink);
 		return;
@@ -419,19 +437,19 @@ enum outcome agentrun_classify(struct agentrun *r, char *why, size_t why_size)
 
 /* ---- the plan as JSON ---- */
 
-static json_t *jredacted(const struct invocation_plan *plan, const char *s)
+struct redact *agentrun_redactor(const struct invocation_plan *plan)
 {
-	struct sbuf sb = SBUF_INIT(SIZE_MAX);
-	char *copy;
-	json_t *j;
+	struct redact *rd;
+	size_t i;
 
-	if (!s)
-		return json_null();
-	(void)invocation_redact(&plan->secrets, s, strlen(s), &sb);
-	copy = sbuf_detach(&sb, NULL);
-	j = json_str_lossy(copy);
-	free(copy);
-	return j;
+	if (plan->secrets.nr == 0)
+		return NULL;
+	rd = redact_new();
+	for (i = 0; i < plan->secrets.nr; i++)
+		(void)redact_add(rd, plan->secrets.v[i]);
+	if (redact_count(rd) == 0)
+		rd = redact_free(rd);
+	return rd;
 }
 
 static json_t *strategy_json(const struct adapter_strategy *s)
@@ -450,6 +468,7 @@ json_t *agentrun_plan_json(const struct profile *p, const struct invocation_plan
 			   const char *run, const char *session)
 {
 	json_t *o = json_object(), *a, *files, *in;
+	struct redact *rd = agentrun_redactor(plan);
 	size_t i;
 
 	json_obj_set(o, "adapter", json_str_lossy(p->name));
@@ -458,7 +477,7 @@ json_t *agentrun_plan_json(const struct profile *p, const struct invocation_plan
 	json_obj_set(o, "session", json_str_lossy(session));
 	a = json_array();
 	for (i = 0; i < plan->argv.nr; i++)
-		(void)json_array_append_new(a, jredacted(plan, plan->argv.v[i]));
+		(void)json_array_append_new(a, json_str_lossy(plan->argv.v[i]));
 	json_obj_set(o, "argv", a);
 	json_obj_set(o, "binary_found", json_boolean(plan->binary_found));
 	a = json_array();
@@ -513,6 +532,8 @@ json_t *agentrun_plan_json(const struct profile *p, const struct invocation_plan
 	json_obj_set(o, "hooks_socket", json_str_lossy(plan->hooks_socket));
 	json_obj_set(o, "endpoint", json_boolean(plan->endpoint));
 	json_obj_set(o, "dangerous", json_boolean(plan->dangerous));
+	(void)redact_json(rd, o); /* argv above all, and anything else */
+	redact_free(rd);
 	return o;
 }
 

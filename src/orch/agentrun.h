@@ -9,10 +9,13 @@
  *     grace, and the hooks socket it listens on when the plan reads
  *     the hooks channel);
  *   - takes the supervisor's callbacks for its process: every line is
- *     redacted (the plan's secrets), logged, read with the plan's dialect
- *     (lines posted to the hooks socket with the hooks dialect)
- *     into normalized events, which are counted for the outcome, written to
- *     events.jsonl and handed to the caller's hook;
+ *     redacted (the plan's secrets in every form util/redact.h knows; the
+ *     head of an oversized line loses a tail that could start a secret too),
+ *     logged, read with the plan's dialect (lines posted to the hooks socket
+ *     with the hooks dialect) into normalized events, whose strings are
+ *     redacted again as decoded (an agent may spell a secret with any JSON
+ *     escapes, or in pieces a dialect joins), which are counted for the
+ *     outcome, written to events.jsonl and handed to the caller's hook;
  *   - classifies the typed outcome (adapter/outcome.h) at the end and writes
  *     session.json.
  *
@@ -76,7 +79,9 @@ struct agentrun {
 	char exit_desc[AGENTRUN_EXIT_DESC];
 	int agent_exit_code;
 	bool agent_exited;
+	struct redact *rd; /* the plan's secrets (NULL: none) */
 	struct sbuf line;  /* a redacted line */
+	struct sbuf evbuf; /* the strings of a redacted event */
 	struct sbuf json;  /* one serialized event */
 	struct diag parse; /* a dialect's complaint about a line */
 	char *last_text;   /* the last text/result message (final message; capped) */
@@ -129,6 +134,10 @@ char *agentrun_find_state_dir(const char *workdir, const char *adapter, const ch
 /* Write o to path as pretty JSON with sorted keys and a final newline,
  * atomically, mode 0600. */
 int agentrun_write_json(const char *path, const json_t *o);
+
+/* A redactor of the plan's secrets, or NULL when it has none (caller frees
+ * with redact_free()). */
+struct redact *agentrun_redactor(const struct invocation_plan *plan);
 
 /* A path under dir (caller frees). */
 char *agentrun_path(const char *dir, const char *name);

@@ -904,7 +904,7 @@ int orch_config_load(const char *path, const char *allowed_api_key_envs, struct 
 		return r;
 	}
 	if (r < 0) {
-		diag_set(reterr, path, 0, 0, "cannot read file: %s", strerror(-r));
+		diag_set(reterr, path, 0, 0, "cannot read file: %s", file_strerror(r));
 		return r;
 	}
 	r = orch_config_load_buf(path, text, len, allowed_api_key_envs, ret, reterr);

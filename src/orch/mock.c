@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "adapter/session.h"
+#include "proc/git.h"
 #include "proc/probe.h"
 #include "util/beneath.h"
 #include "util/fsutil.h"
@@ -551,6 +552,12 @@ static int tool_failed(const struct run *r, const char *name, const char *id, in
 	return escaped(err) ? MOCK_EXIT_REFUSED : MOCK_EXIT_FAILED;
 }
 
+/* What the file instructions refuse (util/beneath.h). */
+static unsigned file_flags(const struct run *r)
+{
+	return BENEATH_NO_BERNSTEIN | (r->o->allow_git_dir ? 0 : BENEATH_NO_GIT);
+}
+
 static int do_file(struct run *r, const struct mock_instr *in)
 {
 	const bool append = in->op == MOCK_APPEND;
@@ -558,14 +565,29 @@ static int do_file(struct run *r, const struct mock_instr *in)
 	struct diag d = {0};
 	struct stat st;
 	char id[32], msg[PATH_MAX + 128];
+	char *line = NULL;
 	int fd = -1, e;
 
 	emit_call(r, name, json_pack("{s:o}", "path", json_str_lossy(in->path)), id);
-	e = beneath_mkdirs(r->o->workdir_fd, in->path, &d);
+	if (!append) {
+		/* a new file renamed over the old one: a failure leaves it intact */
+		line = xmalloc(in->text_len + 1);
+		memcpy(line, in->text, in->text_len);
+		line[in->text_len] = '\n';
+		e = beneath_write(r->o->workdir_fd, in->path, line, in->text_len + 1, file_flags(r),
+				  &d);
+		free(line);
+		if (e == -EMLINK) /* a refusal, like the other confinement refusals */
+			e = -EPERM;
+		if (e < 0)
+			return tool_failed(r, name, id, e, d.msg);
+		goto done;
+	}
+	e = beneath_mkdirs(r->o->workdir_fd, in->path, file_flags(r), &d);
 	if (e < 0)
 		return tool_failed(r, name, id, e, d.msg);
 	fd = beneath_open(r->o->workdir_fd, in->path, strlen(in->path),
-			  O_WRONLY | O_CREAT | O_NONBLOCK | (append ? O_APPEND : 0), 0644, &d);
+			  O_WRONLY | O_CREAT | O_NONBLOCK | O_APPEND, 0644, file_flags(r), &d);
 	if (fd < 0)
 		return tool_failed(r, name, id, fd, d.msg);
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
@@ -579,14 +601,12 @@ static int do_file(struct run *r, const struct mock_instr *in)
 		e = -EPERM;
 		goto fail;
 	}
-	if ((!append && ftruncate(fd, 0) < 0) || (e = write_all(fd, in->text, in->text_len)) < 0 ||
-	    (e = write_all(fd, "\n", 1)) < 0) {
-		if (e == 0)
-			e = -errno;
+	if ((e = write_all(fd, in->text, in->text_len)) < 0 || (e = write_all(fd, "\n", 1)) < 0) {
 		(void)snprintf(msg, sizeof(msg), "cannot write '%s': %s", in->path, strerror(-e));
 		goto fail;
 	}
 	close_fdp(&fd);
+done:
 	(void)snprintf(msg, sizeof(msg), "%s %zu bytes to %s", append ? "appended" : "wrote",
 		       in->text_len + 1, in->path);
 	emit_result(r, name, id, true, msg);
@@ -603,7 +623,7 @@ static int do_delete(struct run *r, const struct mock_instr *in)
 	int e;
 
 	emit_call(r, "delete_file", json_pack("{s:o}", "path", json_str_lossy(in->path)), id);
-	e = beneath_unlink(r->o->workdir_fd, in->path, &d);
+	e = beneath_unlink(r->o->workdir_fd, in->path, file_flags(r), &d);
 	if (e == -ENOENT) {
 		/* a tool error the agent lives with */
 		emit_result(r, "delete_file", id, false, d.msg);
@@ -616,39 +636,40 @@ static int do_delete(struct run *r, const struct mock_instr *in)
 	return 0;
 }
 
-/* git -C WORKDIR -c ... ARGS; 0 with *ret_exit set, or -1 (could not run;
- * the reason in msg). */
+/* git -C WORKDIR -c ... ARGS, hardened like every git bernstein starts
+ * (proc/git.h: no hook, fsmonitor or pager of the repository runs); 0 with
+ * *ret_exit set, or -1 (could not run; the reason in msg). */
 static int git(const struct run *r, const char *const *args, int *ret_exit, char *msg, size_t size)
 {
-	static const char *const head[] = {
-		"-c", "user.name=mock",		  "-c", "user.email=mock@localhost",
-		"-c", "core.hooksPath=/dev/null", "-c", "commit.gpgsign=false",
-	};
-	struct strvec argv = STRVEC_INIT, env = STRVEC_INIT;
+	static const char *const head[] = {"-c", "user.name=mock", "-c",
+					   "user.email=mock@localhost"};
+	struct strvec full = STRVEC_INIT, base = STRVEC_INIT, argv = STRVEC_INIT, env = STRVEC_INIT;
 	struct probe pr = {0};
 	struct probe_opts po = {0};
 	size_t i;
 	int ret = -1;
 
-	strvec_push(&argv, "-C");
-	strvec_push(&argv, r->o->workdir);
 	for (i = 0; i < ARRAY_SIZE(head); i++)
-		strvec_push(&argv, head[i]);
-	strvec_pushv(&argv, args);
+		strvec_push(&full, head[i]);
+	strvec_pushv(&full, args);
 	if (r->o->path_env)
-		strvec_pushf(&env, "PATH=%s", r->o->path_env);
+		strvec_pushf(&base, "PATH=%s", r->o->path_env);
 	if (r->o->home)
-		strvec_pushf(&env, "HOME=%s", r->o->home);
-	strvec_push(&env, "LC_ALL=C");
+		strvec_pushf(&base, "HOME=%s", r->o->home);
+	if (git_prepare(r->o->workdir, (const char *const *)base.v, GIT_HARDEN_WRITE,
+			(const char *const *)full.v, &argv, &env) < 0) {
+		(void)snprintf(msg, size, "git is not on PATH");
+		goto out;
+	}
 	strvec_push(&env, "GIT_CONFIG_NOSYSTEM=1");
-	strvec_push(&env, "GIT_TERMINAL_PROMPT=0");
+	/* the mock's HOME is the agent's: no global config at all */
+	strvec_push(&env, "GIT_CONFIG_GLOBAL=/dev/null");
 	strvec_push(&env, "GIT_AUTHOR_NAME=mock");
 	strvec_push(&env, "GIT_AUTHOR_EMAIL=mock@localhost");
 	strvec_push(&env, "GIT_COMMITTER_NAME=mock");
 	strvec_push(&env, "GIT_COMMITTER_EMAIL=mock@localhost");
-	pr.binary = "git";
-	pr.args = argv.v;
-	po.path_env = r->o->path_env;
+	pr.binary = argv.v[0];
+	pr.args = (const char **)argv.v + 1;
 	po.env = env.v;
 	po.timeout_ms = r->o->git_timeout_ms ? r->o->git_timeout_ms : MOCK_GIT_TIMEOUT_MS;
 	po.max_output = 64 * 1024;
@@ -679,6 +700,8 @@ static int git(const struct run *r, const char *const *args, int *ret_exit, char
 	}
 out:
 	probe_release(&pr);
+	strvec_clear(&full);
+	strvec_clear(&base);
 	strvec_clear(&argv);
 	strvec_clear(&env);
 	return ret;
@@ -751,6 +774,7 @@ static int once_marker(const struct run *r, const struct mock_instr *in)
 {
 	struct diag d = {0};
 	int dirfd = in->marker_base == MOCK_BASE_HOME ? r->o->home_fd : r->o->workdir_fd;
+	unsigned flags = file_flags(r);
 	int fd, e;
 
 	if (dirfd < 0) {
@@ -758,20 +782,20 @@ static int once_marker(const struct run *r, const struct mock_instr *in)
 			   "once: a marker under HOME, but HOME is not set or cannot be opened");
 		return -MOCK_EXIT_REFUSED;
 	}
-	fd = beneath_open(dirfd, in->marker, strlen(in->marker), O_PATH, 0, &d);
+	fd = beneath_open(dirfd, in->marker, strlen(in->marker), O_PATH, 0, flags, &d);
 	if (fd >= 0) {
 		(void)close(fd);
 		return 0;
 	}
 	if (fd != -ENOENT)
 		goto fail;
-	e = beneath_mkdirs(dirfd, in->marker, &d);
+	e = beneath_mkdirs(dirfd, in->marker, flags, &d);
 	if (e < 0) {
 		fd = e;
 		goto fail;
 	}
 	fd = beneath_open(dirfd, in->marker, strlen(in->marker), O_WRONLY | O_CREAT | O_EXCL, 0644,
-			  &d);
+			  flags, &d);
 	if (fd < 0)
 		goto fail;
 	(void)close(fd);
@@ -863,7 +887,7 @@ static int session_marker(const struct run *r, const char *id, bool resume)
 	}
 	(void)sbuf_addf(&path, "%s/%s", MOCK_SESSIONS_DIR, id);
 	if (resume) {
-		fd = beneath_open(r->o->home_fd, path.buf, path.len, O_PATH, 0, &d);
+		fd = beneath_open(r->o->home_fd, path.buf, path.len, O_PATH, 0, 0, &d);
 		if (fd < 0) {
 			if (fd == -ENOENT)
 				(void)snprintf(msg, sizeof(msg),
@@ -876,9 +900,10 @@ static int session_marker(const struct run *r, const char *id, bool resume)
 		}
 		goto out;
 	}
-	fd = beneath_mkdirs(r->o->home_fd, path.buf, &d);
+	fd = beneath_mkdirs(r->o->home_fd, path.buf, 0, &d);
 	if (fd >= 0)
-		fd = beneath_open(r->o->home_fd, path.buf, path.len, O_WRONLY | O_CREAT, 0600, &d);
+		fd = beneath_open(r->o->home_fd, path.buf, path.len, O_WRONLY | O_CREAT, 0600, 0,
+				  &d);
 	if (fd < 0) {
 		(void)snprintf(msg, sizeof(msg), "cannot record session '%s': %s", id, d.msg);
 		emit_error(r, "runtime", msg);

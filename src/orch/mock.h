@@ -33,7 +33,9 @@
  *
  * PATH and MARKER are relative to the workdir and confined beneath it
  * (util/beneath.h); a MARKER may instead be "~/REL" or an absolute path under
- * HOME, confined beneath HOME. TEXT is the rest of the line, verbatim. */
+ * HOME, confined beneath HOME. Neither reaches into .bernstein, nor into .git
+ * unless mock_opts.allow_git_dir (checked when the instruction runs, on the
+ * real path too). TEXT is the rest of the line, verbatim. */
 #ifndef BERNSTEIN_ORCH_MOCK_H
 #define BERNSTEIN_ORCH_MOCK_H
 
@@ -140,6 +142,7 @@ struct mock_opts {
 	const char *session_id;		/* --session-id, or NULL */
 	const char *default_session_id; /* mock_session_default() of the prompt */
 	const char *path_env;		/* PATH, to find git and for git */
+	bool allow_git_dir;		/* file instructions may touch .git (--allow-git-dir) */
 	uint64_t git_timeout_ms;	/* 0: MOCK_GIT_TIMEOUT_MS */
 };
 

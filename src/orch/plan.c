@@ -1168,7 +1168,7 @@ int plan_load_file(const char *path, const char *allowed_api_key_envs, struct pl
 		if (r == -EFBIG)
 			diag_set(&d, path, 0, 0, "file is larger than %zu bytes", PLAN_MAX_BYTES);
 		else
-			diag_set(&d, path, 0, 0, "cannot read file: %s", strerror(-r));
+			diag_set(&d, path, 0, 0, "cannot read file: %s", file_strerror(r));
 		plan_issues_add(issues, &d);
 		return r;
 	}

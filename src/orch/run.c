@@ -358,7 +358,7 @@ int orch_run_create(struct orch_env *e, const struct plan *plan, const char *pla
 	if (!branch) {
 		diag_set(reterr, e->repo, 0, 0,
 			 "HEAD is detached: check out the branch the run should merge into");
-		r = -EINVAL;
+		r = -ENOTSUP; /* the checkout, not the plan: exit 4 (docs/runs.md) */
 		goto out;
 	}
 	randid_run(id, sizeof(id), e->clk->now_ns(e->clk));
@@ -664,7 +664,7 @@ static char *fallback_prompt(struct loop *l, struct otask *t, const struct attem
 		(void)sbuf_addf(&p, "%s/%" PRId64 "/events.jsonl", dir, prev->n);
 		ev_path = sbuf_detach(&p, NULL);
 	}
-	if (read_file_capped(ev_path, SIZE_MAX, &text, &len) == 0 && text) {
+	if (read_file_tail(ev_path, CONTEXT_EVENTS_READ, &text, &len) == 0 && text) {
 		const char *p = len > CONTEXT_EVENTS_READ ? text + len - CONTEXT_EVENTS_READ : text;
 		char *copy = xstrdup(p), *save = NULL, *line;
 
@@ -742,7 +742,7 @@ static void on_agent_event(void *userdata, const struct event *ev, const char *j
 		(void)state_task_update(l->e->st, &t->row, now(l, ts), NULL);
 	}
 	if (l->e->hooks.on_event)
-		l->e->hooks.on_event(l->e->hooks.userdata, &t->row, ev, json, len);
+		l->e->hooks.on_event(l->e->hooks.userdata, &t->row, ev, json, len, t->ar.rd);
 }
 
 static void complete(struct loop *l, struct otask *t);
@@ -966,6 +966,7 @@ worktree:
 	if (!(timeout_s > 0))
 		timeout_s = e->cfg->timeout_s;
 	ir.timeout_s = (secs_to_ms(timeout_s) + 999) / 1000;
+	ir.sandbox = sandboxed ? "landlock" : NULL;
 	ir.arg_total_max = (size_t)sysconf(_SC_ARG_MAX) > 0 ? (size_t)sysconf(_SC_ARG_MAX) : 0;
 
 	attempt_row_release(&t->att);
@@ -1216,10 +1217,16 @@ static int check_artifact(struct loop *l, struct otask *t, const char *art, char
 	int r;
 
 	if (!realpath(t->row.worktree, real_wt) || !realpath(path, real_art) ||
-	    lstat(real_art, &st) < 0 || !S_ISREG(st.st_mode)) {
+	    lstat(real_art, &st) < 0) {
 		(void)snprintf(msg, size, "the declared artifact '%s' was not produced", art);
 		free(path);
 		return -ENOENT;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		r = file_type_error(st.st_mode);
+		(void)snprintf(msg, size, "the declared artifact '%s' %s", art, file_strerror(r));
+		free(path);
+		return r;
 	}
 	wl = strlen(real_wt);
 	if (strncmp(real_art, real_wt, wl) != 0 || real_art[wl] != '/') {
@@ -1231,7 +1238,8 @@ static int check_artifact(struct loop *l, struct otask *t, const char *art, char
 	r = read_file_capped(real_art, ARTIFACT_MAX, &data, &len);
 	free(path);
 	if (r < 0) {
-		(void)snprintf(msg, size, "cannot read the artifact '%s': %s", art, strerror(-r));
+		(void)snprintf(msg, size, "cannot read the artifact '%s': %s", art,
+			       file_strerror(r));
 		return r;
 	}
 	hash_sha256_hex(data, len, hex);
@@ -1731,12 +1739,17 @@ static void flush_audit_if_due(struct loop *l)
 /* t's next gate into spec: `/bin/sh -c RUN` in the task's checkout with
  * git_env (PATH, HOME, LC_ALL=C...), its process group dying with bernstein,
  * its timeout and the configured kill grace, its output in
- * gate-NAME.log of the session directory (the first GATE_LOG_MAX bytes). */
-static void gate_spec(struct loop *l, struct otask *t, struct proc_spec *spec)
+ * gate-NAME.log of the session directory (the first GATE_LOG_MAX bytes).
+ * A gate runs what the agent wrote (its Makefile, its tests): in a sandboxed
+ * task it is confined exactly like the agent (its clone, the agent's HOME
+ * and TMPDIR read-write, nothing else), else it would carry the agent's code
+ * out of the sandbox. 0, or a negative errno (t is failed, nothing to run). */
+static int gate_spec(struct loop *l, struct otask *t, struct proc_spec *spec)
 {
 	const json_t *g = json_array_get(t->gates, t->gate_next);
 	const char *name = jget_str(g, "name"), *run = jget_str(g, "run");
 	double to = json_number_value(json_object_get(g, "timeout"));
+	const char *const *e;
 	char leaf[160], *c;
 
 	if (!(to > 0))
@@ -1744,7 +1757,9 @@ static void gate_spec(struct loop *l, struct otask *t, struct proc_spec *spec)
 	strvec_push(&spec->argv, "/bin/sh");
 	strvec_push(&spec->argv, "-c");
 	strvec_push(&spec->argv, run ? run : "false");
-	strvec_pushv(&spec->env, l->e->git_env);
+	for (e = l->e->git_env; e && *e; e++)
+		if (strncmp(*e, WORKTREE_GIT_ENV_PREFIX, strlen(WORKTREE_GIT_ENV_PREFIX)) != 0)
+			strvec_push(&spec->env, *e);
 	spec->cwd = t->row.worktree;
 	spec->timeout_ms = secs_to_ms(to);
 	spec->kill_grace_ms = secs_to_ms(l->e->cfg->kill_grace_s);
@@ -1758,7 +1773,35 @@ static void gate_spec(struct loop *l, struct otask *t, struct proc_spec *spec)
 	(void)unlink(t->gate_log); /* this run of the gate only */
 	spec->log_path = t->gate_log;
 	spec->max_log_bytes = GATE_LOG_MAX;
+	if (task_sandboxed(l, t)) {
+		char *home = session_path(l, t, "home"), *tmp = session_path(l, t, "tmp");
+		struct strvec env = STRVEC_INIT;
+		struct diag d = {0};
+		size_t i;
+		int r;
+
+		for (i = 0; i < spec->env.nr; i++)
+			if (strncmp(spec->env.v[i], "HOME=", 5) != 0)
+				strvec_push(&env, spec->env.v[i]);
+		strvec_pushf(&env, "HOME=%s", home);
+		strvec_clear(&spec->env);
+		spec->env = env;
+		r = confine_spec(t, home, tmp, spec, &d);
+		free(home);
+		free(tmp);
+		if (r < 0) {
+			char msg[1024];
+
+			(void)snprintf(msg, sizeof(msg), "gate '%s' could not be confined: %s",
+				       name ? name : "gate", d.msg);
+			json_decref(t->gates);
+			t->gates = NULL;
+			(void)transition(l, t, TASK_FAILED, msg);
+			return r;
+		}
+	}
 	t->gate_live = true;
+	return 0;
 }
 
 /* A gate of t ended: the next one, the merge after the last, or failed. */
@@ -1816,7 +1859,10 @@ static int next_task(void *ctx, struct proc_spec *spec, void **ret_task)
 		struct otask *t = &l->t[i];
 
 		if (t->gates && !t->gate_live && t->row.state == TASK_COMPLETING) {
-			gate_spec(l, t, spec);
+			if (gate_spec(l, t, spec) < 0) {
+				proc_spec_release(spec); /* what it filled in */
+				continue;
+			}
 			*ret_task = t;
 			return 1;
 		}

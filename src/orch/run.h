@@ -47,6 +47,7 @@ struct audit_chain;
 struct catalog;
 struct orch_config;
 struct plan;
+struct redact;
 
 #define ORCH_WORKTREES_DIR ".bernstein/worktrees"
 #define ORCH_STATE_DB	   ".bernstein/state.db"
@@ -57,9 +58,13 @@ struct plan;
 struct orch_hooks {
 	/* A task changed state (t is the row as committed; from is the old state). */
 	void (*on_task)(void *userdata, const struct task_row *t, enum task_state from);
-	/* A normalized event of a task's agent (json: its events.jsonl line). */
+	/* A normalized event of a task's agent (json: its events.jsonl line).
+	 * ev and json are redacted; rd (NULL: no secrets) holds the task's
+	 * secrets, for anything the caller derives from them before printing
+	 * (a description that turns control bytes into spaces could spell a
+	 * secret again). */
 	void (*on_event)(void *userdata, const struct task_row *t, const struct event *ev,
-			 const char *json, size_t len);
+			 const char *json, size_t len, struct redact *rd);
 	/* Something worth telling that is not a state change. */
 	void (*on_warning)(void *userdata, const char *task_id, const char *msg);
 	void *userdata;
@@ -103,8 +108,9 @@ int orch_lock_take(const char *repo, int *ret_fd, struct diag *reterr);
 /* Record a new run of plan (plan_path: as given, for the record): the run
  * row and its tasks (pending) in one transaction, base = the checked-out
  * branch and commit of e->repo, and run.started in the audit chain. The
- * run's id into run_id (at least 64 bytes). The caller holds the lock
- * (e->locked; else -EINVAL and nothing is written). */
+ * run's id into run_id (at least 64 bytes). -ENOTSUP when HEAD is detached
+ * (nothing recorded). The caller holds the lock (e->locked; else -EINVAL
+ * and nothing is written). */
 int orch_run_create(struct orch_env *e, const struct plan *plan, const char *plan_path,
 		    char *run_id, size_t size, struct diag *reterr);
 

@@ -3,6 +3,7 @@
  * is ever built from a value. */
 #include "orch/state.h"
 
+#include <limits.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdarg.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "util/fsutil.h"
 #include "util/xalloc.h"
 
 #define STATE_BUSY_TIMEOUT_MS 5000
@@ -743,11 +745,13 @@ fail:
 
 int state_open(const char *path, unsigned flags, struct state **ret, struct diag *reterr)
 {
+	static const char *const db_suffixes[] = {"", "-wal", "-shm", "-journal"};
 	struct state *st = NULL;
 	struct stat sb;
 	char mode[16];
 	int64_t version = 0;
 	int oflags, rc, r;
+	size_t i;
 
 	if (!path || !*path || !ret) {
 		diag_set(reterr, path ? path : "", 0, 0, "no state database path");
@@ -761,6 +765,24 @@ int state_open(const char *path, unsigned flags, struct state **ret, struct diag
 		r = -errno;
 		diag_set(reterr, path, 0, 0, "cannot open state database: %s", strerror(-r));
 		return r;
+	}
+
+	/* SQLite opens these itself and would block on a FIFO (or read a
+	 * device): each must be a regular file or absent. */
+	for (i = 0; i < ARRAY_SIZE(db_suffixes); i++) {
+		char f[PATH_MAX];
+
+		if (snprintf(f, sizeof(f), "%s%s", path, db_suffixes[i]) >= (int)sizeof(f)) {
+			diag_set(reterr, path, 0, 0, "cannot open state database: %s",
+				 strerror(ENAMETOOLONG));
+			return -ENAMETOOLONG;
+		}
+		r = regular_or_absent(f);
+		if (r < 0) {
+			diag_set(reterr, f, 0, 0, "cannot open state database: %s",
+				 file_strerror(r));
+			return r;
+		}
 	}
 
 	st = xcalloc(1, sizeof(*st));

@@ -17,6 +17,7 @@
 
 #include "orch/gitref.h"
 #include "proc/holders.h"
+#include "proc/git.h"
 #include "proc/probe.h"
 #include "proc/spawn.h"
 #include "util/beneath.h"
@@ -324,32 +325,6 @@ static const char *env_value(const char *const *env, const char *key)
 	return NULL;
 }
 
-/* Variables that would point git somewhere else than -C DIR, or that we set. */
-static bool env_dropped(const char *entry)
-{
-	static const char *const keys[] = {"GIT_DIR",
-					   "GIT_WORK_TREE",
-					   "GIT_INDEX_FILE",
-					   "GIT_COMMON_DIR",
-					   "GIT_OBJECT_DIRECTORY",
-					   "GIT_NAMESPACE",
-					   "GIT_PREFIX",
-					   "GIT_OPTIONAL_LOCKS",
-					   "GIT_TERMINAL_PROMPT",
-					   "LC_ALL",
-					   "LANGUAGE",
-					   "GIT_EDITOR",
-					   WORKTREE_GIT_TIMEOUT_ENV,
-					   WORKTREE_GIT_CONFINE_ENV,
-					   NULL};
-	size_t i;
-
-	for (i = 0; keys[i]; i++)
-		if (env_key_is(entry, keys[i]))
-			return true;
-	return false;
-}
-
 static uint64_t git_timeout(const char *const *env)
 {
 	const char *v = env_value(env, WORKTREE_GIT_TIMEOUT_ENV);
@@ -428,44 +403,33 @@ static const char *err_tail(const char *err, char *buf, size_t size)
 	return buf;
 }
 
-/* Run `git -C dir [-c ...] args...`. Returns 0 when git ran and exited (any
- * code, in res->exit_code), or a negative errno: -ENOENT git not on PATH,
- * -ETIMEDOUT, -ENOBUFS, -EIO (killed by a signal), or a spawn failure. */
-/* The argv and environment of `git -C dir [-c ...] args...` (appended to
- * *argv and *cenv, initialised strvecs): git found on env's PATH, bernstein's
- * options for writes and its identity, env without what would point git
- * elsewhere, plus LC_ALL=C and the rest. 0, or -ENOENT: git not on PATH. */
-static int git_command(const char *dir, const char *const *env, enum git_flags flags,
-		       const struct git_identity *id, const char *const *args,
-		       struct strvec *argv_out, struct strvec *cenv_out, struct diag *reterr)
+/* The argv and environment of `git [hardened options] -C dir [--git-dir=G
+ * --work-tree=dir] [-c identity] args...` (appended to *argv and *cenv,
+ * initialised strvecs): git found on the absolute entries of env's PATH,
+ * proc/git.h's options and environment, gitdir (when not NULL) instead of
+ * discovery. 0, or -ENOENT: git not on PATH. */
+static int git_command_at(const char *dir, const char *gitdir, const char *const *env,
+			  enum git_flags flags, const struct git_identity *id,
+			  const char *const *args, struct strvec *argv_out, struct strvec *cenv_out,
+			  struct diag *reterr)
 {
 	struct strvec argv = STRVEC_INIT, cenv = STRVEC_INIT;
 	char *git = NULL;
-	const char *const *e;
 	int r;
 
-	r = path_search("git", env_value(env, "PATH"), &git);
+	r = git_find(env_value(env, "PATH"), &git);
 	if (r < 0) {
 		diag_set(reterr, dir, 0, 0, "git not found on PATH");
 		return -ENOENT;
 	}
 
 	strvec_push(&argv, git);
+	git_harden_argv(&argv, (flags & GIT_WRITE) ? GIT_HARDEN_WRITE : 0);
 	strvec_push(&argv, "-C");
 	strvec_push(&argv, dir);
-	if (flags & GIT_WRITE) {
-		strvec_push(&argv, "-c");
-		strvec_push(&argv, "core.hooksPath=/dev/null");
-		strvec_push(&argv, "-c");
-		strvec_push(&argv, "commit.gpgSign=false");
-		strvec_push(&argv, "-c");
-		strvec_push(&argv, "gc.auto=0");
-		strvec_push(&argv, "-c");
-		strvec_push(&argv, "maintenance.auto=false");
-		/* `worktree remove` without --force judges "clean" by a git
-		 * status that must see untracked files, whatever the user set */
-		strvec_push(&argv, "-c");
-		strvec_push(&argv, "status.showUntrackedFiles=normal");
+	if (gitdir) {
+		strvec_pushf(&argv, "--git-dir=%s", gitdir);
+		strvec_pushf(&argv, "--work-tree=%s", dir);
 	}
 	if (id) {
 		strvec_push(&argv, "-c");
@@ -474,20 +438,400 @@ static int git_command(const char *dir, const char *const *env, enum git_flags f
 		strvec_pushf(&argv, "user.email=%s", id->email);
 	}
 	strvec_pushv(&argv, args);
-
-	for (e = env; e && *e; e++)
-		if (!env_dropped(*e))
-			strvec_push(&cenv, *e);
-	strvec_push(&cenv, "LC_ALL=C");
-	strvec_push(&cenv, "GIT_TERMINAL_PROMPT=0");
-	if (flags & GIT_READ)
-		strvec_push(&cenv, "GIT_OPTIONAL_LOCKS=0");
-	if (flags & GIT_WRITE)
-		strvec_push(&cenv, "GIT_EDITOR=true");
+	git_harden_env(env, (flags & GIT_READ) ? GIT_HARDEN_READ : 0, WORKTREE_GIT_ENV_PREFIX,
+		       &cenv);
 	free(git);
 	*argv_out = argv;
 	*cenv_out = cenv;
 	return 0;
+}
+
+static int git_command(const char *dir, const char *const *env, enum git_flags flags,
+		       const struct git_identity *id, const char *const *args,
+		       struct strvec *argv_out, struct strvec *cenv_out, struct diag *reterr)
+{
+	return git_command_at(dir, NULL, env, flags, id, args, argv_out, cenv_out, reterr);
+}
+
+static int git_call(const char *dir, const char *const *env, enum git_flags flags,
+		    const struct git_identity *id, const char *const *args, struct git_res *res,
+		    struct diag *reterr);
+static int git_run(const char *dir, const char *const *env, enum git_flags flags,
+		   const struct git_identity *id, const char *const *args, struct git_res *res,
+		   struct diag *reterr);
+static int git_fail(const char *dir, const char *const *args, const struct git_res *res,
+		    struct diag *reterr);
+static char *first_line(const struct git_res *res);
+
+/* ---- trees an agent controlled ---------------------------------------------
+ *
+ * A task's linked worktree or clone was the agent's to write, its .git
+ * included. Before bernstein runs git in one (the trusted repository is
+ * named by WORKTREE_GIT_REPO_ENV in env), it finds the git directory from
+ * what it knows itself, never from the agent's files, and puts back what git
+ * would read there that the agent may have changed:
+ *
+ *   - a linked worktree is one whose administrative directory in the main
+ *     repository ($COMMON/worktrees/NAME, out of the agent's reach) says, in
+ *     its gitdir file, that TOP/.git is its worktree. git runs with
+ *     --git-dir=THAT --work-tree=TOP, so a .git file swapped for
+ *     "gitdir: evil" (or a directory) is never read; the .git file is
+ *     rewritten to point back (the agent's next attempt and `git worktree
+ *     remove` read it);
+ *   - anything else must be a clone bernstein made (worktree_clone_check():
+ *     .git a real directory without commondir or gitdir); its .git/config is
+ *     replaced by the one bernstein writes for every clone (clone_config())
+ *     whenever it differs, so no include, filter, textconv or merge driver,
+ *     fsmonitor, hooksPath or worktree setting of the agent's survives, and
+ *     git runs with --git-dir=TOP/.git --work-tree=TOP.
+ * Neither can be both: the agent cannot write the main repository's
+ * worktrees/ in a confining tier. What is left: a process of the agent still
+ * running while bernstein runs git (one that escaped its process group) could
+ * write the clone's config in between; the containment work (one PID
+ * namespace or cgroup per task) closes that. */
+
+enum tree_kind { TREE_LINKED = 1, TREE_CLONE };
+
+struct tree {
+	enum tree_kind kind;
+	char *top;    /* canonical */
+	char *gitdir; /* canonical */
+};
+
+static bool is_dir(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static void tree_release(struct tree *t)
+{
+	free(t->top);
+	free(t->gitdir);
+	memset(t, 0, sizeof(*t));
+}
+
+static char *path_cat(const char *a, const char *b)
+{
+	struct sbuf sb = SBUF_INIT(SIZE_MAX);
+
+	(void)sbuf_addf(&sb, "%s/%s", a, b);
+	return sbuf_detach(&sb, NULL);
+}
+
+#define TREE_FILE_MAX 4096 /* a gitdir file, a .git file, a clone's config */
+
+/* The content of the regular file NAME beneath dirfd (never a symlink, a
+ * FIFO or a device), at most size - 1 bytes, NUL-terminated: its length,
+ * -EFBIG when longer, -EPERM when not a regular file, or -errno. */
+static ssize_t read_small_at(int dirfd, const char *name, char *buf, size_t size)
+{
+	struct stat st;
+	ssize_t n, got = 0;
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+
+	if (fd < 0)
+		return errno == ELOOP ? -EPERM : -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		(void)close(fd);
+		return -EPERM;
+	}
+	while ((size_t)got < size) {
+		n = read(fd, buf + got, size - (size_t)got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += n;
+	}
+	(void)close(fd);
+	if ((size_t)got >= size)
+		return -EFBIG;
+	buf[got] = '\0';
+	return got;
+}
+
+/* Make NAME beneath dirfd a regular file (mode 0644) holding exactly text,
+ * unless it already is one: a new file written beside it and renamed over
+ * it; a directory or symlink in its place is removed first, never followed. */
+static int restore_file_at(int dirfd, const char *dirpath, const char *name, const char *text,
+			   struct diag *reterr)
+{
+	char cur[TREE_FILE_MAX], tmp[NAME_MAX + 1];
+	size_t len = strlen(text);
+	struct stat st;
+	ssize_t n;
+	int fd = -1, r = 0;
+
+	n = read_small_at(dirfd, name, cur, sizeof(cur));
+	if (n >= 0 && (size_t)n == len && memcmp(cur, text, len) == 0)
+		return 0;
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
+		struct sbuf p = SBUF_INIT(SIZE_MAX);
+
+		(void)sbuf_addf(&p, "%s/%s", dirpath, name);
+		r = rmtree_beneath(p.buf);
+		sbuf_release(&p);
+		if (r < 0) {
+			diag_set(reterr, dirpath, 0, 0, "cannot remove the directory '%s': %s",
+				 name, strerror(-r));
+			return r;
+		}
+	}
+	(void)snprintf(tmp, sizeof(tmp), "%s.bernstein-tmp", name);
+	(void)unlinkat(dirfd, tmp, 0);
+	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		r = -errno;
+		goto fail;
+	}
+	r = write_all(fd, text, len);
+	if (r >= 0 && close(fd) < 0)
+		r = -errno;
+	else if (r < 0)
+		(void)close(fd);
+	fd = -1;
+	if (r >= 0 && renameat(dirfd, tmp, dirfd, name) < 0)
+		r = -errno;
+	if (r >= 0)
+		return 0;
+fail:
+	(void)unlinkat(dirfd, tmp, 0);
+	diag_set(reterr, dirpath, 0, 0, "cannot restore '%s': %s", name, strerror(-r));
+	return r;
+}
+
+/* The common git directory of the trusted repository repo (its .git, or
+ * where its .git file leads when repo is itself a linked worktree),
+ * canonical, caller frees. */
+static int repo_common_dir(const char *repo, const char *const *env, char **ret,
+			   struct diag *reterr)
+{
+	static const char *const args[] = {"rev-parse", "--path-format=absolute",
+					   "--git-common-dir", NULL};
+	char buf[PATH_MAX], *line;
+	struct sbuf p = SBUF_INIT(SIZE_MAX);
+	struct git_res g;
+	struct stat st;
+	int r;
+
+	(void)sbuf_addf(&p, "%s/.git", repo);
+	if (lstat(p.buf, &st) == 0 && S_ISDIR(st.st_mode) && realpath(p.buf, buf)) {
+		sbuf_release(&p);
+		*ret = xstrdup(buf);
+		return 0;
+	}
+	sbuf_release(&p);
+	r = git_call(repo, env, GIT_READ, NULL, args, &g, reterr);
+	if (r < 0)
+		return r;
+	if (g.exit_code != 0) {
+		r = git_fail(repo, args, &g, reterr);
+		git_res_release(&g);
+		return r;
+	}
+	line = first_line(&g);
+	git_res_release(&g);
+	if (!realpath(line, buf)) {
+		r = -errno;
+		diag_set(reterr, repo, 0, 0, "cannot resolve the git directory '%s': %s", line,
+			 strerror(-r));
+		free(line);
+		return r;
+	}
+	free(line);
+	*ret = xstrdup(buf);
+	return 0;
+}
+
+/* Whether the administrative directory common/worktrees/name says its
+ * worktree is want (TOP/.git). */
+static bool admin_claims(int wtdirfd, const char *name, const char *want)
+{
+	char buf[PATH_MAX + 2];
+	ssize_t n;
+	int fd;
+
+	if (name[0] == '.' || strchr(name, '/'))
+		return false;
+	fd = openat(wtdirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read_small_at(fd, "gitdir", buf, sizeof(buf));
+	(void)close(fd);
+	if (n <= 0)
+		return false;
+	while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+		buf[--n] = '\0';
+	return strcmp(buf, want) == 0;
+}
+
+/* The administrative directory (in common/worktrees) of the linked worktree
+ * at top: 1 and *ret (caller frees), or 0 when none claims top. The one git
+ * names after top's last component is tried first; git adds a number to the
+ * name when that is taken, so the others are looked at too. */
+static int linked_admin(const char *common, const char *top, char **ret)
+{
+	struct sbuf want = SBUF_INIT(SIZE_MAX), p = SBUF_INIT(SIZE_MAX);
+	const char *base = strrchr(top, '/');
+	struct dirent *de;
+	DIR *d = NULL;
+	int dfd, r = 0;
+
+	(void)sbuf_addf(&p, "%s/worktrees", common);
+	dfd = open(p.buf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		goto out;
+	(void)sbuf_addf(&want, "%s/.git", top);
+	base = base ? base + 1 : top;
+	if (admin_claims(dfd, base, want.buf)) {
+		*ret = path_cat(p.buf, base);
+		r = 1;
+		goto out;
+	}
+	d = fdopendir(dfd);
+	if (!d)
+		goto out;
+	dfd = -1;
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, base) != 0 && admin_claims(dirfd(d), de->d_name, want.buf)) {
+			*ret = path_cat(p.buf, de->d_name);
+			r = 1;
+			break;
+		}
+	}
+out:
+	if (d)
+		(void)closedir(d);
+	if (dfd >= 0)
+		(void)close(dfd);
+	sbuf_release(&want);
+	sbuf_release(&p);
+	return r;
+}
+
+/* The .git/config of every clone bernstein makes: the repository format of
+ * repo (SHA-1, or SHA-256 from the length of its HEAD's id) and git's own
+ * defaults, nothing else -- no remote (bernstein fetches from the clone),
+ * no include, driver, hook or worktree setting. */
+static int clone_config(const char *repo, const char *const *env, struct sbuf *out,
+			struct diag *reterr)
+{
+	static const char *const fmt_args[] = {"rev-parse", "--show-object-format", NULL};
+	char oid[GITREF_OID_MAX + 1];
+	bool sha256;
+	int r = gitref_read(repo, "HEAD", oid);
+
+	if (r == 0) {
+		sha256 = strlen(oid) == 64;
+	} else {
+		struct git_res g;
+		char *line;
+
+		r = git_run(repo, env, GIT_READ, NULL, fmt_args, &g, reterr);
+		if (r < 0)
+			return r;
+		line = first_line(&g);
+		git_res_release(&g);
+		sha256 = strcmp(line, "sha256") == 0;
+		free(line);
+	}
+	(void)sbuf_addf(out,
+			"[core]\n"
+			"\trepositoryformatversion = %d\n"
+			"\tfilemode = true\n"
+			"\tbare = false\n"
+			"\tlogallrefupdates = true\n",
+			sha256 ? 1 : 0);
+	if (sha256)
+		(void)sbuf_adds(out, "[extensions]\n\tobjectformat = sha256\n");
+	return 0;
+}
+
+static bool same_dir(const char *a, const char *b)
+{
+	char ra[PATH_MAX], rb[PATH_MAX];
+
+	if (strcmp(a, b) == 0)
+		return true;
+	return realpath(a, ra) && realpath(b, rb) && strcmp(ra, rb) == 0;
+}
+
+/* Find and check the git directory of the agent's tree dir of repo (see the
+ * top of this section): 0 and *ret, or -ENOTDIR (dir is not a directory, or
+ * is a symlink), -EPERM (neither a worktree of repo nor a clone bernstein
+ * made), or an error restoring what the agent changed. */
+static int tree_open(const char *repo, const char *dir, const char *const *env, struct tree *ret,
+		     struct diag *reterr)
+{
+	struct tree t = {0};
+	struct sbuf text = SBUF_INIT(SIZE_MAX);
+	char top[PATH_MAX], *common = NULL;
+	struct stat st;
+	int fd = -1, r;
+
+	if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || !realpath(dir, top)) {
+		diag_set(reterr, dir, 0, 0, "not a directory (or a symlink to one)");
+		return -ENOTDIR;
+	}
+	t.top = xstrdup(top);
+	r = repo_common_dir(repo, env, &common, reterr);
+	if (r < 0)
+		goto out;
+	if (linked_admin(common, top, &t.gitdir) > 0) {
+		t.kind = TREE_LINKED;
+		fd = open(top, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0) {
+			r = -errno;
+			diag_set(reterr, top, 0, 0, "cannot open: %s", strerror(-r));
+			goto out;
+		}
+		(void)sbuf_addf(&text, "gitdir: %s\n", t.gitdir);
+		r = restore_file_at(fd, top, ".git", text.buf, reterr);
+		goto out;
+	}
+	r = worktree_clone_check(top, reterr);
+	if (r < 0) {
+		diag_prefix(reterr, "neither a worktree of '%s' nor a clone bernstein made", repo);
+		r = -EPERM;
+		goto out;
+	}
+	t.kind = TREE_CLONE;
+	t.gitdir = path_cat(top, ".git");
+	fd = open(t.gitdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		r = -errno;
+		diag_set(reterr, t.gitdir, 0, 0, "cannot open: %s", strerror(-r));
+		goto out;
+	}
+	r = clone_config(repo, env, &text, reterr);
+	if (r >= 0)
+		r = restore_file_at(fd, t.gitdir, "config", text.buf, reterr);
+out:
+	if (fd >= 0)
+		(void)close(fd);
+	sbuf_release(&text);
+	free(common);
+	if (r < 0)
+		tree_release(&t);
+	else
+		*ret = t;
+	return r;
+}
+
+/* Before git itself reads what is in abs's .git (`git worktree remove` checks
+ * the pointer and runs a status there; `git fetch` from a clone runs
+ * upload-pack in it): put it back, when abs is a tree of the trusted
+ * repository in env. Best effort: git refuses what is still wrong. */
+static void tree_repair(const char *abs, const char *const *env)
+{
+	const char *repo = env_value(env, WORKTREE_GIT_REPO_ENV);
+	struct tree t;
+
+	if (repo && *repo && is_dir(abs) && !same_dir(abs, repo) &&
+	    tree_open(repo, abs, env, &t, NULL) == 0)
+		tree_release(&t);
 }
 
 static int git_call(const char *dir, const char *const *env, enum git_flags flags,
@@ -496,12 +840,21 @@ static int git_call(const char *dir, const char *const *env, enum git_flags flag
 {
 	struct strvec argv = STRVEC_INIT, cenv = STRVEC_INIT;
 	struct run run = {0};
+	struct tree tree = {0};
+	const char *repo = env_value(env, WORKTREE_GIT_REPO_ENV);
 	char what[160];
 	uint64_t timeout = git_timeout(env);
 	int r;
 
 	memset(res, 0, sizeof(*res));
-	r = git_command(dir, env, flags, id, args, &argv, &cenv, reterr);
+	if (repo && *repo && !same_dir(dir, repo)) {
+		r = tree_open(repo, dir, env, &tree, reterr);
+		if (r < 0)
+			return r;
+	}
+	r = git_command_at(tree.gitdir ? tree.top : dir, tree.gitdir, env, flags, id, args, &argv,
+			   &cenv, reterr);
+	tree_release(&tree);
 	if (r < 0)
 		return r;
 
@@ -983,13 +1336,6 @@ static char *canon_path(const char *base, const char *path)
 	return sbuf_detach(&abs, NULL);
 }
 
-static bool is_dir(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 /* 1 when path exists and is not an empty directory, 0 when it is missing or
  * an empty directory, negative errno when it cannot be told. */
 static int path_occupied(const char *path)
@@ -1303,6 +1649,7 @@ int worktree_remove(const char *repo, const char *path, bool delete_branch, cons
 	if (delete_branch && (r = check_name(repo, "branch name", branch, reterr)) < 0)
 		return r;
 	abs = canon_path(repo, path);
+	tree_repair(abs, env);
 	if (is_dir(abs) && strcmp(abs, repo) != 0) {
 		/* the common case, one git call; git refuses the main working
 		 * tree and anything odd, and the general path below takes over */
@@ -1376,6 +1723,7 @@ int worktree_remove_clean(const char *repo, const char *path, const char *const 
 		return 0; /* not for this; the caller's general path knows what to do */
 	}
 	rm[2] = abs;
+	tree_repair(abs, env);
 	r = git_call(repo, env, GIT_WRITE, NULL, rm, &g, reterr);
 	if (r >= 0) {
 		*ret_removed = g.exit_code == 0 && !is_dir(abs);
@@ -1552,6 +1900,8 @@ int worktree_clone_fetch(const char *repo, const char *clone, const char *branch
 	r = worktree_clone_check(abs, reterr);
 	if (r < 0)
 		goto out;
+	/* git upload-pack runs in the clone and reads its config */
+	tree_repair(abs, env);
 	(void)sbuf_addf(&spec, "+" HEADS_PREFIX "%s:" HEADS_PREFIX "%s", branch, branch);
 	fetch[6] = abs;
 	fetch[7] = spec.buf;
@@ -1862,7 +2212,7 @@ int git_lock_remove(const struct git_lock *l, struct diag *reterr)
 			 strerror(-r));
 		return r;
 	}
-	r = beneath_unlink(fd, l->rel, reterr);
+	r = beneath_unlink(fd, l->rel, 0, reterr);
 	(void)close(fd);
 	return r == -ENOENT ? 0 : r;
 }

@@ -6,14 +6,13 @@
  * its own process group, stdin on /dev/null, a wall-clock deadline after
  * which the group gets SIGTERM and then SIGKILL, and a cap on the output it
  * may print. Nothing here reads the process environment: env is the complete
- * environment for git (KEY=VALUE strings, NULL-terminated; NULL = empty); its
- * PATH entry is where git is looked up. On top of it every call sets
- * LC_ALL=C (git's messages are parsed) and GIT_TERMINAL_PROMPT=0, read-only
- * queries GIT_OPTIONAL_LOCKS=0, and GIT_DIR, GIT_WORK_TREE, GIT_INDEX_FILE,
- * GIT_COMMON_DIR, GIT_OBJECT_DIRECTORY, GIT_NAMESPACE and GIT_PREFIX are
- * dropped (-C DIR is the only locator). Commits, merges and worktree
- * creation run with `-c core.hooksPath=/dev/null -c commit.gpgSign=false`:
- * no user hook runs on bernstein's behalf and no pinentry can hang it.
+ * environment for git (KEY=VALUE strings, NULL-terminated; NULL = empty); git
+ * is looked up on the absolute entries of its PATH. Every call is hardened
+ * as proc/git.h says (no hook, fsmonitor, pager, editor, askpass, signing,
+ * submodule recursion or remote transport of any configuration; no GIT_*
+ * variable of env reaches git; LC_ALL=C, since git's messages are parsed),
+ * and a call in a task's tree (WORKTREE_GIT_REPO_ENV below) runs with the git
+ * directory bernstein knows, never with the tree's own .git pointer.
  *
  * The timeout of each git call is WORKTREE_GIT_TIMEOUT_MS, or the value of a
  * BERNSTEIN_GIT_TIMEOUT_MS=<ms> entry in env (consumed here, never passed to
@@ -26,7 +25,9 @@
  *               git once up front (git_toplevel) to tell the two apart
  *   -ENOTDIR    the directory is not inside a git work tree (or does not
  *               exist, or is not a directory)
- *   -EPERM      git refuses the repository (safe.directory "dubious ownership")
+ *   -EPERM      git refuses the repository (safe.directory "dubious ownership"),
+ *               or a task's tree is neither a worktree of the trusted repository
+ *               nor a clone bernstein made (the reason in reterr)
  *   -ETIMEDOUT  git ran past its deadline and was killed
  *   -ENOBUFS    git printed more than WORKTREE_GIT_MAX_OUTPUT bytes
  *   -EINVAL     a bad argument (empty, or a revision/branch starting with '-')
@@ -53,9 +54,21 @@
  * runs in a sandboxed task's clone, whose config, hooks and refs the agent
  * controlled. Consumed, never passed to git. */
 #define WORKTREE_GIT_CONFINE_ENV "BERNSTEIN_GIT_CONFINE"
-#define WORKTREE_GIT_MAX_OUTPUT	 (64u << 20)  /* stdout of one git call */
-#define WORKTREE_MESSAGE_MAX	 (64u << 10)  /* a commit or merge message */
-#define WORKTREE_STATE_DIR	 ".bernstein" /* never committed, never counted as a change */
+/* In env: the top of the trusted main checkout. A git call in any other
+ * directory is a call in a task's tree, which an agent controlled: its git
+ * directory is found and checked as the "trees an agent controlled" part
+ * of worktree.c says (a worktree of this repository, through its
+ * administrative directory; or a clone bernstein made, its config restored),
+ * and git runs with --git-dir and --work-tree, never from the tree's own .git
+ * pointer. Without it, git discovers the repository from the directory as
+ * usual. Consumed, never passed to git. */
+#define WORKTREE_GIT_REPO_ENV "BERNSTEIN_GIT_REPO"
+/* Every entry of env starting with this is bernstein's and never reaches git
+ * (nor a gate). */
+#define WORKTREE_GIT_ENV_PREFIX "BERNSTEIN_GIT_"
+#define WORKTREE_GIT_MAX_OUTPUT (64u << 20)  /* stdout of one git call */
+#define WORKTREE_MESSAGE_MAX	(64u << 10)  /* a commit or merge message */
+#define WORKTREE_STATE_DIR	".bernstein" /* never committed, never counted as a change */
 
 /* Who bernstein's commits and merges are by: `-c user.name=NAME -c
  * user.email=EMAIL` (a fresh CI machine has no identity configured). Both

@@ -224,13 +224,20 @@ static int epoll_add(struct supervisor *sv, int fd, uint64_t data)
  * of this process that only reads "+pgid"/"-pgid" records from a socket; when
  * the socket reaches EOF (the supervisor died, or returned), it SIGKILLs every
  * group still registered and exits. Only async-signal-safe calls run in it
- * after fork(), so this is safe even in a threaded caller. */
+ * after fork(), so this is safe even in a threaded caller.
+ *
+ * As a copy of this process it holds what this process holds (the
+ * environment with its keys, the audit key): it is not dumpable, so that the
+ * agents, which run as the same user, cannot read its /proc/PID/environ or
+ * mem. bernstein's main() has already made the process so (and zeroed the
+ * environment block, docs/supervision.md); this holds for any caller. */
 
 static void keeper_main(int fd, pid_t *groups, size_t max)
 {
 	size_t n = 0, i;
 	int32_t rec;
 
+	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	(void)setsid(); /* no terminal signals: only EOF ends it */
 	(void)signal(SIGQUIT, SIG_IGN);
 	(void)close_range(3, (unsigned)fd - 1, 0);
@@ -316,9 +323,10 @@ static void log_open(struct supervisor *sv, struct sv_child *c, const char *path
 
 	free(dir);
 	if (r == 0) {
-		c->log_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0600);
+		/* never a FIFO (the open would block the loop) or a symlink */
+		c->log_fd = open_regular(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600);
 		if (c->log_fd < 0)
-			r = -errno;
+			r = c->log_fd;
 	}
 	if (r < 0) {
 		log_debug("cannot open log '%s': %s", path, strerror(-r));

@@ -7,6 +7,7 @@
 
 #include "runner/text.h"
 #include "util/fsutil.h"
+#include "util/redact.h"
 #include "util/sbuf.h"
 #include "util/banned.h"
 
@@ -16,9 +17,9 @@ void events_init(struct events *e, int fd)
 	e->fd = fd;
 }
 
-void events_set_secret(struct events *e, const char *secret)
+void events_set_redact(struct events *e, struct redact *rd)
 {
-	e->secret = secret;
+	e->rd = rd;
 }
 
 json_t *events_new(const char *type)
@@ -29,18 +30,20 @@ json_t *events_new(const char *type)
 	return ev;
 }
 
-char *events_serialise(const json_t *v, const char *secret, bool pretty, size_t *ret_len)
+char *events_serialise(json_t *v, struct redact *rd, bool pretty, size_t *ret_len)
 {
 	struct sbuf sb = SBUF_INIT(SIZE_MAX);
 	char *s;
 
+	/* the strings, decoded: redacting the serialised text could cut
+	 * through JSON's syntax */
+	(void)redact_json(rd, v);
 	s = json_dumps(v, (pretty ? JSON_INDENT(2) : JSON_COMPACT) | JSON_ENCODE_ANY |
 				  JSON_REAL_PRECISION(15));
 	if (!s)
 		return NULL;
 	(void)sbuf_adds(&sb, s);
 	free(s);
-	(void)text_redact(&sb, secret);
 	(void)sbuf_addc(&sb, '\n');
 	return sbuf_detach(&sb, ret_len);
 }
@@ -53,7 +56,7 @@ int events_emit(struct events *e, json_t *ev)
 
 	if (!ev)
 		return -EINVAL;
-	line = events_serialise(ev, e->secret, false, &len);
+	line = events_serialise(ev, e->rd, false, &len);
 	json_decref(ev);
 	if (!line)
 		return -EINVAL;

@@ -1,9 +1,10 @@
 /* The runner's event stream: one JSON object per line on an fd (stdout, given
  * by cli/), written whole with one write per line and flushed by nature (no
- * stdio buffering). Strings are UTF-8 (not \u-escaped). Every line is
- * scanned for the API key before it is written and any occurrence is
- * replaced by "[REDACTED]" (text.h), so even a server that echoes the key
- * back cannot make the runner print it.
+ * stdio buffering). Strings are UTF-8 (not \u-escaped). Every string and
+ * key of a line is redacted (util/redact.h: the API key and the other
+ * secrets of the runner's environment, in every form, JSON inside a string
+ * included) before it is written, so even a server that echoes a key back
+ * cannot make the runner print it.
  *
  * Event types (docs/runner.md): start, progress, tool_call, tool_result,
  * usage, completion, error. An error carries a kind: manifest_missing,
@@ -15,19 +16,22 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct redact;
+
 struct events {
 	int fd;
-	const char *secret; /* borrowed; NULL = nothing to redact */
+	struct redact *rd; /* borrowed; NULL = nothing to redact */
 	size_t written;
 	int error; /* first write error (negative errno), 0 if none */
 };
 
 void events_init(struct events *e, int fd);
-void events_set_secret(struct events *e, const char *secret);
+void events_set_redact(struct events *e, struct redact *rd);
 
 /* {"type": type} (caller fills and emits). */
 json_t *events_new(const char *type);
-/* Write ev as one line and decref it. Returns 0 or the write error. */
+/* Write ev (redacted in place) as one line and decref it. Returns 0 or the
+ * write error. */
 int events_emit(struct events *e, json_t *ev);
 /* A JSON string of s, invalid UTF-8 replaced (never NULL for non-NULL s). */
 json_t *events_str(const char *s);
@@ -36,9 +40,9 @@ int events_progress(struct events *e, const char *msg);
 /* {"type": "error", "kind": kind, "message": msg}. */
 int events_error(struct events *e, const char *kind, const char *msg);
 
-/* The same serialisation and redaction, for files the runner writes
- * (transcript, heartbeat): returns a NUL-terminated, newline-terminated
- * buffer (caller frees) or NULL. pretty: 2-space indent. */
-char *events_serialise(const json_t *v, const char *secret, bool pretty, size_t *ret_len);
+/* The same redaction (of v, in place) and serialisation, for files the
+ * runner writes (transcript, heartbeat): returns a NUL-terminated,
+ * newline-terminated buffer (caller frees) or NULL. pretty: 2-space indent. */
+char *events_serialise(json_t *v, struct redact *rd, bool pretty, size_t *ret_len);
 
 #endif

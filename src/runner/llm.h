@@ -32,7 +32,7 @@
 #define LLM_DEFAULT_CONNECT_MS	    30000
 #define LLM_DEFAULT_ATTEMPT_MS	    600000
 #define LLM_DEFAULT_STALL_S	    120
-#define LLM_MAX_BODY		    (16 * 1024 * 1024) /* a plain reply body */
+#define LLM_MAX_BODY		    (72 * 1024 * 1024) /* a plain reply body (see sse.h) */
 #define LLM_MAX_ERROR_BODY	    (64 * 1024)	       /* kept of an error reply */
 
 enum llm_failure {

@@ -18,13 +18,15 @@
 #include "runner/wire.h"
 #include "util/fsutil.h"
 #include "util/json.h"
+#include "util/redact.h"
 #include "util/sbuf.h"
 #include "util/strvec.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
 
-#define TRANSCRIPT_VERSION   1
-#define TRANSCRIPT_MAX_BYTES (64 * 1024 * 1024)
+#define TRANSCRIPT_VERSION 1
+/* the transcript read back: room for a few writes at the wire.h cap */
+#define TRANSCRIPT_MAX_BYTES (256 * 1024 * 1024)
 #define EVENT_OUTPUT_MAX     4096	   /* bytes of a tool's output shown in tool_result */
 #define TOOL_OUTPUT_MAX	     (1024 * 1024) /* bytes of a gateway tool's output kept */
 
@@ -41,6 +43,7 @@ struct runner {
 	const struct clock *clock;
 	const char *key;     /* the API key value (never written) */
 	const char *key_env; /* its variable's name, or NULL */
+	struct redact *rd;   /* the key and opts->secrets */
 	enum wire_api api;
 	char *url;
 	char *base;
@@ -148,6 +151,7 @@ static void emit_start(struct runner *r)
 	(void)json_object_set_new(ev, "api_key_env",
 				  r->key_env ? json_string(r->key_env) : json_null());
 	(void)json_object_set_new(ev, "workdir", json_string(m->workdir));
+	(void)json_object_set_new(ev, "allow_git_dir", json_boolean(m->allow_git_dir));
 	(void)json_object_set_new(ev, "resume",
 				  r->o->resume_session ? json_string(r->o->resume_session)
 						       : json_null());
@@ -200,7 +204,7 @@ static void heartbeat(struct runner *r, const char *message)
 		       (json_int_t)(r->clock->now_ns(r->clock) / 1000000000), "phase",
 		       "implementing", "progress_pct", 0, "current_file", "", "message", message,
 		       "status", "working", "files_changed", 0);
-	buf = events_serialise(hb, r->key, false, &len);
+	buf = events_serialise(hb, r->rd, false, &len);
 	json_decref(hb);
 	(void)sbuf_addf(&path, "%s/%s.json", r->m->heartbeat_dir, r->m->session_id);
 	if (buf && (mkdir_p(r->m->heartbeat_dir, 0755) < 0 ||
@@ -220,16 +224,23 @@ static int save_transcript(struct runner *r)
 	doc = json_pack("{s:i, s:s, s:s, s:s, s:O}", "version", TRANSCRIPT_VERSION, "session_id",
 			r->m->session_id, "model", r->m->model, "api", wire_api_name(r->api),
 			"items", r->items);
-	buf = events_serialise(doc, r->key, true, &len);
+	buf = events_serialise(doc, r->rd, true, &len);
 	json_decref(doc);
 	if (!buf)
 		return -EINVAL;
 	rc = atomic_write_file(r->transcript_path, buf, len, 0600);
 	free(buf);
-	if (rc < 0)
-		progress(r, "cannot save the transcript '%s': %s", r->transcript_path,
-			 strerror(-rc));
 	return rc;
+}
+
+/* A transcript that cannot be saved ends the run: it could not be resumed,
+ * and a run that cannot record itself must not look successful. */
+static enum runner_outcome save_failed(struct runner *r, int rc, bool usage)
+{
+	if (usage)
+		emit_usage(r);
+	return fail(r, RUNNER_FAILED, "runtime", "cannot save the transcript '%s': %s",
+		    r->transcript_path, strerror(-rc));
 }
 
 static int load_transcript(struct runner *r, const char *session, json_t **ret, struct diag *reterr)
@@ -244,7 +255,7 @@ static int load_transcript(struct runner *r, const char *session, json_t **ret, 
 		diag_set(reterr, path, 0, 0,
 			 rc == -ENOENT ? "no transcript to resume: %s"
 				       : "cannot read the transcript: %s",
-			 strerror(-rc));
+			 file_strerror(rc));
 		goto out;
 	}
 	rc = json_parse_strict(path, buf, len, &doc, reterr);
@@ -335,6 +346,7 @@ static enum runner_outcome setup_builtin(struct runner *r)
 	int rc;
 
 	tc.workdir = m->workdir;
+	tc.allow_git_dir = m->allow_git_dir;
 	tc.allow_run_command = allow;
 	tc.path_env = r->o->path_env;
 	tc.cmd_env = r->child_env.v;
@@ -537,45 +549,34 @@ static json_t *args_for_event(const char *args_json)
 	return json_pack("{s:s}", "raw", "(unparsable)");
 }
 
-static json_t *output_for_event(const char *out)
+static json_t *output_for_event(struct runner *r, const char *out)
 {
-	struct sbuf sb = SBUF_INIT(SIZE_MAX);
-	size_t n = strlen(out);
+	struct sbuf red = SBUF_INIT(SIZE_MAX), sb = SBUF_INIT(SIZE_MAX);
+	size_t n;
 	json_t *v;
 
+	/* redacted before the cut: a cut key would leave its first bytes */
+	(void)redact_apply(r->rd, out, strlen(out), 0, &red);
+	n = red.len;
 	/* cut at a character boundary below the cap */
 	if (n > EVENT_OUTPUT_MAX) {
 		n = EVENT_OUTPUT_MAX;
-		while (n > 0 && ((unsigned char)out[n] & 0xc0) == 0x80)
+		while (n > 0 && ((unsigned char)red.buf[n] & 0xc0) == 0x80)
 			n--;
 	}
-	(void)text_add_utf8(&sb, out, n);
+	(void)text_add_utf8(&sb, red.buf, n);
 	v = json_stringn(sb.buf, sb.len);
 	sbuf_release(&sb);
+	sbuf_release(&red);
 	return v;
 }
 
-/* Append item to the transcript with the key redacted from every string (a
- * server or a file may hand the key back; it never travels further). */
+/* Append item to the transcript with every secret redacted from every
+ * string and key (a server or a file may hand a key back; it never travels
+ * further, not even back to the server). */
 static void append_item(struct runner *r, json_t *item)
 {
-	char *s;
-	json_t *clean = NULL;
-
-	if (r->key && (s = events_serialise(item, NULL, false, NULL)) != NULL) {
-		if (text_contains_secret(s, strlen(s), r->key)) {
-			char *red = events_serialise(item, r->key, false, NULL);
-
-			if (red)
-				clean = json_loads(red, 0, NULL);
-			free(red);
-		}
-		free(s);
-	}
-	if (clean) {
-		json_decref(item);
-		item = clean;
-	}
+	(void)redact_json(r->rd, item);
 	(void)json_array_append_new(r->items, item);
 }
 
@@ -595,7 +596,22 @@ static void run_call(struct runner *r, const struct wire_call *c, char **ret_out
 	(void)json_object_set_new(res, "call_id", events_str(c->id));
 	(void)json_object_set_new(call, "turn", json_integer(r->turns));
 
-	if (r->tools && tools_has(r->tools, c->name) && wanted(r->m, c->name)) {
+	if (c->arguments_over) {
+		/* the reply kept the call, not its arguments: refused, the run goes on */
+		struct sbuf sb = SBUF_INIT(SIZE_MAX);
+
+		(void)sbuf_addf(
+			&sb,
+			"error: the arguments of this call are larger than the runner "
+			"accepts (%d bytes); nothing was done. Write large files in smaller "
+			"pieces.",
+			WIRE_MAX_ARGS);
+		o.output = sbuf_detach(&sb, NULL);
+		o.details = json_pack("{s:s}", "error", "arguments over the cap");
+		(void)json_object_set_new(
+			call, "args",
+			json_pack("{s:I}", "bytes_over_cap", (json_int_t)c->arguments_over));
+	} else if (r->tools && tools_has(r->tools, c->name) && wanted(r->m, c->name)) {
 		(void)tools_call(r->tools, c->name, c->arguments, &o);
 		(void)json_object_set(call, "args", o.args);
 	} else {
@@ -645,7 +661,7 @@ static void run_call(struct runner *r, const struct wire_call *c, char **ret_out
 					json_pack("{s:I}", "bytes", (json_int_t)strlen(o.output));
 				if (is_error)
 					(void)json_object_set_new(o.details, "error",
-								  output_for_event(o.output));
+								  output_for_event(r, o.output));
 			}
 			json_decref(result);
 			sbuf_release(&sb);
@@ -655,7 +671,7 @@ static void run_call(struct runner *r, const struct wire_call *c, char **ret_out
 	(void)json_object_set_new(res, "status", json_string(o.ok ? "ok" : "error"));
 	if (o.details)
 		(void)json_object_update(res, o.details);
-	(void)json_object_set_new(res, "output", output_for_event(o.output ? o.output : ""));
+	(void)json_object_set_new(res, "output", output_for_event(r, o.output ? o.output : ""));
 	if (o.output && strlen(o.output) > EVENT_OUTPUT_MAX)
 		(void)json_object_set_new(res, "output_truncated", json_true());
 	(void)events_emit(r->ev, res);
@@ -793,9 +809,14 @@ static enum runner_outcome turns(struct runner *r)
 		}
 		append_item(r, wire_reply_to_item(&reply));
 		if (reply.ncalls == 0) {
-			json_t *ev = events_new("completion");
+			json_t *ev;
 
-			(void)save_transcript(r);
+			rc = save_transcript(r);
+			if (rc < 0) {
+				wire_reply_release(&reply);
+				return save_failed(r, rc, true);
+			}
+			ev = events_new("completion");
 			emit_usage(r);
 			(void)json_object_set_new(ev, "status", json_string("done"));
 			(void)json_object_set_new(ev, "summary", events_str(reply.text));
@@ -832,8 +853,10 @@ static enum runner_outcome turns(struct runner *r)
 			free(output);
 			heartbeat(r, "running tools");
 		}
-		(void)save_transcript(r);
 		wire_reply_release(&reply);
+		rc = save_transcript(r);
+		if (rc < 0)
+			return save_failed(r, rc, true);
 	}
 }
 
@@ -846,7 +869,7 @@ static void build_child_env(struct runner *r)
 		/* never the key's variable, whatever the caller passed */
 		if (kl && strncmp(*e, r->key_env, kl) == 0 && (*e)[kl] == '=')
 			continue;
-		if (r->key && text_contains_secret(*e, strlen(*e), r->key))
+		if (redact_found(r->rd, *e, strlen(*e)))
 			continue;
 		strvec_push(&r->child_env, *e);
 	}
@@ -880,8 +903,16 @@ enum runner_outcome runner_run(const struct runner_opts *opts)
 
 	/* 1. the key: refused or unset is config_invalid before anything else */
 	out = setup_key(&r);
-	events_set_secret(r.ev, r.key);
+	r.rd = redact_new();
+	if (r.key)
+		(void)redact_add(r.rd, r.key);
+	for (i = 0; opts->secrets && opts->secrets[i]; i++)
+		(void)redact_add(r.rd, opts->secrets[i]);
+	events_set_redact(r.ev, r.rd);
 	emit_start(&r);
+	if (r.key && strlen(r.key) < REDACT_MIN)
+		progress(&r, "the API key is shorter than %d bytes: it is not redacted",
+			 REDACT_MIN);
 	if (out != RUNNER_DONE) {
 		out = key_error(&r);
 		goto out;
@@ -923,7 +954,15 @@ enum runner_outcome runner_run(const struct runner_opts *opts)
 	if (out != RUNNER_DONE)
 		goto out;
 
-	/* 5. the turns */
+	/* 5. the turns, once the transcript is known to be saved */
+	{
+		int rc = save_transcript(&r);
+
+		if (rc < 0) {
+			out = save_failed(&r, rc, false);
+			goto out;
+		}
+	}
 	heartbeat(&r, "bernstein runner working");
 	out = turns(&r);
 out:
@@ -942,6 +981,7 @@ out:
 	free(r.url);
 	free(r.base);
 	strvec_clear(&r.child_env);
-	events_set_secret(r.ev, NULL);
+	events_set_redact(r.ev, NULL);
+	r.rd = redact_free(r.rd);
 	return out;
 }

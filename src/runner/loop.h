@@ -1,6 +1,9 @@
 /* The agent loop of the built-in runner (`bernstein runner --manifest F`).
  *
  *   start event (every effective value; the key variable's NAME only)
+ *   redaction: the key and opts->secrets are replaced in every event, the
+ *              transcript and the heartbeat (util/redact.h); a command's
+ *              environment holds none of them
  *   credentials: api_key_env checked against the allow-list (credential.h)
  *                and looked up; a refused or unset name is config_invalid,
  *                before any network traffic or child process
@@ -10,8 +13,9 @@
  *   turns, at most max_turns (default RUNNER_DEFAULT_MAX_TURNS):
  *     POST the conversation (llm.h); the reply's text and tool calls join the
  *     transcript; each call runs (tool_call / tool_result events) and its
- *     result joins too; the transcript is saved (atomically) after every
- *     turn; a reply without tool calls is the final answer
+ *     result joins too; the transcript is saved (atomically) before the
+ *     first turn and after every turn, and a save that fails ends the run
+ *     (runtime error); a reply without tool calls is the final answer
  *   usage event (summed over turns), then completion or error
  *
  * Nothing here reads the environment or prints: values arrive in struct
@@ -50,6 +54,10 @@ struct runner_opts {
 	runner_env_fn *env;	    /* reads one variable of the runner's environment */
 	void *env_userdata;
 	const char *host_allowed_key_envs; /* BERNSTEIN_ALLOWED_API_KEY_ENVS, or NULL */
+	const char *const *secrets;	   /* more values to redact besides the key (the
+					    * other secrets of the environment,
+					    * credential_env_secrets()), NULL-terminated;
+					    * NULL none */
 	bool env_allow_run_command;	   /* BERNSTEIN_BUILTIN_ALLOW_RUN_COMMAND=1 */
 	const char *path_env;		   /* PATH (tool and MCP server lookups) */
 	const char *const *child_env;	   /* base environment of commands and MCP servers */

@@ -353,6 +353,7 @@ static int parse_object(struct mparse *p, const json_t *o)
 	    (r = get_str(p, o, "heartbeat_dir", false, true, &m->heartbeat_dir)) < 0 ||
 	    (r = get_bool(p, o, "allow_run_command", &m->allow_run_command,
 			  &m->has_allow_run_command)) < 0 ||
+	    (r = get_bool(p, o, "allow_git_dir", &m->allow_git_dir, NULL)) < 0 ||
 	    (r = get_int(p, o, "max_turns", 1, &m->max_turns, &m->has_max_turns)) < 0 ||
 	    (r = get_bool(p, o, "stream", &m->stream, NULL)) < 0)
 		return r;
@@ -440,7 +441,7 @@ int runner_manifest_load(const char *path, struct runner_manifest **ret, struct 
 			diag_set(reterr, path, 0, 0, "larger than %d bytes",
 				 RUNNER_MANIFEST_MAX_BYTES);
 		else
-			diag_set(reterr, path, 0, 0, "cannot read: %s", strerror(-r));
+			diag_set(reterr, path, 0, 0, "cannot read: %s", file_strerror(r));
 		return r;
 	}
 	r = runner_manifest_parse(path, buf, len, ret, reterr);

@@ -77,6 +77,8 @@ struct runner_manifest {
 	const char *heartbeat_dir; /* NULL = no heartbeat file */
 	bool allow_run_command;
 	bool has_allow_run_command;
+	/* the builtin file tools may touch .git (default false) */
+	bool allow_git_dir;
 	int64_t max_turns; /* > 0 */
 	bool has_max_turns;
 	bool stream; /* default true (a C-runner extension: false = plain JSON replies) */

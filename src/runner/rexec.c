@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "proc/probe.h"
+#include "proc/reaper.h"
 #include "proc/spawn.h"
 #include "util/fsutil.h"
 #include "util/sbuf.h"
@@ -448,8 +449,11 @@ int rexec_run(const char *const *argv, const struct rexec_opts *o, struct rexec_
 			if (w == p.pid) {
 				reaped = true;
 				proc_set_wait_status(&p, wst);
-				/* stragglers of its group: gone too */
+				/* stragglers of its group: gone too, and with
+				 * kill_orphans those that left it */
 				(void)proc_kill_group(&p, SIGKILL);
+				if (o->kill_orphans)
+					(void)reaper_kill_children(o->keep, o->nkeep, 0);
 				drain_until = mono_ms() + 1000;
 			} else if (mono_ms() >= deadline) {
 				res.timed_out = true;
@@ -458,6 +462,8 @@ int rexec_run(const char *const *argv, const struct rexec_opts *o, struct rexec_
 					;
 				reaped = true;
 				proc_set_wait_status(&p, wst);
+				if (o->kill_orphans)
+					(void)reaper_kill_children(o->keep, o->nkeep, 0);
 				drain_until = mono_ms() + 1000;
 			}
 		}

@@ -12,18 +12,23 @@
  * in the workdir, with stdin on /dev/null, its own session and process group
  * (killed as a group on timeout and after it exits), a complete environment
  * given by the caller (never the runner's own, so never the API key), a
- * timeout and capped output.
+ * timeout and capped output. When it ends (or times out), with kill_orphans
+ * everything it started is killed too (proc/reaper.h: the caller must be a
+ * child subreaper), also what left its process group.
  *
- * This is defence in depth, not a sandbox: a permitted command (make, git,
- * find -exec) can still run anything. True confinement is the OS sandbox:
- * with landlock, the command runs confined by Landlock rules (set in its own
- * process before execve, proc/spawn.h) that leave everything outside the workdir read-only. */
+ * This is defence in depth, not a sandbox: a permitted command (find -exec,
+ * sed's e, git aliases, make --eval, tar --checkpoint-action, zip -TT, an
+ * editor, a copy of a shell under another name) can still run anything. True
+ * confinement is the OS sandbox: with landlock, the command runs confined by
+ * Landlock rules (set in its own process before execve, proc/spawn.h) that
+ * leave everything outside the workdir read-only. */
 #ifndef BERNSTEIN_RUNNER_REXEC_H
 #define BERNSTEIN_RUNNER_REXEC_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "util/diag.h"
 
@@ -42,6 +47,9 @@ struct rexec_opts {
 	uint64_t timeout_ms;
 	size_t max_output; /* bytes kept per stream */
 	bool landlock;	   /* confined: read-write cwd and /dev/null, read-only / */
+	bool kill_orphans; /* afterwards, kill every other child of this process... */
+	const pid_t *keep; /* ...but these (e.g. MCP servers) */
+	size_t nkeep;
 };
 
 struct rexec_result {

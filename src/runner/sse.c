@@ -29,13 +29,28 @@ static void reset_event(struct sse_parser *p)
 	sbuf_reset(&p->data);
 	p->event[0] = '\0';
 	p->has_data = false;
+	p->drop_event = false;
+}
+
+/* The current event's data went past a cap: keep its name, free its data. */
+static void drop_data(struct sse_parser *p)
+{
+	size_t max = p->data.max;
+
+	sbuf_release(&p->data);
+	sbuf_init(&p->data, max);
+	p->drop_event = true;
+	p->has_data = true;
 }
 
 static int dispatch(struct sse_parser *p)
 {
 	int r = 0;
 
-	if (p->has_data) {
+	if (p->has_data && p->drop_event) {
+		p->dropped++;
+		r = p->fn(p->userdata, p->event[0] ? p->event : "message", NULL, 0);
+	} else if (p->has_data) {
 		/* the data buffer ends in the LF of its last line: drop it */
 		if (p->data.len > 0)
 			sbuf_setlen(&p->data, p->data.len - 1);
@@ -80,11 +95,12 @@ static int process_line(struct sse_parser *p, const char *s, size_t n)
 		vlen = 0;
 	}
 	if (flen == 4 && memcmp(s, "data", 4) == 0) {
-		int r = sbuf_add(&p->data, v, vlen);
-		if (r == 0)
-			r = sbuf_addc(&p->data, '\n');
-		if (r < 0)
-			return r;
+		if (p->drop_event)
+			return 0;
+		if (sbuf_add(&p->data, v, vlen) < 0 || sbuf_addc(&p->data, '\n') < 0) {
+			drop_data(p);
+			return 0;
+		}
 		p->has_data = true;
 	} else if (flen == 5 && memcmp(s, "event", 5) == 0) {
 		set_name(p->event, v, vlen);
@@ -94,6 +110,24 @@ static int process_line(struct sse_parser *p, const char *s, size_t n)
 	}
 	/* "retry" and unknown fields: ignored */
 	return 0;
+}
+
+/* The current line is complete. */
+static int end_line(struct sse_parser *p)
+{
+	int r = 0;
+
+	if (p->line_over) {
+		/* a data line past the cap drops its event; other lines are skipped */
+		if (p->line.len >= 4 && memcmp(p->line.buf, "data", 4) == 0 &&
+		    (p->line.len == 4 || p->line.buf[4] == ':'))
+			drop_data(p);
+		p->line_over = false;
+	} else {
+		r = process_line(p, p->line.buf, p->line.len);
+	}
+	sbuf_reset(&p->line);
+	return r;
 }
 
 int sse_feed(struct sse_parser *p, const char *buf, size_t n)
@@ -135,16 +169,17 @@ int sse_feed(struct sse_parser *p, const char *buf, size_t n)
 		for (k = i; k < n && buf[k] != '\n' && buf[k] != '\r'; k++)
 			;
 		e = buf + k;
-		r = sbuf_add(&p->line, s, (size_t)(e - s));
-		if (r < 0)
-			return p->error = r;
+		if (!p->line_over && sbuf_add(&p->line, s, (size_t)(e - s)) < 0) {
+			/* keep what fits: its start says which field it is */
+			(void)sbuf_add(&p->line, s, p->line.max - p->line.len);
+			p->line_over = true;
+		}
 		if (k == n)
 			break; /* no line end yet */
 		if (buf[k] == '\r')
 			p->cr_pending = true;
 		i = k + 1;
-		r = process_line(p, p->line.buf, p->line.len);
-		sbuf_reset(&p->line);
+		r = end_line(p);
 		if (r < 0)
 			return p->error = r;
 	}
@@ -155,9 +190,9 @@ int sse_finish(struct sse_parser *p)
 {
 	if (p->error)
 		return p->error;
-	if (p->line.len > 0) {
-		int r = process_line(p, p->line.buf, p->line.len);
-		sbuf_reset(&p->line);
+	if (p->line.len > 0 || p->line_over) {
+		int r = end_line(p);
+
 		if (r < 0)
 			return p->error = r;
 	}

@@ -15,8 +15,14 @@
  * is discarded (as the spec says), but sse_finish() reports whether one was
  * pending.
  *
- * Both the line and an event's data are capped: past the cap sse_feed()
- * returns -ENOBUFS and the parser is spent. */
+ * Both the line and an event's data are capped. An event whose data goes
+ * past a cap (a data line longer than the line cap, or data lines adding up
+ * to more than the event cap) is dropped, not fatal: the callback gets it
+ * with data NULL and len 0, so the caller can decide (a Responses stream can
+ * do without its long response.completed; see wire.h), and the parser goes
+ * on. Other lines past the line cap (a comment, an unknown field) are
+ * skipped. The defaults leave room for a tool call's arguments at the
+ * wire.h cap (WIRE_MAX_ARGS), escaped once more inside a chunk. */
 #ifndef BERNSTEIN_RUNNER_SSE_H
 #define BERNSTEIN_RUNNER_SSE_H
 
@@ -25,13 +31,13 @@
 
 #include "util/sbuf.h"
 
-#define SSE_DEFAULT_MAX_LINE  (1024 * 1024)
-#define SSE_DEFAULT_MAX_EVENT (8 * 1024 * 1024)
+#define SSE_DEFAULT_MAX_LINE  (72 * 1024 * 1024)
+#define SSE_DEFAULT_MAX_EVENT (72 * 1024 * 1024)
 #define SSE_MAX_EVENT_NAME    128
 
 /* One event. data is NUL-terminated (it may contain no NUL: data with a NUL
- * byte is passed with its length). Return 0 to go on, a negative errno to
- * stop: sse_feed() returns it. */
+ * byte is passed with its length), or NULL (len 0) for an event dropped over
+ * a cap. Return 0 to go on, a negative errno to stop: sse_feed() returns it. */
 typedef int sse_event_fn(void *userdata, const char *event, const char *data, size_t len);
 
 struct sse_parser {
@@ -42,6 +48,9 @@ struct sse_parser {
 	bool has_data;	 /* at least one data line in the current event */
 	bool cr_pending; /* the previous chunk ended in CR */
 	bool started;	 /* past the (optional) BOM */
+	bool line_over;	 /* the current line went past the cap: the rest is skipped */
+	bool drop_event; /* the current event's data went past a cap */
+	size_t dropped;	 /* events dropped so far */
 	int error;	 /* sticky error, 0 when fine */
 	size_t events;	 /* dispatched so far */
 	sse_event_fn *fn;

@@ -1,4 +1,4 @@
-/* UTF-8 sanitising and secret redaction (text.h). */
+/* UTF-8 sanitising (text.h). */
 #include "runner/text.h"
 
 #include <errno.h>
@@ -61,38 +61,4 @@ int text_add_utf8(struct sbuf *out, const char *s, size_t n)
 	if (sbuf_add(out, s + start, i - start) < 0)
 		return -ENOBUFS;
 	return 0;
-}
-
-bool text_contains_secret(const char *buf, size_t len, const char *secret)
-{
-	size_t sl = secret ? strlen(secret) : 0;
-
-	if (sl < TEXT_REDACT_MIN)
-		return false;
-	return memmem(buf, len, secret, sl) != NULL;
-}
-
-size_t text_redact(struct sbuf *sb, const char *secret)
-{
-	struct sbuf out = SBUF_INIT(SIZE_MAX);
-	size_t sl = secret ? strlen(secret) : 0, count = 0, max;
-	const char *p, *end, *hit;
-
-	if (!text_contains_secret(sb->buf, sb->len, secret))
-		return 0;
-	p = sb->buf;
-	end = sb->buf + sb->len;
-	while ((hit = memmem(p, (size_t)(end - p), secret, sl)) != NULL) {
-		(void)sbuf_add(&out, p, (size_t)(hit - p));
-		(void)sbuf_adds(&out, TEXT_REDACTED);
-		p = hit + sl;
-		count++;
-	}
-	(void)sbuf_add(&out, p, (size_t)(end - p));
-	max = sb->max;
-	explicit_bzero(sb->buf, sb->len);
-	sbuf_release(sb);
-	*sb = out;
-	sb->max = max > out.len ? max : SIZE_MAX;
-	return count;
 }

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "proc/reaper.h"
 #include "runner/rexec.h"
 #include "runner/text.h"
 #include "util/beneath.h"
@@ -27,6 +28,7 @@ struct tools {
 	int dirfd;	   /* O_PATH | O_DIRECTORY of workdir */
 	struct strvec env; /* copy of cfg.cmd_env */
 	char *path_env;
+	unsigned bflags; /* names the file tools refuse (util/beneath.h) */
 };
 
 /* ---- confinement (util/beneath.h, shared with the mock agent) ------------- */
@@ -39,12 +41,12 @@ int tools_check_relpath(const char *path, size_t len, struct diag *reterr)
 int tools_open_beneath(int dirfd, const char *path, size_t len, int flags, mode_t mode,
 		       struct diag *reterr)
 {
-	return beneath_open(dirfd, path, len, flags, mode, reterr);
+	return beneath_open(dirfd, path, len, flags, mode, 0, reterr);
 }
 
 int tools_mkdirs_beneath(int dirfd, const char *path, struct diag *reterr)
 {
-	return beneath_mkdirs(dirfd, path, reterr);
+	return beneath_mkdirs(dirfd, path, 0, reterr);
 }
 
 /* ---- set-up -------------------------------------------------------------- */
@@ -70,6 +72,18 @@ int tools_open(const struct tools_config *cfg, struct tools **ret, struct diag *
 		free(real);
 		return -e;
 	}
+	/* what a command leaves behind comes back to this process, to be killed */
+	if (cfg->allow_run_command) {
+		int r = reaper_enable();
+
+		if (r < 0) {
+			diag_set(reterr, NULL, 0, 0, "cannot become a child subreaper: %s",
+				 strerror(-r));
+			(void)close(fd);
+			free(real);
+			return r;
+		}
+	}
 	t = xcalloc(1, sizeof(*t));
 	t->cfg = *cfg;
 	t->workdir = real;
@@ -81,6 +95,7 @@ int tools_open(const struct tools_config *cfg, struct tools **ret, struct diag *
 	t->cfg.workdir = t->workdir;
 	t->cfg.cmd_env = t->env.v;
 	t->cfg.path_env = t->path_env;
+	t->bflags = BENEATH_NO_BERNSTEIN | (cfg->allow_git_dir ? 0 : BENEATH_NO_GIT);
 	if (!t->cfg.max_read)
 		t->cfg.max_read = TOOLS_DEFAULT_MAX_READ;
 	if (!t->cfg.max_list)
@@ -99,6 +114,10 @@ struct tools *tools_free(struct tools *t)
 {
 	if (!t)
 		return NULL;
+	/* nothing a command started outlives the tools (no other child of the
+	 * runner is alive: builtin tools and MCP servers never run together) */
+	if (t->cfg.allow_run_command)
+		(void)reaper_kill_children(NULL, 0, 0);
 	close_fdp(&t->dirfd);
 	free(t->workdir);
 	strvec_clear(&t->env);
@@ -218,7 +237,7 @@ static void tool_read(struct tools *t, const json_t *args, struct tool_outcome *
 		outcome_error(o, "read_file needs a string 'path'");
 		return;
 	}
-	fd = tools_open_beneath(t->dirfd, path, plen, O_RDONLY | O_NONBLOCK, 0, &d);
+	fd = beneath_open(t->dirfd, path, plen, O_RDONLY | O_NONBLOCK, 0, t->bflags, &d);
 	if (fd < 0) {
 		outcome_error(o, d.msg);
 		return;
@@ -230,6 +249,11 @@ static void tool_read(struct tools *t, const json_t *args, struct tool_outcome *
 	if (!S_ISREG(st.st_mode)) {
 		outcome_error(o, S_ISDIR(st.st_mode) ? "is a directory (use list_dir)"
 						     : "not a regular file");
+		goto out;
+	}
+	/* another name of the file may lie outside the workdir (or in .git) */
+	if (st.st_nlink > 1) {
+		outcome_error(o, "refusing to read a file with more than one hard link");
 		goto out;
 	}
 	buf = xmalloc(t->cfg.max_read + 1);
@@ -265,11 +289,10 @@ out:
 static void tool_write(struct tools *t, const json_t *args, struct tool_outcome *o)
 {
 	struct diag d = {0};
-	struct stat st;
+	struct sbuf sb = SBUF_INIT(SIZE_MAX);
 	const char *path, *content;
 	size_t plen = 0, clen = 0;
 	char msg[PATH_MAX + 64];
-	int fd = -1, r;
 
 	path = arg_str(args, "path", &plen);
 	content = arg_str(args, "content", &clen);
@@ -283,42 +306,18 @@ static void tool_write(struct tools *t, const json_t *args, struct tool_outcome 
 		outcome_error(o, msg);
 		return;
 	}
-	r = tools_check_relpath(path, plen, &d);
-	if (r == 0)
-		r = tools_mkdirs_beneath(t->dirfd, path, &d);
-	if (r < 0) {
+	/* beneath_write() wants a NUL-terminated path: one holding a NUL fails
+	 * the lexical check on its full length first */
+	if (tools_check_relpath(path, plen, &d) < 0 ||
+	    beneath_write(t->dirfd, path, content, clen, t->bflags, &d) < 0) {
 		outcome_error(o, d.msg);
 		return;
-	}
-	fd = tools_open_beneath(t->dirfd, path, plen, O_WRONLY | O_CREAT | O_NONBLOCK, 0644, &d);
-	if (fd < 0) {
-		outcome_error(o, d.msg);
-		return;
-	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		outcome_error(o, "not a regular file");
-		goto out;
-	}
-	if (st.st_nlink > 1) {
-		outcome_error(o, "refusing to write a file with more than one hard link");
-		goto out;
-	}
-	if (ftruncate(fd, 0) < 0 || write_all(fd, content, clen) < 0) {
-		outcome_error(o, strerror(errno));
-		goto out;
 	}
 	(void)snprintf(msg, sizeof(msg), "wrote %zu bytes to %.*s", clen, (int)plen, path);
 	o->ok = true;
-	o->output = NULL;
-	{
-		struct sbuf sb = SBUF_INIT(SIZE_MAX);
-
-		(void)text_add_utf8(&sb, msg, strlen(msg));
-		o->output = sbuf_detach(&sb, NULL);
-	}
+	(void)text_add_utf8(&sb, msg, strlen(msg));
+	o->output = sbuf_detach(&sb, NULL);
 	o->details = json_pack("{s:I}", "bytes", (json_int_t)clen);
-out:
-	close_fdp(&fd);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -349,7 +348,7 @@ static void tool_list(struct tools *t, const json_t *args, struct tool_outcome *
 			plen = 1;
 		}
 	}
-	fd = tools_open_beneath(t->dirfd, path, plen, O_RDONLY | O_DIRECTORY, 0, &d);
+	fd = beneath_open(t->dirfd, path, plen, O_RDONLY | O_DIRECTORY, 0, t->bflags, &d);
 	if (fd < 0) {
 		outcome_error(o, d.msg);
 		return;
@@ -364,6 +363,9 @@ static void tool_list(struct tools *t, const json_t *args, struct tool_outcome *
 		bool isdir = de->d_type == DT_DIR;
 
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		/* what the tools refuse is not shown */
+		if (beneath_check_names(de->d_name, strlen(de->d_name), t->bflags, NULL) < 0)
 			continue;
 		if (count >= t->cfg.max_list) {
 			truncated = true;
@@ -445,6 +447,7 @@ static void tool_run(struct tools *t, const json_t *args, struct tool_outcome *o
 		.timeout_ms = t->cfg.cmd_timeout_ms,
 		.max_output = t->cfg.max_cmd_output,
 		.landlock = t->cfg.landlock,
+		.kill_orphans = true,
 	};
 	r = rexec_run(argv.v, &ro, &res, &d);
 	if (r < 0) {

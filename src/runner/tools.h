@@ -15,8 +15,12 @@
  *    use are one system call, a symlink swapped in between cannot escape.
  *    Without openat2 (Linux < 5.6, or a seccomp filter that hides it) the file
  *    tools fail closed. Reads and listings are capped; only regular files are
- *    read or written (a FIFO cannot hang the runner); writes refuse files
- *    with more than one hard link.
+ *    read or written (a FIFO cannot hang the runner); a file with more than
+ *    one hard link is neither read nor written (its other name may lie
+ *    outside). Anything in .bernstein, and in .git unless allow_git_dir, is
+ *    refused, by name and on the real path (util/beneath.h), and not
+ *    listed. write_file replaces a file atomically (a temporary file renamed
+ *    over it), so a failed write leaves the old content.
  *
  *  - run_command (rexec.h) is not confined by this layer: its argv rules are
  *    defence in depth; the true confinement is the OS sandbox. It is offered
@@ -44,6 +48,7 @@
 
 struct tools_config {
 	const char *workdir;
+	bool allow_git_dir; /* the file tools may touch .git (profile runtime.git_dir) */
 	bool allow_run_command;
 	const char *path_env;	    /* PATH for run_command lookups (absolute entries only) */
 	const char *const *cmd_env; /* the complete environment of commands (NULL-terminated) */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runner/sse.h"
 #include "util/json.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
@@ -248,13 +249,15 @@ static int add_call(struct wire_reply *r, const char *id, size_t idlen, const ch
 			 WIRE_MAX_ID);
 		return -ENOBUFS;
 	}
-	if (argslen > WIRE_MAX_ARGS) {
-		diag_set(reterr, NULL, 0, 0, "tool call arguments larger than %d bytes",
-			 WIRE_MAX_ARGS);
-		return -ENOBUFS;
-	}
 	r->calls = xrealloc(r->calls, st_mult(r->ncalls + 1, sizeof(*r->calls)));
 	c = &r->calls[r->ncalls];
+	c->arguments_over = 0;
+	if (argslen > WIRE_MAX_ARGS) {
+		/* refused by the tool, not by the reply */
+		c->arguments_over = argslen;
+		args = NULL;
+		argslen = 0;
+	}
 	if (id && idlen)
 		c->id = xstrndup(id, idlen);
 	else {
@@ -631,6 +634,41 @@ static int acc_append(struct sbuf *sb, const json_t *v, struct diag *reterr)
 	return 0;
 }
 
+/* A call's arguments past WIRE_MAX_ARGS: dropped (the memory too), and the
+ * call marked; later deltas are only counted. */
+static void args_over(struct wire_call_acc *a, size_t n)
+{
+	size_t max = a->args.max;
+
+	a->args_over += a->args.len + n;
+	sbuf_release(&a->args);
+	sbuf_init(&a->args, max);
+}
+
+static void args_append(struct wire_call_acc *a, const json_t *v)
+{
+	if (!json_is_string(v))
+		return;
+	if (a->args_over) {
+		a->args_over += json_string_length(v);
+		return;
+	}
+	if (sbuf_add(&a->args, json_string_value(v), json_string_length(v)) < 0)
+		args_over(a, json_string_length(v));
+}
+
+/* The whole arguments (a .done event, an output item): they replace the
+ * deltas, over the cap or not. */
+static void args_set(struct wire_call_acc *a, const json_t *v)
+{
+	if (!json_is_string(v))
+		return;
+	sbuf_reset(&a->args);
+	a->args_over = 0;
+	if (sbuf_add(&a->args, json_string_value(v), json_string_length(v)) < 0)
+		args_over(a, json_string_length(v));
+}
+
 static int chat_chunk(struct wire_stream *s, const json_t *chunk, struct diag *reterr)
 {
 	json_t *choices = json_object_get(chunk, "choices"), *ch, *err;
@@ -701,13 +739,11 @@ static int chat_chunk(struct wire_stream *s, const json_t *chunk, struct diag *r
 					json_t *ds = json_string(d ? d : "{}");
 
 					free(d);
-					rc = acc_set(&a->args, ds, reterr);
+					args_set(a, ds);
 					json_decref(ds);
 				} else {
-					rc = acc_append(&a->args, args, reterr);
+					args_append(a, args);
 				}
-				if (rc < 0)
-					return rc;
 			}
 		}
 	}
@@ -773,11 +809,8 @@ static int responses_item(struct wire_stream *s, const json_t *ev, const json_t 
 	if (json_is_string(json_object_get(item, "id")) && !a->item_id)
 		a->item_id = xstrdup(json_string_value(json_object_get(item, "id")));
 	if (json_is_string(json_object_get(item, "arguments")) &&
-	    (json_string_length(json_object_get(item, "arguments")) > 0 || a->args_done)) {
-		rc = acc_set(&a->args, json_object_get(item, "arguments"), reterr);
-		if (rc < 0)
-			return rc;
-	}
+	    (json_string_length(json_object_get(item, "arguments")) > 0 || a->args_done))
+		args_set(a, json_object_get(item, "arguments"));
 	return 0;
 }
 
@@ -806,7 +839,8 @@ static int responses_event(struct wire_stream *s, const char *type, const json_t
 				 "malformed stream: arguments for an unknown function call");
 			return -EBADMSG;
 		}
-		return acc_append(&a->args, json_object_get(ev, "delta"), reterr);
+		args_append(a, json_object_get(ev, "delta"));
+		return 0;
 	}
 	if (strcmp(type, "response.function_call_arguments.done") == 0) {
 		a = acc_for(s, ev);
@@ -816,7 +850,8 @@ static int responses_event(struct wire_stream *s, const char *type, const json_t
 			return -EBADMSG;
 		}
 		a->args_done = true;
-		return acc_set(&a->args, json_object_get(ev, "arguments"), reterr);
+		args_set(a, json_object_get(ev, "arguments"));
+		return 0;
 	}
 	if (strcmp(type, "response.completed") == 0 || strcmp(type, "response.incomplete") == 0) {
 		resp = json_object_get(ev, "response");
@@ -845,6 +880,28 @@ static int responses_event(struct wire_stream *s, const char *type, const json_t
 	return 0; /* response.created, in_progress, content_part.*, reasoning...: nothing */
 }
 
+/* An event the SSE parser dropped over its cap (wire.h). */
+static int dropped_event(struct wire_stream *s, const char *event, struct diag *reterr)
+{
+	if (s->api == WIRE_RESPONSES && event &&
+	    (strcmp(event, "response.completed") == 0 ||
+	     strcmp(event, "response.incomplete") == 0)) {
+		s->done = true; /* without its output: the deltas tell */
+		s->dropped++;
+		return 0;
+	}
+	if (s->api == WIRE_RESPONSES && event &&
+	    (strcmp(event, "response.function_call_arguments.done") == 0 ||
+	     strcmp(event, "response.output_item.done") == 0 ||
+	     strcmp(event, "response.output_item.added") == 0)) {
+		s->dropped++;
+		return 0;
+	}
+	diag_set(reterr, NULL, 0, 0, "streamed %s %zu is larger than the stream cap of %d bytes",
+		 s->api == WIRE_CHAT ? "chunk" : "event", s->chunks, SSE_DEFAULT_MAX_EVENT);
+	return -ENOBUFS;
+}
+
 int wire_stream_event(struct wire_stream *s, const char *event, const char *data, size_t len,
 		      struct diag *reterr)
 {
@@ -852,6 +909,8 @@ int wire_stream_event(struct wire_stream *s, const char *event, const char *data
 	int rc;
 
 	s->chunks++;
+	if (!data)
+		return dropped_event(s, event, reterr);
 	if (s->api == WIRE_CHAT && len == 6 && memcmp(data, "[DONE]", 6) == 0) {
 		s->done = true;
 		return 0;
@@ -922,6 +981,10 @@ int wire_stream_finish(struct wire_stream *s, struct wire_reply *ret, struct dia
 				wire_reply_release(&r);
 				return rc;
 			}
+			/* arguments over the cap, or (an event was dropped) never seen */
+			if (a->args_over || (s->dropped && !a->args.len && !a->args_done))
+				r.calls[r.ncalls - 1].arguments_over =
+					a->args_over ? a->args_over : (size_t)WIRE_MAX_ARGS + 1;
 		}
 		r.text = sbuf_detach(&s->text, NULL);
 	}

@@ -32,7 +32,7 @@ enum wire_api {
 };
 
 #define WIRE_MAX_TEXT  (8 * 1024 * 1024) /* assistant text of one reply */
-#define WIRE_MAX_ARGS  (4 * 1024 * 1024) /* one tool call's arguments */
+#define WIRE_MAX_ARGS  (32 << 20)	 /* one tool call's arguments */
 #define WIRE_MAX_CALLS 128		 /* tool calls in one reply */
 #define WIRE_MAX_ID    256		 /* a call id or tool name */
 
@@ -46,10 +46,14 @@ struct wire_params {
 	int64_t top_k, max_tokens;
 };
 
+/* A call whose arguments go past WIRE_MAX_ARGS is not an error of the reply:
+ * it is kept with arguments "{}" and arguments_over set, so the tool can be
+ * refused with a result the model reads (and the run goes on). */
 struct wire_call {
 	char *id;
 	char *name;
-	char *arguments; /* JSON text as the model wrote it ("{}" when none) */
+	char *arguments;       /* JSON text as the model wrote it ("{}" when none) */
+	size_t arguments_over; /* > 0: the arguments (at least this many bytes) were dropped */
 };
 
 struct wire_reply {
@@ -85,6 +89,7 @@ struct wire_call_acc {
 	char *item_id; /* responses: the output item's id */
 	long index;    /* chat: tool_calls[].index; responses: output_index */
 	bool args_done;
+	size_t args_over; /* > 0: the arguments went past WIRE_MAX_ARGS (bytes seen) */
 };
 
 struct wire_stream {
@@ -97,9 +102,15 @@ struct wire_stream {
 	json_t *final_output;	/* responses: response.output of the completion, if any */
 	struct wire_reply meta; /* usage, finish, id gathered on the way */
 	size_t chunks;
+	size_t dropped; /* responses: events dropped over the SSE cap (sse.h) */
 };
 
 void wire_stream_init(struct wire_stream *s, enum wire_api api);
+/* data NULL: the SSE parser dropped an event over its cap. A Responses
+ * stream does without a dropped response.completed (the deltas are used) or
+ * *.done / output_item event (a call left without arguments is marked
+ * arguments_over); any other dropped event, and every dropped Chat chunk,
+ * is -ENOBUFS. */
 int wire_stream_event(struct wire_stream *s, const char *event, const char *data, size_t len,
 		      struct diag *reterr);
 /* After the last event. -EPIPE when the stream never said it was complete. */

@@ -71,24 +71,108 @@ out:
 	return r;
 }
 
+int file_type_error(mode_t mode)
+{
+	if (S_ISREG(mode))
+		return 0;
+	if (S_ISDIR(mode))
+		return -EISDIR;
+	if (S_ISFIFO(mode))
+		return -ESPIPE;
+	if (S_ISSOCK(mode))
+		return -ENXIO;
+	if (S_ISCHR(mode))
+		return -ENOTTY;
+	if (S_ISBLK(mode))
+		return -ENOTBLK;
+	if (S_ISLNK(mode))
+		return -ELOOP;
+	return -EINVAL;
+}
+
+bool is_file_type_error(int r)
+{
+	return r == -EISDIR || r == -ESPIPE || r == -ENXIO || r == -ENOTTY || r == -ENOTBLK;
+}
+
+const char *file_strerror(int r)
+{
+	switch (r) {
+	case -EISDIR:
+		return "is a directory (not a regular file)";
+	case -ESPIPE:
+		return "is a FIFO (not a regular file)";
+	case -ENXIO:
+		return "is a socket (not a regular file)";
+	case -ENOTTY:
+		return "is a character device (not a regular file)";
+	case -ENOTBLK:
+		return "is a block device (not a regular file)";
+	default:
+		return strerror(-r);
+	}
+}
+
+int regular_or_absent(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	return file_type_error(st.st_mode);
+}
+
+int open_regular(const char *path, int flags, mode_t mode)
+{
+	struct stat st;
+	int fd, r, fl;
+
+	r = (flags & O_NOFOLLOW) ? lstat(path, &st) : stat(path, &st);
+	if (r < 0) {
+		if (errno != ENOENT || !(flags & O_CREAT))
+			return -errno;
+	} else {
+		r = file_type_error(st.st_mode);
+		if (r < 0)
+			return r;
+	}
+	fd = open(path, flags | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, mode);
+	if (fd < 0) {
+		r = -errno;
+		/* A FIFO without a reader (O_WRONLY), a socket: swapped in
+		 * since the stat; say what it is now. */
+		if (r == -ENXIO && lstat(path, &st) == 0 && file_type_error(st.st_mode) < 0)
+			r = file_type_error(st.st_mode);
+		return r;
+	}
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	r = file_type_error(st.st_mode);
+	if (r < 0)
+		goto fail;
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	return fd;
+fail:
+	(void)close(fd);
+	return r;
+}
+
 int read_file_capped(const char *path, size_t max, char **ret, size_t *ret_len)
 {
 	struct stat st;
 	int fd, r;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	fd = open_regular(path, O_RDONLY, 0);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (fstat(fd, &st) < 0) {
 		r = -errno;
-		goto out;
-	}
-	if (S_ISDIR(st.st_mode)) {
-		r = -EISDIR;
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		r = -EINVAL;
 		goto out;
 	}
 	if ((unsigned long long)st.st_size > (unsigned long long)max) {
@@ -97,6 +181,49 @@ int read_file_capped(const char *path, size_t max, char **ret, size_t *ret_len)
 	}
 	r = read_fd_capped(fd, max, ret, ret_len);
 out:
+	close_fdp(&fd);
+	return r;
+}
+
+int read_file_tail(const char *path, size_t max, char **ret, size_t *ret_len)
+{
+	struct stat st;
+	size_t want, got = 0;
+	off_t off = 0;
+	char *buf = NULL;
+	int fd, r = 0;
+
+	fd = open_regular(path, O_RDONLY, 0);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		goto out;
+	}
+	want = (unsigned long long)st.st_size > (unsigned long long)max ? max : (size_t)st.st_size;
+	off = st.st_size - (off_t)want;
+	buf = xmalloc(want + 1);
+	/* what grows meanwhile is not read: at most want bytes */
+	while (got < want) {
+		ssize_t n = pread(fd, buf + got, want - got, off + (off_t)got);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			goto out;
+		}
+		if (n == 0)
+			break; /* it shrank */
+		got += (size_t)n;
+	}
+	buf[got] = '\0';
+	if (ret_len)
+		*ret_len = got;
+	*ret = buf;
+	buf = NULL;
+out:
+	free(buf);
 	close_fdp(&fd);
 	return r;
 }

@@ -6,11 +6,45 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* Read a whole regular file of at most max bytes. Returns 0, -EFBIG when the
- * file is larger than max, -EISDIR/-EINVAL for a non-regular file, or -errno.
+/* Open path only if it is a regular file, never blocking on it: what the
+ * path names is checked (stat, or lstat with O_NOFOLLOW) before it is opened,
+ * so a device is never opened, then it is opened with flags | O_NONBLOCK |
+ * O_NOCTTY | O_CLOEXEC (mode for O_CREAT), checked again with fstat (it may
+ * have been swapped meanwhile), and O_NONBLOCK is cleared. flags: O_RDONLY,
+ * O_WRONLY or O_RDWR plus O_CREAT, O_EXCL, O_APPEND, O_NOFOLLOW, O_TRUNC.
+ * A FIFO would block the open or every read, /dev/zero never ends, and
+ * opening a device can have effects of its own: every file bernstein reads
+ * that a user or an agent names or can replace goes through here.
+ * Returns the fd or a negative errno; what is not a regular file is
+ *   -EISDIR a directory, -ESPIPE a FIFO, -ENXIO a socket,
+ *   -ENOTTY a character device, -ENOTBLK a block device
+ * (file_strerror() says so in words), -ELOOP a symlink with O_NOFOLLOW. */
+int open_regular(const char *path, int flags, mode_t mode);
+/* 0 for a regular file's st_mode, else open_regular()'s error for what it
+ * is (-ELOOP a symbolic link, when lstat said so). */
+int file_type_error(mode_t mode);
+/* Whether r is one of those "not a regular file" errors (not -ELOOP, which
+ * following a symlink loop gives too). */
+bool is_file_type_error(int r);
+/* 0 when path is a regular file (following symlinks) or does not exist,
+ * else open_regular()'s error for what it is: for files another library
+ * opens itself (SQLite's database, -wal, -shm and -journal files). */
+int regular_or_absent(const char *path);
+/* What a negative errno of open_regular() or read_file_capped() means, for a
+ * message: "is a FIFO (not a regular file)" and so on, else strerror(-r). */
+const char *file_strerror(int r);
+
+/* Read a whole regular file of at most max bytes (opened with
+ * open_regular()). Returns 0, -EFBIG when the file is larger than max, the
+ * errors of open_regular() for what is not a regular file, or -errno.
  * *ret is NUL-terminated and owned by the caller (free()). */
 int read_file_capped(const char *path, size_t max, char **ret, size_t *ret_len);
-/* Same, for an already open fd (not closed). */
+/* The last max bytes (or all, when smaller) of a regular file, opened with
+ * open_regular(): for logs that may be large, of which only the end
+ * matters. Errors as read_file_capped(), never -EFBIG. */
+int read_file_tail(const char *path, size_t max, char **ret, size_t *ret_len);
+/* Same, for an already open fd (not closed): reads until EOF, at most max
+ * bytes (-EFBIG beyond), so a pipe that never ends is cut off. */
 int read_fd_capped(int fd, size_t max, char **ret, size_t *ret_len);
 
 /* Write data to path atomically: a temp file in the same directory, fsync,

@@ -551,7 +551,7 @@ int yaml_load_file(const char *path, const struct yaml_limits *lim, struct ydoc 
 		return r;
 	}
 	if (r < 0) {
-		diag_set(reterr, path, 0, 0, "cannot read file: %s", strerror(-r));
+		diag_set(reterr, path, 0, 0, "cannot read file: %s", file_strerror(r));
 		return r;
 	}
 	r = yaml_load_buf(path, text, len, lim, ret, reterr);

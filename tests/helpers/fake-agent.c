@@ -13,6 +13,13 @@
  *   ignore-term          ignore SIGTERM
  *   spawn-grandchild MS  fork a child that sleeps MS with stdout open; prints
  *                        {"type":"grandchild","pid":N}
+ *   daemon FILE          leave processes behind that escape the process group:
+ *                        fork; the child setsid()s, forks and exits; the
+ *                        grandchild ignores TERM and HUP, puts stdio on
+ *                        /dev/null, forks one more child that setsid()s, and
+ *                        both append a line to FILE every 10 ms until
+ *                        killed (their argv still names FILE: a marker);
+ *                        the caller goes on once FILE exists
  *   dump-env             each environment entry, one a line
  *   dump-argv            each argv entry, one a line
  *   dump-fds             "fds 0 1 2" (the open fds, from /proc/self/fd)
@@ -341,6 +348,50 @@ static void spawn_grandchild(long ms)
 	printf("{\"type\":\"grandchild\",\"pid\":%ld}\n", (long)pid);
 }
 
+static void daemon_beat(const char *file)
+{
+	pid_t pid;
+	int fd;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "fake-agent: fork: %s\n", strerror(errno));
+		exit(3);
+	}
+	if (pid > 0) {
+		int i;
+
+		(void)waitpid(pid, NULL, 0); /* the middle one exits at once */
+		/* go on once the escapees run (they wrote their first line) */
+		for (i = 0; i < 500 && access(file, F_OK) != 0; i++)
+			sleep_ms(10);
+		return;
+	}
+	(void)setsid();
+	if (fork() != 0)
+		_exit(0);
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (fd >= 0) {
+		(void)dup2(fd, 0);
+		(void)dup2(fd, 1);
+		(void)dup2(fd, 2);
+	}
+	if (fork() == 0)
+		(void)setsid();
+	for (;;) {
+		fd = open(file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+		if (fd >= 0) {
+			(void)!write(fd, "beat\n", 5);
+			(void)close(fd);
+		}
+		sleep_ms(10);
+	}
+}
+
 static void hook_post(const char *sock, const char *text)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -390,6 +441,8 @@ static void run(const char *name, const char *arg, const char *arg2, int argc, c
 		sleep_ms(parse_long(arg, "sleep"));
 	} else if (strcmp(name, "ignore-term") == 0) {
 		signal(SIGTERM, SIG_IGN);
+	} else if (strcmp(name, "daemon") == 0) {
+		daemon_beat(arg);
 	} else if (strcmp(name, "spawn-grandchild") == 0) {
 		spawn_grandchild(parse_long(arg, "spawn-grandchild"));
 	} else if (strcmp(name, "dump-env") == 0) {

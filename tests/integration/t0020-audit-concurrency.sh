@@ -28,10 +28,11 @@ for w in 1 2; do
 	# shellcheck disable=SC2086 # the sanitizer words contain no spaces
 	(cd "$T/work" && exec timeout -k 5 "$TEST_CMD_TIMEOUT" env -i PATH=/usr/bin:/bin \
 		HOME="$T/home" LC_ALL=C.UTF-8 TZ=UTC $san \
-		"$BERNSTEIN" audit append --from "$T/fifo$w") >"$T/out$w" 2>"$T/err$w" &
+		"$BERNSTEIN" audit append --from - <"$T/fifo$w") >"$T/out$w" 2>"$T/err$w" &
 	eval "pid$w=\$!"
 done
-# both writers block opening their FIFO until both feeders start
+# both writers block opening their FIFO (their stdin: --from refuses a FIFO
+# by name, a pipe on stdin is what '-' is for) until both feeders start
 cat "$T/in1.jsonl" >"$T/fifo1" &
 cat "$T/in2.jsonl" >"$T/fifo2" &
 wait "$pid1"

@@ -106,8 +106,9 @@ expect_exit 1 "$BERNSTEIN" audit verify
 expect_stdout_contains "$(basename "$f"):4: truncated tail (state says 4 records"
 expect_exit 5 "$BERNSTEIN" audit append --event-type after.truncation
 expect_stderr_contains "state.json: the audit chain has 3 records but state says 4"
-# the documented recovery: look, then drop state.json
-rm "$T/work/.bernstein/audit/state.json"
+# the documented recovery: look, then drop state.json and the hot state in
+# .lock (both still name the removed record)
+rm "$T/work/.bernstein/audit/state.json" "$T/work/.bernstein/audit/.lock"
 expect_exit 0 "$BERNSTEIN" audit append --event-type after.recovery
 expect_exit 0 "$BERNSTEIN" audit verify
 expect_stdout_contains "audit chain intact: 4 records"

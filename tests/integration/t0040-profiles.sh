@@ -57,7 +57,7 @@ assert "notes" not in d["canonical"]
 assert set(d["canonical"]) == {"builtin", "capabilities", "contract", "display_name",
     "invocation", "models", "name", "runtime", "shape", "strategy", "version_args"}
 assert len(d["canonical"]["capabilities"]) == 17
-assert len(d["canonical"]["runtime"]) == 10
+assert len(d["canonical"]["runtime"]) == 11
 assert len(d["canonical"]["runtime"]["endpoint"]) == 5
 EOS
 		bad="$bad $name"

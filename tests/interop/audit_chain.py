@@ -19,10 +19,12 @@ import hashlib
 import hmac
 import json
 import os
+import stat
 import sys
 
 GENESIS = "0" * 64
 STATE = "state.json"
+LOCK = ".lock"
 
 
 def canonical(obj):
@@ -53,6 +55,43 @@ def chain_files(d):
                    if n.endswith(".jsonl") and not n.startswith(".")
                    and os.path.isfile(os.path.join(d, n)))
     return [os.path.join(d, n) for n in names]
+
+
+def chain_entries(d):
+    """(path, what): every NAME.jsonl entry in name order; what is None for a
+    regular file, else what it is (symbolic links are not followed)."""
+    out = []
+    for n in sorted(os.listdir(d)):
+        if not n.endswith(".jsonl") or n.startswith(".") or len(n) <= 6:
+            continue
+        path = os.path.join(d, n)
+        try:
+            m = os.lstat(path).st_mode
+        except FileNotFoundError:
+            continue
+        what = None
+        for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+                           (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                           (stat.S_ISBLK, "a block device"), (stat.S_ISLNK, "a symbolic link")):
+            if test(m):
+                what = f"is {name} (not a regular file)"
+        out.append((path, what))
+    return out
+
+
+def hot_state(d):
+    """.lock's hot state {"count", "last_hmac"} when its writer ran in this
+    boot (v2 line), else None."""
+    try:
+        with open(os.path.join(d, LOCK), "rb") as f:
+            parts = f.read(200).split(b"\n")[0].split(b" ")
+        with open("/proc/sys/kernel/random/boot_id", "rb") as f:
+            boot = f.read().strip()
+    except OSError:
+        return None
+    if len(parts) != 4 or parts[0] != b"bernstein-audit-hot-v2" or parts[3] != boot:
+        return None
+    return {"count": int(parts[1]), "last_hmac": parts[2].decode("ascii")}
 
 
 def reject_constant(name):
@@ -87,7 +126,10 @@ def verify(d, key):
         with open(state_path, "rb") as f:
             state = json.loads(f.read())
 
-    for path in chain_files(d):
+    for path, what in chain_entries(d):
+        if what:
+            problems.append(f"{path}: {what}")
+            continue
         with open(path, "rb") as f:
             data = f.read()
         lines = data.split(b"\n")
@@ -141,15 +183,28 @@ def verify(d, key):
         if missing_nl:
             problems.append(f"{path}:{len(lines)}: missing trailing newline")
 
-    if state and state.get("count", 0) > 0:
-        n, want = state["count"], state["last_hmac"]
+    # the recorded ends: state.json, then the hot state a writer left in
+    # .lock in this boot, when it says more than state.json
+    hot = hot_state(d)
+    if hot and state and (hot["count"], hot["last_hmac"]) == (state.get("count"),
+                                                              state.get("last_hmac")):
+        hot = None
+    for who, rec, where in (("state", state, state_path),
+                            (".lock", hot, os.path.join(d, LOCK))):
+        if not rec or rec.get("count", 0) <= 0:
+            continue
+        n, want = rec["count"], rec["last_hmac"]
         if records < n:
-            loc = f"{last_file}:{last_line + 1}" if last_file else state_path
-            problems.append(f"{loc}: truncated tail (state says {n} records / last MAC "
-                            f"{want[:16]}\u2026, chain has {records})")
+            if last_file:
+                problems.append(f"{last_file}:{last_line + 1}: truncated tail ({who} says {n} "
+                                f"records / last MAC {want[:16]}\u2026, chain has {records})")
+            else:
+                problems.append(f"{where}: truncated tail ({who} says {n} records / last MAC "
+                                f"{want[:16]}\u2026, chain has none)")
         elif at[n][2] != want:
-            problems.append(f"{at[n][0]}:{at[n][1]}: chain does not match state "
-                            f"(record {n} has MAC {short(at[n][2])}\u2026, state says {want[:16]}\u2026)")
+            problems.append(f"{at[n][0]}:{at[n][1]}: chain does not match {who} "
+                            f"(record {n} has MAC {short(at[n][2])}\u2026, {who} says "
+                            f"{want[:16]}\u2026)")
     return records, problems
 
 

@@ -21,6 +21,8 @@
 #include "audit/audit.h"
 #include "util/clock.h"
 #include "util/fsutil.h"
+#include "util/hash.h"
+#include "util/sbuf.h"
 
 #define KEY    "test-key"
 #define KEYLEN (sizeof(KEY) - 1)
@@ -608,6 +610,14 @@ static void test_torn_tail_recovery(void **state)
 	verify_with(KEY, &p);
 	assert_int_equal(p.n, 1);
 	expect_problem(&p, 0, DAYFILE, 3, "invalid JSON - ");
+	/* the sealed fragment hides nothing (the records around it chain):
+	 * writers go on after it, the next one's check included */
+	c = open_chain(KEY);
+	assert_int_equal(audit_chain_count(c), 4);
+	append_n(c, 1, "later");
+	audit_close(c);
+	verify_with(KEY, &p);
+	assert_int_equal(p.n, 1);
 }
 
 static void test_refuses_truncated_chain(void **state)
@@ -636,7 +646,7 @@ static void test_refuses_other_key(void **state)
 
 	(void)state;
 	make_chain(2);
-	assert_int_equal(audit_open(dir, "other", 5, &clk, 0, &c, &d), -EKEYREJECTED);
+	assert_int_equal(audit_open(dir, "other", 5, &clk, 0, &c, &d), -ENOKEY);
 	assert_null(c);
 	assert_non_null(strstr(d.file, DAYFILE));
 	/* also when the end must be found by a full scan (a torn tail) */
@@ -645,8 +655,8 @@ static void test_refuses_other_key(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, "{", 1), 1);
 	(void)close(fd);
-	assert_int_equal(audit_open(dir, "other", 5, &clk, 0, &c, &d), -EKEYREJECTED);
-	assert_int_equal(d.line, 2);
+	assert_int_equal(audit_open(dir, "other", 5, &clk, 0, &c, &d), -ENOKEY);
+	assert_int_equal(d.line, 1); /* the first record that does not verify */
 	c = open_chain(KEY);
 	assert_int_equal(audit_chain_count(c), 3);
 	audit_close(c);
@@ -718,7 +728,7 @@ static void test_keyless_creates_on_first_record(void **state)
 	/* closing a keyless handle that wrote nothing leaves nothing */
 	(void)snprintf(keypath, sizeof(keypath), "%s/keys/other.key", tmp);
 	assert_int_equal(audit_open_keyless(dir, keypath, &clk, AUDIT_OPEN_CREATE, &c, &d),
-			 -EKEYREJECTED); /* dir has records: another key made them */
+			 -ENOKEY); /* dir has records: another key made them */
 	assert_non_null(strstr(d.msg, "has records"));
 	assert_false(exists(keypath));
 }
@@ -1168,6 +1178,282 @@ static void test_read(void **state)
 	assert_int_equal(audit_read("/nonexistent/audit", on_record, &rc, &d), -ENOENT);
 }
 
+/* ---- the writers' check of the chain's end ---- */
+
+/* audit_open() over the chain as it is: its error (0 when it opened). */
+static int try_open(struct diag *d)
+{
+	struct audit_chain *c = NULL;
+	int r;
+
+	diag_clear(d);
+	r = audit_open(dir, KEY, KEYLEN, &clk, 0, &c, d);
+	audit_close(c);
+	return r;
+}
+
+/* A record chained to prev, MAC'd with another key: what someone without
+ * the key can append. */
+static char *forged_line(const char *prev)
+{
+	struct audit_scratch sc;
+	struct hash_hmac *mac = NULL;
+	struct sbuf line = SBUF_INIT(SIZE_MAX);
+	char hmac[AUDIT_HMAC_HEX_LEN + 1];
+	struct diag d;
+
+	audit_scratch_init(&sc);
+	assert_int_equal(hash_hmac_new("not-the-key", 11, &mac), 0);
+	assert_int_equal(audit_record_build(&sc, mac, prev, "2025-11-30T11:03:57.000000Z", "forged",
+					    "agent", "task", "t1", NULL, &line, hmac, &d),
+			 0);
+	hash_hmac_free(mac);
+	audit_scratch_release(&sc);
+	return sbuf_detach(&line, NULL);
+}
+
+/* Every way the newest file can be broken stops writers, and nothing is
+ * written; the remnants of a crash do not. */
+static void test_writer_refuses_broken_end(void **state)
+{
+	struct audit_chain *c;
+	char *orig, *forged, last[AUDIT_HMAC_HEX_LEN + 1];
+	struct problems p;
+	struct lines l;
+	struct diag d;
+	size_t len;
+
+	(void)state;
+	make_chain(4);
+	c = open_chain(KEY);
+	memcpy(last, audit_chain_last_hmac(c), sizeof(last));
+	audit_close(c);
+	orig = slurp(DAYFILE, &len);
+
+	/* a value changed in the middle: its MAC fails, the ones before verify */
+	lines_read(&l, DAYFILE);
+	l.v[1][strlen(l.v[1]) - 10] ^= 1;
+	lines_write(&l, DAYFILE);
+	assert_int_equal(try_open(&d), -EKEYREJECTED);
+	assert_int_equal(d.line, 2);
+	assert_non_null(strstr(d.msg, "refusing to append"));
+
+	/* a line duplicated, deleted, swapped: it does not chain */
+	spit(DAYFILE, orig, len);
+	lines_read(&l, DAYFILE);
+	l.v[l.n++] = strdup(l.v[3]);
+	lines_write(&l, DAYFILE);
+	assert_int_equal(try_open(&d), -EBADMSG);
+	assert_int_equal(d.line, 5);
+	assert_non_null(strstr(d.msg, "prev_hmac mismatch"));
+	spit(DAYFILE, orig, len);
+	lines_read(&l, DAYFILE);
+	free(l.v[1]);
+	l.v[1] = l.v[3];
+	l.n = 3;
+	lines_write(&l, DAYFILE);
+	assert_int_equal(try_open(&d), -EBADMSG);
+	assert_int_equal(d.line, 2);
+
+	/* a record appended without the key */
+	spit(DAYFILE, orig, len);
+	forged = forged_line(last);
+	lines_read(&l, DAYFILE);
+	l.v[l.n++] = forged;
+	lines_write(&l, DAYFILE);
+	assert_int_equal(try_open(&d), -EKEYREJECTED);
+	assert_int_equal(d.line, 5);
+
+	/* a line that is no record at the end, an empty line, extra spaces */
+	spit(DAYFILE, orig, len);
+	lines_read(&l, DAYFILE);
+	l.v[l.n++] = strdup("{\"oops\n");
+	lines_write(&l, DAYFILE);
+	assert_int_equal(try_open(&d), -EBADMSG);
+	assert_int_equal(d.line, 5);
+	assert_non_null(strstr(d.msg, "not a record"));
+	spit(DAYFILE, orig, len);
+	lines_read(&l, DAYFILE);
+	l.v[l.n++] = strdup("\n");
+	lines_write(&l, DAYFILE);
+	assert_int_equal(try_open(&d), -EBADMSG);
+	assert_non_null(strstr(d.msg, "empty line"));
+	spit(DAYFILE, orig, len);
+	lines_read(&l, DAYFILE);
+	{
+		char *sp;
+
+		l.v[2] = realloc(l.v[2], strlen(l.v[2]) + 2); /* room for one more */
+		assert_non_null(l.v[2]);
+		sp = strstr(l.v[2], "\", \"details\"");
+		assert_non_null(sp);
+		memmove(sp + 3, sp + 2, strlen(sp + 2) + 1);
+		sp[2] = ' ';
+		lines_write(&l, DAYFILE);
+	}
+	assert_int_equal(try_open(&d), -EBADMSG);
+	assert_int_equal(d.line, 3);
+	assert_non_null(strstr(d.msg, "non-canonical"));
+
+	/* a line that is no record put between two that chain: they chain, but
+	 * the count is not state.json's */
+	spit(DAYFILE, orig, len);
+	lines_read(&l, DAYFILE);
+	memmove(&l.v[3], &l.v[2], 2 * sizeof(l.v[0]));
+	l.v[2] = strdup("{\"actor\": \"ha\n");
+	l.n++;
+	lines_write(&l, DAYFILE);
+	assert_int_equal(try_open(&d), -EBADMSG);
+	assert_non_null(strstr(d.file, "state.json"));
+	verify_with(KEY, &p);
+	assert_int_equal(p.n, 2); /* the line, and state.json's count */
+	expect_problem(&p, 0, DAYFILE, 3, "invalid JSON - ");
+
+	/* nothing of all this was written by the refused writers */
+	spit(DAYFILE, orig, len);
+	assert_int_equal(try_open(&d), 0);
+	{
+		size_t n;
+		char *now = slurp(DAYFILE, &n);
+
+		assert_int_equal(n, len);
+		free(now);
+	}
+	free(orig);
+}
+
+/* What another process appends between two appends of a handle is checked
+ * before the handle appends again; a file replaced or truncated meanwhile
+ * is checked from the start, and the hot state catches records removed
+ * before state.json was written. */
+static void test_writer_checks_appends_by_others(void **state)
+{
+	struct audit_chain *c, *c2;
+	struct lines l;
+	struct diag d;
+	char *forged;
+
+	(void)state;
+	make_chain(2);
+	c = open_chain(KEY);
+	c2 = open_chain(KEY);
+	append_n(c2, 1, "other"); /* another writer: fine */
+	append_n(c, 1, "mine");
+	assert_int_equal(audit_chain_count(c), 4);
+	forged = forged_line(audit_chain_last_hmac(c));
+	lines_read(&l, DAYFILE);
+	l.v[l.n++] = forged;
+	lines_write(&l, DAYFILE);
+	assert_int_equal(audit_append(c, "next", "a", "", "", NULL, &d), -EKEYREJECTED);
+	assert_int_equal(d.line, 5);
+	audit_close(c2);
+	audit_close(c);
+
+	/* in a batch (state.json not yet written) the last records go */
+	lines_read(&l, DAYFILE);
+	free(l.v[--l.n]);
+	lines_write(&l, DAYFILE);
+	c = open_chain(KEY);
+	audit_batch_begin(c);
+	append_n(c, 3, "batched");
+	lines_read(&l, DAYFILE);
+	free(l.v[--l.n]);
+	free(l.v[--l.n]);
+	lines_write(&l, DAYFILE); /* a new file: the handle starts over */
+	assert_int_equal(audit_append(c, "next", "a", "", "", NULL, &d), -EBADMSG);
+	assert_non_null(strstr(d.file, ".lock"));
+	assert_non_null(strstr(d.msg, "truncated"));
+	audit_close(c);
+	/* a later writer sees it too, and so does verify */
+	assert_int_equal(try_open(&d), -EBADMSG);
+}
+
+/* The writer reads the file before the newest from its end only: a changed
+ * record at its end is found, one further up only by audit verify. */
+static void test_writer_window_two_files(void **state)
+{
+	struct audit_chain *c = open_chain(KEY);
+	char *orig1, *orig2;
+	struct problems p;
+	struct lines l;
+	struct diag d;
+	size_t len1, len2;
+
+	(void)state;
+	append_n(c, 3, "day1");
+	clock_fixed_init(&clk, T0 + DAY_NS, 0);
+	append_n(c, 2, "day2");
+	audit_close(c);
+	clock_fixed_init(&clk, T0, 0);
+	orig1 = slurp(DAYFILE, &len1);
+	orig2 = slurp("2025-12-01.jsonl", &len2);
+	assert_int_equal(try_open(&d), 0);
+
+	/* the last record of the first file removed: the second does not chain */
+	lines_read(&l, DAYFILE);
+	free(l.v[--l.n]);
+	lines_write(&l, DAYFILE);
+	assert_int_equal(try_open(&d), -EBADMSG);
+	assert_non_null(strstr(d.file, "2025-12-01.jsonl"));
+	assert_int_equal(d.line, 1);
+
+	/* a record in the middle of the first file changed: writers go on (they
+	 * read the newest file only), verify reports it */
+	spit(DAYFILE, orig1, len1);
+	lines_read(&l, DAYFILE);
+	l.v[0][strlen(l.v[0]) - 10] ^= 1;
+	lines_write(&l, DAYFILE);
+	assert_int_equal(try_open(&d), 0);
+	verify_with(KEY, &p);
+	expect_problem(&p, 0, DAYFILE, 1, "HMAC mismatch");
+
+	/* the newest file replaced by one that starts the chain over */
+	spit(DAYFILE, orig1, len1);
+	spit("2025-12-01.jsonl", orig2, len2);
+	{
+		char path[256];
+
+		path_in(path, sizeof(path), DAYFILE);
+		assert_int_equal(unlink(path), 0);
+	}
+	assert_int_equal(try_open(&d), -EBADMSG);
+	free(orig1);
+	free(orig2);
+}
+
+/* A chain entry that is not a regular file: verify reports it, writers
+ * stop, no one blocks on a FIFO. */
+static void test_writer_refuses_odd_entries(void **state)
+{
+	struct problems p;
+	char path[256];
+	struct diag d;
+
+	(void)state;
+	make_chain(2);
+	path_in(path, sizeof(path), "2099-01-01.jsonl");
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(try_open(&d), -EBADMSG);
+	assert_non_null(strstr(d.msg, "is a FIFO (not a regular file)"));
+	verify_with(KEY, &p);
+	assert_int_equal(p.n, 1);
+	expect_problem(&p, 0, "2099-01-01.jsonl", 0, "is a FIFO (not a regular file)");
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(symlink("/etc/passwd", path), 0);
+	assert_int_equal(try_open(&d), -EBADMSG);
+	assert_non_null(strstr(d.msg, "is a symbolic link"));
+	verify_with(KEY, &p);
+	expect_problem(&p, 0, "2099-01-01.jsonl", 0, "is a symbolic link (not a regular file)");
+	assert_int_equal(unlink(path), 0);
+	path_in(path, sizeof(path), "state.json");
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(try_open(&d), -EBADMSG);
+	assert_non_null(strstr(d.msg, "is a FIFO"));
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(try_open(&d), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1208,6 +1494,11 @@ int main(void)
 						teardown),
 		cmocka_unit_test(test_hmac_member_positions),
 		cmocka_unit_test_setup_teardown(test_read, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_writer_refuses_broken_end, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_writer_checks_appends_by_others, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_writer_window_two_files, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_writer_refuses_odd_entries, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

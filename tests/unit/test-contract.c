@@ -574,9 +574,11 @@ static void test_index_layers(void **state)
 
 	mkdir_tmp("user/contracts");
 	mkdir_tmp("repo/contracts");
-	write_file("user/contracts/claude.yaml", "binary: user-claude\n", 0644);
-	write_file("user/contracts/extra.yaml", "binary: extra\n", 0644);
-	write_file("repo/contracts/claude.yaml", "binary: repo-claude\n", 0644);
+	write_file("user/contracts/claude.yaml", "binary: user-claude\nrequired_flags: [-p]\n",
+		   0644);
+	write_file("user/contracts/extra.yaml", "binary: extra\nrequired_flags: [-p]\n", 0644);
+	write_file("repo/contracts/claude.yaml", "binary: repo-claude\nrequired_flags: [-p]\n",
+		   0644);
 	write_file("repo/contracts/.hidden.yaml", "garbage: [", 0644);
 	write_file("repo/contracts/notes.txt", "not a contract", 0644);
 	(void)snprintf(user, sizeof(user), "%s/user", tmp);
@@ -606,6 +608,20 @@ static void test_index_layers(void **state)
 	assert_int_equal(contract_index_load(contract_index_find(idx, "claude"), &c, &d), 0);
 	assert_string_equal(c->binary, "user-claude");
 	c = contract_free(c);
+	idx = contract_index_free(idx);
+
+	/* an empty override (or one pinning nothing) would switch drift
+	 * checking off: refused */
+	write_file("repo/contracts/claude.yaml", "", 0644);
+	assert_int_equal(contract_index_build(user, repo, &idx, &d), 0);
+	assert_int_equal(contract_index_load(contract_index_find(idx, "claude"), &c, &d), -EINVAL);
+	assert_null(c);
+	assert_non_null(strstr(d.msg, "pins no required_flags or required_subcommands"));
+	idx = contract_index_free(idx);
+	write_file("repo/contracts/claude.yaml", "binary: claude\nrequired_subcommands: []\n",
+		   0644);
+	assert_int_equal(contract_index_build(user, repo, &idx, &d), 0);
+	assert_int_equal(contract_index_load(contract_index_find(idx, "claude"), &c, &d), -EINVAL);
 	idx = contract_index_free(idx);
 
 	/* a broken override is reported with its position when loaded */

@@ -6,7 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -159,12 +162,132 @@ static void test_rmtree_beneath(void **state)
 	assert_int_equal(rmdir(outside), 0);
 }
 
+/* open_regular() and read_file_capped() never block on, read or even open
+ * what is not a regular file, and name what it is. */
+static void test_open_regular_refuses_other_types(void **state)
+{
+	char fifo[128], reg[128], link[128], sock[128], *data = NULL;
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	size_t len = 0;
+	int fd, s, wfd;
+
+	(void)state;
+	(void)snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	(void)snprintf(reg, sizeof(reg), "%s/reg", dir);
+	(void)snprintf(link, sizeof(link), "%s/link", dir);
+	(void)snprintf(sock, sizeof(sock), "%s/sock", dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	touch(reg, "data");
+	assert_int_equal(symlink(reg, link), 0);
+
+	/* a FIFO without a writer: no hang, for reading and writing */
+	assert_int_equal(read_file_capped(fifo, 100, &data, &len), -ESPIPE);
+	assert_int_equal(open_regular(fifo, O_RDONLY, 0), -ESPIPE);
+	assert_int_equal(open_regular(fifo, O_WRONLY | O_APPEND, 0), -ESPIPE);
+	assert_int_equal(open_regular(fifo, O_WRONLY | O_CREAT, 0600), -ESPIPE);
+	/* ... and with a writer holding it open */
+	wfd = open(fifo, O_RDWR | O_CLOEXEC);
+	assert_true(wfd >= 0);
+	assert_int_equal(read_file_capped(fifo, 100, &data, &len), -ESPIPE);
+	(void)close(wfd);
+	assert_string_equal(file_strerror(-ESPIPE), "is a FIFO (not a regular file)");
+
+	/* devices: /dev/zero would never end, /dev/null is not a file */
+	assert_int_equal(read_file_capped("/dev/zero", 100, &data, &len), -ENOTTY);
+	assert_int_equal(open_regular("/dev/null", O_RDONLY, 0), -ENOTTY);
+	assert_string_equal(file_strerror(-ENOTTY), "is a character device (not a regular file)");
+
+	/* a directory, a socket */
+	assert_int_equal(open_regular(dir, O_RDONLY, 0), -EISDIR);
+	assert_true(strlen(sock) < sizeof(sa.sun_path));
+	memcpy(sa.sun_path, sock, strlen(sock) + 1);
+	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(s >= 0);
+	assert_int_equal(bind(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(read_file_capped(sock, 100, &data, &len), -ENXIO);
+	assert_string_equal(file_strerror(-ENXIO), "is a socket (not a regular file)");
+	(void)close(s);
+	assert_string_equal(file_strerror(-ENOENT), strerror(ENOENT));
+
+	/* a symlink to a regular file is followed, unless O_NOFOLLOW */
+	assert_int_equal(read_file_capped(link, 100, &data, &len), 0);
+	assert_string_equal(data, "data");
+	free(data);
+	assert_int_equal(open_regular(link, O_RDONLY | O_NOFOLLOW, 0), -ELOOP);
+
+	/* a regular file: opened blocking, close-on-exec */
+	fd = open_regular(reg, O_RDONLY, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(fcntl(fd, F_GETFL) & O_NONBLOCK, 0);
+	assert_int_equal(fcntl(fd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+	(void)close(fd);
+	/* O_CREAT makes a missing one */
+	(void)unlink(reg);
+	fd = open_regular(reg, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	(void)close(fd);
+
+	assert_int_equal(unlink(fifo), 0);
+	assert_int_equal(unlink(reg), 0);
+	assert_int_equal(unlink(link), 0);
+	assert_int_equal(unlink(sock), 0);
+}
+
+/* The end of a file, however large; what is not a regular file is refused. */
+static void test_read_file_tail(void **state)
+{
+	char path[128], fifo[128], *data = NULL;
+	size_t len = 0;
+
+	(void)state;
+	(void)snprintf(path, sizeof(path), "%s/tail", dir);
+	(void)snprintf(fifo, sizeof(fifo), "%s/tail-fifo", dir);
+	touch(path, "0123456789");
+	assert_int_equal(read_file_tail(path, 4, &data, &len), 0);
+	assert_int_equal(len, 4);
+	assert_string_equal(data, "6789");
+	free(data);
+	assert_int_equal(read_file_tail(path, 100, &data, &len), 0);
+	assert_string_equal(data, "0123456789");
+	free(data);
+	touch(path, "");
+	assert_int_equal(read_file_tail(path, 4, &data, &len), 0);
+	assert_int_equal(len, 0);
+	assert_string_equal(data, "");
+	free(data);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_int_equal(read_file_tail(fifo, 4, &data, &len), -ESPIPE);
+	assert_int_equal(read_file_tail("/dev/zero", 4, &data, &len), -ENOTTY);
+	assert_int_equal(unlink(fifo), 0);
+	assert_int_equal(unlink(path), 0);
+}
+
+/* A pipe that never ends is cut off at the cap. */
+static void test_read_fd_capped_pipe(void **state)
+{
+	char buf[4096], *data = NULL;
+	size_t len = 0;
+	int p[2];
+
+	(void)state;
+	memset(buf, 'x', sizeof(buf));
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	assert_int_equal(write(p[1], buf, sizeof(buf)), (ssize_t)sizeof(buf));
+	assert_int_equal(close(p[1]), 0);
+	assert_int_equal(read_fd_capped(p[0], 100, &data, &len), -EFBIG);
+	assert_null(data);
+	assert_int_equal(close(p[0]), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_atomic_write_and_capped_read),
 		cmocka_unit_test(test_mkdir_p),
 		cmocka_unit_test(test_rmtree_beneath),
+		cmocka_unit_test(test_open_regular_refuses_other_types),
+		cmocka_unit_test(test_read_fd_capped_pipe),
+		cmocka_unit_test(test_read_file_tail),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

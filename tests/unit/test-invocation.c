@@ -1,6 +1,6 @@
 /* adapter/invocation.h: the plan built from a profile and a request (every
  * rule), the sampling gate, credential names, session-id derivation and
- * redaction. Shipped profiles come from the embedded catalogue; the rest
+ * the secrets a caller redacts. Shipped profiles come from the embedded catalogue; the rest
  * are written inline. */
 #include <errno.h>
 #include <fcntl.h>
@@ -1159,6 +1159,19 @@ static void test_modules(void **state)
 	assert_int_equal(json_integer_value(json_object_get(j, "top_k")), 3);
 	assert_string_equal(json_string_value(json_object_get(j, "api_key_env")), "GATEWAY_KEY");
 	assert_int_equal(json_integer_value(json_object_get(j, "timeout_seconds")), 60);
+	/* no sandbox asked: none named; no git access: none granted */
+	assert_null(json_object_get(j, "sandbox_provider"));
+	assert_null(json_object_get(j, "allow_git_dir"));
+	json_decref(j);
+	invocation_plan_release(&plan);
+
+	/* a task run under sandbox: landlock: the runner learns its tier */
+	req_init(&r, shipped("openai_agents"), "write hello.txt");
+	r.model = "gpt-4o-mini";
+	r.sandbox = "landlock";
+	assert_int_equal(build(&r, &plan, &d), 0);
+	j = json_loads(file_of(&plan, "manifest.json")->content, 0, NULL);
+	assert_string_equal(json_string_value(json_object_get(j, "sandbox_provider")), "landlock");
 	json_decref(j);
 	invocation_plan_release(&plan);
 
@@ -1215,23 +1228,54 @@ static void test_every_shipped_profile(void **state)
 	assert_true(n >= 39);
 }
 
-static void test_redact(void **state)
+/* plan->secrets: every value of the agent's environment that holds a secret
+ * (a profile's pass-through keys and tokens, bernstein's own hook secrets, a
+ * name the host allows), not the other values; a value too short to look
+ * for is named in a warning. */
+static void test_secrets_complete(void **state)
 {
-	struct strvec sec = STRVEC_INIT;
-	struct sbuf out = SBUF_INIT(SIZE_MAX);
-	const char line[] = "key=sk-ant-123 and sk-ant-1234 end sk";
+	static const char *env[] = {
+		"PATH=/usr/bin:/bin",
+		"HOME=/home/user",
+		"AMP_API_KEY=amp-secret-value",
+		"SRC_ACCESS_TOKEN=src-token-value",
+		"SRC_ENDPOINT=https://sourcegraph.example",
+		"GOOGLE_CLOUD_PROJECT=my-project-name",
+		"SHORT_TOKEN=abc",
+		"CUSTOM_GW=custom-gateway-value",
+		"BERNSTEIN_ALLOWED_API_KEY_ENVS=CUSTOM_GW",
+		"BERNSTEIN_AUTH_TOKEN=bernstein-auth-value",
+		"BERNSTEIN_HOOK_SECRET=bernstein-hook-value",
+		"CANARY_SECRET=hunter2-canary",
+		NULL,
+	};
+	struct profile *p =
+		load("keys", "name: keys\ndisplay_name: K\nshape: factory\n"
+			     "invocation:\n  binary: keys-agent\n"
+			     "  prompt_positional: true\n"
+			     "  env_passthrough: [AMP_API_KEY, SRC_ACCESS_TOKEN, SRC_ENDPOINT,"
+			     " GOOGLE_CLOUD_PROJECT, SHORT_TOKEN, CUSTOM_GW]\n");
+	struct invocation_request r;
+	struct invocation_plan plan;
+	struct diag d;
 
 	(void)state;
-	strvec_push(&sec, "sk-ant-123");
-	strvec_push(&sec, "sk-ant-1234");
-	strvec_push(&sec, "sk"); /* too short to look for */
-	assert_int_equal(invocation_redact(&sec, line, strlen(line), &out), 0);
-	assert_string_equal(out.buf, "key=[REDACTED] and [REDACTED] end sk");
-	sbuf_reset(&out);
-	assert_int_equal(invocation_redact(NULL, line, strlen(line), &out), 0);
-	assert_string_equal(out.buf, line);
-	sbuf_release(&out);
-	strvec_clear(&sec);
+	req_init(&r, p, "hi");
+	r.host_env = env;
+	assert_int_equal(build(&r, &plan, &d), 0);
+	assert_true(idx(&plan.secrets, "amp-secret-value") >= 0);
+	assert_true(idx(&plan.secrets, "src-token-value") >= 0);
+	assert_true(idx(&plan.secrets, "custom-gateway-value") >= 0);
+	assert_true(idx(&plan.secrets, "bernstein-auth-value") >= 0);
+	assert_true(idx(&plan.secrets, "bernstein-hook-value") >= 0);
+	assert_true(idx(&plan.secrets, "https://sourcegraph.example") < 0);
+	assert_true(idx(&plan.secrets, "my-project-name") < 0);
+	assert_true(idx(&plan.secrets, "/usr/bin:/bin") < 0);
+	assert_true(idx(&plan.secrets, "hunter2-canary") < 0); /* not given to the agent */
+	assert_true(idx(&plan.secrets, "abc") < 0);
+	assert_true(warned(&plan, "the value of 'SHORT_TOKEN' is shorter than 8 bytes"));
+	invocation_plan_release(&plan);
+	profile_free(p);
 }
 
 int main(void)
@@ -1256,7 +1300,7 @@ int main(void)
 		cmocka_unit_test(test_model_and_binary),
 		cmocka_unit_test(test_modules),
 		cmocka_unit_test(test_every_shipped_profile),
-		cmocka_unit_test(test_redact),
+		cmocka_unit_test(test_secrets_complete),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

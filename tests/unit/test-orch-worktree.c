@@ -1010,6 +1010,132 @@ static void test_worktree_remove_clean_and_branches(void **state)
 	free(wt2);
 }
 
+/* The content of path (caller frees), or NULL. */
+static char *slurp(const char *path)
+{
+	char *buf = calloc(1, 8192);
+	FILE *fp = fopen(path, "re");
+
+	assert_non_null(buf);
+	if (!fp) {
+		free(buf);
+		return NULL;
+	}
+	if (fread(buf, 1, 8191, fp) == 0)
+		buf[0] = '\0';
+	(void)fclose(fp);
+	return buf;
+}
+
+/* Trees an agent wrote: with the trusted repository named in env, git runs
+ * with the git directory bernstein knows, never the tree's own pointer, and
+ * what the agent changed there is put back. */
+static void test_agent_trees(void **state)
+{
+	FX;
+	struct strvec env = STRVEC_INIT, v = STRVEC_INIT;
+	struct diag d = {0};
+	char *wt = fpath(f, "repo/.bernstein/worktrees/s1");
+	char *gitfile = fpath(f, "repo/.bernstein/worktrees/s1/.git");
+	char *other = fpath(f, "repo/other");
+	char *c1 = fpath(f, "repo/.bernstein/worktrees/c1");
+	char *c1cfg = fpath(f, "repo/.bernstein/worktrees/c1/.git/config");
+	char *target = fpath(f, "target.txt");
+	char want[2 * PATH_MAX], *got;
+	bool committed = false;
+	struct stat st;
+
+	strvec_pushv(&env, f->env.v);
+	strvec_pushf(&env, "%s=%s", WORKTREE_GIT_REPO_ENV, f->repo);
+	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, env.v, NULL, &d), 0);
+	(void)snprintf(want, sizeof(want), "gitdir: %s/.git/worktrees/s1\n", f->repo);
+
+	/* the .git file swapped for another repository: never read, put back */
+	shrun(f, wt,
+	      "git init -q --bare ../evil.git && echo swapped > a.txt && "
+	      "printf 'gitdir: %s\\n' \"$PWD/../evil.git\" > .git");
+	assert_int_equal(worktree_changes(wt, env.v, &v, &d), 0);
+	assert_int_equal(v.nr, 1);
+	assert_string_equal(v.v[0], "a.txt");
+	strvec_clear(&v);
+	got = slurp(gitfile);
+	assert_non_null(got);
+	assert_string_equal(got, want);
+	free(got);
+
+	/* .git replaced by a directory: the work is committed where it belongs */
+	shrun(f, wt, "rm .git && git init -q . && echo dir > d.txt");
+	assert_int_equal(worktree_commit_all(wt, "m", &ident, env.v, &committed, &d), 0);
+	assert_true(committed);
+	assert_int_equal(lstat(gitfile, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_out(f, f->repo, "git log -1 --format=%s bernstein/s1", "m");
+	assert_out(f, f->repo, "git show bernstein/s1:d.txt", "dir");
+	assert_out(f, f->repo, "git show bernstein/s1:a.txt", "swapped");
+	/* a symlink in its place (to a file that must stay as it is) */
+	shrun(f, f->root, "echo keep > target.txt");
+	assert_int_equal(unlink(gitfile), 0);
+	assert_int_equal(symlink(target, gitfile), 0);
+	assert_int_equal(worktree_changes(wt, env.v, &v, &d), 0);
+	strvec_clear(&v);
+	assert_int_equal(lstat(gitfile, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	got = slurp(target);
+	assert_string_equal(got, "keep\n");
+	free(got);
+	/* and git worktree remove, which reads the pointer itself, works */
+	shrun(f, wt, "printf 'gitdir: /nonexistent\\n' > .git");
+	assert_int_equal(worktree_remove(f->repo, wt, false, NULL, env.v, &d), 0);
+	assert_false(exists(wt));
+
+	/* a directory that claims a worktree's git directory but is none */
+	shrun(f, f->repo, "mkdir -p other && echo x > other/x.txt");
+	shrun(f, other, "printf 'gitdir: %s/.git\\n' \"$(cd .. && pwd)\" > .git");
+	assert_int_equal(worktree_changes(other, env.v, &v, &d), -EPERM);
+	assert_non_null(strstr(d.msg, "neither a worktree"));
+	assert_int_equal(v.nr, 0);
+
+	/* a clone: its config is bernstein's from the start and stays so */
+	assert_int_equal(worktree_clone_add(f->repo, c1, "bernstein/c1", f->base, env.v, NULL, &d),
+			 0);
+	got = slurp(c1cfg);
+	assert_non_null(got);
+	assert_non_null(strstr(got, "repositoryformatversion = 0"));
+	assert_null(strstr(got, "[remote"));
+	free(got);
+	shrun(f, c1,
+	      "echo c > c.txt && printf '[core]\\n\\tfsmonitor = evil\\n"
+	      "[include]\\n\\tpath = /evil\\n' >> .git/config");
+	assert_int_equal(worktree_changes(c1, env.v, &v, &d), 0);
+	assert_int_equal(v.nr, 1);
+	strvec_clear(&v);
+	got = slurp(c1cfg);
+	assert_null(strstr(got, "evil"));
+	free(got);
+	/* the config a symlink to a file outside: replaced, the file untouched */
+	assert_int_equal(unlink(c1cfg), 0);
+	assert_int_equal(symlink(target, c1cfg), 0);
+	assert_int_equal(worktree_commit_all(c1, "c", &ident, env.v, &committed, &d), 0);
+	assert_true(committed);
+	assert_int_equal(lstat(c1cfg, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	got = slurp(target);
+	assert_string_equal(got, "keep\n");
+	free(got);
+	/* a commondir: refused */
+	shrun(f, c1, "printf '%s/.git\\n' \"$(cd ../../.. && pwd)\" > .git/commondir");
+	assert_int_equal(worktree_changes(c1, env.v, &v, &d), -EPERM);
+	assert_non_null(strstr(d.msg, "commondir"));
+
+	strvec_clear(&env);
+	free(wt);
+	free(gitfile);
+	free(other);
+	free(c1);
+	free(c1cfg);
+	free(target);
+}
+
 static void test_worktree_changes(void **state)
 {
 	FX;
@@ -1564,6 +1690,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_worktree_remove_clean_and_branches, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_worktree_changes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_agent_trees, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_commit_all, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_commits_between_and_changed_files, setup,
 						teardown),

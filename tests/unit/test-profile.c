@@ -478,7 +478,8 @@ static const char mini_canonical[] =
 	"\"prompt_positional\":true,\"subcommands\":[]},\"models\":{},\"name\":\"mini\","
 	"\"runtime\":{\"dangerous\":{\"args\":[],\"env\":{}},\"endpoint\":{\"args\":[],"
 	"\"default_model\":null,\"env\":{},\"files\":[],\"model\":\"{model}\"},\"env\":{},"
-	"\"events\":{\"dialect\":null},\"files\":[],\"home\":\"inherit\",\"hooks\":null,"
+	"\"events\":{\"dialect\":null},\"files\":[],\"git_dir\":\"refused\","
+	"\"home\":\"inherit\",\"hooks\":null,"
 	"\"long_prompt\":null,\"resume\":null,\"session_id\":null},\"shape\":\"factory\","
 	"\"strategy\":null,"
 	"\"version_args\":[\"--version\"]}";
@@ -658,6 +659,27 @@ static void test_validation_messages(void **state)
 			   "invocation: {binary: x, prompt_flag: -p, prompt_file_flag: --file}\n");
 	assert_non_null(strstr(d.msg, "field 'invocation.prompt_file_flag': the prompt can have "
 				      "only one delivery"));
+	/* runtime.git_dir: refused (the default) or allowed, and allowed only
+	 * where bernstein's own file tools are what it lifts */
+	{
+		struct profile *g = load("x", "name: x\ndisplay_name: X\nshape: module\n"
+					      "invocation: {binary: x, prompt_positional: true}\n"
+					      "runtime: {git_dir: allowed}\n");
+
+		assert_int_equal(g->runtime.git_dir, GIT_DIR_ALLOWED);
+		assert_non_null(
+			strstr(profile_canonical_bytes(g, NULL), "\"git_dir\":\"allowed\""));
+		(void)profile_free(g);
+	}
+	d = load_fail("x", "name: x\ndisplay_name: X\nshape: factory\n"
+			   "invocation: {binary: x, prompt_positional: true}\n"
+			   "runtime: {git_dir: allowed}\n");
+	assert_int_equal(d.line, 5);
+	assert_non_null(strstr(d.msg, "field 'runtime.git_dir': 'allowed' lifts a refusal"));
+	d = load_fail("x", "name: x\ndisplay_name: X\nshape: module\n"
+			   "invocation: {binary: x, prompt_positional: true}\n"
+			   "runtime: {git_dir: yes}\n");
+	assert_non_null(strstr(d.msg, "unknown value 'yes' (expected one of: refused, allowed)"));
 	/* a lone '-' is the stdin marker of long_prompt only */
 	(void)profile_free(load("x", "name: x\ndisplay_name: X\nshape: factory\n"
 				     "invocation: {binary: x, prompt_positional: true}\n"

@@ -75,6 +75,7 @@ static void test_minimal_defaults(void **state)
 	assert_null(m->api_key_env);
 	assert_null(m->heartbeat_dir);
 	assert_false(m->has_allow_run_command);
+	assert_false(m->allow_git_dir);
 	assert_false(m->has_max_turns);
 	assert_true(m->stream);
 	runner_manifest_free(m);
@@ -91,6 +92,7 @@ static void test_all_fields(void **state)
 		" \"tool_source\": \"builtin\", \"temperature\": 0.5, \"top_p\": 1, \"top_k\": 40,"
 		" \"base_url\": \"http://127.0.0.1:9/v1///\", \"api_key_env\": \"GROQ_API_KEY\","
 		" \"heartbeat_dir\": \"/tmp/hb\", \"allow_run_command\": false, \"max_turns\": 3,"
+		" \"allow_git_dir\": true,"
 		" \"stream\": false, \"mcp_servers\": {\"fs\": {\"command\": \"npx\", \"args\": "
 		"[\"-y\", \"x\"],"
 		" \"env\": {\"A\": \"1\"}, \"cwd\": \"/w\"}, \"other\": {\"type\": \"stdio\", "
@@ -118,6 +120,7 @@ static void test_all_fields(void **state)
 	assert_string_equal(m->heartbeat_dir, "/tmp/hb");
 	assert_true(m->has_allow_run_command);
 	assert_false(m->allow_run_command);
+	assert_true(m->allow_git_dir);
 	assert_true(m->has_max_turns);
 	assert_int_equal(m->max_turns, 3);
 	assert_false(m->stream);
@@ -213,6 +216,8 @@ static void test_types(void **state)
 		  "field 'max_turns': expected an integer");
 	parse_bad("{" BASE ", \"allow_run_command\": 1}", -EINVAL,
 		  "field 'allow_run_command': expected true or false, got an integer");
+	parse_bad("{" BASE ", \"allow_git_dir\": \"yes\"}", -EINVAL,
+		  "field 'allow_git_dir': expected true or false, got a string");
 	parse_bad("{" BASE ", \"stream\": \"yes\"}", -EINVAL, "field 'stream'");
 	parse_bad("{" BASE ", \"api_key_env\": \"\"}", -EINVAL,
 		  "field 'api_key_env': must not be empty");

@@ -3,6 +3,7 @@
  * stay inside the workdir; the legitimate ones must work), a symlink swapped
  * in and out by a racing thread while the tools run thousands of times, and
  * a restricted-exec corpus. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -25,6 +26,7 @@
 
 #include "runner/rexec.h"
 #include "runner/tools.h"
+#include "util/beneath.h"
 #include "util/sbuf.h"
 
 /* Paths here are short temp paths; the buffers are PATH_MAX-sized. */
@@ -32,7 +34,8 @@
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 #endif
 
-#define SECRET "TOP-SECRET-OUTSIDE"
+#define SECRET	   "TOP-SECRET-OUTSIDE"
+#define GIT_CONFIG "[core]\n\tbare = false\n"
 
 static char root[PATH_MAX], work[PATH_MAX], outside[PATH_MAX];
 static struct tools *tools;
@@ -100,6 +103,30 @@ static int setup(void **state)
 	link_in("/proc/self/root", "link_proc");
 	link_in("../..", "sub/up");
 	link_in("../a.txt", "sub/up_ok");
+	/* git's and bernstein's metadata: a repository, a nested one, a linked
+	 * worktree's .git file, bernstein's state, and links into them */
+	(void)snprintf(p, sizeof(p), "%s/.git", work);
+	(void)mkdir(p, 0755);
+	put(p, "config", GIT_CONFIG);
+	(void)snprintf(p, sizeof(p), "%s/.git/hooks", work);
+	(void)mkdir(p, 0755);
+	(void)snprintf(p, sizeof(p), "%s/nested", work);
+	(void)mkdir(p, 0755);
+	(void)snprintf(p, sizeof(p), "%s/nested/.git", work);
+	(void)mkdir(p, 0755);
+	put(p, "config", GIT_CONFIG);
+	(void)snprintf(p, sizeof(p), "%s/linked", work);
+	(void)mkdir(p, 0755);
+	put(p, ".git", "gitdir: /elsewhere/.git/worktrees/linked\n");
+	(void)snprintf(p, sizeof(p), "%s/.bernstein", work);
+	(void)mkdir(p, 0755);
+	put(p, "state.db", "STATE\n");
+	put(work, ".gitignore", "*.o\n");
+	link_in(".git", "gx");
+	link_in(".git/config", "gcfg");
+	link_in("nested/.git", "gnested");
+	link_in(".bernstein", "gbern");
+	link_in("gx", "gx2");
 	(void)snprintf(p, sizeof(p), "%s/fifo", work);
 	if (mkfifo(p, 0644) < 0)
 		return -1;
@@ -286,6 +313,8 @@ static void test_escapes_read(void **state)
 	read_denied("sub", "is a directory");
 	read_denied("missing.txt", "No such file");
 	read_denied("link_in/", "Not a directory");
+	/* a second name of a file may lie outside: it is not followed out */
+	read_denied("hard", "more than one hard link");
 	read_denied("~/.bashrc", "No such file"); /* no tilde expansion */
 }
 
@@ -739,6 +768,291 @@ static void test_run_command_withheld(void **state)
 	assert_int_equal(tools_open(&tc, &t, &d), -ENOENT);
 }
 
+/* ---- .git and .bernstein ---------------------------------------------------- */
+
+static void test_git_names(void **state)
+{
+	static const char *const git[] = {
+		".git",
+		".GIT",
+		".Git",
+		".gIT",
+		".git.",
+		".git ",
+		".git. . ",
+		".git::$INDEX_ALLOCATION",
+		"git~1",
+		"GIT~1",
+		".g\xe2\x80\x8cit",
+		"\xef\xbb\xbf.git",
+		".git\xe2\x80\x8f",
+		NULL,
+	};
+	static const char *const not_git[] = {
+		"git",	 ".gitignore", ".gitattributes", ".gitmodules",
+		"x.git", ".git2",      "git~2",		 ".gi",
+		"",	 "..git",      ".g it",		 ".bernstein",
+		NULL,
+	};
+	static const char *const bern[] = {
+		".bernstein", ".BERNSTEIN", ".bernstein.", "bernst~1", ".bern\xe2\x80\x8dstein",
+		NULL};
+	static const char *const not_bern[] = {".bernstein-write-1", "bernstein", ".bernsteins",
+					       ".git", NULL};
+	struct diag d = {0};
+	size_t i;
+
+	(void)state;
+	for (i = 0; git[i]; i++)
+		if (!beneath_is_git_name(git[i], strlen(git[i])))
+			fail_msg("'%s' is not taken for .git", git[i]);
+	for (i = 0; not_git[i]; i++)
+		if (beneath_is_git_name(not_git[i], strlen(not_git[i])))
+			fail_msg("'%s' is taken for .git", not_git[i]);
+	for (i = 0; bern[i]; i++)
+		assert_true(beneath_is_bernstein_name(bern[i], strlen(bern[i])));
+	for (i = 0; not_bern[i]; i++)
+		assert_false(beneath_is_bernstein_name(not_bern[i], strlen(not_bern[i])));
+	assert_int_equal(beneath_check_names("a/.GIT/b", 8, BENEATH_NO_GIT, &d), -EPERM);
+	assert_non_null(strstr(d.msg, "git directory"));
+	assert_int_equal(beneath_check_names("a/.GIT/b", 8, BENEATH_NO_BERNSTEIN, &d), 0);
+	assert_int_equal(beneath_check_names("x/.bernstein", 12, BENEATH_NO_BERNSTEIN, &d), -EPERM);
+	assert_int_equal(beneath_check_names(".gitignore", 10, BENEATH_NO_GIT, &d), 0);
+}
+
+static void file_is(const char *rel, const char *want)
+{
+	char p[PATH_MAX * 2], buf[256] = {0};
+	FILE *f;
+
+	(void)snprintf(p, sizeof(p), "%s/%s", work, rel);
+	f = fopen(p, "re");
+	assert_non_null(f);
+	(void)!fread(buf, 1, sizeof(buf) - 1, f);
+	(void)fclose(f);
+	assert_string_equal(buf, want);
+}
+
+static bool exists_in_work(const char *rel)
+{
+	char p[PATH_MAX * 2];
+	struct stat st;
+
+	(void)snprintf(p, sizeof(p), "%s/%s", work, rel);
+	return lstat(p, &st) == 0;
+}
+
+static void test_git_dir_refused(void **state)
+{
+	static const char *const git_paths[] = {
+		".git/config",
+		".git",
+		".git/",
+		"./.git/config",
+		".GIT/config",
+		".git./config",
+		"git~1/config",
+		".g\xe2\x80\x8cit/config",
+		"sub/../.git/config",
+		"a.txt/../.git/config",
+		"gx/config",
+		"gx2/config",
+		"gcfg",
+		"gnested/config",
+		"nested/.git/config",
+		"linked/.git",
+		NULL,
+	};
+	static const char *const bern_paths[] = {".bernstein/state.db", "gbern/state.db",
+						 ".BERNSTEIN/state.db", NULL};
+	struct sbuf args = SBUF_INIT(SIZE_MAX);
+	struct tool_outcome o;
+	size_t i;
+
+	(void)state;
+	for (i = 0; git_paths[i]; i++) {
+		read_denied(git_paths[i], "inside a git directory");
+		sbuf_reset(&args);
+		(void)sbuf_addf(&args, "{\"path\": \"%s\", \"content\": \"[core] fsmonitor = x\"}",
+				git_paths[i]);
+		o = call("write_file", args.buf);
+		if (o.ok || !strstr(o.output, "inside a git directory"))
+			fail_msg("write_file %s: %s", git_paths[i], o.output);
+		tool_outcome_release(&o);
+		sbuf_reset(&args);
+		(void)sbuf_addf(&args, "{\"path\": \"%s\"}", git_paths[i]);
+		o = call("list_dir", args.buf);
+		assert_false(o.ok);
+		tool_outcome_release(&o);
+	}
+	for (i = 0; bern_paths[i]; i++)
+		read_denied(bern_paths[i], ".bernstein");
+	/* new files and directories through a link into .git: nothing created */
+	o = call("write_file", "{\"path\": \"gx/hooks/pre-commit\", \"content\": \"x\"}");
+	assert_false(o.ok);
+	tool_outcome_release(&o);
+	o = call("write_file", "{\"path\": \"gx/newdir/f\", \"content\": \"x\"}");
+	assert_false(o.ok);
+	tool_outcome_release(&o);
+	o = call("write_file", "{\"path\": \"gbern/new.db\", \"content\": \"x\"}");
+	assert_false(o.ok);
+	tool_outcome_release(&o);
+	assert_false(exists_in_work(".git/hooks/pre-commit"));
+	assert_false(exists_in_work(".git/newdir"));
+	assert_false(exists_in_work(".bernstein/new.db"));
+	file_is(".git/config", GIT_CONFIG);
+	file_is("nested/.git/config", GIT_CONFIG);
+	file_is(".bernstein/state.db", "STATE\n");
+	/* the listing does not show them; files named like them are files */
+	o = call("list_dir", "{}");
+	assert_true(o.ok);
+	assert_null(strstr(o.output, ".git/"));
+	assert_null(strstr(o.output, ".bernstein"));
+	assert_non_null(strstr(o.output, ".gitignore\n"));
+	assert_non_null(strstr(o.output, "gx\n")); /* the link's own name */
+	tool_outcome_release(&o);
+	o = call("list_dir", "{\"path\": \"nested\"}");
+	assert_true(o.ok);
+	assert_string_equal(o.output, "");
+	tool_outcome_release(&o);
+	read_ok(".gitignore", "*.o");
+	o = call("write_file", "{\"path\": \".gitignore\", \"content\": \"*.a\\n\"}");
+	assert_true(o.ok);
+	tool_outcome_release(&o);
+	read_ok(".gitignore", "*.a");
+	sbuf_release(&args);
+}
+
+static void test_git_dir_allowed(void **state)
+{
+	struct tools_config tc = {0};
+	struct tools *t = NULL;
+	struct tool_outcome o = {0};
+	struct diag d = {0};
+
+	(void)state;
+	tc.workdir = work;
+	tc.allow_git_dir = true;
+	assert_int_equal(tools_open(&tc, &t, &d), 0);
+	assert_int_equal(tools_call(t, "read_file", "{\"path\": \"gx/config\"}", &o), 0);
+	assert_true(o.ok);
+	assert_string_equal(o.output, GIT_CONFIG);
+	tool_outcome_release(&o);
+	assert_int_equal(tools_call(t, "write_file",
+				    "{\"path\": \".git/description\", \"content\": \"d\\n\"}", &o),
+			 0);
+	assert_true(o.ok);
+	tool_outcome_release(&o);
+	file_is(".git/description", "d\n");
+	assert_int_equal(tools_call(t, "list_dir", "{}", &o), 0);
+	assert_non_null(strstr(o.output, ".git/\n"));
+	assert_null(strstr(o.output, ".bernstein"));
+	tool_outcome_release(&o);
+	/* bernstein's own state stays refused */
+	assert_int_equal(tools_call(t, "read_file", "{\"path\": \".bernstein/state.db\"}", &o), 0);
+	assert_false(o.ok);
+	tool_outcome_release(&o);
+	t = tools_free(t);
+}
+
+/* ---- run_command leaves nothing behind ----------------------------------- */
+
+/* Processes whose argv holds marker (read from /proc/PID/cmdline). */
+static unsigned marked(const char *marker)
+{
+	struct dirent *de;
+	unsigned n = 0;
+	DIR *d = opendir("/proc");
+
+	assert_non_null(d);
+	while ((de = readdir(d)) != NULL) {
+		char p[300], buf[4096];
+		ssize_t len, i;
+		int fd;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		(void)snprintf(p, sizeof(p), "/proc/%s/cmdline", de->d_name);
+		fd = open(p, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		len = read(fd, buf, sizeof(buf) - 1);
+		(void)close(fd);
+		if (len <= 0)
+			continue;
+		for (i = 0; i < len; i++)
+			if (buf[i] == '\0')
+				buf[i] = ' ';
+		buf[len] = '\0';
+		if (strstr(buf, marker))
+			n++;
+	}
+	(void)closedir(d);
+	return n;
+}
+
+static off_t size_of(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? st.st_size : -1;
+}
+
+static void test_run_command_reaps(void **state)
+{
+	static const char *const env[] = {"PATH=/usr/bin:/bin", NULL};
+	const char *fake = getenv("FAKE_AGENT");
+	struct tools_config tc = {0};
+	struct tools *t = NULL;
+	struct tool_outcome o = {0};
+	struct diag d = {0};
+	char dir[PATH_MAX], path_env[PATH_MAX + 32], beat[PATH_MAX * 2], args[PATH_MAX * 3];
+	struct timespec ts = {0, 100 * 1000000};
+	const char *slash;
+	off_t before;
+
+	(void)state;
+	if (!fake || !(slash = strrchr(fake, '/'))) {
+		skip();
+		return;
+	}
+	(void)snprintf(dir, sizeof(dir), "%.*s", (int)(slash - fake), fake);
+	(void)snprintf(path_env, sizeof(path_env), "%s:/usr/bin:/bin", dir);
+	tc.workdir = work;
+	tc.allow_run_command = true;
+	tc.path_env = path_env;
+	tc.cmd_env = env;
+	tc.cmd_timeout_ms = 1000;
+	assert_int_equal(tools_open(&tc, &t, &d), 0);
+
+	/* a double fork, setsid, TERM ignored: gone when the tool returns */
+	(void)snprintf(beat, sizeof(beat), "%s/beat-ended", root);
+	(void)snprintf(args, sizeof(args), "{\"argv\": [\"fake-agent\", \"daemon\", \"%s\"]}",
+		       beat);
+	assert_int_equal(tools_call(t, "run_command", args, &o), 0);
+	assert_true(o.ok);
+	tool_outcome_release(&o);
+	assert_int_equal(marked(beat), 0);
+	before = size_of(beat);
+	(void)nanosleep(&ts, NULL); /* observing: the file no longer grows */
+	assert_true(size_of(beat) == before);
+
+	/* the same from a command that is killed at its timeout */
+	(void)snprintf(beat, sizeof(beat), "%s/beat-timeout", root);
+	(void)snprintf(args, sizeof(args),
+		       "{\"argv\": [\"fake-agent\", \"daemon\", \"%s\", \"sleep\", \"60000\"]}",
+		       beat);
+	assert_int_equal(tools_call(t, "run_command", args, &o), 0);
+	assert_false(o.ok);
+	assert_true(json_is_true(json_object_get(o.details, "timed_out")));
+	tool_outcome_release(&o);
+	assert_int_equal(marked(beat), 0);
+	before = size_of(beat);
+	(void)nanosleep(&ts, NULL);
+	assert_true(size_of(beat) == before);
+	t = tools_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -746,7 +1060,9 @@ int main(void)
 		cmocka_unit_test(test_escapes_odd_names),    cmocka_unit_test(test_escapes_write),
 		cmocka_unit_test(test_symlink_race),	     cmocka_unit_test(test_rexec_names),
 		cmocka_unit_test(test_rexec_resolve),	     cmocka_unit_test(test_run_command),
-		cmocka_unit_test(test_run_command_withheld),
+		cmocka_unit_test(test_run_command_withheld), cmocka_unit_test(test_git_names),
+		cmocka_unit_test(test_git_dir_refused),	     cmocka_unit_test(test_git_dir_allowed),
+		cmocka_unit_test(test_run_command_reaps),
 	};
 	signal(SIGPIPE, SIG_IGN);
 	return cmocka_run_group_tests(tests, setup, teardown);

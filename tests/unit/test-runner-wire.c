@@ -12,10 +12,12 @@
 
 #include <cmocka.h>
 
+#include "runner/events.h"
 #include "runner/llm.h"
 #include "runner/sse.h"
 #include "runner/text.h"
 #include "runner/wire.h"
+#include "util/redact.h"
 #include "util/sbuf.h"
 
 /* ---- SSE ---------------------------------------------------------------- */
@@ -32,6 +34,12 @@ static int collect(void *userdata, const char *event, const char *data, size_t l
 
 	c->n++;
 	(void)sbuf_addf(&c->log, "%s|", event);
+	if (!data) {
+		/* dropped over a cap */
+		assert_int_equal(len, 0);
+		(void)sbuf_adds(&c->log, "(dropped)\n");
+		return c->stop_at && c->n == c->stop_at ? -ECANCELED : 0;
+	}
 	(void)sbuf_add(&c->log, data, len);
 	(void)sbuf_addc(&c->log, '\n');
 	assert_int_equal(data[len], '\0');
@@ -119,20 +127,36 @@ static void test_sse_caps_and_stop(void **state)
 
 	(void)state;
 	memset(big, 'x', sizeof(big));
+	/* a data line past the line cap drops its event (named), not the stream */
 	sse_init(&p, 64, 128, collect, &c);
+	assert_int_equal(sse_feed(&p, "event: big\ndata: ", 17), 0);
+	assert_int_equal(sse_feed(&p, big, sizeof(big)), 0);
+	assert_int_equal(sse_feed(&p, "\ndata: more\n\n", 13), 0);
+	/* one chunk with the whole long line, then a long comment: skipped */
 	assert_int_equal(sse_feed(&p, "data: ", 6), 0);
-	assert_int_equal(sse_feed(&p, big, sizeof(big)), -ENOBUFS); /* line cap */
-	assert_int_equal(sse_feed(&p, "\n\n", 2), -ENOBUFS);	    /* spent */
-	assert_int_equal(sse_finish(&p), -ENOBUFS);
+	assert_int_equal(sse_feed(&p, big, sizeof(big)), 0);
+	assert_int_equal(sse_feed(&p, "\n\n:", 3), 0);
+	assert_int_equal(sse_feed(&p, big, sizeof(big)), 0);
+	assert_int_equal(sse_feed(&p, "\ndata: ok\n\n", 11), 0);
+	assert_int_equal(sse_finish(&p), 0);
+	assert_string_equal(c.log.buf, "big|(dropped)\nmessage|(dropped)\nmessage|ok\n");
+	assert_int_equal(p.dropped, 2);
 	sse_release(&p);
+	sbuf_reset(&c.log);
 
 	sse_init(&p, 64, 100, collect, &c);
-	/* data lines of 50 within the line cap, over the event cap */
+	/* data lines of 50 within the line cap, over the event cap: dropped */
 	assert_int_equal(sse_feed(&p, "data: 0123456789012345678901234567890123456789\n", 47), 0);
 	assert_int_equal(sse_feed(&p, "data: 0123456789012345678901234567890123456789\n", 47), 0);
-	assert_int_equal(sse_feed(&p, "data: 0123456789012345678901234567890123456789\n", 47),
-			 -ENOBUFS);
+	assert_int_equal(sse_feed(&p, "data: 0123456789012345678901234567890123456789\n", 47), 0);
+	assert_int_equal(sse_feed(&p, "\ndata: next\n\n", 13), 0);
+	assert_string_equal(c.log.buf, "message|(dropped)\nmessage|next\n");
+	/* a long line at the very end, without its line end */
+	assert_int_equal(sse_feed(&p, "data: ", 6), 0);
+	assert_int_equal(sse_feed(&p, big, sizeof(big)), 0);
+	assert_int_equal(sse_finish(&p), 1); /* an event was left unterminated */
 	sse_release(&p);
+	sbuf_reset(&c.log);
 
 	c.stop_at = 2;
 	c.n = 0;
@@ -580,6 +604,123 @@ static void test_stream_responses(void **state)
 			 -EBADMSG);
 }
 
+/* ---- arguments over the cap -------------------------------------------- */
+
+static int stream_caps(enum wire_api api, const char *sse, size_t len, size_t cap,
+		       struct wire_reply *r, struct diag *d)
+{
+	struct feed f;
+	struct sse_parser p;
+	size_t i;
+	int rc = 0;
+
+	memset(&f, 0, sizeof(f));
+	memset(r, 0, sizeof(*r));
+	wire_stream_init(&f.s, api);
+	sse_init(&p, cap, cap, feed_event, &f);
+	for (i = 0; i < len && rc == 0; i += 4096)
+		rc = sse_feed(&p, sse + i, len - i < 4096 ? len - i : 4096);
+	if (rc == 0)
+		rc = sse_finish(&p) < 0 ? -EIO : 0;
+	if (rc == 0)
+		rc = wire_stream_finish(&f.s, r, &f.d);
+	*d = f.d;
+	sse_release(&p);
+	wire_stream_release(&f.s);
+	return rc;
+}
+
+#define FC_ADDED                                                                                   \
+	"event: response.output_item.added\ndata: {\"type\": \"response.output_item.added\", "     \
+	"\"output_index\": 0, \"item\": {\"id\": \"fc_1\", \"type\": \"function_call\", "          \
+	"\"call_id\": \"call_1\", \"name\": \"write_file\", \"arguments\": \"\"}}\n\n"
+#define FC_DELTA(d)                                                                                \
+	"event: response.function_call_arguments.delta\ndata: {\"type\": "                         \
+	"\"response.function_call_arguments.delta\", \"item_id\": \"fc_1\", \"output_index\": 0, " \
+	"\"delta\": \"" d "\"}\n\n"
+
+static void test_args_over_cap(void **state)
+{
+	struct sbuf sb = SBUF_INIT(SIZE_MAX), pad = SBUF_INIT(SIZE_MAX);
+	struct wire_reply r;
+	struct diag d = {0};
+	size_t i;
+
+	(void)state;
+	/* a plain body whose call's arguments are over the cap: the call stays,
+	 * without its arguments, marked for the tool to refuse */
+	(void)sbuf_adds(&sb, "{\"choices\": [{\"message\": {\"role\": \"assistant\", \"content\": "
+			     "null, \"tool_calls\": [{\"id\": \"c1\", \"type\": \"function\", "
+			     "\"function\": {\"name\": \"write_file\", \"arguments\": \"");
+	for (i = 0; i <= WIRE_MAX_ARGS / 64; i++)
+		(void)sbuf_adds(&sb,
+				"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
+	(void)sbuf_adds(&sb, "\"}}, {\"id\": \"c2\", \"type\": \"function\", \"function\": "
+			     "{\"name\": \"read_file\", \"arguments\": \"{}\"}}]}, "
+			     "\"finish_reason\": \"tool_calls\"}]}");
+	assert_int_equal(wire_parse_body(WIRE_CHAT, sb.buf, sb.len, &r, &d), 0);
+	assert_int_equal(r.ncalls, 2);
+	assert_string_equal(r.calls[0].name, "write_file");
+	assert_string_equal(r.calls[0].arguments, "{}");
+	assert_true(r.calls[0].arguments_over > WIRE_MAX_ARGS);
+	assert_int_equal(r.calls[1].arguments_over, 0);
+	wire_reply_release(&r);
+
+	/* Responses, streamed: the .done, output_item.done and response.completed
+	 * lines are over a (small) SSE cap and dropped; the deltas tell */
+	sbuf_reset(&sb);
+	for (i = 0; i < 400; i++)
+		(void)sbuf_addc(&pad, 'p');
+	(void)sbuf_adds(&sb, FC_ADDED FC_DELTA("{\\\"path\\\": \\\"a\\\"}"));
+	(void)sbuf_addf(&sb,
+			"event: response.function_call_arguments.done\ndata: {\"type\": "
+			"\"response.function_call_arguments.done\", \"item_id\": \"fc_1\", "
+			"\"output_index\": 0, \"arguments\": \"%s\"}\n\n",
+			pad.buf);
+	(void)sbuf_addf(
+		&sb,
+		"event: response.completed\ndata: {\"type\": \"response.completed\", "
+		"\"response\": {\"status\": \"completed\", \"output\": [{\"pad\": \"%s\"}]}}\n\n",
+		pad.buf);
+	assert_int_equal(stream_caps(WIRE_RESPONSES, sb.buf, sb.len, 256, &r, &d), 0);
+	assert_int_equal(r.ncalls, 1);
+	assert_string_equal(r.calls[0].arguments, "{\"path\": \"a\"}");
+	assert_int_equal(r.calls[0].arguments_over, 0);
+	assert_false(r.has_usage); /* it was in the dropped completion */
+	wire_reply_release(&r);
+
+	/* only a dropped output_item.done carried the arguments: marked over */
+	sbuf_reset(&sb);
+	(void)sbuf_adds(&sb, FC_ADDED);
+	(void)sbuf_addf(&sb,
+			"event: response.output_item.done\ndata: {\"type\": "
+			"\"response.output_item.done\", \"output_index\": 0, \"item\": {\"id\": "
+			"\"fc_1\", \"type\": \"function_call\", \"call_id\": \"call_1\", \"name\": "
+			"\"write_file\", \"arguments\": \"%s\"}}\n\n"
+			"event: response.completed\ndata: {\"type\": \"response.completed\"}\n\n",
+			pad.buf);
+	assert_int_equal(stream_caps(WIRE_RESPONSES, sb.buf, sb.len, 256, &r, &d), 0);
+	assert_int_equal(r.ncalls, 1);
+	assert_true(r.calls[0].arguments_over > 0);
+	wire_reply_release(&r);
+
+	/* any other dropped event, and a dropped chat chunk, end the reply */
+	sbuf_reset(&sb);
+	(void)sbuf_addf(&sb, "data: {\"choices\": [{\"delta\": {\"content\": \"%s\"}}]}\n\n",
+			pad.buf);
+	assert_int_equal(stream_caps(WIRE_CHAT, sb.buf, sb.len, 256, &r, &d), -ENOBUFS);
+	assert_non_null(strstr(d.msg, "larger than the stream cap"));
+	sbuf_reset(&sb);
+	(void)sbuf_adds(&sb, FC_ADDED);
+	(void)sbuf_addf(&sb,
+			"event: response.output_text.delta\ndata: {\"type\": "
+			"\"response.output_text.delta\", \"delta\": \"%s\"}\n\n",
+			pad.buf);
+	assert_int_equal(stream_caps(WIRE_RESPONSES, sb.buf, sb.len, 256, &r, &d), -ENOBUFS);
+	sbuf_release(&sb);
+	sbuf_release(&pad);
+}
+
 static void test_items_check(void **state)
 {
 	json_error_t e;
@@ -690,20 +831,35 @@ static void test_utf8(void **state)
 	sbuf_release(&sb);
 }
 
+/* events_serialise() redacts every string and key, JSON inside a string
+ * included, and leaves a document that still parses. */
 static void test_redact(void **state)
 {
-	struct sbuf sb = SBUF_INIT(SIZE_MAX);
+	static const char key[] = "sk-\"secret\\123";
+	struct redact *rd = redact_new();
+	json_t *args = json_pack("{s:s}", "path", key), *ev;
+	char *args_text = json_dumps(args, JSON_COMPACT | JSON_ENSURE_ASCII), *line;
+	size_t len = 0;
 
 	(void)state;
-	(void)sbuf_adds(&sb, "key=sk-secret-123 and again sk-secret-123!");
-	assert_int_equal(text_redact(&sb, "sk-secret-123"), 2);
-	assert_string_equal(sb.buf, "key=[REDACTED] and again [REDACTED]!");
-	assert_int_equal(text_redact(&sb, "sk-secret-123"), 0);
-	assert_int_equal(text_redact(&sb, "short"), 0); /* too short to search */
-	assert_int_equal(text_redact(&sb, NULL), 0);
-	assert_true(text_contains_secret("xx sk-secret-123", 16, "sk-secret-123"));
-	assert_false(text_contains_secret("xx sk-secret-12", 15, "sk-secret-123"));
-	sbuf_release(&sb);
+	assert_true(redact_add(rd, key));
+	ev = json_pack("{s:s, s:s, s:s, s:{s:i}}", "type", "tool_call", "message", key, "arguments",
+		       args_text, key, "n", 1);
+	line = events_serialise(ev, rd, false, &len);
+	assert_non_null(line);
+	assert_int_equal(line[len - 1], '\n');
+	assert_false(redact_found(rd, line, len));
+	assert_non_null(strstr(line, "[REDACTED]"));
+	json_decref(ev);
+	ev = json_loads(line, 0, NULL);
+	assert_non_null(ev);
+	assert_string_equal(json_string_value(json_object_get(ev, "message")), "[REDACTED]");
+	assert_non_null(json_object_get(ev, "[REDACTED]"));
+	json_decref(ev);
+	free(line);
+	free(args_text);
+	json_decref(args);
+	redact_free(rd);
 }
 
 int main(void)
@@ -716,7 +872,7 @@ int main(void)
 		cmocka_unit_test(test_stream_chat),	 cmocka_unit_test(test_stream_responses),
 		cmocka_unit_test(test_items_check),	 cmocka_unit_test(test_retry_after),
 		cmocka_unit_test(test_backoff),		 cmocka_unit_test(test_utf8),
-		cmocka_unit_test(test_redact),
+		cmocka_unit_test(test_redact),		 cmocka_unit_test(test_args_over_cap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
