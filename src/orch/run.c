@@ -2188,6 +2188,22 @@ out:
 	return r;
 }
 
+/* Worktrees a killed `git worktree add` left half made (a repair of one
+ * killed in turn included): removed now, before any other git runs -- a
+ * half-made worktree's null HEAD makes `git fetch` into the repository
+ * fail -- and made again when their task is dispatched. */
+static void repair_worktrees(struct loop *l)
+{
+	struct diag d;
+	size_t n = 0;
+
+	diag_clear(&d);
+	if (worktree_repair(l->e->repo, ORCH_WORKTREES_DIR, l->e->git_env, &n, &d) < 0)
+		warn(l, NULL, "cannot repair the half-made worktrees: %s", d.msg);
+	else if (n)
+		warn(l, NULL, "removed %zu half-made worktree(s) a killed git left behind", n);
+}
+
 /* Worktrees a killed bernstein did not get to remove: those of this run's
  * tasks that are merged or no_changes (a crash between the state commit and
  * the removal, or inside `git worktree remove`), and the ones set aside
@@ -2292,6 +2308,7 @@ int orch_run_execute(struct orch_env *e, const char *run_id, struct orch_summary
 		(void)state_run_set_state(e->st, run_id, RUN_INTERRUPTED, now(&l, ts), NULL);
 		goto out;
 	}
+	repair_worktrees(&l);
 	cleanup_worktrees(&l);
 	if (e->only_task) {
 		for (i = 0; i < l.n; i++)

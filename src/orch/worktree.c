@@ -1240,7 +1240,17 @@ struct wt_entry {
 	char *lock_reason;
 	bool locked;
 	bool prunable;
+	bool null_head; /* HEAD is the null id `git worktree add` starts with */
 };
+
+/* A worktree `git worktree add` did not finish (killed inside it, or a
+ * repair of one killed in turn): still locked "initializing", which it
+ * writes first and removes last, or HEAD still the null id it writes
+ * before setting the branch. No agent ever ran there. */
+static bool wt_half_made(const struct wt_entry *e)
+{
+	return (e->locked && strcmp(e->lock_reason, "initializing") == 0) || e->null_head;
+}
 
 static void wt_list_free(struct wt_entry *v, size_t n)
 {
@@ -1293,6 +1303,8 @@ static int wt_list(const char *repo, const char *const *env, struct wt_entry **r
 			cur->lock_reason = xstrdup(f[6] ? f + 7 : "");
 		} else if (strcmp(f, "prunable") == 0 || strncmp(f, "prunable ", 9) == 0) {
 			cur->prunable = true;
+		} else if (strncmp(f, "HEAD ", 5) == 0) {
+			cur->null_head = f[5] && strspn(f + 5, "0") == strlen(f + 5);
 		}
 	}
 	git_res_release(&g);
@@ -1418,7 +1430,11 @@ static int wt_simple(const char *repo, const char *const *env, const char *const
 }
 
 /* Take a registered worktree at abs out of git's books: unlock it, then
- * prune it when its directory is gone, else remove it (with its files). */
+ * prune it when its directory is gone, else remove it (with its files). A
+ * half-made one (wt_half_made()) is not given to `git worktree remove`,
+ * which refuses one whose .git file or admin directory is incomplete: its
+ * directory is deleted here (never following a symlink), then pruned --
+ * each step leaves a state the next attempt recognises. */
 static int wt_unregister(const char *repo, const struct wt_entry *e, const char *abs,
 			 const char *const *env, struct diag *reterr)
 {
@@ -1429,6 +1445,11 @@ static int wt_unregister(const char *repo, const struct wt_entry *e, const char 
 
 	if (e->locked && (r = wt_simple(repo, env, unlock, reterr)) < 0)
 		return r;
+	if (wt_half_made(e) && (r = rmtree_beneath(abs)) < 0) {
+		diag_set(reterr, abs, 0, 0, "cannot remove the half-made worktree: %s",
+			 strerror(-r));
+		return r;
+	}
 	if (e->prunable || !is_dir(abs))
 		return wt_simple(repo, env, prune, reterr);
 	return wt_simple(repo, env, remove, reterr);
@@ -1495,7 +1516,7 @@ int worktree_add(const char *repo, const char *path, const char *branch, const c
 		/* a crash inside `git worktree add`, which writes this lock first
 		 * and removes it last: HEAD may still be the null id it starts
 		 * with, or the branch; no agent ever ran there */
-		bool half_made = e->locked && strcmp(e->lock_reason, "initializing") == 0;
+		bool half_made = wt_half_made(e);
 
 		if (!half_made && (!e->branch || strcmp(e->branch, branch) != 0)) {
 			diag_set(reterr, abs, 0, 0,
@@ -1584,6 +1605,40 @@ made:
 out:
 	wt_list_free(v, n);
 	free(abs);
+	free(base);
+	return r;
+}
+
+int worktree_repair(const char *repo, const char *wt_dir, const char *const *env, size_t *ret_n,
+		    struct diag *reterr)
+{
+	struct wt_entry *v = NULL;
+	char *base = NULL;
+	size_t n = 0, i, fixed = 0, bl;
+	int r;
+
+	if ((r = check_args(repo, reterr)) < 0 || (r = check_args(wt_dir, reterr)) < 0)
+		return r;
+	r = wt_list(repo, env, &v, &n, reterr);
+	if (r < 0)
+		return r;
+	base = canon_path(repo, wt_dir);
+	bl = strlen(base);
+	for (i = 1; r >= 0 && i < n; i++) {
+		char *abs = canon_path(repo, v[i].path);
+
+		if (wt_half_made(&v[i]) && strncmp(abs, base, bl) == 0 && abs[bl] == '/') {
+			struct wt_entry e = v[i];
+
+			e.prunable = true; /* its directory goes first, then it is pruned */
+			r = wt_unregister(repo, &e, abs, env, reterr);
+			fixed++;
+		}
+		free(abs);
+	}
+	if (r >= 0 && ret_n)
+		*ret_n = fixed;
+	wt_list_free(v, n);
 	free(base);
 	return r;
 }

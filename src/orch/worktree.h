@@ -300,6 +300,14 @@ void git_locks_free(struct git_lock *v, size_t n);
  * .git is the agent's), the file unlinked there. 0 also when it is gone. */
 int git_lock_remove(const struct git_lock *l, struct diag *reterr);
 
+/* The worktrees under wt_dir (relative to repo) that `git worktree add`
+ * did not finish -- still locked "initializing", or HEAD still the null
+ * id (which breaks a `git fetch` into repo: "bad object") -- removed: their
+ * directories deleted (no agent ran there), their registrations pruned.
+ * *ret_n (may be NULL): how many. */
+int worktree_repair(const char *repo, const char *wt_dir, const char *const *env, size_t *ret_n,
+		    struct diag *reterr);
+
 /* `git worktree prune`: forget worktrees whose directories are gone. */
 int worktree_prune(const char *repo, const char *const *env, struct diag *reterr);
 

@@ -673,6 +673,16 @@ static void test_worktree_add_idempotent(void **state)
 	assert_out(f, wt, "git rev-parse HEAD", head);
 	assert_out(f, wt, "git status --porcelain", "");
 
+	/* the repair of that killed in turn, after the unlock: HEAD null, no
+	 * lock; and worse, half its admin files gone (git worktree remove
+	 * refuses such a worktree: "validation failed") */
+	shrun(f, f->repo,
+	      "echo 0000000000000000000000000000000000000000 > .git/worktrees/s1/HEAD && "
+	      "rm -f .git/worktrees/s1/commondir");
+	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, NULL, &d), 0);
+	assert_out(f, wt, "git rev-parse HEAD", head);
+	assert_out(f, wt, "git status --porcelain", "");
+
 	/* killed after writing the new worktree's .git file, before registering
 	 * it: a directory holding nothing else */
 	shrun(f, f->repo,
@@ -1670,6 +1680,34 @@ static void test_locks_find(void **state)
 	git_locks_free(v, n);
 }
 
+/* worktree_repair(): half-made worktrees under the directory go (a null
+ * HEAD breaks `git fetch` into the repository), the others stay. */
+static void test_worktree_repair(void **state)
+{
+	FX;
+	struct diag d = {0};
+	char *a = fpath(f, "wts/a"), *b = fpath(f, "wts/b"), *c = fpath(f, "elsewhere/c");
+	size_t n = 99;
+
+	assert_int_equal(worktree_add(f->repo, a, "bernstein/a", f->base, f->env.v, NULL, &d), 0);
+	assert_int_equal(worktree_add(f->repo, b, "bernstein/b", f->base, f->env.v, NULL, &d), 0);
+	assert_int_equal(worktree_add(f->repo, c, "bernstein/c", f->base, f->env.v, NULL, &d), 0);
+	shrun(f, f->repo,
+	      "echo initializing > .git/worktrees/a/locked && "
+	      "echo 0000000000000000000000000000000000000000 > .git/worktrees/c/HEAD");
+	assert_int_equal(worktree_repair(f->repo, "../wts", f->env.v, &n, &d), 0);
+	assert_int_equal(n, 1);
+	assert_false(exists(a));
+	assert_true(exists(b));
+	assert_true(exists(c)); /* not under the directory: not ours */
+	assert_out(f, f->repo, "git worktree list --porcelain | grep -c '^worktree '", "3");
+	assert_int_equal(worktree_repair(f->repo, "../wts", f->env.v, &n, &d), 0);
+	assert_int_equal(n, 0);
+	free(a);
+	free(b);
+	free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1704,6 +1742,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_merge_recover_finishes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_merge_symlink_never_followed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_locks_find, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_worktree_repair, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
