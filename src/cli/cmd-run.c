@@ -63,6 +63,7 @@ struct session {
 	struct state *st;
 	struct audit_chain *chain;
 	const char *key_file; /* --key-file, or NULL: the default key */
+	int lock_fd;	      /* ORCH_LOCK_FILE, held (orch_lock_take()); -1 none */
 	struct orch_env env;
 	/* the display */
 	bool tty;
@@ -108,6 +109,9 @@ static void session_release(struct session *s)
 	strvec_clear(&s->git_env);
 	free(s->repo);
 	s->repo = NULL;
+	if (s->lock_fd >= 0)
+		(void)close(s->lock_fd);
+	s->lock_fd = -1;
 }
 
 /* Exit code for an errno from the orchestrator. */
@@ -124,7 +128,10 @@ static int exit_for(int r)
 	}
 }
 
-/* Find the repository and open what a run needs. readonly: state only. */
+/* Find the repository and open what a run needs. readonly: state only.
+ * Otherwise the run lock is taken before anything is written (state.db,
+ * the audit chain): a second `run` or `resume` is refused (exit 4) having
+ * recorded nothing. */
 static int session_open(struct session *s, struct cli_ctx *ctx, bool readonly, bool need_chain,
 			const char *key_file)
 {
@@ -136,6 +143,7 @@ static int session_open(struct session *s, struct cli_ctx *ctx, bool readonly, b
 	memset(s, 0, sizeof(*s));
 	s->ctx = ctx;
 	s->key_file = key_file;
+	s->lock_fd = -1;
 	s->git_env = (struct strvec)STRVEC_INIT;
 	push_env(s, "PATH");
 	push_env(s, "HOME");
@@ -176,14 +184,6 @@ static int session_open(struct session *s, struct cli_ctx *ctx, bool readonly, b
 	code = catalog_paths_load(ctx, &s->cat);
 	if (code)
 		goto out;
-	/* The chain first: over a broken one (exit 5) nothing is written, not
-	 * even state.db (audit_open() checks its end). */
-	if (need_chain) {
-		auditdir = agentrun_path(s->repo, AUDIT_DIR);
-		code = audit_setup_open(ctx, auditdir, key_file, &s->chain);
-		if (code)
-			goto out;
-	}
 	{
 		char dir[PATH_MAX];
 
@@ -194,6 +194,21 @@ static int session_open(struct session *s, struct cli_ctx *ctx, bool readonly, b
 					 strerror(-r));
 			goto out;
 		}
+	}
+	/* The run lock before anything is written: a second run refused here
+	 * (exit 4) leaves no trace in state.db or the chain. */
+	r = orch_lock_take(s->repo, &s->lock_fd, &d);
+	if (r < 0) {
+		code = cli_diag(ctx, BEXIT_ENV, &d);
+		goto out;
+	}
+	/* Then the chain: over a broken one (exit 5) nothing is written, not
+	 * even state.db (audit_open() checks its end). */
+	if (need_chain) {
+		auditdir = agentrun_path(s->repo, AUDIT_DIR);
+		code = audit_setup_open(ctx, auditdir, key_file, &s->chain);
+		if (code)
+			goto out;
 	}
 	r = state_open(db, STATE_CREATE, &s->st, &d);
 	if (r < 0) {
@@ -208,6 +223,7 @@ static int session_open(struct session *s, struct cli_ctx *ctx, bool readonly, b
 	}
 	s->self_exe[n] = '\0';
 	s->env.repo = s->repo;
+	s->env.locked = true;
 	s->env.cat = s->cat;
 	s->env.cfg = s->cfg;
 	s->env.st = s->st;
@@ -413,16 +429,22 @@ static void hooks_attach(struct session *s)
 
 /* ---- the end of a run ---- */
 
+/* The exit code of `run`, `resume` and `demo` from the tasks this execution
+ * ran (docs/exit-codes.md): 0 all done or no_changes, 6 refusals and
+ * nothing else wrong, 1 any task failed, conflicted, blocked or left
+ * unfinished (interrupted, a merge postponed), 130 interrupted. */
 static int summary_exit(const struct orch_summary *sum)
 {
+	size_t i, bad = 0;
+
 	if (sum->cancelled)
 		return BEXIT_INTERRUPTED;
-	if (sum->state == RUN_DONE)
-		return BEXIT_OK;
-	if (sum->counts[TASK_REFUSED] && !sum->counts[TASK_FAILED] && !sum->counts[TASK_CONFLICT] &&
-	    !sum->counts[TASK_BLOCKED] && !sum->counts[TASK_INTERRUPTED])
-		return BEXIT_REFUSED;
-	return BEXIT_FAILED;
+	for (i = 0; i < _TASK_STATE_MAX; i++)
+		if (i != TASK_DONE && i != TASK_NO_CHANGES && i != TASK_REFUSED)
+			bad += sum->counts[i];
+	if (bad)
+		return BEXIT_FAILED;
+	return sum->counts[TASK_REFUSED] ? BEXIT_REFUSED : BEXIT_OK;
 }
 
 static void print_summary(struct session *s, const struct orch_summary *sum)
@@ -730,7 +752,10 @@ int cmd_resume(int argc, char **argv, struct cli_ctx *ctx)
 		code = cli_diag(ctx, 3, &d);
 		goto out;
 	}
-	if (rp.n == 0) {
+	/* a run killed after its last task settled still gets an execution:
+	 * it removes what the killed one left (lock files, worktrees, empty
+	 * branches) and records the end of the run */
+	if (rp.n == 0 && !rp.unfinished) {
 		if (ctx->json)
 			print_resume_plan(ctx, &rp, dry);
 		else
@@ -750,8 +775,8 @@ int cmd_resume(int argc, char **argv, struct cli_ctx *ctx)
 		goto out;
 	}
 	print_summary(&s, &sum);
-	/* exit 0 resumed (whatever the tasks did: status tells), 130 interrupted */
-	code = sum.cancelled ? BEXIT_INTERRUPTED : 0;
+	/* as `run`: 0 only when every task resumed is done (or no_changes) */
+	code = summary_exit(&sum);
 out:
 	resume_plan_release(&rp);
 	session_release(&s);
@@ -1326,13 +1351,22 @@ const char cmd_resume_help[] =
 	"message) in front of the prompt. A merge that was under way is finished once,\n"
 	"never twice. Tasks that never started run as planned. See docs/runs.md.\n"
 	"\n"
+	"Before anything runs, what a killed bernstein left in git is repaired: stale\n"
+	"lock files of its git, half-made worktrees, a merge stopped half way (the\n"
+	"checkout put back, then the merge made again). A lock file it cannot prove\n"
+	"stale is never removed: resume stops with exit 4 naming it.\n"
+	"\n"
 	"options:\n"
 	"  --dry-run       show what would be resumed and how; change nothing\n"
 	"  --json          JSON lines\n"
 	"  --parallel N    agents at once (default: the run's)\n"
 	"\n"
-	"Exit: 0 resumed, 2 nothing to resume (or no such run), 3 state unreadable,\n"
-	"4 another bernstein is running this repository, 130 interrupted.\n";
+	"Exit (as 'bernstein run', for the tasks resumed): 0 every one done (or\n"
+	"no_changes), 1 a task failed, conflicted, was blocked or is unfinished (a\n"
+	"merge postponed), 2 nothing to resume (or no such run or task), 3 state\n"
+	"unreadable, 4 environment (another bernstein holds the run lock, a lock file\n"
+	"that is not bernstein's, I/O), 5 the audit chain is broken, 6 tasks refused\n"
+	"by routing and nothing else went wrong, 130 interrupted.\n";
 
 const char cmd_run_summary[] = "run a plan of tasks on agents in parallel worktrees";
 const char cmd_run_usage[] = "PLAN [--parallel N] [--json]";
@@ -1353,11 +1387,12 @@ const char cmd_run_help[] =
 	"  --json           JSON lines: {\"type\": \"task\"|\"event\"|\"warning\"|\"run\", ...}\n"
 	"  --key-file FILE  the audit key (default: see 'bernstein audit key')\n"
 	"\n"
-	"Exit: 0 every task done (or no_changes), 1 a task failed, conflicted or was\n"
-	"blocked, 2 usage, 3 invalid plan or bernstein.yaml, 4 environment (not a git\n"
-	"repository, uncommitted changes, another run active, I/O), 5 audit chain\n"
-	"broken, 6 tasks refused by routing (and nothing else went wrong), 130\n"
-	"interrupted ('bernstein resume' goes on).\n";
+	"Exit: 0 every task done (or no_changes), 1 a task failed, conflicted, was\n"
+	"blocked or is unfinished (a merge postponed), 2 usage, 3 invalid plan or\n"
+	"bernstein.yaml, 4 environment (not a git repository, uncommitted changes,\n"
+	"another run active, a lock file of another git, I/O), 5 audit chain broken,\n"
+	"6 tasks refused by routing (and nothing else went wrong), 130 interrupted\n"
+	"('bernstein resume' goes on).\n";
 
 const char cmd_status_summary[] = "show a run's tasks and their states";
 const char cmd_status_usage[] = "[RUN] [--json]";

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -24,6 +25,7 @@
 #include "orch/agentrun.h"
 #include "orch/config.h"
 #include "orch/plan.h"
+#include "proc/holders.h"
 #include "proc/landlock.h"
 #include "route/requirements.h"
 #include "route/route.h"
@@ -93,6 +95,9 @@ struct loop {
 	/* empty branches of no_changes tasks, deleted together: one git
 	 * process for many (flush_branches()) */
 	struct strvec dead_branches;
+	/* worktree directories moved aside (judge_changes()): their
+	 * registrations go with one `git worktree prune` in flush_branches() */
+	bool prune_worktrees;
 	/* audit group commit (flush_audit_soon()): mono ms of the last flush,
 	 * and when the pending one is due (0: none pending) */
 	uint64_t audit_flushed_ms, audit_due_ms;
@@ -320,9 +325,13 @@ static int loop_load(struct loop *l, struct orch_env *e, const char *run_id, str
 			}
 			t->deps[t->n_deps++] = (size_t)k;
 		}
-		/* a crash may have left the empty branch of a no_changes task */
-		if (t->row.state == TASK_NO_CHANGES && t->row.branch)
+		/* a crash may have left the empty branch of a no_changes task,
+		 * and the registration of its worktree set aside (set_aside()),
+		 * without which git does not delete the branch */
+		if (t->row.state == TASK_NO_CHANGES && t->row.branch) {
 			strvec_push(&l->dead_branches, t->row.branch);
+			l->prune_worktrees = true;
+		}
 	}
 	return 0;
 }
@@ -339,6 +348,10 @@ int orch_run_create(struct orch_env *e, const struct plan *plan, const char *pla
 	size_t i;
 	int r;
 
+	if (!e->locked) {
+		diag_set(reterr, e->repo, 0, 0, "a run is recorded only under %s", ORCH_LOCK_FILE);
+		return -EINVAL;
+	}
 	r = git_head(e->repo, e->git_env, &branch, &commit, reterr);
 	if (r < 0)
 		return r;
@@ -1078,6 +1091,9 @@ static void flush_branches(struct loop *l)
 	struct diag d;
 
 	diag_clear(&d);
+	if (l->prune_worktrees && worktree_prune(l->e->repo, l->e->git_env, &d) < 0)
+		warn(l, NULL, "cannot prune the removed worktrees: %s", d.msg);
+	l->prune_worktrees = false;
 	if (!l->dead_branches.nr)
 		return;
 	if (worktree_branches_delete(l->e->repo, (const char *const *)l->dead_branches.v,
@@ -1087,27 +1103,92 @@ static void flush_branches(struct loop *l)
 	strvec_clear(&l->dead_branches);
 }
 
-/* The worktree of a finished task goes (unless judge_changes() removed it
- * already); its branch stays unless it is empty, then it goes soon after. */
+#define TRASH_SUFFIX ".removing"
+
+static bool strvec_has(const struct strvec *v, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < v->nr; i++)
+		if (strcmp(v->v[i], s) == 0)
+			return true;
+	return false;
+}
+
+/* Whether path/.git is a directory (a clone), not a worktree's .git file. */
+static bool git_is_dir(const char *path)
+{
+	char *git = agentrun_path(path, ".git");
+	struct stat st;
+	bool dir = lstat(git, &st) == 0 && S_ISDIR(st.st_mode);
+
+	free(git);
+	return dir;
+}
+
+static char *trash_path(const char *worktree)
+{
+	struct sbuf sb = SBUF_INIT(SIZE_MAX);
+
+	(void)sbuf_addf(&sb, "%s" TRASH_SUFFIX, worktree);
+	return sbuf_detach(&sb, NULL);
+}
+
+/* Move t's worktree (clean, its branch unmoved: nothing to keep) out of
+ * the way in one step, a rename: from then on it is gone for git and for
+ * resume. Its files go in remove_worktree(), after the state says
+ * no_changes; its registration with the next `git worktree prune`
+ * (flush_branches(); after a crash, the next execution's). */
+static int set_aside(struct loop *l, struct otask *t)
+{
+	char *trash = trash_path(t->row.worktree);
+	int r = 0;
+
+	(void)rmtree_beneath(trash);
+	if (rename(t->row.worktree, trash) < 0)
+		r = -errno;
+	else
+		l->prune_worktrees = true;
+	free(trash);
+	return r;
+}
+
+/* The worktree of a finished task goes (judge_changes() moved it aside
+ * already when removed); its branch stays unless it is empty, then it goes
+ * soon after. */
 static void remove_worktree(struct loop *l, struct otask *t, bool removed)
 {
 	bool empty = t->row.state == TASK_NO_CHANGES; /* nothing on the branch either */
 	struct diag d;
 
 	diag_clear(&d);
-	if (!removed && t->row.worktree && task_sandboxed(l, t)) {
+	if (removed && t->row.worktree) {
+		char *trash = trash_path(t->row.worktree);
+		int r = rmtree_beneath(trash);
+
+		if (r < 0)
+			warn(l, t, "cannot remove '%s': %s", trash, strerror(-r));
+		free(trash);
+	} else if (t->row.worktree && (task_sandboxed(l, t) || git_is_dir(t->row.worktree))) {
 		/* a clone: deleted without following what the agent planted */
 		int r = rmtree_beneath(t->row.worktree);
 
 		if (r < 0)
 			warn(l, t, "cannot remove the clone '%s': %s", t->row.worktree,
 			     strerror(-r));
-	} else if (!removed && t->row.worktree &&
-		   worktree_remove(l->e->repo, t->row.worktree, false, NULL, l->e->git_env, &d) <
-			   0) {
+	} else if (t->row.worktree && worktree_remove(l->e->repo, t->row.worktree, false, NULL,
+						      l->e->git_env, &d) < 0) {
 		warn(l, t, "cannot remove the worktree '%s': %s", t->row.worktree, d.msg);
+	} else if (t->row.worktree) {
+		/* what a `git worktree remove` killed half way left: no longer a
+		 * worktree for git, which leaves such a directory alone */
+		struct stat st;
+		int r;
+
+		if (lstat(t->row.worktree, &st) == 0 && (r = rmtree_beneath(t->row.worktree)) < 0)
+			warn(l, t, "cannot remove '%s': %s", t->row.worktree, strerror(-r));
 	}
-	if (empty && t->row.branch) {
+	if (empty && t->row.branch && !strvec_has(&l->dead_branches, t->row.branch)) {
 		strvec_push(&l->dead_branches, t->row.branch);
 		if (l->dead_branches.nr >= DEAD_BRANCHES_BATCH)
 			flush_branches(l);
@@ -1293,73 +1374,156 @@ static void finish(struct loop *l, struct otask *t)
 	merge_task(l, t, "no gates");
 }
 
-/* After the gates passed: the merge (or done, with merge: none). */
+/* An ISO-8601 UTC time as clock_iso8601_utc() writes it, in ns since the
+ * epoch; INT64_MAX when it cannot be read. */
+static int64_t iso_to_ns(const char *ts)
+{
+	struct tm tm = {0};
+	const char *end = ts ? strptime(ts, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
+	double frac = 0;
+
+	if (!end)
+		return INT64_MAX;
+	if (*end == '.')
+		frac = strtod(end, NULL);
+	return (int64_t)timegm(&tm) * 1000000000LL + (int64_t)(frac * 1e9);
+}
+
+/* A merge that cannot be made now for a reason outside the task (the
+ * checkout has changes or a file in the way, another git holds its index,
+ * the disk is full): the task stays merging, with the reason, and the next
+ * `bernstein resume` tries again. Never a conflict, never failed. */
+static void merge_postponed(struct loop *l, struct otask *t, const char *why)
+{
+	char msg[1024];
+
+	(void)snprintf(msg, sizeof(msg), "merge postponed ('bernstein resume' retries it): %s",
+		       why);
+	warn(l, t, "%s", msg);
+	(void)transition(l, t, TASK_MERGING, msg);
+}
+
+/* After the gates passed: the merge (or done, with merge: none).
+ *
+ * Crash-safe in steps (docs/runs.md, "After a crash"): the merge commit is
+ * made in the object store first (the checkout untouched; a conflict ends
+ * there), recorded in the task's row (merge_commit, while merging: the
+ * journal), and only then written into the checkout and the branch. A
+ * task found merging with a recorded commit was interrupted there:
+ * git_merge_recover() finishes it or puts the checkout back first. */
 static void merge_task(struct loop *l, struct otask *t, const char *gates_msg)
 {
 	struct orch_env *e = l->e;
-	char msg[2048];
+	char msg[2048], ts[TS_MAX];
 	struct strvec conflicts = STRVEC_INIT;
 	char *commit = NULL;
 	bool already = false;
+	int tries = 0;
 	struct diag d;
 	int r;
 
 	diag_clear(&d);
-	if (t->row.state == TASK_MERGING)
-		goto merge;
-	if (e->cfg->merge == MERGE_NONE) {
-		(void)transition(l, t, TASK_DONE, "completed; not merged (merge: none)");
-		return;
+	if (t->row.state != TASK_MERGING) {
+		if (e->cfg->merge == MERGE_NONE) {
+			(void)transition(l, t, TASK_DONE, "completed; not merged (merge: none)");
+			return;
+		}
+		if (transition(l, t, TASK_MERGING, gates_msg) < 0)
+			return;
+	} else if (t->row.merge_commit) {
+		enum git_merge_found found = GIT_MERGE_MOVED;
+
+		r = git_merge_recover(e->repo, l->run.base_branch, t->row.merge_commit,
+				      iso_to_ns(t->row.updated_at), &e->identity, e->git_env,
+				      &found, &d);
+		if (r < 0) {
+			merge_postponed(l, t, d.msg);
+			return;
+		}
+		if (found == GIT_MERGE_DONE)
+			goto merged;
+		if (found == GIT_MERGE_UNDONE) {
+			commit = xstrdup(t->row.merge_commit);
+			goto apply;
+		}
 	}
-	if (transition(l, t, TASK_MERGING, gates_msg) < 0)
-		return;
-merge:
+prepare:
 	(void)snprintf(msg, sizeof(msg), "Merge %s: %s\n\nTask %s of run %s.", t->row.branch,
 		       t->row.title ? t->row.title : t->row.id, t->row.id, l->run.id);
-	r = git_merge_no_ff(e->repo, l->run.base_branch, t->row.branch, msg, &e->identity,
-			    e->git_env, &commit, &already, &conflicts, &d);
+	free(commit);
+	commit = NULL;
+	r = git_merge_prepare(e->repo, l->run.base_branch, t->row.branch, msg, &e->identity,
+			      e->git_env, &commit, &already, &conflicts, &d);
 	if (r == -EBUSY) {
 		json_t *a = json_strvec(&conflicts);
 		char *s = json_dumps(a, JSON_COMPACT);
 
 		set_str(&t->row.conflicts, s);
+		set_str(&t->row.merge_commit, NULL);
 		free(s);
 		json_decref(a);
 		(void)snprintf(msg, sizeof(msg),
 			       "merge conflict in %zu file(s); branch '%s' kept as it is",
 			       conflicts.nr, t->row.branch);
 		(void)transition(l, t, TASK_CONFLICT, msg);
-		strvec_clear(&conflicts);
-		return;
+		goto out;
 	}
-	if (r < 0) {
+	if (r == -ENOENT || r == -EINVAL || r == -EOPNOTSUPP) {
 		(void)snprintf(msg, sizeof(msg), "cannot merge '%s': %s", t->row.branch, d.msg);
 		(void)transition(l, t, TASK_FAILED, msg);
-		return;
+		goto out;
 	}
-	if (commit)
-		set_str(&t->row.merge_commit, commit);
-	free(commit);
-	(void)transition(l, t, TASK_DONE, already ? "already merged" : "merged");
+	if (r < 0) {
+		merge_postponed(l, t, d.msg);
+		goto out;
+	}
+	if (already) {
+		(void)transition(l, t, TASK_DONE, "already merged");
+		remove_worktree(l, t, false);
+		goto out;
+	}
+	/* the journal, committed before the checkout is touched */
+	set_str(&t->row.merge_commit, commit);
+	r = state_task_update(e->st, &t->row, now(l, ts), &d);
+	if (r < 0) {
+		fail_run(l, r, &d);
+		goto out;
+	}
+	set_str(&t->row.updated_at, ts);
+apply:
+	r = git_merge_apply(e->repo, l->run.base_branch, commit, &e->identity, e->git_env, &d);
+	if (r == -ESTALE && ++tries < 2)
+		goto prepare; /* the branch moved since: made again from where it is */
+	if (r < 0) {
+		merge_postponed(l, t, d.msg);
+		goto out;
+	}
+merged:
+	(void)transition(l, t, TASK_DONE, "merged");
 	remove_worktree(l, t, false);
+out:
+	strvec_clear(&conflicts);
+	free(commit);
 }
 
 /* Did the agent of t change anything: commits on its branch, or files in
  * its worktree? Asked only as far as the verdict depends on it, because each
  * git process costs the supervisor milliseconds on every task:
  *   - when the outcome is the same either way, not at all;
- *   - when the branch has not moved since this execution made it (read from
- *     the ref files) and "unchanged" would make the task no_changes, by
- *     removing the worktree only if it is clean -- the removal no_changes
- *     does anyway, and git's own check of cleanliness (*ret_removed);
- *   - else by `git status`, then the commits the branch has over the base.
- * A crash between that removal and the state commit that follows leaves the
- * task running in the state; resume runs it again on its (empty) branch. */
+ *   - else by `git status`; when it lists nothing, the branch has not moved
+ *     since this execution made it (read from the ref files) and
+ *     "unchanged" makes the task no_changes, the worktree is moved aside at
+ *     once (set_aside(), *ret_removed): the removal no_changes does anyway;
+ *   - else by the commits the branch has over the base.
+ * A crash between moving the worktree aside and the state commit that
+ * follows leaves the task running in the state and its worktree gone;
+ * resume makes the worktree again and runs the task on its (empty) branch,
+ * never in a half-removed one. */
 static void judge_changes(struct loop *l, struct otask *t, bool *ret_removed)
 {
 	struct orch_env *e = l->e;
 	const char *const *genv = task_git_env(l, t);
-	bool sandboxed = task_sandboxed(l, t), changed = false, moved = true;
+	bool sandboxed = task_sandboxed(l, t), changed = false, moved = true, listed;
 	struct strvec changes = STRVEC_INIT;
 	enum outcome if_unchanged, if_changed;
 	char *head = NULL;
@@ -1379,15 +1543,16 @@ static void judge_changes(struct loop *l, struct otask *t, bool *ret_removed)
 					  genv, &head, NULL) == 0)
 		moved = strcmp(head, t->start) != 0;
 	free(head);
-	if (!sandboxed && !moved && if_unchanged == OUTCOME_NO_CHANGES &&
-	    worktree_remove_clean(e->repo, t->row.worktree, e->git_env, ret_removed, NULL) == 0 &&
-	    *ret_removed) {
+	listed = worktree_changes(t->row.worktree, genv, &changes, NULL) == 0;
+	if (listed && changes.nr > 0)
+		changed = true;
+	strvec_clear(&changes);
+	if (listed && !changed && !sandboxed && !moved && if_unchanged == OUTCOME_NO_CHANGES &&
+	    set_aside(l, t) == 0) {
+		*ret_removed = true;
 		agentrun_set_changes(&t->ar, false);
 		return;
 	}
-	if (worktree_changes(t->row.worktree, genv, &changes, NULL) == 0 && changes.nr > 0)
-		changed = true;
-	strvec_clear(&changes);
 	if (!changed && moved && task_ahead(l, t, &ahead, NULL) == 0 && ahead > 0)
 		changed = true;
 	agentrun_set_changes(&t->ar, changed);
@@ -1852,7 +2017,7 @@ static void on_exit_cb(void *ctx, void *task, const struct proc *p)
 	flush_audit_soon(l);
 }
 
-static int take_lock(const char *repo, int *ret_fd, struct diag *reterr)
+int orch_lock_take(const char *repo, int *ret_fd, struct diag *reterr)
 {
 	char *path = agentrun_path(repo, ORCH_LOCK_FILE), dir[PATH_MAX];
 	int fd, r;
@@ -1874,8 +2039,9 @@ static int take_lock(const char *repo, int *ret_fd, struct diag *reterr)
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		r = errno == EWOULDBLOCK ? -EBUSY : -errno;
 		diag_set(reterr, path, 0, 0,
-			 r == -EBUSY ? "another bernstein is running a plan in this repository"
-				     : "cannot lock: %s",
+			 r == -EBUSY
+				 ? "another bernstein is still running a plan in this repository"
+				 : "cannot lock: %s",
 			 strerror(-r));
 		(void)close(fd);
 		free(path);
@@ -1884,6 +2050,204 @@ static int take_lock(const char *repo, int *ret_fd, struct diag *reterr)
 	free(path);
 	*ret_fd = fd;
 	return 0;
+}
+
+#define REPAIR_HELD_WAIT_MS 10000 /* a lock a surviving git child still has open */
+#define REPAIR_POLL_MS	    50
+#define SHARED_STALE_NS	    2000000000LL /* packed-refs.lock etc.: older than this, unheld */
+#define SAME_TRANSACTION_NS 1000000000LL
+
+/* Lock files git left in this repository, made right before any git of
+ * this execution runs (docs/runs.md, "After a crash"). The run lock is
+ * held: no git of a bernstein runs here, so
+ *   - bernstein's own (its branches' ref locks, its worktrees' and clones'
+ *     locks) are stale as soon as no process has them open (a git child of
+ *     the dead bernstein may outlive it a moment: waited for);
+ *   - packed-refs.lock, config.lock, shallow.lock (held by any git only for
+ *     a write; packed-refs.lock without the file open) are stale when
+ *     nobody has them open and they are older than the lock taking, or
+ *     were taken with a stale ref lock of bernstein's (same_transaction());
+ *   - the main checkout's index.lock, HEAD.lock and refs/heads/BASE.lock
+ *     may be the user's git's (a commit waiting in the editor has its index
+ *     lock without the file open): with a merge of this run recorded as
+ *     under way, its recovery decides (git_merge_recover()); otherwise they
+ *     must go away by themselves, else -EBUSY naming the file.
+ * Every removal is reported as a warning. */
+/* Whether the shared lock v[k] was taken by the same killed git as one of
+ * bernstein's ref locks (a ref transaction takes packed-refs.lock right
+ * after the locks of its refs: `git branch -D` of empty task branches). */
+static bool same_transaction(const struct git_lock *v, size_t n, size_t k)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		int64_t d = v[i].mtime_ns - v[k].mtime_ns;
+
+		if (v[i].kind == GIT_LOCK_OURS && strstr(v[i].path, "/refs/heads/") &&
+		    d < SAME_TRANSACTION_NS && d > -SAME_TRANSACTION_NS)
+			return true;
+	}
+	return false;
+}
+
+static int repair_locks(struct loop *l, int64_t locked_ns, struct diag *reterr)
+{
+	struct orch_env *e = l->e;
+	struct git_lock *v = NULL;
+	bool *done = NULL, journaled = false;
+	const char **paths = NULL;
+	pid_t *holders = NULL;
+	/* waits for other processes, and file times: the real clocks */
+	const struct clock *real = clock_system();
+	uint64_t start = real->mono_ms(real);
+	size_t n = 0, i, left;
+	int r;
+
+	r = worktree_locks_find(e->repo, ORCH_WORKTREES_DIR, ORCH_BRANCH_PREFIX, l->run.base_branch,
+				e->git_env, &v, &n, reterr);
+	if (r < 0 || n == 0)
+		goto out;
+	for (i = 0; i < l->n; i++)
+		if (l->t[i].row.state == TASK_MERGING && l->t[i].row.merge_commit)
+			journaled = true;
+	done = xcalloc(n, sizeof(*done));
+	paths = xcalloc(n, sizeof(*paths));
+	holders = xcalloc(n, sizeof(*holders));
+	for (i = 0; i < n; i++)
+		paths[i] = v[i].path;
+	for (;;) {
+		uint64_t waited = real->mono_ms(real) - start;
+		bool late = waited >= WORKTREE_LOCK_WAIT_MS,
+		     very_late = waited >= REPAIR_HELD_WAIT_MS;
+		struct stat st;
+
+		if (proc_file_holders(paths, n, holders) < 0)
+			memset(holders, 0, n * sizeof(*holders));
+		for (i = 0, left = 0; i < n; i++) {
+			if (done[i])
+				continue;
+			if (lstat(v[i].path, &st) < 0 ||
+			    (v[i].kind == GIT_LOCK_MERGE && journaled)) {
+				done[i] = true;
+				continue;
+			}
+			if (!holders[i] && (v[i].kind == GIT_LOCK_OURS ||
+					    (v[i].kind == GIT_LOCK_SHARED &&
+					     (v[i].mtime_ns < locked_ns - SHARED_STALE_NS ||
+					      same_transaction(v, n, i))))) {
+				r = git_lock_remove(&v[i], reterr);
+				if (r < 0)
+					goto out;
+				warn(l, NULL, "removed '%s', a lock file a killed git left behind",
+				     v[i].path);
+				done[i] = true;
+				continue;
+			}
+			if (v[i].kind == GIT_LOCK_SHARED && late) {
+				warn(l, NULL,
+				     "'%s' exists: another git is running here, or one was killed "
+				     "(remove the file if no git is running), ignoring",
+				     v[i].path);
+				done[i] = true;
+				continue;
+			}
+			if ((v[i].kind == GIT_LOCK_MERGE && late) ||
+			    (v[i].kind == GIT_LOCK_OURS && very_late)) {
+				if (holders[i])
+					diag_set(reterr, v[i].path, 0, 0,
+						 "exists and process %ld has it open: another git "
+						 "is "
+						 "running in this repository",
+						 (long)holders[i]);
+				else
+					diag_set(reterr, v[i].path, 0, 0,
+						 "exists: another git is running in this "
+						 "repository, "
+						 "or one was killed (remove the file if no git is "
+						 "running; after a bernstein killed while merging, "
+						 "'bernstein resume' repairs it)");
+				r = -EBUSY;
+				goto out;
+			}
+			left++;
+		}
+		if (left == 0)
+			break;
+		{
+			struct timespec ts = {.tv_sec = 0, .tv_nsec = REPAIR_POLL_MS * 1000000L};
+
+			(void)nanosleep(&ts, NULL);
+		}
+	}
+	r = 0;
+out:
+	git_locks_free(v, n);
+	free(done);
+	free(paths);
+	free(holders);
+	return r;
+}
+
+/* Worktrees a killed `git worktree add` left half made (a repair of one
+ * killed in turn included): removed now, before any other git runs -- a
+ * half-made worktree's null HEAD makes `git fetch` into the repository
+ * fail -- and made again when their task is dispatched. */
+static void repair_worktrees(struct loop *l)
+{
+	struct diag d;
+	size_t n = 0;
+
+	diag_clear(&d);
+	if (worktree_repair(l->e->repo, ORCH_WORKTREES_DIR, l->e->git_env, &n, &d) < 0)
+		warn(l, NULL, "cannot repair the half-made worktrees: %s", d.msg);
+	else if (n)
+		warn(l, NULL, "removed %zu half-made worktree(s) a killed git left behind", n);
+}
+
+/* Worktrees a killed bernstein did not get to remove: those of this run's
+ * tasks that are merged or no_changes (a crash between the state commit and
+ * the removal, or inside `git worktree remove`), and the ones set aside
+ * (set_aside()). Kept, as always: those of failed, refused, conflicted or
+ * blocked tasks, and of tasks done with merge: none. */
+static void cleanup_worktrees(struct loop *l)
+{
+	char *dir = agentrun_path(l->e->repo, ORCH_WORKTREES_DIR);
+	struct dirent *de;
+	size_t i, n = strlen(TRASH_SUFFIX);
+	DIR *d;
+
+	for (i = 0; i < l->n; i++) {
+		struct otask *t = &l->t[i];
+		struct stat st;
+
+		/* those whose removal was due: merged, or no_changes (merge:
+		 * none keeps a done task's worktree) */
+		if (!t->row.worktree || lstat(t->row.worktree, &st) < 0 ||
+		    !(t->row.state == TASK_NO_CHANGES ||
+		      (t->row.state == TASK_DONE &&
+		       (t->row.merge_commit ||
+			(t->row.reason && strcmp(t->row.reason, "already merged") == 0)))))
+			continue;
+		remove_worktree(l, t, false);
+	}
+	d = opendir(dir);
+	while (d && (de = readdir(d)) != NULL) {
+		size_t len = strlen(de->d_name);
+		char *p;
+		int r;
+
+		if (len <= n || strcmp(de->d_name + len - n, TRASH_SUFFIX) != 0)
+			continue;
+		p = agentrun_path(dir, de->d_name);
+		r = rmtree_beneath(p);
+		if (r < 0)
+			warn(l, NULL, "cannot remove '%s': %s", p, strerror(-r));
+		l->prune_worktrees = true;
+		free(p);
+	}
+	if (d)
+		(void)closedir(d);
+	free(dir);
 }
 
 static void summarize(struct loop *l, struct orch_summary *s)
@@ -1898,7 +2262,7 @@ static void summarize(struct loop *l, struct orch_summary *s)
 	for (i = 0; i < l->n; i++) {
 		enum task_state st = l->t[i].row.state;
 
-		if ((int)st >= 0 && st < _TASK_STATE_MAX)
+		if ((int)st >= 0 && st < _TASK_STATE_MAX && l->t[i].selected)
 			s->counts[st]++;
 		if (!state_terminal(st))
 			open_ = true;
@@ -1924,16 +2288,28 @@ int orch_run_execute(struct orch_env *e, const char *run_id, struct orch_summary
 	struct orch_summary sum;
 	struct loop l;
 	char ts[TS_MAX];
+	int64_t locked_ns;
 	int lock = -1, r;
 	size_t i;
 	json_t *det;
 
-	r = take_lock(e->repo, &lock, reterr);
-	if (r < 0)
-		return r;
+	if (!e->locked) {
+		r = orch_lock_take(e->repo, &lock, reterr);
+		if (r < 0)
+			return r;
+	}
+	locked_ns = clock_system()->now_ns(clock_system()); /* compared with file times */
 	r = loop_load(&l, e, run_id, reterr);
 	if (r < 0)
 		goto out;
+	/* what a killed bernstein left in git, before any git runs */
+	r = repair_locks(&l, locked_ns, reterr);
+	if (r < 0) {
+		(void)state_run_set_state(e->st, run_id, RUN_INTERRUPTED, now(&l, ts), NULL);
+		goto out;
+	}
+	repair_worktrees(&l);
+	cleanup_worktrees(&l);
 	if (e->only_task) {
 		for (i = 0; i < l.n; i++)
 			l.t[i].selected = strcmp(l.t[i].row.id, e->only_task) == 0;
@@ -2094,7 +2470,7 @@ int orch_resume_prepare(struct orch_env *e, const char *run_or_task, bool apply,
 		diag_set(reterr, state_path(e->st), 0, 0, "cannot read run '%s'", run_or_task);
 		goto out;
 	}
-	if (lock_held(e->repo)) {
+	if (!e->locked && lock_held(e->repo)) {
 		diag_set(reterr, e->repo, 0, 0,
 			 "run '%s' is still running (another bernstein holds %s)", run.id,
 			 ORCH_LOCK_FILE);
@@ -2116,6 +2492,7 @@ int orch_resume_prepare(struct orch_env *e, const char *run_or_task, bool apply,
 		goto out;
 	}
 	(void)snprintf(ret->run_id, sizeof(ret->run_id), "%s", run.id);
+	ret->unfinished = run.state == RUN_RUNNING || run.state == RUN_INTERRUPTED;
 	ret->v = xcalloc(l.n ? l.n : 1, sizeof(*ret->v));
 	for (i = 0; i < l.n; i++) {
 		struct otask *t = &l.t[i];

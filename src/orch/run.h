@@ -83,30 +83,45 @@ struct orch_env {
 	const char *allowed_api_key_envs;
 	unsigned parallel;     /* 0: the configuration's */
 	const char *only_task; /* run only this task (resume TASK); NULL all */
+	bool locked;	       /* the caller holds ORCH_LOCK_FILE (orch_lock_take()) */
 	const struct clock *clk;
 	struct orch_hooks hooks;
 };
 
 struct orch_summary {
 	char run_id[64];
-	enum run_state state;
-	size_t counts[_TASK_STATE_MAX];
+	enum run_state state;		/* of the run: all its tasks */
+	size_t counts[_TASK_STATE_MAX]; /* the tasks of this execution (resume TASK: one) */
 	size_t n_tasks;
 	bool cancelled; /* SIGINT/SIGTERM/SIGHUP stopped it */
 };
+
+/* Take ORCH_LOCK_FILE of repo (flock; the kernel drops it when the
+ * process dies, kill -9 included): *ret_fd keeps it until closed. -EBUSY
+ * when another bernstein holds it. A run takes it before it writes
+ * anything (state.db, the audit chain) and keeps it to the end; then set
+ * orch_env.locked. While it is held no git of a bernstein runs in repo,
+ * which is what lets an execution treat the lock files bernstein's git
+ * left as stale (docs/runs.md, "After a crash"). */
+int orch_lock_take(const char *repo, int *ret_fd, struct diag *reterr);
 
 /* Record a new run of plan (plan_path: as given, for the record): the run
  * row and its tasks (pending) in one transaction, base = the checked-out
  * branch and commit of e->repo, and run.started in the audit chain. The
  * run's id into run_id (at least 64 bytes). -ENOTSUP when HEAD is detached
- * (nothing recorded). */
+ * (nothing recorded). The caller holds the lock (e->locked; else -EINVAL
+ * and nothing is written). */
 int orch_run_create(struct orch_env *e, const struct plan *plan, const char *plan_path,
 		    char *run_id, size_t size, struct diag *reterr);
 
 /* Run every task of run_id that can still run, until none can. Holds
- * ORCH_LOCK_FILE (-EBUSY when another bernstein runs this repository).
- * Returns 0 with the summary (the run's state says how it went), or a
- * negative errno when the run could not go on (state.db, audit, git). */
+ * ORCH_LOCK_FILE (taken here unless e->locked; -EBUSY when another
+ * bernstein runs this repository). First it repairs what a killed
+ * bernstein left in git (stale lock files, a half-done merge, worktrees of
+ * finished tasks): -EBUSY naming a lock file that is not provably a dead
+ * bernstein's. Returns 0 with the summary (the run's state says how it
+ * went), or a negative errno when the run could not go on (state.db,
+ * audit, git). */
 int orch_run_execute(struct orch_env *e, const char *run_id, struct orch_summary *ret,
 		     struct diag *reterr);
 
@@ -133,6 +148,9 @@ struct resume_plan {
 	char run_id[64];
 	struct resume_item *v;
 	size_t n;
+	/* the run never finished (killed after its last task settled): an
+	 * execution still has to clean up, even with nothing to resume */
+	bool unfinished;
 };
 void resume_plan_release(struct resume_plan *p);
 
@@ -141,7 +159,8 @@ void resume_plan_release(struct resume_plan *p);
  * there is no such run or task. With apply, the state is changed so that
  * orch_run_execute() carries it out: interrupted and crashed attempts are
  * closed and their tasks made pending again with what resume needs. A
- * task id resumes only that task. -EBUSY when the run is still running. */
+ * task id resumes only that task. -EBUSY when the run is still running
+ * (unless e->locked: the caller holds the lock). */
 int orch_resume_prepare(struct orch_env *e, const char *run_or_task, bool apply,
 			struct resume_plan *ret, struct diag *reterr);
 

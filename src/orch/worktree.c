@@ -12,12 +12,15 @@
 #include <sys/pidfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "orch/gitref.h"
+#include "proc/holders.h"
 #include "proc/git.h"
 #include "proc/probe.h"
 #include "proc/spawn.h"
+#include "util/beneath.h"
 #include "util/clock.h"
 #include "util/fsutil.h"
 #include "util/sbuf.h"
@@ -1237,7 +1240,17 @@ struct wt_entry {
 	char *lock_reason;
 	bool locked;
 	bool prunable;
+	bool null_head; /* HEAD is the null id `git worktree add` starts with */
 };
+
+/* A worktree `git worktree add` did not finish (killed inside it, or a
+ * repair of one killed in turn): still locked "initializing", which it
+ * writes first and removes last, or HEAD still the null id it writes
+ * before setting the branch. No agent ever ran there. */
+static bool wt_half_made(const struct wt_entry *e)
+{
+	return (e->locked && strcmp(e->lock_reason, "initializing") == 0) || e->null_head;
+}
 
 static void wt_list_free(struct wt_entry *v, size_t n)
 {
@@ -1290,6 +1303,8 @@ static int wt_list(const char *repo, const char *const *env, struct wt_entry **r
 			cur->lock_reason = xstrdup(f[6] ? f + 7 : "");
 		} else if (strcmp(f, "prunable") == 0 || strncmp(f, "prunable ", 9) == 0) {
 			cur->prunable = true;
+		} else if (strncmp(f, "HEAD ", 5) == 0) {
+			cur->null_head = f[5] && strspn(f + 5, "0") == strlen(f + 5);
 		}
 	}
 	git_res_release(&g);
@@ -1379,6 +1394,30 @@ static int path_free(const char *abs, struct diag *reterr)
 	return r;
 }
 
+/* Whether the directory path holds nothing but a regular file .git. */
+static bool only_git_file(const char *path)
+{
+	struct dirent *de;
+	struct stat st;
+	bool git = false, other = false;
+	DIR *d = opendir(path);
+
+	if (!d)
+		return false;
+	while (!other && (de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (strcmp(de->d_name, ".git") == 0 &&
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode))
+			git = true;
+		else
+			other = true;
+	}
+	(void)closedir(d);
+	return git && !other;
+}
+
 static int wt_simple(const char *repo, const char *const *env, const char *const *args,
 		     struct diag *reterr)
 {
@@ -1391,7 +1430,11 @@ static int wt_simple(const char *repo, const char *const *env, const char *const
 }
 
 /* Take a registered worktree at abs out of git's books: unlock it, then
- * prune it when its directory is gone, else remove it (with its files). */
+ * prune it when its directory is gone, else remove it (with its files). A
+ * half-made one (wt_half_made()) is not given to `git worktree remove`,
+ * which refuses one whose .git file or admin directory is incomplete: its
+ * directory is deleted here (never following a symlink), then pruned --
+ * each step leaves a state the next attempt recognises. */
 static int wt_unregister(const char *repo, const struct wt_entry *e, const char *abs,
 			 const char *const *env, struct diag *reterr)
 {
@@ -1402,6 +1445,11 @@ static int wt_unregister(const char *repo, const struct wt_entry *e, const char 
 
 	if (e->locked && (r = wt_simple(repo, env, unlock, reterr)) < 0)
 		return r;
+	if (wt_half_made(e) && (r = rmtree_beneath(abs)) < 0) {
+		diag_set(reterr, abs, 0, 0, "cannot remove the half-made worktree: %s",
+			 strerror(-r));
+		return r;
+	}
 	if (e->prunable || !is_dir(abs))
 		return wt_simple(repo, env, prune, reterr);
 	return wt_simple(repo, env, remove, reterr);
@@ -1465,9 +1513,12 @@ int worktree_add(const char *repo, const char *path, const char *branch, const c
 
 	e = wt_find_path(v, n, repo, abs);
 	if (e) {
-		bool half_made = e->locked && strcmp(e->lock_reason, "initializing") == 0;
+		/* a crash inside `git worktree add`, which writes this lock first
+		 * and removes it last: HEAD may still be the null id it starts
+		 * with, or the branch; no agent ever ran there */
+		bool half_made = wt_half_made(e);
 
-		if (!e->branch || strcmp(e->branch, branch) != 0) {
+		if (!half_made && (!e->branch || strcmp(e->branch, branch) != 0)) {
 			diag_set(reterr, abs, 0, 0,
 				 "already a worktree, on %s%s%s instead of branch '%s'",
 				 e->branch ? "branch '" : "a detached HEAD",
@@ -1505,6 +1556,19 @@ int worktree_add(const char *repo, const char *path, const char *branch, const c
 		}
 	}
 
+	if (only_git_file(abs)) {
+		/* `git worktree add` killed after it wrote the new .git file and
+		 * before it registered the worktree: a pointer, no files */
+		struct sbuf g = SBUF_INIT(SIZE_MAX);
+
+		(void)sbuf_addf(&g, "%s/.git", abs);
+		if (unlink(g.buf) == 0)
+			(void)rmdir(abs);
+		sbuf_release(&g);
+		r = wt_simple(repo, env, prune, reterr);
+		if (r < 0)
+			goto out;
+	}
 	r = path_free(abs, reterr);
 	if (r < 0)
 		goto out;
@@ -1541,6 +1605,40 @@ made:
 out:
 	wt_list_free(v, n);
 	free(abs);
+	free(base);
+	return r;
+}
+
+int worktree_repair(const char *repo, const char *wt_dir, const char *const *env, size_t *ret_n,
+		    struct diag *reterr)
+{
+	struct wt_entry *v = NULL;
+	char *base = NULL;
+	size_t n = 0, i, fixed = 0, bl;
+	int r;
+
+	if ((r = check_args(repo, reterr)) < 0 || (r = check_args(wt_dir, reterr)) < 0)
+		return r;
+	r = wt_list(repo, env, &v, &n, reterr);
+	if (r < 0)
+		return r;
+	base = canon_path(repo, wt_dir);
+	bl = strlen(base);
+	for (i = 1; r >= 0 && i < n; i++) {
+		char *abs = canon_path(repo, v[i].path);
+
+		if (wt_half_made(&v[i]) && strncmp(abs, base, bl) == 0 && abs[bl] == '/') {
+			struct wt_entry e = v[i];
+
+			e.prunable = true; /* its directory goes first, then it is pruned */
+			r = wt_unregister(repo, &e, abs, env, reterr);
+			fixed++;
+		}
+		free(abs);
+	}
+	if (r >= 0 && ret_n)
+		*ret_n = fixed;
+	wt_list_free(v, n);
 	free(base);
 	return r;
 }
@@ -2010,13 +2108,619 @@ out:
 	return r;
 }
 
+/* ---- lock files a crash left ------------------------------------------------- */
+
+#define LOCK_POLL_MS	    50
+#define LOCK_WALK_BUDGET    100000 /* directory entries looked at, at most */
+#define LOCK_WALK_DEPTH	    32
+#define LOCK_GITDIR_FILE    4096	 /* bytes of a worktree's gitdir file read */
+#define LOCK_MTIME_SLACK_NS 2000000000LL /* file times are coarse, from another clock */
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+
+	(void)nanosleep(&ts, NULL);
+}
+
+static int64_t stat_mtime_ns(const struct stat *st)
+{
+	return (int64_t)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
+}
+
+/* The absolute git directory and common directory of repo. */
+static int git_dirs(const char *repo, const char *const *env, char **ret_gitdir, char **ret_common,
+		    struct diag *reterr)
+{
+	static const char *const args[] = {"rev-parse", "--path-format=absolute", "--git-dir",
+					   "--git-common-dir", NULL};
+	struct git_res g;
+	char *nl;
+	int r;
+
+	r = git_run(repo, env, GIT_READ, NULL, args, &g, reterr);
+	if (r < 0)
+		return r;
+	nl = strchr(g.out, '\n');
+	if (!nl || nl == g.out || !nl[1] || nl[1] == '\n') {
+		diag_set(reterr, repo, 0, 0, "git rev-parse --git-dir: unexpected output");
+		git_res_release(&g);
+		return -EBADMSG;
+	}
+	*ret_gitdir = xstrndup(g.out, (size_t)(nl - g.out));
+	*ret_common = xstrndup(nl + 1, strcspn(nl + 1, "\n"));
+	git_res_release(&g);
+	return 0;
+}
+
+struct lock_walk {
+	struct git_lock *v;
+	size_t n, alloc;
+	size_t budget;
+};
+
+void git_locks_free(struct git_lock *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(v[i].path);
+		free(v[i].root);
+		free(v[i].rel);
+	}
+	free(v);
+}
+
+static void lock_add(struct lock_walk *w, const char *root, const char *rel,
+		     enum git_lock_kind kind, const struct stat *st)
+{
+	struct sbuf path = SBUF_INIT(SIZE_MAX);
+
+	if (w->n == w->alloc) {
+		w->alloc = w->alloc ? 2 * w->alloc : 8;
+		w->v = xrealloc(w->v, w->alloc * sizeof(*w->v));
+	}
+	(void)sbuf_addf(&path, "%s/%s", root, rel);
+	w->v[w->n].path = sbuf_detach(&path, NULL);
+	w->v[w->n].root = xstrdup(root);
+	w->v[w->n].rel = xstrdup(rel);
+	w->v[w->n].kind = kind;
+	w->v[w->n].mtime_ns = stat_mtime_ns(st);
+	w->n++;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+
+	return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+/* How a lock file at rel (below the walk's root) is classified; -1: not
+ * listed. */
+typedef int lock_kind_fn(const char *rel, void *data);
+
+/* The *.lock files in the directory fd (rel below root), and with recurse
+ * in its subdirectories, each classified by kind_of(rel). Every directory
+ * is opened relative to its parent with O_NOFOLLOW: a symlink (or one
+ * swapped in meanwhile) is never followed. Takes fd. */
+static void walk_locks(struct lock_walk *w, const char *root, int fd, struct sbuf *rel,
+		       unsigned depth, bool recurse, lock_kind_fn *kind_of, void *data)
+{
+	struct dirent *de;
+	DIR *d;
+
+	if (depth > LOCK_WALK_DEPTH || w->budget == 0) {
+		(void)close(fd);
+		return;
+	}
+	d = fdopendir(fd);
+	if (!d) {
+		(void)close(fd);
+		return;
+	}
+	while (w->budget > 0 && (de = readdir(d)) != NULL) {
+		size_t keep = rel->len;
+		struct stat st;
+		int kind, sub;
+
+		w->budget--;
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		(void)sbuf_addf(rel, "%s%s", rel->len ? "/" : "", de->d_name);
+		if (S_ISDIR(st.st_mode)) {
+			if (recurse &&
+			    (sub = openat(dirfd(d), de->d_name,
+					  O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0)
+				walk_locks(w, root, sub, rel, depth + 1, recurse, kind_of, data);
+		} else if (ends_with(de->d_name, ".lock") &&
+			   (kind = kind_of(rel->buf, data)) >= 0) {
+			lock_add(w, root, rel->buf, (enum git_lock_kind)kind, &st);
+		}
+		sbuf_setlen(rel, keep);
+	}
+	(void)closedir(d);
+}
+
+static void walk_root(struct lock_walk *w, const char *root, bool recurse, lock_kind_fn *kind_of,
+		      void *data)
+{
+	struct sbuf rel = SBUF_INIT(SIZE_MAX);
+	int fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd >= 0)
+		walk_locks(w, root, fd, &rel, 0, recurse, kind_of, data);
+	sbuf_release(&rel);
+}
+
+int git_lock_remove(const struct git_lock *l, struct diag *reterr)
+{
+	int fd = open(l->root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), r;
+
+	if (fd < 0) {
+		r = -errno;
+		if (r == -ENOENT)
+			return 0;
+		diag_set(reterr, l->path, 0, 0, "cannot remove the stale lock file: %s",
+			 strerror(-r));
+		return r;
+	}
+	r = beneath_unlink(fd, l->rel, 0, reterr);
+	(void)close(fd);
+	return r == -ENOENT ? 0 : r;
+}
+
+struct refs_kinds {
+	const char *ours_prefix; /* "heads/bernstein/" */
+	const char *base_lock;	 /* "heads/main.lock" */
+};
+
+static int kind_of_ref(const char *rel, void *data)
+{
+	const struct refs_kinds *k = data;
+
+	if (strncmp(rel, k->ours_prefix, strlen(k->ours_prefix)) == 0)
+		return GIT_LOCK_OURS;
+	if (strcmp(rel, k->base_lock) == 0)
+		return GIT_LOCK_MERGE;
+	return -1;
+}
+
+/* The top of the main git directory: its index and HEAD are the merge's;
+ * with shared (the common directory), the locks of any git's brief writes. */
+struct top_kinds {
+	bool gitdir, common;
+};
+
+static int kind_of_top(const char *rel, void *data)
+{
+	static const char *const shared[] = {"packed-refs.lock", "config.lock", "shallow.lock",
+					     NULL};
+	const struct top_kinds *k = data;
+	size_t i;
+
+	if (k->gitdir && (strcmp(rel, "index.lock") == 0 || strcmp(rel, "HEAD.lock") == 0))
+		return GIT_LOCK_MERGE;
+	for (i = 0; k->common && shared[i]; i++)
+		if (strcmp(rel, shared[i]) == 0)
+			return GIT_LOCK_SHARED;
+	return -1;
+}
+
+static int kind_ours(const char *rel, void *data)
+{
+	(void)rel;
+	(void)data;
+	return GIT_LOCK_OURS;
+}
+
+/* Whether the admin directory of a linked worktree belongs to one under
+ * wt_abs (its gitdir file names WT_ABS/NAME/.git). */
+static bool admin_is_ours(const char *admin, const char *wt_abs)
+{
+	struct sbuf p = SBUF_INIT(SIZE_MAX);
+	char *text = NULL;
+	size_t len = 0, n = strlen(wt_abs);
+	bool ours = false;
+
+	(void)sbuf_addf(&p, "%s/gitdir", admin);
+	if (read_file_capped(p.buf, LOCK_GITDIR_FILE, &text, &len) >= 0) {
+		ours = len > n + 1 && strncmp(text, wt_abs, n) == 0 && text[n] == '/' &&
+		       !memchr(text, '\0', len);
+		free(text);
+	}
+	sbuf_release(&p);
+	return ours;
+}
+
+int worktree_locks_find(const char *repo, const char *wt_dir, const char *branch_prefix,
+			const char *base_branch, const char *const *env, struct git_lock **ret,
+			size_t *ret_n, struct diag *reterr)
+{
+	struct lock_walk w = {.budget = LOCK_WALK_BUDGET};
+	struct refs_kinds rk;
+	struct top_kinds tk;
+	struct sbuf p = SBUF_INIT(SIZE_MAX), ours = SBUF_INIT(SIZE_MAX), base = SBUF_INIT(SIZE_MAX);
+	char *gitdir = NULL, *common = NULL, *wt_abs = NULL;
+	struct dirent *de;
+	DIR *d;
+	int r;
+
+	if ((r = check_args(repo, reterr)) < 0 || (r = check_args(wt_dir, reterr)) < 0 ||
+	    (r = check_name(repo, "branch prefix", branch_prefix, reterr)) < 0 ||
+	    (r = check_name(repo, "branch name", base_branch, reterr)) < 0)
+		return r;
+	r = git_dirs(repo, env, &gitdir, &common, reterr);
+	if (r < 0)
+		return r;
+	wt_abs = canon_path(repo, wt_dir);
+
+	/* the main git directory; the common one (packed-refs, config) */
+	tk.gitdir = true;
+	tk.common = strcmp(gitdir, common) == 0;
+	walk_root(&w, gitdir, false, kind_of_top, &tk);
+	if (!tk.common) {
+		tk.gitdir = false;
+		tk.common = true;
+		walk_root(&w, common, false, kind_of_top, &tk);
+	}
+	/* refs: bernstein's branches, and the branch merges go into */
+	(void)sbuf_addf(&ours, "heads/%s", branch_prefix);
+	(void)sbuf_addf(&base, "heads/%s.lock", base_branch);
+	rk.ours_prefix = ours.buf;
+	rk.base_lock = base.buf;
+	(void)sbuf_addf(&p, "%s/refs", common);
+	walk_root(&w, p.buf, true, kind_of_ref, &rk);
+
+	/* the admin directories of bernstein's worktrees */
+	sbuf_reset(&p);
+	(void)sbuf_addf(&p, "%s/worktrees", common);
+	d = opendir(p.buf);
+	while (d && (de = readdir(d)) != NULL) {
+		struct sbuf admin = SBUF_INIT(SIZE_MAX);
+
+		if (de->d_name[0] == '.')
+			continue;
+		(void)sbuf_addf(&admin, "%s/%s", p.buf, de->d_name);
+		if (admin_is_ours(admin.buf, wt_abs)) {
+			walk_root(&w, admin.buf, false, kind_ours, NULL);
+			(void)sbuf_adds(&admin, "/refs");
+			walk_root(&w, admin.buf, true, kind_ours, NULL);
+		}
+		sbuf_release(&admin);
+	}
+	if (d)
+		(void)closedir(d);
+
+	/* the clones of sandboxed tasks: their .git directories are bernstein's */
+	d = opendir(wt_abs);
+	while (d && (de = readdir(d)) != NULL) {
+		struct sbuf git = SBUF_INIT(SIZE_MAX);
+		struct stat st;
+
+		if (de->d_name[0] == '.')
+			continue;
+		(void)sbuf_addf(&git, "%s/%s/.git", wt_abs, de->d_name);
+		if (lstat(git.buf, &st) == 0 && S_ISDIR(st.st_mode)) {
+			walk_root(&w, git.buf, false, kind_ours, NULL);
+			(void)sbuf_adds(&git, "/refs");
+			walk_root(&w, git.buf, true, kind_ours, NULL);
+		}
+		sbuf_release(&git);
+	}
+	if (d)
+		(void)closedir(d);
+
+	*ret = w.v;
+	*ret_n = w.n;
+	sbuf_release(&p);
+	sbuf_release(&ours);
+	sbuf_release(&base);
+	free(gitdir);
+	free(common);
+	free(wt_abs);
+	return 0;
+}
+
+int worktree_prune(const char *repo, const char *const *env, struct diag *reterr)
+{
+	static const char *const prune[] = {"worktree", "prune", NULL};
+	int r;
+
+	if ((r = check_args(repo, reterr)) < 0)
+		return r;
+	return wt_simple(repo, env, prune, reterr);
+}
+
+/* Wait (at most WORKTREE_LOCK_WAIT_MS) until nobody has the lock file at
+ * path open; then, when it is not older than since_ns (the time the step
+ * that may have left it started; INT64_MAX: never), remove it as stale.
+ * 0 when it is gone; -EBUSY (reterr names it) when a process holds it, or
+ * it is older than since_ns and did not go away meanwhile. */
+static int lock_clear(const char *path, int64_t since_ns, struct diag *reterr)
+{
+	uint64_t deadline = add_sat(now_ms(), WORKTREE_LOCK_WAIT_MS);
+	pid_t holder = 0;
+
+	for (;;) {
+		struct stat st;
+		const char *const one[] = {path, NULL};
+		bool late = now_ms() >= deadline;
+
+		if (lstat(path, &st) < 0)
+			return 0;
+		if (proc_file_holders(one, 1, &holder) < 0)
+			holder = 0;
+		if (!holder && since_ns != INT64_MAX &&
+		    stat_mtime_ns(&st) >= since_ns - LOCK_MTIME_SLACK_NS) {
+			if (unlink(path) < 0 && errno != ENOENT) {
+				diag_set(reterr, path, 0, 0,
+					 "cannot remove the stale lock file: %s", strerror(errno));
+				return -errno;
+			}
+			return 0;
+		}
+		if (late)
+			break;
+		sleep_ms(LOCK_POLL_MS);
+	}
+	if (holder)
+		diag_set(reterr, path, 0, 0,
+			 "exists and process %ld has it open: another git is running in this "
+			 "repository",
+			 (long)holder);
+	else
+		diag_set(reterr, path, 0, 0,
+			 "exists: another git is running in this repository, or one was killed "
+			 "(remove the file if no git is running)");
+	return -EBUSY;
+}
+
 /* ---- merging ---------------------------------------------------------------- */
 
-/* The unmerged paths of repo's index (`ls-files -u -z`), deduplicated. */
-static int unmerged_paths(const char *repo, const char *const *env, struct strvec *ret,
-			  struct diag *reterr)
+#define CHECKOUT_ARGS_MAX (64u << 10) /* bytes of paths given to one checkout-index */
+
+static int cmp_str(const void *a, const void *b)
 {
-	static const char *const args[] = {"ls-files", "-u", "-z", "--", ":/", NULL};
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* What the merge from h to m writes: the paths it adds (not in h) and the
+ * ones it changes or deletes (in h), each sorted. */
+static int merge_paths(const char *repo, const char *h, const char *m, const char *const *env,
+		       struct strvec *added, struct strvec *kept, struct diag *reterr)
+{
+	const char *args[] = {"diff",
+			      "--name-status",
+			      "-z",
+			      "--no-renames",
+			      "--no-ext-diff",
+			      "--no-textconv",
+			      h,
+			      m,
+			      NULL};
+	struct strvec f = STRVEC_INIT;
+	struct git_res g;
+	size_t i;
+	int r;
+
+	r = git_run(repo, env, GIT_READ, NULL, args, &g, reterr);
+	if (r < 0)
+		return r;
+	split_z(g.out, g.out_len, &f);
+	for (i = 0; i + 1 < f.nr; i += 2)
+		strvec_push(f.v[i][0] == 'A' ? added : kept, f.v[i + 1]);
+	if (added->nr)
+		qsort(added->v, added->nr, sizeof(*added->v), cmp_str);
+	if (kept->nr)
+		qsort(kept->v, kept->nr, sizeof(*kept->v), cmp_str);
+	strvec_clear(&f);
+	git_res_release(&g);
+	return 0;
+}
+
+static bool sorted_has(const struct strvec *v, const char *s)
+{
+	return v->nr && bsearch(&s, v->v, v->nr, sizeof(*v->v), cmp_str) != NULL;
+}
+
+/* The directory holding rel (a path below the directory rootfd, as the
+ * branch names it: the agent's), opened one component at a time with
+ * O_NOFOLLOW, so that no symlink on the way -- there before or swapped in
+ * -- leads anywhere; *ret_base points at rel's last component. The fd, or
+ * -ENOENT (a directory on the way is missing), -ELOOP or -ENOTDIR (a
+ * symlink or a file on the way), -EINVAL (an empty or '..' component). */
+static int open_parent(int rootfd, const char *rel, const char **ret_base)
+{
+	const char *p = rel, *slash;
+	int fd = fcntl(rootfd, F_DUPFD_CLOEXEC, 3);
+
+	if (fd < 0)
+		return -errno;
+	while ((slash = strchr(p, '/')) != NULL) {
+		char name[NAME_MAX + 1];
+		size_t n = (size_t)(slash - p);
+		int next;
+
+		if (n == 0 || n > NAME_MAX || (n == 2 && p[0] == '.' && p[1] == '.')) {
+			(void)close(fd);
+			return -EINVAL;
+		}
+		memcpy(name, p, n);
+		name[n] = '\0';
+		next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0) {
+			int r = errno == ENOENT ? -ENOENT : errno == ENOTDIR ? -ENOTDIR : -ELOOP;
+
+			(void)close(fd);
+			return r;
+		}
+		(void)close(fd);
+		fd = next;
+		p = slash + 1;
+	}
+	*ret_base = p;
+	return fd;
+}
+
+/* Whether a leading directory of rel is one of the paths in kept (sorted):
+ * a tracked file or symlink the merge deletes or replaces by a directory. */
+static bool parent_kept(const char *rel, const struct strvec *kept)
+{
+	char *dir = xstrdup(rel), *slash;
+	bool hit = false;
+
+	while (!hit && (slash = strrchr(dir, '/')) != NULL) {
+		*slash = '\0';
+		hit = sorted_has(kept, dir);
+	}
+	free(dir);
+	return hit;
+}
+
+/* The first of the added paths (below the directory repo) that something
+ * in the work tree is in the way of: a file, a directory, a symlink, or a
+ * file or symlink where a parent directory should be -- unless that is a
+ * tracked path the merge replaces (kept). NULL: none. */
+static const char *added_in_way(const char *repo, const struct strvec *added,
+				const struct strvec *kept)
+{
+	const char *hit = NULL, *base;
+	int rootfd = open(repo, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	size_t i;
+
+	if (rootfd < 0)
+		return added->nr ? added->v[0] : NULL;
+	for (i = 0; !hit && i < added->nr; i++) {
+		struct stat st;
+		int pfd = open_parent(rootfd, added->v[i], &base);
+
+		if (pfd == -ENOENT || (pfd < 0 && parent_kept(added->v[i], kept)))
+			continue;
+		if (pfd < 0 || fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			hit = added->v[i];
+		if (pfd >= 0)
+			(void)close(pfd);
+	}
+	(void)close(rootfd);
+	return hit;
+}
+
+/* Whether repo's index records exactly commit's tree. */
+static int index_is(const char *repo, const char *commit, const char *const *env, bool *ret,
+		    struct diag *reterr)
+{
+	const char *args[] = {"diff-index", "--cached", "--quiet", "--ignore-submodules=none",
+			      commit,	    "--",	NULL};
+	struct git_res g;
+	int r;
+
+	r = git_call(repo, env, GIT_READ, NULL, args, &g, reterr);
+	if (r < 0)
+		return r;
+	if (g.exit_code == 0 || g.exit_code == 1)
+		*ret = g.exit_code == 0;
+	else
+		r = git_fail(repo, args, &g, reterr);
+	git_res_release(&g);
+	return r;
+}
+
+/* Whether the files of repo's work tree are what its index records. */
+static int files_match_index(const char *repo, const char *const *env, bool *ret,
+			     struct diag *reterr)
+{
+	static const char *const args[] = {"diff-files", "--quiet", "--ignore-submodules=none",
+					   NULL};
+	struct git_res g;
+	int r;
+
+	r = git_call(repo, env, GIT_READ, NULL, args, &g, reterr);
+	if (r < 0)
+		return r;
+	if (g.exit_code == 0 || g.exit_code == 1)
+		*ret = g.exit_code == 0;
+	else
+		r = git_fail(repo, args, &g, reterr);
+	git_res_release(&g);
+	return r;
+}
+
+/* git's message says a lock file is in the way. */
+static bool err_locked(const char *err)
+{
+	return err && strstr(err, ".lock") && strstr(err, "File exists");
+}
+
+static int err_errno(const char *err)
+{
+	if (err && (strstr(err, "No space left") || strstr(err, "File too large") ||
+		    strstr(err, "Disk quota exceeded")))
+		return -ENOSPC;
+	return -EIO;
+}
+
+/* `git update-index -q --refresh`: stat information brought up to date, so
+ * that read-tree does not take a touched file for a changed one. */
+static int index_refresh(const char *repo, const char *const *env, struct diag *reterr)
+{
+	static const char *const args[] = {"update-index", "-q", "--refresh", NULL};
+	struct git_res g;
+	int r;
+
+	r = git_call(repo, env, GIT_WRITE, NULL, args, &g, reterr);
+	if (r < 0)
+		return r;
+	if (g.exit_code > 1) {
+		r = git_fail(repo, args, &g, reterr);
+		if (err_locked(g.err))
+			r = -EAGAIN;
+	}
+	git_res_release(&g);
+	return r;
+}
+
+/* The files in kept written from the index again (it records h's):
+ * `checkout-index -f -q -u -- PATH...`, as few calls as the sizes allow. */
+static int checkout_from_index(const char *repo, const struct strvec *kept, const char *const *env,
+			       struct diag *reterr)
+{
+	struct strvec args = STRVEC_INIT;
+	size_t i = 0, first, bytes;
+	struct git_res g;
+	int r = 0;
+
+	while (r >= 0 && i < kept->nr) {
+		strvec_clear(&args);
+		strvec_push(&args, "checkout-index");
+		strvec_push(&args, "-f");
+		strvec_push(&args, "-q");
+		strvec_push(&args, "-u");
+		strvec_push(&args, "--");
+		first = i;
+		for (bytes = 0; i < kept->nr && (i == first || bytes < CHECKOUT_ARGS_MAX); i++) {
+			strvec_push(&args, kept->v[i]);
+			bytes += strlen(kept->v[i]) + 1;
+		}
+		r = git_run(repo, env, GIT_WRITE, NULL, (const char *const *)args.v, &g, reterr);
+		if (r >= 0)
+			git_res_release(&g);
+	}
+	strvec_clear(&args);
+	return r;
+}
+
+/* The changes in repo's work tree against its index (and the index
+ * against HEAD): tracked paths (modified, deleted, staged) into *tracked,
+ * untracked ones (each file; not ignored ones) into *untracked. */
+static int checkout_changes(const char *repo, const char *const *env, struct strvec *tracked,
+			    struct strvec *untracked, struct diag *reterr)
+{
+	static const char *const args[] = {
+		"status",	"--porcelain=v1",	    "-z",	  "--untracked-files=all",
+		"--no-renames", "--ignore-submodules=none", PATHSPEC_ALL, NULL};
 	struct strvec fields = STRVEC_INIT;
 	struct git_res g;
 	size_t i;
@@ -2027,42 +2731,178 @@ static int unmerged_paths(const char *repo, const char *const *env, struct strve
 		return r;
 	split_z(g.out, g.out_len, &fields);
 	for (i = 0; i < fields.nr; i++) {
-		/* "MODE OID STAGE\tPATH" */
-		const char *tab = strchr(fields.v[i], '\t');
+		const char *f = fields.v[i];
 
-		if (!tab || !tab[1])
-			continue;
-		if (ret->nr && strcmp(ret->v[ret->nr - 1], tab + 1) == 0)
-			continue; /* stages of one path are adjacent */
-		strvec_push(ret, tab + 1);
+		if (strlen(f) < 4 || f[2] != ' ') {
+			diag_set(reterr, repo, 0, 0, "git status: unexpected entry '%s'", f);
+			r = -EBADMSG;
+			break;
+		}
+		strvec_push(f[0] == '?' ? untracked : tracked, f + 3);
 	}
 	strvec_clear(&fields);
 	git_res_release(&g);
-	return 0;
+	return r;
 }
 
-int git_merge_no_ff(const char *repo, const char *into, const char *branch, const char *message,
-		    const struct git_identity *id, const char *const *env, char **ret_commit,
-		    bool *ret_already, struct strvec *ret_conflicts, struct diag *reterr)
+/* Remove the file rel below the directory rootfd (never through a symlink:
+ * open_parent()), then its parent directories while they are empty. A
+ * missing file, or a symlink or file on the way (then git did not write
+ * there), is 0. */
+static int unlink_added(int rootfd, const char *rel, struct diag *reterr)
 {
-	const char *merge[] = {"merge",
-			       "--no-ff",
-			       "--no-edit",
-			       "--no-autostash",
-			       "--no-stat",
-			       "--no-rerere-autoupdate",
-			       "--cleanup=whitespace",
-			       "-m",
-			       message,
-			       "--",
-			       branch,
-			       NULL};
-	static const char *const merge_head[] = {"rev-parse", "-q", "--verify", "MERGE_HEAD", NULL};
-	static const char *const abort_args[] = {"merge", "--abort", NULL};
-	struct strvec conflicts = STRVEC_INIT;
-	char *cur = NULL, *head = NULL, *bc = NULL, *merged = NULL;
-	struct git_res g = {0}, m = {0};
+	char *dir = xstrdup(rel), *slash;
+	const char *base;
+	struct stat st;
+	int pfd = open_parent(rootfd, rel, &base), r = 0;
+
+	if (pfd >= 0 && fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode) &&
+	    unlinkat(pfd, base, 0) < 0) {
+		r = -errno;
+		diag_set(reterr, rel, 0, 0, "cannot remove: %s", strerror(errno));
+	}
+	if (pfd >= 0)
+		(void)close(pfd);
+	while (r == 0 && (slash = strrchr(dir, '/')) != NULL) {
+		*slash = '\0';
+		pfd = open_parent(rootfd, dir, &base);
+		if (pfd < 0)
+			break;
+		if (unlinkat(pfd, base, AT_REMOVEDIR) < 0) {
+			(void)close(pfd);
+			break;
+		}
+		(void)close(pfd);
+	}
+	free(dir);
+	return r;
+}
+
+/* The index records h (the merge did not get as far as writing it), and
+ * the merge from h to m may have written some of its files. The merge
+ * started from a checkout without changes to tracked files, so every
+ * tracked change must be one of its paths (else -EUCLEAN, nothing touched:
+ * someone else changed the checkout); untracked files elsewhere are the
+ * user's and stay. The files it added are removed, the ones it changed or
+ * deleted written from the index again. */
+static int undo_files(const char *repo, const char *h, const char *m, const char *const *env,
+		      struct diag *reterr)
+{
+	struct strvec added = STRVEC_INIT, kept = STRVEC_INIT, changed = STRVEC_INIT,
+		      untracked = STRVEC_INIT, restore = STRVEC_INIT;
+	size_t i;
+	int rootfd, r;
+
+	r = merge_paths(repo, h, m, env, &added, &kept, reterr);
+	if (r >= 0)
+		r = checkout_changes(repo, env, &changed, &untracked, reterr);
+	if (r < 0)
+		goto out;
+	for (i = 0; i < changed.nr; i++) {
+		if (sorted_has(&kept, changed.v[i])) {
+			strvec_push(&restore, changed.v[i]);
+			continue;
+		}
+		diag_set(reterr, repo, 0, 0,
+			 "'%s' changed, and not by bernstein's merge: the checkout is left as it "
+			 "is",
+			 changed.v[i]);
+		r = -EUCLEAN;
+		goto out;
+	}
+	rootfd = open(repo, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0) {
+		r = -errno;
+		diag_set(reterr, repo, 0, 0, "cannot open: %s", strerror(errno));
+		goto out;
+	}
+	for (i = 0; i < added.nr && r >= 0; i++)
+		r = unlink_added(rootfd, added.v[i], reterr);
+	(void)close(rootfd);
+	if (r < 0)
+		goto out;
+	r = checkout_from_index(repo, &restore, env, reterr);
+	if (r < 0)
+		goto out;
+	/* checked: nothing of the merge's is left */
+	strvec_clear(&changed);
+	strvec_clear(&untracked);
+	r = checkout_changes(repo, env, &changed, &untracked, reterr);
+	for (i = 0; r >= 0 && i < changed.nr + untracked.nr; i++) {
+		const char *c = i < changed.nr ? changed.v[i] : untracked.v[i - changed.nr];
+
+		if (sorted_has(&added, c) || sorted_has(&kept, c)) {
+			diag_set(reterr, repo, 0, 0, "'%s' is still changed", c);
+			r = -EIO;
+		}
+	}
+out:
+	strvec_clear(&added);
+	strvec_clear(&kept);
+	strvec_clear(&changed);
+	strvec_clear(&untracked);
+	strvec_clear(&restore);
+	return r;
+}
+
+/* Put the checkout at repo back at h after a merge to m stopped half way
+ * (the branch still at h): by the index it left. */
+static int undo_merge(const char *repo, const char *h, const char *m, const char *const *env,
+		      struct diag *reterr)
+{
+	bool at_h = false, at_m = false;
+	int r;
+
+	r = index_refresh(repo, env, reterr);
+	if (r >= 0)
+		r = index_is(repo, h, env, &at_h, reterr);
+	if (r >= 0 && !at_h)
+		r = index_is(repo, m, env, &at_m, reterr);
+	if (r < 0)
+		return r;
+	if (at_h)
+		return undo_files(repo, h, m, env, reterr);
+	if (at_m) {
+		/* the index and files were written, the branch not moved: the
+		 * same two-way merge backwards */
+		const char *back[] = {"read-tree", "-m", "-u", m, h, NULL};
+		struct git_res g;
+
+		r = git_run(repo, env, GIT_WRITE, NULL, back, &g, reterr);
+		if (r >= 0)
+			git_res_release(&g);
+		return r;
+	}
+	diag_set(reterr, repo, 0, 0,
+		 "the index records neither the merge nor the commit before it: the checkout is "
+		 "left as it is");
+	return -EUCLEAN;
+}
+
+static int first_parent(const char *repo, const char *commit, const char *const *env, char **ret,
+			struct diag *reterr)
+{
+	struct sbuf rev = SBUF_INIT(SIZE_MAX);
+	int r;
+
+	(void)sbuf_addf(&rev, "%s^1", commit);
+	r = resolve_commit(repo, rev.buf, env, ret, reterr);
+	sbuf_release(&rev);
+	return r;
+}
+
+int git_merge_prepare(const char *repo, const char *into, const char *branch, const char *message,
+		      const struct git_identity *id, const char *const *env, char **ret_commit,
+		      bool *ret_already, struct strvec *ret_conflicts, struct diag *reterr)
+{
+	const char *mtree[] = {"merge-tree",	"--write-tree", "-z", "--name-only",
+			       "--no-messages", NULL,		NULL, NULL};
+	const char *ctree[] = {"commit-tree", NULL, "-p", NULL, "-p", NULL, "-m", message, NULL};
+	struct strvec fields = STRVEC_INIT, added = STRVEC_INIT, kept = STRVEC_INIT;
+	char *cur = NULL, *head = NULL, *bc = NULL, *tree = NULL, *merged = NULL;
+	struct git_res g = {0};
 	bool already = false, clean = false;
+	const char *hit;
 	int r;
 
 	if ((r = check_args(repo, reterr)) < 0 ||
@@ -2104,77 +2944,312 @@ int git_merge_no_ff(const char *repo, const char *into, const char *branch, cons
 		goto out;
 	}
 
-	r = git_call(repo, env, GIT_WRITE, id, merge, &m, reterr);
+	/* the merge, computed in the object store alone */
+	mtree[5] = head;
+	mtree[6] = bc;
+	r = git_call(repo, env, GIT_WRITE, NULL, mtree, &g, reterr);
 	if (r < 0)
 		goto out;
-	if (m.exit_code == 0) {
-		r = resolve_commit(repo, "HEAD", env, &merged, reterr);
-		if (r < 0)
-			goto out;
-		*ret_commit = merged;
-		merged = NULL;
-		*ret_already = false;
+	split_z(g.out, g.out_len, &fields);
+	if (g.exit_code == 129 && g.err && strstr(g.err, "write-tree")) {
+		diag_set(reterr, repo, 0, 0,
+			 "cannot merge '%s': git 2.38 or newer is needed (git merge-tree "
+			 "--write-tree)",
+			 branch);
+		r = -EOPNOTSUPP;
 		goto out;
 	}
+	if ((g.exit_code != 0 && g.exit_code != 1) || fields.nr < 1) {
+		r = git_fail(repo, mtree, &g, reterr);
+		goto out;
+	}
+	if (g.exit_code == 1) {
+		struct sbuf names = SBUF_INIT(SIZE_MAX);
+		size_t i, n = fields.nr - 1;
 
-	/* Failed: a merge in progress (conflict), or refused before starting? */
-	r = git_call(repo, env, GIT_READ, NULL, merge_head, &g, reterr);
+		for (i = 1; i < fields.nr && i <= 3; i++)
+			(void)sbuf_addf(&names, "%s'%s'", i > 1 ? ", " : "", fields.v[i]);
+		if (n > 3)
+			(void)sbuf_adds(&names, ", ...");
+		diag_set(reterr, repo, 0, 0, "merging '%s' conflicts in %zu file%s%s%s", branch, n,
+			 n == 1 ? "" : "s", names.len ? ": " : "", names.buf);
+		sbuf_release(&names);
+		for (i = 1; ret_conflicts && i < fields.nr; i++)
+			strvec_push(ret_conflicts, fields.v[i]);
+		r = -EBUSY;
+		goto out;
+	}
+	tree = xstrdup(fields.v[0]);
+	git_res_release(&g);
+	ctree[1] = tree;
+	ctree[3] = head;
+	ctree[5] = bc;
+	r = git_run(repo, env, GIT_WRITE, id, ctree, &g, reterr);
 	if (r < 0)
 		goto out;
-	if (g.exit_code != 0) {
-		if (m.err && strstr(m.err, "would be overwritten by merge")) {
-			char tail[DIAG_ERR_TAIL + 64];
-
-			diag_set(reterr, repo, 0, 0, "cannot merge '%s': %s", branch,
-				 err_tail(m.err, tail, sizeof(tail)));
-			r = -EUCLEAN;
-		} else {
-			r = git_fail(repo, merge, &m, reterr);
-		}
-		goto out;
-	}
+	merged = first_line(&g);
 	git_res_release(&g);
 
-	r = unmerged_paths(repo, env, &conflicts, reterr);
-	if (r >= 0)
-		r = git_run(repo, env, GIT_WRITE, NULL, abort_args, &g, reterr);
-	if (r >= 0) {
-		git_res_release(&g);
-		/* the checkout must be back where it was */
-		r = resolve_commit(repo, "HEAD", env, &merged, reterr);
-		if (r >= 0 && strcmp(merged, head) != 0) {
-			diag_set(reterr, repo, 0, 0, "HEAD moved to %s", merged);
-			r = -EIO;
-		}
-	}
-	if (r < 0) {
-		diag_prefix(reterr, "merging '%s' conflicted and the merge could not be aborted",
-			    branch);
+	/* what the merge would write must not be there yet: an untracked or
+	 * ignored file at one of its paths is the user's (git would
+	 * overwrite an ignored one), and undoing a merge removes what it added */
+	r = merge_paths(repo, head, merged, env, &added, &kept, reterr);
+	if (r < 0)
+		goto out;
+	hit = added_in_way(repo, &added, &kept);
+	if (hit) {
+		diag_set(reterr, repo, 0, 0,
+			 "cannot merge '%s': the untracked file '%s' would be overwritten by the "
+			 "merge",
+			 branch, hit);
+		r = -EUCLEAN;
 		goto out;
 	}
-	{
-		struct sbuf names = SBUF_INIT(SIZE_MAX);
-		size_t i;
-
-		for (i = 0; i < conflicts.nr && i < 3; i++)
-			(void)sbuf_addf(&names, "%s'%s'", i ? ", " : "", conflicts.v[i]);
-		if (conflicts.nr > 3)
-			(void)sbuf_adds(&names, ", ...");
-		diag_set(reterr, repo, 0, 0, "merging '%s' conflicts in %zu file%s%s%s", branch,
-			 conflicts.nr, conflicts.nr == 1 ? "" : "s", names.len ? ": " : "",
-			 names.buf);
-		sbuf_release(&names);
-	}
-	if (ret_conflicts)
-		strvec_pushv(ret_conflicts, conflicts.v);
-	r = -EBUSY;
+	*ret_commit = merged;
+	merged = NULL;
+	*ret_already = false;
 out:
 	git_res_release(&g);
-	git_res_release(&m);
-	strvec_clear(&conflicts);
+	strvec_clear(&fields);
+	strvec_clear(&added);
+	strvec_clear(&kept);
 	free(cur);
 	free(head);
 	free(bc);
+	free(tree);
 	free(merged);
 	return r;
+}
+
+int git_merge_apply(const char *repo, const char *into, const char *commit,
+		    const struct git_identity *id, const char *const *env, struct diag *reterr)
+{
+	const char *rtree[] = {"read-tree", "-m", "-u", NULL, commit, NULL};
+	const char *uref[] = {"update-ref", "-m", "merge (bernstein)", "HEAD", commit, NULL, NULL};
+	struct strvec added = STRVEC_INIT, kept = STRVEC_INIT;
+	char *cur = NULL, *head = NULL, *h = NULL, *gitdir = NULL, *common = NULL;
+	struct sbuf lock = SBUF_INIT(SIZE_MAX);
+	struct git_res g = {0};
+	struct diag d2;
+	const char *hit;
+	int r;
+
+	if ((r = check_args(repo, reterr)) < 0 ||
+	    (r = check_name(repo, "branch name", into, reterr)) < 0 ||
+	    (r = check_name(repo, "commit", commit, reterr)) < 0 ||
+	    (r = check_identity(repo, id, reterr)) < 0)
+		return r;
+	r = first_parent(repo, commit, env, &h, reterr);
+	if (r >= 0)
+		r = git_head(repo, env, &cur, &head, reterr);
+	if (r < 0)
+		goto out;
+	if (!cur || strcmp(cur, into) != 0) {
+		diag_set(reterr, repo, 0, 0, "cannot merge into '%s': the checkout is on %s%s%s",
+			 into, cur ? "branch '" : "a detached HEAD", cur ? cur : "",
+			 cur ? "'" : "");
+		r = -EXDEV;
+		goto out;
+	}
+	if (strcmp(head, h) != 0) {
+		diag_set(reterr, repo, 0, 0, "'%s' moved to %s since the merge was made", into,
+			 head);
+		r = -ESTALE;
+		goto out;
+	}
+	/* what prepare checked, again where read-tree would not refuse: it
+	 * overwrites an ignored file (a tracked change in the way it refuses) */
+	r = merge_paths(repo, h, commit, env, &added, &kept, reterr);
+	if (r < 0)
+		goto out;
+	hit = added_in_way(repo, &added, &kept);
+	if (hit) {
+		diag_set(reterr, repo, 0, 0,
+			 "the untracked file '%s' would be overwritten by the merge", hit);
+		r = -EUCLEAN;
+		goto out;
+	}
+	r = index_refresh(repo, env, reterr);
+	if (r == -EAGAIN) {
+		/* someone else's git in the main checkout: wait a little, never
+		 * take its lock away (none of ours can be there: this is our
+		 * merge) */
+		r = git_dirs(repo, env, &gitdir, &common, reterr);
+		if (r >= 0) {
+			(void)sbuf_addf(&lock, "%s/index.lock", gitdir);
+			r = lock_clear(lock.buf, INT64_MAX, reterr) < 0
+				    ? -EAGAIN
+				    : index_refresh(repo, env, reterr);
+		}
+	}
+	if (r < 0)
+		goto out;
+
+	/* the index and the files: a two-way merge from h, as a checkout
+	 * does; git refuses before writing anything when a file is in the way */
+	rtree[3] = h;
+	r = git_call(repo, env, GIT_WRITE, NULL, rtree, &g, reterr);
+	if (r >= 0 && g.exit_code != 0) {
+		(void)git_fail(repo, rtree, &g, reterr); /* the message; the errno is ours */
+		if (g.err &&
+		    (strstr(g.err, "would be overwritten") || strstr(g.err, "not uptodate")))
+			r = -EUCLEAN;
+		else if (err_locked(g.err))
+			r = -EAGAIN;
+		else
+			r = err_errno(g.err);
+		if (r == -EUCLEAN || r == -EAGAIN)
+			goto out; /* refused up front: nothing written */
+	}
+	git_res_release(&g);
+	/* the branch, only from where the merge started */
+	if (r >= 0) {
+		uref[5] = h;
+		r = git_call(repo, env, GIT_WRITE, id, uref, &g, reterr);
+		if (r >= 0 && g.exit_code != 0) {
+			(void)git_fail(repo, uref, &g, reterr);
+			r = err_locked(g.err) ? -EAGAIN : err_errno(g.err);
+		}
+		git_res_release(&g);
+	}
+	if (r >= 0)
+		goto out;
+	/* failed half way (a full disk, a killed git): the checkout back as
+	 * it was, and the error as it was */
+	diag_clear(&d2);
+	if (undo_merge(repo, h, commit, env, &d2) < 0)
+		diag_prefix(reterr, "merge failed and could not be undone (%s)", d2.msg);
+	else
+		diag_prefix(reterr, "merge failed; the checkout is as it was");
+out:
+	git_res_release(&g);
+	strvec_clear(&added);
+	strvec_clear(&kept);
+	sbuf_release(&lock);
+	free(cur);
+	free(head);
+	free(h);
+	free(gitdir);
+	free(common);
+	return r;
+}
+
+int git_merge_recover(const char *repo, const char *into, const char *commit, int64_t since_ns,
+		      const struct git_identity *id, const char *const *env,
+		      enum git_merge_found *ret, struct diag *reterr)
+{
+	const char *uref[] = {"update-ref", "-m", "merge (bernstein)", "HEAD", commit, NULL, NULL};
+	struct strvec changed = STRVEC_INIT;
+	char *cur = NULL, *head = NULL, *h = NULL, *gitdir = NULL, *common = NULL;
+	struct sbuf p = SBUF_INIT(SIZE_MAX);
+	bool at_m = false, files_ok = false;
+	struct git_res g = {0};
+	int r;
+
+	if ((r = check_args(repo, reterr)) < 0 ||
+	    (r = check_name(repo, "branch name", into, reterr)) < 0 ||
+	    (r = check_name(repo, "commit", commit, reterr)) < 0)
+		return r;
+	r = first_parent(repo, commit, env, &h, reterr);
+	if (r >= 0)
+		r = git_dirs(repo, env, &gitdir, &common, reterr);
+	if (r < 0)
+		goto out;
+	/* the locks the merge's git took, as the merge's own */
+	(void)sbuf_addf(&p, "%s/index.lock", gitdir);
+	r = lock_clear(p.buf, since_ns, reterr);
+	sbuf_reset(&p);
+	(void)sbuf_addf(&p, "%s/HEAD.lock", gitdir);
+	if (r >= 0)
+		r = lock_clear(p.buf, since_ns, reterr);
+	sbuf_reset(&p);
+	(void)sbuf_addf(&p, "%s/refs/heads/%s.lock", common, into);
+	if (r >= 0)
+		r = lock_clear(p.buf, since_ns, reterr);
+	if (r >= 0)
+		r = git_head(repo, env, &cur, &head, reterr);
+	if (r < 0)
+		goto out;
+	if (!cur || strcmp(cur, into) != 0) {
+		diag_set(reterr, repo, 0, 0, "cannot merge into '%s': the checkout is on %s%s%s",
+			 into, cur ? "branch '" : "a detached HEAD", cur ? cur : "",
+			 cur ? "'" : "");
+		r = -EXDEV;
+		goto out;
+	}
+	if (strcmp(head, commit) == 0) {
+		*ret = GIT_MERGE_DONE;
+		goto out;
+	}
+	if (strcmp(head, h) != 0) {
+		/* the branch moved on (the user's commit): no tracked change may
+		 * be in the checkout, then the merge is made again (and refused
+		 * while a file it adds is in the way) */
+		struct strvec untracked = STRVEC_INIT;
+
+		r = checkout_changes(repo, env, &changed, &untracked, reterr);
+		strvec_clear(&untracked);
+		if (r >= 0 && changed.nr) {
+			diag_set(reterr, repo, 0, 0,
+				 "'%s' moved since bernstein's merge was made and the checkout "
+				 "has changes ('%s'): the checkout is left as it is",
+				 into, changed.v[0]);
+			r = -EUCLEAN;
+		}
+		if (r >= 0)
+			*ret = GIT_MERGE_MOVED;
+		goto out;
+	}
+	r = index_refresh(repo, env, reterr);
+	if (r >= 0)
+		r = index_is(repo, commit, env, &at_m, reterr);
+	if (r >= 0 && at_m)
+		r = files_match_index(repo, env, &files_ok, reterr);
+	if (r < 0)
+		goto out;
+	if (at_m && files_ok) {
+		/* killed between the files and the branch: finish it */
+		uref[5] = h;
+		r = git_run(repo, env, GIT_WRITE, id, uref, &g, reterr);
+		if (r >= 0)
+			*ret = GIT_MERGE_DONE;
+		goto out;
+	}
+	r = undo_merge(repo, h, commit, env, reterr);
+	if (r >= 0)
+		*ret = GIT_MERGE_UNDONE;
+out:
+	git_res_release(&g);
+	strvec_clear(&changed);
+	sbuf_release(&p);
+	free(cur);
+	free(head);
+	free(h);
+	free(gitdir);
+	free(common);
+	return r;
+}
+
+int git_merge_no_ff(const char *repo, const char *into, const char *branch, const char *message,
+		    const struct git_identity *id, const char *const *env, char **ret_commit,
+		    bool *ret_already, struct strvec *ret_conflicts, struct diag *reterr)
+{
+	char *commit = NULL;
+	bool already = false;
+	int r;
+
+	r = git_merge_prepare(repo, into, branch, message, id, env, &commit, &already,
+			      ret_conflicts, reterr);
+	if (r < 0)
+		return r;
+	if (!already) {
+		r = git_merge_apply(repo, into, commit, id, env, reterr);
+		if (r < 0) {
+			free(commit);
+			return r;
+		}
+	}
+	*ret_commit = commit;
+	*ret_already = already;
+	return 0;
 }

@@ -235,22 +235,138 @@ int git_changed_files(const char *repo, const char *base, const char *branch,
 		      const char *const *env, struct strvec *ret, struct diag *reterr);
 
 /* Merge branch into the main checkout at repo, whose HEAD must be the branch
- * `into` (else -EXDEV, nothing done): `git merge --no-ff --no-edit -m
- * MESSAGE branch` by id, hooks off. A merge commit with two parents is made
- * even when a fast-forward was possible.
+ * `into` (else -EXDEV, nothing done): git_merge_prepare() then
+ * git_merge_apply() (below). A merge commit with two parents is made even
+ * when a fast-forward was possible, by id, hooks off.
  *   - 0, *ret_commit = the merge commit (caller frees), *ret_already = false;
  *   - branch is already an ancestor of HEAD (a resumed run that merged before
  *     it crashed): 0, *ret_commit = NULL, *ret_already = true, nothing done;
  *   - a conflict: -EBUSY, the conflicting paths appended to *ret_conflicts
- *     (when non-NULL), and `git merge --abort` has put the checkout back as
- *     it was (same HEAD, clean); branch is untouched;
- *   - -EUCLEAN: the checkout has uncommitted changes to tracked files (git
- *     merge --abort could not be trusted to restore them), or untracked files
- *     the merge would overwrite; nothing done;
- *   - -ENOENT: branch names no commit.
+ *     (when non-NULL); the checkout was never touched, branch is untouched;
+ *   - -EUCLEAN: the checkout has uncommitted changes to tracked files, or a
+ *     file (untracked or ignored) where the merge would write one; nothing
+ *     done;
+ *   - -ENOENT: branch names no commit;
+ *   - git_merge_apply()'s errors, the checkout as it was.
  * The caller serializes merges (see the top of this file). */
 int git_merge_no_ff(const char *repo, const char *into, const char *branch, const char *message,
 		    const struct git_identity *id, const char *const *env, char **ret_commit,
 		    bool *ret_already, struct strvec *ret_conflicts, struct diag *reterr);
+
+/* ---- crash recovery (docs/worktrees.md, "After a crash") ---- */
+
+/* How long a git step waits for a lock file another git holds (index.lock
+ * of the main checkout, a lock a surviving git child still has open) before
+ * giving up on it. */
+#define WORKTREE_LOCK_WAIT_MS 3000u
+
+/* Lock files git leaves when it is killed (`kill -9`, a crash, power loss):
+ * FILE.lock beside the file it was about to replace. Whose they can be: */
+enum git_lock_kind {
+	/* bernstein's alone: refs/heads/PREFIX..., the admin directory of a
+	 * worktree under wt_dir (.git/worktrees/ID/), a clone under wt_dir */
+	GIT_LOCK_OURS,
+	/* what a merge into the main checkout takes, and the user's git as
+	 * well: the main index.lock, HEAD.lock and refs/heads/BASE.lock */
+	GIT_LOCK_MERGE,
+	/* packed-refs.lock, config.lock, shallow.lock: any git, and only for
+	 * the moment of a write */
+	GIT_LOCK_SHARED,
+	_GIT_LOCK_KIND_MAX,
+};
+
+struct git_lock {
+	char *path; /* absolute, for messages: ROOT/REL */
+	char *root; /* the git directory it was found in (a clone's .git...) */
+	char *rel;  /* its path below root */
+	enum git_lock_kind kind;
+	int64_t mtime_ns; /* CLOCK_REALTIME */
+};
+
+/* The lock files in repo's git directories (the main one, its common
+ * directory's refs/, .git/worktrees/ID/ and every clone under wt_dir, a
+ * directory relative to repo): *ret (caller frees with git_locks_free()).
+ * Locks of refs and worktrees that are neither bernstein's nor the merge's
+ * (another branch, a worktree of the user's) are not listed. Nothing is
+ * removed; directories are walked without following symlinks, and at most
+ * a bounded number of entries (a clone's .git is the agent's). */
+int worktree_locks_find(const char *repo, const char *wt_dir, const char *branch_prefix,
+			const char *base_branch, const char *const *env, struct git_lock **ret,
+			size_t *ret_n, struct diag *reterr);
+void git_locks_free(struct git_lock *v, size_t n);
+
+/* Remove the lock file l: its directory opened beneath l->root (no
+ * symlink followed, even one swapped in since it was found: a clone's
+ * .git is the agent's), the file unlinked there. 0 also when it is gone. */
+int git_lock_remove(const struct git_lock *l, struct diag *reterr);
+
+/* The worktrees under wt_dir (relative to repo) that `git worktree add`
+ * did not finish -- still locked "initializing", or HEAD still the null
+ * id (which breaks a `git fetch` into repo: "bad object") -- removed: their
+ * directories deleted (no agent ran there), their registrations pruned.
+ * *ret_n (may be NULL): how many. */
+int worktree_repair(const char *repo, const char *wt_dir, const char *const *env, size_t *ret_n,
+		    struct diag *reterr);
+
+/* `git worktree prune`: forget worktrees whose directories are gone. */
+int worktree_prune(const char *repo, const char *const *env, struct diag *reterr);
+
+/* A --no-ff merge in steps a crash can interrupt anywhere; git_merge_no_ff()
+ * is the three together.
+ *
+ * git_merge_prepare: the merge commit of branch into the branch `into`
+ * checked out at repo, made without touching the checkout, the index or a
+ * ref (`git merge-tree --write-tree`, then `git commit-tree` by id with two
+ * parents, HEAD and the branch tip): *ret_commit (caller frees). Checked
+ * first, as git_merge_no_ff() says: -EXDEV, already merged (0, *ret_already,
+ * *ret_commit = NULL), -EUCLEAN (uncommitted changes to tracked files, or a
+ * file -- untracked or ignored -- where the merge would write one), -EBUSY
+ * (a conflict: the paths appended to *ret_conflicts), -ENOENT, -EINVAL;
+ * -EOPNOTSUPP when git is older than 2.38 (no merge-tree --write-tree). */
+int git_merge_prepare(const char *repo, const char *into, const char *branch, const char *message,
+		      const struct git_identity *id, const char *const *env, char **ret_commit,
+		      bool *ret_already, struct strvec *ret_conflicts, struct diag *reterr);
+
+/* git_merge_apply: move the checkout at repo and its branch `into` from
+ * commit's first parent to commit (made by git_merge_prepare()): `git
+ * update-index --refresh`, `git read-tree -m -u PARENT COMMIT` (index and
+ * files), `git update-ref HEAD COMMIT PARENT`. Call it right after
+ * git_merge_prepare() or git_merge_recover(), which checked the checkout
+ * (here only HEAD and the files the merge adds are checked again; git
+ * refuses a tracked change in the way itself). When it fails, the checkout
+ * is exactly as before (the files the merge wrote removed or put back:
+ * git_merge_recover()'s undo), and:
+ *   -ESTALE   `into` is no longer at the parent (nothing done; prepare again)
+ *   -EXDEV    the checkout is not on `into` (nothing done)
+ *   -EAGAIN   another git holds the main index.lock (waited
+ *             WORKTREE_LOCK_WAIT_MS; nothing done)
+ *   -EUCLEAN  a change, or a file, where the merge writes (nothing done)
+ *   -ENOSPC   the disk (or the file size limit) was full
+ *   -EIO      git failed otherwise
+ * When the checkout could not be put back, reterr says so ("... could not
+ * be undone") and git_merge_recover() can finish the job later. */
+int git_merge_apply(const char *repo, const char *into, const char *commit,
+		    const struct git_identity *id, const char *const *env, struct diag *reterr);
+
+enum git_merge_found {
+	GIT_MERGE_UNDONE, /* `into` at the parent, the checkout clean: apply again */
+	GIT_MERGE_DONE,	  /* `into` is at commit: the merge is complete */
+	GIT_MERGE_MOVED,  /* `into` is elsewhere and the checkout clean: prepare again */
+};
+
+/* After a crash while git_merge_apply(repo, into, commit) ran (the caller
+ * recorded commit, and since_ns, the time, before it started): what is
+ * there, and the checkout put right. Lock files of the main checkout
+ * (index.lock, HEAD.lock, refs/heads/INTO.lock) are removed only as the
+ * merge's own: no process has them open (waited WORKTREE_LOCK_WAIT_MS for
+ * one that does) and they are not older than since_ns, else -EBUSY naming
+ * the file. With `into` at the parent: an index that is already commit's,
+ * with the files, is finished (update-ref: DONE); an index still at the
+ * parent has the files the merge wrote removed or put back (UNDONE) --
+ * only when every changed path (tracked or not) is one the merge writes,
+ * else -EUCLEAN naming a path that is not. */
+int git_merge_recover(const char *repo, const char *into, const char *commit, int64_t since_ns,
+		      const struct git_identity *id, const char *const *env,
+		      enum git_merge_found *ret, struct diag *reterr);
 
 #endif

@@ -5,7 +5,8 @@
 # running. Native resume (mock: the agent's session continues) against
 # fallback resume (a profile whose resume is unsupported: a fresh session
 # with the recovered context), resume of one task, --dry-run and the exit
-# codes (2 nothing to resume, 4 a run holds the lock).
+# codes (2 nothing to resume, 4 a run holds the lock), and a second run
+# refused by the lock leaving no trace.
 . "$SRCDIR/tests/integration/lib.sh"
 
 test_begin "t0104 bernstein resume"
@@ -99,6 +100,14 @@ wait_status()
 
 agents_left() { pgrep -f "$MARKPAT" >/dev/null 2>&1; }
 
+# wait_status, once the latest run is the one named $1
+wait_run()
+{
+	_name=$1
+	shift
+	wait_status "\"name\": \"$_name\"" 1 && wait_status "$@"
+}
+
 # ---- kill -9 while two agents run ----
 start_bg run plan.yaml
 check "both agents announced their sessions" \
@@ -159,14 +168,14 @@ check "the gated work is merged once" \
 	sh -c "[ \$(git -C '$W' log --merges --oneline main | grep -c 'slow gate') -eq 1 ]"
 
 # ---- a crash while merging: state.db says 'merging' ----
-# (the window is a single git merge; the state is set by hand, as a crash
-# between the two would leave it)
+# (the state is set by hand, as a crash before the merge commit was
+# recorded would leave it: t0107 kills bernstein inside each git step)
 set_state()
 {
 	python3 -c "
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
-db.execute(\"update tasks set state = ? where id = ? and run_id = (select id from runs order by rowid desc limit 1)\", (sys.argv[2], sys.argv[3]))
+db.execute(\"update tasks set state = ?, merge_commit = null where id = ? and run_id = (select id from runs order by rowid desc limit 1)\", (sys.argv[2], sys.argv[3]))
 db.execute(\"update runs set state = 'interrupted' where rowid = (select max(rowid) from runs)\")
 db.commit()
 " "$W/.bernstein/state.db" "$2" "$1"
@@ -214,5 +223,67 @@ run "$BERNSTEIN" status
 expect_stdout_contains "interrupted" "the hanging task is interrupted"
 expect_exit 2 "BERNSTEIN_AUDIT_KEY_PATH=$KEY" "$BERNSTEIN" resume no-such-task
 expect_stderr_contains "no task 'no-such-task'" "an unknown task"
+
+# ---- a second run refused by the lock writes nothing (issue #14, class 5) ----
+# It once recorded its run, and resume then ran that one: a task twice.
+cat >"$W/double.yaml" <<EOF
+name: double
+tasks:
+  - title: quick
+    prompt: append double.txt one more line
+  - title: slow
+    depends_on: [quick]
+    prompt: |
+      $MARK
+      once ~/double-slept hang
+      write slow.txt done
+EOF
+commit_all double
+count_runs() { python3 -c "
+import sqlite3, sys
+print(sqlite3.connect(sys.argv[1]).execute('select count(*) from runs').fetchone()[0])
+" "$W/.bernstein/state.db"; }
+count_started() { cat "$W"/.bernstein/audit/*.jsonl | grep -c '"event_type": "run.started"'; }
+start_bg run double.yaml
+check "the quick task is merged, the slow one runs" \
+	wait_run double '"agent_session_id": "[0-9a-f]' 2
+RUNS=$(count_runs)
+STARTED=$(count_started)
+expect_exit 4 "BERNSTEIN_AUDIT_KEY_PATH=$KEY" "$BERNSTEIN" run double.yaml
+expect_stderr_contains "still running" "a second run is refused by the lock"
+check "it recorded no run" [ "$(count_runs)" -eq "$RUNS" ]
+check "and no run.started" [ "$(count_started)" -eq "$STARTED" ]
+kill -9 "$BG"
+wait "$BG" 2>/dev/null
+i=0
+while agents_left && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+expect_exit 0 "BERNSTEIN_AUDIT_KEY_PATH=$KEY" "$BERNSTEIN" resume
+expect_stdout_contains "done (2 done)" "resume finishes the run that ran"
+check "the quick task was merged exactly once" \
+	sh -c "[ \$(grep -c 'one more line' '$W/double.txt') -eq 1 ] &&
+	[ \$(git -C '$W' log --merges --format=%s main | grep -c ': quick\$') -eq 1 ]"
+
+# ---- resume exits as run does: 1 when a task ends failed or blocked ----
+cat >"$W/fails.yaml" <<EOF
+name: fails
+tasks:
+  - title: flaky
+    prompt: |
+      $MARK
+      once ~/flaky-slept hang
+      fail it failed on resume
+  - title: later
+    depends_on: [flaky]
+    prompt: write later.txt never
+EOF
+commit_all fails
+start_bg run fails.yaml
+check "the flaky task runs" wait_run fails '"agent_session_id": "[0-9a-f]' 1
+kill -9 "$BG"
+wait "$BG" 2>/dev/null
+i=0
+while agents_left && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+expect_exit 1 "BERNSTEIN_AUDIT_KEY_PATH=$KEY" "$BERNSTEIN" resume
+expect_stdout_contains "1 failed, 1 blocked" "its task failed, the next one is blocked"
 
 test_done

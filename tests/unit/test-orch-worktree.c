@@ -663,6 +663,34 @@ static void test_worktree_add_idempotent(void **state)
 	assert_out(f, wt, "git status --porcelain", "");
 	assert_out(f, f->repo, "git worktree list --porcelain | grep -c '^locked' || true", "0");
 
+	/* crash inside `git worktree add` before HEAD was set: locked, HEAD still
+	 * the null id it starts with (detached), a stale HEAD.lock removed
+	 * first by the caller: repaired all the same (it once was -EEXIST) */
+	shrun(f, f->repo,
+	      "echo initializing > .git/worktrees/s1/locked && "
+	      "echo 0000000000000000000000000000000000000000 > .git/worktrees/s1/HEAD");
+	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, NULL, &d), 0);
+	assert_out(f, wt, "git rev-parse HEAD", head);
+	assert_out(f, wt, "git status --porcelain", "");
+
+	/* the repair of that killed in turn, after the unlock: HEAD null, no
+	 * lock; and worse, half its admin files gone (git worktree remove
+	 * refuses such a worktree: "validation failed") */
+	shrun(f, f->repo,
+	      "echo 0000000000000000000000000000000000000000 > .git/worktrees/s1/HEAD && "
+	      "rm -f .git/worktrees/s1/commondir");
+	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, NULL, &d), 0);
+	assert_out(f, wt, "git rev-parse HEAD", head);
+	assert_out(f, wt, "git status --porcelain", "");
+
+	/* killed after writing the new worktree's .git file, before registering
+	 * it: a directory holding nothing else */
+	shrun(f, f->repo,
+	      "git worktree remove --force ../wts/s1 && mkdir ../wts/s1 && "
+	      "echo 'gitdir: /nowhere' > ../wts/s1/.git");
+	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, NULL, &d), 0);
+	assert_out(f, wt, "git rev-parse HEAD", head);
+
 	/* the worktree directory deleted by hand: pruned and added again */
 	shrun(f, f->root, "rm -rf wts/s1");
 	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, NULL, &d), 0);
@@ -1474,6 +1502,212 @@ static void test_merge_refusals(void **state)
 	free(head);
 }
 
+/* ---- crash recovery --------------------------------------------------------- */
+
+/* An ignored file where the merge adds one: git would overwrite it, and an
+ * undo could not give it back; refused, the file kept. */
+static void test_merge_ignored_in_the_way(void **state)
+{
+	FX;
+	struct diag d = {0};
+	char *commit = NULL, *head;
+	bool already = false;
+
+	make_branch(f, "s1", "echo generated > x.gen");
+	shrun(f, f->repo, "echo '*.gen' > .git/info/exclude && echo mine > x.gen");
+	head = shok(f, f->repo, "git rev-parse HEAD");
+	assert_int_equal(git_merge_no_ff(f->repo, "main", "bernstein/s1", "m", &ident, f->env.v,
+					 &commit, &already, NULL, &d),
+			 -EUCLEAN);
+	assert_non_null(strstr(d.msg, "'x.gen' would be overwritten"));
+	assert_out(f, f->repo, "cat x.gen", "mine");
+	assert_out(f, f->repo, "git rev-parse HEAD", head);
+	free(head);
+}
+
+/* A merge killed half way (some files written, index.lock left): recover
+ * removes the lock as the merge's, puts the checkout back, and the merge
+ * is made again; the untracked files of the user's stay. */
+static void test_merge_recover_undoes(void **state)
+{
+	FX;
+	struct diag d = {0};
+	enum git_merge_found found = GIT_MERGE_DONE;
+	char *commit = NULL, *head, *m;
+	bool already = true;
+	struct timespec now;
+	int64_t since;
+
+	make_branch(f, "s1", "echo changed > a.txt && mkdir -p new && echo n > new/n.txt");
+	shrun(f, f->repo, "echo notes > notes.txt");
+	head = shok(f, f->repo, "git rev-parse HEAD");
+	clock_gettime(CLOCK_REALTIME, &now);
+	since = (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec;
+	assert_int_equal(git_merge_prepare(f->repo, "main", "bernstein/s1", "m", &ident, f->env.v,
+					   &commit, &already, NULL, &d),
+			 0);
+	assert_false(already);
+	assert_out(f, f->repo, "git status --porcelain --untracked-files=no", "");
+	/* what a killed read-tree leaves: files of the merge, its index.lock */
+	shrun(f, f->repo,
+	      "echo changed > a.txt && mkdir -p new && echo n > new/n.txt && "
+	      ": > .git/index.lock");
+	assert_int_equal(
+		git_merge_recover(f->repo, "main", commit, since, &ident, f->env.v, &found, &d), 0);
+	assert_int_equal(found, GIT_MERGE_UNDONE);
+	assert_false(sh(f, f->repo, NULL, "test -e .git/index.lock") == 0);
+	assert_false(sh(f, f->repo, NULL, "test -e new") == 0);
+	assert_out(f, f->repo, "git status --porcelain", "?? notes.txt");
+	assert_out(f, f->repo, "git rev-parse HEAD", head);
+	assert_int_equal(git_merge_apply(f->repo, "main", commit, &ident, f->env.v, &d), 0);
+	assert_out(f, f->repo, "cat a.txt new/n.txt", "changed\nn");
+	m = shok(f, f->repo, "git rev-parse HEAD");
+	assert_string_equal(m, commit);
+	/* killed after the branch moved: done, nothing more */
+	assert_int_equal(
+		git_merge_recover(f->repo, "main", commit, since, &ident, f->env.v, &found, &d), 0);
+	assert_int_equal(found, GIT_MERGE_DONE);
+	free(m);
+	free(commit);
+	free(head);
+}
+
+/* Killed between the files and the branch: the index and files are the
+ * merge's, the branch is not moved yet; recover finishes it. A lock older
+ * than the merge is not its: refused, named, left. */
+static void test_merge_recover_finishes(void **state)
+{
+	FX;
+	struct diag d = {0};
+	enum git_merge_found found = GIT_MERGE_UNDONE;
+	char *commit = NULL, *parent;
+	bool already = true;
+	struct timespec now;
+	int64_t since;
+
+	make_branch(f, "s1", "echo n > n.txt");
+	parent = shok(f, f->repo, "git rev-parse HEAD");
+	assert_int_equal(git_merge_prepare(f->repo, "main", "bernstein/s1", "m", &ident, f->env.v,
+					   &commit, &already, NULL, &d),
+			 0);
+	shrun(f, f->repo, ": > .git/HEAD.lock && touch -d '2001-01-01' .git/HEAD.lock");
+	clock_gettime(CLOCK_REALTIME, &now);
+	since = (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec;
+	assert_int_equal(
+		git_merge_recover(f->repo, "main", commit, since, &ident, f->env.v, &found, &d),
+		-EBUSY);
+	assert_non_null(strstr(d.file, "HEAD.lock"));
+	assert_true(sh(f, f->repo, NULL, "test -e .git/HEAD.lock") == 0);
+	shrun(f, f->repo, "rm .git/HEAD.lock");
+	free(shok(f, f->repo, "git read-tree -m -u %s %s", parent, commit));
+	assert_int_equal(
+		git_merge_recover(f->repo, "main", commit, since, &ident, f->env.v, &found, &d), 0);
+	assert_int_equal(found, GIT_MERGE_DONE);
+	assert_out(f, f->repo, "git rev-parse HEAD^1", parent);
+	assert_out(f, f->repo, "git status --porcelain", "");
+	free(commit);
+	free(parent);
+}
+
+/* The branch is the agent's: a path it adds below a tracked symlink of the
+ * main checkout that leads out must never make bernstein touch what is
+ * out there -- not when checking, not when undoing. */
+static void test_merge_symlink_never_followed(void **state)
+{
+	FX;
+	struct diag d = {0};
+	enum git_merge_found found = GIT_MERGE_DONE;
+	char *commit = NULL, *victim = fpath(f, "outside/evil.txt");
+	bool already = true;
+
+	shrun(f, f->root, "mkdir outside && echo precious > outside/evil.txt");
+	shrun(f, f->repo, "ln -s ../outside out && git add out && " GITC " commit -q -m link");
+	/* the branch replaces the symlink by a directory with the file */
+	shrun(f, f->repo,
+	      "git branch bernstein/s1 && git worktree add -q ../wts/s1 bernstein/s1 && "
+	      "cd ../wts/s1 && rm out && mkdir out && echo mine > out/evil.txt && git add -A "
+	      "&& " GITC " commit -q -m replace");
+	assert_int_equal(git_merge_prepare(f->repo, "main", "bernstein/s1", "m", &ident, f->env.v,
+					   &commit, &already, NULL, &d),
+			 0);
+	/* killed before read-tree replaced the symlink: undo must not follow it */
+	assert_int_equal(
+		git_merge_recover(f->repo, "main", commit, 0, &ident, f->env.v, &found, &d), 0);
+	assert_int_equal(found, GIT_MERGE_UNDONE);
+	assert_true(exists(victim));
+	assert_int_equal(git_merge_apply(f->repo, "main", commit, &ident, f->env.v, &d), 0);
+	assert_out(f, f->repo, "cat out/evil.txt", "mine");
+	assert_out(f, f->root, "cat outside/evil.txt", "precious");
+	free(victim);
+	free(commit);
+}
+
+/* Stale lock files found and classified; a symlinked directory in a
+ * clone's .git is not walked, and removal never follows one. */
+static void test_locks_find(void **state)
+{
+	FX;
+	struct git_lock *v = NULL;
+	struct diag d = {0};
+	size_t n = 0, i;
+	int kinds[_GIT_LOCK_KIND_MAX] = {0};
+
+	shrun(f, f->root, "mkdir -p elsewhere && : > elsewhere/victim.lock");
+	shrun(f, f->repo,
+	      "mkdir -p .git/refs/heads/bernstein .bernstein/worktrees/c1/.git/refs && "
+	      ": > .git/refs/heads/bernstein/s1.lock && : > .git/refs/heads/main.lock && "
+	      ": > .git/refs/heads/user.lock && : > .git/index.lock && "
+	      ": > .git/packed-refs.lock && : > .git/ORIG_HEAD.lock && "
+	      ": > .bernstein/worktrees/c1/.git/index.lock && "
+	      "ln -s ../../../../../elsewhere .bernstein/worktrees/c1/.git/refs/heads");
+	assert_int_equal(worktree_locks_find(f->repo, ".bernstein/worktrees", "bernstein/", "main",
+					     f->env.v, &v, &n, &d),
+			 0);
+	for (i = 0; i < n; i++) {
+		kinds[v[i].kind]++;
+		assert_null(strstr(v[i].path, "victim"));
+		assert_null(strstr(v[i].path, "user.lock"));
+		assert_null(strstr(v[i].path, "ORIG_HEAD"));
+	}
+	assert_int_equal(n, 5);
+	assert_int_equal(kinds[GIT_LOCK_OURS], 2);
+	assert_int_equal(kinds[GIT_LOCK_MERGE], 2);
+	assert_int_equal(kinds[GIT_LOCK_SHARED], 1);
+	for (i = 0; i < n; i++)
+		assert_int_equal(git_lock_remove(&v[i], &d), 0);
+	assert_false(sh(f, f->repo, NULL, "test -e .git/index.lock") == 0);
+	assert_true(sh(f, f->root, NULL, "test -e elsewhere/victim.lock") == 0);
+	git_locks_free(v, n);
+}
+
+/* worktree_repair(): half-made worktrees under the directory go (a null
+ * HEAD breaks `git fetch` into the repository), the others stay. */
+static void test_worktree_repair(void **state)
+{
+	FX;
+	struct diag d = {0};
+	char *a = fpath(f, "wts/a"), *b = fpath(f, "wts/b"), *c = fpath(f, "elsewhere/c");
+	size_t n = 99;
+
+	assert_int_equal(worktree_add(f->repo, a, "bernstein/a", f->base, f->env.v, NULL, &d), 0);
+	assert_int_equal(worktree_add(f->repo, b, "bernstein/b", f->base, f->env.v, NULL, &d), 0);
+	assert_int_equal(worktree_add(f->repo, c, "bernstein/c", f->base, f->env.v, NULL, &d), 0);
+	shrun(f, f->repo,
+	      "echo initializing > .git/worktrees/a/locked && "
+	      "echo 0000000000000000000000000000000000000000 > .git/worktrees/c/HEAD");
+	assert_int_equal(worktree_repair(f->repo, "../wts", f->env.v, &n, &d), 0);
+	assert_int_equal(n, 1);
+	assert_false(exists(a));
+	assert_true(exists(b));
+	assert_true(exists(c)); /* not under the directory: not ours */
+	assert_out(f, f->repo, "git worktree list --porcelain | grep -c '^worktree '", "3");
+	assert_int_equal(worktree_repair(f->repo, "../wts", f->env.v, &n, &d), 0);
+	assert_int_equal(n, 0);
+	free(a);
+	free(b);
+	free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1503,6 +1737,12 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_merge_conflict_restores, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_merge_refusals, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_merge_ignored_in_the_way, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_merge_recover_undoes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_merge_recover_finishes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_merge_symlink_never_followed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_locks_find, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_worktree_repair, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
