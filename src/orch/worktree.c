@@ -1139,11 +1139,13 @@ int git_is_clean(const char *repo, const char *const *env, bool *ret, struct dia
 	return 0;
 }
 
-/* merge-base --is-ancestor of two resolved commit ids. */
-static int ancestor_of(const char *repo, const char *ca, const char *cb, const char *const *env,
-		       bool *ret, struct diag *reterr)
+/*
+ * Run a read-only git query whose answer is its exit status: 0 yes, 1 no,
+ * anything else a failure (reported with git's message).
+ */
+static int git_yes_no(const char *repo, const char *const *env, const char *const *args, bool *ret,
+		      struct diag *reterr)
 {
-	const char *args[] = {"merge-base", "--is-ancestor", ca, cb, NULL};
 	struct git_res g;
 	int r;
 
@@ -1156,6 +1158,15 @@ static int ancestor_of(const char *repo, const char *ca, const char *cb, const c
 		r = git_fail(repo, args, &g, reterr);
 	git_res_release(&g);
 	return r;
+}
+
+/* merge-base --is-ancestor of two resolved commit ids. */
+static int ancestor_of(const char *repo, const char *ca, const char *cb, const char *const *env,
+		       bool *ret, struct diag *reterr)
+{
+	const char *args[] = {"merge-base", "--is-ancestor", ca, cb, NULL};
+
+	return git_yes_no(repo, env, args, ret, reterr);
 }
 
 int git_is_ancestor(const char *repo, const char *a, const char *b, const char *const *env,
@@ -1179,10 +1190,8 @@ int git_branch_exists(const char *repo, const char *branch, const char *const *e
 {
 	const char *args[] = {"show-ref", "--verify", "--quiet", NULL, NULL};
 	struct sbuf ref = SBUF_INIT(SIZE_MAX);
-	struct git_res g;
-	int r;
-
 	char oid[GITREF_OID_MAX + 1];
+	int r;
 
 	if ((r = check_args(repo, reterr)) < 0 ||
 	    (r = check_name(repo, "branch name", branch, reterr)) < 0)
@@ -1195,14 +1204,7 @@ int git_branch_exists(const char *repo, const char *branch, const char *const *e
 		return 0;
 	}
 	args[3] = ref.buf;
-	r = git_call(repo, env, GIT_READ, NULL, args, &g, reterr);
-	if (r >= 0) {
-		if (g.exit_code == 0 || g.exit_code == 1)
-			*ret = g.exit_code == 0;
-		else
-			r = git_fail(repo, args, &g, reterr);
-		git_res_release(&g);
-	}
+	r = git_yes_no(repo, env, args, ret, reterr);
 	sbuf_release(&ref);
 	return r;
 }
@@ -2614,18 +2616,8 @@ static int index_is(const char *repo, const char *commit, const char *const *env
 {
 	const char *args[] = {"diff-index", "--cached", "--quiet", "--ignore-submodules=none",
 			      commit,	    "--",	NULL};
-	struct git_res g;
-	int r;
 
-	r = git_call(repo, env, GIT_READ, NULL, args, &g, reterr);
-	if (r < 0)
-		return r;
-	if (g.exit_code == 0 || g.exit_code == 1)
-		*ret = g.exit_code == 0;
-	else
-		r = git_fail(repo, args, &g, reterr);
-	git_res_release(&g);
-	return r;
+	return git_yes_no(repo, env, args, ret, reterr);
 }
 
 /* Whether the files of repo's work tree are what its index records. */
@@ -2634,18 +2626,8 @@ static int files_match_index(const char *repo, const char *const *env, bool *ret
 {
 	static const char *const args[] = {"diff-files", "--quiet", "--ignore-submodules=none",
 					   NULL};
-	struct git_res g;
-	int r;
 
-	r = git_call(repo, env, GIT_READ, NULL, args, &g, reterr);
-	if (r < 0)
-		return r;
-	if (g.exit_code == 0 || g.exit_code == 1)
-		*ret = g.exit_code == 0;
-	else
-		r = git_fail(repo, args, &g, reterr);
-	git_res_release(&g);
-	return r;
+	return git_yes_no(repo, env, args, ret, reterr);
 }
 
 /* git's message says a lock file is in the way. */

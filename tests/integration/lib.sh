@@ -33,6 +33,9 @@
 #   check DESC CMD...              ok if CMD (run in the test shell, output
 #                                  shown only on failure) succeeds
 #   ok DESC / not_ok DESC / diag TEXT / skip DESC REASON
+#   shell_agent DIR                the catalogue of repository DIR gains the
+#                                  agent `shell`: `sh -c PROMPT`, the prompt
+#                                  a shell script (8 workers, no resume)
 #   test_done                      print the plan 1..N; exit 1 if any failed
 
 : "${BERNSTEIN:?BERNSTEIN must name the bernstein binary}"
@@ -222,6 +225,30 @@ check()
 		not_ok "$_desc"
 		_diag_file output "$T/check.out"
 	fi
+}
+
+shell_agent()
+{
+	mkdir -p "$1/.bernstein/catalog/profiles"
+	cat >"$1/.bernstein/catalog/profiles/shell.yaml" <<'EOF'
+name: shell
+display_name: "Shell script agent"
+shape: factory
+invocation:
+  binary: sh
+  extra_args: [-c]
+  prompt_positional: true
+capabilities:
+  tool_use: true
+  max_parallel_workers: 8
+EOF
+	cat >"$1/.bernstein/catalog/strategy-matrix.yaml" <<'EOF'
+adapters:
+  shell:
+    resume: unsupported
+    dangerous_mode: always-on
+    event_channel: none
+EOF
 }
 
 test_done()

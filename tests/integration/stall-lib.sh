@@ -82,25 +82,7 @@ new_repo()
 	git -C "$W" init -q -b main . >/dev/null 2>&1
 	printf '.bernstein/\n*.log\n' >"$W/.gitignore"
 	printf 'base\n' >"$W/base.txt"
-	cat >"$W/.bernstein/catalog/profiles/shell.yaml" <<'EOF'
-name: shell
-display_name: "Shell script agent"
-shape: factory
-invocation:
-  binary: sh
-  extra_args: [-c]
-  prompt_positional: true
-capabilities:
-  tool_use: true
-  max_parallel_workers: 8
-EOF
-	cat >"$W/.bernstein/catalog/strategy-matrix.yaml" <<'EOF'
-adapters:
-  shell:
-    resume: unsupported
-    dangerous_mode: always-on
-    event_channel: none
-EOF
+	shell_agent "$W"
 	printf 'adapter: shell\nparallel: 1\nretry_backoff: 0\nsandbox: %s\n' "$1" \
 		>"$W/bernstein.yaml"
 	cat >"$W/plan.yaml" <<'EOF'

@@ -207,24 +207,7 @@ restore
 rm -rf "$W/.bernstein/state.db" "$W/.bernstein/state.db-wal" "$W/.bernstein/state.db-shm" \
 	"$W/.bernstein/runs" "$W/.bernstein/worktrees"
 mkdir -p "$W/.bernstein/catalog/profiles"
-cat >"$W/.bernstein/catalog/profiles/shell.yaml" <<'EOF'
-name: shell
-display_name: "Shell script agent"
-shape: factory
-invocation:
-  binary: sh
-  extra_args: [-c]
-  prompt_positional: true
-capabilities:
-  tool_use: true
-EOF
-cat >"$W/.bernstein/catalog/strategy-matrix.yaml" <<'EOF'
-adapters:
-  shell:
-    resume: unsupported
-    dangerous_mode: always-on
-    event_channel: none
-EOF
+shell_agent "$W"
 cat >"$W/erase.yaml" <<EOF
 name: erase
 tasks:

@@ -177,24 +177,7 @@ rm -r "$W/.bernstein/runs/planted"
 
 # an artifact the agent made a FIFO: the task fails, the run goes on
 mkdir -p "$W/.bernstein/catalog/profiles"
-cat >"$W/.bernstein/catalog/profiles/shell.yaml" <<'EOF'
-name: shell
-display_name: "Shell script agent"
-shape: factory
-invocation:
-  binary: sh
-  extra_args: [-c]
-  prompt_positional: true
-capabilities:
-  tool_use: true
-EOF
-cat >"$W/.bernstein/catalog/strategy-matrix.yaml" <<'EOF'
-adapters:
-  shell:
-    resume: unsupported
-    dangerous_mode: always-on
-    event_channel: none
-EOF
+shell_agent "$W"
 cat >"$W/fifo-artifact.yaml" <<'EOF'
 name: fifo-artifact
 tasks:
