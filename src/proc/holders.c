@@ -11,18 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/sbuf.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
-
-static bool all_digits(const char *s)
-{
-	if (!*s)
-		return false;
-	for (; *s; s++)
-		if (*s < '0' || *s > '9')
-			return false;
-	return true;
-}
 
 /* Mark in ret_pids the targets process pid has open; the count of new ones. */
 static size_t scan_pid(int procfd, const char *pid, const struct stat *targets, size_t n,
@@ -46,7 +37,7 @@ static size_t scan_pid(int procfd, const char *pid, const struct stat *targets, 
 	while ((de = readdir(d)) != NULL) {
 		struct stat st;
 
-		if (!all_digits(de->d_name))
+		if (!str_all_digits(de->d_name))
 			continue;
 		/* follows the magic link: the open file itself */
 		if (fstatat(dirfd(d), de->d_name, &st, 0) < 0)
@@ -103,7 +94,7 @@ int proc_file_holders(const char *const *paths, size_t n, pid_t *ret_pids)
 	}
 	(void)snprintf(self, sizeof(self), "%ld", (long)getpid());
 	while (found < want && (de = readdir(d)) != NULL) {
-		if (!all_digits(de->d_name) || strcmp(de->d_name, self) == 0)
+		if (!str_all_digits(de->d_name) || strcmp(de->d_name, self) == 0)
 			continue;
 		found += scan_pid(dirfd(d), de->d_name, targets, n, ret_pids);
 	}

@@ -17,16 +17,6 @@
 
 /* ---- Retry-After and backoff -------------------------------------------- */
 
-static bool all_digits(const char *s)
-{
-	if (!*s)
-		return false;
-	for (; *s; s++)
-		if (*s < '0' || *s > '9')
-			return false;
-	return true;
-}
-
 int llm_parse_retry_after(const char *v, int64_t now, uint64_t *ret_ms)
 {
 	static const char *const forms[] = {
@@ -49,7 +39,7 @@ int llm_parse_retry_after(const char *v, int64_t now, uint64_t *ret_ms)
 		return -EINVAL;
 	memcpy(buf, v, n);
 	buf[n] = '\0';
-	if (all_digits(buf)) {
+	if (str_all_digits(buf)) {
 		unsigned long long s;
 
 		if (n > 9) /* over ~31 years: clip, the caller caps anyway */
@@ -372,7 +362,7 @@ static enum attempt_outcome attempt_run(const struct llm_config *cfg, const char
 		res->failure = a.status == 429 ? LLM_RATE_LIMITED : LLM_HTTP;
 		(void)snprintf(res->message, sizeof(res->message), "HTTP %ld from '%s'%s%s",
 			       a.status, cfg->url, etext[0] ? ": " : "", etext);
-		if (a.retry_after_ms[0] && all_digits(a.retry_after_ms) &&
+		if (a.retry_after_ms[0] && str_all_digits(a.retry_after_ms) &&
 		    strlen(a.retry_after_ms) < 10) {
 			*ret_retry_after_ms = strtoull(a.retry_after_ms, NULL, 10);
 			*ret_has_retry_after = true;

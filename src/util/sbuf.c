@@ -137,3 +137,13 @@ void sbuf_rtrim(struct sbuf *sb)
 		n--;
 	sbuf_setlen(sb, n);
 }
+
+bool str_all_digits(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}

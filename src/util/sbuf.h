@@ -5,6 +5,7 @@
 #define BERNSTEIN_UTIL_SBUF_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,5 +35,8 @@ void sbuf_release(struct sbuf *sb);
 char *sbuf_detach(struct sbuf *sb, size_t *ret_len);
 void sbuf_setlen(struct sbuf *sb, size_t len);
 void sbuf_rtrim(struct sbuf *sb);
+
+/* Whether s is one or more ASCII digits and nothing else. */
+bool str_all_digits(const char *s);
 
 #endif

@@ -77,6 +77,19 @@ static void test_reset_detach(void **state)
 	sbuf_release(&sb);
 }
 
+static void test_all_digits(void **state)
+{
+	(void)state;
+	assert_true(str_all_digits("0"));
+	assert_true(str_all_digits("12345678901234567890"));
+	assert_false(str_all_digits(""));
+	assert_false(str_all_digits("12a"));
+	assert_false(str_all_digits("-1"));
+	assert_false(str_all_digits(" 1"));
+	assert_false(str_all_digits("1 "));
+	assert_false(str_all_digits("\xd9\xa1")); /* ARABIC-INDIC DIGIT ONE */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -84,6 +97,7 @@ int main(void)
 		cmocka_unit_test(test_add_and_format),
 		cmocka_unit_test(test_cap_refuses_without_truncating),
 		cmocka_unit_test(test_reset_detach),
+		cmocka_unit_test(test_all_digits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
