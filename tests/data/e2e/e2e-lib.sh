@@ -1,6 +1,6 @@
 # End-to-end tests of `bernstein spawn` with the real agent CLIs pinned in
 # tests/agents/ against tests/helpers/fake-llm.py on 127.0.0.1
-# (tests/integration/t0090-e2e-*.sh). Source after tests/integration/lib.sh and
+# (tests/integration/t*-e2e-*.sh). Source after tests/integration/lib.sh and
 # test_begin, then call
 #
 #   e2e_run CLI KEY_ENV URL_SUFFIX [spawn options...]

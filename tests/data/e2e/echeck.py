@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """echeck.py T EXPR: evaluate EXPR over the last `bernstein spawn --json` run of an
-end-to-end test (tests/integration/t0090-e2e-*.sh).
+end-to-end test (tests/integration/t*-e2e-*.sh).
 
 In scope: events (the JSON lines of T/stdout; every line must parse), outcome (the
 last event of kind "outcome", or {}), kind(k) (the events of one kind), reqs (the

@@ -1,4 +1,4 @@
-# Shared helpers of the runner's integration tests (tests/integration/t0060-runner-*.sh).
+# Shared helpers of the runner's integration tests (tests/integration/t*-runner-*.sh).
 # Source after tests/integration/lib.sh and test_begin:
 #
 #   fake_start SCRIPT.json   start tests/helpers/fake-llm.py on a free loopback port
