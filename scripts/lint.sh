@@ -1,6 +1,7 @@
 #!/bin/sh
 # Static checks run by `make lint`: formatting, cppcheck, the layering rule and
-# the banned-function greps of STYLE.md §1, §4 and §12.8. Quiet when clean;
+# the banned-function greps of STYLE.md §1, §4 and §12.8, and the size and
+# complexity of functions (pmccabe, scripts/complexity-allow). Quiet when clean;
 # every finding is printed as file:line: message and the exit status is 1.
 #
 # usage: scripts/lint.sh [BUILD_DIR]
@@ -11,7 +12,7 @@ build=${1:-build}
 top=$(cd "$(dirname "$0")/.." && pwd) || exit 4
 cd "$top" || exit 4
 
-for tool in clang-format cppcheck python3 git; do
+for tool in clang-format cppcheck pmccabe python3 git; do
 	if ! command -v "$tool" >/dev/null 2>&1; then
 		echo "lint: '$tool' not found (scripts/install-deps.sh --lint installs it)" >&2
 		exit 4
@@ -221,6 +222,52 @@ for path in files:
 for path, line, msg in sorted(findings, key=lambda f: (f[0], f[1])):
     print(f'{path}:{line}: {msg}')
 sys.exit(1 if findings else 0)
+EOF
+
+# 4. Function size and complexity (issue #16): no function of src/ over a
+# modified McCabe complexity of 30 or 150 lines, except those listed in
+# scripts/complexity-allow with today's figures, which may only shrink.
+grep '^src/.*\.c$' "$scratch/cfiles" | tr '\n' '\0' | xargs -0 -r pmccabe >"$scratch/pmccabe" 2>/dev/null
+python3 - "$scratch/pmccabe" scripts/complexity-allow <<'EOF' || status=1
+import re
+import sys
+
+MAX_CCN, MAX_LINES = 30, 150
+allow = {}
+for n, line in enumerate(open(sys.argv[2], encoding='utf-8'), 1):
+    line = line.split('#', 1)[0].split()
+    if not line:
+        continue
+    f, fn, ccn, lines = line
+    allow[(f, fn)] = (int(ccn), int(lines), n)
+bad = 0
+seen = set()
+for line in open(sys.argv[1], encoding='utf-8'):
+    m = re.match(r'(\d+)\t\d+\t\d+\t\d+\t(\d+)\t(.+)\((\d+)\): (\S+)', line)
+    if not m:
+        continue
+    ccn, lines, f, at, fn = int(m[1]), int(m[2]), m[3], m[4], m[5]
+    key = (f, fn)
+    seen.add(key)
+    if key in allow:
+        a_ccn, a_lines, n = allow[key]
+        if ccn > a_ccn or lines > a_lines:
+            print(f'{f}:{at}: {fn}: complexity {ccn}, {lines} lines: grew past '
+                  f'scripts/complexity-allow:{n} ({a_ccn}, {a_lines}): split it')
+            bad = 1
+        elif ccn <= MAX_CCN and lines <= MAX_LINES:
+            print(f'{f}:{at}: {fn} is within the limits now: remove '
+                  f'scripts/complexity-allow:{n}')
+            bad = 1
+    elif ccn > MAX_CCN or lines > MAX_LINES:
+        print(f'{f}:{at}: {fn}: complexity {ccn}, {lines} lines (limits {MAX_CCN}, '
+              f'{MAX_LINES}): split it')
+        bad = 1
+for key, (_, _, n) in allow.items():
+    if key not in seen:
+        print(f'scripts/complexity-allow:{n}: {key[1]} is no longer in {key[0]}: remove the line')
+        bad = 1
+sys.exit(bad)
 EOF
 
 exit $status
