@@ -180,6 +180,19 @@ for path in files:
     code = blank(raw, keep_strings=True)
     bare = blank(raw, keep_strings=False)
 
+    # A message is whole on one line, so grep finds it (issue #16): no literal
+    # continued on the next line unless it ends in \n (a help text's lines)
+    # or in a hex or octal escape the next literal starts like a digit of.
+    lines = code.split('\n')
+    for no in range(1, len(lines)):
+        a, b = lines[no - 1].rstrip(), lines[no].lstrip()
+        if (a.endswith('"') and b.startswith('"') and not a.endswith('\\n"')
+                and not a.lstrip().startswith('#')
+                and not (re.search(r'\\(x[0-9A-Fa-f]+|[0-7]{1,3})"$', a)
+                         and re.match(r'"[0-9A-Fa-f]', b))):
+            report(path, no, 'a string split across lines: keep the message whole on one '
+                   'line (BreakStringLiterals is off)')
+
     # Layering: src/<layer>/... may include only the layers allowed above.
     if in_src and layer is not None:
         allowed = ALLOWED.get(layer, [])

@@ -317,10 +317,10 @@ static int loop_load(struct loop *l, struct orch_env *e, const char *run_id, str
 			long k = id ? find_task(l, id) : -1;
 
 			if (k < 0) {
-				diag_set(reterr, state_path(e->st), 0, 0,
-					 "task '%s' of run '%s' depends on '%s', which the run "
-					 "does not have",
-					 t->row.id, run_id, id ? id : "?");
+				diag_set(
+					reterr, state_path(e->st), 0, 0,
+					"task '%s' of run '%s' depends on '%s', which the run does not have",
+					t->row.id, run_id, id ? id : "?");
 				return -EBADMSG;
 			}
 			t->deps[t->n_deps++] = (size_t)k;
@@ -623,14 +623,13 @@ static char *fallback_prompt(struct loop *l, struct otask *t, const struct attem
 	const char *final = NULL;
 	json_t *last_text = NULL;
 
-	(void)sbuf_addf(&sb,
-			"## Resume context\n"
-			"A previous attempt at this task (attempt %" PRId64
-			", adapter %s) ended early (%s). Its work is in this worktree. "
-			"Continue from where it stopped; do not redo what is done.\n",
-			prev->n, prev->adapter ? prev->adapter : "?",
-			prev->reason ? prev->reason
-				     : (prev->outcome ? prev->outcome : "interrupted"));
+	(void)sbuf_addf(
+		&sb,
+		"## Resume context\n"
+		"A previous attempt at this task (attempt %" PRId64
+		", adapter %s) ended early (%s). Its work is in this worktree. Continue from where it stopped; do not redo what is done.\n",
+		prev->n, prev->adapter ? prev->adapter : "?",
+		prev->reason ? prev->reason : (prev->outcome ? prev->outcome : "interrupted"));
 	if (prev->agent_session_id)
 		(void)sbuf_addf(&sb, "- prior_adapter_session_id: %s\n", prev->agent_session_id);
 	if (t->row.worktree) {
@@ -895,8 +894,7 @@ worktree:
 
 		if (abi < 0) {
 			refuse(l, t, TASK_REFUSED,
-			       "sandbox: landlock: the kernel does not support Landlock "
-			       "(the task is not run unconfined)");
+			       "sandbox: landlock: the kernel does not support Landlock (the task is not run unconfined)");
 			goto out;
 		}
 		r = worktree_clone_add(e->repo, t->row.worktree, t->row.branch, l->run.base_branch,
@@ -2145,8 +2143,7 @@ static int repair_locks(struct loop *l, int64_t locked_ns, struct diag *reterr)
 			}
 			if (v[i].kind == GIT_LOCK_SHARED && late) {
 				warn(l, NULL,
-				     "'%s' exists: another git is running here, or one was killed "
-				     "(remove the file if no git is running), ignoring",
+				     "'%s' exists: another git is running here, or one was killed (remove the file if no git is running), ignoring",
 				     v[i].path);
 				done[i] = true;
 				continue;
@@ -2154,18 +2151,14 @@ static int repair_locks(struct loop *l, int64_t locked_ns, struct diag *reterr)
 			if ((v[i].kind == GIT_LOCK_MERGE && late) ||
 			    (v[i].kind == GIT_LOCK_OURS && very_late)) {
 				if (holders[i])
-					diag_set(reterr, v[i].path, 0, 0,
-						 "exists and process %ld has it open: another git "
-						 "is "
-						 "running in this repository",
-						 (long)holders[i]);
+					diag_set(
+						reterr, v[i].path, 0, 0,
+						"exists and process %ld has it open: another git is running in this repository",
+						(long)holders[i]);
 				else
-					diag_set(reterr, v[i].path, 0, 0,
-						 "exists: another git is running in this "
-						 "repository, "
-						 "or one was killed (remove the file if no git is "
-						 "running; after a bernstein killed while merging, "
-						 "'bernstein resume' repairs it)");
+					diag_set(
+						reterr, v[i].path, 0, 0,
+						"exists: another git is running in this repository, or one was killed (remove the file if no git is running; after a bernstein killed while merging, 'bernstein resume' repairs it)");
 				r = -EBUSY;
 				goto out;
 			}

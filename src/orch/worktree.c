@@ -2469,14 +2469,14 @@ static int lock_clear(const char *path, int64_t since_ns, struct diag *reterr)
 		sleep_ms(LOCK_POLL_MS);
 	}
 	if (holder)
-		diag_set(reterr, path, 0, 0,
-			 "exists and process %ld has it open: another git is running in this "
-			 "repository",
-			 (long)holder);
+		diag_set(
+			reterr, path, 0, 0,
+			"exists and process %ld has it open: another git is running in this repository",
+			(long)holder);
 	else
-		diag_set(reterr, path, 0, 0,
-			 "exists: another git is running in this repository, or one was killed "
-			 "(remove the file if no git is running)");
+		diag_set(
+			reterr, path, 0, 0,
+			"exists: another git is running in this repository, or one was killed (remove the file if no git is running)");
 	return -EBUSY;
 }
 
@@ -2785,10 +2785,10 @@ static int undo_files(const char *repo, const char *h, const char *m, const char
 			strvec_push(&restore, changed.v[i]);
 			continue;
 		}
-		diag_set(reterr, repo, 0, 0,
-			 "'%s' changed, and not by bernstein's merge: the checkout is left as it "
-			 "is",
-			 changed.v[i]);
+		diag_set(
+			reterr, repo, 0, 0,
+			"'%s' changed, and not by bernstein's merge: the checkout is left as it is",
+			changed.v[i]);
 		r = -EUCLEAN;
 		goto out;
 	}
@@ -2855,9 +2855,9 @@ static int undo_merge(const char *repo, const char *h, const char *m, const char
 			git_res_release(&g);
 		return r;
 	}
-	diag_set(reterr, repo, 0, 0,
-		 "the index records neither the merge nor the commit before it: the checkout is "
-		 "left as it is");
+	diag_set(
+		reterr, repo, 0, 0,
+		"the index records neither the merge nor the commit before it: the checkout is left as it is");
 	return -EUCLEAN;
 }
 
@@ -2934,10 +2934,10 @@ int git_merge_prepare(const char *repo, const char *into, const char *branch, co
 		goto out;
 	split_z(g.out, g.out_len, &fields);
 	if (g.exit_code == 129 && g.err && strstr(g.err, "write-tree")) {
-		diag_set(reterr, repo, 0, 0,
-			 "cannot merge '%s': git 2.38 or newer is needed (git merge-tree "
-			 "--write-tree)",
-			 branch);
+		diag_set(
+			reterr, repo, 0, 0,
+			"cannot merge '%s': git 2.38 or newer is needed (git merge-tree --write-tree)",
+			branch);
 		r = -EOPNOTSUPP;
 		goto out;
 	}
@@ -2980,10 +2980,10 @@ int git_merge_prepare(const char *repo, const char *into, const char *branch, co
 		goto out;
 	hit = added_in_way(repo, &added, &kept);
 	if (hit) {
-		diag_set(reterr, repo, 0, 0,
-			 "cannot merge '%s': the untracked file '%s' would be overwritten by the "
-			 "merge",
-			 branch, hit);
+		diag_set(
+			reterr, repo, 0, 0,
+			"cannot merge '%s': the untracked file '%s' would be overwritten by the merge",
+			branch, hit);
 		r = -EUCLEAN;
 		goto out;
 	}
@@ -3172,10 +3172,10 @@ int git_merge_recover(const char *repo, const char *into, const char *commit, in
 		r = checkout_changes(repo, env, &changed, &untracked, reterr);
 		strvec_clear(&untracked);
 		if (r >= 0 && changed.nr) {
-			diag_set(reterr, repo, 0, 0,
-				 "'%s' moved since bernstein's merge was made and the checkout "
-				 "has changes ('%s'): the checkout is left as it is",
-				 into, changed.v[0]);
+			diag_set(
+				reterr, repo, 0, 0,
+				"'%s' moved since bernstein's merge was made and the checkout has changes ('%s'): the checkout is left as it is",
+				into, changed.v[0]);
 			r = -EUCLEAN;
 		}
 		if (r >= 0)
