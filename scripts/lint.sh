@@ -78,19 +78,10 @@ python3 - "$scratch/cfiles" <<'EOF' || status=1
 import re
 import sys
 
-# Which layers (first directory under src/) each layer may include.
-BASE = ['util', 'proc', 'adapter', 'audit', 'route']
-ALLOWED = {
-    'util': ['util'],
-    'proc': ['util', 'proc'],
-    'adapter': ['util', 'proc', 'adapter'],
-    'audit': ['util', 'proc', 'audit'],
-    'route': BASE,
-    'runner': BASE + ['runner'],
-    'orch': BASE + ['orch'],
-    'onboard': BASE + ['onboard'],
-    'cli': None,  # everything
-}
+# Which layers each layer may include: scripts/layers.py (shared with
+# scripts/check-layers.py, which checks the linked symbols).
+sys.path.insert(0, 'scripts')
+from layers import ALLOWED  # noqa: E402
 
 BANNED = re.compile(r'\b(strcpy|strcat|strncpy|strncat|sprintf|vsprintf|strtok|atoi|atol|gets|'
                     r'tmpnam|mktemp|system|popen)\s*\(')
