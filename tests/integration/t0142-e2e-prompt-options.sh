@@ -10,12 +10,7 @@
 # made Claude Code run evil.json's SessionStart hook with no model involved.
 # On the old argv (`claude ... -p PROMPT`, `codex exec ... PROMPT`,
 # `gemini ... -p PROMPT`, ...) every CLI printed its version or help instead.
-# T0142_CLIS="claude codex" limits the CLIs (when working on one). By default
-# each CLI gets --version (an option: -h and --settings=x are the same case
-# for every guard), - and -- (the edges of stdin and the separator), claude
-# --settings=x too; T0142_PROMPTS="--version -h --settings=x - --" sets the
-# list for every CLI. Each spawn starts a node CLI (seconds each): the
-# unit test test-invocation.c checks every profile against every prompt.
+# T0142_CLIS="claude codex" limits the CLIs (when working on one).
 . "$SRCDIR/tests/integration/lib.sh"
 test_begin "e2e: a prompt that looks like an option reaches the model as text"
 . "$SRCDIR/tests/data/e2e/e2e-lib.sh"
@@ -94,10 +89,7 @@ for spec in "claude ANTHROPIC_API_KEY -" "codex OPENAI_API_KEY /v1" "gemini GEMI
 		continue
 	}
 	fake_start "$T/reply.json"
-	_prompts=${T0142_PROMPTS:-"--version - --"}
-	[ -z "${T0142_PROMPTS:-}" ] && [ "$E2E_CLI" = claude ] && _prompts="$_prompts --settings=x"
-	# shellcheck disable=SC2086 # the list is words
-	for p in $_prompts; do
+	for p in --version -h --settings=x - --; do
 		spawn_prompt "$E2E_CLI" "$p" "$@"
 	done
 	if [ "$E2E_CLI" = claude ]; then
@@ -106,10 +98,6 @@ for spec in "claude ANTHROPIC_API_KEY -" "codex OPENAI_API_KEY /v1" "gemini GEMI
 		check "claude: evil.json's hook did not run" test ! -e "$T/pwned-evil"
 	fi
 	fake_stop
-	case " $_prompts " in
-	*" --settings=x "*)
-		check "$E2E_CLI: no settings file was read (./x's hook did not run)" test ! -e "$T/pwned-x"
-		;;
-	esac
+	check "$E2E_CLI: no settings file was read (./x's hook did not run)" test ! -e "$T/pwned-x"
 done
 test_done
