@@ -516,24 +516,18 @@ static int run_plan(struct cli_ctx *ctx, const struct spawn_opts *o, const struc
 	out = agentrun_classify(&s.ar, why, sizeof(why));
 	code = exit_for_outcome(out);
 
-	summary = json_object();
-	cli_jset(summary, "kind", cli_jstr("outcome"));
-	cli_jset(summary, "outcome", cli_jstr(outcome_to_string(out)));
-	cli_jset(summary, "reason", cli_jstr(why));
-	cli_jset(summary, "exit_code", json_integer(code));
-	cli_jset(summary, "agent_exit_code", json_integer(s.ar.agent_exit_code));
-	cli_jset(summary, "agent_exit", cli_jstr(s.ar.exit_desc));
-	cli_jset(summary, "adapter", cli_jstr(p->name));
-	cli_jset(summary, "session_id", cli_jstr(s.ar.agent_session));
-	cli_jset(summary, "run", cli_jstr(run));
-	cli_jset(summary, "session", cli_jstr(session));
-	cli_jset(summary, "session_dir", cli_jstr(plan->session_dir));
-	cli_jset(summary, "state_dir", cli_jstr(plan->state_dir));
-	cli_jset(summary, "resume_id", cli_jstr(plan->resume_id));
-	cli_jset(summary, "worktree_changed",
-		 s.ar.in.changes_known ? json_boolean(s.ar.in.worktree_changed) : json_null());
-	cli_jset(summary, "started_at", cli_jstr(started_at));
-	cli_jset(summary, "ended_at", cli_jstr(ended_at));
+	{
+		struct session_record rec = {
+			.adapter = p->name,
+			.run = run,
+			.session = session,
+			.exit_code = code,
+			.started_at = started_at,
+			.ended_at = ended_at,
+		};
+
+		summary = agentrun_session_json(&s.ar, out, why, &rec);
+	}
 
 	path = agentrun_path(plan->session_dir, "session.json");
 	r = agentrun_write_json(path, summary);

@@ -78,6 +78,34 @@ void agentrun_release(struct agentrun *r)
 
 /* ---- files ---- */
 
+json_t *agentrun_session_json(const struct agentrun *r, enum outcome out, const char *why,
+			      const struct session_record *rec)
+{
+	const struct invocation_plan *plan = r->plan;
+	json_t *s = json_object();
+
+	json_obj_set(s, "kind", json_str_lossy("outcome"));
+	json_obj_set(s, "outcome", json_str_lossy(outcome_to_string(out)));
+	json_obj_set(s, "reason", json_str_lossy(why));
+	json_obj_set(s, "exit_code", rec->exit_code >= 0 ? json_integer(rec->exit_code) : NULL);
+	json_obj_set(s, "agent_exit_code", json_integer(r->agent_exit_code));
+	json_obj_set(s, "agent_exit", json_str_lossy(r->exit_desc));
+	json_obj_set(s, "adapter", json_str_lossy(rec->adapter));
+	json_obj_set(s, "session_id", json_str_lossy(r->agent_session));
+	json_obj_set(s, "run", json_str_lossy(rec->run));
+	json_obj_set(s, "task", json_str_lossy(rec->task));
+	json_obj_set(s, "attempt", rec->attempt > 0 ? json_integer(rec->attempt) : NULL);
+	json_obj_set(s, "session", json_str_lossy(rec->session));
+	json_obj_set(s, "session_dir", json_str_lossy(plan ? plan->session_dir : NULL));
+	json_obj_set(s, "state_dir", json_str_lossy(plan ? plan->state_dir : NULL));
+	json_obj_set(s, "resume_id", json_str_lossy(plan ? plan->resume_id : NULL));
+	json_obj_set(s, "worktree_changed",
+		     r->in.changes_known ? json_boolean(r->in.worktree_changed) : NULL);
+	json_obj_set(s, "started_at", json_str_lossy(rec->started_at));
+	json_obj_set(s, "ended_at", json_str_lossy(rec->ended_at));
+	return s;
+}
+
 int agentrun_write_json(const char *path, const json_t *o)
 {
 	char *s = json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS);

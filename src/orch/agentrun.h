@@ -131,6 +131,25 @@ json_t *agentrun_plan_json(const struct profile *p, const struct invocation_plan
  * a directory), or NULL. */
 char *agentrun_find_state_dir(const char *workdir, const char *adapter, const char *session_id);
 
+/* What session.json records of one agent run besides what r knows: spawn and
+ * run write the same schema (docs/spawning.md, "session.json"). Strings may
+ * be NULL (null in the file). */
+struct session_record {
+	const char *adapter;
+	const char *run, *session; /* the run's and the session's ids */
+	const char *task;	   /* a run's task; NULL for spawn */
+	int attempt;		   /* its attempt, from 1; 0 for spawn (null) */
+	int exit_code;		   /* spawn's exit code; -1 for a run's task (null) */
+	const char *started_at, *ended_at;
+};
+
+/* session.json of r, ended with out (why: the deciding rule): rec's fields,
+ * the agent's exit, session id and whether the worktree changed (null when
+ * not known) from r, the session, state directory and resume id from its
+ * plan, and "kind": "outcome". Every key is always present. */
+json_t *agentrun_session_json(const struct agentrun *r, enum outcome out, const char *why,
+			      const struct session_record *rec);
+
 /* Write o to path as pretty JSON with sorted keys and a final newline,
  * atomically, mode 0600. */
 int agentrun_write_json(const char *path, const json_t *o);

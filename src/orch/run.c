@@ -1595,22 +1595,19 @@ static void complete(struct loop *l, struct otask *t)
 	if (state_attempt_update(e->st, &t->att, &d) < 0)
 		fail_run(l, -EIO, &d);
 	{
-		/* session.json, as spawn writes it */
-		json_t *s = json_object();
+		struct session_record rec = {
+			.adapter = t->row.adapter,
+			.run = l->run.id,
+			.session = t->row.session,
+			.task = t->row.id,
+			.attempt = (int)t->row.attempts,
+			.exit_code = -1,
+			.started_at = t->att.started_at,
+			.ended_at = t->att.ended_at,
+		};
+		json_t *s = agentrun_session_json(&t->ar, out, why, &rec);
 		char *p = agentrun_path(t->session_dir, "session.json");
 
-		json_obj_set(s, "adapter", json_str_lossy(t->row.adapter));
-		json_obj_set(s, "outcome", json_str_lossy(outcome_to_string(out)));
-		json_obj_set(s, "reason", json_str_lossy(why));
-		json_obj_set(s, "agent_exit", json_str_lossy(t->ar.exit_desc));
-		json_obj_set(s, "session_id", json_str_lossy(t->ar.agent_session));
-		json_obj_set(s, "run", json_str_lossy(l->run.id));
-		json_obj_set(s, "task", json_str_lossy(t->row.id));
-		json_obj_set(s, "session", json_str_lossy(t->row.session));
-		json_obj_set(s, "attempt", json_integer(t->row.attempts));
-		json_obj_set(s, "state_dir", json_str_lossy(t->plan.state_dir));
-		json_obj_set(s, "started_at", json_str_lossy(t->att.started_at));
-		json_obj_set(s, "ended_at", json_str_lossy(t->att.ended_at));
 		(void)agentrun_write_json(p, s);
 		json_decref(s);
 		free(p);

@@ -316,6 +316,26 @@ expect_stdout_contains '"outcome": "binary_missing"' "a missing agent binary fai
 run "$BERNSTEIN" status
 expect_stdout_contains "resolves outside the worktree" "an artifact symlinked out is refused"
 
+# ---- session.json: one schema for run and spawn ----
+run "$KEY" "$BERNSTEIN" spawn shell 'true'
+check "spawn ran (exit 0)" test "$RC" -eq 0
+check "a run's session.json has spawn's keys, with its task and attempt" python3 -c '
+import glob, json, os, sys
+files = glob.glob(os.path.join(sys.argv[1], ".bernstein/runs/*/*/session.json")) + glob.glob(os.path.join(sys.argv[1], ".bernstein/runs/*/*/*/session.json"))
+docs = [json.load(open(f)) for f in files]
+runs = [d for d in docs if d.get("task")]
+spawns = [d for d in docs if not d.get("task")]
+assert runs and spawns, (len(runs), len(spawns))
+keys = set(spawns[0])
+for d in runs + spawns:
+    assert set(d) == keys, sorted(set(d) ^ keys)
+    assert d["kind"] == "outcome" and d["outcome"] and d["adapter"] and d["started_at"], d
+for d in runs:
+    assert isinstance(d["attempt"], int) and d["attempt"] >= 1 and d["exit_code"] is None, d
+for d in spawns:
+    assert d["attempt"] is None and d["exit_code"] == 0, d
+' "$W"
+
 # ---- refused before running ----
 printf 'name: bad\ntasks:\n  - title: x\n    depends_on: [nope]\n    prompt: y\n' >"$W/bad.yaml"
 expect_exit 3 "$KEY" "$BERNSTEIN" run bad.yaml
