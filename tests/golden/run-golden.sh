@@ -6,6 +6,8 @@
 # usage: run-golden.sh BERNSTEIN GOLDEN_DIR [NAME...]
 #        UPDATE_GOLDEN=1 run-golden.sh ...   rewrite the expected files instead
 # With NAMEs, only those cases run (and stale files are not looked for).
+# GOLDEN_SHARD=I/N runs every Nth case from the Ith (1 <= I <= N), so N
+# tests share the cases; shard 1 also looks for stale files.
 #
 # A case NAME is a set of files in GOLDEN_DIR:
 #   NAME.args    one argv element per line (the arguments after 'bernstein');
@@ -33,6 +35,16 @@ shift 2
 only=" $* "
 : "${SRCDIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
 : "${GOLDEN_TIMEOUT:=60}"
+: "${GOLDEN_SHARD:=1/1}"
+shard_i=${GOLDEN_SHARD%/*}
+shard_n=${GOLDEN_SHARD#*/}
+case $shard_i$shard_n in
+*[!0-9]* | '') shard_i=0 ;;
+esac
+if [ "$shard_i" -lt 1 ] || [ "$shard_i" -gt "$shard_n" ]; then
+	echo "Bail out! GOLDEN_SHARD='$GOLDEN_SHARD' is not I/N with 1 <= I <= N"
+	exit 1
+fi
 update=${UPDATE_GOLDEN:-0}
 [ "$update" = 0 ] && update=
 
@@ -53,6 +65,7 @@ esac
 
 n=0
 failed=0
+k=0
 scratch_root=$(mktemp -d "${TMPDIR:-/tmp}/bernstein-golden.XXXXXX") || {
 	echo "Bail out! cannot create a temp directory"
 	exit 1
@@ -154,6 +167,8 @@ for args in "$dir"/*.args; do
 	"  " | *" $name "*) ;;
 	*) continue ;;
 	esac
+	k=$((k + 1))
+	[ $(((k - 1) % shard_n + 1)) -eq "$shard_i" ] || continue
 	n=$((n + 1))
 
 	if ! run_case "$name"; then
@@ -197,7 +212,7 @@ done
 
 # Expected files without a case are stale: a renamed or deleted case.
 for f in "$dir"/*.stdout "$dir"/*.stderr "$dir"/*.rc "$dir"/*.env "$dir"/*.setup; do
-	if [ ! -f "$f" ] || [ "$only" != "  " ]; then
+	if [ ! -f "$f" ] || [ "$only" != "  " ] || [ "$shard_i" -ne 1 ]; then
 		continue
 	fi
 	base=${f%.*}

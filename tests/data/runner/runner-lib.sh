@@ -15,12 +15,7 @@
 #                            @WORK@ by $T/work
 
 RUNNER_DATA="$SRCDIR/tests/data/runner"
-# The system Python starts in a tenth of the time of a version-manager shim.
-if [ -x /usr/bin/python3 ]; then
-	PY=/usr/bin/python3
-else
-	PY=python3
-fi
+# $PY: the system Python (tests/integration/lib.sh).
 FAKE_LLM="$SRCDIR/tests/helpers/fake-llm.py"
 FAKE_PID=""
 
