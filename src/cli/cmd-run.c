@@ -57,6 +57,7 @@ struct session {
 	char cwd[PATH_MAX];
 	char *repo;
 	char self_exe[PATH_MAX];
+	char key_path[PATH_MAX]; /* the audit key, kept out of every sandbox */
 	struct strvec git_env;
 	struct catalog *cat;
 	struct orch_config *cfg;
@@ -183,6 +184,9 @@ static int session_open(struct session *s, struct cli_ctx *ctx, bool readonly, b
 		code = audit_setup_open(ctx, auditdir, key_file, &s->chain);
 		if (code)
 			goto out;
+		if (audit_setup_key_path(ctx, key_file, s->key_path, sizeof(s->key_path), NULL) ==
+		    0)
+			s->env.audit_key_path = s->key_path;
 	}
 	{
 		char dir[PATH_MAX];

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "adapter/catalog.h"
+#include "adapter/envpolicy.h"
 #include "adapter/invocation.h"
 #include "adapter/outcome.h"
 #include "adapter/profile.h"
@@ -23,6 +24,7 @@
 #include "audit/audit.h"
 #include "orch/agentrun.h"
 #include "orch/config.h"
+#include "orch/confine.h"
 #include "orch/plan.h"
 #include "proc/landlock.h"
 #include "route/requirements.h"
@@ -71,6 +73,10 @@ struct otask {
 	/* sandboxed: the environment for git in the task's clone (git_env plus
 	 * the confinement entries, worktree.h); empty until first needed */
 	struct strvec clone_env;
+	/* sandboxed: what its agent and gates may read and write, computed once
+	 * per attempt (at dispatch; for gates after a resume, when first needed) */
+	struct confine_policy sb;
+	bool sb_built;
 	/* gates: run by the supervisor like agents, one after the other */
 	json_t *gates;	  /* the list (gate_list()) while state completing; NULL none */
 	size_t gate_next; /* the next one to run */
@@ -240,6 +246,7 @@ static void otask_release(struct otask *t)
 	free(t->session_dir);
 	free(t->start);
 	strvec_clear(&t->clone_env);
+	confine_policy_release(&t->sb);
 	json_decref(t->gates);
 	free(t->gate_log);
 }
@@ -289,6 +296,7 @@ static int loop_load(struct loop *l, struct orch_env *e, const char *run_id, str
 		attempt_row_init(&t->att);
 		t->attachments = (struct strvec)STRVEC_INIT;
 		t->clone_env = (struct strvec)STRVEC_INIT;
+		t->sb = (struct confine_policy)CONFINE_POLICY_INIT;
 		t->loop = l;
 		t->selected = true;
 		invocation_plan_init(&t->plan);
@@ -560,11 +568,51 @@ static const char *const *task_git_env(struct loop *l, struct otask *t)
 	return (const char *const *)t->clone_env.v;
 }
 
-/* The agent of a sandboxed task: read-write its clone, its HOME, a private
- * TMPDIR (set in its environment) and /dev/null; read-only everything
- * else; no Landlock, no agent (never best effort). */
-static int confine_spec(struct otask *t, const char *home, const char *tmp, struct proc_spec *spec,
-			struct diag *reterr)
+/* t's sandbox policy (orch/confine.h), built once per attempt: binary is
+ * the agent's argv[0] (NULL for a gate after a resume), session_dir its
+ * session directory (NULL: none yet). */
+static int task_policy(struct loop *l, struct otask *t, const char *binary, const char *session_dir,
+		       const char *home, const char *tmp, struct diag *reterr)
+{
+	const struct registry_entry *entry;
+	char *objects = NULL;
+	struct confine_input in = {
+		.kind = SANDBOX_KIND_LANDLOCK,
+		.repo = l->e->repo,
+		.user_home = envpolicy_get(l->e->host_env, "HOME"),
+		.audit_key = l->e->audit_key_path,
+		.tree = t->row.worktree,
+		.home = home,
+		.tmp = tmp,
+		.session_dir = session_dir,
+		.binary = binary,
+		.self_exe = l->e->self_exe,
+		.path_env = envpolicy_get(l->e->host_env, "PATH"),
+	};
+	int r;
+
+	if (t->sb_built)
+		return 0;
+	r = worktree_repo_objects(l->e->repo, l->e->git_env, &objects, reterr);
+	if (r < 0)
+		return r;
+	in.objects = objects;
+	entry = t->row.adapter ? catalog_find(l->e->cat, t->row.adapter) : NULL;
+	if (entry && entry->profile)
+		in.decl = &entry->profile->runtime.sandbox;
+	r = confine_policy_build(&in, &t->sb, reterr);
+	free(objects);
+	if (r < 0)
+		return r;
+	t->sb_built = true;
+	return 0;
+}
+
+/* The agent (or a gate) of a sandboxed task: read-write its clone, its
+ * HOME, a private TMPDIR (set in its environment) and /dev/null; read-only
+ * what t's policy allows; no Landlock, no agent (never best effort). */
+static int confine_spec(struct loop *l, struct otask *t, const char *home, const char *tmp,
+			struct proc_spec *spec, struct diag *reterr)
 {
 	struct strvec env = STRVEC_INIT;
 	size_t i;
@@ -578,11 +626,13 @@ static int confine_spec(struct otask *t, const char *home, const char *tmp, stru
 			 strerror(-r));
 		return r;
 	}
-	strvec_push(&spec->shim.landlock_rw, t->row.worktree);
-	strvec_push(&spec->shim.landlock_rw, home);
-	strvec_push(&spec->shim.landlock_rw, tmp);
-	strvec_push(&spec->shim.landlock_rw, "/dev/null");
-	strvec_push(&spec->shim.landlock_ro, "/");
+	r = task_policy(l, t, NULL, NULL, home, tmp, reterr);
+	if (r >= 0)
+		r = confine_policy_link_logins(&t->sb, reterr);
+	if (r < 0)
+		return r;
+	strvec_pushv(&spec->shim.landlock_rw, t->sb.rw.v);
+	strvec_pushv(&spec->shim.landlock_ro, t->sb.ro.v);
 	spec->shim.landlock_best_effort = false;
 	for (i = 0; i < spec->env.nr; i++)
 		if (strncmp(spec->env.v[i], "TMPDIR=", 7) != 0)
@@ -1034,7 +1084,19 @@ worktree:
 	if (r >= 0 && sandboxed) {
 		char *tmp = session_path(l, t, "tmp");
 
-		r = confine_spec(t, state_dir, tmp, spec, &d);
+		confine_policy_release(&t->sb);
+		t->sb_built = false;
+		r = mkdir_p(state_dir, 0700);
+		if (r >= 0)
+			r = mkdir_p(tmp, 0700);
+		if (r >= 0)
+			r = task_policy(l, t, t->plan.binary_found ? t->plan.argv.v[0] : NULL,
+					t->session_dir, state_dir, tmp, &d);
+		else
+			diag_set(&d, tmp, 0, 0, "cannot create the agent's HOME or TMPDIR: %s",
+				 strerror(-r));
+		if (r >= 0)
+			r = confine_spec(l, t, state_dir, tmp, spec, &d);
 		free(tmp);
 	}
 	if (r < 0) {
@@ -1621,7 +1683,7 @@ static int gate_spec(struct loop *l, struct otask *t, struct proc_spec *spec)
 		strvec_pushf(&env, "HOME=%s", home);
 		strvec_clear(&spec->env);
 		spec->env = env;
-		r = confine_spec(t, home, tmp, spec, &d);
+		r = confine_spec(l, t, home, tmp, spec, &d);
 		free(home);
 		free(tmp);
 		if (r < 0) {

@@ -2178,3 +2178,18 @@ out:
 	free(merged);
 	return r;
 }
+
+int worktree_repo_objects(const char *repo, const char *const *env, char **ret, struct diag *reterr)
+{
+	struct sbuf p = SBUF_INIT(SIZE_MAX);
+	char *common = NULL;
+	int r;
+
+	r = repo_common_dir(repo, env, &common, reterr);
+	if (r < 0)
+		return r;
+	(void)sbuf_addf(&p, "%s/objects", common);
+	free(common);
+	*ret = sbuf_detach(&p, NULL);
+	return 0;
+}

@@ -253,4 +253,10 @@ int git_merge_no_ff(const char *repo, const char *into, const char *branch, cons
 		    const struct git_identity *id, const char *const *env, char **ret_commit,
 		    bool *ret_already, struct strvec *ret_conflicts, struct diag *reterr);
 
+/* The object store of the trusted repository repo (its common git
+ * directory's objects/, canonical), which a task's clone borrows through
+ * alternates: a sandboxed agent reads it (orch/confine.h). Caller frees. */
+int worktree_repo_objects(const char *repo, const char *const *env, char **ret,
+			  struct diag *reterr);
+
 #endif

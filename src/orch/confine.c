@@ -1,0 +1,377 @@
+#include "orch/confine.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/fsutil.h"
+#include "util/json.h"
+#include "util/sbuf.h"
+#include "util/xalloc.h"
+#include "util/banned.h"
+
+/* The system an agent reads (absent ones are left out). /etc is added entry
+ * by entry, without etc_secrets. */
+static const char *const system_ro[] = {
+	"/usr",	 "/bin",      "/sbin",	     "/lib",	     "/lib32",	  "/lib64", "/libx32",
+	"/proc", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/full", NULL,
+};
+
+/* Beneath /etc: never readable (a directory holding one is added entry by
+ * entry). */
+static const char *const etc_secrets[] = {
+	"shadow",    "shadow-", "gshadow",  "gshadow-",	   ".pwd.lock", "sudoers",
+	"sudoers.d", "ssh",	"security", "ssl/private", "credstore", "credstore.encrypted",
+	NULL,
+};
+
+/* The protected paths, real (or as given when absent). */
+struct prot {
+	char repo[PATH_MAX];
+	char home[PATH_MAX];
+	char key[PATH_MAX];
+	bool has_home, has_key;
+};
+
+static void canon(const char *path, char *buf)
+{
+	if (!realpath(path, buf))
+		(void)snprintf(buf, PATH_MAX, "%s", path);
+}
+
+/* a is b or one of its ancestors */
+static bool at_or_above(const char *a, const char *b)
+{
+	size_t n = strlen(a);
+
+	if (strcmp(a, "/") == 0)
+		return true;
+	return strncmp(a, b, n) == 0 && (b[n] == '\0' || b[n] == '/');
+}
+
+/* What x would expose, or NULL. */
+static const char *exposes(const struct prot *pr, const char *x)
+{
+	if (at_or_above(x, pr->repo) || at_or_above(pr->repo, x))
+		return "the repository (its working files, .git and .bernstein/)";
+	if (pr->has_home && at_or_above(x, pr->home))
+		return "the user's HOME";
+	if (pr->has_key && at_or_above(x, pr->key))
+		return "the audit key";
+	return NULL;
+}
+
+static bool covered(const struct strvec *v, const char *x)
+{
+	size_t i;
+
+	for (i = 0; i < v->nr; i++)
+		if (at_or_above(v->v[i], x))
+			return true;
+	return false;
+}
+
+/* Add x (real) read-only: 0, 1 if absent, -EPERM with why if it exposes. */
+static int add_ro(struct confine_policy *p, const struct prot *pr, const char *x,
+		  const char **ret_why)
+{
+	char real[PATH_MAX];
+	const char *why;
+
+	if (!realpath(x, real))
+		return 1;
+	why = exposes(pr, real);
+	if (why) {
+		*ret_why = why;
+		return -EPERM;
+	}
+	if (!covered(&p->ro, real) && !covered(&p->rw, real))
+		strvec_push(&p->ro, real);
+	return 0;
+}
+
+static bool etc_secret(const char *rel, bool *ret_holds)
+{
+	size_t i, n = strlen(rel);
+
+	*ret_holds = false;
+	for (i = 0; etc_secrets[i]; i++) {
+		if (strcmp(etc_secrets[i], rel) == 0)
+			return true;
+		if (strncmp(etc_secrets[i], rel, n) == 0 && etc_secrets[i][n] == '/')
+			*ret_holds = true;
+	}
+	return false;
+}
+
+/* Every entry of /etc/REL but the secrets (recursing into a directory that
+ * holds one). An entry that would expose a protected path is left out. */
+static void add_etc(struct confine_policy *p, const struct prot *pr, const char *rel)
+{
+	char dir[PATH_MAX], sub[PATH_MAX], path[PATH_MAX];
+	struct dirent *de;
+	struct strvec names = STRVEC_INIT;
+	const char *why;
+	DIR *d;
+	size_t i;
+
+	(void)snprintf(dir, sizeof(dir), "/etc%s%s", rel[0] ? "/" : "", rel);
+	d = opendir(dir);
+	if (!d)
+		return;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+			strvec_push(&names, de->d_name);
+	(void)closedir(d);
+	strvec_sort(&names);
+	for (i = 0; i < names.nr; i++) {
+		bool holds;
+		int n = snprintf(sub, sizeof(sub), "%s%s%s", rel, rel[0] ? "/" : "", names.v[i]);
+
+		if (n < 0 || (size_t)n >= sizeof(sub) || etc_secret(sub, &holds))
+			continue;
+		if (holds) {
+			add_etc(p, pr, sub);
+			continue;
+		}
+		if (snprintf(path, sizeof(path), "/etc/%s", sub) < (int)sizeof(path))
+			(void)add_ro(p, pr, path, &why);
+	}
+	strvec_clear(&names);
+}
+
+/* The installation of the program at path: the node_modules tree it lives
+ * in, else the prefix of its bin/ directory, else the file; the first that
+ * exposes nothing. */
+static void add_install(struct confine_policy *p, const struct prot *pr, const char *path)
+{
+	char real[PATH_MAX], cand[3][PATH_MAX], *s;
+	const char *why;
+	size_t n = 0, i;
+
+	if (!path || path[0] != '/' || !realpath(path, real) || covered(&p->ro, real))
+		return;
+	s = strstr(real, "/node_modules/");
+	if (s) {
+		(void)snprintf(cand[n], PATH_MAX, "%.*s/node_modules", (int)(s - real), real);
+		n++;
+	}
+	(void)snprintf(cand[n], PATH_MAX, "%s", real);
+	s = strrchr(cand[n], '/');
+	if (s && s > cand[n]) {
+		*s = '\0';
+		s = strrchr(cand[n], '/');
+		if (s && strcmp(s, "/bin") == 0 && s > cand[n]) {
+			*s = '\0';
+			n++;
+		}
+	}
+	(void)snprintf(cand[n++], PATH_MAX, "%s", real);
+	for (i = 0; i < n; i++)
+		if (add_ro(p, pr, cand[i], &why) == 0)
+			return;
+}
+
+/* The interpreter of a #! script at path (through `env NAME` on PATH). */
+static void add_interpreter(struct confine_policy *p, const struct prot *pr, const char *path,
+			    const char *path_env)
+{
+	char line[256], word[PATH_MAX], cand[PATH_MAX];
+	const char *s, *e;
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return;
+	n = read(fd, line, sizeof(line) - 1);
+	close_fdp(&fd);
+	if (n < 3 || line[0] != '#' || line[1] != '!')
+		return;
+	line[n] = '\0';
+	line[strcspn(line, "\n")] = '\0';
+	s = line + 2;
+	s += strspn(s, " \t");
+	e = s + strcspn(s, " \t");
+	(void)snprintf(word, sizeof(word), "%.*s", (int)(e - s), s);
+	add_install(p, pr, word);
+	if (strcmp(word, "/usr/bin/env") != 0 && strcmp(word, "/bin/env") != 0)
+		return;
+	/* env [-S] [-OPTS] NAME */
+	for (s = e; *s;) {
+		s += strspn(s, " \t");
+		e = s + strcspn(s, " \t");
+		if (e > s && *s != '-' && !memchr(s, '=', (size_t)(e - s)))
+			break;
+		s = e;
+	}
+	if (e == s || !path_env)
+		return;
+	(void)snprintf(word, sizeof(word), "%.*s", (int)(e - s), s);
+	for (s = path_env; *s; s = *e ? e + 1 : e) {
+		e = s + strcspn(s, ":");
+		if (*s != '/')
+			continue;
+		n = snprintf(cand, sizeof(cand), "%.*s/%s", (int)(e - s), s, word);
+		if (n > 0 && (size_t)n < sizeof(cand) && access(cand, X_OK) == 0) {
+			add_install(p, pr, cand);
+			return;
+		}
+	}
+}
+
+static int refuse_path(const char *what, const char *path, const char *why, struct diag *reterr)
+{
+	diag_set(reterr, NULL, 0, 0, "sandbox: %s '%s' would make %s readable to the agent", what,
+		 path, why);
+	return -EPERM;
+}
+
+int confine_policy_build(const struct confine_input *in, struct confine_policy *ret,
+			 struct diag *reterr)
+{
+	struct confine_policy p = CONFINE_POLICY_INIT;
+	struct prot pr;
+	char real[PATH_MAX], path[PATH_MAX];
+	const char *why = NULL;
+	const char *const rw[] = {in->tree, in->home, in->tmp, "/dev/null", NULL};
+	size_t i;
+	int r;
+
+	memset(&pr, 0, sizeof(pr));
+	canon(in->repo, pr.repo);
+	if (in->user_home && in->user_home[0] == '/') {
+		canon(in->user_home, pr.home);
+		pr.has_home = true;
+	}
+	if (in->audit_key && in->audit_key[0] == '/') {
+		canon(in->audit_key, pr.key);
+		pr.has_key = true;
+	}
+	p.kind = in->kind;
+	for (i = 0; rw[i]; i++)
+		if (realpath(rw[i], real) && strvec_find(&p.rw, real) < 0)
+			strvec_push(&p.rw, real);
+	for (i = 0; system_ro[i]; i++) {
+		r = add_ro(&p, &pr, system_ro[i], &why);
+		if (r < 0) {
+			r = refuse_path("the system directory", system_ro[i], why, reterr);
+			goto fail;
+		}
+	}
+	add_etc(&p, &pr, "");
+	add_install(&p, &pr, in->binary);
+	if (in->binary && realpath(in->binary, real))
+		add_interpreter(&p, &pr, real, in->path_env);
+	add_install(&p, &pr, in->self_exe);
+	/* the task's own, beneath .bernstein/ (which stays unreadable); the
+	 * objects its clone borrows, beneath .git */
+	if (in->objects && realpath(in->objects, real) && !covered(&p.ro, real))
+		strvec_push(&p.ro, real);
+	if (in->session_dir && realpath(in->session_dir, real) && !covered(&p.ro, real))
+		strvec_push(&p.ro, real);
+	for (i = 0; in->decl && i < in->decl->read.n; i++) {
+		const char *x = in->decl->read.v[i];
+
+		if (x[0] == '~') {
+			if (!pr.has_home)
+				continue;
+			(void)snprintf(path, sizeof(path), "%s%s", in->user_home, x + 1);
+			x = path;
+		}
+		if (add_ro(&p, &pr, x, &why) < 0) {
+			r = refuse_path("runtime.sandbox.read path", in->decl->read.v[i], why,
+					reterr);
+			goto fail;
+		}
+	}
+	for (i = 0; in->decl && pr.has_home && in->home && i < in->decl->login.n; i++) {
+		const char *rel = in->decl->login.v[i];
+		struct stat st;
+
+		(void)snprintf(path, sizeof(path), "%s/%s", in->user_home, rel);
+		if (!realpath(path, real) || stat(real, &st) < 0 || !S_ISREG(st.st_mode))
+			continue; /* the agent may log in another way */
+		if (!at_or_above(pr.home, real) || strcmp(pr.home, real) == 0) {
+			r = refuse_path("login file", rel, "a file outside the user's HOME",
+					reterr);
+			goto fail;
+		}
+		if (pr.has_key && strcmp(real, pr.key) == 0) {
+			r = refuse_path("login file", rel, "the audit key", reterr);
+			goto fail;
+		}
+		if (!covered(&p.ro, real))
+			strvec_push(&p.ro, real);
+		strvec_push(&p.login_src, real);
+		strvec_pushf(&p.login_dst, "%s/%s", in->home, rel);
+	}
+	*ret = p;
+	return 0;
+fail:
+	confine_policy_release(&p);
+	return r;
+}
+
+int confine_policy_link_logins(const struct confine_policy *p, struct diag *reterr)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+	size_t i;
+	int r;
+
+	for (i = 0; i < p->login_dst.nr; i++) {
+		if (lstat(p->login_dst.v[i], &st) == 0)
+			continue;
+		path_dirname(p->login_dst.v[i], dir, sizeof(dir));
+		r = mkdir_p(dir, 0700);
+		if (r >= 0 && symlink(p->login_src.v[i], p->login_dst.v[i]) < 0 && errno != EEXIST)
+			r = -errno;
+		if (r < 0) {
+			diag_set(reterr, p->login_dst.v[i], 0, 0,
+				 "cannot make the login file appear in the agent's HOME: %s",
+				 strerror(-r));
+			return r;
+		}
+	}
+	return 0;
+}
+
+json_t *confine_policy_json(const struct confine_policy *p)
+{
+	json_t *o = json_object(), *ro = json_array(), *ex = json_array();
+	bool etc = false;
+	size_t i;
+
+	for (i = 0; i < p->ro.nr; i++) {
+		if (strncmp(p->ro.v[i], "/etc/", 5) == 0) {
+			if (!etc)
+				(void)json_array_append_new(ro, json_string("/etc"));
+			etc = true;
+			continue;
+		}
+		(void)json_array_append_new(ro, json_str_lossy(p->ro.v[i]));
+	}
+	for (i = 0; etc_secrets[i]; i++)
+		(void)json_array_append_new(ex, json_pack("s+", "/etc/", etc_secrets[i]));
+	json_obj_set(o, "tier", json_string(sandbox_kind_to_string(p->kind)));
+	json_obj_set(o, "read", ro);
+	json_obj_set(o, "read_except", ex);
+	json_obj_set(o, "write", json_strvec(&p->rw));
+	json_obj_set(o, "login", json_strvec(&p->login_dst));
+	return o;
+}
+
+void confine_policy_release(struct confine_policy *p)
+{
+	strvec_clear(&p->ro);
+	strvec_clear(&p->rw);
+	strvec_clear(&p->login_src);
+	strvec_clear(&p->login_dst);
+}

@@ -1,0 +1,130 @@
+#!/bin/sh
+# What a sandboxed agent can read (issue #25): reads are an allow-list, not
+# '/'. A script agent tries to read a canary in the user's HOME, the audit key
+# (at its default place in the HOME and at a BERNSTEIN_AUDIT_KEY_PATH outside
+# it), state.db, the repository's .bernstein/, a sibling task's tree, the main
+# checkout's working files and /etc/shadow, and fails every time while its own
+# task succeeds; as root, and as an unprivileged uid (65534). The same attack
+# with sandbox: none reads them (the test's control). Skipped as a whole
+# without Landlock in the kernel.
+. "$SRCDIR/tests/integration/lib.sh"
+
+test_begin "t0148 sandboxed reads: the agent reads none of the user's secrets"
+
+run "$BERNSTEIN" shim --landlock-ro / -- /bin/true
+if [ "$RC" -ne 0 ]; then
+	echo "1..0 # SKIP the kernel has no Landlock: $(cat "$T/stderr")"
+	exit 0
+fi
+
+# setup ROOT HOMEDIR: a repository ROOT/work whose shell agent attacks.
+setup() {
+	R=$1
+	H=$2
+	W=$R/work
+	mkdir -p "$W/.bernstein/catalog/profiles" "$H/.ssh" "$R/keys"
+	printf 'CANARY-HOME\n' >"$H/.ssh/id_canary"
+	git -C "$W" init -q -b main . >/dev/null 2>&1
+	printf '.bernstein/\nreport-*.txt\n' >"$W/.gitignore"
+	printf 'MAIN-CHECKOUT\n' >"$W/shared.txt"
+	cat >"$W/.bernstein/catalog/profiles/shell.yaml" <<'EOF'
+name: shell
+display_name: "Shell script agent"
+shape: factory
+invocation:
+  binary: sh
+  extra_args: [-c]
+  prompt_positional: true
+capabilities:
+  tool_use: true
+  max_parallel_workers: 8
+EOF
+	cat >"$W/.bernstein/catalog/strategy-matrix.yaml" <<'EOF'
+adapters:
+  shell:
+    resume: unsupported
+    dangerous_mode: always-on
+    event_channel: none
+EOF
+	printf 'adapter: shell\nretry_backoff: 0\nmax_retries: 0\nsandbox: landlock\n' \
+		>"$W/bernstein.yaml"
+	# the victim: a task that failed and left its tree (and its secret) behind
+	cat >"$W/victim.yaml" <<'EOF'
+name: victim
+tasks:
+  - title: victim
+    prompt: "echo SIBLING-SECRET > secret.txt; exit 3"
+EOF
+	# the attacker: every read is tried, each result reported in its own tree
+	cat >"$W/attack.yaml" <<EOF
+name: attack
+tasks:
+  - title: attacker
+    prompt: |
+      r=report-\$(basename \$PWD | cut -d- -f1).txt
+      try() { if cat "\$1" >/dev/null 2>&1; then echo "READ \$1"; else echo "DENIED \$1"; fi; }
+      tryls() { if ls "\$1" >/dev/null 2>&1; then echo "LISTED \$1"; else echo "DENIED \$1"; fi; }
+      { try $H/.ssh/id_canary; try $H/.local/state/bernstein/audit.key
+        try $R/keys/audit.key; try $W/.bernstein/state.db; tryls $W/.bernstein
+        try \$(echo $W/.bernstein/worktrees/victim-*/secret.txt); try $W/shared.txt
+        tryls $H; try /etc/shadow; } > own-report.txt
+      echo mine > own.txt
+EOF
+	git -C "$W" -c user.name=t -c user.email=t@example.com add -A >/dev/null 2>&1
+	git -C "$W" -c user.name=t -c user.email=t@example.com commit -q -m base >/dev/null 2>&1
+}
+
+reads_denied() {
+	who=$1
+	check "$who: the attacker's own task succeeded (merged)" grep -q mine "$W/own.txt"
+	check "$who: its report is there" test -s "$W/own-report.txt"
+	check "$who: the victim's tree is still there to be attacked" \
+		sh -c "ls '$W'/.bernstein/worktrees/victim-*/secret.txt"
+	for what in "$H/.ssh/id_canary" "$H/.local/state/bernstein/audit.key" \
+		"$R/keys/audit.key" "$W/.bernstein/state.db" "$W/.bernstein" \
+		"/worktrees/victim-" "$W/shared.txt" "/etc/shadow"; do
+		check "$who: denied: $what" grep -q "^DENIED .*$what" "$W/own-report.txt"
+	done
+	check "$who: nothing was read or listed" sh -c "! grep -Eq '^(READ|LISTED)' '$W/own-report.txt'"
+}
+
+# ---- as root, the key in the HOME (its default place) ----
+setup "$T/root" "$T/home"
+run sh -c "cd '$W' && exec env -i PATH=/usr/bin:/bin HOME='$H' LC_ALL=C.UTF-8 TZ=UTC '$BERNSTEIN' run victim.yaml"
+check "root: the victim task failed (its tree stays)" sh -c "ls -d '$W'/.bernstein/worktrees/victim-*"
+run sh -c "cd '$W' && exec env -i PATH=/usr/bin:/bin HOME='$H' LC_ALL=C.UTF-8 TZ=UTC '$BERNSTEIN' run attack.yaml"
+check "root: the key was made at its default place" test -s "$H/.local/state/bernstein/audit.key"
+reads_denied root
+
+# ---- as root, the key outside the HOME (BERNSTEIN_AUDIT_KEY_PATH) ----
+setup "$T/root2" "$T/home2"
+run sh -c "cd '$W' && exec env -i PATH=/usr/bin:/bin HOME='$H' BERNSTEIN_AUDIT_KEY_PATH='$R/keys/audit.key' LC_ALL=C.UTF-8 TZ=UTC '$BERNSTEIN' run victim.yaml"
+run sh -c "cd '$W' && exec env -i PATH=/usr/bin:/bin HOME='$H' BERNSTEIN_AUDIT_KEY_PATH='$R/keys/audit.key' LC_ALL=C.UTF-8 TZ=UTC '$BERNSTEIN' run attack.yaml"
+check "root, key outside HOME: it is there" test -s "$R/keys/audit.key"
+reads_denied "root, key outside HOME"
+
+# ---- the control: sandbox: none reads all of it ----
+setup "$T/none" "$T/home3"
+sed -i 's/^sandbox: landlock$/sandbox: none/' "$W/bernstein.yaml"
+git -C "$W" -c user.name=t -c user.email=t@example.com commit -q -am none >/dev/null 2>&1
+run sh -c "cd '$W' && exec env -i PATH=/usr/bin:/bin HOME='$H' LC_ALL=C.UTF-8 TZ=UTC '$BERNSTEIN' run victim.yaml"
+run sh -c "cd '$W' && exec env -i PATH=/usr/bin:/bin HOME='$H' LC_ALL=C.UTF-8 TZ=UTC '$BERNSTEIN' run attack.yaml"
+check "control (sandbox: none): the canary and state.db are read" \
+	sh -c "grep -q '^READ $H/.ssh/id_canary' '$W/own-report.txt' && grep -q '^READ $W/.bernstein/state.db' '$W/own-report.txt'"
+
+# ---- as an unprivileged uid ----
+if ! command -v setpriv >/dev/null 2>&1 || [ "$(id -u)" -ne 0 ]; then
+	skip "unprivileged uid" "needs root and setpriv(1) to drop to uid 65534"
+else
+	chmod 755 "$T"
+	mkdir -p "$T/nobody"
+	setup "$T/nobody" "$T/nobody/home"
+	chown -R 65534:65534 "$T/nobody"
+	AS="setpriv --reuid=65534 --regid=65534 --clear-groups --"
+	run sh -c "cd '$W' && exec $AS env -i PATH=/usr/bin:/bin HOME='$H' LC_ALL=C.UTF-8 TZ=UTC '$BERNSTEIN' run victim.yaml"
+	run sh -c "cd '$W' && exec $AS env -i PATH=/usr/bin:/bin HOME='$H' LC_ALL=C.UTF-8 TZ=UTC '$BERNSTEIN' run attack.yaml"
+	check "uid 65534: the key was made in its HOME" test -s "$H/.local/state/bernstein/audit.key"
+	reads_denied "uid 65534"
+fi
+
+test_done
