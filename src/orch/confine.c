@@ -255,9 +255,11 @@ int confine_policy_build(const struct confine_input *in, struct confine_policy *
 		pr.has_key = true;
 	}
 	p.kind = in->kind;
-	for (i = 0; rw[i]; i++)
-		if (realpath(rw[i], real) && strvec_find(&p.rw, real) < 0)
+	for (i = 0; rw[i]; i++) {
+		canon(rw[i], real); /* may not exist yet for --dry-run */
+		if (strvec_find(&p.rw, real) < 0)
 			strvec_push(&p.rw, real);
+	}
 	for (i = 0; system_ro[i]; i++) {
 		r = add_ro(&p, &pr, system_ro[i], &why);
 		if (r < 0) {

@@ -96,6 +96,33 @@ run sh -c "cd '$W' && exec env -i PATH=/usr/bin:/bin HOME='$H' LC_ALL=C.UTF-8 TZ
 check "root: the key was made at its default place" test -s "$H/.local/state/bernstein/audit.key"
 reads_denied root
 
+# ---- the report: spawn --dry-run --sandbox ----
+sp() { run sh -c "cd '$W' && exec env -i PATH=/usr/bin:/bin HOME='$H' LC_ALL=C.UTF-8 TZ=UTC '$BERNSTEIN' spawn $*"; }
+sp shell --dry-run --sandbox landlock --json true
+check "spawn --dry-run --sandbox landlock exits 0" test "$RC" -eq 0
+check "the dry-run report lists the reads: the system, not the HOME" python3 -c "
+import json,sys
+s = json.load(open('$T/stdout'))['sandbox']
+assert s['tier'] == 'landlock' and '/usr' in s['read'] and '/etc' in s['read'], s
+assert '/etc/shadow' in s['read_except'], s
+assert not [p for p in s['read'] if p == '$H' or p.startswith('$H/')], s
+assert '$W' in s['write'], s
+"
+sp shell --sandbox landlock true
+check "--sandbox without --dry-run is a usage error" test "$RC" -eq 2
+expect_stderr_contains "--sandbox needs --dry-run"
+cat >"$W/.bernstein/catalog/profiles/reader.yaml" <<EOF
+name: reader
+display_name: "Reads too much"
+shape: factory
+invocation: {binary: sh, extra_args: [-c], prompt_positional: true}
+capabilities: {tool_use: true}
+runtime: {sandbox: {read: ['$T']}}
+EOF
+sp reader --dry-run --sandbox landlock true
+check "a read path above the repository is refused (exit 3)" test "$RC" -eq 3
+expect_stderr_contains "would make the repository" "and says what it would expose"
+
 # ---- as root, the key outside the HOME (BERNSTEIN_AUDIT_KEY_PATH) ----
 setup "$T/root2" "$T/home2"
 run sh -c "cd '$W' && exec env -i PATH=/usr/bin:/bin HOME='$H' BERNSTEIN_AUDIT_KEY_PATH='$R/keys/audit.key' LC_ALL=C.UTF-8 TZ=UTC '$BERNSTEIN' run victim.yaml"
