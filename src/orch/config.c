@@ -52,6 +52,7 @@ enum merge_policy merge_policy_from_string(const char *s)
 static const char *const sandbox_names[_SANDBOX_MODE_MAX + 1] = {
 	[SANDBOX_NONE] = "none",
 	[SANDBOX_LANDLOCK] = "landlock",
+	[SANDBOX_BWRAP] = "bwrap",
 };
 
 const char *sandbox_mode_to_string(enum sandbox_mode m)

@@ -93,7 +93,22 @@ static int add_ro(struct confine_policy *p, const struct prot *pr, const char *x
 	}
 	if (!covered(&p->ro, real) && !covered(&p->rw, real))
 		strvec_push(&p->ro, real);
+	if (!covered(&p->ro_bind, x) && !covered(&p->rw, real))
+		strvec_push(&p->ro_bind, x);
 	return 0;
+}
+
+/* The task's own (beneath .bernstein/ or .git, which stay unreadable). */
+static void add_own(struct confine_policy *p, const char *x)
+{
+	char real[PATH_MAX];
+
+	if (!x || !realpath(x, real))
+		return;
+	if (!covered(&p->ro, real))
+		strvec_push(&p->ro, real);
+	if (!covered(&p->ro_bind, real))
+		strvec_push(&p->ro_bind, real);
 }
 
 static bool etc_secret(const char *rel, bool *ret_holds)
@@ -274,10 +289,8 @@ int confine_policy_build(const struct confine_input *in, struct confine_policy *
 	add_install(&p, &pr, in->self_exe);
 	/* the task's own, beneath .bernstein/ (which stays unreadable); the
 	 * objects its clone borrows, beneath .git */
-	if (in->objects && realpath(in->objects, real) && !covered(&p.ro, real))
-		strvec_push(&p.ro, real);
-	if (in->session_dir && realpath(in->session_dir, real) && !covered(&p.ro, real))
-		strvec_push(&p.ro, real);
+	add_own(&p, in->objects);
+	add_own(&p, in->session_dir);
 	for (i = 0; in->decl && i < in->decl->read.n; i++) {
 		const char *x = in->decl->read.v[i];
 
@@ -370,9 +383,67 @@ json_t *confine_policy_json(const struct confine_policy *p)
 	return o;
 }
 
+const char *confine_find_program(const char *path_env, const char *name, char *buf, size_t size)
+{
+	const char *s, *e;
+
+	for (s = path_env; s && *s; s = *e ? e + 1 : e) {
+		int n;
+
+		e = s + strcspn(s, ":");
+		if (*s != '/')
+			continue;
+		n = snprintf(buf, size, "%.*s/%s", (int)(e - s), s, name);
+		if (n > 0 && (size_t)n < size && access(buf, X_OK) == 0)
+			return buf;
+	}
+	return NULL;
+}
+
+static bool in_dev_or_proc(const char *x)
+{
+	return strcmp(x, "/proc") == 0 || strncmp(x, "/proc/", 6) == 0 ||
+	       strncmp(x, "/dev/", 5) == 0;
+}
+
+void confine_bwrap_argv(const struct confine_policy *p, const char *bwrap, const char *self_exe,
+			const char *cwd, bool drop_caps, const char *const *argv,
+			struct strvec *ret)
+{
+	size_t i;
+
+	strvec_push(ret, bwrap);
+	strvec_pushv(ret, (const char *const[]){"--unshare-all", "--share-net", "--die-with-parent",
+						NULL});
+	if (drop_caps)
+		strvec_pushv(ret, (const char *const[]){"--cap-drop", "ALL", NULL});
+	/* first: the binds beneath them come after */
+	strvec_pushv(ret, (const char *const[]){"--tmpfs", "/tmp", "--dev", "/dev", "--proc",
+						"/proc", NULL});
+	for (i = 0; i < p->ro_bind.nr; i++)
+		if (!in_dev_or_proc(p->ro_bind.v[i]))
+			strvec_pushv(ret, (const char *const[]){"--ro-bind", p->ro_bind.v[i],
+								p->ro_bind.v[i], NULL});
+	for (i = 0; i < p->rw.nr; i++)
+		if (!in_dev_or_proc(p->rw.v[i]))
+			strvec_pushv(ret,
+				     (const char *const[]){"--bind", p->rw.v[i], p->rw.v[i], NULL});
+	for (i = 0; i < p->login_src.nr; i++)
+		strvec_pushv(ret, (const char *const[]){"--ro-bind", p->login_src.v[i],
+							p->login_dst.v[i], NULL});
+	strvec_pushv(ret, (const char *const[]){"--chdir", cwd, "--", self_exe, "shim", NULL});
+	for (i = 0; i < p->rw.nr; i++)
+		strvec_pushv(ret, (const char *const[]){"--landlock-rw", p->rw.v[i], NULL});
+	for (i = 0; i < p->ro_bind.nr; i++)
+		strvec_pushv(ret, (const char *const[]){"--landlock-ro", p->ro_bind.v[i], NULL});
+	strvec_push(ret, "--");
+	strvec_pushv(ret, argv);
+}
+
 void confine_policy_release(struct confine_policy *p)
 {
 	strvec_clear(&p->ro);
+	strvec_clear(&p->ro_bind);
 	strvec_clear(&p->rw);
 	strvec_clear(&p->login_src);
 	strvec_clear(&p->login_dst);

@@ -50,7 +50,9 @@ struct confine_input {
 
 struct confine_policy {
 	enum sandbox_kind kind;
-	struct strvec ro;	 /* read and execute beneath each */
+	struct strvec ro;	 /* read and execute beneath each (real paths) */
+	struct strvec ro_bind;	 /* the same as given (/bin, /etc/localtime): what bwrap
+				    binds, and the Landlock rules inside it */
 	struct strvec rw;	 /* read-write beneath each */
 	struct strvec login_src; /* a login file of the user's HOME ... */
 	struct strvec login_dst; /* ... and where it appears in the agent's HOME */
@@ -58,8 +60,8 @@ struct confine_policy {
 
 #define CONFINE_POLICY_INIT                                                                        \
 	{                                                                                          \
-		.ro = STRVEC_INIT, .rw = STRVEC_INIT, .login_src = STRVEC_INIT,                    \
-		.login_dst = STRVEC_INIT                                                           \
+		.ro = STRVEC_INIT, .ro_bind = STRVEC_INIT, .rw = STRVEC_INIT,                      \
+		.login_src = STRVEC_INIT, .login_dst = STRVEC_INIT                                 \
 	}
 
 /* Build the policy for in (paths that do not exist are left out). -EPERM
@@ -71,6 +73,22 @@ int confine_policy_build(const struct confine_input *in, struct confine_policy *
 /* Make each login file appear in the agent's HOME: a symlink to the user's
  * file (read-only through the policy), unless something is already there. */
 int confine_policy_link_logins(const struct confine_policy *p, struct diag *reterr);
+
+/* The absolute path of program name on path_env into buf, or NULL. */
+const char *confine_find_program(const char *path_env, const char *name, char *buf, size_t size);
+
+/* argv (argv[0] absolute) run in bubblewrap under p, into *ret: its own
+ * namespaces (user, mount, PID, IPC, UTS, cgroup; the network is shared: no
+ * network policy yet), dying with bernstein, a root holding only p's paths
+ * (ro_bind read-only, rw read-write, the login files read-only in the
+ * agent's HOME), a private /tmp, /dev and /proc, cwd as its working
+ * directory, every capability dropped when drop_caps (bernstein runs as
+ * root: root keeps its capabilities inside otherwise and can remount '/'
+ * read-write), then `self_exe shim` setting the same Landlock rules inside
+ * before the execve of argv. */
+void confine_bwrap_argv(const struct confine_policy *p, const char *bwrap, const char *self_exe,
+			const char *cwd, bool drop_caps, const char *const *argv,
+			struct strvec *ret);
 
 /* {"tier", "read": [...], "write": [...], "login": [...]} for --dry-run and
  * the task's events. */

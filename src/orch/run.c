@@ -540,15 +540,27 @@ static char *session_path(const struct loop *l, const struct otask *t, const cha
 	return sbuf_detach(&sb, NULL);
 }
 
-/* Whether t runs sandboxed: its own sandbox: (recorded in its spec), else
+/* t's sandbox tier: its own sandbox: (recorded in its spec), else
  * bernstein.yaml's. Decided afresh each time (resume included). */
-static bool task_sandboxed(const struct loop *l, const struct otask *t)
+static enum sandbox_kind task_tier(const struct loop *l, const struct otask *t)
 {
 	const char *s = jget_str(t->spec, "sandbox");
+	enum sandbox_mode m = s ? sandbox_mode_from_string(s) : l->e->cfg->sandbox;
 
-	if (s)
-		return sandbox_mode_from_string(s) == SANDBOX_LANDLOCK;
-	return l->e->cfg->sandbox == SANDBOX_LANDLOCK;
+	switch (m) {
+	case SANDBOX_LANDLOCK:
+		return SANDBOX_KIND_LANDLOCK;
+	case SANDBOX_BWRAP:
+		return SANDBOX_KIND_BWRAP;
+	default:
+		return SANDBOX_KIND_NONE;
+	}
+}
+
+/* Whether t runs sandboxed (any tier): a clone of its own, confined. */
+static bool task_sandboxed(const struct loop *l, const struct otask *t)
+{
+	return task_tier(l, t) != SANDBOX_KIND_NONE;
 }
 
 /* The environment for git in t's checkout: for a sandboxed task's clone,
@@ -577,7 +589,7 @@ static int task_policy(struct loop *l, struct otask *t, const char *binary, cons
 	const struct registry_entry *entry;
 	char *objects = NULL;
 	struct confine_input in = {
-		.kind = SANDBOX_KIND_LANDLOCK,
+		.kind = task_tier(l, t),
 		.repo = l->e->repo,
 		.user_home = envpolicy_get(l->e->host_env, "HOME"),
 		.audit_key = l->e->audit_key_path,
@@ -610,7 +622,9 @@ static int task_policy(struct loop *l, struct otask *t, const char *binary, cons
 
 /* The agent (or a gate) of a sandboxed task: read-write its clone, its
  * HOME, a private TMPDIR (set in its environment) and /dev/null; read-only
- * what t's policy allows; no Landlock, no agent (never best effort). */
+ * what t's policy allows; Landlock set before its execve, or for bwrap,
+ * argv run in bubblewrap with the same Landlock rules inside; no Landlock
+ * (or no bwrap), no agent (never best effort). */
 static int confine_spec(struct loop *l, struct otask *t, const char *home, const char *tmp,
 			struct proc_spec *spec, struct diag *reterr)
 {
@@ -627,13 +641,31 @@ static int confine_spec(struct loop *l, struct otask *t, const char *home, const
 		return r;
 	}
 	r = task_policy(l, t, NULL, NULL, home, tmp, reterr);
-	if (r >= 0)
+	if (r >= 0 && t->sb.kind == SANDBOX_KIND_LANDLOCK)
 		r = confine_policy_link_logins(&t->sb, reterr);
 	if (r < 0)
 		return r;
-	strvec_pushv(&spec->shim.landlock_rw, t->sb.rw.v);
-	strvec_pushv(&spec->shim.landlock_ro, t->sb.ro.v);
-	spec->shim.landlock_best_effort = false;
+	if (t->sb.kind == SANDBOX_KIND_BWRAP) {
+		struct strvec argv = STRVEC_INIT;
+		char bwrap[PATH_MAX];
+
+		if (!confine_find_program(envpolicy_get(l->e->host_env, "PATH"), "bwrap", bwrap,
+					  sizeof(bwrap))) {
+			diag_set(reterr, NULL, 0, 0,
+				 "sandbox: bwrap: bubblewrap (bwrap) is not on PATH (the task is "
+				 "not run unconfined)");
+			return -ENOENT;
+		}
+		confine_bwrap_argv(&t->sb, bwrap, l->e->self_exe,
+				   spec->cwd ? spec->cwd : t->row.worktree, geteuid() == 0,
+				   (const char *const *)spec->argv.v, &argv);
+		strvec_clear(&spec->argv);
+		spec->argv = argv;
+	} else {
+		strvec_pushv(&spec->shim.landlock_rw, t->sb.rw.v);
+		strvec_pushv(&spec->shim.landlock_ro, t->sb.ro.v);
+		spec->shim.landlock_best_effort = false;
+	}
 	for (i = 0; i < spec->env.nr; i++)
 		if (strncmp(spec->env.v[i], "TMPDIR=", 7) != 0)
 			strvec_push(&env, spec->env.v[i]);
@@ -936,6 +968,14 @@ worktree:
 			       "(the task is not run unconfined)");
 			goto out;
 		}
+		if (task_tier(l, t) == SANDBOX_KIND_BWRAP &&
+		    !confine_find_program(envpolicy_get(e->host_env, "PATH"), "bwrap", msg,
+					  sizeof(msg))) {
+			refuse(l, t, TASK_REFUSED,
+			       "sandbox: bwrap: bubblewrap (bwrap) is not on PATH (the task is not "
+			       "run unconfined)");
+			goto out;
+		}
 		r = worktree_clone_add(e->repo, t->row.worktree, t->row.branch, l->run.base_branch,
 				       task_git_env(l, t), &made, &d);
 	} else {
@@ -1003,7 +1043,7 @@ worktree:
 	if (!(timeout_s > 0))
 		timeout_s = e->cfg->timeout_s;
 	ir.timeout_s = (secs_to_ms(timeout_s) + 999) / 1000;
-	ir.sandbox = sandboxed ? "landlock" : NULL;
+	ir.sandbox = sandboxed ? sandbox_kind_to_string(task_tier(l, t)) : NULL;
 	ir.arg_total_max = (size_t)sysconf(_SC_ARG_MAX) > 0 ? (size_t)sysconf(_SC_ARG_MAX) : 0;
 
 	attempt_row_release(&t->att);

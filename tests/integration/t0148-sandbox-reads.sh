@@ -17,10 +17,12 @@ if [ "$RC" -ne 0 ]; then
 	exit 0
 fi
 
-# setup ROOT HOMEDIR: a repository ROOT/work whose shell agent attacks.
+# setup ROOT HOMEDIR [TIER]: a repository ROOT/work whose shell agent attacks
+# in sandbox: TIER (landlock).
 setup() {
 	R=$1
 	H=$2
+	TIER=${3:-landlock}
 	W=$R/work
 	mkdir -p "$W/.bernstein/catalog/profiles" "$H/.ssh" "$R/keys"
 	printf 'CANARY-HOME\n' >"$H/.ssh/id_canary"
@@ -46,7 +48,7 @@ adapters:
     dangerous_mode: always-on
     event_channel: none
 EOF
-	printf 'adapter: shell\nretry_backoff: 0\nmax_retries: 0\nsandbox: landlock\n' \
+	printf 'adapter: shell\nretry_backoff: 0\nmax_retries: 0\nsandbox: %s\n' "$TIER" \
 		>"$W/bernstein.yaml"
 	# the victim: a task that failed and left its tree (and its secret) behind
 	cat >"$W/victim.yaml" <<'EOF'
@@ -88,15 +90,14 @@ reads_denied() {
 	check "$who: nothing was read or listed" sh -c "! grep -Eq '^(READ|LISTED)' '$W/own-report.txt'"
 }
 
-# ---- as root, the key in the HOME (its default place) ----
-setup "$T/root" "$T/home"
-run sh -c "cd '$W' && exec env -i PATH=/usr/bin:/bin HOME='$H' LC_ALL=C.UTF-8 TZ=UTC '$BERNSTEIN' run victim.yaml"
-check "root: the victim task failed (its tree stays)" sh -c "ls -d '$W'/.bernstein/worktrees/victim-*"
-run sh -c "cd '$W' && exec env -i PATH=/usr/bin:/bin HOME='$H' LC_ALL=C.UTF-8 TZ=UTC '$BERNSTEIN' run attack.yaml"
-check "root: the key was made at its default place" test -s "$H/.local/state/bernstein/audit.key"
-reads_denied root
+bwrap_ok=
+if command -v bwrap >/dev/null 2>&1 && bwrap --ro-bind / / /bin/true >/dev/null 2>&1; then
+	bwrap_ok=1
+fi
+report_setup() { setup "$T/report" "$T/home-report"; }
 
 # ---- the report: spawn --dry-run --sandbox ----
+report_setup
 sp() { run sh -c "cd '$W' && exec env -i PATH=/usr/bin:/bin HOME='$H' LC_ALL=C.UTF-8 TZ=UTC '$BERNSTEIN' spawn $*"; }
 sp shell --dry-run --sandbox landlock --json true
 check "spawn --dry-run --sandbox landlock exits 0" test "$RC" -eq 0
@@ -123,13 +124,6 @@ sp reader --dry-run --sandbox landlock true
 check "a read path above the repository is refused (exit 3)" test "$RC" -eq 3
 expect_stderr_contains "would make the repository" "and says what it would expose"
 
-# ---- as root, the key outside the HOME (BERNSTEIN_AUDIT_KEY_PATH) ----
-setup "$T/root2" "$T/home2"
-run sh -c "cd '$W' && exec env -i PATH=/usr/bin:/bin HOME='$H' BERNSTEIN_AUDIT_KEY_PATH='$R/keys/audit.key' LC_ALL=C.UTF-8 TZ=UTC '$BERNSTEIN' run victim.yaml"
-run sh -c "cd '$W' && exec env -i PATH=/usr/bin:/bin HOME='$H' BERNSTEIN_AUDIT_KEY_PATH='$R/keys/audit.key' LC_ALL=C.UTF-8 TZ=UTC '$BERNSTEIN' run attack.yaml"
-check "root, key outside HOME: it is there" test -s "$R/keys/audit.key"
-reads_denied "root, key outside HOME"
-
 # ---- the control: sandbox: none reads all of it ----
 setup "$T/none" "$T/home3"
 sed -i 's/^sandbox: landlock$/sandbox: none/' "$W/bernstein.yaml"
@@ -139,19 +133,41 @@ run sh -c "cd '$W' && exec env -i PATH=/usr/bin:/bin HOME='$H' LC_ALL=C.UTF-8 TZ
 check "control (sandbox: none): the canary and state.db are read" \
 	sh -c "grep -q '^READ $H/.ssh/id_canary' '$W/own-report.txt' && grep -q '^READ $W/.bernstein/state.db' '$W/own-report.txt'"
 
+for tier in landlock bwrap; do
+if [ "$tier" = bwrap ] && [ -z "$bwrap_ok" ]; then
+	skip "sandbox: bwrap" "bubblewrap is not installed or cannot create its namespaces here"
+	continue
+fi
+# ---- as root, the key in the HOME (its default place) ----
+setup "$T/root-$tier" "$T/home-$tier" "$tier"
+run sh -c "cd '$W' && exec env -i PATH=/usr/bin:/bin HOME='$H' LC_ALL=C.UTF-8 TZ=UTC '$BERNSTEIN' run victim.yaml"
+check "$tier, root: the victim task failed (its tree stays)" sh -c "ls -d '$W'/.bernstein/worktrees/victim-*"
+run sh -c "cd '$W' && exec env -i PATH=/usr/bin:/bin HOME='$H' LC_ALL=C.UTF-8 TZ=UTC '$BERNSTEIN' run attack.yaml"
+check "$tier, root: the key was made at its default place" test -s "$H/.local/state/bernstein/audit.key"
+reads_denied "$tier, root"
+
+# ---- as root, the key outside the HOME (BERNSTEIN_AUDIT_KEY_PATH) ----
+setup "$T/root2-$tier" "$T/home2-$tier" "$tier"
+run sh -c "cd '$W' && exec env -i PATH=/usr/bin:/bin HOME='$H' BERNSTEIN_AUDIT_KEY_PATH='$R/keys/audit.key' LC_ALL=C.UTF-8 TZ=UTC '$BERNSTEIN' run victim.yaml"
+run sh -c "cd '$W' && exec env -i PATH=/usr/bin:/bin HOME='$H' BERNSTEIN_AUDIT_KEY_PATH='$R/keys/audit.key' LC_ALL=C.UTF-8 TZ=UTC '$BERNSTEIN' run attack.yaml"
+check "$tier, root, key outside HOME: it is there" test -s "$R/keys/audit.key"
+reads_denied "$tier, root, key outside HOME"
+
 # ---- as an unprivileged uid ----
 if ! command -v setpriv >/dev/null 2>&1 || [ "$(id -u)" -ne 0 ]; then
 	skip "unprivileged uid" "needs root and setpriv(1) to drop to uid 65534"
 else
 	chmod 755 "$T"
-	mkdir -p "$T/nobody"
-	setup "$T/nobody" "$T/nobody/home"
-	chown -R 65534:65534 "$T/nobody"
+	mkdir -p "$T/nobody-$tier"
+	setup "$T/nobody-$tier" "$T/nobody-$tier/home" "$tier"
+	chown -R 65534:65534 "$T/nobody-$tier"
 	AS="setpriv --reuid=65534 --regid=65534 --clear-groups --"
 	run sh -c "cd '$W' && exec $AS env -i PATH=/usr/bin:/bin HOME='$H' LC_ALL=C.UTF-8 TZ=UTC '$BERNSTEIN' run victim.yaml"
 	run sh -c "cd '$W' && exec $AS env -i PATH=/usr/bin:/bin HOME='$H' LC_ALL=C.UTF-8 TZ=UTC '$BERNSTEIN' run attack.yaml"
-	check "uid 65534: the key was made in its HOME" test -s "$H/.local/state/bernstein/audit.key"
-	reads_denied "uid 65534"
+	check "$tier, uid 65534: the key was made in its HOME" test -s "$H/.local/state/bernstein/audit.key"
+	reads_denied "$tier, uid 65534"
 fi
+
+done
 
 test_done

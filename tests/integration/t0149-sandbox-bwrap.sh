@@ -1,0 +1,99 @@
+#!/bin/sh
+# sandbox: bwrap (issue #15): the agent runs in bubblewrap's namespaces with
+# the Landlock rules inside. Checked with a script agent, as root: no
+# capability is left (without --cap-drop ALL root keeps them and can
+# remount '/' read-write), remounting fails, it is pid 1's descendant in its
+# own PID namespace and sees no host process, /tmp is private, the task's
+# tree is its working directory and its work is merged; a gate runs
+# confined the same way; a missing bwrap refuses the task (never run
+# unconfined). The reads allow-list of this tier is t0148's. Skipped
+# without Landlock or without a working bubblewrap.
+. "$SRCDIR/tests/integration/lib.sh"
+
+test_begin "t0149 sandbox: bwrap"
+
+run "$BERNSTEIN" shim --landlock-ro / -- /bin/true
+if [ "$RC" -ne 0 ]; then
+	echo "1..0 # SKIP the kernel has no Landlock: $(cat "$T/stderr")"
+	exit 0
+fi
+if ! command -v bwrap >/dev/null 2>&1 || ! bwrap --ro-bind / / /bin/true >/dev/null 2>&1; then
+	echo "1..0 # SKIP bubblewrap (bwrap) is not installed or cannot create its namespaces"
+	exit 0
+fi
+
+W=$T/work
+git_q() { git -C "$W" -c user.name=t -c user.email=t@example.com "$@" >/dev/null 2>&1; }
+git -C "$W" init -q -b main . >/dev/null 2>&1
+printf '.bernstein/\n' >"$W/.gitignore"
+mkdir -p "$W/.bernstein/catalog/profiles"
+cat >"$W/.bernstein/catalog/profiles/shell.yaml" <<'EOF'
+name: shell
+display_name: "Shell script agent"
+shape: factory
+invocation:
+  binary: sh
+  extra_args: [-c]
+  prompt_positional: true
+capabilities:
+  tool_use: true
+  max_parallel_workers: 8
+EOF
+cat >"$W/.bernstein/catalog/strategy-matrix.yaml" <<'EOF'
+adapters:
+  shell:
+    resume: unsupported
+    dangerous_mode: always-on
+    event_channel: none
+EOF
+printf 'adapter: shell\nretry_backoff: 0\nsandbox: bwrap\n' >"$W/bernstein.yaml"
+HOSTTMP=$(mktemp /tmp/bernstein-t0149-host.XXXXXX)
+cat >"$W/plan.yaml" <<EOF
+name: bwrap
+tasks:
+  - title: probe
+    prompt: |
+      grep '^CapEff' /proc/self/status | tr -d '\\t' > caps.txt
+      if mount -o remount,rw / 2>/dev/null || mount -t tmpfs x /usr 2>/dev/null; then echo REMOUNTED; else echo no-remount; fi > mount.txt
+      ls /proc | grep -c '^[0-9]' > nprocs.txt
+      if [ -e $HOSTTMP ]; then echo SEEN; else echo private; fi > tmp.txt
+      pwd > pwd.txt
+      echo x > /usr/escape 2>/dev/null; echo x > $W/escape.txt 2>/dev/null; true
+    gates:
+      - {name: confined, run: "grep -Eq '^CapEff:[[:space:]]+0+$' /proc/self/status && ! ls $W/shared.txt"}
+EOF
+printf 'main\n' >"$W/shared.txt"
+git_q add -A && git_q commit -q -m base
+expect_exit 0 "$BERNSTEIN" run plan.yaml
+check "the task's work is merged" test -f "$W/caps.txt"
+if [ "$(id -u)" -eq 0 ]; then
+	check "as root: no capability is left inside" grep -qx 'CapEff:0000000000000000' "$W/caps.txt"
+else
+	skip "no capability as root" "not running as root"
+fi
+check "remounting fails" grep -qx no-remount "$W/mount.txt"
+check "it sees only its own PID namespace (a handful of processes)" \
+	sh -c "[ \$(cat '$W/nprocs.txt') -lt 10 ]"
+check "/tmp is private" grep -qx private "$W/tmp.txt"
+check "its working directory is its clone" grep -q "/.bernstein/worktrees/probe-" "$W/pwd.txt"
+check "it wrote nothing outside" sh -c "test ! -e /usr/escape && test ! -e '$W/escape.txt'"
+run "$BERNSTEIN" status --json
+expect_stdout_contains '"state": "done"' "the gate (confined the same way) passed"
+rm -f "$HOSTTMP"
+
+# ---- no bwrap on PATH: refused, never run unconfined ----
+mkdir -p "$T/nobwrap"
+for p in sh git env; do ln -s "$(command -v $p)" "$T/nobwrap/$p"; done
+cat >"$W/plan2.yaml" <<EOF
+name: nobwrap
+tasks:
+  - {title: refused, prompt: "echo ran > ran.txt"}
+EOF
+git_q add -A && git_q commit -q -m plan2
+run PATH="$T/nobwrap" "$BERNSTEIN" run plan2.yaml
+check "without bwrap the run does not succeed" test "$RC" -ne 0
+run "$BERNSTEIN" status --json
+expect_stdout_contains "bubblewrap (bwrap) is not on PATH" "the task is refused with the reason"
+check "and never ran" test ! -e "$W/ran.txt"
+
+test_done
