@@ -93,7 +93,8 @@ const char spawn_help[] =
 	"  --expect-changes    a run that leaves the worktree unchanged is no_changes\n"
 	"  --dry-run           print the plan (argv, environment names, files) and stop\n"
 	"  --sandbox TIER      with --dry-run: also what the agent could read and write\n"
-	"                      in sandbox tier TIER of a run (landlock, bwrap), DIR as its tree\n"
+	"                      in sandbox tier TIER of a run (landlock, bwrap or\n"
+	"                      container), DIR as its tree\n"
 	"  --json              the plan, the events and the outcome as JSON\n"
 	"\n"
 	"Exit codes: 0 completed, 1 failed, 2 usage, 3 refused or invalid profile,\n"
@@ -637,12 +638,12 @@ static int parse_args(int argc, char **argv, struct cli_ctx *ctx, struct spawn_o
 			break;
 		case OPT_SANDBOX:
 			o->sandbox = sandbox_kind_from_string(optarg);
-			if (o->sandbox != SANDBOX_KIND_LANDLOCK && o->sandbox != SANDBOX_KIND_BWRAP)
-				return cli_usage_error(
-					ctx,
-					"--sandbox: '%s' is not a tier a run can "
-					"confine an agent in (expected: landlock, bwrap)",
-					optarg);
+			if (o->sandbox <= SANDBOX_KIND_NONE)
+				return cli_usage_error(ctx,
+						       "--sandbox: '%s' is not a tier a run can "
+						       "confine an agent in (expected: landlock, "
+						       "bwrap, container)",
+						       optarg);
 			break;
 		case OPT_JSON:
 			ctx->json = true;

@@ -53,6 +53,7 @@ static const char *const sandbox_names[_SANDBOX_MODE_MAX + 1] = {
 	[SANDBOX_NONE] = "none",
 	[SANDBOX_LANDLOCK] = "landlock",
 	[SANDBOX_BWRAP] = "bwrap",
+	[SANDBOX_CONTAINER] = "container",
 };
 
 const char *sandbox_mode_to_string(enum sandbox_mode m)

@@ -440,6 +440,165 @@ void confine_bwrap_argv(const struct confine_policy *p, const char *bwrap, const
 	strvec_pushv(ret, argv);
 }
 
+const char *confine_oci_runtime(const char *path_env, char *buf, size_t size, struct diag *reterr)
+{
+	char *ctl = NULL;
+	size_t len = 0;
+	bool hybrid = false;
+
+	/* cgroup v1 hierarchies beside a cgroup2 one that has controllers */
+	if (read_file_capped("/sys/fs/cgroup/unified/cgroup.controllers", 4096, &ctl, &len) == 0) {
+		size_t i;
+
+		for (i = 0; i < len; i++)
+			if (ctl[i] > ' ')
+				hybrid = true;
+		free(ctl);
+	}
+	if (!hybrid && confine_find_program(path_env, "crun", buf, size))
+		return buf;
+	if (confine_find_program(path_env, "runc", buf, size))
+		return buf;
+	diag_set(reterr, NULL, 0, 0,
+		 "sandbox: container: no usable OCI runtime: %s (the task is not run "
+		 "unconfined)",
+		 hybrid ? "crun refuses this host's hybrid cgroups (cgroup2 at "
+			  "/sys/fs/cgroup/unified has controllers) and runc is not on PATH"
+			: "neither crun nor runc is on PATH");
+	return NULL;
+}
+
+static json_t *str_array(const char *const *v)
+{
+	json_t *a = json_array();
+
+	for (; *v; v++)
+		(void)json_array_append_new(a, json_string(*v));
+	return a;
+}
+
+static json_t *oci_mount(const char *dst, const char *type, const char *src, const char *opts)
+{
+	json_t *m = json_object(), *o = json_array();
+	char buf[128];
+	const char *s, *e;
+
+	json_obj_set(m, "destination", json_str_lossy(dst));
+	json_obj_set(m, "type", json_string(type));
+	json_obj_set(m, "source", json_str_lossy(src));
+	for (s = opts; *s; s = *e ? e + 1 : e) {
+		e = s + strcspn(s, ",");
+		(void)snprintf(buf, sizeof(buf), "%.*s", (int)(e - s), s);
+		(void)json_array_append_new(o, json_string(buf));
+	}
+	json_obj_set(m, "options", o);
+	return m;
+}
+
+int confine_oci_bundle(const struct confine_policy *p, const char *dir, const char *self_exe,
+		       const char *cwd, const char *const *env, const char *const *argv,
+		       struct diag *reterr)
+{
+	static const char *const ns[] = {"pid", "ipc", "uts", "mount", "cgroup", NULL};
+	static const char *const masked[] = {"/proc/kcore",	  "/proc/keys", "/proc/timer_list",
+					     "/proc/sched_debug", "/proc/acpi", NULL};
+	static const char *const ro_proc[] = {
+		"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger", NULL};
+	json_t *c = json_object(), *proc = json_object(), *user = json_object();
+	json_t *caps = json_object(), *args = json_array(), *mounts = json_array();
+	json_t *linux_ = json_object(), *nsa = json_array(), *root = json_object();
+	struct strvec a = STRVEC_INIT;
+	char path[PATH_MAX];
+	char *text = NULL;
+	size_t i;
+	int r;
+
+	/* the program: the shim sets the Landlock rules, then execs argv */
+	strvec_push(&a, self_exe);
+	strvec_push(&a, "shim");
+	for (i = 0; i < p->rw.nr; i++)
+		strvec_pushv(&a, (const char *const[]){"--landlock-rw", p->rw.v[i], NULL});
+	for (i = 0; i < p->ro_bind.nr; i++)
+		strvec_pushv(&a, (const char *const[]){"--landlock-ro", p->ro_bind.v[i], NULL});
+	strvec_push(&a, "--");
+	strvec_pushv(&a, argv);
+	for (i = 0; i < a.nr; i++)
+		(void)json_array_append_new(args, json_str_lossy(a.v[i]));
+	strvec_clear(&a);
+	json_obj_set(user, "uid", json_integer((json_int_t)geteuid()));
+	json_obj_set(user, "gid", json_integer((json_int_t)getegid()));
+	json_obj_set(proc, "terminal", json_false());
+	json_obj_set(proc, "user", user);
+	json_obj_set(proc, "args", args);
+	{
+		json_t *e = json_array();
+
+		for (i = 0; env && env[i]; i++)
+			(void)json_array_append_new(e, json_str_lossy(env[i]));
+		json_obj_set(proc, "env", e);
+	}
+	json_obj_set(proc, "cwd", json_str_lossy(cwd));
+	json_obj_set(caps, "bounding", json_array());
+	json_obj_set(caps, "effective", json_array());
+	json_obj_set(caps, "permitted", json_array());
+	json_obj_set(caps, "inheritable", json_array());
+	json_obj_set(caps, "ambient", json_array());
+	json_obj_set(proc, "capabilities", caps);
+	json_obj_set(proc, "noNewPrivileges", json_true());
+	json_obj_set(c, "ociVersion", json_string("1.0.2"));
+	json_obj_set(c, "process", proc);
+	json_obj_set(root, "path", json_string("rootfs"));
+	json_obj_set(root, "readonly", json_true());
+	json_obj_set(c, "root", root);
+	json_obj_set(c, "hostname", json_string("bernstein"));
+	(void)json_array_append_new(mounts,
+				    oci_mount("/proc", "proc", "proc", "nosuid,nodev,noexec"));
+	(void)json_array_append_new(mounts, oci_mount("/dev", "tmpfs", "tmpfs",
+						      "nosuid,strictatime,mode=755,size=65536k"));
+	(void)json_array_append_new(mounts,
+				    oci_mount("/tmp", "tmpfs", "tmpfs", "nosuid,nodev,mode=1777"));
+	for (i = 0; i < p->ro_bind.nr; i++)
+		if (!in_dev_or_proc(p->ro_bind.v[i]))
+			(void)json_array_append_new(mounts, oci_mount(p->ro_bind.v[i], "bind",
+								      p->ro_bind.v[i],
+								      "rbind,ro,nosuid,nodev"));
+	for (i = 0; i < p->rw.nr; i++)
+		if (!in_dev_or_proc(p->rw.v[i]))
+			(void)json_array_append_new(
+				mounts,
+				oci_mount(p->rw.v[i], "bind", p->rw.v[i], "rbind,rw,nosuid,nodev"));
+	for (i = 0; i < p->login_src.nr; i++)
+		(void)json_array_append_new(mounts,
+					    oci_mount(p->login_dst.v[i], "bind", p->login_src.v[i],
+						      "bind,ro,nosuid,nodev"));
+	json_obj_set(c, "mounts", mounts);
+	for (i = 0; ns[i]; i++) {
+		json_t *n = json_object();
+
+		json_obj_set(n, "type", json_string(ns[i]));
+		(void)json_array_append_new(nsa, n);
+	}
+	json_obj_set(linux_, "namespaces", nsa);
+	json_obj_set(linux_, "maskedPaths", str_array(masked));
+	json_obj_set(linux_, "readonlyPaths", str_array(ro_proc));
+	json_obj_set(c, "linux", linux_);
+
+	r = mkdir_p(dir, 0700);
+	if (r >= 0 && snprintf(path, sizeof(path), "%s/rootfs", dir) < (int)sizeof(path))
+		r = mkdir_p(path, 0700);
+	if (r >= 0) {
+		text = json_dumps(c, JSON_COMPACT);
+		(void)snprintf(path, sizeof(path), "%s/config.json", dir);
+		r = text ? atomic_replace_file(path, text, strlen(text), 0600) : -ENOMEM;
+	}
+	free(text);
+	json_decref(c);
+	if (r < 0)
+		diag_set(reterr, dir, 0, 0, "cannot write the container's OCI bundle: %s",
+			 strerror(-r));
+	return r;
+}
+
 void confine_policy_release(struct confine_policy *p)
 {
 	strvec_clear(&p->ro);

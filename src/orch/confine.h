@@ -90,6 +90,25 @@ void confine_bwrap_argv(const struct confine_policy *p, const char *bwrap, const
 			const char *cwd, bool drop_caps, const char *const *argv,
 			struct strvec *ret);
 
+/* The OCI runtime the container tier uses on this host, into buf (an
+ * absolute path): crun, unless the host has hybrid cgroups with controllers
+ * on cgroup2 (crun 1.8 refuses them; bernstein does not change the host),
+ * else runc. NULL with the reason in reterr when none is usable. */
+const char *confine_oci_runtime(const char *path_env, char *buf, size_t size, struct diag *reterr);
+
+/* Write the OCI bundle that runs argv (argv[0] absolute) under p into dir
+ * (created 0700, with an empty rootfs/): config.json binds exactly p's
+ * paths (read-only, read-write, the login files) into a read-only root,
+ * with a private /tmp, /dev and /proc, its own PID, IPC, UTS, mount and
+ * cgroup namespaces (the network is shared: no network policy yet), no
+ * capability, no_new_privs, cwd as its working directory, env as its
+ * environment, and `self_exe shim` setting the same Landlock rules before
+ * the execve of argv. No cgroup limits yet (linux.resources is where the
+ * run's `limits:` go). 0 or a negative errno with reterr. */
+int confine_oci_bundle(const struct confine_policy *p, const char *dir, const char *self_exe,
+		       const char *cwd, const char *const *env, const char *const *argv,
+		       struct diag *reterr);
+
 /* {"tier", "read": [...], "write": [...], "login": [...]} for --dry-run and
  * the task's events. */
 json_t *confine_policy_json(const struct confine_policy *p);

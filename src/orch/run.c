@@ -552,6 +552,8 @@ static enum sandbox_kind task_tier(const struct loop *l, const struct otask *t)
 		return SANDBOX_KIND_LANDLOCK;
 	case SANDBOX_BWRAP:
 		return SANDBOX_KIND_BWRAP;
+	case SANDBOX_CONTAINER:
+		return SANDBOX_KIND_CONTAINER;
 	default:
 		return SANDBOX_KIND_NONE;
 	}
@@ -628,7 +630,10 @@ static int task_policy(struct loop *l, struct otask *t, const char *binary, cons
 static int confine_spec(struct loop *l, struct otask *t, const char *home, const char *tmp,
 			struct proc_spec *spec, struct diag *reterr)
 {
-	struct strvec env = STRVEC_INIT;
+	const char *path_env = envpolicy_get(l->e->host_env, "PATH");
+	const char *cwd = spec->cwd ? spec->cwd : t->row.worktree;
+	struct strvec env = STRVEC_INIT, argv = STRVEC_INIT;
+	char prog[PATH_MAX];
 	size_t i;
 	int r;
 
@@ -645,33 +650,59 @@ static int confine_spec(struct loop *l, struct otask *t, const char *home, const
 		r = confine_policy_link_logins(&t->sb, reterr);
 	if (r < 0)
 		return r;
-	if (t->sb.kind == SANDBOX_KIND_BWRAP) {
-		struct strvec argv = STRVEC_INIT;
-		char bwrap[PATH_MAX];
-
-		if (!confine_find_program(envpolicy_get(l->e->host_env, "PATH"), "bwrap", bwrap,
-					  sizeof(bwrap))) {
-			diag_set(reterr, NULL, 0, 0,
-				 "sandbox: bwrap: bubblewrap (bwrap) is not on PATH (the task is "
-				 "not run unconfined)");
-			return -ENOENT;
-		}
-		confine_bwrap_argv(&t->sb, bwrap, l->e->self_exe,
-				   spec->cwd ? spec->cwd : t->row.worktree, geteuid() == 0,
-				   (const char *const *)spec->argv.v, &argv);
-		strvec_clear(&spec->argv);
-		spec->argv = argv;
-	} else {
-		strvec_pushv(&spec->shim.landlock_rw, t->sb.rw.v);
-		strvec_pushv(&spec->shim.landlock_ro, t->sb.ro.v);
-		spec->shim.landlock_best_effort = false;
-	}
 	for (i = 0; i < spec->env.nr; i++)
 		if (strncmp(spec->env.v[i], "TMPDIR=", 7) != 0)
 			strvec_push(&env, spec->env.v[i]);
 	strvec_pushf(&env, "TMPDIR=%s", tmp);
 	strvec_clear(&spec->env);
 	spec->env = env;
+	switch (t->sb.kind) {
+	case SANDBOX_KIND_BWRAP:
+		if (!confine_find_program(path_env, "bwrap", prog, sizeof(prog))) {
+			diag_set(reterr, NULL, 0, 0,
+				 "sandbox: bwrap: bubblewrap (bwrap) is not on PATH (the task is "
+				 "not run unconfined)");
+			return -ENOENT;
+		}
+		confine_bwrap_argv(&t->sb, prog, l->e->self_exe, cwd, geteuid() == 0,
+				   (const char *const *)spec->argv.v, &argv);
+		break;
+	case SANDBOX_KIND_CONTAINER: {
+		/* a bundle per start (agent or gate), beside the session's files,
+		 * where the agent cannot write */
+		char hex[20], *dir;
+		struct sbuf sb = SBUF_INIT(SIZE_MAX);
+
+		if (!confine_oci_runtime(path_env, prog, sizeof(prog), reterr))
+			return -ENOENT;
+		randid_hex(hex, 8, l->e->clk->now_ns(l->e->clk));
+		if (t->session_dir)
+			(void)sbuf_addf(&sb, "%s/oci-%s", t->session_dir, hex);
+		else
+			(void)sbuf_addf(&sb, "%s/%s/%s/%s/oci-%s", l->e->repo, AGENTRUN_RUNS_DIR,
+					l->run.id, t->row.session, hex);
+		dir = sbuf_detach(&sb, NULL);
+		r = confine_oci_bundle(&t->sb, dir, l->e->self_exe, cwd,
+				       (const char *const *)spec->env.v,
+				       (const char *const *)spec->argv.v, reterr);
+		if (r >= 0) {
+			strvec_pushv(&argv,
+				     (const char *const[]){prog, "run", "--bundle", dir, NULL});
+			strvec_pushf(&argv, "bernstein-%s-%s", t->row.session, hex);
+		}
+		free(dir);
+		if (r < 0)
+			return r;
+		break;
+	}
+	default:
+		strvec_pushv(&spec->shim.landlock_rw, t->sb.rw.v);
+		strvec_pushv(&spec->shim.landlock_ro, t->sb.ro.v);
+		spec->shim.landlock_best_effort = false;
+		return 0;
+	}
+	strvec_clear(&spec->argv);
+	spec->argv = argv;
 	return 0;
 }
 
@@ -975,6 +1006,20 @@ worktree:
 			       "sandbox: bwrap: bubblewrap (bwrap) is not on PATH (the task is not "
 			       "run unconfined)");
 			goto out;
+		}
+		if (task_tier(l, t) == SANDBOX_KIND_CONTAINER) {
+			if (geteuid() != 0) {
+				refuse(l, t, TASK_REFUSED,
+				       "sandbox: container: needs bernstein to run as root here "
+				       "(rootless OCI bundles are not written yet; the task is not "
+				       "run unconfined)");
+				goto out;
+			}
+			if (!confine_oci_runtime(envpolicy_get(e->host_env, "PATH"), msg,
+						 sizeof(msg), &d)) {
+				refuse(l, t, TASK_REFUSED, d.msg);
+				goto out;
+			}
 		}
 		r = worktree_clone_add(e->repo, t->row.worktree, t->row.branch, l->run.base_branch,
 				       task_git_env(l, t), &made, &d);

@@ -4,7 +4,9 @@
 # (at its default place in the HOME and at a BERNSTEIN_AUDIT_KEY_PATH outside
 # it), state.db, the repository's .bernstein/, a sibling task's tree, the main
 # checkout's working files and /etc/shadow, and fails every time while its own
-# task succeeds; as root, and as an unprivileged uid (65534). The same attack
+# task succeeds; in sandbox: landlock, bwrap and container (root only: as
+# uid 65534 the container tier is refused), as root, and as an
+# unprivileged uid (65534). The same attack
 # with sandbox: none reads them (the test's control). Skipped as a whole
 # without Landlock in the kernel.
 . "$SRCDIR/tests/integration/lib.sh"
@@ -133,9 +135,14 @@ run sh -c "cd '$W' && exec env -i PATH=/usr/bin:/bin HOME='$H' LC_ALL=C.UTF-8 TZ
 check "control (sandbox: none): the canary and state.db are read" \
 	sh -c "grep -q '^READ $H/.ssh/id_canary' '$W/own-report.txt' && grep -q '^READ $W/.bernstein/state.db' '$W/own-report.txt'"
 
-for tier in landlock bwrap; do
+for tier in landlock bwrap container; do
 if [ "$tier" = bwrap ] && [ -z "$bwrap_ok" ]; then
 	skip "sandbox: bwrap" "bubblewrap is not installed or cannot create its namespaces here"
+	continue
+fi
+if [ "$tier" = container ] && { [ "$(id -u)" -ne 0 ] ||
+	! { command -v crun || command -v runc; } >/dev/null 2>&1; }; then
+	skip "sandbox: container" "needs root and crun or runc"
 	continue
 fi
 # ---- as root, the key in the HOME (its default place) ----
@@ -164,8 +171,15 @@ else
 	AS="setpriv --reuid=65534 --regid=65534 --clear-groups --"
 	run sh -c "cd '$W' && exec $AS env -i PATH=/usr/bin:/bin HOME='$H' LC_ALL=C.UTF-8 TZ=UTC '$BERNSTEIN' run victim.yaml"
 	run sh -c "cd '$W' && exec $AS env -i PATH=/usr/bin:/bin HOME='$H' LC_ALL=C.UTF-8 TZ=UTC '$BERNSTEIN' run attack.yaml"
-	check "$tier, uid 65534: the key was made in its HOME" test -s "$H/.local/state/bernstein/audit.key"
-	reads_denied "$tier, uid 65534"
+	if [ "$tier" = container ]; then
+		run sh -c "cd '$W' && exec $AS env -i PATH=/usr/bin:/bin HOME='$H' LC_ALL=C.UTF-8 TZ=UTC '$BERNSTEIN' status --json"
+		expect_stdout_contains "sandbox: container: needs bernstein to run as root" \
+			"container, uid 65534: refused with the reason (rootless is not written yet)"
+		check "container, uid 65534: the attacker never ran" test ! -e "$W/own-report.txt"
+	else
+		check "$tier, uid 65534: the key was made in its HOME" test -s "$H/.local/state/bernstein/audit.key"
+		reads_denied "$tier, uid 65534"
+	fi
 fi
 
 done

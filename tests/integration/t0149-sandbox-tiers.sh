@@ -1,24 +1,23 @@
 #!/bin/sh
-# sandbox: bwrap (issue #15): the agent runs in bubblewrap's namespaces with
-# the Landlock rules inside. Checked with a script agent, as root: no
+# sandbox: bwrap and sandbox: container (issue #15): the agent runs in
+# bubblewrap's namespaces, or in an OCI container (crun, or runc on hybrid
+# cgroups), with the Landlock rules inside. Checked with a script agent,
+# as root: no
 # capability is left (without --cap-drop ALL root keeps them and can
 # remount '/' read-write), remounting fails, it is pid 1's descendant in its
 # own PID namespace and sees no host process, /tmp is private, the task's
 # tree is its working directory and its work is merged; a gate runs
 # confined the same way; a missing bwrap refuses the task (never run
-# unconfined). The reads allow-list of this tier is t0148's. Skipped
-# without Landlock or without a working bubblewrap.
+# unconfined). The reads allow-list of these tiers is t0148's. Skipped
+# without Landlock; a tier is skipped without its program (or, for the
+# container, as non-root).
 . "$SRCDIR/tests/integration/lib.sh"
 
-test_begin "t0149 sandbox: bwrap"
+test_begin "t0149 sandbox: bwrap and container"
 
 run "$BERNSTEIN" shim --landlock-ro / -- /bin/true
 if [ "$RC" -ne 0 ]; then
 	echo "1..0 # SKIP the kernel has no Landlock: $(cat "$T/stderr")"
-	exit 0
-fi
-if ! command -v bwrap >/dev/null 2>&1 || ! bwrap --ro-bind / / /bin/true >/dev/null 2>&1; then
-	echo "1..0 # SKIP bubblewrap (bwrap) is not installed or cannot create its namespaces"
 	exit 0
 fi
 
@@ -46,10 +45,31 @@ adapters:
     dangerous_mode: always-on
     event_channel: none
 EOF
-printf 'adapter: shell\nretry_backoff: 0\nsandbox: bwrap\n' >"$W/bernstein.yaml"
+printf 'main\n' >"$W/shared.txt"
+git_q add -A && git_q commit -q -m base
+
+for tier in bwrap container; do
+case $tier in
+bwrap)
+	if ! command -v bwrap >/dev/null 2>&1 || ! bwrap --ro-bind / / /bin/true >/dev/null 2>&1; then
+		skip "sandbox: bwrap" "bubblewrap (bwrap) is not installed or cannot create its namespaces"
+		continue
+	fi ;;
+container)
+	if [ "$(id -u)" -ne 0 ]; then
+		skip "sandbox: container" "the container tier needs root (rootless bundles are not written yet)"
+		continue
+	fi
+	if ! command -v crun >/dev/null 2>&1 && ! command -v runc >/dev/null 2>&1; then
+		skip "sandbox: container" "neither crun nor runc is installed"
+		continue
+	fi ;;
+esac
+printf 'adapter: shell\nretry_backoff: 0\nsandbox: %s\n' "$tier" >"$W/bernstein.yaml"
+git_q add -A && git_q commit -q -m "$tier"
 HOSTTMP=$(mktemp /tmp/bernstein-t0149-host.XXXXXX)
 cat >"$W/plan.yaml" <<EOF
-name: bwrap
+name: $tier
 tasks:
   - title: probe
     prompt: |
@@ -62,28 +82,31 @@ tasks:
     gates:
       - {name: confined, run: "grep -Eq '^CapEff:[[:space:]]+0+$' /proc/self/status && ! ls $W/shared.txt"}
 EOF
-printf 'main\n' >"$W/shared.txt"
-git_q add -A && git_q commit -q -m base
+git_q add -A && git_q commit -q -m "plan $tier"
 expect_exit 0 "$BERNSTEIN" run plan.yaml
-check "the task's work is merged" test -f "$W/caps.txt"
+check "$tier: the task's work is merged" test -f "$W/caps.txt"
 if [ "$(id -u)" -eq 0 ]; then
-	check "as root: no capability is left inside" grep -qx 'CapEff:0000000000000000' "$W/caps.txt"
+	check "$tier: as root: no capability is left inside" grep -qx 'CapEff:0000000000000000' "$W/caps.txt"
 else
-	skip "no capability as root" "not running as root"
+	skip "$tier: no capability as root" "not running as root"
 fi
-check "remounting fails" grep -qx no-remount "$W/mount.txt"
-check "it sees only its own PID namespace (a handful of processes)" \
+check "$tier: remounting fails" grep -qx no-remount "$W/mount.txt"
+check "$tier: it sees only its own PID namespace (a handful of processes)" \
 	sh -c "[ \$(cat '$W/nprocs.txt') -lt 10 ]"
-check "/tmp is private" grep -qx private "$W/tmp.txt"
-check "its working directory is its clone" grep -q "/.bernstein/worktrees/probe-" "$W/pwd.txt"
-check "it wrote nothing outside" sh -c "test ! -e /usr/escape && test ! -e '$W/escape.txt'"
+check "$tier: /tmp is private" grep -qx private "$W/tmp.txt"
+check "$tier: its working directory is its clone" grep -q "/.bernstein/worktrees/probe-" "$W/pwd.txt"
+check "$tier: it wrote nothing outside" sh -c "test ! -e /usr/escape && test ! -e '$W/escape.txt'"
 run "$BERNSTEIN" status --json
-expect_stdout_contains '"state": "done"' "the gate (confined the same way) passed"
+expect_stdout_contains '"state": "done"' "$tier: the gate (confined the same way) passed"
+rm -f "$W/caps.txt" "$W/mount.txt" "$W/nprocs.txt" "$W/tmp.txt" "$W/pwd.txt"
+git_q add -A && git_q commit -q -m "clean $tier"
 rm -f "$HOSTTMP"
+done
 
 # ---- no bwrap on PATH: refused, never run unconfined ----
 mkdir -p "$T/nobwrap"
 for p in sh git env; do ln -s "$(command -v $p)" "$T/nobwrap/$p"; done
+printf 'adapter: shell\nretry_backoff: 0\nsandbox: bwrap\n' >"$W/bernstein.yaml"
 cat >"$W/plan2.yaml" <<EOF
 name: nobwrap
 tasks:
