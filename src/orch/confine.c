@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "proc/landlock.h"
 #include "util/fsutil.h"
 #include "util/json.h"
 #include "util/sbuf.h"
@@ -400,6 +401,22 @@ const char *confine_find_program(const char *path_env, const char *name, char *b
 	return NULL;
 }
 
+/* The Landlock rules of the shim inside bwrap or a container: p's, and the
+ * private pseudo-terminals there (a fresh devpts instance: the agent's own
+ * shell tools open ptys; never the host's /dev/pts, which holds the user's
+ * terminals). */
+static void shim_rules(const struct confine_policy *p, struct strvec *ret)
+{
+	size_t i;
+
+	for (i = 0; i < p->rw.nr; i++)
+		strvec_pushv(ret, (const char *const[]){"--landlock-rw", p->rw.v[i], NULL});
+	strvec_pushv(ret, (const char *const[]){"--landlock-rw", "/dev/ptmx", "--landlock-rw",
+						"/dev/pts", NULL});
+	for (i = 0; i < p->ro_bind.nr; i++)
+		strvec_pushv(ret, (const char *const[]){"--landlock-ro", p->ro_bind.v[i], NULL});
+}
+
 static bool in_dev_or_proc(const char *x)
 {
 	return strcmp(x, "/proc") == 0 || strncmp(x, "/proc/", 6) == 0 ||
@@ -432,12 +449,56 @@ void confine_bwrap_argv(const struct confine_policy *p, const char *bwrap, const
 		strvec_pushv(ret, (const char *const[]){"--ro-bind", p->login_src.v[i],
 							p->login_dst.v[i], NULL});
 	strvec_pushv(ret, (const char *const[]){"--chdir", cwd, "--", self_exe, "shim", NULL});
-	for (i = 0; i < p->rw.nr; i++)
-		strvec_pushv(ret, (const char *const[]){"--landlock-rw", p->rw.v[i], NULL});
-	for (i = 0; i < p->ro_bind.nr; i++)
-		strvec_pushv(ret, (const char *const[]){"--landlock-ro", p->ro_bind.v[i], NULL});
+	shim_rules(p, ret);
 	strvec_push(ret, "--");
 	strvec_pushv(ret, argv);
+}
+
+static bool userns_allowed(void)
+{
+	char *s = NULL;
+	size_t len = 0;
+	bool ok = true;
+
+	if (geteuid() == 0)
+		return true;
+	if (read_file_capped("/proc/sys/kernel/unprivileged_userns_clone", 64, &s, &len) == 0) {
+		ok = len > 0 && s[0] != '0';
+		free(s);
+	}
+	s = NULL;
+	if (ok && read_file_capped("/proc/sys/user/max_user_namespaces", 64, &s, &len) == 0) {
+		ok = len > 0 && s[0] != '0';
+		free(s);
+	}
+	return ok;
+}
+
+unsigned confine_host_tiers(const char *path_env)
+{
+	unsigned m = 1u << SANDBOX_KIND_NONE;
+	char buf[PATH_MAX];
+	struct diag d;
+
+	if (landlock_abi_version() < 1)
+		return m;
+	m |= 1u << SANDBOX_KIND_LANDLOCK;
+	if (confine_find_program(path_env, "bwrap", buf, sizeof(buf)) && userns_allowed())
+		m |= 1u << SANDBOX_KIND_BWRAP;
+	diag_clear(&d);
+	if (geteuid() == 0 && confine_oci_runtime(path_env, buf, sizeof(buf), &d))
+		m |= 1u << SANDBOX_KIND_CONTAINER;
+	return m;
+}
+
+enum sandbox_kind confine_strongest(unsigned host, unsigned declared)
+{
+	int k;
+
+	for (k = _SANDBOX_KIND_MAX - 1; k > SANDBOX_KIND_NONE; k--)
+		if (host & declared & (1u << k))
+			return (enum sandbox_kind)k;
+	return SANDBOX_KIND_NONE;
 }
 
 const char *confine_oci_runtime(const char *path_env, char *buf, size_t size, struct diag *reterr)
@@ -516,10 +577,7 @@ int confine_oci_bundle(const struct confine_policy *p, const char *dir, const ch
 	/* the program: the shim sets the Landlock rules, then execs argv */
 	strvec_push(&a, self_exe);
 	strvec_push(&a, "shim");
-	for (i = 0; i < p->rw.nr; i++)
-		strvec_pushv(&a, (const char *const[]){"--landlock-rw", p->rw.v[i], NULL});
-	for (i = 0; i < p->ro_bind.nr; i++)
-		strvec_pushv(&a, (const char *const[]){"--landlock-ro", p->ro_bind.v[i], NULL});
+	shim_rules(p, &a);
 	strvec_push(&a, "--");
 	strvec_pushv(&a, argv);
 	for (i = 0; i < a.nr; i++)
@@ -557,6 +615,9 @@ int confine_oci_bundle(const struct confine_policy *p, const char *dir, const ch
 						      "nosuid,strictatime,mode=755,size=65536k"));
 	(void)json_array_append_new(mounts,
 				    oci_mount("/tmp", "tmpfs", "tmpfs", "nosuid,nodev,mode=1777"));
+	(void)json_array_append_new(
+		mounts, oci_mount("/dev/pts", "devpts", "devpts",
+				  "nosuid,noexec,newinstance,ptmxmode=0666,mode=0620"));
 	for (i = 0; i < p->ro_bind.nr; i++)
 		if (!in_dev_or_proc(p->ro_bind.v[i]))
 			(void)json_array_append_new(mounts, oci_mount(p->ro_bind.v[i], "bind",

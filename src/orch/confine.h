@@ -74,6 +74,16 @@ int confine_policy_build(const struct confine_input *in, struct confine_policy *
  * file (read-only through the policy), unless something is already there. */
 int confine_policy_link_logins(const struct confine_policy *p, struct diag *reterr);
 
+/* The tiers this host provides (bit 1u << enum sandbox_kind; NONE always):
+ * landlock when the kernel has Landlock; bwrap when it does too and bwrap
+ * is on path_env and can make a user namespace (root, or unprivileged user
+ * namespaces enabled); container when it does, bernstein runs as root and
+ * an OCI runtime is usable (confine_oci_runtime()). Looked at once per run. */
+unsigned confine_host_tiers(const char *path_env);
+
+/* The strongest tier of both masks, else SANDBOX_KIND_NONE. */
+enum sandbox_kind confine_strongest(unsigned host, unsigned declared);
+
 /* The absolute path of program name on path_env into buf, or NULL. */
 const char *confine_find_program(const char *path_env, const char *name, char *buf, size_t size);
 
