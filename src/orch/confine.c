@@ -615,9 +615,9 @@ int confine_oci_bundle(const struct confine_policy *p, const char *dir, const ch
 						      "nosuid,strictatime,mode=755,size=65536k"));
 	(void)json_array_append_new(mounts,
 				    oci_mount("/tmp", "tmpfs", "tmpfs", "nosuid,nodev,mode=1777"));
-	(void)json_array_append_new(
-		mounts, oci_mount("/dev/pts", "devpts", "devpts",
-				  "nosuid,noexec,newinstance,ptmxmode=0666,mode=0620"));
+	(void)json_array_append_new(mounts,
+				    oci_mount("/dev/pts", "devpts", "devpts",
+					      "nosuid,noexec,newinstance,ptmxmode=0666,mode=0620"));
 	for (i = 0; i < p->ro_bind.nr; i++)
 		if (!in_dev_or_proc(p->ro_bind.v[i]))
 			(void)json_array_append_new(mounts, oci_mount(p->ro_bind.v[i], "bind",

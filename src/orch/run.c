@@ -102,6 +102,9 @@ struct loop {
 	/* audit group commit (flush_audit_soon()): mono ms of the last flush,
 	 * and when the pending one is due (0: none pending) */
 	uint64_t audit_flushed_ms, audit_due_ms;
+	/* the sandbox tiers this host provides, looked at once (sandbox: auto) */
+	unsigned host_tiers;
+	bool host_tiers_known;
 };
 
 /* ---- small helpers ---- */
@@ -540,14 +543,33 @@ static char *session_path(const struct loop *l, const struct otask *t, const cha
 	return sbuf_detach(&sb, NULL);
 }
 
-/* t's sandbox tier: its own sandbox: (recorded in its spec), else
- * bernstein.yaml's. Decided afresh each time (resume included). */
-static enum sandbox_kind task_tier(const struct loop *l, const struct otask *t)
+/* t's sandbox tier: the one recorded when it was first routed
+ * ("sandbox_tier" in its spec: kept by a retry and a resume, so its clone
+ * stays a clone), else its own sandbox:, else bernstein.yaml's; auto is
+ * the strongest tier this host provides that the routed adapter's profile
+ * declares (none before routing, or when none fits). */
+static enum sandbox_kind task_tier(struct loop *l, const struct otask *t)
 {
-	const char *s = jget_str(t->spec, "sandbox");
-	enum sandbox_mode m = s ? sandbox_mode_from_string(s) : l->e->cfg->sandbox;
+	const char *s = jget_str(t->spec, "sandbox_tier");
+	enum sandbox_mode m;
 
+	if (s && sandbox_kind_from_string(s) >= 0)
+		return sandbox_kind_from_string(s);
+	s = jget_str(t->spec, "sandbox");
+	m = s ? sandbox_mode_from_string(s) : l->e->cfg->sandbox;
 	switch (m) {
+	case SANDBOX_AUTO: {
+		const struct registry_entry *entry =
+			t->row.adapter ? catalog_find(l->e->cat, t->row.adapter) : NULL;
+
+		if (!entry || !entry->profile)
+			return SANDBOX_KIND_NONE;
+		if (!l->host_tiers_known) {
+			l->host_tiers = confine_host_tiers(envpolicy_get(l->e->host_env, "PATH"));
+			l->host_tiers_known = true;
+		}
+		return confine_strongest(l->host_tiers, entry->profile->runtime.sandbox.tiers);
+	}
 	case SANDBOX_LANDLOCK:
 		return SANDBOX_KIND_LANDLOCK;
 	case SANDBOX_BWRAP:
@@ -560,7 +582,7 @@ static enum sandbox_kind task_tier(const struct loop *l, const struct otask *t)
 }
 
 /* Whether t runs sandboxed (any tier): a clone of its own, confined. */
-static bool task_sandboxed(const struct loop *l, const struct otask *t)
+static bool task_sandboxed(struct loop *l, const struct otask *t)
 {
 	return task_tier(l, t) != SANDBOX_KIND_NONE;
 }
@@ -944,6 +966,14 @@ static int dispatch(struct loop *l, struct otask *t, struct proc_spec *spec)
 	}
 	set_str(&t->row.adapter, entry->name);
 	set_str(&t->row.profile_hash, sel.chosen->profile_hash);
+	/* its tier, decided now that its agent is known, recorded with it */
+	if (!jget_str(t->spec, "sandbox_tier")) {
+		(void)json_object_set_new(t->spec, "sandbox_tier",
+					  json_string(sandbox_kind_to_string(task_tier(l, t))));
+		free(t->row.spec);
+		t->row.spec = json_dumps(t->spec, JSON_COMPACT | JSON_SORT_KEYS);
+	}
+	sandboxed = task_sandboxed(l, t);
 
 	/* the worktree: recorded first, then made (idempotent on resume) */
 	if (!t->row.session) {
@@ -1088,7 +1118,9 @@ worktree:
 	if (!(timeout_s > 0))
 		timeout_s = e->cfg->timeout_s;
 	ir.timeout_s = (secs_to_ms(timeout_s) + 999) / 1000;
-	ir.sandbox = sandboxed ? sandbox_kind_to_string(task_tier(l, t)) : NULL;
+	/* the runner's sandbox_provider: bwrap confines by Landlock inside too */
+	if (sandboxed)
+		ir.sandbox = task_tier(l, t) == SANDBOX_KIND_CONTAINER ? "container" : "landlock";
 	ir.arg_total_max = (size_t)sysconf(_SC_ARG_MAX) > 0 ? (size_t)sysconf(_SC_ARG_MAX) : 0;
 
 	attempt_row_release(&t->att);

@@ -8,7 +8,10 @@
 # own PID namespace and sees no host process, /tmp is private, the task's
 # tree is its working directory and its work is merged; a gate runs
 # confined the same way; a missing bwrap refuses the task (never run
-# unconfined). The reads allow-list of these tiers is t0148's. Skipped
+# unconfined); sandbox: auto (the default) gives an agent the strongest
+# tier the host provides that its profile declares, none when it declares
+# none, and status shows each task's tier. The reads allow-list of these
+# tiers is t0148's. Skipped
 # without Landlock; a tier is skipped without its program (or, for the
 # container, as non-root).
 . "$SRCDIR/tests/integration/lib.sh"
@@ -118,5 +121,40 @@ check "without bwrap the run does not succeed" test "$RC" -ne 0
 run "$BERNSTEIN" status --json
 expect_stdout_contains "bubblewrap (bwrap) is not on PATH" "the task is refused with the reason"
 check "and never ran" test ! -e "$W/ran.txt"
+
+# ---- sandbox: auto, the default: the strongest tier the host provides
+# that the agent's profile declares; none for an agent that declares none ----
+sed 's/^name: shell$/name: boxed/; s/^  prompt_positional: true$/  prompt_positional: true\nruntime:\n  sandbox: {tiers: [landlock, bwrap]}/' \
+	"$W/.bernstein/catalog/profiles/shell.yaml" >"$W/.bernstein/catalog/profiles/boxed.yaml"
+sed 's/^  shell:$/  boxed:\n    resume: unsupported\n    dangerous_mode: always-on\n    event_channel: none\n  shell:/' \
+	"$W/.bernstein/catalog/strategy-matrix.yaml" >"$T/matrix" && cp "$T/matrix" "$W/.bernstein/catalog/strategy-matrix.yaml"
+printf 'adapter: shell\nretry_backoff: 0\n' >"$W/bernstein.yaml"
+AUTO_WANT=landlock
+if command -v bwrap >/dev/null 2>&1 && bwrap --ro-bind / / /bin/true >/dev/null 2>&1; then
+	AUTO_WANT=bwrap
+fi
+cat >"$W/plan3.yaml" <<EOF
+name: auto
+tasks:
+  - {title: declares, adapter: boxed, prompt: "ls /proc | grep -c '^[0-9]' > auto-boxed.txt"}
+  - {title: undeclared, adapter: shell, prompt: "echo free > auto-free.txt"}
+  - {title: forced, adapter: boxed, sandbox: none, prompt: "echo none > auto-none.txt"}
+EOF
+git_q add -A && git_q commit -q -m plan3
+expect_exit 0 "$BERNSTEIN" run plan3.yaml
+run "$BERNSTEIN" status --json
+check "auto: each task's tier is in status --json" python3 -c "
+import json
+t = {x['id'].split('-')[0]: x['sandbox'] for x in json.load(open('$T/stdout'))['tasks']}
+want = {'declares': '$AUTO_WANT', 'undeclared': 'none', 'forced': 'none'}
+assert all(t.get(k) == v for k, v in want.items()), t
+"
+run "$BERNSTEIN" status
+expect_stdout_contains "SANDBOX" "and in the status table"
+if [ "$AUTO_WANT" = bwrap ]; then
+	check "auto: the declaring agent ran in its own PID namespace (bwrap)" \
+		sh -c "[ \$(cat '$W/auto-boxed.txt') -lt 10 ]"
+fi
+check "auto: the others ran and were merged" test -f "$W/auto-free.txt" -a -f "$W/auto-none.txt"
 
 test_done
