@@ -119,6 +119,10 @@ capabilities:
   tool_use: true
   max_parallel_workers: 8
 EOF
+	# the probe is outside the system: a sandboxed agent reads it because
+	# the profile says so (docs/profile-format.md, runtime.sandbox.read)
+	printf 'runtime:\n  sandbox: {read: ["%s"]}\n' "$S/bin" \
+		>>"$W/.bernstein/catalog/profiles/shell.yaml"
 	cat >"$W/.bernstein/catalog/strategy-matrix.yaml" <<'EOF'
 adapters:
   shell:
