@@ -608,10 +608,10 @@ static int parse_args(int argc, char **argv, struct cli_ctx *ctx, struct spawn_o
 			break;
 		case OPT_TIMEOUT:
 			if (cli_parse_seconds(optarg, TIMEOUT_MAX_S, &o->timeout_s, NULL) < 0)
-				return cli_usage_error(ctx,
-						       "--timeout: '%s' is not a number of seconds "
-						       "(> 0, at most 7 days)",
-						       optarg);
+				return cli_usage_error(
+					ctx,
+					"--timeout: '%s' is not a number of seconds (> 0, at most 7 days)",
+					optarg);
 			break;
 		case OPT_RESUME:
 			o->resume = optarg;
@@ -639,11 +639,10 @@ static int parse_args(int argc, char **argv, struct cli_ctx *ctx, struct spawn_o
 		case OPT_SANDBOX:
 			o->sandbox = sandbox_kind_from_string(optarg);
 			if (o->sandbox <= SANDBOX_KIND_NONE)
-				return cli_usage_error(ctx,
-						       "--sandbox: '%s' is not a tier a run can "
-						       "confine an agent in (expected: landlock, "
-						       "bwrap, container)",
-						       optarg);
+				return cli_usage_error(
+					ctx,
+					"--sandbox: '%s' is not a tier a run can confine an agent in (expected: landlock, bwrap, container)",
+					optarg);
 			break;
 		case OPT_JSON:
 			ctx->json = true;
@@ -664,13 +663,14 @@ static int parse_args(int argc, char **argv, struct cli_ctx *ctx, struct spawn_o
 		return cli_usage_error(ctx, "unexpected argument '%s' (quote the prompt)",
 				       argv[optind]);
 	if (o->prompt_arg && o->prompt_file)
-		return cli_usage_error(ctx, "give the prompt as an argument or with --prompt-file, "
-					    "not both");
+		return cli_usage_error(
+			ctx, "give the prompt as an argument or with --prompt-file, not both");
 	if (!o->prompt_arg && !o->prompt_file)
 		return cli_usage_error(ctx, "missing the prompt");
 	if (o->sandbox != SANDBOX_KIND_NONE && !o->dry_run)
-		return cli_usage_error(ctx, "--sandbox needs --dry-run (spawn runs the agent "
-					    "unconfined; a run's sandbox: confines it)");
+		return cli_usage_error(
+			ctx,
+			"--sandbox needs --dry-run (spawn runs the agent unconfined; a run's sandbox: confines it)");
 	return 0;
 }
 
@@ -808,10 +808,10 @@ int cmd_spawn(int argc, char **argv, struct cli_ctx *ctx)
 		goto out;
 	}
 	if (!e->profile) {
-		code = cli_error(ctx, BEXIT_USAGE,
-				 "adapter '%s' has no capability profile (a registry.yaml entry); "
-				 "bernstein spawn runs profiled adapters",
-				 o.adapter);
+		code = cli_error(
+			ctx, BEXIT_USAGE,
+			"adapter '%s' has no capability profile (a registry.yaml entry); bernstein spawn runs profiled adapters",
+			o.adapter);
 		goto out;
 	}
 
@@ -860,10 +860,10 @@ int cmd_spawn(int argc, char **argv, struct cli_ctx *ctx)
 		goto out;
 	}
 	if (plan.resume_id && plan.state_dir && !plan.state_reused)
-		strvec_pushf(&plan.warnings,
-			     "no earlier session '%s' of %s under %s: the agent gets a fresh "
-			     "state directory and may not find the session",
-			     o.resume, e->name, RUNS_DIR);
+		strvec_pushf(
+			&plan.warnings,
+			"no earlier session '%s' of %s under %s: the agent gets a fresh state directory and may not find the session",
+			o.resume, e->name, RUNS_DIR);
 	if (o.dry_run) {
 		json_t *sb = NULL;
 

@@ -520,12 +520,11 @@ const char *confine_oci_runtime(const char *path_env, char *buf, size_t size, st
 		return buf;
 	if (confine_find_program(path_env, "runc", buf, size))
 		return buf;
-	diag_set(reterr, NULL, 0, 0,
-		 "sandbox: container: no usable OCI runtime: %s (the task is not run "
-		 "unconfined)",
-		 hybrid ? "crun refuses this host's hybrid cgroups (cgroup2 at "
-			  "/sys/fs/cgroup/unified has controllers) and runc is not on PATH"
-			: "neither crun nor runc is on PATH");
+	diag_set(
+		reterr, NULL, 0, 0,
+		"sandbox: container: no usable OCI runtime: %s (the task is not run unconfined)",
+		hybrid ? "crun refuses this host's hybrid cgroups (cgroup2 at /sys/fs/cgroup/unified has controllers) and runc is not on PATH"
+		       : "neither crun nor runc is on PATH");
 	return NULL;
 }
 

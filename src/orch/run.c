@@ -323,10 +323,10 @@ static int loop_load(struct loop *l, struct orch_env *e, const char *run_id, str
 			long k = id ? find_task(l, id) : -1;
 
 			if (k < 0) {
-				diag_set(reterr, state_path(e->st), 0, 0,
-					 "task '%s' of run '%s' depends on '%s', which the run "
-					 "does not have",
-					 t->row.id, run_id, id ? id : "?");
+				diag_set(
+					reterr, state_path(e->st), 0, 0,
+					"task '%s' of run '%s' depends on '%s', which the run does not have",
+					t->row.id, run_id, id ? id : "?");
 				return -EBADMSG;
 			}
 			t->deps[t->n_deps++] = (size_t)k;
@@ -681,9 +681,9 @@ static int confine_spec(struct loop *l, struct otask *t, const char *home, const
 	switch (t->sb.kind) {
 	case SANDBOX_KIND_BWRAP:
 		if (!confine_find_program(path_env, "bwrap", prog, sizeof(prog))) {
-			diag_set(reterr, NULL, 0, 0,
-				 "sandbox: bwrap: bubblewrap (bwrap) is not on PATH (the task is "
-				 "not run unconfined)");
+			diag_set(
+				reterr, NULL, 0, 0,
+				"sandbox: bwrap: bubblewrap (bwrap) is not on PATH (the task is not run unconfined)");
 			return -ENOENT;
 		}
 		confine_bwrap_argv(&t->sb, prog, l->e->self_exe, cwd, geteuid() == 0,
@@ -745,14 +745,13 @@ static char *fallback_prompt(struct loop *l, struct otask *t, const struct attem
 	const char *final = NULL;
 	json_t *last_text = NULL;
 
-	(void)sbuf_addf(&sb,
-			"## Resume context\n"
-			"A previous attempt at this task (attempt %" PRId64
-			", adapter %s) ended early (%s). Its work is in this worktree. "
-			"Continue from where it stopped; do not redo what is done.\n",
-			prev->n, prev->adapter ? prev->adapter : "?",
-			prev->reason ? prev->reason
-				     : (prev->outcome ? prev->outcome : "interrupted"));
+	(void)sbuf_addf(
+		&sb,
+		"## Resume context\n"
+		"A previous attempt at this task (attempt %" PRId64
+		", adapter %s) ended early (%s). Its work is in this worktree. Continue from where it stopped; do not redo what is done.\n",
+		prev->n, prev->adapter ? prev->adapter : "?",
+		prev->reason ? prev->reason : (prev->outcome ? prev->outcome : "interrupted"));
 	if (prev->agent_session_id)
 		(void)sbuf_addf(&sb, "- prior_adapter_session_id: %s\n", prev->agent_session_id);
 	if (t->row.worktree) {
@@ -1025,24 +1024,20 @@ worktree:
 
 		if (abi < 0) {
 			refuse(l, t, TASK_REFUSED,
-			       "sandbox: landlock: the kernel does not support Landlock "
-			       "(the task is not run unconfined)");
+			       "sandbox: landlock: the kernel does not support Landlock (the task is not run unconfined)");
 			goto out;
 		}
 		if (task_tier(l, t) == SANDBOX_KIND_BWRAP &&
 		    !confine_find_program(envpolicy_get(e->host_env, "PATH"), "bwrap", msg,
 					  sizeof(msg))) {
 			refuse(l, t, TASK_REFUSED,
-			       "sandbox: bwrap: bubblewrap (bwrap) is not on PATH (the task is not "
-			       "run unconfined)");
+			       "sandbox: bwrap: bubblewrap (bwrap) is not on PATH (the task is not run unconfined)");
 			goto out;
 		}
 		if (task_tier(l, t) == SANDBOX_KIND_CONTAINER) {
 			if (geteuid() != 0) {
 				refuse(l, t, TASK_REFUSED,
-				       "sandbox: container: needs bernstein to run as root here "
-				       "(rootless OCI bundles are not written yet; the task is not "
-				       "run unconfined)");
+				       "sandbox: container: needs bernstein to run as root here (rootless OCI bundles are not written yet; the task is not run unconfined)");
 				goto out;
 			}
 			if (!confine_oci_runtime(envpolicy_get(e->host_env, "PATH"), msg,
