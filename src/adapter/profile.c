@@ -1441,19 +1441,120 @@ static int parse_hooks(struct pctx *c, const struct ynode *node)
 	return 0;
 }
 
-static const struct pfield runtime_fields[] = {
-	{"resume", YT_MAP, false},
-	{"dangerous", YT_MAP, false},
-	{"session_id", YT_MAP, false},
-	{"long_prompt", YT_MAP, false},
-	{"events", YT_MAP, false},
-	{"env", YT_MAP, false},
-	{"home", YT_STR, false},
-	{"files", YT_SEQ, false},
-	{"endpoint", YT_MAP, false},
-	{"hooks", YT_MAP, false},
-	{"git_dir", YT_STR, false}, /* refused | allowed (module agents) */
+/* ---- runtime.sandbox ---- */
+
+static const struct pfield sandbox_fields[] = {
+	{"tiers", YT_STRLIST, false},
+	{"read", YT_STRLIST, false},
+	{"login", YT_STRLIST, false},
 	{NULL, 0, false},
+};
+
+/* A path of runtime.sandbox: read (absolute, or "~/REL" in the user's
+ * HOME) or login (relative to HOME). Components must be plain names: no
+ * empty, "." or ".." component, no control character, no placeholder. */
+static int check_sandbox_path(struct pctx *c, const struct ynode *n, const char *path, bool login)
+{
+	const char *s = n->str, *rel = s, *p;
+
+	if (has_ctl(s))
+		return perr(c, n, path, "a path must not contain control characters");
+	if (login) {
+		if (s[0] == '/' || s[0] == '~')
+			return perr(c, n, path,
+				    "a login file is relative to the HOME (e.g. .codex/auth.json)");
+	} else if (s[0] == '/') {
+		rel = s + 1;
+	} else if (s[0] == '~' && s[1] == '/') {
+		rel = s + 2;
+	} else {
+		return perr(c, n, path, "a read path is absolute or starts with '~/' (the HOME)");
+	}
+	if (!rel[0])
+		return perr(c, n, path, "must name something below %s",
+			    login || s[0] == '~' ? "the HOME" : "'/'");
+	for (p = rel; *p;) {
+		const char *e = strchr(p, '/');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+
+		if (len == 0 || (len == 1 && p[0] == '.') ||
+		    (len == 2 && p[0] == '.' && p[1] == '.'))
+			return perr(c, n, path,
+				    "every component must be a name (no empty, '.' or '..' one)");
+		p += len;
+		if (*p == '/')
+			p++;
+		if (e && !*p)
+			return perr(c, n, path, "must not end in '/'");
+	}
+	if (strchr(s, '{'))
+		return perr(c, n, path, "a path takes no placeholder");
+	return 0;
+}
+
+static int parse_sandbox(struct pctx *c, const struct ynode *node)
+{
+	struct profile_sandbox *sb = &c->p->runtime.sandbox;
+	const struct ynode *seq;
+	char ip[160], q[80];
+	size_t i, j;
+	int r;
+
+	r = check_map(c, node, sandbox_fields, "runtime.sandbox");
+	if (r < 0)
+		return r;
+	seq = ynode_get(node, "tiers");
+	for (i = 0; seq && i < seq->n; i++) {
+		const struct ynode *t = seq->items[i];
+		enum sandbox_kind k = sandbox_kind_from_string(t->str);
+
+		index_path(ip, sizeof(ip), "runtime.sandbox.tiers", i);
+		if (k < 0 || k == SANDBOX_KIND_NONE)
+			return perr(
+				c, t, ip,
+				"unknown tier '%s' (expected one of: landlock, bwrap, container; none needs no declaration)",
+				Q(q, t->str));
+		if (sb->tiers & (1u << k))
+			return perr(c, t, ip, "'%s' is listed twice", t->str);
+		sb->tiers |= 1u << k;
+	}
+	for (j = 0; j < 2; j++) {
+		const char *key = j ? "login" : "read";
+		char kp[64];
+
+		(void)snprintf(kp, sizeof(kp), "runtime.sandbox.%s", key);
+		seq = ynode_get(node, key);
+		for (i = 0; seq && i < seq->n; i++) {
+			size_t k;
+
+			index_path(ip, sizeof(ip), kp, i);
+			r = check_sandbox_path(c, seq->items[i], ip, j == 1);
+			if (r < 0)
+				return r;
+			for (k = 0; k < i; k++)
+				if (strcmp(seq->items[k]->str, seq->items[i]->str) == 0)
+					return perr(c, seq->items[i], ip, "'%s' is listed twice",
+						    Q(q, seq->items[i]->str));
+		}
+		copy_strv(c, seq, j ? &sb->login : &sb->read);
+	}
+	if (sb->login.n && c->p->runtime.home != AGENT_HOME_ISOLATED)
+		return perr(
+			c, ynode_get(node, "login"), "runtime.sandbox.login",
+			"login files are made readable in a private agent HOME: set runtime.home: isolated");
+	sb->declared = true;
+	sb->origin = at_node(c, node);
+	return 0;
+}
+
+static const struct pfield runtime_fields[] = {
+	{"resume", YT_MAP, false},     {"dangerous", YT_MAP, false},
+	{"session_id", YT_MAP, false}, {"long_prompt", YT_MAP, false},
+	{"events", YT_MAP, false},     {"env", YT_MAP, false},
+	{"home", YT_STR, false},       {"files", YT_SEQ, false},
+	{"endpoint", YT_MAP, false},   {"hooks", YT_MAP, false},
+	{"git_dir", YT_STR, false}, /* refused | allowed (module agents) */
+	{"sandbox", YT_MAP, false},    {NULL, 0, false},
 };
 
 static int parse_runtime(struct pctx *c, const struct ynode *node)
@@ -1511,6 +1612,8 @@ static int parse_runtime(struct pctx *c, const struct ynode *node)
 		return perr(
 			c, v, "runtime.git_dir",
 			"'allowed' lifts a refusal of bernstein's own file tools (the openai_agents runner, mock): a factory agent's tools are its own, so it would promise nothing");
+	if ((v = ynode_get(node, "sandbox")) && (r = parse_sandbox(c, v)) < 0)
+		return r;
 	if ((rt->files.n || rt->endpoint.files.n || rt->hooks.files.n) &&
 	    rt->home != AGENT_HOME_ISOLATED) {
 		const struct ynode *f = ynode_get(node, "files");
@@ -2215,6 +2318,23 @@ json_t *profile_canonical(const struct profile *p)
 		jset(r, "hooks", j);
 	} else {
 		jset(r, "hooks", json_null());
+	}
+	/* Only when declared: a profile without it keeps the content address
+	 * it had before the field existed (hashes are recorded in state and
+	 * audit chains). */
+	if (rt->sandbox.declared) {
+		json_t *t = json_array();
+		int k;
+
+		j = json_object();
+		for (k = 0; k < _SANDBOX_KIND_MAX; k++)
+			if (rt->sandbox.tiers & (1u << k))
+				(void)json_array_append_new(t, json_string(sandbox_kind_to_string(
+								       (enum sandbox_kind)k)));
+		jset(j, "tiers", t);
+		jset(j, "read", jstrv(&rt->sandbox.read));
+		jset(j, "login", jstrv(&rt->sandbox.login));
+		jset(r, "sandbox", j);
 	}
 	jset(o, "runtime", r);
 	return o;

@@ -33,6 +33,7 @@
 
 #include "adapter/axes.h"
 #include "adapter/catalog.h"
+#include "proc/sandbox.h"
 #include "util/arena.h"
 #include "util/diag.h"
 #include "util/hash.h"
@@ -271,6 +272,19 @@ struct profile_hooks {
 	struct catalog_origin origin;
 };
 
+/* How bernstein's sandbox tiers run the agent (runtime.sandbox; docs/security.md):
+ * the tiers it is known to work in (verified by the tests with the real CLI),
+ * the paths it needs to read besides the system, its installation and its
+ * tree, and the login files of the user's HOME it reads, made readable at the
+ * same place in its private HOME. */
+struct profile_sandbox {
+	bool declared;
+	unsigned tiers;		   /* bit (1u << enum sandbox_kind); never NONE */
+	struct profile_strv read;  /* absolute, or "~/..." (the user's HOME) */
+	struct profile_strv login; /* relative to HOME, e.g. ".codex/auth.json" */
+	struct catalog_origin origin;
+};
+
 struct profile_runtime {
 	struct profile_resume resume;
 	struct profile_dangerous dangerous;
@@ -284,6 +298,7 @@ struct profile_runtime {
 	struct profile_endpoint endpoint;
 	struct profile_hooks hooks;
 	enum git_dir_access git_dir;
+	struct profile_sandbox sandbox;
 	struct catalog_origin origin, events_at, home_at, git_dir_at;
 };
 

@@ -57,6 +57,7 @@ struct session {
 	char cwd[PATH_MAX];
 	char *repo;
 	char self_exe[PATH_MAX];
+	char key_path[PATH_MAX]; /* the audit key, kept out of every sandbox */
 	struct strvec git_env;
 	struct catalog *cat;
 	struct orch_config *cfg;
@@ -209,6 +210,9 @@ static int session_open(struct session *s, struct cli_ctx *ctx, bool readonly, b
 		code = audit_setup_open(ctx, auditdir, key_file, &s->chain);
 		if (code)
 			goto out;
+		if (audit_setup_key_path(ctx, key_file, s->key_path, sizeof(s->key_path), NULL) ==
+		    0)
+			s->env.audit_key_path = s->key_path;
 	}
 	r = state_open(db, STATE_CREATE, &s->st, &d);
 	if (r < 0) {
@@ -790,15 +794,30 @@ static const struct option status_options[] = {
 	{NULL, 0, NULL, 0},
 };
 
+/* The sandbox tier t got (recorded in its spec when it was routed), or
+ * NULL before that. The caller frees. */
+static char *task_tier(const struct task_row *t)
+{
+	json_t *spec = t->spec ? json_loads(t->spec, 0, NULL) : NULL;
+	const char *s = json_string_value(json_object_get(spec, "sandbox_tier"));
+	char *r = s ? xstrdup(s) : NULL;
+
+	json_decref(spec);
+	return r;
+}
+
 static json_t *task_json(const struct task_row *t)
 {
 	json_t *o = json_object();
+	char *tier = task_tier(t);
 
 	cli_jset(o, "id", cli_jstr(t->id));
 	cli_jset(o, "title", cli_jstr(t->title));
 	cli_jset(o, "role", cli_jstr(t->role));
 	cli_jset(o, "state", cli_jstr(task_state_to_string(t->state)));
 	cli_jset(o, "adapter", cli_jstr(t->adapter));
+	cli_jset(o, "sandbox", cli_jstr(tier));
+	free(tier);
 	cli_jset(o, "profile_hash", cli_jstr(t->profile_hash));
 	cli_jset(o, "attempts", json_integer(t->attempts));
 	cli_jset(o, "outcome", cli_jstr(t->outcome));
@@ -883,14 +902,16 @@ int cmd_status(int argc, char **argv, struct cli_ctx *ctx)
 		      run.base_branch ? run.base_branch : "-",
 		      run.base_commit ? run.base_commit : "-",
 		      run.created_at ? run.created_at : "-");
-	(void)fprintf(ctx->out, "%-24s %-12s %-12s %8s  %s\n", "TASK", "ADAPTER", "STATE",
-		      "ATTEMPTS", "REASON");
+	(void)fprintf(ctx->out, "%-24s %-12s %-12s %-9s %8s  %s\n", "TASK", "ADAPTER", "STATE",
+		      "SANDBOX", "ATTEMPTS", "REASON");
 	for (i = 0; i < n; i++) {
 		const struct task_row *t = &tasks[i];
+		char *tier = task_tier(t);
 
-		(void)fprintf(ctx->out, "%-24.24s %-12.12s %-12.12s %8" PRId64 "  %s\n", t->id,
-			      t->adapter ? t->adapter : "-", task_state_to_string(t->state),
-			      t->attempts, t->reason ? t->reason : "");
+		(void)fprintf(ctx->out, "%-24.24s %-12.12s %-12.12s %-9.9s %8" PRId64 "  %s\n",
+			      t->id, t->adapter ? t->adapter : "-", task_state_to_string(t->state),
+			      tier ? tier : "-", t->attempts, t->reason ? t->reason : "");
+		free(tier);
 	}
 	code = 0;
 out:

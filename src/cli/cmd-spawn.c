@@ -28,15 +28,18 @@
 #include "adapter/invocation.h"
 #include "adapter/outcome.h"
 #include "adapter/profile.h"
+#include "cli/audit-setup.h"
 #include "cli/catalog-paths.h"
 #include "cli/commands.h"
 #include "cli/output.h"
 #include "orch/agentrun.h"
+#include "orch/confine.h"
 #include "proc/git.h"
 #include "proc/probe.h"
 #include "proc/supervise.h"
 #include "util/clock.h"
 #include "util/fsutil.h"
+#include "util/json.h"
 #include "util/sbuf.h"
 #include "util/randid.h"
 #include "util/strvec.h"
@@ -63,7 +66,7 @@ enum spawn_exit {
 const char spawn_usage[] =
 	"ADAPTER [-m MODEL] [-C DIR] [--timeout S] [--resume SESSION] [--session-id ID]\n"
 	"       [--attach FILE]... [--set KEY=VALUE]... [--prompt-file FILE] [--expect-changes]\n"
-	"       [--dry-run] [--json] [PROMPT]";
+	"       [--dry-run [--sandbox TIER]] [--json] [PROMPT]";
 
 const char spawn_help[] =
 	"Runs one agent headless in DIR under the supervisor (its own session, killed\n"
@@ -89,6 +92,9 @@ const char spawn_help[] =
 	"  --prompt-file FILE  read the prompt from FILE ('-': standard input)\n"
 	"  --expect-changes    a run that leaves the worktree unchanged is no_changes\n"
 	"  --dry-run           print the plan (argv, environment names, files) and stop\n"
+	"  --sandbox TIER      with --dry-run: also what the agent could read and write\n"
+	"                      in sandbox tier TIER of a run (landlock, bwrap or\n"
+	"                      container), DIR as its tree\n"
 	"  --json              the plan, the events and the outcome as JSON\n"
 	"\n"
 	"Exit codes: 0 completed, 1 failed, 2 usage, 3 refused or invalid profile,\n"
@@ -104,6 +110,7 @@ enum {
 	OPT_PROMPT_FILE,
 	OPT_EXPECT_CHANGES,
 	OPT_DRY_RUN,
+	OPT_SANDBOX,
 	OPT_JSON,
 };
 
@@ -117,6 +124,7 @@ static const struct option spawn_options[] = {
 	{"prompt-file", required_argument, NULL, OPT_PROMPT_FILE},
 	{"expect-changes", no_argument, NULL, OPT_EXPECT_CHANGES},
 	{"dry-run", no_argument, NULL, OPT_DRY_RUN},
+	{"sandbox", required_argument, NULL, OPT_SANDBOX},
 	{"json", no_argument, NULL, OPT_JSON},
 	CLI_OPT_HELP,
 	{NULL, 0, NULL, 0},
@@ -135,6 +143,7 @@ struct spawn_opts {
 	const char *prompt_arg;
 	bool expect_changes;
 	bool dry_run;
+	enum sandbox_kind sandbox; /* --sandbox; NONE when not given */
 };
 
 /* ---- helpers ---- */
@@ -621,6 +630,14 @@ static int parse_args(int argc, char **argv, struct cli_ctx *ctx, struct spawn_o
 		case OPT_DRY_RUN:
 			o->dry_run = true;
 			break;
+		case OPT_SANDBOX:
+			o->sandbox = sandbox_kind_from_string(optarg);
+			if (o->sandbox <= SANDBOX_KIND_NONE)
+				return cli_usage_error(
+					ctx,
+					"--sandbox: '%s' is not a tier a run can confine an agent in (expected: landlock, bwrap, container)",
+					optarg);
+			break;
 		case OPT_JSON:
 			ctx->json = true;
 			break;
@@ -644,7 +661,71 @@ static int parse_args(int argc, char **argv, struct cli_ctx *ctx, struct spawn_o
 			ctx, "give the prompt as an argument or with --prompt-file, not both");
 	if (!o->prompt_arg && !o->prompt_file)
 		return cli_usage_error(ctx, "missing the prompt");
+	if (o->sandbox != SANDBOX_KIND_NONE && !o->dry_run)
+		return cli_usage_error(
+			ctx,
+			"--sandbox needs --dry-run (spawn runs the agent unconfined; a run's sandbox: confines it)");
 	return 0;
+}
+
+/* --dry-run --sandbox: the policy a run's tier would give this agent, with
+ * cwd as its tree (orch/confine.h). */
+static int sandbox_report(struct cli_ctx *ctx, const struct spawn_opts *o, const struct profile *p,
+			  const struct invocation_plan *plan, const char *cwd,
+			  const char *session_dir, json_t **ret)
+{
+	struct confine_policy pol = CONFINE_POLICY_INIT;
+	char key[PATH_MAX], *home, *tmp;
+	struct confine_input in = {
+		.kind = o->sandbox,
+		.repo = cwd,
+		.user_home = cli_getenv(ctx, "HOME"),
+		.tree = cwd,
+		.session_dir = session_dir,
+		.binary = plan->binary_found ? plan->argv.v[0] : NULL,
+		.path_env = cli_getenv(ctx, "PATH"),
+		.decl = &p->runtime.sandbox,
+	};
+	struct diag d;
+	char self[PATH_MAX];
+	ssize_t n;
+	int r;
+
+	diag_clear(&d);
+	if (audit_setup_key_path(ctx, NULL, key, sizeof(key), NULL) == 0)
+		in.audit_key = key;
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		in.self_exe = self;
+	}
+	home = plan->state_dir ? xstrdup(plan->state_dir) : agentrun_path(session_dir, "home");
+	tmp = agentrun_path(session_dir, "tmp");
+	in.home = home;
+	in.tmp = tmp;
+	r = confine_policy_build(&in, &pol, &d);
+	free(home);
+	free(tmp);
+	if (r < 0)
+		return cli_error(ctx, BEXIT_INVALID, "%s", d.msg);
+	*ret = confine_policy_json(&pol);
+	confine_policy_release(&pol);
+	return 0;
+}
+
+static void sandbox_print(FILE *out, const json_t *sb)
+{
+	static const char *const keys[] = {"read", "read_except", "write", "login", NULL};
+	size_t i, j;
+
+	(void)fprintf(out, "sandbox: %s\n", json_string_value(json_object_get(sb, "tier")));
+	for (i = 0; keys[i]; i++) {
+		const json_t *a = json_object_get(sb, keys[i]);
+
+		(void)fprintf(out, "  %s:%s\n", keys[i], json_array_size(a) ? "" : " (none)");
+		for (j = 0; j < json_array_size(a); j++)
+			(void)fprintf(out, "    %s\n", json_string_value(json_array_get(a, j)));
+	}
 }
 
 int cmd_spawn(int argc, char **argv, struct cli_ctx *ctx)
@@ -778,11 +859,24 @@ int cmd_spawn(int argc, char **argv, struct cli_ctx *ctx)
 			"no earlier session '%s' of %s under %s: the agent gets a fresh state directory and may not find the session",
 			o.resume, e->name, RUNS_DIR);
 	if (o.dry_run) {
-		if (ctx->json)
-			code = cli_print_json(ctx,
-					      agentrun_plan_json(e->profile, &plan, run, session));
-		else {
+		json_t *sb = NULL;
+
+		if (o.sandbox != SANDBOX_KIND_NONE) {
+			code = sandbox_report(ctx, &o, e->profile, &plan, cwd, session_dir, &sb);
+			if (code)
+				goto out;
+		}
+		if (ctx->json) {
+			json_t *pj = agentrun_plan_json(e->profile, &plan, run, session);
+
+			if (sb)
+				json_obj_set(pj, "sandbox", sb);
+			code = cli_print_json(ctx, pj);
+		} else {
 			plan_print(ctx->out, e->profile, &plan);
+			if (sb)
+				sandbox_print(ctx->out, sb);
+			json_decref(sb);
 			code = 0;
 		}
 		goto out;

@@ -65,7 +65,7 @@ int orch_get_adapter(const struct ydoc *doc, const struct ynode *n, const char *
 int orch_get_effort(const struct ydoc *doc, const struct ynode *n, const char *path,
 		    const char **ret, struct diag *reterr);
 
-/* sandbox: none | landlock. */
+/* sandbox: auto | none | landlock | bwrap | container. */
 int orch_get_sandbox(const struct ydoc *doc, const struct ynode *n, const char *path,
 		     enum sandbox_mode *ret, struct diag *reterr);
 

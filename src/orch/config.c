@@ -50,8 +50,9 @@ enum merge_policy merge_policy_from_string(const char *s)
 }
 
 static const char *const sandbox_names[_SANDBOX_MODE_MAX + 1] = {
-	[SANDBOX_NONE] = "none",
-	[SANDBOX_LANDLOCK] = "landlock",
+	[SANDBOX_NONE] = "none",   [SANDBOX_LANDLOCK] = "landlock",
+	[SANDBOX_BWRAP] = "bwrap", [SANDBOX_CONTAINER] = "container",
+	[SANDBOX_AUTO] = "auto",
 };
 
 const char *sandbox_mode_to_string(enum sandbox_mode m)
@@ -554,6 +555,7 @@ static struct orch_config *config_new(void)
 	c->max_retries = ORCH_DEFAULT_MAX_RETRIES;
 	c->retry_backoff_s = ORCH_DEFAULT_RETRY_BACKOFF_S;
 	c->merge = MERGE_NO_FF;
+	c->sandbox = SANDBOX_AUTO;
 	c->n_modes = ARRAY_SIZE(builtin_modes);
 	c->modes = arena_alloc(&c->arena, st_mult(c->n_modes, sizeof(*c->modes)));
 	for (i = 0; i < c->n_modes; i++) {
@@ -1079,8 +1081,8 @@ json_t *orch_config_json(const struct orch_config *c)
 	(void)json_object_set_new(o, "preference", pref);
 	(void)json_object_set_new(o, "gates", gates_json(c->gates, c->n_gates));
 	(void)json_object_set_new(o, "merge", jstr(merge_policy_to_string(c->merge)));
-	/* shown when set: with none the output is what it was before the key */
-	if (c->sandbox != SANDBOX_NONE)
+	/* shown when set: with the default the output is what it was before the key */
+	if (c->sandbox != SANDBOX_AUTO)
 		(void)json_object_set_new(o, "sandbox", jstr(sandbox_mode_to_string(c->sandbox)));
 	(void)json_object_set_new(o, "mode", jstr(c->mode));
 	for (i = 0; i < c->n_modes; i++) {
@@ -1227,7 +1229,7 @@ int orch_config_to_yaml(const struct orch_config *c, struct sbuf *out)
 		TRY(sbuf_adds(out, "}"));
 	}
 	TRY(sbuf_addf(out, "\nmerge: %s", merge_policy_to_string(c->merge)));
-	if (c->sandbox != SANDBOX_NONE)
+	if (c->sandbox != SANDBOX_AUTO)
 		TRY(sbuf_addf(out, "\nsandbox: %s", sandbox_mode_to_string(c->sandbox)));
 	TRY(sbuf_adds(out, "\nmode: "));
 	TRY(yaml_str(out, c->mode));
@@ -1326,12 +1328,15 @@ const char orch_config_template[] =
 	"# into the base branch with 'git merge --no-ff'; none leaves it for you.\n"
 	"merge: no-ff\n"
 	"\n"
-	"# Confinement of the agents: none runs each in a git worktree, unconfined;\n"
-	"# landlock gives each task its own 'git clone --shared' and lets its agent\n"
-	"# write only there (and in its HOME and TMPDIR), by Landlock: a kernel\n"
-	"# without Landlock refuses such tasks. Files only, not the network. A\n"
-	"# plan's task may set its own 'sandbox:'.\n"
-	"sandbox: none\n"
+	"# Confinement of the agents: none runs each in a git worktree, unconfined\n"
+	"# (it can read and forge anything you can); landlock, bwrap and container\n"
+	"# (weakest first) give each task its own 'git clone --shared', let its\n"
+	"# agent write only there (and in its HOME and TMPDIR) and read only an\n"
+	"# allow-list; a host that cannot provide the tier refuses such tasks. auto\n"
+	"# picks the strongest tier this host provides in which the task's agent is\n"
+	"# known to work, else none. Not the network. A plan's task may set its own\n"
+	"# 'sandbox:'.\n"
+	"sandbox: auto\n"
 	"\n"
 	"# The mode profile whose sampling parameters every task gets: smart\n"
 	"# (temperature 0.2), deep (0.3), fast (0.0) or one of 'modes:'. It applies\n"

@@ -17,7 +17,7 @@
  *   preference: [a, b]    routing preference order (adapter names)
  *   gates: [{name, run, timeout}]   commands run in the worktree after completion
  *   merge: no-ff          no-ff | none
- *   sandbox: none         none | landlock (a task's own sandbox: wins)
+ *   sandbox: auto         auto | none | landlock | bwrap | container (a task's own wins)
  *   mode: null            the mode profile applied (smart, deep, fast or a modes: entry)
  *   modes: {NAME: {temperature, top_p, top_k, max_tokens}}
  *   role_model_policy: {ROLE: {adapter (or cli), provider, model, effort,
@@ -77,8 +77,13 @@ const char *merge_policy_to_string(enum merge_policy m);
 enum merge_policy merge_policy_from_string(const char *s);
 
 enum sandbox_mode {
-	SANDBOX_NONE,	  /* "none": a git worktree, the agent unconfined */
-	SANDBOX_LANDLOCK, /* "landlock": a per-task clone, the agent confined to it */
+	SANDBOX_NONE,	   /* "none": a git worktree, the agent unconfined */
+	SANDBOX_LANDLOCK,  /* "landlock": a per-task clone, the agent confined to it */
+	SANDBOX_BWRAP,	   /* "bwrap": the same in bubblewrap's namespaces (docs/runs.md) */
+	SANDBOX_CONTAINER, /* "container": the same in an OCI container (crun or runc) */
+	SANDBOX_AUTO,	   /* "auto" (the default): the strongest tier this host provides
+			      in which the task's agent is known to work (its profile's
+			      runtime.sandbox.tiers), else none */
 	_SANDBOX_MODE_MAX,
 	_SANDBOX_MODE_INVALID = -EINVAL,
 };

@@ -16,7 +16,8 @@
  *       timeout: 600
  *       gates: [{name: lint, run: "true"}]
  *       artifact: report.md         workdir-relative, no "..", not absolute
- *       sandbox: landlock           none | landlock; default: bernstein.yaml's
+ *       sandbox: landlock           auto | none | landlock | bwrap | container;
+ *                                   default: bernstein.yaml's
  *       attachments: [shot.png]     workdir-relative files (images)
  *       sampling: {temperature: 0.2, base_url: ..., api_key_env: ...}
  *                                   (alias: mcp_config)

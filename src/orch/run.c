@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "adapter/catalog.h"
+#include "adapter/envpolicy.h"
 #include "adapter/invocation.h"
 #include "adapter/outcome.h"
 #include "adapter/profile.h"
@@ -24,6 +25,7 @@
 #include "audit/audit.h"
 #include "orch/agentrun.h"
 #include "orch/config.h"
+#include "orch/confine.h"
 #include "orch/plan.h"
 #include "proc/holders.h"
 #include "proc/landlock.h"
@@ -73,6 +75,10 @@ struct otask {
 	/* sandboxed: the environment for git in the task's clone (git_env plus
 	 * the confinement entries, worktree.h); empty until first needed */
 	struct strvec clone_env;
+	/* sandboxed: what its agent and gates may read and write, computed once
+	 * per attempt (at dispatch; for gates after a resume, when first needed) */
+	struct confine_policy sb;
+	bool sb_built;
 	/* gates: run by the supervisor like agents, one after the other */
 	json_t *gates;	  /* the list (gate_list()) while state completing; NULL none */
 	size_t gate_next; /* the next one to run */
@@ -101,6 +107,9 @@ struct loop {
 	/* audit group commit (flush_audit_soon()): mono ms of the last flush,
 	 * and when the pending one is due (0: none pending) */
 	uint64_t audit_flushed_ms, audit_due_ms;
+	/* the sandbox tiers this host provides, looked at once (sandbox: auto) */
+	unsigned host_tiers;
+	bool host_tiers_known;
 };
 
 /* ---- small helpers ---- */
@@ -245,6 +254,7 @@ static void otask_release(struct otask *t)
 	free(t->session_dir);
 	free(t->start);
 	strvec_clear(&t->clone_env);
+	confine_policy_release(&t->sb);
 	json_decref(t->gates);
 	free(t->gate_log);
 }
@@ -294,6 +304,7 @@ static int loop_load(struct loop *l, struct orch_env *e, const char *run_id, str
 		attempt_row_init(&t->att);
 		t->attachments = (struct strvec)STRVEC_INIT;
 		t->clone_env = (struct strvec)STRVEC_INIT;
+		t->sb = (struct confine_policy)CONFINE_POLICY_INIT;
 		t->loop = l;
 		t->selected = true;
 		invocation_plan_init(&t->plan);
@@ -545,15 +556,48 @@ static char *session_path(const struct loop *l, const struct otask *t, const cha
 	return sbuf_detach(&sb, NULL);
 }
 
-/* Whether t runs sandboxed: its own sandbox: (recorded in its spec), else
- * bernstein.yaml's. Decided afresh each time (resume included). */
-static bool task_sandboxed(const struct loop *l, const struct otask *t)
+/* t's sandbox tier: the one recorded when it was first routed
+ * ("sandbox_tier" in its spec: kept by a retry and a resume, so its clone
+ * stays a clone), else its own sandbox:, else bernstein.yaml's; auto is
+ * the strongest tier this host provides that the routed adapter's profile
+ * declares (none before routing, or when none fits). */
+static enum sandbox_kind task_tier(struct loop *l, const struct otask *t)
 {
-	const char *s = jget_str(t->spec, "sandbox");
+	const char *s = jget_str(t->spec, "sandbox_tier");
+	enum sandbox_mode m;
 
-	if (s)
-		return sandbox_mode_from_string(s) == SANDBOX_LANDLOCK;
-	return l->e->cfg->sandbox == SANDBOX_LANDLOCK;
+	if (s && sandbox_kind_from_string(s) >= 0)
+		return sandbox_kind_from_string(s);
+	s = jget_str(t->spec, "sandbox");
+	m = s ? sandbox_mode_from_string(s) : l->e->cfg->sandbox;
+	switch (m) {
+	case SANDBOX_AUTO: {
+		const struct registry_entry *entry =
+			t->row.adapter ? catalog_find(l->e->cat, t->row.adapter) : NULL;
+
+		if (!entry || !entry->profile)
+			return SANDBOX_KIND_NONE;
+		if (!l->host_tiers_known) {
+			l->host_tiers = confine_host_tiers(envpolicy_get(l->e->host_env, "PATH"));
+			l->host_tiers_known = true;
+		}
+		return confine_strongest(l->host_tiers, entry->profile->runtime.sandbox.tiers);
+	}
+	case SANDBOX_LANDLOCK:
+		return SANDBOX_KIND_LANDLOCK;
+	case SANDBOX_BWRAP:
+		return SANDBOX_KIND_BWRAP;
+	case SANDBOX_CONTAINER:
+		return SANDBOX_KIND_CONTAINER;
+	default:
+		return SANDBOX_KIND_NONE;
+	}
+}
+
+/* Whether t runs sandboxed (any tier): a clone of its own, confined. */
+static bool task_sandboxed(struct loop *l, const struct otask *t)
+{
+	return task_tier(l, t) != SANDBOX_KIND_NONE;
 }
 
 /* The environment for git in t's checkout: for a sandboxed task's clone,
@@ -573,13 +617,58 @@ static const char *const *task_git_env(struct loop *l, struct otask *t)
 	return (const char *const *)t->clone_env.v;
 }
 
-/* The agent of a sandboxed task: read-write its clone, its HOME, a private
- * TMPDIR (set in its environment) and /dev/null; read-only everything
- * else; no Landlock, no agent (never best effort). */
-static int confine_spec(struct otask *t, const char *home, const char *tmp, struct proc_spec *spec,
-			struct diag *reterr)
+/* t's sandbox policy (orch/confine.h), built once per attempt: binary is
+ * the agent's argv[0] (NULL for a gate after a resume), session_dir its
+ * session directory (NULL: none yet). */
+static int task_policy(struct loop *l, struct otask *t, const char *binary, const char *session_dir,
+		       const char *home, const char *tmp, struct diag *reterr)
 {
-	struct strvec env = STRVEC_INIT;
+	const struct registry_entry *entry;
+	char *objects = NULL;
+	struct confine_input in = {
+		.kind = task_tier(l, t),
+		.repo = l->e->repo,
+		.user_home = envpolicy_get(l->e->host_env, "HOME"),
+		.audit_key = l->e->audit_key_path,
+		.tree = t->row.worktree,
+		.home = home,
+		.tmp = tmp,
+		.session_dir = session_dir,
+		.binary = binary,
+		.self_exe = l->e->self_exe,
+		.path_env = envpolicy_get(l->e->host_env, "PATH"),
+	};
+	int r;
+
+	if (t->sb_built)
+		return 0;
+	r = worktree_repo_objects(l->e->repo, l->e->git_env, &objects, reterr);
+	if (r < 0)
+		return r;
+	in.objects = objects;
+	entry = t->row.adapter ? catalog_find(l->e->cat, t->row.adapter) : NULL;
+	if (entry && entry->profile)
+		in.decl = &entry->profile->runtime.sandbox;
+	r = confine_policy_build(&in, &t->sb, reterr);
+	free(objects);
+	if (r < 0)
+		return r;
+	t->sb_built = true;
+	return 0;
+}
+
+/* The agent (or a gate) of a sandboxed task: read-write its clone, its
+ * HOME, a private TMPDIR (set in its environment) and /dev/null; read-only
+ * what t's policy allows; Landlock set before its execve, or for bwrap,
+ * argv run in bubblewrap with the same Landlock rules inside; no Landlock
+ * (or no bwrap), no agent (never best effort). */
+static int confine_spec(struct loop *l, struct otask *t, const char *home, const char *tmp,
+			struct proc_spec *spec, struct diag *reterr)
+{
+	const char *path_env = envpolicy_get(l->e->host_env, "PATH");
+	const char *cwd = spec->cwd ? spec->cwd : t->row.worktree;
+	struct strvec env = STRVEC_INIT, argv = STRVEC_INIT;
+	char prog[PATH_MAX];
 	size_t i;
 	int r;
 
@@ -591,18 +680,64 @@ static int confine_spec(struct otask *t, const char *home, const char *tmp, stru
 			 strerror(-r));
 		return r;
 	}
-	strvec_push(&spec->shim.landlock_rw, t->row.worktree);
-	strvec_push(&spec->shim.landlock_rw, home);
-	strvec_push(&spec->shim.landlock_rw, tmp);
-	strvec_push(&spec->shim.landlock_rw, "/dev/null");
-	strvec_push(&spec->shim.landlock_ro, "/");
-	spec->shim.landlock_best_effort = false;
+	r = task_policy(l, t, NULL, NULL, home, tmp, reterr);
+	if (r >= 0 && t->sb.kind == SANDBOX_KIND_LANDLOCK)
+		r = confine_policy_link_logins(&t->sb, reterr);
+	if (r < 0)
+		return r;
 	for (i = 0; i < spec->env.nr; i++)
 		if (strncmp(spec->env.v[i], "TMPDIR=", 7) != 0)
 			strvec_push(&env, spec->env.v[i]);
 	strvec_pushf(&env, "TMPDIR=%s", tmp);
 	strvec_clear(&spec->env);
 	spec->env = env;
+	switch (t->sb.kind) {
+	case SANDBOX_KIND_BWRAP:
+		if (!confine_find_program(path_env, "bwrap", prog, sizeof(prog))) {
+			diag_set(
+				reterr, NULL, 0, 0,
+				"sandbox: bwrap: bubblewrap (bwrap) is not on PATH (the task is not run unconfined)");
+			return -ENOENT;
+		}
+		confine_bwrap_argv(&t->sb, prog, l->e->self_exe, cwd, geteuid() == 0,
+				   (const char *const *)spec->argv.v, &argv);
+		break;
+	case SANDBOX_KIND_CONTAINER: {
+		/* a bundle per start (agent or gate), beside the session's files,
+		 * where the agent cannot write */
+		char hex[20], *dir;
+		struct sbuf sb = SBUF_INIT(SIZE_MAX);
+
+		if (!confine_oci_runtime(path_env, prog, sizeof(prog), reterr))
+			return -ENOENT;
+		randid_hex(hex, 8, l->e->clk->now_ns(l->e->clk));
+		if (t->session_dir)
+			(void)sbuf_addf(&sb, "%s/oci-%s", t->session_dir, hex);
+		else
+			(void)sbuf_addf(&sb, "%s/%s/%s/%s/oci-%s", l->e->repo, AGENTRUN_RUNS_DIR,
+					l->run.id, t->row.session, hex);
+		dir = sbuf_detach(&sb, NULL);
+		r = confine_oci_bundle(&t->sb, dir, l->e->self_exe, cwd,
+				       (const char *const *)spec->env.v,
+				       (const char *const *)spec->argv.v, reterr);
+		if (r >= 0) {
+			strvec_pushv(&argv,
+				     (const char *const[]){prog, "run", "--bundle", dir, NULL});
+			strvec_pushf(&argv, "bernstein-%s-%s", t->row.session, hex);
+		}
+		free(dir);
+		if (r < 0)
+			return r;
+		break;
+	}
+	default:
+		strvec_pushv(&spec->shim.landlock_rw, t->sb.rw.v);
+		strvec_pushv(&spec->shim.landlock_ro, t->sb.ro.v);
+		spec->shim.landlock_best_effort = false;
+		return 0;
+	}
+	strvec_clear(&spec->argv);
+	spec->argv = argv;
 	return 0;
 }
 
@@ -843,6 +978,14 @@ static int dispatch(struct loop *l, struct otask *t, struct proc_spec *spec)
 	}
 	set_str(&t->row.adapter, entry->name);
 	set_str(&t->row.profile_hash, sel.chosen->profile_hash);
+	/* its tier, decided now that its agent is known, recorded with it */
+	if (!jget_str(t->spec, "sandbox_tier")) {
+		(void)json_object_set_new(t->spec, "sandbox_tier",
+					  json_string(sandbox_kind_to_string(task_tier(l, t))));
+		free(t->row.spec);
+		t->row.spec = json_dumps(t->spec, JSON_COMPACT | JSON_SORT_KEYS);
+	}
+	sandboxed = task_sandboxed(l, t);
 
 	/* the worktree: recorded first, then made (idempotent on resume) */
 	if (!t->row.session) {
@@ -896,6 +1039,25 @@ worktree:
 			refuse(l, t, TASK_REFUSED,
 			       "sandbox: landlock: the kernel does not support Landlock (the task is not run unconfined)");
 			goto out;
+		}
+		if (task_tier(l, t) == SANDBOX_KIND_BWRAP &&
+		    !confine_find_program(envpolicy_get(e->host_env, "PATH"), "bwrap", msg,
+					  sizeof(msg))) {
+			refuse(l, t, TASK_REFUSED,
+			       "sandbox: bwrap: bubblewrap (bwrap) is not on PATH (the task is not run unconfined)");
+			goto out;
+		}
+		if (task_tier(l, t) == SANDBOX_KIND_CONTAINER) {
+			if (geteuid() != 0) {
+				refuse(l, t, TASK_REFUSED,
+				       "sandbox: container: needs bernstein to run as root here (rootless OCI bundles are not written yet; the task is not run unconfined)");
+				goto out;
+			}
+			if (!confine_oci_runtime(envpolicy_get(e->host_env, "PATH"), msg,
+						 sizeof(msg), &d)) {
+				refuse(l, t, TASK_REFUSED, d.msg);
+				goto out;
+			}
 		}
 		r = worktree_clone_add(e->repo, t->row.worktree, t->row.branch, l->run.base_branch,
 				       task_git_env(l, t), &made, &d);
@@ -964,7 +1126,9 @@ worktree:
 	if (!(timeout_s > 0))
 		timeout_s = e->cfg->timeout_s;
 	ir.timeout_s = (secs_to_ms(timeout_s) + 999) / 1000;
-	ir.sandbox = sandboxed ? "landlock" : NULL;
+	/* the runner's sandbox_provider: bwrap confines by Landlock inside too */
+	if (sandboxed)
+		ir.sandbox = task_tier(l, t) == SANDBOX_KIND_CONTAINER ? "container" : "landlock";
 	ir.arg_total_max = (size_t)sysconf(_SC_ARG_MAX) > 0 ? (size_t)sysconf(_SC_ARG_MAX) : 0;
 
 	attempt_row_release(&t->att);
@@ -1045,7 +1209,19 @@ worktree:
 	if (r >= 0 && sandboxed) {
 		char *tmp = session_path(l, t, "tmp");
 
-		r = confine_spec(t, state_dir, tmp, spec, &d);
+		confine_policy_release(&t->sb);
+		t->sb_built = false;
+		r = mkdir_p(state_dir, 0700);
+		if (r >= 0)
+			r = mkdir_p(tmp, 0700);
+		if (r >= 0)
+			r = task_policy(l, t, t->plan.binary_found ? t->plan.argv.v[0] : NULL,
+					t->session_dir, state_dir, tmp, &d);
+		else
+			diag_set(&d, tmp, 0, 0, "cannot create the agent's HOME or TMPDIR: %s",
+				 strerror(-r));
+		if (r >= 0)
+			r = confine_spec(l, t, state_dir, tmp, spec, &d);
 		free(tmp);
 	}
 	if (r < 0) {
@@ -1781,7 +1957,7 @@ static int gate_spec(struct loop *l, struct otask *t, struct proc_spec *spec)
 		strvec_pushf(&env, "HOME=%s", home);
 		strvec_clear(&spec->env);
 		spec->env = env;
-		r = confine_spec(t, home, tmp, spec, &d);
+		r = confine_spec(l, t, home, tmp, spec, &d);
 		free(home);
 		free(tmp);
 		if (r < 0) {

@@ -80,6 +80,7 @@ struct orch_env {
 	const char *const *git_env;   /* for git and gates: PATH, HOME, LC_ALL... */
 	struct git_identity identity; /* of bernstein's commits and merges */
 	const char *self_exe;	      /* this binary: built-in adapters */
+	const char *audit_key_path;   /* never readable by a sandboxed agent; NULL unknown */
 	const char *allowed_api_key_envs;
 	unsigned parallel;     /* 0: the configuration's */
 	const char *only_task; /* run only this task (resume TASK); NULL all */

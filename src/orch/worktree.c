@@ -3235,3 +3235,18 @@ int git_merge_no_ff(const char *repo, const char *into, const char *branch, cons
 	*ret_already = already;
 	return 0;
 }
+
+int worktree_repo_objects(const char *repo, const char *const *env, char **ret, struct diag *reterr)
+{
+	struct sbuf p = SBUF_INIT(SIZE_MAX);
+	char *common = NULL;
+	int r;
+
+	r = repo_common_dir(repo, env, &common, reterr);
+	if (r < 0)
+		return r;
+	(void)sbuf_addf(&p, "%s/objects", common);
+	free(common);
+	*ret = sbuf_detach(&p, NULL);
+	return 0;
+}

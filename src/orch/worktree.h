@@ -369,4 +369,10 @@ int git_merge_recover(const char *repo, const char *into, const char *commit, in
 		      const struct git_identity *id, const char *const *env,
 		      enum git_merge_found *ret, struct diag *reterr);
 
+/* The object store of the trusted repository repo (its common git
+ * directory's objects/, canonical), which a task's clone borrows through
+ * alternates: a sandboxed agent reads it (orch/confine.h). Caller frees. */
+int worktree_repo_objects(const char *repo, const char *const *env, char **ret,
+			  struct diag *reterr);
+
 #endif

@@ -196,19 +196,27 @@ run "$BERNSTEIN" shim --landlock-ro / -- /bin/true
 if [ "$RC" -ne 0 ]; then
 	skip "sandboxed clones" "the kernel has no Landlock"
 else
-	cat >"$T/clone.sh" <<EOF
+	# A sandboxed agent reads only an allow-list: its scripts are in a
+	# directory its profile declares (runtime.sandbox.read)
+	A=$T/agent-files
+	mkdir -p "$A"
+	cp -R "$T/evil-hooks" "$T/evil-config" "$A/"
+	sed "s#$T/evil-#$A/evil-#g" "$T/arm.sh" >"$A/arm.sh"
+	printf 'runtime:\n  sandbox: {read: ["%s"]}\n' "$A" \
+		>>"$W/.bernstein/catalog/profiles/shell.yaml"
+	cat >"$A/clone.sh" <<EOF
 set -e
 echo cloned >cloned.txt
 printf 'text\n' >filtered.txt
 printf '* filter=evil diff=evil merge=evil\n' >.gitattributes
-sh "$T/arm.sh" "\$PWD/.git"
+sh "$A/arm.sh" "\$PWD/.git"
 printf '[core]\n\tworktree = /\n' >>.git/config
 EOF
-	cat >"$T/commondir.sh" <<EOF
+	cat >"$A/commondir.sh" <<EOF
 echo common >common.txt
 printf '%s\n' "$W/.git" >.git/commondir
 EOF
-	cat >"$T/gate.sh" <<EOF
+	cat >"$A/gate.sh" <<EOF
 echo escaped >"$W/gate-escape.txt" 2>/dev/null
 echo escaped >"$T/home/gate-escape.txt" 2>/dev/null
 echo gated >"\$TMPDIR/gate-ran.txt"
@@ -226,9 +234,9 @@ EOF
 name: clone attacks
 tasks:
   - title: clone
-    prompt: "cp $T/gate.sh gate.sh && sh $T/clone.sh"
+    prompt: "cp $A/gate.sh gate.sh && sh $A/clone.sh"
   - title: commondir
-    prompt: "cp $T/gate.sh gate.sh && sh $T/commondir.sh"
+    prompt: "cp $A/gate.sh gate.sh && sh $A/commondir.sh"
 EOF
 	commit_all "clone plan"
 	expect_exit 1 "$KEY" "$BERNSTEIN" run clone.yaml

@@ -108,6 +108,10 @@ EOF
 	printf '.bernstein/\n' >"$W/.gitignore"
 	mkdir -p "$W/.bernstein/catalog/profiles"
 	shell_agent "$W"
+	# the probe is outside the system: a sandboxed agent reads it because
+	# the profile says so (docs/profile-format.md, runtime.sandbox.read)
+	printf 'runtime:\n  sandbox: {read: ["%s"]}\n' "$S/bin" \
+		>>"$W/.bernstein/catalog/profiles/shell.yaml"
 	printf 'adapter: shell\nparallel: 3\nretry_backoff: 0\n' >"$W/bernstein.yaml"
 	cat >"$W/plan.yaml" <<'EOF'
 name: peek

@@ -1,0 +1,128 @@
+/* What a sandboxed task's agent (and its gates) may read and write: one
+ * policy per task, computed once from data (docs/security.md, issue #25).
+ *
+ * Reads are an allow-list, never '/':
+ *   - the system: /usr, /bin, /sbin, /lib*, /etc without its secrets
+ *     (shadow, gshadow, sudoers, ssh/, security/, ssl/private), /proc, and
+ *     /dev/zero, /dev/random, /dev/urandom, /dev/full;
+ *   - the agent's installation, resolved from its binary and, for a #!
+ *     script, its interpreter (the node_modules tree it lives in, the prefix
+ *     of a bin/ directory, else the file alone), and this bernstein binary
+ *     (the hook command, the shim);
+ *   - the task's own session directory (its prompt file, its manifest);
+ *   - the repository's object store, which the task's clone borrows
+ *     (`git clone --shared`): every committed object is readable;
+ *   - the profile's runtime.sandbox.read paths and login files;
+ * writes (and reads) only beneath the task's tree, the agent's private HOME,
+ * its private TMPDIR and /dev/null.
+ *
+ * Never readable, whatever the data says: the user's HOME itself, the
+ * repository (its working files, .git and .bernstein/: state.db, logs, other
+ * tasks' trees) and the audit key. A read path equal to or above one of them
+ * (or inside the repository or the key's directory) is refused by name;
+ * an installation that would expose one is narrowed to its file. */
+#ifndef BERNSTEIN_ORCH_CONFINE_H
+#define BERNSTEIN_ORCH_CONFINE_H
+
+#include <jansson.h>
+
+#include "adapter/profile.h"
+#include "proc/sandbox.h"
+#include "util/diag.h"
+#include "util/strvec.h"
+
+struct confine_input {
+	enum sandbox_kind kind;
+	const char *repo;	 /* the main checkout (absolute) */
+	const char *user_home;	 /* the user's HOME, or NULL */
+	const char *audit_key;	 /* the audit key's path, or NULL */
+	const char *objects;	 /* the repository's object store, which the clone
+				    borrows (alternates): read-only */
+	const char *tree;	 /* the task's clone: read-write */
+	const char *home;	 /* the agent's private HOME: read-write */
+	const char *tmp;	 /* its private TMPDIR: read-write */
+	const char *session_dir; /* the attempt's session directory: read-only, or NULL */
+	const char *binary;	 /* the agent's argv[0] (absolute), or NULL */
+	const char *self_exe;	 /* this bernstein binary, or NULL */
+	const char *path_env;	 /* PATH, to find a script's `#!/usr/bin/env` interpreter */
+	const struct profile_sandbox *decl; /* the profile's runtime.sandbox, or NULL */
+};
+
+struct confine_policy {
+	enum sandbox_kind kind;
+	struct strvec ro;	 /* read and execute beneath each (real paths) */
+	struct strvec ro_bind;	 /* the same as given (/bin, /etc/localtime): what bwrap
+				    binds, and the Landlock rules inside it */
+	struct strvec rw;	 /* read-write beneath each */
+	struct strvec login_src; /* a login file of the user's HOME ... */
+	struct strvec login_dst; /* ... and where it appears in the agent's HOME */
+};
+
+#define CONFINE_POLICY_INIT                                                                        \
+	{                                                                                          \
+		.ro = STRVEC_INIT, .ro_bind = STRVEC_INIT, .rw = STRVEC_INIT,                      \
+		.login_src = STRVEC_INIT, .login_dst = STRVEC_INIT                                 \
+	}
+
+/* Build the policy for in (paths that do not exist are left out). -EPERM
+ * with the path and what it would expose in reterr when a declared read
+ * path would expose a protected one; -ENOMEM never (xalloc). */
+int confine_policy_build(const struct confine_input *in, struct confine_policy *ret,
+			 struct diag *reterr);
+
+/* Make each login file appear in the agent's HOME: a symlink to the user's
+ * file (read-only through the policy), unless something is already there. */
+int confine_policy_link_logins(const struct confine_policy *p, struct diag *reterr);
+
+/* The tiers this host provides (bit 1u << enum sandbox_kind; NONE always):
+ * landlock when the kernel has Landlock; bwrap when it does too and bwrap
+ * is on path_env and can make a user namespace (root, or unprivileged user
+ * namespaces enabled); container when it does, bernstein runs as root and
+ * an OCI runtime is usable (confine_oci_runtime()). Looked at once per run. */
+unsigned confine_host_tiers(const char *path_env);
+
+/* The strongest tier of both masks, else SANDBOX_KIND_NONE. */
+enum sandbox_kind confine_strongest(unsigned host, unsigned declared);
+
+/* The absolute path of program name on path_env into buf, or NULL. */
+const char *confine_find_program(const char *path_env, const char *name, char *buf, size_t size);
+
+/* argv (argv[0] absolute) run in bubblewrap under p, into *ret: its own
+ * namespaces (user, mount, PID, IPC, UTS, cgroup; the network is shared: no
+ * network policy yet), dying with bernstein, a root holding only p's paths
+ * (ro_bind read-only, rw read-write, the login files read-only in the
+ * agent's HOME), a private /tmp, /dev and /proc, cwd as its working
+ * directory, every capability dropped when drop_caps (bernstein runs as
+ * root: root keeps its capabilities inside otherwise and can remount '/'
+ * read-write), then `self_exe shim` setting the same Landlock rules inside
+ * before the execve of argv. */
+void confine_bwrap_argv(const struct confine_policy *p, const char *bwrap, const char *self_exe,
+			const char *cwd, bool drop_caps, const char *const *argv,
+			struct strvec *ret);
+
+/* The OCI runtime the container tier uses on this host, into buf (an
+ * absolute path): crun, unless the host has hybrid cgroups with controllers
+ * on cgroup2 (crun 1.8 refuses them; bernstein does not change the host),
+ * else runc. NULL with the reason in reterr when none is usable. */
+const char *confine_oci_runtime(const char *path_env, char *buf, size_t size, struct diag *reterr);
+
+/* Write the OCI bundle that runs argv (argv[0] absolute) under p into dir
+ * (created 0700, with an empty rootfs/): config.json binds exactly p's
+ * paths (read-only, read-write, the login files) into a read-only root,
+ * with a private /tmp, /dev and /proc, its own PID, IPC, UTS, mount and
+ * cgroup namespaces (the network is shared: no network policy yet), no
+ * capability, no_new_privs, cwd as its working directory, env as its
+ * environment, and `self_exe shim` setting the same Landlock rules before
+ * the execve of argv. No cgroup limits yet (linux.resources is where the
+ * run's `limits:` go). 0 or a negative errno with reterr. */
+int confine_oci_bundle(const struct confine_policy *p, const char *dir, const char *self_exe,
+		       const char *cwd, const char *const *env, const char *const *argv,
+		       struct diag *reterr);
+
+/* {"tier", "read": [...], "write": [...], "login": [...]} for --dry-run and
+ * the task's events. */
+json_t *confine_policy_json(const struct confine_policy *p);
+
+void confine_policy_release(struct confine_policy *p);
+
+#endif

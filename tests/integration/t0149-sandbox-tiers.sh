@@ -1,0 +1,160 @@
+#!/bin/sh
+# sandbox: bwrap and sandbox: container (issue #15): the agent runs in
+# bubblewrap's namespaces, or in an OCI container (crun, or runc on hybrid
+# cgroups), with the Landlock rules inside. Checked with a script agent,
+# as root: no
+# capability is left (without --cap-drop ALL root keeps them and can
+# remount '/' read-write), remounting fails, it is pid 1's descendant in its
+# own PID namespace and sees no host process, /tmp is private, the task's
+# tree is its working directory and its work is merged; a gate runs
+# confined the same way; a missing bwrap refuses the task (never run
+# unconfined); sandbox: auto (the default) gives an agent the strongest
+# tier the host provides that its profile declares, none when it declares
+# none, and status shows each task's tier. The reads allow-list of these
+# tiers is t0148's. Skipped
+# without Landlock; a tier is skipped without its program (or, for the
+# container, as non-root).
+. "$SRCDIR/tests/integration/lib.sh"
+
+test_begin "t0149 sandbox: bwrap and container"
+
+run "$BERNSTEIN" shim --landlock-ro / -- /bin/true
+if [ "$RC" -ne 0 ]; then
+	echo "1..0 # SKIP the kernel has no Landlock: $(cat "$T/stderr")"
+	exit 0
+fi
+
+W=$T/work
+git_q() { git -C "$W" -c user.name=t -c user.email=t@example.com "$@" >/dev/null 2>&1; }
+git -C "$W" init -q -b main . >/dev/null 2>&1
+printf '.bernstein/\n' >"$W/.gitignore"
+mkdir -p "$W/.bernstein/catalog/profiles"
+cat >"$W/.bernstein/catalog/profiles/shell.yaml" <<'EOF'
+name: shell
+display_name: "Shell script agent"
+shape: factory
+invocation:
+  binary: sh
+  extra_args: [-c]
+  prompt_positional: true
+capabilities:
+  tool_use: true
+  max_parallel_workers: 8
+EOF
+cat >"$W/.bernstein/catalog/strategy-matrix.yaml" <<'EOF'
+adapters:
+  shell:
+    resume: unsupported
+    dangerous_mode: always-on
+    event_channel: none
+EOF
+printf 'main\n' >"$W/shared.txt"
+git_q add -A && git_q commit -q -m base
+
+for tier in bwrap container; do
+case $tier in
+bwrap)
+	if ! command -v bwrap >/dev/null 2>&1 || ! bwrap --ro-bind / / /bin/true >/dev/null 2>&1; then
+		skip "sandbox: bwrap" "bubblewrap (bwrap) is not installed or cannot create its namespaces"
+		continue
+	fi ;;
+container)
+	if [ "$(id -u)" -ne 0 ]; then
+		skip "sandbox: container" "the container tier needs root (rootless bundles are not written yet)"
+		continue
+	fi
+	if ! command -v crun >/dev/null 2>&1 && ! command -v runc >/dev/null 2>&1; then
+		skip "sandbox: container" "neither crun nor runc is installed"
+		continue
+	fi ;;
+esac
+printf 'adapter: shell\nretry_backoff: 0\nsandbox: %s\n' "$tier" >"$W/bernstein.yaml"
+git_q add -A && git_q commit -q -m "$tier"
+HOSTTMP=$(mktemp /tmp/bernstein-t0149-host.XXXXXX)
+cat >"$W/plan.yaml" <<EOF
+name: $tier
+tasks:
+  - title: probe
+    prompt: |
+      grep '^CapEff' /proc/self/status | tr -d '\\t' > caps.txt
+      if mount -o remount,rw / 2>/dev/null || mount -t tmpfs x /usr 2>/dev/null; then echo REMOUNTED; else echo no-remount; fi > mount.txt
+      ls /proc | grep -c '^[0-9]' > nprocs.txt
+      if [ -e $HOSTTMP ]; then echo SEEN; else echo private; fi > tmp.txt
+      pwd > pwd.txt
+      echo x > /usr/escape 2>/dev/null; echo x > $W/escape.txt 2>/dev/null; true
+    gates:
+      - {name: confined, run: "grep -Eq '^CapEff:[[:space:]]+0+$' /proc/self/status && ! ls $W/shared.txt"}
+EOF
+git_q add -A && git_q commit -q -m "plan $tier"
+expect_exit 0 "$BERNSTEIN" run plan.yaml
+check "$tier: the task's work is merged" test -f "$W/caps.txt"
+if [ "$(id -u)" -eq 0 ]; then
+	check "$tier: as root: no capability is left inside" grep -qx 'CapEff:0000000000000000' "$W/caps.txt"
+else
+	skip "$tier: no capability as root" "not running as root"
+fi
+check "$tier: remounting fails" grep -qx no-remount "$W/mount.txt"
+check "$tier: it sees only its own PID namespace (a handful of processes)" \
+	sh -c "[ \$(cat '$W/nprocs.txt') -lt 10 ]"
+check "$tier: /tmp is private" grep -qx private "$W/tmp.txt"
+check "$tier: its working directory is its clone" grep -q "/.bernstein/worktrees/probe-" "$W/pwd.txt"
+check "$tier: it wrote nothing outside" sh -c "test ! -e /usr/escape && test ! -e '$W/escape.txt'"
+run "$BERNSTEIN" status --json
+expect_stdout_contains '"state": "done"' "$tier: the gate (confined the same way) passed"
+rm -f "$W/caps.txt" "$W/mount.txt" "$W/nprocs.txt" "$W/tmp.txt" "$W/pwd.txt"
+git_q add -A && git_q commit -q -m "clean $tier"
+rm -f "$HOSTTMP"
+done
+
+# ---- no bwrap on PATH: refused, never run unconfined ----
+mkdir -p "$T/nobwrap"
+for p in sh git env; do ln -s "$(command -v $p)" "$T/nobwrap/$p"; done
+printf 'adapter: shell\nretry_backoff: 0\nsandbox: bwrap\n' >"$W/bernstein.yaml"
+cat >"$W/plan2.yaml" <<EOF
+name: nobwrap
+tasks:
+  - {title: refused, prompt: "echo ran > ran.txt"}
+EOF
+git_q add -A && git_q commit -q -m plan2
+run PATH="$T/nobwrap" "$BERNSTEIN" run plan2.yaml
+check "without bwrap the run does not succeed" test "$RC" -ne 0
+run "$BERNSTEIN" status --json
+expect_stdout_contains "bubblewrap (bwrap) is not on PATH" "the task is refused with the reason"
+check "and never ran" test ! -e "$W/ran.txt"
+
+# ---- sandbox: auto, the default: the strongest tier the host provides
+# that the agent's profile declares; none for an agent that declares none ----
+sed 's/^name: shell$/name: boxed/; s/^  prompt_positional: true$/  prompt_positional: true\nruntime:\n  sandbox: {tiers: [landlock, bwrap]}/' \
+	"$W/.bernstein/catalog/profiles/shell.yaml" >"$W/.bernstein/catalog/profiles/boxed.yaml"
+sed 's/^  shell:$/  boxed:\n    resume: unsupported\n    dangerous_mode: always-on\n    event_channel: none\n  shell:/' \
+	"$W/.bernstein/catalog/strategy-matrix.yaml" >"$T/matrix" && cp "$T/matrix" "$W/.bernstein/catalog/strategy-matrix.yaml"
+printf 'adapter: shell\nretry_backoff: 0\n' >"$W/bernstein.yaml"
+AUTO_WANT=landlock
+if command -v bwrap >/dev/null 2>&1 && bwrap --ro-bind / / /bin/true >/dev/null 2>&1; then
+	AUTO_WANT=bwrap
+fi
+cat >"$W/plan3.yaml" <<EOF
+name: auto
+tasks:
+  - {title: declares, adapter: boxed, prompt: "ls /proc | grep -c '^[0-9]' > auto-boxed.txt"}
+  - {title: undeclared, adapter: shell, prompt: "echo free > auto-free.txt"}
+  - {title: forced, adapter: boxed, sandbox: none, prompt: "echo none > auto-none.txt"}
+EOF
+git_q add -A && git_q commit -q -m plan3
+expect_exit 0 "$BERNSTEIN" run plan3.yaml
+run "$BERNSTEIN" status --json
+check "auto: each task's tier is in status --json" python3 -c "
+import json
+t = {x['id'].split('-')[0]: x['sandbox'] for x in json.load(open('$T/stdout'))['tasks']}
+want = {'declares': '$AUTO_WANT', 'undeclared': 'none', 'forced': 'none'}
+assert all(t.get(k) == v for k, v in want.items()), t
+"
+run "$BERNSTEIN" status
+expect_stdout_contains "SANDBOX" "and in the status table"
+if [ "$AUTO_WANT" = bwrap ]; then
+	check "auto: the declaring agent ran in its own PID namespace (bwrap)" \
+		sh -c "[ \$(cat '$W/auto-boxed.txt') -lt 10 ]"
+fi
+check "auto: the others ran and were merged" test -f "$W/auto-free.txt" -a -f "$W/auto-none.txt"
+
+test_done
