@@ -47,14 +47,16 @@
 # (pyenv's is a bash script running several processes) costs ten times the
 # start-up, seconds per call on a loaded machine, and tests call it in loops.
 if [ -x /usr/bin/python3 ]; then
-	PY=/usr/bin/python3
+	_lib_python=/usr/bin/python3
 else
-	PY=$(command -v python3) || PY=python3
+	_lib_python=$(command -v python3) || _lib_python=python3
 fi
 python3()
 {
-	"$PY" "$@"
+	"$_lib_python" "$@"
 }
+# $PY: the same, for scripts that name it (a test may set PY to its own).
+PY=$_lib_python
 
 _tap_n=0
 _tap_failed=0
