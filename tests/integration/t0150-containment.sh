@@ -202,6 +202,24 @@ tasks:
 EOF
 	[ "$_u" != root ] && chown -R 65534:65534 "$D"
 
+	# ---- what the host allows, as doctor reports it ----
+	_userns=false
+	[ "$_u" != root ] && _userns=true
+	# shellcheck disable=SC2086 # ENV: words without blanks
+	expect_exit 0 $ENV "$@" "$BERNSTEIN" doctor --json
+	check "$_u: doctor: tier pidns$([ "$_userns" = true ] && echo ', in a user namespace')" \
+		python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))
+sys.exit(not (d["tier"] == "pidns" and d["userns"] == (sys.argv[2] == "true")))' \
+		"$T/stdout" "$_userns"
+	# shellcheck disable=SC2086 # ENV: words without blanks
+	expect_exit 0 $ENV BERNSTEIN_CONTAIN=pgroup "$@" "$BERNSTEIN" doctor
+	expect_stdout_contains "containment: pgroup (the strongest this host allows: pidns)" \
+		"$_u: doctor: BERNSTEIN_CONTAIN caps the tier"
+	# shellcheck disable=SC2086 # ENV: words without blanks
+	expect_exit 4 $ENV BERNSTEIN_CONTAIN=vm "$@" "$BERNSTEIN" doctor
+	expect_stderr_contains "BERNSTEIN_CONTAIN: unknown tier 'vm'" \
+		"$_u: doctor: an unknown tier is refused"
+
 	# ---- the agent exits ----
 	# shellcheck disable=SC2086 # ENV: words without blanks
 	expect_exit 0 $ENV "$PASS" "$@" "$BERNSTEIN" -C "$W" spawn stub "$D/exit.txt"
