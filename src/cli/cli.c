@@ -338,6 +338,17 @@ int cli_contain_env(struct cli_ctx *ctx)
 	return 0;
 }
 
+void cli_contain_sweep(struct cli_ctx *ctx)
+{
+	int n = contain_sweep_stale(contain_host());
+
+	if (n > 0)
+		cli_warn(ctx,
+			 "killed what %d dead bernstein process%s left running in "
+			 "%s cgroups",
+			 n, n == 1 ? "" : "es", n == 1 ? "its" : "their");
+}
+
 int cli_main(int argc, char **argv, char **envp, const struct cmd *root)
 {
 	static const struct option opts[] = {

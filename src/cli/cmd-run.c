@@ -30,6 +30,7 @@
 #include "orch/run.h"
 #include "orch/state.h"
 #include "orch/worktree.h"
+#include "proc/contain.h"
 #include "proc/git.h"
 #include "proc/probe.h"
 #include "util/clock.h"
@@ -183,6 +184,9 @@ static int session_open(struct session *s, struct cli_ctx *ctx, bool readonly, b
 		code = audit_setup_open(ctx, auditdir, key_file, &s->chain);
 		if (code)
 			goto out;
+		/* before a new attempt: what a dead bernstein left in its
+		 * cgroups (after kill -9 of it and of its keeper) */
+		cli_contain_sweep(ctx);
 	}
 	{
 		char dir[PATH_MAX];

@@ -793,6 +793,7 @@ int cmd_spawn(int argc, char **argv, struct cli_ctx *ctx)
 		}
 		goto out;
 	}
+	cli_contain_sweep(ctx);
 	code = run_plan(ctx, &o, e->profile, &plan, run, session);
 out:
 	invocation_plan_release(&plan);

@@ -34,7 +34,7 @@ marked()
 _t0150_cleanup()
 {
 	[ -n "$BGPID" ] && kill -9 "$BGPID" 2>/dev/null
-	for _d in "$T"/root "$T"/nobody; do
+	for _d in "$T"/*/; do
 		[ -d "$_d" ] || continue
 		for _f in "$_d"/*.txt "$_d"/*.beat; do
 			for _p in $(marked "$_f"); do
@@ -70,11 +70,10 @@ not_growing()
 # bernstein)
 keeper_of()
 {
-	for _s in /proc/[0-9]*/stat; do
-		awk -v b="$1" '{ r = $0; sub(/^[^(]*\(/, "", r); c = r; sub(/\).*$/, "", c)
-			sub(/^.*\) /, "", r); split(r, f, " ")
-			if (f[2] == b && c == "bernstein") print $1 }' "$_s" 2>/dev/null
-	done
+	cat /proc/[0-9]*/stat 2>/dev/null | awk -v b="$1" '{
+		r = $0; sub(/^[^(]*\(/, "", r); c = r; sub(/\).*$/, "", c)
+		sub(/^.*\) /, "", r); split(r, f, " ")
+		if (f[2] == b && c == "bernstein") print $1 }'
 }
 
 # setup DIR: a repository with the stub profile (the prompt is the path of a
@@ -250,7 +249,7 @@ sys.exit(not (d["tier"] == "pidns" and d["userns"] == (sys.argv[2] == "true")))'
 	_k=$(keeper_of "$BGPID")
 	check "$_u: kill -9: bernstein has a group keeper" test -n "$_k"
 	# shellcheck disable=SC2086 # _k: pids
-	kill -9 "$BGPID" $_k
+	kill -9 $_k "$BGPID" # the keeper first: it must not get to act
 	wait "$BGPID" 2>/dev/null
 	BGPID=
 	gone "$_u" "kill -9" "$D/kill.txt" "$D/kill.beat"
@@ -273,13 +272,52 @@ sys.exit(not (d["tier"] == "pidns" and d["userns"] == (sys.argv[2] == "true")))'
 	check "$_u: gate, kill -9: the escapees run" wait_until '[ -s "$D/gatekill.beat" ]'
 	_k=$(keeper_of "$BGPID")
 	# shellcheck disable=SC2086 # _k: pids
-	kill -9 "$BGPID" $_k
+	kill -9 $_k "$BGPID" # the keeper first: it must not get to act
 	wait "$BGPID" 2>/dev/null
 	BGPID=
 	gone "$_u" "gate, kill -9" "$D/gatekill.beat" "$D/gatekill.beat"
 }
 
 scenario root
+
+# ---- the cgroup tier (root): kill -9 of bernstein and of its keeper leaves
+# the agent's escapees in its cgroup; the next run or resume (here: resume
+# of that run) kills them before it starts a new attempt ----
+setup "$T/cgroup"
+cat >"$D/cg.txt" <<EOF
+daemon $D/cg.beat
+sleep 60000
+EOF
+cat >"$W/plan-cg.yaml" <<EOF
+name: cgroup-kill
+tasks:
+  - title: escapees
+    adapter: stub
+    prompt: "$D/cg.txt"
+    timeout: 10
+EOF
+ENV="$ENV BERNSTEIN_CONTAIN=cgroup"
+# shellcheck disable=SC2086 # ENV: words without blanks
+run $ENV "$BERNSTEIN" doctor --json
+if python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(d["tier"] != "cgroup")' \
+	"$T/stdout"; then
+	bg -- run plan-cg.yaml
+	check "cgroup: the escapees run" wait_until '[ -s "$D/cg.beat" ]'
+	_k=$(keeper_of "$BGPID")
+	# shellcheck disable=SC2086 # _k: pids
+	kill -9 $_k "$BGPID" # the keeper first: it must not get to act
+	wait "$BGPID" 2>/dev/null
+	BGPID=
+	check "cgroup: after kill -9 of bernstein and its keeper the escapees survive" \
+		test -n "$(marked "$D/cg.txt")"
+	# shellcheck disable=SC2086 # ENV: words without blanks
+	expect_exit 0 $ENV "$PASS" "$BERNSTEIN" -C "$W" resume
+	expect_stderr_contains "killed what 1 dead bernstein process left running" \
+		"cgroup: resume says it killed the dead run's leftovers"
+	gone cgroup "resume after kill -9" "$D/cg.txt" "$D/cg.beat"
+else
+	skip "cgroup: kill -9, then resume" "no usable cgroup hierarchy"
+fi
 
 if [ "$(id -u)" -ne 0 ]; then
 	skip "an unprivileged uid" "the test does not run as root (setpriv needs it)"
