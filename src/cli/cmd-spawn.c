@@ -173,6 +173,7 @@ static int exit_for_outcome(enum outcome o)
 	case OUTCOME_NO_CHANGES:
 		return SPAWN_EXIT_NO_CHANGES;
 	case OUTCOME_FAILED:
+	case OUTCOME_OOM:
 	case _OUTCOME_MAX:
 	case _OUTCOME_INVALID:
 	default:

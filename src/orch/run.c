@@ -24,6 +24,7 @@
 #include "orch/agentrun.h"
 #include "orch/config.h"
 #include "orch/plan.h"
+#include "proc/contain.h"
 #include "proc/landlock.h"
 #include "route/requirements.h"
 #include "route/route.h"
@@ -739,6 +740,22 @@ static void complete(struct loop *l, struct otask *t);
 /* Preflight and prepare t's next attempt. 1: spec filled, spawn it; 0: not
  * spawned (refused, failed: the state says); DISPATCH_BUSY: its adapter runs
  * as many agents as it may, the task stays pending; < 0: the run must stop. */
+/* The limits of t's agent: bernstein.yaml's, each one the task sets
+ * overriding (its spec records them). */
+static void task_limits(const struct loop *l, const struct otask *t, struct contain_limits *ret)
+{
+	const json_t *lim = json_object_get(t->spec, "limits");
+	const json_t *v;
+
+	*ret = l->e->cfg->limits;
+	if ((v = json_object_get(lim, "memory")) && json_is_integer(v))
+		ret->memory = (uint64_t)json_integer_value(v);
+	if ((v = json_object_get(lim, "pids")) && json_is_integer(v))
+		ret->pids = (uint64_t)json_integer_value(v);
+	if ((v = json_object_get(lim, "cpu")) && json_is_number(v))
+		ret->cpu_milli = (uint64_t)(json_number_value(v) * 1000.0 + 0.5);
+}
+
 static int dispatch(struct loop *l, struct otask *t, struct proc_spec *spec)
 {
 	struct orch_env *e = l->e;
@@ -779,6 +796,13 @@ static int dispatch(struct loop *l, struct otask *t, struct proc_spec *spec)
 	r = task_requirements(t, &req, &d);
 	if (r < 0) {
 		refuse(l, t, TASK_FAILED, d.msg);
+		goto out;
+	}
+	/* limits this host cannot enforce: refused, never run without them */
+	task_limits(l, t, &spec->limits);
+	if (contain_limits_any(&spec->limits) &&
+	    contain_limits_check(contain_host(), &spec->limits, msg, sizeof(msg)) < 0) {
+		refuse(l, t, TASK_REFUSED, msg);
 		goto out;
 	}
 	routing_lists(l, t, &cand, &pref, &explicit_list);
@@ -1031,6 +1055,10 @@ worktree:
 	json_decref(pj);
 	if (r >= 0)
 		r = agentrun_fill_spec(&t->ar, spec, &d);
+	if (r >= 0) {
+		task_limits(l, t, &spec->limits);
+		spec->cgroup_name = t->row.id;
+	}
 	if (r >= 0 && sandboxed) {
 		char *tmp = session_path(l, t, "tmp");
 
@@ -1495,6 +1523,7 @@ static void complete(struct loop *l, struct otask *t)
 		(void)transition(l, t, TASK_INTERRUPTED, why);
 		break;
 	case OUTCOME_FAILED:
+	case OUTCOME_OOM: /* like failed */
 	case OUTCOME_BINARY_MISSING:
 	case OUTCOME_PERMISSION_BLOCKED:
 	case _OUTCOME_MAX:
