@@ -52,7 +52,6 @@ const char *const envpolicy_base[] = {
 	"BERNSTEIN_AUTH_TOKEN",
 	"BERNSTEIN_HOOK_SECRET",
 	"BERNSTEIN_AUTH_DISABLED",
-	"BERNSTEIN_CONTAIN", /* the operator's containment cap reaches bernstein's own children */
 	NULL,
 };
 
