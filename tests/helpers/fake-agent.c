@@ -372,8 +372,9 @@ static void daemon_beat(const char *file)
 		int i;
 
 		(void)waitpid(pid, NULL, 0); /* the middle one exits at once */
-		/* go on once the escapees run (they wrote their first line) */
-		for (i = 0; i < 500 && access(file, F_OK) != 0; i++)
+		/* go on once the escapees run (they wrote their first line; at most
+		 * 30 s: a loaded machine) */
+		for (i = 0; i < 3000 && access(file, F_OK) != 0; i++)
 			sleep_ms(10);
 		return;
 	}
