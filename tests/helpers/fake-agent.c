@@ -456,14 +456,15 @@ static long long ts_ms(clockid_t id)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+static volatile unsigned long spin_sink; /* the work the compiler must not drop */
+
 static void spin(long ms)
 {
 	long long w0 = ts_ms(CLOCK_MONOTONIC), c0 = ts_ms(CLOCK_PROCESS_CPUTIME_ID), w;
-	volatile unsigned long x = 0;
 
 	do {
 		for (int i = 0; i < 100000; i++)
-			x += (unsigned long)i;
+			spin_sink += (unsigned long)i;
 		w = ts_ms(CLOCK_MONOTONIC);
 	} while (w - w0 < ms);
 	printf("spin wall_ms=%lld cpu_ms=%lld\n", w - w0, ts_ms(CLOCK_PROCESS_CPUTIME_ID) - c0);
