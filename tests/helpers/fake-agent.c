@@ -411,15 +411,17 @@ static void on_term(int sig)
 static void alloc_mb(long mb)
 {
 	size_t n = (size_t)mb << 20, i;
-	volatile char *p = malloc(n);
+	char *mem = malloc(n);
+	volatile char *p = mem;
 
-	if (!p) {
+	if (!mem) {
 		printf("alloc %ld failed\n", mb);
 		return;
 	}
 	for (i = 0; i < n; i += 4096)
 		p[i] = (char)i;
 	printf("alloc %ld ok\n", mb);
+	free(mem);
 }
 
 static void fork_bomb(long n)

@@ -640,7 +640,8 @@ static bool can_limit(const struct contain_limits *l)
 
 static void test_limits(void **state)
 {
-	struct contain_limits mem = {.memory = 32 << 20}, pids = {.pids = 16},
+	/* 128 MiB: an ASan build's agent needs well over 32 MiB to start */
+	struct contain_limits mem = {.memory = 128 << 20}, pids = {.pids = 16},
 			      cpu = {.cpu_milli = 200};
 	size_t i;
 
@@ -652,7 +653,7 @@ static void test_limits(void **state)
 		if (!have(t))
 			continue;
 		if (can_limit(&mem)) {
-			one_init(&o, t, "emit", "ready", "alloc", "256", "emit", "survived", END);
+			one_init(&o, t, "emit", "ready", "alloc", "768", "emit", "survived", END);
 			o.limits = mem;
 			assert_int_equal(one_run(&o), 0);
 			assert_int_equal(o.result.term_signal, SIGKILL);
