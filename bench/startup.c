@@ -316,10 +316,10 @@ static int check_gated(struct bench_cmd *b, const struct scratch *sc)
 	if (s.spawn_rc == 0 && s.status == 3)
 		r = 0;
 	else
-		(void)fprintf(stderr,
-			      "startup: a broken profile in the override directory did not make "
-			      "'%s' exit 3 (got %d): XDG_CONFIG_HOME is not read as assumed\n",
-			      b->what, s.spawn_rc ? -1 : s.status);
+		(void)fprintf(
+			stderr,
+			"startup: a broken profile in the override directory did not make '%s' exit 3 (got %d): XDG_CONFIG_HOME is not read as assumed\n",
+			b->what, s.spawn_rc ? -1 : s.status);
 out:
 	(void)unlink(path);
 	free(path);
@@ -403,8 +403,7 @@ int main(int argc, char **argv)
 	/* Probe: does `adapters list` exist yet? Exit 2 = usage error. */
 	s = run_once(list_argv, cmds[0].envp, 0);
 	if (s.spawn_rc == 0 && s.status == 2) {
-		printf("startup: 'adapters list --json' exits 2 (not implemented yet); "
-		       "timing 'bernstein --version' instead\n");
+		printf("startup: 'adapters list --json' exits 2 (not implemented yet); timing 'bernstein --version' instead\n");
 		for (k = 0; k < ncmd; k++)
 			if (cmds[k].argv == list_argv)
 				cmds[k].argv = version_argv;
@@ -442,11 +441,9 @@ int main(int argc, char **argv)
 	printf("startup: median of %ld interleaved runs of '%s' vs '/bin/true'\n", runs,
 	       cmds[0].what);
 	if (ncmd == 3) {
-		printf("catalog-load: bernstein %.2f ms, /bin/true %.2f ms, ratio %.1fx "
-		       "(target <= %.0fx)\n",
+		printf("catalog-load: bernstein %.2f ms, /bin/true %.2f ms, ratio %.1fx (target <= %.0fx)\n",
 		       med[2], med[1], med[1] > 0 ? med[2] / med[1] : 0.0, TARGET_RATIO);
-		printf("catalog-load: the whole catalogue with every gate forced (a user override "
-		       "directory holding a copy of '%s'), in the same runs\n",
+		printf("catalog-load: the whole catalogue with every gate forced (a user override directory holding a copy of '%s'), in the same runs\n",
 		       profile);
 	}
 	rc = 0;

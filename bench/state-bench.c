@@ -80,10 +80,10 @@ static int bench_raw(const char *path, const char *sync, long n, double *ret_us)
 	(void)snprintf(sql, sizeof(sql), "PRAGMA synchronous = %s", sync);
 	if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
 		goto fail;
-	if (sqlite3_prepare_v2(db,
-			       "UPDATE tasks SET attempts = ?, updated_at = ? "
-			       "WHERE run_id = 'bench' AND id = 'task'",
-			       -1, &s, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(
+		    db,
+		    "UPDATE tasks SET attempts = ?, updated_at = ? WHERE run_id = 'bench' AND id = 'task'",
+		    -1, &s, NULL) != SQLITE_OK)
 		goto fail;
 	t0 = now_s();
 	for (i = 0; i < n && rc == SQLITE_OK; i++) {
@@ -180,8 +180,7 @@ int main(int argc, char **argv)
 	printf("  ratio:                    %8.2fx\n", raw_us > 0 ? api_us / raw_us : 0.0);
 	printf("  target:                   < %.0f us/update: %s\n", TARGET_US,
 	       api_us < TARGET_US ? "met" : "MISSED");
-	printf("  for reference: all in one transaction %.1f us/update; "
-	       "bare UPDATE with synchronous=FULL %.1f us/update\n",
+	printf("  for reference: all in one transaction %.1f us/update; bare UPDATE with synchronous=FULL %.1f us/update\n",
 	       tx_us, full_us);
 	r = 0;
 out:

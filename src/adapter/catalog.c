@@ -399,10 +399,10 @@ static int check_conflict(const struct catalog *cat, const struct ydoc *doc,
 
 	if (!old || !old->profile || old->layer != cat->layer)
 		return 0;
-	yaml_diag(doc, key, reterr,
-		  "adapter '%s' has a capability profile (%s) and a registry entry in the same "
-		  "catalogue layer: a name may have a profile or a registry.yaml entry, not both",
-		  key->str, old->origin.file);
+	yaml_diag(
+		doc, key, reterr,
+		"adapter '%s' has a capability profile (%s) and a registry entry in the same catalogue layer: a name may have a profile or a registry.yaml entry, not both",
+		key->str, old->origin.file);
 	return -EINVAL;
 }
 
@@ -681,11 +681,10 @@ static int add_profile(struct catalog *cat, const struct profile *p, struct diag
 	struct registry_entry *e;
 
 	if (old && !old->profile && old->layer == cat->layer) {
-		diag_set(reterr, p->source, p->origin.line, p->origin.col,
-			 "field 'name': adapter '%s' has a registry entry (%s:%u) and a capability "
-			 "profile in the same catalogue layer: a name may have a profile or a "
-			 "registry.yaml entry, not both",
-			 p->name, old->origin.file, old->origin.line);
+		diag_set(
+			reterr, p->source, p->origin.line, p->origin.col,
+			"field 'name': adapter '%s' has a registry entry (%s:%u) and a capability profile in the same catalogue layer: a name may have a profile or a registry.yaml entry, not both",
+			p->name, old->origin.file, old->origin.line);
 		return -EINVAL;
 	}
 	e = arena_alloc(&cat->arena, sizeof(*e));
@@ -957,8 +956,7 @@ size_t catalog_check_profile(const struct catalog *cat, const struct profile *p,
 	/* no profile grants itself image input */
 	if (p->caps.vision && !catalog_vision(cat, p->name))
 		issue(ret, p->source, &p->caps.vision_at,
-		      "field 'capabilities.vision': multimodal.yaml does not grant '%s' image "
-		      "input (a profile cannot grant itself attachment access)",
+		      "field 'capabilities.vision': multimodal.yaml does not grant '%s' image input (a profile cannot grant itself attachment access)",
 		      p->name);
 
 	/* gate 2 */
@@ -974,8 +972,7 @@ size_t catalog_check_profile(const struct catalog *cat, const struct profile *p,
 	if (!ce) {
 		if (p->contract_declared)
 			issue(ret, p->source, &p->contract_at,
-			      "field 'contract': no contract '%s' in the catalogue "
-			      "(contracts/%s.yaml)",
+			      "field 'contract': no contract '%s' in the catalogue (contracts/%s.yaml)",
 			      p->contract, p->contract);
 	} else {
 		struct contract *c = NULL;
@@ -995,15 +992,11 @@ declared:
 
 		if (!catalog_matrix_find(cat, p->name))
 			issue(ret, p->source, &p->origin,
-			      "field 'name': '%s' has no row in the strategy matrix: every adapter "
-			      "declares its strategy there (an inline strategy: block alone does "
-			      "not count)",
+			      "field 'name': '%s' has no row in the strategy matrix: every adapter declares its strategy there (an inline strategy: block alone does not count)",
 			      p->name);
 		if (e && !e->profile && e->layer == cat->layer)
 			issue(ret, p->source, &p->origin,
-			      "field 'name': adapter '%s' already has a registry entry (%s:%u) in "
-			      "that catalogue layer: a name may have a profile or a registry.yaml "
-			      "entry, not both",
+			      "field 'name': adapter '%s' already has a registry entry (%s:%u) in that catalogue layer: a name may have a profile or a registry.yaml entry, not both",
 			      p->name, e->origin.file, e->origin.line);
 	}
 	contract_index_free(own);
@@ -1060,10 +1053,10 @@ int catalog_validate(struct catalog *cat, const char *user_dir, const char *repo
 			if (is.n > 1) {
 				size_t len = strlen(reterr->msg);
 
-				(void)snprintf(reterr->msg + len, sizeof(reterr->msg) - len,
-					       " (and %zu more problem%s: bernstein profiles "
-					       "validate %s)",
-					       is.n - 1, is.n > 2 ? "s" : "", p->source);
+				(void)snprintf(
+					reterr->msg + len, sizeof(reterr->msg) - len,
+					" (and %zu more problem%s: bernstein profiles validate %s)",
+					is.n - 1, is.n > 2 ? "s" : "", p->source);
 			}
 		}
 		profile_issues_release(&is);

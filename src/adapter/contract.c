@@ -1218,10 +1218,10 @@ int contract_index_load(const struct contract_entry *e, struct contract **ret, s
 	 * gate 2 hold a profile to nothing: an empty override file (or one
 	 * with only defaults) is an error, not a way to switch checking off. */
 	if (c->n_required_flags + c->n_required_subcommands == 0) {
-		diag_set(reterr, e->source, 0, 0,
-			 "contract '%s' pins no required_flags or required_subcommands: a "
-			 "contract without content would disable drift checking",
-			 e->name);
+		diag_set(
+			reterr, e->source, 0, 0,
+			"contract '%s' pins no required_flags or required_subcommands: a contract without content would disable drift checking",
+			e->name);
 		contract_free(c);
 		return -EINVAL;
 	}

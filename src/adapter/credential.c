@@ -71,10 +71,10 @@ int credential_env_check(const char *name, const char *host_allowed, struct diag
 	size_t i;
 
 	if (!credential_env_wellformed(name)) {
-		diag_set(reterr, NULL, 0, 0,
-			 "api_key_env '%s' is not an allowed credential variable name: it must "
-			 "match ^[A-Z][A-Z0-9_]*$",
-			 name ? name : "");
+		diag_set(
+			reterr, NULL, 0, 0,
+			"api_key_env '%s' is not an allowed credential variable name: it must match ^[A-Z][A-Z0-9_]*$",
+			name ? name : "");
 		return -EPERM;
 	}
 	for (i = 0; credential_env_builtin[i]; i++)
@@ -82,11 +82,11 @@ int credential_env_check(const char *name, const char *host_allowed, struct diag
 			return 0;
 	if (credential_env_listed(name, host_allowed))
 		return 0;
-	diag_set(reterr, NULL, 0, 0,
-		 "api_key_env '%s' is not an allowed credential variable name: it is not a known "
-		 "LLM provider key; an operator can allow it with " CREDENTIAL_HOST_ALLOW_ENV
-		 " on the host",
-		 name);
+	diag_set(
+		reterr, NULL, 0, 0,
+		"api_key_env '%s' is not an allowed credential variable name: it is not a known LLM provider key; an operator can allow it with " CREDENTIAL_HOST_ALLOW_ENV
+		" on the host",
+		name);
 	return -EPERM;
 }
 

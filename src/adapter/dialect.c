@@ -144,10 +144,10 @@ int dialect_feed_oversized(struct dialect_state *st, int stream, const char *hea
 		st->err_line_no++;
 	else
 		st->line_no++;
-	(void)snprintf(msg, sizeof(msg),
-		       "line of %llu bytes is longer than the line cap; its head is in agent.log, "
-		       "ignoring",
-		       (unsigned long long)total);
+	(void)snprintf(
+		msg, sizeof(msg),
+		"line of %llu bytes is longer than the line cap; its head is in agent.log, ignoring",
+		(unsigned long long)total);
 	event_init(&ev, EVENT_WARNING);
 	ev.stream = stream == 2 ? 2 : 1;
 	ev.message = msg;

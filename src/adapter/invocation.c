@@ -128,10 +128,10 @@ int invocation_sampling_set(struct invocation_sampling *s, const char *key, cons
 	int64_t i;
 
 	if (k < 0) {
-		diag_set(reterr, NULL, 0, 0,
-			 "unknown parameter '%s' (known: temperature, top_p, top_k, max_tokens, "
-			 "base_url, api_key_env)",
-			 key ? key : "");
+		diag_set(
+			reterr, NULL, 0, 0,
+			"unknown parameter '%s' (known: temperature, top_p, top_k, max_tokens, base_url, api_key_env)",
+			key ? key : "");
 		return -EINVAL;
 	}
 	switch (k) {
@@ -218,11 +218,10 @@ int invocation_check_sampling(const struct profile *p, const struct invocation_s
 	}
 	if (keys.len == 0)
 		return 0;
-	diag_set(reterr, NULL, 0, 0,
-		 "Adapter '%s' does not declare the 'supports_sampling_params' capability but "
-		 "sampling/endpoint parameters were requested: %s. Refusing to spawn instead of "
-		 "silently dropping them.",
-		 p->name, keys.buf);
+	diag_set(
+		reterr, NULL, 0, 0,
+		"Adapter '%s' does not declare the 'supports_sampling_params' capability but sampling/endpoint parameters were requested: %s. Refusing to spawn instead of silently dropping them.",
+		p->name, keys.buf);
 	sbuf_release(&keys);
 	return -EPERM;
 }
@@ -419,10 +418,10 @@ static int check_attachments(struct build *b)
 		invocation_vision_adapters(req->catalog, &names);
 		for (i = 0; i < names.nr; i++)
 			(void)sbuf_addf(&list, "%s%s", i ? ", " : "", names.v[i]);
-		diag_set(b->reterr, NULL, 0, 0,
-			 "adapter '%s' does not support multimodal attachments; adapters that "
-			 "could take them: %s",
-			 b->p->name, list.len ? list.buf : "none in this catalogue");
+		diag_set(
+			b->reterr, NULL, 0, 0,
+			"adapter '%s' does not support multimodal attachments; adapters that could take them: %s",
+			b->p->name, list.len ? list.buf : "none in this catalogue");
 		strvec_clear(&names);
 		sbuf_release(&list);
 		return -EPERM;
@@ -448,10 +447,10 @@ static int check_attachments(struct build *b)
 			return -EINVAL;
 		}
 		if (!plain_token(a)) {
-			diag_set(b->reterr, NULL, 0, 0,
-				 "attachment '%s': the path holds a blank, a quote or a control "
-				 "character",
-				 a);
+			diag_set(
+				b->reterr, NULL, 0, 0,
+				"attachment '%s': the path holds a blank, a quote or a control character",
+				a);
 			return -EINVAL;
 		}
 	}
@@ -492,12 +491,12 @@ static int check_sampling(struct build *b)
 			continue;
 		if (endpoint_key && b->p->runtime.endpoint.declared)
 			continue;
-		diag_set(b->reterr, NULL, 0, 0,
-			 "adapter '%s' admits '%s' but its profile declares no way to pass it%s; "
-			 "refusing to spawn instead of silently dropping it",
-			 b->p->name, sampling_names[k],
-			 endpoint_key ? " (no runtime.endpoint)"
-				      : " (profiles have no sampling spelling)");
+		diag_set(
+			b->reterr, NULL, 0, 0,
+			"adapter '%s' admits '%s' but its profile declares no way to pass it%s; refusing to spawn instead of silently dropping it",
+			b->p->name, sampling_names[k],
+			endpoint_key ? " (no runtime.endpoint)"
+				     : " (profiles have no sampling spelling)");
 		return -EPERM;
 	}
 	return 0;
@@ -510,10 +509,10 @@ static int resolve_model(struct build *b)
 
 	if (req->model) {
 		if (!*req->model || req->model[0] == '-' || !plain_token(req->model)) {
-			diag_set(b->reterr, NULL, 0, 0,
-				 "model '%s': empty, starts with '-', or holds a blank, a quote, a "
-				 "brace or a control character",
-				 req->model);
+			diag_set(
+				b->reterr, NULL, 0, 0,
+				"model '%s': empty, starts with '-', or holds a blank, a quote, a brace or a control character",
+				req->model);
 			return -EINVAL;
 		}
 		b->model_id = profile_model(b->p, req->model);
@@ -651,10 +650,10 @@ static int apply_dangerous(struct build *b, struct envpolicy *env)
 	switch (b->plan->strategy.dangerous_mode) {
 	case DANGEROUS_MODE_CLI_FLAG:
 		if (d->args.n == 0 && !b->runner) {
-			diag_set(b->reterr, NULL, 0, 0,
-				 "profile '%s' declares dangerous mode 'cli-flag' but no "
-				 "runtime.dangerous.args",
-				 b->p->name);
+			diag_set(
+				b->reterr, NULL, 0, 0,
+				"profile '%s' declares dangerous mode 'cli-flag' but no runtime.dangerous.args",
+				b->p->name);
 			return -EINVAL;
 		}
 		r = push_expanded(b, &b->dangerous, &d->args, "runtime.dangerous.args");
@@ -663,10 +662,10 @@ static int apply_dangerous(struct build *b, struct envpolicy *env)
 		break;
 	case DANGEROUS_MODE_ENV_VAR:
 		if (d->env.n == 0 && !b->runner) {
-			diag_set(b->reterr, NULL, 0, 0,
-				 "profile '%s' declares dangerous mode 'env-var' but no "
-				 "runtime.dangerous.env",
-				 b->p->name);
+			diag_set(
+				b->reterr, NULL, 0, 0,
+				"profile '%s' declares dangerous mode 'env-var' but no runtime.dangerous.env",
+				b->p->name);
 			return -EINVAL;
 		}
 		break;
@@ -791,8 +790,7 @@ static void collect_secrets(struct build *b)
 	credential_env_secrets(b->plan->env.v, allowed, sec, &too_short);
 	for (i = 0; i < too_short.nr; i++)
 		warn(b,
-		     "the value of '%s' is shorter than %d bytes: it is not redacted from logs, "
-		     "events and output",
+		     "the value of '%s' is shorter than %d bytes: it is not redacted from logs, events and output",
 		     too_short.v[i], REDACT_MIN);
 	strvec_clear(&too_short);
 }
@@ -868,8 +866,7 @@ static int apply_hooks(struct build *b)
 		return 0;
 	if (!p->runtime.hooks.declared) {
 		warn(b,
-		     "event channel hooks: profile '%s' declares no runtime.hooks; reading its "
-		     "output only",
+		     "event channel hooks: profile '%s' declares no runtime.hooks; reading its output only",
 		     p->name);
 		return 0;
 	}
@@ -888,10 +885,10 @@ static int apply_hooks(struct build *b)
 	b->plan->hooks = true;
 	b->plan->hooks_socket = path_join(b->req->session_dir, INVOCATION_HOOKS_SOCKET);
 	if (bin[0] != '/' || !hook_path_ok(bin) || !hook_path_ok(b->plan->hooks_socket)) {
-		diag_set(b->reterr, NULL, 0, 0,
-			 "profile '%s': the hook command cannot name '%s' and '%s' (a relative "
-			 "path, a quote, a backslash or a control character)",
-			 p->name, bin, b->plan->hooks_socket);
+		diag_set(
+			b->reterr, NULL, 0, 0,
+			"profile '%s': the hook command cannot name '%s' and '%s' (a relative path, a quote, a backslash or a control character)",
+			p->name, bin, b->plan->hooks_socket);
 		return -EINVAL;
 	}
 	{
@@ -1064,10 +1061,10 @@ static int build_prompt(struct build *b, size_t fixed_bytes)
 
 	/* too long for argv */
 	if (!lp->declared) {
-		diag_set(b->reterr, NULL, 0, 0,
-			 "the prompt (%zu bytes) is too long for the argv of '%s' and its profile "
-			 "declares no runtime.long_prompt",
-			 strlen(b->prompt), b->p->name);
+		diag_set(
+			b->reterr, NULL, 0, 0,
+			"the prompt (%zu bytes) is too long for the argv of '%s' and its profile declares no runtime.long_prompt",
+			strlen(b->prompt), b->p->name);
 		return -E2BIG;
 	}
 	b->plan->prompt_too_long = true;
@@ -1245,9 +1242,9 @@ int invocation_build(const struct invocation_request *req, struct invocation_pla
 	if (!req || !req->profile || !req->prompt || !req->workdir || req->workdir[0] != '/' ||
 	    !req->session_dir || req->session_dir[0] != '/' ||
 	    (req->state_dir && req->state_dir[0] != '/')) {
-		diag_set(reterr, NULL, 0, 0,
-			 "invalid request: profile, prompt and absolute workdir and session "
-			 "directory are required");
+		diag_set(
+			reterr, NULL, 0, 0,
+			"invalid request: profile, prompt and absolute workdir and session directory are required");
 		return -EINVAL;
 	}
 	p = b.p = req->profile;
@@ -1269,11 +1266,10 @@ int invocation_build(const struct invocation_request *req, struct invocation_pla
 		if (strcmp(p->name, "openai_agents") == 0) {
 			b.runner = true;
 		} else if (strcmp(p->name, "mock") != 0) {
-			diag_set(reterr, NULL, 0, 0,
-				 "adapter '%s' is served by a module that bernstein spawn does "
-				 "not implement; only factory profiles, openai_agents and mock "
-				 "can be spawned",
-				 p->name);
+			diag_set(
+				reterr, NULL, 0, 0,
+				"adapter '%s' is served by a module that bernstein spawn does not implement; only factory profiles, openai_agents and mock can be spawned",
+				p->name);
 			r = -ENOTSUP;
 			goto out;
 		}

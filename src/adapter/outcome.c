@@ -124,10 +124,10 @@ static enum outcome success_checks(const struct outcome_inputs *in, const char *
 	bool unchanged = in->changes_known && !in->worktree_changed;
 
 	if (unchanged && (in->permission_denials > 0 || in->tool_refusals > 0))
-		return why(OUTCOME_PERMISSION_BLOCKED, buf, size,
-			   "%s, but tool calls were refused (%lld permission denials, %u refused "
-			   "tool results) and the worktree is unchanged",
-			   how, (long long)in->permission_denials, in->tool_refusals);
+		return why(
+			OUTCOME_PERMISSION_BLOCKED, buf, size,
+			"%s, but tool calls were refused (%lld permission denials, %u refused tool results) and the worktree is unchanged",
+			how, (long long)in->permission_denials, in->tool_refusals);
 	if (unchanged && in->expect_changes)
 		return why(OUTCOME_NO_CHANGES, buf, size, "%s, but the worktree is unchanged", how);
 	return why(OUTCOME_COMPLETED, buf, size, "%s", how);
@@ -151,10 +151,10 @@ enum outcome outcome_classify_why(const struct outcome_inputs *in, char *buf, si
 
 	/* over its memory limit, unless it says it finished all the same */
 	if (in->oom_kills > 0 && !(in->results > 0 && !in->result_is_error && in->exit_code == 0))
-		return why(OUTCOME_OOM, buf, size,
-			   "the kernel killed %llu of its processes over its memory limit "
-			   "(exit %d)",
-			   (unsigned long long)in->oom_kills, in->exit_code);
+		return why(
+			OUTCOME_OOM, buf, size,
+			"the kernel killed %llu of its processes over its memory limit (exit %d)",
+			(unsigned long long)in->oom_kills, in->exit_code);
 
 	/* 2. the agent said how it ended */
 	if (in->results > 0) {
@@ -190,12 +190,12 @@ enum outcome outcome_classify_why(const struct outcome_inputs *in, char *buf, si
 		return why(OUTCOME_TIMED_OUT, buf, size,
 			   "timed out without printing anything (poll-pty liveness)");
 	if (in->timed_out && in->liveness)
-		return why(OUTCOME_TIMED_OUT, buf, size,
-			   "timed out; its output last grew %llu.%llu s before the deadline "
-			   "(poll-pty liveness, %llu bytes in all)",
-			   (unsigned long long)(in->timeout_idle_ms / 1000),
-			   (unsigned long long)(in->timeout_idle_ms % 1000 / 100),
-			   (unsigned long long)in->output_bytes);
+		return why(
+			OUTCOME_TIMED_OUT, buf, size,
+			"timed out; its output last grew %llu.%llu s before the deadline (poll-pty liveness, %llu bytes in all)",
+			(unsigned long long)(in->timeout_idle_ms / 1000),
+			(unsigned long long)(in->timeout_idle_ms % 1000 / 100),
+			(unsigned long long)in->output_bytes);
 	if (in->timed_out)
 		return why(OUTCOME_TIMED_OUT, buf, size, "timed out before its terminal event");
 	if (in->cancelled)

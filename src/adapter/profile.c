@@ -443,12 +443,10 @@ static int check_placeholders(struct pctx *c, const struct ynode *n, const char 
 
 		(void)snprintf(name, sizeof(name), "%.*s", (int)(len < 70 ? len : 70), s + start);
 		if (ph < 0)
-			return perr(c, n, path,
-				    "unknown placeholder '%s' (known: {session_id}, "
-				    "{model}, {prompt_file}, {base_url}, "
-				    "{api_key_env}, {api_key}, {home}, {workdir}, "
-				    "{hook_command}, {hooks_socket})",
-				    name);
+			return perr(
+				c, n, path,
+				"unknown placeholder '%s' (known: {session_id}, {model}, {prompt_file}, {base_url}, {api_key_env}, {api_key}, {home}, {workdir}, {hook_command}, {hooks_socket})",
+				name);
 		if (!(allowed & PH_BIT(ph)))
 			return perr(c, n, path, "placeholder '%s' is not allowed here", name);
 		used |= PH_BIT(ph);
@@ -495,9 +493,9 @@ static int check_arg(struct pctx *c, const struct ynode *n, const char *path, un
 		size_t flen = eq ? (size_t)(eq - s) : strlen(s);
 
 		if (strcmp(s, "-") == 0 && !(flags & TOK_ALLOW_STDIN_MARKER))
-			return perr(c, n, path,
-				    "'-' is not a flag (a lone '-' is only the stdin marker of "
-				    "runtime.long_prompt with via: stdin)");
+			return perr(
+				c, n, path,
+				"'-' is not a flag (a lone '-' is only the stdin marker of runtime.long_prompt with via: stdin)");
 		if (has_space_or_ctl(s, flen))
 			return perr(c, n, path, "a flag must not contain whitespace");
 		if (memchr(s, '{', flen))
@@ -632,9 +630,9 @@ static int parse_map(struct pctx *c, const struct ynode *node, const char *path,
 
 		join_path(kp, sizeof(kp), path, Q(q, key->str));
 		if (keys == MAP_KEYS_ENV && !env_name_valid(key->str)) {
-			r = perr(c, key, kp,
-				 "invalid environment variable name (expected "
-				 "[A-Za-z_][A-Za-z0-9_]*)");
+			r = perr(
+				c, key, kp,
+				"invalid environment variable name (expected [A-Za-z_][A-Za-z0-9_]*)");
 			goto out;
 		}
 		if (keys == MAP_KEYS_ALIAS &&
@@ -700,9 +698,9 @@ static int parse_mode(struct pctx *c, const struct ynode *v, const char *path, u
 		int64_t iv;
 
 		if (ynode_int(v, &iv) != -EINVAL)
-			return perr(c, v, path,
-				    "expected a quoted octal string such as \"0600\", got an "
-				    "integer");
+			return perr(
+				c, v, path,
+				"expected a quoted octal string such as \"0600\", got an integer");
 	}
 	if (!is_str(v))
 		return perr(c, v, path, "expected a quoted octal string such as \"0600\", got %s",
@@ -721,8 +719,7 @@ static int parse_mode(struct pctx *c, const struct ynode *v, const char *path, u
 	return 0;
 bad:
 	return perr(c, v, path,
-		    "invalid mode (expected octal permission bits such as \"0600\", at "
-		    "most 0777)");
+		    "invalid mode (expected octal permission bits such as \"0600\", at most 0777)");
 }
 
 /* A relative path inside the agent HOME: no leading '/', no empty, '.' or
@@ -746,9 +743,9 @@ static int check_file_path(struct pctx *c, const struct ynode *v, const char *pa
 		size_t n = e ? (size_t)(e - p) : strlen(p);
 
 		if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
-			return perr(c, v, path,
-				    "must be a plain relative path (no empty, '.' or '..' "
-				    "components)");
+			return perr(
+				c, v, path,
+				"must be a plain relative path (no empty, '.' or '..' components)");
 		p += n;
 		if (*p == '/')
 			p++;
@@ -893,9 +890,9 @@ static int parse_invocation(struct pctx *c, const struct ynode *node)
 		if (!s->str[0])
 			return perr(c, s, ip, "must not be empty");
 		if (s->str[0] == '-')
-			return perr(c, s, ip,
-				    "a subcommand must not start with '-' (flags go in "
-				    "extra_args)");
+			return perr(
+				c, s, ip,
+				"a subcommand must not start with '-' (flags go in extra_args)");
 		if (has_space_or_ctl(s->str, s->len))
 			return perr(c, s, ip, "must not contain whitespace");
 		r = check_placeholders(c, s, ip, s->str, 0, NULL);
@@ -917,16 +914,15 @@ static int parse_invocation(struct pctx *c, const struct ynode *node)
 		     inv->prompt_positional;
 	pos = ynode_get(node, "prompt_positional");
 	if (deliveries == 0)
-		return perr(c, pos ? pos : node,
-			    pos ? "invocation.prompt_positional" : "invocation",
-			    "no way to deliver the prompt: set prompt_flag, prompt_file_flag or "
-			    "prompt_positional: true");
+		return perr(
+			c, pos ? pos : node, pos ? "invocation.prompt_positional" : "invocation",
+			"no way to deliver the prompt: set prompt_flag, prompt_file_flag or prompt_positional: true");
 	if (deliveries > 1)
-		return perr(c, inv->prompt_positional ? pos : ynode_get(node, "prompt_file_flag"),
-			    inv->prompt_positional ? "invocation.prompt_positional"
-						   : "invocation.prompt_file_flag",
-			    "the prompt can have only one delivery (prompt_flag, prompt_file_flag "
-			    "or prompt_positional: true)");
+		return perr(
+			c, inv->prompt_positional ? pos : ynode_get(node, "prompt_file_flag"),
+			inv->prompt_positional ? "invocation.prompt_positional"
+					       : "invocation.prompt_file_flag",
+			"the prompt can have only one delivery (prompt_flag, prompt_file_flag or prompt_positional: true)");
 
 	r = parse_args(c, node, "extra_args", "invocation", PH_LOCAL, 0, &inv->extra_args, NULL);
 	if (r < 0)
@@ -938,10 +934,10 @@ static int parse_invocation(struct pctx *c, const struct ynode *node)
 
 		index_path(ip, sizeof(ip), "invocation.env_passthrough", i);
 		if (!env_name_valid(s->str))
-			return perr(c, s, ip,
-				    "invalid environment variable name '%s' (expected "
-				    "[A-Za-z_][A-Za-z0-9_]*)",
-				    Q(q, s->str));
+			return perr(
+				c, s, ip,
+				"invalid environment variable name '%s' (expected [A-Za-z_][A-Za-z0-9_]*)",
+				Q(q, s->str));
 		for (j = 0; j < i; j++)
 			if (strcmp(v->items[j]->str, s->str) == 0)
 				return perr(c, s, ip, "'%s' is listed twice", Q(q, s->str));
@@ -1205,9 +1201,9 @@ static int parse_long_prompt(struct pctx *c, const struct ynode *node)
 	if (r < 0)
 		return r;
 	if (c->p->invocation.prompt_file_flag)
-		return perr(c, node, "runtime.long_prompt",
-			    "the prompt is always delivered in a file "
-			    "(invocation.prompt_file_flag): there is no long form");
+		return perr(
+			c, node, "runtime.long_prompt",
+			"the prompt is always delivered in a file (invocation.prompt_file_flag): there is no long form");
 	r = get_enum(c, node, "via", "runtime.long_prompt.via", via_names, 0, &via);
 	if (r < 0)
 		return r;
@@ -1217,10 +1213,10 @@ static int parse_long_prompt(struct pctx *c, const struct ynode *node)
 	if (r < 0)
 		return r;
 	if (via == PROMPT_VIA_FILE && !(used & PH_BIT(PH_PROMPT_FILE)))
-		return perr(c, ynode_get(node, "args") ? ynode_get(node, "args") : node,
-			    "runtime.long_prompt.args",
-			    "via: file needs \"{prompt_file}\" in the args (the path of the file "
-			    "holding the prompt)");
+		return perr(
+			c, ynode_get(node, "args") ? ynode_get(node, "args") : node,
+			"runtime.long_prompt.args",
+			"via: file needs \"{prompt_file}\" in the args (the path of the file holding the prompt)");
 	if (via == PROMPT_VIA_STDIN && (used & PH_BIT(PH_PROMPT_FILE)))
 		return perr(c, ynode_get(node, "args"), "runtime.long_prompt.args",
 			    "\"{prompt_file}\" is only available with via: file");
@@ -1278,9 +1274,7 @@ static int parse_endpoint(struct pctx *c, const struct ynode *node)
 			if (ch <= 0x20 || ch >= 0x7f || strchr("\"'\\{}`$<>", ch))
 				return perr(
 					c, m, "runtime.endpoint.default_model",
-					"must be printable ASCII without blanks, quotes, "
-					"backslashes, braces or any of `$<> (it is written into "
-					"config files)");
+					"must be printable ASCII without blanks, quotes, backslashes, braces or any of `$<> (it is written into config files)");
 		}
 		e->default_model = adup(c, m->str);
 	}
@@ -1296,9 +1290,9 @@ static int parse_endpoint(struct pctx *c, const struct ynode *node)
 	if (r < 0)
 		return r;
 	if (e->args.n == 0 && e->env.n == 0 && e->files.n == 0)
-		return perr(c, node, "runtime.endpoint",
-			    "declares nothing: give args, env or files that point the agent at "
-			    "{base_url}");
+		return perr(
+			c, node, "runtime.endpoint",
+			"declares nothing: give args, env or files that point the agent at {base_url}");
 	e->declared = true;
 	e->origin = at_node(c, node);
 	return 0;
@@ -1338,9 +1332,9 @@ static int parse_hooks(struct pctx *c, const struct ynode *node)
 	if (r < 0)
 		return r;
 	if (h->args.n == 0 && h->env.n == 0 && h->files.n == 0)
-		return perr(c, node, "runtime.hooks",
-			    "declares nothing: give args, env or files that make the agent run "
-			    "{hook_command}");
+		return perr(
+			c, node, "runtime.hooks",
+			"declares nothing: give args, env or files that make the agent run {hook_command}");
 	for (i = 0; i < h->args.n; i++)
 		reaches |= mentions_hook(h->args.v[i]);
 	for (i = 0; i < h->env.n; i++)
@@ -1348,19 +1342,19 @@ static int parse_hooks(struct pctx *c, const struct ynode *node)
 	for (i = 0; i < h->files.n; i++)
 		reaches |= mentions_hook(h->files.v[i].content);
 	if (!reaches)
-		return perr(c, node, "runtime.hooks",
-			    "never uses {hook_command} or {hooks_socket}: the agent's hooks "
-			    "would not reach bernstein");
+		return perr(
+			c, node, "runtime.hooks",
+			"never uses {hook_command} or {hooks_socket}: the agent's hooks would not reach bernstein");
 	for (i = 0; i < h->files.n; i++)
 		for (j = 0; j < ep->n; j++)
 			if (strcmp(h->files.v[i].path, ep->v[j].path) == 0) {
 				char ip[64];
 
 				index_path(ip, sizeof(ip), "runtime.hooks.files", i);
-				return oerr(c->reterr, c->file, &h->files.v[i].origin, ip,
-					    "'%s' is also a runtime.endpoint file: one file cannot "
-					    "be both",
-					    h->files.v[i].path);
+				return oerr(
+					c->reterr, c->file, &h->files.v[i].origin, ip,
+					"'%s' is also a runtime.endpoint file: one file cannot be both",
+					h->files.v[i].path);
 			}
 	h->declared = true;
 	h->origin = at_node(c, node);
@@ -1434,10 +1428,9 @@ static int parse_runtime(struct pctx *c, const struct ynode *node)
 	v = ynode_get(node, "git_dir");
 	rt->git_dir_at = at_node(c, v ? v : node);
 	if (rt->git_dir == GIT_DIR_ALLOWED && c->p->shape != PROFILE_SHAPE_MODULE)
-		return perr(c, v, "runtime.git_dir",
-			    "'allowed' lifts a refusal of bernstein's own file tools (the "
-			    "openai_agents runner, mock): a factory agent's tools are its own, so "
-			    "it would promise nothing");
+		return perr(
+			c, v, "runtime.git_dir",
+			"'allowed' lifts a refusal of bernstein's own file tools (the openai_agents runner, mock): a factory agent's tools are its own, so it would promise nothing");
 	if ((rt->files.n || rt->endpoint.files.n || rt->hooks.files.n) &&
 	    rt->home != AGENT_HOME_ISOLATED) {
 		const struct ynode *f = ynode_get(node, "files");
@@ -1451,9 +1444,9 @@ static int parse_runtime(struct pctx *c, const struct ynode *node)
 			f = ynode_get(ynode_get(node, "hooks"), "files");
 			path = "runtime.hooks.files";
 		}
-		return perr(c, f, path,
-			    "files are written into a private agent HOME, never the user's: set "
-			    "runtime.home: isolated");
+		return perr(
+			c, f, path,
+			"files are written into a private agent HOME, never the user's: set runtime.home: isolated");
 	}
 	return 0;
 }
@@ -1480,10 +1473,10 @@ static int parse_top(struct pctx *c, const char *stem)
 			"invalid profile name '%s' (expected [a-z][a-z0-9_]*, at most %d bytes)",
 			Q(q, v->str), PROFILE_MAX_NAME);
 	if (stem && strcmp(stem, v->str) != 0)
-		return perr(c, v, "name",
-			    "'%s' does not match the file name '%s.yaml' (a profile is stored as "
-			    "profiles/NAME.yaml)",
-			    Q(q, v->str), Q(q2, stem));
+		return perr(
+			c, v, "name",
+			"'%s' does not match the file name '%s.yaml' (a profile is stored as profiles/NAME.yaml)",
+			Q(q, v->str), Q(q2, stem));
 	p->name = adup(c, v->str);
 
 	v = ynode_get(root, "display_name");
@@ -1503,9 +1496,9 @@ static int parse_top(struct pctx *c, const char *stem)
 	v = ynode_get(root, "builtin");
 	p->builtin_at = at_node(c, v ? v : root);
 	if (p->builtin && p->shape != PROFILE_SHAPE_MODULE)
-		return perr(c, v, "builtin",
-			    "a built-in adapter is served by a bernstein module: shape must be "
-			    "'module'");
+		return perr(
+			c, v, "builtin",
+			"a built-in adapter is served by a bernstein module: shape must be 'module'");
 
 	v = ynode_get(root, "contract");
 	if (v) {
@@ -1679,10 +1672,10 @@ int profile_load_file(const char *path, struct profile **ret, struct diag *reter
 	int r;
 
 	if (profile_stem(path, stem, sizeof(stem)) < 0) {
-		diag_set(reterr, path, 0, 0,
-			 "a profile file is named NAME.yaml (NAME: [a-z][a-z0-9_]*, at most %d "
-			 "bytes)",
-			 PROFILE_MAX_NAME);
+		diag_set(
+			reterr, path, 0, 0,
+			"a profile file is named NAME.yaml (NAME: [a-z][a-z0-9_]*, at most %d bytes)",
+			PROFILE_MAX_NAME);
 		return -EINVAL;
 	}
 	r = yaml_load_file(path, &profile_limits, &doc, reterr);
@@ -1737,34 +1730,33 @@ static int check_resume(const struct profile *p, enum resume_strategy rs, bool i
 	if (!res->declared && p->shape == PROFILE_SHAPE_MODULE)
 		return 0; /* the module spells it */
 	if (!res->declared)
-		return oerr(reterr, p->source, &p->runtime.origin, "runtime.resume",
-			    "the resume strategy is '%s' (%s) but the profile does not say how "
-			    "resume is spelled",
-			    name, where);
+		return oerr(
+			reterr, p->source, &p->runtime.origin, "runtime.resume",
+			"the resume strategy is '%s' (%s) but the profile does not say how resume is spelled",
+			name, where);
 	for (i = 0; i < a->n; i++)
 		flags += is_flag(a->v[i]);
 	switch (rs) {
 	case RESUME_FLAG:
 		if (a->n != 2 || !is_flag(a->v[0]) || strcmp(a->v[1], "{session_id}") != 0)
-			return oerr(reterr, p->source, &a->at[0], "runtime.resume.args",
-				    "resume strategy 'flag' (%s) is spelled [FLAG, "
-				    "\"{session_id}\"]",
-				    where);
+			return oerr(
+				reterr, p->source, &a->at[0], "runtime.resume.args",
+				"resume strategy 'flag' (%s) is spelled [FLAG, \"{session_id}\"]",
+				where);
 		break;
 	case RESUME_FLAG_PAIR:
 		if (a->n != 3 || flags != 2 || !is_flag(a->v[0]))
-			return oerr(reterr, p->source, &a->at[0], "runtime.resume.args",
-				    "resume strategy 'flag-pair' (%s) is spelled as two flags and "
-				    "\"{session_id}\", e.g. [--resume, \"{session_id}\", "
-				    "--fork-session]",
-				    where);
+			return oerr(
+				reterr, p->source, &a->at[0], "runtime.resume.args",
+				"resume strategy 'flag-pair' (%s) is spelled as two flags and \"{session_id}\", e.g. [--resume, \"{session_id}\", --fork-session]",
+				where);
 		break;
 	case RESUME_SUBCOMMAND:
 		if (a->v[0][0] == '-' || strcmp(a->v[0], "{session_id}") == 0)
-			return oerr(reterr, p->source, &a->at[0], "runtime.resume.args",
-				    "resume strategy 'subcommand' (%s) starts with the subcommand "
-				    "token, e.g. [resume, \"{session_id}\"]",
-				    where);
+			return oerr(
+				reterr, p->source, &a->at[0], "runtime.resume.args",
+				"resume strategy 'subcommand' (%s) starts with the subcommand token, e.g. [resume, \"{session_id}\"]",
+				where);
 		break;
 	case RESUME_UNSUPPORTED:
 	case _RESUME_STRATEGY_MAX:
@@ -1788,28 +1780,27 @@ static int check_dangerous(const struct profile *p, enum dangerous_mode dm, bool
 		if (factory && d->args.n == 0)
 			return oerr(
 				reterr, p->source, at, "runtime.dangerous.args",
-				"dangerous mode 'cli-flag' (%s) needs the flag(s) that skip the "
-				"permission prompts",
+				"dangerous mode 'cli-flag' (%s) needs the flag(s) that skip the permission prompts",
 				where);
 		break;
 	case DANGEROUS_MODE_ENV_VAR:
 		if (factory && d->env.n == 0)
-			return oerr(reterr, p->source, at, "runtime.dangerous.env",
-				    "dangerous mode 'env-var' (%s) needs the variable(s) that skip "
-				    "the permission prompts",
-				    where);
+			return oerr(
+				reterr, p->source, at, "runtime.dangerous.env",
+				"dangerous mode 'env-var' (%s) needs the variable(s) that skip the permission prompts",
+				where);
 		if (inline_ && d->args.n)
-			return oerr(reterr, p->source, &d->args.at[0], "runtime.dangerous.args",
-				    "the profile's own strategy says dangerous mode is 'env-var': "
-				    "it is applied through runtime.dangerous.env only");
+			return oerr(
+				reterr, p->source, &d->args.at[0], "runtime.dangerous.args",
+				"the profile's own strategy says dangerous mode is 'env-var': it is applied through runtime.dangerous.env only");
 		break;
 	case DANGEROUS_MODE_ALWAYS_ON:
 	case DANGEROUS_MODE_UNSUPPORTED:
 		if (inline_ && (d->args.n || d->env.n))
-			return oerr(reterr, p->source, at, "runtime.dangerous",
-				    "the profile's own strategy says dangerous mode is '%s': there "
-				    "is nothing to apply",
-				    name);
+			return oerr(
+				reterr, p->source, at, "runtime.dangerous",
+				"the profile's own strategy says dangerous mode is '%s': there is nothing to apply",
+				name);
 		break;
 	case _DANGEROUS_MODE_MAX:
 	case _DANGEROUS_MODE_INVALID:
@@ -1831,21 +1822,21 @@ static int check_events(const struct profile *p, enum event_channel ec, bool inl
 
 	if (ec == EVENT_CHANNEL_STREAM_JSON &&
 	    (rt->dialect_declared ? !json_dialect(rt->dialect) : p->shape == PROFILE_SHAPE_FACTORY))
-		return oerr(reterr, p->source, rt_at(p, rt->dialect_declared, &rt->events_at),
-			    "runtime.events.dialect",
-			    "event channel 'stream-json' (%s) needs the JSON dialect of the stream "
-			    "(claude, codex, gemini, qwen, opencode, pi or runner)",
-			    where);
+		return oerr(
+			reterr, p->source, rt_at(p, rt->dialect_declared, &rt->events_at),
+			"runtime.events.dialect",
+			"event channel 'stream-json' (%s) needs the JSON dialect of the stream (claude, codex, gemini, qwen, opencode, pi or runner)",
+			where);
 	if (inline_ && ec == EVENT_CHANNEL_TEXT_SIGNALS && rt->dialect_declared &&
 	    rt->dialect != EVENT_DIALECT_TEXT_SIGNALS)
-		return oerr(reterr, p->source, &rt->events_at, "runtime.events.dialect",
-			    "the profile's own strategy reads BERNSTEIN:<KIND> lines "
-			    "(text-signals): the dialect can only be text-signals");
+		return oerr(
+			reterr, p->source, &rt->events_at, "runtime.events.dialect",
+			"the profile's own strategy reads BERNSTEIN:<KIND> lines (text-signals): the dialect can only be text-signals");
 	if (inline_ && ec != EVENT_CHANNEL_HOOKS && rt->hooks.declared)
-		return oerr(reterr, p->source, &rt->hooks.origin, "runtime.hooks",
-			    "the profile's own strategy reads event channel '%s', not hooks: "
-			    "runtime.hooks would never be used",
-			    event_channel_to_string(ec));
+		return oerr(
+			reterr, p->source, &rt->hooks.origin, "runtime.hooks",
+			"the profile's own strategy reads event channel '%s', not hooks: runtime.hooks would never be used",
+			event_channel_to_string(ec));
 	return 0;
 }
 

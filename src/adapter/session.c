@@ -84,10 +84,10 @@ int session_id_check(const char *id, struct diag *reterr)
 		unsigned char c = (unsigned char)id[i];
 
 		if (c <= 0x20 || c >= 0x7f) {
-			diag_set(reterr, NULL, 0, 0,
-				 "session id holds a blank, a control or a non-ASCII byte (0x%02x "
-				 "at offset %zu)",
-				 c, i);
+			diag_set(
+				reterr, NULL, 0, 0,
+				"session id holds a blank, a control or a non-ASCII byte (0x%02x at offset %zu)",
+				c, i);
 			return -EINVAL;
 		}
 	}

@@ -201,15 +201,15 @@ static int scan_line(void *userdata, unsigned lineno, const char *line, size_t l
 	}
 	if (!rec.mac_ok && !s->any_ok) {
 		/* nothing before it verified either: most likely another key */
-		r = refuse(s->reterr, s->dir, s->name, s->line, -ENOKEY,
-			   "the record does not verify with this key, nor does any before it "
-			   "(the chain was written with a different key?)");
+		r = refuse(
+			s->reterr, s->dir, s->name, s->line, -ENOKEY,
+			"the record does not verify with this key, nor does any before it (the chain was written with a different key?)");
 		goto out;
 	}
 	if (!rec.mac_ok) {
-		r = refuse(s->reterr, s->dir, s->name, s->line, -EKEYREJECTED,
-			   "the record does not verify with this key, though the records before "
-			   "it do (a record added or changed without the key)");
+		r = refuse(
+			s->reterr, s->dir, s->name, s->line, -EKEYREJECTED,
+			"the record does not verify with this key, though the records before it do (a record added or changed without the key)");
 		goto out;
 	}
 	s->any_ok = true;
@@ -289,9 +289,9 @@ static int scan_finish(struct scan *s)
 {
 	if (!s->pending)
 		return 0;
-	return refuse(s->reterr, s->dir, s->pending_name, s->pending_line, -EBADMSG,
-		      "not a record (invalid JSON or not an object), and no record after it "
-		      "chains to the one before it");
+	return refuse(
+		s->reterr, s->dir, s->pending_name, s->pending_line, -EBADMSG,
+		"not a record (invalid JSON or not an object), and no record after it chains to the one before it");
 }
 
 /* The end as the scan of the newest file T (it ended the scan) found it. */
@@ -437,10 +437,11 @@ static int truncated(struct diag *reterr, const char *dir, size_t i, uint64_t co
 
 static int mismatch(struct diag *reterr, const char *dir, size_t i, uint64_t want)
 {
-	return refuse(reterr, dir, i == 0 ? AUDIT_STATE_FILE : AUDIT_LOCK_FILE, 0, -EBADMSG,
-		      "record %" PRIu64 " of the audit chain is not the one %s recorded "
-		      "(rewritten or reordered chain?)",
-		      want, i == 0 ? "state" : "its last writer");
+	return refuse(
+		reterr, dir, i == 0 ? AUDIT_STATE_FILE : AUDIT_LOCK_FILE, 0, -EBADMSG,
+		"record %" PRIu64
+		" of the audit chain is not the one %s recorded (rewritten or reordered chain?)",
+		want, i == 0 ? "state" : "its last writer");
 }
 
 /* Replay every file from genesis, and check the recorded ends. */

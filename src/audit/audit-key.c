@@ -231,10 +231,10 @@ int audit_key_load(const char *path, bool create, char **ret_key, size_t *ret_le
 	}
 	if (st.st_mode & 077) {
 		r = -EPERM;
-		diag_set(reterr, path, 0, 0,
-			 "audit key has mode %04o: group and others must have no access "
-			 "(chmod 600 it)",
-			 (unsigned)(st.st_mode & 07777));
+		diag_set(
+			reterr, path, 0, 0,
+			"audit key has mode %04o: group and others must have no access (chmod 600 it)",
+			(unsigned)(st.st_mode & 07777));
 		goto out;
 	}
 	r = read_fd_capped(fd, AUDIT_KEY_FILE_MAX, &text, &textlen);

@@ -48,10 +48,10 @@ int audit_state_load(const char *dir, struct audit_state *ret, struct diag *rete
 	if (!json_is_object(o) || !json_is_integer(count) || json_integer_value(count) < 0 ||
 	    !json_is_string(mac) || !audit_hex64(json_string_value(mac), json_string_length(mac)) ||
 	    !json_is_integer(version) || json_integer_value(version) != STATE_VERSION) {
-		diag_set(reterr, path, 0, 0,
-			 "invalid audit state (want {\"count\": N, \"last_hmac\": HEX64, "
-			 "\"version\": %d})",
-			 STATE_VERSION);
+		diag_set(
+			reterr, path, 0, 0,
+			"invalid audit state (want {\"count\": N, \"last_hmac\": HEX64, \"version\": %d})",
+			STATE_VERSION);
 		r = -EBADMSG;
 		goto out;
 	}

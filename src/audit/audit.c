@@ -279,10 +279,10 @@ int audit_open_keyless(const char *dir, const char *key_path, const struct clock
 		 * first writer created it since the caller looked), go on. */
 		r = key_load_error(audit_key_load(key_path, false, &key, &keylen, NULL, reterr));
 		if (r == -ENOENT) {
-			diag_set(reterr, key_path, 0, 0,
-				 "audit key does not exist, but the audit chain in '%s' has "
-				 "records (made with another key); refusing to start a new key",
-				 dir);
+			diag_set(
+				reterr, key_path, 0, 0,
+				"audit key does not exist, but the audit chain in '%s' has records (made with another key); refusing to start a new key",
+				dir);
 			r = -ENOKEY; /* a key problem (exit 4), not a broken chain */
 		}
 		if (r >= 0)

@@ -13,9 +13,9 @@ int audit_setup_key_path(struct cli_ctx *ctx, const char *explicit_path, char *b
 				  size, ret_source);
 
 	if (r == -ENOENT)
-		return cli_error(ctx, BEXIT_ENV,
-				 "cannot locate the audit key: none of BERNSTEIN_AUDIT_KEY_PATH, "
-				 "XDG_STATE_HOME or HOME is set");
+		return cli_error(
+			ctx, BEXIT_ENV,
+			"cannot locate the audit key: none of BERNSTEIN_AUDIT_KEY_PATH, XDG_STATE_HOME or HOME is set");
 	if (r < 0)
 		return cli_error(ctx, BEXIT_ENV, "cannot locate the audit key: %s", strerror(-r));
 	return 0;

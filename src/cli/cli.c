@@ -330,10 +330,10 @@ int cli_contain_env(struct cli_ctx *ctx)
 		return 0;
 	t = contain_tier_from_string(v);
 	if (t < 0)
-		return cli_error(ctx, BEXIT_ENV,
-				 "BERNSTEIN_CONTAIN: unknown tier '%s' (expected auto, pidns, "
-				 "cgroup or pgroup)",
-				 v);
+		return cli_error(
+			ctx, BEXIT_ENV,
+			"BERNSTEIN_CONTAIN: unknown tier '%s' (expected auto, pidns, cgroup or pgroup)",
+			v);
 	contain_set_max_tier(t);
 	return 0;
 }
@@ -343,9 +343,7 @@ void cli_contain_sweep(struct cli_ctx *ctx)
 	int n = contain_sweep_stale(contain_host());
 
 	if (n > 0)
-		cli_warn(ctx,
-			 "killed what %d dead bernstein process%s left running in "
-			 "%s cgroups",
+		cli_warn(ctx, "killed what %d dead bernstein process%s left running in %s cgroups",
 			 n, n == 1 ? "" : "es", n == 1 ? "its" : "their");
 }
 

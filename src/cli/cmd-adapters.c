@@ -571,10 +571,10 @@ static void check_text(FILE *f, const struct check_row *rows, size_t n,
 	(void)fprintf(f, "\n%zu adapters - %zu reachable - %zu declared - %zu failed probes\n", n,
 		      reachable, declared, failed);
 	if (cc->ran)
-		(void)fprintf(f,
-			      "contracts: %zu checked, %zu passed, %zu drifted, %zu runtime "
-			      "failures, %zu skipped\n",
-			      cc->checked, cc->passed, cc->drifted, cc->broken, cc->skipped);
+		(void)fprintf(
+			f,
+			"contracts: %zu checked, %zu passed, %zu drifted, %zu runtime failures, %zu skipped\n",
+			cc->checked, cc->passed, cc->drifted, cc->broken, cc->skipped);
 }
 
 /* The contract column: every distinct contract backing a row's profile is
@@ -767,8 +767,7 @@ static int cmd_adapters_check(int argc, char **argv, struct cli_ctx *ctx)
 			if (cli_parse_seconds(optarg, MAX_TIMEOUT_S, &timeout_s, &timeout_ms) < 0)
 				return cli_usage_error(
 					ctx,
-					"invalid --timeout '%s' (seconds, more than 0 "
-					"and at most %d)",
+					"invalid --timeout '%s' (seconds, more than 0 and at most %d)",
 					optarg, MAX_TIMEOUT_S);
 			timeout_set = true;
 			break;

@@ -477,8 +477,7 @@ static int append_from(struct cli_ctx *ctx, struct audit_chain *chain, FILE *f, 
 			    strcmp(key, "details")) {
 				r = cli_error(
 					ctx, BEXIT_USAGE,
-					"%s:%u: unknown key '%s' (expected event_type, actor, "
-					"resource_type, resource_id, details)",
+					"%s:%u: unknown key '%s' (expected event_type, actor, resource_type, resource_id, details)",
 					name, lineno, key);
 				goto out;
 			}
@@ -489,10 +488,10 @@ static int append_from(struct cli_ctx *ctx, struct audit_chain *chain, FILE *f, 
 		    !string_or_absent(o, "resource_type", &rtype) ||
 		    !string_or_absent(o, "resource_id", &rid) ||
 		    (details && !json_is_object(details))) {
-			r = cli_error(ctx, BEXIT_USAGE,
-				      "%s:%u: event_type must be a non-empty string, actor, "
-				      "resource_type and resource_id strings, details an object",
-				      name, lineno);
+			r = cli_error(
+				ctx, BEXIT_USAGE,
+				"%s:%u: event_type must be a non-empty string, actor, resource_type and resource_id strings, details an object",
+				name, lineno);
 			goto out;
 		}
 		r = audit_append(chain, et, actor, rtype, rid, details, &d);
@@ -583,8 +582,9 @@ static int cmd_audit_append(int argc, char **argv, struct cli_ctx *ctx)
 	if (optind < argc)
 		return cli_usage_error(ctx, "unexpected argument '%s'", argv[optind]);
 	if (from && (et || details_s))
-		return cli_usage_error(ctx, "--from takes the records from a file: no --event-type "
-					    "or --details with it");
+		return cli_usage_error(
+			ctx,
+			"--from takes the records from a file: no --event-type or --details with it");
 	if (!from && (!et || !et[0]))
 		return cli_usage_error(ctx, "--event-type is required");
 	if (details_s) {
@@ -684,8 +684,7 @@ const struct cmd audit_cmds[] = {
 	 "  --key-file PATH  use this path instead\n"
 	 "  --json           {\"path\", \"source\", \"exists\", \"created\", \"mode\"}\n"},
 	{"append", cmd_audit_append, NULL, 0, "record an event in the audit chain",
-	 "(--event-type TYPE [RECORD OPTIONS] | --from FILE) [--dir DIR] [--key-file PATH] "
-	 "[--json]",
+	 "(--event-type TYPE [RECORD OPTIONS] | --from FILE) [--dir DIR] [--key-file PATH] [--json]",
 	 "Appends one record, for events an operator wants on the record. The key and\n"
 	 "the chain directory are created when the first record is written (not when\n"
 	 "the command fails before that).\n"

@@ -142,8 +142,7 @@ int cmd_adapters_contract_check(int argc, char **argv, struct cli_ctx *ctx)
 			if (parse_seconds(optarg, &timeout_ms) < 0)
 				return cli_usage_error(
 					ctx,
-					"invalid --timeout '%s' (seconds, more than 0 "
-					"and at most %d)",
+					"invalid --timeout '%s' (seconds, more than 0 and at most %d)",
 					optarg, MAX_TIMEOUT_S);
 			break;
 		case OPT_LIST:
@@ -253,10 +252,10 @@ int cmd_adapters_contract_check(int argc, char **argv, struct cli_ctx *ctx)
 		if (r)
 			code = r;
 	} else {
-		(void)fprintf(ctx->out,
-			      "\ncontracts: %zu checked, %zu passed, %zu drifted, %zu runtime "
-			      "failures, %zu skipped\n",
-			      n, passed, drifted, broken, skipped);
+		(void)fprintf(
+			ctx->out,
+			"\ncontracts: %zu checked, %zu passed, %zu drifted, %zu runtime failures, %zu skipped\n",
+			n, passed, drifted, broken, skipped);
 	}
 out:
 	for (i = 0; contracts && i < n; i++) {

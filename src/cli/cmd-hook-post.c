@@ -53,9 +53,7 @@ static bool event_name_valid(const char *s)
 	size_t n = strlen(s);
 
 	return n > 0 && n <= HOOK_POST_EVENT_MAX &&
-	       strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-			 "abcdefghijklmnopqrstuvwxyz"
-			 "0123456789_.-") == n;
+	       strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") == n;
 }
 
 /* All of stdin, at most HOOK_POST_STDIN_MAX bytes; beyond that the head is

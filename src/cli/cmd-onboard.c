@@ -91,8 +91,7 @@ static int find_profile(struct cli_ctx *ctx, const char *arg, struct catalog **r
 	if (!e)
 		return cli_usage_error(
 			ctx,
-			"unknown adapter '%s' (a name from 'bernstein adapters list' "
-			"or a profile file)",
+			"unknown adapter '%s' (a name from 'bernstein adapters list' or a profile file)",
 			arg);
 	if (!e->profile)
 		return cli_usage_error(ctx, "adapter '%s' has no capability profile to onboard",
@@ -358,9 +357,7 @@ static int cmd_onboard_record(int argc, char **argv, struct cli_ctx *ctx)
 		return cli_usage_error(ctx, "empty --golden-dir");
 	if (name && !transcript_name_valid(name))
 		return cli_usage_error(
-			ctx,
-			"invalid --name '%s' ([A-Za-z0-9][A-Za-z0-9_.-]*, at most %d "
-			"bytes)",
+			ctx, "invalid --name '%s' ([A-Za-z0-9][A-Za-z0-9_.-]*, at most %d bytes)",
 			name, TRANSCRIPT_MAX_NAME);
 
 	code = find_profile(ctx, argv[optind], &cat, &owned, &p);

@@ -97,10 +97,10 @@ static int validate_catalog(struct cli_ctx *ctx, struct catalog **ret)
 	if (r >= 0)
 		return 0;
 	if (!ctx->json)
-		cli_warn(ctx,
-			 "the catalogue does not load (%s); checking against the embedded "
-			 "catalogue alone",
-			 diag_format(&d, buf, sizeof(buf)));
+		cli_warn(
+			ctx,
+			"the catalogue does not load (%s); checking against the embedded catalogue alone",
+			diag_format(&d, buf, sizeof(buf)));
 	diag_clear(&d);
 	r = catalog_load(NULL, NULL, ret, &d);
 	if (r < 0)
@@ -222,8 +222,7 @@ static int cmd_profiles_hash(int argc, char **argv, struct cli_ctx *ctx)
 	if (!p) {
 		r = cli_error(
 			ctx, BEXIT_USAGE,
-			"adapter '%s' has no capability profile (it is a registry.yaml entry, "
-			"%s:%u)",
+			"adapter '%s' has no capability profile (it is a registry.yaml entry, %s:%u)",
 			name, e->origin.file, e->origin.line);
 		catalog_free(cat);
 		return r;

@@ -214,10 +214,10 @@ static int load_preference(struct cli_ctx *ctx, const struct catalog *cat, struc
 		goto out;
 	for (i = 0; i < cfg->preference.nr; i++) {
 		if (!catalog_find(cat, cfg->preference.v[i])) {
-			r = cli_error(ctx, BEXIT_INVALID,
-				      "%s: field 'preference[%zu]': unknown adapter '%s' (not in "
-				      "the catalogue; see 'bernstein adapters list')",
-				      cfg->source, i, cfg->preference.v[i]);
+			r = cli_error(
+				ctx, BEXIT_INVALID,
+				"%s: field 'preference[%zu]': unknown adapter '%s' (not in the catalogue; see 'bernstein adapters list')",
+				cfg->source, i, cfg->preference.v[i]);
 			goto out;
 		}
 	}
@@ -265,8 +265,7 @@ int cmd_route(int argc, char **argv, struct cli_ctx *ctx)
 			if (r == 0)
 				cli_warn(
 					ctx,
-					"'%s' is not a capability: requirement (skill addressing), "
-					"ignoring",
+					"'%s' is not a capability: requirement (skill addressing), ignoring",
 					optarg);
 			break;
 		case 'c':

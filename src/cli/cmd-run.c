@@ -534,11 +534,10 @@ static int run_plan_file(struct session *s, const char *plan_path, unsigned para
 		goto out;
 	}
 	if (!clean) {
-		code = cli_error(ctx, BEXIT_ENV,
-				 "'%s' has uncommitted changes to tracked files; bernstein merges "
-				 "finished tasks into the checked-out branch, so commit or stash "
-				 "them first",
-				 s->repo);
+		code = cli_error(
+			ctx, BEXIT_ENV,
+			"'%s' has uncommitted changes to tracked files; bernstein merges finished tasks into the checked-out branch, so commit or stash them first",
+			s->repo);
 		goto out;
 	}
 	if (!realpath(plan_path, abspath))
@@ -1166,10 +1165,11 @@ static int demo_verify(struct cli_ctx *ctx, const char *dir, const char *keyfile
 		code = cli_error(ctx, BEXIT_AUDIT, "the audit chain has %" PRIu64 " problem(s)",
 				 vs.problems);
 	} else if (run_code) {
-		code = cli_error(ctx, run_code,
-				 "the demo failed (exit %d): see 'bernstein -C %s status'; its "
-				 "audit chain (%" PRIu64 " records) has no problem",
-				 run_code, dir, vs.records);
+		code = cli_error(
+			ctx, run_code,
+			"the demo failed (exit %d): see 'bernstein -C %s status'; its audit chain (%" PRIu64
+			" records) has no problem",
+			run_code, dir, vs.records);
 	} else if (!ctx->json) {
 		code = 0;
 		(void)fprintf(ctx->out,

@@ -137,10 +137,9 @@ int cmd_runner(int argc, char **argv, struct cli_ctx *ctx)
 			errno = 0;
 			retries = strtoul(optarg, &end, 10);
 			if (errno || *end || optarg[0] < '0' || optarg[0] > '9' || retries > 100)
-				return cli_usage_error(ctx,
-						       "--max-retries: '%s' is not a number from 0 "
-						       "to 100",
-						       optarg);
+				return cli_usage_error(
+					ctx, "--max-retries: '%s' is not a number from 0 to 100",
+					optarg);
 			break;
 		}
 		default:

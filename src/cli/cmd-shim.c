@@ -198,9 +198,9 @@ int cmd_shim(int argc, char **argv, struct cli_ctx *ctx)
 		goto out;
 	}
 	if (plan.landlock_skipped)
-		(void)shim_msg(ctx, 0,
-			       "warning: landlock is not supported by this kernel, running "
-			       "unconfined");
+		(void)shim_msg(
+			ctx, 0,
+			"warning: landlock is not supported by this kernel, running unconfined");
 
 	r = shim_exec(&o, path, argv + optind, ctx->envp);
 	r = shim_msg(ctx, shim_exit_code(SHIM_STAGE_EXEC, -r), "cannot execute '%s': %s", path,

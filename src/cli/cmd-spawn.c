@@ -600,10 +600,10 @@ static int parse_args(int argc, char **argv, struct cli_ctx *ctx, struct spawn_o
 			break;
 		case OPT_TIMEOUT:
 			if (cli_parse_seconds(optarg, TIMEOUT_MAX_S, &o->timeout_s, NULL) < 0)
-				return cli_usage_error(ctx,
-						       "--timeout: '%s' is not a number of seconds "
-						       "(> 0, at most 7 days)",
-						       optarg);
+				return cli_usage_error(
+					ctx,
+					"--timeout: '%s' is not a number of seconds (> 0, at most 7 days)",
+					optarg);
 			break;
 		case OPT_RESUME:
 			o->resume = optarg;
@@ -647,8 +647,8 @@ static int parse_args(int argc, char **argv, struct cli_ctx *ctx, struct spawn_o
 		return cli_usage_error(ctx, "unexpected argument '%s' (quote the prompt)",
 				       argv[optind]);
 	if (o->prompt_arg && o->prompt_file)
-		return cli_usage_error(ctx, "give the prompt as an argument or with --prompt-file, "
-					    "not both");
+		return cli_usage_error(
+			ctx, "give the prompt as an argument or with --prompt-file, not both");
 	if (!o->prompt_arg && !o->prompt_file)
 		return cli_usage_error(ctx, "missing the prompt");
 	return 0;
@@ -728,10 +728,10 @@ int cmd_spawn(int argc, char **argv, struct cli_ctx *ctx)
 		goto out;
 	}
 	if (!e->profile) {
-		code = cli_error(ctx, BEXIT_USAGE,
-				 "adapter '%s' has no capability profile (a registry.yaml entry); "
-				 "bernstein spawn runs profiled adapters",
-				 o.adapter);
+		code = cli_error(
+			ctx, BEXIT_USAGE,
+			"adapter '%s' has no capability profile (a registry.yaml entry); bernstein spawn runs profiled adapters",
+			o.adapter);
 		goto out;
 	}
 
@@ -780,10 +780,10 @@ int cmd_spawn(int argc, char **argv, struct cli_ctx *ctx)
 		goto out;
 	}
 	if (plan.resume_id && plan.state_dir && !plan.state_reused)
-		strvec_pushf(&plan.warnings,
-			     "no earlier session '%s' of %s under %s: the agent gets a fresh "
-			     "state directory and may not find the session",
-			     o.resume, e->name, RUNS_DIR);
+		strvec_pushf(
+			&plan.warnings,
+			"no earlier session '%s' of %s under %s: the agent gets a fresh state directory and may not find the session",
+			o.resume, e->name, RUNS_DIR);
 	if (o.dry_run) {
 		if (ctx->json)
 			code = cli_print_json(ctx,

@@ -45,8 +45,7 @@ const struct cmd cli_commands[] = {
 	 "spelled; see docs/profile-format.md.\n"},
 	{"resume", cmd_resume, NULL, 0, cmd_resume_summary, cmd_resume_usage, cmd_resume_help},
 	{"route", cmd_route, NULL, 0, "pick the adapter for a task's capability requirements",
-	 "[--requires capability:AXIS[=VALUE]]... [--candidates A,B] [--audit] [--run-id ID] "
-	 "[--json]",
+	 "[--requires capability:AXIS[=VALUE]]... [--candidates A,B] [--audit] [--run-id ID] [--json]",
 	 "Selects the first adapter whose capability profile satisfies every requirement,\n"
 	 "in a deterministic order: the --candidates list as given; else the adapters of\n"
 	 "the preference: list of the repository's bernstein.yaml first, then catalogue\n"

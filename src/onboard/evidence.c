@@ -173,9 +173,9 @@ int evidence_load_buf(const char *source, const char *buf, size_t len, struct ev
 	v = ynode_get(root, "duration_bucket");
 	e->duration = duration_bucket_from_string(v->str);
 	if (e->duration < 0) {
-		yaml_diag(doc, v, reterr,
-			  "duration_bucket: unknown bucket (expected one of: under-1s, 1s-10s, "
-			  "10s-60s, 60s-or-more)");
+		yaml_diag(
+			doc, v, reterr,
+			"duration_bucket: unknown bucket (expected one of: under-1s, 1s-10s, 10s-60s, 60s-or-more)");
 		r = -EINVAL;
 		goto out;
 	}

@@ -141,10 +141,10 @@ static int check_evidence(const struct evidence *ev, const struct recorded_invoc
 	int r;
 
 	if (ev->exit_code != 0) {
-		diag_set(reterr, NULL, 0, 0,
-			 "the evidence is of a smoke run that failed (exit code %d): held-out "
-			 "cases are derived only from a passed run",
-			 ev->exit_code);
+		diag_set(
+			reterr, NULL, 0, 0,
+			"the evidence is of a smoke run that failed (exit code %d): held-out cases are derived only from a passed run",
+			ev->exit_code);
 		return -EINVAL;
 	}
 	r = transcript_build_argv(inv, model, prompt, NULL, &argv);
@@ -156,12 +156,12 @@ static int check_evidence(const struct evidence *ev, const struct recorded_invoc
 		if (strcmp(argv.v[i], ev->argv.v[i]) != 0)
 			break;
 	if (i < argv.nr || i < ev->argv.n) {
-		diag_set(reterr, NULL, 0, 0,
-			 "the evidence is not of this invocation with this smoke prompt and "
-			 "model: argv[%zu] is %s%s%s in the evidence, %s%s%s from the profile",
-			 i, i < ev->argv.n ? "'" : "", i < ev->argv.n ? ev->argv.v[i] : "missing",
-			 i < ev->argv.n ? "'" : "", i < argv.nr ? "'" : "",
-			 i < argv.nr ? argv.v[i] : "missing", i < argv.nr ? "'" : "");
+		diag_set(
+			reterr, NULL, 0, 0,
+			"the evidence is not of this invocation with this smoke prompt and model: argv[%zu] is %s%s%s in the evidence, %s%s%s from the profile",
+			i, i < ev->argv.n ? "'" : "", i < ev->argv.n ? ev->argv.v[i] : "missing",
+			i < ev->argv.n ? "'" : "", i < argv.nr ? "'" : "",
+			i < argv.nr ? argv.v[i] : "missing", i < argv.nr ? "'" : "");
 		r = -EINVAL;
 	}
 out:

@@ -247,16 +247,16 @@ static bool argv_differs(const struct strvec *built, const struct transcript_str
 	if (i == built->nr && i == want->n)
 		return false;
 	if (i < built->nr && i < want->n)
-		(void)snprintf(buf, size,
-			       "argv differs: the invocation builds argv[%zu] '%s', the transcript "
-			       "expects '%s'",
-			       i, quote_token(a, sizeof(a), built->v[i]),
-			       quote_token(b, sizeof(b), want->v[i]));
+		(void)snprintf(
+			buf, size,
+			"argv differs: the invocation builds argv[%zu] '%s', the transcript expects '%s'",
+			i, quote_token(a, sizeof(a), built->v[i]),
+			quote_token(b, sizeof(b), want->v[i]));
 	else
-		(void)snprintf(buf, size,
-			       "argv differs: the invocation builds %zu tokens, the transcript "
-			       "expects %zu",
-			       built->nr, want->n);
+		(void)snprintf(
+			buf, size,
+			"argv differs: the invocation builds %zu tokens, the transcript expects %zu",
+			built->nr, want->n);
 	return true;
 }
 
@@ -524,10 +524,10 @@ static int check_rehydrated(const struct profile *p, const struct recorded_invoc
 		if (strcmp(live.v[i], rehyd.v[i]) != 0)
 			break;
 	if (i < live.nr || i < rehyd.nr) {
-		diag_set(reterr, p->source, 0, 0,
-			 "the recorded invocation of profile '%s' does not rebuild its argv "
-			 "(token %zu differs)",
-			 p->name, i);
+		diag_set(
+			reterr, p->source, 0, 0,
+			"the recorded invocation of profile '%s' does not rebuild its argv (token %zu differs)",
+			p->name, i);
 		r = -EPROTO;
 	}
 out:
@@ -548,17 +548,17 @@ int onboard_record_run(const struct onboard_record_request *req, struct onboard_
 	int r;
 
 	if (!transcript_name_valid(name)) {
-		diag_set(reterr, NULL, 0, 0,
-			 "invalid transcript name '%s' (expected [A-Za-z0-9][A-Za-z0-9_.-]*, at "
-			 "most %d bytes)",
-			 name, TRANSCRIPT_MAX_NAME);
+		diag_set(
+			reterr, NULL, 0, 0,
+			"invalid transcript name '%s' (expected [A-Za-z0-9][A-Za-z0-9_.-]*, at most %d bytes)",
+			name, TRANSCRIPT_MAX_NAME);
 		return -EINVAL;
 	}
 	if (p->builtin) {
-		diag_set(reterr, p->source, p->builtin_at.line, p->builtin_at.col,
-			 "profile '%s' is served by bernstein itself (builtin): there is no agent "
-			 "binary to onboard",
-			 p->name);
+		diag_set(
+			reterr, p->source, p->builtin_at.line, p->builtin_at.col,
+			"profile '%s' is served by bernstein itself (builtin): there is no agent binary to onboard",
+			p->name);
 		return -ENOTSUP;
 	}
 	if (!req->smoke_prompt || !yemit_utf8_valid(req->smoke_prompt, strlen(req->smoke_prompt)) ||

@@ -123,12 +123,11 @@ int transcript_invocation_from_profile(const struct profile *p, struct arena *ar
 	struct recorded_invocation inv = {0};
 
 	if (pi->prompt_file_flag) {
-		diag_set(reterr, p->source, pi->prompt_file_flag_at.line,
-			 pi->prompt_file_flag_at.col,
-			 "profile '%s' delivers the prompt in a file (prompt_file_flag '%s'): the "
-			 "recorded-profile adapter has no spelling for that (only prompt_flag or "
-			 "prompt_positional)",
-			 p->name, pi->prompt_file_flag);
+		diag_set(
+			reterr, p->source, pi->prompt_file_flag_at.line,
+			pi->prompt_file_flag_at.col,
+			"profile '%s' delivers the prompt in a file (prompt_file_flag '%s'): the recorded-profile adapter has no spelling for that (only prompt_flag or prompt_positional)",
+			p->name, pi->prompt_file_flag);
 		return -ENOTSUP;
 	}
 	inv.registry_name = p->name;
@@ -254,9 +253,9 @@ static int check_inv(const struct recorded_invocation *inv, const struct where *
 		const char *s = inv->subcommands.v[i];
 
 		if (!s[0] || s[0] == '-' || has_space_or_ctl(s) || has_placeholder(s, false))
-			return inv_err(w, "subcommands", i, true, reterr,
-				       "a subcommand must be a non-empty word not starting with "
-				       "'-', without placeholders");
+			return inv_err(
+				w, "subcommands", i, true, reterr,
+				"a subcommand must be a non-empty word not starting with '-', without placeholders");
 	}
 	r = check_flag(w, "model_flag", inv->model_flag, reterr);
 	if (r < 0)
@@ -265,13 +264,13 @@ static int check_inv(const struct recorded_invocation *inv, const struct where *
 	if (r < 0)
 		return r;
 	if (!inv->prompt_flag && !inv->prompt_positional)
-		return inv_err(w, "prompt_positional", 0, false, reterr,
-			       "no way to deliver the prompt: set prompt_flag or "
-			       "prompt_positional: true");
+		return inv_err(
+			w, "prompt_positional", 0, false, reterr,
+			"no way to deliver the prompt: set prompt_flag or prompt_positional: true");
 	if (inv->prompt_flag && inv->prompt_positional)
-		return inv_err(w, "prompt_positional", 0, false, reterr,
-			       "the prompt can have only one delivery (prompt_flag or "
-			       "prompt_positional: true)");
+		return inv_err(
+			w, "prompt_positional", 0, false, reterr,
+			"the prompt can have only one delivery (prompt_flag or prompt_positional: true)");
 	for (i = 0; i < inv->extra_args.n; i++)
 		if (has_placeholder(inv->extra_args.v[i], true))
 			return inv_err(w, "extra_args", i, true, reterr,
@@ -280,9 +279,9 @@ static int check_inv(const struct recorded_invocation *inv, const struct where *
 		const char *s = inv->env_passthrough.v[i];
 
 		if (!envpolicy_name_valid(s))
-			return inv_err(w, "env_passthrough", i, true, reterr,
-				       "invalid environment variable name (expected "
-				       "[A-Za-z_][A-Za-z0-9_]*)");
+			return inv_err(
+				w, "env_passthrough", i, true, reterr,
+				"invalid environment variable name (expected [A-Za-z_][A-Za-z0-9_]*)");
 		for (j = 0; j < i; j++)
 			if (strcmp(inv->env_passthrough.v[j], s) == 0)
 				return inv_err(w, "env_passthrough", i, true, reterr,

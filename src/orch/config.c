@@ -309,10 +309,10 @@ int orch_get_adapter(const struct ydoc *doc, const struct ynode *n, const char *
 	if (s && strcmp(s, "auto") == 0)
 		s = NULL;
 	if (s && !profile_name_valid(s))
-		return orch_err(doc, n, reterr, path,
-				"invalid adapter name '%s' (expected [a-z][a-z0-9_]*, at most %d "
-				"bytes)",
-				Q(q, s), PROFILE_MAX_NAME);
+		return orch_err(
+			doc, n, reterr, path,
+			"invalid adapter name '%s' (expected [a-z][a-z0-9_]*, at most %d bytes)",
+			Q(q, s), PROFILE_MAX_NAME);
 	*ret = s;
 	return 0;
 }
@@ -486,10 +486,10 @@ int orch_get_gates(struct arena *a, const struct ydoc *doc, const struct ynode *
 		if (r < 0)
 			return r;
 		if (!label_valid(g[i].name))
-			return orch_err(doc, v, reterr, pk,
-					"invalid gate name '%s' (at most %d bytes, no control "
-					"characters)",
-					Q(q, g[i].name), ORCH_MAX_NAME);
+			return orch_err(
+				doc, v, reterr, pk,
+				"invalid gate name '%s' (at most %d bytes, no control characters)",
+				Q(q, g[i].name), ORCH_MAX_NAME);
 		for (j = 0; j < i; j++)
 			if (strcmp(g[j].name, g[i].name) == 0)
 				return orch_err(doc, v, reterr, pk,
@@ -723,10 +723,10 @@ static int parse_modes(struct cctx *x, const struct ynode *n)
 
 		orch_path_key(p, sizeof(p), "modes", k->str);
 		if (!mode_name_valid(k->str))
-			return orch_err(x->doc, k, x->reterr, p,
-					"invalid mode name '%s' (expected [a-z0-9][a-z0-9_-]*, at "
-					"most %d bytes)",
-					Q(q, k->str), ORCH_MAX_NAME);
+			return orch_err(
+				x->doc, k, x->reterr, p,
+				"invalid mode name '%s' (expected [a-z0-9][a-z0-9_-]*, at most %d bytes)",
+				Q(q, k->str), ORCH_MAX_NAME);
 		for (j = 0; j < nm; j++)
 			if (strcmp(m[j].name, k->str) == 0)
 				e = &m[j]; /* a built-in: replaced in place */

@@ -274,10 +274,10 @@ static int parse_args(struct mock_script *s, struct cursor *c, enum mock_op op,
 		if (!next_word(c, &w, &n))
 			return bad(c, c->end, reterr, "sleep: missing SECONDS");
 		if (parse_seconds(w, n, MOCK_SLEEP_MAX, &in->seconds) < 0)
-			return bad(c, w, reterr,
-				   "sleep: '%.*s' is not a number of seconds (0 to %.0f, decimal "
-				   "allowed)",
-				   (int)(n > 80 ? 80 : n), w, MOCK_SLEEP_MAX);
+			return bad(
+				c, w, reterr,
+				"sleep: '%.*s' is not a number of seconds (0 to %.0f, decimal allowed)",
+				(int)(n > 80 ? 80 : n), w, MOCK_SLEEP_MAX);
 		return no_more(c, op, reterr);
 	case MOCK_HANG:
 		return no_more(c, op, reterr);
@@ -876,10 +876,10 @@ static int session_marker(const struct run *r, const char *id, bool resume)
 
 	if (r->o->home_fd < 0) {
 		if (resume) {
-			(void)snprintf(msg, sizeof(msg),
-				       "cannot resume session '%s': HOME is not set or cannot be "
-				       "opened, so no session can be found",
-				       id);
+			(void)snprintf(
+				msg, sizeof(msg),
+				"cannot resume session '%s': HOME is not set or cannot be opened, so no session can be found",
+				id);
 			emit_error(r, "session_unknown", msg);
 			return MOCK_EXIT_FAILED;
 		}

@@ -208,10 +208,7 @@ static bool check_keys(struct pctx *x, const struct ynode *map, const char *cons
 			continue;
 		if (strcmp(k, "depends_on") == 0 && strstr(what, ".steps["))
 			problem(x, map->keys[i], NULL,
-				"unknown key 'depends_on' in %s: a step has no dependencies of its "
-				"own; it depends on every step of the stages its stage's "
-				"depends_on "
-				"lists",
+				"unknown key 'depends_on' in %s: a step has no dependencies of its own; it depends on every step of the stages its stage's depends_on lists",
 				what);
 		else
 			problem(x, map->keys[i], NULL,
@@ -443,8 +440,7 @@ static void parse_task(struct pctx *x, const struct ynode *m, const char *path, 
 				add(x, &d);
 			} else if (!plan_id_valid(t->id)) {
 				problem(x, v, pk,
-					"invalid id '%s' (expected [a-z0-9][a-z0-9-]*, at most %d "
-					"bytes)",
+					"invalid id '%s' (expected [a-z0-9][a-z0-9-]*, at most %d bytes)",
 					orch_quote(q, sizeof(q), t->id), PLAN_ID_MAX);
 				t->id = NULL;
 			} else {
@@ -734,8 +730,7 @@ static void parse_stages(struct pctx *x, const struct ynode *v)
 					if (x->stages[j].name &&
 					    strcmp(x->stages[j].name, st->name) == 0) {
 						problem(x, nm, pk,
-							"duplicate stage name '%s' (first at line "
-							"%u)",
+							"duplicate stage name '%s' (first at line %u)",
 							orch_quote(q, sizeof(q), st->name),
 							x->stages[j].name_node->line);
 						ok = false;
@@ -982,10 +977,10 @@ static void check_unique(struct vctx *v, const struct key_entry *titles, size_t 
 				 "field '%s.id': duplicate id '%s' (first at line %u)",
 				 task_path(p, ids[k].task, path, sizeof(path)), t->id, u->id_line);
 		else
-			vproblem(v, t->id_line, t->id_col,
-				 "field '%s.title': the id '%s' derived from this title is already "
-				 "the id of the task at line %u; give one of them an explicit id:",
-				 task_path(p, ids[k].task, path, sizeof(path)), t->id, u->line);
+			vproblem(
+				v, t->id_line, t->id_col,
+				"field '%s.title': the id '%s' derived from this title is already the id of the task at line %u; give one of them an explicit id:",
+				task_path(p, ids[k].task, path, sizeof(path)), t->id, u->line);
 	}
 }
 
@@ -1013,11 +1008,11 @@ static void resolve_deps(struct vctx *v, const struct key_entry *titles, size_t 
 				d->index = (size_t)k;
 				continue;
 			}
-			vproblem(v, d->line, d->col,
-				 "field '%s.depends_on[%zu]': unknown task '%s' (no task has this "
-				 "id or title)",
-				 task_path(p, i, path, sizeof(path)), j,
-				 orch_quote(q, sizeof(q), d->name));
+			vproblem(
+				v, d->line, d->col,
+				"field '%s.depends_on[%zu]': unknown task '%s' (no task has this id or title)",
+				task_path(p, i, path, sizeof(path)), j,
+				orch_quote(q, sizeof(q), d->name));
 		}
 	}
 }
@@ -1062,12 +1057,12 @@ static void check_cycles(struct vctx *v)
 						(void)sbuf_addf(&sb, "%s -> ",
 								p->tasks[stack[k]].id);
 					(void)sbuf_adds(&sb, p->tasks[w].id);
-					vproblem(v, d->line, d->col,
-						 "field '%s.depends_on[%zu]': dependency cycle: "
-						 "%s%s",
-						 task_path(p, stack[top], path, sizeof(path)),
-						 (size_t)(d - t->deps), sb.buf,
-						 sb.len == sb.max ? "..." : "");
+					vproblem(
+						v, d->line, d->col,
+						"field '%s.depends_on[%zu]': dependency cycle: %s%s",
+						task_path(p, stack[top], path, sizeof(path)),
+						(size_t)(d - t->deps), sb.buf,
+						sb.len == sb.max ? "..." : "");
 					sbuf_release(&sb);
 				}
 			} else {

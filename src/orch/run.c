@@ -313,10 +313,10 @@ static int loop_load(struct loop *l, struct orch_env *e, const char *run_id, str
 			long k = id ? find_task(l, id) : -1;
 
 			if (k < 0) {
-				diag_set(reterr, state_path(e->st), 0, 0,
-					 "task '%s' of run '%s' depends on '%s', which the run "
-					 "does not have",
-					 t->row.id, run_id, id ? id : "?");
+				diag_set(
+					reterr, state_path(e->st), 0, 0,
+					"task '%s' of run '%s' depends on '%s', which the run does not have",
+					t->row.id, run_id, id ? id : "?");
 				return -EBADMSG;
 			}
 			t->deps[t->n_deps++] = (size_t)k;
@@ -611,14 +611,13 @@ static char *fallback_prompt(struct loop *l, struct otask *t, const struct attem
 	const char *final = NULL;
 	json_t *last_text = NULL;
 
-	(void)sbuf_addf(&sb,
-			"## Resume context\n"
-			"A previous attempt at this task (attempt %" PRId64
-			", adapter %s) ended early (%s). Its work is in this worktree. "
-			"Continue from where it stopped; do not redo what is done.\n",
-			prev->n, prev->adapter ? prev->adapter : "?",
-			prev->reason ? prev->reason
-				     : (prev->outcome ? prev->outcome : "interrupted"));
+	(void)sbuf_addf(
+		&sb,
+		"## Resume context\n"
+		"A previous attempt at this task (attempt %" PRId64
+		", adapter %s) ended early (%s). Its work is in this worktree. Continue from where it stopped; do not redo what is done.\n",
+		prev->n, prev->adapter ? prev->adapter : "?",
+		prev->reason ? prev->reason : (prev->outcome ? prev->outcome : "interrupted"));
 	if (prev->agent_session_id)
 		(void)sbuf_addf(&sb, "- prior_adapter_session_id: %s\n", prev->agent_session_id);
 	if (t->row.worktree) {
@@ -906,8 +905,7 @@ worktree:
 
 		if (abi < 0) {
 			refuse(l, t, TASK_REFUSED,
-			       "sandbox: landlock: the kernel does not support Landlock "
-			       "(the task is not run unconfined)");
+			       "sandbox: landlock: the kernel does not support Landlock (the task is not run unconfined)");
 			goto out;
 		}
 		r = worktree_clone_add(e->repo, t->row.worktree, t->row.branch, l->run.base_branch,

@@ -132,35 +132,28 @@ static const char *const stmt_sql[_STMT_MAX] = {
 	[STMT_BEGIN_READ] = "BEGIN DEFERRED",
 	[STMT_COMMIT] = "COMMIT",
 	[STMT_ROLLBACK] = "ROLLBACK",
-	[STMT_RUN_INSERT] = "INSERT INTO runs (" RUN_COLS ") "
-			    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	[STMT_RUN_INSERT] =
+		"INSERT INTO runs (" RUN_COLS ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	[STMT_RUN_GET] = "SELECT " RUN_COLS " FROM runs WHERE id = ?",
 	[STMT_RUN_LATEST] = "SELECT " RUN_COLS " FROM runs ORDER BY rowid DESC LIMIT 1",
 	[STMT_RUN_LIST] = "SELECT " RUN_COLS " FROM runs ORDER BY rowid",
 	[STMT_RUN_SET_STATE] = "UPDATE runs SET state = ?, updated_at = ? WHERE id = ?",
 	[STMT_RUN_SET_PID] = "UPDATE runs SET supervisor_pid = ?, updated_at = ? WHERE id = ?",
 	[STMT_TASK_INSERT] =
-		"INSERT INTO tasks (" TASK_COLS ") VALUES "
-		"(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		"INSERT INTO tasks (" TASK_COLS
+		") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	[STMT_TASKS_GET] = "SELECT " TASK_COLS " FROM tasks WHERE run_id = ? ORDER BY idx, id",
 	[STMT_TASK_GET] = "SELECT " TASK_COLS " FROM tasks WHERE run_id = ? AND id = ?",
 	/* The key columns are bound last (?23, ?24), the rest in TASK_COLS order. */
 	[STMT_TASK_UPDATE] =
-		"UPDATE tasks SET idx = ?, title = ?, role = ?, prompt = ?, spec = ?, "
-		"state = ?, adapter = ?, profile_hash = ?, attempts = ?, retry_at = ?, "
-		"outcome = ?, reason = ?, receipt_hash = ?, branch = ?, worktree = ?, "
-		"session = ?, agent_session_id = ?, head_commit = ?, merge_commit = ?, "
-		"conflicts = ?, artifact_sha256 = ?, updated_at = ? "
-		"WHERE run_id = ? AND id = ?",
-	[STMT_ATTEMPT_INSERT] = "INSERT INTO attempts (" ATTEMPT_COLS ") VALUES "
-				"(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-	[STMT_ATTEMPT_UPDATE] = "UPDATE attempts SET session = ?, adapter = ?, profile_hash = ?, "
-				"pid = ?, agent_session_id = ?, resumed_from = ?, resume_kind = ?, "
-				"started_at = ?, ended_at = ?, outcome = ?, exit_code = ?, "
-				"reason = ?, input_tokens = ?, output_tokens = ?, cost_usd = ?, "
-				"last_event = ? WHERE run_id = ? AND task_id = ? AND n = ?",
-	[STMT_ATTEMPTS_GET] = "SELECT " ATTEMPT_COLS " FROM attempts "
-			      "WHERE run_id = ? AND task_id = ? ORDER BY n",
+		"UPDATE tasks SET idx = ?, title = ?, role = ?, prompt = ?, spec = ?, state = ?, adapter = ?, profile_hash = ?, attempts = ?, retry_at = ?, outcome = ?, reason = ?, receipt_hash = ?, branch = ?, worktree = ?, session = ?, agent_session_id = ?, head_commit = ?, merge_commit = ?, conflicts = ?, artifact_sha256 = ?, updated_at = ? WHERE run_id = ? AND id = ?",
+	[STMT_ATTEMPT_INSERT] =
+		"INSERT INTO attempts (" ATTEMPT_COLS
+		") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	[STMT_ATTEMPT_UPDATE] =
+		"UPDATE attempts SET session = ?, adapter = ?, profile_hash = ?, pid = ?, agent_session_id = ?, resumed_from = ?, resume_kind = ?, started_at = ?, ended_at = ?, outcome = ?, exit_code = ?, reason = ?, input_tokens = ?, output_tokens = ?, cost_usd = ?, last_event = ? WHERE run_id = ? AND task_id = ? AND n = ?",
+	[STMT_ATTEMPTS_GET] =
+		"SELECT " ATTEMPT_COLS " FROM attempts WHERE run_id = ? AND task_id = ? ORDER BY n",
 };
 
 struct state {
@@ -808,10 +801,10 @@ int state_open(const char *path, unsigned flags, struct state **ret, struct diag
 	if (r < 0)
 		goto out;
 	if (version > STATE_SCHEMA_VERSION) {
-		diag_set(reterr, path, 0, 0,
-			 "state database has schema version %lld, newer than this bernstein "
-			 "supports (%d): use a newer bernstein",
-			 (long long)version, STATE_SCHEMA_VERSION);
+		diag_set(
+			reterr, path, 0, 0,
+			"state database has schema version %lld, newer than this bernstein supports (%d): use a newer bernstein",
+			(long long)version, STATE_SCHEMA_VERSION);
 		r = -EPROTO;
 		goto out;
 	}
@@ -832,10 +825,10 @@ int state_open(const char *path, unsigned flags, struct state **ret, struct diag
 			goto out;
 		}
 		if (version < STATE_SCHEMA_VERSION) {
-			diag_set(reterr, path, 0, 0,
-				 "state database has schema version %lld, older than %d: "
-				 "open it read-write once to migrate",
-				 (long long)version, STATE_SCHEMA_VERSION);
+			diag_set(
+				reterr, path, 0, 0,
+				"state database has schema version %lld, older than %d: open it read-write once to migrate",
+				(long long)version, STATE_SCHEMA_VERSION);
 			r = -EPROTO;
 			goto out;
 		}

@@ -362,27 +362,25 @@ int contain_limits_check(const struct contain_host *h, const struct contain_limi
 		if (!v || h->ctrl_hier[c] >= 0)
 			continue;
 		if (v1->version)
-			(void)snprintf(why, size,
-				       "limits: %s: no cgroup %s controller is available to "
-				       "bernstein (cgroup v1 %s: %s)",
-				       ctrl_names[c], ctrl_names[c], ctrl_names[c], v1->why);
+			(void)snprintf(
+				why, size,
+				"limits: %s: no cgroup %s controller is available to bernstein (cgroup v1 %s: %s)",
+				ctrl_names[c], ctrl_names[c], ctrl_names[c], v1->why);
 		else if (v2->version && v2->usable)
 			(void)snprintf(
 				why, size,
-				"limits: %s: no cgroup %s controller is available to "
-				"bernstein (cgroup v2 does not delegate it to '%s', and no v1 "
-				"hierarchy has it)",
+				"limits: %s: no cgroup %s controller is available to bernstein (cgroup v2 does not delegate it to '%s', and no v1 hierarchy has it)",
 				ctrl_names[c], ctrl_names[c], v2->own);
 		else if (v2->version)
-			(void)snprintf(why, size,
-				       "limits: %s: no cgroup %s controller is available to "
-				       "bernstein (cgroup v2: %s)",
-				       ctrl_names[c], ctrl_names[c], v2->why);
+			(void)snprintf(
+				why, size,
+				"limits: %s: no cgroup %s controller is available to bernstein (cgroup v2: %s)",
+				ctrl_names[c], ctrl_names[c], v2->why);
 		else
-			(void)snprintf(why, size,
-				       "limits: %s: no cgroup %s controller is available to "
-				       "bernstein (no cgroup file system is mounted)",
-				       ctrl_names[c], ctrl_names[c]);
+			(void)snprintf(
+				why, size,
+				"limits: %s: no cgroup %s controller is available to bernstein (no cgroup file system is mounted)",
+				ctrl_names[c], ctrl_names[c]);
 		return -EOPNOTSUPP;
 	}
 	return 0;

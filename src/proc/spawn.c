@@ -170,8 +170,8 @@ VFORK_SAFE static int child_main(void *arg)
 	if (r < 0)
 		goto fail;
 	if (c->plan->landlock_skipped) {
-		static const char warn[] = "bernstein: warning: landlock is not supported by "
-					   "this kernel, running unconfined\n";
+		static const char warn[] =
+			"bernstein: warning: landlock is not supported by this kernel, running unconfined\n";
 
 		(void)!write(STDERR_FILENO, warn, sizeof(warn) - 1);
 	}
@@ -520,10 +520,10 @@ const char *proc_describe_exit(const struct proc *p, char *buf, size_t size)
 			break;
 		case SHIM_STAGE_LANDLOCK:
 			if (p->start_errno == EOPNOTSUPP)
-				(void)snprintf(buf, size,
-					       "cannot confine '%s': the kernel does not support "
-					       "landlock",
-					       path);
+				(void)snprintf(
+					buf, size,
+					"cannot confine '%s': the kernel does not support landlock",
+					path);
 			else
 				(void)snprintf(buf, size, "cannot confine '%s' with landlock: %s",
 					       path, e);

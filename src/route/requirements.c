@@ -159,11 +159,10 @@ int requirements_add(struct requirements *req, const char *token, struct diag *r
 	switch (axes[a].kind) {
 	case REQ_KIND_BOOL:
 		if (eq) {
-			diag_set(reterr, NULL, 0, 0,
-				 "capability requirement '%.*s': '%s' is a boolean axis and takes "
-				 "no "
-				 "value (write 'capability:%s')",
-				 q, token, axes[a].name, axes[a].name);
+			diag_set(
+				reterr, NULL, 0, 0,
+				"capability requirement '%.*s': '%s' is a boolean axis and takes no value (write 'capability:%s')",
+				q, token, axes[a].name, axes[a].name);
 			return -EINVAL;
 		}
 		break;
@@ -171,26 +170,25 @@ int requirements_add(struct requirements *req, const char *token, struct diag *r
 		int tier;
 
 		if (!eq || vn == 0) {
-			diag_set(reterr, NULL, 0, 0,
-				 "capability requirement '%.*s': 'sandbox' needs a tier: "
-				 "capability:sandbox=<none|process|container|microvm>",
-				 q, token);
+			diag_set(
+				reterr, NULL, 0, 0,
+				"capability requirement '%.*s': 'sandbox' needs a tier: capability:sandbox=<none|process|container|microvm>",
+				q, token);
 			return -EINVAL;
 		}
 		tier = (int)sandbox_tier_from_string(cut(val, vn, vbuf, sizeof(vbuf)));
 		if (tier < 0) {
-			diag_set(reterr, NULL, 0, 0,
-				 "capability requirement '%.*s': unknown sandbox tier '%.*s' "
-				 "(accepted: none, process, container, microvm)",
-				 q, token, vn > TOKEN_QUOTE_MAX ? TOKEN_QUOTE_MAX : (int)vn, val);
+			diag_set(
+				reterr, NULL, 0, 0,
+				"capability requirement '%.*s': unknown sandbox tier '%.*s' (accepted: none, process, container, microvm)",
+				q, token, vn > TOKEN_QUOTE_MAX ? TOKEN_QUOTE_MAX : (int)vn, val);
 			return -EINVAL;
 		}
 		if ((r.set & (1u << a)) && r.sandbox != (enum sandbox_tier)tier) {
-			diag_set(reterr, NULL, 0, 0,
-				 "capability requirement '%.*s': conflicts with 'sandbox=%s' "
-				 "required "
-				 "before",
-				 q, token, sandbox_tier_to_string(r.sandbox));
+			diag_set(
+				reterr, NULL, 0, 0,
+				"capability requirement '%.*s': conflicts with 'sandbox=%s' required before",
+				q, token, sandbox_tier_to_string(r.sandbox));
 			return -EINVAL;
 		}
 		r.sandbox = (enum sandbox_tier)tier;
@@ -201,10 +199,10 @@ int requirements_add(struct requirements *req, const char *token, struct diag *r
 		size_t i;
 
 		if (!eq || vn == 0) {
-			diag_set(reterr, NULL, 0, 0,
-				 "capability requirement '%.*s': 'max_parallel_workers' needs an "
-				 "integer: capability:max_parallel_workers=<1..%d>",
-				 q, token, PROFILE_MAX_WORKERS);
+			diag_set(
+				reterr, NULL, 0, 0,
+				"capability requirement '%.*s': 'max_parallel_workers' needs an integer: capability:max_parallel_workers=<1..%d>",
+				q, token, PROFILE_MAX_WORKERS);
 			return -EINVAL;
 		}
 		for (i = 0; i < vn && v <= PROFILE_MAX_WORKERS; i++) {
@@ -213,19 +211,18 @@ int requirements_add(struct requirements *req, const char *token, struct diag *r
 			v = v * 10 + (val[i] - '0');
 		}
 		if (i < vn || v < 1 || v > PROFILE_MAX_WORKERS) {
-			diag_set(reterr, NULL, 0, 0,
-				 "capability requirement '%.*s': max_parallel_workers needs an "
-				 "integer "
-				 "from 1 to %d, not '%.*s'",
-				 q, token, PROFILE_MAX_WORKERS,
-				 vn > TOKEN_QUOTE_MAX ? TOKEN_QUOTE_MAX : (int)vn, val);
+			diag_set(
+				reterr, NULL, 0, 0,
+				"capability requirement '%.*s': max_parallel_workers needs an integer from 1 to %d, not '%.*s'",
+				q, token, PROFILE_MAX_WORKERS,
+				vn > TOKEN_QUOTE_MAX ? TOKEN_QUOTE_MAX : (int)vn, val);
 			return -EINVAL;
 		}
 		if ((r.set & (1u << a)) && r.max_parallel_workers != v) {
-			diag_set(reterr, NULL, 0, 0,
-				 "capability requirement '%.*s': conflicts with "
-				 "'max_parallel_workers=%lld' required before",
-				 q, token, (long long)r.max_parallel_workers);
+			diag_set(
+				reterr, NULL, 0, 0,
+				"capability requirement '%.*s': conflicts with 'max_parallel_workers=%lld' required before",
+				q, token, (long long)r.max_parallel_workers);
 			return -EINVAL;
 		}
 		r.max_parallel_workers = v;
@@ -235,25 +232,25 @@ int requirements_add(struct requirements *req, const char *token, struct diag *r
 		int mode;
 
 		if (!eq || vn == 0) {
-			diag_set(reterr, NULL, 0, 0,
-				 "capability requirement '%.*s': 'output_mode' needs a mode: "
-				 "capability:output_mode=<git-diff|artifact>",
-				 q, token);
+			diag_set(
+				reterr, NULL, 0, 0,
+				"capability requirement '%.*s': 'output_mode' needs a mode: capability:output_mode=<git-diff|artifact>",
+				q, token);
 			return -EINVAL;
 		}
 		mode = (int)output_mode_from_string(cut(val, vn, vbuf, sizeof(vbuf)));
 		if (mode < 0) {
-			diag_set(reterr, NULL, 0, 0,
-				 "capability requirement '%.*s': unknown output mode '%.*s' "
-				 "(accepted: git-diff, artifact)",
-				 q, token, vn > TOKEN_QUOTE_MAX ? TOKEN_QUOTE_MAX : (int)vn, val);
+			diag_set(
+				reterr, NULL, 0, 0,
+				"capability requirement '%.*s': unknown output mode '%.*s' (accepted: git-diff, artifact)",
+				q, token, vn > TOKEN_QUOTE_MAX ? TOKEN_QUOTE_MAX : (int)vn, val);
 			return -EINVAL;
 		}
 		if ((r.set & (1u << a)) && r.output_mode != (enum output_mode)mode) {
-			diag_set(reterr, NULL, 0, 0,
-				 "capability requirement '%.*s': conflicts with 'output_mode=%s' "
-				 "required before",
-				 q, token, output_mode_to_string(r.output_mode));
+			diag_set(
+				reterr, NULL, 0, 0,
+				"capability requirement '%.*s': conflicts with 'output_mode=%s' required before",
+				q, token, output_mode_to_string(r.output_mode));
 			return -EINVAL;
 		}
 		r.output_mode = (enum output_mode)mode;

@@ -293,11 +293,11 @@ int select_adapter(const struct select_input *in, struct selection *ret, struct 
 	}
 	hash_receipt(&s);
 	(void)requirements_axes_describe(s.unmet, &unmet);
-	diag_set(reterr, NULL, 0, 0,
-		 "capability mismatch: no adapter satisfies the task (unmet: %s; %zu candidate%s "
-		 "considered; refusal receipt %s)",
-		 unmet.len ? unmet.buf : "-", s.n_considered, s.n_considered == 1 ? "" : "s",
-		 s.receipt_hash);
+	diag_set(
+		reterr, NULL, 0, 0,
+		"capability mismatch: no adapter satisfies the task (unmet: %s; %zu candidate%s considered; refusal receipt %s)",
+		unmet.len ? unmet.buf : "-", s.n_considered, s.n_considered == 1 ? "" : "s",
+		s.receipt_hash);
 	sbuf_release(&unmet);
 	*ret = s;
 	return -ENOTSUP;

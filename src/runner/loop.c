@@ -314,10 +314,10 @@ static enum runner_outcome key_error(struct runner *r)
 
 	if (credential_env_check(r->m->api_key_env, r->o->host_allowed_key_envs, &d) < 0)
 		return fail(r, RUNNER_CONFIG_INVALID, "config_invalid", "%s", d.msg);
-	return fail(r, RUNNER_CONFIG_INVALID, "config_invalid",
-		    "manifest api_key_env names environment variable '%s' but it is not set; "
-		    "export it on the host (its value is never logged)",
-		    r->m->api_key_env);
+	return fail(
+		r, RUNNER_CONFIG_INVALID, "config_invalid",
+		"manifest api_key_env names environment variable '%s' but it is not set; export it on the host (its value is never logged)",
+		r->m->api_key_env);
 }
 
 /* ---- tools ------------------------------------------------------------------ */
@@ -372,8 +372,9 @@ static enum runner_outcome setup_builtin(struct runner *r)
 
 		(void)sbuf_addf(&msg, "builtin tools active: %s", names.len ? names.buf : "(none)");
 		if (!allow)
-			(void)sbuf_adds(&msg, "; run_command withheld (no OS sandbox provider and "
-					      "no BERNSTEIN_BUILTIN_ALLOW_RUN_COMMAND=1)");
+			(void)sbuf_adds(
+				&msg,
+				"; run_command withheld (no OS sandbox provider and no BERNSTEIN_BUILTIN_ALLOW_RUN_COMMAND=1)");
 		(void)json_object_set_new(ev, "message", events_str(msg.buf));
 		(void)json_object_set_new(ev, "tool_source", json_string("builtin"));
 		(void)events_emit(r->ev, ev);
@@ -422,8 +423,8 @@ static enum runner_outcome setup_gateway(struct runner *r)
 
 		(void)json_object_set_new(
 			ev, "message",
-			json_string("gateway: no mcp_servers in the manifest; the "
-				    "agent has no tools"));
+			json_string(
+				"gateway: no mcp_servers in the manifest; the agent has no tools"));
 		(void)json_object_set_new(ev, "tool_source", json_string("gateway"));
 		(void)events_emit(r->ev, ev);
 		return RUNNER_DONE;
@@ -602,9 +603,7 @@ static void run_call(struct runner *r, const struct wire_call *c, char **ret_out
 
 		(void)sbuf_addf(
 			&sb,
-			"error: the arguments of this call are larger than the runner "
-			"accepts (%d bytes); nothing was done. Write large files in smaller "
-			"pieces.",
+			"error: the arguments of this call are larger than the runner accepts (%d bytes); nothing was done. Write large files in smaller pieces.",
 			WIRE_MAX_ARGS);
 		o.output = sbuf_detach(&sb, NULL);
 		o.details = json_pack("{s:s}", "error", "arguments over the cap");
@@ -769,10 +768,10 @@ static enum runner_outcome turns(struct runner *r)
 
 		if (r->turns >= (uint64_t)max_turns) {
 			emit_usage(r);
-			return fail(r, RUNNER_FAILED, "max_turns",
-				    "max_turns (%lld) reached and the model still wants tools; "
-				    "the transcript is saved for a resume",
-				    (long long)max_turns);
+			return fail(
+				r, RUNNER_FAILED, "max_turns",
+				"max_turns (%lld) reached and the model still wants tools; the transcript is saved for a resume",
+				(long long)max_turns);
 		}
 		if (now_ms(r) >= r->deadline_ms) {
 			emit_usage(r);

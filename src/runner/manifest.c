@@ -196,10 +196,10 @@ static int parse_tools(struct mparse *p, const json_t *a)
 			n = json_object_get(t, "name");
 		if (!n || !json_is_string(n) || json_string_length(n) == 0 ||
 		    strlen(json_string_value(n)) != json_string_length(n)) {
-			diag_set(p->reterr, p->name, 0, 0,
-				 "field 'tools': element %zu: expected a tool name or an object "
-				 "with a 'name' string",
-				 i);
+			diag_set(
+				p->reterr, p->name, 0, 0,
+				"field 'tools': element %zu: expected a tool name or an object with a 'name' string",
+				i);
 			return -EINVAL;
 		}
 		v[i] = arena_strdup(&p->m->arena, json_string_value(n));
@@ -236,16 +236,16 @@ static int parse_mcp_servers(struct mparse *p, const json_t *o)
 		s->name = arena_strdup(&m->arena, key);
 		v = get(srv, "type");
 		if (v && (!json_is_string(v) || strcmp(json_string_value(v), "stdio") != 0))
-			return bad(p, field,
-				   "only stdio servers ('type': 'stdio', with a 'command') are "
-				   "supported",
-				   NULL);
+			return bad(
+				p, field,
+				"only stdio servers ('type': 'stdio', with a 'command') are supported",
+				NULL);
 		if (!get(srv, "command")) {
 			if (get(srv, "url"))
-				return bad(p, field,
-					   "only stdio servers (with a 'command') are supported, "
-					   "not 'url'",
-					   NULL);
+				return bad(
+					p, field,
+					"only stdio servers (with a 'command') are supported, not 'url'",
+					NULL);
 			return bad(p, field, "missing 'command'", NULL);
 		}
 		{
@@ -295,10 +295,10 @@ static int parse_mcp_servers(struct mparse *p, const json_t *o)
 
 				if (!json_is_string(ev) || !kl || strchr(ek, '=') ||
 				    strlen(json_string_value(ev)) != json_string_length(ev))
-					return bad(p, field,
-						   "expected NAME: \"value\" strings (no '=' in "
-						   "names, no NUL)",
-						   NULL);
+					return bad(
+						p, field,
+						"expected NAME: \"value\" strings (no '=' in names, no NUL)",
+						NULL);
 				vl = json_string_length(ev);
 				kv = arena_alloc(&m->arena, st_add(st_add(kl, vl), 2));
 				memcpy(kv, ek, kl);

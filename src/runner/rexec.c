@@ -243,10 +243,10 @@ int rexec_check_name(const char *name, struct diag *reterr)
 		return -EPERM;
 	}
 	if (name_denied(name)) {
-		diag_set(reterr, NULL, 0, 0,
-			 "argv[0] '%s' is a shell, interpreter or command runner, which "
-			 "run_command does not run",
-			 name);
+		diag_set(
+			reterr, NULL, 0, 0,
+			"argv[0] '%s' is a shell, interpreter or command runner, which run_command does not run",
+			name);
 		return -EPERM;
 	}
 	return 0;
@@ -316,10 +316,10 @@ int rexec_resolve(const char *name, const char *path_env, const char *workdir, c
 	base = strrchr(real, '/');
 	base = base ? base + 1 : real;
 	if (name_denied(base)) {
-		diag_set(reterr, NULL, 0, 0,
-			 "argv[0] '%s' resolves to '%s', a shell, interpreter or command runner, "
-			 "which run_command does not run",
-			 name, base);
+		diag_set(
+			reterr, NULL, 0, 0,
+			"argv[0] '%s' resolves to '%s', a shell, interpreter or command runner, which run_command does not run",
+			name, base);
 		r = -EPERM;
 		goto out;
 	}

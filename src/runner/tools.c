@@ -144,43 +144,44 @@ json_t *tools_specs(const struct tools *t)
 	json_t *a = json_array();
 
 	(void)json_array_append_new(
-		a, json_pack("{s:s, s:s, s:{s:s, s:{s:{s:s, s:s}}, s:[s], s:b}}", "name",
-			     "read_file", "description",
-			     "Read a UTF-8 text file inside the working directory. Paths are "
-			     "relative to the working directory.",
-			     "parameters", "type", "object", "properties", "path", "type", "string",
-			     "description", "file path relative to the working directory",
-			     "required", "path", "additionalProperties", 0));
+		a,
+		json_pack(
+			"{s:s, s:s, s:{s:s, s:{s:{s:s, s:s}}, s:[s], s:b}}", "name", "read_file",
+			"description",
+			"Read a UTF-8 text file inside the working directory. Paths are relative to the working directory.",
+			"parameters", "type", "object", "properties", "path", "type", "string",
+			"description", "file path relative to the working directory", "required",
+			"path", "additionalProperties", 0));
 	(void)json_array_append_new(
-		a, json_pack("{s:s, s:s, s:{s:s, s:{s:{s:s, s:s}, s:{s:s, s:s}}, s:[s, s], s:b}}",
-			     "name", "write_file", "description",
-			     "Create or overwrite a file inside the working directory with the "
-			     "given content; missing parent directories are created.",
-			     "parameters", "type", "object", "properties", "path", "type", "string",
-			     "description", "file path relative to the working directory",
-			     "content", "type", "string", "description", "the complete new content",
-			     "required", "path", "content", "additionalProperties", 0));
+		a,
+		json_pack(
+			"{s:s, s:s, s:{s:s, s:{s:{s:s, s:s}, s:{s:s, s:s}}, s:[s, s], s:b}}",
+			"name", "write_file", "description",
+			"Create or overwrite a file inside the working directory with the given content; missing parent directories are created.",
+			"parameters", "type", "object", "properties", "path", "type", "string",
+			"description", "file path relative to the working directory", "content",
+			"type", "string", "description", "the complete new content", "required",
+			"path", "content", "additionalProperties", 0));
 	(void)json_array_append_new(
-		a, json_pack("{s:s, s:s, s:{s:s, s:{s:{s:s, s:s}}, s:b}}", "name", "list_dir",
-			     "description",
-			     "List a directory inside the working directory: one name a line, "
-			     "sorted, directories end in '/'.",
-			     "parameters", "type", "object", "properties", "path", "type", "string",
-			     "description",
-			     "directory relative to the working directory (default '.')",
-			     "additionalProperties", 0));
+		a,
+		json_pack(
+			"{s:s, s:s, s:{s:s, s:{s:{s:s, s:s}}, s:b}}", "name", "list_dir",
+			"description",
+			"List a directory inside the working directory: one name a line, sorted, directories end in '/'.",
+			"parameters", "type", "object", "properties", "path", "type", "string",
+			"description", "directory relative to the working directory (default '.')",
+			"additionalProperties", 0));
 	if (t->cfg.allow_run_command)
 		(void)json_array_append_new(
-			a, json_pack("{s:s, s:s, s:{s:s, s:{s:{s:s, s:{s:s}, s:s}}, s:[s], s:b}}",
-				     "name", "run_command", "description",
-				     "Run a program in the working directory, without a shell: "
-				     "argv[0] is a bare command name looked up on PATH (shells "
-				     "and interpreters are refused). Returns the exit code, "
-				     "stdout and stderr.",
-				     "parameters", "type", "object", "properties", "argv", "type",
-				     "array", "items", "type", "string", "description",
-				     "the program and its arguments, e.g. [\"ls\", \"-l\"]",
-				     "required", "argv", "additionalProperties", 0));
+			a,
+			json_pack(
+				"{s:s, s:s, s:{s:s, s:{s:{s:s, s:{s:s}, s:s}}, s:[s], s:b}}",
+				"name", "run_command", "description",
+				"Run a program in the working directory, without a shell: argv[0] is a bare command name looked up on PATH (shells and interpreters are refused). Returns the exit code, stdout and stderr.",
+				"parameters", "type", "object", "properties", "argv", "type",
+				"array", "items", "type", "string", "description",
+				"the program and its arguments, e.g. [\"ls\", \"-l\"]", "required",
+				"argv", "additionalProperties", 0));
 	return a;
 }
 

@@ -1059,10 +1059,10 @@ int wire_items_check(const json_t *items, struct diag *reterr)
 			{
 				if (!is_str(c, "id") || !is_str(c, "name") ||
 				    !is_str(c, "arguments")) {
-					diag_set(reterr, NULL, 0, 0,
-						 "items[%zu].tool_calls[%zu]: needs string 'id', "
-						 "'name' and 'arguments'",
-						 i, k);
+					diag_set(
+						reterr, NULL, 0, 0,
+						"items[%zu].tool_calls[%zu]: needs string 'id', 'name' and 'arguments'",
+						i, k);
 					goto out;
 				}
 				(void)json_object_set_new(

@@ -41,10 +41,10 @@ int beneath_check_relpath(const char *path, size_t len, struct diag *reterr)
 		return -ENAMETOOLONG;
 	}
 	if (path[0] == '/') {
-		diag_set(reterr, NULL, 0, 0,
-			 "absolute paths are not allowed (paths are relative to the workdir): "
-			 "'%.*s'",
-			 (int)(len > 200 ? 200 : len), path);
+		diag_set(
+			reterr, NULL, 0, 0,
+			"absolute paths are not allowed (paths are relative to the workdir): '%.*s'",
+			(int)(len > 200 ? 200 : len), path);
 		return -EPERM;
 	}
 	while (i < len) {
@@ -149,15 +149,15 @@ static bool refused_name(const char *path, size_t len, unsigned bflags, bool *re
 static int refuse_diag(const char *shown, bool git, struct diag *reterr)
 {
 	if (git)
-		diag_set(reterr, NULL, 0, 0,
-			 "'%.200s' is inside a git directory (.git), which this agent may not "
-			 "read or write (a profile allows it with runtime.git_dir: allowed)",
-			 shown);
+		diag_set(
+			reterr, NULL, 0, 0,
+			"'%.200s' is inside a git directory (.git), which this agent may not read or write (a profile allows it with runtime.git_dir: allowed)",
+			shown);
 	else
-		diag_set(reterr, NULL, 0, 0,
-			 "'%.200s' is inside .bernstein, bernstein's own state, which no agent may "
-			 "read or write",
-			 shown);
+		diag_set(
+			reterr, NULL, 0, 0,
+			"'%.200s' is inside .bernstein, bernstein's own state, which no agent may read or write",
+			shown);
 	return -EPERM;
 }
 
@@ -226,10 +226,10 @@ int beneath_check_fd(int dirfd, int fd, const char *shown, unsigned bflags, stru
 		goto out;
 	}
 	if (r < 0) {
-		diag_set(reterr, NULL, 0, 0,
-			 "cannot tell where '%.200s' really is (/proc/self/fd: %s), so it is "
-			 "refused",
-			 shown, strerror(-r));
+		diag_set(
+			reterr, NULL, 0, 0,
+			"cannot tell where '%.200s' really is (/proc/self/fd: %s), so it is refused",
+			shown, strerror(-r));
 		r = -EPERM;
 		goto out;
 	}
@@ -252,9 +252,9 @@ static void escape_diag(int err, const char *path, struct diag *reterr)
 			 "path has a symlink loop or a link that is not allowed: '%.200s'", path);
 		break;
 	case ENOSYS:
-		diag_set(reterr, NULL, 0, 0,
-			 "confined file access needs openat2 (Linux 5.6 or later), which this "
-			 "system does not provide");
+		diag_set(
+			reterr, NULL, 0, 0,
+			"confined file access needs openat2 (Linux 5.6 or later), which this system does not provide");
 		break;
 	default:
 		diag_set(reterr, NULL, 0, 0, "'%.200s': %s", path, strerror(err));
@@ -358,10 +358,10 @@ static int open_create(int dirfd, const char *path, size_t len, int flags, mode_
 	}
 	fd = open2(pfd, leaf, flags, mode, RESOLVE_NO_SYMLINKS, reterr);
 	if (fd == -ELOOP)
-		diag_set(reterr, NULL, 0, 0,
-			 "'%.200s' is a symlink to nothing (a new file is not created through a "
-			 "symlink)",
-			 path);
+		diag_set(
+			reterr, NULL, 0, 0,
+			"'%.200s' is a symlink to nothing (a new file is not created through a symlink)",
+			path);
 out:
 	if (pfd >= 0)
 		(void)close(pfd);
@@ -650,12 +650,12 @@ int beneath_write(int dirfd, const char *path, const void *data, size_t len, uns
 		}
 		if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 			/* a dangling symlink (or a file that appeared meanwhile) */
-			diag_set(reterr, NULL, 0, 0,
-				 S_ISLNK(st.st_mode) ? "'%.200s' is a symlink to nothing (a new "
-						       "file is not created through a symlink)"
-						     : "'%.200s' changed while it was written; try "
-						       "again",
-				 path);
+			diag_set(
+				reterr, NULL, 0, 0,
+				S_ISLNK(st.st_mode)
+					? "'%.200s' is a symlink to nothing (a new file is not created through a symlink)"
+					: "'%.200s' changed while it was written; try again",
+				path);
 			r = S_ISLNK(st.st_mode) ? -ELOOP : -EAGAIN;
 			goto out;
 		}

@@ -111,11 +111,10 @@ int url_check(const char *s, struct url_parts *ret, struct diag *reterr)
 		unsigned char c = (unsigned char)s[i];
 
 		if (c <= 0x20 || c >= 0x7f) {
-			diag_set(reterr, NULL, 0, 0,
-				 "base_url '%s': holds whitespace, a control character or a "
-				 "non-ASCII byte (write an international host name in its xn-- "
-				 "form)",
-				 sv);
+			diag_set(
+				reterr, NULL, 0, 0,
+				"base_url '%s': holds whitespace, a control character or a non-ASCII byte (write an international host name in its xn-- form)",
+				sv);
 			return -EINVAL;
 		}
 	}
@@ -135,19 +134,19 @@ int url_check(const char *s, struct url_parts *ret, struct diag *reterr)
 		return -EINVAL;
 	}
 	if (strpbrk(s, "\"'\\{}`$<>")) {
-		diag_set(reterr, NULL, 0, 0,
-			 "base_url '%s': holds one of \" ' \\ { } ` $ < > (it is written into "
-			 "agents' config files)",
-			 sv);
+		diag_set(
+			reterr, NULL, 0, 0,
+			"base_url '%s': holds one of \" ' \\ { } ` $ < > (it is written into agents' config files)",
+			sv);
 		return -EINVAL;
 	}
 	auth_end = auth + strcspn(auth, "/");
 	if (memchr(auth, '@', (size_t)(auth_end - auth))) {
 		/* v shows them as *** */
-		diag_set(reterr, NULL, 0, 0,
-			 "base_url '%s': credentials in the URL (user@host) are not allowed; give "
-			 "the key with api_key_env",
-			 sv);
+		diag_set(
+			reterr, NULL, 0, 0,
+			"base_url '%s': credentials in the URL (user@host) are not allowed; give the key with api_key_env",
+			sv);
 		return -EINVAL;
 	}
 	if (auth == auth_end) {
@@ -191,11 +190,10 @@ int url_check(const char *s, struct url_parts *ret, struct diag *reterr)
 		}
 		if ((size_t)(host_end - host) >= sizeof(u.host) ||
 		    !dns_name_valid(host, (size_t)(host_end - host))) {
-			diag_set(reterr, NULL, 0, 0,
-				 "base_url '%s': invalid host '%.*s' (a DNS name, an IPv4 address "
-				 "or "
-				 "an IPv6 address in brackets)",
-				 sv, (int)(host_end - host), host);
+			diag_set(
+				reterr, NULL, 0, 0,
+				"base_url '%s': invalid host '%.*s' (a DNS name, an IPv4 address or an IPv6 address in brackets)",
+				sv, (int)(host_end - host), host);
 			return -EINVAL;
 		}
 		memcpy(u.host, host, (size_t)(host_end - host));

@@ -172,8 +172,8 @@ static void test_fast_path_taken(void **state)
 static void test_scan_positions(void **state)
 {
 	static const char first[] = "{\"hmac\": \"h1\", \"prev_hmac\": \"p1\"}";
-	static const char middle[] = "{\"a\": [1, {\"hmac\": 2}], \"hmac\": \"h2\", \"prev_hmac\": "
-				     "\"p2\", \"z\": \"\\\"hmac\\\": \"}";
+	static const char middle[] =
+		"{\"a\": [1, {\"hmac\": 2}], \"hmac\": \"h2\", \"prev_hmac\": \"p2\", \"z\": \"\\\"hmac\\\": \"}";
 	struct audit_canon c;
 	char payload[256];
 
@@ -188,8 +188,9 @@ static void test_scan_positions(void **state)
 	assert_true(same_bytes(c.hmac, c.hmaclen, "h2", 2));
 	assert_true(same_bytes(c.prev, c.prevlen, "p2", 2));
 	(void)snprintf(payload, sizeof(payload), "%.*s%s", (int)c.cut_a, middle, middle + c.cut_b);
-	assert_string_equal(payload, "{\"a\": [1, {\"hmac\": 2}], \"prev_hmac\": \"p2\", \"z\": "
-				     "\"\\\"hmac\\\": \"}");
+	assert_string_equal(
+		payload,
+		"{\"a\": [1, {\"hmac\": 2}], \"prev_hmac\": \"p2\", \"z\": \"\\\"hmac\\\": \"}");
 	assert_true(agree(first, strlen(first)));
 	assert_true(agree(middle, strlen(middle)));
 }

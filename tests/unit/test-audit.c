@@ -35,17 +35,9 @@
  * hmac.new(b"test-key", (prev + json.dumps(rec_without_hmac, sort_keys=True))
  * .encode(), hashlib.sha256).hexdigest(). */
 static const char kat_line1[] =
-	"{\"actor\": \"tester\", \"details\": {\"n\": 1, \"s\": \"\\u00e9\"}, \"event_type\": "
-	"\"unit.kat\", \"hmac\": "
-	"\"1b88721c021efa395dd8da36612492c7674aa0de112a99919acc50d548307f99\", "
-	"\"prev_hmac\": \"0000000000000000000000000000000000000000000000000000000000000000\", "
-	"\"resource_id\": \"r1\", \"resource_type\": \"task\", \"timestamp\": "
-	"\"2025-11-30T11:03:56.123456Z\"}\n";
+	"{\"actor\": \"tester\", \"details\": {\"n\": 1, \"s\": \"\\u00e9\"}, \"event_type\": \"unit.kat\", \"hmac\": \"1b88721c021efa395dd8da36612492c7674aa0de112a99919acc50d548307f99\", \"prev_hmac\": \"0000000000000000000000000000000000000000000000000000000000000000\", \"resource_id\": \"r1\", \"resource_type\": \"task\", \"timestamp\": \"2025-11-30T11:03:56.123456Z\"}\n";
 static const char kat_line2[] =
-	"{\"actor\": \"tester\", \"details\": {}, \"event_type\": \"unit.kat2\", \"hmac\": "
-	"\"1a9b64382eea14f6d53c23f3fce8eb12e6dfb3d80f1d930920ff7f3a1a7ce764\", \"prev_hmac\": "
-	"\"1b88721c021efa395dd8da36612492c7674aa0de112a99919acc50d548307f99\", \"resource_id\": "
-	"\"\", \"resource_type\": \"\", \"timestamp\": \"2025-11-30T11:03:56.123456Z\"}\n";
+	"{\"actor\": \"tester\", \"details\": {}, \"event_type\": \"unit.kat2\", \"hmac\": \"1a9b64382eea14f6d53c23f3fce8eb12e6dfb3d80f1d930920ff7f3a1a7ce764\", \"prev_hmac\": \"1b88721c021efa395dd8da36612492c7674aa0de112a99919acc50d548307f99\", \"resource_id\": \"\", \"resource_type\": \"\", \"timestamp\": \"2025-11-30T11:03:56.123456Z\"}\n";
 
 static char tmp[64];
 static char dir[128];
@@ -380,9 +372,9 @@ static void test_known_answer(void **state)
 	assert_memory_equal(data + strlen(kat_line1), kat_line2, strlen(kat_line2));
 	free(data);
 	data = slurp("state.json", NULL);
-	assert_string_equal(data, "{\"count\": 2, \"last_hmac\": "
-				  "\"1a9b64382eea14f6d53c23f3fce8eb12e6dfb3d80f1d930920ff7f3a1a7ce7"
-				  "64\", \"version\": 1}\n");
+	assert_string_equal(
+		data,
+		"{\"count\": 2, \"last_hmac\": \"1a9b64382eea14f6d53c23f3fce8eb12e6dfb3d80f1d930920ff7f3a1a7ce764\", \"version\": 1}\n");
 	free(data);
 	assert_int_equal(verify_with(KEY, &p).records, 2);
 	assert_int_equal(p.n, 0);
@@ -423,12 +415,7 @@ static void test_verify_python_written_chain(void **state)
 static void test_tricky_values(void **state)
 {
 	static const char details_json[] =
-		"{\"accent\": \"\xc3\xa9\", \"cjk\": \"\xe6\x97\xa5\xe6\x9c\xac\", "
-		"\"emoji\": \"\xf0\x9f\x98\x80\", \"esc\": \"q\\\"b\\\\s/\\n\\t\", "
-		"\"ctl\": \"\\u0001\\u001f\\u007f\\u0000\", "
-		"\"nested\": {\"b\": [1, {\"z\": null, \"a\": true}], \"a\": false}, "
-		"\"floats\": [0.1, 1e-05, 1e16, -0.0, 1.5, 100.0], \"big\": 9223372036854775807, "
-		"\"neg\": -9223372036854775807}";
+		"{\"accent\": \"\xc3\xa9\", \"cjk\": \"\xe6\x97\xa5\xe6\x9c\xac\", \"emoji\": \"\xf0\x9f\x98\x80\", \"esc\": \"q\\\"b\\\\s/\\n\\t\", \"ctl\": \"\\u0001\\u001f\\u007f\\u0000\", \"nested\": {\"b\": [1, {\"z\": null, \"a\": true}], \"a\": false}, \"floats\": [0.1, 1e-05, 1e16, -0.0, 1.5, 100.0], \"big\": 9223372036854775807, \"neg\": -9223372036854775807}";
 	struct audit_chain *c = open_chain(KEY);
 	json_t *details = json_loads(details_json, JSON_ALLOW_NUL, NULL);
 	struct problems p;
@@ -736,9 +723,7 @@ static void test_keyless_creates_on_first_record(void **state)
 static void test_keyless_refusals(void **state)
 {
 	static const char state2[] =
-		"{\"count\": 2, \"last_hmac\": "
-		"\"1111111111111111111111111111111111111111111111111111111111111111\", "
-		"\"version\": 1}\n";
+		"{\"count\": 2, \"last_hmac\": \"1111111111111111111111111111111111111111111111111111111111111111\", \"version\": 1}\n";
 	struct audit_chain *c = NULL;
 	char keypath[256], lockpath[256];
 	struct diag d;
@@ -1095,23 +1080,10 @@ static void test_verifier_chunking_and_long_lines(void **state)
 static void test_hmac_member_positions(void **state)
 {
 	static const char chain[] =
-		"{\"hmac\": \"64560be65208b45aabc530763539d8cfafc0157c793e467b7988fe1fc419fda6\", "
-		"\"prev_hmac\": "
-		"\"0000000000000000000000000000000000000000000000000000000000000000\"}\n"
-		"{\"a\\\"hmac\\\": \": {\"hmac\": \"nested\"}, \"details\": [{\"hmac\": 1}, "
-		"\"\\\"hmac\\\": \\\"x\\\", \"], \"hmac\": "
-		"\"56a9e251ec952088956013fe7d29ad4235f947b55fa43ccd751f8cb79b9de649\", "
-		"\"prev_hmac\": "
-		"\"64560be65208b45aabc530763539d8cfafc0157c793e467b7988fe1fc419fda6\", \"z\": "
-		"\"\\\\\"}\n"
-		"{\"HMAC\": \"upper\", \"hmac\": "
-		"\"485027d09b795ecae9b3bd0eecb0d81f1bc7fa1b4882cf7789c08ddfbf66dcd3\", \"hmac0\": "
-		"1, "
-		"\"prev_hmac\": "
-		"\"56a9e251ec952088956013fe7d29ad4235f947b55fa43ccd751f8cb79b9de649\", "
-		"\"\\u00e9\": \"\\u00e9\"}\n"
-		"{\"hmac\": "
-		"\"cebaba593292593b9c411e62ce0d4992e1622a16828737d2af1077fca5333735\"}\n";
+		"{\"hmac\": \"64560be65208b45aabc530763539d8cfafc0157c793e467b7988fe1fc419fda6\", \"prev_hmac\": \"0000000000000000000000000000000000000000000000000000000000000000\"}\n"
+		"{\"a\\\"hmac\\\": \": {\"hmac\": \"nested\"}, \"details\": [{\"hmac\": 1}, \"\\\"hmac\\\": \\\"x\\\", \"], \"hmac\": \"56a9e251ec952088956013fe7d29ad4235f947b55fa43ccd751f8cb79b9de649\", \"prev_hmac\": \"64560be65208b45aabc530763539d8cfafc0157c793e467b7988fe1fc419fda6\", \"z\": \"\\\\\"}\n"
+		"{\"HMAC\": \"upper\", \"hmac\": \"485027d09b795ecae9b3bd0eecb0d81f1bc7fa1b4882cf7789c08ddfbf66dcd3\", \"hmac0\": 1, \"prev_hmac\": \"56a9e251ec952088956013fe7d29ad4235f947b55fa43ccd751f8cb79b9de649\", \"\\u00e9\": \"\\u00e9\"}\n"
+		"{\"hmac\": \"cebaba593292593b9c411e62ce0d4992e1622a16828737d2af1077fca5333735\"}\n";
 	struct audit_verify_stats st;
 	struct audit_verifier *v;
 	struct problems p;

@@ -524,8 +524,9 @@ static void test_new_adapter_without_row_fails(void **state)
 	assert_non_null(catalog_find(cat, "zed"));
 	diag_clear(&d);
 	assert_int_equal(catalog_check(cat, NULL, &d), -EINVAL);
-	assert_string_equal(d.msg, "adapters missing a strategy declaration in the strategy matrix "
-				   "(resume / dangerous-mode / event-channel): zed");
+	assert_string_equal(
+		d.msg,
+		"adapters missing a strategy declaration in the strategy matrix (resume / dangerous-mode / event-channel): zed");
 	assert_string_equal(d.file, "");
 	assert_int_equal(catalog_undeclared(cat, NULL, &missing), 1);
 	assert_string_equal(missing.v[0], "zed");
@@ -563,12 +564,14 @@ static void test_several_missing_sorted(void **state)
 		  "  declared: {resume: flag, dangerous_mode: cli-flag, event_channel: acp}\n");
 	assert_int_equal(catalog_load(NULL, repo, &cat, &d), 0);
 	assert_int_equal(catalog_check(cat, NULL, &d), -EINVAL);
-	assert_string_equal(d.msg, "adapters missing a strategy declaration in the strategy matrix "
-				   "(resume / dangerous-mode / event-channel): alpha, mid, zeta");
+	assert_string_equal(
+		d.msg,
+		"adapters missing a strategy declaration in the strategy matrix (resume / dangerous-mode / event-channel): alpha, mid, zeta");
 	/* a subset of names */
 	assert_int_equal(catalog_check(cat, only, &d), -EINVAL);
-	assert_string_equal(d.msg, "adapters missing a strategy declaration in the strategy matrix "
-				   "(resume / dangerous-mode / event-channel): alpha, zeta");
+	assert_string_equal(
+		d.msg,
+		"adapters missing a strategy declaration in the strategy matrix (resume / dangerous-mode / event-channel): alpha, zeta");
 	assert_int_equal(catalog_check(cat, (const char *[]){"claude", "declared", NULL}, &d), 0);
 	/* the inline block is what mid runs with, all the same */
 	{
@@ -619,13 +622,11 @@ static const char resolver_registry[] = "adapters:\n"
 					"      dangerous_mode: env-var\n"
 					"      event_channel: hooks\n"
 					"  b: {display_name: B, binary: b}\n";
-static const char resolver_matrix[] = "adapters:\n"
-				      "  a: {resume: flag, dangerous_mode: cli-flag, "
-				      "event_channel: stream-json}\n"
-				      "  b: {resume: flag-pair, dangerous_mode: always-on, "
-				      "event_channel: none, output_mode: artifact}\n"
-				      "  matrix_only: {resume: flag, dangerous_mode: cli-flag, "
-				      "event_channel: acp}\n";
+static const char resolver_matrix[] =
+	"adapters:\n"
+	"  a: {resume: flag, dangerous_mode: cli-flag, event_channel: stream-json}\n"
+	"  b: {resume: flag-pair, dangerous_mode: always-on, event_channel: none, output_mode: artifact}\n"
+	"  matrix_only: {resume: flag, dangerous_mode: cli-flag, event_channel: acp}\n";
 
 static struct catalog *resolver_catalog(void)
 {
@@ -777,8 +778,7 @@ struct broken {
 
 static const struct broken corpus[] = {
 	{"matrix-unknown-value.yaml", CATALOG_KIND_MATRIX, 4, 13,
-	 "'resume': unknown value 'sometimes' (expected one of: flag, flag-pair, subcommand, "
-	 "unsupported)",
+	 "'resume': unknown value 'sometimes' (expected one of: flag, flag-pair, subcommand, unsupported)",
 	 false},
 	{"matrix-duplicate-key.yaml", CATALOG_KIND_MATRIX, 6, 5, "duplicate key 'resume'", true},
 	{"matrix-duplicate-adapter.yaml", CATALOG_KIND_MATRIX, 6, 3, "duplicate key 'claude'",
@@ -788,8 +788,7 @@ static const struct broken corpus[] = {
 	 "'resume': expected a string, got a sequence", false},
 	{"matrix-null-value.yaml", CATALOG_KIND_MATRIX, 3, 12, "'resume': expected a string", true},
 	{"matrix-unknown-key.yaml", CATALOG_KIND_MATRIX, 6, 5,
-	 "unknown key 'resume_flag' in strategy of 'claude' (expected one of: resume, "
-	 "dangerous_mode, event_channel, output_mode, session_state, note)",
+	 "unknown key 'resume_flag' in strategy of 'claude' (expected one of: resume, dangerous_mode, event_channel, output_mode, session_state, note)",
 	 false},
 	{"matrix-missing-axis.yaml", CATALOG_KIND_MATRIX, 3, 5,
 	 "strategy of 'aider': missing required key 'event_channel'", false},
@@ -812,8 +811,7 @@ static const struct broken corpus[] = {
 	{"registry-bad-name.yaml", CATALOG_KIND_REGISTRY, 2, 3,
 	 "invalid adapter name 'Claude Code'", true},
 	{"registry-inline-unknown-value.yaml", CATALOG_KIND_REGISTRY, 7, 23,
-	 "'dangerous_mode': unknown value 'yolo' (expected one of: cli-flag, env-var, always-on, "
-	 "unsupported)",
+	 "'dangerous_mode': unknown value 'yolo' (expected one of: cli-flag, env-var, always-on, unsupported)",
 	 false},
 	{"registry-version-args-type.yaml", CATALOG_KIND_REGISTRY, 5, 19,
 	 "'version_args': expected a list of strings", true},
@@ -892,10 +890,10 @@ static void test_ten_megabytes(void **state)
 
 static void test_failed_file_not_half_merged(void **state)
 {
-	static const char text[] = "adapters:\n"
-				   "  claude: {resume: unsupported, dangerous_mode: unsupported, "
-				   "event_channel: none}\n"
-				   "  codex: {resume: flag, dangerous_mode: cli-flag}\n";
+	static const char text[] =
+		"adapters:\n"
+		"  claude: {resume: unsupported, dangerous_mode: unsupported, event_channel: none}\n"
+		"  codex: {resume: flag, dangerous_mode: cli-flag}\n";
 	struct catalog *cat = load_embedded();
 	struct diag d;
 

@@ -118,23 +118,21 @@ static void test_parse_v2_only(void **state)
 	assert_int_equal(
 		contain_parse_cgroups(
 			"0::/user.slice/user-1000.slice/user@1000.service/app.slice/b.scope\n",
-			"40 1 0:26 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 "
-			"rw,nsdelegate,memory_recursiveprot\n",
+			"40 1 0:26 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate,memory_recursiveprot\n",
 			&h),
 		0);
-	assert_string_equal(h.hier[CONTAIN_HIER_V2].base,
-			    "/sys/fs/cgroup/user.slice/user-1000.slice/user@1000.service/"
-			    "app.slice/b.scope/bernstein");
+	assert_string_equal(
+		h.hier[CONTAIN_HIER_V2].base,
+		"/sys/fs/cgroup/user.slice/user-1000.slice/user@1000.service/app.slice/b.scope/bernstein");
 	assert_int_equal(h.hier[1 + CONTAIN_CTRL_MEMORY].version, 0);
 	/* nothing delegated (the file-system check says what is): kill only */
 	contain_choose(&h);
 	assert_int_equal(h.best, CONTAIN_CGROUP);
 	assert_int_equal(h.ctrl_hier[CONTAIN_CTRL_MEMORY], -1);
 	assert_int_equal(contain_limits_check(&h, &l, why, sizeof(why)), -EOPNOTSUPP);
-	assert_string_equal(why, "limits: memory: no cgroup memory controller is available to "
-				 "bernstein (cgroup v2 does not delegate it to "
-				 "'/user.slice/user-1000.slice/user@1000.service/app.slice/"
-				 "b.scope', and no v1 hierarchy has it)");
+	assert_string_equal(
+		why,
+		"limits: memory: no cgroup memory controller is available to bernstein (cgroup v2 does not delegate it to '/user.slice/user-1000.slice/user@1000.service/app.slice/b.scope', and no v1 hierarchy has it)");
 	/* delegated */
 	h.hier[CONTAIN_HIER_V2].ctrls = 1u << CONTAIN_CTRL_MEMORY;
 	contain_choose(&h);
@@ -155,15 +153,13 @@ static void test_parse_odd(void **state)
 	memset(&h, 0, sizeof(h));
 	/* co-mounted cpu,cpuacct; a mount whose root is not bernstein's cgroup's
 	 * ancestor (a cgroup namespace elsewhere); a blank in a mount point */
-	assert_int_equal(
-		contain_parse_cgroups("3:cpu,cpuacct:/a/b\n"
-				      "2:memory:/x\n",
-				      "1 0 0:1 / /cg/cpu,cpuacct rw - cgroup cgroup "
-				      "rw,cpu,cpuacct\n"
-				      "2 0 0:2 /elsewhere /cg/my\\040mem rw - cgroup cgroup "
-				      "rw,memory\n",
-				      &h),
-		0);
+	assert_int_equal(contain_parse_cgroups(
+				 "3:cpu,cpuacct:/a/b\n"
+				 "2:memory:/x\n",
+				 "1 0 0:1 / /cg/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n"
+				 "2 0 0:2 /elsewhere /cg/my\\040mem rw - cgroup cgroup rw,memory\n",
+				 &h),
+			 0);
 	assert_string_equal(h.hier[1 + CONTAIN_CTRL_CPU].base, "/cg/cpu,cpuacct/a/b/bernstein");
 	assert_int_equal(h.hier[1 + CONTAIN_CTRL_MEMORY].version, 1);
 	assert_false(h.hier[1 + CONTAIN_CTRL_MEMORY].usable);
@@ -175,9 +171,9 @@ static void test_parse_odd(void **state)
 	assert_int_equal(contain_limits_check(&h, &l, why, sizeof(why)), 0);
 	l.memory = 1 << 30;
 	assert_int_equal(contain_limits_check(&h, &l, why, sizeof(why)), -EOPNOTSUPP);
-	assert_string_equal(why, "limits: memory: no cgroup memory controller is available to "
-				 "bernstein (cgroup v1 memory: bernstein's cgroup '/x' is not "
-				 "inside the mount at '/cg/my mem')");
+	assert_string_equal(
+		why,
+		"limits: memory: no cgroup memory controller is available to bernstein (cgroup v1 memory: bernstein's cgroup '/x' is not inside the mount at '/cg/my mem')");
 
 	/* nothing at all */
 	memset(&h, 0, sizeof(h));
@@ -187,8 +183,9 @@ static void test_parse_odd(void **state)
 	assert_int_equal(h.kill_hier, -1);
 	l = (struct contain_limits){.pids = 5};
 	assert_int_equal(contain_limits_check(&h, &l, why, sizeof(why)), -EOPNOTSUPP);
-	assert_string_equal(why, "limits: pids: no cgroup pids controller is available to "
-				 "bernstein (no cgroup file system is mounted)");
+	assert_string_equal(
+		why,
+		"limits: pids: no cgroup pids controller is available to bernstein (no cgroup file system is mounted)");
 }
 
 static void test_names(void **state)

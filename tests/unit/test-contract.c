@@ -729,9 +729,9 @@ static void test_check_runtime_failures(void **state)
 	assert_false(contract_result_passed(&r));
 	assert_non_null(r.runtime_failure);
 	assert_int_equal(contract_result_verdict(&r), CONTRACT_VERDICT_RUNTIME_FAILURE);
-	assert_string_equal(r.runtime_failure,
-			    "`silent --help` exited 1 with no output; upstream CLI runtime "
-			    "failure, not contract drift: <no output>");
+	assert_string_equal(
+		r.runtime_failure,
+		"`silent --help` exited 1 with no output; upstream CLI runtime failure, not contract drift: <no output>");
 	contract_result_release(&r);
 
 	/* exit non-zero, none of 2 advertised: the snippet is sanitised */
@@ -807,8 +807,7 @@ static void test_check_skips(void **state)
 
 	/* help needs a secret that is unset (blank counts as unset) */
 	make_env(envp, "BLANK_KEY=  ");
-	check("binary: okcli\nauth: {required_for_help: true, secret_env: [MISSING_KEY, "
-	      "BLANK_KEY]}\nrequired_flags: [\"--a\"]\n",
+	check("binary: okcli\nauth: {required_for_help: true, secret_env: [MISSING_KEY, BLANK_KEY]}\nrequired_flags: [\"--a\"]\n",
 	      envp, 10000, &r);
 	assert_true(r.binary_installed);
 	assert_false(r.help_checked);
@@ -883,9 +882,7 @@ static void test_check_environment(void **state)
 	mkdir_tmp("bin");
 	write_file("bin/envcli", "#!/bin/sh\necho --env-dump; env\n", 0755);
 	make_env(envp_default, NULL);
-	check("binary: envcli\nrequired_flags: [\"--env-dump\", \"TERM=dumb\", \"CI=1\", "
-	      "\"NO_COLOR=1\", \"DO_NOT_TRACK=1\", \"LANG=C.UTF-8\", "
-	      "\"HOME=/nonexistent-home\"]\n",
+	check("binary: envcli\nrequired_flags: [\"--env-dump\", \"TERM=dumb\", \"CI=1\", \"NO_COLOR=1\", \"DO_NOT_TRACK=1\", \"LANG=C.UTF-8\", \"HOME=/nonexistent-home\"]\n",
 	      envp_default, 10000, &r);
 	for (i = 0; i < r.capability_failures.nr; i++)
 		print_error("%s\n", r.capability_failures.v[i]);

@@ -256,36 +256,37 @@ static void test_made_up_events(void **state)
 	(void)state;
 	rec_init(&rc);
 	/* "event" instead of hook_event_name, no session id */
-	assert_int_equal(feed(&rc, "{\"event\":\"Notification\",\"message\":\"Claude needs your "
-				   "permission to use Bash\"}"),
-			 0);
-	assert_int_equal(feed(&rc, "{\"hook_event_name\":\"SessionStart\",\"session_id\":\"s-1\","
-				   "\"source\":\"startup\",\"model\":\"claude-sonnet-4-6\"}"),
-			 0);
+	assert_int_equal(
+		feed(&rc,
+		     "{\"event\":\"Notification\",\"message\":\"Claude needs your permission to use Bash\"}"),
+		0);
+	assert_int_equal(
+		feed(&rc,
+		     "{\"hook_event_name\":\"SessionStart\",\"session_id\":\"s-1\",\"source\":\"startup\",\"model\":\"claude-sonnet-4-6\"}"),
+		0);
 	/* a PostToolUse whose PreToolUse was not posted announces the call */
-	assert_int_equal(feed(&rc, "{\"hook_event_name\":\"PostToolUse\",\"session_id\":\"s-1\","
-				   "\"tool_name\":\"Bash\",\"tool_use_id\":\"t1\",\"tool_input\":"
-				   "{\"command\":\"ls\"},\"tool_response\":\"a\\nb\\n\"}"),
-			 0);
-	assert_int_equal(feed(&rc, "{\"hook_event_name\":\"PermissionRequest\",\"tool_name\":"
-				   "\"Bash\"}"),
-			 0);
-	assert_int_equal(feed(&rc, "{\"hook_event_name\":\"PermissionDenied\",\"tool_name\":"
-				   "\"Write\",\"tool_use_id\":\"t2\",\"reason\":\"denied by "
-				   "policy\"}"),
-			 0);
+	assert_int_equal(
+		feed(&rc,
+		     "{\"hook_event_name\":\"PostToolUse\",\"session_id\":\"s-1\",\"tool_name\":\"Bash\",\"tool_use_id\":\"t1\",\"tool_input\":{\"command\":\"ls\"},\"tool_response\":\"a\\nb\\n\"}"),
+		0);
+	assert_int_equal(
+		feed(&rc, "{\"hook_event_name\":\"PermissionRequest\",\"tool_name\":\"Bash\"}"), 0);
+	assert_int_equal(
+		feed(&rc,
+		     "{\"hook_event_name\":\"PermissionDenied\",\"tool_name\":\"Write\",\"tool_use_id\":\"t2\",\"reason\":\"denied by policy\"}"),
+		0);
 	assert_int_equal(feed(&rc, "{\"hook_event_name\":\"SubagentStop\",\"session_id\":\"s-2\"}"),
 			 0);
 	assert_int_equal(feed(&rc, "{\"hook_event_name\":\"TeammateIdle\"}"), 0);
 	assert_int_equal(feed(&rc, "{\"session_id\":\"s-1\"}"), 0);
 	assert_int_equal(feed(&rc, ""), 0); /* blank: skipped */
-	assert_int_equal(feed(&rc,
-			      "{\"hook_event_name\":\"StopFailure\",\"error\":\"rate_limit\","
-			      "\"last_assistant_message\":\"API Error: 429 rate limited; retry "
-			      "after 30 seconds\"}"),
-			 0);
-	assert_kinds(&rc, "warning session_started tool_call tool_result warning tool_result "
-			  "unknown unknown error rate_limited result");
+	assert_int_equal(
+		feed(&rc,
+		     "{\"hook_event_name\":\"StopFailure\",\"error\":\"rate_limit\",\"last_assistant_message\":\"API Error: 429 rate limited; retry after 30 seconds\"}"),
+		0);
+	assert_kinds(
+		&rc,
+		"warning session_started tool_call tool_result warning tool_result unknown unknown error rate_limited result");
 	assert_string_equal(rc.r[0].message, "Claude needs your permission to use Bash");
 	assert_string_equal(rc.r[1].model, "claude-sonnet-4-6");
 	assert_string_equal(rc.r[2].tool_name, "Bash");
@@ -436,14 +437,16 @@ static void test_payload_caps(void **state)
 
 	/* a huge array of small values: only the names are kept */
 	sbuf_reset(&in);
-	(void)sbuf_adds(&in, "{\"hook_event_name\":\"PostToolUse\",\"session_id\":\"s\","
-			     "\"tool_use_id\":\"t\",\"a\":[");
+	(void)sbuf_adds(
+		&in,
+		"{\"hook_event_name\":\"PostToolUse\",\"session_id\":\"s\",\"tool_use_id\":\"t\",\"a\":[");
 	for (i = 0; i < 200000; i++)
 		(void)sbuf_adds(&in, i ? ",1" : "1");
 	(void)sbuf_adds(&in, "]}");
 	s = payload(in.buf, in.len, "Ignored");
-	assert_string_equal(s, "{\"hook_event_name\":\"PostToolUse\",\"session_id\":\"s\","
-			       "\"tool_use_id\":\"t\",\"bernstein_truncated\":true}");
+	assert_string_equal(
+		s,
+		"{\"hook_event_name\":\"PostToolUse\",\"session_id\":\"s\",\"tool_use_id\":\"t\",\"bernstein_truncated\":true}");
 	free(s);
 	sbuf_release(&in);
 }

@@ -747,10 +747,10 @@ static const char *const end_lines[] = {
 	[DIALECT_CLAUDE] = "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false}",
 	[DIALECT_CODEX] = "{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":1}}",
 	[DIALECT_GEMINI] = "{\"type\":\"result\",\"status\":\"success\"}",
-	[DIALECT_OPENCODE] = "{\"type\":\"step_finish\",\"sessionID\":\"S1\",\"part\":{\"reason\":"
-			     "\"stop\"}}",
-	[DIALECT_PI] = "{\"type\":\"agent_end\",\"messages\":[{\"role\":\"assistant\",\"content\":"
-		       "[],\"stopReason\":\"stop\"}]}",
+	[DIALECT_OPENCODE] =
+		"{\"type\":\"step_finish\",\"sessionID\":\"S1\",\"part\":{\"reason\":\"stop\"}}",
+	[DIALECT_PI] =
+		"{\"type\":\"agent_end\",\"messages\":[{\"role\":\"assistant\",\"content\":[],\"stopReason\":\"stop\"}]}",
 	[DIALECT_RUNNER] = "{\"type\":\"completion\",\"status\":\"done\",\"summary\":\"ok\"}",
 };
 
@@ -896,17 +896,14 @@ struct rl_case {
 static const struct rl_case rl_cases[] = {
 	{DIALECT_CLAUDE,
 	 {"{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s\"}",
-	  "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":true,\"api_error_status\":429,"
-	  "\"result\":\"API Error: 429 {\\\"type\\\":\\\"rate_limit_error\\\"}\"}"},
+	  "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":true,\"api_error_status\":429,\"result\":\"API Error: 429 {\\\"type\\\":\\\"rate_limit_error\\\"}\"}"},
 	 429,
 	 -1,
 	 -1,
 	 1,
 	 OUTCOME_RATE_LIMITED},
 	{DIALECT_CLAUDE,
-	 {"{\"type\":\"assistant\",\"session_id\":\"s\",\"error\":\"rate_limit\","
-	  "\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"API Error: Request rejected "
-	  "(429)\"}]}}",
+	 {"{\"type\":\"assistant\",\"session_id\":\"s\",\"error\":\"rate_limit\",\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"API Error: Request rejected (429)\"}]}}",
 	  "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":true}"},
 	 0,
 	 -1,
@@ -914,16 +911,14 @@ static const struct rl_case rl_cases[] = {
 	 1,
 	 OUTCOME_RATE_LIMITED},
 	{DIALECT_CLAUDE,
-	 {"{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":true,"
-	  "\"result\":\"Claude AI usage limit reached|1748404800\"}"},
+	 {"{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":true,\"result\":\"Claude AI usage limit reached|1748404800\"}"},
 	 0,
 	 -1,
 	 1748404800,
 	 1,
 	 OUTCOME_RATE_LIMITED},
 	{DIALECT_CLAUDE,
-	 {"{\"type\":\"result\",\"subtype\":\"error_during_execution\",\"is_error\":true,"
-	  "\"result\":\"You've hit your limit \\u00b7 resets 3pm (Europe/Berlin)\"}"},
+	 {"{\"type\":\"result\",\"subtype\":\"error_during_execution\",\"is_error\":true,\"result\":\"You've hit your limit \\u00b7 resets 3pm (Europe/Berlin)\"}"},
 	 0,
 	 -1,
 	 -1,
@@ -931,37 +926,29 @@ static const struct rl_case rl_cases[] = {
 	 OUTCOME_RATE_LIMITED},
 	{DIALECT_CODEX,
 	 {"{\"type\":\"thread.started\",\"thread_id\":\"t\"}",
-	  "{\"type\":\"error\",\"message\":\"exceeded retry limit, last status: 429 Too Many "
-	  "Requests\"}",
-	  "{\"type\":\"turn.failed\",\"error\":{\"message\":\"exceeded retry limit, last status: "
-	  "429 Too Many Requests\"}}"},
+	  "{\"type\":\"error\",\"message\":\"exceeded retry limit, last status: 429 Too Many Requests\"}",
+	  "{\"type\":\"turn.failed\",\"error\":{\"message\":\"exceeded retry limit, last status: 429 Too Many Requests\"}}"},
 	 429,
 	 -1,
 	 -1,
 	 1,
 	 OUTCOME_RATE_LIMITED},
 	{DIALECT_CODEX,
-	 {"{\"type\":\"turn.failed\",\"error\":{\"message\":\"You've hit your usage limit. Try "
-	  "again in 2 days 3 hours.\"}}"},
+	 {"{\"type\":\"turn.failed\",\"error\":{\"message\":\"You've hit your usage limit. Try again in 2 days 3 hours.\"}}"},
 	 0,
 	 2 * 86400 + 3 * 3600,
 	 -1,
 	 1,
 	 OUTCOME_RATE_LIMITED},
 	{DIALECT_GEMINI,
-	 {"{\"type\":\"result\",\"status\":\"error\",\"error\":{\"type\":\"unknown\",\"message\":"
-	  "\"[API Error: {\\\"error\\\":{\\\"code\\\":429,\\\"message\\\":\\\"Resource has been "
-	  "exhausted. Please retry in 27.9s.\\\",\\\"status\\\":\\\"RESOURCE_EXHAUSTED\\\"}}]\"}}"},
+	 {"{\"type\":\"result\",\"status\":\"error\",\"error\":{\"type\":\"unknown\",\"message\":\"[API Error: {\\\"error\\\":{\\\"code\\\":429,\\\"message\\\":\\\"Resource has been exhausted. Please retry in 27.9s.\\\",\\\"status\\\":\\\"RESOURCE_EXHAUSTED\\\"}}]\"}}"},
 	 429,
 	 28,
 	 -1,
 	 144,
 	 OUTCOME_RATE_LIMITED},
 	{DIALECT_OPENCODE,
-	 {"{\"type\":\"error\",\"sessionID\":\"o\",\"error\":{\"name\":\"APIError\",\"data\":{"
-	  "\"message\":\"Too Many "
-	  "Requests\",\"statusCode\":429,\"responseHeaders\":{\"retry-after\":"
-	  "\"30\"}}}}"},
+	 {"{\"type\":\"error\",\"sessionID\":\"o\",\"error\":{\"name\":\"APIError\",\"data\":{\"message\":\"Too Many Requests\",\"statusCode\":429,\"responseHeaders\":{\"retry-after\":\"30\"}}}}"},
 	 429,
 	 -1,
 	 -1,
@@ -969,10 +956,8 @@ static const struct rl_case rl_cases[] = {
 	 OUTCOME_RATE_LIMITED},
 	{DIALECT_PI,
 	 {"{\"type\":\"session\",\"id\":\"p\"}",
-	  "{\"type\":\"message_end\",\"message\":{\"role\":\"assistant\",\"content\":[],"
-	  "\"stopReason\":\"error\",\"errorMessage\":\"429 Rate limit reached. Retry-After: 20\"}}",
-	  "{\"type\":\"agent_end\",\"messages\":[{\"role\":\"assistant\",\"content\":[],"
-	  "\"stopReason\":\"error\",\"errorMessage\":\"429 Rate limit reached\"}]}"},
+	  "{\"type\":\"message_end\",\"message\":{\"role\":\"assistant\",\"content\":[],\"stopReason\":\"error\",\"errorMessage\":\"429 Rate limit reached. Retry-After: 20\"}}",
+	  "{\"type\":\"agent_end\",\"messages\":[{\"role\":\"assistant\",\"content\":[],\"stopReason\":\"error\",\"errorMessage\":\"429 Rate limit reached\"}]}"},
 	 429,
 	 20,
 	 -1,
@@ -1048,9 +1033,7 @@ static void test_rate_limits(void **state)
 	recorder_init(rc, DIALECT_CLAUDE);
 	dialect_state_init(&st, DIALECT_CLAUDE);
 	feed1(&st,
-	      "{\"type\":\"assistant\",\"session_id\":\"s\",\"message\":{\"content\":[{\"type\":"
-	      "\"text\",\"text\":\"I added rate limit handling for HTTP 429 Too Many "
-	      "Requests.\"}]}}",
+	      "{\"type\":\"assistant\",\"session_id\":\"s\",\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"I added rate limit handling for HTTP 429 Too Many Requests.\"}]}}",
 	      &sink);
 	feed1(&st, "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false}", &sink);
 	assert_int_equal(count(rc, EVENT_RATE_LIMITED), 0);
@@ -1061,9 +1044,7 @@ static void test_rate_limits(void **state)
 	recorder_init(rc, DIALECT_OPENCODE);
 	dialect_state_init(&st, DIALECT_OPENCODE);
 	feed1(&st,
-	      "{\"type\":\"error\",\"sessionID\":\"o\",\"error\":{\"name\":\"APIError\",\"data\":{"
-	      "\"message\":\"bad request\",\"statusCode\":400,\"responseHeaders\":{"
-	      "\"x-ratelimit-remaining-requests\":\"99\"},\"responseBody\":\"{}\"}}}",
+	      "{\"type\":\"error\",\"sessionID\":\"o\",\"error\":{\"name\":\"APIError\",\"data\":{\"message\":\"bad request\",\"statusCode\":400,\"responseHeaders\":{\"x-ratelimit-remaining-requests\":\"99\"},\"responseBody\":\"{}\"}}}",
 	      &sink);
 	assert_int_equal(count(rc, EVENT_RATE_LIMITED), 0);
 	assert_int_equal(first(rc, EVENT_ERROR)->http, 400);
@@ -1104,16 +1085,14 @@ static void test_other_types(void **state)
 	recorder_init(rc, DIALECT_CLAUDE);
 	dialect_state_init(&st, DIALECT_CLAUDE);
 	feed1(&st,
-	      "{\"type\":\"system\",\"subtype\":\"api_retry\",\"attempt\":2,\"max_retries\":10,"
-	      "\"error_status\":429,\"error\":\"rate_limit\",\"session_id\":\"s\"}",
+	      "{\"type\":\"system\",\"subtype\":\"api_retry\",\"attempt\":2,\"max_retries\":10,\"error_status\":429,\"error\":\"rate_limit\",\"session_id\":\"s\"}",
 	      &sink);
 	feed1(&st, "{\"type\":\"system\",\"subtype\":\"api_retry\"}", &sink);
 	feed1(&st, "{\"type\":\"system\",\"subtype\":\"error\",\"message\":\"boom\"}", &sink);
 	feed1(&st, "{\"type\":\"system\",\"subtype\":\"compact_boundary\"}", &sink);
 	feed1(&st, "{\"type\":\"stream_event\",\"event\":{}}", &sink);
 	feed1(&st,
-	      "{\"type\":\"assistant\",\"message\":{\"content\":[{\"type\":\"thinking\","
-	      "\"thinking\":\"hm\"},{\"type\":\"text\",\"text\":\"\"}]}}",
+	      "{\"type\":\"assistant\",\"message\":{\"content\":[{\"type\":\"thinking\",\"thinking\":\"hm\"},{\"type\":\"text\",\"text\":\"\"}]}}",
 	      &sink);
 	assert_string_equal(first(rc, EVENT_SESSION_STARTED)->session_id, "s");
 	assert_null(first(rc, EVENT_SESSION_STARTED)->model);
@@ -1132,22 +1111,16 @@ static void test_other_types(void **state)
 	recorder_init(rc, DIALECT_CODEX);
 	dialect_state_init(&st, DIALECT_CODEX);
 	feed1(&st,
-	      "{\"type\":\"item.completed\",\"item\":{\"id\":\"c1\",\"type\":"
-	      "\"command_execution\",\"command\":\"false\",\"aggregated_output\":\"\","
-	      "\"exit_code\":1,\"status\":\"failed\"}}",
+	      "{\"type\":\"item.completed\",\"item\":{\"id\":\"c1\",\"type\":\"command_execution\",\"command\":\"false\",\"aggregated_output\":\"\",\"exit_code\":1,\"status\":\"failed\"}}",
 	      &sink);
 	feed1(&st,
-	      "{\"type\":\"item.started\",\"item\":{\"id\":\"m1\",\"type\":\"mcp_tool_call\","
-	      "\"server\":\"gw\",\"tool\":\"search\",\"arguments\":{\"q\":\"x\"},\"status\":"
-	      "\"in_progress\"}}",
+	      "{\"type\":\"item.started\",\"item\":{\"id\":\"m1\",\"type\":\"mcp_tool_call\",\"server\":\"gw\",\"tool\":\"search\",\"arguments\":{\"q\":\"x\"},\"status\":\"in_progress\"}}",
 	      &sink);
 	feed1(&st,
-	      "{\"type\":\"item.completed\",\"item\":{\"id\":\"m1\",\"type\":\"mcp_tool_call\","
-	      "\"tool\":\"search\",\"status\":\"failed\",\"error\":{\"message\":\"no gateway\"}}}",
+	      "{\"type\":\"item.completed\",\"item\":{\"id\":\"m1\",\"type\":\"mcp_tool_call\",\"tool\":\"search\",\"status\":\"failed\",\"error\":{\"message\":\"no gateway\"}}}",
 	      &sink);
 	feed1(&st,
-	      "{\"type\":\"item.completed\",\"item\":{\"id\":\"e1\",\"type\":\"error\","
-	      "\"message\":\"model fell back\"}}",
+	      "{\"type\":\"item.completed\",\"item\":{\"id\":\"e1\",\"type\":\"error\",\"message\":\"model fell back\"}}",
 	      &sink);
 	feed1(&st, "{\"type\":\"item.completed\",\"item\":{\"id\":\"z\",\"type\":\"zzz\"}}", &sink);
 	feed1(&st, "{\"type\":\"item.completed\",\"item\":{}}", &sink);
@@ -1175,18 +1148,13 @@ static void test_other_types(void **state)
 	recorder_init(rc, DIALECT_OPENCODE);
 	dialect_state_init(&st, DIALECT_OPENCODE);
 	feed1(&st,
-	      "{\"type\":\"tool_use\",\"sessionID\":\"o\",\"part\":{\"tool\":\"bash\","
-	      "\"callID\":\"k1\",\"state\":{\"status\":\"running\",\"input\":{\"command\":"
-	      "\"ls\"}}}}",
+	      "{\"type\":\"tool_use\",\"sessionID\":\"o\",\"part\":{\"tool\":\"bash\",\"callID\":\"k1\",\"state\":{\"status\":\"running\",\"input\":{\"command\":\"ls\"}}}}",
 	      &sink);
 	feed1(&st,
-	      "{\"type\":\"tool_use\",\"sessionID\":\"o\",\"part\":{\"tool\":\"bash\","
-	      "\"callID\":\"k1\",\"state\":{\"status\":\"error\",\"error\":\"Permission "
-	      "denied\"}}}",
+	      "{\"type\":\"tool_use\",\"sessionID\":\"o\",\"part\":{\"tool\":\"bash\",\"callID\":\"k1\",\"state\":{\"status\":\"error\",\"error\":\"Permission denied\"}}}",
 	      &sink);
 	feed1(&st,
-	      "{\"type\":\"step_finish\",\"sessionID\":\"o\",\"part\":{\"reason\":\"tool-calls\","
-	      "\"tokens\":{\"input\":5,\"output\":1,\"cache\":{\"read\":2}},\"cost\":0.5}}",
+	      "{\"type\":\"step_finish\",\"sessionID\":\"o\",\"part\":{\"reason\":\"tool-calls\",\"tokens\":{\"input\":5,\"output\":1,\"cache\":{\"read\":2}},\"cost\":0.5}}",
 	      &sink);
 	assert_int_equal(count(rc, EVENT_TOOL_CALL), 1);
 	assert_true(first(rc, EVENT_TOOL_RESULT)->is_error);
@@ -1222,22 +1190,13 @@ static void test_permission(void **state)
 	recorder_init(rc, DIALECT_CLAUDE);
 	dialect_state_init(&st, DIALECT_CLAUDE);
 	feed1(&st,
-	      "{\"type\":\"assistant\",\"session_id\":\"s\",\"message\":{\"content\":[{\"type\":"
-	      "\"tool_use\",\"id\":\"t1\",\"name\":\"Write\",\"input\":{\"file_path\":\"/r/"
-	      "a\"}}]}}",
+	      "{\"type\":\"assistant\",\"session_id\":\"s\",\"message\":{\"content\":[{\"type\":\"tool_use\",\"id\":\"t1\",\"name\":\"Write\",\"input\":{\"file_path\":\"/r/a\"}}]}}",
 	      &sink);
 	feed1(&st,
-	      "{\"type\":\"user\",\"message\":{\"content\":[{\"type\":\"tool_result\",\"tool_use_"
-	      "id\":"
-	      "\"t1\",\"is_error\":true,\"content\":\"Claude requested permissions to write to "
-	      "/r/a, "
-	      "but you haven't granted it yet.\"}]}}",
+	      "{\"type\":\"user\",\"message\":{\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"t1\",\"is_error\":true,\"content\":\"Claude requested permissions to write to /r/a, but you haven't granted it yet.\"}]}}",
 	      &sink);
 	feed1(&st,
-	      "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"I "
-	      "could "
-	      "not "
-	      "write\",\"permission_denials\":[{\"tool_name\":\"Write\",\"tool_use_id\":\"t1\"}]}",
+	      "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"I could not write\",\"permission_denials\":[{\"tool_name\":\"Write\",\"tool_use_id\":\"t1\"}]}",
 	      &sink);
 	assert_true(first(rc, EVENT_TOOL_RESULT)->permission_denied);
 	assert_true(first(rc, EVENT_TOOL_RESULT)->is_error);
@@ -1254,8 +1213,7 @@ static void test_permission(void **state)
 	recorder_init(rc, DIALECT_GEMINI);
 	dialect_state_init(&st, DIALECT_GEMINI);
 	feed1(&st,
-	      "{\"type\":\"tool_result\",\"tool_id\":\"x\",\"status\":\"error\",\"error\":{"
-	      "\"type\":\"x\",\"message\":\"File not found: a.txt\"}}",
+	      "{\"type\":\"tool_result\",\"tool_id\":\"x\",\"status\":\"error\",\"error\":{\"type\":\"x\",\"message\":\"File not found: a.txt\"}}",
 	      &sink);
 	assert_true(first(rc, EVENT_TOOL_RESULT)->is_error);
 	assert_false(first(rc, EVENT_TOOL_RESULT)->permission_denied);
@@ -1277,48 +1235,35 @@ static void test_runner(void **state)
 	recorder_init(rc, DIALECT_RUNNER);
 	dialect_state_init(&st, DIALECT_RUNNER);
 	feed1(&st,
-	      "{\"type\":\"start\",\"session_id\":\"run-1\",\"model\":\"gpt-5\",\"sandbox_"
-	      "provider\":"
-	      "\"unix_local\"}",
+	      "{\"type\":\"start\",\"session_id\":\"run-1\",\"model\":\"gpt-5\",\"sandbox_provider\":\"unix_local\"}",
 	      &sink);
 	feed1(&st,
-	      "{\"type\":\"progress\",\"message\":\"builtin tools active: read_file, write_file\","
-	      "\"tool_source\":\"builtin\"}",
+	      "{\"type\":\"progress\",\"message\":\"builtin tools active: read_file, write_file\",\"tool_source\":\"builtin\"}",
 	      &sink);
 	feed1(&st,
-	      "{\"type\":\"tool_call\",\"name\":\"write_file\",\"args\":{\"path\":\"a.txt\","
-	      "\"bytes\":3},"
-	      "\"tool_source\":\"builtin\",\"invocation_id\":\"i1\"}",
+	      "{\"type\":\"tool_call\",\"name\":\"write_file\",\"args\":{\"path\":\"a.txt\",\"bytes\":3},\"tool_source\":\"builtin\",\"invocation_id\":\"i1\"}",
 	      &sink);
 	feed1(&st,
-	      "{\"type\":\"tool_result\",\"name\":\"write_file\",\"status\":\"ok\",\"bytes\":3,"
-	      "\"tool_source\":\"builtin\",\"invocation_id\":\"i1\"}",
+	      "{\"type\":\"tool_result\",\"name\":\"write_file\",\"status\":\"ok\",\"bytes\":3,\"tool_source\":\"builtin\",\"invocation_id\":\"i1\"}",
 	      &sink);
 	feed1(&st,
-	      "{\"type\":\"usage\",\"input_tokens\":120,\"output_tokens\":30,\"tool_calls\":1,"
-	      "\"model\":\"gpt-5\",\"cost_usd\":0.25,\"priced\":true}",
+	      "{\"type\":\"usage\",\"input_tokens\":120,\"output_tokens\":30,\"tool_calls\":1,\"model\":\"gpt-5\",\"cost_usd\":0.25,\"priced\":true}",
 	      &sink);
 	/* the runner of src/runner/ names the id call_id, and reports retries */
 	feed1(&st,
-	      "{\"type\":\"tool_call\",\"tool_source\":\"gateway\",\"name\":\"gw__search\","
-	      "\"call_id\":\"c2\",\"turn\":2,\"args\":{\"q\":\"x\"}}",
+	      "{\"type\":\"tool_call\",\"tool_source\":\"gateway\",\"name\":\"gw__search\",\"call_id\":\"c2\",\"turn\":2,\"args\":{\"q\":\"x\"}}",
 	      &sink);
 	feed1(&st,
-	      "{\"type\":\"tool_result\",\"tool_source\":\"gateway\",\"name\":\"gw__search\","
-	      "\"call_id\":\"c2\",\"status\":\"error\",\"error\":\"boom\",\"output\":\"error: "
-	      "boom\"}",
+	      "{\"type\":\"tool_result\",\"tool_source\":\"gateway\",\"name\":\"gw__search\",\"call_id\":\"c2\",\"status\":\"error\",\"error\":\"boom\",\"output\":\"error: boom\"}",
 	      &sink);
 	feed1(&st,
-	      "{\"type\":\"progress\",\"message\":\"retrying in 2.5 s (attempt 1 of 4 failed; "
-	      "Retry-After): HTTP 429\",\"retry\":true,\"http_status\":429,\"wait_ms\":2500}",
+	      "{\"type\":\"progress\",\"message\":\"retrying in 2.5 s (attempt 1 of 4 failed; Retry-After): HTTP 429\",\"retry\":true,\"http_status\":429,\"wait_ms\":2500}",
 	      &sink);
 	feed1(&st,
-	      "{\"type\":\"progress\",\"message\":\"retrying in 1.0 s (attempt 2 of 4 failed): "
-	      "HTTP 503\",\"retry\":true,\"http_status\":503,\"wait_ms\":1000}",
+	      "{\"type\":\"progress\",\"message\":\"retrying in 1.0 s (attempt 2 of 4 failed): HTTP 503\",\"retry\":true,\"http_status\":503,\"wait_ms\":1000}",
 	      &sink);
 	feed1(&st,
-	      "{\"type\":\"completion\",\"status\":\"done\",\"summary\":\"wrote a.txt\","
-	      "\"turns\":3,\"finish_reason\":\"stop\"}",
+	      "{\"type\":\"completion\",\"status\":\"done\",\"summary\":\"wrote a.txt\",\"turns\":3,\"finish_reason\":\"stop\"}",
 	      &sink);
 	assert_string_equal(first(rc, EVENT_SESSION_STARTED)->session_id, "run-1");
 	assert_string_equal(first(rc, EVENT_SESSION_STARTED)->model, "gpt-5");
@@ -1350,12 +1295,10 @@ static void test_runner(void **state)
 	dialect_state_init(&st, DIALECT_RUNNER);
 	feed1(&st, "{\"type\":\"start\",\"session_id\":\"run-2\",\"model\":\"m\"}", &sink);
 	feed1(&st,
-	      "{\"type\":\"error\",\"kind\":\"config_invalid\",\"message\":\"api_key_env "
-	      "'GITHUB_TOKEN' is not an allowed credential variable name\"}",
+	      "{\"type\":\"error\",\"kind\":\"config_invalid\",\"message\":\"api_key_env 'GITHUB_TOKEN' is not an allowed credential variable name\"}",
 	      &sink);
 	feed1(&st,
-	      "{\"type\":\"error\",\"kind\":\"http\",\"message\":\"bad request\",\"http_status\":"
-	      "400,\"attempts\":1}",
+	      "{\"type\":\"error\",\"kind\":\"http\",\"message\":\"bad request\",\"http_status\":400,\"attempts\":1}",
 	      &sink);
 	assert_string_equal(first(rc, EVENT_ERROR)->error_kind, "config_invalid");
 	assert_int_equal(last(rc, EVENT_ERROR)->http, 400);
@@ -1395,19 +1338,18 @@ static void test_serialize_golden(void **state)
 	ev.type = "system";
 	ev.session_id = "819ea001";
 	ev.model = "claude-sonnet-4-5";
-	expect_json(&ev, 1796034443107000000LL,
-		    "{\"ts\":\"2026-11-30T10:27:23.107000Z\",\"kind\":\"session_started\","
-		    "\"dialect\":\"claude\",\"line\":1,\"type\":\"system\",\"session_id\":"
-		    "\"819ea001\",\"model\":\"claude-sonnet-4-5\"}\n");
+	expect_json(
+		&ev, 1796034443107000000LL,
+		"{\"ts\":\"2026-11-30T10:27:23.107000Z\",\"kind\":\"session_started\",\"dialect\":\"claude\",\"line\":1,\"type\":\"system\",\"session_id\":\"819ea001\",\"model\":\"claude-sonnet-4-5\"}\n");
 
 	event_init(&ev, EVENT_TEXT);
 	ev.dialect = "gemini";
 	ev.line = 5;
 	ev.text = "Done.\n";
 	ev.delta = true;
-	expect_json(&ev, 0,
-		    "{\"kind\":\"text\",\"dialect\":\"gemini\",\"line\":5,\"text\":\"Done.\\n\","
-		    "\"delta\":true}\n");
+	expect_json(
+		&ev, 0,
+		"{\"kind\":\"text\",\"dialect\":\"gemini\",\"line\":5,\"text\":\"Done.\\n\",\"delta\":true}\n");
 
 	event_init(&ev, EVENT_TOOL_CALL);
 	ev.dialect = "codex";
@@ -1417,13 +1359,11 @@ static void test_serialize_golden(void **state)
 	ev.tool_args = "{\n  \"command\": \"ls\"\n}"; /* re-dumped on one line */
 	expect_json(
 		&ev, 0,
-		"{\"kind\":\"tool_call\",\"dialect\":\"codex\",\"line\":3,\"tool_id\":\"item_0\","
-		"\"tool_name\":\"command_execution\",\"args\":{\"command\":\"ls\"}}\n");
+		"{\"kind\":\"tool_call\",\"dialect\":\"codex\",\"line\":3,\"tool_id\":\"item_0\",\"tool_name\":\"command_execution\",\"args\":{\"command\":\"ls\"}}\n");
 	ev.tool_args = "not json {";
 	expect_json(
 		&ev, 0,
-		"{\"kind\":\"tool_call\",\"dialect\":\"codex\",\"line\":3,\"tool_id\":\"item_0\","
-		"\"tool_name\":\"command_execution\",\"args\":\"not json {\"}\n");
+		"{\"kind\":\"tool_call\",\"dialect\":\"codex\",\"line\":3,\"tool_id\":\"item_0\",\"tool_name\":\"command_execution\",\"args\":\"not json {\"}\n");
 
 	event_init(&ev, EVENT_TOOL_RESULT);
 	ev.dialect = "claude";
@@ -1435,9 +1375,7 @@ static void test_serialize_golden(void **state)
 	ev.tool_output = "denied";
 	expect_json(
 		&ev, 0,
-		"{\"kind\":\"tool_result\",\"dialect\":\"claude\",\"line\":3,\"tool_id\":\"t1\","
-		"\"tool_name\":\"Write\",\"is_error\":true,\"permission_denied\":true,"
-		"\"output\":\"denied\"}\n");
+		"{\"kind\":\"tool_result\",\"dialect\":\"claude\",\"line\":3,\"tool_id\":\"t1\",\"tool_name\":\"Write\",\"is_error\":true,\"permission_denied\":true,\"output\":\"denied\"}\n");
 
 	event_init(&ev, EVENT_USAGE);
 	ev.dialect = "claude";
@@ -1448,8 +1386,7 @@ static void test_serialize_golden(void **state)
 	ev.cost_usd = 0.0012000000000000001;
 	expect_json(
 		&ev, 0,
-		"{\"kind\":\"usage\",\"dialect\":\"claude\",\"line\":5,\"input_tokens\":200,"
-		"\"output_tokens\":40,\"cached_tokens\":0,\"cost_usd\":0.0012000000000000001}\n");
+		"{\"kind\":\"usage\",\"dialect\":\"claude\",\"line\":5,\"input_tokens\":200,\"output_tokens\":40,\"cached_tokens\":0,\"cost_usd\":0.0012000000000000001}\n");
 
 	event_init(&ev, EVENT_RATE_LIMITED);
 	ev.dialect = "codex";
@@ -1462,9 +1399,7 @@ static void test_serialize_golden(void **state)
 	ev.message = "slow down";
 	expect_json(
 		&ev, 0,
-		"{\"kind\":\"rate_limited\",\"dialect\":\"codex\",\"line\":4,\"http_status\":429,"
-		"\"retry_after_s\":30,\"reset_at\":\"2025-05-28T04:00:00Z\",\"reset_time\":"
-		"\"22:00\",\"message\":\"slow down\"}\n");
+		"{\"kind\":\"rate_limited\",\"dialect\":\"codex\",\"line\":4,\"http_status\":429,\"retry_after_s\":30,\"reset_at\":\"2025-05-28T04:00:00Z\",\"reset_time\":\"22:00\",\"message\":\"slow down\"}\n");
 
 	event_init(&ev, EVENT_RESULT);
 	ev.dialect = "claude";
@@ -1479,9 +1414,7 @@ static void test_serialize_golden(void **state)
 	ev.message = "API Error: 400";
 	expect_json(
 		&ev, 0,
-		"{\"kind\":\"result\",\"dialect\":\"claude\",\"line\":3,\"type\":\"result\","
-		"\"status\":\"success\",\"is_error\":true,\"http_status\":400,\"num_turns\":1,"
-		"\"duration_ms\":449,\"permission_denials\":0,\"message\":\"API Error: 400\"}\n");
+		"{\"kind\":\"result\",\"dialect\":\"claude\",\"line\":3,\"type\":\"result\",\"status\":\"success\",\"is_error\":true,\"http_status\":400,\"num_turns\":1,\"duration_ms\":449,\"permission_denials\":0,\"message\":\"API Error: 400\"}\n");
 
 	event_init(&ev, EVENT_ERROR);
 	ev.dialect = "opencode";
@@ -1489,9 +1422,9 @@ static void test_serialize_golden(void **state)
 	ev.error_kind = "APIError";
 	ev.http_status = 400;
 	ev.message = "bad";
-	expect_json(&ev, 0,
-		    "{\"kind\":\"error\",\"dialect\":\"opencode\",\"line\":1,\"error_kind\":"
-		    "\"APIError\",\"http_status\":400,\"message\":\"bad\"}\n");
+	expect_json(
+		&ev, 0,
+		"{\"kind\":\"error\",\"dialect\":\"opencode\",\"line\":1,\"error_kind\":\"APIError\",\"http_status\":400,\"message\":\"bad\"}\n");
 
 	event_init(&ev, EVENT_WARNING);
 	ev.dialect = "codex";
@@ -1506,8 +1439,7 @@ static void test_serialize_golden(void **state)
 	ev.payload = "{\"reason\":\"need a key\"}";
 	expect_json(
 		&ev, 0,
-		"{\"kind\":\"signal\",\"dialect\":\"text-signals\",\"line\":2,\"type\":"
-		"\"BLOCKED\",\"signal\":\"BLOCKED\",\"payload\":{\"reason\":\"need a key\"}}\n");
+		"{\"kind\":\"signal\",\"dialect\":\"text-signals\",\"line\":2,\"type\":\"BLOCKED\",\"signal\":\"BLOCKED\",\"payload\":{\"reason\":\"need a key\"}}\n");
 
 	event_init(&ev, EVENT_UNKNOWN);
 	ev.dialect = "pi";
@@ -1517,10 +1449,9 @@ static void test_serialize_golden(void **state)
 	ev.reason = "unknown event type";
 	ev.raw = "{\"type\":\"compaction\"}xyz";
 	ev.raw_len = 21;
-	expect_json(&ev, 0,
-		    "{\"kind\":\"unknown\",\"dialect\":\"pi\",\"line\":7,\"type\":\"compaction\","
-		    "\"reason\":\"unknown event "
-		    "type\",\"raw\":\"{\\\"type\\\":\\\"compaction\\\"}\"}\n");
+	expect_json(
+		&ev, 0,
+		"{\"kind\":\"unknown\",\"dialect\":\"pi\",\"line\":7,\"type\":\"compaction\",\"reason\":\"unknown event type\",\"raw\":\"{\\\"type\\\":\\\"compaction\\\"}\"}\n");
 }
 
 static void test_serialize_escaping(void **state)
@@ -1537,10 +1468,9 @@ static void test_serialize_escaping(void **state)
 	/* quotes, backslash, controls, an escape sequence, valid and invalid UTF-8 */
 	ev.text = "a\"b\\c\x01\x1b[31m\xc3\xa9\xff\xe2\x82\xac\xed\xa0\x80z";
 	got = to_json(&ev, 0);
-	assert_string_equal(got,
-			    "{\"kind\":\"text\",\"dialect\":\"none\",\"text\":\"a\\\"b\\\\c"
-			    "\\u0001\\u001b[31m\xc3\xa9\\ufffd\xe2\x82\xac\\ufffd\\ufffd\\ufffd"
-			    "z\"}\n");
+	assert_string_equal(
+		got,
+		"{\"kind\":\"text\",\"dialect\":\"none\",\"text\":\"a\\\"b\\\\c\\u0001\\u001b[31m\xc3\xa9\\ufffd\xe2\x82\xac\\ufffd\\ufffd\\ufffdz\"}\n");
 	assert_int_equal(json_parse_strict("x", got, strlen(got), &j, NULL), 0);
 	json_decref(j);
 	free(got);

@@ -50,9 +50,8 @@ static void test_sha256_fips(void **state)
 static void test_hmac_rfc4231(void **state)
 {
 	static const char tc6[] = "Test Using Larger Than Block-Size Key - Hash Key First";
-	static const char tc7[] = "This is a test using a larger than block-size key and a larger "
-				  "than block-size data. The key needs to be hashed before being "
-				  "used by the HMAC algorithm.";
+	static const char tc7[] =
+		"This is a test using a larger than block-size key and a larger than block-size data. The key needs to be hashed before being used by the HMAC algorithm.";
 	char hex[SHA256_HEX_LEN + 1];
 	uint8_t key[131], data[50];
 	size_t i;
@@ -93,9 +92,8 @@ static void test_hmac_rfc4231(void **state)
  * like their concatenation, wherever the cuts fall. */
 static void test_hmac_multipart_equals_single(void **state)
 {
-	static const char tc7[] = "This is a test using a larger than block-size key and a larger "
-				  "than block-size data. The key needs to be hashed before being "
-				  "used by the HMAC algorithm.";
+	static const char tc7[] =
+		"This is a test using a larger than block-size key and a larger than block-size data. The key needs to be hashed before being used by the HMAC algorithm.";
 	uint8_t key[131], whole[SHA256_LEN], split[SHA256_LEN];
 	const void *one[1] = {tc7};
 	size_t onelen[1] = {sizeof(tc7) - 1};

@@ -268,11 +268,9 @@ static void test_sampling_gate(void **state)
 	set(&s, "temperature", "0.2");
 	set(&s, "max_tokens", "100");
 	assert_int_equal(invocation_check_sampling(none, &s, &d), -EPERM);
-	assert_string_equal(d.msg,
-			    "Adapter 'gate' does not declare the 'supports_sampling_params' "
-			    "capability but sampling/endpoint parameters were requested: "
-			    "temperature, max_tokens, base_url. Refusing to spawn instead of "
-			    "silently dropping them.");
+	assert_string_equal(
+		d.msg,
+		"Adapter 'gate' does not declare the 'supports_sampling_params' capability but sampling/endpoint parameters were requested: temperature, max_tokens, base_url. Refusing to spawn instead of silently dropping them.");
 
 	/* only the unsupported keys are listed */
 	assert_int_equal(invocation_check_sampling(narrow, &s, &d), -EPERM);
@@ -493,8 +491,9 @@ static void test_endpoint_default_model(void **state)
 	set(&r.sampling, "base_url", "http://127.0.0.1:4000/v1");
 	set(&r.sampling, "api_key_env", "GATEWAY_KEY");
 	assert_int_equal(build(&r, &plan, &d), 0);
-	assert_argv(&plan, "exec|-m|gpt-5.5|--json|--skip-git-repo-check|"
-			   "--dangerously-bypass-approvals-and-sandbox|x");
+	assert_argv(
+		&plan,
+		"exec|-m|gpt-5.5|--json|--skip-git-repo-check|--dangerously-bypass-approvals-and-sandbox|x");
 	assert_string_equal(plan.model, "gpt-5.5");
 	assert_true(plan.model_defaulted);
 	invocation_plan_release(&plan);
@@ -532,19 +531,20 @@ static void test_endpoint_default_model(void **state)
 
 	/* a profile without a default still needs -m when its template does */
 	{
-		struct profile *p =
-			load("tmpl", "name: tmpl\ndisplay_name: T\nshape: factory\n"
-				     "invocation: {binary: t, prompt_positional: true}\n"
-				     "capabilities: {supports_endpoint: true}\n"
-				     "runtime: {endpoint: {env: {M: '{model}', U: "
-				     "'{base_url}', K: '{api_key}'}}}\n");
+		struct profile *p = load(
+			"tmpl",
+			"name: tmpl\ndisplay_name: T\nshape: factory\n"
+			"invocation: {binary: t, prompt_positional: true}\n"
+			"capabilities: {supports_endpoint: true}\n"
+			"runtime: {endpoint: {env: {M: '{model}', U: '{base_url}', K: '{api_key}'}}}\n");
 
 		req_init(&r, p, "x");
 		set(&r.sampling, "base_url", "http://127.0.0.1:4000/v1");
 		set(&r.sampling, "api_key_env", "GATEWAY_KEY");
 		assert_int_equal(build(&r, &plan, &d), -EINVAL);
-		assert_string_equal(d.msg, "profile 'tmpl': runtime.endpoint.env.M needs a model "
-					   "(its template uses {model})");
+		assert_string_equal(
+			d.msg,
+			"profile 'tmpl': runtime.endpoint.env.M needs a model (its template uses {model})");
 		invocation_plan_release(&plan);
 		profile_free(p);
 	}
@@ -561,11 +561,13 @@ static void test_base_url_rules(void **state)
 	(void)state;
 	assert_int_equal(invocation_sampling_set(&s, "base_url", "http://u:p@h:4000/v1", &d),
 			 -EINVAL);
-	assert_string_equal(d.msg, "base_url 'http://***@h:4000/v1': credentials in the URL "
-				   "(user@host) are not allowed; give the key with api_key_env");
+	assert_string_equal(
+		d.msg,
+		"base_url 'http://***@h:4000/v1': credentials in the URL (user@host) are not allowed; give the key with api_key_env");
 	assert_int_equal(invocation_sampling_set(&s, "base_url", "http://h:99999/v1", &d), -EINVAL);
-	assert_string_equal(d.msg, "base_url 'http://h:99999/v1': invalid port '99999' (a number "
-				   "from 1 to 65535)");
+	assert_string_equal(
+		d.msg,
+		"base_url 'http://h:99999/v1': invalid port '99999' (a number from 1 to 65535)");
 	assert_int_equal(invocation_sampling_set(&s, "base_url", "http://h/v1?x=1", &d), -EINVAL);
 	assert_int_equal(invocation_sampling_set(&s, "base_url", "http://h_/v1", &d), 0);
 	assert_int_equal(invocation_sampling_set(&s, "base_url", "https://[::1]:8443/v1", &d), 0);
@@ -577,8 +579,8 @@ static void test_base_url_rules(void **state)
 	r.sampling.base_url = "http://h:0/v1";
 	r.sampling.api_key_env = "GATEWAY_KEY";
 	assert_int_equal(build(&r, &plan, &d), -EINVAL);
-	assert_string_equal(d.msg, "base_url 'http://h:0/v1': invalid port '0' (a number from 1 to "
-				   "65535)");
+	assert_string_equal(
+		d.msg, "base_url 'http://h:0/v1': invalid port '0' (a number from 1 to 65535)");
 	assert_int_equal(plan.argv.nr, 0);
 	invocation_plan_release(&plan);
 }
@@ -619,9 +621,10 @@ static void test_hooks_channel(void **state)
 			    "/hooks.sock' --event Stop");
 	/* the hooks file replaces the plain one of the same path */
 	assert_int_equal(plan.n_files, 2);
-	assert_string_equal(file_of(&plan, ".hk/settings.json")->content,
-			    "{\"hooks\": {\"Stop\": [{\"command\": \"'/opt/bern/bin/bernstein' "
-			    "hook-post --socket '" SESSION "/hooks.sock'\"}]}}\n");
+	assert_string_equal(
+		file_of(&plan, ".hk/settings.json")->content,
+		"{\"hooks\": {\"Stop\": [{\"command\": \"'/opt/bern/bin/bernstein' hook-post --socket '" SESSION
+		"/hooks.sock'\"}]}}\n");
 	assert_string_equal(file_of(&plan, ".hk/other.json")->content, "{}");
 	for (i = 0; i < plan.warnings.nr; i++) /* the binary is missing here, nothing else */
 		assert_null(strstr(plan.warnings.v[i], "hooks"));
@@ -660,8 +663,10 @@ static void test_hooks_channel(void **state)
 	assert_int_equal(build(&r, &plan, &d), 0);
 	assert_int_equal(plan.strategy.event_channel, EVENT_CHANNEL_HOOKS);
 	assert_false(plan.hooks);
-	assert_true(idx(&plan.warnings, "event channel hooks: profile 'composio' declares no "
-					"runtime.hooks; reading its output only") >= 0);
+	assert_true(
+		idx(&plan.warnings,
+		    "event channel hooks: profile 'composio' declares no runtime.hooks; reading its output only") >=
+		0);
 	invocation_plan_release(&plan);
 	/* the built-in runner reports on stdout: no hooks */
 	req_init(&r, shipped("openai_agents"), "go");
@@ -745,8 +750,9 @@ static void test_resume_by_strategy(void **state)
 	req_init(&r, shipped("claude"), "go on");
 	r.resume_id = "819ea001-cdcb-46b3-8cd8-3ed48e47f3a7";
 	assert_int_equal(build(&r, &plan, &d), 0);
-	assert_argv(&plan, "--output-format|stream-json|--verbose|--dangerously-skip-permissions|"
-			   "--resume|819ea001-cdcb-46b3-8cd8-3ed48e47f3a7|-p|go on");
+	assert_argv(
+		&plan,
+		"--output-format|stream-json|--verbose|--dangerously-skip-permissions|--resume|819ea001-cdcb-46b3-8cd8-3ed48e47f3a7|-p|go on");
 	assert_string_equal(plan.resume_id, "819ea001-cdcb-46b3-8cd8-3ed48e47f3a7");
 	invocation_plan_release(&plan);
 
@@ -755,9 +761,9 @@ static void test_resume_by_strategy(void **state)
 	r.model = "gpt-5";
 	r.resume_id = "0199a213-81c0-7800-8aa1-bbab2a035a53";
 	assert_int_equal(build(&r, &plan, &d), 0);
-	assert_argv(&plan, "exec|-m|gpt-5|--json|--skip-git-repo-check|"
-			   "--dangerously-bypass-approvals-and-sandbox|resume|"
-			   "0199a213-81c0-7800-8aa1-bbab2a035a53|go on");
+	assert_argv(
+		&plan,
+		"exec|-m|gpt-5|--json|--skip-git-repo-check|--dangerously-bypass-approvals-and-sandbox|resume|0199a213-81c0-7800-8aa1-bbab2a035a53|go on");
 	invocation_plan_release(&plan);
 
 	/* unsupported: a fresh session and a warning */
@@ -785,13 +791,13 @@ static void test_resume_by_strategy(void **state)
 	invocation_plan_release(&plan);
 
 	/* flag-pair, and the other positions */
-	p = load("pair", "name: pair\ndisplay_name: P\nshape: factory\n"
-			 "strategy: {resume: flag-pair, dangerous_mode: always-on, "
-			 "event_channel: text-signals}\n"
-			 "invocation:\n  binary: pair-agent\n  subcommands: [run]\n"
-			 "  prompt_positional: true\n  extra_args: [--quiet]\n"
-			 "runtime:\n  resume: {args: [--continue-from, \"{session_id}\", --fork], "
-			 "position: after-subcommands}\n");
+	p = load(
+		"pair",
+		"name: pair\ndisplay_name: P\nshape: factory\n"
+		"strategy: {resume: flag-pair, dangerous_mode: always-on, event_channel: text-signals}\n"
+		"invocation:\n  binary: pair-agent\n  subcommands: [run]\n"
+		"  prompt_positional: true\n  extra_args: [--quiet]\n"
+		"runtime:\n  resume: {args: [--continue-from, \"{session_id}\", --fork], position: after-subcommands}\n");
 	req_init(&r, p, "next");
 	r.resume_id = "s-1";
 	assert_int_equal(build(&r, &plan, &d), 0);
@@ -802,8 +808,7 @@ static void test_resume_by_strategy(void **state)
 
 	p = load("tail",
 		 "name: tail\ndisplay_name: T\nshape: factory\n"
-		 "strategy: {resume: flag, dangerous_mode: always-on, "
-		 "event_channel: none}\n"
+		 "strategy: {resume: flag, dangerous_mode: always-on, event_channel: none}\n"
 		 "invocation:\n  binary: tail-agent\n  prompt_flag: -f\n"
 		 "runtime:\n  resume: {args: [--resume, \"{session_id}\"], position: end}\n");
 	req_init(&r, p, "script");
@@ -875,8 +880,9 @@ static void test_session_preassign(void **state)
 	r.session_id = "conv-1";
 	assert_int_equal(build(&r, &plan, &d), 0);
 	assert_string_equal(plan.session_id, "b19021e8-3303-540b-b04b-fb960463e3c1");
-	assert_argv(&plan, "--output-format|stream-json|--verbose|--dangerously-skip-permissions|"
-			   "--session-id|b19021e8-3303-540b-b04b-fb960463e3c1|-p|p");
+	assert_argv(
+		&plan,
+		"--output-format|stream-json|--verbose|--dangerously-skip-permissions|--session-id|b19021e8-3303-540b-b04b-fb960463e3c1|-p|p");
 	invocation_plan_release(&plan);
 
 	/* a UUID is used as given (lower-cased) */
@@ -965,10 +971,11 @@ static void test_long_prompt(void **state)
 	invocation_plan_release(&plan);
 
 	/* via: file, with {prompt_file} */
-	p = load("viafile", "name: viafile\ndisplay_name: V\nshape: factory\n"
-			    "invocation:\n  binary: v-agent\n  prompt_flag: --message\n"
-			    "runtime:\n  long_prompt: {via: file, args: [--message-file, "
-			    "\"{prompt_file}\"]}\n");
+	p = load(
+		"viafile",
+		"name: viafile\ndisplay_name: V\nshape: factory\n"
+		"invocation:\n  binary: v-agent\n  prompt_flag: --message\n"
+		"runtime:\n  long_prompt: {via: file, args: [--message-file, \"{prompt_file}\"]}\n");
 	req_init(&r, p, over);
 	assert_int_equal(build(&r, &plan, &d), 0);
 	assert_int_equal(plan.prompt_via, PROMPT_DELIVERY_FILE);
@@ -1023,8 +1030,9 @@ static void test_attachments(void **state)
 	r.attachments = att;
 	r.n_attachments = 1;
 	assert_int_equal(build(&r, &plan, &d), -EPERM);
-	assert_string_equal(d.msg, "adapter 'qwen' does not support multimodal attachments; "
-				   "adapters that could take them: antigravity, claude, gemini");
+	assert_string_equal(
+		d.msg,
+		"adapter 'qwen' does not support multimodal attachments; adapters that could take them: antigravity, claude, gemini");
 	invocation_plan_release(&plan);
 
 	req_init(&r, shipped("claude"), "describe it");
@@ -1073,11 +1081,12 @@ static void test_model_and_binary(void **state)
 
 	/* a profile without runtime gives profile_build_argv()'s argv, with
 	 * argv[0] resolved on PATH */
-	p = load("plain", "name: plain\ndisplay_name: P\nshape: factory\n"
-			  "strategy: {resume: unsupported, dangerous_mode: unsupported, "
-			  "event_channel: text-signals}\n"
-			  "invocation:\n  binary: sh\n  subcommands: [sub]\n  model_flag: --model\n"
-			  "  prompt_flag: --prompt\n  extra_args: [--x, \"{workdir}\"]\n");
+	p = load(
+		"plain",
+		"name: plain\ndisplay_name: P\nshape: factory\n"
+		"strategy: {resume: unsupported, dangerous_mode: unsupported, event_channel: text-signals}\n"
+		"invocation:\n  binary: sh\n  subcommands: [sub]\n  model_flag: --model\n"
+		"  prompt_flag: --prompt\n  extra_args: [--x, \"{workdir}\"]\n");
 	req_init(&r, p, "the prompt");
 	r.model = "m";
 	r.dangerous = false;
@@ -1118,8 +1127,8 @@ static void test_modules(void **state)
 	assert_int_equal(build(&r, &plan, &d), 0);
 	assert_string_equal(plan.argv.v[0], INVOCATION_SELF_EXE);
 	assert_true(plan.binary_found);
-	assert_argv(&plan, "mock-agent|--session-id|32b2c54a-a04d-5759-a20e-c59c0ba5deb7|"
-			   "write a.txt hi");
+	assert_argv(&plan,
+		    "mock-agent|--session-id|32b2c54a-a04d-5759-a20e-c59c0ba5deb7|write a.txt hi");
 	assert_int_equal(plan.dialect, DIALECT_RUNNER);
 	assert_string_equal(plan.state_dir, STATE);
 	assert_string_equal(env_of(&plan, "HOME"), STATE);
@@ -1249,12 +1258,12 @@ static void test_secrets_complete(void **state)
 		"CANARY_SECRET=hunter2-canary",
 		NULL,
 	};
-	struct profile *p =
-		load("keys", "name: keys\ndisplay_name: K\nshape: factory\n"
-			     "invocation:\n  binary: keys-agent\n"
-			     "  prompt_positional: true\n"
-			     "  env_passthrough: [AMP_API_KEY, SRC_ACCESS_TOKEN, SRC_ENDPOINT,"
-			     " GOOGLE_CLOUD_PROJECT, SHORT_TOKEN, CUSTOM_GW]\n");
+	struct profile *p = load(
+		"keys",
+		"name: keys\ndisplay_name: K\nshape: factory\n"
+		"invocation:\n  binary: keys-agent\n"
+		"  prompt_positional: true\n"
+		"  env_passthrough: [AMP_API_KEY, SRC_ACCESS_TOKEN, SRC_ENDPOINT, GOOGLE_CLOUD_PROJECT, SHORT_TOKEN, CUSTOM_GW]\n");
 	struct invocation_request r;
 	struct invocation_plan plan;
 	struct diag d;

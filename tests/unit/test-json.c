@@ -99,14 +99,12 @@ static void test_jcs_rfc_sample(void **state)
 {
 	static const char in[] =
 		"{\n"
-		"  \"numbers\": [333333333.33333329, 1E30, 4.50, 2e-3, "
-		"0.000000000000000000000000001],\n"
+		"  \"numbers\": [333333333.33333329, 1E30, 4.50, 2e-3, 0.000000000000000000000000001],\n"
 		"  \"string\": \"\\u20ac$\\u000F\\u000aA'\\u0042\\u0022\\u005c\\\\\\\"\\/\",\n"
 		"  \"literals\": [null, true, false]\n"
 		"}";
-	static const char want[] = "{\"literals\":[null,true,false],"
-				   "\"numbers\":[333333333.3333333,1e+30,4.5,0.002,1e-27],"
-				   "\"string\":\"\xe2\x82\xac$\\u000f\\nA'B\\\"\\\\\\\\\\\"/\"}";
+	static const char want[] =
+		"{\"literals\":[null,true,false],\"numbers\":[333333333.3333333,1e+30,4.5,0.002,1e-27],\"string\":\"\xe2\x82\xac$\\u000f\\nA'B\\\"\\\\\\\\\\\"/\"}";
 
 	(void)state;
 	expect(json_canon_jcs, in, want);
@@ -116,17 +114,9 @@ static void test_jcs_rfc_sample(void **state)
 static void test_jcs_rfc_sorting(void **state)
 {
 	static const char in[] =
-		"{\"\\u20ac\": \"Euro Sign\", \"\\r\": \"Carriage Return\","
-		" \"\\ufb33\": \"Hebrew Letter Dalet With Dagesh\", \"1\": \"One\","
-		" \"\\ud83d\\ude00\": \"Emoji: Grinning Face\","
-		" \"\\u0080\": \"Control\","
-		" \"\\u00f6\": \"Latin Small Letter O With Diaeresis\"}";
-	static const char want[] = "{\"\\r\":\"Carriage Return\",\"1\":\"One\","
-				   "\"\xc2\x80\":\"Control\","
-				   "\"\xc3\xb6\":\"Latin Small Letter O With Diaeresis\","
-				   "\"\xe2\x82\xac\":\"Euro Sign\","
-				   "\"\xf0\x9f\x98\x80\":\"Emoji: Grinning Face\","
-				   "\"\xef\xac\xb3\":\"Hebrew Letter Dalet With Dagesh\"}";
+		"{\"\\u20ac\": \"Euro Sign\", \"\\r\": \"Carriage Return\", \"\\ufb33\": \"Hebrew Letter Dalet With Dagesh\", \"1\": \"One\", \"\\ud83d\\ude00\": \"Emoji: Grinning Face\", \"\\u0080\": \"Control\", \"\\u00f6\": \"Latin Small Letter O With Diaeresis\"}";
+	static const char want[] =
+		"{\"\\r\":\"Carriage Return\",\"1\":\"One\",\"\xc2\x80\":\"Control\",\"\xc3\xb6\":\"Latin Small Letter O With Diaeresis\",\"\xe2\x82\xac\":\"Euro Sign\",\"\xf0\x9f\x98\x80\":\"Emoji: Grinning Face\",\"\xef\xac\xb3\":\"Hebrew Letter Dalet With Dagesh\"}";
 
 	(void)state;
 	expect(json_canon_jcs, in, want);
@@ -136,16 +126,14 @@ static void test_jcs_rfc_sorting(void **state)
  * before them in code point order (Python). */
 static void test_key_order_utf16_vs_codepoint(void **state)
 {
-	static const char in[] = "{\"\\ue000\": 1, \"\\ud83d\\ude00\": 2, \"\\uffff\": 3,"
-				 " \"\\ud7ff\": 4, \"z\": 5, \"\": 6, \"zz\": 7}";
+	static const char in[] =
+		"{\"\\ue000\": 1, \"\\ud83d\\ude00\": 2, \"\\uffff\": 3, \"\\ud7ff\": 4, \"z\": 5, \"\": 6, \"zz\": 7}";
 
 	(void)state;
 	expect(json_canon_jcs, in,
-	       "{\"\":6,\"z\":5,\"zz\":7,\"\xed\x9f\xbf\":4,\"\xf0\x9f\x98\x80\":2,"
-	       "\"\xee\x80\x80\":1,\"\xef\xbf\xbf\":3}");
+	       "{\"\":6,\"z\":5,\"zz\":7,\"\xed\x9f\xbf\":4,\"\xf0\x9f\x98\x80\":2,\"\xee\x80\x80\":1,\"\xef\xbf\xbf\":3}");
 	expect(json_canon_py, in,
-	       "{\"\": 6, \"z\": 5, \"zz\": 7, \"\\ud7ff\": 4, \"\\ue000\": 1, \"\\uffff\": 3,"
-	       " \"\\ud83d\\ude00\": 2}");
+	       "{\"\": 6, \"z\": 5, \"zz\": 7, \"\\ud7ff\": 4, \"\\ue000\": 1, \"\\uffff\": 3, \"\\ud83d\\ude00\": 2}");
 }
 
 /* RFC 8785 appendix B: IEEE-754 bits and their ECMAScript form. */
@@ -206,8 +194,7 @@ static void test_numbers_by_hand(void **state)
 {
 	(void)state;
 	expect(json_canon_jcs, "[1.0, -1.0, 100.0, 1e21, 1e20, 123e18, 1e-6, 1e-7, 1.5e-7]",
-	       "[1,-1,100,1e+21,100000000000000000000,123000000000000000000,0.000001,1e-7,"
-	       "1.5e-7]");
+	       "[1,-1,100,1e+21,100000000000000000000,123000000000000000000,0.000001,1e-7,1.5e-7]");
 	expect(json_canon_jcs, "[-0.0, 0.0, -0, 0.5, 12.5, 1234.5678e3]",
 	       "[0,0,0,0.5,12.5,1234567.8]");
 	expect(json_canon_jcs, "[9007199254740992, -9007199254740992, 9007199254740991]",

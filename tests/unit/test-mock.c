@@ -167,20 +167,20 @@ static void test_parse_prose(void **state)
 	mock_script_release(&s);
 
 	/* a recovered-context prefix (orch/run.c's fallback resume) */
-	assert_int_equal(parse("## Resume context\n"
-			       "A previous attempt at this task (attempt 1, adapter mock) ended "
-			       "early (timed_out). Continue from where it stopped.\n"
-			       "- prior_adapter_session_id: s-1\n"
-			       "- files changed so far: a.txt\n"
-			       "- final message: write a.txt done\n"
-			       "### Last events\n"
-			       "- tool_call: write_file\n"
-			       "- error: fail now\n"
-			       "\n"
-			       "## Task\n"
-			       "write b.txt ok\n",
-			       &s, &d),
-			 0);
+	assert_int_equal(
+		parse("## Resume context\n"
+		      "A previous attempt at this task (attempt 1, adapter mock) ended early (timed_out). Continue from where it stopped.\n"
+		      "- prior_adapter_session_id: s-1\n"
+		      "- files changed so far: a.txt\n"
+		      "- final message: write a.txt done\n"
+		      "### Last events\n"
+		      "- tool_call: write_file\n"
+		      "- error: fail now\n"
+		      "\n"
+		      "## Task\n"
+		      "write b.txt ok\n",
+		      &s, &d),
+		0);
 	assert_int_equal(s.n, 1);
 	assert_string_equal(s.v[0].path, "b.txt");
 	assert_int_equal(s.v[0].line, 11);
@@ -589,9 +589,9 @@ static void test_run_files(void **state)
 	assert_file(work, "a.txt", "hello world\nsecond\n");
 	assert_file(work, "new/deep/b.txt", "fresh\n");
 	assert_false(exists(work, "gone.txt"));
-	assert_types(&e, "start|tool_call|tool_result|tool_call|tool_result|tool_call|tool_result|"
-			 "tool_call|tool_result|tool_call|tool_result|tool_call|tool_result|"
-			 "progress|usage|completion");
+	assert_types(
+		&e,
+		"start|tool_call|tool_result|tool_call|tool_result|tool_call|tool_result|tool_call|tool_result|tool_call|tool_result|tool_call|tool_result|progress|usage|completion");
 	/* the session instruction names the session */
 	assert_string_equal(str(e.v[0], "session_id"), "ignored-at-runtime");
 	assert_string_equal(str(e.v[0], "model"), "mock");
@@ -895,8 +895,9 @@ static void test_run_commit(void **state)
 	(void)fclose(f);
 
 	assert_int_equal(run("write a.txt hi\ncommit add a.txt\ncommit again", &e), 0);
-	assert_types(&e, "start|tool_call|tool_result|tool_call|tool_result|tool_call|tool_result|"
-			 "completion");
+	assert_types(
+		&e,
+		"start|tool_call|tool_result|tool_call|tool_result|tool_call|tool_result|completion");
 	assert_string_equal(str(e.v[3], "name"), "git_commit");
 	assert_string_equal(str(json_object_get(e.v[3], "args"), "message"), "add a.txt");
 	assert_string_equal(str(e.v[4], "status"), "ok");

@@ -355,10 +355,10 @@ static void test_scratch_removed_even_if_agent_locks_it(void **state)
 	(void)state;
 	/* an agent that leaves a read-only tree and a dangling symlink */
 	(void)snprintf(script, sizeof(script), "%s/locker.sh", tmp);
-	write_file(script,
-		   "#!/bin/sh\nmkdir -p a/b/c && touch a/b/c/f && ln -s /etc/passwd a/l && "
-		   "chmod 0500 a/b/c a/b a\n",
-		   0755);
+	write_file(
+		script,
+		"#!/bin/sh\nmkdir -p a/b/c && touch a/b/c/f && ln -s /etc/passwd a/l && chmod 0500 a/b/c a/b a\n",
+		0755);
 	inv.binary = script;
 	inv.extra_args = (struct transcript_strv){no_extra, 0};
 	assert_int_equal(onboard_run(&inv, &c, 1, &o, &res, &d), 1);

@@ -649,9 +649,9 @@ static void check_env(const struct profile *p, const struct transcript *t,
 		(void)snprintf(name, sizeof(name), "%.*s", (int)(eq - live.v[i]), live.v[i]);
 		(void)snprintf(want, sizeof(want), "host:%s", name);
 		if (strcmp(eq + 1, want) == 0 && !env_value(&rehyd, name))
-			fail_msg("%s: the live profile passes %s from the host, the rehydrated "
-				 "adapter does not",
-				 p->name, name);
+			fail_msg(
+				"%s: the live profile passes %s from the host, the rehydrated adapter does not",
+				p->name, name);
 	}
 	/* no secret nobody listed */
 	assert_null(env_value(&rehyd, "CANARY_SECRET"));

@@ -235,8 +235,9 @@ static void test_sampling_allow_list(void **state)
 	assert_int_equal(is.n, 1);
 	assert_int_equal(is.v[0].line, 24);
 	assert_int_equal(is.v[0].col, 31);
-	assert_non_null(strstr(is.v[0].msg, "field 'tasks[1].mcp_config.api_key_env': api_key_env "
-					    "'CUSTOM_PROVIDER_KEY'"));
+	assert_non_null(strstr(
+		is.v[0].msg,
+		"field 'tasks[1].mcp_config.api_key_env': api_key_env 'CUSTOM_PROVIDER_KEY'"));
 	plan_issues_release(&is);
 	assert_int_equal(plan_load_file(path, "X_KEY, CUSTOM_PROVIDER_KEY", &p, &is), 0);
 	plan_free(p);

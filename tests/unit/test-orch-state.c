@@ -323,11 +323,12 @@ static void test_create_open_reopen(void **state)
 	assert_int_equal(raw_query(db, "PRAGMA user_version", NULL, 0), STATE_SCHEMA_VERSION);
 	(void)raw_query(db, "PRAGMA journal_mode", mode, sizeof(mode));
 	assert_string_equal(mode, "wal");
-	assert_int_equal(raw_query(db,
-				   "SELECT count(*) FROM pragma_table_list WHERE strict = 1 AND "
-				   "name IN ('runs', 'tasks', 'attempts')",
-				   NULL, 0),
-			 3);
+	assert_int_equal(
+		raw_query(
+			db,
+			"SELECT count(*) FROM pragma_table_list WHERE strict = 1 AND name IN ('runs', 'tasks', 'attempts')",
+			NULL, 0),
+		3);
 	(void)sqlite3_close(db);
 
 	/* Reopen without STATE_CREATE (and again with it): the data is there. */
@@ -364,8 +365,8 @@ static void test_open_bad_paths(void **state)
 
 static void test_not_a_database(void **state)
 {
-	static const char junk[] = "this is not a sqlite database, just some text that is long "
-				   "enough to fill a header and then some more bytes here.\n";
+	static const char junk[] =
+		"this is not a sqlite database, just some text that is long enough to fill a header and then some more bytes here.\n";
 	struct fx *f = *state;
 	char wal[PATH_MAX + 32], back[sizeof(junk)];
 	struct state *st = NULL;
@@ -481,11 +482,10 @@ static void test_failed_migration_rolls_back(void **state)
 	/* All of it rolled back: no runs or tasks table, still version 0. */
 	db = raw_open(f->db);
 	assert_int_equal(raw_query(db, "PRAGMA user_version", NULL, 0), 0);
-	assert_int_equal(raw_query(db,
-				   "SELECT count(*) FROM sqlite_schema WHERE name IN ('runs', "
-				   "'tasks')",
-				   NULL, 0),
-			 0);
+	assert_int_equal(
+		raw_query(db, "SELECT count(*) FROM sqlite_schema WHERE name IN ('runs', 'tasks')",
+			  NULL, 0),
+		0);
 	(void)sqlite3_close(db);
 }
 
@@ -1103,12 +1103,10 @@ static void test_strict_types(void **state)
 	struct diag d;
 	sqlite3 *db;
 	static const char *const bad[] = {
-		"INSERT INTO runs (id, repo, state, parallel) VALUES ('x', '/r', 'running', "
-		"'four')",
+		"INSERT INTO runs (id, repo, state, parallel) VALUES ('x', '/r', 'running', 'four')",
 		"INSERT INTO runs (id, repo, state, parallel) VALUES ('x', '/r', 'running', 1.5)",
 		"INSERT INTO runs (id, repo, state) VALUES ('x', x'2f72', 'running')",
-		"INSERT INTO runs (id, repo, state, supervisor_pid) VALUES ('x', '/r', 'running', "
-		"x'00')",
+		"INSERT INTO runs (id, repo, state, supervisor_pid) VALUES ('x', '/r', 'running', x'00')",
 		"INSERT INTO tasks (run_id, id, idx, state) VALUES ('r', 't', 'first', 'pending')",
 		"INSERT INTO attempts (run_id, task_id, n, cost_usd) VALUES ('r', 't', 1, 'free')",
 	};

@@ -156,8 +156,8 @@ static int group_setup(void **state)
 	assert_non_null(realpath(tmpl, tmpl_root));
 	fx_env(&f.env, tmpl_root);
 	shrun(&f, tmpl_root,
-	      "git init -q -b main repo && cd repo && printf 'one\\ntwo\\nthree\\n' > a.txt && "
-	      "echo b > b.txt && git add . && " GITC " commit -q -m base");
+	      "git init -q -b main repo && cd repo && printf 'one\\ntwo\\nthree\\n' > a.txt && echo b > b.txt && git add . && " GITC
+	      " commit -q -m base");
 	out = shok(&f, tmpl_root, "git -C repo rev-parse HEAD");
 	assert_int_equal(strlen(out), 40);
 	memcpy(tmpl_base, out, 41);
@@ -291,10 +291,10 @@ static void test_git_timeout(void **state)
 	/* a "git" that hangs, with a child of its own; the child is found by
 	 * its argv (its pid may be one of the git's PID namespace) */
 	(void)snprintf(marker, sizeof(marker), "100.%ld", (long)getpid());
-	free(shok(f, f->root,
-		  "mkdir fakebin && printf '#!/bin/sh\\nsleep %s &\\nwait\\n' > "
-		  "fakebin/git && chmod +x fakebin/git",
-		  marker));
+	free(shok(
+		f, f->root,
+		"mkdir fakebin && printf '#!/bin/sh\\nsleep %s &\\nwait\\n' > fakebin/git && chmod +x fakebin/git",
+		marker));
 	strvec_pushf(&env, "PATH=%s:" TEST_PATH, bin);
 	strvec_push(&env, WORKTREE_GIT_TIMEOUT_ENV "=300");
 	t0 = mono_ms();
@@ -384,8 +384,7 @@ static void test_is_clean(void **state)
 
 	/* untracked files and .bernstein/ do not count */
 	shrun(f, f->repo,
-	      "echo x > untracked.txt && mkdir -p .bernstein/runs && echo y > "
-	      ".bernstein/runs/log");
+	      "echo x > untracked.txt && mkdir -p .bernstein/runs && echo y > .bernstein/runs/log");
 	clean = false;
 	assert_int_equal(git_is_clean(f->repo, f->env.v, &clean, &d), 0);
 	assert_true(clean);
@@ -598,8 +597,8 @@ static void test_worktree_add_idempotent(void **state)
 	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, NULL, &d), 0);
 	/* the agent works: a commit and an uncommitted file */
 	shrun(f, wt,
-	      "echo w > committed.txt && git add . && " GITC " commit -q -m agent && echo u > "
-	      "agent-work.txt");
+	      "echo w > committed.txt && git add . && " GITC
+	      " commit -q -m agent && echo u > agent-work.txt");
 	head = shok(f, wt, "git rev-parse HEAD");
 	assert_string_not_equal(head, f->base);
 
@@ -629,8 +628,7 @@ static void test_worktree_add_idempotent(void **state)
 	/* crash inside `git worktree add`: registered, locked "initializing", half
 	 * checked out */
 	shrun(f, f->repo,
-	      "echo initializing > .git/worktrees/s1/locked && rm ../wts/s1/b.txt && "
-	      "rm .git/worktrees/s1/index");
+	      "echo initializing > .git/worktrees/s1/locked && rm ../wts/s1/b.txt && rm .git/worktrees/s1/index");
 	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s1", f->base, f->env.v, NULL, &d), 0);
 	assert_out(f, wt, "cat b.txt", "b");
 	assert_out(f, wt, "git status --porcelain", "");
@@ -792,8 +790,7 @@ static void test_clone_add_crashes_and_refusals(void **state)
 
 	/* a crash inside git clone left the temporary clone: removed, redone */
 	shrun(f, f->root,
-	      "mkdir -p repo/.bernstein/worktrees/c3.clone-tmp/.git && "
-	      "ln -s /etc repo/.bernstein/worktrees/c3.clone-tmp/link");
+	      "mkdir -p repo/.bernstein/worktrees/c3.clone-tmp/.git && ln -s /etc repo/.bernstein/worktrees/c3.clone-tmp/link");
 	assert_int_equal(
 		worktree_clone_add(f->repo, c3, "bernstein/c3", "main", f->env.v, NULL, &d), 0);
 	assert_false(exists(c3tmp));
@@ -807,8 +804,7 @@ static void test_clone_add_crashes_and_refusals(void **state)
 		-EEXIST);
 	/* a directory with files, the main working tree, an unknown base */
 	shrun(f, f->root,
-	      "mkdir -p repo/.bernstein/worktrees/full && touch "
-	      "repo/.bernstein/worktrees/full/x");
+	      "mkdir -p repo/.bernstein/worktrees/full && touch repo/.bernstein/worktrees/full/x");
 	assert_int_equal(
 		worktree_clone_add(f->repo, full, "bernstein/f", "main", f->env.v, NULL, &d),
 		-EEXIST);
@@ -1007,8 +1003,7 @@ static void test_agent_trees(void **state)
 
 	/* the .git file swapped for another repository: never read, put back */
 	shrun(f, wt,
-	      "git init -q --bare ../evil.git && echo swapped > a.txt && "
-	      "printf 'gitdir: %s\\n' \"$PWD/../evil.git\" > .git");
+	      "git init -q --bare ../evil.git && echo swapped > a.txt && printf 'gitdir: %s\\n' \"$PWD/../evil.git\" > .git");
 	assert_int_equal(worktree_changes(wt, env.v, &v, &d), 0);
 	assert_int_equal(v.nr, 1);
 	assert_string_equal(v.v[0], "a.txt");
@@ -1103,19 +1098,14 @@ static void test_worktree_changes(void **state)
 	assert_int_equal(v.nr, 0);
 
 	shrun(f, wt,
-	      "echo more >> a.txt && rm b.txt && mkdir -p new/deep && echo n > new/deep/n.txt && "
-	      "echo s > staged.txt && git add staged.txt && mkdir -p .bernstein/runs && "
-	      "echo l > .bernstein/runs/log && x=$(git rev-parse --git-path info/exclude) && "
-	      "mkdir -p \"$(dirname \"$x\")\" && echo 'ignored*' >> \"$x\" && echo i > "
-	      "ignored.txt");
+	      "echo more >> a.txt && rm b.txt && mkdir -p new/deep && echo n > new/deep/n.txt && echo s > staged.txt && git add staged.txt && mkdir -p .bernstein/runs && echo l > .bernstein/runs/log && x=$(git rev-parse --git-path info/exclude) && mkdir -p \"$(dirname \"$x\")\" && echo 'ignored*' >> \"$x\" && echo i > ignored.txt");
 	assert_int_equal(worktree_changes(wt, f->env.v, &v, &d), 0);
 	assert_string_equal(joined(&v, buf, sizeof(buf)), "a.txt,b.txt,new/deep/n.txt,staged.txt");
 	strvec_clear(&v);
 
 	/* a staged rename gives both paths; a name with a space and a newline */
 	shrun(f, wt,
-	      "git reset -q --hard && git clean -fdq && git mv b.txt 'c d.txt' && printf x > "
-	      "'e\nf'");
+	      "git reset -q --hard && git clean -fdq && git mv b.txt 'c d.txt' && printf x > 'e\nf'");
 	assert_int_equal(worktree_changes(wt, f->env.v, &v, &d), 0);
 	assert_string_equal(joined(&v, buf, sizeof(buf)), "b.txt,c d.txt,e\nf");
 	strvec_clear(&v);
@@ -1161,23 +1151,18 @@ static void test_commit_all(void **state)
 
 	/* tracked edits, a deletion, untracked files; hooks that would refuse */
 	shrun(f, wt,
-	      "echo more >> a.txt && rm b.txt && mkdir -p src && echo n > src/new.c && "
-	      "hooks=$(git rev-parse --git-path hooks) && mkdir -p \"$hooks\" && "
-	      "printf '#!/bin/sh\\nexit 1\\n' > \"$hooks/pre-commit\" && "
-	      "cp \"$hooks/pre-commit\" \"$hooks/commit-msg\" && chmod +x \"$hooks\"/*");
+	      "echo more >> a.txt && rm b.txt && mkdir -p src && echo n > src/new.c && hooks=$(git rev-parse --git-path hooks) && mkdir -p \"$hooks\" && printf '#!/bin/sh\\nexit 1\\n' > \"$hooks/pre-commit\" && cp \"$hooks/pre-commit\" \"$hooks/commit-msg\" && chmod +x \"$hooks\"/*");
 	/* and a configured hooks directory with the same, and signing on */
 	shrun(f, wt,
-	      "mkdir -p ../hooks2 && cp \"$(git rev-parse --git-path hooks)/pre-commit\" "
-	      "../hooks2/ && "
-	      "git config core.hooksPath \"$PWD/../hooks2\" && git config commit.gpgSign true");
+	      "mkdir -p ../hooks2 && cp \"$(git rev-parse --git-path hooks)/pre-commit\" ../hooks2/ && git config core.hooksPath \"$PWD/../hooks2\" && git config commit.gpgSign true");
 	assert_int_equal(worktree_commit_all(wt, "bernstein: task s1\n\n# not a comment", &ident,
 					     f->env.v, &committed, &d),
 			 0);
 	assert_true(committed);
 	assert_out(f, wt, "git rev-list --count HEAD", "2");
-	assert_out(f, wt, "git log -1 --format='%an <%ae>|%cn <%ce>'",
-		   "Bernstein Test <bernstein@example.invalid>|"
-		   "Bernstein Test <bernstein@example.invalid>");
+	assert_out(
+		f, wt, "git log -1 --format='%an <%ae>|%cn <%ce>'",
+		"Bernstein Test <bernstein@example.invalid>|Bernstein Test <bernstein@example.invalid>");
 	assert_out(f, wt, "git log -1 --format=%B", "bernstein: task s1\n\n# not a comment");
 	assert_out(f, wt,
 		   "git diff-tree --no-commit-id --name-status -r HEAD | sort | tr '\\t\\n' ' ;'",
@@ -1220,8 +1205,8 @@ static void test_commits_between_and_changed_files(void **state)
 	assert_int_equal(v.nr, 0);
 
 	shrun(f, wt,
-	      "echo x > x.txt && git add x.txt && " GITC " commit -q -m one && git mv b.txt "
-	      "moved.txt && " GITC " commit -q -m two");
+	      "echo x > x.txt && git add x.txt && " GITC
+	      " commit -q -m one && git mv b.txt moved.txt && " GITC " commit -q -m two");
 	/* main moves on too (another file): not part of the branch's changes */
 	shrun(f, f->repo, "echo m > main-only.txt && git add . && " GITC " commit -q -m main");
 	assert_int_equal(git_commits_between(f->repo, "main", "bernstein/s1", f->env.v, &n, &d), 0);
@@ -1312,15 +1297,11 @@ static void test_merge_two_branches_and_hooks_off(void **state)
 	make_branch(f, "s2", "echo two > two.txt");
 	/* hooks that would refuse the merge or leave a trace */
 	shrun(f, f->repo,
-	      "mkdir -p .git/hooks && printf '#!/bin/sh\\nexit 1\\n' > .git/hooks/pre-merge-commit "
-	      "&& "
-	      "printf '#!/bin/sh\\ntouch hook-ran\\n' > .git/hooks/post-merge && "
-	      "chmod +x .git/hooks/*");
+	      "mkdir -p .git/hooks && printf '#!/bin/sh\\nexit 1\\n' > .git/hooks/pre-merge-commit && printf '#!/bin/sh\\ntouch hook-ran\\n' > .git/hooks/post-merge && chmod +x .git/hooks/*");
 	/* repository config that would get in the way: --no-ff beats merge.ff=only,
 	 * and no signing is attempted (there is no key) */
 	shrun(f, f->repo,
-	      "git config merge.ff only && git config commit.gpgSign true && "
-	      "git config user.signingKey no-such-key && git config gc.auto 1");
+	      "git config merge.ff only && git config commit.gpgSign true && git config user.signingKey no-such-key && git config gc.auto 1");
 	assert_int_equal(git_merge_no_ff(f->repo, "main", "bernstein/s1", "m1", &ident, f->env.v,
 					 &c1, &already, NULL, &d),
 			 0);
@@ -1345,14 +1326,13 @@ static void test_merge_conflict_restores(void **state)
 	char *commit = NULL, *head, *tip, buf[256];
 	bool already = true;
 
-	make_branch(f, "s1",
-		    "printf 'one\\nTWO-branch\\nthree\\n' > a.txt && echo branch > b.txt && "
-		    "echo ok > branch-only.txt");
+	make_branch(
+		f, "s1",
+		"printf 'one\\nTWO-branch\\nthree\\n' > a.txt && echo branch > b.txt && echo ok > branch-only.txt");
 	tip = shok(f, f->repo, "git rev-parse bernstein/s1");
 	shrun(f, f->repo,
 	      "printf 'one\\nTWO-main\\nthree\\n' > a.txt && echo main > b.txt && " GITC
-	      " commit -q -am main-edit && echo untracked > u.txt && mkdir -p .bernstein && "
-	      "echo s > .bernstein/state");
+	      " commit -q -am main-edit && echo untracked > u.txt && mkdir -p .bernstein && echo s > .bernstein/state");
 	head = shok(f, f->repo, "git rev-parse HEAD");
 
 	strvec_push(&conflicts, "pre-existing");

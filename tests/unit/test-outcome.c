@@ -318,8 +318,9 @@ static void test_poll_pty_liveness(void **state)
 	assert_int_equal(in.output_bytes, 40);
 	assert_int_equal(in.timeout_idle_ms, 12345);
 	assert_int_equal(outcome_classify_why(&in, why, sizeof(why)), OUTCOME_TIMED_OUT);
-	assert_string_equal(why, "timed out; its output last grew 12.3 s before the deadline "
-				 "(poll-pty liveness, 40 bytes in all)");
+	assert_string_equal(
+		why,
+		"timed out; its output last grew 12.3 s before the deadline (poll-pty liveness, 40 bytes in all)");
 	p.output_bytes = 0;
 	outcome_set_exit(&in, &p);
 	assert_int_equal(outcome_classify_why(&in, why, sizeof(why)), OUTCOME_TIMED_OUT);

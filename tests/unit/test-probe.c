@@ -249,16 +249,16 @@ static int setup(void **state)
 				 "echo done >&2\n");
 	write_script("bp-par", ": > @D@/run.$$\n/bin/sleep 0.1\nset -- @D@/run.*\nn=$#\n"
 			       "/bin/rm -f @D@/run.$$\necho \"n=$n\"\n");
-	write_script("bp-env", "echo \"secret=[$SECRET] ci=[$CI] term=[$TERM] lang=[$LANG] "
-			       "nocolor=[$NO_COLOR] foo=[$FOO] home=[$HOME]\"\n");
+	write_script(
+		"bp-env",
+		"echo \"secret=[$SECRET] ci=[$CI] term=[$TERM] lang=[$LANG] nocolor=[$NO_COLOR] foo=[$FOO] home=[$HOME]\"\n");
 	write_script("bp-path", "echo \"path=[$PATH]\"\n");
-	write_script("bp-ids",
-		     "read -r line < /proc/$$/stat\nset -- $line\n"
-		     "if [ -e /proc/$$/fd/200 ]; then fd=leaked; else fd=closed; fi\n"
-		     "echo \"pid=$$ pgrp=$5 sid=$6 fd200=$fd stdin=$(/usr/bin/readlink "
-		     "/proc/$$/fd/0)\"\n"
-		     "while read -r k v; do case $k in SigBlk:|SigIgn:) echo \"$k $v\";; esac; "
-		     "done < /proc/$$/status\n");
+	write_script(
+		"bp-ids",
+		"read -r line < /proc/$$/stat\nset -- $line\n"
+		"if [ -e /proc/$$/fd/200 ]; then fd=leaked; else fd=closed; fi\n"
+		"echo \"pid=$$ pgrp=$5 sid=$6 fd200=$fd stdin=$(/usr/bin/readlink /proc/$$/fd/0)\"\n"
+		"while read -r k v; do case $k in SigBlk:|SigIgn:) echo \"$k $v\";; esac; done < /proc/$$/status\n");
 	write_script("bp-silent", "exit 0\n");
 	return 0;
 }
@@ -733,8 +733,9 @@ static void test_probe_env_default(void **state)
 	assert_int_equal(setenv("SECRET", "hunter2", 1), 0);
 	assert_int_equal(setenv("FOO", "parent", 1), 0);
 	probe1(&p, "bp-env", NULL, &o);
-	assert_string_equal(p.first_line, "secret=[] ci=[1] term=[dumb] lang=[C.UTF-8] "
-					  "nocolor=[1] foo=[] home=[]");
+	assert_string_equal(
+		p.first_line,
+		"secret=[] ci=[1] term=[dumb] lang=[C.UTF-8] nocolor=[1] foo=[] home=[]");
 	probe_release(&p);
 	probe1(&p, "bp-path", NULL, &o);
 	(void)snprintf(want, sizeof(want), "path=[%s]", path_env);
@@ -754,8 +755,9 @@ static void test_probe_env_given(void **state)
 	assert_int_equal(setenv("SECRET", "hunter2", 1), 0);
 	o.env = env;
 	probe1(&p, "bp-env", NULL, &o);
-	assert_string_equal(p.first_line, "secret=[] ci=[] term=[] lang=[] nocolor=[] foo=[bar] "
-					  "home=[/somewhere]");
+	assert_string_equal(
+		p.first_line,
+		"secret=[] ci=[] term=[] lang=[] nocolor=[] foo=[bar] home=[/somewhere]");
 	probe_release(&p);
 	(void)unsetenv("SECRET");
 }

@@ -466,23 +466,7 @@ static const char mini_explicit[] = "# comments and order do not matter\n"
 
 /* The exact object hashed, written out by hand (docs/profile-format.md). */
 static const char mini_canonical[] =
-	"{\"builtin\":false,\"capabilities\":{\"agents_md\":false,\"computer_use\":false,"
-	"\"local_models\":false,\"max_parallel_workers\":1,\"mcp_client\":false,"
-	"\"mcp_server\":false,\"native_subagents\":false,\"sandbox\":\"none\","
-	"\"streaming\":false,\"supports_endpoint\":false,\"supports_max_tokens\":false,"
-	"\"supports_sampling_params\":false,\"supports_temperature\":false,"
-	"\"supports_top_k\":false,\"supports_top_p\":false,\"tool_use\":false,"
-	"\"vision\":false},\"contract\":\"mini\",\"display_name\":\"Mini\","
-	"\"invocation\":{\"binary\":\"mini-agent\",\"env_passthrough\":[],\"extra_args\":[],"
-	"\"model_flag\":null,\"prompt_file_flag\":null,\"prompt_flag\":null,"
-	"\"prompt_positional\":true,\"subcommands\":[]},\"models\":{},\"name\":\"mini\","
-	"\"runtime\":{\"dangerous\":{\"args\":[],\"env\":{}},\"endpoint\":{\"args\":[],"
-	"\"default_model\":null,\"env\":{},\"files\":[],\"model\":\"{model}\"},\"env\":{},"
-	"\"events\":{\"dialect\":null},\"files\":[],\"git_dir\":\"refused\","
-	"\"home\":\"inherit\",\"hooks\":null,"
-	"\"long_prompt\":null,\"resume\":null,\"session_id\":null},\"shape\":\"factory\","
-	"\"strategy\":null,"
-	"\"version_args\":[\"--version\"]}";
+	"{\"builtin\":false,\"capabilities\":{\"agents_md\":false,\"computer_use\":false,\"local_models\":false,\"max_parallel_workers\":1,\"mcp_client\":false,\"mcp_server\":false,\"native_subagents\":false,\"sandbox\":\"none\",\"streaming\":false,\"supports_endpoint\":false,\"supports_max_tokens\":false,\"supports_sampling_params\":false,\"supports_temperature\":false,\"supports_top_k\":false,\"supports_top_p\":false,\"tool_use\":false,\"vision\":false},\"contract\":\"mini\",\"display_name\":\"Mini\",\"invocation\":{\"binary\":\"mini-agent\",\"env_passthrough\":[],\"extra_args\":[],\"model_flag\":null,\"prompt_file_flag\":null,\"prompt_flag\":null,\"prompt_positional\":true,\"subcommands\":[]},\"models\":{},\"name\":\"mini\",\"runtime\":{\"dangerous\":{\"args\":[],\"env\":{}},\"endpoint\":{\"args\":[],\"default_model\":null,\"env\":{},\"files\":[],\"model\":\"{model}\"},\"env\":{},\"events\":{\"dialect\":null},\"files\":[],\"git_dir\":\"refused\",\"home\":\"inherit\",\"hooks\":null,\"long_prompt\":null,\"resume\":null,\"session_id\":null},\"shape\":\"factory\",\"strategy\":null,\"version_args\":[\"--version\"]}";
 
 static void test_hash(void **state)
 {
@@ -517,14 +501,14 @@ static void test_hash(void **state)
 	assert_non_null(strstr(profile_canonical_bytes(c, NULL), "\"max_parallel_workers\":2,"));
 	profile_free(c);
 	/* an inline strategy is hashed with all five axes, its note is not */
-	c = load("mini", "name: mini\ndisplay_name: Mini\nshape: factory\n"
-			 "invocation: {binary: mini-agent, prompt_positional: true}\n"
-			 "strategy: {resume: unsupported, dangerous_mode: unsupported, "
-			 "event_channel: text-signals, note: prose}\n");
-	assert_non_null(strstr(profile_canonical_bytes(c, NULL),
-			       "\"strategy\":{\"dangerous_mode\":\"unsupported\","
-			       "\"event_channel\":\"text-signals\",\"output_mode\":\"git-diff\","
-			       "\"resume\":\"unsupported\",\"session_state\":\"stateless\"}"));
+	c = load(
+		"mini",
+		"name: mini\ndisplay_name: Mini\nshape: factory\n"
+		"invocation: {binary: mini-agent, prompt_positional: true}\n"
+		"strategy: {resume: unsupported, dangerous_mode: unsupported, event_channel: text-signals, note: prose}\n");
+	assert_non_null(strstr(
+		profile_canonical_bytes(c, NULL),
+		"\"strategy\":{\"dangerous_mode\":\"unsupported\",\"event_channel\":\"text-signals\",\"output_mode\":\"git-diff\",\"resume\":\"unsupported\",\"session_state\":\"stateless\"}"));
 	assert_null(strstr(profile_canonical_bytes(c, NULL), "prose"));
 	profile_free(c);
 	profile_free(a);
@@ -544,13 +528,13 @@ static void test_default_model_and_hooks(void **state)
 	json_t *j;
 
 	(void)state;
-	p = load("x", HOOKS_HEAD
-		 "capabilities: {supports_endpoint: true}\n"
-		 "runtime:\n  endpoint: {default_model: gpt-5.5, env: {U: '{base_url}'}}\n"
-		 "  home: isolated\n"
-		 "  hooks:\n    env: {X_HOOK: '{hooks_socket}'}\n    args: [--hooks]\n"
-		 "    files: [{path: .x/settings.json, content: '{\"cmd\": "
-		 "\"{hook_command}\"}'}]\n");
+	p = load(
+		"x", HOOKS_HEAD
+		"capabilities: {supports_endpoint: true}\n"
+		"runtime:\n  endpoint: {default_model: gpt-5.5, env: {U: '{base_url}'}}\n"
+		"  home: isolated\n"
+		"  hooks:\n    env: {X_HOOK: '{hooks_socket}'}\n    args: [--hooks]\n"
+		"    files: [{path: .x/settings.json, content: '{\"cmd\": \"{hook_command}\"}'}]\n");
 	assert_string_equal(p->runtime.endpoint.default_model, "gpt-5.5");
 	assert_true(p->runtime.hooks.declared);
 	assert_int_equal(p->runtime.hooks.args.n, 1);
@@ -565,13 +549,13 @@ static void test_default_model_and_hooks(void **state)
 			 3);
 	json_decref(j);
 	/* the default model is part of the declaration: another one, another hash */
-	q = load("x", HOOKS_HEAD
-		 "capabilities: {supports_endpoint: true}\n"
-		 "runtime:\n  endpoint: {default_model: gpt-5.4, env: {U: '{base_url}'}}\n"
-		 "  home: isolated\n"
-		 "  hooks:\n    env: {X_HOOK: '{hooks_socket}'}\n    args: [--hooks]\n"
-		 "    files: [{path: .x/settings.json, content: '{\"cmd\": "
-		 "\"{hook_command}\"}'}]\n");
+	q = load(
+		"x", HOOKS_HEAD
+		"capabilities: {supports_endpoint: true}\n"
+		"runtime:\n  endpoint: {default_model: gpt-5.4, env: {U: '{base_url}'}}\n"
+		"  home: isolated\n"
+		"  hooks:\n    env: {X_HOOK: '{hooks_socket}'}\n    args: [--hooks]\n"
+		"    files: [{path: .x/settings.json, content: '{\"cmd\": \"{hook_command}\"}'}]\n");
 	assert_string_not_equal(profile_hash(p), profile_hash(q));
 	profile_free(q);
 
@@ -581,19 +565,22 @@ static void test_default_model_and_hooks(void **state)
 	s.event_channel = EVENT_CHANNEL_NONE;
 	assert_int_equal(profile_check_strategy(p, &s, false, "matrix", &d), 0);
 	assert_int_equal(profile_check_strategy(p, &s, true, "inline", &d), -EINVAL);
-	assert_string_equal(d.msg, "field 'runtime.hooks': the profile's own strategy reads event "
-				   "channel 'none', not hooks: runtime.hooks would never be used");
+	assert_string_equal(
+		d.msg,
+		"field 'runtime.hooks': the profile's own strategy reads event channel 'none', not hooks: runtime.hooks would never be used");
 	profile_free(p);
 
 	/* default_model */
 	d = load_fail("x", HOOKS_HEAD "capabilities: {supports_endpoint: true}\n"
 				      "runtime: {endpoint: {default_model: '-m', env: {U: x}}}\n");
-	assert_string_equal(d.msg, "field 'runtime.endpoint.default_model': must be a model id "
-				   "(not empty, not starting with '-')");
+	assert_string_equal(
+		d.msg,
+		"field 'runtime.endpoint.default_model': must be a model id (not empty, not starting with '-')");
 	d = load_fail("x", HOOKS_HEAD "capabilities: {supports_endpoint: true}\n"
 				      "runtime: {endpoint: {default_model: 'a b', env: {U: x}}}\n");
-	assert_non_null(strstr(d.msg, "field 'runtime.endpoint.default_model': must be printable "
-				      "ASCII without blanks"));
+	assert_non_null(strstr(
+		d.msg,
+		"field 'runtime.endpoint.default_model': must be printable ASCII without blanks"));
 	d = load_fail("x",
 		      HOOKS_HEAD "capabilities: {supports_endpoint: true}\n"
 				 "runtime: {endpoint: {default_model: '{model}', env: {U: x}}}\n");
@@ -604,38 +591,40 @@ static void test_default_model_and_hooks(void **state)
 
 	/* hooks */
 	d = load_fail("x", HOOKS_HEAD "runtime: {hooks: {}}\n");
-	assert_string_equal(d.msg,
-			    "field 'runtime.hooks': declares nothing: give args, env or files "
-			    "that make the agent run {hook_command}");
+	assert_string_equal(
+		d.msg,
+		"field 'runtime.hooks': declares nothing: give args, env or files that make the agent run {hook_command}");
 	d = load_fail("x", HOOKS_HEAD "runtime: {hooks: {env: {A: b}}}\n");
-	assert_string_equal(d.msg, "field 'runtime.hooks': never uses {hook_command} or "
-				   "{hooks_socket}: the agent's hooks would not reach bernstein");
+	assert_string_equal(
+		d.msg,
+		"field 'runtime.hooks': never uses {hook_command} or {hooks_socket}: the agent's hooks would not reach bernstein");
 	d = load_fail("x", HOOKS_HEAD "runtime: {hooks: {env: {A: '{hooks_socket}'}, bogus: 1}}\n");
 	assert_non_null(strstr(d.msg, "field 'runtime.hooks.bogus':"));
 	d = load_fail("x", HOOKS_HEAD
 		      "runtime: {hooks: {files: [{path: a, content: '{hook_command}'}]}}\n");
-	assert_string_equal(d.msg, "field 'runtime.hooks.files': files are written into a private "
-				   "agent HOME, never the user's: set runtime.home: isolated");
+	assert_string_equal(
+		d.msg,
+		"field 'runtime.hooks.files': files are written into a private agent HOME, never the user's: set runtime.home: isolated");
 	/* the placeholders belong to runtime.hooks */
 	d = load_fail("x", HOOKS_HEAD "runtime: {env: {A: '{hook_command}'}}\n");
-	assert_non_null(strstr(d.msg, "field 'runtime.env.A': placeholder '{hook_command}' is not "
-				      "allowed here"));
+	assert_non_null(strstr(
+		d.msg, "field 'runtime.env.A': placeholder '{hook_command}' is not allowed here"));
 	d = load_fail("x", HOOKS_HEAD "runtime: {hooks: {env: {A: '{api_key}'}}}\n");
 	assert_non_null(strstr(d.msg, "placeholder '{api_key}' is not allowed here"));
 	d = load_fail("x",
 		      HOOKS_HEAD "runtime: {hooks: {args: ['--x={hooks_socket}', '{hookz}']}}\n");
-	assert_non_null(strstr(d.msg,
-			       "unknown placeholder '{hookz}' (known: {session_id}, {model}, "
-			       "{prompt_file}, {base_url}, {api_key_env}, {api_key}, {home}, "
-			       "{workdir}, {hook_command}, {hooks_socket})"));
+	assert_non_null(strstr(
+		d.msg,
+		"unknown placeholder '{hookz}' (known: {session_id}, {model}, {prompt_file}, {base_url}, {api_key_env}, {api_key}, {home}, {workdir}, {hook_command}, {hooks_socket})"));
 	/* one file cannot be both the endpoint's and the hooks' */
 	d = load_fail("x",
 		      HOOKS_HEAD "capabilities: {supports_endpoint: true}\n"
 				 "runtime:\n  home: isolated\n"
 				 "  endpoint: {files: [{path: c.json, content: '{base_url}'}]}\n"
 				 "  hooks: {files: [{path: c.json, content: '{hook_command}'}]}\n");
-	assert_string_equal(d.msg, "field 'runtime.hooks.files[0]': 'c.json' is also a "
-				   "runtime.endpoint file: one file cannot be both");
+	assert_string_equal(
+		d.msg,
+		"field 'runtime.hooks.files[0]': 'c.json' is also a runtime.endpoint file: one file cannot be both");
 	assert_int_equal(d.line, 9);
 }
 
@@ -653,12 +642,13 @@ static void test_validation_messages(void **state)
 	assert_string_equal(d.file, "mem.yaml");
 	assert_int_equal(d.line, 5);
 	assert_int_equal(d.col, 38);
-	assert_string_equal(d.msg, "field 'capabilities.max_parallel_workers': must be at least 1 "
-				   "(got -1)");
+	assert_string_equal(
+		d.msg, "field 'capabilities.max_parallel_workers': must be at least 1 (got -1)");
 	d = load_fail("x", "name: x\ndisplay_name: X\nshape: factory\n"
 			   "invocation: {binary: x, prompt_flag: -p, prompt_file_flag: --file}\n");
-	assert_non_null(strstr(d.msg, "field 'invocation.prompt_file_flag': the prompt can have "
-				      "only one delivery"));
+	assert_non_null(strstr(
+		d.msg,
+		"field 'invocation.prompt_file_flag': the prompt can have only one delivery"));
 	/* runtime.git_dir: refused (the default) or allowed, and allowed only
 	 * where bernstein's own file tools are what it lifts */
 	{
@@ -700,9 +690,10 @@ static void test_validation_messages(void **state)
 			   "  endpoint: {files: [{path: k, content: '{api_key}'}]}\n");
 	assert_non_null(strstr(d.msg, "placeholder '{api_key}' is not allowed here"));
 	/* text that only looks like a placeholder is literal */
-	(void)profile_free(load("x", "name: x\ndisplay_name: X\nshape: factory\n"
-				     "invocation: {binary: x, prompt_positional: true, "
-				     "extra_args: ['{\"a\":1}', '{Home}', '{env:X}']}\n"));
+	(void)profile_free(load(
+		"x",
+		"name: x\ndisplay_name: X\nshape: factory\n"
+		"invocation: {binary: x, prompt_positional: true, extra_args: ['{\"a\":1}', '{Home}', '{env:X}']}\n"));
 	/* the long form is pointless when the prompt always goes in a file */
 	d = load_fail("x", "name: x\ndisplay_name: X\nshape: factory\n"
 			   "invocation: {binary: x, prompt_file_flag: --prompt-file}\n"
@@ -756,11 +747,11 @@ static void test_strategy_rules(void **state)
 					 "  resume: {args: [--resume, '{session_id}']}\n"
 					 "  dangerous: {args: [--yolo], env: {X_SANDBOX: '1'}}\n"
 					 "  events: {dialect: claude}\n");
-	struct profile *sub = load("x", "name: x\ndisplay_name: X\nshape: factory\n"
-					"invocation: {binary: x, prompt_positional: true}\n"
-					"runtime:\n"
-					"  resume: {args: [resume, '{session_id}'], position: "
-					"after-subcommands}\n");
+	struct profile *sub = load(
+		"x", "name: x\ndisplay_name: X\nshape: factory\n"
+		     "invocation: {binary: x, prompt_positional: true}\n"
+		     "runtime:\n"
+		     "  resume: {args: [resume, '{session_id}'], position: after-subcommands}\n");
 	struct profile *pair = load(
 		"x", "name: x\ndisplay_name: X\nshape: factory\n"
 		     "invocation: {binary: x, prompt_positional: true}\n"
@@ -779,8 +770,9 @@ static void test_strategy_rules(void **state)
 	s.resume = RESUME_FLAG;
 	diag_clear(&d);
 	assert_int_equal(profile_check_strategy(bare, &s, false, "matrix m:3", &d), -EINVAL);
-	assert_string_equal(d.msg, "field 'runtime.resume': the resume strategy is 'flag' (matrix "
-				   "m:3) but the profile does not say how resume is spelled");
+	assert_string_equal(
+		d.msg,
+		"field 'runtime.resume': the resume strategy is 'flag' (matrix m:3) but the profile does not say how resume is spelled");
 	assert_int_equal(profile_check_strategy(mod, &s, false, "w", &d), 0); /* a module's job */
 	assert_int_equal(profile_check_strategy(full, &s, false, "w", &d), 0);
 	assert_int_equal(profile_check_strategy(sub, &s, false, "w", &d), -EINVAL);
@@ -851,9 +843,10 @@ static void test_contract_discrepancies(void **state)
 	diag_clear(&d);
 	assert_int_equal(contract_load_buf("tool", "tool.yaml", ctext, strlen(ctext), &c, &d), 0);
 	/* declaring less than the contract is fine; "--" and values are not flags */
-	p = load("tool", "name: tool\ndisplay_name: T\nshape: factory\n"
-			 "invocation: {binary: tool, subcommands: [exec], model_flag: -m, "
-			 "prompt_flag: '--', extra_args: [--json=true, stream-json]}\n");
+	p = load(
+		"tool",
+		"name: tool\ndisplay_name: T\nshape: factory\n"
+		"invocation: {binary: tool, subcommands: [exec], model_flag: -m, prompt_flag: '--', extra_args: [--json=true, stream-json]}\n");
 	assert_int_equal(profile_contract_discrepancies(p, c, NULL, &is), 0);
 	profile_free(p);
 	/* more than the contract: each discrepancy, at its node, in file order */
@@ -867,16 +860,21 @@ static void test_contract_discrepancies(void **state)
 			 "runtime: {dangerous: {args: [--not-checked]}}\n");
 	assert_int_equal(profile_contract_discrepancies(p, c, "c.yaml", &is), 5);
 	assert_int_equal(is.v[0].line, 5);
-	assert_string_equal(is.v[0].msg, "field 'invocation.binary': profile declares binary "
-					 "'other-tool' but contract 'tool' (c.yaml) pins 'tool'");
-	assert_string_equal(is.v[1].msg, "field 'invocation.subcommands[1]': subcommand 'run' is "
-					 "not in contract 'tool' (c.yaml)");
-	assert_string_equal(is.v[2].msg, "field 'invocation.model_flag': flag '--model' is not in "
-					 "contract 'tool' (c.yaml)");
-	assert_string_equal(is.v[3].msg, "field 'invocation.extra_args[1]': flag '--full-auto' is "
-					 "not in contract 'tool' (c.yaml)");
-	assert_string_equal(is.v[4].msg, "field 'invocation.extra_args[3]': flag '-x' is not in "
-					 "contract 'tool' (c.yaml)");
+	assert_string_equal(
+		is.v[0].msg,
+		"field 'invocation.binary': profile declares binary 'other-tool' but contract 'tool' (c.yaml) pins 'tool'");
+	assert_string_equal(
+		is.v[1].msg,
+		"field 'invocation.subcommands[1]': subcommand 'run' is not in contract 'tool' (c.yaml)");
+	assert_string_equal(
+		is.v[2].msg,
+		"field 'invocation.model_flag': flag '--model' is not in contract 'tool' (c.yaml)");
+	assert_string_equal(
+		is.v[3].msg,
+		"field 'invocation.extra_args[1]': flag '--full-auto' is not in contract 'tool' (c.yaml)");
+	assert_string_equal(
+		is.v[4].msg,
+		"field 'invocation.extra_args[3]': flag '-x' is not in contract 'tool' (c.yaml)");
 	assert_int_equal(is.v[4].line, 9);
 	assert_int_equal(is.v[4].col, 46);
 	profile_issues_release(&is);
@@ -985,16 +983,17 @@ static void test_catalog_layers(void **state)
 	free(f1);
 
 	/* gate 2 at load: a profile outrunning its contract is refused */
-	f1 = tmp_write(&t, "repo/profiles/zed.yaml",
-		       "name: zed\ndisplay_name: Zed\nshape: factory\ncontract: codex\n"
-		       "invocation: {binary: codex, prompt_positional: true, "
-		       "extra_args: [--full-auto]}\n");
+	f1 = tmp_write(
+		&t, "repo/profiles/zed.yaml",
+		"name: zed\ndisplay_name: Zed\nshape: factory\ncontract: codex\n"
+		"invocation: {binary: codex, prompt_positional: true, extra_args: [--full-auto]}\n");
 	diag_clear(&d);
 	assert_int_equal(catalog_load(NULL, dir.v[0], &cat, &d), -EINVAL);
 	assert_string_equal(d.file, f1);
 	assert_int_equal(d.line, 5);
-	assert_string_equal(d.msg, "field 'invocation.extra_args[0]': flag '--full-auto' is not in "
-				   "contract 'codex' (<embedded>/contracts/codex.yaml)");
+	assert_string_equal(
+		d.msg,
+		"field 'invocation.extra_args[0]': flag '--full-auto' is not in contract 'codex' (<embedded>/contracts/codex.yaml)");
 	free(f1);
 
 	/* vision needs multimodal.yaml's grant; a repo table may grant it */
@@ -1005,8 +1004,8 @@ static void test_catalog_layers(void **state)
 	diag_clear(&d);
 	assert_int_equal(catalog_load(NULL, dir.v[0], &cat, &d), -EINVAL);
 	assert_int_equal(d.line, 5);
-	assert_non_null(strstr(d.msg, "field 'capabilities.vision': multimodal.yaml does not grant "
-				      "'zed'"));
+	assert_non_null(
+		strstr(d.msg, "field 'capabilities.vision': multimodal.yaml does not grant 'zed'"));
 	free(f1);
 	f1 = tmp_write(&t, "repo/multimodal.yaml", "adapters:\n  zed: yes\n");
 	diag_clear(&d);
@@ -1047,13 +1046,13 @@ static void test_catalog_layers(void **state)
 	free(f1);
 
 	/* a matrix row turning resume on needs the profile to spell it */
-	f1 = tmp_write(&t, "repo/strategy-matrix.yaml",
-		       "adapters:\n  zed: {resume: flag, dangerous_mode: unsupported, "
-		       "event_channel: text-signals}\n");
+	f1 = tmp_write(
+		&t, "repo/strategy-matrix.yaml",
+		"adapters:\n  zed: {resume: flag, dangerous_mode: unsupported, event_channel: text-signals}\n");
 	diag_clear(&d);
 	assert_int_equal(catalog_load(NULL, dir.v[0], &cat, &d), -EINVAL);
-	assert_non_null(strstr(d.msg, "field 'runtime.resume': the resume strategy is 'flag' "
-				      "(strategy matrix "));
+	assert_non_null(strstr(
+		d.msg, "field 'runtime.resume': the resume strategy is 'flag' (strategy matrix "));
 	free(f1);
 	strvec_clear(&dir);
 	tmp_release(&t);
@@ -1078,11 +1077,9 @@ static const struct bad corpus[] = {
 	{"blank_name.yaml", 2, 7, "field 'name': invalid profile name ''"},
 	{"builtin_factory.yaml", 8, 10, "field 'builtin': a built-in adapter"},
 	{"conflicting_agent.yaml", 2, 7,
-	 "field 'name': adapter 'conflicting_agent' already has a "
-	 "registry entry"},
+	 "field 'name': adapter 'conflicting_agent' already has a registry entry"},
 	{"dangerous_env_var_with_args.yaml", 14, 12,
-	 "field 'runtime.dangerous.args': the profile's own strategy says dangerous mode is "
-	 "'env-var'"},
+	 "field 'runtime.dangerous.args': the profile's own strategy says dangerous mode is 'env-var'"},
 	{"dangerous_without_flag.yaml", 2, 7,
 	 "field 'runtime.dangerous.args': dangerous mode 'cli-flag'"},
 	{"dangling_contract.yaml", 8, 11, "field 'contract': no contract 'nosuch'"},
@@ -1116,8 +1113,7 @@ static const struct bad corpus[] = {
 	{"prompt_positional_false.yaml", 7, 22,
 	 "field 'invocation.prompt_positional': no way to deliver the prompt"},
 	{"resume_flag_misspelled.yaml", 14, 12,
-	 "field 'runtime.resume.args': resume strategy 'flag' (the profile's strategy) is spelled "
-	 "[FLAG, \"{session_id}\"]"},
+	 "field 'runtime.resume.args': resume strategy 'flag' (the profile's strategy) is spelled [FLAG, \"{session_id}\"]"},
 	{"resume_flag_pair_short.yaml", 14, 12,
 	 "field 'runtime.resume.args': resume strategy 'flag-pair'"},
 	{"resume_matrix_flag.yaml", 2, 7,
@@ -1129,8 +1125,7 @@ static const struct bad corpus[] = {
 	{"resume_without_session_token.yaml", 10, 11,
 	 "field 'runtime.resume.args': must contain the token \"{session_id}\" exactly once"},
 	{"resume_without_spelling.yaml", 2, 7,
-	 "field 'runtime.resume': the resume strategy is 'flag' (the profile's strategy) but the "
-	 "profile does not say how resume is spelled"},
+	 "field 'runtime.resume': the resume strategy is 'flag' (the profile's strategy) but the profile does not say how resume is spelled"},
 	{"strategy_missing_axis.yaml", 9, 3, "field 'strategy.event_channel': missing (required)"},
 	{"stream_json_without_dialect.yaml", 2, 7,
 	 "field 'runtime.events.dialect': event channel 'stream-json'"},
@@ -1144,9 +1139,7 @@ static const struct bad corpus[] = {
 	{"undeclared_agent.yaml", 2, 7,
 	 "field 'name': 'undeclared_agent' has no row in the strategy matrix"},
 	{"unknown_axis_value.yaml", 9, 11,
-	 "field 'strategy.resume': unknown value 'sometimes' "
-	 "(expected one of: flag, flag-pair, subcommand, "
-	 "unsupported)"},
+	 "field 'strategy.resume': unknown value 'sometimes' (expected one of: flag, flag-pair, subcommand, unsupported)"},
 	{"unknown_capability.yaml", 9, 3, "field 'capabilities.telepathy': unknown key"},
 	{"unknown_dialect.yaml", 9, 21, "field 'runtime.events.dialect': unknown value 'cursor'"},
 	{"unknown_key.yaml", 8, 1, "field 'argz': unknown key (expected one of: name,"},

@@ -314,10 +314,9 @@ static void test_meter(void **state)
 	assert_int_equal(ratelimit_meter_wait_ms(&m), 1000);
 
 	/* more hits than the window keeps: the oldest drop, the count saturates */
-	ratelimit_meter_init(&m,
-			     "a-very-long-adapter-name-that-is-longer-than-sixty-four-bytes-"
-			     "for-sure-really",
-			     NULL, &clk);
+	ratelimit_meter_init(
+		&m, "a-very-long-adapter-name-that-is-longer-than-sixty-four-bytes-for-sure-really",
+		NULL, &clk);
 	assert_int_equal(strlen(m.adapter), RATELIMIT_NAME_MAX - 1);
 	for (i = 0; i < RATELIMIT_WINDOW_MAX_HITS + 10; i++) {
 		clk.fixed_mono_ms += 1;

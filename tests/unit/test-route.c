@@ -289,11 +289,8 @@ static void test_normalized_json(void **state)
 	b = jcs(jb);
 	assert_string_equal(a, b);
 	assert_string_equal(
-		a, "{\"agents_md\":false,\"computer_use\":false,\"endpoint\":false,"
-		   "\"local_models\":false,\"max_parallel_workers\":1,\"mcp_client\":false,"
-		   "\"mcp_server\":false,\"native_subagents\":false,\"output_mode\":null,"
-		   "\"resume\":false,\"sampling\":false,\"sandbox\":\"none\",\"streaming\":false,"
-		   "\"tool_use\":false,\"unattended\":false,\"vision\":false}");
+		a,
+		"{\"agents_md\":false,\"computer_use\":false,\"endpoint\":false,\"local_models\":false,\"max_parallel_workers\":1,\"mcp_client\":false,\"mcp_server\":false,\"native_subagents\":false,\"output_mode\":null,\"resume\":false,\"sampling\":false,\"sandbox\":\"none\",\"streaming\":false,\"tool_use\":false,\"unattended\":false,\"vision\":false}");
 	assert_int_equal(requirements_describe(&trivial, &sb), 0);
 	assert_string_equal(sb.buf, "none");
 	/* nothing to fail: even a profile-less adapter meets them */
@@ -378,15 +375,15 @@ static const struct bad_token bad_tokens[] = {
 	{"capability:sandbox=", "'sandbox' needs a tier"},
 	{"capability:sandbox=  ", "'sandbox' needs a tier"},
 	{"capability:max_parallel_workers", "'max_parallel_workers' needs an integer"},
-	{"capability:output_mode", "'output_mode' needs a mode: "
-				   "capability:output_mode=<git-diff|artifact>"},
+	{"capability:output_mode",
+	 "'output_mode' needs a mode: capability:output_mode=<git-diff|artifact>"},
 	/* unknown values */
-	{"capability:sandbox=vm", "unknown sandbox tier 'vm' (accepted: none, process, "
-				  "container, microvm)"},
+	{"capability:sandbox=vm",
+	 "unknown sandbox tier 'vm' (accepted: none, process, container, microvm)"},
 	{"capability:sandbox=Container", "unknown sandbox tier 'Container'"},
 	{"capability:sandbox=landlock", "unknown sandbox tier 'landlock'"},
-	{"capability:output_mode=diff", "unknown output mode 'diff' (accepted: git-diff, "
-					"artifact)"},
+	{"capability:output_mode=diff",
+	 "unknown output mode 'diff' (accepted: git-diff, artifact)"},
 	/* not an integer from 1 to 4096 */
 	{"capability:max_parallel_workers=four", "integer from 1 to 4096, not 'four'"},
 	{"capability:max_parallel_workers=0", "not '0'"},
@@ -727,18 +724,7 @@ static void test_receipt_shape(void **state)
 	assert_int_equal(s.unmet, (1u << REQ_SANDBOX) | (1u << REQ_VISION)); /* the union */
 	(void)sbuf_addf(
 		&want,
-		"{\"candidates\":["
-		"{\"adapter\":\"beta\",\"profile_hash\":\"%s\",\"unmet\":[\"sandbox\"]},"
-		"{\"adapter\":\"alpha\",\"profile_hash\":\"%s\",\"unmet\":[\"sandbox\",\"vision\"]}"
-		","
-		"{\"adapter\":\"loner\",\"profile_hash\":null,\"unmet\":[\"sandbox\",\"vision\"]}],"
-		"\"kind\":\"adapter-capability-refusal\","
-		"\"requirements\":{\"agents_md\":false,\"computer_use\":false,\"endpoint\":false,"
-		"\"local_models\":false,\"max_parallel_workers\":1,\"mcp_client\":false,"
-		"\"mcp_server\":false,\"native_subagents\":false,\"output_mode\":null,"
-		"\"resume\":false,\"sampling\":false,\"sandbox\":\"container\",\"streaming\":false,"
-		"\"tool_use\":false,\"unattended\":false,\"vision\":true},"
-		"\"unmet\":[\"sandbox\",\"vision\"]}",
+		"{\"candidates\":[{\"adapter\":\"beta\",\"profile_hash\":\"%s\",\"unmet\":[\"sandbox\"]},{\"adapter\":\"alpha\",\"profile_hash\":\"%s\",\"unmet\":[\"sandbox\",\"vision\"]},{\"adapter\":\"loner\",\"profile_hash\":null,\"unmet\":[\"sandbox\",\"vision\"]}],\"kind\":\"adapter-capability-refusal\",\"requirements\":{\"agents_md\":false,\"computer_use\":false,\"endpoint\":false,\"local_models\":false,\"max_parallel_workers\":1,\"mcp_client\":false,\"mcp_server\":false,\"native_subagents\":false,\"output_mode\":null,\"resume\":false,\"sampling\":false,\"sandbox\":\"container\",\"streaming\":false,\"tool_use\":false,\"unattended\":false,\"vision\":true},\"unmet\":[\"sandbox\",\"vision\"]}",
 		profile_hash(beta->profile), profile_hash(alpha->profile));
 	rj = selection_receipt(&s);
 	got = jcs(rj);
@@ -746,9 +732,9 @@ static void test_receipt_shape(void **state)
 	assert_string_equal(got, want.buf);
 	hash_sha256_hex(want.buf, want.len, hex);
 	assert_string_equal(s.receipt_hash, hex);
-	assert_non_null(strstr(d.msg, "capability mismatch: no adapter satisfies the task "
-				      "(unmet: sandbox, vision; 3 candidates considered; "
-				      "refusal receipt "));
+	assert_non_null(strstr(
+		d.msg,
+		"capability mismatch: no adapter satisfies the task (unmet: sandbox, vision; 3 candidates considered; refusal receipt "));
 	assert_non_null(strstr(d.msg, s.receipt_hash));
 	free(got);
 	sbuf_release(&want);

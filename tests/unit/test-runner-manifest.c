@@ -84,19 +84,8 @@ static void test_minimal_defaults(void **state)
 static void test_all_fields(void **state)
 {
 	struct runner_manifest *m = parse_ok(
-		"{" BASE ", \"effort\": \"low\", \"max_tokens\": 123, \"timeout_seconds\": 9,"
-		" \"task_scope\": \"large\", \"budget_multiplier\": 2.5, \"system_addendum\": \"be "
-		"brief\","
-		" \"sandbox_provider\": \"landlock\", \"tools\": [\"read_file\", {\"name\": "
-		"\"list_dir\"}],"
-		" \"tool_source\": \"builtin\", \"temperature\": 0.5, \"top_p\": 1, \"top_k\": 40,"
-		" \"base_url\": \"http://127.0.0.1:9/v1///\", \"api_key_env\": \"GROQ_API_KEY\","
-		" \"heartbeat_dir\": \"/tmp/hb\", \"allow_run_command\": false, \"max_turns\": 3,"
-		" \"allow_git_dir\": true,"
-		" \"stream\": false, \"mcp_servers\": {\"fs\": {\"command\": \"npx\", \"args\": "
-		"[\"-y\", \"x\"],"
-		" \"env\": {\"A\": \"1\"}, \"cwd\": \"/w\"}, \"other\": {\"type\": \"stdio\", "
-		"\"command\": \"/bin/o\"}}}");
+		"{" BASE
+		", \"effort\": \"low\", \"max_tokens\": 123, \"timeout_seconds\": 9, \"task_scope\": \"large\", \"budget_multiplier\": 2.5, \"system_addendum\": \"be brief\", \"sandbox_provider\": \"landlock\", \"tools\": [\"read_file\", {\"name\": \"list_dir\"}], \"tool_source\": \"builtin\", \"temperature\": 0.5, \"top_p\": 1, \"top_k\": 40, \"base_url\": \"http://127.0.0.1:9/v1///\", \"api_key_env\": \"GROQ_API_KEY\", \"heartbeat_dir\": \"/tmp/hb\", \"allow_run_command\": false, \"max_turns\": 3, \"allow_git_dir\": true, \"stream\": false, \"mcp_servers\": {\"fs\": {\"command\": \"npx\", \"args\": [\"-y\", \"x\"], \"env\": {\"A\": \"1\"}, \"cwd\": \"/w\"}, \"other\": {\"type\": \"stdio\", \"command\": \"/bin/o\"}}}");
 
 	(void)state;
 	assert_string_equal(m->effort, "low");
@@ -146,9 +135,9 @@ static void test_unknown_and_null(void **state)
 
 	(void)state;
 	/* unknown keys are ignored; null means "not set" */
-	m = parse_ok("{" BASE ", \"task_id\": \"T-1\", \"council\": {\"x\": [1, 2]},"
-		     " \"temperature\": null, \"base_url\": null, \"max_turns\": null,"
-		     " \"tool_source\": \"something-else\", \"sandbox_provider\": \"\"}");
+	m = parse_ok(
+		"{" BASE
+		", \"task_id\": \"T-1\", \"council\": {\"x\": [1, 2]}, \"temperature\": null, \"base_url\": null, \"max_turns\": null, \"tool_source\": \"something-else\", \"sandbox_provider\": \"\"}");
 	assert_false(m->has_temperature);
 	assert_null(m->base_url);
 	assert_false(m->has_max_turns);
@@ -276,10 +265,10 @@ static void test_session_ids(void **state)
 		assert_false(runner_manifest_session_id_ok(bad[i]));
 		if (!*bad[i])
 			continue;
-		(void)snprintf(json, sizeof(json),
-			       "{\"session_id\": \"%s\", \"prompt\": \"p\", \"workdir\": \"w\", "
-			       "\"model\": \"m\"}",
-			       strcmp(bad[i], "a\\b") == 0 ? "a\\\\b" : bad[i]);
+		(void)snprintf(
+			json, sizeof(json),
+			"{\"session_id\": \"%s\", \"prompt\": \"p\", \"workdir\": \"w\", \"model\": \"m\"}",
+			strcmp(bad[i], "a\\b") == 0 ? "a\\\\b" : bad[i]);
 		parse_bad(json, -EINVAL, "field 'session_id'");
 	}
 	memset(json, 'x', 129);

@@ -172,14 +172,9 @@ static void test_sse_caps_and_stop(void **state)
 static json_t *items_fixture(void)
 {
 	json_error_t e;
-	json_t *v = json_loads("[{\"role\": \"user\", \"content\": \"hi\"},"
-			       " {\"role\": \"assistant\", \"content\": \"\", \"tool_calls\":"
-			       "   [{\"id\": \"c1\", \"name\": \"read_file\", \"arguments\": "
-			       "\"{\\\"path\\\":\\\"a\\\"}\"}]},"
-			       " {\"role\": \"tool\", \"tool_call_id\": \"c1\", \"name\": "
-			       "\"read_file\", \"content\": \"A\"},"
-			       " {\"role\": \"assistant\", \"content\": \"ok\"}]",
-			       0, &e);
+	json_t *v = json_loads(
+		"[{\"role\": \"user\", \"content\": \"hi\"}, {\"role\": \"assistant\", \"content\": \"\", \"tool_calls\":   [{\"id\": \"c1\", \"name\": \"read_file\", \"arguments\": \"{\\\"path\\\":\\\"a\\\"}\"}]}, {\"role\": \"tool\", \"tool_call_id\": \"c1\", \"name\": \"read_file\", \"content\": \"A\"}, {\"role\": \"assistant\", \"content\": \"ok\"}]",
+		0, &e);
 
 	assert_non_null(v);
 	return v;
@@ -198,9 +193,9 @@ static void test_build_chat(void **state)
 	char *s;
 
 	(void)state;
-	tools = json_loads("[{\"name\": \"read_file\", \"description\": \"d\", \"parameters\":"
-			   " {\"type\": \"object\"}}]",
-			   0, &e);
+	tools = json_loads(
+		"[{\"name\": \"read_file\", \"description\": \"d\", \"parameters\": {\"type\": \"object\"}}]",
+		0, &e);
 	p.has_temperature = true;
 	p.temperature = 0.5;
 	p.has_top_k = true;
@@ -211,15 +206,7 @@ static void test_build_chat(void **state)
 	s = dump(req);
 	assert_string_equal(
 		s,
-		"{\"max_tokens\":99,\"messages\":[{\"content\":\"sys\",\"role\":\"system\"},"
-		"{\"content\":\"hi\",\"role\":\"user\"},{\"content\":null,\"role\":\"assistant\","
-		"\"tool_calls\":[{\"function\":{\"arguments\":\"{\\\"path\\\":\\\"a\\\"}\","
-		"\"name\":\"read_file\"},\"id\":\"c1\",\"type\":\"function\"}]},"
-		"{\"content\":\"A\",\"role\":\"tool\",\"tool_call_id\":\"c1\"},"
-		"{\"content\":\"ok\",\"role\":\"assistant\"}],\"model\":\"m\",\"stream\":true,"
-		"\"stream_options\":{\"include_usage\":true},\"temperature\":0.5,"
-		"\"tools\":[{\"function\":{\"description\":\"d\",\"name\":\"read_file\","
-		"\"parameters\":{\"type\":\"object\"}},\"type\":\"function\"}],\"top_k\":3}");
+		"{\"max_tokens\":99,\"messages\":[{\"content\":\"sys\",\"role\":\"system\"},{\"content\":\"hi\",\"role\":\"user\"},{\"content\":null,\"role\":\"assistant\",\"tool_calls\":[{\"function\":{\"arguments\":\"{\\\"path\\\":\\\"a\\\"}\",\"name\":\"read_file\"},\"id\":\"c1\",\"type\":\"function\"}]},{\"content\":\"A\",\"role\":\"tool\",\"tool_call_id\":\"c1\"},{\"content\":\"ok\",\"role\":\"assistant\"}],\"model\":\"m\",\"stream\":true,\"stream_options\":{\"include_usage\":true},\"temperature\":0.5,\"tools\":[{\"function\":{\"description\":\"d\",\"name\":\"read_file\",\"parameters\":{\"type\":\"object\"}},\"type\":\"function\"}],\"top_k\":3}");
 	free(s);
 	json_decref(req);
 	/* nothing optional set: nothing optional sent */
@@ -254,16 +241,7 @@ static void test_build_responses(void **state)
 	s = dump(req);
 	assert_string_equal(
 		s,
-		"{\"input\":[{\"content\":[{\"text\":\"hi\",\"type\":\"input_text\"}],"
-		"\"role\":\"user\",\"type\":\"message\"},{\"arguments\":\"{\\\"path\\\":\\\"a\\\"}"
-		"\","
-		"\"call_id\":\"c1\",\"name\":\"read_file\",\"type\":\"function_call\"},"
-		"{\"call_id\":\"c1\",\"output\":\"A\",\"type\":\"function_call_output\"},"
-		"{\"content\":[{\"text\":\"ok\",\"type\":\"output_text\"}],\"role\":\"assistant\","
-		"\"type\":\"message\"}],\"instructions\":\"sys\",\"max_output_tokens\":7,"
-		"\"model\":\"gpt\",\"store\":false,\"stream\":false,\"tools\":[{\"name\":\"t\","
-		"\"parameters\":{\"properties\":{},\"type\":\"object\"},\"strict\":false,"
-		"\"type\":\"function\"}],\"top_p\":0.25}");
+		"{\"input\":[{\"content\":[{\"text\":\"hi\",\"type\":\"input_text\"}],\"role\":\"user\",\"type\":\"message\"},{\"arguments\":\"{\\\"path\\\":\\\"a\\\"}\",\"call_id\":\"c1\",\"name\":\"read_file\",\"type\":\"function_call\"},{\"call_id\":\"c1\",\"output\":\"A\",\"type\":\"function_call_output\"},{\"content\":[{\"text\":\"ok\",\"type\":\"output_text\"}],\"role\":\"assistant\",\"type\":\"message\"}],\"instructions\":\"sys\",\"max_output_tokens\":7,\"model\":\"gpt\",\"store\":false,\"stream\":false,\"tools\":[{\"name\":\"t\",\"parameters\":{\"properties\":{},\"type\":\"object\"},\"strict\":false,\"type\":\"function\"}],\"top_p\":0.25}");
 	free(s);
 	json_decref(req);
 	json_decref(tools);
@@ -287,9 +265,7 @@ static void test_parse_chat(void **state)
 	(void)state;
 	assert_int_equal(
 		parse(WIRE_CHAT,
-		      "{\"id\": \"x\", \"choices\": [{\"message\": {\"role\": \"assistant\","
-		      " \"content\": \"hello\"}, \"finish_reason\": \"stop\"}],"
-		      " \"usage\": {\"prompt_tokens\": 11, \"completion_tokens\": 4}}",
+		      "{\"id\": \"x\", \"choices\": [{\"message\": {\"role\": \"assistant\", \"content\": \"hello\"}, \"finish_reason\": \"stop\"}], \"usage\": {\"prompt_tokens\": 11, \"completion_tokens\": 4}}",
 		      &r, &d),
 		0);
 	assert_string_equal(r.text, "hello");
@@ -303,12 +279,7 @@ static void test_parse_chat(void **state)
 
 	assert_int_equal(
 		parse(WIRE_CHAT,
-		      "{\"choices\": [{\"message\": {\"content\": null, \"tool_calls\": ["
-		      "{\"id\": \"a\", \"type\": \"function\", \"function\": {\"name\": \"f\","
-		      " \"arguments\": \"{\\\"x\\\": 1}\"}},"
-		      "{\"type\": \"function\", \"function\": {\"name\": \"g\","
-		      " \"arguments\": {\"y\": 2}}},"
-		      "{\"id\": \"c\", \"function\": {\"name\": \"h\"}}]}}]}",
+		      "{\"choices\": [{\"message\": {\"content\": null, \"tool_calls\": [{\"id\": \"a\", \"type\": \"function\", \"function\": {\"name\": \"f\", \"arguments\": \"{\\\"x\\\": 1}\"}},{\"type\": \"function\", \"function\": {\"name\": \"g\", \"arguments\": {\"y\": 2}}},{\"id\": \"c\", \"function\": {\"name\": \"h\"}}]}}]}",
 		      &r, &d),
 		0);
 	assert_string_equal(r.text, "");
@@ -323,11 +294,11 @@ static void test_parse_chat(void **state)
 	wire_reply_release(&r);
 
 	/* content as a list of parts */
-	assert_int_equal(parse(WIRE_CHAT,
-			       "{\"choices\": [{\"message\": {\"content\": [{\"type\": \"text\","
-			       " \"text\": \"a\"}, {\"type\": \"text\", \"text\": \"b\"}]}}]}",
-			       &r, &d),
-			 0);
+	assert_int_equal(
+		parse(WIRE_CHAT,
+		      "{\"choices\": [{\"message\": {\"content\": [{\"type\": \"text\", \"text\": \"a\"}, {\"type\": \"text\", \"text\": \"b\"}]}}]}",
+		      &r, &d),
+		0);
 	assert_string_equal(r.text, "ab");
 	wire_reply_release(&r);
 
@@ -343,20 +314,20 @@ static void test_parse_chat(void **state)
 		      "{\"choices\": [{\"message\": {\"tool_calls\": [{\"function\": {}}]}}]}", &r,
 		      &d),
 		-EBADMSG);
-	assert_int_equal(parse(WIRE_CHAT,
-			       "{\"choices\": [{\"message\": {\"tool_calls\": [{\"function\":"
-			       " {\"name\": \"f\", \"arguments\": 5}}]}}]}",
-			       &r, &d),
-			 -EBADMSG);
+	assert_int_equal(
+		parse(WIRE_CHAT,
+		      "{\"choices\": [{\"message\": {\"tool_calls\": [{\"function\": {\"name\": \"f\", \"arguments\": 5}}]}}]}",
+		      &r, &d),
+		-EBADMSG);
 	assert_int_equal(parse(WIRE_CHAT,
 			       "{\"error\": {\"message\": \"bad key\", \"code\": \"x\"}}", &r, &d),
 			 -EPROTO);
 	assert_non_null(strstr(d.msg, "bad key"));
-	assert_int_equal(parse(WIRE_CHAT,
-			       "{\"error\": {\"message\": \"slow down\", \"type\": "
-			       "\"rate_limit_exceeded\"}}",
-			       &r, &d),
-			 -EBUSY);
+	assert_int_equal(
+		parse(WIRE_CHAT,
+		      "{\"error\": {\"message\": \"slow down\", \"type\": \"rate_limit_exceeded\"}}",
+		      &r, &d),
+		-EBUSY);
 }
 
 static void test_parse_responses(void **state)
@@ -367,14 +338,7 @@ static void test_parse_responses(void **state)
 	(void)state;
 	assert_int_equal(
 		parse(WIRE_RESPONSES,
-		      "{\"id\": \"resp_1\", \"status\": \"completed\", \"output\": ["
-		      "{\"type\": \"reasoning\", \"summary\": []},"
-		      "{\"type\": \"message\", \"role\": \"assistant\", \"content\": ["
-		      "{\"type\": \"output_text\", \"text\": \"Hel\"}, {\"type\": \"output_text\","
-		      " \"text\": \"lo\"}]},"
-		      "{\"type\": \"function_call\", \"id\": \"fc_1\", \"call_id\": \"call_9\","
-		      " \"name\": \"list_dir\", \"arguments\": \"{}\"}],"
-		      " \"usage\": {\"input_tokens\": 3, \"output_tokens\": 2}}",
+		      "{\"id\": \"resp_1\", \"status\": \"completed\", \"output\": [{\"type\": \"reasoning\", \"summary\": []},{\"type\": \"message\", \"role\": \"assistant\", \"content\": [{\"type\": \"output_text\", \"text\": \"Hel\"}, {\"type\": \"output_text\", \"text\": \"lo\"}]},{\"type\": \"function_call\", \"id\": \"fc_1\", \"call_id\": \"call_9\", \"name\": \"list_dir\", \"arguments\": \"{}\"}], \"usage\": {\"input_tokens\": 3, \"output_tokens\": 2}}",
 		      &r, &d),
 		0);
 	assert_string_equal(r.text, "Hello");
@@ -385,11 +349,11 @@ static void test_parse_responses(void **state)
 	assert_int_equal(r.input_tokens, 3);
 	wire_reply_release(&r);
 
-	assert_int_equal(parse(WIRE_RESPONSES,
-			       "{\"status\": \"failed\", \"error\": {\"message\": \"boom\","
-			       " \"code\": \"server_error\"}}",
-			       &r, &d),
-			 -EPROTO);
+	assert_int_equal(
+		parse(WIRE_RESPONSES,
+		      "{\"status\": \"failed\", \"error\": {\"message\": \"boom\", \"code\": \"server_error\"}}",
+		      &r, &d),
+		-EPROTO);
 	assert_non_null(strstr(d.msg, "boom"));
 	assert_int_equal(parse(WIRE_RESPONSES, "{\"output\": 3}", &r, &d), -EBADMSG);
 	assert_int_equal(
@@ -443,28 +407,15 @@ static void test_stream_chat(void **state)
 	(void)state;
 	assert_int_equal(
 		stream(WIRE_CHAT,
-		       "data: {\"id\": \"c\", \"choices\": [{\"index\": 0, \"delta\": {\"role\": "
-		       "\"assistant\", \"content\": \"\"}}]}\n\n"
+		       "data: {\"id\": \"c\", \"choices\": [{\"index\": 0, \"delta\": {\"role\": \"assistant\", \"content\": \"\"}}]}\n\n"
 		       "data: {\"choices\": [{\"delta\": {\"content\": \"Hel\"}}]}\n\n"
 		       "data: {\"choices\": [{\"delta\": {\"content\": \"lo\"}}]}\n\n"
-		       "data: {\"choices\": [{\"delta\": {\"tool_calls\": [{\"index\": 0, \"id\": "
-		       "\"call_a\", \"type\": \"function\", \"function\": {\"name\": "
-		       "\"write_file\","
-		       " \"arguments\": \"\"}}]}}]}\n\n"
-		       "data: {\"choices\": [{\"delta\": {\"tool_calls\": [{\"index\": 1, \"id\": "
-		       "\"call_b\", \"function\": {\"name\": \"list_dir\", \"arguments\": "
-		       "\"{}\"}}]}}]}\n\n"
-		       "data: {\"choices\": [{\"delta\": {\"tool_calls\": [{\"index\": 0, "
-		       "\"function\":"
-		       " {\"arguments\": \"{\\\"pa\"}}]}}]}\n\n"
-		       "data: {\"choices\": [{\"delta\": {\"tool_calls\": [{\"index\": 0, "
-		       "\"function\":"
-		       " {\"arguments\": \"th\\\": 1}\"}}]}}]}\n\n"
-		       "data: {\"choices\": [{\"delta\": {}, \"finish_reason\": "
-		       "\"tool_calls\"}]}\n\n"
-		       "data: {\"choices\": [], \"usage\": {\"prompt_tokens\": 5, "
-		       "\"completion_tokens\":"
-		       " 6}}\n\n"
+		       "data: {\"choices\": [{\"delta\": {\"tool_calls\": [{\"index\": 0, \"id\": \"call_a\", \"type\": \"function\", \"function\": {\"name\": \"write_file\", \"arguments\": \"\"}}]}}]}\n\n"
+		       "data: {\"choices\": [{\"delta\": {\"tool_calls\": [{\"index\": 1, \"id\": \"call_b\", \"function\": {\"name\": \"list_dir\", \"arguments\": \"{}\"}}]}}]}\n\n"
+		       "data: {\"choices\": [{\"delta\": {\"tool_calls\": [{\"index\": 0, \"function\": {\"arguments\": \"{\\\"pa\"}}]}}]}\n\n"
+		       "data: {\"choices\": [{\"delta\": {\"tool_calls\": [{\"index\": 0, \"function\": {\"arguments\": \"th\\\": 1}\"}}]}}]}\n\n"
+		       "data: {\"choices\": [{\"delta\": {}, \"finish_reason\": \"tool_calls\"}]}\n\n"
+		       "data: {\"choices\": [], \"usage\": {\"prompt_tokens\": 5, \"completion_tokens\": 6}}\n\n"
 		       "data: [DONE]\n\n",
 		       &r, &d),
 		0);
@@ -480,11 +431,11 @@ static void test_stream_chat(void **state)
 	wire_reply_release(&r);
 
 	/* a finish_reason without [DONE] is complete enough */
-	assert_int_equal(stream(WIRE_CHAT,
-				"data: {\"choices\": [{\"delta\": {\"content\": \"x\"}, "
-				"\"finish_reason\": \"stop\"}]}\n\n",
-				&r, &d),
-			 0);
+	assert_int_equal(
+		stream(WIRE_CHAT,
+		       "data: {\"choices\": [{\"delta\": {\"content\": \"x\"}, \"finish_reason\": \"stop\"}]}\n\n",
+		       &r, &d),
+		0);
 	assert_string_equal(r.text, "x");
 	wire_reply_release(&r);
 
@@ -512,43 +463,24 @@ static void test_stream_chat(void **state)
 				&d),
 			 -EBUSY);
 	/* a tool call delta with no name ever */
-	assert_int_equal(stream(WIRE_CHAT,
-				"data: {\"choices\": [{\"delta\": {\"tool_calls\": [{\"index\": 0, "
-				"\"function\": {\"arguments\": \"{}\"}}]}}]}\n\ndata: [DONE]\n\n",
-				&r, &d),
-			 -EBADMSG);
+	assert_int_equal(
+		stream(WIRE_CHAT,
+		       "data: {\"choices\": [{\"delta\": {\"tool_calls\": [{\"index\": 0, \"function\": {\"arguments\": \"{}\"}}]}}]}\n\ndata: [DONE]\n\n",
+		       &r, &d),
+		-EBADMSG);
 }
 
 static void test_stream_responses(void **state)
 {
 	static const char ok[] =
-		"event: response.created\ndata: {\"type\": \"response.created\", \"response\": "
-		"{\"id\": \"r1\", \"status\": \"in_progress\", \"output\": []}}\n\n"
-		"event: response.output_item.added\ndata: {\"type\": "
-		"\"response.output_item.added\", "
-		"\"output_index\": 0, \"item\": {\"id\": \"msg_1\", \"type\": \"message\", "
-		"\"content\": []}}\n\n"
-		"event: response.output_text.delta\ndata: {\"type\": "
-		"\"response.output_text.delta\", "
-		"\"item_id\": \"msg_1\", \"output_index\": 0, \"delta\": \"Hi \"}\n\n"
-		"event: response.output_text.delta\ndata: {\"type\": "
-		"\"response.output_text.delta\", "
-		"\"item_id\": \"msg_1\", \"output_index\": 0, \"delta\": \"there\"}\n\n"
-		"event: response.output_item.added\ndata: {\"type\": "
-		"\"response.output_item.added\", "
-		"\"output_index\": 1, \"item\": {\"id\": \"fc_1\", \"type\": \"function_call\", "
-		"\"call_id\": \"call_1\", \"name\": \"read_file\", \"arguments\": \"\"}}\n\n"
-		"event: response.function_call_arguments.delta\ndata: {\"type\": "
-		"\"response.function_call_arguments.delta\", \"item_id\": \"fc_1\", "
-		"\"output_index\": 1, "
-		"\"delta\": \"{\\\"path\\\"\"}\n\n"
-		"event: response.function_call_arguments.delta\ndata: {\"type\": "
-		"\"response.function_call_arguments.delta\", \"item_id\": \"fc_1\", "
-		"\"output_index\": 1, "
-		"\"delta\": \": \\\"a\\\"}\"}\n\n"
-		"event: response.completed\ndata: {\"type\": \"response.completed\", \"response\": "
-		"{\"id\": \"r1\", \"status\": \"completed\", \"output\": [], \"usage\": "
-		"{\"input_tokens\": 9, \"output_tokens\": 8}}}\n\n";
+		"event: response.created\ndata: {\"type\": \"response.created\", \"response\": {\"id\": \"r1\", \"status\": \"in_progress\", \"output\": []}}\n\n"
+		"event: response.output_item.added\ndata: {\"type\": \"response.output_item.added\", \"output_index\": 0, \"item\": {\"id\": \"msg_1\", \"type\": \"message\", \"content\": []}}\n\n"
+		"event: response.output_text.delta\ndata: {\"type\": \"response.output_text.delta\", \"item_id\": \"msg_1\", \"output_index\": 0, \"delta\": \"Hi \"}\n\n"
+		"event: response.output_text.delta\ndata: {\"type\": \"response.output_text.delta\", \"item_id\": \"msg_1\", \"output_index\": 0, \"delta\": \"there\"}\n\n"
+		"event: response.output_item.added\ndata: {\"type\": \"response.output_item.added\", \"output_index\": 1, \"item\": {\"id\": \"fc_1\", \"type\": \"function_call\", \"call_id\": \"call_1\", \"name\": \"read_file\", \"arguments\": \"\"}}\n\n"
+		"event: response.function_call_arguments.delta\ndata: {\"type\": \"response.function_call_arguments.delta\", \"item_id\": \"fc_1\", \"output_index\": 1, \"delta\": \"{\\\"path\\\"\"}\n\n"
+		"event: response.function_call_arguments.delta\ndata: {\"type\": \"response.function_call_arguments.delta\", \"item_id\": \"fc_1\", \"output_index\": 1, \"delta\": \": \\\"a\\\"}\"}\n\n"
+		"event: response.completed\ndata: {\"type\": \"response.completed\", \"response\": {\"id\": \"r1\", \"status\": \"completed\", \"output\": [], \"usage\": {\"input_tokens\": 9, \"output_tokens\": 8}}}\n\n";
 	struct wire_reply r;
 	struct diag d;
 
@@ -569,10 +501,7 @@ static void test_stream_responses(void **state)
 	assert_int_equal(
 		stream(WIRE_RESPONSES,
 		       "data: {\"type\": \"response.output_text.delta\", \"delta\": \"draft\"}\n\n"
-		       "data: {\"type\": \"response.completed\", \"response\": {\"status\": "
-		       "\"completed\", \"output\": [{\"type\": \"message\", \"content\": "
-		       "[{\"type\": "
-		       "\"output_text\", \"text\": \"final\"}]}]}}\n\n",
+		       "data: {\"type\": \"response.completed\", \"response\": {\"status\": \"completed\", \"output\": [{\"type\": \"message\", \"content\": [{\"type\": \"output_text\", \"text\": \"final\"}]}]}}\n\n",
 		       &r, &d),
 		0);
 	assert_string_equal(r.text, "final");
@@ -585,21 +514,21 @@ static void test_stream_responses(void **state)
 		       "data: {\"type\": \"response.output_text.delta\", \"delta\": \"x\"}\n\n", &r,
 		       &d),
 		-EPIPE);
-	assert_int_equal(stream(WIRE_RESPONSES,
-				"data: {\"type\": \"response.failed\", \"response\": {\"error\": "
-				"{\"message\": \"quota\", \"code\": \"rate_limit_exceeded\"}}}\n\n",
-				&r, &d),
-			 -EBUSY);
+	assert_int_equal(
+		stream(WIRE_RESPONSES,
+		       "data: {\"type\": \"response.failed\", \"response\": {\"error\": {\"message\": \"quota\", \"code\": \"rate_limit_exceeded\"}}}\n\n",
+		       &r, &d),
+		-EBUSY);
 	assert_int_equal(
 		stream(WIRE_RESPONSES,
 		       "event: error\ndata: {\"type\": \"error\", \"message\": \"bad\"}\n\n", &r,
 		       &d),
 		-EPROTO);
-	assert_int_equal(stream(WIRE_RESPONSES,
-				"data: {\"type\": \"response.function_call_arguments.delta\", "
-				"\"output_index\": 4, \"delta\": \"{}\"}\n\n",
-				&r, &d),
-			 -EBADMSG);
+	assert_int_equal(
+		stream(WIRE_RESPONSES,
+		       "data: {\"type\": \"response.function_call_arguments.delta\", \"output_index\": 4, \"delta\": \"{}\"}\n\n",
+		       &r, &d),
+		-EBADMSG);
 	assert_int_equal(stream(WIRE_RESPONSES, "data: {\"type\": \"response.out\n\n", &r, &d),
 			 -EBADMSG);
 }
@@ -649,15 +578,15 @@ static void test_args_over_cap(void **state)
 	(void)state;
 	/* a plain body whose call's arguments are over the cap: the call stays,
 	 * without its arguments, marked for the tool to refuse */
-	(void)sbuf_adds(&sb, "{\"choices\": [{\"message\": {\"role\": \"assistant\", \"content\": "
-			     "null, \"tool_calls\": [{\"id\": \"c1\", \"type\": \"function\", "
-			     "\"function\": {\"name\": \"write_file\", \"arguments\": \"");
+	(void)sbuf_adds(
+		&sb,
+		"{\"choices\": [{\"message\": {\"role\": \"assistant\", \"content\": null, \"tool_calls\": [{\"id\": \"c1\", \"type\": \"function\", \"function\": {\"name\": \"write_file\", \"arguments\": \"");
 	for (i = 0; i <= WIRE_MAX_ARGS / 64; i++)
 		(void)sbuf_adds(&sb,
 				"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
-	(void)sbuf_adds(&sb, "\"}}, {\"id\": \"c2\", \"type\": \"function\", \"function\": "
-			     "{\"name\": \"read_file\", \"arguments\": \"{}\"}}]}, "
-			     "\"finish_reason\": \"tool_calls\"}]}");
+	(void)sbuf_adds(
+		&sb,
+		"\"}}, {\"id\": \"c2\", \"type\": \"function\", \"function\": {\"name\": \"read_file\", \"arguments\": \"{}\"}}]}, \"finish_reason\": \"tool_calls\"}]}");
 	assert_int_equal(wire_parse_body(WIRE_CHAT, sb.buf, sb.len, &r, &d), 0);
 	assert_int_equal(r.ncalls, 2);
 	assert_string_equal(r.calls[0].name, "write_file");
@@ -672,15 +601,13 @@ static void test_args_over_cap(void **state)
 	for (i = 0; i < 400; i++)
 		(void)sbuf_addc(&pad, 'p');
 	(void)sbuf_adds(&sb, FC_ADDED FC_DELTA("{\\\"path\\\": \\\"a\\\"}"));
-	(void)sbuf_addf(&sb,
-			"event: response.function_call_arguments.done\ndata: {\"type\": "
-			"\"response.function_call_arguments.done\", \"item_id\": \"fc_1\", "
-			"\"output_index\": 0, \"arguments\": \"%s\"}\n\n",
-			pad.buf);
 	(void)sbuf_addf(
 		&sb,
-		"event: response.completed\ndata: {\"type\": \"response.completed\", "
-		"\"response\": {\"status\": \"completed\", \"output\": [{\"pad\": \"%s\"}]}}\n\n",
+		"event: response.function_call_arguments.done\ndata: {\"type\": \"response.function_call_arguments.done\", \"item_id\": \"fc_1\", \"output_index\": 0, \"arguments\": \"%s\"}\n\n",
+		pad.buf);
+	(void)sbuf_addf(
+		&sb,
+		"event: response.completed\ndata: {\"type\": \"response.completed\", \"response\": {\"status\": \"completed\", \"output\": [{\"pad\": \"%s\"}]}}\n\n",
 		pad.buf);
 	assert_int_equal(stream_caps(WIRE_RESPONSES, sb.buf, sb.len, 256, &r, &d), 0);
 	assert_int_equal(r.ncalls, 1);
@@ -692,13 +619,11 @@ static void test_args_over_cap(void **state)
 	/* only a dropped output_item.done carried the arguments: marked over */
 	sbuf_reset(&sb);
 	(void)sbuf_adds(&sb, FC_ADDED);
-	(void)sbuf_addf(&sb,
-			"event: response.output_item.done\ndata: {\"type\": "
-			"\"response.output_item.done\", \"output_index\": 0, \"item\": {\"id\": "
-			"\"fc_1\", \"type\": \"function_call\", \"call_id\": \"call_1\", \"name\": "
-			"\"write_file\", \"arguments\": \"%s\"}}\n\n"
-			"event: response.completed\ndata: {\"type\": \"response.completed\"}\n\n",
-			pad.buf);
+	(void)sbuf_addf(
+		&sb,
+		"event: response.output_item.done\ndata: {\"type\": \"response.output_item.done\", \"output_index\": 0, \"item\": {\"id\": \"fc_1\", \"type\": \"function_call\", \"call_id\": \"call_1\", \"name\": \"write_file\", \"arguments\": \"%s\"}}\n\n"
+		"event: response.completed\ndata: {\"type\": \"response.completed\"}\n\n",
+		pad.buf);
 	assert_int_equal(stream_caps(WIRE_RESPONSES, sb.buf, sb.len, 256, &r, &d), 0);
 	assert_int_equal(r.ncalls, 1);
 	assert_true(r.calls[0].arguments_over > 0);
@@ -712,10 +637,10 @@ static void test_args_over_cap(void **state)
 	assert_non_null(strstr(d.msg, "larger than the stream cap"));
 	sbuf_reset(&sb);
 	(void)sbuf_adds(&sb, FC_ADDED);
-	(void)sbuf_addf(&sb,
-			"event: response.output_text.delta\ndata: {\"type\": "
-			"\"response.output_text.delta\", \"delta\": \"%s\"}\n\n",
-			pad.buf);
+	(void)sbuf_addf(
+		&sb,
+		"event: response.output_text.delta\ndata: {\"type\": \"response.output_text.delta\", \"delta\": \"%s\"}\n\n",
+		pad.buf);
 	assert_int_equal(stream_caps(WIRE_RESPONSES, sb.buf, sb.len, 256, &r, &d), -ENOBUFS);
 	sbuf_release(&sb);
 	sbuf_release(&pad);

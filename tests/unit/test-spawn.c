@@ -484,8 +484,9 @@ static void test_landlock(void **state)
 	assert_int_equal(p.failed_stage, SHIM_STAGE_LANDLOCK);
 	assert_int_equal(shim_exit_code(p.failed_stage, p.start_errno), 125);
 	if (landlock_abi_version() >= 0)
-		assert_string_equal(d.msg, "landlock: cannot open read-write path "
-					   "'/nonexistent/dir': No such file or directory");
+		assert_string_equal(
+			d.msg,
+			"landlock: cannot open read-write path '/nonexistent/dir': No such file or directory");
 	assert_no_children();
 	proc_spec_release(&spec);
 

@@ -283,18 +283,16 @@ static void test_hook_post_command(void **state)
 	strvec_pushf(&t.env, "BERNSTEIN_HOOK_SOCKET=%s", sock);
 	strvec_push(&t.argv, "/bin/sh");
 	strvec_push(&t.argv, "-c");
-	strvec_pushf(&t.argv,
-		     "printf '{\\n  \"session_id\": \"s-1\", \"tool_name\": \"Write\"\\n}\\n' | "
-		     "'%s' hook-post --event PreToolUse --socket '%s' && "
-		     "printf 'not json' | '%s' hook-post --event Stop && echo posted",
-		     bernstein, sock, bernstein);
+	strvec_pushf(
+		&t.argv,
+		"printf '{\\n  \"session_id\": \"s-1\", \"tool_name\": \"Write\"\\n}\\n' | '%s' hook-post --event PreToolUse --socket '%s' && printf 'not json' | '%s' hook-post --event Stop && echo posted",
+		bernstein, sock, bernstein);
 	run(&t);
 	assert_int_equal(t.result.exit_code, 0);
 	assert_string_equal(t.out.buf, "posted\n"); /* hook-post printed nothing */
 	assert_string_equal(
 		t.hooks.buf,
-		"{\"session_id\":\"s-1\",\"tool_name\":\"Write\",\"hook_event_name\":"
-		"\"PreToolUse\"}\n{\"raw\":\"not json\",\"hook_event_name\":\"Stop\"}\n");
+		"{\"session_id\":\"s-1\",\"tool_name\":\"Write\",\"hook_event_name\":\"PreToolUse\"}\n{\"raw\":\"not json\",\"hook_event_name\":\"Stop\"}\n");
 	(void)unlink(sock);
 	task_release(&t);
 	free(sock);
@@ -339,11 +337,10 @@ static void test_hook_post_failures(void **state)
 	task_init(&t);
 	strvec_push(&t.argv, "/bin/sh");
 	strvec_push(&t.argv, "-c");
-	strvec_pushf(&t.argv,
-		     "for a in \"--socket %s\" \"--bogus\" \"--event bad/name --socket x\" \"\" "
-		     "\"--socket x extra\"; do echo '{}' | '%s' hook-post $a 2>/dev/null; "
-		     "echo \"rc=$?\"; done",
-		     missing, bernstein);
+	strvec_pushf(
+		&t.argv,
+		"for a in \"--socket %s\" \"--bogus\" \"--event bad/name --socket x\" \"\" \"--socket x extra\"; do echo '{}' | '%s' hook-post $a 2>/dev/null; echo \"rc=$?\"; done",
+		missing, bernstein);
 	run(&t);
 	assert_string_equal(t.out.buf, "rc=1\nrc=1\nrc=1\nrc=1\nrc=1\n");
 	task_release(&t);

@@ -81,8 +81,8 @@ static void test_scheme(void **state)
 	(void)state;
 	refused("ftp://h/x", "base_url 'ftp://h/x': the scheme must be http:// or https://");
 	refused("HTTP://h", "base_url 'HTTP://h': the scheme must be http:// or https://");
-	refused("127.0.0.1:4000", "base_url '127.0.0.1:4000': the scheme must be http:// or "
-				  "https://");
+	refused("127.0.0.1:4000",
+		"base_url '127.0.0.1:4000': the scheme must be http:// or https://");
 	refused("http:/h", "base_url 'http:/h': the scheme must be http:// or https://");
 	refused("", "base_url: empty");
 }
@@ -90,33 +90,29 @@ static void test_scheme(void **state)
 static void test_blanks_and_controls(void **state)
 {
 	(void)state;
-	refused("http://h /v1", "base_url 'http://h /v1': holds whitespace, a control character "
-				"or a non-ASCII byte (write an international host name in "
-				"its xn-- form)");
-	refused("http://h/v1\n", "base_url 'http://h/v1\\x0a': holds whitespace, a control "
-				 "character or a non-ASCII byte (write an international host "
-				 "name in its xn-- form)");
-	refused("http://h\t", "base_url 'http://h\\x09': holds whitespace, a control character "
-			      "or a non-ASCII byte (write an international host name in its "
-			      "xn-- form)");
+	refused("http://h /v1",
+		"base_url 'http://h /v1': holds whitespace, a control character or a non-ASCII byte (write an international host name in its xn-- form)");
+	refused("http://h/v1\n",
+		"base_url 'http://h/v1\\x0a': holds whitespace, a control character or a non-ASCII byte (write an international host name in its xn-- form)");
+	refused("http://h\t",
+		"base_url 'http://h\\x09': holds whitespace, a control character or a non-ASCII byte (write an international host name in its xn-- form)");
 	refused("http://b\xc3\xbc"
 		"cher.example",
-		"base_url 'http://b\\xc3\\xbccher.example': holds whitespace, a control character "
-		"or a non-ASCII byte (write an international host name in its xn-- form)");
+		"base_url 'http://b\\xc3\\xbccher.example': holds whitespace, a control character or a non-ASCII byte (write an international host name in its xn-- form)");
 	accepted("http://xn--bcher-kva.example");
 }
 
 static void test_config_breakers(void **state)
 {
 	(void)state;
-	refused("http://h/v1\"", "base_url 'http://h/v1\"': holds one of \" ' \\ { } ` $ < > (it "
-				 "is written into agents' config files)");
-	refused("http://h/{x}", "base_url 'http://h/{x}': holds one of \" ' \\ { } ` $ < > (it is "
-				"written into agents' config files)");
-	refused("http://h/$HOME", "base_url 'http://h/$HOME': holds one of \" ' \\ { } ` $ < > "
-				  "(it is written into agents' config files)");
-	refused("http://h\\x", "base_url 'http://h\\x5cx': holds one of \" ' \\ { } ` $ < > (it is "
-			       "written into agents' config files)");
+	refused("http://h/v1\"",
+		"base_url 'http://h/v1\"': holds one of \" ' \\ { } ` $ < > (it is written into agents' config files)");
+	refused("http://h/{x}",
+		"base_url 'http://h/{x}': holds one of \" ' \\ { } ` $ < > (it is written into agents' config files)");
+	refused("http://h/$HOME",
+		"base_url 'http://h/$HOME': holds one of \" ' \\ { } ` $ < > (it is written into agents' config files)");
+	refused("http://h\\x",
+		"base_url 'http://h\\x5cx': holds one of \" ' \\ { } ` $ < > (it is written into agents' config files)");
 }
 
 static void test_userinfo(void **state)
@@ -124,30 +120,27 @@ static void test_userinfo(void **state)
 	(void)state;
 	/* the message masks them */
 	refused("http://user:pass@h:4000/v1",
-		"base_url 'http://***@h:4000/v1': credentials in the URL (user@host) are "
-		"not allowed; give the key with api_key_env");
+		"base_url 'http://***@h:4000/v1': credentials in the URL (user@host) are not allowed; give the key with api_key_env");
 	refused("https://sk-abc@gw.example",
-		"base_url 'https://***@gw.example': credentials in the URL (user@host) are not "
-		"allowed; give the key with api_key_env");
-	refused("http://a@b@h/v1", "base_url 'http://***@h/v1': credentials in the URL "
-				   "(user@host) are not allowed; give the key with api_key_env");
-	refused("http://@h", "base_url 'http://***@h': credentials in the URL (user@host) are not "
-			     "allowed; give the key with api_key_env");
+		"base_url 'https://***@gw.example': credentials in the URL (user@host) are not allowed; give the key with api_key_env");
+	refused("http://a@b@h/v1",
+		"base_url 'http://***@h/v1': credentials in the URL (user@host) are not allowed; give the key with api_key_env");
+	refused("http://@h",
+		"base_url 'http://***@h': credentials in the URL (user@host) are not allowed; give the key with api_key_env");
 	/* no message repeats them, whatever rule refuses the URL first */
 	refused("ftp://u:pw@h/x",
 		"base_url 'ftp://***@h/x': the scheme must be http:// or https://");
-	refused("http://u:pw@h/v1?x", "base_url 'http://***@h/v1?x': a query ('?') or fragment "
-				      "('#') is not allowed");
-	refused("http://u:p\tw@h/v1", "base_url 'http://***@h/v1': holds whitespace, a control "
-				      "character or a non-ASCII byte (write an international "
-				      "host name in its xn-- form)");
+	refused("http://u:pw@h/v1?x",
+		"base_url 'http://***@h/v1?x': a query ('?') or fragment ('#') is not allowed");
+	refused("http://u:p\tw@h/v1",
+		"base_url 'http://***@h/v1': holds whitespace, a control character or a non-ASCII byte (write an international host name in its xn-- form)");
 	{
 		char url[600], msg[700];
 
 		(void)snprintf(url, sizeof(url), "http://user:%0450d@h/v1", 7);
-		(void)snprintf(msg, sizeof(msg),
-			       "base_url 'http://***@h/v1': credentials in the URL (user@host) are "
-			       "not allowed; give the key with api_key_env");
+		(void)snprintf(
+			msg, sizeof(msg),
+			"base_url 'http://***@h/v1': credentials in the URL (user@host) are not allowed; give the key with api_key_env");
 		refused(url, msg);
 	}
 }
@@ -158,77 +151,77 @@ static void test_host(void **state)
 	refused("http://", "base_url 'http://': no host");
 	refused("https:///v1", "base_url 'https:///v1': no host");
 	refused("http://:4000/v1", "base_url 'http://:4000/v1': no host");
-	refused("http://-h.example", "base_url 'http://-h.example': invalid host '-h.example' (a "
-				     "DNS name, an IPv4 address or an IPv6 address in brackets)");
-	refused("http://h-.example", "base_url 'http://h-.example': invalid host 'h-.example' (a "
-				     "DNS name, an IPv4 address or an IPv6 address in brackets)");
-	refused("http://a..b", "base_url 'http://a..b': invalid host 'a..b' (a DNS name, an IPv4 "
-			       "address or an IPv6 address in brackets)");
-	refused("http://h.example.", "base_url 'http://h.example.': invalid host 'h.example.' (a "
-				     "DNS name, an IPv4 address or an IPv6 address in brackets)");
-	refused("http://h!x", "base_url 'http://h!x': invalid host 'h!x' (a DNS name, an IPv4 "
-			      "address or an IPv6 address in brackets)");
+	refused("http://-h.example",
+		"base_url 'http://-h.example': invalid host '-h.example' (a DNS name, an IPv4 address or an IPv6 address in brackets)");
+	refused("http://h-.example",
+		"base_url 'http://h-.example': invalid host 'h-.example' (a DNS name, an IPv4 address or an IPv6 address in brackets)");
+	refused("http://a..b",
+		"base_url 'http://a..b': invalid host 'a..b' (a DNS name, an IPv4 address or an IPv6 address in brackets)");
+	refused("http://h.example.",
+		"base_url 'http://h.example.': invalid host 'h.example.' (a DNS name, an IPv4 address or an IPv6 address in brackets)");
+	refused("http://h!x",
+		"base_url 'http://h!x': invalid host 'h!x' (a DNS name, an IPv4 address or an IPv6 address in brackets)");
 	{
 		char url[128], msg[512], label[65];
 
 		memset(label, 'a', 64);
 		label[64] = '\0';
 		(void)snprintf(url, sizeof(url), "http://%s.example", label);
-		(void)snprintf(msg, sizeof(msg),
-			       "base_url '%s': invalid host '%s.example' (a DNS name, an IPv4 "
-			       "address or an IPv6 address in brackets)",
-			       url, label);
+		(void)snprintf(
+			msg, sizeof(msg),
+			"base_url '%s': invalid host '%s.example' (a DNS name, an IPv4 address or an IPv6 address in brackets)",
+			url, label);
 		refused(url, msg);
 		label[63] = '\0';
 		(void)snprintf(url, sizeof(url), "http://%s.example", label);
 		accepted(url);
 	}
-	refused("http://999.1.1.1", "base_url 'http://999.1.1.1': invalid IPv4 address "
-				    "'999.1.1.1'");
+	refused("http://999.1.1.1",
+		"base_url 'http://999.1.1.1': invalid IPv4 address '999.1.1.1'");
 	refused("http://1.2.3:80", "base_url 'http://1.2.3:80': invalid IPv4 address '1.2.3'");
 	refused("http://[::g]/v1", "base_url 'http://[::g]/v1': invalid IPv6 address '[::g]'");
-	refused("http://[fe80::1%25eth0]", "base_url 'http://[fe80::1%25eth0]': invalid IPv6 "
-					   "address '[fe80::1%25eth0]'");
-	refused("http://[::1/v1", "base_url 'http://[::1/v1': invalid IPv6 address (write it as "
-				  "[ADDRESS])");
-	refused("http://[::1]x:80", "base_url 'http://[::1]x:80': junk after the IPv6 address "
-				    "('x:80')");
+	refused("http://[fe80::1%25eth0]",
+		"base_url 'http://[fe80::1%25eth0]': invalid IPv6 address '[fe80::1%25eth0]'");
+	refused("http://[::1/v1",
+		"base_url 'http://[::1/v1': invalid IPv6 address (write it as [ADDRESS])");
+	refused("http://[::1]x:80",
+		"base_url 'http://[::1]x:80': junk after the IPv6 address ('x:80')");
 	refused("http://::1/v1", "base_url 'http://::1/v1': no host");
 }
 
 static void test_port(void **state)
 {
 	(void)state;
-	refused("http://h:/v1", "base_url 'http://h:/v1': invalid port '' (a number from 1 to "
-				"65535)");
+	refused("http://h:/v1",
+		"base_url 'http://h:/v1': invalid port '' (a number from 1 to 65535)");
 	refused("http://h:0", "base_url 'http://h:0': invalid port '0' (a number from 1 to 65535)");
-	refused("http://h:65536", "base_url 'http://h:65536': invalid port '65536' (a number from "
-				  "1 to 65535)");
-	refused("http://h:123456", "base_url 'http://h:123456': invalid port '123456' (a number "
-				   "from 1 to 65535)");
-	refused("http://h:80x/v1", "base_url 'http://h:80x/v1': invalid port '80x' (a number from "
-				   "1 to 65535)");
-	refused("http://h:-1", "base_url 'http://h:-1': invalid port '-1' (a number from 1 to "
-			       "65535)");
-	refused("http://h:80:81", "base_url 'http://h:80:81': invalid port '80:81' (a number from "
-				  "1 to 65535)");
-	refused("http://[::1]:99999", "base_url 'http://[::1]:99999': invalid port '99999' (a "
-				      "number from 1 to 65535)");
+	refused("http://h:65536",
+		"base_url 'http://h:65536': invalid port '65536' (a number from 1 to 65535)");
+	refused("http://h:123456",
+		"base_url 'http://h:123456': invalid port '123456' (a number from 1 to 65535)");
+	refused("http://h:80x/v1",
+		"base_url 'http://h:80x/v1': invalid port '80x' (a number from 1 to 65535)");
+	refused("http://h:-1",
+		"base_url 'http://h:-1': invalid port '-1' (a number from 1 to 65535)");
+	refused("http://h:80:81",
+		"base_url 'http://h:80:81': invalid port '80:81' (a number from 1 to 65535)");
+	refused("http://[::1]:99999",
+		"base_url 'http://[::1]:99999': invalid port '99999' (a number from 1 to 65535)");
 }
 
 static void test_query_fragment_path(void **state)
 {
 	(void)state;
-	refused("http://h/v1?key=x", "base_url 'http://h/v1?key=x': a query ('?') or fragment "
-				     "('#') is not allowed");
-	refused("http://h/v1#frag", "base_url 'http://h/v1#frag': a query ('?') or fragment "
-				    "('#') is not allowed");
-	refused("http://h?", "base_url 'http://h?': a query ('?') or fragment ('#') is not "
-			     "allowed");
-	refused("http://h/a%2", "base_url 'http://h/a%2': invalid percent-escape in the path "
-				"(expected %XX)");
-	refused("http://h/a%zz", "base_url 'http://h/a%zz': invalid percent-escape in the path "
-				 "(expected %XX)");
+	refused("http://h/v1?key=x",
+		"base_url 'http://h/v1?key=x': a query ('?') or fragment ('#') is not allowed");
+	refused("http://h/v1#frag",
+		"base_url 'http://h/v1#frag': a query ('?') or fragment ('#') is not allowed");
+	refused("http://h?",
+		"base_url 'http://h?': a query ('?') or fragment ('#') is not allowed");
+	refused("http://h/a%2",
+		"base_url 'http://h/a%2': invalid percent-escape in the path (expected %XX)");
+	refused("http://h/a%zz",
+		"base_url 'http://h/a%zz': invalid percent-escape in the path (expected %XX)");
 }
 
 static void test_length(void **state)

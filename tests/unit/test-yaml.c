@@ -456,8 +456,9 @@ static void test_getters(void **state)
 	assert_int_equal(yaml_get_enum(doc, r, "resume", modes, &e, &d), 0);
 	assert_int_equal(e, 2);
 	assert_int_equal(yaml_get_enum(doc, r, "bad_resume", modes, &e, &d), -EINVAL);
-	assert_string_equal(d.msg, "'bad_resume': unknown value 'flagg' (expected one of: flag, "
-				   "flag-pair, subcommand, unsupported)");
+	assert_string_equal(
+		d.msg,
+		"'bad_resume': unknown value 'flagg' (expected one of: flag, flag-pair, subcommand, unsupported)");
 	assert_int_equal(d.line, 10);
 	assert_int_equal(d.col, 13);
 	assert_int_equal(yaml_get_enum(doc, r, "args", modes, &e, &d), -EINVAL);
@@ -524,8 +525,9 @@ static void test_check_map(void **state)
 				    &d),
 			 0);
 	assert_int_equal(check_text("name: a\nbinary: b\nargz: [x]\n", &d), -EINVAL);
-	assert_string_equal(d.msg, "unknown key 'argz' in profile (expected one of: name, binary, "
-				   "args, max_parallel_workers, vision, strategy, extra, steps)");
+	assert_string_equal(
+		d.msg,
+		"unknown key 'argz' in profile (expected one of: name, binary, args, max_parallel_workers, vision, strategy, extra, steps)");
 	assert_int_equal(d.line, 3);
 	assert_int_equal(d.col, 1);
 
