@@ -5,7 +5,10 @@
  * usage: proc-bench spawn [-n N] [-p PARALLEL]
  *          N trivial agents (/bin/true) through supervise() (the shim's steps
  *          in each child: proc/spawn.h), PARALLEL at a time, vs a bare
- *          posix_spawn + waitpid loop. Target: <= 2x.
+ *          posix_spawn + waitpid loop. Target: <= 2x. Then the same batch
+ *          contained in the process group only (BERNSTEIN_CONTAIN=pgroup's
+ *          tier): the cost of the host's containment tier (a PID namespace
+ *          and a /proc mount per child), as a ratio.
  *        proc-bench rss [-n CHILDREN]
  *          the supervisor's peak RSS (VmHWM) with CHILDREN live agents.
  *          Target: < 32 MB.
@@ -115,6 +118,7 @@ struct batch {
 	unsigned total, started, finished, failed;
 	unsigned live, max_live;
 	uint64_t lines;
+	enum contain_tier tier; /* CONTAIN_AUTO: the host's */
 };
 
 static int batch_next(void *ctx, struct proc_spec *spec, void **ret_task)
@@ -128,6 +132,7 @@ static int batch_next(void *ctx, struct proc_spec *spec, void **ret_task)
 	strvec_pushv(&spec->env, bench_env);
 	spec->log_path = b->log_path;
 	spec->timeout_ms = 600000;
+	spec->contain = b->tier;
 	*ret_task = NULL;
 	return 1;
 }
@@ -196,7 +201,8 @@ static int bench_spawn(unsigned n, unsigned parallel)
 {
 	const char *const argv[] = {"/bin/true", NULL};
 	struct batch b = {.argv = argv, .total = n};
-	double t0, bare, sup;
+	struct batch bp = {.argv = argv, .total = n, .tier = CONTAIN_PGROUP};
+	double t0, bare, sup, pg;
 	unsigned i;
 
 	t0 = now_s();
@@ -218,10 +224,18 @@ static int bench_spawn(unsigned n, unsigned parallel)
 		return 1;
 	sup = now_s() - t0;
 
+	t0 = now_s();
+	if (run_batch(&bp, parallel) < 0)
+		return 1;
+	pg = now_s() - t0;
+
 	printf("spawn: %u x /bin/true\n", n);
 	printf("  bare posix_spawn+waitpid loop     %8.3f s  %7.0f/s\n", bare, n / bare);
 	printf("  supervise, %3u at a time          %8.3f s  %7.0f/s\n", parallel, sup, n / sup);
 	printf("  ratio supervise / bare: %.2fx (target <= 2x)\n", sup / bare);
+	printf("  supervise, process group only     %8.3f s  %7.0f/s\n", pg, n / pg);
+	printf("  ratio containment %s / process group: %.2fx\n",
+	       contain_tier_to_string(contain_effective(contain_host(), CONTAIN_AUTO)), sup / pg);
 	return 0;
 }
 

@@ -16,6 +16,7 @@ static const char *const outcome_names[_OUTCOME_MAX] = {
 	[OUTCOME_BINARY_MISSING] = "binary_missing",
 	[OUTCOME_PERMISSION_BLOCKED] = "permission_blocked",
 	[OUTCOME_NO_CHANGES] = "no_changes",
+	[OUTCOME_OOM] = "oom",
 };
 
 const char *outcome_to_string(enum outcome o)
@@ -91,6 +92,7 @@ void outcome_set_exit(struct outcome_inputs *in, const struct proc *p)
 	in->cancelled = p->cancelled;
 	in->output_bytes = p->output_bytes;
 	in->timeout_idle_ms = p->timeout_idle_ms;
+	in->oom_kills = p->oom_kills;
 }
 
 void outcome_set_changes(struct outcome_inputs *in, bool changed, bool expect_changes)
@@ -146,6 +148,13 @@ enum outcome outcome_classify_why(const struct outcome_inputs *in, char *buf, si
 		return why(OUTCOME_FAILED, buf, size, "the agent could not be started (exit %d)",
 			   in->exit_code);
 	}
+
+	/* over its memory limit, unless it says it finished all the same */
+	if (in->oom_kills > 0 && !(in->results > 0 && !in->result_is_error && in->exit_code == 0))
+		return why(
+			OUTCOME_OOM, buf, size,
+			"the kernel killed %llu of its processes over its memory limit (exit %d)",
+			(unsigned long long)in->oom_kills, in->exit_code);
 
 	/* 2. the agent said how it ended */
 	if (in->results > 0) {

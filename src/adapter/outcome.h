@@ -7,7 +7,9 @@
  *
  * The rules, in order (docs/event-stream.md, "Outcome"):
  *   1. the agent could not start: exit 127 or 126 -> binary_missing, any
- *      other start failure -> failed;
+ *      other start failure -> failed; the kernel's OOM killer killed one of
+ *      its processes over its memory limit (limits:) and no successful
+ *      terminal result says it finished anyway -> oom;
  *   2. a terminal result was seen (the last one counts):
  *      - it failed: rate_limited if a rate-limit event was seen or its HTTP
  *        status is 429, else failed (whatever the exit code);
@@ -53,6 +55,8 @@ enum outcome {
 	OUTCOME_BINARY_MISSING,	    /* "binary_missing": exit 127/126 at start */
 	OUTCOME_PERMISSION_BLOCKED, /* "permission_blocked": refused, nothing written */
 	OUTCOME_NO_CHANGES,	    /* "no_changes": finished but changed nothing */
+	OUTCOME_OOM,		    /* "oom": the kernel killed it (or its children) over its
+				     * memory limit */
 	_OUTCOME_MAX,
 	_OUTCOME_INVALID = -EINVAL,
 };
@@ -66,6 +70,7 @@ struct outcome_inputs {
 	bool cancelled;		  /* bernstein was told to stop */
 	uint64_t output_bytes;	  /* read from stdout and stderr */
 	uint64_t timeout_idle_ms; /* timed_out: how long the output had not grown */
+	uint64_t oom_kills;	  /* processes of it the OOM killer killed over its memory limit */
 
 	/* the event channel */
 	bool terminal_expected; /* dialect_has_terminal() of its dialect */

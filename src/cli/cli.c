@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "cli/commands.h"
+#include "proc/contain.h"
 #include "util/envscrub.h"
 #include "util/log.h"
 
@@ -320,6 +321,32 @@ static void log_to_stderr(enum log_level level, const char *file, int line, cons
 		      file, line);
 }
 
+int cli_contain_env(struct cli_ctx *ctx)
+{
+	const char *v = cli_getenv(ctx, "BERNSTEIN_CONTAIN");
+	enum contain_tier t;
+
+	if (!v || !*v)
+		return 0;
+	t = contain_tier_from_string(v);
+	if (t < 0)
+		return cli_error(
+			ctx, BEXIT_ENV,
+			"BERNSTEIN_CONTAIN: unknown tier '%s' (expected auto, pidns, cgroup or pgroup)",
+			v);
+	contain_set_max_tier(t);
+	return 0;
+}
+
+void cli_contain_sweep(struct cli_ctx *ctx)
+{
+	int n = contain_sweep_stale(contain_host());
+
+	if (n > 0)
+		cli_warn(ctx, "killed what %d dead bernstein process%s left running in %s cgroups",
+			 n, n == 1 ? "" : "es", n == 1 ? "its" : "their");
+}
+
 int cli_main(int argc, char **argv, char **envp, const struct cmd *root)
 {
 	static const struct option opts[] = {
@@ -378,5 +405,8 @@ int cli_main(int argc, char **argv, char **envp, const struct cmd *root)
 		log_set_sink(log_to_stderr, stderr);
 		log_set_level(LOG_WARN);
 	}
+	c = cli_contain_env(&ctx);
+	if (c)
+		return c;
 	return cli_dispatch(root, argc - optind, argv + optind, &ctx);
 }

@@ -70,6 +70,14 @@ int cli_load_exit(int r);
 void cli_warn(struct cli_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 const char *cli_getenv(const struct cli_ctx *ctx, const char *name);
+/* BERNSTEIN_CONTAIN (auto, pidns, cgroup or pgroup): the operator's cap on
+ * the containment of every child (docs/supervision.md). 0, or the exit code
+ * after an error message for a value that names no tier. */
+int cli_contain_env(struct cli_ctx *ctx);
+/* Kill and remove what bernstein processes that died left in their cgroups
+ * (contain_sweep_stale()); a warning when there was something. Commands
+ * that start agents call it first (run, resume, demo, spawn). */
+void cli_contain_sweep(struct cli_ctx *ctx);
 
 /* The first call of main() of every bernstein executable: the environment
  * moves to the heap (the C library's environ included, so getenv() in

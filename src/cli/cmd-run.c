@@ -30,6 +30,7 @@
 #include "orch/run.h"
 #include "orch/state.h"
 #include "orch/worktree.h"
+#include "proc/contain.h"
 #include "proc/git.h"
 #include "proc/probe.h"
 #include "util/clock.h"
@@ -213,6 +214,9 @@ static int session_open(struct session *s, struct cli_ctx *ctx, bool readonly, b
 		if (audit_setup_key_path(ctx, key_file, s->key_path, sizeof(s->key_path), NULL) ==
 		    0)
 			s->env.audit_key_path = s->key_path;
+		/* before a new attempt: what a dead bernstein left in its
+		 * cgroups (after kill -9 of it and of its keeper) */
+		cli_contain_sweep(ctx);
 	}
 	r = state_open(db, STATE_CREATE, &s->st, &d);
 	if (r < 0) {

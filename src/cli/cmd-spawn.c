@@ -182,6 +182,7 @@ static int exit_for_outcome(enum outcome o)
 	case OUTCOME_NO_CHANGES:
 		return SPAWN_EXIT_NO_CHANGES;
 	case OUTCOME_FAILED:
+	case OUTCOME_OOM:
 	case _OUTCOME_MAX:
 	case _OUTCOME_INVALID:
 	default:
@@ -881,6 +882,7 @@ int cmd_spawn(int argc, char **argv, struct cli_ctx *ctx)
 		}
 		goto out;
 	}
+	cli_contain_sweep(ctx);
 	code = run_plan(ctx, &o, e->profile, &plan, run, session);
 out:
 	invocation_plan_release(&plan);

@@ -19,6 +19,8 @@ const struct cmd cli_commands[] = {
 	 "model, parallelism, timeouts, gates, merge policy, mode profiles and the\n"
 	 "per-role model policy; every key is optional. See docs/configuration.md.\n"},
 	{"demo", cmd_demo, NULL, 0, cmd_demo_summary, cmd_demo_usage, cmd_demo_help},
+	{"doctor", cmd_doctor, NULL, 0, "report how this host lets bernstein contain its children",
+	 doctor_usage, doctor_help},
 	{"help", cmd_help, NULL, 0, "show help for a command", "[<command>...]",
 	 "Prints the same text as 'bernstein <command> -h'.\n"},
 	{"hook-post", cmd_hook_post, NULL, CMD_HIDDEN,

@@ -5,6 +5,8 @@
 #include "cli/cli.h"
 
 cmd_fn cmd_adapters_contract_check;
+cmd_fn cmd_doctor;
+extern const char doctor_usage[], doctor_help[];
 cmd_fn cmd_help;
 cmd_fn cmd_hook_post;
 extern const char hook_post_usage[], hook_post_help[];

@@ -22,6 +22,11 @@ int main(int argc, char **argv, char **envp)
 		.cmd_path = "runner",
 	};
 
+	int r;
+
 	(void)signal(SIGPIPE, SIG_IGN);
+	r = cli_contain_env(&ctx);
+	if (r)
+		return r;
 	return cmd_runner(argc, argv, &ctx);
 }

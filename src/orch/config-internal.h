@@ -69,6 +69,10 @@ int orch_get_effort(const struct ydoc *doc, const struct ynode *n, const char *p
 int orch_get_sandbox(const struct ydoc *doc, const struct ynode *n, const char *path,
 		     enum sandbox_mode *ret, struct diag *reterr);
 
+/* limits: {memory: 512M, pids: 256, cpu: 1.5} (any of them) into *ret. */
+int orch_get_limits(const struct ydoc *doc, const struct ynode *n, const char *path,
+		    struct contain_limits *ret, struct diag *reterr);
+
 /* gates: [{name, run, timeout}] into an array in a. Gate names are unique
  * within the list. */
 int orch_get_gates(struct arena *a, const struct ydoc *doc, const struct ynode *n, const char *path,

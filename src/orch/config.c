@@ -357,6 +357,80 @@ int orch_get_sandbox(const struct ydoc *doc, const struct ynode *n, const char *
 	return r;
 }
 
+/* "512M", "2G", "1048576": bytes, with an optional binary suffix K, M, G, T. */
+static int get_bytes(const struct ydoc *doc, const struct ynode *n, const char *path, uint64_t *ret,
+		     struct diag *reterr)
+{
+	const char *s = orch_is_str(n) ? n->str : NULL, *p;
+	uint64_t v = 0, mult = 1;
+
+	if (!s || !*s || *s < '0' || *s > '9')
+		return orch_err(doc, n, reterr, path,
+				"expected a size in bytes (512M, 2G, 1048576), got %s",
+				orch_describe(n));
+	for (p = s; *p >= '0' && *p <= '9'; p++) {
+		if (v > (UINT64_MAX - 9) / 10)
+			return orch_err(doc, n, reterr, path, "size out of range");
+		v = v * 10 + (uint64_t)(*p - '0');
+	}
+	if (*p) {
+		const char *units = "KMGT", *u = strchr(units, *p);
+
+		if (!u || p[1])
+			return orch_err(doc, n, reterr, path,
+					"expected a size in bytes (512M, 2G, 1048576), got '%s'",
+					s);
+		mult = (uint64_t)1 << (10 * (u - units + 1));
+	}
+	if (v > CONTAIN_MAX_MEMORY / mult || v * mult < CONTAIN_MIN_MEMORY ||
+	    v * mult > CONTAIN_MAX_MEMORY)
+		return orch_err(doc, n, reterr, path, "'%s' is out of range (1M..1024T)", s);
+	*ret = v * mult;
+	return 0;
+}
+
+int orch_get_limits(const struct ydoc *doc, const struct ynode *n, const char *path,
+		    struct contain_limits *ret, struct diag *reterr)
+{
+	static const char *const keys[] = {"memory", "pids", "cpu", NULL};
+	struct contain_limits l = {0};
+	char p[ORCH_PATH_MAX];
+	size_t i;
+	int r;
+
+	if (!n || n->kind != YNODE_MAP)
+		return orch_err(doc, n, reterr, path,
+				"expected a mapping of limits (memory, pids, cpu), got %s",
+				orch_describe(n));
+	r = orch_check_keys(doc, n, keys, path, reterr);
+	if (r < 0)
+		return r;
+	for (i = 0; i < n->n; i++) {
+		const char *k = n->keys[i]->str;
+		const struct ynode *v = n->items[i];
+
+		orch_path_key(p, sizeof(p), path, k);
+		if (strcmp(k, "memory") == 0) {
+			r = get_bytes(doc, v, p, &l.memory, reterr);
+		} else if (strcmp(k, "pids") == 0) {
+			int64_t pids = 0;
+
+			r = orch_get_int(doc, v, p, 1, CONTAIN_MAX_PIDS, &pids, reterr);
+			l.pids = (uint64_t)pids;
+		} else {
+			double cpu = 0;
+
+			r = orch_get_number(doc, v, p, CONTAIN_MIN_CPU_MILLI / 1000.0, false,
+					    (double)CONTAIN_MAX_CPU_MILLI / 1000.0, &cpu, reterr);
+			l.cpu_milli = (uint64_t)llround(cpu * 1000.0);
+		}
+		if (r < 0)
+			return r;
+	}
+	*ret = l;
+	return 0;
+}
+
 int orch_get_effort(const struct ydoc *doc, const struct ynode *n, const char *path,
 		    const char **ret, struct diag *reterr)
 {
@@ -797,7 +871,8 @@ static int parse_config(struct cctx *x)
 	static const char *const keys[] = {
 		"adapter",     "model",		"parallel",	     "timeout", "kill_grace",
 		"max_retries", "retry_backoff", "preference",	     "gates",	"merge",
-		"mode",	       "modes",		"role_model_policy", "sandbox", NULL,
+		"mode",	       "modes",		"role_model_policy", "sandbox", "limits",
+		NULL,
 	};
 	const struct ynode *root = x->doc->root;
 	struct orch_config *c = x->c;
@@ -845,6 +920,8 @@ static int parse_config(struct cctx *x)
 				c->merge = (enum merge_policy)m;
 		} else if (strcmp(key, "sandbox") == 0) {
 			r = orch_get_sandbox(x->doc, v, key, &c->sandbox, x->reterr);
+		} else if (strcmp(key, "limits") == 0) {
+			r = orch_get_limits(x->doc, v, key, &c->limits, x->reterr);
 		} else if (strcmp(key, "modes") == 0) {
 			r = parse_modes(x, v);
 		} else if (strcmp(key, "role_model_policy") == 0) {

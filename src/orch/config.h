@@ -37,6 +37,7 @@
 #include <stdint.h>
 
 #include "adapter/invocation.h"
+#include "proc/contain.h"
 #include "util/arena.h"
 #include "util/diag.h"
 #include "util/sbuf.h"
@@ -145,6 +146,8 @@ struct orch_config {
 	size_t n_gates;
 	enum merge_policy merge;
 	enum sandbox_mode sandbox;
+	/* limits: of every task's agent (0: none) */
+	struct contain_limits limits;
 	const char *mode;	    /* NULL: no mode profile; else an entry of modes[] */
 	struct mode_profile *modes; /* the built-ins (smart, deep, fast), then the
 				     * user's; a user entry with a built-in name

@@ -349,13 +349,13 @@ static void parse_sampling(struct pctx *x, const struct ynode *v, const char *pa
 static const char *const task_keys[] = {
 	"title",       "id",	   "prompt",	 "description", "role",	   "requires", "adapter",
 	"cli",	       "model",	   "effort",	 "depends_on",	"timeout", "gates",    "artifact",
-	"attachments", "sampling", "mcp_config", "sandbox",	NULL,
+	"attachments", "sampling", "mcp_config", "sandbox",	"limits",  NULL,
 };
 
 static const char *const step_keys[] = {
 	"title",       "goal",	   "id",	 "prompt",  "description", "role",  "requires",
 	"adapter",     "cli",	   "model",	 "effort",  "timeout",	   "gates", "artifact",
-	"attachments", "sampling", "mcp_config", "sandbox", NULL,
+	"attachments", "sampling", "mcp_config", "sandbox", "limits",	   NULL,
 };
 
 /* Bernstein's step keys that have no effect here (documented in docs/plans.md). */
@@ -484,6 +484,9 @@ static void parse_task(struct pctx *x, const struct ynode *m, const char *path, 
 				add(x, &d);
 			else
 				t->sandbox = sandbox_mode_to_string(sm);
+		} else if (strcmp(k, "limits") == 0) {
+			if (orch_get_limits(x->doc, v, pk, &t->limits, &d) < 0)
+				add(x, &d);
 		} else if (strcmp(k, "gates") == 0) {
 			if (orch_get_gates(&x->p->arena, x->doc, v, pk, &t->gates, &t->n_gates,
 					   &d) < 0)
@@ -1370,6 +1373,20 @@ json_t *plan_json(const struct plan *p)
 		/* only when set: a plan without it records what it did before */
 		if (t->sandbox)
 			(void)json_object_set_new(to, "sandbox", jstr(t->sandbox));
+		if (contain_limits_any(&t->limits)) {
+			json_t *lim = json_object();
+
+			if (t->limits.memory)
+				(void)json_object_set_new(
+					lim, "memory", json_integer((json_int_t)t->limits.memory));
+			if (t->limits.pids)
+				(void)json_object_set_new(lim, "pids",
+							  json_integer((json_int_t)t->limits.pids));
+			if (t->limits.cpu_milli)
+				(void)json_object_set_new(
+					lim, "cpu", jnum((double)t->limits.cpu_milli / 1000.0));
+			(void)json_object_set_new(to, "limits", lim);
+		}
 		for (j = 0; j < t->n_gates; j++) {
 			json_t *g = json_object();
 

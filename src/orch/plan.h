@@ -81,8 +81,10 @@ struct plan_task {
 	size_t n_attachments;
 	struct plan_dep *deps; /* in file order, no duplicates */
 	size_t n_deps;
-	double timeout_s;	 /* 0: the configuration's */
-	const char *sandbox;	 /* "none" | "landlock"; NULL: the configuration's */
+	double timeout_s;    /* 0: the configuration's */
+	const char *sandbox; /* "none" | "landlock"; NULL: the configuration's */
+	/* limits: each one set overrides the configuration's */
+	struct contain_limits limits;
 	struct orch_gate *gates; /* extra gates after the configuration's */
 	size_t n_gates;
 	struct invocation_sampling sampling; /* the task's explicit slots */

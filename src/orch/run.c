@@ -28,6 +28,7 @@
 #include "orch/confine.h"
 #include "orch/plan.h"
 #include "proc/holders.h"
+#include "proc/contain.h"
 #include "proc/landlock.h"
 #include "route/requirements.h"
 #include "route/route.h"
@@ -701,6 +702,12 @@ static int confine_spec(struct loop *l, struct otask *t, const char *home, const
 		}
 		confine_bwrap_argv(&t->sb, prog, l->e->self_exe, cwd, geteuid() == 0,
 				   (const char *const *)spec->argv.v, &argv);
+		/* bwrap makes user and PID namespaces of its own, which it
+		 * cannot inside a user namespace of ours that has no uid map
+		 * (not root): there its own PID namespace and --die-with-parent
+		 * contain the agent, and ours is not asked for */
+		if (geteuid() != 0 && spec->contain < CONTAIN_CGROUP)
+			spec->contain = CONTAIN_CGROUP;
 		break;
 	case SANDBOX_KIND_CONTAINER: {
 		/* a bundle per start (agent or gate), beside the session's files,
@@ -886,6 +893,22 @@ static void complete(struct loop *l, struct otask *t);
 /* Preflight and prepare t's next attempt. 1: spec filled, spawn it; 0: not
  * spawned (refused, failed: the state says); DISPATCH_BUSY: its adapter runs
  * as many agents as it may, the task stays pending; < 0: the run must stop. */
+/* The limits of t's agent: bernstein.yaml's, each one the task sets
+ * overriding (its spec records them). */
+static void task_limits(const struct loop *l, const struct otask *t, struct contain_limits *ret)
+{
+	const json_t *lim = json_object_get(t->spec, "limits");
+	const json_t *v;
+
+	*ret = l->e->cfg->limits;
+	if ((v = json_object_get(lim, "memory")) && json_is_integer(v))
+		ret->memory = (uint64_t)json_integer_value(v);
+	if ((v = json_object_get(lim, "pids")) && json_is_integer(v))
+		ret->pids = (uint64_t)json_integer_value(v);
+	if ((v = json_object_get(lim, "cpu")) && json_is_number(v))
+		ret->cpu_milli = (uint64_t)(json_number_value(v) * 1000.0 + 0.5);
+}
+
 static int dispatch(struct loop *l, struct otask *t, struct proc_spec *spec)
 {
 	struct orch_env *e = l->e;
@@ -926,6 +949,13 @@ static int dispatch(struct loop *l, struct otask *t, struct proc_spec *spec)
 	r = task_requirements(t, &req, &d);
 	if (r < 0) {
 		refuse(l, t, TASK_FAILED, d.msg);
+		goto out;
+	}
+	/* limits this host cannot enforce: refused, never run without them */
+	task_limits(l, t, &spec->limits);
+	if (contain_limits_any(&spec->limits) &&
+	    contain_limits_check(contain_host(), &spec->limits, msg, sizeof(msg)) < 0) {
+		refuse(l, t, TASK_REFUSED, msg);
 		goto out;
 	}
 	routing_lists(l, t, &cand, &pref, &explicit_list);
@@ -1206,6 +1236,10 @@ worktree:
 	json_decref(pj);
 	if (r >= 0)
 		r = agentrun_fill_spec(&t->ar, spec, &d);
+	if (r >= 0) {
+		task_limits(l, t, &spec->limits);
+		spec->cgroup_name = t->row.id;
+	}
 	if (r >= 0 && sandboxed) {
 		char *tmp = session_path(l, t, "tmp");
 
@@ -1831,6 +1865,7 @@ static void complete(struct loop *l, struct otask *t)
 		(void)transition(l, t, TASK_INTERRUPTED, why);
 		break;
 	case OUTCOME_FAILED:
+	case OUTCOME_OOM: /* like failed */
 	case OUTCOME_BINARY_MISSING:
 	case OUTCOME_PERMISSION_BLOCKED:
 	case _OUTCOME_MAX:

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +32,7 @@ static const char *const stage_names[_SHIM_STAGE_MAX] = {
 	[SHIM_STAGE_NONE] = "none",	[SHIM_STAGE_SPAWN] = "spawn",
 	[SHIM_STAGE_PARENT] = "parent", [SHIM_STAGE_FDS] = "fds",
 	[SHIM_STAGE_RLIMIT] = "rlimit", [SHIM_STAGE_LANDLOCK] = "landlock",
-	[SHIM_STAGE_EXEC] = "exec",
+	[SHIM_STAGE_EXEC] = "exec",	[SHIM_STAGE_CONTAIN] = "contain",
 };
 
 void shim_opts_init(struct shim_opts *o)
@@ -189,8 +190,18 @@ VFORK_SAFE int shim_apply(struct shim_plan *p, enum shim_stage *ret_stage)
 		return -errno;
 	/* The parent may have died before the prctl: then this process was
 	 * re-parented (to init or a subreaper) and the signal never comes. */
-	if (p->parent_pid > 0 && getppid() != p->parent_pid)
+	if (p->parent_pidfd >= 0) {
+		struct pollfd pfd = {.fd = p->parent_pidfd, .events = POLLIN};
+
+		int n = poll(&pfd, 1, 0);
+
+		if (n < 0)
+			return -errno;
+		if (n > 0) /* readable once the parent has exited */
+			return -ESRCH;
+	} else if (p->parent_pid > 0 && getppid() != p->parent_pid) {
 		return -ESRCH;
+	}
 
 	*ret_stage = SHIM_STAGE_RLIMIT;
 	for (i = 0; i < _SHIM_RLIMIT_MAX; i++) {

@@ -51,7 +51,8 @@ enum shim_stage {
 	SHIM_STAGE_FDS,	   /* closing (or marking close-on-exec) the fds above 2 */
 	SHIM_STAGE_RLIMIT, /* setrlimit */
 	SHIM_STAGE_LANDLOCK,
-	SHIM_STAGE_EXEC, /* execve of the agent (or resolving it on PATH) */
+	SHIM_STAGE_EXEC,    /* execve of the agent (or resolving it on PATH) */
+	SHIM_STAGE_CONTAIN, /* its cgroups, namespaces or limits (proc/contain.h) */
 	_SHIM_STAGE_MAX,
 	_SHIM_STAGE_INVALID = -1,
 };
@@ -99,12 +100,16 @@ struct shim_plan {
 	int landlock_abi;      /* its ABI, 0 if none */
 	bool landlock_skipped; /* rules were given, the kernel lacks Landlock (best effort) */
 	pid_t parent_pid;      /* the expected parent; 0 = do not check */
-	int failed_rlimit;     /* set by shim_apply() when a setrlimit failed */
+	/* a pidfd of the expected parent, checked instead of getppid() (in a
+	 * PID namespace of its own the parent is not visible: getppid() is 0);
+	 * -1 = none; not owned by the plan */
+	int parent_pidfd;
+	int failed_rlimit; /* set by shim_apply() when a setrlimit failed */
 };
 
 #define SHIM_PLAN_INIT                                                                             \
 	{                                                                                          \
-		.ruleset_fd = -1, .failed_rlimit = -1,                                             \
+		.ruleset_fd = -1, .parent_pidfd = -1, .failed_rlimit = -1,                         \
 	}
 
 void shim_opts_init(struct shim_opts *o);

@@ -7,10 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/pidfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "util/fsutil.h"
+#include "util/log.h"
 #include "util/xalloc.h"
 
 static const char *const state_names[_PROC_STATE_MAX] = {
@@ -91,9 +93,13 @@ struct child {
 	const char *cwd;
 	int in_fd, out_fd, err_fd; /* -1: /dev/null for stdin, inherit for stdout/stderr */
 	bool new_session;
+	const int *procs_fds; /* the cgroups to enter (cgroup.procs), n_procs of them */
+	unsigned n_procs;
+	bool new_ns; /* started in new PID and mount namespaces: mount its /proc */
 	struct shim_plan *plan;
-	enum shim_stage stage; /* out: SHIM_STAGE_NONE, or the step that failed */
-	int err;	       /* out: its errno */
+	enum shim_stage stage;	 /* out: SHIM_STAGE_NONE, or the step that failed */
+	int err;		 /* out: its errno */
+	const char *contain_why; /* out: the SHIM_STAGE_CONTAIN step that failed */
 };
 
 VFORK_SAFE static int child_dup(int fd, int target)
@@ -134,9 +140,23 @@ VFORK_SAFE static int child_stdio(const struct child *c)
 VFORK_SAFE static int child_main(void *arg)
 {
 	struct child *c = arg;
-	enum shim_stage stage = SHIM_STAGE_SPAWN;
+	enum shim_stage stage = SHIM_STAGE_CONTAIN;
 	int r;
 
+	/* first of all: whatever happens next happens inside */
+	r = contain_child_enter(c->procs_fds, c->n_procs);
+	if (r < 0) {
+		c->contain_why = "cannot enter its cgroup";
+		goto fail;
+	}
+	if (c->new_ns) {
+		r = contain_child_ns();
+		if (r < 0) {
+			c->contain_why = "cannot mount its /proc";
+			goto fail;
+		}
+	}
+	stage = SHIM_STAGE_SPAWN;
 	if (c->new_session ? setsid() < 0 : setpgid(0, 0) < 0) {
 		r = -errno;
 		goto fail;
@@ -193,6 +213,10 @@ static void child_diag(const struct proc_spec *spec, const struct child *c, stru
 	case SHIM_STAGE_EXEC:
 		diag_set(reterr, NULL, 0, 0, "cannot execute '%s': %s", c->path, strerror(c->err));
 		break;
+	case SHIM_STAGE_CONTAIN:
+		diag_set(reterr, NULL, 0, 0, "cannot contain '%s': %s: %s", c->path,
+			 c->contain_why ? c->contain_why : "?", strerror(c->err));
+		break;
 	default:
 		diag_set(reterr, NULL, 0, 0, "%s",
 			 shim_failure_message(c->plan, c->stage, c->err, msg, sizeof(msg)));
@@ -205,15 +229,22 @@ static void child_diag(const struct proc_spec *spec, const struct child *c, stru
 
 int proc_spawn(const struct proc_spec *spec, struct proc *ret, struct diag *reterr)
 {
+	const struct contain_host *host = contain_host();
 	struct shim_plan plan = SHIM_PLAN_INIT;
 	struct child c = {0};
-	int out[2] = {-1, -1}, err[2] = {-1, -1}, in = -1;
+	struct contain_cg *cg = NULL;
+	enum contain_tier tier = contain_effective(host, spec->contain);
+	int out[2] = {-1, -1}, err[2] = {-1, -1}, in = -1, pidfd = -1;
+	int procs[CONTAIN_HIER_MAX], flags = CLONE_VM | CLONE_VFORK | SIGCHLD;
+	unsigned i;
 	sigset_t all, old;
 	void *stack;
 	pid_t pid;
 	int r;
 
 	*ret = (struct proc)PROC_INIT;
+	for (i = 0; i < CONTAIN_HIER_MAX; i++)
+		procs[i] = -1;
 	if (spec->argv.nr == 0 || !spec->argv.v[0][0]) {
 		diag_set(reterr, NULL, 0, 0, "empty command");
 		return -EINVAL;
@@ -230,6 +261,38 @@ int proc_spawn(const struct proc_spec *spec, struct proc *ret, struct diag *rete
 		ret->failed_stage = SHIM_STAGE_LANDLOCK;
 		ret->start_errno = -r;
 		return r;
+	}
+	/* its cgroups: for the limits, and to kill it whole in the cgroup tier */
+	if (contain_limits_any(&spec->limits) || tier == CONTAIN_CGROUP) {
+		r = contain_cg_create(host, spec->cgroup_name, &spec->limits,
+				      tier == CONTAIN_CGROUP, &cg, procs, reterr);
+		for (i = 0; r == 0 && cg && i < cg->n; i++)
+			r = fd_move_above(&procs[i], STDERR_FILENO + 1, true);
+		if (r < 0) {
+			if (!reterr || !reterr->msg[0])
+				diag_set(reterr, NULL, 0, 0, "cannot contain '%s': %s",
+					 spec->argv.v[0], strerror(-r));
+			ret->failed_stage = SHIM_STAGE_CONTAIN;
+			ret->start_errno = -r;
+			goto out;
+		}
+	}
+	if (tier == CONTAIN_PIDNS) {
+		/* its parent is outside its namespace (getppid() is 0 there):
+		 * the child checks a pidfd of this process instead */
+		flags |= CLONE_NEWPID | CLONE_NEWNS | (host->userns ? CLONE_NEWUSER : 0);
+		pidfd = pidfd_open(getpid(), 0);
+		if (pidfd < 0 || (r = fd_move_above(&pidfd, STDERR_FILENO + 1, true)) < 0) {
+			r = pidfd < 0 ? -errno : r;
+			pidfd = -1;
+			diag_set(reterr, NULL, 0, 0, "cannot contain '%s': pidfd_open: %s",
+				 spec->argv.v[0], strerror(-r));
+			ret->failed_stage = SHIM_STAGE_CONTAIN;
+			ret->start_errno = -r;
+			goto out;
+		}
+		plan.parent_pid = 0;
+		plan.parent_pidfd = pidfd;
 	}
 	if ((spec->flags & SPAWN_PIPE_STDOUT) && (r = make_pipe(out)) < 0)
 		goto fail_errno;
@@ -252,6 +315,9 @@ int proc_spawn(const struct proc_spec *spec, struct proc *ret, struct diag *rete
 	c.out_fd = out[1];
 	c.err_fd = err[1];
 	c.new_session = spec->flags & SPAWN_NEW_SESSION;
+	c.procs_fds = procs;
+	c.n_procs = cg ? cg->n : 0;
+	c.new_ns = tier == CONTAIN_PIDNS;
 	c.plan = &plan;
 	c.stage = SHIM_STAGE_NONE;
 
@@ -266,8 +332,7 @@ int proc_spawn(const struct proc_spec *spec, struct proc *ret, struct diag *rete
 	 * dispositions (shim_reset_signals) and until clone() is back here. */
 	(void)sigfillset(&all);
 	(void)sigprocmask(SIG_SETMASK, &all, &old);
-	pid = clone(child_main, (char *)stack + CHILD_STACK_SIZE, CLONE_VM | CLONE_VFORK | SIGCHLD,
-		    &c);
+	pid = clone(child_main, (char *)stack + CHILD_STACK_SIZE, flags, &c);
 	r = pid < 0 ? -errno : 0;
 	(void)sigprocmask(SIG_SETMASK, &old, NULL);
 	(void)munmap(stack, CHILD_STACK_SIZE);
@@ -294,6 +359,9 @@ int proc_spawn(const struct proc_spec *spec, struct proc *ret, struct diag *rete
 	ret->failed_stage = SHIM_STAGE_NONE;
 	ret->timeout_ms = spec->timeout_ms;
 	ret->path = xstrdup(spec->argv.v[0]);
+	ret->tier = tier;
+	ret->cg = cg;
+	cg = NULL;
 	r = 0;
 	goto out;
 
@@ -307,6 +375,13 @@ out:
 	close_pair(out);
 	close_pair(err);
 	close_fdp(&in);
+	close_fdp(&pidfd);
+	for (i = 0; i < CONTAIN_HIER_MAX; i++)
+		close_fdp(&procs[i]);
+	if (cg) {
+		(void)contain_cg_remove(cg);
+		contain_cg_free(cg);
+	}
 	return r;
 }
 
@@ -334,13 +409,51 @@ void proc_set_wait_status(struct proc *p, int wstatus)
 	}
 }
 
+/* Does sig end a process that neither catches nor ignores it? */
+static bool sig_terminates(int sig)
+{
+	switch (sig) {
+	case SIGCHLD:
+	case SIGCONT:
+	case SIGSTOP:
+	case SIGTSTP:
+	case SIGTTIN:
+	case SIGTTOU:
+	case SIGURG:
+	case SIGWINCH:
+		return false;
+	default:
+		return sig > 0;
+	}
+}
+
 int proc_kill_group(const struct proc *p, int sig)
 {
+	int r = 0;
+
 	if (p->pid <= 0)
 		return -ESRCH;
 	if (kill(-p->pid, sig) < 0 && errno != ESRCH)
-		return -errno;
-	return 0;
+		r = -errno;
+	/* the init of a PID namespace ignores a signal it has no handler for,
+	 * even from outside; what the signal would have done is SIGKILL (its
+	 * pid cannot have been reused: it is not reaped) */
+	if (p->tier == CONTAIN_PIDNS && !p->exited && sig != SIGKILL && sig_terminates(sig) &&
+	    contain_init_default_action(p->pid, sig))
+		(void)kill(p->pid, SIGKILL);
+	if (sig == SIGKILL && p->cg)
+		(void)contain_cg_kill(p->cg);
+	return r;
+}
+
+void proc_contain_end(struct proc *p)
+{
+	if (!p->cg)
+		return;
+	p->oom_kills = contain_cg_oom_kills(p->cg);
+	if (contain_cg_remove(p->cg) < 0)
+		log_debug("pid %ld: its cgroups stay behind", (long)p->pid);
+	p->cg = contain_cg_free(p->cg);
 }
 
 int proc_wait(struct proc *p)
@@ -364,6 +477,7 @@ void proc_release(struct proc *p)
 {
 	if (!p)
 		return;
+	proc_contain_end(p);
 	close_fdp(&p->out_fd);
 	close_fdp(&p->err_fd);
 	free(p->path);

@@ -1,5 +1,8 @@
 /* Spawning one agent, the way posix_spawn does it (clone with CLONE_VM |
- * CLONE_VFORK, never fork, never a shell): in a new session, stdin on
+ * CLONE_VFORK, never fork, never a shell): contained (proc/contain.h: as
+ * pid 1 of PID and mount namespaces of its own with a fresh /proc, or in a
+ * cgroup of its own, whatever the host allows; with its resource limits in
+ * cgroups), in a new session, stdin on
  * /dev/null (or a given fd), stdout/stderr on pipes, every other fd closed,
  * exactly the given environment, and, in the child before execve, the shim's
  * steps (proc/shim.h): the parent-death signal, rlimits, Landlock, default
@@ -21,6 +24,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "proc/contain.h"
 #include "proc/shim.h"
 #include "util/diag.h"
 #include "util/strvec.h"
@@ -69,6 +73,13 @@ struct proc_spec {
 	 * are not used: proc_spawn() knows its own pid and reports failures
 	 * itself) */
 	struct shim_opts shim;
+	/* Containment: the strongest tier allowed (CONTAIN_AUTO: what the host
+	 * allows, contain_host()), the limits of the child and all it starts
+	 * (in cgroups; a host that cannot enforce one fails the spawn with
+	 * SHIM_STAGE_CONTAIN), and a name for its cgroups (optional, borrowed). */
+	enum contain_tier contain;
+	struct contain_limits limits;
+	const char *cgroup_name;
 };
 
 #define PROC_SPEC_INIT                                                                             \
@@ -102,6 +113,11 @@ struct proc {
 				   * the start) when the deadline fired */
 	char *path;		  /* the agent's argv[0] (owned) */
 	char *start_error;	  /* why it could not start, when known (owned), else NULL */
+	enum contain_tier tier;	  /* how it is contained (CONTAIN_PIDNS: pid is the outer
+				   * pid of its namespace's init) */
+	struct contain_cg *cg;	  /* its cgroups, NULL none (owned until proc_contain_end) */
+	uint64_t oom_kills;	  /* processes of it the kernel's OOM killer killed over its
+				   * memory limit (proc_contain_end) */
 };
 
 #define PROC_INIT                                                                                  \
@@ -123,12 +139,22 @@ int proc_spawn(const struct proc_spec *spec, struct proc *ret, struct diag *rete
 void proc_set_start_failure(struct proc *p, enum shim_stage stage, int err, const char *msg);
 /* Record a waitpid() status. */
 void proc_set_wait_status(struct proc *p, int wstatus);
-/* kill(-pid, sig): the whole process group. ESRCH (group gone) counts as 0. */
+/* kill(-pid, sig): the whole process group. ESRCH (group gone) counts as 0.
+ * Contained: SIGKILL also kills its cgroups; another signal that ends a
+ * process by default is followed by SIGKILL to the agent when it is the init
+ * of its PID namespace and neither catches nor ignores sig (an init gets
+ * only the signals it handles: SIGKILL is what sig would have done to it;
+ * its namespace dies with it). */
 int proc_kill_group(const struct proc *p, int sig);
+/* The task is over: records oom_kills, kills what is left in its cgroups and
+ * removes them. Idempotent; proc_release() calls it. */
+void proc_contain_end(struct proc *p);
 /* Block until the process exits, then record its status (for use without a
  * supervisor). Returns 0 or a negative errno. */
 int proc_wait(struct proc *p);
-/* Closes the fds and frees path; never waits. */
+/* Closes the fds and frees path; proc_contain_end() if not done (which may
+ * wait briefly for killed processes to leave their cgroup); never waits for
+ * the process itself. */
 void proc_release(struct proc *p);
 
 /* One line saying how the agent ended:

@@ -180,6 +180,9 @@ struct supervisor {
 	int keeper_fd;	  /* our end of its socket, -1 if none */
 };
 
+/* The keeper's record that says "the supervisor is done": exit, kill nothing. */
+#define KEEPER_BYE 0
+
 /* The argument of a LINE event. */
 struct line_arg {
 	struct sv_stream *s;
@@ -222,9 +225,12 @@ static int epoll_add(struct supervisor *sv, int fd, uint64_t data)
  * The shim's pdeathsig takes the agent when this process is SIGKILLed, but
  * not what the agent started (its process group). The keeper is a forked copy
  * of this process that only reads "+pgid"/"-pgid" records from a socket; when
- * the socket reaches EOF (the supervisor died, or returned), it SIGKILLs every
- * group still registered and exits. Only async-signal-safe calls run in it
- * after fork(), so this is safe even in a threaded caller.
+ * the socket reaches EOF without the KEEPER_BYE record (the supervisor died),
+ * it SIGKILLs every group still registered, then kills and removes this
+ * process's cgroups (contain.h: the scope of every child it started with a
+ * cgroup, which catches what left the groups), and exits. Only
+ * async-signal-safe calls run in it after fork(), so this is safe even in a
+ * threaded caller.
  *
  * As a copy of this process it holds what this process holds (the
  * environment with its keys, the audit key): it is not dumpable, so that the
@@ -232,7 +238,8 @@ static int epoll_add(struct supervisor *sv, int fd, uint64_t data)
  * mem. bernstein's main() has already made the process so (and zeroed the
  * environment block, docs/supervision.md); this holds for any caller. */
 
-static void keeper_main(int fd, pid_t *groups, size_t max)
+static void keeper_main(int fd, pid_t *groups, size_t max, char (*scopes)[PATH_MAX],
+			unsigned nscopes)
 {
 	size_t n = 0, i;
 	int32_t rec;
@@ -249,6 +256,8 @@ static void keeper_main(int fd, pid_t *groups, size_t max)
 			continue;
 		if (r != (ssize_t)sizeof(rec))
 			break;
+		if (rec == KEEPER_BYE)
+			_exit(0);
 		if (rec > 0 && n < max) {
 			groups[n++] = rec;
 		} else if (rec < 0) {
@@ -261,6 +270,9 @@ static void keeper_main(int fd, pid_t *groups, size_t max)
 	}
 	for (i = 0; i < n; i++)
 		(void)kill(-groups[i], SIGKILL);
+	for (i = 0; i < nscopes; i++)
+		if (access(scopes[i], F_OK) == 0)
+			(void)contain_kill_tree(scopes[i]);
 	_exit(0);
 }
 
@@ -268,6 +280,8 @@ static void keeper_start(struct supervisor *sv)
 {
 	size_t max = (size_t)sv->nslots * 2 + 16;
 	pid_t *groups = xcalloc(max, sizeof(*groups));
+	char(*scopes)[PATH_MAX] = xcalloc(CONTAIN_HIER_MAX, PATH_MAX);
+	unsigned nscopes = contain_scope_dirs(contain_host(), scopes);
 	int sp[2];
 	pid_t pid;
 
@@ -276,15 +290,17 @@ static void keeper_start(struct supervisor *sv)
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) {
 		log_debug("no group keeper: socketpair: %s", strerror(errno));
 		free(groups);
+		free(scopes);
 		return;
 	}
 	pid = fork();
 	if (pid == 0) {
 		(void)close(sp[0]);
-		keeper_main(sp[1], groups, max);
+		keeper_main(sp[1], groups, max, scopes, nscopes);
 	}
 	(void)close(sp[1]);
 	free(groups);
+	free(scopes);
 	if (pid < 0) {
 		log_debug("no group keeper: fork: %s", strerror(errno));
 		(void)close(sp[0]);
@@ -307,6 +323,7 @@ static void keeper_send(struct supervisor *sv, int32_t rec)
 
 static void keeper_stop(struct supervisor *sv)
 {
+	keeper_send(sv, KEEPER_BYE);
 	close_fdp(&sv->keeper_fd);
 	if (sv->keeper > 0)
 		while (waitpid(sv->keeper, NULL, 0) < 0 && errno == EINTR)
@@ -650,9 +667,11 @@ static void close_conns(struct supervisor *sv, struct sv_child *c)
 
 static void act_finish(struct supervisor *sv, struct sv_child *c)
 {
-	/* Whatever is left of the task's process group goes now. */
+	/* Whatever is left of the task's process group (and its cgroups) goes
+	 * now; the OOM count is read before its cgroups go. */
 	if (c->proc.pid > 0) {
 		(void)proc_kill_group(&c->proc, SIGKILL);
+		proc_contain_end(&c->proc);
 		keeper_send(sv, -(int32_t)c->proc.pid);
 	}
 	close_stream(sv, c, &c->out);

@@ -20,6 +20,14 @@
  *                        both append a line to FILE every 10 ms until
  *                        killed (their argv still names FILE: a marker);
  *                        the caller goes on once FILE exists
+ *   trap-term            on SIGTERM print "term" (stderr) and exit 0
+ *   alloc MB             allocate MB MiB and touch every page; prints "alloc MB ok"
+ *   fork-bomb N          fork up to N children that wait forever (the parent
+ *                        goes on); prints "fork-bomb K of N" (K forked before
+ *                        fork failed, with its errno name after it)
+ *   spin MS              burn CPU for MS ms of wall time; prints "spin wall_ms=W
+ *                        cpu_ms=C" (C: the CPU time it got meanwhile)
+ *   dump-procs           "procs PID:COMM ..." for every process in /proc
  *   dump-env             each environment entry, one a line
  *   dump-argv            each argv entry, one a line
  *   dump-fds             "fds 0 1 2" (the open fds, from /proc/self/fd)
@@ -364,8 +372,9 @@ static void daemon_beat(const char *file)
 		int i;
 
 		(void)waitpid(pid, NULL, 0); /* the middle one exits at once */
-		/* go on once the escapees run (they wrote their first line) */
-		for (i = 0; i < 500 && access(file, F_OK) != 0; i++)
+		/* go on once the escapees run (they wrote their first line; at most
+		 * 30 s: a loaded machine) */
+		for (i = 0; i < 3000 && access(file, F_OK) != 0; i++)
 			sleep_ms(10);
 		return;
 	}
@@ -390,6 +399,103 @@ static void daemon_beat(const char *file)
 		}
 		sleep_ms(10);
 	}
+}
+
+static void on_term(int sig)
+{
+	(void)sig;
+	(void)!write(2, "term\n", 5);
+	_exit(0);
+}
+
+static void alloc_mb(long mb)
+{
+	size_t n = (size_t)mb << 20, i;
+	char *mem = malloc(n);
+	volatile char *p = mem;
+
+	if (!mem) {
+		printf("alloc %ld failed\n", mb);
+		return;
+	}
+	for (i = 0; i < n; i += 4096)
+		p[i] = (char)i;
+	printf("alloc %ld ok\n", mb);
+	free(mem);
+}
+
+static void fork_bomb(long n)
+{
+	long k;
+	int e = 0;
+
+	fflush(stdout);
+	fflush(stderr);
+	for (k = 0; k < n; k++) {
+		pid_t pid = fork();
+
+		if (pid < 0) {
+			e = errno;
+			break;
+		}
+		if (pid == 0) {
+			for (;;)
+				pause();
+		}
+	}
+	if (e)
+		printf("fork-bomb %ld of %ld %s\n", k, n,
+		       strerrorname_np(e) ? strerrorname_np(e) : "?");
+	else
+		printf("fork-bomb %ld of %ld\n", k, n);
+}
+
+static long long ts_ms(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static volatile unsigned long spin_sink; /* the work the compiler must not drop */
+
+static void spin(long ms)
+{
+	long long w0 = ts_ms(CLOCK_MONOTONIC), c0 = ts_ms(CLOCK_PROCESS_CPUTIME_ID), w;
+
+	do {
+		for (int i = 0; i < 100000; i++)
+			spin_sink += (unsigned long)i;
+		w = ts_ms(CLOCK_MONOTONIC);
+	} while (w - w0 < ms);
+	printf("spin wall_ms=%lld cpu_ms=%lld\n", w - w0, ts_ms(CLOCK_PROCESS_CPUTIME_ID) - c0);
+}
+
+static void dump_procs(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+
+	printf("procs");
+	while (d && (de = readdir(d))) {
+		char path[300], comm[64] = "?";
+		FILE *f;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
+		f = fopen(path, "re");
+		if (f) {
+			if (fgets(comm, sizeof(comm), f))
+				comm[strcspn(comm, "\n")] = '\0';
+			fclose(f);
+		}
+		printf(" %s:%s", de->d_name, comm);
+	}
+	if (d)
+		closedir(d);
+	printf("\n");
 }
 
 static void hook_post(const char *sock, const char *text)
@@ -441,6 +547,16 @@ static void run(const char *name, const char *arg, const char *arg2, int argc, c
 		sleep_ms(parse_long(arg, "sleep"));
 	} else if (strcmp(name, "ignore-term") == 0) {
 		signal(SIGTERM, SIG_IGN);
+	} else if (strcmp(name, "trap-term") == 0) {
+		signal(SIGTERM, on_term);
+	} else if (strcmp(name, "alloc") == 0) {
+		alloc_mb(parse_long(arg, "alloc"));
+	} else if (strcmp(name, "fork-bomb") == 0) {
+		fork_bomb(parse_long(arg, "fork-bomb"));
+	} else if (strcmp(name, "spin") == 0) {
+		spin(parse_long(arg, "spin"));
+	} else if (strcmp(name, "dump-procs") == 0) {
+		dump_procs();
 	} else if (strcmp(name, "daemon") == 0) {
 		daemon_beat(arg);
 	} else if (strcmp(name, "spawn-grandchild") == 0) {
@@ -495,9 +611,9 @@ static void run(const char *name, const char *arg, const char *arg2, int argc, c
 /* How many arguments a directive takes. */
 static int nargs(const char *name)
 {
-	static const char *const none[] = {"ignore-term", "dump-env",	   "dump-argv",
-					   "dump-fds",	  "dump-ids",	   "dump-signals",
-					   "read-stdin",  "dump-pdeathsig"};
+	static const char *const none[] = {
+		"ignore-term",	"dump-env",   "dump-argv", "dump-fds",	 "dump-ids",
+		"dump-signals", "read-stdin", "trap-term", "dump-procs", "dump-pdeathsig"};
 	size_t i;
 
 	if (strcmp(name, "write-file") == 0 || strcmp(name, "hook-post") == 0)

@@ -36,6 +36,12 @@
 #   shell_agent DIR                the catalogue of repository DIR gains the
 #                                  agent `shell`: `sh -c PROMPT`, the prompt
 #                                  a shell script (8 workers, no resume)
+#   procs_with_arg ARG             print how many live processes have an argv
+#                                  element equal to ARG (a marker the test chose:
+#                                  never a broad name; their pids may be those
+#                                  of a PID namespace)
+#   wait_no_procs ARG [SECONDS]    poll (default 10 s) until none has; status 0
+#                                  when none is left
 #   test_done                      print the plan 1..N; exit 1 if any failed
 
 : "${BERNSTEIN:?BERNSTEIN must name the bernstein binary}"
@@ -264,6 +270,36 @@ adapters:
     dangerous_mode: always-on
     event_channel: none
 EOF
+}
+
+procs_with_arg()
+{
+	M=$1 python3 -c '
+import os
+m, me, n = os.environ["M"].encode(), str(os.getpid()), 0
+for p in os.listdir("/proc"):
+    if not p.isdigit() or p == me:
+        continue
+    try:
+        with open("/proc/%s/cmdline" % p, "rb") as f:
+            args = f.read().split(b"\0")
+        with open("/proc/%s/stat" % p, "rb") as f:
+            state = f.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        continue
+    if m in args and state not in (b"Z", b"X"):
+        n += 1
+print(n)'
+}
+
+wait_no_procs()
+{
+	_end=$(($(date +%s) + ${2:-10}))
+	while [ "$(procs_with_arg "$1")" -ne 0 ]; do
+		[ "$(date +%s)" -ge "$_end" ] && return 1
+		sleep 0.1
+	done
+	return 0
 }
 
 test_done()

@@ -188,6 +188,9 @@ jcheck "every step fails as exit_nonzero 64 (the agent refuses the flag)" "$T/ed
 
 # every failure kind in one transcript: each step attempted, in order
 sed "s#@BIN@#$BIN#g" "$DATA/kinds.yaml" >"$T/work/kinds.yaml"
+# (its "signaled" step kills itself with SIGKILL, which the init of a PID
+# namespace cannot: the process-group tier, docs/supervision.md)
+CANARY_ENV="$CANARY_ENV BERNSTEIN_CONTAIN=pgroup"
 run_onboard replay kinds.yaml --json --timeout 1
 check "a transcript with failing steps exits 1" test "$RC" -eq 1
 cp "$T/stdout" "$T/kinds.json"
@@ -196,6 +199,7 @@ jcheck "statuses: exit_nonzero, timed_out, signaled, passed, argv_mismatch, pass
 jcheck "exit codes: 3, 124, 137, 0, 0, 0" "$T/kinds.json" \
 	"[s['exit_code'] for s in d['steps']] == [3, 124, 137, 0, 0, 0]"
 run_onboard replay kinds.yaml --timeout 1
+CANARY_ENV=${CANARY_ENV% BERNSTEIN_CONTAIN=pgroup}
 expect_stdout_contains "step 2: FAILED timed_out: timed out after 1000 ms"
 expect_stdout_contains "replay 'kinds': failed (2 of 6 steps passed)"
 

@@ -8,11 +8,13 @@
 # built-in runner's run_command, each run `peek`: it reads /proc/PID/environ
 # of its ancestors up to bernstein (its parent, the mock agent or the runner,
 # bernstein) and of their other children (the group keeper among them), and
-# its own. No canary may appear, nor the agents' secret in a bernstein
-# process or in what a gate, the mock agent or the runner start. All of it
-# as root and as an unprivileged uid (65534): as root, bernstein's environ is
-# readable but zeroed; as another uid it is not readable at all (not
-# dumpable). It fails on a bernstein that keeps its environment block.
+# its own (with BERNSTEIN_CONTAIN=pgroup: contained in PID namespaces, as by
+# default, they would not see bernstein at all, t0150). No canary may appear,
+# nor the agents' secret in a bernstein process or in what a gate, the mock
+# agent or the runner start. All of it as root and as an unprivileged uid
+# (65534): as root, bernstein's environ is readable but zeroed; as another
+# uid it is not readable at all (not dumpable). It fails on a bernstein that
+# keeps its environment block.
 . "$SRCDIR/tests/integration/lib.sh"
 
 test_begin "t0141 trust: bernstein's environment is not readable by what it starts"
@@ -23,7 +25,9 @@ CANARY="canary-$$-$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n')"
 # but not what the mock agent or the runner start, nor a gate
 AGENT_CANARY="agent-secret-$$-$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n')"
 REAL_GIT=$(command -v git)
-PASS=BERNSTEIN_TEST_PASS_ENV=ASAN_OPTIONS,UBSAN_OPTIONS,LSAN_OPTIONS
+# BERNSTEIN_CONTAIN reaches the mock agent and the runner (bernstein
+# executables run as agents) through the test-only pass-through
+PASS=BERNSTEIN_TEST_PASS_ENV=ASAN_OPTIONS,UBSAN_OPTIONS,LSAN_OPTIONS,BERNSTEIN_CONTAIN
 # the unprivileged user must be able to reach its scratch directory
 chmod 0711 "$T"
 
@@ -190,6 +194,10 @@ scenario()
 	ENV="PATH=$S/bin:/usr/bin:/bin HOME=$S/home BERNSTEIN_AUDIT_KEY_PATH=$S/audit.key"
 	ENV="$ENV ANTHROPIC_API_KEY=$CANARY-anthropic SECRET_TOKEN=$CANARY-secret"
 	ENV="$ENV OPENAI_API_KEY=$CANARY-openai BERNSTEIN_AUTH_TOKEN=$AGENT_CANARY"
+	# bernstein must be in peek's view: the weakest containment tier (by
+	# default its children run in PID namespaces of their own and do not see
+	# bernstein at all: t0150)
+	ENV="$ENV BERNSTEIN_CONTAIN=pgroup"
 
 	# shellcheck disable=SC2086 # ENV: words without blanks
 	expect_exit 0 $ENV "$PASS" "$@" "$BERNSTEIN" -C "$S/work" run plan.yaml

@@ -83,6 +83,29 @@ static void test_start_failures(void **state)
 	assert_int_equal(classify(&in, "code 127"), OUTCOME_FAILED);
 }
 
+/* The OOM killer killed a process over the memory limit (limits:): oom,
+ * unless the agent's own result says it finished. */
+static void test_oom(void **state)
+{
+	struct outcome_inputs in = stream_run();
+
+	(void)state;
+	in.oom_kills = 2;
+	in.exit_code = 137;
+	in.term_signal = 9;
+	assert_int_equal(classify(&in, "over its memory limit"), OUTCOME_OOM);
+	in = text_run();
+	in.oom_kills = 1; /* a child of it: the agent itself exited 1 */
+	in.exit_code = 1;
+	assert_int_equal(classify(&in, "killed 1 of its processes"), OUTCOME_OOM);
+	in = stream_run();
+	in.oom_kills = 1;
+	with_result(&in, false, 0);
+	assert_int_equal(classify(&in, NULL), OUTCOME_COMPLETED);
+	with_result(&in, true, 0);
+	assert_int_equal(classify(&in, "over its memory limit"), OUTCOME_OOM);
+}
+
 static void test_terminal_result(void **state)
 {
 	struct outcome_inputs in;
@@ -327,6 +350,7 @@ static void test_names(void **state)
 		assert_int_equal(outcome_from_string(outcome_to_string((enum outcome)o)), o);
 	assert_string_equal(outcome_to_string(OUTCOME_PERMISSION_BLOCKED), "permission_blocked");
 	assert_string_equal(outcome_to_string(OUTCOME_NO_CHANGES), "no_changes");
+	assert_string_equal(outcome_to_string(OUTCOME_OOM), "oom");
 	assert_null(outcome_to_string(_OUTCOME_MAX));
 	assert_int_equal(outcome_from_string("Completed"), _OUTCOME_INVALID);
 	assert_int_equal(outcome_from_string(NULL), _OUTCOME_INVALID);
@@ -344,10 +368,10 @@ static void test_names(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_start_failures), cmocka_unit_test(test_terminal_result),
-		cmocka_unit_test(test_no_terminal),    cmocka_unit_test(test_success_checks),
-		cmocka_unit_test(test_tally_and_exit), cmocka_unit_test(test_poll_pty_liveness),
-		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_start_failures),	  cmocka_unit_test(test_oom),
+		cmocka_unit_test(test_terminal_result),	  cmocka_unit_test(test_no_terminal),
+		cmocka_unit_test(test_success_checks),	  cmocka_unit_test(test_tally_and_exit),
+		cmocka_unit_test(test_poll_pty_liveness), cmocka_unit_test(test_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -145,6 +145,12 @@ struct run {
 	uint64_t hold_until;
 	size_t hold_index;
 	unsigned wakes; /* wake_in_ms calls that said "later" */
+	/* the tier every task gets; the tests that look at the pids an agent
+	 * prints, or at the exact signal that ended it, use the process-group
+	 * tier (in a PID namespace the agent's pids are not the host's, and its
+	 * init ignores a SIGTERM it does not handle): test-contain.c tests the
+	 * other tiers */
+	enum contain_tier contain;
 };
 
 static void task_init(struct task *t, int id)
@@ -201,6 +207,7 @@ static int next_task(void *ctx, struct proc_spec *spec, void **ret_task)
 	spec->max_line = t->max_line;
 	spec->max_log_bytes = t->max_log_bytes;
 	spec->log_path = t->log_path;
+	spec->contain = r->contain;
 	*ret_task = t;
 	return 1;
 }
@@ -524,6 +531,7 @@ static void test_timeout_escalates(void **state)
 
 	(void)state;
 	new_run(&r, 1);
+	r.contain = CONTAIN_PGROUP;
 	t = &r.tasks[0];
 	/* The deadline must fall after the agent has installed its SIGTERM
 	 * handler: a sanitizer build on a loaded machine can take well over 300
@@ -550,6 +558,7 @@ static void test_timeout_escalates(void **state)
 
 	/* An agent that honours SIGTERM ends within the grace. */
 	new_run(&r, 1);
+	r.contain = CONTAIN_PGROUP;
 	t = &r.tasks[0];
 	t->timeout_ms = 200;
 	t->grace_ms = 20000;
@@ -574,6 +583,7 @@ static void test_leftovers_terminated(void **state)
 
 	(void)state;
 	new_run(&r, 1);
+	r.contain = CONTAIN_PGROUP;
 	t = &r.tasks[0];
 	t->grace_ms = 10000;
 	task_args(t, "spawn-grandchild", "60000", "exit", "0", END);
@@ -599,6 +609,7 @@ static void test_exit_mapping(void **state)
 	chmod(noexec, 0644);
 
 	new_run(&r, 6);
+	r.contain = CONTAIN_PGROUP;
 	task_args(&r.tasks[0], "exit", "3", END);
 	task_args(&r.tasks[1], "kill-self", "SEGV", END);
 	task_args(&r.tasks[2], "kill-self", "TERM", END);
@@ -701,6 +712,7 @@ static void test_cancel_by_signal(void **state)
 	 * first (the signal is read by the loop), then every group gets TERM,
 	 * the 2 other tasks never start, and the result is -ECANCELED. */
 	new_run(&r, 5);
+	r.contain = CONTAIN_PGROUP;
 	for (i = 0; i < 5; i++)
 		task_args(&r.tasks[i], "sleep", "60000", END);
 	r.signal_on_start = SIGTERM;
@@ -720,6 +732,7 @@ static void test_cancel_by_signal(void **state)
 
 	/* A second signal kills at once, even with a long grace. */
 	new_run(&r, 1);
+	r.contain = CONTAIN_PGROUP;
 	r.tasks[0].grace_ms = 60000;
 	task_args(&r.tasks[0], "ignore-term", "emit", "ready", "sleep", "60000", END);
 	r.signal_on_line = SIGINT;
@@ -782,6 +795,7 @@ static void test_next_task_error(void **state)
 
 	(void)state;
 	new_run(&r, 3);
+	r.contain = CONTAIN_PGROUP;
 	task_args(&r.tasks[0], "sleep", "60000", END);
 	r.fail_after = 1;
 	assert_int_equal(run_tasks(&r, 2, 0), -EIO);
@@ -817,6 +831,7 @@ static void test_orphans_reaped(void **state)
 	log_set_sink(capture_log, &lc);
 	log_set_level(LOG_DEBUG);
 	new_run(&r, 1);
+	r.contain = CONTAIN_PGROUP;
 	task_args(&r.tasks[0], "spawn-grandchild", "0", "sleep", "300", END);
 	assert_int_equal(run_tasks(&r, 1, 0), 0);
 	log_set_sink(NULL, NULL);
@@ -888,6 +903,7 @@ static void test_pdeathsig(void **state)
 		line_pipe = fds[1];
 		o.on_line = on_line_forward;
 		new_run(&r, 1);
+		r.contain = CONTAIN_PGROUP;
 		task_args(&r.tasks[0], "dump-ids", "spawn-grandchild", "60000", "sleep", "60000",
 			  END);
 		(void)supervise_run(&o, &r, NULL, NULL);
