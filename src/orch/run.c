@@ -562,6 +562,8 @@ static char *session_path(const struct loop *l, const struct otask *t, const cha
  * stays a clone), else its own sandbox:, else bernstein.yaml's; auto is
  * the strongest tier this host provides that the routed adapter's profile
  * declares (none before routing, or when none fits). */
+static void task_limits(const struct loop *l, const struct otask *t, struct contain_limits *ret);
+
 static enum sandbox_kind task_tier(struct loop *l, const struct otask *t)
 {
 	const char *s = jget_str(t->spec, "sandbox_tier");
@@ -582,7 +584,18 @@ static enum sandbox_kind task_tier(struct loop *l, const struct otask *t)
 			l->host_tiers = confine_host_tiers(envpolicy_get(l->e->host_env, "PATH"));
 			l->host_tiers_known = true;
 		}
-		return confine_strongest(l->host_tiers, entry->profile->runtime.sandbox.tiers);
+		{
+			/* a container's runtime puts it in a cgroup of its own,
+			 * where the task's limits do not reach (yet): a task
+			 * with limits is never given one by auto */
+			struct contain_limits lim;
+			unsigned host = l->host_tiers;
+
+			task_limits(l, t, &lim);
+			if (contain_limits_any(&lim))
+				host &= ~(1u << SANDBOX_KIND_CONTAINER);
+			return confine_strongest(host, entry->profile->runtime.sandbox.tiers);
+		}
 	}
 	case SANDBOX_LANDLOCK:
 		return SANDBOX_KIND_LANDLOCK;
@@ -714,6 +727,13 @@ static int confine_spec(struct loop *l, struct otask *t, const char *home, const
 		 * where the agent cannot write */
 		char hex[20], *dir;
 		struct sbuf sb = SBUF_INIT(SIZE_MAX);
+
+		if (contain_limits_any(&spec->limits)) {
+			diag_set(
+				reterr, NULL, 0, 0,
+				"sandbox: container: the task's limits (memory, pids, cpu) cannot be enforced in a container yet (its runtime gives it a cgroup of its own); use sandbox: bwrap or landlock, or drop the limits");
+			return -EOPNOTSUPP;
+		}
 
 		if (!confine_oci_runtime(path_env, prog, sizeof(prog), reterr))
 			return -ENOENT;

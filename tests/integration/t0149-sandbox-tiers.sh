@@ -157,4 +157,41 @@ if [ "$AUTO_WANT" = bwrap ]; then
 fi
 check "auto: the others ran and were merged" test -f "$W/auto-free.txt" -a -f "$W/auto-none.txt"
 
+# ---- limits and the container tier: its runtime gives the container a
+# cgroup of its own, where the task's limits would not reach. auto never
+# picks it for a task with limits; asked for, it is refused, with the reason
+# (never run without the limits) ----
+if [ "$(id -u)" -eq 0 ] && [ "$AUTO_WANT" = bwrap ] &&
+	{ command -v crun >/dev/null 2>&1 || command -v runc >/dev/null 2>&1; } &&
+	run "$BERNSTEIN" doctor --json &&
+	python3 -c 'import json, sys; sys.exit(not json.load(open(sys.argv[1]))["limits"]["pids"]["enforced"])' "$T/stdout"; then
+	sed 's/^name: boxed$/name: boxc/; s/tiers: \[landlock, bwrap\]/tiers: [landlock, bwrap, container]/' \
+		"$W/.bernstein/catalog/profiles/boxed.yaml" >"$W/.bernstein/catalog/profiles/boxc.yaml"
+	sed 's/^  shell:$/  boxc:\n    resume: unsupported\n    dangerous_mode: always-on\n    event_channel: none\n  shell:/' \
+		"$W/.bernstein/catalog/strategy-matrix.yaml" >"$T/matrix" && cp "$T/matrix" "$W/.bernstein/catalog/strategy-matrix.yaml"
+	cat >"$W/plan4.yaml" <<EOF
+name: limited
+tasks:
+  - {title: free, adapter: boxc, prompt: "echo free > c-free.txt"}
+  - {title: limited, adapter: boxc, limits: {pids: 64}, prompt: "echo limited > c-limited.txt"}
+  - {title: asked, adapter: boxc, sandbox: container, limits: {pids: 64}, prompt: "echo asked > c-asked.txt"}
+EOF
+	git_q add -A && git_q commit -q -m plan4
+	run "$BERNSTEIN" run plan4.yaml
+	check "limits: the run does not succeed (one task refused)" test "$RC" -ne 0
+	run "$BERNSTEIN" status --json
+	check "limits: auto gives container to the task without limits, bwrap to the one with" python3 -c "
+import json
+t = {x['id'].split('-')[0]: x for x in json.load(open('$T/stdout'))['tasks']}
+assert t['free']['sandbox'] == 'container' and t['free']['state'] == 'done', t['free']
+assert t['limited']['sandbox'] == 'bwrap' and t['limited']['state'] == 'done', t['limited']
+assert t['asked']['state'] == 'failed', t['asked']
+"
+	expect_stdout_contains "cannot be enforced in a container yet" \
+		"limits: sandbox: container with limits is refused, with the reason"
+	check "limits: and never ran" test ! -e "$W/c-asked.txt"
+else
+	skip "limits and the container tier" "needs root, bwrap, crun or runc, and cgroup pids limits"
+fi
+
 test_done
