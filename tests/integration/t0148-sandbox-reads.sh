@@ -31,25 +31,7 @@ setup() {
 	git -C "$W" init -q -b main . >/dev/null 2>&1
 	printf '.bernstein/\nreport-*.txt\n' >"$W/.gitignore"
 	printf 'MAIN-CHECKOUT\n' >"$W/shared.txt"
-	cat >"$W/.bernstein/catalog/profiles/shell.yaml" <<'EOF'
-name: shell
-display_name: "Shell script agent"
-shape: factory
-invocation:
-  binary: sh
-  extra_args: [-c]
-  prompt_positional: true
-capabilities:
-  tool_use: true
-  max_parallel_workers: 8
-EOF
-	cat >"$W/.bernstein/catalog/strategy-matrix.yaml" <<'EOF'
-adapters:
-  shell:
-    resume: unsupported
-    dangerous_mode: always-on
-    event_channel: none
-EOF
+	shell_agent "$W"
 	printf 'adapter: shell\nretry_backoff: 0\nmax_retries: 0\nsandbox: %s\n' "$TIER" \
 		>"$W/bernstein.yaml"
 	# the victim: a task that failed and left its tree (and its secret) behind

@@ -29,25 +29,7 @@ git_q() { git -C "$W" -c user.name=t -c user.email=t@example.com "$@" >/dev/null
 git -C "$W" init -q -b main . >/dev/null 2>&1
 printf '.bernstein/\n' >"$W/.gitignore"
 mkdir -p "$W/.bernstein/catalog/profiles"
-cat >"$W/.bernstein/catalog/profiles/shell.yaml" <<'EOF'
-name: shell
-display_name: "Shell script agent"
-shape: factory
-invocation:
-  binary: sh
-  extra_args: [-c]
-  prompt_positional: true
-capabilities:
-  tool_use: true
-  max_parallel_workers: 8
-EOF
-cat >"$W/.bernstein/catalog/strategy-matrix.yaml" <<'EOF'
-adapters:
-  shell:
-    resume: unsupported
-    dangerous_mode: always-on
-    event_channel: none
-EOF
+shell_agent "$W"
 printf 'main\n' >"$W/shared.txt"
 git_q add -A && git_q commit -q -m base
 

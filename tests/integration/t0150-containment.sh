@@ -94,29 +94,9 @@ invocation:
   binary: $FAKE_AGENT
   prompt_flag: -f
 EOF
-	cat >"$W/.bernstein/catalog/profiles/shell.yaml" <<'EOF'
-name: shell
-display_name: "Shell script agent"
-shape: factory
-invocation:
-  binary: sh
-  extra_args: [-c]
-  prompt_positional: true
-capabilities:
-  tool_use: true
-  max_parallel_workers: 8
-EOF
-	cat >"$W/.bernstein/catalog/strategy-matrix.yaml" <<'EOF'
-adapters:
-  stub:
-    resume: unsupported
-    dangerous_mode: unsupported
-    event_channel: text-signals
-  shell:
-    resume: unsupported
-    dangerous_mode: always-on
-    event_channel: none
-EOF
+	shell_agent "$W"
+	printf '  stub:\n    resume: unsupported\n    dangerous_mode: unsupported\n    event_channel: text-signals\n' \
+		>>"$W/.bernstein/catalog/strategy-matrix.yaml"
 	printf 'adapter: shell\nparallel: 2\nretry_backoff: 0\n' >"$W/bernstein.yaml"
 	git -C "$W" add -A >/dev/null 2>&1
 	git -C "$W" -c user.name=t -c user.email=t@example.com commit -q -m base >/dev/null 2>&1
