@@ -1027,37 +1027,58 @@ static int kill_listed(const char *dir)
 	return listed;
 }
 
-/* Call fn on dir's sub-directories, depth first, then on dir. */
-static int walk_tree(const char *dir, int depth, int (*fn)(const char *dir))
+/* Call fn(dir, name, arg) on each sub-directory of dir not starting with
+ * '.'; the sum of what fn returned. getdents64 into a buffer on the stack:
+ * no allocation, so the keeper may walk too. */
+static int each_subdir(const char *dir, int (*fn)(const char *dir, const char *name, void *arg),
+		       void *arg)
 {
 	char buf[2048];
 	int fd, total = 0;
 
-	if (depth < TREE_DEPTH) {
-		fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		while (fd >= 0) {
-			long n = syscall(SYS_getdents64, fd, buf, sizeof(buf)), off;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	while (fd >= 0) {
+		long n = syscall(SYS_getdents64, fd, buf, sizeof(buf)), off;
 
-			if (n <= 0)
-				break;
-			for (off = 0; off < n;) {
-				unsigned short reclen;
-				unsigned char type = (unsigned char)buf[off + 18];
-				const char *name = buf + off + 19;
-				char sub[PATH_MAX];
+		if (n <= 0)
+			break;
+		for (off = 0; off < n;) {
+			unsigned short reclen;
+			unsigned char type = (unsigned char)buf[off + 18];
+			const char *name = buf + off + 19;
 
-				memcpy(&reclen, buf + off + 16, sizeof(reclen));
-				off += reclen;
-				if (type != DT_DIR || name[0] == '.')
-					continue;
-				if (cat_path(sub, sizeof(sub), dir, name))
-					total += walk_tree(sub, depth + 1, fn);
-			}
+			memcpy(&reclen, buf + off + 16, sizeof(reclen));
+			off += reclen;
+			if (type == DT_DIR && name[0] != '.')
+				total += fn(dir, name, arg);
 		}
-		if (fd >= 0)
-			(void)close(fd);
 	}
-	return total + fn(dir);
+	if (fd >= 0)
+		(void)close(fd);
+	return total;
+}
+
+struct walk {
+	int depth;
+	int (*fn)(const char *dir);
+};
+
+static int walk_tree(const char *dir, int depth, int (*fn)(const char *dir));
+
+static int walk_sub(const char *dir, const char *name, void *arg)
+{
+	const struct walk *w = arg;
+	char sub[PATH_MAX];
+
+	return cat_path(sub, sizeof(sub), dir, name) ? walk_tree(sub, w->depth + 1, w->fn) : 0;
+}
+
+/* Call fn on dir's sub-directories, depth first, then on dir. */
+static int walk_tree(const char *dir, int depth, int (*fn)(const char *dir))
+{
+	struct walk w = {.depth = depth, .fn = fn};
+
+	return (depth < TREE_DEPTH ? each_subdir(dir, walk_sub, &w) : 0) + fn(dir);
 }
 
 static int rmdir_one(const char *dir)
@@ -1202,47 +1223,39 @@ static bool scope_alive(const char *name, unsigned long long own_ns)
 	return real_start == start;
 }
 
+struct sweep {
+	const char *own_scope;
+	unsigned long long own_ns;
+};
+
+/* A scope of a dead bernstein under a hierarchy's base: killed, removed. */
+static int sweep_scope(const char *base, const char *name, void *arg)
+{
+	const struct sweep *sw = arg;
+	char dir[PATH_MAX];
+
+	if (strcmp(name, sw->own_scope) == 0 || scope_alive(name, sw->own_ns) ||
+	    !cat_path(dir, sizeof(dir), base, name))
+		return 0;
+	log_debug("removing the cgroups of a dead bernstein: '%s'", dir);
+	return contain_kill_tree(dir) == 0 ? 1 : 0;
+}
+
 int contain_sweep_stale(const struct contain_host *h)
 {
 	struct stat st;
-	unsigned long long own_ns;
+	struct sweep sw = {.own_scope = h->scope};
 	int i, removed = 0;
 
 	if (stat("/proc/self/ns/pid", &st) < 0)
 		return -errno;
-	own_ns = (unsigned long long)st.st_ino;
+	sw.own_ns = (unsigned long long)st.st_ino;
 	for (i = 0; i < CONTAIN_HIER_MAX; i++) {
 		const struct contain_hier *hh = &h->hier[i];
-		char buf[2048];
-		int fd;
 
 		if (!hh->usable)
 			continue;
-		fd = open(hh->base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		while (fd >= 0) {
-			long n = syscall(SYS_getdents64, fd, buf, sizeof(buf)), off;
-
-			if (n <= 0)
-				break;
-			for (off = 0; off < n;) {
-				unsigned short reclen;
-				unsigned char type = (unsigned char)buf[off + 18];
-				const char *name = buf + off + 19;
-				char dir[PATH_MAX];
-
-				memcpy(&reclen, buf + off + 16, sizeof(reclen));
-				off += reclen;
-				if (type != DT_DIR || name[0] == '.' ||
-				    strcmp(name, h->scope) == 0 || scope_alive(name, own_ns))
-					continue;
-				(void)snprintf(dir, sizeof(dir), "%s/%s", hh->base, name);
-				log_debug("removing the cgroups of a dead bernstein: '%s'", dir);
-				if (contain_kill_tree(dir) == 0)
-					removed++;
-			}
-		}
-		if (fd >= 0)
-			(void)close(fd);
+		removed += each_subdir(hh->base, sweep_scope, &sw);
 		(void)rmdir(hh->base);
 	}
 	return removed;
