@@ -24,5 +24,6 @@ ninja -C "$build" bench/route-bench >/dev/null && "$build/bench/route-bench"
 ninja -C "$build" bench/redact-bench >/dev/null && "$build/bench/redact-bench"
 sh "$(dirname "$0")/../bench/audit-bench.sh" "$build"
 sh "$(dirname "$0")/../bench/run-bench.sh" "$build"
+sh "$(dirname "$0")/../bench/tier-bench.sh" "$build"
 exec "$build/bench/startup" -n "$runs" -g "$(dirname "$0")/../catalog/profiles/claude.yaml" \
 	"$build/bernstein"

@@ -1,0 +1,112 @@
+#!/bin/sh
+# The cost of each sandbox tier (issue #15): N tasks (default 16) whose agent
+# is /bin/true run through `bernstein run` in each tier this host provides
+# (none, landlock, bwrap, container), interleaved over ROUNDS rounds (default
+# 3); the fastest round of each counts (noise only adds time). Printed per
+# task and as a ratio against `sandbox: none` measured in the same run: what
+# a tier adds is its per-task clone (`git clone --shared`, then the fetch
+# back), the policy, and the sandbox's own start (bwrap, the OCI runtime).
+# A tier the host does not provide is listed as such. It prints; it does not
+# assert.
+#
+# usage: bench/tier-bench.sh [BUILD_DIR]   (TIER_BENCH_TASKS=N TIER_BENCH_ROUNDS=R)
+set -u
+
+build=${1:-build}
+n=${TIER_BENCH_TASKS:-16}
+rounds=${TIER_BENCH_ROUNDS:-3}
+bin=$(cd "$build" && pwd)/bernstein
+[ -x "$bin" ] || { echo "tier-bench: no $build/bernstein (make build first)" >&2; exit 4; }
+
+dir=$(mktemp -d "${TMPDIR:-/tmp}/bernstein-tier-bench.XXXXXX") || exit 4
+trap 'rm -rf "$dir"' EXIT
+trap 'exit 130' INT TERM
+
+# repo TIER: a repository whose no-op agent declares every tier, run in TIER
+repo()
+{
+	w=$dir/$1
+	mkdir -p "$w/.bernstein/catalog/profiles"
+	git -C "$w" init -q -b main . >/dev/null
+	printf '.bernstein/\n' >"$w/.gitignore"
+	cat >"$w/.bernstein/catalog/profiles/noop.yaml" <<'EOF'
+name: noop
+display_name: "no-op"
+shape: factory
+invocation:
+  binary: true
+  prompt_positional: true
+capabilities:
+  max_parallel_workers: 256
+runtime:
+  sandbox: {tiers: [landlock, bwrap, container]}
+EOF
+	cat >"$w/.bernstein/catalog/strategy-matrix.yaml" <<'EOF'
+adapters:
+  noop:
+    resume: unsupported
+    dangerous_mode: always-on
+    event_channel: none
+EOF
+	printf 'adapter: noop\nparallel: 4\nsandbox: %s\n' "$1" >"$w/bernstein.yaml"
+	{
+		echo "name: bench"
+		echo "tasks:"
+		i=1
+		while [ "$i" -le "$n" ]; do
+			echo "  - {title: t$i, prompt: x}"
+			i=$((i + 1))
+		done
+	} >"$w/plan.yaml"
+	git -C "$w" add -A >/dev/null
+	git -C "$w" -c user.name=b -c user.email=b@example.invalid commit -q -m base
+}
+
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# one TIER: ms of one run of the plan (state and chain removed first), or
+# nothing when the run failed (the tier is not provided here)
+one()
+{
+	w=$dir/$1
+	rm -rf "$w/.bernstein/state.db"* "$w/.bernstein/audit" "$w/.bernstein/runs" \
+		"$w/.bernstein/worktrees"
+	t0=$(now_ms)
+	BERNSTEIN_AUDIT_KEY_PATH=$dir/audit.key "$bin" -C "$w" run plan.yaml >"$dir/$1.out" 2>&1 ||
+		return 0
+	echo $(($(now_ms) - t0))
+}
+
+tiers="none landlock bwrap container"
+for t in $tiers; do
+	repo "$t"
+done
+best_none=
+r=1
+while [ "$r" -le "$rounds" ]; do
+	for t in $tiers; do
+		ms=$(one "$t")
+		eval "prev=\${best_$t:-}"
+		if [ -n "$ms" ] && { [ -z "$prev" ] || [ "$ms" -lt "$prev" ]; }; then
+			eval "best_$t=$ms"
+		fi
+	done
+	r=$((r + 1))
+done
+
+echo "sandbox tiers: $n no-op tasks through bernstein run, parallel 4, best of $rounds"
+for t in $tiers; do
+	eval "ms=\${best_$t:-}"
+	if [ -z "$ms" ]; then
+		printf '  %-10s not provided here (%s)\n' "$t" \
+			"$(grep -m1 -i 'refused\|failed\|error' "$dir/$t.out" 2>/dev/null | cut -c1-100)"
+		continue
+	fi
+	per=$(awk "BEGIN { printf \"%.1f\", $ms / $n }")
+	if [ -n "$best_none" ] && [ "$best_none" -gt 0 ]; then
+		ratio=$(awk "BEGIN { printf \"%.2f\", $ms / $best_none }")
+	else
+		ratio="-"
+	fi
+	printf '  %-10s %8d ms  %7s ms/task  %5sx none\n' "$t" "$ms" "$per" "$ratio"
+done
