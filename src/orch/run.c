@@ -608,6 +608,58 @@ static enum sandbox_kind task_tier(struct loop *l, const struct otask *t)
 	}
 }
 
+/* The tiers this host provides that t may get, before it is routed (for
+ * capability:sandbox=T: select_input.host_tiers): every one for auto (but
+ * the container for a task with limits), the one it names, or none. */
+static unsigned task_offered_tiers(struct loop *l, const struct otask *t)
+{
+	const char *s = jget_str(t->spec, "sandbox");
+	enum sandbox_mode m = s ? sandbox_mode_from_string(s) : l->e->cfg->sandbox;
+	struct contain_limits lim;
+	unsigned want;
+
+	switch (m) {
+	case SANDBOX_AUTO:
+		want = ~0u;
+		task_limits(l, t, &lim);
+		if (contain_limits_any(&lim))
+			want &= ~(1u << SANDBOX_KIND_CONTAINER);
+		break;
+	case SANDBOX_LANDLOCK:
+		want = 1u << SANDBOX_KIND_LANDLOCK;
+		break;
+	case SANDBOX_BWRAP:
+		want = 1u << SANDBOX_KIND_BWRAP;
+		break;
+	case SANDBOX_CONTAINER:
+		want = 1u << SANDBOX_KIND_CONTAINER;
+		break;
+	default:
+		return 0;
+	}
+	if (!l->host_tiers_known) {
+		l->host_tiers = confine_host_tiers(envpolicy_get(l->e->host_env, "PATH"));
+		l->host_tiers_known = true;
+	}
+	return l->host_tiers & want & ~(1u << SANDBOX_KIND_NONE);
+}
+
+/* The selection input of t: its requirements, its candidates (cand, pref:
+ * the lists routing_lists() fills, which in borrows) and the sandbox tiers
+ * it may get here when it requires one. */
+static void routing_input(struct loop *l, const struct otask *t, const struct requirements *req,
+			  struct strvec *cand, struct strvec *pref, struct select_input *in)
+{
+	bool explicit_list;
+
+	routing_lists(l, t, cand, pref, &explicit_list);
+	in->req = req;
+	if (req->set & (1u << REQ_SANDBOX))
+		in->host_tiers = task_offered_tiers(l, t);
+	in->candidates = explicit_list ? (const char *const *)cand->v : NULL;
+	in->preference = explicit_list ? NULL : (const char *const *)pref->v;
+}
+
 /* Whether t runs sandboxed (any tier): a clone of its own, confined. */
 static bool task_sandboxed(struct loop *l, const struct otask *t)
 {
@@ -945,7 +997,7 @@ static int dispatch(struct loop *l, struct otask *t, struct proc_spec *spec)
 	const char *model;
 	char ts[TS_MAX], hex[16], msg[1024], nbuf[32];
 	char *state_dir = NULL, *made = NULL;
-	bool explicit_list, resuming = false, sandboxed = task_sandboxed(l, t);
+	bool resuming = false, sandboxed = task_sandboxed(l, t);
 	struct diag d;
 	json_t *pj;
 	const json_t *atts;
@@ -978,10 +1030,7 @@ static int dispatch(struct loop *l, struct otask *t, struct proc_spec *spec)
 		refuse(l, t, TASK_REFUSED, msg);
 		goto out;
 	}
-	routing_lists(l, t, &cand, &pref, &explicit_list);
-	in.req = &req;
-	in.candidates = explicit_list ? (const char *const *)cand.v : NULL;
-	in.preference = explicit_list ? NULL : (const char *const *)pref.v;
+	routing_input(l, t, &req, &cand, &pref, &in);
 	/* the adapter's own parallelism first: decide without recording, and
 	 * leave the task pending while that adapter is at its limit */
 	if (select_adapter(&in, &sel, NULL) == 0 && sel.chosen && sel.chosen->profile) {

@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include "adapter/strategy.h"
+#include "proc/sandbox.h"
 #include "util/json.h"
 #include "util/sbuf.h"
 #include "util/xalloc.h"
@@ -244,6 +245,18 @@ static void hash_receipt(struct selection *s)
 		BUG("cannot canonicalise a refusal receipt: %s", strerror(-r));
 }
 
+/* The seed's sandbox tier p reaches in one of host's tiers it declares. */
+static enum sandbox_tier hosted_tier(const struct profile *p, unsigned host)
+{
+	unsigned m = host & p->runtime.sandbox.tiers;
+
+	if (m & (1u << SANDBOX_KIND_CONTAINER))
+		return SANDBOX_TIER_CONTAINER;
+	if (m & ((1u << SANDBOX_KIND_BWRAP) | (1u << SANDBOX_KIND_LANDLOCK)))
+		return SANDBOX_TIER_PROCESS;
+	return SANDBOX_TIER_NONE;
+}
+
 int select_adapter(const struct select_input *in, struct selection *ret, struct diag *reterr)
 {
 	static const struct requirements none = REQUIREMENTS_INIT;
@@ -281,6 +294,9 @@ int select_adapter(const struct select_input *in, struct selection *ret, struct 
 			}
 		}
 		c->unmet = requirements_unmet(req, p, sp);
+		if (p && (c->unmet & (1u << REQ_SANDBOX)) &&
+		    hosted_tier(p, in->host_tiers) >= req->sandbox)
+			c->unmet &= ~(1u << REQ_SANDBOX);
 		if (c->unmet == 0) {
 			s.chosen = c;
 			break;

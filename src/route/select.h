@@ -64,6 +64,13 @@ struct select_input {
 	 * is given but empty considers no candidate (and so refuses). */
 	const char *const *candidates;
 	const char *const *preference;
+	/* bernstein's own sandbox tiers this task can get on this host (bit
+	 * 1u << enum sandbox_kind, proc/sandbox.h; 0: none, or not looked
+	 * at): a candidate whose profile declares one of them
+	 * (runtime.sandbox.tiers) reaches the seed's tier it gives (landlock,
+	 * bwrap: process; container: container) whatever its capabilities
+	 * say, for capability:sandbox=T. */
+	unsigned host_tiers;
 };
 
 struct select_candidate {

@@ -172,6 +172,30 @@ assert t['asked']['state'] == 'failed', t['asked']
 	expect_stdout_contains "cannot be enforced in a container yet" \
 		"limits: sandbox: container with limits is refused, with the reason"
 	check "limits: and never ran" test ! -e "$W/c-asked.txt"
+
+	# routing: capability:sandbox=container is met by an agent that
+	# declares the container tier on a host that provides it (its profile
+	# claims no sandbox of its own), never by one that does not declare it
+	cat >"$W/plan5.yaml" <<EOF
+name: routed
+tasks:
+  - {title: boxc, adapter: boxc, requires: ["capability:sandbox=container"], prompt: "echo c > r-boxc.txt"}
+  - {title: boxed, adapter: boxed, requires: ["capability:sandbox=container"], prompt: "echo b > r-boxed.txt"}
+  - {title: proc, adapter: boxed, requires: ["capability:sandbox=process"], prompt: "echo p > r-proc.txt"}
+EOF
+	git_q add -A && git_q commit -q -m plan5
+	run "$BERNSTEIN" run plan5.yaml
+	check "routing: the run does not succeed (one task refused)" test "$RC" -ne 0
+	run "$BERNSTEIN" status --json
+	check "routing: sandbox=container met by the declared container tier, sandbox=process by bwrap" python3 -c "
+import json
+t = {x['id'].split('-')[0]: x for x in json.load(open('$T/stdout'))['tasks']}
+assert t['boxc']['state'] == 'done' and t['boxc']['sandbox'] == 'container', t['boxc']
+assert t['proc']['state'] == 'done' and t['proc']['sandbox'] == 'bwrap', t['proc']
+assert t['boxed']['state'] == 'refused', t['boxed']
+"
+	run "$BERNSTEIN" status
+	expect_stdout_contains "no adapter satisfies sandbox=container" "routing: the refusal names what was missing"
 else
 	skip "limits and the container tier" "needs root, bwrap, crun or runc, and cgroup pids limits"
 fi
