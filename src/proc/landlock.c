@@ -153,6 +153,22 @@ int landlock_prepare(const char *const *rw, const char *const *ro, int *ret_fd, 
 	return 0;
 }
 
+VFORK_SAFE int landlock_allow_ro_now(int ruleset_fd, int abi, const char *path)
+{
+	struct landlock_path_beneath_attr rule;
+	int fd = open(path, O_PATH | O_CLOEXEC | O_DIRECTORY), r = 0;
+
+	if (fd < 0)
+		return -errno;
+	memset(&rule, 0, sizeof(rule));
+	rule.allowed_access = FS_RO_RIGHTS & landlock_fs_rights(abi);
+	rule.parent_fd = fd;
+	if (ll_add_rule(ruleset_fd, LANDLOCK_RULE_PATH_BENEATH, &rule, 0) < 0)
+		r = -errno;
+	(void)close(fd);
+	return r;
+}
+
 VFORK_SAFE int landlock_enforce(int ruleset_fd)
 {
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)

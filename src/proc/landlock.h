@@ -41,4 +41,9 @@ int landlock_prepare(const char *const *rw, const char *const *ro, int *ret_fd, 
  * errno. */
 VFORK_SAFE int landlock_enforce(int ruleset_fd);
 
+/* Add to ruleset_fd (prepared for abi) read-only access beneath path as it
+ * is now: for a child that mounted a /proc of its own after the parent
+ * built the rules on the old one. Only system calls (vfork-safe). */
+VFORK_SAFE int landlock_allow_ro_now(int ruleset_fd, int abi, const char *path);
+
 #endif

@@ -168,8 +168,16 @@ int shim_prepare(const struct shim_opts *o, pid_t parent, struct shim_plan *ret,
 	p.rlimit_set = o->rlimit_set;
 	p.parent_pid = parent;
 	if (o->landlock_rw.nr || o->landlock_ro.nr) {
+		size_t i;
+
 		r = landlock_prepare(o->landlock_rw.v, o->landlock_ro.v, &p.ruleset_fd,
 				     &p.landlock_abi, reterr);
+		for (i = 0; i < o->landlock_ro.nr; i++)
+			if (strcmp(o->landlock_ro.v[i], "/proc") == 0)
+				p.landlock_proc = true;
+		for (i = 0; i < o->landlock_rw.nr; i++)
+			if (strcmp(o->landlock_rw.v[i], "/proc") == 0)
+				p.landlock_proc = true;
 		if (r == -EOPNOTSUPP && o->landlock_best_effort) {
 			diag_clear(reterr);
 			p.landlock_skipped = true;

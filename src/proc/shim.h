@@ -99,6 +99,8 @@ struct shim_plan {
 	int ruleset_fd;	       /* the prepared Landlock ruleset; -1 = none */
 	int landlock_abi;      /* its ABI, 0 if none */
 	bool landlock_skipped; /* rules were given, the kernel lacks Landlock (best effort) */
+	bool landlock_proc;    /* the rules let it read /proc: a /proc the child mounts
+				  itself (a PID namespace's) is added to them there */
 	pid_t parent_pid;      /* the expected parent; 0 = do not check */
 	/* a pidfd of the expected parent, checked instead of getppid() (in a
 	 * PID namespace of its own the parent is not visible: getppid() is 0);

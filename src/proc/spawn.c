@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "proc/landlock.h"
 #include "util/fsutil.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -154,6 +155,15 @@ VFORK_SAFE static int child_main(void *arg)
 		if (r < 0) {
 			c->contain_why = "cannot mount its /proc";
 			goto fail;
+		}
+		/* the rules were built on the old /proc: read of the new one */
+		if (c->plan->ruleset_fd >= 0 && c->plan->landlock_proc) {
+			r = landlock_allow_ro_now(c->plan->ruleset_fd, c->plan->landlock_abi,
+						  "/proc");
+			if (r < 0) {
+				c->contain_why = "cannot let Landlock read its /proc";
+				goto fail;
+			}
 		}
 	}
 	stage = SHIM_STAGE_SPAWN;

@@ -106,6 +106,19 @@ check "the task-level sandboxed task is merged" grep -q boxed "$W/boxed.txt"
 check "and was confined" test ! -e "$W/boxed-escape.txt"
 check "the other task ran as before" grep -q free "$W/free.txt"
 
+# ---- a confined agent reads its own /proc: its PID namespace's, mounted
+# in the child after the Landlock rules were built on the host's ----
+printf 'adapter: shell\nretry_backoff: 0\nsandbox: landlock\n' >"$W/bernstein.yaml"
+cat >"$W/proc.yaml" <<'EOF'
+name: proc
+tasks:
+  - title: procself
+    prompt: "grep -q '^Pid:' /proc/self/status && ls /proc/self/task >/dev/null && ls /proc | grep -c '^[0-9]' > proc-count.txt"
+EOF
+commit_all proc
+expect_exit 0 "$KEY" "$BERNSTEIN" run proc.yaml
+check "a Landlock-confined agent reads its own /proc" test -s "$W/proc-count.txt"
+
 # ---- resume of a sandboxed task after kill -9 (the mock: native resume) ----
 printf 'adapter: mock\nretry_backoff: 0\nsandbox: landlock\n' >"$W/bernstein.yaml"
 cat >"$W/crash.yaml" <<EOF
