@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "cli/commands.h"
+#include "cli/output.h"
 #include "proc/contain.h"
 #include "util/envscrub.h"
 #include "util/log.h"
@@ -284,28 +285,10 @@ int cmd_help(int argc, char **argv, struct cli_ctx *ctx)
 
 int cmd_version(int argc, char **argv, struct cli_ctx *ctx)
 {
-	static const struct option opts[] = {
-		{"json", no_argument, NULL, 'j'},
-		CLI_OPT_HELP,
-		{NULL, 0, NULL, 0},
-	};
-	int c;
+	int r = cli_json_only_args(argc, argv, ctx, "version");
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			return cli_help(ctx);
-		case 'j':
-			ctx->json = true;
-			break;
-		default:
-			return cli_usage_error(ctx, "unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		return cli_usage_error(ctx, "'version' takes no arguments");
+	if (r >= 0)
+		return r;
 	if (ctx->json)
 		(void)fprintf(ctx->out, "{\"name\": \"bernstein\", \"version\": \"%s\"}\n",
 			      BERNSTEIN_VERSION);

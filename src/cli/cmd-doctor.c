@@ -126,29 +126,11 @@ static void doctor_text(struct cli_ctx *ctx, const struct contain_host *h)
 
 int cmd_doctor(int argc, char **argv, struct cli_ctx *ctx)
 {
-	static const struct option opts[] = {
-		{"json", no_argument, NULL, 'j'},
-		CLI_OPT_HELP,
-		{NULL, 0, NULL, 0},
-	};
 	const struct contain_host *h;
-	int c;
+	int r = cli_json_only_args(argc, argv, ctx, "doctor");
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			return cli_help(ctx);
-		case 'j':
-			ctx->json = true;
-			break;
-		default:
-			return cli_unknown_option(ctx, argv);
-		}
-	}
-	if (optind < argc)
-		return cli_usage_error(ctx, "'doctor' takes no arguments");
+	if (r >= 0)
+		return r;
 	h = contain_host();
 	if (ctx->json)
 		return doctor_json(ctx, h);

@@ -16,6 +16,33 @@ int cli_unknown_option(struct cli_ctx *ctx, char **argv)
 	return cli_usage_error(ctx, "unknown option '%s'", argv[optind - 1]);
 }
 
+int cli_json_only_args(int argc, char **argv, struct cli_ctx *ctx, const char *name)
+{
+	static const struct option opts[] = {
+		{"json", no_argument, NULL, 'j'},
+		CLI_OPT_HELP,
+		{NULL, 0, NULL, 0},
+	};
+	int c;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			return cli_help(ctx);
+		case 'j':
+			ctx->json = true;
+			break;
+		default:
+			return cli_unknown_option(ctx, argv);
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error(ctx, "'%s' takes no arguments", name);
+	return -1;
+}
+
 int cli_missing_value(struct cli_ctx *ctx, char **argv)
 {
 	return cli_usage_error(ctx, "option '%s' requires a value", argv[optind - 1]);
