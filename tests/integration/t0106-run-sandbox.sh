@@ -118,6 +118,14 @@ EOF
 commit_all proc
 expect_exit 0 "$KEY" "$BERNSTEIN" run proc.yaml
 check "a Landlock-confined agent reads its own /proc" test -s "$W/proc-count.txt"
+run "$BERNSTEIN" doctor --json
+if python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["tier"] != "pidns")' "$T/stdout"; then
+	# the read rule is for its namespace's /proc: bernstein and the host's
+	# processes are not in it (the agent's shell and ls, a few)
+	check "and sees only its own processes there" sh -c "[ \$(cat '$W/proc-count.txt') -lt 10 ]"
+else
+	skip "only its own processes in /proc" "no PID namespace here (bernstein doctor)"
+fi
 
 # ---- resume of a sandboxed task after kill -9 (the mock: native resume) ----
 printf 'adapter: mock\nretry_backoff: 0\nsandbox: landlock\n' >"$W/bernstein.yaml"
