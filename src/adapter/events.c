@@ -10,6 +10,7 @@
 
 #include "util/clock.h"
 #include "util/redact.h"
+#include "util/json.h"
 #include "util/banned.h"
 
 static const char *const kind_names[_EVENT_KIND_MAX] = {
@@ -78,35 +79,6 @@ static void jw_add(struct jw *w, const char *s, size_t n)
 static void jw_adds(struct jw *w, const char *s)
 {
 	jw_add(w, s, strlen(s));
-}
-
-/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-	uint32_t cp;
-	size_t len, i;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10ffff ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
 }
 
 /* A JSON string of the n bytes at s, cut at cap bytes of input. */

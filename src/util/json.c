@@ -73,7 +73,15 @@ static int utf8_next(const unsigned char *s, size_t len, size_t *i, uint32_t *re
 	return 0;
 }
 
-static bool utf8_valid(const char *s, size_t len)
+size_t utf8_seq(const unsigned char *s, size_t n)
+{
+	size_t i = 0;
+	uint32_t cp;
+
+	return utf8_next(s, n, &i, &cp) < 0 ? 0 : i;
+}
+
+bool utf8_valid(const char *s, size_t len)
 {
 	const unsigned char *u = (const unsigned char *)s;
 	size_t i = 0;

@@ -33,6 +33,12 @@ int json_canon_py(const json_t *v, struct sbuf *out);
 int json_parse_strict(const char *name, const char *buf, size_t len, json_t **ret,
 		      struct diag *reterr);
 
+/* Strict UTF-8 (no overlongs, no surrogates, at most U+10FFFF):
+ * utf8_seq(): the length (1..4) of the valid sequence at s (n > 0 bytes
+ * there), 0 if invalid; utf8_valid(): whether all of s[0, n) is. */
+size_t utf8_seq(const unsigned char *s, size_t n);
+bool utf8_valid(const char *s, size_t n);
+
 /* Pretty, stable output for --json: 2-space indent, sorted keys, UTF-8,
  * trailing newline. Caller frees with free(). */
 char *json_dump_pretty(const json_t *v);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "util/xalloc.h"
+#include "util/json.h"
 #include "util/banned.h"
 
 #define NONE	     UINT32_MAX
@@ -61,51 +62,6 @@ struct redact {
 	bool covered;	 /* cover holds a span */
 	size_t cut_from; /* REDACT_CUT: redact from here to the end (SIZE_MAX none) */
 };
-
-/* ---- patterns ---- */
-
-/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-	uint32_t cp;
-	size_t len, i;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10ffff ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
-static bool utf8_valid(const char *s, size_t n)
-{
-	const unsigned char *u = (const unsigned char *)s;
-	size_t i = 0, k;
-
-	while (i < n) {
-		k = utf8_seq(u + i, n - i);
-		if (k == 0)
-			return false;
-		i += k;
-	}
-	return true;
-}
 
 /* s[0, n) with every invalid UTF-8 byte as U+FFFD (fffd) or every non-ASCII
  * byte as '?' (!fffd). */
