@@ -960,14 +960,22 @@ static void complete(struct loop *l, struct otask *t);
 /* Preflight and prepare t's next attempt. 1: spec filled, spawn it; 0: not
  * spawned (refused, failed: the state says); DISPATCH_BUSY: its adapter runs
  * as many agents as it may, the task stays pending; < 0: the run must stop. */
-/* The limits of t's agent: bernstein.yaml's, each one the task sets
- * overriding (its spec records them). */
+/* The limits of t's agent and its gates: bernstein.yaml's, each one its
+ * role's policy sets overriding, then each one the task sets (its spec
+ * records them). */
 static void task_limits(const struct loop *l, const struct otask *t, struct contain_limits *ret)
 {
+	const struct role_policy *rp = orch_config_role(l->e->cfg, t->row.role);
 	const json_t *lim = json_object_get(t->spec, "limits");
 	const json_t *v;
 
 	*ret = l->e->cfg->limits;
+	if (rp && rp->limits.memory)
+		ret->memory = rp->limits.memory;
+	if (rp && rp->limits.pids)
+		ret->pids = rp->limits.pids;
+	if (rp && rp->limits.cpu_milli)
+		ret->cpu_milli = rp->limits.cpu_milli;
 	if ((v = json_object_get(lim, "memory")) && json_is_integer(v))
 		ret->memory = (uint64_t)json_integer_value(v);
 	if ((v = json_object_get(lim, "pids")) && json_is_integer(v))
@@ -2042,6 +2050,9 @@ static int gate_spec(struct loop *l, struct otask *t, struct proc_spec *spec)
 	(void)unlink(t->gate_log); /* this run of the gate only */
 	spec->log_path = t->gate_log;
 	spec->max_log_bytes = GATE_LOG_MAX;
+	/* the agent's limits: a gate runs what the agent wrote */
+	task_limits(l, t, &spec->limits);
+	spec->cgroup_name = t->row.id;
 	if (task_sandboxed(l, t)) {
 		char *home = session_path(l, t, "home"), *tmp = session_path(l, t, "tmp");
 		struct strvec env = STRVEC_INIT;

@@ -82,6 +82,9 @@ expect_stderr_contains "swap"
 printf 'limits: {memory: 1K}\n' >"$W/bernstein.yaml"
 expect_exit 3 "$BERNSTEIN" -C "$W" config validate
 expect_stderr_contains "bernstein.yaml:1:18: field 'limits.memory': '1K' is out of range (1M..1024T)"
+printf 'role_model_policy:\n  qa: {limits: {pids: 0}}\n' >"$W/bernstein.yaml"
+expect_exit 3 "$BERNSTEIN" -C "$W" config validate
+expect_stderr_contains "bernstein.yaml:2:23: field 'role_model_policy.qa.limits.pids': 0 is out of range"
 
 # ---- root: enforced ----
 setup "$T/root"
@@ -129,6 +132,61 @@ sys.exit(not all(v["enforced"] for v in d["limits"].values()))' "$T/stdout"; the
 	diag "$(cat "$T/bomb" "$T/spin")"
 else
 	skip "limits enforced as root" "this host cannot enforce every limit"
+fi
+
+# ---- root: a role's limits between bernstein.yaml's and the task's, and a
+# gate under its task's limits ----
+run "$BERNSTEIN" doctor --json
+if [ "$(id -u)" -ne 0 ] || ! python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))
+sys.exit(not d["limits"]["pids"]["enforced"] or d["limits"]["pids"]["via"] != "cgroup v1 pids")' "$T/stdout"; then
+	skip "role and gate limits" "needs root and cgroup v1 pids limits (the gate reads pids.max there)"
+else
+	setup "$T/roles"
+	for n in 1 2 3; do
+		printf 'fork-bomb 100\nwrite-file out-%s.txt done\nexit 0\n' "$n" >"$W/bomb$n.txt"
+	done
+	cat >"$W/bernstein.yaml" <<'EOT'
+adapter: stub
+parallel: 1
+retry_backoff: 0
+max_retries: 0
+limits: {pids: 64}
+role_model_policy:
+  qa: {limits: {pids: 24}}
+gates:
+  - {name: lim, run: "cat /sys/fs/cgroup/pids$(awk -F: '$2 == \"pids\" { print $3 }' /proc/self/cgroup)/pids.max"}
+EOT
+	cat >"$W/plan.yaml" <<'EOT'
+name: roles
+tasks:
+  - {title: roled, role: qa, prompt: bomb1.txt}
+  - {title: own, role: qa, prompt: bomb2.txt, limits: {pids: 40}}
+  - {title: plain, prompt: bomb3.txt}
+EOT
+	git -C "$W" add -A >/dev/null 2>&1
+	git -C "$W" -c user.name=t -c user.email=t@example.com commit -qm roles >/dev/null 2>&1
+	# shellcheck disable=SC2086 # ENV: words without blanks
+	expect_exit 0 $ENV "$PASS" "$BERNSTEIN" -C "$W" run plan.yaml
+	# the last fork-bomb line and the gate's pids.max of each task
+	for t in roled own plain; do
+		d=$(ls -d "$W"/.bernstein/runs/*/"$t"-*/1 2>/dev/null | head -1)
+		printf '%s %s %s\n' "$t" "$(cat "$d"/gate-lim.log 2>/dev/null | tr -d '\n')" \
+			"$(grep -rh '^fork-bomb ' "$d" 2>/dev/null | awk '{ print $2 }' | tail -1)"
+	done >"$T/roles.txt"
+	diag "$(cat "$T/roles.txt")"
+	check "roles: the role's pids (24) over bernstein.yaml's (64), for the agent and its gate" \
+		awk '$1 == "roled" && $2 == 24 && $3 < 24 { ok = 1 } END { exit !ok }' "$T/roles.txt"
+	check "roles: the task's own pids (40) over its role's" \
+		awk '$1 == "own" && $2 == 40 && $3 < 40 && $3 >= 24 { ok = 1 } END { exit !ok }' "$T/roles.txt"
+	check "roles: a task without a role gets bernstein.yaml's (64)" \
+		awk '$1 == "plain" && $2 == 64 && $3 < 64 && $3 >= 40 { ok = 1 } END { exit !ok }' "$T/roles.txt"
+	expect_exit 0 "$BERNSTEIN" -C "$W" config show --json
+	check "roles: config show has the role's limits" python3 -c "
+import json
+c = json.load(open('$T/stdout'))
+c = c.get('config', c)
+assert c['role_model_policy']['qa']['limits'] == {'pids': 24}, c['role_model_policy']
+assert c['limits'] == {'pids': 64}, c.get('limits')"
 fi
 
 # ---- root, sandbox: container: the limits in the OCI bundle, the runtime
