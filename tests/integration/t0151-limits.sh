@@ -165,8 +165,11 @@ tasks:
 EOT
 	git -C "$W" add -A >/dev/null 2>&1
 	git -C "$W" -c user.name=t -c user.email=t@example.com commit -qm roles >/dev/null 2>&1
+	# (an ASan build's leak check at exit needs a thread the pids limit no
+	# longer allows: the bomb's children are still there)
 	# shellcheck disable=SC2086 # ENV: words without blanks
-	expect_exit 0 $ENV "$PASS" "$BERNSTEIN" -C "$W" run plan.yaml
+	expect_exit 0 $ENV "$PASS" ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" \
+		"$BERNSTEIN" -C "$W" run plan.yaml
 	# the last fork-bomb line and the gate's pids.max of each task
 	for t in roled own plain; do
 		d=$(ls -d "$W"/.bernstein/runs/*/"$t"-*/1 2>/dev/null | head -1)
