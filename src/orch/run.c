@@ -564,6 +564,28 @@ static char *session_path(const struct loop *l, const struct otask *t, const cha
  * declares (none before routing, or when none fits). */
 static void task_limits(const struct loop *l, const struct otask *t, struct contain_limits *ret);
 
+/* The run's directory, where the container tier is probed (not root). */
+static char *run_scratch(const struct loop *l)
+{
+	struct sbuf sb = SBUF_INIT(SIZE_MAX);
+
+	(void)sbuf_addf(&sb, "%s/%s/%s", l->e->repo, AGENTRUN_RUNS_DIR, l->run.id);
+	return sbuf_detach(&sb, NULL);
+}
+
+static unsigned host_tiers(struct loop *l)
+{
+	if (!l->host_tiers_known) {
+		char *dir = run_scratch(l);
+
+		l->host_tiers = confine_host_tiers(envpolicy_get(l->e->host_env, "PATH"),
+						   l->e->self_exe, dir);
+		l->host_tiers_known = true;
+		free(dir);
+	}
+	return l->host_tiers;
+}
+
 static enum sandbox_kind task_tier(struct loop *l, const struct otask *t)
 {
 	const char *s = jget_str(t->spec, "sandbox_tier");
@@ -580,22 +602,7 @@ static enum sandbox_kind task_tier(struct loop *l, const struct otask *t)
 
 		if (!entry || !entry->profile)
 			return SANDBOX_KIND_NONE;
-		if (!l->host_tiers_known) {
-			l->host_tiers = confine_host_tiers(envpolicy_get(l->e->host_env, "PATH"));
-			l->host_tiers_known = true;
-		}
-		{
-			/* a container's runtime puts it in a cgroup of its own,
-			 * where the task's limits do not reach (yet): a task
-			 * with limits is never given one by auto */
-			struct contain_limits lim;
-			unsigned host = l->host_tiers;
-
-			task_limits(l, t, &lim);
-			if (contain_limits_any(&lim))
-				host &= ~(1u << SANDBOX_KIND_CONTAINER);
-			return confine_strongest(host, entry->profile->runtime.sandbox.tiers);
-		}
+		return confine_strongest(host_tiers(l), entry->profile->runtime.sandbox.tiers);
 	}
 	case SANDBOX_LANDLOCK:
 		return SANDBOX_KIND_LANDLOCK;
@@ -609,21 +616,17 @@ static enum sandbox_kind task_tier(struct loop *l, const struct otask *t)
 }
 
 /* The tiers this host provides that t may get, before it is routed (for
- * capability:sandbox=T: select_input.host_tiers): every one for auto (but
- * the container for a task with limits), the one it names, or none. */
+ * capability:sandbox=T: select_input.host_tiers): every one for auto, the
+ * one it names, or none. */
 static unsigned task_offered_tiers(struct loop *l, const struct otask *t)
 {
 	const char *s = jget_str(t->spec, "sandbox");
 	enum sandbox_mode m = s ? sandbox_mode_from_string(s) : l->e->cfg->sandbox;
-	struct contain_limits lim;
 	unsigned want;
 
 	switch (m) {
 	case SANDBOX_AUTO:
 		want = ~0u;
-		task_limits(l, t, &lim);
-		if (contain_limits_any(&lim))
-			want &= ~(1u << SANDBOX_KIND_CONTAINER);
 		break;
 	case SANDBOX_LANDLOCK:
 		want = 1u << SANDBOX_KIND_LANDLOCK;
@@ -637,11 +640,7 @@ static unsigned task_offered_tiers(struct loop *l, const struct otask *t)
 	default:
 		return 0;
 	}
-	if (!l->host_tiers_known) {
-		l->host_tiers = confine_host_tiers(envpolicy_get(l->e->host_env, "PATH"));
-		l->host_tiers_known = true;
-	}
-	return l->host_tiers & want & ~(1u << SANDBOX_KIND_NONE);
+	return host_tiers(l) & want & ~(1u << SANDBOX_KIND_NONE);
 }
 
 /* The selection input of t: its requirements, its candidates (cand, pref:
@@ -777,16 +776,11 @@ static int confine_spec(struct loop *l, struct otask *t, const char *home, const
 	case SANDBOX_KIND_CONTAINER: {
 		/* a bundle per start (agent or gate), beside the session's files,
 		 * where the agent cannot write */
-		char hex[20], *dir;
+		char hex[20], id[160], *dir;
 		struct sbuf sb = SBUF_INIT(SIZE_MAX);
+		struct confine_oci_opts o = {.rootless = geteuid() != 0, .cgroup = id};
 
-		if (contain_limits_any(&spec->limits)) {
-			diag_set(
-				reterr, NULL, 0, 0,
-				"sandbox: container: the task's limits (memory, pids, cpu) cannot be enforced in a container yet (its runtime gives it a cgroup of its own); use sandbox: bwrap or landlock, or drop the limits");
-			return -EOPNOTSUPP;
-		}
-
+		o.limits = &spec->limits;
 		if (!confine_oci_runtime(path_env, prog, sizeof(prog), reterr))
 			return -ENOENT;
 		randid_hex(hex, 8, l->e->clk->now_ns(l->e->clk));
@@ -796,14 +790,15 @@ static int confine_spec(struct loop *l, struct otask *t, const char *home, const
 			(void)sbuf_addf(&sb, "%s/%s/%s/%s/oci-%s", l->e->repo, AGENTRUN_RUNS_DIR,
 					l->run.id, t->row.session, hex);
 		dir = sbuf_detach(&sb, NULL);
+		(void)snprintf(id, sizeof(id), "bernstein-%s-%s", t->row.session, hex);
 		r = confine_oci_bundle(&t->sb, dir, l->e->self_exe, cwd,
 				       (const char *const *)spec->env.v,
-				       (const char *const *)spec->argv.v, reterr);
-		if (r >= 0) {
-			strvec_pushv(&argv,
-				     (const char *const[]){prog, "run", "--bundle", dir, NULL});
-			strvec_pushf(&argv, "bernstein-%s-%s", t->row.session, hex);
-		}
+				       (const char *const *)spec->argv.v, &o, reterr);
+		if (r >= 0)
+			confine_oci_argv(prog, dir, id, &argv);
+		/* rootless: the runtime makes the user namespace, as bwrap does */
+		if (o.rootless && spec->contain < CONTAIN_CGROUP)
+			spec->contain = CONTAIN_CGROUP;
 		free(dir);
 		if (r < 0)
 			return r;
@@ -965,14 +960,22 @@ static void complete(struct loop *l, struct otask *t);
 /* Preflight and prepare t's next attempt. 1: spec filled, spawn it; 0: not
  * spawned (refused, failed: the state says); DISPATCH_BUSY: its adapter runs
  * as many agents as it may, the task stays pending; < 0: the run must stop. */
-/* The limits of t's agent: bernstein.yaml's, each one the task sets
- * overriding (its spec records them). */
+/* The limits of t's agent and its gates: bernstein.yaml's, each one its
+ * role's policy sets overriding, then each one the task sets (its spec
+ * records them). */
 static void task_limits(const struct loop *l, const struct otask *t, struct contain_limits *ret)
 {
+	const struct role_policy *rp = orch_config_role(l->e->cfg, t->row.role);
 	const json_t *lim = json_object_get(t->spec, "limits");
 	const json_t *v;
 
 	*ret = l->e->cfg->limits;
+	if (rp && rp->limits.memory)
+		ret->memory = rp->limits.memory;
+	if (rp && rp->limits.pids)
+		ret->pids = rp->limits.pids;
+	if (rp && rp->limits.cpu_milli)
+		ret->cpu_milli = rp->limits.cpu_milli;
 	if ((v = json_object_get(lim, "memory")) && json_is_integer(v))
 		ret->memory = (uint64_t)json_integer_value(v);
 	if ((v = json_object_get(lim, "pids")) && json_is_integer(v))
@@ -1147,14 +1150,13 @@ worktree:
 			goto out;
 		}
 		if (task_tier(l, t) == SANDBOX_KIND_CONTAINER) {
-			if (geteuid() != 0) {
-				refuse(l, t, TASK_REFUSED,
-				       "sandbox: container: needs bernstein to run as root here (rootless OCI bundles are not written yet; the task is not run unconfined)");
-				goto out;
-			}
-			if (!confine_oci_runtime(envpolicy_get(e->host_env, "PATH"), msg,
-						 sizeof(msg), &d)) {
-				refuse(l, t, TASK_REFUSED, d.msg);
+			char *dir = run_scratch(l);
+
+			r = confine_container_usable(envpolicy_get(e->host_env, "PATH"),
+						     e->self_exe, dir, msg, sizeof(msg));
+			free(dir);
+			if (r < 0) {
+				refuse(l, t, TASK_REFUSED, msg);
 				goto out;
 			}
 		}
@@ -2048,6 +2050,9 @@ static int gate_spec(struct loop *l, struct otask *t, struct proc_spec *spec)
 	(void)unlink(t->gate_log); /* this run of the gate only */
 	spec->log_path = t->gate_log;
 	spec->max_log_bytes = GATE_LOG_MAX;
+	/* the agent's limits: a gate runs what the agent wrote */
+	task_limits(l, t, &spec->limits);
+	spec->cgroup_name = t->row.id;
 	if (task_sandboxed(l, t)) {
 		char *home = session_path(l, t, "home"), *tmp = session_path(l, t, "tmp");
 		struct strvec env = STRVEC_INIT;
@@ -2285,7 +2290,14 @@ static void on_exit_cb(void *ctx, void *task, const struct proc *p)
 		}
 		return;
 	}
-	agentrun_exit(&t->ar, p);
+	if (task_tier(l, t) == SANDBOX_KIND_CONTAINER && confine_oci_oom(p)) {
+		struct proc q = *p;
+
+		q.oom_kills = 1;
+		agentrun_exit(&t->ar, &q);
+	} else {
+		agentrun_exit(&t->ar, p);
+	}
 	if (p->cancelled)
 		l->cancelled = true;
 	complete(l, t);
