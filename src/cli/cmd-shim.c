@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "proc/netproxy.h"
 #include "proc/probe.h"
 #include "proc/shim.h"
 #include "util/xalloc.h"
@@ -29,6 +30,9 @@ enum {
 	OPT_LANDLOCK_BEST_EFFORT,
 	OPT_STATUS_FD,
 	OPT_PARENT_PID,
+	OPT_NET_SOCKET,
+	OPT_NET_PROXY_PORT,
+	OPT_NET_TUNNEL,
 };
 
 static const struct option shim_options[] = {
@@ -43,6 +47,9 @@ static const struct option shim_options[] = {
 	{"landlock-best-effort", no_argument, NULL, OPT_LANDLOCK_BEST_EFFORT},
 	{"status-fd", required_argument, NULL, OPT_STATUS_FD},
 	{"parent-pid", required_argument, NULL, OPT_PARENT_PID},
+	{"net-socket", required_argument, NULL, OPT_NET_SOCKET},
+	{"net-proxy-port", required_argument, NULL, OPT_NET_PROXY_PORT},
+	{"net-tunnel", required_argument, NULL, OPT_NET_TUNNEL},
 	CLI_OPT_HELP,
 	{NULL, 0, NULL, 0},
 };
@@ -95,6 +102,8 @@ int cmd_shim(int argc, char **argv, struct cli_ctx *ctx)
 {
 	struct shim_opts o = SHIM_OPTS_INIT;
 	struct shim_plan plan = SHIM_PLAN_INIT;
+	struct netproxy_addr tunnels[16];
+	struct netbridge_opts net = {.tunnels = tunnels};
 	char msg[256];
 	enum shim_stage stage = SHIM_STAGE_NONE;
 	struct diag d = {0};
@@ -126,6 +135,28 @@ int cmd_shim(int argc, char **argv, struct cli_ctx *ctx)
 						       optarg);
 			}
 			o.status_fd = (int)v;
+			break;
+		case OPT_NET_SOCKET:
+			net.socket = optarg;
+			break;
+		case OPT_NET_PROXY_PORT:
+			if (parse_u64(optarg, &v) < 0 || v == 0 || v > 65535) {
+				shim_opts_release(&o);
+				return cli_usage_error(ctx, "--net-proxy-port: '%s' is not a port",
+						       optarg);
+			}
+			net.proxy_port = (unsigned)v;
+			break;
+		case OPT_NET_TUNNEL:
+			if (net.n_tunnels >= 16 ||
+			    netproxy_addr_parse(optarg, strlen(optarg), &tunnels[net.n_tunnels]) < 0 ||
+			    !netproxy_is_loopback(&tunnels[net.n_tunnels])) {
+				shim_opts_release(&o);
+				return cli_usage_error(
+					ctx, "--net-tunnel: '%s' is not a loopback HOST:PORT (at most 16)",
+					optarg);
+			}
+			net.n_tunnels++;
 			break;
 		case OPT_PARENT_PID:
 			if (parse_u64(optarg, &v) < 0 || v == 0 || v > INT32_MAX) {
@@ -165,6 +196,12 @@ int cmd_shim(int argc, char **argv, struct cli_ctx *ctx)
 		return cli_usage_error(ctx, "missing the program to run");
 	}
 
+	if (!net.socket != !(net.proxy_port || net.n_tunnels)) {
+		shim_opts_release(&o);
+		return cli_usage_error(
+			ctx, "--net-socket goes with --net-proxy-port or --net-tunnel, and they with it");
+	}
+
 	r = resolve(ctx, argv[optind], &path);
 	if (r < 0) {
 		shim_report_failure(&o, SHIM_STAGE_EXEC, -r);
@@ -173,6 +210,13 @@ int cmd_shim(int argc, char **argv, struct cli_ctx *ctx)
 		goto out;
 	}
 
+	/* the bridge, in the sandbox's network namespace, before Landlock:
+	 * it dies with this process (which becomes the agent) */
+	if (net.socket && (r = netbridge_start(&net, &d)) < 0) {
+		shim_report_failure(&o, SHIM_STAGE_CONTAIN, -r);
+		r = shim_msg(ctx, SHIM_EXIT_SETUP, "%s", d.msg);
+		goto out;
+	}
 	r = shim_prepare(&o, o.parent_pid > 0 ? o.parent_pid : getppid(), &plan, &d);
 	if (r < 0) {
 		shim_report_failure(&o, SHIM_STAGE_LANDLOCK, -r);
