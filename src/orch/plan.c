@@ -349,13 +349,13 @@ static void parse_sampling(struct pctx *x, const struct ynode *v, const char *pa
 static const char *const task_keys[] = {
 	"title",       "id",	   "prompt",	 "description", "role",	   "requires", "adapter",
 	"cli",	       "model",	   "effort",	 "depends_on",	"timeout", "gates",    "artifact",
-	"attachments", "sampling", "mcp_config", "sandbox",	"limits",  NULL,
+	"attachments", "sampling", "mcp_config", "sandbox",	"limits",  "network", NULL,
 };
 
 static const char *const step_keys[] = {
 	"title",       "goal",	   "id",	 "prompt",  "description", "role",  "requires",
 	"adapter",     "cli",	   "model",	 "effort",  "timeout",	   "gates", "artifact",
-	"attachments", "sampling", "mcp_config", "sandbox", "limits",	   NULL,
+	"attachments", "sampling", "mcp_config", "sandbox", "limits",	   "network", NULL,
 };
 
 /* Bernstein's step keys that have no effect here (documented in docs/plans.md). */
@@ -484,6 +484,13 @@ static void parse_task(struct pctx *x, const struct ynode *m, const char *path, 
 				add(x, &d);
 			else
 				t->sandbox = sandbox_mode_to_string(sm);
+		} else if (strcmp(k, "network") == 0) {
+			enum net_mode nm = NET_MODE_FULL;
+
+			if (orch_get_network(x->doc, v, pk, &nm, &d) < 0)
+				add(x, &d);
+			else
+				t->network = net_mode_to_string(nm);
 		} else if (strcmp(k, "limits") == 0) {
 			if (orch_get_limits(x->doc, v, pk, &t->limits, &d) < 0)
 				add(x, &d);
@@ -1373,6 +1380,8 @@ json_t *plan_json(const struct plan *p)
 		/* only when set: a plan without it records what it did before */
 		if (t->sandbox)
 			(void)json_object_set_new(to, "sandbox", jstr(t->sandbox));
+		if (t->network)
+			(void)json_object_set_new(to, "network", jstr(t->network));
 		if (contain_limits_any(&t->limits)) {
 			json_t *lim = json_object();
 

@@ -564,6 +564,27 @@ static char *session_path(const struct loop *l, const struct otask *t, const cha
  * declares (none before routing, or when none fits). */
 static void task_limits(const struct loop *l, const struct otask *t, struct contain_limits *ret);
 
+/* The network mode t asks for (its own, else bernstein.yaml's), or -1:
+ * the default (orch/confine.h). */
+static int task_net_wanted(const struct loop *l, const struct otask *t)
+{
+	const char *s = jget_str(t->spec, "network");
+
+	if (s && net_mode_from_string(s) >= 0)
+		return net_mode_from_string(s);
+	return l->e->cfg->network;
+}
+
+/* The tiers with a network namespace, when t asks for llm or none. */
+static unsigned task_net_tiers(const struct loop *l, const struct otask *t)
+{
+	int w = task_net_wanted(l, t);
+
+	if (w < 0 || w == NET_MODE_FULL)
+		return ~0u;
+	return (1u << SANDBOX_KIND_BWRAP) | (1u << SANDBOX_KIND_CONTAINER);
+}
+
 static enum sandbox_kind task_tier(struct loop *l, const struct otask *t)
 {
 	const char *s = jget_str(t->spec, "sandbox_tier");
@@ -594,6 +615,7 @@ static enum sandbox_kind task_tier(struct loop *l, const struct otask *t)
 			task_limits(l, t, &lim);
 			if (contain_limits_any(&lim))
 				host &= ~(1u << SANDBOX_KIND_CONTAINER);
+			host &= task_net_tiers(l, t);
 			return confine_strongest(host, entry->profile->runtime.sandbox.tiers);
 		}
 	}
@@ -624,6 +646,7 @@ static unsigned task_offered_tiers(struct loop *l, const struct otask *t)
 		task_limits(l, t, &lim);
 		if (contain_limits_any(&lim))
 			want &= ~(1u << SANDBOX_KIND_CONTAINER);
+		want &= task_net_tiers(l, t);
 		break;
 	case SANDBOX_LANDLOCK:
 		want = 1u << SANDBOX_KIND_LANDLOCK;
@@ -683,6 +706,26 @@ static const char *const *task_git_env(struct loop *l, struct otask *t)
 	return (const char *const *)t->clone_env.v;
 }
 
+/* t's endpoint (the base_url its agent is pointed at), or NULL: borrowed
+ * from its spec or the configuration. */
+static const char *task_endpoint(struct loop *l, const struct otask *t)
+{
+	const struct registry_entry *entry =
+		t->row.adapter ? catalog_find(l->e->cat, t->row.adapter) : NULL;
+	struct invocation_sampling ts, out;
+
+	if (task_sampling(t, &ts, NULL) < 0)
+		return NULL;
+	orch_config_slots(l->e->cfg, t->row.role, entry ? entry->profile : NULL, &ts, &out);
+	return (out.set & (1u << SAMPLING_BASE_URL)) ? out.base_url : NULL;
+}
+
+/* t's network mode in its tier (orch/confine.h). */
+static enum net_mode task_network(struct loop *l, const struct otask *t)
+{
+	return confine_net_default(task_net_wanted(l, t), task_tier(l, t), task_endpoint(l, t));
+}
+
 /* t's sandbox policy (orch/confine.h), built once per attempt: binary is
  * the agent's argv[0] (NULL for a gate after a resume), session_dir its
  * session directory (NULL: none yet). */
@@ -703,11 +746,17 @@ static int task_policy(struct loop *l, struct otask *t, const char *binary, cons
 		.binary = binary,
 		.self_exe = l->e->self_exe,
 		.path_env = envpolicy_get(l->e->host_env, "PATH"),
+		.network = task_network(l, t),
+		.endpoint = task_endpoint(l, t),
 	};
+	char *sock = NULL;
 	int r;
 
 	if (t->sb_built)
 		return 0;
+	if (in.network == NET_MODE_LLM)
+		in.net_socket = sock = agentrun_path(session_dir ? session_dir : t->session_dir,
+						     CONFINE_NET_SOCKET);
 	r = worktree_repo_objects(l->e->repo, l->e->git_env, &objects, reterr);
 	if (r < 0)
 		return r;
@@ -717,6 +766,7 @@ static int task_policy(struct loop *l, struct otask *t, const char *binary, cons
 		in.decl = &entry->profile->runtime.sandbox;
 	r = confine_policy_build(&in, &t->sb, reterr);
 	free(objects);
+	free(sock);
 	if (r < 0)
 		return r;
 	t->sb_built = true;
@@ -755,6 +805,7 @@ static int confine_spec(struct loop *l, struct otask *t, const char *home, const
 		if (strncmp(spec->env.v[i], "TMPDIR=", 7) != 0)
 			strvec_push(&env, spec->env.v[i]);
 	strvec_pushf(&env, "TMPDIR=%s", tmp);
+	confine_net_env(&t->sb, &env);
 	strvec_clear(&spec->env);
 	spec->env = env;
 	switch (t->sb.kind) {
@@ -817,6 +868,17 @@ static int confine_spec(struct loop *l, struct otask *t, const char *home, const
 	}
 	strvec_clear(&spec->argv);
 	spec->argv = argv;
+	if (t->sb.network == NET_MODE_LLM) {
+		/* the sandbox's command behind the proxy (orch/confine.h) */
+		char *log = agentrun_path(t->session_dir, CONFINE_NET_LOG);
+
+		argv = (struct strvec)STRVEC_INIT;
+		confine_net_wrap(&t->sb, l->e->self_exe, log, (const char *const *)spec->argv.v,
+				 &argv);
+		free(log);
+		strvec_clear(&spec->argv);
+		spec->argv = argv;
+	}
 	return 0;
 }
 
@@ -1085,6 +1147,11 @@ static int dispatch(struct loop *l, struct otask *t, struct proc_spec *spec)
 		t->row.spec = json_dumps(t->spec, JSON_COMPACT | JSON_SORT_KEYS);
 	}
 	sandboxed = task_sandboxed(l, t);
+	if (confine_net_refusal(task_network(l, t), task_tier(l, t), task_endpoint(l, t), msg,
+				sizeof(msg))) {
+		refuse(l, t, TASK_REFUSED, msg);
+		goto out;
+	}
 
 	/* the worktree: recorded first, then made (idempotent on resume) */
 	if (!t->row.session) {
@@ -2285,6 +2352,8 @@ static void on_exit_cb(void *ctx, void *task, const struct proc *p)
 		}
 		return;
 	}
+	if (t->sb_built && t->sb.network == NET_MODE_LLM && t->session_dir)
+		confine_net_report(t->session_dir, &t->ar);
 	agentrun_exit(&t->ar, p);
 	if (p->cancelled)
 		l->cancelled = true;
