@@ -212,10 +212,18 @@ int cmd_shim(int argc, char **argv, struct cli_ctx *ctx)
 
 	/* the bridge, in the sandbox's network namespace, before Landlock:
 	 * it dies with this process (which becomes the agent) */
-	if (net.socket && (r = netbridge_start(&net, &d)) < 0) {
-		shim_report_failure(&o, SHIM_STAGE_CONTAIN, -r);
-		r = shim_msg(ctx, SHIM_EXIT_SETUP, "%s", d.msg);
-		goto out;
+	if (net.socket) {
+		struct diag w;
+
+		diag_clear(&w);
+		r = netbridge_start(&net, &w, &d);
+		if (r < 0) {
+			shim_report_failure(&o, SHIM_STAGE_CONTAIN, -r);
+			r = shim_msg(ctx, SHIM_EXIT_SETUP, "%s", d.msg);
+			goto out;
+		}
+		if (w.msg[0])
+			(void)shim_msg(ctx, 0, "warning: %s", w.msg);
 	}
 	r = shim_prepare(&o, o.parent_pid > 0 ? o.parent_pid : getppid(), &plan, &d);
 	if (r < 0) {

@@ -600,11 +600,19 @@ out:
 	close_fdp(&up);
 }
 
-static void bridge_serve(const struct netbridge_opts *o, const int *fds, size_t n, pid_t parent)
+static void bridge_serve(const struct netbridge_opts *o, const int *fds, const int *tun, size_t n,
+			 pid_t parent)
 {
+	const struct netproxy_addr *to[1 + 16];
 	struct pollfd p[1 + 16];
 	pid_t self = getpid();
 	size_t i;
+
+	/* what each listener tunnels to (NULL: the proxy port, as is) */
+	memset(to, 0, sizeof(to));
+	for (i = 0; i < o->n_tunnels; i++)
+		if (tun[i] >= 0)
+			to[tun[i]] = &o->tunnels[i];
 
 	(void)signal(SIGCHLD, SIG_IGN); /* the kernel reaps the connections */
 	die_with(parent);
@@ -628,10 +636,7 @@ static void bridge_serve(const struct netbridge_opts *o, const int *fds, size_t 
 				continue;
 			if (fork() == 0) {
 				die_with(self);
-				bridge_one(fd, o->socket,
-					   o->proxy_port && i == 0
-						   ? NULL
-						   : &o->tunnels[i - (o->proxy_port ? 1 : 0)]);
+				bridge_one(fd, o->socket, to[i]);
 				_exit(0);
 			}
 			close_fdp(&fd);
@@ -639,9 +644,10 @@ static void bridge_serve(const struct netbridge_opts *o, const int *fds, size_t 
 	}
 }
 
-int netbridge_start(const struct netbridge_opts *o, struct diag *reterr)
+int netbridge_start(const struct netbridge_opts *o, struct diag *ret_warning,
+		    struct diag *reterr)
 {
-	int fds[1 + 16];
+	int fds[1 + 16], tun[16];
 	size_t n = 0, i;
 	pid_t parent = getpid(), pid;
 	int r = 0;
@@ -666,12 +672,24 @@ int netbridge_start(const struct netbridge_opts *o, struct diag *reterr)
 		char addr[NETPROXY_HOST_MAX + 16];
 
 		r = listen_tcp(&o->tunnels[i], &fds[n]);
+		if (r == -EACCES && ret_warning) {
+			/* a port below 1024 without the capability: the agent
+			 * still has the proxy */
+			diag_set(ret_warning, NULL, 0, 0,
+				 "network bridge: cannot listen on %s (%s): the agent reaches it only through its proxy variables",
+				 netproxy_addr_format(&o->tunnels[i], addr, sizeof(addr)),
+				 strerror(-r));
+			tun[i] = -1;
+			r = 0;
+			continue;
+		}
 		if (r < 0) {
 			diag_set(reterr, NULL, 0, 0, "network bridge: cannot listen on %s: %s",
 				 netproxy_addr_format(&o->tunnels[i], addr, sizeof(addr)),
 				 strerror(-r));
 			goto out;
 		}
+		tun[i] = (int)n;
 		n++;
 	}
 	pid = fork();
@@ -681,7 +699,7 @@ int netbridge_start(const struct netbridge_opts *o, struct diag *reterr)
 		goto out;
 	}
 	if (pid == 0)
-		bridge_serve(o, fds, n, parent);
+		bridge_serve(o, fds, tun, n, parent);
 out:
 	for (i = 0; i < n; i++)
 		close_fdp(&fds[i]);

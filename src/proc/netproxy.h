@@ -121,7 +121,10 @@ struct netbridge_opts {
 /* Bind every listener (in the caller's network namespace), then fork the
  * bridge: it serves them until its parent (the caller, which goes on to
  * execve the agent) exits. 0 or a negative errno with reterr (a listener
- * could not be bound). */
-int netbridge_start(const struct netbridge_opts *o, struct diag *reterr);
+ * could not be bound). A tunnel on a port the caller may not bind (below
+ * 1024 without the capability) is left out with the reason in ret_warning
+ * (when given; else it is an error). */
+int netbridge_start(const struct netbridge_opts *o, struct diag *ret_warning,
+		    struct diag *reterr);
 
 #endif
