@@ -37,7 +37,8 @@ static void check_request(const struct netproxy_request *rq, size_t size)
 	for (i = 0; i < n; i++) {
 		char c = rq->addr.host[i];
 
-		if ((c >= 'A' && c <= 'Z') || !(strchr("abcdefghijklmnopqrstuvwxyz0123456789-._:", c)))
+		if ((c >= 'A' && c <= 'Z') ||
+		    !(strchr("abcdefghijklmnopqrstuvwxyz0123456789-._:", c)))
 			abort();
 	}
 	if (!rq->connect && rq->path_off + rq->path_len > rq->line_len)

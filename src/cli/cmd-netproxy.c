@@ -151,14 +151,9 @@ int cmd_netproxy(int argc, char **argv, struct cli_ctx *ctx)
 	(void)netproxy_serve(lfd, pidfd, &o);
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
-	if (WIFSIGNALED(st)) {
-		(void)signal(WTERMSIG(st), SIG_DFL);
-		(void)unlink(socket_path);
-		(void)raise(WTERMSIG(st));
-		r = 128 + WTERMSIG(st);
-	} else {
-		r = WEXITSTATUS(st);
-	}
+	/* as the program ended: its exit code, or 128 + its signal (the
+	 * supervisor reads a killed sandbox's end from its events) */
+	r = WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
 out:
 	if (lfd >= 0)
 		(void)unlink(socket_path);

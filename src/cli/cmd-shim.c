@@ -98,11 +98,65 @@ static int resolve(struct cli_ctx *ctx, const char *name, char **ret)
 	return path_search(name, cli_getenv(ctx, "PATH"), ret);
 }
 
+#define NET_TUNNELS_MAX 16
+
+/* --net-socket, --net-proxy-port, --net-tunnel into net (whose tunnels
+ * array holds NET_TUNNELS_MAX): 0, or the usage error's exit code. */
+static int net_opt(struct cli_ctx *ctx, int c, const char *arg, struct netbridge_opts *net)
+{
+	struct netproxy_addr *t = (struct netproxy_addr *)(uintptr_t)net->tunnels;
+	uint64_t v;
+
+	if (c == OPT_NET_SOCKET) {
+		net->socket = arg;
+	} else if (c == OPT_NET_PROXY_PORT) {
+		if (parse_u64(arg, &v) < 0 || v == 0 || v > 65535)
+			return cli_usage_error(ctx, "--net-proxy-port: '%s' is not a port", arg);
+		net->proxy_port = (unsigned)v;
+	} else {
+		if (net->n_tunnels >= NET_TUNNELS_MAX ||
+		    netproxy_addr_parse(arg, strlen(arg), &t[net->n_tunnels]) < 0 ||
+		    !netproxy_is_loopback(&t[net->n_tunnels]))
+			return cli_usage_error(
+				ctx, "--net-tunnel: '%s' is not a loopback HOST:PORT (at most 16)",
+				arg);
+		net->n_tunnels++;
+	}
+	return 0;
+}
+
+/* The network bridge, in the sandbox's network namespace, before Landlock:
+ * it dies with this process (which becomes the program). 0, or the exit
+ * code after the message. */
+static int net_start(struct cli_ctx *ctx, const struct shim_opts *o,
+		     const struct netbridge_opts *net)
+{
+	struct diag w, d;
+	int r;
+
+	if (!net->socket && !net->proxy_port && !net->n_tunnels)
+		return 0;
+	if (!net->socket || !(net->proxy_port || net->n_tunnels))
+		return cli_usage_error(
+			ctx,
+			"--net-socket goes with --net-proxy-port or --net-tunnel, and they with it");
+	diag_clear(&w);
+	diag_clear(&d);
+	r = netbridge_start(net, &w, &d);
+	if (r < 0) {
+		shim_report_failure(o, SHIM_STAGE_CONTAIN, -r);
+		return shim_msg(ctx, SHIM_EXIT_SETUP, "%s", d.msg);
+	}
+	if (w.msg[0])
+		(void)shim_msg(ctx, 0, "warning: %s", w.msg);
+	return 0;
+}
+
 int cmd_shim(int argc, char **argv, struct cli_ctx *ctx)
 {
 	struct shim_opts o = SHIM_OPTS_INIT;
 	struct shim_plan plan = SHIM_PLAN_INIT;
-	struct netproxy_addr tunnels[16];
+	struct netproxy_addr tunnels[NET_TUNNELS_MAX];
 	struct netbridge_opts net = {.tunnels = tunnels};
 	char msg[256];
 	enum shim_stage stage = SHIM_STAGE_NONE;
@@ -136,28 +190,6 @@ int cmd_shim(int argc, char **argv, struct cli_ctx *ctx)
 			}
 			o.status_fd = (int)v;
 			break;
-		case OPT_NET_SOCKET:
-			net.socket = optarg;
-			break;
-		case OPT_NET_PROXY_PORT:
-			if (parse_u64(optarg, &v) < 0 || v == 0 || v > 65535) {
-				shim_opts_release(&o);
-				return cli_usage_error(ctx, "--net-proxy-port: '%s' is not a port",
-						       optarg);
-			}
-			net.proxy_port = (unsigned)v;
-			break;
-		case OPT_NET_TUNNEL:
-			if (net.n_tunnels >= 16 ||
-			    netproxy_addr_parse(optarg, strlen(optarg), &tunnels[net.n_tunnels]) < 0 ||
-			    !netproxy_is_loopback(&tunnels[net.n_tunnels])) {
-				shim_opts_release(&o);
-				return cli_usage_error(
-					ctx, "--net-tunnel: '%s' is not a loopback HOST:PORT (at most 16)",
-					optarg);
-			}
-			net.n_tunnels++;
-			break;
 		case OPT_PARENT_PID:
 			if (parse_u64(optarg, &v) < 0 || v == 0 || v > INT32_MAX) {
 				shim_opts_release(&o);
@@ -175,6 +207,14 @@ int cmd_shim(int argc, char **argv, struct cli_ctx *ctx)
 						       argv[optind - 1]);
 			return cli_usage_error(ctx, "unknown option '%s'", argv[optind - 1]);
 		default:
+			if (c >= OPT_NET_SOCKET && c <= OPT_NET_TUNNEL) {
+				r = net_opt(ctx, c, optarg, &net);
+				if (r) {
+					shim_opts_release(&o);
+					return r;
+				}
+				break;
+			}
 			if (c >= OPT_RLIMIT && c < OPT_RLIMIT + _SHIM_RLIMIT_MAX) {
 				enum shim_rlimit rl = (enum shim_rlimit)(c - OPT_RLIMIT);
 
@@ -196,12 +236,6 @@ int cmd_shim(int argc, char **argv, struct cli_ctx *ctx)
 		return cli_usage_error(ctx, "missing the program to run");
 	}
 
-	if (!net.socket != !(net.proxy_port || net.n_tunnels)) {
-		shim_opts_release(&o);
-		return cli_usage_error(
-			ctx, "--net-socket goes with --net-proxy-port or --net-tunnel, and they with it");
-	}
-
 	r = resolve(ctx, argv[optind], &path);
 	if (r < 0) {
 		shim_report_failure(&o, SHIM_STAGE_EXEC, -r);
@@ -210,21 +244,9 @@ int cmd_shim(int argc, char **argv, struct cli_ctx *ctx)
 		goto out;
 	}
 
-	/* the bridge, in the sandbox's network namespace, before Landlock:
-	 * it dies with this process (which becomes the agent) */
-	if (net.socket) {
-		struct diag w;
-
-		diag_clear(&w);
-		r = netbridge_start(&net, &w, &d);
-		if (r < 0) {
-			shim_report_failure(&o, SHIM_STAGE_CONTAIN, -r);
-			r = shim_msg(ctx, SHIM_EXIT_SETUP, "%s", d.msg);
-			goto out;
-		}
-		if (w.msg[0])
-			(void)shim_msg(ctx, 0, "warning: %s", w.msg);
-	}
+	r = net_start(ctx, &o, &net);
+	if (r)
+		goto out;
 	r = shim_prepare(&o, o.parent_pid > 0 ? o.parent_pid : getppid(), &plan, &d);
 	if (r < 0) {
 		shim_report_failure(&o, SHIM_STAGE_LANDLOCK, -r);

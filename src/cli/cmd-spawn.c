@@ -649,7 +649,8 @@ static int parse_args(int argc, char **argv, struct cli_ctx *ctx, struct spawn_o
 			o->network = net_mode_from_string(optarg);
 			if (o->network < 0)
 				return cli_usage_error(
-					ctx, "--network: '%s' is not a network mode (expected: full, llm, none)",
+					ctx,
+					"--network: '%s' is not a network mode (expected: full, llm, none)",
 					optarg);
 			break;
 		case OPT_JSON:
@@ -685,11 +686,14 @@ static int parse_args(int argc, char **argv, struct cli_ctx *ctx, struct spawn_o
 }
 
 /* --dry-run --sandbox: the policy a run's tier would give this agent, with
- * cwd as its tree (orch/confine.h). */
+ * req's workdir as its tree and its base_url as the endpoint (orch/confine.h). */
 static int sandbox_report(struct cli_ctx *ctx, const struct spawn_opts *o, const struct profile *p,
-			  const struct invocation_plan *plan, const char *cwd,
-			  const char *session_dir, const char *endpoint, json_t **ret)
+			  const struct invocation_plan *plan, const struct invocation_request *req,
+			  json_t **ret)
 {
+	const char *cwd = req->workdir, *session_dir = req->session_dir;
+	const char *endpoint =
+		(req->sampling.set & (1u << SAMPLING_BASE_URL)) ? req->sampling.base_url : NULL;
 	struct confine_policy pol = CONFINE_POLICY_INIT;
 	char key[PATH_MAX], *home, *tmp;
 	struct confine_input in = {
@@ -899,11 +903,7 @@ int cmd_spawn(int argc, char **argv, struct cli_ctx *ctx)
 		json_t *sb = NULL;
 
 		if (o.sandbox != SANDBOX_KIND_NONE) {
-			code = sandbox_report(ctx, &o, e->profile, &plan, cwd, session_dir,
-					      (req.sampling.set & (1u << SAMPLING_BASE_URL))
-						      ? req.sampling.base_url
-						      : NULL,
-					      &sb);
+			code = sandbox_report(ctx, &o, e->profile, &plan, &req, &sb);
 			if (code)
 				goto out;
 		}

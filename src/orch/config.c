@@ -882,10 +882,23 @@ static int parse_mode(struct cctx *x, const struct ynode *n)
 static int parse_config(struct cctx *x)
 {
 	static const char *const keys[] = {
-		"adapter",     "model",		"parallel",	     "timeout", "kill_grace",
-		"max_retries", "retry_backoff", "preference",	     "gates",	"merge",
-		"mode",	       "modes",		"role_model_policy", "sandbox", "limits",
-		"network",     NULL,
+		"adapter",
+		"model",
+		"parallel",
+		"timeout",
+		"kill_grace",
+		"max_retries",
+		"retry_backoff",
+		"preference",
+		"gates",
+		"merge",
+		"mode",
+		"modes",
+		"role_model_policy",
+		"sandbox",
+		"limits",
+		"network",
+		NULL,
 	};
 	const struct ynode *root = x->doc->root;
 	struct orch_config *c = x->c;

@@ -74,8 +74,7 @@ static bool covered(const struct strvec *v, const char *x)
 	return false;
 }
 
-int confine_net_build(const struct confine_input *in, struct confine_policy *p,
-		      struct diag *reterr)
+int confine_net_build(const struct confine_input *in, struct confine_policy *p, struct diag *reterr)
 {
 	struct netproxy_addr a;
 	char why[512], buf[NETPROXY_HOST_MAX + 16], dir[PATH_MAX], real[PATH_MAX];
@@ -165,7 +164,8 @@ void confine_net_wrap(const struct confine_policy *p, const char *self_exe, cons
 		strvec_pushv(ret, (const char *const[]){self_exe, "netproxy", "--socket",
 							p->net_socket, NULL});
 		for (i = 0; i < p->net_allow.nr; i++)
-			strvec_pushv(ret, (const char *const[]){"--allow", p->net_allow.v[i], NULL});
+			strvec_pushv(ret,
+				     (const char *const[]){"--allow", p->net_allow.v[i], NULL});
 		if (log)
 			strvec_pushv(ret, (const char *const[]){"--log", log, NULL});
 		strvec_push(ret, "--");
@@ -219,9 +219,10 @@ size_t confine_net_report(const char *session_dir, struct agentrun *ar)
 		char msg[NETPROXY_HOST_MAX + 128];
 		json_int_t k = json_integer_value(n);
 
-		(void)snprintf(msg, sizeof(msg),
-			       "network: the proxy refused '%s' (%lld time%s): not the task's endpoint",
-			       host, (long long)k, k == 1 ? "" : "s");
+		(void)snprintf(
+			msg, sizeof(msg),
+			"network: the proxy refused '%s' (%lld time%s): not the task's endpoint",
+			host, (long long)k, k == 1 ? "" : "s");
 		agentrun_warning(ar, msg);
 		count++;
 	}

@@ -55,14 +55,14 @@ struct confine_input {
 
 struct confine_policy {
 	enum sandbox_kind kind;
-	struct strvec ro;	 /* read and execute beneath each (real paths) */
-	struct strvec ro_bind;	 /* the same as given (/bin, /etc/localtime): what bwrap
-				    binds, and the Landlock rules inside it */
-	struct strvec rw;	 /* read-write beneath each */
-	struct strvec login_src; /* a login file of the user's HOME ... */
-	struct strvec login_dst; /* ... and where it appears in the agent's HOME */
-	enum net_mode network;	 /* full: the host's network; llm, none: a namespace of its own */
-	struct strvec net_allow; /* llm: HOST:PORT the proxy allows */
+	struct strvec ro;	  /* read and execute beneath each (real paths) */
+	struct strvec ro_bind;	  /* the same as given (/bin, /etc/localtime): what bwrap
+				     binds, and the Landlock rules inside it */
+	struct strvec rw;	  /* read-write beneath each */
+	struct strvec login_src;  /* a login file of the user's HOME ... */
+	struct strvec login_dst;  /* ... and where it appears in the agent's HOME */
+	enum net_mode network;	  /* full: the host's network; llm, none: a namespace of its own */
+	struct strvec net_allow;  /* llm: HOST:PORT the proxy allows */
 	struct strvec net_tunnel; /* llm: the loopback HOST:PORT the bridge also listens on */
 	unsigned net_proxy_port;  /* llm: the bridge's proxy port on 127.0.0.1 */
 	char *net_socket;	  /* llm: the proxy's socket */
@@ -99,14 +99,15 @@ enum sandbox_kind confine_strongest(unsigned host, unsigned declared);
 const char *confine_find_program(const char *path_env, const char *name, char *buf, size_t size);
 
 /* argv (argv[0] absolute) run in bubblewrap under p, into *ret: its own
- * namespaces (user, mount, PID, IPC, UTS, cgroup; the network is shared: no
- * network policy yet), dying with bernstein, a root holding only p's paths
+ * namespaces (user, mount, PID, IPC, UTS, cgroup; the network's too unless
+ * p->network is full), dying with bernstein, a root holding only p's paths
  * (ro_bind read-only, rw read-write, the login files read-only in the
  * agent's HOME), a private /tmp, /dev and /proc, cwd as its working
  * directory, every capability dropped when drop_caps (bernstein runs as
  * root: root keeps its capabilities inside otherwise and can remount '/'
  * read-write), then `self_exe shim` setting the same Landlock rules inside
- * before the execve of argv. */
+ * (and, for llm, the network bridge: confine_net_shim_args()) before the
+ * execve of argv. */
 void confine_bwrap_argv(const struct confine_policy *p, const char *bwrap, const char *self_exe,
 			const char *cwd, bool drop_caps, const char *const *argv,
 			struct strvec *ret);
@@ -121,7 +122,7 @@ const char *confine_oci_runtime(const char *path_env, char *buf, size_t size, st
  * (created 0700, with an empty rootfs/): config.json binds exactly p's
  * paths (read-only, read-write, the login files) into a read-only root,
  * with a private /tmp, /dev and /proc, its own PID, IPC, UTS, mount and
- * cgroup namespaces (the network is shared: no network policy yet), no
+ * cgroup namespaces (and network, unless p->network is full), no
  * capability, no_new_privs, cwd as its working directory, env as its
  * environment, and `self_exe shim` setting the same Landlock rules before
  * the execve of argv. No cgroup limits yet (linux.resources is where the

@@ -882,6 +882,34 @@ static int confine_spec(struct loop *l, struct otask *t, const char *home, const
 	return 0;
 }
 
+/* Why t cannot have its tier and network here, into msg (one line), or
+ * NULL: never run unconfined, nor with the host's network, instead. */
+static const char *tier_refusal(struct loop *l, const struct otask *t, char *msg, size_t size)
+{
+	const char *path_env = envpolicy_get(l->e->host_env, "PATH");
+	enum sandbox_kind k = task_tier(l, t);
+	const char *why = NULL;
+	struct diag d;
+
+	diag_clear(&d);
+	if (confine_net_refusal(task_network(l, t), k, task_endpoint(l, t), msg, size))
+		return msg;
+	if (k == SANDBOX_KIND_NONE)
+		return NULL;
+	if (landlock_abi_version() < 0)
+		why = "sandbox: landlock: the kernel does not support Landlock (the task is not run unconfined)";
+	else if (k == SANDBOX_KIND_BWRAP && !confine_find_program(path_env, "bwrap", msg, size))
+		why = "sandbox: bwrap: bubblewrap (bwrap) is not on PATH (the task is not run unconfined)";
+	else if (k == SANDBOX_KIND_CONTAINER && geteuid() != 0)
+		why = "sandbox: container: needs bernstein to run as root here (rootless OCI bundles are not written yet; the task is not run unconfined)";
+	else if (k == SANDBOX_KIND_CONTAINER && !confine_oci_runtime(path_env, msg, size, &d))
+		why = d.msg;
+	if (!why)
+		return NULL;
+	(void)snprintf(msg, size, "%s", why);
+	return msg;
+}
+
 /* Refuse t before it ran: state refused (or failed), with the reason. */
 static void refuse(struct loop *l, struct otask *t, enum task_state s, const char *reason)
 {
@@ -1147,8 +1175,8 @@ static int dispatch(struct loop *l, struct otask *t, struct proc_spec *spec)
 		t->row.spec = json_dumps(t->spec, JSON_COMPACT | JSON_SORT_KEYS);
 	}
 	sandboxed = task_sandboxed(l, t);
-	if (confine_net_refusal(task_network(l, t), task_tier(l, t), task_endpoint(l, t), msg,
-				sizeof(msg))) {
+	/* a tier (and network) this host cannot give: refused before anything is made */
+	if (tier_refusal(l, t, msg, sizeof(msg))) {
 		refuse(l, t, TASK_REFUSED, msg);
 		goto out;
 	}
@@ -1198,33 +1226,7 @@ worktree:
 	if (!sandboxed && t->prep == PREP_DONE) {
 		r = 0; /* made by the command */
 	} else if (sandboxed) {
-		/* a clone of its own; checked before anything is made */
-		int abi = landlock_abi_version();
-
-		if (abi < 0) {
-			refuse(l, t, TASK_REFUSED,
-			       "sandbox: landlock: the kernel does not support Landlock (the task is not run unconfined)");
-			goto out;
-		}
-		if (task_tier(l, t) == SANDBOX_KIND_BWRAP &&
-		    !confine_find_program(envpolicy_get(e->host_env, "PATH"), "bwrap", msg,
-					  sizeof(msg))) {
-			refuse(l, t, TASK_REFUSED,
-			       "sandbox: bwrap: bubblewrap (bwrap) is not on PATH (the task is not run unconfined)");
-			goto out;
-		}
-		if (task_tier(l, t) == SANDBOX_KIND_CONTAINER) {
-			if (geteuid() != 0) {
-				refuse(l, t, TASK_REFUSED,
-				       "sandbox: container: needs bernstein to run as root here (rootless OCI bundles are not written yet; the task is not run unconfined)");
-				goto out;
-			}
-			if (!confine_oci_runtime(envpolicy_get(e->host_env, "PATH"), msg,
-						 sizeof(msg), &d)) {
-				refuse(l, t, TASK_REFUSED, d.msg);
-				goto out;
-			}
-		}
+		/* a clone of its own (its tier was checked: tier_refusal()) */
 		r = worktree_clone_add(e->repo, t->row.worktree, t->row.branch, l->run.base_branch,
 				       task_git_env(l, t), &made, &d);
 	} else {

@@ -253,8 +253,8 @@ int netproxy_parse(const char *buf, size_t len, struct netproxy_request *ret)
 	sp2 = memchr(t, ' ', line - (size_t)(t - buf));
 	if (!sp2 || sp2 == t)
 		return -EBADMSG;
-	if ((size_t)(buf + line - (sp2 + 1)) != 8 || (strncmp(sp2 + 1, "HTTP/1.1", 8) != 0 &&
-						      strncmp(sp2 + 1, "HTTP/1.0", 8) != 0))
+	if ((size_t)(buf + line - (sp2 + 1)) != 8 ||
+	    (strncmp(sp2 + 1, "HTTP/1.1", 8) != 0 && strncmp(sp2 + 1, "HTTP/1.0", 8) != 0))
 		return -EBADMSG;
 	tlen = (size_t)(sp2 - t);
 	if (strcmp(rq.method, "CONNECT") == 0) {
@@ -315,7 +315,7 @@ static int dial(const struct netproxy_addr *a)
 {
 	struct addrinfo hints, *res = NULL, *ai;
 	char port[8];
-	int fd = -1, r = -EHOSTUNREACH;
+	int fd, r = -EHOSTUNREACH;
 
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_socktype = SOCK_STREAM;
@@ -416,8 +416,7 @@ void netproxy_handle(int fd, const struct netproxy_opts *o)
 				 rq.path_len && buf[rq.path_off] == '/' ? "" : "/",
 				 (int)rq.path_len, buf + rq.path_off, ver);
 
-		if (n < 0 || (size_t)n >= sizeof(line) ||
-		    usock_send_all(up, line, (size_t)n) < 0 ||
+		if (n < 0 || (size_t)n >= sizeof(line) || usock_send_all(up, line, (size_t)n) < 0 ||
 		    usock_send_all(up, buf + rq.line_len, len - rq.line_len) < 0)
 			goto out;
 	}
@@ -490,9 +489,9 @@ int netproxy_serve(int listen_fd, int child_pidfd, const struct netproxy_opts *o
 	unsigned live = 0;
 
 	for (;;) {
-		struct pollfd p[2] = {{.fd = child_pidfd, .events = POLLIN},
-				      {.fd = live < NETPROXY_MAX_CONNS ? listen_fd : -1,
-				       .events = POLLIN}};
+		struct pollfd p[2] = {
+			{.fd = child_pidfd, .events = POLLIN},
+			{.fd = live < NETPROXY_MAX_CONNS ? listen_fd : -1, .events = POLLIN}};
 		int n, fd;
 		pid_t pid;
 
@@ -572,7 +571,8 @@ static void bridge_one(int fd, const char *socket_path, const struct netproxy_ad
 	if (usock_connect(socket_path, 0, &up, NULL) < 0)
 		return;
 	if (a) {
-		uint64_t deadline = now_ms() + NETPROXY_CONNECT_TIMEOUT_MS + NETPROXY_HEAD_TIMEOUT_MS;
+		uint64_t deadline =
+			now_ms() + NETPROXY_CONNECT_TIMEOUT_MS + NETPROXY_HEAD_TIMEOUT_MS;
 		size_t len = 0;
 		int n;
 
@@ -644,8 +644,7 @@ static void bridge_serve(const struct netbridge_opts *o, const int *fds, const i
 	}
 }
 
-int netbridge_start(const struct netbridge_opts *o, struct diag *ret_warning,
-		    struct diag *reterr)
+int netbridge_start(const struct netbridge_opts *o, struct diag *ret_warning, struct diag *reterr)
 {
 	int fds[1 + 16], tun[16];
 	size_t n = 0, i;
@@ -675,10 +674,11 @@ int netbridge_start(const struct netbridge_opts *o, struct diag *ret_warning,
 		if (r == -EACCES && ret_warning) {
 			/* a port below 1024 without the capability: the agent
 			 * still has the proxy */
-			diag_set(ret_warning, NULL, 0, 0,
-				 "network bridge: cannot listen on %s (%s): the agent reaches it only through its proxy variables",
-				 netproxy_addr_format(&o->tunnels[i], addr, sizeof(addr)),
-				 strerror(-r));
+			diag_set(
+				ret_warning, NULL, 0, 0,
+				"network bridge: cannot listen on %s (%s): the agent reaches it only through its proxy variables",
+				netproxy_addr_format(&o->tunnels[i], addr, sizeof(addr)),
+				strerror(-r));
 			tun[i] = -1;
 			r = 0;
 			continue;

@@ -41,12 +41,12 @@ enum net_mode {
 const char *net_mode_to_string(enum net_mode m);
 enum net_mode net_mode_from_string(const char *s);
 
-#define NETPROXY_HEAD_MAX	   8192
-#define NETPROXY_HOST_MAX	   253
-#define NETPROXY_HEAD_TIMEOUT_MS   10000
+#define NETPROXY_HEAD_MAX	    8192
+#define NETPROXY_HOST_MAX	    253
+#define NETPROXY_HEAD_TIMEOUT_MS    10000
 #define NETPROXY_CONNECT_TIMEOUT_MS 10000
-#define NETPROXY_MAX_CONNS	   64
-#define NETPROXY_LOG_MAX	   (64 * 1024) /* the refusal log stops growing here */
+#define NETPROXY_MAX_CONNS	    64
+#define NETPROXY_LOG_MAX	    (64 * 1024) /* the refusal log stops growing here */
 
 /* A host and port as a client names them: host lowercased, an IPv6
  * literal without its brackets (v6 set). */
@@ -124,7 +124,6 @@ struct netbridge_opts {
  * could not be bound). A tunnel on a port the caller may not bind (below
  * 1024 without the capability) is left out with the reason in ret_warning
  * (when given; else it is an error). */
-int netbridge_start(const struct netbridge_opts *o, struct diag *ret_warning,
-		    struct diag *reterr);
+int netbridge_start(const struct netbridge_opts *o, struct diag *ret_warning, struct diag *reterr);
 
 #endif

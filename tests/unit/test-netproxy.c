@@ -72,21 +72,22 @@ static void test_parse_incomplete_and_bad(void **state)
 	assert_int_equal(parse("CONNECT a:1 HTTP/1.1\r\n", &rq), 0);
 	assert_int_equal(parse("CONNECT a:1 HTTP/1.1\r\nHost: a\r\n", &rq), 0);
 	/* malformed: each one rule */
-	assert_int_equal(parse("CONNECT a HTTP/1.1\r\n\r\n", &rq), -EBADMSG);	       /* no port */
-	assert_int_equal(parse("CONNECT a:0 HTTP/1.1\r\n\r\n", &rq), -EBADMSG);       /* port 0 */
-	assert_int_equal(parse("CONNECT a:65536 HTTP/1.1\r\n\r\n", &rq), -EBADMSG);   /* range */
-	assert_int_equal(parse("CONNECT a:+1 HTTP/1.1\r\n\r\n", &rq), -EBADMSG);      /* sign */
-	assert_int_equal(parse("CONNECT a b:1 HTTP/1.1\r\n\r\n", &rq), -EBADMSG);     /* space */
-	assert_int_equal(parse("CONNECT a:1 HTTP/2\r\n\r\n", &rq), -EBADMSG);	       /* version */
-	assert_int_equal(parse("connect a:1 HTTP/1.1\r\n\r\n", &rq), -EBADMSG);       /* method */
-	assert_int_equal(parse("CONNECT a%2e:1 HTTP/1.1\r\n\r\n", &rq), -EBADMSG);    /* host */
-	assert_int_equal(parse("CONNECT a\tb:1 HTTP/1.1\r\n\r\n", &rq), -EBADMSG);    /* control */
-	assert_int_equal(parse("CONNECT [::1:1 HTTP/1.1\r\n\r\n", &rq), -EBADMSG);    /* bracket */
-	assert_int_equal(parse("CONNECT ::1:1 HTTP/1.1\r\n\r\n", &rq), -EBADMSG);     /* bare v6 */
-	assert_int_equal(parse("GET /x HTTP/1.1\r\n\r\n", &rq), -EBADMSG);	       /* origin form */
-	assert_int_equal(parse("GET https://a/ HTTP/1.1\r\n\r\n", &rq), -EBADMSG);    /* https */
-	assert_int_equal(parse("GET http://ok@evil/ HTTP/1.1\r\n\r\n", &rq), -EBADMSG); /* userinfo */
-	assert_int_equal(parse("GET http:///x HTTP/1.1\r\n\r\n", &rq), -EBADMSG);     /* no host */
+	assert_int_equal(parse("CONNECT a HTTP/1.1\r\n\r\n", &rq), -EBADMSG);	    /* no port */
+	assert_int_equal(parse("CONNECT a:0 HTTP/1.1\r\n\r\n", &rq), -EBADMSG);	    /* port 0 */
+	assert_int_equal(parse("CONNECT a:65536 HTTP/1.1\r\n\r\n", &rq), -EBADMSG); /* range */
+	assert_int_equal(parse("CONNECT a:+1 HTTP/1.1\r\n\r\n", &rq), -EBADMSG);    /* sign */
+	assert_int_equal(parse("CONNECT a b:1 HTTP/1.1\r\n\r\n", &rq), -EBADMSG);   /* space */
+	assert_int_equal(parse("CONNECT a:1 HTTP/2\r\n\r\n", &rq), -EBADMSG);	    /* version */
+	assert_int_equal(parse("connect a:1 HTTP/1.1\r\n\r\n", &rq), -EBADMSG);	    /* method */
+	assert_int_equal(parse("CONNECT a%2e:1 HTTP/1.1\r\n\r\n", &rq), -EBADMSG);  /* host */
+	assert_int_equal(parse("CONNECT a\tb:1 HTTP/1.1\r\n\r\n", &rq), -EBADMSG);  /* control */
+	assert_int_equal(parse("CONNECT [::1:1 HTTP/1.1\r\n\r\n", &rq), -EBADMSG);  /* bracket */
+	assert_int_equal(parse("CONNECT ::1:1 HTTP/1.1\r\n\r\n", &rq), -EBADMSG);   /* bare v6 */
+	assert_int_equal(parse("GET /x HTTP/1.1\r\n\r\n", &rq), -EBADMSG);	   /* origin form */
+	assert_int_equal(parse("GET https://a/ HTTP/1.1\r\n\r\n", &rq), -EBADMSG); /* https */
+	assert_int_equal(parse("GET http://ok@evil/ HTTP/1.1\r\n\r\n", &rq),
+			 -EBADMSG);						  /* userinfo */
+	assert_int_equal(parse("GET http:///x HTTP/1.1\r\n\r\n", &rq), -EBADMSG); /* no host */
 	/* no end within the cap */
 	big = malloc(NETPROXY_HEAD_MAX + 10);
 	assert_non_null(big);
@@ -111,25 +112,24 @@ static void test_allow_list(void **state)
 	(void)state;
 	allow[0] = addr("127.0.0.1:4000");
 	allow[1] = addr("API.example.com:443");
-	assert_true(netproxy_allowed(allow, 2, &(struct netproxy_addr){.host = "127.0.0.1",
-									.port = 4000}));
-	assert_true(netproxy_allowed(allow, 2, &(struct netproxy_addr){.host = "api.example.com",
-									.port = 443}));
+	assert_true(netproxy_allowed(allow, 2,
+				     &(struct netproxy_addr){.host = "127.0.0.1", .port = 4000}));
+	assert_true(netproxy_allowed(
+		allow, 2, &(struct netproxy_addr){.host = "api.example.com", .port = 443}));
 	/* the literal host and port, nothing else: no other spelling of the
 	 * same address, no other port */
-	assert_false(netproxy_allowed(allow, 2, &(struct netproxy_addr){.host = "127.0.0.1",
-									 .port = 4001}));
-	assert_false(netproxy_allowed(allow, 2, &(struct netproxy_addr){.host = "localhost",
-									 .port = 4000}));
-	assert_false(netproxy_allowed(allow, 2, &(struct netproxy_addr){.host = "127.1",
-									 .port = 4000}));
+	assert_false(netproxy_allowed(allow, 2,
+				      &(struct netproxy_addr){.host = "127.0.0.1", .port = 4001}));
+	assert_false(netproxy_allowed(allow, 2,
+				      &(struct netproxy_addr){.host = "localhost", .port = 4000}));
+	assert_false(
+		netproxy_allowed(allow, 2, &(struct netproxy_addr){.host = "127.1", .port = 4000}));
 	assert_false(netproxy_allowed(
 		allow, 2, &(struct netproxy_addr){.host = "api.example.com.", .port = 443}));
 	assert_false(netproxy_allowed(
 		allow, 2, &(struct netproxy_addr){.host = "x.api.example.com", .port = 443}));
-	assert_false(netproxy_allowed(allow, 2, &(struct netproxy_addr){.host = "::1",
-									 .port = 4000,
-									 .v6 = true}));
+	assert_false(netproxy_allowed(
+		allow, 2, &(struct netproxy_addr){.host = "::1", .port = 4000, .v6 = true}));
 }
 
 static void test_url_and_loopback(void **state)
@@ -170,8 +170,8 @@ static void test_modes(void **state)
 	assert_int_equal(confine_net_default(NET_MODE_NONE, SANDBOX_KIND_LANDLOCK, NULL),
 			 NET_MODE_NONE);
 	assert_null(confine_net_refusal(NET_MODE_FULL, SANDBOX_KIND_NONE, NULL, why, sizeof(why)));
-	assert_null(confine_net_refusal(NET_MODE_NONE, SANDBOX_KIND_CONTAINER, NULL, why,
-					sizeof(why)));
+	assert_null(
+		confine_net_refusal(NET_MODE_NONE, SANDBOX_KIND_CONTAINER, NULL, why, sizeof(why)));
 	assert_non_null(
 		confine_net_refusal(NET_MODE_NONE, SANDBOX_KIND_LANDLOCK, NULL, why, sizeof(why)));
 	assert_non_null(strstr(why, "landlock has none"));
@@ -211,7 +211,7 @@ static char *exchange(const char *req, const struct netproxy_opts *o)
 static void test_handle(void **state)
 {
 	struct netproxy_addr allow[1];
-	struct netproxy_opts o = {.allow = allow, .n_allow = 1};
+	struct netproxy_opts o = {.n_allow = 1};
 	struct sockaddr_in sa = {.sin_family = AF_INET};
 	socklen_t sl = sizeof(sa);
 	char tmpl[] = "/tmp/test-netproxy-XXXXXX", req[128], log[256];
@@ -236,19 +236,19 @@ static void test_handle(void **state)
 	close(lfd);
 	(void)snprintf(req, sizeof(req), "127.0.0.1:%u", ntohs(sa.sin_port));
 	allow[0] = addr(req);
+	o.allow = allow;
 	fd = mkstemp(tmpl);
 	assert_true(fd >= 0);
 	o.log_fd = open(tmpl, O_WRONLY | O_APPEND | O_CLOEXEC);
 
 	(void)snprintf(req, sizeof(req), "CONNECT 127.0.0.1:%u HTTP/1.1\r\n\r\nping\n",
 		       ntohs(sa.sin_port));
-	assert_string_equal(exchange(req, &o),
-			    "HTTP/1.1 200 Connection established\r\n\r\nping\n");
+	assert_string_equal(exchange(req, &o), "HTTP/1.1 200 Connection established\r\n\r\nping\n");
 	assert_int_equal(waitpid(pid, NULL, 0), pid);
-	assert_non_null(strstr(exchange("CONNECT evil.example:443 HTTP/1.1\r\n\r\n", &o),
-			       "HTTP/1.1 403 "));
-	assert_non_null(strstr(exchange("GET http://localhost:1/ HTTP/1.1\r\n\r\n", &o),
-			       "HTTP/1.1 403 "));
+	assert_non_null(
+		strstr(exchange("CONNECT evil.example:443 HTTP/1.1\r\n\r\n", &o), "HTTP/1.1 403 "));
+	assert_non_null(
+		strstr(exchange("GET http://localhost:1/ HTTP/1.1\r\n\r\n", &o), "HTTP/1.1 403 "));
 	assert_non_null(strstr(exchange("\x16\x03\x01 junk\r\n\r\n", &o), "HTTP/1.1 400 "));
 	n = (int)read(fd, log, sizeof(log) - 1);
 	assert_true(n > 0);
