@@ -755,8 +755,10 @@ static int task_policy(struct loop *l, struct otask *t, const char *binary, cons
 	if (t->sb_built)
 		return 0;
 	if (in.network == NET_MODE_LLM)
-		in.net_socket = sock = agentrun_path(session_dir ? session_dir : t->session_dir,
-						     CONFINE_NET_SOCKET);
+		in.net_socket = sock = session_dir ? agentrun_path(session_dir, CONFINE_NET_SOCKET)
+				       : t->session_dir
+					       ? agentrun_path(t->session_dir, CONFINE_NET_SOCKET)
+					       : session_path(l, t, CONFINE_NET_SOCKET);
 	r = worktree_repo_objects(l->e->repo, l->e->git_env, &objects, reterr);
 	if (r < 0)
 		return r;
@@ -870,7 +872,8 @@ static int confine_spec(struct loop *l, struct otask *t, const char *home, const
 	spec->argv = argv;
 	if (t->sb.network == NET_MODE_LLM) {
 		/* the sandbox's command behind the proxy (orch/confine.h) */
-		char *log = agentrun_path(t->session_dir, CONFINE_NET_LOG);
+		char *log = t->session_dir ? agentrun_path(t->session_dir, CONFINE_NET_LOG)
+					   : session_path(l, t, CONFINE_NET_LOG);
 
 		argv = (struct strvec)STRVEC_INIT;
 		confine_net_wrap(&t->sb, l->e->self_exe, log, (const char *const *)spec->argv.v,
