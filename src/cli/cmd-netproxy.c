@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/pidfd.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -51,15 +52,19 @@ static const struct option netproxy_options[] = {
 	{NULL, 0, NULL, 0},
 };
 
-/* Start argv, its exit as a pidfd and a pid. */
+/* Start argv (dying with this process), its exit as a pidfd and a pid. */
 static int start(char **argv, char **envp, pid_t *ret_pid, int *ret_pidfd)
 {
-	pid_t pid = fork();
+	pid_t parent = getpid(), pid = fork();
 	int fd;
 
 	if (pid < 0)
 		return -errno;
 	if (pid == 0) {
+		/* the sandbox's command dies with the proxy (bwrap's own
+		 * --die-with-parent aside; the OCI runtime has none) */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
+			_exit(125);
 		shim_reset_signals();
 		(void)execve(argv[0], argv, envp);
 		_exit(errno == ENOENT ? 127 : 126);

@@ -2,10 +2,11 @@
 # What network: llm starts is contained (issue #15): the proxy (`bernstein
 # netproxy`, outside the sandbox), the bridge (inside, started by the shim)
 # and the agent do not outlive bernstein. A script agent in llm mode runs
-# in bwrap until bernstein and its group keeper are killed with SIGKILL;
-# then no process of the task is left and the proxy's socket accepts no
-# connection. The same after a cancel (SIGINT). Skipped without Landlock or
-# bwrap.
+# in bwrap (and, as root, in a container) until bernstein and its group
+# keeper are killed with SIGKILL; then no process of the task is left (the
+# proxy, the sandbox's runtime, the bridge, the agent) and the proxy's
+# socket accepts no connection. The same after a cancel (SIGINT) in bwrap.
+# Skipped without Landlock or bwrap.
 . "$SRCDIR/tests/integration/lib.sh"
 
 test_begin "t0160 network: llm leaves nothing behind"
@@ -22,12 +23,14 @@ fi
 
 BGPID=
 MARK="t0160-marker-$(basename "$T")"
-# marked: the pids whose argv holds MARK (the glob is expanded before grep
-# is forked, so grep never lists itself)
+# marked: the pids whose argv holds MARK (the agent's prompt: the shim,
+# the bridge, the agent; in bwrap the proxy and bwrap too) or the test's
+# directory (the proxy's socket, bwrap's binds, the container's bundle);
+# the glob is expanded before grep is forked, so grep never lists itself
 marked()
 {
 	set -- /proc/[0-9]*/cmdline
-	grep -lsF -e "$MARK" "$@" | sed -e 's#^/proc/##' -e 's#/cmdline$##'
+	grep -lsF -e "$MARK" -e "$T/" "$@" | sed -e 's#^/proc/##' -e 's#/cmdline$##'
 }
 _t0160_cleanup()
 {
@@ -79,8 +82,8 @@ setup()
 	  endpoint:
 	    env: {AGENT_BASE_URL: "{base_url}"}
 	EOF
-	printf 'adapter: shell\nretry_backoff: 0\nmax_retries: 0\nsandbox: bwrap\nnetwork: llm\ntimeout: 100\n' \
-		>"$W/bernstein.yaml"
+	printf 'adapter: shell\nretry_backoff: 0\nmax_retries: 0\nsandbox: %s\nnetwork: llm\ntimeout: 100\n' \
+		"${2:-bwrap}" >"$W/bernstein.yaml"
 	cat >"$W/plan.yaml" <<-EOF
 	name: kill
 	tasks:
@@ -117,7 +120,9 @@ running()
 	for _p in $(marked); do
 		if grep -qF netproxy "/proc/$_p/cmdline" 2>/dev/null; then _np=$((_np + 1)); fi
 		if grep -qF -- --net-socket "/proc/$_p/cmdline" 2>/dev/null &&
-			! grep -qF bwrap "/proc/$_p/cmdline" 2>/dev/null; then _br=$((_br + 1)); fi
+			! grep -qF -e bwrap -e netproxy "/proc/$_p/cmdline" 2>/dev/null; then
+			_br=$((_br + 1))
+		fi
 	done
 	check "$1: the proxy runs" test "$_np" -ge 1
 	check "$1: the bridge runs (the shim's fork, in the sandbox)" test "$_br" -ge 1
@@ -137,17 +142,26 @@ sys.exit(1)' "$1"
 }
 
 # ---- kill -9 of bernstein and its keeper ----
-setup "$T/kill"
-start_bg run plan.yaml
-BGPARENT=$BGPID
-running "kill -9"
-_k=$(keeper_of "$BGPID")
-# shellcheck disable=SC2086 # _k: pids
-kill -9 $_k "$BGPID" # the keeper first: it must not get to act
-wait "$BGPID" 2>/dev/null
-BGPID=
-check "kill -9: no process of the task is left" wait_until '[ -z "$(marked)" ]'
-check "kill -9: the proxy's socket accepts no connection" connect_fails "$SOCK"
+n=0
+for tier in bwrap container; do
+	if [ "$tier" = container ] &&
+		{ [ "$(id -u)" -ne 0 ] || { ! command -v crun && ! command -v runc; } >/dev/null 2>&1; }; then
+		skip "$tier: kill -9" "the container tier needs root and crun or runc"
+		continue
+	fi
+	n=$((n + 1))
+	setup "$T/kill-$n" "$tier" # no tier name in the path: 'bwrap' is looked for
+	start_bg run plan.yaml
+	BGPARENT=$BGPID
+	running "$tier: kill -9"
+	_k=$(keeper_of "$BGPID")
+	# shellcheck disable=SC2086 # _k: pids
+	kill -9 $_k "$BGPID" # the keeper first: it must not get to act
+	wait "$BGPID" 2>/dev/null
+	BGPID=
+	check "$tier: kill -9: no process of the task is left" wait_until '[ -z "$(marked)" ]'
+	check "$tier: kill -9: the proxy's socket accepts no connection" connect_fails "$SOCK"
+done
 
 # ---- a cancel (SIGINT) ----
 setup "$T/cancel"
