@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "proc/netproxy.h"
 #include "proc/probe.h"
 #include "proc/shim.h"
 #include "util/xalloc.h"
@@ -29,6 +30,9 @@ enum {
 	OPT_LANDLOCK_BEST_EFFORT,
 	OPT_STATUS_FD,
 	OPT_PARENT_PID,
+	OPT_NET_SOCKET,
+	OPT_NET_PROXY_PORT,
+	OPT_NET_TUNNEL,
 };
 
 static const struct option shim_options[] = {
@@ -43,6 +47,9 @@ static const struct option shim_options[] = {
 	{"landlock-best-effort", no_argument, NULL, OPT_LANDLOCK_BEST_EFFORT},
 	{"status-fd", required_argument, NULL, OPT_STATUS_FD},
 	{"parent-pid", required_argument, NULL, OPT_PARENT_PID},
+	{"net-socket", required_argument, NULL, OPT_NET_SOCKET},
+	{"net-proxy-port", required_argument, NULL, OPT_NET_PROXY_PORT},
+	{"net-tunnel", required_argument, NULL, OPT_NET_TUNNEL},
 	CLI_OPT_HELP,
 	{NULL, 0, NULL, 0},
 };
@@ -91,10 +98,66 @@ static int resolve(struct cli_ctx *ctx, const char *name, char **ret)
 	return path_search(name, cli_getenv(ctx, "PATH"), ret);
 }
 
+#define NET_TUNNELS_MAX 16
+
+/* --net-socket, --net-proxy-port, --net-tunnel into net (whose tunnels
+ * array holds NET_TUNNELS_MAX): 0, or the usage error's exit code. */
+static int net_opt(struct cli_ctx *ctx, int c, const char *arg, struct netbridge_opts *net)
+{
+	struct netproxy_addr *t = (struct netproxy_addr *)(uintptr_t)net->tunnels;
+	uint64_t v;
+
+	if (c == OPT_NET_SOCKET) {
+		net->socket = arg;
+	} else if (c == OPT_NET_PROXY_PORT) {
+		if (parse_u64(arg, &v) < 0 || v == 0 || v > 65535)
+			return cli_usage_error(ctx, "--net-proxy-port: '%s' is not a port", arg);
+		net->proxy_port = (unsigned)v;
+	} else {
+		if (net->n_tunnels >= NET_TUNNELS_MAX ||
+		    netproxy_addr_parse(arg, strlen(arg), &t[net->n_tunnels]) < 0 ||
+		    !netproxy_is_loopback(&t[net->n_tunnels]))
+			return cli_usage_error(
+				ctx, "--net-tunnel: '%s' is not a loopback HOST:PORT (at most 16)",
+				arg);
+		net->n_tunnels++;
+	}
+	return 0;
+}
+
+/* The network bridge, in the sandbox's network namespace, before Landlock:
+ * it dies with this process (which becomes the program). 0, or the exit
+ * code after the message. */
+static int net_start(struct cli_ctx *ctx, const struct shim_opts *o,
+		     const struct netbridge_opts *net)
+{
+	struct diag w, d;
+	int r;
+
+	if (!net->socket && !net->proxy_port && !net->n_tunnels)
+		return 0;
+	if (!net->socket || !(net->proxy_port || net->n_tunnels))
+		return cli_usage_error(
+			ctx,
+			"--net-socket goes with --net-proxy-port or --net-tunnel, and they with it");
+	diag_clear(&w);
+	diag_clear(&d);
+	r = netbridge_start(net, &w, &d);
+	if (r < 0) {
+		shim_report_failure(o, SHIM_STAGE_CONTAIN, -r);
+		return shim_msg(ctx, SHIM_EXIT_SETUP, "%s", d.msg);
+	}
+	if (w.msg[0])
+		(void)shim_msg(ctx, 0, "warning: %s", w.msg);
+	return 0;
+}
+
 int cmd_shim(int argc, char **argv, struct cli_ctx *ctx)
 {
 	struct shim_opts o = SHIM_OPTS_INIT;
 	struct shim_plan plan = SHIM_PLAN_INIT;
+	struct netproxy_addr tunnels[NET_TUNNELS_MAX];
+	struct netbridge_opts net = {.tunnels = tunnels};
 	char msg[256];
 	enum shim_stage stage = SHIM_STAGE_NONE;
 	struct diag d = {0};
@@ -144,6 +207,14 @@ int cmd_shim(int argc, char **argv, struct cli_ctx *ctx)
 						       argv[optind - 1]);
 			return cli_usage_error(ctx, "unknown option '%s'", argv[optind - 1]);
 		default:
+			if (c >= OPT_NET_SOCKET && c <= OPT_NET_TUNNEL) {
+				r = net_opt(ctx, c, optarg, &net);
+				if (r) {
+					shim_opts_release(&o);
+					return r;
+				}
+				break;
+			}
 			if (c >= OPT_RLIMIT && c < OPT_RLIMIT + _SHIM_RLIMIT_MAX) {
 				enum shim_rlimit rl = (enum shim_rlimit)(c - OPT_RLIMIT);
 
@@ -173,6 +244,9 @@ int cmd_shim(int argc, char **argv, struct cli_ctx *ctx)
 		goto out;
 	}
 
+	r = net_start(ctx, &o, &net);
+	if (r)
+		goto out;
 	r = shim_prepare(&o, o.parent_pid > 0 ? o.parent_pid : getppid(), &plan, &d);
 	if (r < 0) {
 		shim_report_failure(&o, SHIM_STAGE_LANDLOCK, -r);

@@ -95,6 +95,9 @@ const char spawn_help[] =
 	"  --sandbox TIER      with --dry-run: also what the agent could read and write\n"
 	"                      in sandbox tier TIER of a run (landlock, bwrap or\n"
 	"                      container), DIR as its tree\n"
+	"  --network MODE      with --sandbox: the network a run would give it (full,\n"
+	"                      llm or none; default: llm when the tier has a network\n"
+	"                      namespace and base_url is set, else full)\n"
 	"  --json              the plan, the events and the outcome as JSON\n"
 	"\n"
 	"Exit codes: 0 completed, 1 failed, 2 usage, 3 refused or invalid profile,\n"
@@ -111,6 +114,7 @@ enum {
 	OPT_EXPECT_CHANGES,
 	OPT_DRY_RUN,
 	OPT_SANDBOX,
+	OPT_NETWORK,
 	OPT_JSON,
 };
 
@@ -125,6 +129,7 @@ static const struct option spawn_options[] = {
 	{"expect-changes", no_argument, NULL, OPT_EXPECT_CHANGES},
 	{"dry-run", no_argument, NULL, OPT_DRY_RUN},
 	{"sandbox", required_argument, NULL, OPT_SANDBOX},
+	{"network", required_argument, NULL, OPT_NETWORK},
 	{"json", no_argument, NULL, OPT_JSON},
 	CLI_OPT_HELP,
 	{NULL, 0, NULL, 0},
@@ -144,6 +149,7 @@ struct spawn_opts {
 	bool expect_changes;
 	bool dry_run;
 	enum sandbox_kind sandbox; /* --sandbox; NONE when not given */
+	int network;		   /* --network (enum net_mode); -1 when not given */
 };
 
 /* ---- helpers ---- */
@@ -639,6 +645,14 @@ static int parse_args(int argc, char **argv, struct cli_ctx *ctx, struct spawn_o
 					"--sandbox: '%s' is not a tier a run can confine an agent in (expected: landlock, bwrap, container)",
 					optarg);
 			break;
+		case OPT_NETWORK:
+			o->network = net_mode_from_string(optarg);
+			if (o->network < 0)
+				return cli_usage_error(
+					ctx,
+					"--network: '%s' is not a network mode (expected: full, llm, none)",
+					optarg);
+			break;
 		case OPT_JSON:
 			ctx->json = true;
 			break;
@@ -662,6 +676,8 @@ static int parse_args(int argc, char **argv, struct cli_ctx *ctx, struct spawn_o
 			ctx, "give the prompt as an argument or with --prompt-file, not both");
 	if (!o->prompt_arg && !o->prompt_file)
 		return cli_usage_error(ctx, "missing the prompt");
+	if (o->network >= 0 && o->sandbox == SANDBOX_KIND_NONE)
+		return cli_usage_error(ctx, "--network needs --dry-run --sandbox TIER");
 	if (o->sandbox != SANDBOX_KIND_NONE && !o->dry_run)
 		return cli_usage_error(
 			ctx,
@@ -670,11 +686,14 @@ static int parse_args(int argc, char **argv, struct cli_ctx *ctx, struct spawn_o
 }
 
 /* --dry-run --sandbox: the policy a run's tier would give this agent, with
- * cwd as its tree (orch/confine.h). */
+ * req's workdir as its tree and its base_url as the endpoint (orch/confine.h). */
 static int sandbox_report(struct cli_ctx *ctx, const struct spawn_opts *o, const struct profile *p,
-			  const struct invocation_plan *plan, const char *cwd,
-			  const char *session_dir, json_t **ret)
+			  const struct invocation_plan *plan, const struct invocation_request *req,
+			  json_t **ret)
 {
+	const char *cwd = req->workdir, *session_dir = req->session_dir;
+	const char *endpoint =
+		(req->sampling.set & (1u << SAMPLING_BASE_URL)) ? req->sampling.base_url : NULL;
 	struct confine_policy pol = CONFINE_POLICY_INIT;
 	char key[PATH_MAX], *home, *tmp;
 	struct confine_input in = {
@@ -686,9 +705,11 @@ static int sandbox_report(struct cli_ctx *ctx, const struct spawn_opts *o, const
 		.binary = plan->binary_found ? plan->argv.v[0] : NULL,
 		.path_env = cli_getenv(ctx, "PATH"),
 		.decl = &p->runtime.sandbox,
+		.network = confine_net_default(o->network, o->sandbox, endpoint),
+		.endpoint = endpoint,
 	};
 	struct diag d;
-	char self[PATH_MAX];
+	char self[PATH_MAX], *sock = NULL;
 	ssize_t n;
 	int r;
 
@@ -704,9 +725,12 @@ static int sandbox_report(struct cli_ctx *ctx, const struct spawn_opts *o, const
 	tmp = agentrun_path(session_dir, "tmp");
 	in.home = home;
 	in.tmp = tmp;
+	if (in.network == NET_MODE_LLM)
+		in.net_socket = sock = agentrun_path(session_dir, CONFINE_NET_SOCKET);
 	r = confine_policy_build(&in, &pol, &d);
 	free(home);
 	free(tmp);
+	free(sock);
 	if (r < 0)
 		return cli_error(ctx, BEXIT_INVALID, "%s", d.msg);
 	*ret = confine_policy_json(&pol);
@@ -717,6 +741,7 @@ static int sandbox_report(struct cli_ctx *ctx, const struct spawn_opts *o, const
 static void sandbox_print(FILE *out, const json_t *sb)
 {
 	static const char *const keys[] = {"read", "read_except", "write", "login", NULL};
+	const json_t *net;
 	size_t i, j;
 
 	(void)fprintf(out, "sandbox: %s\n", json_string_value(json_object_get(sb, "tier")));
@@ -727,11 +752,26 @@ static void sandbox_print(FILE *out, const json_t *sb)
 		for (j = 0; j < json_array_size(a); j++)
 			(void)fprintf(out, "    %s\n", json_string_value(json_array_get(a, j)));
 	}
+	net = json_object_get(sb, "network");
+	(void)fprintf(out, "  network: %s\n", json_string_value(json_object_get(net, "mode")));
+	if (json_object_get(net, "proxy")) {
+		const json_t *a = json_object_get(net, "allow");
+
+		(void)fprintf(out, "    proxy: %s\n",
+			      json_string_value(json_object_get(net, "proxy")));
+		for (j = 0; j < json_array_size(a); j++)
+			(void)fprintf(out, "    allow: %s\n",
+				      json_string_value(json_array_get(a, j)));
+		a = json_object_get(net, "tunnel");
+		for (j = 0; j < json_array_size(a); j++)
+			(void)fprintf(out, "    tunnel: %s\n",
+				      json_string_value(json_array_get(a, j)));
+	}
 }
 
 int cmd_spawn(int argc, char **argv, struct cli_ctx *ctx)
 {
-	struct spawn_opts o = {.attach = STRVEC_INIT, .sets = STRVEC_INIT};
+	struct spawn_opts o = {.attach = STRVEC_INIT, .sets = STRVEC_INIT, .network = -1};
 	struct invocation_request req = {0};
 	struct invocation_plan plan;
 	struct catalog *cat = NULL;
@@ -863,7 +903,7 @@ int cmd_spawn(int argc, char **argv, struct cli_ctx *ctx)
 		json_t *sb = NULL;
 
 		if (o.sandbox != SANDBOX_KIND_NONE) {
-			code = sandbox_report(ctx, &o, e->profile, &plan, cwd, session_dir, &sb);
+			code = sandbox_report(ctx, &o, e->profile, &plan, &req, &sb);
 			if (code)
 				goto out;
 		}

@@ -33,6 +33,9 @@ const struct cmd cli_commands[] = {
 	{"logs", cmd_logs, NULL, 0, cmd_logs_summary, cmd_logs_usage, cmd_logs_help},
 	{"mock-agent", cmd_mock_agent, NULL, CMD_HIDDEN, "the mock adapter's offline agent",
 	 mock_agent_usage, mock_agent_help},
+	{"netproxy", cmd_netproxy, NULL, CMD_HIDDEN,
+	 "run a sandbox's command behind an allow-listing HTTP proxy", netproxy_usage,
+	 netproxy_help},
 	{"onboard", NULL, onboard_cmds, 0, onboard_summary, NULL, onboard_help},
 	{"plan", NULL, plan_cmds, 0, "check and show plan files", NULL,
 	 "A plan (plan.yaml) lists the tasks of a run: title, prompt, role, requires,\n"

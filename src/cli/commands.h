@@ -14,6 +14,8 @@ cmd_fn cmd_init;
 cmd_fn cmd_mock_agent;
 extern const char mock_agent_usage[], mock_agent_help[];
 extern const char init_usage[], init_help[];
+cmd_fn cmd_netproxy;
+extern const char netproxy_usage[], netproxy_help[];
 cmd_fn cmd_route;
 cmd_fn cmd_runner;	/* in the bernstein-runner executable */
 cmd_fn cmd_runner_exec; /* bernstein runner: execs bernstein-runner */

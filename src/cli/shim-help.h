@@ -21,6 +21,10 @@
 	"  --landlock-best-effort run unconfined if the kernel lacks Landlock\n"                   \
 	"  --status-fd N          write a failure record to fd N (for a supervisor)\n"             \
 	"  --parent-pid PID       die at once if the parent is no longer PID\n"                    \
+	"  --net-socket PATH      start a network bridge to the proxy at PATH first:\n"            \
+	"  --net-proxy-port PORT  it listens on 127.0.0.1:PORT and forwards as is\n"               \
+	"  --net-tunnel HOST:PORT and on this loopback address, tunnelled with\n"                  \
+	"                         CONNECT HOST:PORT (repeatable; docs/security.md)\n"              \
 	"\n"                                                                                       \
 	"Exit codes when PROGRAM does not run: 127 not found, 126 cannot be executed,\n"           \
 	"125 set-up failed (rlimits, Landlock). bernstein takes the same steps itself\n"           \

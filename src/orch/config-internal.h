@@ -65,6 +65,9 @@ int orch_get_adapter(const struct ydoc *doc, const struct ynode *n, const char *
 int orch_get_effort(const struct ydoc *doc, const struct ynode *n, const char *path,
 		    const char **ret, struct diag *reterr);
 
+/* network: full | llm | none. */
+int orch_get_network(const struct ydoc *doc, const struct ynode *n, const char *path,
+		     enum net_mode *ret, struct diag *reterr);
 /* sandbox: auto | none | landlock | bwrap | container. */
 int orch_get_sandbox(const struct ydoc *doc, const struct ynode *n, const char *path,
 		     enum sandbox_mode *ret, struct diag *reterr);

@@ -346,6 +346,18 @@ static int get_enum(const struct ydoc *doc, const struct ynode *n, const char *p
 			Q(q, n->str), list);
 }
 
+int orch_get_network(const struct ydoc *doc, const struct ynode *n, const char *path,
+		     enum net_mode *ret, struct diag *reterr)
+{
+	static const char *const names[] = {"full", "llm", "none", NULL};
+	int m = 0, r;
+
+	r = get_enum(doc, n, path, names, &m, reterr);
+	if (r == 0)
+		*ret = net_mode_from_string(names[m]);
+	return r;
+}
+
 int orch_get_sandbox(const struct ydoc *doc, const struct ynode *n, const char *path,
 		     enum sandbox_mode *ret, struct diag *reterr)
 {
@@ -630,6 +642,7 @@ static struct orch_config *config_new(void)
 	c->retry_backoff_s = ORCH_DEFAULT_RETRY_BACKOFF_S;
 	c->merge = MERGE_NO_FF;
 	c->sandbox = SANDBOX_AUTO;
+	c->network = -1;
 	c->n_modes = ARRAY_SIZE(builtin_modes);
 	c->modes = arena_alloc(&c->arena, st_mult(c->n_modes, sizeof(*c->modes)));
 	for (i = 0; i < c->n_modes; i++) {
@@ -871,9 +884,22 @@ static int parse_mode(struct cctx *x, const struct ynode *n)
 static int parse_config(struct cctx *x)
 {
 	static const char *const keys[] = {
-		"adapter",     "model",		"parallel",	     "timeout", "kill_grace",
-		"max_retries", "retry_backoff", "preference",	     "gates",	"merge",
-		"mode",	       "modes",		"role_model_policy", "sandbox", "limits",
+		"adapter",
+		"model",
+		"parallel",
+		"timeout",
+		"kill_grace",
+		"max_retries",
+		"retry_backoff",
+		"preference",
+		"gates",
+		"merge",
+		"mode",
+		"modes",
+		"role_model_policy",
+		"sandbox",
+		"limits",
+		"network",
 		NULL,
 	};
 	const struct ynode *root = x->doc->root;
@@ -922,6 +948,12 @@ static int parse_config(struct cctx *x)
 				c->merge = (enum merge_policy)m;
 		} else if (strcmp(key, "sandbox") == 0) {
 			r = orch_get_sandbox(x->doc, v, key, &c->sandbox, x->reterr);
+		} else if (strcmp(key, "network") == 0) {
+			enum net_mode nm = NET_MODE_FULL;
+
+			r = orch_get_network(x->doc, v, key, &nm, x->reterr);
+			if (r == 0)
+				c->network = (int)nm;
 		} else if (strcmp(key, "limits") == 0) {
 			r = orch_get_limits(x->doc, v, key, &c->limits, x->reterr);
 		} else if (strcmp(key, "modes") == 0) {
@@ -1179,6 +1211,9 @@ json_t *orch_config_json(const struct orch_config *c)
 		(void)json_object_set_new(o, "sandbox", jstr(sandbox_mode_to_string(c->sandbox)));
 	if (contain_limits_any(&c->limits))
 		(void)json_object_set_new(o, "limits", limits_json(&c->limits));
+	if (c->network >= 0)
+		(void)json_object_set_new(o, "network",
+					  jstr(net_mode_to_string((enum net_mode)c->network)));
 	(void)json_object_set_new(o, "mode", jstr(c->mode));
 	for (i = 0; i < c->n_modes; i++) {
 		json_t *m = slots_json(&c->modes[i].sampling);
@@ -1354,6 +1389,8 @@ int orch_config_to_yaml(const struct orch_config *c, struct sbuf *out)
 		TRY(sbuf_adds(out, "\nlimits: "));
 		TRY(limits_yaml(out, &c->limits));
 	}
+	if (c->network >= 0)
+		TRY(sbuf_addf(out, "\nnetwork: %s", net_mode_to_string((enum net_mode)c->network)));
 	TRY(sbuf_adds(out, "\nmode: "));
 	TRY(yaml_str(out, c->mode));
 	TRY(sbuf_adds(out, "\n# built-in modes:"));
@@ -1462,9 +1499,15 @@ const char orch_config_template[] =
 	"# agent write only there (and in its HOME and TMPDIR) and read only an\n"
 	"# allow-list; a host that cannot provide the tier refuses such tasks. auto\n"
 	"# picks the strongest tier this host provides in which the task's agent is\n"
-	"# known to work, else none. Not the network. A plan's task may set its own\n"
-	"# 'sandbox:'.\n"
+	"# known to work, else none. A plan's task may set its own 'sandbox:'.\n"
 	"sandbox: auto\n"
+	"\n"
+	"# The network of a sandboxed agent: full shares the host's; llm gives it\n"
+	"# loopback only and a proxy that reaches nothing but its endpoint\n"
+	"# (base_url); none gives it loopback only. llm and none need the bwrap or\n"
+	"# container tier. Unset: llm where the tier has a network namespace and the\n"
+	"# endpoint is known, else full. A plan's task may set its own 'network:'.\n"
+	"# network: llm\n"
 	"\n"
 	"# The mode profile whose sampling parameters every task gets: smart\n"
 	"# (temperature 0.2), deep (0.3), fast (0.0) or one of 'modes:'. It applies\n"

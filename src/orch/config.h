@@ -18,6 +18,7 @@
  *   gates: [{name, run, timeout}]   commands run in the worktree after completion
  *   merge: no-ff          no-ff | none
  *   sandbox: auto         auto | none | landlock | bwrap | container (a task's own wins)
+ *   network: (unset)      full | llm | none (a task's own wins; unset: confine.h's default)
  *   mode: null            the mode profile applied (smart, deep, fast or a modes: entry)
  *   modes: {NAME: {temperature, top_p, top_k, max_tokens}}
  *   role_model_policy: {ROLE: {adapter (or cli), provider, model, effort,
@@ -38,6 +39,7 @@
 
 #include "adapter/invocation.h"
 #include "proc/contain.h"
+#include "proc/netproxy.h"
 #include "util/arena.h"
 #include "util/diag.h"
 #include "util/sbuf.h"
@@ -149,6 +151,7 @@ struct orch_config {
 	size_t n_gates;
 	enum merge_policy merge;
 	enum sandbox_mode sandbox;
+	int network; /* enum net_mode, or -1: the default (orch/confine.h) */
 	/* limits: of every task's agent (0: none) */
 	struct contain_limits limits;
 	const char *mode;	    /* NULL: no mode profile; else an entry of modes[] */

@@ -331,6 +331,9 @@ int confine_policy_build(const struct confine_input *in, struct confine_policy *
 		strvec_push(&p.login_src, real);
 		strvec_pushf(&p.login_dst, "%s/%s", in->home, rel);
 	}
+	r = confine_net_build(in, &p, reterr);
+	if (r < 0)
+		goto fail;
 	*ret = p;
 	return 0;
 fail:
@@ -384,6 +387,7 @@ json_t *confine_policy_json(const struct confine_policy *p)
 	json_obj_set(o, "read_except", ex);
 	json_obj_set(o, "write", json_strvec(&p->rw));
 	json_obj_set(o, "login", json_strvec(&p->login_dst));
+	json_obj_set(o, "network", confine_net_json(p));
 	return o;
 }
 
@@ -418,6 +422,7 @@ static void shim_rules(const struct confine_policy *p, struct strvec *ret)
 						"/dev/pts", NULL});
 	for (i = 0; i < p->ro_bind.nr; i++)
 		strvec_pushv(ret, (const char *const[]){"--landlock-ro", p->ro_bind.v[i], NULL});
+	confine_net_shim_args(p, ret);
 }
 
 static bool in_dev_or_proc(const char *x)
@@ -433,8 +438,9 @@ void confine_bwrap_argv(const struct confine_policy *p, const char *bwrap, const
 	size_t i;
 
 	strvec_push(ret, bwrap);
-	strvec_pushv(ret, (const char *const[]){"--unshare-all", "--share-net", "--die-with-parent",
-						NULL});
+	strvec_pushv(ret, (const char *const[]){"--unshare-all", "--die-with-parent", NULL});
+	if (p->network == NET_MODE_FULL)
+		strvec_push(ret, "--share-net");
 	if (drop_caps)
 		strvec_pushv(ret, (const char *const[]){"--cap-drop", "ALL", NULL});
 	/* first: the binds beneath them come after */
@@ -805,6 +811,12 @@ int confine_oci_bundle(const struct confine_policy *p, const char *dir, const ch
 		json_obj_set(n, "type", json_string(ns[i]));
 		(void)json_array_append_new(nsa, n);
 	}
+	if (p->network != NET_MODE_FULL) {
+		json_t *n = json_object();
+
+		json_obj_set(n, "type", json_string("network"));
+		(void)json_array_append_new(nsa, n);
+	}
 	oci_linux_extras(linux_, nsa, o);
 	json_obj_set(linux_, "namespaces", nsa);
 	json_obj_set(linux_, "maskedPaths", str_array(masked));
@@ -834,4 +846,8 @@ void confine_policy_release(struct confine_policy *p)
 	strvec_clear(&p->rw);
 	strvec_clear(&p->login_src);
 	strvec_clear(&p->login_dst);
+	strvec_clear(&p->net_allow);
+	strvec_clear(&p->net_tunnel);
+	free(p->net_socket);
+	p->net_socket = NULL;
 }

@@ -28,6 +28,7 @@
 
 #include "adapter/profile.h"
 #include "proc/contain.h"
+#include "proc/netproxy.h"
 #include "proc/sandbox.h"
 #include "proc/spawn.h"
 #include "util/diag.h"
@@ -48,22 +49,32 @@ struct confine_input {
 	const char *self_exe;	 /* this bernstein binary, or NULL */
 	const char *path_env;	 /* PATH, to find a script's `#!/usr/bin/env` interpreter */
 	const struct profile_sandbox *decl; /* the profile's runtime.sandbox, or NULL */
+	enum net_mode network;		    /* full (0) unless set (confine-net.c) */
+	const char *endpoint;		    /* the agent's endpoint URL (base_url), or NULL */
+	const char *net_socket;		    /* llm: the proxy's socket (its directory is bound
+					       read-only into the sandbox) */
 };
 
 struct confine_policy {
 	enum sandbox_kind kind;
-	struct strvec ro;	 /* read and execute beneath each (real paths) */
-	struct strvec ro_bind;	 /* the same as given (/bin, /etc/localtime): what bwrap
-				    binds, and the Landlock rules inside it */
-	struct strvec rw;	 /* read-write beneath each */
-	struct strvec login_src; /* a login file of the user's HOME ... */
-	struct strvec login_dst; /* ... and where it appears in the agent's HOME */
+	struct strvec ro;	  /* read and execute beneath each (real paths) */
+	struct strvec ro_bind;	  /* the same as given (/bin, /etc/localtime): what bwrap
+				     binds, and the Landlock rules inside it */
+	struct strvec rw;	  /* read-write beneath each */
+	struct strvec login_src;  /* a login file of the user's HOME ... */
+	struct strvec login_dst;  /* ... and where it appears in the agent's HOME */
+	enum net_mode network;	  /* full: the host's network; llm, none: a namespace of its own */
+	struct strvec net_allow;  /* llm: HOST:PORT the proxy allows */
+	struct strvec net_tunnel; /* llm: the loopback HOST:PORT the bridge also listens on */
+	unsigned net_proxy_port;  /* llm: the bridge's proxy port on 127.0.0.1 */
+	char *net_socket;	  /* llm: the proxy's socket */
 };
 
 #define CONFINE_POLICY_INIT                                                                        \
 	{                                                                                          \
 		.ro = STRVEC_INIT, .ro_bind = STRVEC_INIT, .rw = STRVEC_INIT,                      \
-		.login_src = STRVEC_INIT, .login_dst = STRVEC_INIT                                 \
+		.login_src = STRVEC_INIT, .login_dst = STRVEC_INIT, .net_allow = STRVEC_INIT,      \
+		.net_tunnel = STRVEC_INIT                                                          \
 	}
 
 /* Build the policy for in (paths that do not exist are left out). -EPERM
@@ -100,14 +111,15 @@ enum sandbox_kind confine_strongest(unsigned host, unsigned declared);
 const char *confine_find_program(const char *path_env, const char *name, char *buf, size_t size);
 
 /* argv (argv[0] absolute) run in bubblewrap under p, into *ret: its own
- * namespaces (user, mount, PID, IPC, UTS, cgroup; the network is shared: no
- * network policy yet), dying with bernstein, a root holding only p's paths
+ * namespaces (user, mount, PID, IPC, UTS, cgroup; the network's too unless
+ * p->network is full), dying with bernstein, a root holding only p's paths
  * (ro_bind read-only, rw read-write, the login files read-only in the
  * agent's HOME), a private /tmp, /dev and /proc, cwd as its working
  * directory, every capability dropped when drop_caps (bernstein runs as
  * root: root keeps its capabilities inside otherwise and can remount '/'
  * read-write), then `self_exe shim` setting the same Landlock rules inside
- * before the execve of argv. */
+ * (and, for llm, the network bridge: confine_net_shim_args()) before the
+ * execve of argv. */
 void confine_bwrap_argv(const struct confine_policy *p, const char *bwrap, const char *self_exe,
 			const char *cwd, bool drop_caps, const char *const *argv,
 			struct strvec *ret);
@@ -136,7 +148,7 @@ struct confine_oci_opts {
  * (created 0700, with an empty rootfs/): config.json binds exactly p's
  * paths (read-only, read-write, the login files) into a read-only root,
  * with a private /tmp, /dev and /proc, its own PID, IPC, UTS, mount and
- * cgroup namespaces (the network is shared: no network policy yet), no
+ * cgroup namespaces (and network, unless p->network is full), no
  * capability, no_new_privs, cwd as its working directory, env as its
  * environment, and `self_exe shim` setting the same Landlock rules before
  * the execve of argv; o (may be NULL) adds a user namespace and limits.
@@ -162,5 +174,53 @@ bool confine_oci_oom(const struct proc *p);
 json_t *confine_policy_json(const struct confine_policy *p);
 
 void confine_policy_release(struct confine_policy *p);
+
+/* ---- the network (confine-net.c; proc/netproxy.h, docs/security.md) ---- */
+
+#define CONFINE_NET_SOCKET "net.sock"	       /* in the session directory */
+#define CONFINE_NET_LOG	   "net-refused.jsonl" /* the proxy's refusals, beside it */
+
+struct agentrun;
+
+/* Whether tier k gives the agent a network namespace of its own (bwrap,
+ * container): only there can llm and none be honoured. */
+bool confine_tier_has_netns(enum sandbox_kind k);
+
+/* The mode a task gets: its own (wanted >= 0: asked for in the plan or
+ * bernstein.yaml), else the default: llm when the tier has a network
+ * namespace and the endpoint (base_url) is known, else full. */
+enum net_mode confine_net_default(int wanted, enum sandbox_kind k, const char *endpoint);
+
+/* Why mode cannot be had in tier k with this endpoint, into why (one
+ * line), or NULL when it can: llm and none need a tier with a network
+ * namespace; llm needs an http(s) endpoint URL. */
+const char *confine_net_refusal(enum net_mode mode, enum sandbox_kind k, const char *endpoint,
+				char *why, size_t size);
+
+/* Fill p's network fields from in (called by confine_policy_build). 0 or
+ * -EOPNOTSUPP / -EINVAL with the reason in reterr. */
+int confine_net_build(const struct confine_input *in, struct confine_policy *p,
+		      struct diag *reterr);
+
+/* The shim's bridge options for p (llm), appended to ret. */
+void confine_net_shim_args(const struct confine_policy *p, struct strvec *ret);
+
+/* llm: the environment the agent gets to find the proxy (HTTPS_PROXY,
+ * HTTP_PROXY, their lower-case forms, ALL_PROXY; NO_PROXY empty) replaces
+ * those names in env. Nothing for the other modes. */
+void confine_net_env(const struct confine_policy *p, struct strvec *env);
+
+/* llm: argv (the sandbox's command) behind `self_exe netproxy`, with the
+ * refusal log at log, into ret; for the other modes argv as it is. */
+void confine_net_wrap(const struct confine_policy *p, const char *self_exe, const char *log,
+		      const char *const *argv, struct strvec *ret);
+
+/* Each host the proxy refused (SESSION_DIR/CONFINE_NET_LOG) as a warning
+ * event of the session ar: "network: the proxy refused 'HOST:PORT' (N
+ * times): not the task's endpoint". The number of hosts reported. */
+size_t confine_net_report(const char *session_dir, struct agentrun *ar);
+
+/* {"mode", "allow": [...], "tunnel": [...], "proxy"} of p. */
+json_t *confine_net_json(const struct confine_policy *p);
 
 #endif

@@ -349,13 +349,13 @@ static void parse_sampling(struct pctx *x, const struct ynode *v, const char *pa
 static const char *const task_keys[] = {
 	"title",       "id",	   "prompt",	 "description", "role",	   "requires", "adapter",
 	"cli",	       "model",	   "effort",	 "depends_on",	"timeout", "gates",    "artifact",
-	"attachments", "sampling", "mcp_config", "sandbox",	"limits",  NULL,
+	"attachments", "sampling", "mcp_config", "sandbox",	"limits",  "network",  NULL,
 };
 
 static const char *const step_keys[] = {
-	"title",       "goal",	   "id",	 "prompt",  "description", "role",  "requires",
-	"adapter",     "cli",	   "model",	 "effort",  "timeout",	   "gates", "artifact",
-	"attachments", "sampling", "mcp_config", "sandbox", "limits",	   NULL,
+	"title",       "goal",	   "id",	 "prompt",  "description", "role",    "requires",
+	"adapter",     "cli",	   "model",	 "effort",  "timeout",	   "gates",   "artifact",
+	"attachments", "sampling", "mcp_config", "sandbox", "limits",	   "network", NULL,
 };
 
 /* Bernstein's step keys that have no effect here (documented in docs/plans.md). */
@@ -364,6 +364,27 @@ static const char *const step_ignored[] = {
 	"repo",	    "depends_on_repo", "files",	     "completion_signals", "phases",
 	NULL,
 };
+
+/* sandbox: or network: of a task */
+static void parse_confinement(struct pctx *x, const char *k, const struct ynode *v, const char *pk,
+			      struct plan_task *t)
+{
+	enum sandbox_mode sm = SANDBOX_NONE;
+	enum net_mode nm = NET_MODE_FULL;
+	struct diag d;
+
+	diag_clear(&d);
+	if (strcmp(k, "sandbox") == 0) {
+		if (orch_get_sandbox(x->doc, v, pk, &sm, &d) < 0)
+			add(x, &d);
+		else
+			t->sandbox = sandbox_mode_to_string(sm);
+	} else if (orch_get_network(x->doc, v, pk, &nm, &d) < 0) {
+		add(x, &d);
+	} else {
+		t->network = net_mode_to_string(nm);
+	}
+}
 
 static void parse_task(struct pctx *x, const struct ynode *m, const char *path, const char *stage,
 		       struct plan_task *t)
@@ -477,13 +498,8 @@ static void parse_task(struct pctx *x, const struct ynode *m, const char *path, 
 			if (orch_get_number(x->doc, v, pk, 0, true, ORCH_MAX_TIMEOUT_S,
 					    &t->timeout_s, &d) < 0)
 				add(x, &d);
-		} else if (strcmp(k, "sandbox") == 0) {
-			enum sandbox_mode sm = SANDBOX_NONE;
-
-			if (orch_get_sandbox(x->doc, v, pk, &sm, &d) < 0)
-				add(x, &d);
-			else
-				t->sandbox = sandbox_mode_to_string(sm);
+		} else if (strcmp(k, "sandbox") == 0 || strcmp(k, "network") == 0) {
+			parse_confinement(x, k, v, pk, t);
 		} else if (strcmp(k, "limits") == 0) {
 			if (orch_get_limits(x->doc, v, pk, &t->limits, &d) < 0)
 				add(x, &d);
@@ -1373,6 +1389,8 @@ json_t *plan_json(const struct plan *p)
 		/* only when set: a plan without it records what it did before */
 		if (t->sandbox)
 			(void)json_object_set_new(to, "sandbox", jstr(t->sandbox));
+		if (t->network)
+			(void)json_object_set_new(to, "network", jstr(t->network));
 		if (contain_limits_any(&t->limits)) {
 			json_t *lim = json_object();
 

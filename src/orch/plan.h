@@ -83,6 +83,7 @@ struct plan_task {
 	size_t n_deps;
 	double timeout_s;    /* 0: the configuration's */
 	const char *sandbox; /* "none" | "landlock"; NULL: the configuration's */
+	const char *network; /* "full" | "llm" | "none"; NULL: the configuration's */
 	/* limits: each one set overrides the configuration's */
 	struct contain_limits limits;
 	struct orch_gate *gates; /* extra gates after the configuration's */

@@ -586,6 +586,27 @@ static unsigned host_tiers(struct loop *l)
 	return l->host_tiers;
 }
 
+/* The network mode t asks for (its own, else bernstein.yaml's), or -1:
+ * the default (orch/confine.h). */
+static int task_net_wanted(const struct loop *l, const struct otask *t)
+{
+	const char *s = jget_str(t->spec, "network");
+
+	if (s && net_mode_from_string(s) >= 0)
+		return net_mode_from_string(s);
+	return l->e->cfg->network;
+}
+
+/* The tiers with a network namespace, when t asks for llm or none. */
+static unsigned task_net_tiers(const struct loop *l, const struct otask *t)
+{
+	int w = task_net_wanted(l, t);
+
+	if (w < 0 || w == NET_MODE_FULL)
+		return ~0u;
+	return (1u << SANDBOX_KIND_BWRAP) | (1u << SANDBOX_KIND_CONTAINER);
+}
+
 static enum sandbox_kind task_tier(struct loop *l, const struct otask *t)
 {
 	const char *s = jget_str(t->spec, "sandbox_tier");
@@ -602,7 +623,8 @@ static enum sandbox_kind task_tier(struct loop *l, const struct otask *t)
 
 		if (!entry || !entry->profile)
 			return SANDBOX_KIND_NONE;
-		return confine_strongest(host_tiers(l), entry->profile->runtime.sandbox.tiers);
+		return confine_strongest(host_tiers(l) & task_net_tiers(l, t),
+					 entry->profile->runtime.sandbox.tiers);
 	}
 	case SANDBOX_LANDLOCK:
 		return SANDBOX_KIND_LANDLOCK;
@@ -627,6 +649,7 @@ static unsigned task_offered_tiers(struct loop *l, const struct otask *t)
 	switch (m) {
 	case SANDBOX_AUTO:
 		want = ~0u;
+		want &= task_net_tiers(l, t);
 		break;
 	case SANDBOX_LANDLOCK:
 		want = 1u << SANDBOX_KIND_LANDLOCK;
@@ -682,6 +705,26 @@ static const char *const *task_git_env(struct loop *l, struct otask *t)
 	return (const char *const *)t->clone_env.v;
 }
 
+/* t's endpoint (the base_url its agent is pointed at), or NULL: borrowed
+ * from its spec or the configuration. */
+static const char *task_endpoint(struct loop *l, const struct otask *t)
+{
+	const struct registry_entry *entry =
+		t->row.adapter ? catalog_find(l->e->cat, t->row.adapter) : NULL;
+	struct invocation_sampling ts, out;
+
+	if (task_sampling(t, &ts, NULL) < 0)
+		return NULL;
+	orch_config_slots(l->e->cfg, t->row.role, entry ? entry->profile : NULL, &ts, &out);
+	return (out.set & (1u << SAMPLING_BASE_URL)) ? out.base_url : NULL;
+}
+
+/* t's network mode in its tier (orch/confine.h). */
+static enum net_mode task_network(struct loop *l, const struct otask *t)
+{
+	return confine_net_default(task_net_wanted(l, t), task_tier(l, t), task_endpoint(l, t));
+}
+
 /* t's sandbox policy (orch/confine.h), built once per attempt: binary is
  * the agent's argv[0] (NULL for a gate after a resume), session_dir its
  * session directory (NULL: none yet). */
@@ -702,11 +745,19 @@ static int task_policy(struct loop *l, struct otask *t, const char *binary, cons
 		.binary = binary,
 		.self_exe = l->e->self_exe,
 		.path_env = envpolicy_get(l->e->host_env, "PATH"),
+		.network = task_network(l, t),
+		.endpoint = task_endpoint(l, t),
 	};
+	char *sock = NULL;
 	int r;
 
 	if (t->sb_built)
 		return 0;
+	if (in.network == NET_MODE_LLM)
+		in.net_socket = sock = session_dir ? agentrun_path(session_dir, CONFINE_NET_SOCKET)
+				       : t->session_dir
+					       ? agentrun_path(t->session_dir, CONFINE_NET_SOCKET)
+					       : session_path(l, t, CONFINE_NET_SOCKET);
 	r = worktree_repo_objects(l->e->repo, l->e->git_env, &objects, reterr);
 	if (r < 0)
 		return r;
@@ -716,6 +767,7 @@ static int task_policy(struct loop *l, struct otask *t, const char *binary, cons
 		in.decl = &entry->profile->runtime.sandbox;
 	r = confine_policy_build(&in, &t->sb, reterr);
 	free(objects);
+	free(sock);
 	if (r < 0)
 		return r;
 	t->sb_built = true;
@@ -754,6 +806,7 @@ static int confine_spec(struct loop *l, struct otask *t, const char *home, const
 		if (strncmp(spec->env.v[i], "TMPDIR=", 7) != 0)
 			strvec_push(&env, spec->env.v[i]);
 	strvec_pushf(&env, "TMPDIR=%s", tmp);
+	confine_net_env(&t->sb, &env);
 	strvec_clear(&spec->env);
 	spec->env = env;
 	switch (t->sb.kind) {
@@ -812,7 +865,52 @@ static int confine_spec(struct loop *l, struct otask *t, const char *home, const
 	}
 	strvec_clear(&spec->argv);
 	spec->argv = argv;
+	if (t->sb.network == NET_MODE_LLM) {
+		/* the sandbox's command behind the proxy (orch/confine.h) */
+		char *log = t->session_dir ? agentrun_path(t->session_dir, CONFINE_NET_LOG)
+					   : session_path(l, t, CONFINE_NET_LOG);
+
+		argv = (struct strvec)STRVEC_INIT;
+		confine_net_wrap(&t->sb, l->e->self_exe, log, (const char *const *)spec->argv.v,
+				 &argv);
+		free(log);
+		strvec_clear(&spec->argv);
+		spec->argv = argv;
+	}
 	return 0;
+}
+
+/* Why t cannot have its tier and network here, into msg (one line), or
+ * NULL: never run unconfined, nor with the host's network, instead. */
+static const char *tier_refusal(struct loop *l, const struct otask *t, char *msg, size_t size)
+{
+	const char *path_env = envpolicy_get(l->e->host_env, "PATH");
+	enum sandbox_kind k = task_tier(l, t);
+	const char *why = NULL;
+	struct diag d;
+
+	diag_clear(&d);
+	if (confine_net_refusal(task_network(l, t), k, task_endpoint(l, t), msg, size))
+		return msg;
+	if (k == SANDBOX_KIND_NONE)
+		return NULL;
+	if (landlock_abi_version() < 0)
+		why = "sandbox: landlock: the kernel does not support Landlock (the task is not run unconfined)";
+	else if (k == SANDBOX_KIND_BWRAP && !confine_find_program(path_env, "bwrap", msg, size))
+		why = "sandbox: bwrap: bubblewrap (bwrap) is not on PATH (the task is not run unconfined)";
+	if (!why && k == SANDBOX_KIND_CONTAINER) {
+		/* a runtime, and as another user than root a probe container
+		 * that worked (confine_container_usable): the reason in msg */
+		char *dir = run_scratch(l);
+		int r = confine_container_usable(path_env, l->e->self_exe, dir, msg, size);
+
+		free(dir);
+		return r < 0 ? msg : NULL;
+	}
+	if (!why)
+		return NULL;
+	(void)snprintf(msg, size, "%s", why);
+	return msg;
 }
 
 /* Refuse t before it ran: state refused (or failed), with the reason. */
@@ -1088,6 +1186,11 @@ static int dispatch(struct loop *l, struct otask *t, struct proc_spec *spec)
 		t->row.spec = json_dumps(t->spec, JSON_COMPACT | JSON_SORT_KEYS);
 	}
 	sandboxed = task_sandboxed(l, t);
+	/* a tier (and network) this host cannot give: refused before anything is made */
+	if (tier_refusal(l, t, msg, sizeof(msg))) {
+		refuse(l, t, TASK_REFUSED, msg);
+		goto out;
+	}
 
 	/* the worktree: recorded first, then made (idempotent on resume) */
 	if (!t->row.session) {
@@ -1134,32 +1237,7 @@ worktree:
 	if (!sandboxed && t->prep == PREP_DONE) {
 		r = 0; /* made by the command */
 	} else if (sandboxed) {
-		/* a clone of its own; checked before anything is made */
-		int abi = landlock_abi_version();
-
-		if (abi < 0) {
-			refuse(l, t, TASK_REFUSED,
-			       "sandbox: landlock: the kernel does not support Landlock (the task is not run unconfined)");
-			goto out;
-		}
-		if (task_tier(l, t) == SANDBOX_KIND_BWRAP &&
-		    !confine_find_program(envpolicy_get(e->host_env, "PATH"), "bwrap", msg,
-					  sizeof(msg))) {
-			refuse(l, t, TASK_REFUSED,
-			       "sandbox: bwrap: bubblewrap (bwrap) is not on PATH (the task is not run unconfined)");
-			goto out;
-		}
-		if (task_tier(l, t) == SANDBOX_KIND_CONTAINER) {
-			char *dir = run_scratch(l);
-
-			r = confine_container_usable(envpolicy_get(e->host_env, "PATH"),
-						     e->self_exe, dir, msg, sizeof(msg));
-			free(dir);
-			if (r < 0) {
-				refuse(l, t, TASK_REFUSED, msg);
-				goto out;
-			}
-		}
+		/* a clone of its own (its tier was checked: tier_refusal()) */
 		r = worktree_clone_add(e->repo, t->row.worktree, t->row.branch, l->run.base_branch,
 				       task_git_env(l, t), &made, &d);
 	} else {
@@ -2290,6 +2368,8 @@ static void on_exit_cb(void *ctx, void *task, const struct proc *p)
 		}
 		return;
 	}
+	if (t->sb_built && t->sb.network == NET_MODE_LLM && t->session_dir)
+		confine_net_report(t->session_dir, &t->ar);
 	if (task_tier(l, t) == SANDBOX_KIND_CONTAINER && confine_oci_oom(p)) {
 		struct proc q = *p;
 

@@ -1,0 +1,234 @@
+/* The network of a sandboxed task (confine.h, "the network"). */
+#include "orch/confine.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "orch/agentrun.h"
+#include "util/fsutil.h"
+#include "util/json.h"
+#include "util/xalloc.h"
+#include "util/banned.h"
+
+/* the bridge's proxy port inside the sandbox, unless a tunnel has it */
+#define CONFINE_NET_PROXY_PORT 3128
+
+bool confine_tier_has_netns(enum sandbox_kind k)
+{
+	return k == SANDBOX_KIND_BWRAP || k == SANDBOX_KIND_CONTAINER;
+}
+
+enum net_mode confine_net_default(int wanted, enum sandbox_kind k, const char *endpoint)
+{
+	struct netproxy_addr a;
+
+	if (wanted >= 0 && wanted < _NET_MODE_MAX)
+		return (enum net_mode)wanted;
+	if (confine_tier_has_netns(k) && endpoint && netproxy_url_addr(endpoint, &a) == 0)
+		return NET_MODE_LLM;
+	return NET_MODE_FULL;
+}
+
+const char *confine_net_refusal(enum net_mode mode, enum sandbox_kind k, const char *endpoint,
+				char *why, size_t size)
+{
+	struct netproxy_addr a;
+
+	if (mode == NET_MODE_FULL)
+		return NULL;
+	if (!confine_tier_has_netns(k)) {
+		(void)snprintf(
+			why, size,
+			"network: %s needs a sandbox tier with a network namespace of its own (bwrap or container); %s has none (the task is not run with the host's network)",
+			net_mode_to_string(mode), sandbox_kind_to_string(k));
+		return why;
+	}
+	if (mode == NET_MODE_LLM && (!endpoint || netproxy_url_addr(endpoint, &a) < 0)) {
+		if (endpoint)
+			(void)snprintf(
+				why, size,
+				"network: llm: the endpoint '%s' is not an http(s) URL with a host the proxy can allow",
+				endpoint);
+		else
+			(void)snprintf(
+				why, size,
+				"network: llm needs the agent's endpoint, to allow only its host: set sampling.base_url (or role_model_policy's base_url), or use network: full or none");
+		return why;
+	}
+	return NULL;
+}
+
+static bool covered(const struct strvec *v, const char *x)
+{
+	size_t i, n;
+
+	for (i = 0; i < v->nr; i++) {
+		n = strlen(v->v[i]);
+		if (strcmp(v->v[i], "/") == 0 ||
+		    (strncmp(v->v[i], x, n) == 0 && (x[n] == '\0' || x[n] == '/')))
+			return true;
+	}
+	return false;
+}
+
+int confine_net_build(const struct confine_input *in, struct confine_policy *p, struct diag *reterr)
+{
+	struct netproxy_addr a;
+	char why[512], buf[NETPROXY_HOST_MAX + 16], dir[PATH_MAX], real[PATH_MAX];
+
+	p->network = in->network;
+	if (confine_net_refusal(in->network, in->kind, in->endpoint, why, sizeof(why))) {
+		diag_set(reterr, NULL, 0, 0, "%s", why);
+		return in->network == NET_MODE_LLM && confine_tier_has_netns(in->kind)
+			       ? -EINVAL
+			       : -EOPNOTSUPP;
+	}
+	if (in->network != NET_MODE_LLM)
+		return 0;
+	(void)netproxy_url_addr(in->endpoint, &a);
+	strvec_push(&p->net_allow, netproxy_addr_format(&a, buf, sizeof(buf)));
+	p->net_proxy_port = CONFINE_NET_PROXY_PORT;
+	if (netproxy_is_loopback(&a)) {
+		strvec_push(&p->net_tunnel, buf);
+		if (a.port == p->net_proxy_port)
+			p->net_proxy_port++;
+	}
+	if (in->net_socket) {
+		free(p->net_socket);
+		p->net_socket = xstrdup(in->net_socket);
+		/* its directory, read-only (the task's session directory) */
+		path_dirname(in->net_socket, dir, sizeof(dir));
+		if (realpath(dir, real) && !covered(&p->ro_bind, real) && !covered(&p->rw, real)) {
+			strvec_push(&p->ro, real);
+			strvec_push(&p->ro_bind, real);
+		}
+	}
+	return 0;
+}
+
+void confine_net_shim_args(const struct confine_policy *p, struct strvec *ret)
+{
+	size_t i;
+
+	if (p->network != NET_MODE_LLM || !p->net_socket)
+		return;
+	strvec_pushv(ret, (const char *const[]){"--net-socket", p->net_socket, NULL});
+	strvec_push(ret, "--net-proxy-port");
+	strvec_pushf(ret, "%u", p->net_proxy_port);
+	for (i = 0; i < p->net_tunnel.nr; i++)
+		strvec_pushv(ret, (const char *const[]){"--net-tunnel", p->net_tunnel.v[i], NULL});
+}
+
+void confine_net_env(const struct confine_policy *p, struct strvec *env)
+{
+	static const char *const names[] = {"HTTPS_PROXY", "HTTP_PROXY", "https_proxy",
+					    "http_proxy",  "ALL_PROXY",	 "all_proxy",
+					    "NO_PROXY",	   "no_proxy",	 NULL};
+	struct strvec out = STRVEC_INIT;
+	size_t i, j;
+
+	if (p->network != NET_MODE_LLM)
+		return;
+	for (i = 0; i < env->nr; i++) {
+		bool drop = false;
+
+		for (j = 0; names[j]; j++) {
+			size_t n = strlen(names[j]);
+
+			if (strncmp(env->v[i], names[j], n) == 0 && env->v[i][n] == '=')
+				drop = true;
+		}
+		if (!drop)
+			strvec_push(&out, env->v[i]);
+	}
+	for (j = 0; names[j]; j++) {
+		if (strncmp(names[j], "NO_", 3) == 0 || strncmp(names[j], "no_", 3) == 0)
+			strvec_pushf(&out, "%s=", names[j]);
+		else
+			strvec_pushf(&out, "%s=http://127.0.0.1:%u", names[j], p->net_proxy_port);
+	}
+	strvec_sort(&out);
+	strvec_clear(env);
+	*env = out;
+}
+
+void confine_net_wrap(const struct confine_policy *p, const char *self_exe, const char *log,
+		      const char *const *argv, struct strvec *ret)
+{
+	size_t i;
+
+	if (p->network == NET_MODE_LLM && p->net_socket) {
+		strvec_pushv(ret, (const char *const[]){self_exe, "netproxy", "--socket",
+							p->net_socket, NULL});
+		for (i = 0; i < p->net_allow.nr; i++)
+			strvec_pushv(ret,
+				     (const char *const[]){"--allow", p->net_allow.v[i], NULL});
+		if (log)
+			strvec_pushv(ret, (const char *const[]){"--log", log, NULL});
+		strvec_push(ret, "--");
+	}
+	strvec_pushv(ret, argv);
+}
+
+json_t *confine_net_json(const struct confine_policy *p)
+{
+	json_t *o = json_object();
+
+	json_obj_set(o, "mode", json_string(net_mode_to_string(p->network)));
+	if (p->network == NET_MODE_LLM) {
+		char buf[64];
+
+		json_obj_set(o, "allow", json_strvec(&p->net_allow));
+		json_obj_set(o, "tunnel", json_strvec(&p->net_tunnel));
+		(void)snprintf(buf, sizeof(buf), "http://127.0.0.1:%u", p->net_proxy_port);
+		json_obj_set(o, "proxy", json_string(buf));
+	}
+	return o;
+}
+
+size_t confine_net_report(const char *session_dir, struct agentrun *ar)
+{
+	char *path = agentrun_path(session_dir, CONFINE_NET_LOG), *text = NULL, *line, *nl;
+	json_t *seen = json_object();
+	const char *host;
+	json_t *n;
+	size_t len = 0, count = 0;
+
+	/* written by the proxy alone (outside the sandbox), capped there */
+	if (read_file_capped(path, 2 * NETPROXY_LOG_MAX, &text, &len) < 0)
+		goto out;
+	for (line = text; line < text + len; line = nl + 1) {
+		json_t *o;
+
+		nl = memchr(line, '\n', (size_t)(text + len - line));
+		if (!nl)
+			break;
+		o = json_loadb(line, (size_t)(nl - line), JSON_REJECT_DUPLICATES, NULL);
+		host = json_string_value(json_object_get(o, "refused"));
+		if (host) {
+			n = json_object_get(seen, host);
+			json_obj_set(seen, host, json_integer(n ? json_integer_value(n) + 1 : 1));
+		}
+		json_decref(o);
+	}
+	json_object_foreach(seen, host, n)
+	{
+		char msg[NETPROXY_HOST_MAX + 128];
+		json_int_t k = json_integer_value(n);
+
+		(void)snprintf(
+			msg, sizeof(msg),
+			"network: the proxy refused '%s' (%lld time%s): not the task's endpoint",
+			host, (long long)k, k == 1 ? "" : "s");
+		agentrun_warning(ar, msg);
+		count++;
+	}
+out:
+	json_decref(seen);
+	free(text);
+	free(path);
+	return count;
+}
