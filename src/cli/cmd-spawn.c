@@ -686,6 +686,7 @@ static int sandbox_report(struct cli_ctx *ctx, const struct spawn_opts *o, const
 		.binary = plan->binary_found ? plan->argv.v[0] : NULL,
 		.path_env = cli_getenv(ctx, "PATH"),
 		.decl = &p->runtime.sandbox,
+		.login = &p->runtime.login,
 	};
 	struct diag d;
 	char self[PATH_MAX];
