@@ -113,4 +113,15 @@ check "JSON: verdict not-installed" python3 -c "
 import json
 c = json.load(open('$T/stdout'))['contracts'][0]
 assert c['verdict'] == 'not-installed' and c['passed'] is False, c"
+
+# init writes a commented example plan that plan validate accepts
+mkdir -p "$T/work/fresh"
+git -C "$T/work/fresh" init -q . >/dev/null 2>&1
+expect_exit 0 "$BERNSTEIN" init -C fresh
+check "init wrote plan.example.yaml" grep -q "^# An example plan" "$T/work/fresh/plan.example.yaml"
+expect_exit 0 "$BERNSTEIN" plan validate fresh/plan.example.yaml
+expect_stdout_contains "ok (2 tasks)"
+printf 'mine\n' >"$T/work/fresh/plan.example.yaml"
+expect_exit 0 "$BERNSTEIN" init -C fresh --force
+check "an existing plan.example.yaml is never replaced" grep -qx mine "$T/work/fresh/plan.example.yaml"
 test_done
