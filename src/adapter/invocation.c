@@ -235,6 +235,8 @@ void invocation_plan_init(struct invocation_plan *plan)
 	strvec_init(&plan->env);
 	strvec_init(&plan->warnings);
 	strvec_init(&plan->secrets);
+	strvec_init(&plan->login_src);
+	strvec_init(&plan->login_dst);
 	plan->dialect = DIALECT_NONE;
 	plan->strategy = strategy_default;
 }
@@ -247,6 +249,8 @@ void invocation_plan_release(struct invocation_plan *plan)
 	strvec_clear(&plan->env);
 	strvec_clear(&plan->warnings);
 	strvec_clear(&plan->secrets);
+	strvec_clear(&plan->login_src);
+	strvec_clear(&plan->login_dst);
 	free(plan->cwd);
 	free(plan->session_dir);
 	free(plan->state_dir);
@@ -790,6 +794,23 @@ static int build_env(struct build *b)
  * secret (credential_env_secret(): provider keys passed through, tokens,
  * bernstein's own hook secrets). A value too short to look for is named in
  * a warning. */
+/* runtime.login of an agent with a private HOME: where each file of the
+ * user's HOME appears in it. */
+static void plan_logins(struct build *b)
+{
+	const char *home = envpolicy_get(b->req->host_env, "HOME");
+	const struct profile_strv *l = &b->p->runtime.login;
+	size_t i;
+
+	if (!b->isolated || !b->plan->state_dir || !home || home[0] != '/')
+		return;
+	b->plan->login_by_sandbox = b->req->sandbox != NULL;
+	for (i = 0; i < l->n; i++) {
+		strvec_pushf(&b->plan->login_src, "%s/%s", home, l->v[i]);
+		strvec_pushf(&b->plan->login_dst, "%s/%s", b->plan->state_dir, l->v[i]);
+	}
+}
+
 static void collect_secrets(struct build *b)
 {
 	struct strvec *sec = &b->plan->secrets;
@@ -1402,6 +1423,7 @@ int invocation_build(const struct invocation_request *req, struct invocation_pla
 	if (r < 0)
 		goto out;
 	collect_secrets(&b);
+	plan_logins(&b);
 
 	invocation_plan_release(ret);
 	*ret = plan;

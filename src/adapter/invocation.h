@@ -223,6 +223,14 @@ struct invocation_plan {
 	struct adapter_strategy strategy; /* the resolved strategy */
 	enum dialect dialect;		  /* the reader of the agent's stdout */
 	struct strvec secrets;		  /* values to redact (never printed; util/redact.h) */
+	/* runtime.login of an agent with a private HOME: each file of the
+	 * user's HOME (absolute) and where it appears in state_dir (absolute).
+	 * The caller links the ones that exist, unless login_by_sandbox (a
+	 * sandbox tier does it through its policy: orch/confine.h), and
+	 * redacts their values from everything it keeps. */
+	struct strvec login_src;
+	struct strvec login_dst;
+	bool login_by_sandbox;
 };
 
 void invocation_plan_init(struct invocation_plan *plan);

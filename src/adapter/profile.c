@@ -1446,7 +1446,7 @@ static int parse_hooks(struct pctx *c, const struct ynode *node)
 static const struct pfield sandbox_fields[] = {
 	{"tiers", YT_STRLIST, false},
 	{"read", YT_STRLIST, false},
-	{"login", YT_STRLIST, false},
+	{"login", YT_STRLIST, false}, /* moved to runtime.login: refused by name */
 	{NULL, 0, false},
 };
 
@@ -1492,12 +1492,53 @@ static int check_sandbox_path(struct pctx *c, const struct ynode *n, const char 
 	return 0;
 }
 
+/* Each path of seq (runtime.sandbox.read or runtime.login) checked, and
+ * none listed twice. */
+static int check_path_list(struct pctx *c, const struct ynode *seq, const char *key, bool login)
+{
+	char ip[160], q[80];
+	size_t i, k;
+	int r;
+
+	for (i = 0; seq && i < seq->n; i++) {
+		index_path(ip, sizeof(ip), key, i);
+		r = check_sandbox_path(c, seq->items[i], ip, login);
+		if (r < 0)
+			return r;
+		for (k = 0; k < i; k++)
+			if (strcmp(seq->items[k]->str, seq->items[i]->str) == 0)
+				return perr(c, seq->items[i], ip, "'%s' is listed twice",
+					    Q(q, seq->items[i]->str));
+	}
+	return 0;
+}
+
+static int parse_login(struct pctx *c, const struct ynode *node)
+{
+	struct profile_runtime *rt = &c->p->runtime;
+	const struct ynode *seq = ynode_get(node, "login");
+	int r;
+
+	if (!seq)
+		return 0;
+	r = check_path_list(c, seq, "runtime.login", true);
+	if (r < 0)
+		return r;
+	if (seq->n && rt->home != AGENT_HOME_ISOLATED)
+		return perr(
+			c, seq, "runtime.login",
+			"login files are made to appear in a private agent HOME (the user's own HOME has them already): set runtime.home: isolated");
+	copy_strv(c, seq, &rt->login);
+	rt->login_declared = true;
+	return 0;
+}
+
 static int parse_sandbox(struct pctx *c, const struct ynode *node)
 {
 	struct profile_sandbox *sb = &c->p->runtime.sandbox;
 	const struct ynode *seq;
 	char ip[160], q[80];
-	size_t i, j;
+	size_t i;
 	int r;
 
 	r = check_map(c, node, sandbox_fields, "runtime.sandbox");
@@ -1518,43 +1559,36 @@ static int parse_sandbox(struct pctx *c, const struct ynode *node)
 			return perr(c, t, ip, "'%s' is listed twice", t->str);
 		sb->tiers |= 1u << k;
 	}
-	for (j = 0; j < 2; j++) {
-		const char *key = j ? "login" : "read";
-		char kp[64];
-
-		(void)snprintf(kp, sizeof(kp), "runtime.sandbox.%s", key);
-		seq = ynode_get(node, key);
-		for (i = 0; seq && i < seq->n; i++) {
-			size_t k;
-
-			index_path(ip, sizeof(ip), kp, i);
-			r = check_sandbox_path(c, seq->items[i], ip, j == 1);
-			if (r < 0)
-				return r;
-			for (k = 0; k < i; k++)
-				if (strcmp(seq->items[k]->str, seq->items[i]->str) == 0)
-					return perr(c, seq->items[i], ip, "'%s' is listed twice",
-						    Q(q, seq->items[i]->str));
-		}
-		copy_strv(c, seq, j ? &sb->login : &sb->read);
-	}
-	if (sb->login.n && c->p->runtime.home != AGENT_HOME_ISOLATED)
+	if (ynode_get(node, "login"))
 		return perr(
 			c, ynode_get(node, "login"), "runtime.sandbox.login",
-			"login files are made readable in a private agent HOME: set runtime.home: isolated");
+			"login files moved to runtime.login (they matter without a sandbox too)");
+	seq = ynode_get(node, "read");
+	r = check_path_list(c, seq, "runtime.sandbox.read", false);
+	if (r < 0)
+		return r;
+	copy_strv(c, seq, &sb->read);
 	sb->declared = true;
 	sb->origin = at_node(c, node);
 	return 0;
 }
 
+/* runtime.sandbox and runtime.login: what the agent may reach of the host */
+static int parse_access(struct pctx *c, const struct ynode *node)
+{
+	const struct ynode *v = ynode_get(node, "sandbox");
+	int r = v ? parse_sandbox(c, v) : 0;
+
+	return r < 0 ? r : parse_login(c, node);
+}
+
 static const struct pfield runtime_fields[] = {
-	{"resume", YT_MAP, false},     {"dangerous", YT_MAP, false},
-	{"session_id", YT_MAP, false}, {"long_prompt", YT_MAP, false},
-	{"events", YT_MAP, false},     {"env", YT_MAP, false},
-	{"home", YT_STR, false},       {"files", YT_SEQ, false},
-	{"endpoint", YT_MAP, false},   {"hooks", YT_MAP, false},
-	{"git_dir", YT_STR, false}, /* refused | allowed (module agents) */
-	{"sandbox", YT_MAP, false},    {NULL, 0, false},
+	{"resume", YT_MAP, false},	{"dangerous", YT_MAP, false}, {"session_id", YT_MAP, false},
+	{"long_prompt", YT_MAP, false}, {"events", YT_MAP, false},    {"env", YT_MAP, false},
+	{"home", YT_STR, false},	{"files", YT_SEQ, false},     {"endpoint", YT_MAP, false},
+	{"hooks", YT_MAP, false},	{"git_dir", YT_STR, false}, /* refused | allowed (module
+								       agents) */
+	{"sandbox", YT_MAP, false},	{"login", YT_STRLIST, false}, {NULL, 0, false},
 };
 
 static int parse_runtime(struct pctx *c, const struct ynode *node)
@@ -1612,7 +1646,7 @@ static int parse_runtime(struct pctx *c, const struct ynode *node)
 		return perr(
 			c, v, "runtime.git_dir",
 			"'allowed' lifts a refusal of bernstein's own file tools (the openai_agents runner, mock): a factory agent's tools are its own, so it would promise nothing");
-	if ((v = ynode_get(node, "sandbox")) && (r = parse_sandbox(c, v)) < 0)
+	if ((r = parse_access(c, node)) < 0)
 		return r;
 	if ((rt->files.n || rt->endpoint.files.n || rt->hooks.files.n) &&
 	    rt->home != AGENT_HOME_ISOLATED) {
@@ -2333,9 +2367,10 @@ json_t *profile_canonical(const struct profile *p)
 								       (enum sandbox_kind)k)));
 		jset(j, "tiers", t);
 		jset(j, "read", jstrv(&rt->sandbox.read));
-		jset(j, "login", jstrv(&rt->sandbox.login));
 		jset(r, "sandbox", j);
 	}
+	if (rt->login_declared) /* the same rule */
+		jset(r, "login", jstrv(&rt->login));
 	jset(o, "runtime", r);
 	return o;
 }

@@ -273,15 +273,13 @@ struct profile_hooks {
 };
 
 /* How bernstein's sandbox tiers run the agent (runtime.sandbox; docs/security.md):
- * the tiers it is known to work in (verified by the tests with the real CLI),
- * the paths it needs to read besides the system, its installation and its
- * tree, and the login files of the user's HOME it reads, made readable at the
- * same place in its private HOME. */
+ * the tiers it is known to work in (verified by the tests with the real CLI)
+ * and the paths it needs to read besides the system, its installation and
+ * its tree. */
 struct profile_sandbox {
 	bool declared;
-	unsigned tiers;		   /* bit (1u << enum sandbox_kind); never NONE */
-	struct profile_strv read;  /* absolute, or "~/..." (the user's HOME) */
-	struct profile_strv login; /* relative to HOME, e.g. ".codex/auth.json" */
+	unsigned tiers;		  /* bit (1u << enum sandbox_kind); never NONE */
+	struct profile_strv read; /* absolute, or "~/..." (the user's HOME) */
 	struct catalog_origin origin;
 };
 
@@ -299,6 +297,11 @@ struct profile_runtime {
 	struct profile_hooks hooks;
 	enum git_dir_access git_dir;
 	struct profile_sandbox sandbox;
+	/* runtime.login: the CLI's own login files, relative to HOME (e.g.
+	 * ".codex/auth.json"), made to appear read-write at the same place in
+	 * its private HOME (docs/spawning.md, "Logins") */
+	bool login_declared;
+	struct profile_strv login;
 	struct catalog_origin origin, events_at, home_at, git_dir_at;
 };
 

@@ -62,6 +62,7 @@ static json_t *result_json(const struct contract_result *r)
 	cli_jset(o, "skipped_reason", jstr(r->skipped_reason));
 	cli_jset(o, "runtime_failure", jstr(r->runtime_failure));
 	cli_jset(o, "passed", json_boolean(contract_result_passed(r)));
+	cli_jset(o, "verdict", cli_jstr(contract_verdict_to_string(contract_result_verdict(r))));
 	return o;
 }
 
@@ -87,7 +88,17 @@ static void result_print(FILE *f, const struct contract_result *r)
 	print_list(f, "model failures", &r->model_failures);
 	if (r->runtime_failure)
 		(void)fprintf(f, "runtime failure: %s\n", r->runtime_failure);
-	(void)fprintf(f, "passed: %s\n", contract_result_passed(r) ? "yes" : "no");
+	switch (contract_result_verdict(r)) {
+	case CONTRACT_VERDICT_NOT_INSTALLED:
+		(void)fprintf(f, "passed: skipped: not installed\n");
+		break;
+	case CONTRACT_VERDICT_SKIPPED:
+		(void)fprintf(f, "passed: skipped\n");
+		break;
+	default:
+		(void)fprintf(f, "passed: %s\n", contract_result_passed(r) ? "yes" : "no");
+		break;
+	}
 }
 
 static int list_contracts(struct cli_ctx *ctx, const struct contract_index *idx)

@@ -1,7 +1,12 @@
-/* bernstein doctor: what this host lets bernstein do for its children (the
- * containment tier, the cgroup hierarchies, the limits it can enforce),
- * detected the way every spawn detects it (docs/supervision.md,
- * "Containment"). */
+/* bernstein doctor: whether this host and repository are ready for a run:
+ * the agents that are usable (binary found, credentials present: an API key
+ * variable or the CLI's own login files), the repository (git, clean,
+ * .bernstein/ ignored, bernstein.yaml valid), the sandbox tiers, and what
+ * the host lets bernstein do for its children (the containment tier, the
+ * cgroup hierarchies, the limits it can enforce), detected the way every
+ * spawn detects it (docs/supervision.md, "Containment"). Each problem comes
+ * with a fix. */
+#include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <limits.h>
@@ -9,24 +14,39 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "adapter/catalog.h"
+#include "adapter/credential.h"
+#include "cli/catalog-paths.h"
 #include "cli/commands.h"
+#include "cli/exit.h"
 #include "cli/output.h"
+#include "cli/repo-config.h"
 #include "orch/confine.h"
+#include "orch/worktree.h"
 #include "proc/contain.h"
 #include "proc/landlock.h"
+#include "proc/probe.h"
+#include "util/sbuf.h"
+#include "util/strvec.h"
+#include "util/xalloc.h"
 
 const char doctor_usage[] = "[--json]";
 const char doctor_help[] =
-	"Reports how bernstein contains the processes it starts on this host: the\n"
-	"tier in use (pidns: a PID namespace per child; cgroup: a cgroup per child;\n"
-	"pgroup: its process group only), the strongest one the host allows and why\n"
-	"a stronger one is not, the cgroup hierarchies bernstein may use, and which\n"
-	"limits (memory, pids, cpu) it can enforce. BERNSTEIN_CONTAIN caps the tier.\n"
-	"Then the sandbox tiers (landlock, bwrap, container) this host gives a task\n"
-	"for the user running it, and why not where it does not: as a user other\n"
-	"than root a rootless container is started once to find out.\n"
+	"Reports whether this host and repository are ready for a run, each problem\n"
+	"with its fix: the agents that are usable (binary on PATH, and credentials:\n"
+	"an API key variable the profile passes, or the CLI's own login files), the\n"
+	"repository (git, clean, .bernstein/ ignored, bernstein.yaml valid), the\n"
+	"sandbox tiers (landlock, bwrap, container) this host gives a task for the\n"
+	"user running it and why not where it does not (as a user other than root a\n"
+	"rootless container is started once to find out), and how bernstein\n"
+	"contains the processes it starts here: the tier in use (pidns: a PID\n"
+	"namespace per child; cgroup: a cgroup per child; pgroup: its process group\n"
+	"only), the strongest one the host allows and why a stronger one is not, the\n"
+	"cgroup hierarchies bernstein may use, and which limits (memory, pids, cpu)\n"
+	"it can enforce. BERNSTEIN_CONTAIN caps the tier. Exits 0: it is a report.\n"
 	"See docs/supervision.md (\"Containment\") and docs/security.md.\n"
 	"\n"
 	"Options:\n"
@@ -99,24 +119,6 @@ static json_t *tiers_json(const struct tiers *t)
 	return o;
 }
 
-static void tiers_text(struct cli_ctx *ctx, const struct tiers *t)
-{
-	(void)fprintf(ctx->out, "sandbox tiers (for uid %ld):\n", (long)geteuid());
-	if (t->landlock_abi > 0)
-		(void)fprintf(ctx->out, "  landlock   yes (ABI %d)\n", t->landlock_abi);
-	else
-		(void)fprintf(ctx->out, "  landlock   no: the kernel does not support Landlock\n");
-	(void)fprintf(ctx->out, "  bwrap      %s\n",
-		      t->bwrap ? "yes"
-			       : "no: bwrap is not on PATH or cannot make a user namespace");
-	if (t->container)
-		(void)fprintf(ctx->out, "  container  yes (%s%s; limits as above)\n", t->runtime,
-			      geteuid() != 0 ? ", rootless: a user namespace maps this uid to 0"
-					     : "");
-	else
-		(void)fprintf(ctx->out, "  container  no: %s\n", t->container_why);
-}
-
 static const char *hier_label(int i, char *buf, size_t size)
 {
 	if (i == CONTAIN_HIER_V2)
@@ -138,9 +140,302 @@ static json_t *ctrls_json(unsigned ctrls)
 	return a;
 }
 
-static int doctor_json(struct cli_ctx *ctx, const struct contain_host *h, const struct tiers *t)
+/* ---- readiness: agents, repository, sandbox ---- */
+
+/* One line of the report: what was looked at, whether it is fine, what was
+ * found and, when it is not fine, how to fix it. */
+struct finding {
+	const char *section; /* "agents", "repository", "sandbox" */
+	char *name;
+	bool ok;
+	char *detail;
+	char *fix; /* NULL when ok */
+};
+
+struct findings {
+	struct finding *v;
+	size_t n, alloc;
+	size_t not_installed; /* agents whose binary is not on PATH */
+};
+
+static void add_finding(struct findings *f, const char *section, const char *name, bool ok,
+			char *detail, char *fix)
 {
-	json_t *root = json_object(), *cg = json_array(), *lim = json_object();
+	if (f->n == f->alloc) {
+		f->alloc = f->alloc ? 2 * f->alloc : 16;
+		f->v = xrealloc(f->v, st_mult(f->alloc, sizeof(*f->v)));
+	}
+	f->v[f->n++] = (struct finding){section, xstrdup(name), ok, detail, fix};
+}
+
+static char *joinv(const struct strvec *v, const char *sep)
+{
+	struct sbuf sb = SBUF_INIT(SIZE_MAX);
+	size_t i;
+
+	for (i = 0; i < v->nr; i++)
+		(void)sbuf_addf(&sb, "%s%s", i ? sep : "", v->v[i]);
+	return sbuf_detach(&sb, NULL);
+}
+
+/* An installed agent: usable when it has credentials, an API key variable
+ * it passes through or one of its login files (or its profile declares
+ * neither: the CLI logs in its own way, which bernstein cannot see). */
+static void check_agent(struct cli_ctx *ctx, const struct registry_entry *e, const char *bin,
+			struct findings *f)
+{
+	const struct profile *p = e->profile;
+	const char *home = cli_getenv(ctx, "HOME");
+	const char *allowed = cli_getenv(ctx, CREDENTIAL_HOST_ALLOW_ENV);
+	struct strvec keys = STRVEC_INIT, set = STRVEC_INIT, logins = STRVEC_INIT,
+		      have = STRVEC_INIT;
+	struct sbuf d = SBUF_INIT(SIZE_MAX);
+	char *fix = NULL;
+	size_t i;
+
+	for (i = 0; i < p->invocation.env_passthrough.n; i++) {
+		const char *k = p->invocation.env_passthrough.v[i], *v;
+
+		if (!credential_env_secret(k, allowed))
+			continue;
+		strvec_push(&keys, k);
+		v = cli_getenv(ctx, k);
+		if (v && *v)
+			strvec_push(&set, k);
+	}
+	for (i = 0; i < p->runtime.login.n; i++) {
+		char path[PATH_MAX];
+		struct stat st;
+
+		strvec_pushf(&logins, "~/%s", p->runtime.login.v[i]);
+		if (home && home[0] == '/' &&
+		    snprintf(path, sizeof(path), "%s/%s", home, p->runtime.login.v[i]) > 0 &&
+		    stat(path, &st) == 0 && S_ISREG(st.st_mode))
+			strvec_pushf(&have, "~/%s", p->runtime.login.v[i]);
+	}
+	(void)sbuf_addf(&d, "%s", bin);
+	if (set.nr) {
+		char *x = joinv(&set, ", ");
+
+		(void)sbuf_addf(&d, "; key: %s", x);
+		free(x);
+	}
+	if (have.nr) {
+		char *x = joinv(&have, ", ");
+
+		(void)sbuf_addf(&d, "; login: %s", x);
+		free(x);
+	}
+	if (!keys.nr && !logins.nr) {
+		(void)sbuf_addf(&d, "; credentials: its own (the profile declares none)");
+	} else if (!set.nr && !have.nr) {
+		struct sbuf fx = SBUF_INIT(SIZE_MAX);
+		char *k = joinv(&keys, " or "), *l = joinv(&logins, ", ");
+
+		(void)sbuf_addf(&fx, "no credentials: ");
+		if (keys.nr)
+			(void)sbuf_addf(&fx, "set %s%s", k, logins.nr ? ", or " : "");
+		if (logins.nr)
+			(void)sbuf_addf(&fx, "log in with '%s' itself (its login: %s)", e->binary,
+					l);
+		fix = sbuf_detach(&fx, NULL);
+		free(k);
+		free(l);
+	}
+	add_finding(f, "agents", e->name, fix == NULL, sbuf_detach(&d, NULL), fix);
+	strvec_clear(&keys);
+	strvec_clear(&set);
+	strvec_clear(&logins);
+	strvec_clear(&have);
+}
+
+static void check_agents(struct cli_ctx *ctx, const struct catalog *cat, struct findings *f)
+{
+	const char *path_env = cli_getenv(ctx, "PATH");
+	size_t i;
+
+	for (i = 0; i < cat->n_entries; i++) {
+		const struct registry_entry *e = cat->entries[i];
+		char bin[PATH_MAX];
+
+		if (e->builtin || !e->binary || !e->profile ||
+		    e->profile->shape != PROFILE_SHAPE_FACTORY)
+			continue;
+		if (!confine_find_program(path_env, e->binary, bin, sizeof(bin))) {
+			f->not_installed++;
+			continue;
+		}
+		check_agent(ctx, e, bin, f);
+	}
+	if (f->n == 0)
+		add_finding(
+			f, "agents", "(none)", false, xstrdup("no agent CLI is on PATH"),
+			xstrdup("install one (README.md, \"Quickstart\"); `bernstein adapters` lists them all"));
+}
+
+static void check_repo(struct cli_ctx *ctx, struct findings *f)
+{
+	const char *envv[] = {NULL, NULL, "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", NULL};
+	struct strvec env = STRVEC_INIT;
+	char cwd[PATH_MAX], path[PATH_MAX], *top = NULL;
+	struct orch_config *cfg = NULL;
+	struct diag d;
+	bool clean = false;
+	int r;
+
+	diag_clear(&d);
+	if (cli_getenv(ctx, "PATH"))
+		strvec_pushf(&env, "PATH=%s", cli_getenv(ctx, "PATH"));
+	if (cli_getenv(ctx, "HOME"))
+		strvec_pushf(&env, "HOME=%s", cli_getenv(ctx, "HOME"));
+	strvec_pushv(&env, envv + 2);
+	if (!getcwd(cwd, sizeof(cwd)) ||
+	    git_toplevel(cwd, (const char *const *)env.v, &top, &d) < 0) {
+		add_finding(f, "repository", "git", false,
+			    xstrdup("the current directory is not in a git repository"),
+			    xstrdup("run bernstein in your repository, or `git init` one"));
+		goto out;
+	}
+	add_finding(f, "repository", "git", true, xstrdup(top), NULL);
+	r = git_is_clean(top, (const char *const *)env.v, &clean, &d);
+	add_finding(f, "repository", "clean", r >= 0 && clean,
+		    xstrdup(r < 0   ? d.msg
+			    : clean ? "no uncommitted changes"
+				    : "uncommitted changes"),
+		    r >= 0 && clean
+			    ? NULL
+			    : xstrdup("commit or stash them: a run's tasks start from HEAD"));
+	{
+		struct probe pr = {.binary = "git",
+				   .args = (const char *const[]){"-C", top, "check-ignore", "-q",
+								 ".bernstein/", NULL}};
+		struct probe_opts po = {.path_env = cli_getenv(ctx, "PATH"),
+					.env = (const char *const *)env.v};
+		bool ign = probe_run(&pr, 1, &po) >= 0 && pr.status == PROBE_OK;
+
+		add_finding(
+			f, "repository", ".bernstein/ ignored", ign,
+			xstrdup(ign ? "git ignores it" : "git does not ignore it"),
+			ign ? NULL
+			    : xstrdup("add the line '.bernstein/' to .gitignore (bernstein init does)"));
+		probe_release(&pr);
+	}
+	(void)snprintf(path, sizeof(path), "%s/bernstein.yaml", top);
+	r = orch_config_load(path, cli_getenv(ctx, CREDENTIAL_HOST_ALLOW_ENV), &cfg, &d);
+	if (r == -ENOENT) {
+		add_finding(f, "repository", "bernstein.yaml", true,
+			    xstrdup("absent: the defaults (bernstein init writes one)"), NULL);
+	} else {
+		char msg[1024];
+
+		add_finding(f, "repository", "bernstein.yaml", r >= 0,
+			    xstrdup(r >= 0 ? "valid" : diag_format(&d, msg, sizeof(msg))),
+			    r >= 0 ? NULL : xstrdup("fix the field named (docs/configuration.md)"));
+	}
+	cfg = orch_config_free(cfg);
+out:
+	free(top);
+	strvec_clear(&env);
+}
+
+/* The sandbox tiers for the user running doctor, one finding each. */
+static void check_sandbox(const struct tiers *t, struct findings *f)
+{
+	struct sbuf sb = SBUF_INIT(SIZE_MAX);
+
+	if (t->landlock_abi > 0) {
+		(void)sbuf_addf(&sb, "yes (ABI %d)", t->landlock_abi);
+		add_finding(f, "sandbox", "landlock", true, sbuf_detach(&sb, NULL), NULL);
+	} else {
+		add_finding(
+			f, "sandbox", "landlock", false,
+			xstrdup("no: the kernel does not support Landlock"),
+			xstrdup("a kernel with Landlock (5.13 or later, lsm=landlock) gives the landlock tier (docs/security.md)"));
+	}
+	if (t->bwrap)
+		add_finding(f, "sandbox", "bwrap", true, xstrdup("yes"), NULL);
+	else
+		add_finding(
+			f, "sandbox", "bwrap", false,
+			xstrdup("no: bwrap is not on PATH or cannot make a user namespace"),
+			xstrdup("install bubblewrap (apt-get install bubblewrap) on a kernel with Landlock and user namespaces"));
+	if (t->container) {
+		(void)sbuf_addf(&sb, "yes (%s%s)", t->runtime,
+				geteuid() != 0 ? ", rootless: a user namespace maps this uid to 0"
+					       : "");
+		add_finding(f, "sandbox", "container", true, sbuf_detach(&sb, NULL), NULL);
+	} else {
+		(void)sbuf_addf(&sb, "no: %s", t->container_why);
+		add_finding(f, "sandbox", "container", false, sbuf_detach(&sb, NULL),
+			    xstrdup("install crun or runc (docs/runs.md, \"Sandboxed tasks\")"));
+	}
+}
+
+static void findings_release(struct findings *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->n; i++) {
+		free(f->v[i].name);
+		free(f->v[i].detail);
+		free(f->v[i].fix);
+	}
+	free(f->v);
+}
+
+static json_t *findings_json(const struct findings *f)
+{
+	json_t *o = json_object();
+	size_t i;
+
+	for (i = 0; i < f->n; i++) {
+		const struct finding *x = &f->v[i];
+		json_t *a = json_object_get(o, x->section), *e = json_object();
+
+		if (!a) {
+			a = json_array();
+			cli_jset(o, x->section, a);
+		}
+		cli_jset(e, "name", cli_jstr(x->name));
+		cli_jset(e, "ok", json_boolean(x->ok));
+		cli_jset(e, "detail", cli_jstr(x->detail));
+		cli_jset(e, "fix", cli_jstr(x->fix));
+		(void)json_array_append_new(a, e);
+	}
+	cli_jset(o, "agents_not_installed", json_integer((json_int_t)f->not_installed));
+	return o;
+}
+
+static void findings_text(struct cli_ctx *ctx, const struct findings *f)
+{
+	const char *section = NULL;
+	size_t i;
+
+	for (i = 0; i < f->n; i++) {
+		const struct finding *x = &f->v[i];
+
+		if (!section || strcmp(section, x->section) != 0) {
+			section = x->section;
+			(void)fprintf(ctx->out, "%s:\n", section);
+		}
+		(void)fprintf(ctx->out, "  %-20s %s: %s\n", x->name, x->ok ? "ok" : "NOT OK",
+			      x->detail);
+		if (x->fix)
+			(void)fprintf(ctx->out, "  %-20s fix: %s\n", "", x->fix);
+		if (strcmp(x->section, "agents") == 0 &&
+		    (i + 1 == f->n || strcmp(f->v[i + 1].section, "agents") != 0) &&
+		    f->not_installed)
+			(void)fprintf(
+				ctx->out,
+				"  (%zu other adapters not installed: `bernstein adapters` lists them)\n",
+				f->not_installed);
+	}
+}
+
+static int doctor_json(struct cli_ctx *ctx, const struct contain_host *h, const struct findings *f,
+		       const struct tiers *t)
+{
+	json_t *root = findings_json(f), *cg = json_array(), *lim = json_object();
 	char label[64];
 	int i;
 
@@ -179,7 +474,7 @@ static int doctor_json(struct cli_ctx *ctx, const struct contain_host *h, const 
 		cli_jset(lim, contain_ctrl_name((enum contain_ctrl)i), o);
 	}
 	cli_jset(root, "limits", lim);
-	cli_jset(root, "sandbox", tiers_json(t));
+	cli_jset(root, "sandbox_tiers", tiers_json(t));
 	return cli_print_json(ctx, root);
 }
 
@@ -221,16 +516,29 @@ static void doctor_text(struct cli_ctx *ctx, const struct contain_host *h)
 int cmd_doctor(int argc, char **argv, struct cli_ctx *ctx)
 {
 	const struct contain_host *h;
+	struct findings f = {0};
+	struct catalog *cat = NULL;
 	struct tiers t;
 	int r = cli_json_only_args(argc, argv, ctx, "doctor");
 
 	if (r >= 0)
 		return r;
-	h = contain_host();
+	r = catalog_paths_load(ctx, &cat);
+	if (r != 0)
+		return r;
+	check_agents(ctx, cat, &f);
+	check_repo(ctx, &f);
 	detect_tiers(ctx, &t);
-	if (ctx->json)
-		return doctor_json(ctx, h, &t);
-	doctor_text(ctx, h);
-	tiers_text(ctx, &t);
-	return 0;
+	check_sandbox(&t, &f);
+	h = contain_host();
+	if (ctx->json) {
+		r = doctor_json(ctx, h, &f, &t);
+	} else {
+		findings_text(ctx, &f);
+		doctor_text(ctx, h);
+		r = 0;
+	}
+	findings_release(&f);
+	catalog_free(cat);
+	return r;
 }

@@ -525,6 +525,39 @@ static char *join(const char *dir, const char *name)
 	return sbuf_detach(&sb, NULL);
 }
 
+/* The commented example plan `init` writes beside bernstein.yaml (never over
+ * an existing file): valid as it is (`bernstein plan validate`). */
+static const char example_plan[] =
+	"# An example plan (docs/plans.md): copy it, edit the tasks, then\n"
+	"#   bernstein plan validate plan.yaml && bernstein run plan.yaml\n"
+	"# Each task runs in its own git worktree, from HEAD; what it changes is\n"
+	"# merged into your branch (--no-ff) when its gates pass.\n"
+	"name: example\n"
+	"# adapter: claude        # the plan's default agent (bernstein doctor lists the usable ones)\n"
+	"tasks:\n"
+	"  - title: add a greeting\n"
+	"    prompt: \"Create hello.txt containing 'hello'.\"\n"
+	"  - title: document it\n"
+	"    prompt: \"Mention hello.txt in README.md.\"\n"
+	"    depends_on: [add a greeting]   # starts after that one is merged\n"
+	"    # gates: [{name: test, run: \"make test\"}]   # commands that must pass before the merge\n";
+
+/* Write dir's plan.example.yaml unless something is there: *ret_written. */
+static int write_example_plan(const char *dir, char **ret_path, bool *ret_written)
+{
+	char *path = join(dir, "plan.example.yaml");
+	struct stat st;
+	int r = 0;
+
+	*ret_written = false;
+	if (lstat(path, &st) < 0) {
+		r = atomic_write_file(path, example_plan, strlen(example_plan), 0644);
+		*ret_written = r >= 0;
+	}
+	*ret_path = path;
+	return r;
+}
+
 int cmd_init(int argc, char **argv, struct cli_ctx *ctx)
 {
 	static const struct option opts[] = {
@@ -534,8 +567,8 @@ int cmd_init(int argc, char **argv, struct cli_ctx *ctx)
 		{NULL, 0, NULL, 0},
 	};
 	const char *dir = NULL, *action = NULL;
-	char *cfg = NULL, *ign = NULL;
-	bool force = false, existed;
+	char *cfg = NULL, *ign = NULL, *plan = NULL;
+	bool force = false, existed, plan_written = false;
 	struct stat st;
 	int c, r;
 
@@ -586,6 +619,12 @@ int cmd_init(int argc, char **argv, struct cli_ctx *ctx)
 			      strerror(-r));
 		goto out;
 	}
+	r = write_example_plan(dir, &plan, &plan_written);
+	if (r < 0) {
+		r = cli_error(ctx, BEXIT_ENV, "wrote '%s', but cannot write '%s': %s", cfg, plan,
+			      strerror(-r));
+		goto out;
+	}
 	if (ctx->json) {
 		json_t *o = json_object();
 
@@ -593,6 +632,8 @@ int cmd_init(int argc, char **argv, struct cli_ctx *ctx)
 		cli_jset(o, "overwritten", json_boolean(existed));
 		cli_jset(o, "gitignore", cli_jstr(ign));
 		cli_jset(o, "gitignore_action", cli_jstr(action));
+		cli_jset(o, "example_plan", cli_jstr(plan));
+		cli_jset(o, "example_plan_written", json_boolean(plan_written));
 		r = cli_print_json(ctx, o);
 		goto out;
 	}
@@ -604,11 +645,14 @@ int cmd_init(int argc, char **argv, struct cli_ctx *ctx)
 		(void)fprintf(ctx->out,
 			      "%s %s: ignores .bernstein/ (run state, worktrees, audit)\n",
 			      strcmp(action, "created") == 0 ? "created" : "updated", ign);
+	if (plan_written)
+		(void)fprintf(ctx->out, "wrote %s: a commented example plan\n", plan);
 	(void)fprintf(ctx->out,
 		      "next: edit it, then check it with 'bernstein config validate %s'\n", cfg);
 	r = BEXIT_OK;
 out:
 	free(cfg);
 	free(ign);
+	free(plan);
 	return r;
 }

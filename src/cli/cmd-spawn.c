@@ -707,6 +707,7 @@ static int sandbox_report(struct cli_ctx *ctx, const struct spawn_opts *o, const
 		.decl = &p->runtime.sandbox,
 		.network = confine_net_default(o->network, o->sandbox, endpoint),
 		.endpoint = endpoint,
+		.login = &p->runtime.login,
 	};
 	struct diag d;
 	char self[PATH_MAX], *sock = NULL;

@@ -24,6 +24,8 @@
 
 #define SESSION_JSON_MAX (256u << 10)
 #define LAST_TEXT_MAX	 4096
+#define LOGIN_FILE_MAX	 (256u << 10) /* a login file read for its secrets */
+#define LOGIN_SECRET_MIN 16	      /* shorter strings of it are not tokens */
 
 char *agentrun_path(const char *dir, const char *name)
 {
@@ -137,6 +139,38 @@ static FILE *open_append(const char *path)
 	return f;
 }
 
+/* plan's login files: each that exists as a regular file in the user's
+ * HOME appears at its place in the agent's private HOME as a symlink to it,
+ * so that a token the CLI refreshes in place reaches the user's file; a
+ * place the agent already filled is left as it is (it runs as the user
+ * here: nothing is kept from it). */
+static int link_logins(const struct invocation_plan *plan, struct diag *reterr)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+	size_t i;
+	int r;
+
+	for (i = 0; !plan->login_by_sandbox && i < plan->login_src.nr && i < plan->login_dst.nr;
+	     i++) {
+		const char *src = plan->login_src.v[i], *dst = plan->login_dst.v[i];
+
+		if (stat(src, &st) < 0 || !S_ISREG(st.st_mode) || lstat(dst, &st) == 0)
+			continue; /* not logged in that way, or already there */
+		path_dirname(dst, dir, sizeof(dir));
+		r = mkdir_p(dir, 0700);
+		if (r >= 0 && symlink(src, dst) < 0 && errno != EEXIST)
+			r = -errno;
+		if (r < 0) {
+			diag_set(reterr, dst, 0, 0,
+				 "cannot make the login file appear in the agent's HOME: %s",
+				 strerror(-r));
+			return r;
+		}
+	}
+	return 0;
+}
+
 static int write_side_files(const struct invocation_plan *plan, struct diag *reterr)
 {
 	size_t i;
@@ -178,7 +212,7 @@ static int write_side_files(const struct invocation_plan *plan, struct diag *ret
 		}
 		free(path);
 	}
-	return 0;
+	return link_logins(plan, reterr);
 }
 
 int agentrun_open(struct agentrun *r, const json_t *plan_json, struct diag *reterr)
@@ -465,16 +499,63 @@ enum outcome agentrun_classify(struct agentrun *r, char *why, size_t why_size)
 
 /* ---- the plan as JSON ---- */
 
+/* Every string of a login file's JSON (or every line of one that is not
+ * JSON) long enough to be a token: what the agent's output must never
+ * carry into logs, events, state or the audit chain. */
+static void add_login_values(struct redact *rd, json_t *v, int depth)
+{
+	void *it;
+	size_t i;
+
+	if (depth > 16)
+		return;
+	if (json_is_string(v) && json_string_length(v) >= LOGIN_SECRET_MIN)
+		(void)redact_add(rd, json_string_value(v));
+	for (it = json_object_iter(v); it; it = json_object_iter_next(v, it))
+		add_login_values(rd, json_object_iter_value(it), depth + 1);
+	for (i = 0; i < json_array_size(v); i++)
+		add_login_values(rd, json_array_get(v, i), depth + 1);
+}
+
+static void add_login_secrets(struct redact *rd, const struct invocation_plan *plan)
+{
+	size_t i;
+
+	for (i = 0; i < plan->login_src.nr; i++) {
+		char *buf = NULL, *line, *nl;
+		size_t len = 0;
+		json_t *j;
+
+		if (read_file_capped(plan->login_src.v[i], LOGIN_FILE_MAX, &buf, &len) < 0)
+			continue;
+		j = json_loadb(buf, len, JSON_REJECT_DUPLICATES, NULL);
+		if (j) {
+			add_login_values(rd, j, 0);
+			json_decref(j);
+		} else {
+			for (line = buf; line; line = nl ? nl + 1 : NULL) {
+				nl = strchr(line, '\n');
+				if (nl)
+					*nl = '\0';
+				if (strlen(line) >= LOGIN_SECRET_MIN)
+					(void)redact_add(rd, line);
+			}
+		}
+		free(buf);
+	}
+}
+
 struct redact *agentrun_redactor(const struct invocation_plan *plan)
 {
 	struct redact *rd;
 	size_t i;
 
-	if (plan->secrets.nr == 0)
+	if (plan->secrets.nr == 0 && plan->login_src.nr == 0)
 		return NULL;
 	rd = redact_new();
 	for (i = 0; i < plan->secrets.nr; i++)
 		(void)redact_add(rd, plan->secrets.v[i]);
+	add_login_secrets(rd, plan);
 	if (redact_count(rd) == 0)
 		rd = redact_free(rd);
 	return rd;

@@ -310,8 +310,8 @@ int confine_policy_build(const struct confine_input *in, struct confine_policy *
 			goto fail;
 		}
 	}
-	for (i = 0; in->decl && pr.has_home && in->home && i < in->decl->login.n; i++) {
-		const char *rel = in->decl->login.v[i];
+	for (i = 0; in->login && pr.has_home && in->home && i < in->login->n; i++) {
+		const char *rel = in->login->v[i];
 		struct stat st;
 
 		(void)snprintf(path, sizeof(path), "%s/%s", in->user_home, rel);
@@ -326,8 +326,6 @@ int confine_policy_build(const struct confine_input *in, struct confine_policy *
 			r = refuse_path("login file", rel, "the audit key", reterr);
 			goto fail;
 		}
-		if (!covered(&p.ro, real))
-			strvec_push(&p.ro, real);
 		strvec_push(&p.login_src, real);
 		strvec_pushf(&p.login_dst, "%s/%s", in->home, rel);
 	}
@@ -455,7 +453,7 @@ void confine_bwrap_argv(const struct confine_policy *p, const char *bwrap, const
 			strvec_pushv(ret,
 				     (const char *const[]){"--bind", p->rw.v[i], p->rw.v[i], NULL});
 	for (i = 0; i < p->login_src.nr; i++)
-		strvec_pushv(ret, (const char *const[]){"--ro-bind", p->login_src.v[i],
+		strvec_pushv(ret, (const char *const[]){"--bind", p->login_src.v[i],
 							p->login_dst.v[i], NULL});
 	strvec_pushv(ret, (const char *const[]){"--chdir", cwd, "--", self_exe, "shim", NULL});
 	shim_rules(p, ret);
@@ -803,7 +801,7 @@ int confine_oci_bundle(const struct confine_policy *p, const char *dir, const ch
 	for (i = 0; i < p->login_src.nr; i++)
 		(void)json_array_append_new(mounts,
 					    oci_mount(p->login_dst.v[i], "bind", p->login_src.v[i],
-						      "bind,ro,nosuid,nodev"));
+						      "bind,rw,nosuid,nodev"));
 	json_obj_set(c, "mounts", mounts);
 	for (i = 0; ns[i]; i++) {
 		json_t *n = json_object();

@@ -12,9 +12,11 @@
  *   - the task's own session directory (its prompt file, its manifest);
  *   - the repository's object store, which the task's clone borrows
  *     (`git clone --shared`): every committed object is readable;
- *   - the profile's runtime.sandbox.read paths and login files;
+ *   - the profile's runtime.sandbox.read paths;
  * writes (and reads) only beneath the task's tree, the agent's private HOME,
- * its private TMPDIR and /dev/null.
+ * its private TMPDIR and /dev/null, and the profile's runtime.login files
+ * of the user's HOME (each file alone: the agent can read and replace its
+ * own login token, nothing else there).
  *
  * Never readable, whatever the data says: the user's HOME itself, the
  * repository (its working files, .git and .bernstein/: state.db, logs, other
@@ -53,6 +55,7 @@ struct confine_input {
 	const char *endpoint;		    /* the agent's endpoint URL (base_url), or NULL */
 	const char *net_socket;		    /* llm: the proxy's socket (its directory is bound
 					       read-only into the sandbox) */
+	const struct profile_strv *login;   /* the profile's runtime.login, or NULL */
 };
 
 struct confine_policy {
@@ -61,7 +64,7 @@ struct confine_policy {
 	struct strvec ro_bind;	  /* the same as given (/bin, /etc/localtime): what bwrap
 				     binds, and the Landlock rules inside it */
 	struct strvec rw;	  /* read-write beneath each */
-	struct strvec login_src;  /* a login file of the user's HOME ... */
+	struct strvec login_src;  /* a login file of the user's HOME (read-write) ... */
 	struct strvec login_dst;  /* ... and where it appears in the agent's HOME */
 	enum net_mode network;	  /* full: the host's network; llm, none: a namespace of its own */
 	struct strvec net_allow;  /* llm: HOST:PORT the proxy allows */
@@ -84,7 +87,8 @@ int confine_policy_build(const struct confine_input *in, struct confine_policy *
 			 struct diag *reterr);
 
 /* Make each login file appear in the agent's HOME: a symlink to the user's
- * file (read-only through the policy), unless something is already there. */
+ * file (read-write through the policy: the Landlock tier gives the file
+ * alone), unless something is already there. */
 int confine_policy_link_logins(const struct confine_policy *p, struct diag *reterr);
 
 /* The tiers this host provides (bit 1u << enum sandbox_kind; NONE always):

@@ -763,8 +763,10 @@ static int task_policy(struct loop *l, struct otask *t, const char *binary, cons
 		return r;
 	in.objects = objects;
 	entry = t->row.adapter ? catalog_find(l->e->cat, t->row.adapter) : NULL;
-	if (entry && entry->profile)
+	if (entry && entry->profile) {
 		in.decl = &entry->profile->runtime.sandbox;
+		in.login = &entry->profile->runtime.login;
+	}
 	r = confine_policy_build(&in, &t->sb, reterr);
 	free(objects);
 	free(sock);
@@ -859,6 +861,7 @@ static int confine_spec(struct loop *l, struct otask *t, const char *home, const
 	}
 	default:
 		strvec_pushv(&spec->shim.landlock_rw, t->sb.rw.v);
+		strvec_pushv(&spec->shim.landlock_rw, t->sb.login_src.v); /* each file alone */
 		strvec_pushv(&spec->shim.landlock_ro, t->sb.ro.v);
 		spec->shim.landlock_best_effort = false;
 		return 0;

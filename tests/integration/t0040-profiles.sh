@@ -57,8 +57,10 @@ assert "notes" not in d["canonical"]
 assert set(d["canonical"]) == {"builtin", "capabilities", "contract", "display_name",
     "invocation", "models", "name", "runtime", "shape", "strategy", "version_args"}
 assert len(d["canonical"]["capabilities"]) == 17
-# runtime.sandbox is there only when declared (existing hashes do not move)
-assert len(d["canonical"]["runtime"]) == (12 if "sandbox" in d["canonical"]["runtime"] else 11)
+# runtime.sandbox and runtime.login are there only when declared (existing
+# hashes do not move)
+rt = d["canonical"]["runtime"]
+assert len(rt) == 11 + ("sandbox" in rt) + ("login" in rt)
 assert len(d["canonical"]["runtime"]["endpoint"]) == 5
 EOS
 		bad="$bad $name"

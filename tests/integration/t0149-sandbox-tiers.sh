@@ -133,7 +133,7 @@ assert t['sandbox'] == 'container' and t['state'] == 'done', t"
 	run $AS $NENV "$BERNSTEIN" -C "$N/work" doctor --json
 	check "container, uid 65534: doctor says the container tier works for this user" python3 -c "
 import json
-d = json.load(open('$T/stdout'))['sandbox']
+d = json.load(open('$T/stdout'))['sandbox_tiers']
 assert d['container']['available'], d"
 fi
 

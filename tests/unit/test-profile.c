@@ -671,28 +671,34 @@ static void test_validation_messages(void **state)
 			   "invocation: {binary: x, prompt_positional: true}\n"
 			   "runtime: {git_dir: yes}\n");
 	assert_non_null(strstr(d.msg, "unknown value 'yes' (expected one of: refused, allowed)"));
-	/* runtime.sandbox: the tiers an agent works in, the paths it reads, its
-	 * login files (in a private HOME only); only a declared one is hashed */
+	/* runtime.sandbox: the tiers an agent works in, the paths it reads;
+	 * runtime.login: its login files (in a private HOME only); only a
+	 * declared one of each is hashed */
 	{
 		struct profile *g = load(
 			"x",
 			"name: x\ndisplay_name: X\nshape: factory\n"
 			"invocation: {binary: x, prompt_positional: true}\n"
-			"runtime: {home: isolated, sandbox: {tiers: [bwrap, landlock], read: [/srv/models, ~/.cache/x], login: [.x/auth.json]}}\n");
+			"runtime: {home: isolated, login: [.x/auth.json], sandbox: {tiers: [bwrap, landlock], read: [/srv/models, ~/.cache/x]}}\n");
 
 		assert_true(g->runtime.sandbox.declared);
 		assert_int_equal(g->runtime.sandbox.tiers,
 				 (1u << SANDBOX_KIND_LANDLOCK) | (1u << SANDBOX_KIND_BWRAP));
 		assert_int_equal(g->runtime.sandbox.read.n, 2);
-		assert_string_equal(g->runtime.sandbox.login.v[0], ".x/auth.json");
+		assert_true(g->runtime.login_declared);
+		assert_string_equal(g->runtime.login.v[0], ".x/auth.json");
 		assert_non_null(strstr(
 			profile_canonical_bytes(g, NULL),
-			"\"sandbox\":{\"login\":[\".x/auth.json\"],\"read\":[\"/srv/models\",\"~/.cache/x\"],\"tiers\":[\"landlock\",\"bwrap\"]}"));
+			"\"sandbox\":{\"read\":[\"/srv/models\",\"~/.cache/x\"],\"tiers\":[\"landlock\",\"bwrap\"]}"));
+		assert_non_null(
+			strstr(profile_canonical_bytes(g, NULL), "\"login\":[\".x/auth.json\"]"));
 		(void)profile_free(g);
 		g = load("x", "name: x\ndisplay_name: X\nshape: factory\n"
 			      "invocation: {binary: x, prompt_positional: true}\n");
 		assert_false(g->runtime.sandbox.declared);
-		assert_null(strstr(profile_canonical_bytes(g, NULL), "\"sandbox\":{\"login\""));
+		assert_false(g->runtime.login_declared);
+		assert_null(strstr(profile_canonical_bytes(g, NULL), "\"sandbox\":{"));
+		assert_null(strstr(profile_canonical_bytes(g, NULL), "\"login\":"));
 		(void)profile_free(g);
 	}
 	d = load_fail("x", "name: x\ndisplay_name: X\nshape: factory\n"
@@ -717,12 +723,21 @@ static void test_validation_messages(void **state)
 	assert_non_null(strstr(d.msg, "must name something below the HOME"));
 	d = load_fail("x", "name: x\ndisplay_name: X\nshape: factory\n"
 			   "invocation: {binary: x, prompt_positional: true}\n"
-			   "runtime: {home: isolated, sandbox: {login: [/etc/passwd]}}\n");
-	assert_non_null(strstr(d.msg, "a login file is relative to the HOME"));
+			   "runtime: {home: isolated, login: [/etc/passwd]}\n");
+	assert_non_null(
+		strstr(d.msg, "field 'runtime.login[0]': a login file is relative to the HOME"));
 	d = load_fail("x", "name: x\ndisplay_name: X\nshape: factory\n"
 			   "invocation: {binary: x, prompt_positional: true}\n"
-			   "runtime: {sandbox: {login: [.x/auth.json]}}\n");
+			   "runtime: {home: isolated, login: [.x/../.ssh/id_rsa]}\n");
+	assert_non_null(strstr(d.msg, "field 'runtime.login[0]': every component"));
+	d = load_fail("x", "name: x\ndisplay_name: X\nshape: factory\n"
+			   "invocation: {binary: x, prompt_positional: true}\n"
+			   "runtime: {login: [.x/auth.json]}\n");
 	assert_non_null(strstr(d.msg, "set runtime.home: isolated"));
+	d = load_fail("x", "name: x\ndisplay_name: X\nshape: factory\n"
+			   "invocation: {binary: x, prompt_positional: true}\n"
+			   "runtime: {home: isolated, sandbox: {login: [.x/auth.json]}}\n");
+	assert_non_null(strstr(d.msg, "login files moved to runtime.login"));
 	/* a lone '-' is the stdin marker of long_prompt only */
 	(void)profile_free(load("x", "name: x\ndisplay_name: X\nshape: factory\n"
 				     "invocation: {binary: x, prompt_positional: true}\n"
