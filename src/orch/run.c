@@ -27,6 +27,7 @@
 #include "orch/config.h"
 #include "orch/confine.h"
 #include "orch/plan.h"
+#include "orch/spec.h"
 #include "proc/holders.h"
 #include "proc/contain.h"
 #include "proc/landlock.h"
@@ -43,7 +44,6 @@
 #include "util/banned.h"
 
 #define TS_MAX		    40
-#define SPEC_MAX	    (4u << 20)
 #define ARTIFACT_MAX	    (1ull << 32) /* bytes hashed at most */
 #define CONTEXT_EVENTS	    12		 /* events quoted in a fallback resume */
 #define CONTEXT_EVENTS_READ (256u << 10) /* tail of events.jsonl read for them */
@@ -56,8 +56,8 @@
 
 struct otask {
 	struct task_row row;
-	json_t *spec; /* the task as recorded (plan_json()'s task object) */
-	size_t *deps; /* indices */
+	struct task_spec spec; /* the task as recorded (orch/spec.h) */
+	size_t *deps;	       /* indices */
 	size_t n_deps;
 	bool selected; /* runs in this execution (resume of one task: only it) */
 
@@ -81,7 +81,10 @@ struct otask {
 	struct confine_policy sb;
 	bool sb_built;
 	/* gates: run by the supervisor like agents, one after the other */
-	json_t *gates;	  /* the list (gate_list()) while state completing; NULL none */
+	/* the list (gate_list(): names and commands borrowed from the
+	 * configuration and spec) while state completing; NULL none */
+	struct orch_gate *gates;
+	size_t n_gates;
 	size_t gate_next; /* the next one to run */
 	bool gate_live;	  /* a gate of this task runs now */
 	char *gate_log;	  /* its log file */
@@ -247,7 +250,7 @@ static bool state_terminal(enum task_state s)
 static void otask_release(struct otask *t)
 {
 	task_row_release(&t->row);
-	json_decref(t->spec);
+	spec_release(&t->spec);
 	free(t->deps);
 	attempt_row_release(&t->att);
 	free(t->prompt);
@@ -256,7 +259,7 @@ static void otask_release(struct otask *t)
 	free(t->start);
 	strvec_clear(&t->clone_env);
 	confine_policy_release(&t->sb);
-	json_decref(t->gates);
+	free(t->gates);
 	free(t->gate_log);
 }
 
@@ -285,6 +288,7 @@ static int loop_load(struct loop *l, struct orch_env *e, const char *run_id, str
 {
 	struct task_row *rows = NULL;
 	size_t n = 0, i, j;
+	struct diag d;
 	int r;
 
 	memset(l, 0, sizeof(*l));
@@ -309,23 +313,27 @@ static int loop_load(struct loop *l, struct orch_env *e, const char *run_id, str
 		t->loop = l;
 		t->selected = true;
 		invocation_plan_init(&t->plan);
-		t->spec = json_loads(t->row.spec ? t->row.spec : "{}", 0, NULL);
-		if (!json_is_object(t->spec)) {
+		spec_init(&t->spec);
+		r = spec_parse_text(t->row.spec ? t->row.spec : "{}",
+				    t->row.spec ? strlen(t->row.spec) : 2, &t->spec, &d);
+		if (r < 0) {
 			diag_set(reterr, state_path(e->st), 0, 0,
-				 "task '%s' of run '%s': its recorded spec is not a JSON object",
-				 t->row.id, run_id);
+				 "task '%s' of run '%s': its recorded spec: %s", t->row.id, run_id,
+				 d.msg);
+			/* the rows not moved into l->t go now */
+			for (j = i + 1; j < n; j++)
+				task_row_release(&rows[j]);
 			free(rows);
-			return -EBADMSG;
+			l->n = i + 1;
+			return r;
 		}
 	}
 	free(rows); /* the strings moved into l->t */
 	for (i = 0; i < n; i++) {
 		struct otask *t = &l->t[i];
-		const json_t *deps = json_object_get(t->spec, "depends_on");
-
-		t->deps = xcalloc(json_array_size(deps) + 1, sizeof(size_t));
-		for (j = 0; j < json_array_size(deps); j++) {
-			const char *id = json_string_value(json_array_get(deps, j));
+		t->deps = xcalloc(t->spec.n_depends_on + 1, sizeof(size_t));
+		for (j = 0; j < t->spec.n_depends_on; j++) {
+			const char *id = t->spec.depends_on[j];
 			long k = id ? find_task(l, id) : -1;
 
 			if (k < 0) {
@@ -356,7 +364,7 @@ int orch_run_create(struct orch_env *e, const struct plan *plan, const char *pla
 	struct run_row run = RUN_ROW_INIT;
 	char ts[TS_MAX], id[64];
 	char *branch = NULL, *commit = NULL;
-	json_t *pj = NULL, *tasks, *det;
+	json_t *det;
 	size_t i;
 	int r;
 
@@ -387,8 +395,6 @@ int orch_run_create(struct orch_env *e, const struct plan *plan, const char *pla
 	run.created_at = ts;
 	run.updated_at = ts;
 
-	pj = plan_json(plan);
-	tasks = json_object_get(pj, "tasks");
 	r = state_begin(e->st, reterr);
 	if (r < 0)
 		goto out;
@@ -396,7 +402,12 @@ int orch_run_create(struct orch_env *e, const struct plan *plan, const char *pla
 	for (i = 0; r >= 0 && i < plan->n; i++) {
 		struct task_row t = TASK_ROW_INIT;
 		const struct plan_task *pt = &plan->tasks[i];
-		char *spec = json_dumps(json_array_get(tasks, i), JSON_COMPACT | JSON_SORT_KEYS);
+		struct task_spec tspec;
+		char *spec;
+
+		spec_from_plan(plan, i, &tspec);
+		spec = spec_dump(&tspec);
+		spec_release(&tspec);
 
 		t.run_id = id;
 		t.id = (char *)(uintptr_t)pt->id;
@@ -429,7 +440,6 @@ int orch_run_create(struct orch_env *e, const struct plan *plan, const char *pla
 		goto out;
 	(void)snprintf(run_id, size, "%s", id);
 out:
-	json_decref(pj);
 	free(branch);
 	free(commit);
 	return r;
@@ -472,7 +482,7 @@ static void routing_lists(const struct loop *l, const struct otask *t, struct st
 			  struct strvec *pref, bool *ret_explicit)
 {
 	const struct orch_config *c = l->e->cfg;
-	const char *a = jget_str(t->spec, "adapter");
+	const char *a = t->spec.adapter;
 	const struct role_policy *rp = orch_config_role(c, t->row.role);
 	size_t i;
 
@@ -488,62 +498,6 @@ static void routing_lists(const struct loop *l, const struct otask *t, struct st
 	for (i = 0; i < c->preference.nr; i++)
 		if (strcmp(c->preference.v[i], c->adapter) != 0)
 			strvec_push(pref, c->preference.v[i]);
-}
-
-/* The requirements of t (validated when the plan was loaded). */
-static int task_requirements(const struct otask *t, struct requirements *req, struct diag *reterr)
-{
-	const json_t *a = json_object_get(t->spec, "requires");
-	struct strvec toks = STRVEC_INIT;
-	size_t i;
-	int r;
-
-	for (i = 0; i < json_array_size(a); i++) {
-		const char *s = json_string_value(json_array_get(a, i));
-
-		if (s && strncmp(s, REQUIREMENTS_PREFIX, strlen(REQUIREMENTS_PREFIX)) == 0)
-			strvec_push(&toks, s);
-	}
-	r = requirements_parse((const char *const *)toks.v, toks.nr, req, reterr);
-	strvec_clear(&toks);
-	return r;
-}
-
-/* The task's explicit sampling slots from its spec (strings borrowed from it). */
-static int task_sampling(const struct otask *t, struct invocation_sampling *s, struct diag *reterr)
-{
-	const json_t *o = json_object_get(t->spec, "sampling");
-	const char *key;
-	json_t *v;
-	char num[64];
-	int r;
-
-	memset(s, 0, sizeof(*s));
-	if (!json_is_object(o))
-		return 0;
-	json_object_foreach((json_t *)(uintptr_t)o, key, v)
-	{
-		const char *val = NULL;
-
-		if (json_is_string(v))
-			val = json_string_value(v);
-		else if (json_is_integer(v))
-			(void)snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT,
-				       json_integer_value(v)),
-				val = num;
-		else if (json_is_real(v))
-			(void)snprintf(num, sizeof(num), "%.17g", json_real_value(v)), val = num;
-		else if (json_is_null(v))
-			continue;
-		if (!val) {
-			diag_set(reterr, NULL, 0, 0, "sampling.%s: not a string or number", key);
-			return -EINVAL;
-		}
-		r = invocation_sampling_set(s, key, val, reterr);
-		if (r < 0)
-			return r;
-	}
-	return 0;
 }
 
 static char *session_path(const struct loop *l, const struct otask *t, const char *leaf)
@@ -566,13 +520,10 @@ static void task_limits(const struct loop *l, const struct otask *t, struct cont
 
 static enum sandbox_kind task_tier(struct loop *l, const struct otask *t)
 {
-	const char *s = jget_str(t->spec, "sandbox_tier");
-	enum sandbox_mode m;
+	enum sandbox_mode m = t->spec.has_sandbox ? t->spec.sandbox : l->e->cfg->sandbox;
 
-	if (s && sandbox_kind_from_string(s) >= 0)
-		return sandbox_kind_from_string(s);
-	s = jget_str(t->spec, "sandbox");
-	m = s ? sandbox_mode_from_string(s) : l->e->cfg->sandbox;
+	if (t->spec.has_tier)
+		return t->spec.tier;
 	switch (m) {
 	case SANDBOX_AUTO: {
 		const struct registry_entry *entry =
@@ -613,8 +564,7 @@ static enum sandbox_kind task_tier(struct loop *l, const struct otask *t)
  * the container for a task with limits), the one it names, or none. */
 static unsigned task_offered_tiers(struct loop *l, const struct otask *t)
 {
-	const char *s = jget_str(t->spec, "sandbox");
-	enum sandbox_mode m = s ? sandbox_mode_from_string(s) : l->e->cfg->sandbox;
+	enum sandbox_mode m = t->spec.has_sandbox ? t->spec.sandbox : l->e->cfg->sandbox;
 	struct contain_limits lim;
 	unsigned want;
 
@@ -969,27 +919,24 @@ static void complete(struct loop *l, struct otask *t);
  * overriding (its spec records them). */
 static void task_limits(const struct loop *l, const struct otask *t, struct contain_limits *ret)
 {
-	const json_t *lim = json_object_get(t->spec, "limits");
-	const json_t *v;
+	const struct contain_limits *lim = &t->spec.limits;
 
 	*ret = l->e->cfg->limits;
-	if ((v = json_object_get(lim, "memory")) && json_is_integer(v))
-		ret->memory = (uint64_t)json_integer_value(v);
-	if ((v = json_object_get(lim, "pids")) && json_is_integer(v))
-		ret->pids = (uint64_t)json_integer_value(v);
-	if ((v = json_object_get(lim, "cpu")) && json_is_number(v))
-		ret->cpu_milli = (uint64_t)(json_number_value(v) * 1000.0 + 0.5);
+	if (lim->memory)
+		ret->memory = lim->memory;
+	if (lim->pids)
+		ret->pids = lim->pids;
+	if (lim->cpu_milli)
+		ret->cpu_milli = lim->cpu_milli;
 }
 
 static int dispatch(struct loop *l, struct otask *t, struct proc_spec *spec)
 {
 	struct orch_env *e = l->e;
-	struct requirements req = REQUIREMENTS_INIT;
 	struct strvec cand = STRVEC_INIT, pref = STRVEC_INIT;
 	struct select_input in = {.cat = e->cat};
 	struct selection sel = {0};
 	struct invocation_request ir = {0};
-	struct invocation_sampling ts_slots;
 	struct attempt_row prev;
 	const struct registry_entry *entry;
 	const struct profile *p;
@@ -1000,7 +947,6 @@ static int dispatch(struct loop *l, struct otask *t, struct proc_spec *spec)
 	bool resuming = false, sandboxed = task_sandboxed(l, t);
 	struct diag d;
 	json_t *pj;
-	const json_t *atts;
 	double timeout_s;
 	size_t i;
 	int r, ret = 0;
@@ -1018,11 +964,6 @@ static int dispatch(struct loop *l, struct otask *t, struct proc_spec *spec)
 		}
 		goto worktree;
 	}
-	r = task_requirements(t, &req, &d);
-	if (r < 0) {
-		refuse(l, t, TASK_FAILED, d.msg);
-		goto out;
-	}
 	/* limits this host cannot enforce: refused, never run without them */
 	task_limits(l, t, &spec->limits);
 	if (contain_limits_any(&spec->limits) &&
@@ -1030,7 +971,7 @@ static int dispatch(struct loop *l, struct otask *t, struct proc_spec *spec)
 		refuse(l, t, TASK_REFUSED, msg);
 		goto out;
 	}
-	routing_input(l, t, &req, &cand, &pref, &in);
+	routing_input(l, t, &t->spec.req, &cand, &pref, &in);
 	/* the adapter's own parallelism first: decide without recording, and
 	 * leave the task pending while that adapter is at its limit */
 	if (select_adapter(&in, &sel, NULL) == 0 && sel.chosen && sel.chosen->profile) {
@@ -1050,7 +991,7 @@ static int dispatch(struct loop *l, struct otask *t, struct proc_spec *spec)
 
 		set_str(&t->row.receipt_hash, sel.receipt_hash);
 		(void)sbuf_addf(&sb, "no adapter satisfies ");
-		(void)requirements_describe(&req, &sb);
+		(void)requirements_describe(&t->spec.req, &sb);
 		(void)sbuf_addf(&sb, " (receipt %.16s)", sel.receipt_hash);
 		why = sbuf_detach(&sb, NULL);
 		refuse(l, t, TASK_REFUSED, why);
@@ -1078,11 +1019,11 @@ static int dispatch(struct loop *l, struct otask *t, struct proc_spec *spec)
 	set_str(&t->row.adapter, entry->name);
 	set_str(&t->row.profile_hash, sel.chosen->profile_hash);
 	/* its tier, decided now that its agent is known, recorded with it */
-	if (!jget_str(t->spec, "sandbox_tier")) {
-		(void)json_object_set_new(t->spec, "sandbox_tier",
-					  json_string(sandbox_kind_to_string(task_tier(l, t))));
+	if (!t->spec.has_tier) {
+		t->spec.tier = task_tier(l, t);
+		t->spec.has_tier = true;
 		free(t->row.spec);
-		t->row.spec = json_dumps(t->spec, JSON_COMPACT | JSON_SORT_KEYS);
+		t->row.spec = spec_dump(&t->spec);
 	}
 	sandboxed = task_sandboxed(l, t);
 
@@ -1185,25 +1126,15 @@ worktree:
 	}
 
 	/* the invocation */
-	r = task_sampling(t, &ts_slots, &d);
-	if (r < 0) {
-		refuse(l, t, TASK_REFUSED, d.msg);
-		goto out;
-	}
-	orch_config_slots(e->cfg, t->row.role, p, &ts_slots, &ir.sampling);
-	model = jget_str(t->spec, "model");
+	orch_config_slots(e->cfg, t->row.role, p, &t->spec.sampling, &ir.sampling);
+	model = t->spec.model;
 	if (!model && rp)
 		model = rp->model;
 	if (!model)
 		model = e->cfg->model;
 	strvec_clear(&t->attachments);
-	atts = json_object_get(t->spec, "attachments");
-	for (i = 0; i < json_array_size(atts); i++) {
-		const char *a = json_string_value(json_array_get(atts, i));
-
-		if (a)
-			strvec_pushf(&t->attachments, "%s/%s", t->row.worktree, a);
-	}
+	for (i = 0; i < t->spec.n_attachments; i++)
+		strvec_pushf(&t->attachments, "%s/%s", t->row.worktree, t->spec.attachments[i]);
 	t->row.attempts++;
 	(void)snprintf(nbuf, sizeof(nbuf), "%" PRId64, t->row.attempts);
 	free(t->session_dir);
@@ -1221,7 +1152,7 @@ worktree:
 	ir.state_dir = state_dir;
 	ir.host_env = e->host_env;
 	ir.self_exe = e->self_exe;
-	timeout_s = json_number_value(json_object_get(t->spec, "timeout"));
+	timeout_s = t->spec.timeout_s;
 	if (!(timeout_s > 0))
 		timeout_s = e->cfg->timeout_s;
 	ir.timeout_s = (secs_to_ms(timeout_s) + 999) / 1000;
@@ -1298,7 +1229,7 @@ worktree:
 	}
 	t->ar.timeout_ms = secs_to_ms(timeout_s);
 	t->ar.kill_grace_ms = secs_to_ms(e->cfg->kill_grace_s);
-	t->ar.expect_changes = !jget_str(t->spec, "artifact");
+	t->ar.expect_changes = !t->spec.artifact;
 	t->live = true;
 	pj = agentrun_plan_json(p, &t->plan, l->run.id, t->row.session);
 	r = agentrun_open(&t->ar, pj, &d);
@@ -1534,22 +1465,25 @@ static int check_artifact(struct loop *l, struct otask *t, const char *art, char
 	return r < 0 ? r : 0;
 }
 
-static void gate_list(const struct loop *l, const struct otask *t, json_t *out)
+/* t's gates: the configuration's, then its own. */
+static void gate_list(const struct loop *l, struct otask *t)
 {
 	const struct orch_config *c = l->e->cfg;
-	const json_t *g = json_object_get(t->spec, "gates");
-	size_t i;
 
-	for (i = 0; i < c->n_gates; i++) {
-		json_t *o = json_object();
+	free(t->gates);
+	t->n_gates = c->n_gates + t->spec.n_gates;
+	t->gates = xcalloc(t->n_gates + 1, sizeof(*t->gates));
+	if (c->n_gates)
+		memcpy(t->gates, c->gates, c->n_gates * sizeof(*t->gates));
+	if (t->spec.n_gates)
+		memcpy(t->gates + c->n_gates, t->spec.gates, t->spec.n_gates * sizeof(*t->gates));
+}
 
-		json_obj_set(o, "name", json_str_lossy(c->gates[i].name));
-		json_obj_set(o, "run", json_str_lossy(c->gates[i].run));
-		json_obj_set(o, "timeout", json_real(c->gates[i].timeout_s));
-		(void)json_array_append_new(out, o);
-	}
-	for (i = 0; i < json_array_size(g); i++)
-		(void)json_array_append(out, json_array_get(g, i));
+static void gates_clear(struct otask *t)
+{
+	free(t->gates);
+	t->gates = NULL;
+	t->n_gates = 0;
 }
 
 static void merge_task(struct loop *l, struct otask *t, const char *gates_msg);
@@ -1579,7 +1513,7 @@ static int task_ahead(struct loop *l, struct otask *t, unsigned *ret, struct dia
 static void finish(struct loop *l, struct otask *t)
 {
 	struct orch_env *e = l->e;
-	const char *art = jget_str(t->spec, "artifact");
+	const char *art = t->spec.artifact;
 	bool sandboxed = task_sandboxed(l, t);
 	char msg[2048];
 	bool committed = false;
@@ -1637,17 +1571,14 @@ static void finish(struct loop *l, struct otask *t)
 		remove_worktree(l, t, false);
 		return;
 	}
-	json_decref(t->gates);
-	t->gates = json_array();
-	gate_list(l, t, t->gates);
+	gate_list(l, t);
 	t->gate_next = 0;
-	if (json_array_size(t->gates)) {
+	if (t->n_gates) {
 		/* next_task starts them (gate_spec()), on_exit_cb() judges them
 		 * (gate_ended()), and the last one to pass calls merge_task() */
 		return;
 	}
-	json_decref(t->gates);
-	t->gates = NULL;
+	gates_clear(t);
 	merge_task(l, t, "no gates");
 }
 
@@ -2021,9 +1952,9 @@ static void flush_audit_if_due(struct loop *l)
  * out of the sandbox. 0, or a negative errno (t is failed, nothing to run). */
 static int gate_spec(struct loop *l, struct otask *t, struct proc_spec *spec)
 {
-	const json_t *g = json_array_get(t->gates, t->gate_next);
-	const char *name = jget_str(g, "name"), *run = jget_str(g, "run");
-	double to = json_number_value(json_object_get(g, "timeout"));
+	const struct orch_gate *g = &t->gates[t->gate_next];
+	const char *name = g->name, *run = g->run;
+	double to = g->timeout_s;
 	const char *const *e;
 	char leaf[160], *c;
 
@@ -2069,8 +2000,7 @@ static int gate_spec(struct loop *l, struct otask *t, struct proc_spec *spec)
 
 			(void)snprintf(msg, sizeof(msg), "gate '%s' could not be confined: %s",
 				       name ? name : "gate", d.msg);
-			json_decref(t->gates);
-			t->gates = NULL;
+			gates_clear(t);
 			(void)transition(l, t, TASK_FAILED, msg);
 			return r;
 		}
@@ -2082,8 +2012,7 @@ static int gate_spec(struct loop *l, struct otask *t, struct proc_spec *spec)
 /* A gate of t ended: the next one, the merge after the last, or failed. */
 static void gate_ended(struct loop *l, struct otask *t, const struct proc *p)
 {
-	const json_t *g = json_array_get(t->gates, t->gate_next);
-	const char *name = jget_str(g, "name");
+	const char *name = t->gates[t->gate_next].name;
 	char msg[1024] = "";
 	size_t n;
 
@@ -2104,16 +2033,14 @@ static void gate_ended(struct loop *l, struct otask *t, const struct proc *p)
 	else if (p->exit_code != 0)
 		(void)snprintf(msg, sizeof(msg), "gate '%s' failed (exit %d)", name, p->exit_code);
 	if (msg[0]) {
-		json_decref(t->gates);
-		t->gates = NULL;
+		gates_clear(t);
 		(void)transition(l, t, TASK_FAILED, msg);
 		return;
 	}
-	if (++t->gate_next < json_array_size(t->gates))
+	if (++t->gate_next < t->n_gates)
 		return; /* next_task starts the next */
-	n = json_array_size(t->gates);
-	json_decref(t->gates);
-	t->gates = NULL;
+	n = t->n_gates;
+	gates_clear(t);
 	(void)snprintf(msg, sizeof(msg), "%zu gate(s) passed", n);
 	merge_task(l, t, msg);
 }
