@@ -26,6 +26,7 @@
 #include "orch/agentrun.h"
 #include "orch/config.h"
 #include "orch/confine.h"
+#include "orch/lifecycle.h"
 #include "orch/plan.h"
 #include "orch/spec.h"
 #include "proc/holders.h"
@@ -195,17 +196,28 @@ static char *task_resource(const struct loop *l, const struct otask *t)
 	return sbuf_detach(&sb, NULL);
 }
 
-/* Commit the task row in its new state, tell the hooks, and anchor the
- * transition. Returns 0 or the (fatal) error. */
-static int transition(struct loop *l, struct otask *t, enum task_state to, const char *reason)
+/* Move t on ev (orch/lifecycle.h): commit the task row in its new state,
+ * tell the hooks, and anchor the transition. A move the table does not have
+ * is refused, the task left as it is, and stops the run (-EPROTO: a bug).
+ * Returns 0 or the (fatal) error. */
+static int transition(struct loop *l, struct otask *t, enum task_event ev, const char *reason)
 {
-	enum task_state from = t->row.state;
+	enum task_state from = t->row.state, to = lifecycle_next(from, ev);
 	char ts[TS_MAX];
 	struct diag d;
 	json_t *det;
 	char *rid;
 	int r;
 
+	if ((int)to < 0) {
+		diag_set(
+			&d, NULL, 0, 0,
+			"task '%s': illegal move from state %s on event %s, refused (a bug of bernstein's)",
+			t->row.id, task_state_to_string(from), task_event_to_string(ev));
+		warn(l, t, "%s", d.msg);
+		fail_run(l, -EPROTO, &d);
+		return -EPROTO;
+	}
 	t->row.state = to;
 	if (reason)
 		set_str(&t->row.reason, reason);
@@ -232,17 +244,6 @@ static int transition(struct loop *l, struct otask *t, enum task_state to, const
 	r = audit(l, "task.transition", "task", rid, det);
 	free(rid);
 	return r;
-}
-
-static bool state_finished_ok(enum task_state s)
-{
-	return s == TASK_DONE || s == TASK_NO_CHANGES;
-}
-
-static bool state_terminal(enum task_state s)
-{
-	return state_finished_ok(s) || s == TASK_FAILED || s == TASK_REFUSED ||
-	       s == TASK_CONFLICT || s == TASK_BLOCKED;
 }
 
 /* ---- loading the run ---- */
@@ -456,10 +457,10 @@ static bool deps_state(const struct loop *l, const struct otask *t, bool *ret_bl
 	for (i = 0; i < t->n_deps; i++) {
 		enum task_state s = l->t[t->deps[i]].row.state;
 
-		if (state_finished_ok(s))
+		if (lifecycle_finished_ok(s))
 			continue;
 		ready = false;
-		if (state_terminal(s))
+		if (lifecycle_terminal(s))
 			*ret_blocked = true;
 	}
 	return ready;
@@ -770,10 +771,10 @@ static int confine_spec(struct loop *l, struct otask *t, const char *home, const
 	return 0;
 }
 
-/* Refuse t before it ran: state refused (or failed), with the reason. */
-static void refuse(struct loop *l, struct otask *t, enum task_state s, const char *reason)
+/* Refuse t before it ran: state refused (or failed: ev), with the reason. */
+static void refuse(struct loop *l, struct otask *t, enum task_event ev, const char *reason)
 {
-	(void)transition(l, t, s, reason);
+	(void)transition(l, t, ev, reason);
 }
 
 /* The fallback resume prompt: what the previous attempt did, then the task. */
@@ -959,7 +960,7 @@ static int dispatch(struct loop *l, struct otask *t, struct proc_spec *spec)
 		p = entry ? entry->profile : NULL;
 		if (!p) {
 			t->prep = PREP_NONE;
-			refuse(l, t, TASK_FAILED, "its adapter left the catalogue");
+			refuse(l, t, TASK_EV_DISPATCH_FAILED, "its adapter left the catalogue");
 			goto out;
 		}
 		goto worktree;
@@ -968,7 +969,7 @@ static int dispatch(struct loop *l, struct otask *t, struct proc_spec *spec)
 	task_limits(l, t, &spec->limits);
 	if (contain_limits_any(&spec->limits) &&
 	    contain_limits_check(contain_host(), &spec->limits, msg, sizeof(msg)) < 0) {
-		refuse(l, t, TASK_REFUSED, msg);
+		refuse(l, t, TASK_EV_REFUSED, msg);
 		goto out;
 	}
 	routing_input(l, t, &t->spec.req, &cand, &pref, &in);
@@ -994,12 +995,12 @@ static int dispatch(struct loop *l, struct otask *t, struct proc_spec *spec)
 		(void)requirements_describe(&t->spec.req, &sb);
 		(void)sbuf_addf(&sb, " (receipt %.16s)", sel.receipt_hash);
 		why = sbuf_detach(&sb, NULL);
-		refuse(l, t, TASK_REFUSED, why);
+		refuse(l, t, TASK_EV_REFUSED, why);
 		free(why);
 		goto out;
 	}
 	if (r == -EINVAL) {
-		refuse(l, t, TASK_FAILED, d.msg);
+		refuse(l, t, TASK_EV_DISPATCH_FAILED, d.msg);
 		goto out;
 	}
 	if (r < 0) {
@@ -1013,7 +1014,7 @@ static int dispatch(struct loop *l, struct otask *t, struct proc_spec *spec)
 		(void)snprintf(msg, sizeof(msg),
 			       "adapter '%s' has no capability profile; runs need one",
 			       sel.chosen->name);
-		refuse(l, t, TASK_FAILED, msg);
+		refuse(l, t, TASK_EV_DISPATCH_FAILED, msg);
 		goto out;
 	}
 	set_str(&t->row.adapter, entry->name);
@@ -1076,26 +1077,26 @@ worktree:
 		int abi = landlock_abi_version();
 
 		if (abi < 0) {
-			refuse(l, t, TASK_REFUSED,
+			refuse(l, t, TASK_EV_REFUSED,
 			       "sandbox: landlock: the kernel does not support Landlock (the task is not run unconfined)");
 			goto out;
 		}
 		if (task_tier(l, t) == SANDBOX_KIND_BWRAP &&
 		    !confine_find_program(envpolicy_get(e->host_env, "PATH"), "bwrap", msg,
 					  sizeof(msg))) {
-			refuse(l, t, TASK_REFUSED,
+			refuse(l, t, TASK_EV_REFUSED,
 			       "sandbox: bwrap: bubblewrap (bwrap) is not on PATH (the task is not run unconfined)");
 			goto out;
 		}
 		if (task_tier(l, t) == SANDBOX_KIND_CONTAINER) {
 			if (geteuid() != 0) {
-				refuse(l, t, TASK_REFUSED,
+				refuse(l, t, TASK_EV_REFUSED,
 				       "sandbox: container: needs bernstein to run as root here (rootless OCI bundles are not written yet; the task is not run unconfined)");
 				goto out;
 			}
 			if (!confine_oci_runtime(envpolicy_get(e->host_env, "PATH"), msg,
 						 sizeof(msg), &d)) {
-				refuse(l, t, TASK_REFUSED, d.msg);
+				refuse(l, t, TASK_EV_REFUSED, d.msg);
 				goto out;
 			}
 		}
@@ -1113,17 +1114,15 @@ worktree:
 	if (r < 0) {
 		(void)snprintf(msg, sizeof(msg), "cannot create the %s: %s",
 			       sandboxed ? "clone" : "worktree", d.msg);
-		refuse(l, t, TASK_FAILED, msg);
+		refuse(l, t, TASK_EV_DISPATCH_FAILED, msg);
 		goto out;
 	}
 
 	/* what the attempt continues */
 	free(t->prompt);
 	t->prompt = NULL;
-	if (previous_attempt(l, t, &prev) && prev.outcome &&
-	    strcmp(prev.outcome, outcome_to_string(OUTCOME_COMPLETED)) != 0) {
-		resuming = true;
-	}
+	resuming = previous_attempt(l, t, &prev) && prev.outcome &&
+		   strcmp(prev.outcome, outcome_to_string(OUTCOME_COMPLETED)) != 0;
 
 	/* the invocation */
 	orch_config_slots(e->cfg, t->row.role, p, &t->spec.sampling, &ir.sampling);
@@ -1187,7 +1186,8 @@ worktree:
 	if (r < 0) {
 		t->row.attempts--;
 		(void)snprintf(msg, sizeof(msg), "preflight refused: %s", d.msg);
-		refuse(l, t, r == -EPERM || r == -E2BIG ? TASK_REFUSED : TASK_FAILED, msg);
+		refuse(l, t, r == -EPERM || r == -E2BIG ? TASK_EV_REFUSED : TASK_EV_DISPATCH_FAILED,
+		       msg);
 		goto out;
 	}
 
@@ -1211,7 +1211,7 @@ worktree:
 		ret = r;
 		goto out;
 	}
-	r = transition(l, t, TASK_RUNNING,
+	r = transition(l, t, TASK_EV_DISPATCHED,
 		       t->att.resume_kind ? (strcmp(t->att.resume_kind, "native") == 0
 						     ? "resumed (native)"
 						     : "resumed (fresh session, recovered context)")
@@ -1267,7 +1267,7 @@ worktree:
 		(void)state_attempt_update(e->st, &t->att, NULL);
 		agentrun_release(&t->ar);
 		t->live = false;
-		refuse(l, t, TASK_FAILED, msg);
+		refuse(l, t, TASK_EV_AGENT_FAILED, msg);
 		goto out;
 	}
 	agentrun_plan_warnings(&t->ar);
@@ -1528,7 +1528,7 @@ static void finish(struct loop *l, struct otask *t)
 	}
 	if (art && check_artifact(l, t, art, msg, sizeof(msg)) != 0) {
 		if (!l->fatal)
-			(void)transition(l, t, TASK_FAILED, msg);
+			(void)transition(l, t, TASK_EV_CHANGES_FAILED, msg);
 		return;
 	}
 	(void)snprintf(msg, sizeof(msg), "bernstein: %s\n\nTask %s of run %s, attempt %" PRId64 ".",
@@ -1536,14 +1536,14 @@ static void finish(struct loop *l, struct otask *t)
 		       t->row.attempts);
 	if (sandboxed && (r = worktree_clone_check(t->row.worktree, &d)) < 0) {
 		(void)snprintf(msg, sizeof(msg), "the task's clone cannot be trusted: %s", d.msg);
-		(void)transition(l, t, TASK_FAILED, msg);
+		(void)transition(l, t, TASK_EV_CHANGES_FAILED, msg);
 		return;
 	}
 	r = worktree_commit_all(t->row.worktree, msg, &e->identity, task_git_env(l, t), &committed,
 				&d);
 	if (r < 0) {
 		(void)snprintf(msg, sizeof(msg), "cannot commit the agent's changes: %s", d.msg);
-		(void)transition(l, t, TASK_FAILED, msg);
+		(void)transition(l, t, TASK_EV_CHANGES_FAILED, msg);
 		return;
 	}
 	r = task_ahead(l, t, &ahead, &d);
@@ -1558,7 +1558,7 @@ static void finish(struct loop *l, struct otask *t)
 	if (r < 0) {
 		(void)snprintf(msg, sizeof(msg), "cannot inspect branch '%s': %s", t->row.branch,
 			       d.msg);
-		(void)transition(l, t, TASK_FAILED, msg);
+		(void)transition(l, t, TASK_EV_CHANGES_FAILED, msg);
 		return;
 	}
 	free(t->row.head_commit);
@@ -1567,7 +1567,7 @@ static void finish(struct loop *l, struct otask *t)
 		(void)git_rev_parse(e->repo, t->row.branch, e->git_env, &t->row.head_commit, NULL);
 	if (ahead == 0) {
 		set_str(&t->row.outcome, outcome_to_string(OUTCOME_NO_CHANGES));
-		(void)transition(l, t, TASK_NO_CHANGES, "the agent finished without changes");
+		(void)transition(l, t, TASK_EV_NO_CHANGES, "the agent finished without changes");
 		remove_worktree(l, t, false);
 		return;
 	}
@@ -1608,7 +1608,7 @@ static void merge_postponed(struct loop *l, struct otask *t, const char *why)
 	(void)snprintf(msg, sizeof(msg), "merge postponed ('bernstein resume' retries it): %s",
 		       why);
 	warn(l, t, "%s", msg);
-	(void)transition(l, t, TASK_MERGING, msg);
+	(void)transition(l, t, TASK_EV_MERGE_POSTPONED, msg);
 }
 
 /* After the gates passed: the merge (or done, with merge: none).
@@ -1633,10 +1633,11 @@ static void merge_task(struct loop *l, struct otask *t, const char *gates_msg)
 	diag_clear(&d);
 	if (t->row.state != TASK_MERGING) {
 		if (e->cfg->merge == MERGE_NONE) {
-			(void)transition(l, t, TASK_DONE, "completed; not merged (merge: none)");
+			(void)transition(l, t, TASK_EV_NOT_MERGED,
+					 "completed; not merged (merge: none)");
 			return;
 		}
-		if (transition(l, t, TASK_MERGING, gates_msg) < 0)
+		if (transition(l, t, TASK_EV_GATES_PASSED, gates_msg) < 0)
 			return;
 	} else if (t->row.merge_commit) {
 		enum git_merge_found found = GIT_MERGE_MOVED;
@@ -1673,12 +1674,12 @@ prepare:
 		(void)snprintf(msg, sizeof(msg),
 			       "merge conflict in %zu file(s); branch '%s' kept as it is",
 			       conflicts.nr, t->row.branch);
-		(void)transition(l, t, TASK_CONFLICT, msg);
+		(void)transition(l, t, TASK_EV_CONFLICT, msg);
 		goto out;
 	}
 	if (r == -ENOENT || r == -EINVAL || r == -EOPNOTSUPP) {
 		(void)snprintf(msg, sizeof(msg), "cannot merge '%s': %s", t->row.branch, d.msg);
-		(void)transition(l, t, TASK_FAILED, msg);
+		(void)transition(l, t, TASK_EV_MERGE_FAILED, msg);
 		goto out;
 	}
 	if (r < 0) {
@@ -1686,7 +1687,7 @@ prepare:
 		goto out;
 	}
 	if (already) {
-		(void)transition(l, t, TASK_DONE, "already merged");
+		(void)transition(l, t, TASK_EV_MERGED, "already merged");
 		remove_worktree(l, t, false);
 		goto out;
 	}
@@ -1707,7 +1708,7 @@ apply:
 		goto out;
 	}
 merged:
-	(void)transition(l, t, TASK_DONE, "merged");
+	(void)transition(l, t, TASK_EV_MERGED, "merged");
 	remove_worktree(l, t, false);
 out:
 	strvec_clear(&conflicts);
@@ -1828,16 +1829,16 @@ static void complete(struct loop *l, struct otask *t)
 	t->live = false;
 
 	if (tampered[0] && out != OUTCOME_FAILED) {
-		(void)transition(l, t, TASK_FAILED, tampered);
+		(void)transition(l, t, TASK_EV_AGENT_FAILED, tampered);
 		return;
 	}
 	switch (out) {
 	case OUTCOME_COMPLETED:
-		if (transition(l, t, TASK_COMPLETING, "the agent completed") == 0)
+		if (transition(l, t, TASK_EV_AGENT_COMPLETED, "the agent completed") == 0)
 			finish(l, t);
 		break;
 	case OUTCOME_NO_CHANGES:
-		(void)transition(l, t, TASK_NO_CHANGES, why);
+		(void)transition(l, t, TASK_EV_NO_CHANGES, why);
 		remove_worktree(l, t, removed);
 		break;
 	case OUTCOME_RATE_LIMITED:
@@ -1851,18 +1852,18 @@ static void complete(struct loop *l, struct otask *t)
 				       "rate limited; retry %" PRId64 " of %" PRId64 " in %.1f s",
 				       t->row.attempts, e->cfg->max_retries,
 				       (double)delay / 1000.0);
-			(void)transition(l, t, TASK_PENDING, msg);
+			(void)transition(l, t, TASK_EV_RATE_LIMITED, msg);
 		} else {
 			(void)snprintf(msg, sizeof(msg),
 				       "rate limited %" PRId64 " times; giving up",
 				       t->row.attempts);
-			(void)transition(l, t, TASK_FAILED, msg);
+			(void)transition(l, t, TASK_EV_AGENT_FAILED, msg);
 		}
 		break;
 	case OUTCOME_TIMED_OUT:
 	case OUTCOME_KILLED:
 	case OUTCOME_CANCELLED:
-		(void)transition(l, t, TASK_INTERRUPTED, why);
+		(void)transition(l, t, TASK_EV_INTERRUPTED, why);
 		break;
 	case OUTCOME_FAILED:
 	case OUTCOME_OOM: /* like failed */
@@ -1871,7 +1872,7 @@ static void complete(struct loop *l, struct otask *t)
 	case _OUTCOME_MAX:
 	case _OUTCOME_INVALID:
 	default:
-		(void)transition(l, t, TASK_FAILED, why);
+		(void)transition(l, t, TASK_EV_AGENT_FAILED, why);
 		break;
 	}
 }
@@ -2001,7 +2002,7 @@ static int gate_spec(struct loop *l, struct otask *t, struct proc_spec *spec)
 			(void)snprintf(msg, sizeof(msg), "gate '%s' could not be confined: %s",
 				       name ? name : "gate", d.msg);
 			gates_clear(t);
-			(void)transition(l, t, TASK_FAILED, msg);
+			(void)transition(l, t, TASK_EV_GATES_FAILED, msg);
 			return r;
 		}
 	}
@@ -2034,7 +2035,7 @@ static void gate_ended(struct loop *l, struct otask *t, const struct proc *p)
 		(void)snprintf(msg, sizeof(msg), "gate '%s' failed (exit %d)", name, p->exit_code);
 	if (msg[0]) {
 		gates_clear(t);
-		(void)transition(l, t, TASK_FAILED, msg);
+		(void)transition(l, t, TASK_EV_GATES_FAILED, msg);
 		return;
 	}
 	if (++t->gate_next < t->n_gates)
@@ -2080,7 +2081,7 @@ static int next_task(void *ctx, struct proc_spec *spec, void **ret_task)
 				continue;
 			if (!deps_state(l, t, &blocked)) {
 				if (blocked) {
-					(void)transition(l, t, TASK_BLOCKED,
+					(void)transition(l, t, TASK_EV_DEPENDENCY_FAILED,
 							 "a dependency did not finish");
 					progress = true;
 				}
@@ -2461,9 +2462,9 @@ static void summarize(struct loop *l, struct orch_summary *s)
 
 		if ((int)st >= 0 && st < _TASK_STATE_MAX && l->t[i].selected)
 			s->counts[st]++;
-		if (!state_terminal(st))
+		if (!lifecycle_terminal(st))
 			open_ = true;
-		else if (!state_finished_ok(st))
+		else if (!lifecycle_finished_ok(st))
 			bad = true;
 	}
 	s->state = open_ ? RUN_INTERRUPTED : bad ? RUN_FAILED : RUN_DONE;
@@ -2734,7 +2735,7 @@ int orch_resume_prepare(struct orch_env *e, const char *run_or_task, bool apply,
 			if (t->row.state == TASK_RUNNING || t->row.state == TASK_INTERRUPTED ||
 			    t->row.state == TASK_BLOCKED) {
 				set_str(&t->row.retry_at, NULL);
-				r = transition(&l, t, TASK_PENDING, "resumed");
+				r = transition(&l, t, TASK_EV_RESUMED, "resumed");
 				if (r < 0) {
 					*reterr = l.fatal_d;
 					attempt_row_release(&prev);
