@@ -1,9 +1,11 @@
 #!/bin/sh
 # Run every meson test suite in each given build directory, then print one
 # summary. Counts are per test case (TAP "ok"/"not ok" lines), not per binary.
-# The suite 'e2e' (the real agent CLIs: minutes of node start-ups, the same
-# in every build) runs in the last build only: `make test` passes the gcc
-# build, then the ASan+UBSan one, so the real CLIs' output meets the
+# The suites 'e2e' (the real agent CLIs: minutes of node start-ups, the same
+# in every build) and 'crash' (kill -9 inside git steps, then resume: a
+# minute each, the same git and the same recovery code in every build) run
+# in the last build only: `make test` passes the gcc build, then the
+# ASan+UBSan one, so the real CLIs' output and the recovery paths meet the
 # sanitizers. `meson test -C BUILD` alone still runs everything.
 set -u
 status=0
@@ -11,8 +13,8 @@ n=0
 for b in "$@"; do
 	n=$((n + 1))
 	skip=
-	[ "$n" -lt $# ] && skip="--no-suite e2e"
-	echo "== $b${skip:+ (without the e2e suite: it runs in the last build)}" >&2
+	[ "$n" -lt $# ] && skip="--no-suite e2e --no-suite crash"
+	echo "== $b${skip:+ (without the e2e and crash suites: they run in the last build)}" >&2
 	# shellcheck disable=SC2086 # $skip is words or nothing
 	ASAN_OPTIONS=detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:print_summary=1:halt_on_error=1 \

@@ -97,17 +97,31 @@ diag()
 	printf '%s\n' "$*" | sed 's/^/# /'
 }
 
+# A test's description on one TAP line: a newline in it (an argument of
+# the command it names) printed as \n, or the harness reads the rest as
+# stray output. printf, not echo: dash's echo turns \n back into a newline.
+_lib_nl='
+'
+_tap_line()
+{
+	_d=$2
+	case $_d in
+	*"$_lib_nl"*) _d=$(printf '%s' "$_d" | awk 'NR > 1 { printf "\\n" } { printf "%s", $0 }') ;;
+	esac
+	printf '%s - %s\n' "$1" "$_d"
+}
+
 ok()
 {
 	_tap_n=$((_tap_n + 1))
-	echo "ok $_tap_n - $*"
+	_tap_line "ok $_tap_n" "$*"
 }
 
 not_ok()
 {
 	_tap_n=$((_tap_n + 1))
 	_tap_failed=$((_tap_failed + 1))
-	echo "not ok $_tap_n - $*"
+	_tap_line "not ok $_tap_n" "$*"
 }
 
 skip()

@@ -2,7 +2,7 @@
 # Issue #14, class 3: a prompt is never parsed as an option. With the real
 # agent CLIs pinned in tests/agents/ against tests/helpers/fake-llm.py (one
 # server per CLI), `bernstein spawn CLI -- PROMPT` for each of the prompts
-# --version, -h, --settings=x, - and -- must reach the "model" as the user
+# -h, --settings=x, - and -- must reach the "model" as the user
 # message's text: the spawn completes, the server sees the prompt as a text
 # part of the last user message, the agent prints no version or usage text,
 # and no settings file is read (./x would run a hook that touches a file).
@@ -10,7 +10,12 @@
 # made Claude Code run evil.json's SessionStart hook with no model involved.
 # On the old argv (`claude ... -p PROMPT`, `codex exec ... PROMPT`,
 # `gemini ... -p PROMPT`, ...) every CLI printed its version or help instead.
-# T0142_CLIS="claude codex" limits the CLIs (when working on one).
+# T0142_CLIS="claude codex" limits the CLIs (when working on one);
+# T0142_PROMPTS="--version -h" replaces the prompts. The suite's four are one
+# of each kind a parser treats differently: a short option, a long option
+# with a value (which also names a settings file), the stdin marker and the
+# end of options; --version (a long option like --settings) is left to
+# T0142_PROMPTS, since every spawn of a real CLI costs seconds.
 . "$SRCDIR/tests/integration/lib.sh"
 test_begin "e2e: a prompt that looks like an option reaches the model as text"
 . "$SRCDIR/tests/data/e2e/e2e-lib.sh"
@@ -89,7 +94,7 @@ for spec in "claude ANTHROPIC_API_KEY -" "codex OPENAI_API_KEY /v1" "gemini GEMI
 		continue
 	}
 	fake_start "$T/reply.json"
-	for p in --version -h --settings=x - --; do
+	for p in ${T0142_PROMPTS:--h --settings=x - --}; do
 		spawn_prompt "$E2E_CLI" "$p" "$@"
 	done
 	if [ "$E2E_CLI" = claude ]; then
