@@ -913,9 +913,6 @@ static void complete(struct loop *l, struct otask *t);
 
 #define DISPATCH_BUSY 2
 
-/* Preflight and prepare t's next attempt. 1: spec filled, spawn it; 0: not
- * spawned (refused, failed: the state says); DISPATCH_BUSY: its adapter runs
- * as many agents as it may, the task stays pending; < 0: the run must stop. */
 /* The limits of t's agent: bernstein.yaml's, each one the task sets
  * overriding (its spec records them). */
 static void task_limits(const struct loop *l, const struct otask *t, struct contain_limits *ret)
@@ -931,40 +928,36 @@ static void task_limits(const struct loop *l, const struct otask *t, struct cont
 		ret->cpu_milli = lim->cpu_milli;
 }
 
-static int dispatch(struct loop *l, struct otask *t, struct proc_spec *spec)
+/* What a step of dispatch says: go on with the next step, or stop: 0 not
+ * spawned (refused or failed: the state says), DISPATCH_BUSY, DISPATCH_SPAWN
+ * (spec filled: spawn it), < 0 the run must stop. */
+#define DISPATCH_NEXT  3
+#define DISPATCH_SPAWN 4
+
+/* What the steps of one dispatch hand on. */
+struct dispatch {
+	const struct registry_entry *entry; /* the routed adapter, with its profile */
+	struct attempt_row prev;	    /* the attempt this one continues */
+	bool resuming;
+	char *state_dir; /* the agent's HOME */
+	double timeout_s;
+	struct invocation_request ir;
+};
+
+/* Routing (preflight): limits this host cannot enforce, the adapter's own
+ * parallelism, route_and_record() and its receipt; the adapter and its
+ * sandbox tier recorded with t. */
+static int route_task(struct loop *l, struct otask *t, struct proc_spec *spec, struct dispatch *dp)
 {
 	struct orch_env *e = l->e;
 	struct strvec cand = STRVEC_INIT, pref = STRVEC_INIT;
 	struct select_input in = {.cat = e->cat};
 	struct selection sel = {0};
-	struct invocation_request ir = {0};
-	struct attempt_row prev;
-	const struct registry_entry *entry;
-	const struct profile *p;
-	const struct role_policy *rp = orch_config_role(e->cfg, t->row.role);
-	const char *model;
-	char ts[TS_MAX], hex[16], msg[1024], nbuf[32];
-	char *state_dir = NULL, *made = NULL;
-	bool resuming = false, sandboxed = task_sandboxed(l, t);
+	char msg[1024];
 	struct diag d;
-	json_t *pj;
-	double timeout_s;
-	size_t i;
 	int r, ret = 0;
 
 	diag_clear(&d);
-	attempt_row_init(&prev);
-	if (t->prep == PREP_DONE || t->prep == PREP_FAILED) {
-		/* routed and recorded when its worktree was started: go on */
-		entry = t->row.adapter ? catalog_find(e->cat, t->row.adapter) : NULL;
-		p = entry ? entry->profile : NULL;
-		if (!p) {
-			t->prep = PREP_NONE;
-			refuse(l, t, TASK_EV_DISPATCH_FAILED, "its adapter left the catalogue");
-			goto out;
-		}
-		goto worktree;
-	}
 	/* limits this host cannot enforce: refused, never run without them */
 	task_limits(l, t, &spec->limits);
 	if (contain_limits_any(&spec->limits) &&
@@ -1008,16 +1001,15 @@ static int dispatch(struct loop *l, struct otask *t, struct proc_spec *spec)
 		ret = r;
 		goto out;
 	}
-	entry = catalog_find(e->cat, sel.chosen->name);
-	p = sel.chosen->profile;
-	if (!entry || !p) {
+	dp->entry = catalog_find(e->cat, sel.chosen->name);
+	if (!dp->entry || !sel.chosen->profile) {
 		(void)snprintf(msg, sizeof(msg),
 			       "adapter '%s' has no capability profile; runs need one",
 			       sel.chosen->name);
 		refuse(l, t, TASK_EV_DISPATCH_FAILED, msg);
 		goto out;
 	}
-	set_str(&t->row.adapter, entry->name);
+	set_str(&t->row.adapter, dp->entry->name);
 	set_str(&t->row.profile_hash, sel.chosen->profile_hash);
 	/* its tier, decided now that its agent is known, recorded with it */
 	if (!t->spec.has_tier) {
@@ -1026,9 +1018,23 @@ static int dispatch(struct loop *l, struct otask *t, struct proc_spec *spec)
 		free(t->row.spec);
 		t->row.spec = spec_dump(&t->spec);
 	}
-	sandboxed = task_sandboxed(l, t);
+	ret = DISPATCH_NEXT;
+out:
+	selection_release(&sel);
+	strvec_clear(&cand);
+	strvec_clear(&pref);
+	return ret;
+}
 
-	/* the worktree: recorded first, then made (idempotent on resume) */
+/* The names of t's checkout (session, branch, directory), committed before
+ * anything is made: idempotent on resume. */
+static int name_checkout(struct loop *l, struct otask *t)
+{
+	struct orch_env *e = l->e;
+	char ts[TS_MAX], hex[16];
+	struct diag d;
+	int r;
+
 	if (!t->row.session) {
 		char s[128];
 
@@ -1048,64 +1054,86 @@ static int dispatch(struct loop *l, struct otask *t, struct proc_spec *spec)
 		(void)sbuf_addf(&sb, "%s/%s/%s", e->repo, ORCH_WORKTREES_DIR, t->row.session);
 		t->row.worktree = sbuf_detach(&sb, NULL);
 	}
+	diag_clear(&d);
 	r = state_task_update(e->st, &t->row, now(l, ts), &d);
 	if (r < 0) {
 		fail_run(l, r, &d);
-		ret = r;
-		goto out;
+		return r;
 	}
-	/* from the base branch as it is now: the merges of its dependencies are in;
-	 * the common case by the supervisor, beside the other tasks' work */
-	if (!sandboxed && t->prep == PREP_NONE) {
-		r = worktree_add_command(e->repo, t->row.worktree, t->row.branch,
-					 l->run.base_branch, e->git_env, &spec->argv, &spec->env,
-					 &spec->timeout_ms, &d);
-		if (r == 1) {
-			t->prep = PREP_RUNNING;
-			t->live = true;
-			ret = 1;
-			goto out;
-		}
-		proc_spec_release(spec);
-		diag_clear(&d);
-	}
-worktree:
-	if (!sandboxed && t->prep == PREP_DONE) {
-		r = 0; /* made by the command */
-	} else if (sandboxed) {
-		/* a clone of its own; checked before anything is made */
-		int abi = landlock_abi_version();
+	return DISPATCH_NEXT;
+}
 
-		if (abi < 0) {
-			refuse(l, t, TASK_EV_REFUSED,
-			       "sandbox: landlock: the kernel does not support Landlock (the task is not run unconfined)");
-			goto out;
-		}
-		if (task_tier(l, t) == SANDBOX_KIND_BWRAP &&
-		    !confine_find_program(envpolicy_get(e->host_env, "PATH"), "bwrap", msg,
-					  sizeof(msg))) {
-			refuse(l, t, TASK_EV_REFUSED,
-			       "sandbox: bwrap: bubblewrap (bwrap) is not on PATH (the task is not run unconfined)");
-			goto out;
-		}
-		if (task_tier(l, t) == SANDBOX_KIND_CONTAINER) {
-			if (geteuid() != 0) {
-				refuse(l, t, TASK_EV_REFUSED,
-				       "sandbox: container: needs bernstein to run as root here (rootless OCI bundles are not written yet; the task is not run unconfined)");
-				goto out;
-			}
-			if (!confine_oci_runtime(envpolicy_get(e->host_env, "PATH"), msg,
-						 sizeof(msg), &d)) {
-				refuse(l, t, TASK_EV_REFUSED, d.msg);
-				goto out;
-			}
-		}
+/* A new worktree from the base branch as it is now (the merges of its
+ * dependencies are in), in the common case by the supervisor beside the
+ * other tasks' work: spec is that command (DISPATCH_SPAWN); the loop
+ * continues with dispatch_made() when it ended. */
+static int start_checkout(struct loop *l, struct otask *t, struct proc_spec *spec)
+{
+	struct orch_env *e = l->e;
+	struct diag d;
+	int r;
+
+	if (task_sandboxed(l, t))
+		return DISPATCH_NEXT;
+	diag_clear(&d);
+	r = worktree_add_command(e->repo, t->row.worktree, t->row.branch, l->run.base_branch,
+				 e->git_env, &spec->argv, &spec->env, &spec->timeout_ms, &d);
+	if (r == 1) {
+		t->prep = PREP_RUNNING;
+		t->live = true;
+		return DISPATCH_SPAWN;
+	}
+	proc_spec_release(spec);
+	return DISPATCH_NEXT;
+}
+
+/* The sandbox t's tier needs, checked before anything is made: never run
+ * unconfined. NULL, or why not. */
+static const char *tier_missing(struct loop *l, struct otask *t, char *buf, size_t size)
+{
+	const char *path = envpolicy_get(l->e->host_env, "PATH");
+	enum sandbox_kind k = task_tier(l, t);
+	struct diag d;
+
+	if (landlock_abi_version() < 0)
+		return "sandbox: landlock: the kernel does not support Landlock (the task is not run unconfined)";
+	if (k == SANDBOX_KIND_BWRAP && !confine_find_program(path, "bwrap", buf, size))
+		return "sandbox: bwrap: bubblewrap (bwrap) is not on PATH (the task is not run unconfined)";
+	if (k != SANDBOX_KIND_CONTAINER)
+		return NULL;
+	if (geteuid() != 0)
+		return "sandbox: container: needs bernstein to run as root here (rootless OCI bundles are not written yet; the task is not run unconfined)";
+	diag_clear(&d);
+	if (!confine_oci_runtime(path, buf, size, &d)) {
+		(void)snprintf(buf, size, "%s", d.msg);
+		return buf;
+	}
+	return NULL;
+}
+
+/* t's checkout made (a sandboxed task's clone of its own, else the
+ * worktree, unless the supervised command made it); t->start is the commit
+ * its branch was made at when made now. */
+static int make_checkout(struct loop *l, struct otask *t)
+{
+	struct orch_env *e = l->e;
+	bool sandboxed = task_sandboxed(l, t);
+	char msg[1024], *made = NULL;
+	const char *why;
+	struct diag d;
+	int r = 0;
+
+	diag_clear(&d);
+	if (sandboxed && (why = tier_missing(l, t, msg, sizeof(msg))) != NULL) {
+		refuse(l, t, TASK_EV_REFUSED, why);
+		return 0;
+	}
+	if (sandboxed)
 		r = worktree_clone_add(e->repo, t->row.worktree, t->row.branch, l->run.base_branch,
 				       task_git_env(l, t), &made, &d);
-	} else {
+	else if (t->prep != PREP_DONE)
 		r = worktree_add(e->repo, t->row.worktree, t->row.branch, l->run.base_branch,
 				 e->git_env, &made, &d);
-	}
 	t->prep = PREP_NONE;
 	if (made) {
 		free(t->start);
@@ -1115,22 +1143,49 @@ worktree:
 		(void)snprintf(msg, sizeof(msg), "cannot create the %s: %s",
 			       sandboxed ? "clone" : "worktree", d.msg);
 		refuse(l, t, TASK_EV_DISPATCH_FAILED, msg);
-		goto out;
+		return 0;
 	}
+	return DISPATCH_NEXT;
+}
 
-	/* what the attempt continues */
+/* How the attempt continues the previous one: natively (its agent session)
+ * or with a fallback prompt. */
+static void resume_from(struct loop *l, struct otask *t, struct dispatch *dp)
+{
+	struct strategy_resolved res;
+
+	(void)catalog_profile_strategy(l->e->cat, dp->entry->profile, &res);
+	if (res.strategy.resume != RESUME_UNSUPPORTED && dp->prev.agent_session_id &&
+	    dp->prev.adapter && strcmp(dp->prev.adapter, dp->entry->name) == 0) {
+		dp->ir.resume_id = dp->prev.agent_session_id;
+		t->att.resume_kind = xstrdup("native");
+	} else {
+		t->prompt = fallback_prompt(l, t, &dp->prev);
+		t->att.resume_kind = xstrdup("fallback");
+	}
+	if (dp->prev.agent_session_id)
+		t->att.resumed_from = xstrdup(dp->prev.agent_session_id);
+}
+
+/* The invocation of t's next attempt: model, sampling, attachments, the
+ * session directory, what it continues; its own gates refuse here. */
+static int build_invocation(struct loop *l, struct otask *t, struct dispatch *dp)
+{
+	struct orch_env *e = l->e;
+	const struct role_policy *rp = orch_config_role(e->cfg, t->row.role);
+	struct invocation_request *ir = &dp->ir;
+	char nbuf[32], msg[1024];
+	struct diag d;
+	size_t i;
+	int r;
+
 	free(t->prompt);
 	t->prompt = NULL;
-	resuming = previous_attempt(l, t, &prev) && prev.outcome &&
-		   strcmp(prev.outcome, outcome_to_string(OUTCOME_COMPLETED)) != 0;
-
-	/* the invocation */
-	orch_config_slots(e->cfg, t->row.role, p, &t->spec.sampling, &ir.sampling);
-	model = t->spec.model;
-	if (!model && rp)
-		model = rp->model;
-	if (!model)
-		model = e->cfg->model;
+	dp->resuming = previous_attempt(l, t, &dp->prev) && dp->prev.outcome &&
+		       strcmp(dp->prev.outcome, outcome_to_string(OUTCOME_COMPLETED)) != 0;
+	orch_config_slots(e->cfg, t->row.role, dp->entry->profile, &t->spec.sampling,
+			  &ir->sampling);
+	ir->model = t->spec.model ? t->spec.model : rp && rp->model ? rp->model : e->cfg->model;
 	strvec_clear(&t->attachments);
 	for (i = 0; i < t->spec.n_attachments; i++)
 		strvec_pushf(&t->attachments, "%s/%s", t->row.worktree, t->spec.attachments[i]);
@@ -1138,68 +1193,62 @@ worktree:
 	(void)snprintf(nbuf, sizeof(nbuf), "%" PRId64, t->row.attempts);
 	free(t->session_dir);
 	t->session_dir = session_path(l, t, nbuf);
-	state_dir = session_path(l, t, "home");
+	dp->state_dir = session_path(l, t, "home");
 
-	ir.profile = p;
-	ir.catalog = e->cat;
-	ir.model = model;
-	ir.dangerous = true;
-	ir.attachments = (const char *const *)t->attachments.v;
-	ir.n_attachments = t->attachments.nr;
-	ir.workdir = t->row.worktree;
-	ir.session_dir = t->session_dir;
-	ir.state_dir = state_dir;
-	ir.host_env = e->host_env;
-	ir.self_exe = e->self_exe;
-	timeout_s = t->spec.timeout_s;
-	if (!(timeout_s > 0))
-		timeout_s = e->cfg->timeout_s;
-	ir.timeout_s = (secs_to_ms(timeout_s) + 999) / 1000;
+	ir->profile = dp->entry->profile;
+	ir->catalog = e->cat;
+	ir->dangerous = true;
+	ir->attachments = (const char *const *)t->attachments.v;
+	ir->n_attachments = t->attachments.nr;
+	ir->workdir = t->row.worktree;
+	ir->session_dir = t->session_dir;
+	ir->state_dir = dp->state_dir;
+	ir->host_env = e->host_env;
+	ir->self_exe = e->self_exe;
+	dp->timeout_s = t->spec.timeout_s > 0 ? t->spec.timeout_s : e->cfg->timeout_s;
+	ir->timeout_s = (secs_to_ms(dp->timeout_s) + 999) / 1000;
 	/* the runner's sandbox_provider: bwrap confines by Landlock inside too */
-	if (sandboxed)
-		ir.sandbox = task_tier(l, t) == SANDBOX_KIND_CONTAINER ? "container" : "landlock";
-	ir.arg_total_max = (size_t)sysconf(_SC_ARG_MAX) > 0 ? (size_t)sysconf(_SC_ARG_MAX) : 0;
+	if (task_sandboxed(l, t))
+		ir->sandbox = task_tier(l, t) == SANDBOX_KIND_CONTAINER ? "container" : "landlock";
+	ir->arg_total_max = (size_t)sysconf(_SC_ARG_MAX) > 0 ? (size_t)sysconf(_SC_ARG_MAX) : 0;
 
 	attempt_row_release(&t->att);
 	attempt_row_init(&t->att);
-	if (resuming) {
-		struct adapter_strategy strat;
-		struct strategy_resolved res;
-
-		(void)catalog_profile_strategy(e->cat, p, &res);
-		strat = res.strategy;
-		if (strat.resume != RESUME_UNSUPPORTED && prev.agent_session_id && prev.adapter &&
-		    strcmp(prev.adapter, entry->name) == 0) {
-			ir.resume_id = prev.agent_session_id;
-			t->att.resume_kind = xstrdup("native");
-		} else {
-			t->prompt = fallback_prompt(l, t, &prev);
-			t->att.resume_kind = xstrdup("fallback");
-		}
-		if (prev.agent_session_id)
-			t->att.resumed_from = xstrdup(prev.agent_session_id);
-	}
-	ir.prompt = t->prompt ? t->prompt : (t->row.prompt ? t->row.prompt : "");
+	if (dp->resuming)
+		resume_from(l, t, dp);
+	ir->prompt = t->prompt ? t->prompt : (t->row.prompt ? t->row.prompt : "");
 	invocation_plan_release(&t->plan);
 	invocation_plan_init(&t->plan);
-	r = invocation_build(&ir, &t->plan, &d);
+	diag_clear(&d);
+	r = invocation_build(ir, &t->plan, &d);
 	if (r < 0) {
 		t->row.attempts--;
 		(void)snprintf(msg, sizeof(msg), "preflight refused: %s", d.msg);
 		refuse(l, t, r == -EPERM || r == -E2BIG ? TASK_EV_REFUSED : TASK_EV_DISPATCH_FAILED,
 		       msg);
-		goto out;
+		return 0;
 	}
+	return DISPATCH_NEXT;
+}
 
-	/* the attempt, committed before the agent starts */
+/* The attempt row, committed before the agent starts; then t is running. */
+static int begin_attempt(struct loop *l, struct otask *t, const struct dispatch *dp)
+{
+	struct orch_env *e = l->e;
+	const char *kind = t->att.resume_kind;
+	char ts[TS_MAX];
+	struct diag d;
+	int r;
+
 	t->att.run_id = xstrdup(l->run.id);
 	t->att.task_id = xstrdup(t->row.id);
 	t->att.n = t->row.attempts;
 	t->att.session = xstrdup(t->row.session);
-	t->att.adapter = xstrdup(entry->name);
+	t->att.adapter = xstrdup(dp->entry->name);
 	t->att.profile_hash = t->row.profile_hash ? xstrdup(t->row.profile_hash) : NULL;
 	t->att.started_at = xstrdup(now(l, ts));
 	set_str(&t->row.outcome, NULL);
+	diag_clear(&d);
 	r = state_begin(e->st, &d);
 	if (r >= 0)
 		r = state_attempt_insert(e->st, &t->att, &d);
@@ -1208,30 +1257,59 @@ worktree:
 	if (r < 0) {
 		(void)state_rollback(e->st, NULL);
 		fail_run(l, r, &d);
-		ret = r;
-		goto out;
+		return r;
 	}
 	r = transition(l, t, TASK_EV_DISPATCHED,
-		       t->att.resume_kind ? (strcmp(t->att.resume_kind, "native") == 0
-						     ? "resumed (native)"
-						     : "resumed (fresh session, recovered context)")
-					  : "dispatched");
-	if (r < 0) {
-		ret = r;
-		goto out;
-	}
+		       !kind ? "dispatched"
+		       : strcmp(kind, "native") == 0
+			       ? "resumed (native)"
+			       : "resumed (fresh session, recovered context)");
+	return r < 0 ? r : DISPATCH_NEXT;
+}
 
-	/* the session */
-	{
-		const struct agentrun_hooks hooks = {.on_event = on_agent_event, .userdata = t};
+/* A sandboxed task's agent confined (orch/confine.h). */
+static int confine_agent(struct loop *l, struct otask *t, const struct dispatch *dp,
+			 struct proc_spec *spec, struct diag *reterr)
+{
+	char *tmp = session_path(l, t, "tmp");
+	int r;
 
-		agentrun_init(&t->ar, &t->plan, &hooks);
-	}
-	t->ar.timeout_ms = secs_to_ms(timeout_s);
+	confine_policy_release(&t->sb);
+	t->sb_built = false;
+	r = mkdir_p(dp->state_dir, 0700);
+	if (r >= 0)
+		r = mkdir_p(tmp, 0700);
+	if (r >= 0)
+		r = task_policy(l, t, t->plan.binary_found ? t->plan.argv.v[0] : NULL,
+				t->session_dir, dp->state_dir, tmp, reterr);
+	else
+		diag_set(reterr, tmp, 0, 0, "cannot create the agent's HOME or TMPDIR: %s",
+			 strerror(-r));
+	if (r >= 0)
+		r = confine_spec(l, t, dp->state_dir, tmp, spec, reterr);
+	free(tmp);
+	return r;
+}
+
+/* The session: its directory and files, the agent's process spec (its
+ * limits, its confinement). DISPATCH_SPAWN, or 0 with t failed. */
+static int start_session(struct loop *l, struct otask *t, const struct dispatch *dp,
+			 struct proc_spec *spec)
+{
+	struct orch_env *e = l->e;
+	const struct agentrun_hooks hooks = {.on_event = on_agent_event, .userdata = t};
+	char msg[1024], ts[TS_MAX];
+	struct diag d;
+	json_t *pj;
+	int r;
+
+	diag_clear(&d);
+	agentrun_init(&t->ar, &t->plan, &hooks);
+	t->ar.timeout_ms = secs_to_ms(dp->timeout_s);
 	t->ar.kill_grace_ms = secs_to_ms(e->cfg->kill_grace_s);
 	t->ar.expect_changes = !t->spec.artifact;
 	t->live = true;
-	pj = agentrun_plan_json(p, &t->plan, l->run.id, t->row.session);
+	pj = agentrun_plan_json(dp->entry->profile, &t->plan, l->run.id, t->row.session);
 	r = agentrun_open(&t->ar, pj, &d);
 	json_decref(pj);
 	if (r >= 0)
@@ -1240,24 +1318,8 @@ worktree:
 		task_limits(l, t, &spec->limits);
 		spec->cgroup_name = t->row.id;
 	}
-	if (r >= 0 && sandboxed) {
-		char *tmp = session_path(l, t, "tmp");
-
-		confine_policy_release(&t->sb);
-		t->sb_built = false;
-		r = mkdir_p(state_dir, 0700);
-		if (r >= 0)
-			r = mkdir_p(tmp, 0700);
-		if (r >= 0)
-			r = task_policy(l, t, t->plan.binary_found ? t->plan.argv.v[0] : NULL,
-					t->session_dir, state_dir, tmp, &d);
-		else
-			diag_set(&d, tmp, 0, 0, "cannot create the agent's HOME or TMPDIR: %s",
-				 strerror(-r));
-		if (r >= 0)
-			r = confine_spec(l, t, state_dir, tmp, spec, &d);
-		free(tmp);
-	}
+	if (r >= 0 && task_sandboxed(l, t))
+		r = confine_agent(l, t, dp, spec, &d);
 	if (r < 0) {
 		/* the agent never ran: the attempt ends as failed */
 		(void)snprintf(msg, sizeof(msg), "cannot prepare the session: %s", d.msg);
@@ -1268,23 +1330,66 @@ worktree:
 		agentrun_release(&t->ar);
 		t->live = false;
 		refuse(l, t, TASK_EV_AGENT_FAILED, msg);
-		goto out;
+		return 0;
 	}
 	agentrun_plan_warnings(&t->ar);
 	if (!t->plan.binary_found) {
 		/* nothing to start: the outcome a failed execve's 127 would give */
 		agentrun_binary_missing(&t->ar);
 		complete(l, t);
-		goto out;
+		return 0;
 	}
-	ret = 1;
-out:
-	attempt_row_release(&prev);
-	selection_release(&sel);
-	strvec_clear(&cand);
-	strvec_clear(&pref);
-	free(state_dir);
-	return ret;
+	return DISPATCH_SPAWN;
+}
+
+/* From a made (or to be made) checkout to a started agent. */
+static int dispatch_attempt(struct loop *l, struct otask *t, struct dispatch *dp,
+			    struct proc_spec *spec)
+{
+	int r = make_checkout(l, t);
+
+	if (r == DISPATCH_NEXT)
+		r = build_invocation(l, t, dp);
+	if (r == DISPATCH_NEXT)
+		r = begin_attempt(l, t, dp);
+	if (r == DISPATCH_NEXT)
+		r = start_session(l, t, dp, spec);
+	return r;
+}
+
+/* Preflight and prepare t's next attempt, one step after the other: route
+ * -> name -> checkout -> invocation -> attempt -> session. 1: spec filled,
+ * spawn it (the agent, or the command that makes t's worktree: then
+ * next_task() goes on with it when it ended); 0: not spawned (refused,
+ * failed: the state says); DISPATCH_BUSY: its adapter runs as many agents
+ * as it may, the task stays pending; < 0: the run must stop. */
+static int dispatch(struct loop *l, struct otask *t, struct proc_spec *spec)
+{
+	struct dispatch dp = {.entry = NULL};
+	int r;
+
+	attempt_row_init(&dp.prev);
+	if (t->prep == PREP_DONE || t->prep == PREP_FAILED) {
+		/* routed and recorded when its worktree was started: go on */
+		dp.entry = t->row.adapter ? catalog_find(l->e->cat, t->row.adapter) : NULL;
+		r = DISPATCH_NEXT;
+		if (!dp.entry || !dp.entry->profile) {
+			t->prep = PREP_NONE;
+			refuse(l, t, TASK_EV_DISPATCH_FAILED, "its adapter left the catalogue");
+			r = 0;
+		}
+	} else {
+		r = route_task(l, t, spec, &dp);
+		if (r == DISPATCH_NEXT)
+			r = name_checkout(l, t);
+		if (r == DISPATCH_NEXT)
+			r = start_checkout(l, t, spec);
+	}
+	if (r == DISPATCH_NEXT)
+		r = dispatch_attempt(l, t, &dp, spec);
+	attempt_row_release(&dp.prev);
+	free(dp.state_dir);
+	return r == DISPATCH_SPAWN ? 1 : r;
 }
 
 /* ---- completion ---- */
