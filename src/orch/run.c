@@ -2747,39 +2747,95 @@ static bool lock_held(const char *repo)
 	return held;
 }
 
+/* The run to resume: RUN, else the latest (then run_or_task, if given,
+ * names a task of it: *ret_only); -EBUSY while another bernstein runs it. */
+static int resume_find_run(struct orch_env *e, const char *run_or_task, struct run_row *run,
+			   const char **ret_only, struct diag *reterr)
+{
+	int r = -ENOENT;
+
+	*ret_only = NULL;
+	if (run_or_task)
+		r = state_run_get(e->st, run_or_task, run, NULL);
+	if (r == -ENOENT) {
+		r = state_run_latest(e->st, run, reterr);
+		if (r == -ENOENT)
+			diag_set(reterr, state_path(e->st), 0, 0, "no run recorded yet");
+		if (r < 0)
+			return r;
+		*ret_only = run_or_task;
+	} else if (r < 0) {
+		diag_set(reterr, state_path(e->st), 0, 0, "cannot read run '%s'", run_or_task);
+		return r;
+	}
+	if (!e->locked && lock_held(e->repo)) {
+		diag_set(reterr, e->repo, 0, 0,
+			 "run '%s' is still running (another bernstein holds %s)", run->id,
+			 ORCH_LOCK_FILE);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+/* What resume does with t (into it); with apply, done: an attempt left open
+ * by a dead bernstein is closed, and a running, interrupted or blocked t is
+ * pending again. */
+static int resume_task(struct loop *l, struct otask *t, bool apply, struct resume_item *it,
+		       struct diag *reterr)
+{
+	struct attempt_row prev;
+	bool has_prev;
+	char ts[TS_MAX];
+	int r = 0;
+
+	attempt_row_init(&prev);
+	has_prev = previous_attempt(l, t, &prev);
+	it->task_id = xstrdup(t->row.id);
+	it->state = t->row.state;
+	/* as dispatch decides: an attempt that did not complete (still
+	 * open, or interrupted, rate limited...) is continued */
+	it->action = resume_kind(
+		l, t,
+		has_prev && (!prev.outcome || strcmp(prev.outcome, "completed") != 0) ? &prev
+										      : NULL);
+	it->adapter = prev.adapter ? xstrdup(prev.adapter) : NULL;
+	if (it->action == RESUME_NATIVE && prev.agent_session_id)
+		it->agent_session_id = xstrdup(prev.agent_session_id);
+	if (apply && has_prev && !prev.ended_at) {
+		/* bernstein died with the agent running */
+		set_str(&prev.ended_at, now(l, ts));
+		set_str(&prev.outcome, "cancelled");
+		set_str(&prev.reason, "bernstein stopped while the agent ran");
+		r = state_attempt_update(l->e->st, &prev, reterr);
+		if (r < 0)
+			goto out;
+	}
+	if (apply && (t->row.state == TASK_RUNNING || t->row.state == TASK_INTERRUPTED ||
+		      t->row.state == TASK_BLOCKED)) {
+		set_str(&t->row.retry_at, NULL);
+		r = transition(l, t, TASK_EV_RESUMED, "resumed");
+		if (r < 0)
+			*reterr = l->fatal_d;
+	}
+out:
+	attempt_row_release(&prev);
+	return r < 0 ? r : 0;
+}
+
 int orch_resume_prepare(struct orch_env *e, const char *run_or_task, bool apply,
 			struct resume_plan *ret, struct diag *reterr)
 {
 	struct run_row run = RUN_ROW_INIT;
 	const char *only = NULL;
 	struct loop l;
-	char ts[TS_MAX];
 	size_t i;
 	int r;
 
 	memset(ret, 0, sizeof(*ret));
 	run_row_init(&run);
-	r = -ENOENT;
-	if (run_or_task)
-		r = state_run_get(e->st, run_or_task, &run, NULL);
-	if (r == -ENOENT) {
-		r = state_run_latest(e->st, &run, reterr);
-		if (r == -ENOENT)
-			diag_set(reterr, state_path(e->st), 0, 0, "no run recorded yet");
-		if (r < 0)
-			goto out;
-		only = run_or_task;
-	} else if (r < 0) {
-		diag_set(reterr, state_path(e->st), 0, 0, "cannot read run '%s'", run_or_task);
+	r = resume_find_run(e, run_or_task, &run, &only, reterr);
+	if (r < 0)
 		goto out;
-	}
-	if (!e->locked && lock_held(e->repo)) {
-		diag_set(reterr, e->repo, 0, 0,
-			 "run '%s' is still running (another bernstein holds %s)", run.id,
-			 ORCH_LOCK_FILE);
-		r = -EBUSY;
-		goto out;
-	}
 	r = loop_load(&l, e, run.id, reterr);
 	if (r < 0) {
 		if (l.e)
@@ -2797,11 +2853,8 @@ int orch_resume_prepare(struct orch_env *e, const char *run_or_task, bool apply,
 	(void)snprintf(ret->run_id, sizeof(ret->run_id), "%s", run.id);
 	ret->unfinished = run.state == RUN_RUNNING || run.state == RUN_INTERRUPTED;
 	ret->v = xcalloc(l.n ? l.n : 1, sizeof(*ret->v));
-	for (i = 0; i < l.n; i++) {
+	for (i = 0; i < l.n && r >= 0; i++) {
 		struct otask *t = &l.t[i];
-		struct attempt_row prev;
-		bool has_prev;
-		struct resume_item *it;
 
 		if (only && strcmp(t->row.id, only) != 0)
 			continue;
@@ -2809,52 +2862,11 @@ int orch_resume_prepare(struct orch_env *e, const char *run_or_task, bool apply,
 		    t->row.state == TASK_FAILED || t->row.state == TASK_REFUSED ||
 		    t->row.state == TASK_CONFLICT)
 			continue;
-		attempt_row_init(&prev);
-		has_prev = previous_attempt(&l, t, &prev);
-		it = &ret->v[ret->n++];
-		it->task_id = xstrdup(t->row.id);
-		it->state = t->row.state;
-		/* as dispatch decides: an attempt that did not complete (still
-		 * open, or interrupted, rate limited...) is continued */
-		it->action = resume_kind(
-			&l, t,
-			has_prev && (!prev.outcome || strcmp(prev.outcome, "completed") != 0)
-				? &prev
-				: NULL);
-		it->adapter = prev.adapter ? xstrdup(prev.adapter) : NULL;
-		if (it->action == RESUME_NATIVE && prev.agent_session_id)
-			it->agent_session_id = xstrdup(prev.agent_session_id);
-		if (apply) {
-			if (has_prev && !prev.ended_at) {
-				/* bernstein died with the agent running */
-				set_str(&prev.ended_at, now(&l, ts));
-				set_str(&prev.outcome, "cancelled");
-				set_str(&prev.reason, "bernstein stopped while the agent ran");
-				r = state_attempt_update(e->st, &prev, reterr);
-				if (r < 0) {
-					attempt_row_release(&prev);
-					loop_release(&l);
-					goto out;
-				}
-			}
-			if (t->row.state == TASK_RUNNING || t->row.state == TASK_INTERRUPTED ||
-			    t->row.state == TASK_BLOCKED) {
-				set_str(&t->row.retry_at, NULL);
-				r = transition(&l, t, TASK_EV_RESUMED, "resumed");
-				if (r < 0) {
-					*reterr = l.fatal_d;
-					attempt_row_release(&prev);
-					loop_release(&l);
-					goto out;
-				}
-			}
-		}
-		attempt_row_release(&prev);
+		r = resume_task(&l, t, apply, &ret->v[ret->n++], reterr);
 	}
-	if (apply && only)
+	if (r >= 0 && apply && only)
 		e->only_task = only;
 	loop_release(&l);
-	r = 0;
 out:
 	run_row_release(&run);
 	return r;
