@@ -4,12 +4,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/pidfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -17,6 +15,7 @@
 
 #include "orch/gitref.h"
 #include "proc/holders.h"
+#include "proc/capture.h"
 #include "proc/git.h"
 #include "proc/probe.h"
 #include "proc/spawn.h"
@@ -30,9 +29,6 @@
 
 #define RUN_KILL_GRACE_MS 1000 /* SIGTERM -> SIGKILL on a deadline */
 #define RUN_DRAIN_MS	  200  /* reading pipes after the child exited */
-#define RUN_POLL_MAX_MS	  50   /* without a pidfd, exits are noticed by polling */
-#define RUN_READ_CHUNK	  65536
-#define RUN_READS_PER_FD  16
 #define GIT_ERR_TAIL	  4096 /* bytes of git's stderr kept for messages */
 #define DIAG_ERR_TAIL	  300  /* bytes of it put into a diag */
 #define HEADS_PREFIX	  "refs/heads/"
@@ -69,95 +65,20 @@ static uint64_t add_sat(uint64_t a, uint64_t b)
 	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
-/* Keep the last keep bytes of everything added to sb. */
-static void tail_add(struct sbuf *sb, size_t keep, const char *p, size_t n)
-{
-	if (n >= keep) {
-		sbuf_reset(sb);
-		(void)sbuf_add(sb, p + n - keep, keep);
-		return;
-	}
-	(void)sbuf_add(sb, p, n);
-	if (sb->len > 2 * keep) {
-		memmove(sb->buf, sb->buf + sb->len - keep, keep);
-		sbuf_setlen(sb, keep);
-	}
-}
-
-static void tail_finish(struct sbuf *sb, size_t keep)
-{
-	size_t skip = 0;
-
-	if (sb->len <= keep)
-		return;
-	skip = sb->len - keep;
-	/* do not start in the middle of a UTF-8 sequence */
-	while (skip < sb->len && skip - (sb->len - keep) < 3 &&
-	       ((unsigned char)sb->buf[skip] & 0xc0) == 0x80)
-		skip++;
-	memmove(sb->buf, sb->buf + skip, sb->len - skip);
-	sbuf_setlen(sb, sb->len - skip);
-}
-
-static void run_feed(struct run *r, int stream, const char *p, size_t n)
-{
-	if (stream == 1) {
-		tail_add(&r->err, GIT_ERR_TAIL, p, n);
-	} else if (!r->out_overflow && sbuf_add(&r->out, p, n) < 0) {
-		r->out_overflow = true; /* the rest is read and dropped */
-	}
-}
-
-/* Read what fd has now; closes it (and sets it to -1) at EOF or on an error.
- * Returns whether anything was read. */
-static bool run_read(struct run *r, int stream, int *fd, char *chunk)
-{
-	bool got = false;
-	int i;
-
-	for (i = 0; i < RUN_READS_PER_FD && *fd >= 0; i++) {
-		ssize_t n = read(*fd, chunk, RUN_READ_CHUNK);
-
-		if (n > 0) {
-			run_feed(r, stream, chunk, (size_t)n);
-			got = true;
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			break;
-		close_fdp(fd); /* EOF or a read error */
-	}
-	return got;
-}
-
-/* Spawn r->argv and wait for it, reading its output, enforcing the deadline.
- * When the leader exits (still unreaped, so its pid cannot be reused) its
- * whole process group is killed: nothing it started in the background
- * survives it. Returns 0 when the child ran (see exit_code, term_signal,
- * timed_out), or the negative errno of proc_spawn() with reterr set. */
+/* Run r->argv to its end (proc/capture.h: contained, its tree killed when it
+ * exits, the deadline with a grace). Returns 0 when the child ran (see
+ * exit_code, term_signal, timed_out), or the negative errno of proc_spawn()
+ * with reterr set. */
 static int run_child(struct run *r, struct diag *reterr)
 {
 	struct proc_spec spec = PROC_SPEC_INIT;
-	struct proc p = PROC_INIT;
-	uint64_t deadline, kill_at = UINT64_MAX, drain_until = UINT64_MAX, now;
-	bool exited = false, term_sent = false, kill_sent = false;
-	unsigned backoff = 1;
-	char *chunk = NULL;
-	int fds[2], pidfd = -1;
-	int k, st;
-
-	sbuf_init(&r->out, r->out_max);
-	sbuf_init(&r->err, SIZE_MAX);
-	r->out_overflow = r->timed_out = r->status_unknown = false;
-	r->exit_code = -1;
-	r->term_signal = 0;
+	struct capture c = {0};
+	struct capture_opts co = {.max_parallel = 1, .drain_ms = RUN_DRAIN_MS};
+	int k;
 
 	strvec_pushv(&spec.argv, r->argv);
 	strvec_pushv(&spec.env, r->env);
 	spec.cwd = r->cwd;
-	spec.flags = SPAWN_DEFAULT;
 	if (r->confine_dir) {
 		/* read-write the directory (and /dev/null), read-only the rest;
 		 * never best effort: no Landlock, no git */
@@ -165,121 +86,32 @@ static int run_child(struct run *r, struct diag *reterr)
 		strvec_push(&spec.shim.landlock_rw, "/dev/null");
 		strvec_push(&spec.shim.landlock_ro, "/");
 	}
-	k = proc_spawn(&spec, &p, reterr);
+	c.spec = &spec;
+	c.timeout_ms = r->timeout_ms;
+	c.kill_grace_ms = RUN_KILL_GRACE_MS;
+	c.max_out = r->out_max;
+	c.max_err = GIT_ERR_TAIL;
+	c.tail_err = true;
+	k = proc_capture(&c, 1, &co);
 	proc_spec_release(&spec);
-	if (k < 0)
+	if (k == 0 && c.start_result < 0) {
+		diag_set(reterr, NULL, 0, 0, "%s", c.start_error ? c.start_error : "cannot start");
+		k = c.start_result;
+	}
+	if (k < 0) {
+		capture_release(&c);
 		return k;
-
-	fds[0] = p.out_fd;
-	fds[1] = p.err_fd;
-	p.out_fd = p.err_fd = -1;
-	/* readable when the child exits (it stays unreaped); without it (old
-	 * kernel, seccomp) exits are noticed by polling waitid() */
-	pidfd = pidfd_open(p.pid, 0);
-	chunk = xmalloc(RUN_READ_CHUNK);
-	now = now_ms();
-	deadline = r->timeout_ms ? add_sat(now, r->timeout_ms) : UINT64_MAX;
-
-	for (;;) {
-		struct pollfd pfd[3];
-		int stream_of[3];
-		uint64_t wake;
-		nfds_t nfds = 0;
-		bool got = false;
-		int i;
-
-		if (!exited) {
-			siginfo_t si;
-
-			memset(&si, 0, sizeof(si));
-			if (waitid(P_PID, (id_t)p.pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0) {
-				if (si.si_pid == p.pid) {
-					exited = true;
-					(void)kill(-p.pid, SIGKILL); /* leftovers of the group */
-				}
-			} else if (errno == ECHILD) {
-				exited = true; /* reaped behind our back: no group to kill */
-				r->status_unknown = true;
-			}
-			if (exited)
-				drain_until = add_sat(now_ms(), RUN_DRAIN_MS);
-		}
-		now = now_ms();
-		if (!exited && !term_sent && now >= deadline) {
-			r->timed_out = true;
-			(void)kill(-p.pid, SIGTERM);
-			term_sent = true;
-			kill_at = add_sat(now, RUN_KILL_GRACE_MS);
-		} else if (!exited && term_sent && !kill_sent && now >= kill_at) {
-			(void)kill(-p.pid, SIGKILL);
-			kill_sent = true;
-		}
-		if (exited && ((fds[0] < 0 && fds[1] < 0) || now >= drain_until))
-			break;
-
-		if (exited) {
-			wake = drain_until;
-		} else {
-			wake = add_sat(now, pidfd >= 0 ? RUN_POLL_MAX_MS : backoff);
-			if (!term_sent && deadline < wake)
-				wake = deadline;
-			if (term_sent && !kill_sent && kill_at < wake)
-				wake = kill_at;
-		}
-		for (i = 0; i < 2; i++) {
-			if (fds[i] < 0)
-				continue;
-			pfd[nfds].fd = fds[i];
-			pfd[nfds].events = POLLIN;
-			pfd[nfds].revents = 0;
-			stream_of[nfds] = i;
-			nfds++;
-		}
-		if (pidfd >= 0 && !exited) {
-			pfd[nfds].fd = pidfd;
-			pfd[nfds].events = POLLIN;
-			pfd[nfds].revents = 0;
-			stream_of[nfds] = -1;
-			nfds++;
-		}
-		k = poll(pfd, nfds,
-			 wake <= now ? 0
-				     : (int)(wake - now > RUN_POLL_MAX_MS ? RUN_POLL_MAX_MS
-									  : wake - now));
-		if (k < 0 && errno != EINTR) {
-			/* cannot wait for output any more: end it */
-			(void)kill(-p.pid, SIGKILL);
-			close_fdp(&fds[0]);
-			close_fdp(&fds[1]);
-			continue;
-		}
-		for (i = 0; k > 0 && i < (int)nfds; i++)
-			if (pfd[i].revents && stream_of[i] >= 0)
-				got |= run_read(r, stream_of[i], &fds[stream_of[i]], chunk);
-		backoff = got ? 1 : (backoff * 2 > RUN_POLL_MAX_MS ? RUN_POLL_MAX_MS : backoff * 2);
 	}
-	close_fdp(&fds[0]);
-	close_fdp(&fds[1]);
-	close_fdp(&pidfd);
-	free(chunk);
-
-	if (!r->status_unknown) {
-		pid_t w;
-
-		do
-			w = waitpid(p.pid, &st, 0);
-		while (w < 0 && errno == EINTR);
-		if (w < 0) {
-			r->status_unknown = true;
-		} else if (WIFEXITED(st)) {
-			r->exit_code = WEXITSTATUS(st);
-		} else if (WIFSIGNALED(st)) {
-			r->term_signal = WTERMSIG(st);
-			r->exit_code = 128 + r->term_signal;
-		}
-	}
-	tail_finish(&r->err, GIT_ERR_TAIL);
-	proc_release(&p);
+	r->out = c.out;
+	r->err = c.err;
+	c.out = (struct sbuf)SBUF_INIT(0);
+	c.err = (struct sbuf)SBUF_INIT(0);
+	r->out_overflow = c.out_dropped > 0;
+	r->timed_out = c.timed_out;
+	r->status_unknown = c.status_unknown;
+	r->exit_code = c.exit_code;
+	r->term_signal = c.term_signal;
+	capture_release(&c);
 	return 0;
 }
 

@@ -4,15 +4,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "proc/capture.h"
 #include "proc/probe.h"
 #include "proc/reaper.h"
 #include "proc/spawn.h"
@@ -343,55 +341,30 @@ void rexec_result_release(struct rexec_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static uint64_t mono_ms(void)
+struct orphans {
+	const pid_t *keep;
+	size_t nkeep;
+};
+
+/* The command is reaped and its tree killed: now what left the tree too
+ * (kill_orphans), but the processes to keep. */
+static void kill_orphans(void *ctx)
 {
-	struct timespec ts;
+	const struct orphans *o = ctx;
 
-	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-/* Read what is there; 1 at EOF (fd closed), 0 otherwise. */
-static int drain(int *fd, struct sbuf *sb, size_t max, size_t *dropped)
-{
-	char buf[16384];
-
-	for (;;) {
-		ssize_t n = read(*fd, buf, sizeof(buf));
-
-		if (n > 0) {
-			size_t room = sb->len < max ? max - sb->len : 0;
-			size_t keep = (size_t)n < room ? (size_t)n : room;
-
-			(void)sbuf_add(sb, buf, keep);
-			*dropped += (size_t)n - keep;
-			continue;
-		}
-		if (n == 0) {
-			close_fdp(fd);
-			return 1;
-		}
-		if (errno == EINTR)
-			continue;
-		if (errno == EAGAIN)
-			return 0;
-		close_fdp(fd);
-		return 1;
-	}
+	(void)reaper_kill_children(o->keep, o->nkeep, 0);
 }
 
 int rexec_run(const char *const *argv, const struct rexec_opts *o, struct rexec_result *ret,
 	      struct diag *reterr)
 {
 	struct proc_spec spec = PROC_SPEC_INIT;
-	struct proc p = PROC_INIT;
-	struct sbuf out = SBUF_INIT(SIZE_MAX), err = SBUF_INIT(SIZE_MAX);
+	struct capture c = {0};
+	struct capture_opts co = {.max_parallel = 1, .drain_ms = 1000};
+	struct orphans orph = {o->keep, o->nkeep};
 	struct rexec_result res = {0};
-	uint64_t start, deadline, drain_until = 0;
-	bool reaped = false;
-	int r, wst = 0;
+	int r;
 
-	spec.flags = SPAWN_DEFAULT;
 	strvec_pushv(&spec.argv, argv);
 	strvec_pushv(&spec.env, o->env ? o->env : strvec_empty);
 	spec.cwd = o->cwd;
@@ -401,85 +374,45 @@ int rexec_run(const char *const *argv, const struct rexec_opts *o, struct rexec_
 		strvec_push(&spec.shim.landlock_ro, "/");
 		spec.shim.landlock_best_effort = false;
 	}
-	r = proc_spawn(&spec, &p, reterr);
-	if (r < 0 && o->landlock && p.failed_stage != SHIM_STAGE_SPAWN &&
-	    p.failed_stage != SHIM_STAGE_EXEC) {
+	c.spec = &spec;
+	c.timeout_ms = o->timeout_ms ? o->timeout_ms : 120000;
+	c.kill_grace_ms = 0; /* SIGKILL at the deadline */
+	c.max_out = c.max_err = o->max_output;
+	if (o->kill_orphans) {
+		c.on_reaped = kill_orphans;
+		c.ctx = &orph;
+	}
+	r = proc_capture(&c, 1, &co);
+	if (r < 0)
+		goto out;
+	if (c.start_result < 0 && o->landlock && c.failed_stage != SHIM_STAGE_SPAWN &&
+	    c.failed_stage != SHIM_STAGE_EXEC) {
 		/* the sandbox's own steps failed: the command did not run */
 		struct sbuf m = SBUF_INIT(SIZE_MAX);
 
 		(void)sbuf_addf(&m, "the sandbox could not start the command (%s): %s",
-				shim_stage_name(p.failed_stage), reterr ? reterr->msg : "");
+				shim_stage_name(c.failed_stage),
+				c.start_error ? c.start_error : "");
 		res.start_error = sbuf_detach(&m, NULL);
-		res.exit_code = shim_exit_code(p.failed_stage, p.start_errno);
-		diag_clear(reterr);
+		res.exit_code = shim_exit_code(c.failed_stage, c.start_errno);
 		*ret = res;
-		r = 0;
 		goto out;
 	}
-	if (r < 0)
+	if (c.start_result < 0) {
+		diag_set(reterr, NULL, 0, 0, "%s", c.start_error ? c.start_error : "cannot start");
+		r = c.start_result;
 		goto out;
-
-	start = mono_ms();
-	deadline = start + (o->timeout_ms ? o->timeout_ms : 120000);
-	for (;;) {
-		struct pollfd pfd[2];
-		nfds_t n = 0;
-		uint64_t now = mono_ms(), limit;
-		int timeout;
-
-		if (p.out_fd >= 0)
-			pfd[n++] = (struct pollfd){.fd = p.out_fd, .events = POLLIN};
-		if (p.err_fd >= 0)
-			pfd[n++] = (struct pollfd){.fd = p.err_fd, .events = POLLIN};
-		if (reaped && (n == 0 || now >= drain_until))
-			break;
-		limit = reaped ? drain_until : deadline;
-		timeout = now >= limit ? 0 : (int)(limit - now > 50 ? 50 : limit - now);
-		if (n > 0)
-			(void)poll(pfd, n, timeout);
-		else
-			(void)poll(NULL, 0, timeout);
-		if (p.out_fd >= 0)
-			(void)drain(&p.out_fd, &out, o->max_output, &res.out_dropped);
-		if (p.err_fd >= 0)
-			(void)drain(&p.err_fd, &err, o->max_output, &res.err_dropped);
-		if (!reaped) {
-			pid_t w = waitpid(p.pid, &wst, WNOHANG);
-
-			if (w == p.pid) {
-				reaped = true;
-				proc_set_wait_status(&p, wst);
-				/* stragglers of its group: gone too, and with
-				 * kill_orphans those that left it */
-				(void)proc_kill_group(&p, SIGKILL);
-				if (o->kill_orphans)
-					(void)reaper_kill_children(o->keep, o->nkeep, 0);
-				drain_until = mono_ms() + 1000;
-			} else if (mono_ms() >= deadline) {
-				res.timed_out = true;
-				(void)proc_kill_group(&p, SIGKILL);
-				while (waitpid(p.pid, &wst, 0) < 0 && errno == EINTR)
-					;
-				reaped = true;
-				proc_set_wait_status(&p, wst);
-				if (o->kill_orphans)
-					(void)reaper_kill_children(o->keep, o->nkeep, 0);
-				drain_until = mono_ms() + 1000;
-			}
-		}
 	}
-	res.exit_code = p.exit_code;
-	res.term_signal = res.timed_out ? SIGKILL : p.term_signal;
-	res.out_len = out.len;
-	res.err_len = err.len;
-	res.out = sbuf_detach(&out, NULL);
-	res.err = sbuf_detach(&err, NULL);
+	res.exit_code = c.exit_code;
+	res.term_signal = c.timed_out ? SIGKILL : c.term_signal;
+	res.timed_out = c.timed_out;
+	res.out_dropped = c.out_dropped;
+	res.err_dropped = c.err_dropped;
+	res.out = sbuf_detach(&c.out, &res.out_len);
+	res.err = sbuf_detach(&c.err, &res.err_len);
 	*ret = res;
-	r = 0;
 out:
-	proc_release(&p);
+	capture_release(&c);
 	proc_spec_release(&spec);
-	sbuf_release(&out);
-	sbuf_release(&err);
 	return r;
 }

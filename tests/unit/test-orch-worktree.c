@@ -513,13 +513,18 @@ static void test_worktree_add_new(void **state)
 /* Run argv with env (as the supervisor would) and return its wait status. */
 static int spawn_wait(const struct strvec *argv, const struct strvec *env)
 {
+	posix_spawn_file_actions_t fa;
 	pid_t pid;
 	int st = -1;
 
-	assert_int_equal(posix_spawn(&pid, argv->v[0], NULL, NULL,
+	/* git's "HEAD is now at" on stdout would break this test's TAP */
+	assert_int_equal(posix_spawn_file_actions_init(&fa), 0);
+	assert_int_equal(posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0), 0);
+	assert_int_equal(posix_spawn(&pid, argv->v[0], &fa, NULL,
 				     (char *const *)(uintptr_t)argv->v,
 				     (char *const *)(uintptr_t)env->v),
 			 0);
+	(void)posix_spawn_file_actions_destroy(&fa);
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	return st;
 }
