@@ -6,8 +6,9 @@
 # task and as a ratio against `sandbox: none` measured in the same run: what
 # a tier adds is its per-task clone (`git clone --shared`, then the fetch
 # back), the policy, and the sandbox's own start (bwrap, the OCI runtime).
-# A tier the host does not provide is listed as such. It prints; it does not
-# assert.
+# A tier the host does not provide is listed as such. Run as root with
+# setpriv(1), it measures the container tier rootless too (container-65534:
+# the same plan run by uid 65534). It prints; it does not assert.
 #
 # usage: bench/tier-bench.sh [BUILD_DIR]   (TIER_BENCH_TASKS=N TIER_BENCH_ROUNDS=R)
 set -u
@@ -48,7 +49,7 @@ adapters:
     dangerous_mode: always-on
     event_channel: none
 EOF
-	printf 'adapter: noop\nparallel: 4\nsandbox: %s\n' "$1" >"$w/bernstein.yaml"
+	printf 'adapter: noop\nparallel: 4\nsandbox: %s\n' "${1%-65534}" >"$w/bernstein.yaml"
 	{
 		echo "name: bench"
 		echo "tasks:"
@@ -60,6 +61,7 @@ EOF
 	} >"$w/plan.yaml"
 	git -C "$w" add -A >/dev/null
 	git -C "$w" -c user.name=b -c user.email=b@example.invalid commit -q -m base
+	case $1 in *-65534) chown -R 65534:65534 "$w" ;; esac
 }
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
@@ -71,13 +73,20 @@ one()
 	w=$dir/$1
 	rm -rf "$w/.bernstein/state.db"* "$w/.bernstein/audit" "$w/.bernstein/runs" \
 		"$w/.bernstein/worktrees"
+	as= key=$dir/audit.key
+	case $1 in *-65534) as="setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=$w/home XDG_CONFIG_HOME=$w/home/.config" key=$w/audit.key ;; esac
 	t0=$(now_ms)
-	BERNSTEIN_AUDIT_KEY_PATH=$dir/audit.key "$bin" -C "$w" run plan.yaml >"$dir/$1.out" 2>&1 ||
+	# shellcheck disable=SC2086 # as: words without blanks
+	BERNSTEIN_AUDIT_KEY_PATH=$key $as "$bin" -C "$w" run plan.yaml >"$dir/$1.out" 2>&1 ||
 		return 0
 	echo $(($(now_ms) - t0))
 }
 
 tiers="none landlock bwrap container"
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1; then
+	chmod 711 "$dir"
+	tiers="$tiers container-65534"
+fi
 for t in $tiers; do
 	repo "$t"
 done
@@ -86,9 +95,10 @@ r=1
 while [ "$r" -le "$rounds" ]; do
 	for t in $tiers; do
 		ms=$(one "$t")
-		eval "prev=\${best_$t:-}"
+		v=$(echo "$t" | tr - _)
+		eval "prev=\${best_$v:-}"
 		if [ -n "$ms" ] && { [ -z "$prev" ] || [ "$ms" -lt "$prev" ]; }; then
-			eval "best_$t=$ms"
+			eval "best_$v=$ms"
 		fi
 	done
 	r=$((r + 1))
@@ -96,9 +106,10 @@ done
 
 echo "sandbox tiers: $n no-op tasks through bernstein run, parallel 4, best of $rounds"
 for t in $tiers; do
-	eval "ms=\${best_$t:-}"
+	v=$(echo "$t" | tr - _)
+	eval "ms=\${best_$v:-}"
 	if [ -z "$ms" ]; then
-		printf '  %-10s not provided here (%s)\n' "$t" \
+		printf '  %-15s not provided here (%s)\n' "$t" \
 			"$(grep -m1 -i 'refused\|failed\|error' "$dir/$t.out" 2>/dev/null | cut -c1-100)"
 		continue
 	fi
@@ -108,5 +119,5 @@ for t in $tiers; do
 	else
 		ratio="-"
 	fi
-	printf '  %-10s %8d ms  %7s ms/task  %5sx none\n' "$t" "$ms" "$per" "$ratio"
+	printf '  %-15s %8d ms  %7s ms/task  %5sx none\n' "$t" "$ms" "$per" "$ratio"
 done

@@ -751,8 +751,8 @@ static int parse_modes(struct cctx *x, const struct ynode *n)
 static int parse_role(struct cctx *x, const struct ynode *k, const struct ynode *v,
 		      struct role_policy *rp)
 {
-	static const char *const keys[] = {"adapter", "cli",	  "provider",	 "model",
-					   "effort",  "base_url", "api_key_env", NULL};
+	static const char *const keys[] = {"adapter",  "cli",	      "provider", "model", "effort",
+					   "base_url", "api_key_env", "limits",	  NULL};
 	struct invocation_sampling s = {0};
 	char p[ORCH_PATH_MAX], pk[ORCH_PATH_MAX], q[80];
 	size_t i;
@@ -814,6 +814,8 @@ static int parse_role(struct cctx *x, const struct ynode *k, const struct ynode 
 			r = orch_get_slot(x->doc, val, pk, SAMPLING_BASE_URL, x->allowed, &s,
 					  x->reterr);
 			rp->base_url = s.base_url;
+		} else if (strcmp(key, "limits") == 0) {
+			r = orch_get_limits(x->doc, val, pk, &rp->limits, x->reterr);
 		} else {
 			r = orch_get_slot(x->doc, val, pk, SAMPLING_API_KEY_ENV, x->allowed, &s,
 					  x->reterr);
@@ -1139,6 +1141,20 @@ static json_t *gates_json(const struct orch_gate *g, size_t n)
 	return a;
 }
 
+/* {"memory": bytes, "pids": n, "cpu": cpus}, what is set. */
+static json_t *limits_json(const struct contain_limits *l)
+{
+	json_t *o = json_object();
+
+	if (l->memory)
+		(void)json_object_set_new(o, "memory", json_integer((json_int_t)l->memory));
+	if (l->pids)
+		(void)json_object_set_new(o, "pids", json_integer((json_int_t)l->pids));
+	if (l->cpu_milli)
+		(void)json_object_set_new(o, "cpu", jnum((double)l->cpu_milli / 1000.0));
+	return o;
+}
+
 json_t *orch_config_json(const struct orch_config *c)
 {
 	json_t *o = json_object(), *pref = json_array(), *modes = json_object(),
@@ -1161,6 +1177,8 @@ json_t *orch_config_json(const struct orch_config *c)
 	/* shown when set: with the default the output is what it was before the key */
 	if (c->sandbox != SANDBOX_AUTO)
 		(void)json_object_set_new(o, "sandbox", jstr(sandbox_mode_to_string(c->sandbox)));
+	if (contain_limits_any(&c->limits))
+		(void)json_object_set_new(o, "limits", limits_json(&c->limits));
 	(void)json_object_set_new(o, "mode", jstr(c->mode));
 	for (i = 0; i < c->n_modes; i++) {
 		json_t *m = slots_json(&c->modes[i].sampling);
@@ -1179,6 +1197,8 @@ json_t *orch_config_json(const struct orch_config *c)
 		(void)json_object_set_new(r, "effort", jstr(rp->effort));
 		(void)json_object_set_new(r, "base_url", jstr(rp->base_url));
 		(void)json_object_set_new(r, "api_key_env", jstr(rp->api_key_env));
+		if (contain_limits_any(&rp->limits))
+			(void)json_object_set_new(r, "limits", limits_json(&rp->limits));
 		(void)json_object_set_new(roles, rp->role, r);
 	}
 	(void)json_object_set_new(o, "role_model_policy", roles);
@@ -1257,6 +1277,28 @@ static int yaml_slots(struct sbuf *out, const struct invocation_sampling *s)
 	return r < 0 ? r : sbuf_adds(out, "}");
 }
 
+/* {memory: BYTES, pids: N, cpu: CPUS}, what is set. */
+static int limits_yaml(struct sbuf *out, const struct contain_limits *l)
+{
+	const char *sep = "";
+	int r = sbuf_adds(out, "{");
+
+	if (r == 0 && l->memory) {
+		r = sbuf_addf(out, "memory: %" PRIu64, l->memory);
+		sep = ", ";
+	}
+	if (r == 0 && l->pids) {
+		r = sbuf_addf(out, "%spids: %" PRIu64, sep, l->pids);
+		sep = ", ";
+	}
+	if (r == 0 && l->cpu_milli) {
+		r = sbuf_addf(out, "%scpu: ", sep);
+		if (r == 0)
+			r = yaml_num(out, (double)l->cpu_milli / 1000.0);
+	}
+	return r < 0 ? r : sbuf_adds(out, "}");
+}
+
 static int yaml_field(struct sbuf *out, const char *key, const char *value, const char *sep)
 {
 	if (!value)
@@ -1308,6 +1350,10 @@ int orch_config_to_yaml(const struct orch_config *c, struct sbuf *out)
 	TRY(sbuf_addf(out, "\nmerge: %s", merge_policy_to_string(c->merge)));
 	if (c->sandbox != SANDBOX_AUTO)
 		TRY(sbuf_addf(out, "\nsandbox: %s", sandbox_mode_to_string(c->sandbox)));
+	if (contain_limits_any(&c->limits)) {
+		TRY(sbuf_adds(out, "\nlimits: "));
+		TRY(limits_yaml(out, &c->limits));
+	}
 	TRY(sbuf_adds(out, "\nmode: "));
 	TRY(yaml_str(out, c->mode));
 	TRY(sbuf_adds(out, "\n# built-in modes:"));
@@ -1350,6 +1396,11 @@ int orch_config_to_yaml(const struct orch_config *c, struct sbuf *out)
 		TRY(yaml_field(out, "base_url", rp->base_url, sep));
 		sep = rp->base_url ? ", " : sep;
 		TRY(yaml_field(out, "api_key_env", rp->api_key_env, sep));
+		sep = rp->api_key_env ? ", " : sep;
+		if (contain_limits_any(&rp->limits)) {
+			TRY(sbuf_addf(out, "%slimits: ", sep));
+			TRY(limits_yaml(out, &rp->limits));
+		}
 		TRY(sbuf_adds(out, "}"));
 	}
 	TRY(sbuf_adds(out, "\n"));

@@ -126,6 +126,9 @@ struct role_policy {
 	const char *effort; /* one of orch_efforts */
 	const char *base_url;
 	const char *api_key_env; /* the NAME of the variable holding the key */
+	/* limits: of the role's agents, each one set overriding bernstein.yaml's
+	 * (a plan task's own override the role's); 0: not set */
+	struct contain_limits limits;
 	unsigned line, col;
 };
 

@@ -3,7 +3,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,7 @@
 #include <unistd.h>
 
 #include "proc/landlock.h"
+#include "proc/probe.h"
 #include "util/fsutil.h"
 #include "util/json.h"
 #include "util/sbuf.h"
@@ -474,19 +477,18 @@ static bool userns_allowed(void)
 	return ok;
 }
 
-unsigned confine_host_tiers(const char *path_env)
+unsigned confine_host_tiers(const char *path_env, const char *self_exe, const char *scratch)
 {
 	unsigned m = 1u << SANDBOX_KIND_NONE;
 	char buf[PATH_MAX];
-	struct diag d;
+	char why[512];
 
 	if (landlock_abi_version() < 1)
 		return m;
 	m |= 1u << SANDBOX_KIND_LANDLOCK;
 	if (confine_find_program(path_env, "bwrap", buf, sizeof(buf)) && userns_allowed())
 		m |= 1u << SANDBOX_KIND_BWRAP;
-	diag_clear(&d);
-	if (geteuid() == 0 && confine_oci_runtime(path_env, buf, sizeof(buf), &d))
+	if (confine_container_usable(path_env, self_exe, scratch, why, sizeof(why)) == 0)
 		m |= 1u << SANDBOX_KIND_CONTAINER;
 	return m;
 }
@@ -528,6 +530,128 @@ const char *confine_oci_runtime(const char *path_env, char *buf, size_t size, st
 	return NULL;
 }
 
+/* The probe's answer, kept for the life of the process (not root only). */
+static int arg_probe_r = 1; /* 1: not probed yet */
+static char arg_probe_why[1024];
+
+/* Start `true` in a rootless container through runtime: 0, or -EPERM with
+ * the runtime's words in why. */
+static int probe_rootless(const char *runtime, const char *path_env, const char *self_exe,
+			  const char *scratch, char *why, size_t size)
+{
+	struct confine_policy p = CONFINE_POLICY_INIT;
+	struct confine_oci_opts o = {.rootless = true};
+	struct strvec argv = STRVEC_INIT;
+	struct probe pr = {0};
+	struct probe_opts po = {.path_env = path_env, .timeout_ms = 20000};
+	char dir[PATH_MAX], truebin[PATH_MAX], id[64];
+	const char *const env[] = {"PATH=/usr/bin:/bin", NULL};
+	struct diag d;
+	size_t i;
+	int r;
+
+	diag_clear(&d);
+	if (!self_exe || !confine_find_program(path_env, "true", truebin, sizeof(truebin))) {
+		(void)snprintf(why, size, "no 'true' on PATH to probe the rootless container with");
+		return -ENOENT;
+	}
+	(void)snprintf(id, sizeof(id), "bernstein-probe-%ld", (long)getpid());
+	if (snprintf(dir, sizeof(dir), "%s/%s", scratch, id) >= (int)sizeof(dir)) {
+		(void)snprintf(why, size, "the probe's directory beneath '%s' is too long",
+			       scratch);
+		return -ENAMETOOLONG;
+	}
+	(void)rmtree_beneath(dir);
+	for (i = 0; system_ro[i]; i++)
+		if (access(system_ro[i], F_OK) == 0)
+			strvec_push(&p.ro_bind, system_ro[i]);
+	strvec_push(&p.ro_bind, self_exe);
+	strvec_push(&p.ro_bind, truebin);
+	r = confine_oci_bundle(&p, dir, self_exe, "/", env, (const char *const[]){truebin, NULL},
+			       &o, &d);
+	if (r < 0) {
+		(void)snprintf(why, size, "%.300s", d.msg);
+		goto out;
+	}
+	confine_oci_argv(runtime, dir, id, &argv);
+	pr.binary = argv.v[0];
+	pr.args = (const char *const *)argv.v + 1;
+	r = probe_run(&pr, 1, &po);
+	if (r == 0 && pr.status != PROBE_OK) {
+		r = -EPERM;
+		(void)snprintf(
+			why, size,
+			"'%.200s run' as uid %ld (rootless, a user namespace mapping it to 0) failed: %s",
+			runtime, (long)geteuid(),
+			pr.first_line && *pr.first_line ? pr.first_line
+							: probe_status_name(pr.status));
+	} else if (r < 0) {
+		(void)snprintf(why, size, "cannot run '%.200s': %s", runtime, strerror(-r));
+	}
+out:
+	probe_release(&pr);
+	strvec_clear(&argv);
+	confine_policy_release(&p);
+	(void)rmtree_beneath(dir);
+	return r;
+}
+
+int confine_container_usable(const char *path_env, const char *self_exe, const char *scratch,
+			     char *why, size_t size)
+{
+	char rt[PATH_MAX];
+	struct diag d;
+
+	diag_clear(&d);
+	if (landlock_abi_version() < 1) {
+		(void)snprintf(why, size, "the kernel does not support Landlock");
+		return -EOPNOTSUPP;
+	}
+	if (!confine_oci_runtime(path_env, rt, sizeof(rt), &d)) {
+		(void)snprintf(why, size, "%.400s", d.msg);
+		return -ENOENT;
+	}
+	if (geteuid() == 0)
+		return 0;
+	if (!userns_allowed()) {
+		(void)snprintf(
+			why, size,
+			"sandbox: container: rootless containers need unprivileged user namespaces, which this kernel does not allow (kernel.unprivileged_userns_clone or user.max_user_namespaces is 0)");
+		return -EPERM;
+	}
+	if (arg_probe_r == 1) {
+		char msg[600];
+		int pr = -ENOENT;
+
+		if (scratch && mkdir_p(scratch, 0700) >= 0)
+			pr = probe_rootless(rt, path_env, self_exe, scratch, msg, sizeof(msg));
+		else
+			(void)snprintf(msg, sizeof(msg), "no directory to probe it in");
+		arg_probe_r = pr;
+		if (pr < 0)
+			(void)snprintf(
+				arg_probe_why, sizeof(arg_probe_why),
+				"sandbox: container: rootless containers do not work here: %s",
+				msg);
+	}
+	if (arg_probe_r < 0)
+		(void)snprintf(why, size, "%s", arg_probe_why);
+	return arg_probe_r;
+}
+
+void confine_oci_argv(const char *runtime, const char *dir, const char *id, struct strvec *ret)
+{
+	strvec_pushv(ret, (const char *const[]){runtime, "--root", NULL});
+	strvec_pushf(ret, "%s/state", dir);
+	strvec_pushv(ret, (const char *const[]){"run", "--bundle", dir, id, NULL});
+}
+
+bool confine_oci_oom(const struct proc *p)
+{
+	return p->exited && p->exit_code == 128 + SIGKILL && p->memory_hit && !p->oom_kills &&
+	       !p->timed_out && !p->cancelled && p->failed_stage == SHIM_STAGE_NONE;
+}
+
 static json_t *str_array(const char *const *v)
 {
 	json_t *a = json_array();
@@ -555,9 +679,52 @@ static json_t *oci_mount(const char *dst, const char *type, const char *src, con
 	return m;
 }
 
+static json_t *id_map(uid_t host)
+{
+	json_t *a = json_array(), *m = json_object();
+
+	json_obj_set(m, "containerID", json_integer(0));
+	json_obj_set(m, "hostID", json_integer((json_int_t)host));
+	json_obj_set(m, "size", json_integer(1));
+	(void)json_array_append_new(a, m);
+	return a;
+}
+
+/* The user namespace and the resources of o in the bundle's linux object
+ * (nsa: its namespaces). */
+static void oci_linux_extras(json_t *linux_, json_t *nsa, const struct confine_oci_opts *o)
+{
+	const struct contain_limits *l = o ? o->limits : NULL;
+
+	if (o && o->rootless) {
+		json_t *n = json_object();
+
+		json_obj_set(n, "type", json_string("user"));
+		(void)json_array_append_new(nsa, n);
+		json_obj_set(linux_, "uidMappings", id_map(geteuid()));
+		json_obj_set(linux_, "gidMappings", id_map(getegid()));
+	}
+	if (contain_limits_any(l)) {
+		json_t *res = json_object();
+
+		if (l->memory)
+			json_obj_set(res, "memory",
+				     json_pack("{sI}", "limit", (json_int_t)l->memory));
+		if (l->pids)
+			json_obj_set(res, "pids", json_pack("{sI}", "limit", (json_int_t)l->pids));
+		if (l->cpu_milli)
+			json_obj_set(res, "cpu",
+				     json_pack("{sIsI}", "quota", (json_int_t)(l->cpu_milli * 100),
+					       "period", (json_int_t)100000));
+		json_obj_set(linux_, "resources", res);
+		if (o->cgroup)
+			json_obj_set(linux_, "cgroupsPath", json_str_lossy(o->cgroup));
+	}
+}
+
 int confine_oci_bundle(const struct confine_policy *p, const char *dir, const char *self_exe,
 		       const char *cwd, const char *const *env, const char *const *argv,
-		       struct diag *reterr)
+		       const struct confine_oci_opts *o, struct diag *reterr)
 {
 	static const char *const ns[] = {"pid", "ipc", "uts", "mount", "cgroup", NULL};
 	static const char *const masked[] = {"/proc/kcore",	  "/proc/keys", "/proc/timer_list",
@@ -582,8 +749,8 @@ int confine_oci_bundle(const struct confine_policy *p, const char *dir, const ch
 	for (i = 0; i < a.nr; i++)
 		(void)json_array_append_new(args, json_str_lossy(a.v[i]));
 	strvec_clear(&a);
-	json_obj_set(user, "uid", json_integer((json_int_t)geteuid()));
-	json_obj_set(user, "gid", json_integer((json_int_t)getegid()));
+	json_obj_set(user, "uid", json_integer(o && o->rootless ? 0 : (json_int_t)geteuid()));
+	json_obj_set(user, "gid", json_integer(o && o->rootless ? 0 : (json_int_t)getegid()));
 	json_obj_set(proc, "terminal", json_false());
 	json_obj_set(proc, "user", user);
 	json_obj_set(proc, "args", args);
@@ -638,6 +805,7 @@ int confine_oci_bundle(const struct confine_policy *p, const char *dir, const ch
 		json_obj_set(n, "type", json_string(ns[i]));
 		(void)json_array_append_new(nsa, n);
 	}
+	oci_linux_extras(linux_, nsa, o);
 	json_obj_set(linux_, "namespaces", nsa);
 	json_obj_set(linux_, "maskedPaths", str_array(masked));
 	json_obj_set(linux_, "readonlyPaths", str_array(ro_proc));

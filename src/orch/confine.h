@@ -27,7 +27,9 @@
 #include <jansson.h>
 
 #include "adapter/profile.h"
+#include "proc/contain.h"
 #include "proc/sandbox.h"
+#include "proc/spawn.h"
 #include "util/diag.h"
 #include "util/strvec.h"
 
@@ -77,9 +79,19 @@ int confine_policy_link_logins(const struct confine_policy *p, struct diag *rete
 /* The tiers this host provides (bit 1u << enum sandbox_kind; NONE always):
  * landlock when the kernel has Landlock; bwrap when it does too and bwrap
  * is on path_env and can make a user namespace (root, or unprivileged user
- * namespaces enabled); container when it does, bernstein runs as root and
- * an OCI runtime is usable (confine_oci_runtime()). Looked at once per run. */
-unsigned confine_host_tiers(const char *path_env);
+ * namespaces enabled); container when it does and confine_container_usable()
+ * says so. Looked at once per run. */
+unsigned confine_host_tiers(const char *path_env, const char *self_exe, const char *scratch);
+
+/* Whether the container tier works here for this user: 0, or a negative
+ * errno with the exact host condition in why (no OCI runtime; as a user
+ * other than root: no unprivileged user namespaces, or the rootless runtime
+ * failed to start a probe container, with its words). As root the kernel
+ * facts and the runtime tell; otherwise a container running `true` through
+ * `self_exe shim` is started once (in a directory made and removed beneath
+ * scratch) and the answer kept for the life of the process. */
+int confine_container_usable(const char *path_env, const char *self_exe, const char *scratch,
+			     char *why, size_t size);
 
 /* The strongest tier of both masks, else SANDBOX_KIND_NONE. */
 enum sandbox_kind confine_strongest(unsigned host, unsigned declared);
@@ -106,6 +118,20 @@ void confine_bwrap_argv(const struct confine_policy *p, const char *bwrap, const
  * else runc. NULL with the reason in reterr when none is usable. */
 const char *confine_oci_runtime(const char *path_env, char *buf, size_t size, struct diag *reterr);
 
+/* How confine_oci_bundle() writes the parts of a bundle beyond the policy. */
+struct confine_oci_opts {
+	/* bernstein is not root: a user namespace mapping the caller's uid and
+	 * gid to 0 inside (rootless crun and runc need root mapped), the
+	 * process run as that 0, which holds no capability */
+	bool rootless;
+	/* linux.resources (memory.limit, pids.limit, cpu quota and period), or
+	 * NULL; cgroupsPath is then `cgroup`, relative to the runtime's own
+	 * cgroup: bernstein starts the runtime in the task's cgroups, so the
+	 * container's is beneath them, where the sweep finds it */
+	const struct contain_limits *limits;
+	const char *cgroup;
+};
+
 /* Write the OCI bundle that runs argv (argv[0] absolute) under p into dir
  * (created 0700, with an empty rootfs/): config.json binds exactly p's
  * paths (read-only, read-write, the login files) into a read-only root,
@@ -113,11 +139,23 @@ const char *confine_oci_runtime(const char *path_env, char *buf, size_t size, st
  * cgroup namespaces (the network is shared: no network policy yet), no
  * capability, no_new_privs, cwd as its working directory, env as its
  * environment, and `self_exe shim` setting the same Landlock rules before
- * the execve of argv. No cgroup limits yet (linux.resources is where the
- * run's `limits:` go). 0 or a negative errno with reterr. */
+ * the execve of argv; o (may be NULL) adds a user namespace and limits.
+ * 0 or a negative errno with reterr. */
 int confine_oci_bundle(const struct confine_policy *p, const char *dir, const char *self_exe,
 		       const char *cwd, const char *const *env, const char *const *argv,
-		       struct diag *reterr);
+		       const struct confine_oci_opts *o, struct diag *reterr);
+
+/* The runtime's command line into ret: `runtime --root DIR/state run
+ * --bundle DIR ID`: its state in the bundle's directory (bernstein's, not
+ * the agent's), never /run/crun or /run/runc, which are root's. */
+void confine_oci_argv(const char *runtime, const char *dir, const char *id, struct strvec *ret);
+
+/* Whether a container's end was its memory limit's OOM kill: its runtime
+ * exited 137 (the container's init died of SIGKILL, which nothing inside
+ * can send it: an init ignores a signal from its own namespace) after the
+ * limit was reached, and bernstein neither timed it out nor cancelled it.
+ * The kernel's own count is lost with the cgroup the runtime removes. */
+bool confine_oci_oom(const struct proc *p);
 
 /* {"tier", "read": [...], "write": [...], "login": [...]} for --dry-run and
  * the task's events. */

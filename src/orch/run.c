@@ -519,6 +519,28 @@ static char *session_path(const struct loop *l, const struct otask *t, const cha
  * declares (none before routing, or when none fits). */
 static void task_limits(const struct loop *l, const struct otask *t, struct contain_limits *ret);
 
+/* The run's directory, where the container tier is probed (not root). */
+static char *run_scratch(const struct loop *l)
+{
+	struct sbuf sb = SBUF_INIT(SIZE_MAX);
+
+	(void)sbuf_addf(&sb, "%s/%s/%s", l->e->repo, AGENTRUN_RUNS_DIR, l->run.id);
+	return sbuf_detach(&sb, NULL);
+}
+
+static unsigned host_tiers(struct loop *l)
+{
+	if (!l->host_tiers_known) {
+		char *dir = run_scratch(l);
+
+		l->host_tiers = confine_host_tiers(envpolicy_get(l->e->host_env, "PATH"),
+						   l->e->self_exe, dir);
+		l->host_tiers_known = true;
+		free(dir);
+	}
+	return l->host_tiers;
+}
+
 static enum sandbox_kind task_tier(struct loop *l, const struct otask *t)
 {
 	enum sandbox_mode m = t->spec.has_sandbox ? t->spec.sandbox : l->e->cfg->sandbox;
@@ -532,22 +554,7 @@ static enum sandbox_kind task_tier(struct loop *l, const struct otask *t)
 
 		if (!entry || !entry->profile)
 			return SANDBOX_KIND_NONE;
-		if (!l->host_tiers_known) {
-			l->host_tiers = confine_host_tiers(envpolicy_get(l->e->host_env, "PATH"));
-			l->host_tiers_known = true;
-		}
-		{
-			/* a container's runtime puts it in a cgroup of its own,
-			 * where the task's limits do not reach (yet): a task
-			 * with limits is never given one by auto */
-			struct contain_limits lim;
-			unsigned host = l->host_tiers;
-
-			task_limits(l, t, &lim);
-			if (contain_limits_any(&lim))
-				host &= ~(1u << SANDBOX_KIND_CONTAINER);
-			return confine_strongest(host, entry->profile->runtime.sandbox.tiers);
-		}
+		return confine_strongest(host_tiers(l), entry->profile->runtime.sandbox.tiers);
 	}
 	case SANDBOX_LANDLOCK:
 		return SANDBOX_KIND_LANDLOCK;
@@ -561,20 +568,16 @@ static enum sandbox_kind task_tier(struct loop *l, const struct otask *t)
 }
 
 /* The tiers this host provides that t may get, before it is routed (for
- * capability:sandbox=T: select_input.host_tiers): every one for auto (but
- * the container for a task with limits), the one it names, or none. */
+ * capability:sandbox=T: select_input.host_tiers): every one for auto, the
+ * one it names, or none. */
 static unsigned task_offered_tiers(struct loop *l, const struct otask *t)
 {
 	enum sandbox_mode m = t->spec.has_sandbox ? t->spec.sandbox : l->e->cfg->sandbox;
-	struct contain_limits lim;
 	unsigned want;
 
 	switch (m) {
 	case SANDBOX_AUTO:
 		want = ~0u;
-		task_limits(l, t, &lim);
-		if (contain_limits_any(&lim))
-			want &= ~(1u << SANDBOX_KIND_CONTAINER);
 		break;
 	case SANDBOX_LANDLOCK:
 		want = 1u << SANDBOX_KIND_LANDLOCK;
@@ -588,11 +591,7 @@ static unsigned task_offered_tiers(struct loop *l, const struct otask *t)
 	default:
 		return 0;
 	}
-	if (!l->host_tiers_known) {
-		l->host_tiers = confine_host_tiers(envpolicy_get(l->e->host_env, "PATH"));
-		l->host_tiers_known = true;
-	}
-	return l->host_tiers & want & ~(1u << SANDBOX_KIND_NONE);
+	return host_tiers(l) & want & ~(1u << SANDBOX_KIND_NONE);
 }
 
 /* The selection input of t: its requirements, its candidates (cand, pref:
@@ -728,16 +727,11 @@ static int confine_spec(struct loop *l, struct otask *t, const char *home, const
 	case SANDBOX_KIND_CONTAINER: {
 		/* a bundle per start (agent or gate), beside the session's files,
 		 * where the agent cannot write */
-		char hex[20], *dir;
+		char hex[20], id[160], *dir;
 		struct sbuf sb = SBUF_INIT(SIZE_MAX);
+		struct confine_oci_opts o = {.rootless = geteuid() != 0, .cgroup = id};
 
-		if (contain_limits_any(&spec->limits)) {
-			diag_set(
-				reterr, NULL, 0, 0,
-				"sandbox: container: the task's limits (memory, pids, cpu) cannot be enforced in a container yet (its runtime gives it a cgroup of its own); use sandbox: bwrap or landlock, or drop the limits");
-			return -EOPNOTSUPP;
-		}
-
+		o.limits = &spec->limits;
 		if (!confine_oci_runtime(path_env, prog, sizeof(prog), reterr))
 			return -ENOENT;
 		randid_hex(hex, 8, l->e->clk->now_ns(l->e->clk));
@@ -747,14 +741,15 @@ static int confine_spec(struct loop *l, struct otask *t, const char *home, const
 			(void)sbuf_addf(&sb, "%s/%s/%s/%s/oci-%s", l->e->repo, AGENTRUN_RUNS_DIR,
 					l->run.id, t->row.session, hex);
 		dir = sbuf_detach(&sb, NULL);
+		(void)snprintf(id, sizeof(id), "bernstein-%s-%s", t->row.session, hex);
 		r = confine_oci_bundle(&t->sb, dir, l->e->self_exe, cwd,
 				       (const char *const *)spec->env.v,
-				       (const char *const *)spec->argv.v, reterr);
-		if (r >= 0) {
-			strvec_pushv(&argv,
-				     (const char *const[]){prog, "run", "--bundle", dir, NULL});
-			strvec_pushf(&argv, "bernstein-%s-%s", t->row.session, hex);
-		}
+				       (const char *const *)spec->argv.v, &o, reterr);
+		if (r >= 0)
+			confine_oci_argv(prog, dir, id, &argv);
+		/* rootless: the runtime makes the user namespace, as bwrap does */
+		if (o.rootless && spec->contain < CONTAIN_CGROUP)
+			spec->contain = CONTAIN_CGROUP;
 		free(dir);
 		if (r < 0)
 			return r;
@@ -913,13 +908,21 @@ static void complete(struct loop *l, struct otask *t);
 
 #define DISPATCH_BUSY 2
 
-/* The limits of t's agent: bernstein.yaml's, each one the task sets
- * overriding (its spec records them). */
+/* The limits of t's agent and its gates: bernstein.yaml's, each one its
+ * role's policy sets overriding, then each one the task sets (its spec
+ * records them). */
 static void task_limits(const struct loop *l, const struct otask *t, struct contain_limits *ret)
 {
+	const struct role_policy *rp = orch_config_role(l->e->cfg, t->row.role);
 	const struct contain_limits *lim = &t->spec.limits;
 
 	*ret = l->e->cfg->limits;
+	if (rp && rp->limits.memory)
+		ret->memory = rp->limits.memory;
+	if (rp && rp->limits.pids)
+		ret->pids = rp->limits.pids;
+	if (rp && rp->limits.cpu_milli)
+		ret->cpu_milli = rp->limits.cpu_milli;
 	if (lim->memory)
 		ret->memory = lim->memory;
 	if (lim->pids)
@@ -1093,20 +1096,17 @@ static const char *tier_missing(struct loop *l, struct otask *t, char *buf, size
 {
 	const char *path = envpolicy_get(l->e->host_env, "PATH");
 	enum sandbox_kind k = task_tier(l, t);
-	struct diag d;
 
 	if (landlock_abi_version() < 0)
 		return "sandbox: landlock: the kernel does not support Landlock (the task is not run unconfined)";
 	if (k == SANDBOX_KIND_BWRAP && !confine_find_program(path, "bwrap", buf, size))
 		return "sandbox: bwrap: bubblewrap (bwrap) is not on PATH (the task is not run unconfined)";
-	if (k != SANDBOX_KIND_CONTAINER)
-		return NULL;
-	if (geteuid() != 0)
-		return "sandbox: container: needs bernstein to run as root here (rootless OCI bundles are not written yet; the task is not run unconfined)";
-	diag_clear(&d);
-	if (!confine_oci_runtime(path, buf, size, &d)) {
-		(void)snprintf(buf, size, "%s", d.msg);
-		return buf;
+	if (k == SANDBOX_KIND_CONTAINER) {
+		char *dir = run_scratch(l);
+		int r = confine_container_usable(path, l->e->self_exe, dir, buf, size);
+
+		free(dir);
+		return r < 0 ? buf : NULL;
 	}
 	return NULL;
 }
@@ -2085,6 +2085,9 @@ static int gate_spec(struct loop *l, struct otask *t, struct proc_spec *spec)
 	(void)unlink(t->gate_log); /* this run of the gate only */
 	spec->log_path = t->gate_log;
 	spec->max_log_bytes = GATE_LOG_MAX;
+	/* the agent's limits: a gate runs what the agent wrote */
+	task_limits(l, t, &spec->limits);
+	spec->cgroup_name = t->row.id;
 	if (task_sandboxed(l, t)) {
 		char *home = session_path(l, t, "home"), *tmp = session_path(l, t, "tmp");
 		struct strvec env = STRVEC_INIT;
@@ -2318,7 +2321,14 @@ static void on_exit_cb(void *ctx, void *task, const struct proc *p)
 		}
 		return;
 	}
-	agentrun_exit(&t->ar, p);
+	if (task_tier(l, t) == SANDBOX_KIND_CONTAINER && confine_oci_oom(p)) {
+		struct proc q = *p;
+
+		q.oom_kills = 1;
+		agentrun_exit(&t->ar, &q);
+	} else {
+		agentrun_exit(&t->ar, p);
+	}
 	if (p->cancelled)
 		l->cancelled = true;
 	complete(l, t);

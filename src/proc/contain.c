@@ -957,19 +957,44 @@ fail:
 	return r;
 }
 
-uint64_t contain_cg_oom_kills(const struct contain_cg *cg)
+/* dir/FILE's number, 0 when unreadable. */
+static uint64_t cg_number(const char *dir, const char *file)
 {
+	char path[PATH_MAX], buf[64];
+
+	if (!cat_path(path, sizeof(path), dir, file) || read_small(path, buf, sizeof(buf)) < 0)
+		return 0;
+	return strtoull(buf, NULL, 10);
+}
+
+bool contain_cg_memory_hit(const struct contain_cg *cg)
+{
+	static const char *const v1[][3] = {
+		{"memory.failcnt", "memory.max_usage_in_bytes", "memory.limit_in_bytes"},
+		{"memory.memsw.failcnt", "memory.memsw.max_usage_in_bytes",
+		 "memory.memsw.limit_in_bytes"},
+	};
 	char path[PATH_MAX];
 	const char *dir;
+	size_t i;
 
 	if (!cg || cg->oom_idx < 0)
-		return 0;
+		return false;
 	dir = cg->dir[cg->oom_idx];
-	if (cg->hier[cg->oom_idx] == CONTAIN_HIER_V2)
+	if (cg->hier[cg->oom_idx] == CONTAIN_HIER_V2) {
 		(void)cat_path(path, sizeof(path), dir, "memory.events");
-	else
-		(void)cat_path(path, sizeof(path), dir, "memory.oom_control");
-	return keyed_value(path, "oom_kill");
+		return keyed_value(path, "max") > 0;
+	}
+	/* a failure counted, or the peak at the limit (kernels that count
+	 * failures for the root cgroup only) */
+	for (i = 0; i < sizeof(v1) / sizeof(v1[0]); i++) {
+		uint64_t limit = cg_number(dir, v1[i][2]);
+
+		if (cg_number(dir, v1[i][0]) > 0 ||
+		    (limit > 0 && cg_number(dir, v1[i][1]) >= limit))
+			return true;
+	}
+	return false;
 }
 
 /* ---- killing and removing: async-signal-safe below (the keeper) ---- */
@@ -1056,6 +1081,48 @@ static int each_subdir(const char *dir, int (*fn)(const char *dir, const char *n
 	if (fd >= 0)
 		(void)close(fd);
 	return total;
+}
+
+/* The oom_kill of dir's memory.oom_control and of its sub-cgroups' (v1
+ * counts a kill in the victim's own cgroup only: an OCI runtime puts the
+ * container in a cgroup beneath the task's). */
+struct oom_sum {
+	int depth;
+	uint64_t kills;
+};
+
+static int v1_oom_sub(const char *dir, const char *name, void *arg)
+{
+	struct oom_sum *up = arg, sub = {.depth = up->depth + 1};
+	char path[PATH_MAX], file[PATH_MAX];
+
+	if (!cat_path(path, sizeof(path), dir, name))
+		return 0;
+	if (sub.depth < TREE_DEPTH)
+		(void)each_subdir(path, v1_oom_sub, &sub);
+	up->kills += sub.kills;
+	if (cat_path(file, sizeof(file), path, "memory.oom_control"))
+		up->kills += keyed_value(file, "oom_kill");
+	return 0;
+}
+
+uint64_t contain_cg_oom_kills(const struct contain_cg *cg)
+{
+	struct oom_sum sum = {0};
+	char path[PATH_MAX];
+	const char *dir;
+
+	if (!cg || cg->oom_idx < 0)
+		return 0;
+	dir = cg->dir[cg->oom_idx];
+	if (cg->hier[cg->oom_idx] == CONTAIN_HIER_V2) {
+		/* v2's memory.events counts the kills beneath too */
+		(void)cat_path(path, sizeof(path), dir, "memory.events");
+		return keyed_value(path, "oom_kill");
+	}
+	(void)each_subdir(dir, v1_oom_sub, &sum);
+	(void)cat_path(path, sizeof(path), dir, "memory.oom_control");
+	return sum.kills + keyed_value(path, "oom_kill");
 }
 
 struct walk {

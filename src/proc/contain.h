@@ -170,6 +170,11 @@ int contain_cg_kill(const struct contain_cg *cg);
 /* How many processes the kernel's OOM killer killed in cg (0 without a
  * memory limit). */
 uint64_t contain_cg_oom_kills(const struct contain_cg *cg);
+/* Whether cg's memory limit was reached at least once (v1 memory.failcnt
+ * or memory.memsw.failcnt, v2 memory.events max): an OCI runtime removes
+ * the container's own cgroup, and with it v1's count of the kills there,
+ * before it exits. */
+bool contain_cg_memory_hit(const struct contain_cg *cg);
 /* Kill what is left and remove the cgroups (children first), waiting a
  * little for the killed to leave. 0, or a negative errno when a directory
  * would not go (it stays for contain_sweep_stale()). */

@@ -461,6 +461,7 @@ void proc_contain_end(struct proc *p)
 	if (!p->cg)
 		return;
 	p->oom_kills = contain_cg_oom_kills(p->cg);
+	p->memory_hit = contain_cg_memory_hit(p->cg);
 	if (contain_cg_remove(p->cg) < 0)
 		log_debug("pid %ld: its cgroups stay behind", (long)p->pid);
 	p->cg = contain_cg_free(p->cg);

@@ -118,6 +118,7 @@ struct proc {
 	struct contain_cg *cg;	  /* its cgroups, NULL none (owned until proc_contain_end) */
 	uint64_t oom_kills;	  /* processes of it the kernel's OOM killer killed over its
 				   * memory limit (proc_contain_end) */
+	bool memory_hit;	  /* its memory limit was reached (proc_contain_end) */
 };
 
 #define PROC_INIT                                                                                  \

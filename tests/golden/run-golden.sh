@@ -16,7 +16,9 @@
 #                in a value becomes the scratch directory; '#' lines are
 #                comments)
 #   NAME.setup   optional: a POSIX sh script run first, in the scratch work
-#                directory, with $TMP, $BERNSTEIN and $SRCDIR set
+#                directory, with $TMP, $BERNSTEIN and $SRCDIR set; without
+#                it, the script that setups/list names for the first pattern
+#                matching NAME (one setup shared by many cases, never copied)
 #   NAME.stdout, NAME.stderr, NAME.rc (a number): the expected results
 #
 # Each case runs in a fresh scratch directory $TMP: cwd $TMP/work, under
@@ -102,6 +104,29 @@ show_diff()
 	diff -u --label "expected $3" --label "actual $3" "$1" "$2" | head -n 60 | sed 's/^/# /'
 }
 
+# setups/list: "PATTERN SCRIPT" lines (an sh case pattern, a script in
+# setups/; '#' lines are comments).
+setups=$dir/setups
+
+# setup_of NAME: the setup script of case NAME, or nothing.
+setup_of()
+{
+	if [ -f "$dir/$1.setup" ]; then
+		printf '%s\n' "$dir/$1.setup"
+		return 0
+	fi
+	[ -f "$setups/list" ] || return 0
+	while read -r _pat _script; do
+		case $_pat in '' | '#'*) continue ;; esac
+		# shellcheck disable=SC2254 # the pattern is meant to match
+		case $1 in $_pat)
+			printf '%s\n' "$setups/$_script"
+			return 0
+			;;
+		esac
+	done <"$setups/list"
+}
+
 # run_case NAME: sets $case_rc; output in $TMP/stdout, $TMP/stderr.
 run_case()
 {
@@ -130,12 +155,13 @@ run_case()
 		return 1
 	fi
 
-	if [ -f "$dir/$name.setup" ]; then
+	setup=$(setup_of "$name")
+	if [ -n "$setup" ]; then
 		if ! (cd "$TMP/work" && exec env -i PATH=/usr/bin:/bin HOME="$TMP/home" \
 			LC_ALL=C.UTF-8 TZ=UTC XDG_CONFIG_HOME="$TMP/config" TMP="$TMP" \
-			BERNSTEIN="$bernstein" SRCDIR="$SRCDIR" sh "$dir/$name.setup") \
+			BERNSTEIN="$bernstein" SRCDIR="$SRCDIR" sh "$setup") \
 			</dev/null >"$TMP/setup.out" 2>&1; then
-			echo "# $name.setup failed:"
+			echo "# $name: its setup ${setup#"$dir"/} failed:"
 			sed 's/^/#   /' "$TMP/setup.out"
 			return 1
 		fi
@@ -222,6 +248,33 @@ for f in "$dir"/*.stdout "$dir"/*.stderr "$dir"/*.rc "$dir"/*.env "$dir"/*.setup
 		echo "not ok $n - ${f##*/}: no ${base##*/}.args (stale golden file)"
 	fi
 done
+
+# A shared setup no case uses, or a pattern no case matches, is stale too.
+if [ -f "$setups/list" ] && [ "$only" = "  " ] && [ "$shard_i" -eq 1 ]; then
+	for f in "$setups"/*; do
+		case ${f##*/} in list) continue ;; esac
+		if ! grep -q "[[:space:]]${f##*/}\$" "$setups/list"; then
+			n=$((n + 1))
+			failed=$((failed + 1))
+			echo "not ok $n - setups/${f##*/}: no line of setups/list names it (stale)"
+		fi
+	done
+	while read -r _pat _script; do
+		case $_pat in '' | '#'*) continue ;; esac
+		_used=
+		for f in "$dir"/*.args; do
+			_c=${f##*/}
+			_c=${_c%.args}
+			# shellcheck disable=SC2254 # the pattern is meant to match
+			case $_c in $_pat) [ -f "$dir/$_c.setup" ] || _used=1 ;; esac
+		done
+		if [ -z "$_used" ] || [ ! -f "$setups/$_script" ]; then
+			n=$((n + 1))
+			failed=$((failed + 1))
+			echo "not ok $n - setups/list: '$_pat $_script' serves no case (stale) or names no script"
+		fi
+	done <"$setups/list"
+fi
 
 if [ "$n" -eq 0 ]; then
 	echo "1..0 # SKIP no cases in $dir"

@@ -82,6 +82,9 @@ expect_stderr_contains "swap"
 printf 'limits: {memory: 1K}\n' >"$W/bernstein.yaml"
 expect_exit 3 "$BERNSTEIN" -C "$W" config validate
 expect_stderr_contains "bernstein.yaml:1:18: field 'limits.memory': '1K' is out of range (1M..1024T)"
+printf 'role_model_policy:\n  qa: {limits: {pids: 0}}\n' >"$W/bernstein.yaml"
+expect_exit 3 "$BERNSTEIN" -C "$W" config validate
+expect_stderr_contains "bernstein.yaml:2:23: field 'role_model_policy.qa.limits.pids': 0 is out of range"
 
 # ---- root: enforced ----
 setup "$T/root"
@@ -129,6 +132,135 @@ sys.exit(not all(v["enforced"] for v in d["limits"].values()))' "$T/stdout"; the
 	diag "$(cat "$T/bomb" "$T/spin")"
 else
 	skip "limits enforced as root" "this host cannot enforce every limit"
+fi
+
+# ---- root: a role's limits between bernstein.yaml's and the task's, and a
+# gate under its task's limits ----
+run "$BERNSTEIN" doctor --json
+if [ "$(id -u)" -ne 0 ] || ! python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))
+sys.exit(not d["limits"]["pids"]["enforced"] or d["limits"]["pids"]["via"] != "cgroup v1 pids")' "$T/stdout"; then
+	skip "role and gate limits" "needs root and cgroup v1 pids limits (the gate reads pids.max there)"
+else
+	setup "$T/roles"
+	for n in 1 2 3; do
+		printf 'fork-bomb 100\nwrite-file out-%s.txt done\nexit 0\n' "$n" >"$W/bomb$n.txt"
+	done
+	cat >"$W/bernstein.yaml" <<'EOT'
+adapter: stub
+parallel: 1
+retry_backoff: 0
+max_retries: 0
+limits: {pids: 64}
+role_model_policy:
+  qa: {limits: {pids: 24}}
+gates:
+  - {name: lim, run: "cat /sys/fs/cgroup/pids$(awk -F: '$2 == \"pids\" { print $3 }' /proc/self/cgroup)/pids.max"}
+EOT
+	cat >"$W/plan.yaml" <<'EOT'
+name: roles
+tasks:
+  - {title: roled, role: qa, prompt: bomb1.txt}
+  - {title: own, role: qa, prompt: bomb2.txt, limits: {pids: 40}}
+  - {title: plain, prompt: bomb3.txt}
+EOT
+	git -C "$W" add -A >/dev/null 2>&1
+	git -C "$W" -c user.name=t -c user.email=t@example.com commit -qm roles >/dev/null 2>&1
+	# (an ASan build's leak check at exit needs a thread the pids limit no
+	# longer allows: the bomb's children are still there)
+	# shellcheck disable=SC2086 # ENV: words without blanks
+	expect_exit 0 $ENV "$PASS" ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" \
+		"$BERNSTEIN" -C "$W" run plan.yaml
+	# the last fork-bomb line and the gate's pids.max of each task
+	for t in roled own plain; do
+		d=$(ls -d "$W"/.bernstein/runs/*/"$t"-*/1 2>/dev/null | head -1)
+		printf '%s %s %s\n' "$t" "$(cat "$d"/gate-lim.log 2>/dev/null | tr -d '\n')" \
+			"$(grep -rh '^fork-bomb ' "$d" 2>/dev/null | awk '{ print $2 }' | tail -1)"
+	done >"$T/roles.txt"
+	diag "$(cat "$T/roles.txt")"
+	check "roles: the role's pids (24) over bernstein.yaml's (64), for the agent and its gate" \
+		awk '$1 == "roled" && $2 == 24 && $3 < 24 { ok = 1 } END { exit !ok }' "$T/roles.txt"
+	check "roles: the task's own pids (40) over its role's" \
+		awk '$1 == "own" && $2 == 40 && $3 < 40 && $3 >= 24 { ok = 1 } END { exit !ok }' "$T/roles.txt"
+	check "roles: a task without a role gets bernstein.yaml's (64)" \
+		awk '$1 == "plain" && $2 == 64 && $3 < 64 && $3 >= 40 { ok = 1 } END { exit !ok }' "$T/roles.txt"
+	expect_exit 0 "$BERNSTEIN" -C "$W" config show --json
+	check "roles: config show has the role's limits" python3 -c "
+import json
+c = json.load(open('$T/stdout'))
+c = c.get('config', c)
+assert c['role_model_policy']['qa']['limits'] == {'pids': 24}, c['role_model_policy']
+assert c['limits'] == {'pids': 64}, c.get('limits')"
+fi
+
+# ---- root, sandbox: container: the limits in the OCI bundle, the runtime
+# started in the task's cgroups (its own threads count: pids 48, memory 64M) ----
+run "$BERNSTEIN" doctor --json
+if [ "$(id -u)" -ne 0 ] || ! { command -v crun || command -v runc; } >/dev/null 2>&1 ||
+	! "$BERNSTEIN" shim --landlock-ro / -- /bin/true >/dev/null 2>&1; then
+	skip "limits in a container" "needs root, crun or runc, and Landlock"
+elif ! python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))
+sys.exit(not all(v["enforced"] for v in d["limits"].values()))' "$T/stdout"; then
+	skip "limits in a container" "this host cannot enforce every limit"
+else
+	setup "$T/ctr"
+	# the scripts in the task's clone: the container reads nothing else
+	printf 'alloc 256\nexit 0\n' >"$W/alloc.txt"
+	printf 'fork-bomb 200\nexit 0\n' >"$W/bomb.txt"
+	printf 'spin 1500\nexit 0\n' >"$W/spin.txt"
+	printf 'runtime: {sandbox: {tiers: [container]}}\n' >>"$W/.bernstein/catalog/profiles/stub.yaml"
+	printf 'adapter: stub\nparallel: 1\nretry_backoff: 0\nmax_retries: 0\nsandbox: container\n' \
+		>"$W/bernstein.yaml"
+	cat >"$W/plan.yaml" <<EOT
+name: limits
+tasks:
+  - title: hog
+    prompt: alloc.txt
+    limits: {memory: 64M}
+  - title: bomb
+    prompt: bomb.txt
+    limits: {pids: 48}
+  - title: spin
+    prompt: spin.txt
+    limits: {cpu: 0.2}
+  - title: free
+    prompt: alloc.txt
+EOT
+	git -C "$W" add -A >/dev/null 2>&1
+	git -C "$W" -c user.name=t -c user.email=t@example.com commit -qm ctr >/dev/null 2>&1
+	# shellcheck disable=SC2086 # ENV: words without blanks
+	expect_exit 1 $ENV "$PASS" "$BERNSTEIN" -C "$W" run plan.yaml
+	# shellcheck disable=SC2086 # ENV: words without blanks
+	run $ENV "$BERNSTEIN" -C "$W" status --json
+	cp "$T/stdout" "$T/status-ctr.json"
+	diag "$(python3 -c "
+import json
+for t in json.load(open('$T/status-ctr.json'))['tasks']:
+    print(t['title'], t['state'], t.get('outcome'), t.get('reason'))")"
+	check "container: every task ran in a container" python3 -c "
+import json
+d = json.load(open('$T/status-ctr.json'))
+assert all(t['sandbox'] == 'container' for t in d['tasks']), d['tasks']"
+	check "container: the bundle carries the limits" python3 -c "
+import glob, json
+c = [json.load(open(f)) for f in glob.glob('$W/.bernstein/runs/*/*/*/oci-*/config.json')]
+r = [x['linux'].get('resources') for x in c]
+assert {'memory': {'limit': 64 << 20}} in r and {'pids': {'limit': 48}} in r, r
+assert {'cpu': {'quota': 20000, 'period': 100000}} in r, r"
+	check "container: the task over its memory limit ends oom" test "$(task_field hog outcome)" = oom
+	check "container: and fails, as failed does" test "$(task_field hog state)" = failed
+	check "container: the same agent without a limit is not oom" \
+		test "$(task_field free outcome)" != oom
+	grep -rh '^fork-bomb ' "$W/.bernstein/runs" >"$T/bomb" 2>/dev/null
+	check "container: the fork bomb was stopped before 48 processes" \
+		awk '$1 == "fork-bomb" && $2 < 48 && $5 == "EAGAIN" { ok = 1 } END { exit !ok }' \
+		"$T/bomb"
+	grep -rh '^spin ' "$W/.bernstein/runs" >"$T/spin" 2>/dev/null
+	check "container: cpu 0.2: at most 0.35 s of CPU per second of wall time" \
+		awk '{ split($2, w, "="); split($3, c, "=")
+			if (w[2] > 0 && c[2] / w[2] <= 0.35) ok = 1 } END { exit !ok }' "$T/spin"
+	diag "$(cat "$T/bomb" "$T/spin")"
+	check "container: no cgroup of the run is left" \
+		sh -c '! find /sys/fs/cgroup -path "*/bernstein/p*" -name "*-hog*" 2>/dev/null | grep -q .'
 fi
 
 # ---- an unprivileged uid without cgroups: refused, with the reason ----

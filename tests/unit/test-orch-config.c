@@ -595,6 +595,34 @@ static void test_round_trip_odd_strings(void **state)
 	sbuf_release(&sb);
 }
 
+/* limits: bernstein.yaml's and a role's survive the YAML round trip. */
+static void test_limits_round_trip(void **state)
+{
+	static const char text[] = "limits: {memory: 512M, pids: 64, cpu: 1.5}\n"
+				   "role_model_policy:\n"
+				   "  qa: {model: m, limits: {pids: 24}}\n"
+				   "  docs: {limits: {memory: 1G, cpu: 0.25}}\n";
+	struct orch_config *c = load_text(text, NULL), *back;
+	struct sbuf sb = SBUF_INIT(SIZE_MAX);
+	const struct role_policy *qa, *docs;
+
+	(void)state;
+	assert_int_equal(orch_config_to_yaml(c, &sb), 0);
+	back = load_text(sb.buf, NULL);
+	assert_true(back->limits.memory == (uint64_t)512 << 20);
+	assert_true(back->limits.pids == 64 && back->limits.cpu_milli == 1500);
+	qa = orch_config_role(back, "qa");
+	docs = orch_config_role(back, "docs");
+	assert_non_null(qa);
+	assert_non_null(docs);
+	assert_true(qa->limits.pids == 24 && !qa->limits.memory && !qa->limits.cpu_milli);
+	assert_string_equal(qa->model, "m");
+	assert_true(docs->limits.memory == (uint64_t)1 << 30 && docs->limits.cpu_milli == 250);
+	orch_config_free(back);
+	orch_config_free(c);
+	sbuf_release(&sb);
+}
+
 static void test_json(void **state)
 {
 	struct orch_config *c = load_data("good/full.yaml");
@@ -662,6 +690,7 @@ int main(void)
 		cmocka_unit_test(test_template_examples_load),
 		cmocka_unit_test(test_yaml_round_trip),
 		cmocka_unit_test(test_round_trip_odd_strings),
+		cmocka_unit_test(test_limits_round_trip),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_too_large),
 		cmocka_unit_test(test_names),

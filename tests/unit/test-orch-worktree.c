@@ -520,8 +520,7 @@ static int spawn_wait(const struct strvec *argv, const struct strvec *env)
 	/* git's "HEAD is now at" on stdout would break this test's TAP */
 	assert_int_equal(posix_spawn_file_actions_init(&fa), 0);
 	assert_int_equal(posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0), 0);
-	assert_int_equal(posix_spawn(&pid, argv->v[0], &fa, NULL,
-				     (char *const *)(uintptr_t)argv->v,
+	assert_int_equal(posix_spawn(&pid, argv->v[0], &fa, NULL, (char *const *)(uintptr_t)argv->v,
 				     (char *const *)(uintptr_t)env->v),
 			 0);
 	(void)posix_spawn_file_actions_destroy(&fa);
