@@ -9,6 +9,7 @@
 
 #include "fuzz/fuzz.h"
 #include "orch/plan.h"
+#include "orch/spec.h"
 #include "util/hash.h"
 #include "util/xalloc.h"
 
@@ -55,7 +56,7 @@ static void check_plan(struct plan *p, const uint8_t *data, size_t size)
 	free(pos);
 	if (plan_validate(p, &is) != 0 || is.n)
 		abort();
-	j_plan = plan_json(p);
+	j_plan = spec_plan_json(p);
 	if (!j_plan || json_array_size(json_object_get(j_plan, "tasks")) != p->n)
 		abort();
 	json_decref(j_plan);

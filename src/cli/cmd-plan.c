@@ -17,6 +17,7 @@
 #include "cli/output.h"
 #include "orch/config.h"
 #include "orch/plan.h"
+#include "orch/spec.h"
 #include "util/fsutil.h"
 #include "util/sbuf.h"
 #include "util/xalloc.h"
@@ -224,7 +225,7 @@ static int cmd_plan_show(int argc, char **argv, struct cli_ctx *ctx)
 		goto out;
 	}
 	if (ctx->json) {
-		r = cli_print_json(ctx, plan_json(p));
+		r = cli_print_json(ctx, spec_plan_json(p));
 		goto out;
 	}
 	print_plan(ctx, p);

@@ -153,12 +153,6 @@ long plan_find(const struct plan *p, const char *id_or_title);
  * dependencies have a cycle (never for a loaded plan). */
 int plan_topo_order(const struct plan *p, size_t *order);
 
-/* The resolved plan as JSON (a new reference): name, description, form,
- * file, plan_hash, tasks [{id, title, role, adapter, model, effort, prompt,
- * depends_on [ids], requires, artifact, attachments, timeout, gates,
- * sampling, stage, line, column}]. */
-json_t *plan_json(const struct plan *p);
-
 /* The task id a title gives: lowercase ASCII letters and digits kept,
  * every other run of bytes one '-', trimmed, cut to PLAN_ID_MAX; "" when
  * nothing is left. buf has at least PLAN_ID_MAX + 1 bytes. */

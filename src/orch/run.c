@@ -26,7 +26,9 @@
 #include "orch/agentrun.h"
 #include "orch/config.h"
 #include "orch/confine.h"
+#include "orch/lifecycle.h"
 #include "orch/plan.h"
+#include "orch/spec.h"
 #include "proc/holders.h"
 #include "proc/contain.h"
 #include "proc/landlock.h"
@@ -43,7 +45,6 @@
 #include "util/banned.h"
 
 #define TS_MAX		    40
-#define SPEC_MAX	    (4u << 20)
 #define ARTIFACT_MAX	    (1ull << 32) /* bytes hashed at most */
 #define CONTEXT_EVENTS	    12		 /* events quoted in a fallback resume */
 #define CONTEXT_EVENTS_READ (256u << 10) /* tail of events.jsonl read for them */
@@ -56,8 +57,8 @@
 
 struct otask {
 	struct task_row row;
-	json_t *spec; /* the task as recorded (plan_json()'s task object) */
-	size_t *deps; /* indices */
+	struct task_spec spec; /* the task as recorded (orch/spec.h) */
+	size_t *deps;	       /* indices */
 	size_t n_deps;
 	bool selected; /* runs in this execution (resume of one task: only it) */
 
@@ -81,7 +82,10 @@ struct otask {
 	struct confine_policy sb;
 	bool sb_built;
 	/* gates: run by the supervisor like agents, one after the other */
-	json_t *gates;	  /* the list (gate_list()) while state completing; NULL none */
+	/* the list (gate_list(): names and commands borrowed from the
+	 * configuration and spec) while state completing; NULL none */
+	struct orch_gate *gates;
+	size_t n_gates;
 	size_t gate_next; /* the next one to run */
 	bool gate_live;	  /* a gate of this task runs now */
 	char *gate_log;	  /* its log file */
@@ -192,17 +196,28 @@ static char *task_resource(const struct loop *l, const struct otask *t)
 	return sbuf_detach(&sb, NULL);
 }
 
-/* Commit the task row in its new state, tell the hooks, and anchor the
- * transition. Returns 0 or the (fatal) error. */
-static int transition(struct loop *l, struct otask *t, enum task_state to, const char *reason)
+/* Move t on ev (orch/lifecycle.h): commit the task row in its new state,
+ * tell the hooks, and anchor the transition. A move the table does not have
+ * is refused, the task left as it is, and stops the run (-EPROTO: a bug).
+ * Returns 0 or the (fatal) error. */
+static int transition(struct loop *l, struct otask *t, enum task_event ev, const char *reason)
 {
-	enum task_state from = t->row.state;
+	enum task_state from = t->row.state, to = lifecycle_next(from, ev);
 	char ts[TS_MAX];
 	struct diag d;
 	json_t *det;
 	char *rid;
 	int r;
 
+	if ((int)to < 0) {
+		diag_set(
+			&d, NULL, 0, 0,
+			"task '%s': illegal move from state %s on event %s, refused (a bug of bernstein's)",
+			t->row.id, task_state_to_string(from), task_event_to_string(ev));
+		warn(l, t, "%s", d.msg);
+		fail_run(l, -EPROTO, &d);
+		return -EPROTO;
+	}
 	t->row.state = to;
 	if (reason)
 		set_str(&t->row.reason, reason);
@@ -231,23 +246,12 @@ static int transition(struct loop *l, struct otask *t, enum task_state to, const
 	return r;
 }
 
-static bool state_finished_ok(enum task_state s)
-{
-	return s == TASK_DONE || s == TASK_NO_CHANGES;
-}
-
-static bool state_terminal(enum task_state s)
-{
-	return state_finished_ok(s) || s == TASK_FAILED || s == TASK_REFUSED ||
-	       s == TASK_CONFLICT || s == TASK_BLOCKED;
-}
-
 /* ---- loading the run ---- */
 
 static void otask_release(struct otask *t)
 {
 	task_row_release(&t->row);
-	json_decref(t->spec);
+	spec_release(&t->spec);
 	free(t->deps);
 	attempt_row_release(&t->att);
 	free(t->prompt);
@@ -256,7 +260,7 @@ static void otask_release(struct otask *t)
 	free(t->start);
 	strvec_clear(&t->clone_env);
 	confine_policy_release(&t->sb);
-	json_decref(t->gates);
+	free(t->gates);
 	free(t->gate_log);
 }
 
@@ -285,6 +289,7 @@ static int loop_load(struct loop *l, struct orch_env *e, const char *run_id, str
 {
 	struct task_row *rows = NULL;
 	size_t n = 0, i, j;
+	struct diag d;
 	int r;
 
 	memset(l, 0, sizeof(*l));
@@ -309,23 +314,27 @@ static int loop_load(struct loop *l, struct orch_env *e, const char *run_id, str
 		t->loop = l;
 		t->selected = true;
 		invocation_plan_init(&t->plan);
-		t->spec = json_loads(t->row.spec ? t->row.spec : "{}", 0, NULL);
-		if (!json_is_object(t->spec)) {
+		spec_init(&t->spec);
+		r = spec_parse_text(t->row.spec ? t->row.spec : "{}",
+				    t->row.spec ? strlen(t->row.spec) : 2, &t->spec, &d);
+		if (r < 0) {
 			diag_set(reterr, state_path(e->st), 0, 0,
-				 "task '%s' of run '%s': its recorded spec is not a JSON object",
-				 t->row.id, run_id);
+				 "task '%s' of run '%s': its recorded spec: %s", t->row.id, run_id,
+				 d.msg);
+			/* the rows not moved into l->t go now */
+			for (j = i + 1; j < n; j++)
+				task_row_release(&rows[j]);
 			free(rows);
-			return -EBADMSG;
+			l->n = i + 1;
+			return r;
 		}
 	}
 	free(rows); /* the strings moved into l->t */
 	for (i = 0; i < n; i++) {
 		struct otask *t = &l->t[i];
-		const json_t *deps = json_object_get(t->spec, "depends_on");
-
-		t->deps = xcalloc(json_array_size(deps) + 1, sizeof(size_t));
-		for (j = 0; j < json_array_size(deps); j++) {
-			const char *id = json_string_value(json_array_get(deps, j));
+		t->deps = xcalloc(t->spec.n_depends_on + 1, sizeof(size_t));
+		for (j = 0; j < t->spec.n_depends_on; j++) {
+			const char *id = t->spec.depends_on[j];
 			long k = id ? find_task(l, id) : -1;
 
 			if (k < 0) {
@@ -356,7 +365,7 @@ int orch_run_create(struct orch_env *e, const struct plan *plan, const char *pla
 	struct run_row run = RUN_ROW_INIT;
 	char ts[TS_MAX], id[64];
 	char *branch = NULL, *commit = NULL;
-	json_t *pj = NULL, *tasks, *det;
+	json_t *det;
 	size_t i;
 	int r;
 
@@ -387,8 +396,6 @@ int orch_run_create(struct orch_env *e, const struct plan *plan, const char *pla
 	run.created_at = ts;
 	run.updated_at = ts;
 
-	pj = plan_json(plan);
-	tasks = json_object_get(pj, "tasks");
 	r = state_begin(e->st, reterr);
 	if (r < 0)
 		goto out;
@@ -396,7 +403,12 @@ int orch_run_create(struct orch_env *e, const struct plan *plan, const char *pla
 	for (i = 0; r >= 0 && i < plan->n; i++) {
 		struct task_row t = TASK_ROW_INIT;
 		const struct plan_task *pt = &plan->tasks[i];
-		char *spec = json_dumps(json_array_get(tasks, i), JSON_COMPACT | JSON_SORT_KEYS);
+		struct task_spec tspec;
+		char *spec;
+
+		spec_from_plan(plan, i, &tspec);
+		spec = spec_dump(&tspec);
+		spec_release(&tspec);
 
 		t.run_id = id;
 		t.id = (char *)(uintptr_t)pt->id;
@@ -429,7 +441,6 @@ int orch_run_create(struct orch_env *e, const struct plan *plan, const char *pla
 		goto out;
 	(void)snprintf(run_id, size, "%s", id);
 out:
-	json_decref(pj);
 	free(branch);
 	free(commit);
 	return r;
@@ -446,10 +457,10 @@ static bool deps_state(const struct loop *l, const struct otask *t, bool *ret_bl
 	for (i = 0; i < t->n_deps; i++) {
 		enum task_state s = l->t[t->deps[i]].row.state;
 
-		if (state_finished_ok(s))
+		if (lifecycle_finished_ok(s))
 			continue;
 		ready = false;
-		if (state_terminal(s))
+		if (lifecycle_terminal(s))
 			*ret_blocked = true;
 	}
 	return ready;
@@ -472,7 +483,7 @@ static void routing_lists(const struct loop *l, const struct otask *t, struct st
 			  struct strvec *pref, bool *ret_explicit)
 {
 	const struct orch_config *c = l->e->cfg;
-	const char *a = jget_str(t->spec, "adapter");
+	const char *a = t->spec.adapter;
 	const struct role_policy *rp = orch_config_role(c, t->row.role);
 	size_t i;
 
@@ -488,62 +499,6 @@ static void routing_lists(const struct loop *l, const struct otask *t, struct st
 	for (i = 0; i < c->preference.nr; i++)
 		if (strcmp(c->preference.v[i], c->adapter) != 0)
 			strvec_push(pref, c->preference.v[i]);
-}
-
-/* The requirements of t (validated when the plan was loaded). */
-static int task_requirements(const struct otask *t, struct requirements *req, struct diag *reterr)
-{
-	const json_t *a = json_object_get(t->spec, "requires");
-	struct strvec toks = STRVEC_INIT;
-	size_t i;
-	int r;
-
-	for (i = 0; i < json_array_size(a); i++) {
-		const char *s = json_string_value(json_array_get(a, i));
-
-		if (s && strncmp(s, REQUIREMENTS_PREFIX, strlen(REQUIREMENTS_PREFIX)) == 0)
-			strvec_push(&toks, s);
-	}
-	r = requirements_parse((const char *const *)toks.v, toks.nr, req, reterr);
-	strvec_clear(&toks);
-	return r;
-}
-
-/* The task's explicit sampling slots from its spec (strings borrowed from it). */
-static int task_sampling(const struct otask *t, struct invocation_sampling *s, struct diag *reterr)
-{
-	const json_t *o = json_object_get(t->spec, "sampling");
-	const char *key;
-	json_t *v;
-	char num[64];
-	int r;
-
-	memset(s, 0, sizeof(*s));
-	if (!json_is_object(o))
-		return 0;
-	json_object_foreach((json_t *)(uintptr_t)o, key, v)
-	{
-		const char *val = NULL;
-
-		if (json_is_string(v))
-			val = json_string_value(v);
-		else if (json_is_integer(v))
-			(void)snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT,
-				       json_integer_value(v)),
-				val = num;
-		else if (json_is_real(v))
-			(void)snprintf(num, sizeof(num), "%.17g", json_real_value(v)), val = num;
-		else if (json_is_null(v))
-			continue;
-		if (!val) {
-			diag_set(reterr, NULL, 0, 0, "sampling.%s: not a string or number", key);
-			return -EINVAL;
-		}
-		r = invocation_sampling_set(s, key, val, reterr);
-		if (r < 0)
-			return r;
-	}
-	return 0;
 }
 
 static char *session_path(const struct loop *l, const struct otask *t, const char *leaf)
@@ -590,11 +545,7 @@ static unsigned host_tiers(struct loop *l)
  * the default (orch/confine.h). */
 static int task_net_wanted(const struct loop *l, const struct otask *t)
 {
-	const char *s = jget_str(t->spec, "network");
-
-	if (s && net_mode_from_string(s) >= 0)
-		return net_mode_from_string(s);
-	return l->e->cfg->network;
+	return t->spec.network >= 0 ? t->spec.network : l->e->cfg->network;
 }
 
 /* The tiers with a network namespace, when t asks for llm or none. */
@@ -609,13 +560,10 @@ static unsigned task_net_tiers(const struct loop *l, const struct otask *t)
 
 static enum sandbox_kind task_tier(struct loop *l, const struct otask *t)
 {
-	const char *s = jget_str(t->spec, "sandbox_tier");
-	enum sandbox_mode m;
+	enum sandbox_mode m = t->spec.has_sandbox ? t->spec.sandbox : l->e->cfg->sandbox;
 
-	if (s && sandbox_kind_from_string(s) >= 0)
-		return sandbox_kind_from_string(s);
-	s = jget_str(t->spec, "sandbox");
-	m = s ? sandbox_mode_from_string(s) : l->e->cfg->sandbox;
+	if (t->spec.has_tier)
+		return t->spec.tier;
 	switch (m) {
 	case SANDBOX_AUTO: {
 		const struct registry_entry *entry =
@@ -642,8 +590,7 @@ static enum sandbox_kind task_tier(struct loop *l, const struct otask *t)
  * one it names, or none. */
 static unsigned task_offered_tiers(struct loop *l, const struct otask *t)
 {
-	const char *s = jget_str(t->spec, "sandbox");
-	enum sandbox_mode m = s ? sandbox_mode_from_string(s) : l->e->cfg->sandbox;
+	enum sandbox_mode m = t->spec.has_sandbox ? t->spec.sandbox : l->e->cfg->sandbox;
 	unsigned want;
 
 	switch (m) {
@@ -711,11 +658,10 @@ static const char *task_endpoint(struct loop *l, const struct otask *t)
 {
 	const struct registry_entry *entry =
 		t->row.adapter ? catalog_find(l->e->cat, t->row.adapter) : NULL;
-	struct invocation_sampling ts, out;
+	struct invocation_sampling out;
 
-	if (task_sampling(t, &ts, NULL) < 0)
-		return NULL;
-	orch_config_slots(l->e->cfg, t->row.role, entry ? entry->profile : NULL, &ts, &out);
+	orch_config_slots(l->e->cfg, t->row.role, entry ? entry->profile : NULL, &t->spec.sampling,
+			  &out);
 	return (out.set & (1u << SAMPLING_BASE_URL)) ? out.base_url : NULL;
 }
 
@@ -916,10 +862,10 @@ static const char *tier_refusal(struct loop *l, const struct otask *t, char *msg
 	return msg;
 }
 
-/* Refuse t before it ran: state refused (or failed), with the reason. */
-static void refuse(struct loop *l, struct otask *t, enum task_state s, const char *reason)
+/* Refuse t before it ran: state refused (or failed: ev), with the reason. */
+static void refuse(struct loop *l, struct otask *t, enum task_event ev, const char *reason)
 {
-	(void)transition(l, t, s, reason);
+	(void)transition(l, t, ev, reason);
 }
 
 /* The fallback resume prompt: what the previous attempt did, then the task. */
@@ -1058,17 +1004,13 @@ static void complete(struct loop *l, struct otask *t);
 
 #define DISPATCH_BUSY 2
 
-/* Preflight and prepare t's next attempt. 1: spec filled, spawn it; 0: not
- * spawned (refused, failed: the state says); DISPATCH_BUSY: its adapter runs
- * as many agents as it may, the task stays pending; < 0: the run must stop. */
 /* The limits of t's agent and its gates: bernstein.yaml's, each one its
  * role's policy sets overriding, then each one the task sets (its spec
  * records them). */
 static void task_limits(const struct loop *l, const struct otask *t, struct contain_limits *ret)
 {
 	const struct role_policy *rp = orch_config_role(l->e->cfg, t->row.role);
-	const json_t *lim = json_object_get(t->spec, "limits");
-	const json_t *v;
+	const struct contain_limits *lim = &t->spec.limits;
 
 	*ret = l->e->cfg->limits;
 	if (rp && rp->limits.memory)
@@ -1077,64 +1019,52 @@ static void task_limits(const struct loop *l, const struct otask *t, struct cont
 		ret->pids = rp->limits.pids;
 	if (rp && rp->limits.cpu_milli)
 		ret->cpu_milli = rp->limits.cpu_milli;
-	if ((v = json_object_get(lim, "memory")) && json_is_integer(v))
-		ret->memory = (uint64_t)json_integer_value(v);
-	if ((v = json_object_get(lim, "pids")) && json_is_integer(v))
-		ret->pids = (uint64_t)json_integer_value(v);
-	if ((v = json_object_get(lim, "cpu")) && json_is_number(v))
-		ret->cpu_milli = (uint64_t)(json_number_value(v) * 1000.0 + 0.5);
+	if (lim->memory)
+		ret->memory = lim->memory;
+	if (lim->pids)
+		ret->pids = lim->pids;
+	if (lim->cpu_milli)
+		ret->cpu_milli = lim->cpu_milli;
 }
 
-static int dispatch(struct loop *l, struct otask *t, struct proc_spec *spec)
+/* What a step of dispatch says: go on with the next step, or stop: 0 not
+ * spawned (refused or failed: the state says), DISPATCH_BUSY, DISPATCH_SPAWN
+ * (spec filled: spawn it), < 0 the run must stop. */
+#define DISPATCH_NEXT  3
+#define DISPATCH_SPAWN 4
+
+/* What the steps of one dispatch hand on. */
+struct dispatch {
+	const struct registry_entry *entry; /* the routed adapter, with its profile */
+	struct attempt_row prev;	    /* the attempt this one continues */
+	bool resuming;
+	char *state_dir; /* the agent's HOME */
+	double timeout_s;
+	struct invocation_request ir;
+};
+
+/* Routing (preflight): limits this host cannot enforce, the adapter's own
+ * parallelism, route_and_record() and its receipt; the adapter and its
+ * sandbox tier recorded with t. */
+static int route_task(struct loop *l, struct otask *t, struct proc_spec *spec, struct dispatch *dp)
 {
 	struct orch_env *e = l->e;
-	struct requirements req = REQUIREMENTS_INIT;
 	struct strvec cand = STRVEC_INIT, pref = STRVEC_INIT;
 	struct select_input in = {.cat = e->cat};
 	struct selection sel = {0};
-	struct invocation_request ir = {0};
-	struct invocation_sampling ts_slots;
-	struct attempt_row prev;
-	const struct registry_entry *entry;
-	const struct profile *p;
-	const struct role_policy *rp = orch_config_role(e->cfg, t->row.role);
-	const char *model;
-	char ts[TS_MAX], hex[16], msg[1024], nbuf[32];
-	char *state_dir = NULL, *made = NULL;
-	bool resuming = false, sandboxed = task_sandboxed(l, t);
+	char msg[1024];
 	struct diag d;
-	json_t *pj;
-	const json_t *atts;
-	double timeout_s;
-	size_t i;
 	int r, ret = 0;
 
 	diag_clear(&d);
-	attempt_row_init(&prev);
-	if (t->prep == PREP_DONE || t->prep == PREP_FAILED) {
-		/* routed and recorded when its worktree was started: go on */
-		entry = t->row.adapter ? catalog_find(e->cat, t->row.adapter) : NULL;
-		p = entry ? entry->profile : NULL;
-		if (!p) {
-			t->prep = PREP_NONE;
-			refuse(l, t, TASK_FAILED, "its adapter left the catalogue");
-			goto out;
-		}
-		goto worktree;
-	}
-	r = task_requirements(t, &req, &d);
-	if (r < 0) {
-		refuse(l, t, TASK_FAILED, d.msg);
-		goto out;
-	}
 	/* limits this host cannot enforce: refused, never run without them */
 	task_limits(l, t, &spec->limits);
 	if (contain_limits_any(&spec->limits) &&
 	    contain_limits_check(contain_host(), &spec->limits, msg, sizeof(msg)) < 0) {
-		refuse(l, t, TASK_REFUSED, msg);
+		refuse(l, t, TASK_EV_REFUSED, msg);
 		goto out;
 	}
-	routing_input(l, t, &req, &cand, &pref, &in);
+	routing_input(l, t, &t->spec.req, &cand, &pref, &in);
 	/* the adapter's own parallelism first: decide without recording, and
 	 * leave the task pending while that adapter is at its limit */
 	if (select_adapter(&in, &sel, NULL) == 0 && sel.chosen && sel.chosen->profile) {
@@ -1154,15 +1084,15 @@ static int dispatch(struct loop *l, struct otask *t, struct proc_spec *spec)
 
 		set_str(&t->row.receipt_hash, sel.receipt_hash);
 		(void)sbuf_addf(&sb, "no adapter satisfies ");
-		(void)requirements_describe(&req, &sb);
+		(void)requirements_describe(&t->spec.req, &sb);
 		(void)sbuf_addf(&sb, " (receipt %.16s)", sel.receipt_hash);
 		why = sbuf_detach(&sb, NULL);
-		refuse(l, t, TASK_REFUSED, why);
+		refuse(l, t, TASK_EV_REFUSED, why);
 		free(why);
 		goto out;
 	}
 	if (r == -EINVAL) {
-		refuse(l, t, TASK_FAILED, d.msg);
+		refuse(l, t, TASK_EV_DISPATCH_FAILED, d.msg);
 		goto out;
 	}
 	if (r < 0) {
@@ -1170,32 +1100,46 @@ static int dispatch(struct loop *l, struct otask *t, struct proc_spec *spec)
 		ret = r;
 		goto out;
 	}
-	entry = catalog_find(e->cat, sel.chosen->name);
-	p = sel.chosen->profile;
-	if (!entry || !p) {
+	dp->entry = catalog_find(e->cat, sel.chosen->name);
+	if (!dp->entry || !sel.chosen->profile) {
 		(void)snprintf(msg, sizeof(msg),
 			       "adapter '%s' has no capability profile; runs need one",
 			       sel.chosen->name);
-		refuse(l, t, TASK_FAILED, msg);
+		refuse(l, t, TASK_EV_DISPATCH_FAILED, msg);
 		goto out;
 	}
-	set_str(&t->row.adapter, entry->name);
+	set_str(&t->row.adapter, dp->entry->name);
 	set_str(&t->row.profile_hash, sel.chosen->profile_hash);
 	/* its tier, decided now that its agent is known, recorded with it */
-	if (!jget_str(t->spec, "sandbox_tier")) {
-		(void)json_object_set_new(t->spec, "sandbox_tier",
-					  json_string(sandbox_kind_to_string(task_tier(l, t))));
+	if (!t->spec.has_tier) {
+		t->spec.tier = task_tier(l, t);
+		t->spec.has_tier = true;
 		free(t->row.spec);
-		t->row.spec = json_dumps(t->spec, JSON_COMPACT | JSON_SORT_KEYS);
+		t->row.spec = spec_dump(&t->spec);
 	}
-	sandboxed = task_sandboxed(l, t);
-	/* a tier (and network) this host cannot give: refused before anything is made */
+	/* a tier (and network) this host cannot give: refused before anything
+	 * is made, never run unconfined nor with the host's network instead */
 	if (tier_refusal(l, t, msg, sizeof(msg))) {
-		refuse(l, t, TASK_REFUSED, msg);
+		refuse(l, t, TASK_EV_REFUSED, msg);
 		goto out;
 	}
+	ret = DISPATCH_NEXT;
+out:
+	selection_release(&sel);
+	strvec_clear(&cand);
+	strvec_clear(&pref);
+	return ret;
+}
 
-	/* the worktree: recorded first, then made (idempotent on resume) */
+/* The names of t's checkout (session, branch, directory), committed before
+ * anything is made: idempotent on resume. */
+static int name_checkout(struct loop *l, struct otask *t)
+{
+	struct orch_env *e = l->e;
+	char ts[TS_MAX], hex[16];
+	struct diag d;
+	int r;
+
 	if (!t->row.session) {
 		char s[128];
 
@@ -1215,38 +1159,57 @@ static int dispatch(struct loop *l, struct otask *t, struct proc_spec *spec)
 		(void)sbuf_addf(&sb, "%s/%s/%s", e->repo, ORCH_WORKTREES_DIR, t->row.session);
 		t->row.worktree = sbuf_detach(&sb, NULL);
 	}
+	diag_clear(&d);
 	r = state_task_update(e->st, &t->row, now(l, ts), &d);
 	if (r < 0) {
 		fail_run(l, r, &d);
-		ret = r;
-		goto out;
+		return r;
 	}
-	/* from the base branch as it is now: the merges of its dependencies are in;
-	 * the common case by the supervisor, beside the other tasks' work */
-	if (!sandboxed && t->prep == PREP_NONE) {
-		r = worktree_add_command(e->repo, t->row.worktree, t->row.branch,
-					 l->run.base_branch, e->git_env, &spec->argv, &spec->env,
-					 &spec->timeout_ms, &d);
-		if (r == 1) {
-			t->prep = PREP_RUNNING;
-			t->live = true;
-			ret = 1;
-			goto out;
-		}
-		proc_spec_release(spec);
-		diag_clear(&d);
+	return DISPATCH_NEXT;
+}
+
+/* A new worktree from the base branch as it is now (the merges of its
+ * dependencies are in), in the common case by the supervisor beside the
+ * other tasks' work: spec is that command (DISPATCH_SPAWN); the loop
+ * continues with dispatch_made() when it ended. */
+static int start_checkout(struct loop *l, struct otask *t, struct proc_spec *spec)
+{
+	struct orch_env *e = l->e;
+	struct diag d;
+	int r;
+
+	if (task_sandboxed(l, t))
+		return DISPATCH_NEXT;
+	diag_clear(&d);
+	r = worktree_add_command(e->repo, t->row.worktree, t->row.branch, l->run.base_branch,
+				 e->git_env, &spec->argv, &spec->env, &spec->timeout_ms, &d);
+	if (r == 1) {
+		t->prep = PREP_RUNNING;
+		t->live = true;
+		return DISPATCH_SPAWN;
 	}
-worktree:
-	if (!sandboxed && t->prep == PREP_DONE) {
-		r = 0; /* made by the command */
-	} else if (sandboxed) {
-		/* a clone of its own (its tier was checked: tier_refusal()) */
+	proc_spec_release(spec);
+	return DISPATCH_NEXT;
+}
+
+/* t's checkout made (a sandboxed task's clone of its own, else the
+ * worktree, unless the supervised command made it); t->start is the commit
+ * its branch was made at when made now. */
+static int make_checkout(struct loop *l, struct otask *t)
+{
+	struct orch_env *e = l->e;
+	bool sandboxed = task_sandboxed(l, t);
+	char msg[1024], *made = NULL;
+	struct diag d;
+	int r = 0;
+
+	diag_clear(&d);
+	if (sandboxed)
 		r = worktree_clone_add(e->repo, t->row.worktree, t->row.branch, l->run.base_branch,
 				       task_git_env(l, t), &made, &d);
-	} else {
+	else if (t->prep != PREP_DONE)
 		r = worktree_add(e->repo, t->row.worktree, t->row.branch, l->run.base_branch,
 				 e->git_env, &made, &d);
-	}
 	t->prep = PREP_NONE;
 	if (made) {
 		free(t->start);
@@ -1255,103 +1218,113 @@ worktree:
 	if (r < 0) {
 		(void)snprintf(msg, sizeof(msg), "cannot create the %s: %s",
 			       sandboxed ? "clone" : "worktree", d.msg);
-		refuse(l, t, TASK_FAILED, msg);
-		goto out;
+		refuse(l, t, TASK_EV_DISPATCH_FAILED, msg);
+		return 0;
 	}
+	return DISPATCH_NEXT;
+}
 
-	/* what the attempt continues */
+/* How the attempt continues the previous one: natively (its agent session)
+ * or with a fallback prompt. */
+static void resume_from(struct loop *l, struct otask *t, struct dispatch *dp)
+{
+	struct strategy_resolved res;
+
+	(void)catalog_profile_strategy(l->e->cat, dp->entry->profile, &res);
+	if (res.strategy.resume != RESUME_UNSUPPORTED && dp->prev.agent_session_id &&
+	    dp->prev.adapter && strcmp(dp->prev.adapter, dp->entry->name) == 0) {
+		dp->ir.resume_id = dp->prev.agent_session_id;
+		t->att.resume_kind = xstrdup("native");
+	} else {
+		t->prompt = fallback_prompt(l, t, &dp->prev);
+		t->att.resume_kind = xstrdup("fallback");
+	}
+	if (dp->prev.agent_session_id)
+		t->att.resumed_from = xstrdup(dp->prev.agent_session_id);
+}
+
+/* The invocation of t's next attempt: model, sampling, attachments, the
+ * session directory, what it continues; its own gates refuse here. */
+static int build_invocation(struct loop *l, struct otask *t, struct dispatch *dp)
+{
+	struct orch_env *e = l->e;
+	const struct role_policy *rp = orch_config_role(e->cfg, t->row.role);
+	struct invocation_request *ir = &dp->ir;
+	char nbuf[32], msg[1024];
+	struct diag d;
+	size_t i;
+	int r;
+
 	free(t->prompt);
 	t->prompt = NULL;
-	if (previous_attempt(l, t, &prev) && prev.outcome &&
-	    strcmp(prev.outcome, outcome_to_string(OUTCOME_COMPLETED)) != 0) {
-		resuming = true;
-	}
-
-	/* the invocation */
-	r = task_sampling(t, &ts_slots, &d);
-	if (r < 0) {
-		refuse(l, t, TASK_REFUSED, d.msg);
-		goto out;
-	}
-	orch_config_slots(e->cfg, t->row.role, p, &ts_slots, &ir.sampling);
-	model = jget_str(t->spec, "model");
-	if (!model && rp)
-		model = rp->model;
-	if (!model)
-		model = e->cfg->model;
+	dp->resuming = previous_attempt(l, t, &dp->prev) && dp->prev.outcome &&
+		       strcmp(dp->prev.outcome, outcome_to_string(OUTCOME_COMPLETED)) != 0;
+	orch_config_slots(e->cfg, t->row.role, dp->entry->profile, &t->spec.sampling,
+			  &ir->sampling);
+	ir->model = t->spec.model ? t->spec.model : rp && rp->model ? rp->model : e->cfg->model;
 	strvec_clear(&t->attachments);
-	atts = json_object_get(t->spec, "attachments");
-	for (i = 0; i < json_array_size(atts); i++) {
-		const char *a = json_string_value(json_array_get(atts, i));
-
-		if (a)
-			strvec_pushf(&t->attachments, "%s/%s", t->row.worktree, a);
-	}
+	for (i = 0; i < t->spec.n_attachments; i++)
+		strvec_pushf(&t->attachments, "%s/%s", t->row.worktree, t->spec.attachments[i]);
 	t->row.attempts++;
 	(void)snprintf(nbuf, sizeof(nbuf), "%" PRId64, t->row.attempts);
 	free(t->session_dir);
 	t->session_dir = session_path(l, t, nbuf);
-	state_dir = session_path(l, t, "home");
+	dp->state_dir = session_path(l, t, "home");
 
-	ir.profile = p;
-	ir.catalog = e->cat;
-	ir.model = model;
-	ir.dangerous = true;
-	ir.attachments = (const char *const *)t->attachments.v;
-	ir.n_attachments = t->attachments.nr;
-	ir.workdir = t->row.worktree;
-	ir.session_dir = t->session_dir;
-	ir.state_dir = state_dir;
-	ir.host_env = e->host_env;
-	ir.self_exe = e->self_exe;
-	timeout_s = json_number_value(json_object_get(t->spec, "timeout"));
-	if (!(timeout_s > 0))
-		timeout_s = e->cfg->timeout_s;
-	ir.timeout_s = (secs_to_ms(timeout_s) + 999) / 1000;
+	ir->profile = dp->entry->profile;
+	ir->catalog = e->cat;
+	ir->dangerous = true;
+	ir->attachments = (const char *const *)t->attachments.v;
+	ir->n_attachments = t->attachments.nr;
+	ir->workdir = t->row.worktree;
+	ir->session_dir = t->session_dir;
+	ir->state_dir = dp->state_dir;
+	ir->host_env = e->host_env;
+	ir->self_exe = e->self_exe;
+	dp->timeout_s = t->spec.timeout_s > 0 ? t->spec.timeout_s : e->cfg->timeout_s;
+	ir->timeout_s = (secs_to_ms(dp->timeout_s) + 999) / 1000;
 	/* the runner's sandbox_provider: bwrap confines by Landlock inside too */
-	if (sandboxed)
-		ir.sandbox = task_tier(l, t) == SANDBOX_KIND_CONTAINER ? "container" : "landlock";
-	ir.arg_total_max = (size_t)sysconf(_SC_ARG_MAX) > 0 ? (size_t)sysconf(_SC_ARG_MAX) : 0;
+	if (task_sandboxed(l, t))
+		ir->sandbox = task_tier(l, t) == SANDBOX_KIND_CONTAINER ? "container" : "landlock";
+	ir->arg_total_max = (size_t)sysconf(_SC_ARG_MAX) > 0 ? (size_t)sysconf(_SC_ARG_MAX) : 0;
 
 	attempt_row_release(&t->att);
 	attempt_row_init(&t->att);
-	if (resuming) {
-		struct adapter_strategy strat;
-		struct strategy_resolved res;
-
-		(void)catalog_profile_strategy(e->cat, p, &res);
-		strat = res.strategy;
-		if (strat.resume != RESUME_UNSUPPORTED && prev.agent_session_id && prev.adapter &&
-		    strcmp(prev.adapter, entry->name) == 0) {
-			ir.resume_id = prev.agent_session_id;
-			t->att.resume_kind = xstrdup("native");
-		} else {
-			t->prompt = fallback_prompt(l, t, &prev);
-			t->att.resume_kind = xstrdup("fallback");
-		}
-		if (prev.agent_session_id)
-			t->att.resumed_from = xstrdup(prev.agent_session_id);
-	}
-	ir.prompt = t->prompt ? t->prompt : (t->row.prompt ? t->row.prompt : "");
+	if (dp->resuming)
+		resume_from(l, t, dp);
+	ir->prompt = t->prompt ? t->prompt : (t->row.prompt ? t->row.prompt : "");
 	invocation_plan_release(&t->plan);
 	invocation_plan_init(&t->plan);
-	r = invocation_build(&ir, &t->plan, &d);
+	diag_clear(&d);
+	r = invocation_build(ir, &t->plan, &d);
 	if (r < 0) {
 		t->row.attempts--;
 		(void)snprintf(msg, sizeof(msg), "preflight refused: %s", d.msg);
-		refuse(l, t, r == -EPERM || r == -E2BIG ? TASK_REFUSED : TASK_FAILED, msg);
-		goto out;
+		refuse(l, t, r == -EPERM || r == -E2BIG ? TASK_EV_REFUSED : TASK_EV_DISPATCH_FAILED,
+		       msg);
+		return 0;
 	}
+	return DISPATCH_NEXT;
+}
 
-	/* the attempt, committed before the agent starts */
+/* The attempt row, committed before the agent starts; then t is running. */
+static int begin_attempt(struct loop *l, struct otask *t, const struct dispatch *dp)
+{
+	struct orch_env *e = l->e;
+	const char *kind = t->att.resume_kind;
+	char ts[TS_MAX];
+	struct diag d;
+	int r;
+
 	t->att.run_id = xstrdup(l->run.id);
 	t->att.task_id = xstrdup(t->row.id);
 	t->att.n = t->row.attempts;
 	t->att.session = xstrdup(t->row.session);
-	t->att.adapter = xstrdup(entry->name);
+	t->att.adapter = xstrdup(dp->entry->name);
 	t->att.profile_hash = t->row.profile_hash ? xstrdup(t->row.profile_hash) : NULL;
 	t->att.started_at = xstrdup(now(l, ts));
 	set_str(&t->row.outcome, NULL);
+	diag_clear(&d);
 	r = state_begin(e->st, &d);
 	if (r >= 0)
 		r = state_attempt_insert(e->st, &t->att, &d);
@@ -1360,30 +1333,59 @@ worktree:
 	if (r < 0) {
 		(void)state_rollback(e->st, NULL);
 		fail_run(l, r, &d);
-		ret = r;
-		goto out;
+		return r;
 	}
-	r = transition(l, t, TASK_RUNNING,
-		       t->att.resume_kind ? (strcmp(t->att.resume_kind, "native") == 0
-						     ? "resumed (native)"
-						     : "resumed (fresh session, recovered context)")
-					  : "dispatched");
-	if (r < 0) {
-		ret = r;
-		goto out;
-	}
+	r = transition(l, t, TASK_EV_DISPATCHED,
+		       !kind ? "dispatched"
+		       : strcmp(kind, "native") == 0
+			       ? "resumed (native)"
+			       : "resumed (fresh session, recovered context)");
+	return r < 0 ? r : DISPATCH_NEXT;
+}
 
-	/* the session */
-	{
-		const struct agentrun_hooks hooks = {.on_event = on_agent_event, .userdata = t};
+/* A sandboxed task's agent confined (orch/confine.h). */
+static int confine_agent(struct loop *l, struct otask *t, const struct dispatch *dp,
+			 struct proc_spec *spec, struct diag *reterr)
+{
+	char *tmp = session_path(l, t, "tmp");
+	int r;
 
-		agentrun_init(&t->ar, &t->plan, &hooks);
-	}
-	t->ar.timeout_ms = secs_to_ms(timeout_s);
+	confine_policy_release(&t->sb);
+	t->sb_built = false;
+	r = mkdir_p(dp->state_dir, 0700);
+	if (r >= 0)
+		r = mkdir_p(tmp, 0700);
+	if (r >= 0)
+		r = task_policy(l, t, t->plan.binary_found ? t->plan.argv.v[0] : NULL,
+				t->session_dir, dp->state_dir, tmp, reterr);
+	else
+		diag_set(reterr, tmp, 0, 0, "cannot create the agent's HOME or TMPDIR: %s",
+			 strerror(-r));
+	if (r >= 0)
+		r = confine_spec(l, t, dp->state_dir, tmp, spec, reterr);
+	free(tmp);
+	return r;
+}
+
+/* The session: its directory and files, the agent's process spec (its
+ * limits, its confinement). DISPATCH_SPAWN, or 0 with t failed. */
+static int start_session(struct loop *l, struct otask *t, const struct dispatch *dp,
+			 struct proc_spec *spec)
+{
+	struct orch_env *e = l->e;
+	const struct agentrun_hooks hooks = {.on_event = on_agent_event, .userdata = t};
+	char msg[1024], ts[TS_MAX];
+	struct diag d;
+	json_t *pj;
+	int r;
+
+	diag_clear(&d);
+	agentrun_init(&t->ar, &t->plan, &hooks);
+	t->ar.timeout_ms = secs_to_ms(dp->timeout_s);
 	t->ar.kill_grace_ms = secs_to_ms(e->cfg->kill_grace_s);
-	t->ar.expect_changes = !jget_str(t->spec, "artifact");
+	t->ar.expect_changes = !t->spec.artifact;
 	t->live = true;
-	pj = agentrun_plan_json(p, &t->plan, l->run.id, t->row.session);
+	pj = agentrun_plan_json(dp->entry->profile, &t->plan, l->run.id, t->row.session);
 	r = agentrun_open(&t->ar, pj, &d);
 	json_decref(pj);
 	if (r >= 0)
@@ -1392,24 +1394,8 @@ worktree:
 		task_limits(l, t, &spec->limits);
 		spec->cgroup_name = t->row.id;
 	}
-	if (r >= 0 && sandboxed) {
-		char *tmp = session_path(l, t, "tmp");
-
-		confine_policy_release(&t->sb);
-		t->sb_built = false;
-		r = mkdir_p(state_dir, 0700);
-		if (r >= 0)
-			r = mkdir_p(tmp, 0700);
-		if (r >= 0)
-			r = task_policy(l, t, t->plan.binary_found ? t->plan.argv.v[0] : NULL,
-					t->session_dir, state_dir, tmp, &d);
-		else
-			diag_set(&d, tmp, 0, 0, "cannot create the agent's HOME or TMPDIR: %s",
-				 strerror(-r));
-		if (r >= 0)
-			r = confine_spec(l, t, state_dir, tmp, spec, &d);
-		free(tmp);
-	}
+	if (r >= 0 && task_sandboxed(l, t))
+		r = confine_agent(l, t, dp, spec, &d);
 	if (r < 0) {
 		/* the agent never ran: the attempt ends as failed */
 		(void)snprintf(msg, sizeof(msg), "cannot prepare the session: %s", d.msg);
@@ -1419,24 +1405,67 @@ worktree:
 		(void)state_attempt_update(e->st, &t->att, NULL);
 		agentrun_release(&t->ar);
 		t->live = false;
-		refuse(l, t, TASK_FAILED, msg);
-		goto out;
+		refuse(l, t, TASK_EV_AGENT_FAILED, msg);
+		return 0;
 	}
 	agentrun_plan_warnings(&t->ar);
 	if (!t->plan.binary_found) {
 		/* nothing to start: the outcome a failed execve's 127 would give */
 		agentrun_binary_missing(&t->ar);
 		complete(l, t);
-		goto out;
+		return 0;
 	}
-	ret = 1;
-out:
-	attempt_row_release(&prev);
-	selection_release(&sel);
-	strvec_clear(&cand);
-	strvec_clear(&pref);
-	free(state_dir);
-	return ret;
+	return DISPATCH_SPAWN;
+}
+
+/* From a made (or to be made) checkout to a started agent. */
+static int dispatch_attempt(struct loop *l, struct otask *t, struct dispatch *dp,
+			    struct proc_spec *spec)
+{
+	int r = make_checkout(l, t);
+
+	if (r == DISPATCH_NEXT)
+		r = build_invocation(l, t, dp);
+	if (r == DISPATCH_NEXT)
+		r = begin_attempt(l, t, dp);
+	if (r == DISPATCH_NEXT)
+		r = start_session(l, t, dp, spec);
+	return r;
+}
+
+/* Preflight and prepare t's next attempt, one step after the other: route
+ * -> name -> checkout -> invocation -> attempt -> session. 1: spec filled,
+ * spawn it (the agent, or the command that makes t's worktree: then
+ * next_task() goes on with it when it ended); 0: not spawned (refused,
+ * failed: the state says); DISPATCH_BUSY: its adapter runs as many agents
+ * as it may, the task stays pending; < 0: the run must stop. */
+static int dispatch(struct loop *l, struct otask *t, struct proc_spec *spec)
+{
+	struct dispatch dp = {.entry = NULL};
+	int r;
+
+	attempt_row_init(&dp.prev);
+	if (t->prep == PREP_DONE || t->prep == PREP_FAILED) {
+		/* routed and recorded when its worktree was started: go on */
+		dp.entry = t->row.adapter ? catalog_find(l->e->cat, t->row.adapter) : NULL;
+		r = DISPATCH_NEXT;
+		if (!dp.entry || !dp.entry->profile) {
+			t->prep = PREP_NONE;
+			refuse(l, t, TASK_EV_DISPATCH_FAILED, "its adapter left the catalogue");
+			r = 0;
+		}
+	} else {
+		r = route_task(l, t, spec, &dp);
+		if (r == DISPATCH_NEXT)
+			r = name_checkout(l, t);
+		if (r == DISPATCH_NEXT)
+			r = start_checkout(l, t, spec);
+	}
+	if (r == DISPATCH_NEXT)
+		r = dispatch_attempt(l, t, &dp, spec);
+	attempt_row_release(&dp.prev);
+	free(dp.state_dir);
+	return r == DISPATCH_SPAWN ? 1 : r;
 }
 
 /* ---- completion ---- */
@@ -1617,22 +1646,25 @@ static int check_artifact(struct loop *l, struct otask *t, const char *art, char
 	return r < 0 ? r : 0;
 }
 
-static void gate_list(const struct loop *l, const struct otask *t, json_t *out)
+/* t's gates: the configuration's, then its own. */
+static void gate_list(const struct loop *l, struct otask *t)
 {
 	const struct orch_config *c = l->e->cfg;
-	const json_t *g = json_object_get(t->spec, "gates");
-	size_t i;
 
-	for (i = 0; i < c->n_gates; i++) {
-		json_t *o = json_object();
+	free(t->gates);
+	t->n_gates = c->n_gates + t->spec.n_gates;
+	t->gates = xcalloc(t->n_gates + 1, sizeof(*t->gates));
+	if (c->n_gates)
+		memcpy(t->gates, c->gates, c->n_gates * sizeof(*t->gates));
+	if (t->spec.n_gates)
+		memcpy(t->gates + c->n_gates, t->spec.gates, t->spec.n_gates * sizeof(*t->gates));
+}
 
-		json_obj_set(o, "name", json_str_lossy(c->gates[i].name));
-		json_obj_set(o, "run", json_str_lossy(c->gates[i].run));
-		json_obj_set(o, "timeout", json_real(c->gates[i].timeout_s));
-		(void)json_array_append_new(out, o);
-	}
-	for (i = 0; i < json_array_size(g); i++)
-		(void)json_array_append(out, json_array_get(g, i));
+static void gates_clear(struct otask *t)
+{
+	free(t->gates);
+	t->gates = NULL;
+	t->n_gates = 0;
 }
 
 static void merge_task(struct loop *l, struct otask *t, const char *gates_msg);
@@ -1662,7 +1694,7 @@ static int task_ahead(struct loop *l, struct otask *t, unsigned *ret, struct dia
 static void finish(struct loop *l, struct otask *t)
 {
 	struct orch_env *e = l->e;
-	const char *art = jget_str(t->spec, "artifact");
+	const char *art = t->spec.artifact;
 	bool sandboxed = task_sandboxed(l, t);
 	char msg[2048];
 	bool committed = false;
@@ -1677,7 +1709,7 @@ static void finish(struct loop *l, struct otask *t)
 	}
 	if (art && check_artifact(l, t, art, msg, sizeof(msg)) != 0) {
 		if (!l->fatal)
-			(void)transition(l, t, TASK_FAILED, msg);
+			(void)transition(l, t, TASK_EV_CHANGES_FAILED, msg);
 		return;
 	}
 	(void)snprintf(msg, sizeof(msg), "bernstein: %s\n\nTask %s of run %s, attempt %" PRId64 ".",
@@ -1685,14 +1717,14 @@ static void finish(struct loop *l, struct otask *t)
 		       t->row.attempts);
 	if (sandboxed && (r = worktree_clone_check(t->row.worktree, &d)) < 0) {
 		(void)snprintf(msg, sizeof(msg), "the task's clone cannot be trusted: %s", d.msg);
-		(void)transition(l, t, TASK_FAILED, msg);
+		(void)transition(l, t, TASK_EV_CHANGES_FAILED, msg);
 		return;
 	}
 	r = worktree_commit_all(t->row.worktree, msg, &e->identity, task_git_env(l, t), &committed,
 				&d);
 	if (r < 0) {
 		(void)snprintf(msg, sizeof(msg), "cannot commit the agent's changes: %s", d.msg);
-		(void)transition(l, t, TASK_FAILED, msg);
+		(void)transition(l, t, TASK_EV_CHANGES_FAILED, msg);
 		return;
 	}
 	r = task_ahead(l, t, &ahead, &d);
@@ -1707,7 +1739,7 @@ static void finish(struct loop *l, struct otask *t)
 	if (r < 0) {
 		(void)snprintf(msg, sizeof(msg), "cannot inspect branch '%s': %s", t->row.branch,
 			       d.msg);
-		(void)transition(l, t, TASK_FAILED, msg);
+		(void)transition(l, t, TASK_EV_CHANGES_FAILED, msg);
 		return;
 	}
 	free(t->row.head_commit);
@@ -1716,21 +1748,18 @@ static void finish(struct loop *l, struct otask *t)
 		(void)git_rev_parse(e->repo, t->row.branch, e->git_env, &t->row.head_commit, NULL);
 	if (ahead == 0) {
 		set_str(&t->row.outcome, outcome_to_string(OUTCOME_NO_CHANGES));
-		(void)transition(l, t, TASK_NO_CHANGES, "the agent finished without changes");
+		(void)transition(l, t, TASK_EV_NO_CHANGES, "the agent finished without changes");
 		remove_worktree(l, t, false);
 		return;
 	}
-	json_decref(t->gates);
-	t->gates = json_array();
-	gate_list(l, t, t->gates);
+	gate_list(l, t);
 	t->gate_next = 0;
-	if (json_array_size(t->gates)) {
+	if (t->n_gates) {
 		/* next_task starts them (gate_spec()), on_exit_cb() judges them
 		 * (gate_ended()), and the last one to pass calls merge_task() */
 		return;
 	}
-	json_decref(t->gates);
-	t->gates = NULL;
+	gates_clear(t);
 	merge_task(l, t, "no gates");
 }
 
@@ -1760,7 +1789,7 @@ static void merge_postponed(struct loop *l, struct otask *t, const char *why)
 	(void)snprintf(msg, sizeof(msg), "merge postponed ('bernstein resume' retries it): %s",
 		       why);
 	warn(l, t, "%s", msg);
-	(void)transition(l, t, TASK_MERGING, msg);
+	(void)transition(l, t, TASK_EV_MERGE_POSTPONED, msg);
 }
 
 /* After the gates passed: the merge (or done, with merge: none).
@@ -1785,10 +1814,11 @@ static void merge_task(struct loop *l, struct otask *t, const char *gates_msg)
 	diag_clear(&d);
 	if (t->row.state != TASK_MERGING) {
 		if (e->cfg->merge == MERGE_NONE) {
-			(void)transition(l, t, TASK_DONE, "completed; not merged (merge: none)");
+			(void)transition(l, t, TASK_EV_NOT_MERGED,
+					 "completed; not merged (merge: none)");
 			return;
 		}
-		if (transition(l, t, TASK_MERGING, gates_msg) < 0)
+		if (transition(l, t, TASK_EV_GATES_PASSED, gates_msg) < 0)
 			return;
 	} else if (t->row.merge_commit) {
 		enum git_merge_found found = GIT_MERGE_MOVED;
@@ -1825,12 +1855,12 @@ prepare:
 		(void)snprintf(msg, sizeof(msg),
 			       "merge conflict in %zu file(s); branch '%s' kept as it is",
 			       conflicts.nr, t->row.branch);
-		(void)transition(l, t, TASK_CONFLICT, msg);
+		(void)transition(l, t, TASK_EV_CONFLICT, msg);
 		goto out;
 	}
 	if (r == -ENOENT || r == -EINVAL || r == -EOPNOTSUPP) {
 		(void)snprintf(msg, sizeof(msg), "cannot merge '%s': %s", t->row.branch, d.msg);
-		(void)transition(l, t, TASK_FAILED, msg);
+		(void)transition(l, t, TASK_EV_MERGE_FAILED, msg);
 		goto out;
 	}
 	if (r < 0) {
@@ -1838,7 +1868,7 @@ prepare:
 		goto out;
 	}
 	if (already) {
-		(void)transition(l, t, TASK_DONE, "already merged");
+		(void)transition(l, t, TASK_EV_MERGED, "already merged");
 		remove_worktree(l, t, false);
 		goto out;
 	}
@@ -1859,7 +1889,7 @@ apply:
 		goto out;
 	}
 merged:
-	(void)transition(l, t, TASK_DONE, "merged");
+	(void)transition(l, t, TASK_EV_MERGED, "merged");
 	remove_worktree(l, t, false);
 out:
 	strvec_clear(&conflicts);
@@ -1980,16 +2010,16 @@ static void complete(struct loop *l, struct otask *t)
 	t->live = false;
 
 	if (tampered[0] && out != OUTCOME_FAILED) {
-		(void)transition(l, t, TASK_FAILED, tampered);
+		(void)transition(l, t, TASK_EV_AGENT_FAILED, tampered);
 		return;
 	}
 	switch (out) {
 	case OUTCOME_COMPLETED:
-		if (transition(l, t, TASK_COMPLETING, "the agent completed") == 0)
+		if (transition(l, t, TASK_EV_AGENT_COMPLETED, "the agent completed") == 0)
 			finish(l, t);
 		break;
 	case OUTCOME_NO_CHANGES:
-		(void)transition(l, t, TASK_NO_CHANGES, why);
+		(void)transition(l, t, TASK_EV_NO_CHANGES, why);
 		remove_worktree(l, t, removed);
 		break;
 	case OUTCOME_RATE_LIMITED:
@@ -2003,18 +2033,18 @@ static void complete(struct loop *l, struct otask *t)
 				       "rate limited; retry %" PRId64 " of %" PRId64 " in %.1f s",
 				       t->row.attempts, e->cfg->max_retries,
 				       (double)delay / 1000.0);
-			(void)transition(l, t, TASK_PENDING, msg);
+			(void)transition(l, t, TASK_EV_RATE_LIMITED, msg);
 		} else {
 			(void)snprintf(msg, sizeof(msg),
 				       "rate limited %" PRId64 " times; giving up",
 				       t->row.attempts);
-			(void)transition(l, t, TASK_FAILED, msg);
+			(void)transition(l, t, TASK_EV_AGENT_FAILED, msg);
 		}
 		break;
 	case OUTCOME_TIMED_OUT:
 	case OUTCOME_KILLED:
 	case OUTCOME_CANCELLED:
-		(void)transition(l, t, TASK_INTERRUPTED, why);
+		(void)transition(l, t, TASK_EV_INTERRUPTED, why);
 		break;
 	case OUTCOME_FAILED:
 	case OUTCOME_OOM: /* like failed */
@@ -2023,7 +2053,7 @@ static void complete(struct loop *l, struct otask *t)
 	case _OUTCOME_MAX:
 	case _OUTCOME_INVALID:
 	default:
-		(void)transition(l, t, TASK_FAILED, why);
+		(void)transition(l, t, TASK_EV_AGENT_FAILED, why);
 		break;
 	}
 }
@@ -2104,9 +2134,9 @@ static void flush_audit_if_due(struct loop *l)
  * out of the sandbox. 0, or a negative errno (t is failed, nothing to run). */
 static int gate_spec(struct loop *l, struct otask *t, struct proc_spec *spec)
 {
-	const json_t *g = json_array_get(t->gates, t->gate_next);
-	const char *name = jget_str(g, "name"), *run = jget_str(g, "run");
-	double to = json_number_value(json_object_get(g, "timeout"));
+	const struct orch_gate *g = &t->gates[t->gate_next];
+	const char *name = g->name, *run = g->run;
+	double to = g->timeout_s;
 	const char *const *e;
 	char leaf[160], *c;
 
@@ -2155,9 +2185,8 @@ static int gate_spec(struct loop *l, struct otask *t, struct proc_spec *spec)
 
 			(void)snprintf(msg, sizeof(msg), "gate '%s' could not be confined: %s",
 				       name ? name : "gate", d.msg);
-			json_decref(t->gates);
-			t->gates = NULL;
-			(void)transition(l, t, TASK_FAILED, msg);
+			gates_clear(t);
+			(void)transition(l, t, TASK_EV_GATES_FAILED, msg);
 			return r;
 		}
 	}
@@ -2168,8 +2197,7 @@ static int gate_spec(struct loop *l, struct otask *t, struct proc_spec *spec)
 /* A gate of t ended: the next one, the merge after the last, or failed. */
 static void gate_ended(struct loop *l, struct otask *t, const struct proc *p)
 {
-	const json_t *g = json_array_get(t->gates, t->gate_next);
-	const char *name = jget_str(g, "name");
+	const char *name = t->gates[t->gate_next].name;
 	char msg[1024] = "";
 	size_t n;
 
@@ -2190,16 +2218,14 @@ static void gate_ended(struct loop *l, struct otask *t, const struct proc *p)
 	else if (p->exit_code != 0)
 		(void)snprintf(msg, sizeof(msg), "gate '%s' failed (exit %d)", name, p->exit_code);
 	if (msg[0]) {
-		json_decref(t->gates);
-		t->gates = NULL;
-		(void)transition(l, t, TASK_FAILED, msg);
+		gates_clear(t);
+		(void)transition(l, t, TASK_EV_GATES_FAILED, msg);
 		return;
 	}
-	if (++t->gate_next < json_array_size(t->gates))
+	if (++t->gate_next < t->n_gates)
 		return; /* next_task starts the next */
-	n = json_array_size(t->gates);
-	json_decref(t->gates);
-	t->gates = NULL;
+	n = t->n_gates;
+	gates_clear(t);
 	(void)snprintf(msg, sizeof(msg), "%zu gate(s) passed", n);
 	merge_task(l, t, msg);
 }
@@ -2239,7 +2265,7 @@ static int next_task(void *ctx, struct proc_spec *spec, void **ret_task)
 				continue;
 			if (!deps_state(l, t, &blocked)) {
 				if (blocked) {
-					(void)transition(l, t, TASK_BLOCKED,
+					(void)transition(l, t, TASK_EV_DEPENDENCY_FAILED,
 							 "a dependency did not finish");
 					progress = true;
 				}
@@ -2629,9 +2655,9 @@ static void summarize(struct loop *l, struct orch_summary *s)
 
 		if ((int)st >= 0 && st < _TASK_STATE_MAX && l->t[i].selected)
 			s->counts[st]++;
-		if (!state_terminal(st))
+		if (!lifecycle_terminal(st))
 			open_ = true;
-		else if (!state_finished_ok(st))
+		else if (!lifecycle_finished_ok(st))
 			bad = true;
 	}
 	s->state = open_ ? RUN_INTERRUPTED : bad ? RUN_FAILED : RUN_DONE;
@@ -2809,39 +2835,95 @@ static bool lock_held(const char *repo)
 	return held;
 }
 
+/* The run to resume: RUN, else the latest (then run_or_task, if given,
+ * names a task of it: *ret_only); -EBUSY while another bernstein runs it. */
+static int resume_find_run(struct orch_env *e, const char *run_or_task, struct run_row *run,
+			   const char **ret_only, struct diag *reterr)
+{
+	int r = -ENOENT;
+
+	*ret_only = NULL;
+	if (run_or_task)
+		r = state_run_get(e->st, run_or_task, run, NULL);
+	if (r == -ENOENT) {
+		r = state_run_latest(e->st, run, reterr);
+		if (r == -ENOENT)
+			diag_set(reterr, state_path(e->st), 0, 0, "no run recorded yet");
+		if (r < 0)
+			return r;
+		*ret_only = run_or_task;
+	} else if (r < 0) {
+		diag_set(reterr, state_path(e->st), 0, 0, "cannot read run '%s'", run_or_task);
+		return r;
+	}
+	if (!e->locked && lock_held(e->repo)) {
+		diag_set(reterr, e->repo, 0, 0,
+			 "run '%s' is still running (another bernstein holds %s)", run->id,
+			 ORCH_LOCK_FILE);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+/* What resume does with t (into it); with apply, done: an attempt left open
+ * by a dead bernstein is closed, and a running, interrupted or blocked t is
+ * pending again. */
+static int resume_task(struct loop *l, struct otask *t, bool apply, struct resume_item *it,
+		       struct diag *reterr)
+{
+	struct attempt_row prev;
+	bool has_prev;
+	char ts[TS_MAX];
+	int r = 0;
+
+	attempt_row_init(&prev);
+	has_prev = previous_attempt(l, t, &prev);
+	it->task_id = xstrdup(t->row.id);
+	it->state = t->row.state;
+	/* as dispatch decides: an attempt that did not complete (still
+	 * open, or interrupted, rate limited...) is continued */
+	it->action = resume_kind(
+		l, t,
+		has_prev && (!prev.outcome || strcmp(prev.outcome, "completed") != 0) ? &prev
+										      : NULL);
+	it->adapter = prev.adapter ? xstrdup(prev.adapter) : NULL;
+	if (it->action == RESUME_NATIVE && prev.agent_session_id)
+		it->agent_session_id = xstrdup(prev.agent_session_id);
+	if (apply && has_prev && !prev.ended_at) {
+		/* bernstein died with the agent running */
+		set_str(&prev.ended_at, now(l, ts));
+		set_str(&prev.outcome, "cancelled");
+		set_str(&prev.reason, "bernstein stopped while the agent ran");
+		r = state_attempt_update(l->e->st, &prev, reterr);
+		if (r < 0)
+			goto out;
+	}
+	if (apply && (t->row.state == TASK_RUNNING || t->row.state == TASK_INTERRUPTED ||
+		      t->row.state == TASK_BLOCKED)) {
+		set_str(&t->row.retry_at, NULL);
+		r = transition(l, t, TASK_EV_RESUMED, "resumed");
+		if (r < 0)
+			*reterr = l->fatal_d;
+	}
+out:
+	attempt_row_release(&prev);
+	return r < 0 ? r : 0;
+}
+
 int orch_resume_prepare(struct orch_env *e, const char *run_or_task, bool apply,
 			struct resume_plan *ret, struct diag *reterr)
 {
 	struct run_row run = RUN_ROW_INIT;
 	const char *only = NULL;
 	struct loop l;
-	char ts[TS_MAX];
 	size_t i;
 	int r;
 
 	memset(ret, 0, sizeof(*ret));
 	run_row_init(&run);
-	r = -ENOENT;
-	if (run_or_task)
-		r = state_run_get(e->st, run_or_task, &run, NULL);
-	if (r == -ENOENT) {
-		r = state_run_latest(e->st, &run, reterr);
-		if (r == -ENOENT)
-			diag_set(reterr, state_path(e->st), 0, 0, "no run recorded yet");
-		if (r < 0)
-			goto out;
-		only = run_or_task;
-	} else if (r < 0) {
-		diag_set(reterr, state_path(e->st), 0, 0, "cannot read run '%s'", run_or_task);
+	r = resume_find_run(e, run_or_task, &run, &only, reterr);
+	if (r < 0)
 		goto out;
-	}
-	if (!e->locked && lock_held(e->repo)) {
-		diag_set(reterr, e->repo, 0, 0,
-			 "run '%s' is still running (another bernstein holds %s)", run.id,
-			 ORCH_LOCK_FILE);
-		r = -EBUSY;
-		goto out;
-	}
 	r = loop_load(&l, e, run.id, reterr);
 	if (r < 0) {
 		if (l.e)
@@ -2859,11 +2941,8 @@ int orch_resume_prepare(struct orch_env *e, const char *run_or_task, bool apply,
 	(void)snprintf(ret->run_id, sizeof(ret->run_id), "%s", run.id);
 	ret->unfinished = run.state == RUN_RUNNING || run.state == RUN_INTERRUPTED;
 	ret->v = xcalloc(l.n ? l.n : 1, sizeof(*ret->v));
-	for (i = 0; i < l.n; i++) {
+	for (i = 0; i < l.n && r >= 0; i++) {
 		struct otask *t = &l.t[i];
-		struct attempt_row prev;
-		bool has_prev;
-		struct resume_item *it;
 
 		if (only && strcmp(t->row.id, only) != 0)
 			continue;
@@ -2871,52 +2950,11 @@ int orch_resume_prepare(struct orch_env *e, const char *run_or_task, bool apply,
 		    t->row.state == TASK_FAILED || t->row.state == TASK_REFUSED ||
 		    t->row.state == TASK_CONFLICT)
 			continue;
-		attempt_row_init(&prev);
-		has_prev = previous_attempt(&l, t, &prev);
-		it = &ret->v[ret->n++];
-		it->task_id = xstrdup(t->row.id);
-		it->state = t->row.state;
-		/* as dispatch decides: an attempt that did not complete (still
-		 * open, or interrupted, rate limited...) is continued */
-		it->action = resume_kind(
-			&l, t,
-			has_prev && (!prev.outcome || strcmp(prev.outcome, "completed") != 0)
-				? &prev
-				: NULL);
-		it->adapter = prev.adapter ? xstrdup(prev.adapter) : NULL;
-		if (it->action == RESUME_NATIVE && prev.agent_session_id)
-			it->agent_session_id = xstrdup(prev.agent_session_id);
-		if (apply) {
-			if (has_prev && !prev.ended_at) {
-				/* bernstein died with the agent running */
-				set_str(&prev.ended_at, now(&l, ts));
-				set_str(&prev.outcome, "cancelled");
-				set_str(&prev.reason, "bernstein stopped while the agent ran");
-				r = state_attempt_update(e->st, &prev, reterr);
-				if (r < 0) {
-					attempt_row_release(&prev);
-					loop_release(&l);
-					goto out;
-				}
-			}
-			if (t->row.state == TASK_RUNNING || t->row.state == TASK_INTERRUPTED ||
-			    t->row.state == TASK_BLOCKED) {
-				set_str(&t->row.retry_at, NULL);
-				r = transition(&l, t, TASK_PENDING, "resumed");
-				if (r < 0) {
-					*reterr = l.fatal_d;
-					attempt_row_release(&prev);
-					loop_release(&l);
-					goto out;
-				}
-			}
-		}
-		attempt_row_release(&prev);
+		r = resume_task(&l, t, apply, &ret->v[ret->n++], reterr);
 	}
-	if (apply && only)
+	if (r >= 0 && apply && only)
 		e->only_task = only;
 	loop_release(&l);
-	r = 0;
 out:
 	run_row_release(&run);
 	return r;

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "orch/plan.h"
+#include "orch/spec.h"
 #include "util/fsutil.h"
 #include "util/hash.h"
 #include "util/sbuf.h"
@@ -566,7 +567,7 @@ static void test_long_chain(void **state)
 static void test_json(void **state)
 {
 	struct plan *p = load_data("good/stages.yaml");
-	json_t *j = plan_json(p), *t;
+	json_t *j = spec_plan_json(p), *t;
 
 	(void)state;
 	assert_string_equal(json_string_value(json_object_get(j, "form")), "stages");

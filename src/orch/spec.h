@@ -1,0 +1,100 @@
+/* The task as a run dispatches it: struct task_spec.
+ *
+ * A plan task (plan.h) becomes a task_spec once, when the run is created
+ * (spec_from_plan()); spec_to_json() is the one serialiser of the form
+ * recorded in state.db (the tasks.spec column) and spec_parse() the one
+ * parser back. Nothing else reads a recorded task by JSON key.
+ *
+ * The recorded form is an object with these keys, each optional (a missing
+ * one is the default: NULL, empty, 0, unset), in any order:
+ *
+ *   id, title, role, adapter, model, effort, prompt, artifact, stage
+ *                                       string or null
+ *   depends_on, requires, attachments   array of strings
+ *   timeout                             number > 0, or null (the config's)
+ *   sandbox                             auto | none | landlock | bwrap |
+ *                                       container (absent: the config's)
+ *   sandbox_tier                        none | landlock | bwrap | container:
+ *                                       the tier decided when the task was
+ *                                       first routed (absent before)
+ *   network                             full | llm | none (absent: the config's)
+ *   limits                              {memory: int, pids: int, cpu: number}
+ *   gates                               [{name, run, timeout}]
+ *   sampling                            {temperature, top_p: number;
+ *                                        top_k, max_tokens: integer;
+ *                                        base_url, api_key_env: string}
+ *                                       (a null value is as absent)
+ *   line, column                        integers >= 0 (where the plan had it)
+ *
+ * spec_parse() is strict: an unknown key, a value of the wrong type or out
+ * of range is -EBADMSG with a message naming the key ("sampling.top_p: ...").
+ * Numbers stay numbers: spec_to_json(spec_parse(j)) == j for every j it
+ * accepts that spec_to_json() could have written. */
+#ifndef BERNSTEIN_ORCH_SPEC_H
+#define BERNSTEIN_ORCH_SPEC_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "adapter/invocation.h"
+#include "orch/config.h"
+#include "orch/plan.h"
+#include "proc/contain.h"
+#include "proc/netproxy.h"
+#include "proc/sandbox.h"
+#include "route/requirements.h"
+#include "util/arena.h"
+#include "util/diag.h"
+
+#define SPEC_MAX_BYTES ((size_t)4 << 20) /* a recorded spec larger than this is refused */
+
+struct task_spec {
+	struct arena arena; /* every string and array below */
+	const char *id, *title, *role, *adapter, *model, *effort, *prompt;
+	const char *artifact;	       /* artifact-mode task: the declared file, or NULL */
+	const char *stage;	       /* stages form: the stage's name, or NULL */
+	const char *const *depends_on; /* task ids, NULL-terminated */
+	size_t n_depends_on;
+	const char *const *requires; /* every token as written, NULL-terminated */
+	size_t n_requires;
+	struct requirements req;	/* the capability: tokens among them, parsed */
+	const char *const *attachments; /* workdir-relative, NULL-terminated */
+	size_t n_attachments;
+	double timeout_s; /* 0: the configuration's */
+	bool has_sandbox; /* sandbox: given (else the configuration's) */
+	enum sandbox_mode sandbox;
+	bool has_tier; /* the tier decided when first routed, kept by retries and resumes */
+	enum sandbox_kind tier;
+	int network;		      /* enum net_mode, or -1: not given (the configuration's) */
+	struct contain_limits limits; /* each one set overrides the configuration's */
+	struct orch_gate *gates;      /* after the configuration's */
+	size_t n_gates;
+	struct invocation_sampling sampling; /* the task's explicit slots (strings in arena) */
+	unsigned line, col;
+};
+
+void spec_init(struct task_spec *s);
+void spec_release(struct task_spec *s);
+
+/* Task i of a loaded plan as a spec (depends_on resolved to ids). */
+void spec_from_plan(const struct plan *p, size_t i, struct task_spec *ret);
+
+/* The recorded form (a new reference). */
+json_t *spec_to_json(const struct task_spec *s);
+/* The same as compact JSON with sorted keys (caller frees). */
+char *spec_dump(const struct task_spec *s);
+
+/* Parse a recorded form. 0 with *ret filled (spec_init()ed by the caller;
+ * on failure it is left empty), -EBADMSG with the key and the problem in
+ * reterr's message (its file left as the caller set it: diag_set() the
+ * context around it). */
+int spec_parse(const json_t *j, struct task_spec *ret, struct diag *reterr);
+/* The same from text (at most SPEC_MAX_BYTES; strict JSON). */
+int spec_parse_text(const char *text, size_t len, struct task_spec *ret, struct diag *reterr);
+
+/* The resolved plan as JSON (a new reference): name, description, form,
+ * file, plan_hash, tasks [spec_to_json() of each]. */
+json_t *spec_plan_json(const struct plan *p);
+
+#endif
