@@ -443,12 +443,6 @@ static char *contract_col_text(const struct check_row *cr)
 	return r;
 }
 
-/* Absent strings as "", as `adapters contract-check --json` renders them. */
-static json_t *jstr_empty(const char *s)
-{
-	return cli_jstr(s ? s : "");
-}
-
 /* null (no contract), or {name, file, status, result}: result holds the keys
  * of an `adapters contract-check --json` entry, null when not checked. */
 static json_t *contract_json(const struct check_row *cr)
@@ -468,17 +462,7 @@ static json_t *contract_json(const struct check_row *cr)
 		cli_jset(o, "result", json_null());
 		return o;
 	}
-	res = json_object();
-	cli_jset(res, "adapter", jstr_empty(r->adapter));
-	cli_jset(res, "binary", jstr_empty(r->binary));
-	cli_jset(res, "binary_installed", json_boolean(r->binary_installed));
-	cli_jset(res, "help_exit_code", json_integer(r->help_exit_code));
-	cli_jset(res, "capability_failures", cli_jlist(&r->capability_failures));
-	cli_jset(res, "model_failures", cli_jlist(&r->model_failures));
-	cli_jset(res, "models_checked", json_boolean(r->models_checked));
-	cli_jset(res, "skipped_reason", jstr_empty(r->skipped_reason));
-	cli_jset(res, "runtime_failure", jstr_empty(r->runtime_failure));
-	cli_jset(res, "passed", json_boolean(contract_result_passed(r)));
+	res = cli_contract_result_json(r);
 	cli_jset(o, "result", res);
 	return o;
 }

@@ -48,24 +48,6 @@ static json_t *jstr(const char *s)
 	return cli_jstr(s ? s : "");
 }
 
-static json_t *result_json(const struct contract_result *r)
-{
-	json_t *o = json_object();
-
-	cli_jset(o, "adapter", jstr(r->adapter));
-	cli_jset(o, "binary", jstr(r->binary));
-	cli_jset(o, "binary_installed", json_boolean(r->binary_installed));
-	cli_jset(o, "help_exit_code", json_integer(r->help_exit_code));
-	cli_jset(o, "capability_failures", cli_jlist(&r->capability_failures));
-	cli_jset(o, "model_failures", cli_jlist(&r->model_failures));
-	cli_jset(o, "models_checked", json_boolean(r->models_checked));
-	cli_jset(o, "skipped_reason", jstr(r->skipped_reason));
-	cli_jset(o, "runtime_failure", jstr(r->runtime_failure));
-	cli_jset(o, "passed", json_boolean(contract_result_passed(r)));
-	cli_jset(o, "verdict", cli_jstr(contract_verdict_to_string(contract_result_verdict(r))));
-	return o;
-}
-
 static void print_list(FILE *f, const char *title, const struct strvec *sv)
 {
 	size_t i;
@@ -236,7 +218,7 @@ int cmd_adapters_contract_check(int argc, char **argv, struct cli_ctx *ctx)
 			break;
 		}
 		if (ctx->json) {
-			(void)json_array_append_new(jarr, result_json(res));
+			(void)json_array_append_new(jarr, cli_contract_result_json(res));
 		} else {
 			if (i)
 				(void)fputc('\n', ctx->out);

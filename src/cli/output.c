@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "adapter/contract.h"
 #include "util/json.h"
 
 int cli_unknown_option(struct cli_ctx *ctx, char **argv)
@@ -115,4 +116,22 @@ int cli_parse_seconds(const char *s, double max_s, double *ret_s, uint64_t *ret_
 			*ret_ms = 1;
 	}
 	return 0;
+}
+
+json_t *cli_contract_result_json(const struct contract_result *r)
+{
+	json_t *o = json_object();
+
+	cli_jset(o, "adapter", cli_jstr(r->adapter ? r->adapter : ""));
+	cli_jset(o, "binary", cli_jstr(r->binary ? r->binary : ""));
+	cli_jset(o, "binary_installed", json_boolean(r->binary_installed));
+	cli_jset(o, "help_exit_code", json_integer(r->help_exit_code));
+	cli_jset(o, "capability_failures", cli_jlist(&r->capability_failures));
+	cli_jset(o, "model_failures", cli_jlist(&r->model_failures));
+	cli_jset(o, "models_checked", json_boolean(r->models_checked));
+	cli_jset(o, "skipped_reason", cli_jstr(r->skipped_reason ? r->skipped_reason : ""));
+	cli_jset(o, "runtime_failure", cli_jstr(r->runtime_failure ? r->runtime_failure : ""));
+	cli_jset(o, "passed", json_boolean(contract_result_passed(r)));
+	cli_jset(o, "verdict", cli_jstr(contract_verdict_to_string(contract_result_verdict(r))));
+	return o;
 }

@@ -39,4 +39,10 @@ json_t *cli_jlist(const struct strvec *sv);
 /* Print root (stolen) on ctx->out; 0 or BEXIT_BUG. */
 int cli_print_json(struct cli_ctx *ctx, json_t *root);
 
+struct contract_result;
+/* One contract check's result, as `adapters contract-check --json` and the
+ * contract column of `adapters check --json` both print it (absent strings
+ * as "", as Bernstein's to_dict does; "passed" and its "verdict"). */
+json_t *cli_contract_result_json(const struct contract_result *r);
+
 #endif
