@@ -15,6 +15,7 @@
 #include "adapter/invocation.h"
 #include "adapter/profile.h"
 #include "proc/usock.h"
+#include "util/beneath.h"
 #include "util/clock.h"
 #include "util/fsutil.h"
 #include "util/json.h"
@@ -144,9 +145,11 @@ static FILE *open_append(const char *path)
  * so that a token the CLI refreshes in place reaches the user's file; a
  * place the agent already filled is left as it is (it runs as the user
  * here: nothing is kept from it). */
+/* Each login file the user has appears in the agent's private HOME (never
+ * through a symlink the agent planted there on an earlier attempt). */
 static int link_logins(const struct invocation_plan *plan, struct diag *reterr)
 {
-	char dir[PATH_MAX];
+	size_t n = plan->state_dir ? strlen(plan->state_dir) : 0;
 	struct stat st;
 	size_t i;
 	int r;
@@ -155,18 +158,13 @@ static int link_logins(const struct invocation_plan *plan, struct diag *reterr)
 	     i++) {
 		const char *src = plan->login_src.v[i], *dst = plan->login_dst.v[i];
 
-		if (stat(src, &st) < 0 || !S_ISREG(st.st_mode) || lstat(dst, &st) == 0)
-			continue; /* not logged in that way, or already there */
-		path_dirname(dst, dir, sizeof(dir));
-		r = mkdir_p(dir, 0700);
-		if (r >= 0 && symlink(src, dst) < 0 && errno != EEXIST)
-			r = -errno;
-		if (r < 0) {
-			diag_set(reterr, dst, 0, 0,
-				 "cannot make the login file appear in the agent's HOME: %s",
-				 strerror(-r));
+		if (stat(src, &st) < 0 || !S_ISREG(st.st_mode))
+			continue; /* not logged in that way */
+		if (!n || strncmp(dst, plan->state_dir, n) != 0 || dst[n] != '/')
+			continue; /* not in its HOME: nothing to make */
+		r = beneath_symlink(plan->state_dir, dst + n + 1, src, reterr);
+		if (r < 0)
 			return r;
-		}
 	}
 	return 0;
 }
@@ -194,23 +192,16 @@ static int write_side_files(const struct invocation_plan *plan, struct diag *ret
 		const struct invocation_file *f = &plan->files[i];
 		const char *base =
 			f->base == INVOCATION_BASE_STATE ? plan->state_dir : plan->session_dir;
-		char *path, dir[PATH_MAX];
-
 		if (!base) {
 			diag_set(reterr, f->path, 0, 0, "side file has no directory");
 			return -EINVAL;
 		}
-		path = agentrun_path(base, f->path);
-		path_dirname(path, dir, sizeof(dir));
-		r = mkdir_p(dir, 0700);
-		if (r >= 0)
-			r = atomic_replace_file(path, f->content, f->len, f->mode);
-		if (r < 0) {
-			diag_set(reterr, path, 0, 0, "cannot write: %s", strerror(-r));
-			free(path);
+		/* never through a symlink: the agent controls its HOME between
+		 * attempts, and a planted .codex -> elsewhere must not make
+		 * bernstein write there */
+		r = beneath_replace(base, f->path, f->content, f->len, f->mode, reterr);
+		if (r < 0)
 			return r;
-		}
-		free(path);
 	}
 	return link_logins(plan, reterr);
 }

@@ -14,6 +14,7 @@
 
 #include "proc/landlock.h"
 #include "proc/probe.h"
+#include "util/beneath.h"
 #include "util/fsutil.h"
 #include "util/json.h"
 #include "util/sbuf.h"
@@ -339,26 +340,20 @@ fail:
 	return r;
 }
 
-int confine_policy_link_logins(const struct confine_policy *p, struct diag *reterr)
+int confine_policy_link_logins(const struct confine_policy *p, const char *home,
+			       struct diag *reterr)
 {
-	char dir[PATH_MAX];
-	struct stat st;
-	size_t i;
+	size_t n = strlen(home), i;
 	int r;
 
-	for (i = 0; i < p->login_dst.nr; i++) {
-		if (lstat(p->login_dst.v[i], &st) == 0)
-			continue;
-		path_dirname(p->login_dst.v[i], dir, sizeof(dir));
-		r = mkdir_p(dir, 0700);
-		if (r >= 0 && symlink(p->login_src.v[i], p->login_dst.v[i]) < 0 && errno != EEXIST)
-			r = -errno;
-		if (r < 0) {
-			diag_set(reterr, p->login_dst.v[i], 0, 0,
-				 "cannot make the login file appear in the agent's HOME: %s",
-				 strerror(-r));
+	for (i = 0; i < p->login_dst.nr && i < p->login_src.nr; i++) {
+		const char *dst = p->login_dst.v[i];
+
+		if (strncmp(dst, home, n) != 0 || dst[n] != '/')
+			continue; /* not in that HOME: nothing to make */
+		r = beneath_symlink(home, dst + n + 1, p->login_src.v[i], reterr);
+		if (r < 0)
 			return r;
-		}
 	}
 	return 0;
 }

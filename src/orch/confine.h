@@ -86,10 +86,13 @@ struct confine_policy {
 int confine_policy_build(const struct confine_input *in, struct confine_policy *ret,
 			 struct diag *reterr);
 
-/* Make each login file appear in the agent's HOME: a symlink to the user's
- * file (read-write through the policy: the Landlock tier gives the file
- * alone), unless something is already there. */
-int confine_policy_link_logins(const struct confine_policy *p, struct diag *reterr);
+/* Make each login file appear in the agent's HOME home: a symlink to the
+ * user's file (read-write through the policy: the Landlock tier gives the
+ * file alone), unless something is already there; its directories are made
+ * and walked never through a symlink (util/beneath.h beneath_symlink: the
+ * agent controls its HOME between attempts). */
+int confine_policy_link_logins(const struct confine_policy *p, const char *home,
+			       struct diag *reterr);
 
 /* The tiers this host provides (bit 1u << enum sandbox_kind; NONE always):
  * landlock when the kernel has Landlock; bwrap when it does too and bwrap

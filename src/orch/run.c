@@ -747,7 +747,7 @@ static int confine_spec(struct loop *l, struct otask *t, const char *home, const
 	}
 	r = task_policy(l, t, NULL, NULL, home, tmp, reterr);
 	if (r >= 0 && t->sb.kind == SANDBOX_KIND_LANDLOCK)
-		r = confine_policy_link_logins(&t->sb, reterr);
+		r = confine_policy_link_logins(&t->sb, home, reterr);
 	if (r < 0)
 		return r;
 	for (i = 0; i < spec->env.nr; i++)

@@ -720,3 +720,131 @@ out:
 	free(buf);
 	return r;
 }
+
+/* Open the directory name beneath dirfd, made first if missing (0700),
+ * never through a symlink. */
+static int subdir_nofollow(int dirfd, const char *name)
+{
+	int fd;
+
+	if (mkdirat(dirfd, name, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+static bool plain_component(const char *c)
+{
+	return c[0] && strcmp(c, ".") != 0 && strcmp(c, "..") != 0;
+}
+
+/* Open the directory that holds top/rel's last component, walking and
+ * making (0700) rel's directories beneath top without following a symlink:
+ * its fd into *ret_dfd and the last component (inside buf, a copy of rel)
+ * into *ret_last. 0, or a negative errno with the reason in reterr. */
+static int walk_nofollow(const char *top, const char *rel, char *buf, size_t size, int *ret_dfd,
+			 const char **ret_last, struct diag *reterr)
+{
+	char *p = buf, *slash;
+	int dfd, r = 0;
+
+	if (strlen(rel) >= size) {
+		diag_set(reterr, top, 0, 0, "%s: path too long", rel);
+		return -ENAMETOOLONG;
+	}
+	(void)snprintf(buf, size, "%s", rel);
+	dfd = open(top, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0) {
+		r = -errno;
+		diag_set(reterr, top, 0, 0,
+			 "cannot open the directory (a symlink is not followed): %s", strerror(-r));
+		return r;
+	}
+	while (r == 0 && (slash = strchr(p, '/')) != NULL) {
+		int nfd;
+
+		*slash = '\0';
+		nfd = plain_component(p) ? subdir_nofollow(dfd, p) : -EPERM;
+		if (nfd < 0) {
+			r = nfd;
+			break;
+		}
+		(void)close(dfd);
+		dfd = nfd;
+		p = slash + 1;
+	}
+	if (r == 0 && !plain_component(p))
+		r = -EPERM;
+	if (r < 0) {
+		(void)close(dfd);
+		if (r == -EPERM)
+			diag_set(reterr, top, 0, 0, "%s: an empty, '.' or '..' component", rel);
+		else
+			diag_set(
+				reterr, top, 0, 0, "%s: %s%s", rel, strerror(-r),
+				r == -ELOOP || r == -ENOTDIR
+					? " (a directory on the way is a symlink or not a directory: not followed)"
+					: "");
+		return r;
+	}
+	*ret_dfd = dfd;
+	*ret_last = p;
+	return 0;
+}
+
+int beneath_symlink(const char *top, const char *rel, const char *target, struct diag *reterr)
+{
+	char buf[PATH_MAX];
+	const char *last;
+	int dfd, r;
+
+	r = walk_nofollow(top, rel, buf, sizeof(buf), &dfd, &last, reterr);
+	if (r < 0)
+		return r;
+	if (symlinkat(target, dfd, last) < 0 && errno != EEXIST) {
+		r = -errno;
+		diag_set(reterr, top, 0, 0, "%s: %s", rel, strerror(-r));
+	}
+	(void)close(dfd);
+	return r;
+}
+
+int beneath_replace(const char *top, const char *rel, const void *data, size_t len, mode_t mode,
+		    struct diag *reterr)
+{
+	char buf[PATH_MAX], tmp[NAME_MAX + 1];
+	const char *last;
+	int dfd, fd = -1, r, tries;
+
+	r = walk_nofollow(top, rel, buf, sizeof(buf), &dfd, &last, reterr);
+	if (r < 0)
+		return r;
+	for (tries = 0; tries < 16; tries++) {
+		char hex[17];
+		struct timespec ts;
+
+		(void)clock_gettime(CLOCK_REALTIME, &ts);
+		randid_hex(hex, 16, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec);
+		(void)snprintf(tmp, sizeof(tmp), ".bernstein-tmp-%s", hex);
+		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0 || errno != EEXIST)
+			break;
+	}
+	r = fd < 0 ? -errno : 0;
+	if (r == 0 && fchmod(fd, mode) < 0)
+		r = -errno;
+	if (r == 0)
+		r = write_all(fd, data, len);
+	if (fd >= 0 && close(fd) < 0 && r == 0)
+		r = -errno;
+	/* the rename replaces whatever has the name, a symlink included */
+	if (r == 0 && renameat(dfd, tmp, dfd, last) < 0)
+		r = -errno;
+	if (r < 0) {
+		if (fd >= 0)
+			(void)unlinkat(dfd, tmp, 0);
+		diag_set(reterr, top, 0, 0, "%s: cannot write: %s", rel, strerror(-r));
+	}
+	(void)close(dfd);
+	return r;
+}

@@ -108,4 +108,20 @@ int beneath_unlink(int dirfd, const char *path, unsigned bflags, struct diag *re
 int beneath_write(int dirfd, const char *path, const void *data, size_t len, unsigned bflags,
 		  struct diag *reterr);
 
+/* Make the symlink top/rel -> target, rel's directories made (0700) beneath
+ * top, walked and made without following a symlink: for a place another
+ * party controls (an agent's private HOME between attempts), where a planted
+ * symlinked directory must not put the link somewhere else. 0 when made, or
+ * when something is already at top/rel (left as it is); -ELOOP or -ENOTDIR
+ * when top or a directory on the way is a symlink or not a directory, -EPERM
+ * for an empty, '.' or '..' component, with the reason in reterr. */
+int beneath_symlink(const char *top, const char *rel, const char *target, struct diag *reterr);
+
+/* Write data to top/rel with permission bits mode, atomically (a new file
+ * in the same directory renamed over the name, which replaces a symlink
+ * there rather than its target), rel's directories walked and made as by
+ * beneath_symlink(). 0, or a negative errno with the reason in reterr. */
+int beneath_replace(const char *top, const char *rel, const void *data, size_t len, mode_t mode,
+		    struct diag *reterr);
+
 #endif

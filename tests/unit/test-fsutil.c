@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "util/beneath.h"
 #include "util/fsutil.h"
 
 static char dir[64];
@@ -279,12 +280,74 @@ static void test_read_fd_capped_pipe(void **state)
 	assert_int_equal(close(p[0]), 0);
 }
 
+/* beneath_symlink / beneath_replace: a HOME another party controls (an
+ * agent's, between attempts) never leads bernstein's writes elsewhere. */
+static void test_beneath_nofollow_writes(void **state)
+{
+	char top[256], out[256], p[512], q[512], buf[16];
+	struct diag d = {0};
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	(void)state;
+	(void)snprintf(top, sizeof(top), "%s/home", dir);
+	(void)snprintf(out, sizeof(out), "%s/elsewhere", dir);
+	assert_int_equal(mkdir_p(top, 0700), 0);
+	assert_int_equal(mkdir_p(out, 0700), 0);
+
+	/* made, with its directories; made again: left as it is */
+	assert_int_equal(beneath_symlink(top, "a/b/cred", "/etc/hostname", &d), 0);
+	(void)snprintf(p, sizeof(p), "%s/a/b/cred", top);
+	n = readlink(p, buf, sizeof(buf) - 1);
+	assert_int_equal(n, 13);
+	buf[n] = '\0';
+	assert_string_equal(buf, "/etc/hostname");
+	assert_int_equal(beneath_symlink(top, "a/b/cred", "/x", &d), 0);
+	assert_int_equal(lstat(p, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+
+	/* a planted symlinked directory: refused, nothing made behind it */
+	(void)snprintf(p, sizeof(p), "%s/evil", top);
+	assert_int_equal(symlink(out, p), 0);
+	assert_true(beneath_symlink(top, "evil/cred", "/etc/hostname", &d) < 0);
+	assert_non_null(strstr(d.msg, "not followed"));
+	assert_true(beneath_replace(top, "evil/settings.json", "x", 1, 0600, &d) < 0);
+	(void)snprintf(q, sizeof(q), "%s/cred", out);
+	assert_int_equal(lstat(q, &st), -1);
+	(void)snprintf(q, sizeof(q), "%s/settings.json", out);
+	assert_int_equal(lstat(q, &st), -1);
+	assert_int_equal(beneath_symlink(top, "a/../cred", "/x", &d), -EPERM);
+
+	/* a file written with its mode; a symlink in its place is replaced,
+	 * its target never written */
+	assert_int_equal(beneath_replace(top, "c/settings.json", "xy", 2, 0600, &d), 0);
+	(void)snprintf(p, sizeof(p), "%s/c/settings.json", top);
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	assert_int_equal(st.st_size, 2);
+	(void)snprintf(q, sizeof(q), "%s/target", out);
+	(void)unlink(p);
+	assert_int_equal(symlink(q, p), 0);
+	assert_int_equal(beneath_replace(top, "c/settings.json", "z", 1, 0600, &d), 0);
+	assert_int_equal(lstat(p, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(lstat(q, &st), -1);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(read(fd, buf, sizeof(buf)), 1);
+	(void)close(fd);
+	assert_int_equal(rmtree_beneath(top), 0);
+	assert_int_equal(rmtree_beneath(out), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_atomic_write_and_capped_read),
 		cmocka_unit_test(test_mkdir_p),
 		cmocka_unit_test(test_rmtree_beneath),
+		cmocka_unit_test(test_beneath_nofollow_writes),
 		cmocka_unit_test(test_open_regular_refuses_other_types),
 		cmocka_unit_test(test_read_fd_capped_pipe),
 		cmocka_unit_test(test_read_file_tail),
