@@ -79,15 +79,18 @@ check "nothing was merged then" test ! -e "$W/a.txt"
 
 # SIGTERM to spawn: 130 (as SIGINT; a background job of a script ignores
 # SIGINT), after its agent was stopped
-mark=t0166-$$
+# (the agent says it started by a file: its prompt is also an argument of
+# bernstein spawn itself, so a process with that argument may be bernstein
+# before it handles signals)
+prompt=": >'$T/started'; sleep 60; : t0166-$$"
 (cd "$W" && exec env -i PATH=/usr/bin:/bin HOME="$T/home" LC_ALL=C.UTF-8 \
-	"$BERNSTEIN" spawn shell "sleep 60; : $mark" >"$T/spawn.out" 2>&1) &
+	"$BERNSTEIN" spawn shell "$prompt" >"$T/spawn.out" 2>&1) &
 SP=$!
 _end=$(($(date +%s) + 30))
-while [ "$(procs_with_arg "sleep 60; : $mark")" -eq 0 ] && [ "$(date +%s)" -lt "$_end" ]; do
+while [ ! -e "$T/started" ] && [ "$(date +%s)" -lt "$_end" ]; do
 	sleep 0.1
 done
-check "spawn's agent started" test "$(procs_with_arg "sleep 60; : $mark")" -ne 0
+check "spawn's agent started" test -e "$T/started"
 kill -TERM "$SP" 2>/dev/null
 wait "$SP"
 RC=$?
@@ -96,7 +99,7 @@ if [ "$RC" -eq "$want" ]; then ok "BEXIT_INTERRUPTED ($want): SIGTERM to spawn";
 	not_ok "BEXIT_INTERRUPTED (table: $want): SIGTERM to spawn exited $RC"
 fi
 seen="${seen}BEXIT_INTERRUPTED "
-check "its agent is gone" wait_no_procs "sleep 60; : $mark"
+check "its agent is gone" wait_no_procs "$prompt"
 
 # every row but BEXIT_BUG (a bug the CLI detects: not reachable from outside)
 for n in $(awk '{ print $1 }' "$T/table"); do
