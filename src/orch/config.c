@@ -1138,7 +1138,7 @@ static json_t *jnum(double v)
 	return json_real(v);
 }
 
-static json_t *slots_json(const struct invocation_sampling *s)
+json_t *orch_slots_json(const struct invocation_sampling *s)
 {
 	json_t *o = json_object();
 
@@ -1157,7 +1157,7 @@ static json_t *slots_json(const struct invocation_sampling *s)
 	return o;
 }
 
-static json_t *gates_json(const struct orch_gate *g, size_t n)
+json_t *orch_gates_json(const struct orch_gate *g, size_t n)
 {
 	json_t *a = json_array();
 	size_t i;
@@ -1174,7 +1174,7 @@ static json_t *gates_json(const struct orch_gate *g, size_t n)
 }
 
 /* {"memory": bytes, "pids": n, "cpu": cpus}, what is set. */
-static json_t *limits_json(const struct contain_limits *l)
+json_t *orch_limits_json(const struct contain_limits *l)
 {
 	json_t *o = json_object();
 
@@ -1204,19 +1204,19 @@ json_t *orch_config_json(const struct orch_config *c)
 	for (i = 0; i < c->preference.nr; i++)
 		(void)json_array_append_new(pref, jstr(c->preference.v[i]));
 	(void)json_object_set_new(o, "preference", pref);
-	(void)json_object_set_new(o, "gates", gates_json(c->gates, c->n_gates));
+	(void)json_object_set_new(o, "gates", orch_gates_json(c->gates, c->n_gates));
 	(void)json_object_set_new(o, "merge", jstr(merge_policy_to_string(c->merge)));
 	/* shown when set: with the default the output is what it was before the key */
 	if (c->sandbox != SANDBOX_AUTO)
 		(void)json_object_set_new(o, "sandbox", jstr(sandbox_mode_to_string(c->sandbox)));
 	if (contain_limits_any(&c->limits))
-		(void)json_object_set_new(o, "limits", limits_json(&c->limits));
+		(void)json_object_set_new(o, "limits", orch_limits_json(&c->limits));
 	if (c->network >= 0)
 		(void)json_object_set_new(o, "network",
 					  jstr(net_mode_to_string((enum net_mode)c->network)));
 	(void)json_object_set_new(o, "mode", jstr(c->mode));
 	for (i = 0; i < c->n_modes; i++) {
-		json_t *m = slots_json(&c->modes[i].sampling);
+		json_t *m = orch_slots_json(&c->modes[i].sampling);
 
 		(void)json_object_set_new(m, "builtin", json_boolean(c->modes[i].builtin));
 		(void)json_object_set_new(modes, c->modes[i].name, m);
@@ -1233,7 +1233,7 @@ json_t *orch_config_json(const struct orch_config *c)
 		(void)json_object_set_new(r, "base_url", jstr(rp->base_url));
 		(void)json_object_set_new(r, "api_key_env", jstr(rp->api_key_env));
 		if (contain_limits_any(&rp->limits))
-			(void)json_object_set_new(r, "limits", limits_json(&rp->limits));
+			(void)json_object_set_new(r, "limits", orch_limits_json(&rp->limits));
 		(void)json_object_set_new(roles, rp->role, r);
 	}
 	(void)json_object_set_new(o, "role_model_policy", roles);

@@ -210,4 +210,12 @@ int orch_config_to_yaml(const struct orch_config *c, struct sbuf *out);
  * default and what it does. It loads to orch_config_new_default(). */
 extern const char orch_config_template[];
 
+/* The JSON forms `config show --json` and a task's recorded spec
+ * (orch/spec.h) share: the sampling slots set ({temperature, top_p, top_k,
+ * max_tokens, base_url, api_key_env}), gates ([{name, run, timeout}]) and
+ * limits ({memory, pids, cpu}: only those set). */
+json_t *orch_slots_json(const struct invocation_sampling *s);
+json_t *orch_gates_json(const struct orch_gate *g, size_t n);
+json_t *orch_limits_json(const struct contain_limits *l);
+
 #endif

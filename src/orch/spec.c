@@ -124,54 +124,6 @@ static json_t *jstrs(const char *const *v, size_t n)
 	return a;
 }
 
-static json_t *sampling_json(const struct invocation_sampling *s)
-{
-	json_t *o = json_object();
-
-	if (s->set & (1u << SAMPLING_TEMPERATURE))
-		(void)json_object_set_new(o, "temperature", jnum(s->temperature));
-	if (s->set & (1u << SAMPLING_TOP_P))
-		(void)json_object_set_new(o, "top_p", jnum(s->top_p));
-	if (s->set & (1u << SAMPLING_TOP_K))
-		(void)json_object_set_new(o, "top_k", json_integer((json_int_t)s->top_k));
-	if (s->set & (1u << SAMPLING_MAX_TOKENS))
-		(void)json_object_set_new(o, "max_tokens", json_integer((json_int_t)s->max_tokens));
-	if (s->set & (1u << SAMPLING_BASE_URL))
-		(void)json_object_set_new(o, "base_url", jstr(s->base_url));
-	if (s->set & (1u << SAMPLING_API_KEY_ENV))
-		(void)json_object_set_new(o, "api_key_env", jstr(s->api_key_env));
-	return o;
-}
-
-static json_t *limits_json(const struct contain_limits *l)
-{
-	json_t *lim = json_object();
-
-	if (l->memory)
-		(void)json_object_set_new(lim, "memory", json_integer((json_int_t)l->memory));
-	if (l->pids)
-		(void)json_object_set_new(lim, "pids", json_integer((json_int_t)l->pids));
-	if (l->cpu_milli)
-		(void)json_object_set_new(lim, "cpu", jnum((double)l->cpu_milli / 1000.0));
-	return lim;
-}
-
-static json_t *gates_json(const struct orch_gate *g, size_t n)
-{
-	json_t *a = json_array();
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		json_t *o = json_object();
-
-		(void)json_object_set_new(o, "name", jstr(g[i].name));
-		(void)json_object_set_new(o, "run", jstr(g[i].run));
-		(void)json_object_set_new(o, "timeout", jnum(g[i].timeout_s));
-		(void)json_array_append_new(a, o);
-	}
-	return a;
-}
-
 json_t *spec_to_json(const struct task_spec *s)
 {
 	json_t *o = json_object();
@@ -198,9 +150,9 @@ json_t *spec_to_json(const struct task_spec *s)
 		(void)json_object_set_new(o, "network",
 					  jstr(net_mode_to_string((enum net_mode)s->network)));
 	if (contain_limits_any(&s->limits))
-		(void)json_object_set_new(o, "limits", limits_json(&s->limits));
-	(void)json_object_set_new(o, "gates", gates_json(s->gates, s->n_gates));
-	(void)json_object_set_new(o, "sampling", sampling_json(&s->sampling));
+		(void)json_object_set_new(o, "limits", orch_limits_json(&s->limits));
+	(void)json_object_set_new(o, "gates", orch_gates_json(s->gates, s->n_gates));
+	(void)json_object_set_new(o, "sampling", orch_slots_json(&s->sampling));
 	(void)json_object_set_new(o, "stage", jstr(s->stage));
 	(void)json_object_set_new(o, "line", json_integer(s->line));
 	(void)json_object_set_new(o, "column", json_integer(s->col));
