@@ -44,25 +44,6 @@ static bool strvec_has(const struct strvec *v, const char *s)
 	return false;
 }
 
-/* Whether path/.git is a directory (a clone), not a worktree's .git file. */
-static bool git_is_dir(const char *path)
-{
-	char *git = agentrun_path(path, ".git");
-	struct stat st;
-	bool dir = lstat(git, &st) == 0 && S_ISDIR(st.st_mode);
-
-	free(git);
-	return dir;
-}
-
-static char *trash_path(const char *worktree)
-{
-	struct sbuf sb = SBUF_INIT(SIZE_MAX);
-
-	(void)sbuf_addf(&sb, "%s" TRASH_SUFFIX, worktree);
-	return sbuf_detach(&sb, NULL);
-}
-
 /* Move t's worktree (clean, its branch unmoved: nothing to keep) out of
  * the way in one step, a rename: from then on it is gone for git and for
  * resume. Its files go in run_remove_worktree(), after the state says
@@ -70,15 +51,11 @@ static char *trash_path(const char *worktree)
  * (run_flush_branches(); after a crash, the next execution's). */
 int run_set_aside(struct loop *l, struct otask *t)
 {
-	char *trash = trash_path(t->row.worktree);
-	int r = 0;
+	struct checkout *co = run_task_checkout(l, t);
+	int r = co ? checkout_set_aside(co) : -ENOENT;
 
-	(void)rmtree_beneath(trash);
-	if (rename(t->row.worktree, trash) < 0)
-		r = -errno;
-	else
+	if (r == 0)
 		l->prune_worktrees = true;
-	free(trash);
 	return r;
 }
 
@@ -88,35 +65,12 @@ int run_set_aside(struct loop *l, struct otask *t)
 void run_remove_worktree(struct loop *l, struct otask *t, bool removed)
 {
 	bool empty = t->row.state == TASK_NO_CHANGES; /* nothing on the branch either */
+	struct checkout *co = run_task_checkout(l, t);
 	struct diag d;
 
 	diag_clear(&d);
-	if (removed && t->row.worktree) {
-		char *trash = trash_path(t->row.worktree);
-		int r = rmtree_beneath(trash);
-
-		if (r < 0)
-			run_warn(l, t, "cannot remove '%s': %s", trash, strerror(-r));
-		free(trash);
-	} else if (t->row.worktree && (run_task_sandboxed(l, t) || git_is_dir(t->row.worktree))) {
-		/* a clone: deleted without following what the agent planted */
-		int r = rmtree_beneath(t->row.worktree);
-
-		if (r < 0)
-			run_warn(l, t, "cannot remove the clone '%s': %s", t->row.worktree,
-				 strerror(-r));
-	} else if (t->row.worktree && worktree_remove(l->e->repo, t->row.worktree, false, NULL,
-						      l->e->git_env, &d) < 0) {
-		run_warn(l, t, "cannot remove the worktree '%s': %s", t->row.worktree, d.msg);
-	} else if (t->row.worktree) {
-		/* what a `git worktree remove` killed half way left: no longer a
-		 * worktree for git, which leaves such a directory alone */
-		struct stat st;
-		int r;
-
-		if (lstat(t->row.worktree, &st) == 0 && (r = rmtree_beneath(t->row.worktree)) < 0)
-			run_warn(l, t, "cannot remove '%s': %s", t->row.worktree, strerror(-r));
-	}
+	if (co && checkout_remove(co, removed, &d) < 0)
+		run_warn(l, t, "%s", d.msg);
 	if (empty && t->row.branch && !strvec_has(&l->dead_branches, t->row.branch)) {
 		strvec_push(&l->dead_branches, t->row.branch);
 		if (l->dead_branches.nr >= DEAD_BRANCHES_BATCH)

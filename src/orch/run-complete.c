@@ -108,25 +108,6 @@ static void gates_clear(struct otask *t)
 	t->n_gates = 0;
 }
 
-/* The commits t's branch has over the base branch, asked where the branch
- * lives: the main repository, or a sandboxed task's clone (against the base
- * branch's commit, git confined there). */
-static int task_ahead(struct loop *l, struct otask *t, unsigned *ret, struct diag *reterr)
-{
-	char *base = NULL;
-	int r;
-
-	if (!run_task_sandboxed(l, t))
-		return git_commits_between(l->e->repo, l->run.base_branch, t->row.branch,
-					   l->e->git_env, ret, reterr);
-	r = git_branch_commit(l->e->repo, l->run.base_branch, l->e->git_env, &base, reterr);
-	if (r >= 0)
-		r = git_commits_between(t->row.worktree, base, t->row.branch,
-					run_task_git_env(l, t), ret, reterr);
-	free(base);
-	return r;
-}
-
 /* The agent's work committed and judged; then the gates (run by the
  * supervisor: agents are read meanwhile, timeouts fire on time), then the
  * merge. The task is in state completing, or merging after a crash. */
@@ -134,8 +115,8 @@ void run_finish(struct loop *l, struct otask *t)
 {
 	struct orch_env *e = l->e;
 	const char *art = t->spec.artifact;
-	bool sandboxed = run_task_sandboxed(l, t);
-	char msg[2048];
+	struct checkout *co = run_task_checkout(l, t);
+	char msg[2048], *head = NULL;
 	bool committed = false;
 	unsigned ahead = 0;
 	struct diag d;
@@ -154,27 +135,25 @@ void run_finish(struct loop *l, struct otask *t)
 	(void)snprintf(msg, sizeof(msg), "bernstein: %s\n\nTask %s of run %s, attempt %" PRId64 ".",
 		       t->row.title ? t->row.title : t->row.id, t->row.id, l->run.id,
 		       t->row.attempts);
-	if (sandboxed && (r = worktree_clone_check(t->row.worktree, &d)) < 0) {
-		(void)snprintf(msg, sizeof(msg), "the task's clone cannot be trusted: %s", d.msg);
+	if (!co) {
+		(void)run_transition(l, t, TASK_EV_CHANGES_FAILED,
+				     "cannot commit the agent's changes: the task has no worktree");
+		return;
+	}
+	if ((r = checkout_check(co, &d)) < 0) {
+		(void)snprintf(msg, sizeof(msg), "the task's %s cannot be trusted: %s",
+			       checkout_noun(co), d.msg);
 		(void)run_transition(l, t, TASK_EV_CHANGES_FAILED, msg);
 		return;
 	}
-	r = worktree_commit_all(t->row.worktree, msg, &e->identity, run_task_git_env(l, t),
-				&committed, &d);
+	r = checkout_commit(co, msg, &e->identity, &committed, &d);
 	if (r < 0) {
 		(void)snprintf(msg, sizeof(msg), "cannot commit the agent's changes: %s", d.msg);
 		(void)run_transition(l, t, TASK_EV_CHANGES_FAILED, msg);
 		return;
 	}
-	r = task_ahead(l, t, &ahead, &d);
-	if (sandboxed && r >= 0 && ahead > 0) {
-		/* only a branch with commits is fetched: no_changes leaves no
-		 * branch behind in the main repository; then as any branch */
-		r = worktree_clone_fetch(e->repo, t->row.worktree, t->row.branch, e->git_env, &d);
-		if (r >= 0)
-			r = git_commits_between(e->repo, l->run.base_branch, t->row.branch,
-						e->git_env, &ahead, &d);
-	}
+	/* the branch into the repository, where the merge takes it */
+	r = checkout_publish(co, l->run.base_branch, &ahead, &head, &d);
 	if (r < 0) {
 		(void)snprintf(msg, sizeof(msg), "cannot inspect branch '%s': %s", t->row.branch,
 			       d.msg);
@@ -182,9 +161,7 @@ void run_finish(struct loop *l, struct otask *t)
 		return;
 	}
 	free(t->row.head_commit);
-	t->row.head_commit = NULL;
-	if (ahead > 0 || !sandboxed)
-		(void)git_rev_parse(e->repo, t->row.branch, e->git_env, &t->row.head_commit, NULL);
+	t->row.head_commit = head;
 	if (ahead == 0) {
 		run_set_str(&t->row.outcome, outcome_to_string(OUTCOME_NO_CHANGES));
 		(void)run_transition(l, t, TASK_EV_NO_CHANGES,
@@ -218,16 +195,14 @@ void run_finish(struct loop *l, struct otask *t)
  * never in a half-removed one. */
 static void judge_changes(struct loop *l, struct otask *t, bool *ret_removed)
 {
-	struct orch_env *e = l->e;
-	const char *const *genv = run_task_git_env(l, t);
-	bool sandboxed = run_task_sandboxed(l, t), changed = false, moved = true, listed;
+	struct checkout *co = run_task_checkout(l, t);
+	bool changed = false, moved, listed;
 	struct strvec changes = STRVEC_INIT;
 	enum outcome if_unchanged, if_changed;
-	char *head = NULL;
 	unsigned ahead = 0;
 
 	*ret_removed = false;
-	if (!t->row.worktree)
+	if (!co)
 		return;
 	agentrun_set_changes(&t->ar, false);
 	if_unchanged = agentrun_classify(&t->ar, NULL, 0);
@@ -235,22 +210,21 @@ static void judge_changes(struct loop *l, struct otask *t, bool *ret_removed)
 	if_changed = agentrun_classify(&t->ar, NULL, 0);
 	if (if_unchanged == if_changed)
 		return;
-	/* a sandboxed task's branch is in its clone, where git runs confined */
-	if (t->start && git_branch_commit(sandboxed ? t->row.worktree : e->repo, t->row.branch,
-					  genv, &head, NULL) == 0)
-		moved = strcmp(head, t->start) != 0;
-	free(head);
-	listed = worktree_changes(t->row.worktree, genv, &changes, NULL) == 0;
+	/* asked where the branch lives (a clone's: in the clone, confined) */
+	moved = checkout_moved(co);
+	listed = checkout_changes(co, &changes, NULL) == 0;
 	if (listed && changes.nr > 0)
 		changed = true;
 	strvec_clear(&changes);
-	if (listed && !changed && !sandboxed && !moved && if_unchanged == OUTCOME_NO_CHANGES &&
+	/* a kind that is not set aside (a clone) goes whole later */
+	if (listed && !changed && !moved && if_unchanged == OUTCOME_NO_CHANGES &&
 	    run_set_aside(l, t) == 0) {
 		*ret_removed = true;
 		agentrun_set_changes(&t->ar, false);
 		return;
 	}
-	if (!changed && moved && task_ahead(l, t, &ahead, NULL) == 0 && ahead > 0)
+	if (!changed && moved && checkout_ahead(co, l->run.base_branch, &ahead, NULL) == 0 &&
+	    ahead > 0)
 		changed = true;
 	agentrun_set_changes(&t->ar, changed);
 }
@@ -259,6 +233,7 @@ static void judge_changes(struct loop *l, struct otask *t, bool *ret_removed)
 void run_complete(struct loop *l, struct otask *t)
 {
 	struct orch_env *e = l->e;
+	struct checkout *co = run_task_checkout(l, t);
 	char why[256] = "", ts[TS_MAX], msg[512], tampered[1024] = "";
 	enum outcome out;
 	bool removed = false;
@@ -266,11 +241,10 @@ void run_complete(struct loop *l, struct otask *t)
 	int64_t delay;
 
 	diag_clear(&d);
-	/* a sandboxed task's clone: no git runs there unless it still is one */
-	if (run_task_sandboxed(l, t) && t->row.worktree &&
-	    worktree_clone_check(t->row.worktree, &d) < 0)
-		(void)snprintf(tampered, sizeof(tampered), "the task's clone cannot be trusted: %s",
-			       d.msg);
+	/* no git runs in a checkout unless it can (a clone still one) */
+	if (co && checkout_check(co, &d) < 0)
+		(void)snprintf(tampered, sizeof(tampered), "the task's %s cannot be trusted: %s",
+			       checkout_noun(co), d.msg);
 	else
 		judge_changes(l, t, &removed);
 	out = agentrun_classify(&t->ar, why, sizeof(why));

@@ -236,21 +236,19 @@ static int name_checkout(struct loop *l, struct otask *t)
 	return DISPATCH_NEXT;
 }
 
-/* A new worktree from the base branch as it is run_now (the merges of its
+/* A new worktree from the base branch as it is now (the merges of its
  * dependencies are in), in the common case by the supervisor beside the
  * other tasks' work: spec is that command (DISPATCH_SPAWN); the loop
- * continues with dispatch_made() when it ended. */
+ * continues with make_checkout() when it ended. */
 static int start_checkout(struct loop *l, struct otask *t, struct proc_spec *spec)
 {
-	struct orch_env *e = l->e;
+	struct checkout *co = run_task_checkout(l, t);
 	struct diag d;
 	int r;
 
-	if (run_task_sandboxed(l, t))
-		return DISPATCH_NEXT;
 	diag_clear(&d);
-	r = worktree_add_command(e->repo, t->row.worktree, t->row.branch, l->run.base_branch,
-				 e->git_env, &spec->argv, &spec->env, &spec->timeout_ms, &d);
+	r = checkout_command(co, l->run.base_branch, &spec->argv, &spec->env, &spec->timeout_ms,
+			     &d);
 	if (r == 1) {
 		t->prep = PREP_RUNNING;
 		t->live = true;
@@ -260,32 +258,21 @@ static int start_checkout(struct loop *l, struct otask *t, struct proc_spec *spe
 	return DISPATCH_NEXT;
 }
 
-/* t's checkout made (a sandboxed task's clone of its own, else the
- * worktree, unless the supervised command made it); t->start is the commit
- * its branch was made at when made now. */
+/* t's checkout made (orch/checkout.h: a sandboxed task's clone of its own,
+ * else the worktree, unless the supervised command made it). */
 static int make_checkout(struct loop *l, struct otask *t)
 {
-	struct orch_env *e = l->e;
-	bool sandboxed = run_task_sandboxed(l, t);
-	char msg[1024], *made = NULL;
+	struct checkout *co = run_task_checkout(l, t);
+	char msg[1024];
 	struct diag d;
-	int r = 0;
+	int r;
 
 	diag_clear(&d);
-	if (sandboxed)
-		r = worktree_clone_add(e->repo, t->row.worktree, t->row.branch, l->run.base_branch,
-				       run_task_git_env(l, t), &made, &d);
-	else if (t->prep != PREP_DONE)
-		r = worktree_add(e->repo, t->row.worktree, t->row.branch, l->run.base_branch,
-				 e->git_env, &made, &d);
+	r = checkout_make(co, l->run.base_branch, t->prep == PREP_DONE, &d);
 	t->prep = PREP_NONE;
-	if (made) {
-		free(t->start);
-		t->start = made;
-	}
 	if (r < 0) {
-		(void)snprintf(msg, sizeof(msg), "cannot create the %s: %s",
-			       sandboxed ? "clone" : "worktree", d.msg);
+		(void)snprintf(msg, sizeof(msg), "cannot create the %s: %s", checkout_noun(co),
+			       d.msg);
 		run_refuse(l, t, TASK_EV_DISPATCH_FAILED, msg);
 		return 0;
 	}

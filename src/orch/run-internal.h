@@ -19,6 +19,10 @@
  *   run-task.c      the shared core: the loop loaded, a task's transition
  *                   on the lifecycle table, audit records, small helpers
  *
+ * A task's tree and branch are a checkout (orch/checkout.h): a worktree, or
+ * a sandboxed task's clone. The loop gets it from run_task_checkout(), the
+ * one place that asks which kind it is, and uses it without asking again.
+ *
  * Who calls whom (no circle; data flows plan -> spec -> dispatch ->
  * process -> outcome -> completion -> merge without coming back):
  *
@@ -43,6 +47,7 @@
 
 #include "adapter/invocation.h"
 #include "orch/agentrun.h"
+#include "orch/checkout.h"
 #include "orch/confine.h"
 #include "orch/lifecycle.h"
 #include "orch/run.h"
@@ -53,8 +58,6 @@
 #include "util/strvec.h"
 
 #define TS_MAX 40 /* an ISO-8601 time as clock_iso8601_utc() writes it */
-/* a worktree moved aside (run_set_aside()), its files going */
-#define TRASH_SUFFIX ".removing"
 
 /* What run_dispatch() returns besides 1 (spawn the spec), 0 (not spawned:
  * refused or failed, the state says) and < 0 (the run must stop): */
@@ -77,12 +80,8 @@ struct otask {
 	char *prompt; /* as given to the agent (fallback resume prefixes context) */
 	struct strvec attachments;
 	char *session_dir;
-	/* the commit this execution made the task's branch at; NULL when the
-	 * branch came from an earlier execution (a resume): then git is asked */
-	char *start;
-	/* sandboxed: the environment for git in the task's clone (git_env plus
-	 * the confinement entries, worktree.h); empty until first needed */
-	struct strvec clone_env;
+	/* its checkout (orch/checkout.h): bound by run_task_checkout() */
+	struct checkout co;
 	/* sandboxed: what its agent and gates may read and write, computed once
 	 * per attempt (at dispatch; for gates after a resume, when first needed) */
 	struct confine_policy sb;
@@ -145,7 +144,7 @@ void run_task_limits(const struct loop *l, const struct otask *t, struct contain
 enum sandbox_kind run_task_tier(struct loop *l, const struct otask *t);
 unsigned run_task_offered_tiers(struct loop *l, const struct otask *t);
 bool run_task_sandboxed(struct loop *l, const struct otask *t);
-const char *const *run_task_git_env(struct loop *l, struct otask *t);
+struct checkout *run_task_checkout(struct loop *l, struct otask *t);
 int run_task_policy(struct loop *l, struct otask *t, const char *binary, const char *session_dir,
 		    const char *home, const char *tmp, struct diag *reterr);
 int run_confine_spec(struct loop *l, struct otask *t, const char *home, const char *tmp,

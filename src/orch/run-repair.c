@@ -172,7 +172,7 @@ void run_cleanup_worktrees(struct loop *l)
 {
 	char *dir = agentrun_path(l->e->repo, ORCH_WORKTREES_DIR);
 	struct dirent *de;
-	size_t i, n = strlen(TRASH_SUFFIX);
+	size_t i, n = strlen(CHECKOUT_ASIDE_SUFFIX);
 	DIR *d;
 
 	for (i = 0; i < l->n; i++) {
@@ -195,7 +195,7 @@ void run_cleanup_worktrees(struct loop *l)
 		char *p;
 		int r;
 
-		if (len <= n || strcmp(de->d_name + len - n, TRASH_SUFFIX) != 0)
+		if (len <= n || strcmp(de->d_name + len - n, CHECKOUT_ASIDE_SUFFIX) != 0)
 			continue;
 		p = agentrun_path(dir, de->d_name);
 		r = rmtree_beneath(p);

@@ -33,24 +33,14 @@ static const char *jget_str(const json_t *o, const char *key)
  * on its branch since the base. */
 static void fallback_files(struct loop *l, struct otask *t, struct sbuf *sb)
 {
+	struct checkout *co = run_task_checkout(l, t);
 	struct strvec files = STRVEC_INIT;
 	size_t i;
 
-	if (t->row.worktree) {
-		(void)worktree_changes(t->row.worktree, run_task_git_env(l, t), &files, NULL);
-		if (l->run.base_branch && t->row.branch && run_task_sandboxed(l, t)) {
-			/* the branch is in the clone only: from the base's commit */
-			char *base = NULL;
-
-			if (git_branch_commit(l->e->repo, l->run.base_branch, l->e->git_env, &base,
-					      NULL) == 0)
-				(void)git_changed_files(t->row.worktree, base, t->row.branch,
-							run_task_git_env(l, t), &files, NULL);
-			free(base);
-		} else if (l->run.base_branch && t->row.branch) {
-			(void)git_changed_files(l->e->repo, l->run.base_branch, t->row.branch,
-						l->e->git_env, &files, NULL);
-		}
+	if (co) {
+		(void)checkout_changes(co, &files, NULL);
+		if (l->run.base_branch)
+			(void)checkout_changed_files(co, l->run.base_branch, &files, NULL);
 	}
 	if (files.nr) {
 		(void)sbuf_addf(sb, "- files changed so far:");

@@ -127,21 +127,19 @@ bool run_task_sandboxed(struct loop *l, const struct otask *t)
 	return run_task_tier(l, t) != SANDBOX_KIND_NONE;
 }
 
-/* The environment for git in t's checkout: for a sandboxed task's clone,
- * git_env plus the entries that make worktree.c run git there confined to
- * the clone (the agent controlled its config, hooks and refs). */
-const char *const *run_task_git_env(struct loop *l, struct otask *t)
+/* t's checkout (orch/checkout.h), bound on first use: a clone of its own
+ * when t runs sandboxed, else a worktree of the repository. The one place
+ * that asks which kind it is. NULL while t has none (before dispatch named
+ * it). */
+struct checkout *run_task_checkout(struct loop *l, struct otask *t)
 {
-	const char *const *e;
-
-	if (!run_task_sandboxed(l, t) || !t->row.worktree)
-		return l->e->git_env;
-	if (!t->clone_env.nr) {
-		for (e = l->e->git_env; e && *e; e++)
-			strvec_push(&t->clone_env, *e);
-		strvec_pushf(&t->clone_env, "%s=%s", WORKTREE_GIT_CONFINE_ENV, t->row.worktree);
+	if (!checkout_bound(&t->co)) {
+		if (!t->row.worktree || !t->row.branch)
+			return NULL;
+		checkout_bind(&t->co, run_task_sandboxed(l, t) ? CHECKOUT_CLONE : CHECKOUT_WORKTREE,
+			      l->e->repo, l->e->git_env, t->row.worktree, t->row.branch);
 	}
-	return (const char *const *)t->clone_env.v;
+	return &t->co;
 }
 
 /* t's endpoint (the base_url its agent is pointed at), or NULL: borrowed

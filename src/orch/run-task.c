@@ -156,8 +156,7 @@ static void otask_release(struct otask *t)
 	free(t->prompt);
 	strvec_clear(&t->attachments);
 	free(t->session_dir);
-	free(t->start);
-	strvec_clear(&t->clone_env);
+	checkout_release(&t->co);
 	confine_policy_release(&t->sb);
 	free(t->gates);
 	free(t->gate_log);
@@ -208,7 +207,7 @@ int run_loop_load(struct loop *l, struct orch_env *e, const char *run_id, struct
 		t->row = rows[i];
 		attempt_row_init(&t->att);
 		t->attachments = (struct strvec)STRVEC_INIT;
-		t->clone_env = (struct strvec)STRVEC_INIT;
+		checkout_init(&t->co);
 		t->sb = (struct confine_policy)CONFINE_POLICY_INIT;
 		t->loop = l;
 		t->selected = true;

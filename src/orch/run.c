@@ -353,15 +353,8 @@ static void on_exit_cb(void *ctx, void *task, const struct proc *p)
 		t->prep = p->exit_code == 0 && !p->timed_out && p->failed_stage == SHIM_STAGE_NONE
 				  ? PREP_DONE
 				  : PREP_FAILED;
-		if (t->prep == PREP_DONE) {
-			char *start = NULL;
-
-			if (git_branch_commit(l->e->repo, t->row.branch, l->e->git_env, &start,
-					      NULL) == 0) {
-				free(t->start);
-				t->start = start;
-			}
-		}
+		if (t->prep == PREP_DONE)
+			checkout_command_ended(&t->co);
 		return;
 	}
 	if (t->sb_built && t->sb.network == NET_MODE_LLM && t->session_dir)
