@@ -24,6 +24,7 @@
 #include "cli/commands.h"
 #include "cli/output.h"
 #include "cli/repo-config.h"
+#include "cli/run-report.h"
 #include "orch/agentrun.h"
 #include "orch/config.h"
 #include "orch/plan.h"
@@ -339,7 +340,7 @@ static void on_task(void *userdata, const struct task_row *t, enum task_state fr
 		}
 		if (t->reason && t->state != TASK_RUNNING) {
 			free(r->last);
-			r->last = xstrdup(t->reason);
+			r->last = xstrdup(run_report_short_reason(t->reason));
 		}
 	}
 	if (s->ctx->json) {
@@ -455,6 +456,18 @@ static int summary_exit(const struct orch_summary *sum)
 	return sum->counts[TASK_REFUSED] ? BEXIT_REFUSED : BEXIT_OK;
 }
 
+/* The tasks this execution showed that failed, and why (cli/run-report.h). */
+static void summary_problems(struct session *s, const struct orch_summary *sum, json_t *o)
+{
+	const char **ids = xcalloc(s->n_rows + 1, sizeof(*ids));
+	size_t i;
+
+	for (i = 0; i < s->n_rows; i++)
+		ids[i] = s->rows[i].id;
+	run_report_problems(s->ctx, s->st, sum->run_id, ids, s->n_rows, o);
+	free(ids);
+}
+
 static void print_summary(struct session *s, const struct orch_summary *sum)
 {
 	struct cli_ctx *ctx = s->ctx;
@@ -473,6 +486,7 @@ static void print_summary(struct session *s, const struct orch_summary *sum)
 					 json_integer((json_int_t)sum->counts[i]));
 		cli_jset(o, "tasks", c);
 		cli_jset(o, "exit_code", json_integer(summary_exit(sum)));
+		summary_problems(s, sum, o);
 		print_json_line(ctx, o);
 		return;
 	}
@@ -489,6 +503,7 @@ static void print_summary(struct session *s, const struct orch_summary *sum)
 		}
 	}
 	(void)fprintf(ctx->out, ")\n");
+	summary_problems(s, sum, NULL);
 	(void)fprintf(ctx->out,
 		      "  status:  bernstein status %s\n"
 		      "  logs:    %s/%s/%s/\n"
@@ -810,7 +825,7 @@ static char *task_tier(const struct task_row *t)
 	return r;
 }
 
-static json_t *task_json(const struct task_row *t)
+static json_t *task_json(struct state *st, const struct task_row *t)
 {
 	json_t *o = json_object();
 	char *tier = task_tier(t);
@@ -836,6 +851,7 @@ static json_t *task_json(const struct task_row *t)
 	cli_jset(o, "artifact_sha256", cli_jstr(t->artifact_sha256));
 	cli_jset(o, "retry_at", cli_jstr(t->retry_at));
 	cli_jset(o, "updated_at", cli_jstr(t->updated_at));
+	run_report_task_json(st, t, o);
 	return o;
 }
 
@@ -896,7 +912,7 @@ int cmd_status(int argc, char **argv, struct cli_ctx *ctx)
 		cli_jset(o, "created_at", cli_jstr(run.created_at));
 		cli_jset(o, "updated_at", cli_jstr(run.updated_at));
 		for (i = 0; i < n; i++)
-			(void)json_array_append_new(a, task_json(&tasks[i]));
+			(void)json_array_append_new(a, task_json(s.st, &tasks[i]));
 		cli_jset(o, "tasks", a);
 		code = cli_print_json(ctx, o);
 		goto out;
@@ -1423,6 +1439,8 @@ const char cmd_status_summary[] = "show a run's tasks and their states";
 const char cmd_status_usage[] = "[RUN] [--json]";
 const char cmd_status_help[] =
 	"Shows the latest run (or RUN) from .bernstein/state.db: each task's adapter,\n"
-	"state, attempts and the reason of its last change. Works while a run is going.\n"
+	"state, attempts and the reason of its last change: for an agent that failed,\n"
+	"what it said went wrong; for a failed gate, the path of its log. --json adds\n"
+	"agent_error and gate_log to each task. Works while a run is going.\n"
 	"\n"
 	"Exit: 0, 2 no such run (or none yet), 3 state unreadable, 4 I/O.\n";

@@ -26,6 +26,7 @@
 #include "orch/agentrun.h"
 #include "orch/config.h"
 #include "orch/confine.h"
+#include "orch/failure.h"
 #include "orch/lifecycle.h"
 #include "orch/plan.h"
 #include "orch/spec.h"
@@ -1952,7 +1953,7 @@ static void judge_changes(struct loop *l, struct otask *t, bool *ret_removed)
 static void complete(struct loop *l, struct otask *t)
 {
 	struct orch_env *e = l->e;
-	char why[256] = "", ts[TS_MAX], msg[512], tampered[1024] = "";
+	char why[768] = "", ts[TS_MAX], msg[768], tampered[1024] = "";
 	enum outcome out;
 	bool removed = false;
 	struct diag d;
@@ -1970,6 +1971,8 @@ static void complete(struct loop *l, struct otask *t)
 	set_str(&t->att.ended_at, now(l, ts));
 	set_str(&t->att.outcome, outcome_to_string(out));
 	set_str(&t->att.reason, why);
+	set_str(&t->att.agent_error,
+		agentrun_last_error(&t->ar)[0] ? agentrun_last_error(&t->ar) : NULL);
 	t->att.exit_code = t->ar.agent_exit_code;
 	if (t->ar.agent_session && !t->att.agent_session_id)
 		t->att.agent_session_id = xstrdup(t->ar.agent_session);
@@ -2008,6 +2011,9 @@ static void complete(struct loop *l, struct otask *t)
 	invocation_plan_release(&t->plan);
 	invocation_plan_init(&t->plan);
 	t->live = false;
+	/* the task's reason says what the agent itself said went wrong */
+	if (out != OUTCOME_COMPLETED && out != OUTCOME_NO_CHANGES)
+		orch_reason_with_agent_error(why, sizeof(why), t->att.agent_error);
 
 	if (tampered[0] && out != OUTCOME_FAILED) {
 		(void)transition(l, t, TASK_EV_AGENT_FAILED, tampered);
@@ -2033,11 +2039,13 @@ static void complete(struct loop *l, struct otask *t)
 				       "rate limited; retry %" PRId64 " of %" PRId64 " in %.1f s",
 				       t->row.attempts, e->cfg->max_retries,
 				       (double)delay / 1000.0);
+			orch_reason_with_agent_error(msg, sizeof(msg), t->att.agent_error);
 			(void)transition(l, t, TASK_EV_RATE_LIMITED, msg);
 		} else {
 			(void)snprintf(msg, sizeof(msg),
 				       "rate limited %" PRId64 " times; giving up",
 				       t->row.attempts);
+			orch_reason_with_agent_error(msg, sizeof(msg), t->att.agent_error);
 			(void)transition(l, t, TASK_EV_AGENT_FAILED, msg);
 		}
 		break;
@@ -2217,6 +2225,8 @@ static void gate_ended(struct loop *l, struct otask *t, const struct proc *p)
 			       (double)p->timeout_ms / 1000.0, GATE_EXIT_TIMEOUT);
 	else if (p->exit_code != 0)
 		(void)snprintf(msg, sizeof(msg), "gate '%s' failed (exit %d)", name, p->exit_code);
+	if (msg[0])
+		orch_reason_with_gate_log(msg, sizeof(msg), t->gate_log);
 	if (msg[0]) {
 		gates_clear(t);
 		(void)transition(l, t, TASK_EV_GATES_FAILED, msg);
