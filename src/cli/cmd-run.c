@@ -24,6 +24,7 @@
 #include "cli/commands.h"
 #include "cli/output.h"
 #include "cli/repo-config.h"
+#include "cli/logs-view.h"
 #include "cli/run-report.h"
 #include "orch/agentrun.h"
 #include "orch/config.h"
@@ -527,6 +528,7 @@ enum {
 	OPT_ATTEMPT,
 	OPT_EVENTS,
 	OPT_KEEP,
+	OPT_RAW,
 };
 
 static int parse_parallel(struct cli_ctx *ctx, const char *s, unsigned *ret)
@@ -948,6 +950,8 @@ static const struct option logs_options[] = {
 	{"run", required_argument, NULL, OPT_RUN},
 	{"attempt", required_argument, NULL, OPT_ATTEMPT},
 	{"events", no_argument, NULL, OPT_EVENTS},
+	{"json", no_argument, NULL, OPT_JSON},
+	{"raw", no_argument, NULL, OPT_RAW},
 	CLI_OPT_HELP,
 	{NULL, 0, NULL, 0},
 };
@@ -974,13 +978,21 @@ static int copy_from(FILE *out, const char *path, off_t *off)
 	return 0;
 }
 
+/* The next part of a log: agent.log and events.jsonl as they are, or
+ * events.jsonl as readable lines (final: its last line even without a newline). */
+static int logs_read(FILE *out, const char *path, off_t *off, bool readable, bool final)
+{
+	return readable ? logs_view_events(out, path, off, final) : copy_from(out, path, off);
+}
+
 int cmd_logs(int argc, char **argv, struct cli_ctx *ctx)
 {
 	struct session s;
 	struct run_row run = RUN_ROW_INIT;
 	struct task_row t = TASK_ROW_INIT;
 	const char *run_id = NULL, *task_id;
-	bool follow = false, events = false;
+	bool follow = false;
+	enum { LOGS_READABLE, LOGS_RAW, LOGS_JSON } mode = LOGS_READABLE;
 	long attempt = 0;
 	char *path = NULL;
 	off_t off = 0;
@@ -1009,8 +1021,12 @@ int cmd_logs(int argc, char **argv, struct cli_ctx *ctx)
 						       optarg);
 			break;
 		}
-		case OPT_EVENTS:
-			events = true;
+		case OPT_EVENTS: /* the name before --json */
+		case OPT_JSON:
+			mode = LOGS_JSON;
+			break;
+		case OPT_RAW:
+			mode = LOGS_RAW;
 			break;
 		default:
 			return cli_option_error(ctx, argv, logs_options, "");
@@ -1055,11 +1071,12 @@ int cmd_logs(int argc, char **argv, struct cli_ctx *ctx)
 		struct sbuf sb = SBUF_INIT(SIZE_MAX);
 
 		(void)sbuf_addf(&sb, "%s/%s/%s/%s/%ld/%s", s.repo, AGENTRUN_RUNS_DIR, run.id,
-				t.session, attempt, events ? "events.jsonl" : "agent.log");
+				t.session, attempt,
+				mode == LOGS_RAW ? "agent.log" : "events.jsonl");
 		path = sbuf_detach(&sb, NULL);
 	}
 	for (;;) {
-		r = copy_from(ctx->out, path, &off);
+		r = logs_read(ctx->out, path, &off, mode == LOGS_READABLE, !follow);
 		if (r < 0 && r != -ENOENT) {
 			code = cli_error(ctx, BEXIT_ENV, "cannot read '%s': %s", path,
 					 file_strerror(r));
@@ -1072,7 +1089,7 @@ int cmd_logs(int argc, char **argv, struct cli_ctx *ctx)
 		if (state_task_get(s.st, run.id, task_id, &t, NULL) < 0 ||
 		    (t.state != TASK_RUNNING && t.state != TASK_PENDING) ||
 		    t.attempts != (int64_t)attempt) {
-			(void)copy_from(ctx->out, path, &off);
+			(void)logs_read(ctx->out, path, &off, mode == LOGS_READABLE, true);
 			break;
 		}
 		{
@@ -1367,17 +1384,21 @@ const char cmd_demo_help[] =
 	"Exit codes as 'bernstein run' (a failed run is reported as such, never as\n"
 	"verified), and 5 when the audit chain does not verify.\n";
 
-const char cmd_logs_summary[] = "print a task's agent log";
-const char cmd_logs_usage[] = "TASK [-f] [--run RUN] [--attempt N] [--events]";
+const char cmd_logs_summary[] = "print what a task's agent did";
+const char cmd_logs_usage[] = "TASK [-f] [--run RUN] [--attempt N] [--raw | --json]";
 const char cmd_logs_help[] =
-	"Prints the agent.log of the task's latest attempt in the latest run (or RUN):\n"
-	"everything the agent printed, secrets redacted.\n"
+	"Prints what the agent of the task's latest attempt in the latest run (or RUN)\n"
+	"did, as its normalized events, one line each: the time, the kind and the text\n"
+	"(a tool call with its arguments, a tool result with ok, error or denied, an\n"
+	"error with its HTTP status). Secrets are redacted.\n"
 	"\n"
 	"options:\n"
 	"  -f, --follow      keep printing while the attempt runs\n"
 	"  --run RUN         a run other than the latest\n"
 	"  --attempt N       an earlier attempt\n"
-	"  --events          the normalized events (events.jsonl) instead\n"
+	"  --raw             the agent's own output as it printed it (agent.log)\n"
+	"  --json            the normalized events as JSON lines (events.jsonl; also\n"
+	"                    --events)\n"
 	"\n"
 	"Exit: 0, 1 the task has no log yet, 2 usage or unknown run/task, 4 I/O.\n";
 

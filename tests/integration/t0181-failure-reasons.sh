@@ -5,7 +5,8 @@
 # its summary, instead of only "exited with code 41 ..."; a failed gate's log
 # path is printed in the summary and by status (and --json), and the file is
 # there. The agent's error is one line, bounded, redacted, with no escape
-# sequence left.
+# sequence left. `logs TASK` shows readable events (--raw the agent's own
+# output, --json events.jsonl; -f for each).
 . "$SRCDIR/tests/integration/lib.sh"
 
 test_begin "t0181 why a task failed: the agent's own error, the gate's log"
@@ -33,6 +34,12 @@ tasks:
       echo >&2
       echo "some progress on stdout"
       exit 41
+  - title: chatty
+    id: chatty
+    prompt: |
+      echo "hello from the agent"
+      echo "done now"
+      echo x > chatty.txt
   - title: gate fails
     id: gated
     gates: [{name: unit tests, run: "echo GATE-OUTPUT-t0181; exit 3"}]
@@ -89,6 +96,24 @@ p = {x["task"]: x for x in run["problems"]}
 assert p["nokey"]["state"] == "failed" and p["nokey"]["agent_error"].startswith("Error: "), p
 assert p["gated"]["gate_log"].endswith("/gate-unit tests.log"), p
 ' "$T/stdout"
+# logs: readable events by default, --raw the agent's output, --json events.jsonl
+run "$BERNSTEIN" logs chatty
+check "logs: one readable line per event (time, kind, text)" \
+	grep -Eq '^[0-9]{2}:[0-9]{2}:[0-9]{2} text +hello from the agent$' "$T/stdout"
+expect_lines stdout 2 "logs: the two events, nothing else"
+run "$BERNSTEIN" logs chatty -f
+check "logs -f of a finished task: the same lines, then it exits" \
+	grep -Eq '^[0-9:]{8} text +done now$' "$T/stdout"
+run "$BERNSTEIN" logs chatty --raw
+check "logs --raw: what the agent printed" grep -qx "hello from the agent" "$T/stdout"
+run "$BERNSTEIN" logs chatty --json -f
+check "logs --json: events.jsonl's JSON lines" "$PY" -c '
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+assert [e["kind"] for e in ev] == ["text", "text"] and ev[0]["text"] == "hello from the agent", ev
+' "$T/stdout"
+run "$BERNSTEIN" logs nokey
+check "logs of the failed agent: readable, no escape byte" sh -c "! grep -q \"\$(printf '\\033')\" '$T/stdout'"
 check "the secret is in no file of .bernstein nor in the output" \
 	sh -c "! grep -rqs '$SECRET' '$W/.bernstein' '$T/stdout'"
 test_done

@@ -4,7 +4,8 @@
 # needs GEMINI_API_KEY; pi against tests/helpers/fake-llm.py answering HTTP
 # 429 says so in its stream. `bernstein run` shows both errors in its
 # summary, `status` and `status --json` (agent_error), and state.db keeps them
-# per attempt.
+# per attempt; `logs` shows the readable events (--raw the agent's own
+# output).
 . "$SRCDIR/tests/integration/lib.sh"
 test_begin "t0182 e2e: the agent's own error, from real CLIs failing offline"
 . "$SRCDIR/tests/data/runner/runner-lib.sh"
@@ -63,5 +64,9 @@ assert "429" in t["limited"]["agent_error"] and "quota exhausted" in t["limited"
 assert t["nokey"]["state"] == "failed" and t["limited"]["state"] == "failed", t
 ' "$T/stdout"
 
+run "$BERNSTEIN" logs limited
+check "logs: readable events" grep -q "^[0-9][0-9]:[0-9][0-9]:[0-9][0-9] rate_limited" "$T/stdout"
+run "$BERNSTEIN" logs nokey --raw
+expect_stdout_contains "must specify the GEMINI_API_KEY" "logs --raw: the agent's own output"
 fake_stop
 test_done
