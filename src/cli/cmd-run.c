@@ -445,16 +445,7 @@ static void hooks_attach(struct session *s)
  * unfinished (interrupted, a merge postponed), 130 interrupted. */
 static int summary_exit(const struct orch_summary *sum)
 {
-	size_t i, bad = 0;
-
-	if (sum->cancelled)
-		return BEXIT_INTERRUPTED;
-	for (i = 0; i < _TASK_STATE_MAX; i++)
-		if (i != TASK_DONE && i != TASK_NO_CHANGES && i != TASK_REFUSED)
-			bad += sum->counts[i];
-	if (bad)
-		return BEXIT_FAILED;
-	return sum->counts[TASK_REFUSED] ? BEXIT_REFUSED : BEXIT_OK;
+	return run_report_exit(sum->counts, sum->cancelled);
 }
 
 /* The tasks this execution showed that failed, and why (cli/run-report.h). */
@@ -717,6 +708,27 @@ static void print_resume_plan(struct cli_ctx *ctx, const struct resume_plan *rp,
 	}
 }
 
+/* resume moved nothing: say why; exit 2 (docs/exit-codes.md) */
+static int nothing_to_resume(struct session *s, const struct resume_plan *rp, bool dry)
+{
+	char why[512];
+
+	run_report_nothing_to_resume(s->st, rp->run_id, why, sizeof(why));
+	if (s->ctx->json) {
+		json_t *o = json_object();
+
+		cli_jset(o, "type", cli_jstr("resume"));
+		cli_jset(o, "run", cli_jstr(rp->run_id));
+		cli_jset(o, "dry_run", json_boolean(dry));
+		cli_jset(o, "tasks", json_array());
+		cli_jset(o, "nothing_to_resume", cli_jstr(why));
+		print_json_line(s->ctx, o);
+	} else {
+		(void)fprintf(s->ctx->out, "nothing to resume in run %s: %s\n", rp->run_id, why);
+	}
+	return BEXIT_USAGE;
+}
+
 int cmd_resume(int argc, char **argv, struct cli_ctx *ctx)
 {
 	struct session s;
@@ -780,11 +792,7 @@ int cmd_resume(int argc, char **argv, struct cli_ctx *ctx)
 	 * it removes what the killed one left (lock files, worktrees, empty
 	 * branches) and records the end of the run */
 	if (rp.n == 0 && !rp.unfinished) {
-		if (ctx->json)
-			print_resume_plan(ctx, &rp, dry);
-		else
-			(void)fprintf(ctx->out, "nothing to resume in run %s\n", rp.run_id);
-		code = 2;
+		code = nothing_to_resume(&s, &rp, dry);
 		goto out;
 	}
 	print_resume_plan(ctx, &rp, dry);
@@ -863,8 +871,9 @@ int cmd_status(int argc, char **argv, struct cli_ctx *ctx)
 	struct run_row run = RUN_ROW_INIT;
 	struct task_row *tasks = NULL;
 	size_t n = 0, i;
+	char xbuf[64] = "";
 	struct diag d;
-	int c, r, code;
+	int c, r, code, exit_code;
 
 	optind = 0;
 	opterr = 0;
@@ -901,10 +910,20 @@ int cmd_status(int argc, char **argv, struct cli_ctx *ctx)
 		code = cli_diag(ctx, BEXIT_ENV, &d);
 		goto out;
 	}
+	{
+		size_t counts[_TASK_STATE_MAX] = {0};
+
+		for (i = 0; i < n; i++)
+			if ((int)tasks[i].state >= 0 && tasks[i].state < _TASK_STATE_MAX)
+				counts[tasks[i].state]++;
+		/* what `run` or `resume` exited with, by their rule; none while it runs */
+		exit_code = run.state == RUN_RUNNING ? -1 : run_report_exit(counts, false);
+	}
 	if (ctx->json) {
 		json_t *o = json_object(), *a = json_array();
 
 		cli_jset(o, "run", cli_jstr(run.id));
+		cli_jset(o, "exit_code", exit_code >= 0 ? json_integer(exit_code) : NULL);
 		cli_jset(o, "name", cli_jstr(run.name));
 		cli_jset(o, "state", cli_jstr(run_state_to_string(run.state)));
 		cli_jset(o, "plan", cli_jstr(run.plan_path));
@@ -919,8 +938,11 @@ int cmd_status(int argc, char **argv, struct cli_ctx *ctx)
 		code = cli_print_json(ctx, o);
 		goto out;
 	}
-	(void)fprintf(ctx->out, "run %s (%s): %s, base %s @ %.12s, started %s\n", run.id,
-		      run.name ? run.name : "-", run_state_to_string(run.state),
+	if (exit_code >= 0)
+		(void)snprintf(xbuf, sizeof(xbuf), ", exit %d (%s)", exit_code,
+			       run_report_exit_words(exit_code));
+	(void)fprintf(ctx->out, "run %s (%s): %s%s, base %s @ %.12s, started %s\n", run.id,
+		      run.name ? run.name : "-", run_state_to_string(run.state), xbuf,
 		      run.base_branch ? run.base_branch : "-",
 		      run.base_commit ? run.base_commit : "-",
 		      run.created_at ? run.created_at : "-");
@@ -1462,6 +1484,8 @@ const char cmd_status_help[] =
 	"Shows the latest run (or RUN) from .bernstein/state.db: each task's adapter,\n"
 	"state, attempts and the reason of its last change: for an agent that failed,\n"
 	"what it said went wrong; for a failed gate, the path of its log. --json adds\n"
-	"agent_error and gate_log to each task. Works while a run is going.\n"
+	"agent_error and gate_log to each task. The first line gives the exit code\n"
+	"'bernstein run' gives for the run's tasks as they are (exit_code in --json;\n"
+	"none while the run is going). Works while a run is going.\n"
 	"\n"
 	"Exit: 0, 2 no such run (or none yet), 3 state unreadable, 4 I/O.\n";

@@ -5,9 +5,68 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/exit.h"
 #include "cli/output.h"
 #include "orch/failure.h"
 #include "util/banned.h"
+
+int run_report_exit(const size_t *counts, bool cancelled)
+{
+	size_t i, bad = 0;
+
+	if (cancelled)
+		return BEXIT_INTERRUPTED;
+	for (i = 0; i < _TASK_STATE_MAX; i++)
+		if (i != TASK_DONE && i != TASK_NO_CHANGES && i != TASK_REFUSED)
+			bad += counts[i];
+	if (bad)
+		return BEXIT_FAILED;
+	return counts[TASK_REFUSED] ? BEXIT_REFUSED : BEXIT_OK;
+}
+
+const char *run_report_exit_words(int code)
+{
+	switch (code) {
+	case BEXIT_OK:
+		return "ok";
+	case BEXIT_REFUSED:
+		return "tasks refused";
+	case BEXIT_INTERRUPTED:
+		return "interrupted";
+	default:
+		return "a task failed or is unfinished";
+	}
+}
+
+void run_report_nothing_to_resume(struct state *st, const char *run_id, char *buf, size_t size)
+{
+	size_t counts[_TASK_STATE_MAX] = {0}, n = 0, i, o;
+	struct task_row *tasks = NULL;
+	bool first = true;
+
+	if (state_tasks_get(st, run_id, &tasks, &n, NULL) < 0)
+		n = 0;
+	for (i = 0; i < n; i++)
+		if ((int)tasks[i].state >= 0 && tasks[i].state < _TASK_STATE_MAX)
+			counts[tasks[i].state]++;
+	task_rows_free(tasks, n);
+	(void)snprintf(buf, size, "every task has ended (");
+	for (i = 0; i < _TASK_STATE_MAX; i++) {
+		if (!counts[i])
+			continue;
+		o = strlen(buf);
+		(void)snprintf(buf + o, size - o, "%s%zu %s", first ? "" : ", ", counts[i],
+			       task_state_to_string((enum task_state)i));
+		first = false;
+	}
+	o = strlen(buf);
+	(void)snprintf(
+		buf + o, size - o, "%s)%s", first ? "no tasks" : "",
+		counts[TASK_FAILED] || counts[TASK_REFUSED] || counts[TASK_CONFLICT] ||
+				counts[TASK_BLOCKED]
+			? "; failed, refused, conflicting and blocked tasks are not resumed: fix the cause ('bernstein status' says it) and run the plan again"
+			: "");
+}
 
 bool run_report_is_problem(enum task_state s)
 {

@@ -11,6 +11,20 @@
 #include "cli/cli.h"
 #include "orch/state.h"
 
+/* The exit code of `run`, `resume` and `demo` from the states of the tasks
+ * an execution ran (counts[state]: how many), and what `status` shows for
+ * a run that ended: 0 all done or no_changes, 6 refusals and nothing else
+ * wrong, 1 any task failed, conflicted, blocked or left unfinished, 130
+ * cancelled (docs/exit-codes.md). One rule for both. */
+int run_report_exit(const size_t *counts, bool cancelled);
+/* Its words: "ok", "a task failed or is unfinished", "tasks refused", "interrupted". */
+const char *run_report_exit_words(int code);
+
+/* Why `resume` has nothing to move in run_id, into buf: the states its tasks
+ * are in ("2 done, 1 failed, 1 refused") and that ended tasks are not
+ * resumed. */
+void run_report_nothing_to_resume(struct state *st, const char *run_id, char *buf, size_t size);
+
 /* Whether a task in state s needs the user's eyes (failed, refused,
  * conflict, blocked, interrupted). */
 bool run_report_is_problem(enum task_state s);

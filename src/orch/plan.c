@@ -337,6 +337,8 @@ static void parse_sampling(struct pctx *x, const struct ynode *v, const char *pa
 
 		if (k < 0)
 			continue; /* reported */
+		t->sampling_line[k] = v->keys[i]->line;
+		t->sampling_col[k] = v->keys[i]->col;
 		diag_clear(&d);
 		if (orch_get_slot(x->doc, v->items[i],
 				  orch_path_key(p, sizeof(p), path, v->keys[i]->str), k, x->allowed,
@@ -522,6 +524,8 @@ static void parse_task(struct pctx *x, const struct ynode *m, const char *path, 
 			}
 			t->attachments = a;
 			t->n_attachments = n;
+			t->attachments_line = m->keys[i]->line;
+			t->attachments_col = m->keys[i]->col;
 			for (j = 0; j < n; j++)
 				if ((why = relpath_problem(a[j]))) {
 					char pi[ORCH_PATH_MAX];
