@@ -98,7 +98,10 @@ json_t *agentrun_session_json(const struct agentrun *r, enum outcome out, const 
 	json_obj_set(s, "agent_exit_code", json_integer(r->agent_exit_code));
 	json_obj_set(s, "agent_exit", json_str_lossy(r->exit_desc));
 	last_error_into(r, err, sizeof(err));
-	json_obj_set(s, "agent_error", err[0] ? json_str_lossy(err) : NULL);
+	json_obj_set(s, "agent_error",
+		     err[0] && out != OUTCOME_COMPLETED && out != OUTCOME_NO_CHANGES
+			     ? json_str_lossy(err)
+			     : NULL);
 	json_obj_set(s, "adapter", json_str_lossy(rec->adapter));
 	json_obj_set(s, "session_id", json_str_lossy(r->agent_session));
 	json_obj_set(s, "run", json_str_lossy(rec->run));

@@ -1971,8 +1971,12 @@ static void complete(struct loop *l, struct otask *t)
 	set_str(&t->att.ended_at, now(l, ts));
 	set_str(&t->att.outcome, outcome_to_string(out));
 	set_str(&t->att.reason, why);
-	set_str(&t->att.agent_error,
-		agentrun_last_error(&t->ar)[0] ? agentrun_last_error(&t->ar) : NULL);
+	/* what the agent said went wrong: kept when it did not complete (a
+	 * retried hiccup of an agent that then finished is not its error) */
+	set_str(&t->att.agent_error, out != OUTCOME_COMPLETED && out != OUTCOME_NO_CHANGES &&
+						     agentrun_last_error(&t->ar)[0]
+					     ? agentrun_last_error(&t->ar)
+					     : NULL);
 	t->att.exit_code = t->ar.agent_exit_code;
 	if (t->ar.agent_session && !t->att.agent_session_id)
 		t->att.agent_session_id = xstrdup(t->ar.agent_session);
