@@ -347,6 +347,15 @@ static void parse_sampling(struct pctx *x, const struct ynode *v, const char *pa
 	}
 }
 
+/* attachments: the list, and where its key is (plan validate's gates) */
+static void set_attachments(struct plan_task *t, const char **a, size_t n, const struct ynode *key)
+{
+	t->attachments = a;
+	t->n_attachments = n;
+	t->attachments_line = key->line;
+	t->attachments_col = key->col;
+}
+
 static const char *const task_keys[] = {
 	"title",       "id",	   "prompt",	 "description", "role",	   "requires", "adapter",
 	"cli",	       "model",	   "effort",	 "depends_on",	"timeout", "gates",    "artifact",
@@ -522,10 +531,7 @@ static void parse_task(struct pctx *x, const struct ynode *m, const char *path, 
 				add(x, &d);
 				continue;
 			}
-			t->attachments = a;
-			t->n_attachments = n;
-			t->attachments_line = m->keys[i]->line;
-			t->attachments_col = m->keys[i]->col;
+			set_attachments(t, a, n, m->keys[i]);
 			for (j = 0; j < n; j++)
 				if ((why = relpath_problem(a[j]))) {
 					char pi[ORCH_PATH_MAX];
