@@ -409,27 +409,102 @@ static void add_file(struct build *b, enum invocation_base base, const char *pat
 
 /* ---- the steps ---- */
 
-static int check_attachments(struct build *b)
+/* The gates that need nothing but the request's text (see invocation.h). */
+static int static_attachments(const struct profile *p, const struct catalog *cat,
+			      size_t n_attachments, struct diag *reterr)
 {
-	const struct invocation_request *req = b->req;
 	struct strvec names = STRVEC_INIT;
 	struct sbuf list = SBUF_INIT(SIZE_MAX);
 	size_t i;
 
-	if (req->n_attachments == 0)
+	if (n_attachments == 0 || catalog_vision(cat, p->name))
 		return 0;
-	if (!catalog_vision(req->catalog, b->p->name)) {
-		invocation_vision_adapters(req->catalog, &names);
-		for (i = 0; i < names.nr; i++)
-			(void)sbuf_addf(&list, "%s%s", i ? ", " : "", names.v[i]);
+	invocation_vision_adapters(cat, &names);
+	for (i = 0; i < names.nr; i++)
+		(void)sbuf_addf(&list, "%s%s", i ? ", " : "", names.v[i]);
+	diag_set(
+		reterr, NULL, 0, 0,
+		"adapter '%s' does not support multimodal attachments; adapters that could take them: %s",
+		p->name, list.len ? list.buf : "none in this catalogue");
+	strvec_clear(&names);
+	sbuf_release(&list);
+	return -EPERM;
+}
+
+static bool is_runner(const struct profile *p)
+{
+	return p->shape == PROFILE_SHAPE_MODULE && strcmp(p->name, "openai_agents") == 0;
+}
+
+static int static_sampling(const struct profile *p, const struct invocation_sampling *s,
+			   const char *allowed_key_envs, enum sampling_key *ret_key,
+			   struct diag *reterr)
+{
+	int k, r;
+
+	r = invocation_check_sampling(p, s, reterr);
+	if (r < 0) {
+		/* the first key refused, for the caller's location */
+		for (k = 0; k < _SAMPLING_KEY_MAX; k++)
+			if ((s->set & (1u << k)) &&
+			    invocation_check_sampling(
+				    p, &(struct invocation_sampling){.set = 1u << k}, NULL) < 0)
+				break;
+		*ret_key = k < _SAMPLING_KEY_MAX ? (enum sampling_key)k : _SAMPLING_KEY_INVALID;
+		return r;
+	}
+	*ret_key = SAMPLING_BASE_URL;
+	if ((s->set & (1u << SAMPLING_BASE_URL)) && url_check(s->base_url, NULL, reterr) < 0)
+		return -EINVAL;
+	*ret_key = SAMPLING_API_KEY_ENV;
+	if (s->set & (1u << SAMPLING_API_KEY_ENV)) {
+		r = credential_env_check(s->api_key_env, allowed_key_envs, reterr);
+		if (r < 0)
+			return r;
+	}
+	if (is_runner(p))
+		return 0; /* the manifest carries every key */
+	/* A factory profile: admitted keys must have a spelling. */
+	for (k = 0; k < _SAMPLING_KEY_MAX; k++) {
+		bool endpoint_key = k == SAMPLING_BASE_URL || k == SAMPLING_API_KEY_ENV;
+
+		if (!(s->set & (1u << k)))
+			continue;
+		if (endpoint_key && p->runtime.endpoint.declared)
+			continue;
+		*ret_key = (enum sampling_key)k;
 		diag_set(
-			b->reterr, NULL, 0, 0,
-			"adapter '%s' does not support multimodal attachments; adapters that could take them: %s",
-			b->p->name, list.len ? list.buf : "none in this catalogue");
-		strvec_clear(&names);
-		sbuf_release(&list);
+			reterr, NULL, 0, 0,
+			"adapter '%s' admits '%s' but its profile declares no way to pass it%s; refusing to spawn instead of silently dropping it",
+			p->name, sampling_names[k],
+			endpoint_key ? " (no runtime.endpoint)"
+				     : " (profiles have no sampling spelling)");
 		return -EPERM;
 	}
+	return 0;
+}
+
+int invocation_check_static(const struct profile *p, const struct catalog *cat,
+			    const struct invocation_sampling *s, size_t n_attachments,
+			    const char *allowed_key_envs, enum sampling_key *ret_key,
+			    struct diag *reterr)
+{
+	enum sampling_key key = _SAMPLING_KEY_INVALID;
+	int r;
+
+	r = static_attachments(p, cat, n_attachments, reterr);
+	if (r == 0)
+		r = static_sampling(p, s, allowed_key_envs, &key, reterr);
+	if (r < 0 && ret_key)
+		*ret_key = key; /* _SAMPLING_KEY_INVALID: the attachments */
+	return r;
+}
+
+static int check_attachments(struct build *b)
+{
+	const struct invocation_request *req = b->req;
+	size_t i;
+
 	for (i = 0; i < req->n_attachments; i++) {
 		const char *a = req->attachments[i];
 		struct stat st;
@@ -461,22 +536,23 @@ static int check_attachments(struct build *b)
 	return 0;
 }
 
-static int check_sampling(struct build *b)
+/* The request's own gates: invocation_check_static() (the same rules
+ * `plan validate` runs), then what only the host can say: the attachments
+ * exist and the key's variable is set. */
+static int check_gates(struct build *b)
 {
 	const struct invocation_sampling *s = &b->req->sampling;
-	const char *allowed;
-	int k, r;
+	int r;
 
-	r = invocation_check_sampling(b->p, s, b->reterr);
+	r = invocation_check_static(b->p, b->req->catalog, s, b->req->n_attachments,
+				    envpolicy_get(b->req->host_env, CREDENTIAL_HOST_ALLOW_ENV),
+				    NULL, b->reterr);
 	if (r < 0)
 		return r;
-	if ((s->set & (1u << SAMPLING_BASE_URL)) && url_check(s->base_url, NULL, b->reterr) < 0)
-		return -EINVAL;
+	r = check_attachments(b);
+	if (r < 0)
+		return r;
 	if (s->set & (1u << SAMPLING_API_KEY_ENV)) {
-		allowed = envpolicy_get(b->req->host_env, CREDENTIAL_HOST_ALLOW_ENV);
-		r = credential_env_check(s->api_key_env, allowed, b->reterr);
-		if (r < 0)
-			return r;
 		b->api_key = envpolicy_get(b->req->host_env, s->api_key_env);
 		if (!b->api_key || !*b->api_key) {
 			diag_set(b->reterr, NULL, 0, 0,
@@ -484,24 +560,6 @@ static int check_sampling(struct build *b)
 				 s->api_key_env);
 			return -ENOENT;
 		}
-	}
-	if (b->runner)
-		return 0; /* the manifest carries every key */
-	/* A factory profile: admitted keys must have a spelling. */
-	for (k = 0; k < _SAMPLING_KEY_MAX; k++) {
-		bool endpoint_key = k == SAMPLING_BASE_URL || k == SAMPLING_API_KEY_ENV;
-
-		if (!(s->set & (1u << k)))
-			continue;
-		if (endpoint_key && b->p->runtime.endpoint.declared)
-			continue;
-		diag_set(
-			b->reterr, NULL, 0, 0,
-			"adapter '%s' admits '%s' but its profile declares no way to pass it%s; refusing to spawn instead of silently dropping it",
-			b->p->name, sampling_names[k],
-			endpoint_key ? " (no runtime.endpoint)"
-				     : " (profiles have no sampling spelling)");
-		return -EPERM;
 	}
 	return 0;
 }
@@ -1372,10 +1430,7 @@ int invocation_build(const struct invocation_request *req, struct invocation_pla
 	plan.dialect = d;
 
 	/* the gates, before anything else */
-	r = check_attachments(&b);
-	if (r < 0)
-		goto out;
-	r = check_sampling(&b);
+	r = check_gates(&b);
 	if (r < 0)
 		goto out;
 	plan.endpoint = !b.runner && (req->sampling.set &

@@ -141,6 +141,23 @@ int invocation_sampling_set(struct invocation_sampling *s, const char *key, cons
 int invocation_check_sampling(const struct profile *p, const struct invocation_sampling *s,
 			      struct diag *reterr);
 
+/* The gates a request meets before anything else, that need nothing but its
+ * text: attachments for an adapter without image input (-EPERM, naming the
+ * adapters that could take them), the sampling gate
+ * (invocation_check_sampling(), -EPERM), base_url a URL (-EINVAL),
+ * api_key_env a credential variable name (adapter/credential.h;
+ * allowed_key_envs: the host's CREDENTIAL_HOST_ALLOW_ENV, or NULL; -EPERM),
+ * and, for a factory profile, a spelling for every key it admits (-EPERM).
+ * invocation_build() runs exactly these (then checks that the attachments
+ * exist and the key's variable is set), and so does `plan validate`, so a
+ * plan it passes is not refused at dispatch for a reason it could know. On
+ * failure *ret_key (may be NULL) is the sampling key at fault, or
+ * _SAMPLING_KEY_INVALID for the attachments. */
+int invocation_check_static(const struct profile *p, const struct catalog *cat,
+			    const struct invocation_sampling *s, size_t n_attachments,
+			    const char *allowed_key_envs, enum sampling_key *ret_key,
+			    struct diag *reterr);
+
 /* ---- the request and the plan ---- */
 
 struct invocation_request {

@@ -17,6 +17,7 @@
 #include "cli/commands.h"
 #include "cli/output.h"
 #include "cli/repo-config.h"
+#include "cli/plan-gates.h"
 #include "orch/config.h"
 #include "orch/plan.h"
 #include "orch/spec.h"
@@ -89,6 +90,7 @@ static void print_issues(struct cli_ctx *ctx, const char *file, const struct pla
 
 static int cmd_plan_validate(int argc, char **argv, struct cli_ctx *ctx)
 {
+	struct catalog *cat = NULL;
 	json_t *files = NULL;
 	size_t nvalid = 0, ninvalid = 0, nunreadable = 0;
 	int i, r;
@@ -105,6 +107,21 @@ static int cmd_plan_validate(int argc, char **argv, struct cli_ctx *ctx)
 		struct plan *p = NULL;
 
 		r = plan_load_file(argv[i], allowed_envs(ctx), &p, &is);
+		/* the gates dispatch runs (the catalogue read once) */
+		if (r == 0 && !cat) {
+			r = catalog_paths_load(ctx, &cat);
+			if (r) {
+				plan_free(p);
+				plan_issues_release(&is);
+				json_decref(files);
+				return r;
+			}
+		}
+		if (r == 0 && plan_gates_check(p, cat, allowed_envs(ctx), &is) > 0) {
+			r = -EINVAL;
+			plan_free(p);
+			p = NULL;
+		}
 		if (r == 0)
 			nvalid++;
 		else if (load_exit(r) == BEXIT_INVALID)
@@ -137,6 +154,7 @@ static int cmd_plan_validate(int argc, char **argv, struct cli_ctx *ctx)
 		plan_issues_release(&is);
 		plan_free(p);
 	}
+	catalog_free(cat);
 	if (ctx->json) {
 		json_t *root = json_object(), *sum = json_object();
 		size_t total = nvalid + ninvalid + nunreadable;

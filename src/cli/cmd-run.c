@@ -24,6 +24,8 @@
 #include "cli/commands.h"
 #include "cli/output.h"
 #include "cli/repo-config.h"
+#include "cli/logs-view.h"
+#include "cli/run-report.h"
 #include "orch/agentrun.h"
 #include "orch/config.h"
 #include "orch/plan.h"
@@ -339,7 +341,7 @@ static void on_task(void *userdata, const struct task_row *t, enum task_state fr
 		}
 		if (t->reason && t->state != TASK_RUNNING) {
 			free(r->last);
-			r->last = xstrdup(t->reason);
+			r->last = xstrdup(run_report_short_reason(t->reason));
 		}
 	}
 	if (s->ctx->json) {
@@ -443,16 +445,19 @@ static void hooks_attach(struct session *s)
  * unfinished (interrupted, a merge postponed), 130 interrupted. */
 static int summary_exit(const struct orch_summary *sum)
 {
-	size_t i, bad = 0;
+	return run_report_exit(sum->counts, sum->cancelled);
+}
 
-	if (sum->cancelled)
-		return BEXIT_INTERRUPTED;
-	for (i = 0; i < _TASK_STATE_MAX; i++)
-		if (i != TASK_DONE && i != TASK_NO_CHANGES && i != TASK_REFUSED)
-			bad += sum->counts[i];
-	if (bad)
-		return BEXIT_FAILED;
-	return sum->counts[TASK_REFUSED] ? BEXIT_REFUSED : BEXIT_OK;
+/* The tasks this execution showed that failed, and why (cli/run-report.h). */
+static void summary_problems(struct session *s, const struct orch_summary *sum, json_t *o)
+{
+	const char **ids = xcalloc(s->n_rows + 1, sizeof(*ids));
+	size_t i;
+
+	for (i = 0; i < s->n_rows; i++)
+		ids[i] = s->rows[i].id;
+	run_report_problems(s->ctx, s->st, sum->run_id, ids, s->n_rows, o);
+	free(ids);
 }
 
 static void print_summary(struct session *s, const struct orch_summary *sum)
@@ -473,6 +478,7 @@ static void print_summary(struct session *s, const struct orch_summary *sum)
 					 json_integer((json_int_t)sum->counts[i]));
 		cli_jset(o, "tasks", c);
 		cli_jset(o, "exit_code", json_integer(summary_exit(sum)));
+		summary_problems(s, sum, o);
 		print_json_line(ctx, o);
 		return;
 	}
@@ -489,6 +495,7 @@ static void print_summary(struct session *s, const struct orch_summary *sum)
 		}
 	}
 	(void)fprintf(ctx->out, ")\n");
+	summary_problems(s, sum, NULL);
 	(void)fprintf(ctx->out,
 		      "  status:  bernstein status %s\n"
 		      "  logs:    %s/%s/%s/\n"
@@ -512,6 +519,7 @@ enum {
 	OPT_ATTEMPT,
 	OPT_EVENTS,
 	OPT_KEEP,
+	OPT_RAW,
 };
 
 static int parse_parallel(struct cli_ctx *ctx, const char *s, unsigned *ret)
@@ -700,6 +708,27 @@ static void print_resume_plan(struct cli_ctx *ctx, const struct resume_plan *rp,
 	}
 }
 
+/* resume moved nothing: say why; exit 2 (docs/exit-codes.md) */
+static int nothing_to_resume(struct session *s, const struct resume_plan *rp, bool dry)
+{
+	char why[512];
+
+	run_report_nothing_to_resume(s->st, rp->run_id, why, sizeof(why));
+	if (s->ctx->json) {
+		json_t *o = json_object();
+
+		cli_jset(o, "type", cli_jstr("resume"));
+		cli_jset(o, "run", cli_jstr(rp->run_id));
+		cli_jset(o, "dry_run", json_boolean(dry));
+		cli_jset(o, "tasks", json_array());
+		cli_jset(o, "nothing_to_resume", cli_jstr(why));
+		print_json_line(s->ctx, o);
+	} else {
+		(void)fprintf(s->ctx->out, "nothing to resume in run %s: %s\n", rp->run_id, why);
+	}
+	return BEXIT_USAGE;
+}
+
 int cmd_resume(int argc, char **argv, struct cli_ctx *ctx)
 {
 	struct session s;
@@ -763,11 +792,7 @@ int cmd_resume(int argc, char **argv, struct cli_ctx *ctx)
 	 * it removes what the killed one left (lock files, worktrees, empty
 	 * branches) and records the end of the run */
 	if (rp.n == 0 && !rp.unfinished) {
-		if (ctx->json)
-			print_resume_plan(ctx, &rp, dry);
-		else
-			(void)fprintf(ctx->out, "nothing to resume in run %s\n", rp.run_id);
-		code = 2;
+		code = nothing_to_resume(&s, &rp, dry);
 		goto out;
 	}
 	print_resume_plan(ctx, &rp, dry);
@@ -810,7 +835,7 @@ static char *task_tier(const struct task_row *t)
 	return r;
 }
 
-static json_t *task_json(const struct task_row *t)
+static json_t *task_json(struct state *st, const struct task_row *t)
 {
 	json_t *o = json_object();
 	char *tier = task_tier(t);
@@ -836,6 +861,7 @@ static json_t *task_json(const struct task_row *t)
 	cli_jset(o, "artifact_sha256", cli_jstr(t->artifact_sha256));
 	cli_jset(o, "retry_at", cli_jstr(t->retry_at));
 	cli_jset(o, "updated_at", cli_jstr(t->updated_at));
+	run_report_task_json(st, t, o);
 	return o;
 }
 
@@ -845,8 +871,9 @@ int cmd_status(int argc, char **argv, struct cli_ctx *ctx)
 	struct run_row run = RUN_ROW_INIT;
 	struct task_row *tasks = NULL;
 	size_t n = 0, i;
+	char xbuf[64] = "";
 	struct diag d;
-	int c, r, code;
+	int c, r, code, exit_code;
 
 	optind = 0;
 	opterr = 0;
@@ -883,10 +910,20 @@ int cmd_status(int argc, char **argv, struct cli_ctx *ctx)
 		code = cli_diag(ctx, BEXIT_ENV, &d);
 		goto out;
 	}
+	{
+		size_t counts[_TASK_STATE_MAX] = {0};
+
+		for (i = 0; i < n; i++)
+			if ((int)tasks[i].state >= 0 && tasks[i].state < _TASK_STATE_MAX)
+				counts[tasks[i].state]++;
+		/* what `run` or `resume` exited with, by their rule; none while it runs */
+		exit_code = run.state == RUN_RUNNING ? -1 : run_report_exit(counts, false);
+	}
 	if (ctx->json) {
 		json_t *o = json_object(), *a = json_array();
 
 		cli_jset(o, "run", cli_jstr(run.id));
+		cli_jset(o, "exit_code", exit_code >= 0 ? json_integer(exit_code) : NULL);
 		cli_jset(o, "name", cli_jstr(run.name));
 		cli_jset(o, "state", cli_jstr(run_state_to_string(run.state)));
 		cli_jset(o, "plan", cli_jstr(run.plan_path));
@@ -896,13 +933,16 @@ int cmd_status(int argc, char **argv, struct cli_ctx *ctx)
 		cli_jset(o, "created_at", cli_jstr(run.created_at));
 		cli_jset(o, "updated_at", cli_jstr(run.updated_at));
 		for (i = 0; i < n; i++)
-			(void)json_array_append_new(a, task_json(&tasks[i]));
+			(void)json_array_append_new(a, task_json(s.st, &tasks[i]));
 		cli_jset(o, "tasks", a);
 		code = cli_print_json(ctx, o);
 		goto out;
 	}
-	(void)fprintf(ctx->out, "run %s (%s): %s, base %s @ %.12s, started %s\n", run.id,
-		      run.name ? run.name : "-", run_state_to_string(run.state),
+	if (exit_code >= 0)
+		(void)snprintf(xbuf, sizeof(xbuf), ", exit %d (%s)", exit_code,
+			       run_report_exit_words(exit_code));
+	(void)fprintf(ctx->out, "run %s (%s): %s%s, base %s @ %.12s, started %s\n", run.id,
+		      run.name ? run.name : "-", run_state_to_string(run.state), xbuf,
 		      run.base_branch ? run.base_branch : "-",
 		      run.base_commit ? run.base_commit : "-",
 		      run.created_at ? run.created_at : "-");
@@ -932,6 +972,8 @@ static const struct option logs_options[] = {
 	{"run", required_argument, NULL, OPT_RUN},
 	{"attempt", required_argument, NULL, OPT_ATTEMPT},
 	{"events", no_argument, NULL, OPT_EVENTS},
+	{"json", no_argument, NULL, OPT_JSON},
+	{"raw", no_argument, NULL, OPT_RAW},
 	CLI_OPT_HELP,
 	{NULL, 0, NULL, 0},
 };
@@ -958,13 +1000,21 @@ static int copy_from(FILE *out, const char *path, off_t *off)
 	return 0;
 }
 
+/* The next part of a log: agent.log and events.jsonl as they are, or
+ * events.jsonl as readable lines (final: its last line even without a newline). */
+static int logs_read(FILE *out, const char *path, off_t *off, bool readable, bool final)
+{
+	return readable ? logs_view_events(out, path, off, final) : copy_from(out, path, off);
+}
+
 int cmd_logs(int argc, char **argv, struct cli_ctx *ctx)
 {
 	struct session s;
 	struct run_row run = RUN_ROW_INIT;
 	struct task_row t = TASK_ROW_INIT;
 	const char *run_id = NULL, *task_id;
-	bool follow = false, events = false;
+	bool follow = false;
+	enum { LOGS_READABLE, LOGS_RAW, LOGS_JSON } mode = LOGS_READABLE;
 	long attempt = 0;
 	char *path = NULL;
 	off_t off = 0;
@@ -993,8 +1043,12 @@ int cmd_logs(int argc, char **argv, struct cli_ctx *ctx)
 						       optarg);
 			break;
 		}
-		case OPT_EVENTS:
-			events = true;
+		case OPT_EVENTS: /* the name before --json */
+		case OPT_JSON:
+			mode = LOGS_JSON;
+			break;
+		case OPT_RAW:
+			mode = LOGS_RAW;
 			break;
 		default:
 			return cli_option_error(ctx, argv, logs_options, "");
@@ -1039,11 +1093,12 @@ int cmd_logs(int argc, char **argv, struct cli_ctx *ctx)
 		struct sbuf sb = SBUF_INIT(SIZE_MAX);
 
 		(void)sbuf_addf(&sb, "%s/%s/%s/%s/%ld/%s", s.repo, AGENTRUN_RUNS_DIR, run.id,
-				t.session, attempt, events ? "events.jsonl" : "agent.log");
+				t.session, attempt,
+				mode == LOGS_RAW ? "agent.log" : "events.jsonl");
 		path = sbuf_detach(&sb, NULL);
 	}
 	for (;;) {
-		r = copy_from(ctx->out, path, &off);
+		r = logs_read(ctx->out, path, &off, mode == LOGS_READABLE, !follow);
 		if (r < 0 && r != -ENOENT) {
 			code = cli_error(ctx, BEXIT_ENV, "cannot read '%s': %s", path,
 					 file_strerror(r));
@@ -1056,7 +1111,7 @@ int cmd_logs(int argc, char **argv, struct cli_ctx *ctx)
 		if (state_task_get(s.st, run.id, task_id, &t, NULL) < 0 ||
 		    (t.state != TASK_RUNNING && t.state != TASK_PENDING) ||
 		    t.attempts != (int64_t)attempt) {
-			(void)copy_from(ctx->out, path, &off);
+			(void)logs_read(ctx->out, path, &off, mode == LOGS_READABLE, true);
 			break;
 		}
 		{
@@ -1352,17 +1407,21 @@ const char cmd_demo_help[] =
 	"Exit codes as 'bernstein run' (a failed run is reported as such, never as\n"
 	"verified), and 5 when the audit chain does not verify.\n";
 
-const char cmd_logs_summary[] = "print a task's agent log";
-const char cmd_logs_usage[] = "TASK [-f] [--run RUN] [--attempt N] [--events]";
+const char cmd_logs_summary[] = "print what a task's agent did";
+const char cmd_logs_usage[] = "TASK [-f] [--run RUN] [--attempt N] [--raw | --json]";
 const char cmd_logs_help[] =
-	"Prints the agent.log of the task's latest attempt in the latest run (or RUN):\n"
-	"everything the agent printed, secrets redacted.\n"
+	"Prints what the agent of the task's latest attempt in the latest run (or RUN)\n"
+	"did, as its normalized events, one line each: the time, the kind and the text\n"
+	"(a tool call with its arguments, a tool result with ok, error or denied, an\n"
+	"error with its HTTP status). Secrets are redacted.\n"
 	"\n"
 	"options:\n"
 	"  -f, --follow      keep printing while the attempt runs\n"
 	"  --run RUN         a run other than the latest\n"
 	"  --attempt N       an earlier attempt\n"
-	"  --events          the normalized events (events.jsonl) instead\n"
+	"  --raw             the agent's own output as it printed it (agent.log)\n"
+	"  --json            the normalized events as JSON lines (events.jsonl; also\n"
+	"                    --events)\n"
 	"\n"
 	"Exit: 0, 1 the task has no log yet, 2 usage or unknown run/task, 4 I/O.\n";
 
@@ -1424,6 +1483,10 @@ const char cmd_status_summary[] = "show a run's tasks and their states";
 const char cmd_status_usage[] = "[RUN] [--json]";
 const char cmd_status_help[] =
 	"Shows the latest run (or RUN) from .bernstein/state.db: each task's adapter,\n"
-	"state, attempts and the reason of its last change. Works while a run is going.\n"
+	"state, attempts and the reason of its last change: for an agent that failed,\n"
+	"what it said went wrong; for a failed gate, the path of its log. --json adds\n"
+	"agent_error and gate_log to each task. The first line gives the exit code\n"
+	"'bernstein run' gives for the run's tasks as they are (exit_code in --json;\n"
+	"none while the run is going). Works while a run is going.\n"
 	"\n"
 	"Exit: 0, 2 no such run (or none yet), 3 state unreadable, 4 I/O.\n";

@@ -555,6 +555,9 @@ static int run_plan(struct cli_ctx *ctx, const struct spawn_opts *o, const struc
 	} else {
 		(void)fprintf(ctx->out, "outcome: %s (%s; %s)\n", outcome_to_string(out), why,
 			      s.ar.exit_desc[0] ? s.ar.exit_desc : "no exit status");
+		if (out != OUTCOME_COMPLETED && out != OUTCOME_NO_CHANGES &&
+		    agentrun_last_error(&s.ar)[0])
+			(void)fprintf(ctx->out, "the agent said: %s\n", s.ar.agent_error);
 		(void)fprintf(ctx->out, "session: %s\n",
 			      s.ar.agent_session ? s.ar.agent_session
 						 : "none (the agent announced none)");

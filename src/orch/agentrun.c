@@ -54,6 +54,7 @@ void agentrun_init(struct agentrun *r, const struct invocation_plan *plan,
 	dialect_state_init(&r->dialect, plan->dialect);
 	dialect_state_init(&r->hooks_dialect, DIALECT_HOOKS);
 	outcome_inputs_init(&r->in, plan->dialect);
+	lasterr_init(&r->lasterr, plan->dialect);
 }
 
 void agentrun_release(struct agentrun *r)
@@ -79,6 +80,8 @@ void agentrun_release(struct agentrun *r)
 	r->hooks_listening = false;
 }
 
+static void last_error_into(const struct agentrun *r, char *buf, size_t size);
+
 /* ---- files ---- */
 
 json_t *agentrun_session_json(const struct agentrun *r, enum outcome out, const char *why,
@@ -86,6 +89,7 @@ json_t *agentrun_session_json(const struct agentrun *r, enum outcome out, const 
 {
 	const struct invocation_plan *plan = r->plan;
 	json_t *s = json_object();
+	char err[LASTERR_MAX + 64];
 
 	json_obj_set(s, "kind", json_str_lossy("outcome"));
 	json_obj_set(s, "outcome", json_str_lossy(outcome_to_string(out)));
@@ -93,6 +97,11 @@ json_t *agentrun_session_json(const struct agentrun *r, enum outcome out, const 
 	json_obj_set(s, "exit_code", rec->exit_code >= 0 ? json_integer(rec->exit_code) : NULL);
 	json_obj_set(s, "agent_exit_code", json_integer(r->agent_exit_code));
 	json_obj_set(s, "agent_exit", json_str_lossy(r->exit_desc));
+	last_error_into(r, err, sizeof(err));
+	json_obj_set(s, "agent_error",
+		     err[0] && out != OUTCOME_COMPLETED && out != OUTCOME_NO_CHANGES
+			     ? json_str_lossy(err)
+			     : NULL);
 	json_obj_set(s, "adapter", json_str_lossy(rec->adapter));
 	json_obj_set(s, "session_id", json_str_lossy(r->agent_session));
 	json_obj_set(s, "run", json_str_lossy(rec->run));
@@ -321,6 +330,7 @@ static void emit(void *userdata, const struct event *raw_ev)
 	}
 	outcome_observe(&r->in, ev);
 	note_event(r, ev);
+	lasterr_observe(&r->lasterr, ev);
 	sbuf_reset(&r->json);
 	if (event_to_json(ev, clock_system()->now_ns(clock_system()), &r->json) < 0)
 		return;
@@ -406,6 +416,7 @@ void agentrun_line(struct agentrun *r, int stream, const char *line, size_t len)
 		if (r->hooks.on_stderr)
 			r->hooks.on_stderr(r->hooks.userdata, l, n);
 		(void)dialect_feed_stderr(&r->dialect, l, n, &sink);
+		lasterr_stderr(&r->lasterr, l, n);
 		return;
 	}
 	diag_clear(&r->parse);
@@ -486,6 +497,28 @@ enum outcome agentrun_classify(struct agentrun *r, char *why, size_t why_size)
 	if (!r->in.changes_known)
 		r->in.expect_changes = r->expect_changes;
 	return outcome_classify_why(&r->in, why, why_size);
+}
+
+static void last_error_into(const struct agentrun *r, char *buf, size_t size)
+{
+	char line[LASTERR_MAX + 64];
+	struct sbuf red = SBUF_INIT(size - 1);
+
+	(void)lasterr_text(&r->lasterr, line, sizeof(line));
+	/* the collapsed line could join a secret's pieces again */
+	if (r->rd && line[0] && redact_apply(r->rd, line, strlen(line), REDACT_CUT, &red) == 0)
+		(void)snprintf(buf, size, "%s", red.buf);
+	else if (r->rd && line[0])
+		(void)snprintf(buf, size, "%s", "[REDACTED]");
+	else
+		(void)snprintf(buf, size, "%s", line);
+	sbuf_release(&red);
+}
+
+const char *agentrun_last_error(struct agentrun *r)
+{
+	last_error_into(r, r->agent_error, sizeof(r->agent_error));
+	return r->agent_error;
 }
 
 /* ---- the plan as JSON ---- */

@@ -33,6 +33,7 @@
 
 #include "adapter/dialect.h"
 #include "adapter/events.h"
+#include "adapter/lasterr.h"
 #include "adapter/outcome.h"
 #include "proc/supervise.h"
 #include "util/diag.h"
@@ -87,7 +88,9 @@ struct agentrun {
 	char *last_text;   /* the last text/result message (final message; capped) */
 	int64_t input_tokens, output_tokens;
 	double cost_usd;
-	char last_kind[24]; /* the kind of the last event */
+	char last_kind[24];		    /* the kind of the last event */
+	struct lasterr lasterr;		    /* the agent's own last error (adapter/lasterr.h) */
+	char agent_error[LASTERR_MAX + 64]; /* agentrun_last_error()'s line */
 };
 
 /* Set up r for plan (borrowed: it must outlive r). No I/O. */
@@ -117,6 +120,12 @@ void agentrun_binary_missing(struct agentrun *r);
  * why (may be NULL) gets the deciding rule. */
 void agentrun_set_changes(struct agentrun *r, bool changed);
 enum outcome agentrun_classify(struct agentrun *r, char *why, size_t why_size);
+
+/* The agent's own last error, one line, redacted: what it said on its stream
+ * (an error, a rate limit, a failed result, with the HTTP status) or, when it
+ * said nothing there, its last stderr line that reads like an error; "" when
+ * it said nothing. Valid until the next call or agentrun_release(). */
+const char *agentrun_last_error(struct agentrun *r);
 
 /* Flush and close the files; free everything. */
 void agentrun_release(struct agentrun *r);

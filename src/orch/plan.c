@@ -337,12 +337,23 @@ static void parse_sampling(struct pctx *x, const struct ynode *v, const char *pa
 
 		if (k < 0)
 			continue; /* reported */
+		t->sampling_line[k] = v->keys[i]->line;
+		t->sampling_col[k] = v->keys[i]->col;
 		diag_clear(&d);
 		if (orch_get_slot(x->doc, v->items[i],
 				  orch_path_key(p, sizeof(p), path, v->keys[i]->str), k, x->allowed,
 				  &t->sampling, &d) < 0)
 			add(x, &d);
 	}
+}
+
+/* attachments: the list, and where its key is (plan validate's gates) */
+static void set_attachments(struct plan_task *t, const char **a, size_t n, const struct ynode *key)
+{
+	t->attachments = a;
+	t->n_attachments = n;
+	t->attachments_line = key->line;
+	t->attachments_col = key->col;
 }
 
 static const char *const task_keys[] = {
@@ -520,8 +531,7 @@ static void parse_task(struct pctx *x, const struct ynode *m, const char *path, 
 				add(x, &d);
 				continue;
 			}
-			t->attachments = a;
-			t->n_attachments = n;
+			set_attachments(t, a, n, m->keys[i]);
 			for (j = 0; j < n; j++)
 				if ((why = relpath_problem(a[j]))) {
 					char pi[ORCH_PATH_MAX];

@@ -93,6 +93,9 @@ struct plan_task {
 	bool id_explicit;		     /* id: was given */
 	unsigned line, col;		     /* the task's mapping */
 	unsigned title_line, title_col, id_line, id_col;
+	/* where each slot's key and the attachments: key are (0: not given) */
+	unsigned sampling_line[_SAMPLING_KEY_MAX], sampling_col[_SAMPLING_KEY_MAX];
+	unsigned attachments_line, attachments_col;
 };
 
 struct plan {

@@ -14,6 +14,7 @@
 
 #include "adapter/outcome.h"
 #include "orch/config.h"
+#include "orch/failure.h"
 #include "util/fsutil.h"
 #include "util/hash.h"
 #include "util/json.h"
@@ -234,7 +235,7 @@ void run_complete(struct loop *l, struct otask *t)
 {
 	struct orch_env *e = l->e;
 	struct checkout *co = run_task_checkout(l, t);
-	char why[256] = "", ts[TS_MAX], msg[512], tampered[1024] = "";
+	char why[768] = "", ts[TS_MAX], msg[768], tampered[1024] = "";
 	enum outcome out;
 	bool removed = false;
 	struct diag d;
@@ -251,6 +252,12 @@ void run_complete(struct loop *l, struct otask *t)
 	run_set_str(&t->att.ended_at, run_now(l, ts));
 	run_set_str(&t->att.outcome, outcome_to_string(out));
 	run_set_str(&t->att.reason, why);
+	/* what the agent said went wrong: kept when it did not complete (a
+	 * retried hiccup of an agent that then finished is not its error) */
+	run_set_str(&t->att.agent_error, out != OUTCOME_COMPLETED && out != OUTCOME_NO_CHANGES &&
+							 agentrun_last_error(&t->ar)[0]
+						 ? agentrun_last_error(&t->ar)
+						 : NULL);
 	t->att.exit_code = t->ar.agent_exit_code;
 	if (t->ar.agent_session && !t->att.agent_session_id)
 		t->att.agent_session_id = xstrdup(t->ar.agent_session);
@@ -289,6 +296,9 @@ void run_complete(struct loop *l, struct otask *t)
 	invocation_plan_release(&t->plan);
 	invocation_plan_init(&t->plan);
 	t->live = false;
+	/* the task's reason says what the agent itself said went wrong */
+	if (out != OUTCOME_COMPLETED && out != OUTCOME_NO_CHANGES)
+		orch_reason_with_agent_error(why, sizeof(why), t->att.agent_error);
 
 	if (tampered[0] && out != OUTCOME_FAILED) {
 		(void)run_transition(l, t, TASK_EV_AGENT_FAILED, tampered);
@@ -314,11 +324,13 @@ void run_complete(struct loop *l, struct otask *t)
 				       "rate limited; retry %" PRId64 " of %" PRId64 " in %.1f s",
 				       t->row.attempts, e->cfg->max_retries,
 				       (double)delay / 1000.0);
+			orch_reason_with_agent_error(msg, sizeof(msg), t->att.agent_error);
 			(void)run_transition(l, t, TASK_EV_RATE_LIMITED, msg);
 		} else {
 			(void)snprintf(msg, sizeof(msg),
 				       "rate limited %" PRId64 " times; giving up",
 				       t->row.attempts);
+			orch_reason_with_agent_error(msg, sizeof(msg), t->att.agent_error);
 			(void)run_transition(l, t, TASK_EV_AGENT_FAILED, msg);
 		}
 		break;
@@ -434,6 +446,8 @@ void run_gate_ended(struct loop *l, struct otask *t, const struct proc *p)
 			       (double)p->timeout_ms / 1000.0, GATE_EXIT_TIMEOUT);
 	else if (p->exit_code != 0)
 		(void)snprintf(msg, sizeof(msg), "gate '%s' failed (exit %d)", name, p->exit_code);
+	if (msg[0])
+		orch_reason_with_gate_log(msg, sizeof(msg), t->gate_log);
 	if (msg[0]) {
 		gates_clear(t);
 		(void)run_transition(l, t, TASK_EV_GATES_FAILED, msg);

@@ -88,6 +88,8 @@ static const char *const migrations[] = {
 	"  PRIMARY KEY (run_id, task_id, n),\n"
 	"  FOREIGN KEY (run_id, task_id) REFERENCES tasks(run_id, id)\n"
 	") STRICT;\n",
+	/* version 2: the agent's own last error (adapter/lasterr.h) */
+	"ALTER TABLE attempts ADD COLUMN agent_error TEXT;\n",
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == STATE_SCHEMA_VERSION, "one migration per schema version");
@@ -104,7 +106,12 @@ _Static_assert(ARRAY_SIZE(migrations) == STATE_SCHEMA_VERSION, "one migration pe
 #define ATTEMPT_COLS                                                                               \
 	"run_id, task_id, n, session, adapter, profile_hash, pid, agent_session_id, "              \
 	"resumed_from, resume_kind, started_at, ended_at, outcome, exit_code, reason, "            \
-	"input_tokens, output_tokens, cost_usd, last_event"
+	"input_tokens, output_tokens, cost_usd, last_event, agent_error"
+/* A version 1 database, opened read-only: no agent_error yet. */
+#define ATTEMPT_COLS_V1                                                                            \
+	"run_id, task_id, n, session, adapter, profile_hash, pid, agent_session_id, "              \
+	"resumed_from, resume_kind, started_at, ended_at, outcome, exit_code, reason, "            \
+	"input_tokens, output_tokens, cost_usd, last_event, NULL"
 
 enum stmt_id {
 	STMT_BEGIN_WRITE,
@@ -124,6 +131,7 @@ enum stmt_id {
 	STMT_ATTEMPT_INSERT,
 	STMT_ATTEMPT_UPDATE,
 	STMT_ATTEMPTS_GET,
+	STMT_ATTEMPTS_GET_V1,
 	_STMT_MAX,
 };
 
@@ -149,18 +157,21 @@ static const char *const stmt_sql[_STMT_MAX] = {
 		"UPDATE tasks SET idx = ?, title = ?, role = ?, prompt = ?, spec = ?, state = ?, adapter = ?, profile_hash = ?, attempts = ?, retry_at = ?, outcome = ?, reason = ?, receipt_hash = ?, branch = ?, worktree = ?, session = ?, agent_session_id = ?, head_commit = ?, merge_commit = ?, conflicts = ?, artifact_sha256 = ?, updated_at = ? WHERE run_id = ? AND id = ?",
 	[STMT_ATTEMPT_INSERT] =
 		"INSERT INTO attempts (" ATTEMPT_COLS
-		") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	[STMT_ATTEMPT_UPDATE] =
-		"UPDATE attempts SET session = ?, adapter = ?, profile_hash = ?, pid = ?, agent_session_id = ?, resumed_from = ?, resume_kind = ?, started_at = ?, ended_at = ?, outcome = ?, exit_code = ?, reason = ?, input_tokens = ?, output_tokens = ?, cost_usd = ?, last_event = ? WHERE run_id = ? AND task_id = ? AND n = ?",
+		"UPDATE attempts SET session = ?, adapter = ?, profile_hash = ?, pid = ?, agent_session_id = ?, resumed_from = ?, resume_kind = ?, started_at = ?, ended_at = ?, outcome = ?, exit_code = ?, reason = ?, input_tokens = ?, output_tokens = ?, cost_usd = ?, last_event = ?, agent_error = ? WHERE run_id = ? AND task_id = ? AND n = ?",
 	[STMT_ATTEMPTS_GET] =
 		"SELECT " ATTEMPT_COLS " FROM attempts WHERE run_id = ? AND task_id = ? ORDER BY n",
+	[STMT_ATTEMPTS_GET_V1] = "SELECT " ATTEMPT_COLS_V1
+				 " FROM attempts WHERE run_id = ? AND task_id = ? ORDER BY n",
 };
 
 struct state {
 	sqlite3 *db;
 	char *path;
 	bool readonly;
-	bool in_tx; /* state_begin() succeeded and no commit/rollback since */
+	int64_t version; /* the schema version read at open (a reader reads older ones too) */
+	bool in_tx;	 /* state_begin() succeeded and no commit/rollback since */
 	sqlite3_stmt *stmt[_STMT_MAX];
 };
 
@@ -301,6 +312,7 @@ void attempt_row_release(struct attempt_row *a)
 	free(a->outcome);
 	free(a->reason);
 	free(a->last_event);
+	free(a->agent_error);
 	attempt_row_init(a);
 }
 
@@ -640,6 +652,7 @@ static int read_attempt(struct state *st, sqlite3_stmt *s, struct attempt_row *r
 	a.output_tokens = col_int(&rd);
 	a.cost_usd = col_real(&rd);
 	a.last_event = col_text(&rd);
+	a.agent_error = col_text(&rd);
 	if (rd.oom) {
 		attempt_row_release(&a);
 		return state_fail(st, SQLITE_NOMEM, reterr, "cannot read attempt");
@@ -824,14 +837,8 @@ int state_open(const char *path, unsigned flags, struct state **ret, struct diag
 			r = -ENOENT;
 			goto out;
 		}
-		if (version < STATE_SCHEMA_VERSION) {
-			diag_set(
-				reterr, path, 0, 0,
-				"state database has schema version %lld, older than %d: open it read-write once to migrate",
-				(long long)version, STATE_SCHEMA_VERSION);
-			r = -EPROTO;
-			goto out;
-		}
+		/* version 1 reads as 2 with NULL for what it lacks */
+		st->version = version;
 	} else {
 		r = state_pragma(st, "PRAGMA journal_mode = WAL", NULL, mode, sizeof(mode), reterr);
 		if (r < 0)
@@ -1374,6 +1381,7 @@ static void bind_attempt_body(struct binder *b, const struct attempt_row *a)
 	bind_int(b, a->output_tokens);
 	bind_real(b, a->cost_usd);
 	bind_text(b, a->last_event);
+	bind_text(b, a->agent_error);
 }
 
 int state_attempt_insert(struct state *st, const struct attempt_row *a, struct diag *reterr)
@@ -1449,7 +1457,9 @@ int state_attempts_get(struct state *st, const char *run_id, const char *task_id
 
 	if (!run_id || !task_id)
 		return state_arg_missing(st, run_id ? "task id" : "run id", reterr);
-	err = state_stmt(st, STMT_ATTEMPTS_GET, &s, reterr);
+	err = state_stmt(st,
+			 st->readonly && st->version < 2 ? STMT_ATTEMPTS_GET_V1 : STMT_ATTEMPTS_GET,
+			 &s, reterr);
 	if (err < 0)
 		return err;
 	b.s = s;

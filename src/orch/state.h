@@ -32,7 +32,7 @@
 #include "util/diag.h"
 
 /* The schema version this code writes (PRAGMA user_version). */
-#define STATE_SCHEMA_VERSION 1
+#define STATE_SCHEMA_VERSION 2
 
 /* A NULL in a nullable INTEGER column. A REAL column uses NaN. Initialise
  * rows with *_ROW_INIT (or *_row_init()) so unset numbers stay NULL; a
@@ -148,6 +148,7 @@ struct attempt_row {
 	int64_t output_tokens; /* STATE_NULL_INT = NULL */
 	double cost_usd;       /* NaN = NULL */
 	char *last_event;
+	char *agent_error; /* the agent's own last error, one line (adapter/lasterr.h) */
 };
 #define ATTEMPT_ROW_INIT                                                                           \
 	{                                                                                          \
@@ -170,11 +171,11 @@ void attempt_rows_free(struct attempt_row *v, size_t n);
 struct state;
 
 /* Open (with STATE_CREATE: create) the database at path. A writer enables WAL
- * and migrates an older schema; a reader (STATE_READONLY) does neither and
- * needs the current schema (-EPROTO if older, -ENOENT if the file has none
- * yet). A schema newer than STATE_SCHEMA_VERSION gives -EPROTO and a file
- * that is not a SQLite database -EBADMSG, both without touching the file.
- * A missing file without STATE_CREATE gives -ENOENT. */
+ * and migrates an older schema; a reader (STATE_READONLY) does neither: it
+ * reads an older schema as the current one, with NULL for the columns it
+ * lacks (-ENOENT if the file has none yet). A schema newer than STATE_SCHEMA_VERSION gives -EPROTO
+ * and a file that is not a SQLite database -EBADMSG, both without touching the file. A missing file
+ * without STATE_CREATE gives -ENOENT. */
 int state_open(const char *path, unsigned flags, struct state **ret, struct diag *reterr);
 /* Close; an open transaction is rolled back. Returns NULL; NULL is fine. */
 struct state *state_close(struct state *st);

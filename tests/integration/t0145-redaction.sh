@@ -6,7 +6,7 @@
 # non-ASCII, spelt entirely in \uXXXX escapes, inside a tool call's input
 # (JSON in a string), inside JSON text, in the final result, and in a line
 # over the 1 MiB line cap (whole in its head, and cut at the cap). It runs
-# through `bernstein spawn` (text, -v, --json), `bernstein run` (then `logs`,
+# through `bernstein spawn` (text, -v, --json), `bernstein run` (then `logs`, `logs --raw`,
 # `logs --events`, `status`, `status --json`), and the built-in runner talks
 # to a fake model that sends the key back in its text and in a tool call's
 # arguments. Every file under .bernstein/ and every captured output is then
@@ -220,9 +220,12 @@ rm -f "$W/out.txt" # what the spawned agents wrote: run wants a clean checkout
 # ---- bernstein run, logs, status ----
 expect_exit 0 "$AUDIT" "OPENAI_API_KEY=$KEY" "$PASS" "$BERNSTEIN" run plan.yaml
 keep run
-run "$AUDIT" "$BERNSTEIN" logs leak
+run "$AUDIT" "$BERNSTEIN" logs --raw leak
 keep logs
-check "logs: the agent's log, redacted" grep -qF "plain line: [REDACTED]" "$T/stdout"
+check "logs --raw: the agent's log, redacted" grep -qF "plain line: [REDACTED]" "$T/stdout"
+run "$AUDIT" "$BERNSTEIN" logs leak
+keep logs-readable
+check "logs: the readable events, redacted" grep -qF "[REDACTED]" "$T/stdout"
 run "$AUDIT" "$BERNSTEIN" logs --events leak
 keep logs-events
 check "logs --events: redacted" grep -qF "[REDACTED]" "$T/stdout"

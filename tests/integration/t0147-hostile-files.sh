@@ -165,8 +165,14 @@ LOG=$(ls "$W"/.bernstein/runs/*/*/1/agent.log | head -n 1)
 check "the task has a log" test -f "$LOG"
 rm "$LOG"
 mkfifo "$LOG"
-expect_exit 4 "$BERNSTEIN" logs one
+expect_exit 4 "$BERNSTEIN" logs one --raw
 expect_stderr_contains "agent.log': is a FIFO (not a regular file)"
+# ... and its events (what logs shows by default)
+EVL=$(dirname "$LOG")/events.jsonl
+rm -f "$EVL"
+mkfifo "$EVL"
+expect_exit 4 "$BERNSTEIN" logs one
+expect_stderr_contains "events.jsonl': is a FIFO (not a regular file)"
 
 # a session.json planted under .bernstein/runs: spawn --resume looks past it
 mkdir -p "$W/.bernstein/runs/planted/mock-0"

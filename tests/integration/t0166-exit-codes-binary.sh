@@ -52,11 +52,29 @@ git -C "$W" -c user.name=t -c user.email=t@example.com commit -q -m base >/dev/n
 
 expect BEXIT_OK "bernstein --version" "$BERNSTEIN" --version
 expect BEXIT_FAILED "run with a failing task" "$BERNSTEIN" run fail.yaml
+# run's exit code and status agree: one rule (docs/exit-codes.md)
+run "$BERNSTEIN" status --json
+check "status of that run: the exit code run gave" python3 -c "
+import json
+st = json.load(open('$T/stdout'))
+assert st['exit_code'] == $(code_of BEXIT_FAILED) and st['state'] == 'failed', st"
 expect BEXIT_USAGE "an unknown command" "$BERNSTEIN" nosuch
 expect BEXIT_INVALID "plan validate of an invalid plan" "$BERNSTEIN" plan validate invalid.yaml
 expect BEXIT_ENV "-C a directory that does not exist" "$BERNSTEIN" -C /nonexistent version
 expect BEXIT_REFUSED "route to a capability no adapter has" \
 	"$BERNSTEIN" route --requires capability:sandbox=microvm
+# a task refused at dispatch (temperature on the shell agent): run and status agree
+printf 'name: p\ntasks:\n  - title: warm\n    sampling: {temperature: 0.5}\n    prompt: "true"\n' >"$W/warm.yaml"
+run "$BERNSTEIN" run warm.yaml
+check "run of a plan refused at dispatch exits BEXIT_REFUSED" test "$RC" -eq "$(code_of BEXIT_REFUSED)"
+run "$BERNSTEIN" status --json
+check "and status gives that run the same exit code" python3 -c "
+import json
+st = json.load(open('$T/stdout'))
+assert st['exit_code'] == $(code_of BEXIT_REFUSED) and st['tasks'][0]['state'] == 'refused', st"
+expect_exit 2 "$BERNSTEIN" resume
+expect_stdout_contains "nothing to resume in run " "resume with nothing to move says so"
+expect_stdout_contains "every task has ended (1 refused); failed, refused, conflicting and blocked tasks are not resumed" "and why"
 
 # a detached HEAD: 4 (docs/exit-codes.md, run)
 git -C "$W" checkout -q --detach HEAD

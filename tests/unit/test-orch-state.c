@@ -156,6 +156,7 @@ static void assert_attempt_equal(const struct attempt_row *a, const struct attem
 	else
 		assert_true(a->cost_usd == b->cost_usd);
 	assert_str_or_null(a->last_event, b->last_event);
+	assert_str_or_null(a->agent_error, b->agent_error);
 }
 
 /* A run row pointing at string literals (never released). */
@@ -489,6 +490,54 @@ static void test_failed_migration_rolls_back(void **state)
 	(void)sqlite3_close(db);
 }
 
+/* A version 1 database (before attempts.agent_error): a reader reads it
+ * with agent_error NULL, a writer migrates it in place, keeping every row. */
+static void test_v1_read_and_migrated(void **state)
+{
+	struct fx *f = *state;
+	struct run_row run = run_fixture("run", NULL);
+	struct task_row task = task_fixture("run", "t1", 0);
+	struct attempt_row a = ATTEMPT_ROW_INIT, *list = NULL;
+	struct state *st;
+	size_t n = 0;
+	sqlite3 *db;
+
+	a.run_id = S("run");
+	a.task_id = S("t1");
+	a.n = 1;
+	a.outcome = S("failed");
+	a.reason = S("exited with code 41 without its terminal event");
+	st = open_ok(f->db, STATE_CREATE);
+	assert_int_equal(state_run_insert(st, &run, NULL), 0);
+	assert_int_equal(state_task_insert(st, &task, NULL), 0);
+	assert_int_equal(state_attempt_insert(st, &a, NULL), 0);
+	st = state_close(st);
+	/* back to what version 1 wrote */
+	db = raw_open(f->db);
+	raw_exec(db, "ALTER TABLE attempts DROP COLUMN agent_error; PRAGMA user_version = 1;");
+	(void)sqlite3_close(db);
+
+	st = open_ok(f->db, STATE_READONLY);
+	assert_int_equal(state_attempts_get(st, "run", "t1", &list, &n, NULL), 0);
+	assert_int_equal(n, 1);
+	assert_attempt_equal(&list[0], &a);
+	assert_null(list[0].agent_error);
+	attempt_rows_free(list, n);
+	st = state_close(st);
+	assert_int_equal(file_user_version(f->db), 1);
+
+	st = open_ok(f->db, 0);
+	assert_int_equal(file_user_version(f->db), STATE_SCHEMA_VERSION);
+	a.agent_error = S(
+		"When using Gemini API, you must specify the GEMINI_API_KEY environment variable.");
+	assert_int_equal(state_attempt_update(st, &a, NULL), 0);
+	assert_int_equal(state_attempts_get(st, "run", "t1", &list, &n, NULL), 0);
+	assert_int_equal(n, 1);
+	assert_attempt_equal(&list[0], &a);
+	attempt_rows_free(list, n);
+	state_close(st);
+}
+
 /* ---- rows ---- */
 
 static void test_run_roundtrip(void **state)
@@ -761,6 +810,7 @@ static void test_attempt_roundtrip(void **state)
 	a1.output_tokens = 123456789012LL;
 	a1.cost_usd = 0.0;
 	a1.last_event = S("{\"kind\":\"result\"}");
+	a1.agent_error = S("HTTP 401: invalid x-api-key");
 
 	a2.run_id = S("run");
 	a2.task_id = S("t1");
@@ -1203,6 +1253,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_future_version_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_v0_migrated, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failed_migration_rolls_back, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_v1_read_and_migrated, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_roundtrip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_task_roundtrip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_attempt_roundtrip, setup, teardown),
