@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "adapter/argv-order.h"
 #include "adapter/contract.h"
 #include "adapter/strategy.h"
 #include "util/json.h"
@@ -2427,33 +2428,44 @@ int profile_build_argv(const struct profile *p, const char *binary_override, con
 {
 	const struct profile_invocation *inv = &p->invocation;
 	const char *model_id = model ? profile_model(p, model) : NULL;
+	struct strvec model_args = STRVEC_INIT, extra = STRVEC_INIT, prompt_args = STRVEC_INIT;
+	struct argv_parts parts = {
+		.argv0 = binary_override ? binary_override : inv->binary,
+		.subcommands = inv->subcommands.v,
+	};
 	size_t i;
-	int r;
+	int r = 0;
 
 	if ((prompt && prompt[0] == '-' && !inv->prompt_file_flag) ||
 	    (inv->model_flag && model_id && model_id[0] == '-'))
 		return -EINVAL;
-	strvec_push(argv, binary_override ? binary_override : inv->binary);
-	for (i = 0; i < inv->subcommands.n; i++)
-		strvec_push(argv, inv->subcommands.v[i]);
 	if (inv->model_flag && model_id) {
-		strvec_push(argv, inv->model_flag);
-		strvec_push(argv, model_id);
+		strvec_push(&model_args, inv->model_flag);
+		strvec_push(&model_args, model_id);
 	}
 	for (i = 0; i < inv->extra_args.n; i++) {
-		r = push_expanded(argv, inv->extra_args.v[i], vars);
+		r = push_expanded(&extra, inv->extra_args.v[i], vars);
 		if (r < 0)
-			return r;
+			goto out;
 	}
 	if (inv->prompt_file_flag) {
-		if (!vars || !vars->v[PH_PROMPT_FILE])
-			return -ENOENT;
-		strvec_push(argv, inv->prompt_file_flag);
-		strvec_push(argv, vars->v[PH_PROMPT_FILE]);
-		return 0;
+		if (!vars || !vars->v[PH_PROMPT_FILE]) {
+			r = -ENOENT;
+			goto out;
+		}
+		strvec_push(&prompt_args, inv->prompt_file_flag);
+		strvec_push(&prompt_args, vars->v[PH_PROMPT_FILE]);
+	} else {
+		argv_order_prompt(inv->prompt_flag, PROMPT_GUARD_NONE, prompt ? prompt : "",
+				  &prompt_args);
 	}
-	if (inv->prompt_flag)
-		strvec_push(argv, inv->prompt_flag);
-	strvec_push(argv, prompt ? prompt : "");
-	return 0;
+	parts.model = model_args.v;
+	parts.extra = extra.v;
+	parts.prompt = prompt_args.v;
+	argv_order_assemble(&parts, argv);
+out:
+	strvec_clear(&model_args);
+	strvec_clear(&extra);
+	strvec_clear(&prompt_args);
+	return r;
 }

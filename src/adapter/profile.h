@@ -414,8 +414,9 @@ const char *profile_model(const struct profile *p, const char *name);
  * for an agent served by a generic profile), subcommands, [model flag,
  * model id], extra args, then the prompt: [prompt flag, prompt], [prompt
  * file flag, vars {prompt_file}] or [prompt]. model NULL leaves the model
- * out. Placeholders in extra args are expanded from vars. Appended to argv;
- * errors as profile_expand(), and -EINVAL (argv untouched) for a prompt or
+ * out. Placeholders in extra args are expanded from vars. Appended to argv
+ * in the order of adapter/argv-order.h; argv untouched on error: errors as
+ * profile_expand(), and -EINVAL for a prompt or
  * model id that starts with '-': this surface (the seed's InvocationSpec,
  * what onboarding records) has no invocation.prompt_guard, so such a value
  * would reach the agent as an option. The spawn path is invocation_build(). */

@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "adapter/argv-order.h"
 #include "adapter/catalog.h"
 #include "adapter/contract.h"
 #include "adapter/profile.h"
@@ -992,6 +993,61 @@ static void test_expand(void **state)
 	catalog_free(cat);
 }
 
+/* The one order of an agent's argv: every piece in its place, resume in
+ * each of its three positions, and the prompt tokens of each guard. */
+static void test_argv_order(void **state)
+{
+	static const char *const sub[] = {"exec", NULL}, *const resume[] = {"--resume", "S", NULL},
+				 *const model[] = {"-m", "M", NULL}, *const extra[] = {"--x", NULL},
+				 *const endpoint[] = {"--base", NULL},
+				 *const hooks[] = {"--hook", NULL},
+				 *const dangerous[] = {"--yolo", NULL},
+				 *const session[] = {"--sid", "U", NULL},
+				 *const module[] = {"--session-dir", "D", NULL};
+	struct strvec prompt = STRVEC_INIT, argv = STRVEC_INIT;
+	struct argv_parts parts = {
+		.argv0 = "agent",
+		.subcommands = sub,
+		.resume = resume,
+		.model = model,
+		.extra = extra,
+		.endpoint = endpoint,
+		.hooks = hooks,
+		.dangerous = dangerous,
+		.session = session,
+		.module = module,
+	};
+
+	(void)state;
+	argv_order_prompt("-p", PROMPT_GUARD_SEPARATOR, "-do it", &prompt);
+	assert_argv(&prompt, (const char *[]){"-p", "--", "-do it", NULL});
+	parts.prompt = prompt.v;
+	parts.resume_position = RESUME_POSITION_BEFORE_PROMPT;
+	argv_order_assemble(&parts, &argv);
+	assert_argv(&argv, (const char *[]){"agent", "exec", "-m", "M", "--x", "--base", "--hook",
+					    "--yolo", "--sid", "U", "--session-dir", "D",
+					    "--resume", "S", "-p", "--", "-do it", NULL});
+	strvec_clear(&argv);
+	parts.resume_position = RESUME_POSITION_AFTER_SUBCOMMANDS;
+	argv_order_assemble(&parts, &argv);
+	assert_argv(&argv, (const char *[]){"agent", "exec", "--resume", "S", "-m", "M", "--x",
+					    "--base", "--hook", "--yolo", "--sid", "U",
+					    "--session-dir", "D", "-p", "--", "-do it", NULL});
+	strvec_clear(&argv);
+	strvec_clear(&prompt);
+	argv_order_prompt("--prompt", PROMPT_GUARD_GLUED, "-x", &prompt);
+	argv_order_prompt(NULL, PROMPT_GUARD_NONE, "y", &prompt);
+	assert_argv(&prompt, (const char *[]){"--prompt=-x", "y", NULL});
+	parts.prompt = prompt.v;
+	parts.resume_position = RESUME_POSITION_END;
+	parts.model = parts.endpoint = parts.hooks = parts.module = NULL;
+	argv_order_assemble(&parts, &argv);
+	assert_argv(&argv, (const char *[]){"agent", "exec", "--x", "--yolo", "--sid", "U",
+					    "--prompt=-x", "y", "--resume", "S", NULL});
+	strvec_clear(&argv);
+	strvec_clear(&prompt);
+}
+
 /* ---- gate 3: the catalogue ---- */
 
 static void test_catalog_layers(void **state)
@@ -1391,6 +1447,7 @@ int main(void)
 		cmocka_unit_test(test_strategy_rules),
 		cmocka_unit_test(test_contract_discrepancies),
 		cmocka_unit_test(test_expand),
+		cmocka_unit_test(test_argv_order),
 		cmocka_unit_test(test_catalog_layers),
 		cmocka_unit_test(test_bad_corpus),
 		cmocka_unit_test(test_good_files),
