@@ -27,6 +27,7 @@
 #include "orch/config.h"
 #include "orch/confine.h"
 #include "orch/lifecycle.h"
+#include "orch/meters.h"
 #include "orch/plan.h"
 #include "orch/spec.h"
 #include "proc/holders.h"
@@ -115,6 +116,7 @@ struct loop {
 	/* the sandbox tiers this host provides, looked at once (sandbox: auto) */
 	unsigned host_tiers;
 	bool host_tiers_known;
+	struct meters meters; /* rate limits, one meter per adapter (meters.h) */
 };
 
 /* ---- small helpers ---- */
@@ -273,6 +275,7 @@ static void loop_release(struct loop *l)
 	free(l->t);
 	run_row_release(&l->run);
 	strvec_clear(&l->dead_branches);
+	meters_release(&l->meters);
 }
 
 static long find_task(const struct loop *l, const char *id)
@@ -294,6 +297,8 @@ static int loop_load(struct loop *l, struct orch_env *e, const char *run_id, str
 
 	memset(l, 0, sizeof(*l));
 	l->e = e;
+	meters_init(&l->meters, e->cfg ? e->cfg->retry_backoff_s : ORCH_DEFAULT_RETRY_BACKOFF_S,
+		    e->clk);
 	run_row_init(&l->run);
 	r = state_run_get(e->st, run_id, &l->run, reterr);
 	if (r < 0)
@@ -1070,7 +1075,9 @@ static int route_task(struct loop *l, struct otask *t, struct proc_spec *spec, s
 	if (select_adapter(&in, &sel, NULL) == 0 && sel.chosen && sel.chosen->profile) {
 		int64_t max = sel.chosen->profile->caps.max_parallel_workers;
 
-		if (live_on_adapter(l, sel.chosen->name) >= (unsigned)(max > 0 ? max : 1)) {
+		/* or while its rate-limit meter says wait */
+		if (live_on_adapter(l, sel.chosen->name) >= (unsigned)(max > 0 ? max : 1) ||
+		    meters_wait_ms(&l->meters, sel.chosen->name) > 0) {
 			ret = DISPATCH_BUSY;
 			goto out;
 		}
@@ -1584,16 +1591,6 @@ static void remove_worktree(struct loop *l, struct otask *t, bool removed)
 	}
 }
 
-static int64_t backoff_ms(const struct loop *l, int64_t attempt)
-{
-	double s = l->e->cfg->retry_backoff_s;
-	int64_t i;
-
-	for (i = 1; i < attempt && s < 3600; i++)
-		s *= 2;
-	return (int64_t)(s * 1000.0);
-}
-
 /* Artifact mode: the declared file exists inside the worktree; its SHA-256
  * goes into the row and the audit chain. 0, or a reason in msg. */
 static int check_artifact(struct loop *l, struct otask *t, const char *art, char *msg, size_t size)
@@ -1968,6 +1965,7 @@ static void complete(struct loop *l, struct otask *t)
 		judge_changes(l, t, &removed);
 	out = agentrun_classify(&t->ar, why, sizeof(why));
 	set_str(&t->att.ended_at, now(l, ts));
+	delay = meters_feed(&l->meters, t->row.adapter, out, &t->ar.in.hint);
 	set_str(&t->att.outcome, outcome_to_string(out));
 	set_str(&t->att.reason, why);
 	t->att.exit_code = t->ar.agent_exit_code;
@@ -2026,7 +2024,6 @@ static void complete(struct loop *l, struct otask *t)
 		if (t->row.attempts <= e->cfg->max_retries) {
 			int64_t at = e->clk->now_ns(e->clk);
 
-			delay = backoff_ms(l, t->row.attempts);
 			(void)clock_iso8601_utc(at + delay * 1000000, ts, sizeof(ts));
 			set_str(&t->row.retry_at, ts);
 			(void)snprintf(msg, sizeof(msg),
@@ -2302,7 +2299,7 @@ static int64_t wake_in_ms(void *ctx)
 	int64_t wait_ms = -1;
 	size_t i;
 
-	bool live = false;
+	bool live = false, pending = false;
 
 	if (l->fatal || l->cancelled)
 		return -1;
@@ -2312,9 +2309,18 @@ static int64_t wake_in_ms(void *ctx)
 		bool blocked;
 
 		live = live || t->live || t->gate_live;
-		if (t->selected && !t->live && t->row.state == TASK_PENDING &&
-		    deps_state(l, t, &blocked) && !retry_due(l, t, &w) &&
-		    (wait_ms < 0 || w < wait_ms))
+		if (!t->selected || t->live || t->row.state != TASK_PENDING ||
+		    !deps_state(l, t, &blocked))
+			continue;
+		pending = true;
+		if (!retry_due(l, t, &w) && (wait_ms < 0 || w < wait_ms))
+			wait_ms = w;
+	}
+	/* a task held back while its adapter's rate-limit meter says wait */
+	if (pending) {
+		int64_t w = meters_next_ms(&l->meters);
+
+		if (w >= 0 && (wait_ms < 0 || w < wait_ms))
 			wait_ms = w;
 	}
 	/* a pending audit flush, while the run goes on (at its end, the end
