@@ -2076,22 +2076,6 @@ int profile_check_strategy(const struct profile *p, const struct adapter_strateg
 
 /* ---- gate 2: the contract cross-check ---- */
 
-void profile_issues_add(struct profile_issues *is, const struct diag *d)
-{
-	if (is->n == is->alloc) {
-		is->alloc = is->alloc ? st_mult(is->alloc, 2) : 4;
-		is->v = xrealloc(is->v, st_mult(is->alloc, sizeof(*is->v)));
-	}
-	is->v[is->n++] = *d;
-}
-
-void profile_issues_release(struct profile_issues *is)
-{
-	free(is->v);
-	is->v = NULL;
-	is->n = is->alloc = 0;
-}
-
 static bool in_list(const char *const *v, size_t n, const char *s, size_t len)
 {
 	size_t i;
@@ -2102,11 +2086,11 @@ static bool in_list(const char *const *v, size_t n, const char *s, size_t len)
 	return false;
 }
 
-static void discrepancy(struct profile_issues *ret, const struct profile *p,
+static void discrepancy(struct diag_list *ret, const struct profile *p,
 			const struct catalog_origin *at, const char *path, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 
-static void discrepancy(struct profile_issues *ret, const struct profile *p,
+static void discrepancy(struct diag_list *ret, const struct profile *p,
 			const struct catalog_origin *at, const char *path, const char *fmt, ...)
 {
 	struct diag d;
@@ -2116,7 +2100,7 @@ static void discrepancy(struct profile_issues *ret, const struct profile *p,
 	va_start(ap, fmt);
 	vperr(&d, p->source, at, path, fmt, ap);
 	va_end(ap);
-	profile_issues_add(ret, &d);
+	diag_list_add(ret, &d);
 }
 
 /* A flag token the contract must carry, or false ("--", "-", not a flag). */
@@ -2143,7 +2127,7 @@ static int cmp_diag_pos(const void *a, const void *b)
 }
 
 size_t profile_contract_discrepancies(const struct profile *p, const struct contract *c,
-				      const char *contract_source, struct profile_issues *ret)
+				      const char *contract_source, struct diag_list *ret)
 {
 	const struct profile_invocation *inv = &p->invocation;
 	const char *src = contract_source ? contract_source : c->source;
