@@ -24,6 +24,7 @@
 #include "adapter/strategy.h"
 #include "audit/audit.h"
 #include "orch/agentrun.h"
+#include "orch/autoroute.h"
 #include "orch/config.h"
 #include "orch/confine.h"
 #include "orch/lifecycle.h"
@@ -483,9 +484,11 @@ static unsigned live_on_adapter(const struct loop *l, const char *adapter)
 	return n;
 }
 
-/* The candidates and preference for routing t. */
+/* The candidates and preference for routing t; adapter: auto (a task
+ * that names none, under bernstein.yaml's auto) fills ap and lists its
+ * usable agents as the explicit candidates (orch/autoroute.c). */
 static void routing_lists(const struct loop *l, const struct otask *t, struct strvec *cand,
-			  struct strvec *pref, bool *ret_explicit)
+			  struct strvec *pref, bool *ret_explicit, struct autopick *ap)
 {
 	const struct orch_config *c = l->e->cfg;
 	const char *a = t->spec.adapter;
@@ -495,6 +498,11 @@ static void routing_lists(const struct loop *l, const struct otask *t, struct st
 	*ret_explicit = false;
 	if (!a && rp)
 		a = rp->adapter;
+	if (!a && ap && autoroute_prepare(l->e, ap)) {
+		strvec_pushv(cand, (const char *const *)ap->usable.v);
+		*ret_explicit = true;
+		return;
+	}
 	if (a) {
 		strvec_push(cand, a);
 		*ret_explicit = true;
@@ -622,11 +630,12 @@ static unsigned task_offered_tiers(struct loop *l, const struct otask *t)
  * the lists routing_lists() fills, which in borrows) and the sandbox tiers
  * it may get here when it requires one. */
 static void routing_input(struct loop *l, const struct otask *t, const struct requirements *req,
-			  struct strvec *cand, struct strvec *pref, struct select_input *in)
+			  struct strvec *cand, struct strvec *pref, struct select_input *in,
+			  struct autopick *ap)
 {
 	bool explicit_list;
 
-	routing_lists(l, t, cand, pref, &explicit_list);
+	routing_lists(l, t, cand, pref, &explicit_list, ap);
 	in->req = req;
 	if (req->set & (1u << REQ_SANDBOX))
 		in->host_tiers = task_offered_tiers(l, t);
@@ -1057,6 +1066,7 @@ static int route_task(struct loop *l, struct otask *t, struct proc_spec *spec, s
 	struct strvec cand = STRVEC_INIT, pref = STRVEC_INIT;
 	struct select_input in = {.cat = e->cat};
 	struct selection sel = {0};
+	struct autopick ap = AUTOPICK_INIT;
 	char msg[1024];
 	struct diag d;
 	int r, ret = 0;
@@ -1069,7 +1079,7 @@ static int route_task(struct loop *l, struct otask *t, struct proc_spec *spec, s
 		refuse(l, t, TASK_EV_REFUSED, msg);
 		goto out;
 	}
-	routing_input(l, t, &t->spec.req, &cand, &pref, &in);
+	routing_input(l, t, &t->spec.req, &cand, &pref, &in, &ap);
 	/* the adapter's own parallelism first: decide without recording, and
 	 * leave the task pending while that adapter is at its limit */
 	if (select_adapter(&in, &sel, NULL) == 0 && sel.chosen && sel.chosen->profile) {
@@ -1085,13 +1095,19 @@ static int route_task(struct loop *l, struct otask *t, struct proc_spec *spec, s
 	selection_release(&sel);
 	memset(&sel, 0, sizeof(sel));
 	r = route_and_record(&in, e->chain, l->run.id, &sel, &d);
+	if (r >= 0 || r == -ENOTSUP)
+		r = autoroute_record(e, l->run.id, &ap, &sel, r, &d);
 	if (r == -ENOTSUP) {
 		struct sbuf sb = SBUF_INIT(SIZE_MAX);
 		char *why;
 
 		set_str(&t->row.receipt_hash, sel.receipt_hash);
-		(void)sbuf_addf(&sb, "no adapter satisfies ");
-		(void)requirements_describe(&t->spec.req, &sb);
+		if (ap.active) {
+			autopick_describe_refusal(&ap, &sel, &sb);
+		} else {
+			(void)sbuf_addf(&sb, "no adapter satisfies ");
+			(void)requirements_describe(&t->spec.req, &sb);
+		}
 		(void)sbuf_addf(&sb, " (receipt %.16s)", sel.receipt_hash);
 		why = sbuf_detach(&sb, NULL);
 		refuse(l, t, TASK_EV_REFUSED, why);
@@ -1133,6 +1149,7 @@ static int route_task(struct loop *l, struct otask *t, struct proc_spec *spec, s
 	ret = DISPATCH_NEXT;
 out:
 	selection_release(&sel);
+	autopick_release(&ap);
 	strvec_clear(&cand);
 	strvec_clear(&pref);
 	return ret;
