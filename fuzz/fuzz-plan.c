@@ -15,7 +15,7 @@
 
 static void check_plan(struct plan *p, const uint8_t *data, size_t size)
 {
-	struct plan_issues is = PLAN_ISSUES_INIT;
+	struct diag_list is = PLAN_ISSUES_INIT;
 	char hex[SHA256_HEX_LEN + 1];
 	size_t *order, *pos, i, j;
 	json_t *j_plan;
@@ -64,7 +64,7 @@ static void check_plan(struct plan *p, const uint8_t *data, size_t size)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct plan_issues is = PLAN_ISSUES_INIT;
+	struct diag_list is = PLAN_ISSUES_INIT;
 	struct plan *p = NULL;
 	size_t i;
 
@@ -79,7 +79,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			     (is.v[i].line == is.v[i - 1].line && is.v[i].col < is.v[i - 1].col)))
 				abort(); /* in position order */
 		}
-		plan_issues_release(&is);
+		diag_list_release(&is);
 		return 0;
 	}
 	if (is.n)

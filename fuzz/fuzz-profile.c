@@ -117,7 +117,7 @@ static void check_prompt_guard(const struct profile *p)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct profile_issues is = PROFILE_ISSUES_INIT;
+	struct diag_list is = PROFILE_ISSUES_INIT;
 	struct profile_vars vars = {.v = {NULL}};
 	struct strvec argv = STRVEC_INIT;
 	struct contract *c = NULL;
@@ -146,7 +146,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (i = 0; i < is.n; i++)
 		if (strncmp(is.v[i].msg, "field '", 7) != 0 || is.v[i].line == 0)
 			abort(); /* every discrepancy names its field and position */
-	profile_issues_release(&is);
+	diag_list_release(&is);
 	contract_free(c);
 	for (k = 0; k < _PH_MAX; k++)
 		vars.v[k] = "x";

@@ -912,10 +912,10 @@ int catalog_profile_strategy(const struct catalog *cat, const struct profile *p,
 	return (int)ret->source;
 }
 
-static void issue(struct profile_issues *ret, const char *file, const struct catalog_origin *at,
+static void issue(struct diag_list *ret, const char *file, const struct catalog_origin *at,
 		  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
-static void issue(struct profile_issues *ret, const char *file, const struct catalog_origin *at,
+static void issue(struct diag_list *ret, const char *file, const struct catalog_origin *at,
 		  const char *fmt, ...)
 {
 	struct diag d;
@@ -925,11 +925,11 @@ static void issue(struct profile_issues *ret, const char *file, const struct cat
 	va_start(ap, fmt);
 	diag_vset(&d, file, at ? at->line : 0, at ? at->col : 0, fmt, ap);
 	va_end(ap);
-	profile_issues_add(ret, &d);
+	diag_list_add(ret, &d);
 }
 
 size_t catalog_check_profile(const struct catalog *cat, const struct profile *p,
-			     enum catalog_check_flags flags, struct profile_issues *ret)
+			     enum catalog_check_flags flags, struct diag_list *ret)
 {
 	struct contract_index *own = NULL;
 	const struct contract_index *idx = cat->contracts;
@@ -951,7 +951,7 @@ size_t catalog_check_profile(const struct catalog *cat, const struct profile *p,
 	diag_clear(&d);
 	if (profile_check_strategy(p, &res.strategy, res.source == STRATEGY_SOURCE_INLINE, where,
 				   &d) < 0)
-		profile_issues_add(ret, &d);
+		diag_list_add(ret, &d);
 
 	/* no profile grants itself image input */
 	if (p->caps.vision && !catalog_vision(cat, p->name))
@@ -963,7 +963,7 @@ size_t catalog_check_profile(const struct catalog *cat, const struct profile *p,
 	if (!idx) {
 		diag_clear(&d);
 		if (contract_index_build(NULL, NULL, &own, &d) < 0) {
-			profile_issues_add(ret, &d);
+			diag_list_add(ret, &d);
 			goto declared;
 		}
 		idx = own;
@@ -979,7 +979,7 @@ size_t catalog_check_profile(const struct catalog *cat, const struct profile *p,
 
 		diag_clear(&d);
 		if (contract_index_load(ce, &c, &d) < 0)
-			profile_issues_add(ret, &d);
+			diag_list_add(ret, &d);
 		else
 			(void)profile_contract_discrepancies(p, c, ce->source, ret);
 		contract_free(c);
@@ -1006,7 +1006,7 @@ declared:
 int catalog_validate(struct catalog *cat, const char *user_dir, const char *repo_dir,
 		     struct diag *reterr)
 {
-	struct profile_issues is = PROFILE_ISSUES_INIT;
+	struct diag_list is = PROFILE_ISSUES_INIT;
 	struct contract_index *idx = NULL;
 	size_t i;
 	int r;
@@ -1059,7 +1059,7 @@ int catalog_validate(struct catalog *cat, const char *user_dir, const char *repo
 					is.n - 1, is.n > 2 ? "s" : "", p->source);
 			}
 		}
-		profile_issues_release(&is);
+		diag_list_release(&is);
 		return -EINVAL;
 	}
 	return 0;

@@ -31,7 +31,7 @@
 struct ydoc;
 struct ynode;
 struct profile;
-struct profile_issues;
+struct diag_list;
 struct contract_index;
 struct strategy_resolved;
 
@@ -190,7 +190,7 @@ enum catalog_check_flags {
  * Contracts come from cat->contracts (the embedded ones when NULL). Appends
  * every problem to *ret and returns their number. */
 size_t catalog_check_profile(const struct catalog *cat, const struct profile *p,
-			     enum catalog_check_flags flags, struct profile_issues *ret);
+			     enum catalog_check_flags flags, struct diag_list *ret);
 /* Resolve p's strategy as the catalogue would (its inline block, else the
  * matrix row of its name, else the default; adapter/strategy.h). Returns the
  * enum strategy_source. */

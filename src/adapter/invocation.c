@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "adapter/argv-order.h"
 #include "adapter/catalog.h"
 #include "adapter/credential.h"
 #include "adapter/envpolicy.h"
@@ -1099,15 +1100,6 @@ static size_t vec_bytes(const struct strvec *sv)
 	return n;
 }
 
-static size_t argv_bytes(const struct strvec *pieces[], size_t n)
-{
-	size_t i, total = 0;
-
-	for (i = 0; i < n; i++)
-		total += vec_bytes(pieces[i]) - sizeof(char *);
-	return total + sizeof(char *);
-}
-
 /* Why the prompt cannot go on argv the way inv puts it there (it could be
  * read as an option, or as stdin's marker), or NULL when it can:
  *   - long-prompt: never on argv;
@@ -1175,15 +1167,7 @@ static int build_prompt(struct build *b, size_t fixed_bytes)
 	limit = total_max > INVOCATION_ARG_HEADROOM ? total_max - INVOCATION_ARG_HEADROOM : 0;
 	fits = token <= strlen_max && fixed_bytes + need <= limit;
 	if (!unsafe && fits) {
-		if (glued) {
-			strvec_pushf(&b->prompt_args, "%s=%s", inv->prompt_flag, b->prompt);
-		} else {
-			if (inv->prompt_flag)
-				strvec_push(&b->prompt_args, inv->prompt_flag);
-			if (inv->prompt_guard == PROMPT_GUARD_SEPARATOR)
-				strvec_push(&b->prompt_args, "--");
-			strvec_push(&b->prompt_args, b->prompt);
-		}
+		argv_order_prompt(inv->prompt_flag, inv->prompt_guard, b->prompt, &b->prompt_args);
 		b->plan->prompt_via = PROMPT_DELIVERY_ARGV;
 		return 0;
 	}
@@ -1265,25 +1249,41 @@ static int resolve_binary(struct build *b, const char **ret_argv0, char **owned)
 	return 0;
 }
 
+/* The argv in the one order of adapter/argv-order.h; prompt NULL leaves
+ * the prompt tokens out (to measure the rest). */
+static void lay_out(struct build *b, const char *argv0, const struct strvec *model,
+		    const struct strvec *extra, const struct strvec *prompt, struct strvec *argv)
+{
+	const struct argv_parts parts = {
+		.argv0 = argv0,
+		.subcommands = b->p->invocation.subcommands.v,
+		.resume = b->resume.v,
+		.resume_position =
+			b->runner ? RESUME_POSITION_BEFORE_PROMPT : b->p->runtime.resume.position,
+		.model = model->v,
+		.extra = extra->v,
+		.endpoint = b->endpoint_args.v,
+		.hooks = b->hooks_args.v,
+		.dangerous = b->dangerous.v,
+		.session = b->session_args.v,
+		.module = b->module_args.v,
+		.prompt = prompt ? prompt->v : NULL,
+	};
+
+	argv_order_assemble(&parts, argv);
+}
+
 static int assemble(struct build *b)
 {
 	const struct profile_invocation *inv = &b->p->invocation;
-	enum resume_position pos = b->p->runtime.resume.position;
-	struct strvec head = STRVEC_INIT, model = STRVEC_INIT, extra = STRVEC_INIT;
-	struct strvec *argv = &b->plan->argv;
+	struct strvec model = STRVEC_INIT, extra = STRVEC_INIT, fixed = STRVEC_INIT;
 	const char *argv0 = NULL;
 	char *owned = NULL;
-	size_t i, fixed;
 	int r;
 
-	if (b->runner)
-		pos = RESUME_POSITION_BEFORE_PROMPT;
 	r = resolve_binary(b, &argv0, &owned);
 	if (r < 0)
 		goto out;
-	strvec_push(&head, argv0);
-	for (i = 0; i < inv->subcommands.n; i++)
-		strvec_push(&head, inv->subcommands.v[i]);
 	if (inv->model_flag && b->model_arg) {
 		strvec_push(&model, inv->model_flag);
 		strvec_push(&model, b->model_arg);
@@ -1291,38 +1291,18 @@ static int assemble(struct build *b)
 	r = push_expanded(b, &extra, &inv->extra_args, "invocation.extra_args");
 	if (r < 0)
 		goto out;
-	{
-		const struct strvec *pieces[] = {&head,		&b->resume,	   &model,
-						 &extra,	&b->endpoint_args, &b->hooks_args,
-						 &b->dangerous, &b->session_args,  &b->module_args};
-
-		fixed = argv_bytes(pieces, ARRAY_SIZE(pieces)) + vec_bytes(&b->plan->env);
-	}
-	r = build_prompt(b, fixed);
+	lay_out(b, argv0, &model, &extra, NULL, &fixed);
+	r = build_prompt(b, vec_bytes(&fixed) + vec_bytes(&b->plan->env));
 	if (r < 0)
 		goto out;
 
-	strvec_clear(argv);
-	strvec_pushv(argv, head.v);
-	if (pos == RESUME_POSITION_AFTER_SUBCOMMANDS)
-		strvec_pushv(argv, b->resume.v);
-	strvec_pushv(argv, model.v);
-	strvec_pushv(argv, extra.v);
-	strvec_pushv(argv, b->endpoint_args.v);
-	strvec_pushv(argv, b->hooks_args.v);
-	strvec_pushv(argv, b->dangerous.v);
-	strvec_pushv(argv, b->session_args.v);
-	strvec_pushv(argv, b->module_args.v);
-	if (pos == RESUME_POSITION_BEFORE_PROMPT)
-		strvec_pushv(argv, b->resume.v);
-	strvec_pushv(argv, b->prompt_args.v);
-	if (pos == RESUME_POSITION_END)
-		strvec_pushv(argv, b->resume.v);
+	strvec_clear(&b->plan->argv);
+	lay_out(b, argv0, &model, &extra, &b->prompt_args, &b->plan->argv);
 out:
 	free(owned);
-	strvec_clear(&head);
 	strvec_clear(&model);
 	strvec_clear(&extra);
+	strvec_clear(&fixed);
 	return r;
 }
 
@@ -1357,6 +1337,112 @@ void invocation_vision_adapters(const struct catalog *cat, struct strvec *ret)
 			strvec_push(ret, cat->entries[i]->name);
 }
 
+/* The request's checks, the strategy, which module serves a module
+ * profile, and the session's paths: the frame the pieces are built in. */
+static int build_begin(struct build *b)
+{
+	const struct invocation_request *req = b->req;
+	struct invocation_plan *plan = b->plan;
+	const struct profile *p;
+	struct strategy_resolved res;
+
+	if (!req || !req->profile || !req->prompt || !req->workdir || req->workdir[0] != '/' ||
+	    !req->session_dir || req->session_dir[0] != '/' ||
+	    (req->state_dir && req->state_dir[0] != '/')) {
+		diag_set(
+			b->reterr, NULL, 0, 0,
+			"invalid request: profile, prompt and absolute workdir and session directory are required");
+		return -EINVAL;
+	}
+	p = b->p = req->profile;
+
+	if (req->strategy) {
+		plan->strategy = *req->strategy;
+	} else {
+		if (req->catalog)
+			(void)catalog_profile_strategy(req->catalog, p, &res);
+		else
+			(void)strategy_resolve(NULL, p->name, p->strategy, &res);
+		plan->strategy = res.strategy;
+	}
+	if (p->shape == PROFILE_SHAPE_MODULE) {
+		/* mock (`bernstein mock-agent`, orch/mock.h) takes its argv from
+		 * its declaration exactly like a factory profile: binary = this
+		 * executable (builtin), subcommands, positional prompt, the
+		 * runtime spellings of resume and session id */
+		if (strcmp(p->name, "openai_agents") == 0) {
+			b->runner = true;
+		} else if (strcmp(p->name, "mock") != 0) {
+			diag_set(
+				b->reterr, NULL, 0, 0,
+				"adapter '%s' is served by a module that bernstein spawn does not implement; only factory profiles, openai_agents and mock can be spawned",
+				p->name);
+			return -ENOTSUP;
+		}
+	}
+	b->isolated = p->runtime.home == AGENT_HOME_ISOLATED;
+
+	plan->cwd = xstrdup(req->workdir);
+	plan->session_dir = xstrdup(req->session_dir);
+	if (req->state_dir) {
+		plan->state_dir = xstrdup(req->state_dir);
+		plan->state_reused = true;
+	} else if (b->isolated || b->runner) {
+		plan->state_dir = path_join(req->session_dir, INVOCATION_STATE_DIR);
+	}
+	b->prompt_path = path_join(req->session_dir, INVOCATION_PROMPT_FILE);
+	b->manifest_path = path_join(req->session_dir, INVOCATION_MANIFEST_FILE);
+	plan->dialect = dialect_of(p, &plan->strategy);
+	return 0;
+}
+
+/* The argv pieces between the model and the prompt (argv-order.h). */
+static int build_pieces(struct build *b)
+{
+	const struct profile *p = b->p;
+	int r;
+
+	if (b->plan->endpoint) {
+		r = push_expanded(b, &b->endpoint_args, &p->runtime.endpoint.args,
+				  "runtime.endpoint.args");
+		if (r < 0)
+			return r;
+	}
+	r = apply_hooks(b);
+	if (r < 0)
+		return r;
+	r = apply_resume(b);
+	if (r < 0)
+		return r;
+	r = apply_session_id(b);
+	if (r < 0)
+		return r;
+	if (b->runner && b->plan->state_dir) {
+		strvec_push(&b->module_args, "--session-dir");
+		strvec_push(&b->module_args, b->plan->state_dir);
+	}
+	/* the mock's file instructions, like the runner's tools (its manifest) */
+	if (!b->runner && p->shape == PROFILE_SHAPE_MODULE && p->runtime.git_dir == GIT_DIR_ALLOWED)
+		strvec_push(&b->module_args, "--allow-git-dir");
+	return 0;
+}
+
+static void build_release(struct build *b)
+{
+	strvec_clear(&b->resume);
+	strvec_clear(&b->dangerous);
+	strvec_clear(&b->session_args);
+	strvec_clear(&b->endpoint_args);
+	strvec_clear(&b->hooks_args);
+	free(b->hook_command);
+	strvec_clear(&b->prompt_args);
+	strvec_clear(&b->module_args);
+	free(b->model_arg);
+	free(b->prompt);
+	free(b->prompt_path);
+	free(b->manifest_path);
+}
+
 int invocation_build(const struct invocation_request *req, struct invocation_plan *ret,
 		     struct diag *reterr)
 {
@@ -1372,62 +1458,13 @@ int invocation_build(const struct invocation_request *req, struct invocation_pla
 		.module_args = STRVEC_INIT,
 	};
 	struct invocation_plan plan;
-	const struct profile *p;
-	struct strategy_resolved res;
-	enum dialect d;
 	int r;
 
 	invocation_plan_init(&plan);
 	b.plan = &plan;
-	if (!req || !req->profile || !req->prompt || !req->workdir || req->workdir[0] != '/' ||
-	    !req->session_dir || req->session_dir[0] != '/' ||
-	    (req->state_dir && req->state_dir[0] != '/')) {
-		diag_set(
-			reterr, NULL, 0, 0,
-			"invalid request: profile, prompt and absolute workdir and session directory are required");
-		return -EINVAL;
-	}
-	p = b.p = req->profile;
-
-	if (req->strategy) {
-		plan.strategy = *req->strategy;
-	} else {
-		if (req->catalog)
-			(void)catalog_profile_strategy(req->catalog, p, &res);
-		else
-			(void)strategy_resolve(NULL, p->name, p->strategy, &res);
-		plan.strategy = res.strategy;
-	}
-	if (p->shape == PROFILE_SHAPE_MODULE) {
-		/* mock (`bernstein mock-agent`, orch/mock.h) takes its argv from
-		 * its declaration exactly like a factory profile: binary = this
-		 * executable (builtin), subcommands, positional prompt, the
-		 * runtime spellings of resume and session id */
-		if (strcmp(p->name, "openai_agents") == 0) {
-			b.runner = true;
-		} else if (strcmp(p->name, "mock") != 0) {
-			diag_set(
-				reterr, NULL, 0, 0,
-				"adapter '%s' is served by a module that bernstein spawn does not implement; only factory profiles, openai_agents and mock can be spawned",
-				p->name);
-			r = -ENOTSUP;
-			goto out;
-		}
-	}
-	b.isolated = p->runtime.home == AGENT_HOME_ISOLATED;
-
-	plan.cwd = xstrdup(req->workdir);
-	plan.session_dir = xstrdup(req->session_dir);
-	if (req->state_dir) {
-		plan.state_dir = xstrdup(req->state_dir);
-		plan.state_reused = true;
-	} else if (b.isolated || b.runner) {
-		plan.state_dir = path_join(req->session_dir, INVOCATION_STATE_DIR);
-	}
-	b.prompt_path = path_join(req->session_dir, INVOCATION_PROMPT_FILE);
-	b.manifest_path = path_join(req->session_dir, INVOCATION_MANIFEST_FILE);
-	d = dialect_of(p, &plan.strategy);
-	plan.dialect = d;
+	r = build_begin(&b);
+	if (r < 0)
+		goto out;
 
 	/* the gates, before anything else */
 	r = check_gates(&b);
@@ -1445,28 +1482,9 @@ int invocation_build(const struct invocation_request *req, struct invocation_pla
 	r = resolve_model(&b);
 	if (r < 0)
 		goto out;
-	if (plan.endpoint) {
-		r = push_expanded(&b, &b.endpoint_args, &p->runtime.endpoint.args,
-				  "runtime.endpoint.args");
-		if (r < 0)
-			goto out;
-	}
-	r = apply_hooks(&b);
+	r = build_pieces(&b);
 	if (r < 0)
 		goto out;
-	r = apply_resume(&b);
-	if (r < 0)
-		goto out;
-	r = apply_session_id(&b);
-	if (r < 0)
-		goto out;
-	if (b.runner && plan.state_dir) {
-		strvec_push(&b.module_args, "--session-dir");
-		strvec_push(&b.module_args, plan.state_dir);
-	}
-	/* the mock's file instructions, like the runner's tools (its manifest) */
-	if (!b.runner && p->shape == PROFILE_SHAPE_MODULE && p->runtime.git_dir == GIT_DIR_ALLOWED)
-		strvec_push(&b.module_args, "--allow-git-dir");
 	r = build_env(&b);
 	if (r < 0)
 		goto out;
@@ -1485,17 +1503,6 @@ int invocation_build(const struct invocation_request *req, struct invocation_pla
 	invocation_plan_init(&plan);
 out:
 	invocation_plan_release(&plan);
-	strvec_clear(&b.resume);
-	strvec_clear(&b.dangerous);
-	strvec_clear(&b.session_args);
-	strvec_clear(&b.endpoint_args);
-	strvec_clear(&b.hooks_args);
-	free(b.hook_command);
-	strvec_clear(&b.prompt_args);
-	strvec_clear(&b.module_args);
-	free(b.model_arg);
-	free(b.prompt);
-	free(b.prompt_path);
-	free(b.manifest_path);
+	build_release(&b);
 	return r;
 }

@@ -43,6 +43,7 @@ void outcome_inputs_init(struct outcome_inputs *in, enum dialect d)
 	memset(in, 0, sizeof(*in));
 	in->terminal_expected = dialect_has_terminal(d);
 	in->liveness = d == DIALECT_POLL_PTY;
+	ratelimit_hint_init(&in->hint);
 }
 
 void outcome_observe(struct outcome_inputs *in, const struct event *ev)
@@ -60,6 +61,8 @@ void outcome_observe(struct outcome_inputs *in, const struct event *ev)
 		break;
 	case EVENT_RATE_LIMITED:
 		in->rate_limits++;
+		if (!ratelimit_hint_empty(&ev->hint))
+			in->hint = ev->hint;
 		break;
 	case EVENT_TOOL_CALL:
 		in->tool_calls++;

@@ -31,8 +31,9 @@
  *      unchanged -> no_changes; else completed.
  *
  * Feed the meter (ratelimit.h) from the outcome, not from single events:
- * rate_limited -> ratelimit_meter_hit(), anything else -> success. A chatty
- * agent that mentions "rate limit" and finishes stays completed. */
+ * rate_limited -> ratelimit_meter_hit() with the tally's hint, anything
+ * else -> success. A chatty agent that mentions "rate limit" and finishes
+ * stays completed. */
 #ifndef BERNSTEIN_ADAPTER_OUTCOME_H
 #define BERNSTEIN_ADAPTER_OUTCOME_H
 
@@ -82,6 +83,7 @@ struct outcome_inputs {
 	int result_http_status;	    /* the last one's HTTP status */
 	unsigned errors;	    /* EVENT_ERROR */
 	unsigned rate_limits;	    /* EVENT_RATE_LIMITED */
+	struct ratelimit_hint hint; /* of the last EVENT_RATE_LIMITED that had one */
 	unsigned tool_calls;	    /* EVENT_TOOL_CALL */
 	unsigned tool_errors;	    /* EVENT_TOOL_RESULT with is_error */
 	unsigned tool_refusals;	    /* EVENT_TOOL_RESULT with permission_denied */

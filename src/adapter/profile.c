@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "adapter/argv-order.h"
 #include "adapter/contract.h"
 #include "adapter/strategy.h"
 #include "util/json.h"
@@ -2075,22 +2076,6 @@ int profile_check_strategy(const struct profile *p, const struct adapter_strateg
 
 /* ---- gate 2: the contract cross-check ---- */
 
-void profile_issues_add(struct profile_issues *is, const struct diag *d)
-{
-	if (is->n == is->alloc) {
-		is->alloc = is->alloc ? st_mult(is->alloc, 2) : 4;
-		is->v = xrealloc(is->v, st_mult(is->alloc, sizeof(*is->v)));
-	}
-	is->v[is->n++] = *d;
-}
-
-void profile_issues_release(struct profile_issues *is)
-{
-	free(is->v);
-	is->v = NULL;
-	is->n = is->alloc = 0;
-}
-
 static bool in_list(const char *const *v, size_t n, const char *s, size_t len)
 {
 	size_t i;
@@ -2101,11 +2086,11 @@ static bool in_list(const char *const *v, size_t n, const char *s, size_t len)
 	return false;
 }
 
-static void discrepancy(struct profile_issues *ret, const struct profile *p,
+static void discrepancy(struct diag_list *ret, const struct profile *p,
 			const struct catalog_origin *at, const char *path, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 
-static void discrepancy(struct profile_issues *ret, const struct profile *p,
+static void discrepancy(struct diag_list *ret, const struct profile *p,
 			const struct catalog_origin *at, const char *path, const char *fmt, ...)
 {
 	struct diag d;
@@ -2115,7 +2100,7 @@ static void discrepancy(struct profile_issues *ret, const struct profile *p,
 	va_start(ap, fmt);
 	vperr(&d, p->source, at, path, fmt, ap);
 	va_end(ap);
-	profile_issues_add(ret, &d);
+	diag_list_add(ret, &d);
 }
 
 /* A flag token the contract must carry, or false ("--", "-", not a flag). */
@@ -2142,7 +2127,7 @@ static int cmp_diag_pos(const void *a, const void *b)
 }
 
 size_t profile_contract_discrepancies(const struct profile *p, const struct contract *c,
-				      const char *contract_source, struct profile_issues *ret)
+				      const char *contract_source, struct diag_list *ret)
 {
 	const struct profile_invocation *inv = &p->invocation;
 	const char *src = contract_source ? contract_source : c->source;
@@ -2427,33 +2412,44 @@ int profile_build_argv(const struct profile *p, const char *binary_override, con
 {
 	const struct profile_invocation *inv = &p->invocation;
 	const char *model_id = model ? profile_model(p, model) : NULL;
+	struct strvec model_args = STRVEC_INIT, extra = STRVEC_INIT, prompt_args = STRVEC_INIT;
+	struct argv_parts parts = {
+		.argv0 = binary_override ? binary_override : inv->binary,
+		.subcommands = inv->subcommands.v,
+	};
 	size_t i;
-	int r;
+	int r = 0;
 
 	if ((prompt && prompt[0] == '-' && !inv->prompt_file_flag) ||
 	    (inv->model_flag && model_id && model_id[0] == '-'))
 		return -EINVAL;
-	strvec_push(argv, binary_override ? binary_override : inv->binary);
-	for (i = 0; i < inv->subcommands.n; i++)
-		strvec_push(argv, inv->subcommands.v[i]);
 	if (inv->model_flag && model_id) {
-		strvec_push(argv, inv->model_flag);
-		strvec_push(argv, model_id);
+		strvec_push(&model_args, inv->model_flag);
+		strvec_push(&model_args, model_id);
 	}
 	for (i = 0; i < inv->extra_args.n; i++) {
-		r = push_expanded(argv, inv->extra_args.v[i], vars);
+		r = push_expanded(&extra, inv->extra_args.v[i], vars);
 		if (r < 0)
-			return r;
+			goto out;
 	}
 	if (inv->prompt_file_flag) {
-		if (!vars || !vars->v[PH_PROMPT_FILE])
-			return -ENOENT;
-		strvec_push(argv, inv->prompt_file_flag);
-		strvec_push(argv, vars->v[PH_PROMPT_FILE]);
-		return 0;
+		if (!vars || !vars->v[PH_PROMPT_FILE]) {
+			r = -ENOENT;
+			goto out;
+		}
+		strvec_push(&prompt_args, inv->prompt_file_flag);
+		strvec_push(&prompt_args, vars->v[PH_PROMPT_FILE]);
+	} else {
+		argv_order_prompt(inv->prompt_flag, PROMPT_GUARD_NONE, prompt ? prompt : "",
+				  &prompt_args);
 	}
-	if (inv->prompt_flag)
-		strvec_push(argv, inv->prompt_flag);
-	strvec_push(argv, prompt ? prompt : "");
-	return 0;
+	parts.model = model_args.v;
+	parts.extra = extra.v;
+	parts.prompt = prompt_args.v;
+	argv_order_assemble(&parts, argv);
+out:
+	strvec_clear(&model_args);
+	strvec_clear(&extra);
+	strvec_clear(&prompt_args);
+	return r;
 }

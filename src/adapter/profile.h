@@ -371,19 +371,9 @@ int profile_check_strategy(const struct profile *p, const struct adapter_strateg
  * ("--FLAG=VALUE" counts as --FLAG; "--" and "-" are not flags). Appends one
  * diag per discrepancy (at the offending node) to *ret and returns their
  * number. */
-struct profile_issues {
-	struct diag *v;
-	size_t n, alloc;
-};
-#define PROFILE_ISSUES_INIT                                                                        \
-	{                                                                                          \
-		.v = NULL, .n = 0, .alloc = 0                                                      \
-	}
+#define PROFILE_ISSUES_INIT DIAG_LIST_INIT(0) /* a util/diag.h list, no cap */
 size_t profile_contract_discrepancies(const struct profile *p, const struct contract *c,
-				      const char *contract_source, struct profile_issues *ret);
-/* Append a copy of d. */
-void profile_issues_add(struct profile_issues *is, const struct diag *d);
-void profile_issues_release(struct profile_issues *is);
+				      const char *contract_source, struct diag_list *ret);
 
 /* The normalized profile as JSON (a new reference): the object hashed.
  * notes is left out; see docs/profile-format.md for the exact shape. */
@@ -414,8 +404,9 @@ const char *profile_model(const struct profile *p, const char *name);
  * for an agent served by a generic profile), subcommands, [model flag,
  * model id], extra args, then the prompt: [prompt flag, prompt], [prompt
  * file flag, vars {prompt_file}] or [prompt]. model NULL leaves the model
- * out. Placeholders in extra args are expanded from vars. Appended to argv;
- * errors as profile_expand(), and -EINVAL (argv untouched) for a prompt or
+ * out. Placeholders in extra args are expanded from vars. Appended to argv
+ * in the order of adapter/argv-order.h; argv untouched on error: errors as
+ * profile_expand(), and -EINVAL for a prompt or
  * model id that starts with '-': this surface (the seed's InvocationSpec,
  * what onboarding records) has no invocation.prompt_guard, so such a value
  * would reach the agent as an option. The spawn path is invocation_build(). */

@@ -1,5 +1,7 @@
 #include "adapter/ratelimit.h"
 
+#include <limits.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "util/banned.h"
@@ -680,10 +682,11 @@ static void prune(struct ratelimit_meter *m, uint64_t now)
 }
 
 void ratelimit_meter_hit(struct ratelimit_meter *m, const char *error_code,
-			 const struct ratelimit_hint *hint, long utc_offset_s)
+			 const struct ratelimit_hint *hint, long utc_offset_s, uint32_t jitter)
 {
 	uint64_t now = m->clock->mono_ms(m->clock);
 	int64_t wall = m->clock->now_ns(m->clock);
+	int64_t w = hint ? ratelimit_hint_wait_s(hint, wall / 1000000000, utc_offset_s) : -1;
 
 	prune(m, now);
 	if (m->nhits == RATELIMIT_WINDOW_MAX_HITS) {
@@ -691,26 +694,18 @@ void ratelimit_meter_hit(struct ratelimit_meter *m, const char *error_code,
 		m->nhits--;
 	}
 	m->hits[m->nhits++] = now;
-	m->consecutive++;
+	if (m->consecutive < UINT_MAX)
+		m->consecutive++;
 	m->total_hits++;
-	if (m->backoff_ms == 0)
-		m->backoff_ms = m->policy.backoff_base_ms;
-	else if (m->backoff_ms > m->policy.backoff_cap_ms / 2)
-		m->backoff_ms = m->policy.backoff_cap_ms;
-	else
-		m->backoff_ms *= 2;
-	if (m->backoff_ms > m->policy.backoff_cap_ms)
-		m->backoff_ms = m->policy.backoff_cap_ms;
+	if (w > INT64_MAX / 1000000000)
+		w = INT64_MAX / 1000000000;
+	m->backoff_ms = backoff_delay_ms(&m->policy.backoff, m->consecutive, w >= 0 ? w * 1000 : -1,
+					 jitter);
 	m->ever_hit = true;
 	m->last_hit_ms = now;
 	m->last_hit_ns = wall;
 	copy_name(m->last_error_code, sizeof(m->last_error_code), error_code);
-	if (hint) {
-		int64_t w = ratelimit_hint_wait_s(hint, wall / 1000000000, utc_offset_s);
-
-		if (w >= 0 && (uint64_t)w <= m->policy.max_hint_s)
-			m->reset_at_ns = wall + w * 1000000000;
-	}
+	m->reset_at_ns = w >= 0 ? wall + (int64_t)m->backoff_ms * 1000000 : 0;
 }
 
 void ratelimit_meter_success(struct ratelimit_meter *m)
@@ -728,23 +723,12 @@ unsigned ratelimit_meter_hits_in_window(struct ratelimit_meter *m)
 
 uint64_t ratelimit_meter_wait_ms(const struct ratelimit_meter *m)
 {
-	uint64_t now = m->clock->mono_ms(m->clock);
-	int64_t wall = m->clock->now_ns(m->clock);
-	uint64_t wait = 0;
+	uint64_t now = m->clock->mono_ms(m->clock), end;
 
-	if (m->ever_hit && m->backoff_ms) {
-		uint64_t end = m->last_hit_ms + m->backoff_ms;
-
-		if (end > now)
-			wait = end - now;
-	}
-	if (m->reset_at_ns > wall) {
-		uint64_t r = (uint64_t)(m->reset_at_ns - wall + 999999) / 1000000;
-
-		if (r > wait)
-			wait = r;
-	}
-	return wait;
+	if (!m->ever_hit || !m->backoff_ms)
+		return 0;
+	end = m->last_hit_ms + m->backoff_ms;
+	return end > now ? end - now : 0;
 }
 
 void ratelimit_meter_snapshot(struct ratelimit_meter *m, struct ratelimit_snapshot *snap)

@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/backoff.h"
 #include "util/clock.h"
 
 /* When the agent says it may try again. Every field is optional (-1). */
@@ -82,17 +83,22 @@ int64_t ratelimit_hint_wait_s(const struct ratelimit_hint *h, int64_t now_s, lon
 /* ---- the meter ------------------------------------------------------------ */
 
 struct ratelimit_policy {
-	uint64_t window_ms;	  /* sliding window for hits_in_window */
-	uint64_t backoff_base_ms; /* backoff after the first consecutive hit */
-	uint64_t backoff_cap_ms;  /* doubling stops here */
-	uint64_t max_hint_s;	  /* reset hints further away than this are ignored */
+	uint64_t window_ms; /* sliding window for hits_in_window */
+	/* the wait after a hit (util/backoff.h): base_ms after the first
+	 * consecutive hit, doubling up to cap_ms, with jitter; a hint the
+	 * agent gave instead, at most hint_cap_ms */
+	struct backoff_policy backoff;
 };
 
-/* The anchor's meter: 300 s window, backoff 1 s doubling to 60 s. */
+/* The anchor's meter: 300 s window, backoff 1 s doubling to 60 s; a hint
+ * honoured up to an hour. */
 #define RATELIMIT_POLICY_DEFAULT                                                                   \
 	{                                                                                          \
-		.window_ms = 300000, .backoff_base_ms = 1000, .backoff_cap_ms = 60000,             \
-		.max_hint_s = 8 * 86400                                                            \
+		.window_ms = 300000, .backoff = {                                                  \
+			.base_ms = 1000,                                                           \
+			.cap_ms = 60000,                                                           \
+			.hint_cap_ms = 3600000                                                     \
+		}                                                                                  \
 	}
 
 #define RATELIMIT_WINDOW_MAX_HITS 256 /* hits remembered; older ones drop first */
@@ -106,11 +112,11 @@ struct ratelimit_meter {
 	unsigned nhits;
 	unsigned consecutive;
 	uint64_t total_hits;
-	uint64_t backoff_ms;  /* current backoff; 0 after a success */
+	uint64_t backoff_ms;  /* the wait set by the last hit; 0 after a success */
 	bool ever_hit;	      /* last_hit_* are valid */
 	uint64_t last_hit_ms; /* monotonic */
 	int64_t last_hit_ns;  /* wall clock */
-	int64_t reset_at_ns;  /* wall clock instant the agent announced; 0 = none */
+	int64_t reset_at_ns;  /* wall clock instant the hint asked for (capped); 0 = none */
 	char last_error_code[RATELIMIT_NAME_MAX];
 };
 
@@ -119,19 +125,20 @@ struct ratelimit_meter {
 void ratelimit_meter_init(struct ratelimit_meter *m, const char *adapter,
 			  const struct ratelimit_policy *policy, const struct clock *clock);
 /* A rate-limited run: record the hit at the clock's now, bump the consecutive
- * count, double the backoff (base on the first consecutive hit, at most the
- * cap) and remember the reset time of hint (optional; resolved with
- * utc_offset_s, see ratelimit_hint_wait_s()). error_code is optional. */
+ * count and set the wait before the next spawn: backoff_delay_ms() of the
+ * consecutive count, with the hint's wait (optional; resolved with
+ * utc_offset_s, see ratelimit_hint_wait_s()) honoured up to the policy's
+ * hint cap, otherwise exponential with jitter taken from jitter (a random
+ * value). error_code is optional. */
 void ratelimit_meter_hit(struct ratelimit_meter *m, const char *error_code,
-			 const struct ratelimit_hint *hint, long utc_offset_s);
+			 const struct ratelimit_hint *hint, long utc_offset_s, uint32_t jitter);
 /* A run that was not rate limited: consecutive and backoff go back to 0 and
  * the announced reset is forgotten; the window keeps its hits. */
 void ratelimit_meter_success(struct ratelimit_meter *m);
 /* Hits within the window ending now (drops older ones). */
 unsigned ratelimit_meter_hits_in_window(struct ratelimit_meter *m);
 /* Milliseconds to wait before the next spawn on this adapter: the rest of
- * the backoff since the last hit or the time until the announced reset,
- * whichever is later. 0 = go. */
+ * the wait the last hit set. 0 = go. */
 uint64_t ratelimit_meter_wait_ms(const struct ratelimit_meter *m);
 
 struct ratelimit_snapshot {

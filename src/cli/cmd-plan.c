@@ -75,7 +75,7 @@ static json_t *diag_json(const struct diag *d)
 	return o;
 }
 
-static void print_issues(struct cli_ctx *ctx, const char *file, const struct plan_issues *is)
+static void print_issues(struct cli_ctx *ctx, const char *file, const struct diag_list *is)
 {
 	char buf[sizeof(((struct diag *)NULL)->file) + sizeof(((struct diag *)NULL)->msg) + 32];
 	size_t i;
@@ -103,7 +103,7 @@ static int cmd_plan_validate(int argc, char **argv, struct cli_ctx *ctx)
 	if (ctx->json)
 		files = json_array();
 	for (i = optind; i < argc; i++) {
-		struct plan_issues is = PLAN_ISSUES_INIT;
+		struct diag_list is = PLAN_ISSUES_INIT;
 		struct plan *p = NULL;
 
 		r = plan_load_file(argv[i], allowed_envs(ctx), &p, &is);
@@ -151,7 +151,7 @@ static int cmd_plan_validate(int argc, char **argv, struct cli_ctx *ctx)
 		} else {
 			print_issues(ctx, argv[i], &is);
 		}
-		plan_issues_release(&is);
+		diag_list_release(&is);
 		plan_free(p);
 	}
 	catalog_free(cat);
@@ -325,7 +325,7 @@ static void print_plan(struct cli_ctx *ctx, const struct plan *p, const struct a
 static int cmd_plan_show(int argc, char **argv, struct cli_ctx *ctx)
 {
 	struct auto_view av = {0};
-	struct plan_issues is = PLAN_ISSUES_INIT;
+	struct diag_list is = PLAN_ISSUES_INIT;
 	struct plan *p = NULL;
 	int r;
 
@@ -362,7 +362,7 @@ static int cmd_plan_show(int argc, char **argv, struct cli_ctx *ctx)
 	r = BEXIT_OK;
 out:
 	auto_view_release(&av);
-	plan_issues_release(&is);
+	diag_list_release(&is);
 	plan_free(p);
 	return r;
 }

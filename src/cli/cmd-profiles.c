@@ -126,7 +126,7 @@ static int cmd_profiles_validate(int argc, char **argv, struct cli_ctx *ctx)
 	if (ctx->json)
 		files = json_array();
 	for (i = optind; i < argc; i++) {
-		struct profile_issues is = PROFILE_ISSUES_INIT;
+		struct diag_list is = PROFILE_ISSUES_INIT;
 		struct profile *p = NULL;
 		struct diag d;
 		size_t k;
@@ -136,7 +136,7 @@ static int cmd_profiles_validate(int argc, char **argv, struct cli_ctx *ctx)
 		if (r < 0 && cli_load_exit(r) == BEXIT_ENV)
 			nunreadable++;
 		if (r < 0)
-			profile_issues_add(&is, &d);
+			diag_list_add(&is, &d);
 		else
 			(void)catalog_check_profile(cat, p, CATALOG_CHECK_STANDALONE, &is);
 		if (is.n)
@@ -169,7 +169,7 @@ static int cmd_profiles_validate(int argc, char **argv, struct cli_ctx *ctx)
 				(void)fprintf(ctx->err, "%s\n",
 					      diag_format(&is.v[k], buf, sizeof(buf)));
 		}
-		profile_issues_release(&is);
+		diag_list_release(&is);
 		profile_free(p);
 	}
 	if (ctx->json) {

@@ -541,7 +541,7 @@ static int run_plan_file(struct session *s, const char *plan_path, unsigned para
 {
 	struct cli_ctx *ctx = s->ctx;
 	struct plan *plan = NULL;
-	struct plan_issues issues = PLAN_ISSUES_INIT;
+	struct diag_list issues = PLAN_ISSUES_INIT;
 	struct orch_summary sum;
 	char run_id[64], abspath[PATH_MAX];
 	bool clean = false;
@@ -558,10 +558,10 @@ static int run_plan_file(struct session *s, const char *plan_path, unsigned para
 		if (issues.n == 0)
 			code = cli_error(ctx, code, "cannot load plan '%s': %s", plan_path,
 					 strerror(-r));
-		plan_issues_release(&issues);
+		diag_list_release(&issues);
 		return code;
 	}
-	plan_issues_release(&issues);
+	diag_list_release(&issues);
 	r = git_is_clean(s->repo, s->env.git_env, &clean, &d);
 	if (r < 0) {
 		code = cli_diag(ctx, BEXIT_ENV, &d);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "adapter/argv-order.h"
 #include "adapter/envpolicy.h"
 #include "onboard/yemit.h"
 #include "util/fsutil.h"
@@ -167,34 +168,38 @@ int transcript_build_argv(const struct recorded_invocation *inv, const char *mod
 			  const char *prompt, const struct profile_vars *vars, struct strvec *argv)
 {
 	struct sbuf sb = SBUF_INIT(SIZE_MAX);
+	struct strvec model_args = STRVEC_INIT, extra = STRVEC_INIT, prompt_args = STRVEC_INIT;
+	struct argv_parts parts = {.argv0 = inv->binary, .subcommands = inv->subcommands.v};
 	size_t i;
 	int r = 0;
 
 	if (transcript_values_check(inv, model, prompt, NULL) < 0)
 		return -EINVAL;
-	strvec_push(argv, inv->binary);
-	for (i = 0; i < inv->subcommands.n; i++)
-		strvec_push(argv, inv->subcommands.v[i]);
 	if (inv->model_flag && model) {
-		strvec_push(argv, inv->model_flag);
-		strvec_push(argv, model);
+		strvec_push(&model_args, inv->model_flag);
+		strvec_push(&model_args, model);
 	}
 	for (i = 0; i < inv->extra_args.n; i++) {
 		if (!vars) {
-			strvec_push(argv, inv->extra_args.v[i]);
+			strvec_push(&extra, inv->extra_args.v[i]);
 			continue;
 		}
 		sbuf_reset(&sb);
 		r = profile_expand(inv->extra_args.v[i], vars, &sb);
 		if (r < 0)
 			goto out;
-		strvec_push(argv, sb.buf);
+		strvec_push(&extra, sb.buf);
 	}
-	if (inv->prompt_flag)
-		strvec_push(argv, inv->prompt_flag);
-	strvec_push(argv, prompt ? prompt : "");
+	argv_order_prompt(inv->prompt_flag, PROMPT_GUARD_NONE, prompt ? prompt : "", &prompt_args);
+	parts.model = model_args.v;
+	parts.extra = extra.v;
+	parts.prompt = prompt_args.v;
+	argv_order_assemble(&parts, argv);
 out:
 	sbuf_release(&sb);
+	strvec_clear(&model_args);
+	strvec_clear(&extra);
+	strvec_clear(&prompt_args);
 	return r < 0 ? r : 0;
 }
 

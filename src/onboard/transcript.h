@@ -98,12 +98,12 @@ int transcript_invocation_from_profile(const struct profile *p, struct arena *ar
 				       struct recorded_invocation *ret, struct diag *reterr);
 
 /* The argv of one case, appended to argv: binary, subcommands, [model_flag,
- * model] (when both are set), extra args, [prompt_flag] prompt.
- * Placeholders of extra args are expanded from vars ({home}, {workdir});
- * vars NULL keeps them as written (the form stored in inner_argv). Errors
- * as profile_expand() (-ENOENT: a placeholder without a value), and
- * -EINVAL (argv untouched) when transcript_values_check() refuses prompt
- * or model. */
+ * model] (when both are set), extra args, [prompt_flag] prompt (the order
+ * of adapter/argv-order.h). Placeholders of extra args are expanded from
+ * vars ({home}, {workdir}); vars NULL keeps them as written (the form
+ * stored in inner_argv). argv untouched on error: errors as
+ * profile_expand() (-ENOENT: a placeholder without a value), and -EINVAL
+ * when transcript_values_check() refuses prompt or model. */
 int transcript_build_argv(const struct recorded_invocation *inv, const char *model,
 			  const char *prompt, const struct profile_vars *vars, struct strvec *argv);
 /* A prompt or model the recorded invocation can pass: neither may start

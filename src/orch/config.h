@@ -16,6 +16,7 @@
  *   kill_grace: 5         seconds between SIGTERM and SIGKILL, > 0
  *   max_retries: 2        retries after rate_limited, 0..20
  *   retry_backoff: 2      seconds before the first retry, doubled each retry, >= 0
+ *                         (with jitter; the agent's retry hint wins: orch/meters.h)
  *   preference: [a, b]    routing preference order (adapter names)
  *   gates: [{name, run, timeout}]   commands run in the worktree after completion
  *   merge: no-ff          no-ff | none

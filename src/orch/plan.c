@@ -22,51 +22,6 @@ const char *plan_form_to_string(enum plan_form f)
 	return f >= 0 && f < _PLAN_FORM_MAX ? names[f] : NULL;
 }
 
-/* ---- issues ---- */
-
-void plan_issues_add(struct plan_issues *is, const struct diag *d)
-{
-	if (!is)
-		return;
-	if (is->n >= PLAN_MAX_ISSUES) {
-		is->dropped++;
-		return;
-	}
-	if (is->n == is->alloc) {
-		is->alloc = is->alloc ? 2 * is->alloc : 8;
-		is->v = xrealloc(is->v, st_mult(is->alloc, sizeof(*is->v)));
-	}
-	is->v[is->n++] = *d;
-}
-
-void plan_issues_release(struct plan_issues *is)
-{
-	if (!is)
-		return;
-	free(is->v);
-	is->v = NULL;
-	is->n = is->alloc = is->dropped = 0;
-}
-
-static bool diag_before(const struct diag *a, const struct diag *b)
-{
-	return a->line < b->line || (a->line == b->line && a->col < b->col);
-}
-
-/* Stable: problems at the same position keep the order they were found in. */
-static void issues_sort(struct plan_issues *is)
-{
-	size_t i, j;
-
-	for (i = 1; i < is->n; i++) {
-		struct diag d = is->v[i];
-
-		for (j = i; j > 0 && diag_before(&d, &is->v[j - 1]); j--)
-			is->v[j] = is->v[j - 1];
-		is->v[j] = d;
-	}
-}
-
 /* ---- ids ---- */
 
 const char *plan_slug(const char *title, char *buf)
@@ -123,7 +78,7 @@ struct pctx {
 	struct plan *p;
 	const struct ydoc *doc;
 	const char *allowed;
-	struct plan_issues *issues;
+	struct diag_list *issues;
 	size_t found; /* problems found (issues may drop some) */
 	struct stage *stages;
 	size_t n_stages;
@@ -134,7 +89,7 @@ struct pctx {
 
 static void add(struct pctx *x, const struct diag *d)
 {
-	plan_issues_add(x->issues, d);
+	diag_list_add(x->issues, d);
 	x->found++;
 }
 
@@ -897,7 +852,7 @@ static const char *task_path(const struct plan *p, size_t i, char *buf, size_t s
 
 struct vctx {
 	struct plan *p;
-	struct plan_issues *issues;
+	struct diag_list *issues;
 	size_t found;
 };
 
@@ -912,7 +867,7 @@ static void vproblem(struct vctx *v, unsigned line, unsigned col, const char *fm
 	va_start(ap, fmt);
 	diag_vset(&d, v->p->source, line, col, fmt, ap);
 	va_end(ap);
-	plan_issues_add(v->issues, &d);
+	diag_list_add(v->issues, &d);
 	v->found++;
 }
 
@@ -1103,7 +1058,7 @@ static void check_cycles(struct vctx *v)
 	free(edge);
 }
 
-size_t plan_validate(struct plan *p, struct plan_issues *issues)
+size_t plan_validate(struct plan *p, struct diag_list *issues)
 {
 	struct vctx v = {.p = p, .issues = issues, .found = 0};
 
@@ -1131,10 +1086,10 @@ struct plan *plan_free(struct plan *p)
 }
 
 int plan_load_buf(const char *name, const char *buf, size_t len, const char *allowed_api_key_envs,
-		  struct plan **ret, struct plan_issues *issues)
+		  struct plan **ret, struct diag_list *issues)
 {
 	struct yaml_limits lim = {.max_bytes = PLAN_MAX_BYTES};
-	struct plan_issues found = PLAN_ISSUES_INIT;
+	struct diag_list found = PLAN_ISSUES_INIT;
 	struct plan *p = NULL;
 	struct pctx x;
 	struct diag d;
@@ -1144,7 +1099,7 @@ int plan_load_buf(const char *name, const char *buf, size_t len, const char *all
 	diag_clear(&d);
 	if (len > PLAN_MAX_BYTES) {
 		diag_set(&d, name, 0, 0, "file is larger than %zu bytes", PLAN_MAX_BYTES);
-		plan_issues_add(issues, &d);
+		diag_list_add(issues, &d);
 		return -EFBIG;
 	}
 	p = xcalloc(1, sizeof(*p));
@@ -1152,7 +1107,7 @@ int plan_load_buf(const char *name, const char *buf, size_t len, const char *all
 	hash_sha256_hex(buf, len, p->hash);
 	r = yaml_load_buf(name, buf, len, &lim, &p->doc, &d);
 	if (r < 0) {
-		plan_issues_add(issues, &d);
+		diag_list_add(issues, &d);
 		goto out;
 	}
 	p->source = p->doc->name;
@@ -1161,9 +1116,9 @@ int plan_load_buf(const char *name, const char *buf, size_t len, const char *all
 	x.found += plan_validate(p, &found);
 	free(x.stages);
 	if (x.found) {
-		issues_sort(&found);
+		diag_list_sort(&found);
 		for (i = 0; i < found.n; i++)
-			plan_issues_add(issues, &found.v[i]);
+			diag_list_add(issues, &found.v[i]);
 		if (issues)
 			issues->dropped += found.dropped;
 		r = -EINVAL;
@@ -1173,13 +1128,13 @@ int plan_load_buf(const char *name, const char *buf, size_t len, const char *all
 	p = NULL;
 	r = 0;
 out:
-	plan_issues_release(&found);
+	diag_list_release(&found);
 	plan_free(p);
 	return r;
 }
 
 int plan_load_file(const char *path, const char *allowed_api_key_envs, struct plan **ret,
-		   struct plan_issues *issues)
+		   struct diag_list *issues)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -1192,7 +1147,7 @@ int plan_load_file(const char *path, const char *allowed_api_key_envs, struct pl
 			diag_set(&d, path, 0, 0, "file is larger than %zu bytes", PLAN_MAX_BYTES);
 		else
 			diag_set(&d, path, 0, 0, "cannot read file: %s", file_strerror(r));
-		plan_issues_add(issues, &d);
+		diag_list_add(issues, &d);
 		return r;
 	}
 	r = plan_load_buf(path, text, len, allowed_api_key_envs, ret, issues);
@@ -1203,7 +1158,7 @@ int plan_load_file(const char *path, const char *allowed_api_key_envs, struct pl
 int plan_load(const char *path, const char *allowed_api_key_envs, struct plan **ret,
 	      struct diag *reterr)
 {
-	struct plan_issues is = PLAN_ISSUES_INIT;
+	struct diag_list is = PLAN_ISSUES_INIT;
 	int r = plan_load_file(path, allowed_api_key_envs, ret, &is);
 
 	if (r < 0 && reterr) {
@@ -1212,7 +1167,7 @@ int plan_load(const char *path, const char *allowed_api_key_envs, struct plan **
 		else
 			diag_set(reterr, path, 0, 0, "invalid plan");
 	}
-	plan_issues_release(&is);
+	diag_list_release(&is);
 	return r;
 }
 

@@ -47,7 +47,7 @@
 #include "util/hash.h"
 
 #define PLAN_MAX_BYTES	((size_t)1024 * 1024)
-#define PLAN_MAX_ISSUES 100 /* more are counted in plan_issues.dropped */
+#define PLAN_MAX_ISSUES 100 /* more are counted in the list's .dropped */
 #define PLAN_ID_MAX	64
 
 enum plan_form {
@@ -110,18 +110,9 @@ struct plan {
 	struct ydoc *doc;	       /* private: the document the strings point into */
 };
 
-/* Every problem found, in position order. */
-struct plan_issues {
-	struct diag *v;
-	size_t n, alloc;
-	size_t dropped; /* problems beyond PLAN_MAX_ISSUES, not kept */
-};
-#define PLAN_ISSUES_INIT                                                                           \
-	{                                                                                          \
-		.v = NULL, .n = 0, .alloc = 0, .dropped = 0                                        \
-	}
-void plan_issues_add(struct plan_issues *is, const struct diag *d);
-void plan_issues_release(struct plan_issues *is);
+/* Every problem found, in position order: a util/diag.h list that keeps
+ * PLAN_MAX_ISSUES. */
+#define PLAN_ISSUES_INIT DIAG_LIST_INIT(PLAN_MAX_ISSUES)
 
 /* Parse and validate a plan from memory (name: the file name in
  * diagnostics). allowed_api_key_envs is the value of the host's
@@ -130,11 +121,11 @@ void plan_issues_release(struct plan_issues *is);
  * to issues (*ret untouched); -EFBIG when buf is larger than
  * PLAN_MAX_BYTES. issues may be NULL. */
 int plan_load_buf(const char *name, const char *buf, size_t len, const char *allowed_api_key_envs,
-		  struct plan **ret, struct plan_issues *issues);
+		  struct plan **ret, struct diag_list *issues);
 /* The same from a file: also -errno (one issue "cannot read file: ...")
  * when it cannot be read. */
 int plan_load_file(const char *path, const char *allowed_api_key_envs, struct plan **ret,
-		   struct plan_issues *issues);
+		   struct diag_list *issues);
 /* The same with only the first problem (by position) in reterr. */
 int plan_load(const char *path, const char *allowed_api_key_envs, struct plan **ret,
 	      struct diag *reterr);
@@ -143,7 +134,7 @@ struct plan *plan_free(struct plan *p);
 /* The steps of validation after parsing (plan_load_* call it): resolve
  * depends_on into indices; duplicate titles and ids, dangling dependencies,
  * cycles. Appends a diag per problem to issues; returns their number. */
-size_t plan_validate(struct plan *p, struct plan_issues *issues);
+size_t plan_validate(struct plan *p, struct diag_list *issues);
 
 /* SHA-256 (lowercase hex) of the plan file's bytes, for the run record. */
 const char *plan_hash(const struct plan *p);

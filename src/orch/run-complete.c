@@ -26,16 +26,6 @@
 #define GATE_EXIT_TIMEOUT 124	       /* a gate past its timeout, as timeout(1) */
 #define GATE_LOG_MAX	  (1u << 20)   /* bytes of a gate's output kept in gate-NAME.log */
 
-static int64_t backoff_ms(const struct loop *l, int64_t attempt)
-{
-	double s = l->e->cfg->retry_backoff_s;
-	int64_t i;
-
-	for (i = 1; i < attempt && s < 3600; i++)
-		s *= 2;
-	return (int64_t)(s * 1000.0);
-}
-
 /* Artifact mode: the declared file exists inside the worktree; its SHA-256
  * goes into the row and the audit chain. 0, or a reason in msg. */
 static int check_artifact(struct loop *l, struct otask *t, const char *art, char *msg, size_t size)
@@ -250,6 +240,7 @@ void run_complete(struct loop *l, struct otask *t)
 		judge_changes(l, t, &removed);
 	out = agentrun_classify(&t->ar, why, sizeof(why));
 	run_set_str(&t->att.ended_at, run_now(l, ts));
+	delay = meters_feed(&l->meters, t->row.adapter, out, &t->ar.in.hint);
 	run_set_str(&t->att.outcome, outcome_to_string(out));
 	run_set_str(&t->att.reason, why);
 	/* what the agent said went wrong: kept when it did not complete (a
@@ -317,7 +308,6 @@ void run_complete(struct loop *l, struct otask *t)
 		if (t->row.attempts <= e->cfg->max_retries) {
 			int64_t at = e->clk->now_ns(e->clk);
 
-			delay = backoff_ms(l, t->row.attempts);
 			(void)clock_iso8601_utc(at + delay * 1000000, ts, sizeof(ts));
 			run_set_str(&t->row.retry_at, ts);
 			(void)snprintf(msg, sizeof(msg),

@@ -148,7 +148,9 @@ static int route_task(struct loop *l, struct otask *t, struct proc_spec *spec, s
 	if (select_adapter(&in, &sel, NULL) == 0 && sel.chosen && sel.chosen->profile) {
 		int64_t max = sel.chosen->profile->caps.max_parallel_workers;
 
-		if (live_on_adapter(l, sel.chosen->name) >= (unsigned)(max > 0 ? max : 1)) {
+		/* or while its rate-limit meter says wait */
+		if (live_on_adapter(l, sel.chosen->name) >= (unsigned)(max > 0 ? max : 1) ||
+		    meters_wait_ms(&l->meters, sel.chosen->name) > 0) {
 			ret = DISPATCH_BUSY;
 			goto out;
 		}

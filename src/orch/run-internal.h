@@ -50,6 +50,7 @@
 #include "orch/checkout.h"
 #include "orch/confine.h"
 #include "orch/lifecycle.h"
+#include "orch/meters.h"
 #include "orch/run.h"
 #include "orch/spec.h"
 #include "orch/state.h"
@@ -120,6 +121,7 @@ struct loop {
 	/* the sandbox tiers this host provides, looked at once (sandbox: auto) */
 	unsigned host_tiers;
 	bool host_tiers_known;
+	struct meters meters; /* rate limits, one meter per adapter (meters.h) */
 };
 
 /* run-task.c */

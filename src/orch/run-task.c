@@ -171,6 +171,7 @@ void run_loop_release(struct loop *l)
 	free(l->t);
 	run_row_release(&l->run);
 	strvec_clear(&l->dead_branches);
+	meters_release(&l->meters);
 }
 
 long run_find_task(const struct loop *l, const char *id)
@@ -192,6 +193,8 @@ int run_loop_load(struct loop *l, struct orch_env *e, const char *run_id, struct
 
 	memset(l, 0, sizeof(*l));
 	l->e = e;
+	meters_init(&l->meters, e->cfg ? e->cfg->retry_backoff_s : ORCH_DEFAULT_RETRY_BACKOFF_S,
+		    e->clk);
 	run_row_init(&l->run);
 	r = state_run_get(e->st, run_id, &l->run, reterr);
 	if (r < 0)

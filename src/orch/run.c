@@ -269,7 +269,7 @@ static int64_t wake_in_ms(void *ctx)
 	int64_t wait_ms = -1;
 	size_t i;
 
-	bool live = false;
+	bool live = false, pending = false;
 
 	if (l->fatal || l->cancelled)
 		return -1;
@@ -279,9 +279,18 @@ static int64_t wake_in_ms(void *ctx)
 		bool blocked;
 
 		live = live || t->live || t->gate_live;
-		if (t->selected && !t->live && t->row.state == TASK_PENDING &&
-		    deps_state(l, t, &blocked) && !retry_due(l, t, &w) &&
-		    (wait_ms < 0 || w < wait_ms))
+		if (!t->selected || t->live || t->row.state != TASK_PENDING ||
+		    !deps_state(l, t, &blocked))
+			continue;
+		pending = true;
+		if (!retry_due(l, t, &w) && (wait_ms < 0 || w < wait_ms))
+			wait_ms = w;
+	}
+	/* a task held back while its adapter's rate-limit meter says wait */
+	if (pending) {
+		int64_t w = meters_next_ms(&l->meters);
+
+		if (w >= 0 && (wait_ms < 0 || w < wait_ms))
 			wait_ms = w;
 	}
 	/* a pending audit flush, while the run goes on (at its end, the end

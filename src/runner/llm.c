@@ -11,11 +11,12 @@
 #include <time.h>
 
 #include "runner/sse.h"
+#include "util/backoff.h"
 #include "util/sbuf.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
 
-/* ---- Retry-After and backoff -------------------------------------------- */
+/* ---- Retry-After (the backoff is util/backoff.h) --------------------------- */
 
 int llm_parse_retry_after(const char *v, int64_t now, uint64_t *ret_ms)
 {
@@ -65,21 +66,6 @@ int llm_parse_retry_after(const char *v, int64_t now, uint64_t *ret_ms)
 		return 0;
 	}
 	return -EINVAL;
-}
-
-uint64_t llm_backoff_ms(unsigned attempt, uint64_t base, uint64_t max, uint32_t rnd)
-{
-	uint64_t d = base;
-	unsigned i;
-
-	for (i = 1; i < attempt && d < max; i++)
-		d *= 2;
-	if (d > max)
-		d = max;
-	if (d > UINT32_MAX)
-		d = UINT32_MAX; /* keeps the product below in 64 bits */
-	/* jitter: d * (0.5 + 0.5 * rnd / 2^32) */
-	return d / 2 + (((d - d / 2) * (uint64_t)rnd) >> 32);
 }
 
 static uint32_t random_u32(void)
@@ -416,10 +402,13 @@ int llm_request(const struct llm_config *cfg, const json_t *body, struct wire_re
 	struct curl_slist *headers = NULL, *h;
 	struct sbuf auth = SBUF_INIT(SIZE_MAX);
 	unsigned max_attempts = cfg->max_retries + 1, attempt;
-	uint64_t base = cfg->backoff_base_ms ? cfg->backoff_base_ms : LLM_DEFAULT_BACKOFF_BASE_MS;
-	uint64_t bmax = cfg->backoff_max_ms ? cfg->backoff_max_ms : LLM_DEFAULT_BACKOFF_MAX_MS;
-	uint64_t ramax =
-		cfg->retry_after_max_ms ? cfg->retry_after_max_ms : LLM_DEFAULT_RETRY_AFTER_MAX;
+	const struct backoff_policy policy = {
+		.base_ms =
+			cfg->backoff_base_ms ? cfg->backoff_base_ms : LLM_DEFAULT_BACKOFF_BASE_MS,
+		.cap_ms = cfg->backoff_max_ms ? cfg->backoff_max_ms : LLM_DEFAULT_BACKOFF_MAX_MS,
+		.hint_cap_ms = cfg->retry_after_max_ms ? cfg->retry_after_max_ms
+						       : LLM_DEFAULT_RETRY_AFTER_MAX,
+	};
 	char *payload = NULL;
 	int rc = -EIO;
 
@@ -488,8 +477,8 @@ int llm_request(const struct llm_config *cfg, const json_t *body, struct wire_re
 			}
 			goto out;
 		}
-		wait = has_ra ? (ra_ms < ramax ? ra_ms : ramax)
-			      : llm_backoff_ms(attempt, base, bmax, random_u32());
+		wait = backoff_delay_ms(&policy, attempt, has_ra ? (int64_t)ra_ms : -1,
+					random_u32());
 		if (cfg->deadline_ms && now_ms(cfg) + wait >= cfg->deadline_ms) {
 			size_t n = strlen(res->message);
 

@@ -1,8 +1,8 @@
 /* The runner's HTTP client (libcurl): one model turn = one POST of a request
  * body (wire.h) to an OpenAI-compatible endpoint, with the reply streamed
- * (SSE, sse.h) or plain, retries with exponential backoff and jitter on 429,
- * 408, 409, 5xx and transient transport errors, honouring Retry-After
- * (seconds or an HTTP date) and retry-after-ms.
+ * (SSE, sse.h) or plain, retries with exponential backoff and jitter
+ * (util/backoff.h) on 429, 408, 409, 5xx and transient transport errors,
+ * honouring Retry-After (seconds or an HTTP date) and retry-after-ms.
  *
  * Network hygiene, so "base_url set" means "this host and no other":
  *   - only http and https (CURLOPT_PROTOCOLS_STR), redirects are not followed;
@@ -91,9 +91,5 @@ int llm_request(const struct llm_config *cfg, const json_t *body, struct wire_re
  * RFC 850 or asctime form). now is the wall time in seconds. Returns 0 and
  * the wait in ms (0 for a date in the past), or -EINVAL. */
 int llm_parse_retry_after(const char *v, int64_t now, uint64_t *ret_ms);
-
-/* The wait before retry number attempt (1-based): base * 2^(attempt-1),
- * at most max, times a jitter factor in [0.5, 1.0] taken from rnd. */
-uint64_t llm_backoff_ms(unsigned attempt, uint64_t base, uint64_t max, uint32_t rnd);
 
 #endif

@@ -1,7 +1,10 @@
 #include "util/diag.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "util/xalloc.h"
 
 void diag_vset(struct diag *d, const char *file, unsigned line, unsigned col, const char *fmt,
 	       va_list ap)
@@ -58,4 +61,46 @@ const char *diag_format(const struct diag *d, char *buf, size_t size)
 	else
 		(void)snprintf(buf, size, "%s: %s", d->file, d->msg);
 	return buf;
+}
+
+void diag_list_add(struct diag_list *l, const struct diag *d)
+{
+	if (!l)
+		return;
+	if (l->max && l->n >= l->max) {
+		l->dropped++;
+		return;
+	}
+	if (l->n == l->alloc) {
+		l->alloc = l->alloc ? st_mult(l->alloc, 2) : 8;
+		l->v = xrealloc(l->v, st_mult(l->alloc, sizeof(*l->v)));
+	}
+	l->v[l->n++] = *d;
+}
+
+static int diag_before(const struct diag *a, const struct diag *b)
+{
+	return a->line < b->line || (a->line == b->line && a->col < b->col);
+}
+
+void diag_list_sort(struct diag_list *l)
+{
+	size_t i, j;
+
+	for (i = 1; i < l->n; i++) {
+		struct diag d = l->v[i];
+
+		for (j = i; j > 0 && diag_before(&d, &l->v[j - 1]); j--)
+			l->v[j] = l->v[j - 1];
+		l->v[j] = d;
+	}
+}
+
+void diag_list_release(struct diag_list *l)
+{
+	if (!l)
+		return;
+	free(l->v);
+	l->v = NULL;
+	l->n = l->alloc = l->dropped = 0;
 }

@@ -24,4 +24,24 @@ void diag_prefix(struct diag *d, const char *fmt, ...) __attribute__((format(pri
 /* Render "file:line:col: msg" into buf (always NUL-terminated). */
 const char *diag_format(const struct diag *d, char *buf, size_t size);
 
+/* Every problem found (a plan's, a profile's or a catalogue's checks), each
+ * a diag; cli/ prints them with diag_format(). */
+struct diag_list {
+	struct diag *v;
+	size_t n, alloc;
+	size_t max;	/* at most this many kept (0: no cap) */
+	size_t dropped; /* problems beyond max, counted, not kept */
+};
+#define DIAG_LIST_INIT(cap)                                                                        \
+	{                                                                                          \
+		.v = NULL, .n = 0, .alloc = 0, .max = (cap), .dropped = 0                          \
+	}
+/* Append a copy of d (or count it in dropped). l may be NULL. */
+void diag_list_add(struct diag_list *l, const struct diag *d);
+/* Order by line, then column; stable: problems at the same position keep
+ * the order they were found in. */
+void diag_list_sort(struct diag_list *l);
+/* Free and empty the list (its cap stays). l may be NULL. */
+void diag_list_release(struct diag_list *l);
+
 #endif

@@ -40,7 +40,7 @@ static char *data_path(const char *rel)
 	return sbuf_detach(&sb, NULL);
 }
 
-static void fail_issues(const char *what, const struct plan_issues *is)
+static void fail_issues(const char *what, const struct diag_list *is)
 {
 	size_t i;
 
@@ -52,13 +52,13 @@ static void fail_issues(const char *what, const struct plan_issues *is)
 
 static struct plan *load_text_allowed(const char *text, const char *allowed)
 {
-	struct plan_issues is = PLAN_ISSUES_INIT;
+	struct diag_list is = PLAN_ISSUES_INIT;
 	struct plan *p = NULL;
 
 	if (plan_load_buf("mem.yaml", text, strlen(text), allowed, &p, &is) < 0)
 		fail_issues("mem.yaml", &is);
 	assert_int_equal(is.n, 0);
-	plan_issues_release(&is);
+	diag_list_release(&is);
 	return p;
 }
 
@@ -69,13 +69,13 @@ static struct plan *load_text(const char *text)
 
 static struct plan *load_data_allowed(const char *rel, const char *allowed)
 {
-	struct plan_issues is = PLAN_ISSUES_INIT;
+	struct diag_list is = PLAN_ISSUES_INIT;
 	struct plan *p = NULL;
 	char *path = data_path(rel);
 
 	if (plan_load_file(path, allowed, &p, &is) < 0)
 		fail_issues(path, &is);
-	plan_issues_release(&is);
+	diag_list_release(&is);
 	free(path);
 	return p;
 }
@@ -226,7 +226,7 @@ static void test_every_key(void **state)
 /* The same plan without the host variable: mcp_config's api_key_env is refused. */
 static void test_sampling_allow_list(void **state)
 {
-	struct plan_issues is = PLAN_ISSUES_INIT;
+	struct diag_list is = PLAN_ISSUES_INIT;
 	struct plan *p = NULL;
 	char *path = data_path("good/everything.yaml");
 
@@ -239,10 +239,10 @@ static void test_sampling_allow_list(void **state)
 	assert_non_null(strstr(
 		is.v[0].msg,
 		"field 'tasks[1].mcp_config.api_key_env': api_key_env 'CUSTOM_PROVIDER_KEY'"));
-	plan_issues_release(&is);
+	diag_list_release(&is);
 	assert_int_equal(plan_load_file(path, "X_KEY, CUSTOM_PROVIDER_KEY", &p, &is), 0);
 	plan_free(p);
-	plan_issues_release(&is);
+	diag_list_release(&is);
 	free(path);
 }
 
@@ -313,7 +313,7 @@ static void test_bad_corpus(void **state)
 	(void)state;
 	assert_non_null(dh);
 	while ((de = readdir(dh))) {
-		struct plan_issues is = PLAN_ISSUES_INIT;
+		struct diag_list is = PLAN_ISSUES_INIT;
 		struct expect e[16];
 		struct plan *p = NULL;
 		struct sbuf path = SBUF_INIT(SIZE_MAX);
@@ -358,7 +358,7 @@ static void test_bad_corpus(void **state)
 		assert_string_equal(first.msg, is.v[0].msg);
 		problems += n;
 		files++;
-		plan_issues_release(&is);
+		diag_list_release(&is);
 		sbuf_release(&path);
 		free(text);
 	}
@@ -371,7 +371,7 @@ static void test_bad_corpus(void **state)
 
 static void test_unreadable(void **state)
 {
-	struct plan_issues is = PLAN_ISSUES_INIT;
+	struct diag_list is = PLAN_ISSUES_INIT;
 	struct plan *p = NULL;
 	struct diag d;
 
@@ -380,7 +380,7 @@ static void test_unreadable(void **state)
 	assert_null(p);
 	assert_int_equal(is.n, 1);
 	assert_non_null(strstr(is.v[0].msg, "cannot read file"));
-	plan_issues_release(&is);
+	diag_list_release(&is);
 	diag_clear(&d);
 	assert_int_equal(plan_load("/nonexistent/plan.yaml", NULL, &p, &d), -ENOENT);
 	assert_string_equal(d.file, "/nonexistent/plan.yaml");
@@ -489,7 +489,7 @@ static void test_topo_order(void **state)
 
 static void test_validate_again(void **state)
 {
-	struct plan_issues is = PLAN_ISSUES_INIT;
+	struct diag_list is = PLAN_ISSUES_INIT;
 	struct plan *p = load_data("good/bernstein.yaml");
 
 	(void)state;
@@ -500,14 +500,14 @@ static void test_validate_again(void **state)
 	assert_int_equal(plan_validate(p, &is), 1);
 	assert_int_equal(is.n, 1);
 	assert_non_null(strstr(is.v[0].msg, "duplicate title"));
-	plan_issues_release(&is);
+	diag_list_release(&is);
 	plan_free(p);
 }
 
 /* Problems beyond PLAN_MAX_ISSUES are counted, not kept. */
 static void test_issue_cap(void **state)
 {
-	struct plan_issues is = PLAN_ISSUES_INIT;
+	struct diag_list is = PLAN_ISSUES_INIT;
 	struct sbuf sb = SBUF_INIT(SIZE_MAX);
 	struct plan *p = NULL;
 	size_t i;
@@ -521,7 +521,7 @@ static void test_issue_cap(void **state)
 	assert_int_equal(is.dropped, 150 - PLAN_MAX_ISSUES);
 	for (i = 1; i < is.n; i++)
 		assert_true(is.v[i - 1].line < is.v[i].line);
-	plan_issues_release(&is);
+	diag_list_release(&is);
 	sbuf_release(&sb);
 }
 
@@ -529,7 +529,7 @@ static void test_issue_cap(void **state)
  * is found and named (cut). */
 static void test_long_chain(void **state)
 {
-	struct plan_issues is = PLAN_ISSUES_INIT;
+	struct diag_list is = PLAN_ISSUES_INIT;
 	struct sbuf sb = SBUF_INIT(SIZE_MAX);
 	struct plan *p = NULL;
 	const size_t n = 5000;
@@ -559,7 +559,7 @@ static void test_long_chain(void **state)
 	assert_int_equal(is.n, 1);
 	assert_non_null(strstr(is.v[0].msg, "dependency cycle: t0 -> t4999 -> t4998 -> "));
 	assert_non_null(strstr(is.v[0].msg, "..."));
-	plan_issues_release(&is);
+	diag_list_release(&is);
 	sbuf_release(&sb);
 	free(order);
 }
@@ -585,7 +585,7 @@ static void test_json(void **state)
 
 static void test_too_large(void **state)
 {
-	struct plan_issues is = PLAN_ISSUES_INIT;
+	struct diag_list is = PLAN_ISSUES_INIT;
 	size_t n = PLAN_MAX_BYTES + 1;
 	char *big = xmalloc(n);
 	struct plan *p = NULL;
@@ -595,7 +595,7 @@ static void test_too_large(void **state)
 	assert_int_equal(plan_load_buf("big.yaml", big, n, NULL, &p, &is), -EFBIG);
 	assert_null(p);
 	assert_int_equal(is.n, 1);
-	plan_issues_release(&is);
+	diag_list_release(&is);
 	free(big);
 }
 

@@ -42,12 +42,12 @@ static struct plan *load(const char *rel)
 
 static struct plan *load_text(const char *text)
 {
-	struct plan_issues is = PLAN_ISSUES_INIT;
+	struct diag_list is = PLAN_ISSUES_INIT;
 	struct plan *p = NULL;
 
 	if (plan_load_buf("mem.yaml", text, strlen(text), "OPENAI_API_KEY", &p, &is) < 0)
 		fail_msg("mem.yaml: %s", is.n ? is.v[0].msg : "?");
-	plan_issues_release(&is);
+	diag_list_release(&is);
 	return p;
 }
 

@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "adapter/argv-order.h"
 #include "adapter/catalog.h"
 #include "adapter/contract.h"
 #include "adapter/profile.h"
@@ -201,7 +202,7 @@ static void test_shipped_gates(void **state)
 		const struct profile *p = e->profile;
 		const struct matrix_row *row = catalog_matrix_find(cat, e->name);
 		const struct use_case *u = catalog_use_case(cat, e->name);
-		struct profile_issues is = PROFILE_ISSUES_INIT;
+		struct diag_list is = PROFILE_ISSUES_INIT;
 
 		assert_non_null(row);
 		if (!u || !u->summary[0] || !u->install[0])
@@ -221,7 +222,7 @@ static void test_shipped_gates(void **state)
 		if (catalog_check_profile(cat, p, CATALOG_CHECK_STANDALONE, &is))
 			fail_msg("%s: %s:%u:%u: %s", p->name, is.v[0].file, is.v[0].line,
 				 is.v[0].col, is.v[0].msg);
-		profile_issues_release(&is);
+		diag_list_release(&is);
 		/* the hash is SHA-256 of the bytes kept as canonical */
 		{
 			char hex[SHA256_HEX_LEN + 1];
@@ -903,7 +904,7 @@ static void test_contract_discrepancies(void **state)
 				    "required_flags: [-m, --json, --yolo, -p]\n"
 				    "required_subcommands: [exec]\n";
 	struct contract *c = NULL;
-	struct profile_issues is = PROFILE_ISSUES_INIT;
+	struct diag_list is = PROFILE_ISSUES_INIT;
 	struct profile *p;
 	struct diag d;
 
@@ -945,7 +946,7 @@ static void test_contract_discrepancies(void **state)
 		"field 'invocation.extra_args[3]': flag '-x' is not in contract 'tool' (c.yaml)");
 	assert_int_equal(is.v[4].line, 9);
 	assert_int_equal(is.v[4].col, 46);
-	profile_issues_release(&is);
+	diag_list_release(&is);
 	profile_free(p);
 	contract_free(c);
 }
@@ -990,6 +991,61 @@ static void test_expand(void **state)
 					    "--prompt-file", "/run/prompt.txt", NULL});
 	strvec_clear(&argv);
 	catalog_free(cat);
+}
+
+/* The one order of an agent's argv: every piece in its place, resume in
+ * each of its three positions, and the prompt tokens of each guard. */
+static void test_argv_order(void **state)
+{
+	static const char *const sub[] = {"exec", NULL}, *const resume[] = {"--resume", "S", NULL},
+				 *const model[] = {"-m", "M", NULL}, *const extra[] = {"--x", NULL},
+				 *const endpoint[] = {"--base", NULL},
+				 *const hooks[] = {"--hook", NULL},
+				 *const dangerous[] = {"--yolo", NULL},
+				 *const session[] = {"--sid", "U", NULL},
+				 *const module[] = {"--session-dir", "D", NULL};
+	struct strvec prompt = STRVEC_INIT, argv = STRVEC_INIT;
+	struct argv_parts parts = {
+		.argv0 = "agent",
+		.subcommands = sub,
+		.resume = resume,
+		.model = model,
+		.extra = extra,
+		.endpoint = endpoint,
+		.hooks = hooks,
+		.dangerous = dangerous,
+		.session = session,
+		.module = module,
+	};
+
+	(void)state;
+	argv_order_prompt("-p", PROMPT_GUARD_SEPARATOR, "-do it", &prompt);
+	assert_argv(&prompt, (const char *[]){"-p", "--", "-do it", NULL});
+	parts.prompt = prompt.v;
+	parts.resume_position = RESUME_POSITION_BEFORE_PROMPT;
+	argv_order_assemble(&parts, &argv);
+	assert_argv(&argv, (const char *[]){"agent", "exec", "-m", "M", "--x", "--base", "--hook",
+					    "--yolo", "--sid", "U", "--session-dir", "D",
+					    "--resume", "S", "-p", "--", "-do it", NULL});
+	strvec_clear(&argv);
+	parts.resume_position = RESUME_POSITION_AFTER_SUBCOMMANDS;
+	argv_order_assemble(&parts, &argv);
+	assert_argv(&argv, (const char *[]){"agent", "exec", "--resume", "S", "-m", "M", "--x",
+					    "--base", "--hook", "--yolo", "--sid", "U",
+					    "--session-dir", "D", "-p", "--", "-do it", NULL});
+	strvec_clear(&argv);
+	strvec_clear(&prompt);
+	argv_order_prompt("--prompt", PROMPT_GUARD_GLUED, "-x", &prompt);
+	argv_order_prompt(NULL, PROMPT_GUARD_NONE, "y", &prompt);
+	assert_argv(&prompt, (const char *[]){"--prompt=-x", "y", NULL});
+	parts.prompt = prompt.v;
+	parts.resume_position = RESUME_POSITION_END;
+	parts.model = parts.endpoint = parts.hooks = parts.module = NULL;
+	argv_order_assemble(&parts, &argv);
+	assert_argv(&argv, (const char *[]){"agent", "exec", "--x", "--yolo", "--sid", "U",
+					    "--prompt=-x", "y", "--resume", "S", NULL});
+	strvec_clear(&argv);
+	strvec_clear(&prompt);
 }
 
 /* ---- gate 3: the catalogue ---- */
@@ -1259,7 +1315,7 @@ static void test_bad_corpus(void **state)
 	cat = load_catalog(NULL, repo.v[0]);
 	for (i = 0; i < ARRAY_SIZE(corpus); i++) {
 		const struct bad *b = &corpus[i];
-		struct profile_issues is = PROFILE_ISSUES_INIT;
+		struct diag_list is = PROFILE_ISSUES_INIT;
 		struct strvec path = STRVEC_INIT;
 		struct profile *p = NULL;
 		struct diag d;
@@ -1267,7 +1323,7 @@ static void test_bad_corpus(void **state)
 		strvec_pushf(&path, "%s/tests/data/profiles/bad/%s", srcdir(), b->file);
 		diag_clear(&d);
 		if (profile_load_file(path.v[0], &p, &d) < 0)
-			profile_issues_add(&is, &d);
+			diag_list_add(&is, &d);
 		else
 			(void)catalog_check_profile(cat, p, CATALOG_CHECK_STANDALONE, &is);
 		if (is.n == 0)
@@ -1280,7 +1336,7 @@ static void test_bad_corpus(void **state)
 				 is.v[0].col, b->line, b->col, is.v[0].msg);
 		if (!strstr(is.v[0].msg, b->msg))
 			fail_msg("%s: '%s' does not contain '%s'", b->file, is.v[0].msg, b->msg);
-		profile_issues_release(&is);
+		diag_list_release(&is);
 		profile_free(p);
 		strvec_clear(&path);
 	}
@@ -1315,7 +1371,7 @@ static void test_good_files(void **state)
 	strvec_pushf(&repo, "%s/tests/data/profiles/catalog", srcdir());
 	cat = load_catalog(NULL, repo.v[0]);
 	for (i = 0; i < ARRAY_SIZE(files); i++) {
-		struct profile_issues is = PROFILE_ISSUES_INIT;
+		struct diag_list is = PROFILE_ISSUES_INIT;
 		struct strvec path = STRVEC_INIT;
 		struct profile *p = NULL;
 		struct diag d;
@@ -1339,7 +1395,7 @@ static void test_good_files(void **state)
 			assert_string_equal(p->version_args[0], "version");
 			assert_null(catalog_find(cat, "good_agent")); /* checked on its own */
 		}
-		profile_issues_release(&is);
+		diag_list_release(&is);
 		profile_free(p);
 		strvec_clear(&path);
 	}
@@ -1391,6 +1447,7 @@ int main(void)
 		cmocka_unit_test(test_strategy_rules),
 		cmocka_unit_test(test_contract_discrepancies),
 		cmocka_unit_test(test_expand),
+		cmocka_unit_test(test_argv_order),
 		cmocka_unit_test(test_catalog_layers),
 		cmocka_unit_test(test_bad_corpus),
 		cmocka_unit_test(test_good_files),

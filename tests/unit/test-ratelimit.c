@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "adapter/ratelimit.h"
+#include "orch/meters.h"
 
 static bool matches(const char *s)
 {
@@ -242,19 +243,20 @@ static void test_meter(void **state)
 	assert_false(snap.ever_hit);
 	assert_string_equal(snap.last_error_code, "");
 
-	/* backoff 1 s, doubling, capped at 60 s */
-	ratelimit_meter_hit(&m, "claude_fast_exit_429", NULL, 0);
+	/* backoff 1 s, doubling, capped at 60 s, times the jitter (the
+	 * least: half of it; the most: just under all of it) */
+	ratelimit_meter_hit(&m, "claude_fast_exit_429", NULL, 0, UINT32_MAX);
 	assert_int_equal(m.consecutive, 1);
-	assert_int_equal(m.backoff_ms, 1000);
-	assert_int_equal(ratelimit_meter_wait_ms(&m), 1000);
+	assert_int_equal(m.backoff_ms, 999);
+	assert_int_equal(ratelimit_meter_wait_ms(&m), 999);
 	clk.fixed_mono_ms += 400;
-	assert_int_equal(ratelimit_meter_wait_ms(&m), 600);
+	assert_int_equal(ratelimit_meter_wait_ms(&m), 599);
 	clk.fixed_mono_ms += 600;
 	assert_int_equal(ratelimit_meter_wait_ms(&m), 0);
 	for (i = 2; i <= 8; i++) {
-		static const uint64_t want[] = {0, 0, 2000, 4000, 8000, 16000, 32000, 60000, 60000};
+		static const uint64_t want[] = {0, 0, 1000, 2000, 4000, 8000, 16000, 30000, 30000};
 
-		ratelimit_meter_hit(&m, NULL, NULL, 0);
+		ratelimit_meter_hit(&m, NULL, NULL, 0, 0);
 		assert_int_equal(m.consecutive, i);
 		assert_int_equal(m.backoff_ms, want[i]);
 		assert_int_equal(ratelimit_meter_wait_ms(&m), want[i]);
@@ -264,7 +266,7 @@ static void test_meter(void **state)
 
 	/* the window slides: 300 s after the first hits they are gone */
 	clk.fixed_mono_ms += 200000;
-	ratelimit_meter_hit(&m, "again", NULL, 0);
+	ratelimit_meter_hit(&m, "again", NULL, 0, 0);
 	assert_int_equal(ratelimit_meter_hits_in_window(&m), 9);
 	clk.fixed_mono_ms += 100001; /* the first 8 are now 300001 ms old */
 	assert_int_equal(ratelimit_meter_hits_in_window(&m), 1);
@@ -277,27 +279,31 @@ static void test_meter(void **state)
 	assert_int_equal(m.consecutive, 0);
 	assert_int_equal(m.backoff_ms, 0);
 	assert_int_equal(ratelimit_meter_wait_ms(&m), 0);
-	ratelimit_meter_hit(&m, NULL, NULL, 0);
-	assert_int_equal(m.backoff_ms, 1000); /* from the base again */
+	ratelimit_meter_hit(&m, NULL, NULL, 0, 0);
+	assert_int_equal(m.backoff_ms, 500); /* from the base again */
 
-	/* an announced reset is honoured */
+	/* the agent's hint wins, without jitter, longer or shorter than the
+	 * backoff would be */
 	h.retry_after_s = 30;
-	ratelimit_meter_hit(&m, "x", &h, 0);
+	ratelimit_meter_hit(&m, "x", &h, 0, 0);
 	assert_int_equal(ratelimit_meter_wait_ms(&m), 30000);
 	clk.fixed_ns += 10LL * 1000000000;
 	clk.fixed_mono_ms += 10000;
 	assert_int_equal(ratelimit_meter_wait_ms(&m), 20000);
-	/* "resets at 10pm" in UTC: 11:32:37 after the wall clock's 10:27:33 is 11:32:27 */
+	h.retry_after_s = 0;
+	ratelimit_meter_hit(&m, "x", &h, 0, UINT32_MAX);
+	assert_int_equal(ratelimit_meter_wait_ms(&m), 0);
+	/* "resets at 10pm" in UTC: 11:32:37 after the wall clock's 10:27:33,
+	 * capped at the hint cap (an hour) */
 	ratelimit_hint_init(&h);
 	h.reset_hour = 22;
 	h.reset_minute = 0;
-	ratelimit_meter_hit(&m, "x", &h, 0);
-	assert_int_equal(ratelimit_meter_wait_ms(&m), (11 * 3600 + 32 * 60 + 27) * 1000ULL);
+	ratelimit_meter_hit(&m, "x", &h, 0, 0);
+	assert_int_equal(ratelimit_meter_wait_ms(&m), 3600000);
 	ratelimit_meter_snapshot(&m, &snap);
 	assert_true(snap.ever_hit);
-	assert_int_equal(snap.consecutive, 3);
-	assert_int_equal(snap.reset_at_ns,
-			 wall0 + 10LL * 1000000000 + (11LL * 3600 + 32 * 60 + 27) * 1000000000);
+	assert_int_equal(snap.consecutive, 4);
+	assert_int_equal(snap.reset_at_ns, wall0 + 10LL * 1000000000 + 3600LL * 1000000000);
 	assert_string_equal(snap.adapter, "claude");
 	assert_string_equal(snap.last_error_code, "x");
 	assert_int_equal(snap.last_hit_ago_ms, 0);
@@ -305,13 +311,19 @@ static void test_meter(void **state)
 	ratelimit_meter_success(&m);
 	assert_int_equal(ratelimit_meter_wait_ms(&m), 0);
 
-	/* a hint beyond max_hint_s is ignored */
-	pol.max_hint_s = 3600;
+	/* a policy with a longer hint cap honours the whole wait; a hint
+	 * beyond it is cut to it, never ignored */
+	pol.backoff.hint_cap_ms = 86400000;
 	ratelimit_meter_init(&m, "codex", &pol, &clk);
+	ratelimit_meter_hit(&m, NULL, &h, 0, 0);
+	assert_int_equal(ratelimit_meter_wait_ms(&m), (11 * 3600 + 32 * 60 + 27) * 1000ULL);
 	ratelimit_hint_init(&h);
 	h.retry_after_s = 2 * 86400;
-	ratelimit_meter_hit(&m, NULL, &h, 0);
-	assert_int_equal(ratelimit_meter_wait_ms(&m), 1000);
+	ratelimit_meter_hit(&m, NULL, &h, 0, 0);
+	assert_int_equal(ratelimit_meter_wait_ms(&m), 86400000);
+	h.retry_after_s = INT64_MAX;
+	ratelimit_meter_hit(&m, NULL, &h, 0, 0);
+	assert_int_equal(ratelimit_meter_wait_ms(&m), 86400000);
 
 	/* more hits than the window keeps: the oldest drop, the count saturates */
 	ratelimit_meter_init(
@@ -320,11 +332,65 @@ static void test_meter(void **state)
 	assert_int_equal(strlen(m.adapter), RATELIMIT_NAME_MAX - 1);
 	for (i = 0; i < RATELIMIT_WINDOW_MAX_HITS + 10; i++) {
 		clk.fixed_mono_ms += 1;
-		ratelimit_meter_hit(&m, NULL, NULL, 0);
+		ratelimit_meter_hit(&m, NULL, NULL, 0, 0);
 	}
 	assert_int_equal(ratelimit_meter_hits_in_window(&m), RATELIMIT_WINDOW_MAX_HITS);
 	assert_int_equal(m.hits[0], clk.fixed_mono_ms - RATELIMIT_WINDOW_MAX_HITS + 1);
-	assert_int_equal(m.backoff_ms, 60000);
+	assert_int_equal(m.backoff_ms, 30000);
+}
+
+/* The run loop's meters (orch/meters.h): one per adapter, fed by outcomes. */
+static void test_run_meters(void **state)
+{
+	struct meters ms;
+	struct ratelimit_hint h = RATELIMIT_HINT_INIT;
+	struct clock clk;
+	uint64_t w;
+
+	(void)state;
+	clock_fixed_init(&clk, 1796034443LL * 1000000000, 1000000);
+	meters_init(&ms, 2.0, &clk);
+	assert_int_equal(meters_wait_ms(&ms, "claude"), 0);
+	assert_int_equal(meters_next_ms(&ms), -1);
+	/* no adapter, or an outcome that is not a rate limit: nothing to wait */
+	assert_int_equal(meters_feed(&ms, NULL, OUTCOME_RATE_LIMITED, &h), 0);
+	assert_int_equal(meters_feed(&ms, "claude", OUTCOME_COMPLETED, &h), 0);
+	assert_int_equal(meters_next_ms(&ms), -1);
+
+	/* without a hint: retry_backoff with jitter, [1 s, 2 s), then doubled */
+	w = (uint64_t)meters_feed(&ms, "claude", OUTCOME_RATE_LIMITED, &h);
+	assert_true(w >= 1000 && w < 2000);
+	assert_int_equal(meters_wait_ms(&ms, "claude"), w);
+	assert_int_equal(meters_wait_ms(&ms, "codex"), 0);
+	assert_int_equal(meters_next_ms(&ms), (int64_t)w);
+	w = (uint64_t)meters_feed(&ms, "claude", OUTCOME_RATE_LIMITED, &h);
+	assert_true(w >= 2000 && w < 4000);
+
+	/* the agent's hint wins, capped at an hour */
+	h.retry_after_s = 7;
+	assert_int_equal(meters_feed(&ms, "codex", OUTCOME_RATE_LIMITED, &h), 7000);
+	assert_int_equal(meters_next_ms(&ms), 7000 < w ? 7000 : (int64_t)w);
+	h.retry_after_s = 86400;
+	assert_int_equal(meters_feed(&ms, "codex", OUTCOME_RATE_LIMITED, &h), METERS_WAIT_MAX_MS);
+	clk.fixed_mono_ms += 1000;
+	assert_int_equal(meters_wait_ms(&ms, "codex"), METERS_WAIT_MAX_MS - 1000);
+
+	/* a success on the adapter ends its wait; the other keeps its own */
+	assert_int_equal(meters_feed(&ms, "codex", OUTCOME_FAILED, NULL), 0);
+	assert_int_equal(meters_wait_ms(&ms, "codex"), 0);
+	clk.fixed_mono_ms += 4000;
+	assert_int_equal(meters_wait_ms(&ms, "claude"), 0);
+	assert_int_equal(meters_next_ms(&ms), -1);
+	meters_release(&ms);
+
+	/* retry_backoff 0: no wait unless the agent asks */
+	meters_init(&ms, 0, &clk);
+	ratelimit_hint_init(&h);
+	assert_int_equal(meters_feed(&ms, "pi", OUTCOME_RATE_LIMITED, &h), 0);
+	assert_int_equal(meters_feed(&ms, "pi", OUTCOME_RATE_LIMITED, NULL), 0);
+	h.retry_after_s = 3;
+	assert_int_equal(meters_feed(&ms, "pi", OUTCOME_RATE_LIMITED, &h), 3000);
+	meters_release(&ms);
 }
 
 int main(void)
@@ -332,7 +398,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_needles), cmocka_unit_test(test_http_status),
 		cmocka_unit_test(test_hints),	cmocka_unit_test(test_hint_wait),
-		cmocka_unit_test(test_meter),
+		cmocka_unit_test(test_meter),	cmocka_unit_test(test_run_meters),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,5 +1,5 @@
 /* The SSE parser (src/runner/sse.c), the OpenAI wire formats
- * (src/runner/wire.c), Retry-After and backoff (src/runner/llm.c), and the
+ * (src/runner/wire.c), Retry-After (src/runner/llm.c), and the
  * text helpers (src/runner/text.c). */
 #include <errno.h>
 #include <setjmp.h>
@@ -704,27 +704,6 @@ static void test_retry_after(void **state)
 	assert_true(ms >= 999999999000ULL);
 }
 
-static void test_backoff(void **state)
-{
-	unsigned a;
-
-	(void)state;
-	/* jitter in [0.5, 1.0] of base * 2^(n-1), capped */
-	assert_int_equal(llm_backoff_ms(1, 500, 30000, 0), 250);
-	assert_int_equal(llm_backoff_ms(1, 500, 30000, UINT32_MAX), 499);
-	assert_int_equal(llm_backoff_ms(2, 500, 30000, 0), 500);
-	assert_int_equal(llm_backoff_ms(3, 500, 30000, 0), 1000);
-	for (a = 1; a < 40; a++) {
-		uint64_t lo = llm_backoff_ms(a, 500, 30000, 0);
-		uint64_t hi = llm_backoff_ms(a, 500, 30000, UINT32_MAX);
-
-		assert_true(lo <= hi);
-		assert_true(hi <= 30000);
-		assert_true(lo >= 250);
-	}
-	assert_int_equal(llm_backoff_ms(30, 500, 30000, 0), 15000);
-}
-
 /* ---- text ------------------------------------------------------------------ */
 
 static void test_utf8(void **state)
@@ -790,14 +769,21 @@ static void test_redact(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_sse_basic),	 cmocka_unit_test(test_sse_line_ends),
-		cmocka_unit_test(test_sse_unterminated), cmocka_unit_test(test_sse_caps_and_stop),
-		cmocka_unit_test(test_build_chat),	 cmocka_unit_test(test_build_responses),
-		cmocka_unit_test(test_parse_chat),	 cmocka_unit_test(test_parse_responses),
-		cmocka_unit_test(test_stream_chat),	 cmocka_unit_test(test_stream_responses),
-		cmocka_unit_test(test_items_check),	 cmocka_unit_test(test_retry_after),
-		cmocka_unit_test(test_backoff),		 cmocka_unit_test(test_utf8),
-		cmocka_unit_test(test_redact),		 cmocka_unit_test(test_args_over_cap),
+		cmocka_unit_test(test_sse_basic),
+		cmocka_unit_test(test_sse_line_ends),
+		cmocka_unit_test(test_sse_unterminated),
+		cmocka_unit_test(test_sse_caps_and_stop),
+		cmocka_unit_test(test_build_chat),
+		cmocka_unit_test(test_build_responses),
+		cmocka_unit_test(test_parse_chat),
+		cmocka_unit_test(test_parse_responses),
+		cmocka_unit_test(test_stream_chat),
+		cmocka_unit_test(test_stream_responses),
+		cmocka_unit_test(test_items_check),
+		cmocka_unit_test(test_retry_after),
+		cmocka_unit_test(test_utf8),
+		cmocka_unit_test(test_redact),
+		cmocka_unit_test(test_args_over_cap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
