@@ -112,7 +112,7 @@ static int cmd_plan_validate(int argc, char **argv, struct cli_ctx *ctx)
 			r = catalog_paths_load(ctx, &cat);
 			if (r) {
 				plan_free(p);
-				plan_issues_release(&is);
+				diag_list_release(&is);
 				json_decref(files);
 				return r;
 			}

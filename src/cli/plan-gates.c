@@ -8,7 +8,7 @@
 #include "util/banned.h"
 
 size_t plan_gates_check(const struct plan *p, const struct catalog *cat,
-			const char *allowed_key_envs, struct plan_issues *is)
+			const char *allowed_key_envs, struct diag_list *is)
 {
 	size_t i, added = 0;
 
@@ -39,7 +39,7 @@ size_t plan_gates_check(const struct plan *p, const struct catalog *cat,
 		diag_set(&out, p->source, line, col,
 			 "field '%s%s%s': task '%s' would be refused at dispatch: %s", t->path,
 			 what[0] ? "." : "", what, t->id, d.msg);
-		plan_issues_add(is, &out);
+		diag_list_add(is, &out);
 		added++;
 	}
 	return added;

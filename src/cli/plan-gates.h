@@ -17,6 +17,6 @@
  * (routing decides at dispatch) and adapters cat does not know are skipped.
  * Returns the number of issues added. */
 size_t plan_gates_check(const struct plan *p, const struct catalog *cat,
-			const char *allowed_key_envs, struct plan_issues *is);
+			const char *allowed_key_envs, struct diag_list *is);
 
 #endif

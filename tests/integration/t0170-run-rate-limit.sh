@@ -80,7 +80,7 @@ EOF
 git_q add -A && git_q commit -q -m base
 
 expect_exit 0 "$KEY" "$BERNSTEIN" run --json plan.yaml
-expect_stdout_contains '"reason":"rate limited; retry 1 of 2 in 3.0 s"' "the retry waits the 3 s the agent asked for"
+expect_stdout_contains '"reason":"rate limited; retry 1 of 2 in 3.0 s;' "the retry waits the 3 s the agent asked for"
 check "the first attempt was rate limited" test -e "$T/a-limited"
 
 cat >"$T/times.py" <<'EOF'
