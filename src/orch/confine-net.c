@@ -33,7 +33,7 @@ enum net_mode confine_net_default(int wanted, enum sandbox_kind k, const char *e
 }
 
 const char *confine_net_refusal(enum net_mode mode, enum sandbox_kind k, const char *endpoint,
-				char *why, size_t size)
+				const struct profile_strv *hosts, char *why, size_t size)
 {
 	struct netproxy_addr a;
 
@@ -46,6 +46,8 @@ const char *confine_net_refusal(enum net_mode mode, enum sandbox_kind k, const c
 			net_mode_to_string(mode), sandbox_kind_to_string(k));
 		return why;
 	}
+	if (mode == NET_MODE_LLM && !endpoint && hosts && hosts->n)
+		return NULL; /* its provider's hosts (runtime.sandbox.hosts) */
 	if (mode == NET_MODE_LLM && (!endpoint || netproxy_url_addr(endpoint, &a) < 0)) {
 		if (endpoint)
 			(void)snprintf(
@@ -55,7 +57,7 @@ const char *confine_net_refusal(enum net_mode mode, enum sandbox_kind k, const c
 		else
 			(void)snprintf(
 				why, size,
-				"network: llm needs the agent's endpoint, to allow only its host: set sampling.base_url (or role_model_policy's base_url), or use network: full or none");
+				"network: llm needs the agent's endpoint, to allow only its host: set sampling.base_url (or role_model_policy's base_url), declare its provider's hosts in its profile (runtime.sandbox.hosts), or use network: full or none");
 		return why;
 	}
 	return NULL;
@@ -74,13 +76,30 @@ static bool covered(const struct strvec *v, const char *x)
 	return false;
 }
 
+/* a into p's allowed hosts; a loopback one tunnelled too */
+static void net_allow(struct confine_policy *p, const struct netproxy_addr *a)
+{
+	char buf[NETPROXY_HOST_MAX + 16];
+	size_t i;
+
+	netproxy_addr_format(a, buf, sizeof(buf));
+	for (i = 0; i < p->net_allow.nr; i++)
+		if (strcmp(p->net_allow.v[i], buf) == 0)
+			return;
+	strvec_push(&p->net_allow, buf);
+	if (netproxy_is_loopback(a))
+		strvec_push(&p->net_tunnel, buf);
+}
+
 int confine_net_build(const struct confine_input *in, struct confine_policy *p, struct diag *reterr)
 {
+	const struct profile_strv *hosts = in->decl ? &in->decl->hosts : NULL;
 	struct netproxy_addr a;
-	char why[512], buf[NETPROXY_HOST_MAX + 16], dir[PATH_MAX], real[PATH_MAX];
+	char why[512], dir[PATH_MAX], real[PATH_MAX];
+	size_t i;
 
 	p->network = in->network;
-	if (confine_net_refusal(in->network, in->kind, in->endpoint, why, sizeof(why))) {
+	if (confine_net_refusal(in->network, in->kind, in->endpoint, hosts, why, sizeof(why))) {
 		diag_set(reterr, NULL, 0, 0, "%s", why);
 		return in->network == NET_MODE_LLM && confine_tier_has_netns(in->kind)
 			       ? -EINVAL
@@ -88,14 +107,21 @@ int confine_net_build(const struct confine_input *in, struct confine_policy *p, 
 	}
 	if (in->network != NET_MODE_LLM)
 		return 0;
-	(void)netproxy_url_addr(in->endpoint, &a);
-	strvec_push(&p->net_allow, netproxy_addr_format(&a, buf, sizeof(buf)));
-	p->net_proxy_port = CONFINE_NET_PROXY_PORT;
-	if (netproxy_is_loopback(&a)) {
-		strvec_push(&p->net_tunnel, buf);
-		if (a.port == p->net_proxy_port)
-			p->net_proxy_port++;
+	if (in->endpoint) {
+		/* the endpoint's host:port alone */
+		(void)netproxy_url_addr(in->endpoint, &a);
+		net_allow(p, &a);
+	} else {
+		/* no base_url: its provider's hosts, as the profile declares them */
+		for (i = 0; i < hosts->n; i++)
+			if (netproxy_addr_parse(hosts->v[i], strlen(hosts->v[i]), &a) == 0)
+				net_allow(p, &a);
 	}
+	p->net_proxy_port = CONFINE_NET_PROXY_PORT;
+	for (i = 0; i < p->net_tunnel.nr; i++)
+		if (netproxy_addr_parse(p->net_tunnel.v[i], strlen(p->net_tunnel.v[i]), &a) == 0 &&
+		    a.port == p->net_proxy_port)
+			p->net_proxy_port++;
 	if (in->net_socket) {
 		free(p->net_socket);
 		p->net_socket = xstrdup(in->net_socket);
@@ -219,10 +245,9 @@ size_t confine_net_report(const char *session_dir, struct agentrun *ar)
 		char msg[NETPROXY_HOST_MAX + 128];
 		json_int_t k = json_integer_value(n);
 
-		(void)snprintf(
-			msg, sizeof(msg),
-			"network: the proxy refused '%s' (%lld time%s): not the task's endpoint",
-			host, (long long)k, k == 1 ? "" : "s");
+		(void)snprintf(msg, sizeof(msg),
+			       "network: the proxy refused '%s' (%lld time%s): not an allowed host",
+			       host, (long long)k, k == 1 ? "" : "s");
 		agentrun_warning(ar, msg);
 		count++;
 	}

@@ -200,11 +200,15 @@ enum net_mode confine_net_default(int wanted, enum sandbox_kind k, const char *e
 
 /* Why mode cannot be had in tier k with this endpoint, into why (one
  * line), or NULL when it can: llm and none need a tier with a network
- * namespace; llm needs an http(s) endpoint URL. */
+ * namespace; llm needs an http(s) endpoint URL, or without one (NULL) the
+ * agent's provider hosts (hosts: the profile's runtime.sandbox.hosts, may
+ * be NULL). */
 const char *confine_net_refusal(enum net_mode mode, enum sandbox_kind k, const char *endpoint,
-				char *why, size_t size);
+				const struct profile_strv *hosts, char *why, size_t size);
 
-/* Fill p's network fields from in (called by confine_policy_build). 0 or
+/* Fill p's network fields from in (called by confine_policy_build): for
+ * llm the proxy allows the endpoint's HOST:PORT, or without an endpoint
+ * each of in->decl->hosts; a loopback one is tunnelled too. 0 or
  * -EOPNOTSUPP / -EINVAL with the reason in reterr. */
 int confine_net_build(const struct confine_input *in, struct confine_policy *p,
 		      struct diag *reterr);

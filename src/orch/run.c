@@ -835,11 +835,16 @@ static const char *tier_refusal(struct loop *l, const struct otask *t, char *msg
 {
 	const char *path_env = envpolicy_get(l->e->host_env, "PATH");
 	enum sandbox_kind k = task_tier(l, t);
+	const struct registry_entry *entry =
+		t->row.adapter ? catalog_find(l->e->cat, t->row.adapter) : NULL;
 	const char *why = NULL;
 	struct diag d;
 
 	diag_clear(&d);
-	if (confine_net_refusal(task_network(l, t), k, task_endpoint(l, t), msg, size))
+	if (confine_net_refusal(task_network(l, t), k, task_endpoint(l, t),
+				entry && entry->profile ? &entry->profile->runtime.sandbox.hosts
+							: NULL,
+				msg, size))
 		return msg;
 	if (k == SANDBOX_KIND_NONE)
 		return NULL;
