@@ -2,12 +2,17 @@
 #include "orch/confine.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "adapter/events.h"
 #include "orch/agentrun.h"
+#include "util/clock.h"
 #include "util/fsutil.h"
 #include "util/json.h"
 #include "util/xalloc.h"
@@ -256,4 +261,119 @@ out:
 	free(text);
 	free(path);
 	return count;
+}
+
+/* ---- refusals as they happen ---- */
+
+/* the refused hosts of the log's complete lines in buf[0..len) */
+static void watch_lines(struct confine_net_watch *w, const char *buf, size_t len, const char *who,
+			confine_net_emit_fn *emit, void *userdata, size_t *count)
+{
+	const char *line, *nl;
+
+	for (line = buf; line < buf + len; line = nl + 1) {
+		const char *host;
+		json_t *o;
+		size_t i;
+
+		nl = memchr(line, '\n', (size_t)(buf + len - line));
+		if (!nl)
+			break;
+		o = json_loadb(line, (size_t)(nl - line), JSON_REJECT_DUPLICATES, NULL);
+		host = json_string_value(json_object_get(o, "refused"));
+		for (i = 0; host && i < w->seen.nr; i++)
+			if (strcmp(w->seen.v[i], host) == 0)
+				host = NULL;
+		if (host && w->seen.nr < CONFINE_NET_WATCH_MAX) {
+			char msg[NETPROXY_HOST_MAX + 160];
+
+			strvec_push(&w->seen, host);
+			(void)snprintf(
+				msg, sizeof(msg),
+				"%s%snetwork: the proxy refused '%s': not an allowed host (reported as it happened; each refused host is counted when the %s exits)",
+				who ? who : "", who ? ": " : "", host, who ? "gate" : "agent");
+			emit(userdata, msg);
+			(*count)++;
+		}
+		json_decref(o);
+	}
+}
+
+size_t confine_net_watch_poll(struct confine_net_watch *w, const char *log, const char *who,
+			      confine_net_emit_fn *emit, void *userdata)
+{
+	char buf[8192];
+	size_t count = 0;
+	int fd;
+
+	/* written by the proxy alone (outside the sandbox), capped there */
+	fd = open_regular(log, O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0);
+	if (fd < 0)
+		return 0;
+	while (w->off < 2 * NETPROXY_LOG_MAX) {
+		ssize_t n = pread(fd, buf, sizeof(buf), (off_t)w->off);
+		const char *end;
+
+		if (n <= 0)
+			break;
+		end = memrchr(buf, '\n', (size_t)n);
+		if (!end) {
+			if ((size_t)n == sizeof(buf))
+				w->off += (uint64_t)n; /* a line no proxy writes: skipped */
+			break;
+		}
+		watch_lines(w, buf, (size_t)(end - buf + 1), who, emit, userdata, &count);
+		w->off += (uint64_t)(end - buf + 1);
+	}
+	close(fd);
+	return count;
+}
+
+void confine_net_watch_skip(struct confine_net_watch *w, const char *log)
+{
+	struct stat st;
+
+	w->off = stat(log, &st) == 0 && st.st_size > 0 ? (uint64_t)st.st_size : 0;
+	strvec_clear(&w->seen);
+}
+
+void confine_net_watch_release(struct confine_net_watch *w)
+{
+	strvec_clear(&w->seen);
+	w->off = 0;
+}
+
+int confine_event_append(const char *events, const char *msg)
+{
+	struct sbuf sb = SBUF_INIT(SIZE_MAX);
+	struct event ev;
+	int fd, r;
+
+	event_init(&ev, EVENT_WARNING);
+	ev.dialect = AGENTRUN_DIALECT;
+	ev.message = msg;
+	r = event_to_json(&ev, clock_system()->now_ns(clock_system()), &sb);
+	if (r < 0)
+		goto out;
+	fd = open_regular(events, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0) {
+		r = fd;
+		goto out;
+	}
+	r = write_all(fd, sb.buf, sb.len);
+	if (close(fd) < 0 && r >= 0)
+		r = -errno;
+out:
+	sbuf_release(&sb);
+	return r;
+}
+
+void confine_net_emit_agent(void *userdata, const char *msg)
+{
+	agentrun_warning(userdata, msg);
+}
+
+void confine_net_emit_file(void *userdata, const char *msg)
+{
+	(void)confine_event_append(userdata, msg);
 }

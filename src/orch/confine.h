@@ -231,6 +231,41 @@ void confine_net_wrap(const struct confine_policy *p, const char *self_exe, cons
  * times): not the task's endpoint". The number of hosts reported. */
 size_t confine_net_report(const char *session_dir, struct agentrun *ar);
 
+/* Refusals as they happen: what of a refusal log was read, and the hosts
+ * reported from it (at most CONFINE_NET_WATCH_MAX). Zero-initialised. */
+#define CONFINE_NET_WATCH_MAX 256
+struct confine_net_watch {
+	uint64_t off;
+	struct strvec seen;
+};
+
+typedef void confine_net_emit_fn(void *userdata, const char *msg);
+
+/* Each host refused for the first time in the complete lines of log
+ * (SESSION_DIR/CONFINE_NET_LOG) past w->off, as emit(userdata, "[WHO: ]network:
+ * the proxy refused 'HOST:PORT': not an allowed host (...)"); who names a
+ * gate, NULL for the agent. Called while the agent or gate runs (the run
+ * loop's tick), so `bernstein logs -f` shows a refusal when it happens. The
+ * number reported. */
+size_t confine_net_watch_poll(struct confine_net_watch *w, const char *log, const char *who,
+			      confine_net_emit_fn *emit, void *userdata);
+/* Start w at the end of log as it is now (a gate's refusals follow the
+ * agent's in the same log), forgetting the hosts seen. */
+void confine_net_watch_skip(struct confine_net_watch *w, const char *log);
+void confine_net_watch_release(struct confine_net_watch *w);
+
+/* Append a warning event of bernstein's own (dialect "bernstein") with msg
+ * to the events file events (an attempt's events.jsonl after its agent
+ * ended: a gate's refusals, a gate that could not be confined). 0 or a
+ * negative errno. */
+int confine_event_append(const char *events, const char *msg);
+
+/* emit functions for confine_net_watch_poll(): userdata is the agent's
+ * struct agentrun (agentrun_warning()), or an events file's path
+ * (confine_event_append()) */
+void confine_net_emit_agent(void *userdata, const char *msg);
+void confine_net_emit_file(void *userdata, const char *msg);
+
 /* {"mode", "allow": [...], "tunnel": [...], "proxy"} of p. */
 json_t *confine_net_json(const struct confine_policy *p);
 

@@ -81,6 +81,8 @@ struct otask {
 	 * per attempt (at dispatch; for gates after a resume, when first needed) */
 	struct confine_policy sb;
 	bool sb_built;
+	/* llm: the proxy's refusals already events (net_watch()) */
+	struct confine_net_watch nw;
 	/* gates: run by the supervisor like agents, one after the other */
 	/* the list (gate_list(): names and commands borrowed from the
 	 * configuration and spec) while state completing; NULL none */
@@ -260,6 +262,7 @@ static void otask_release(struct otask *t)
 	free(t->start);
 	strvec_clear(&t->clone_env);
 	confine_policy_release(&t->sb);
+	confine_net_watch_release(&t->nw);
 	free(t->gates);
 	free(t->gate_log);
 }
@@ -1356,6 +1359,7 @@ static int confine_agent(struct loop *l, struct otask *t, const struct dispatch 
 	int r;
 
 	confine_policy_release(&t->sb);
+	confine_net_watch_release(&t->nw);
 	t->sb_built = false;
 	r = mkdir_p(dp->state_dir, 0700);
 	if (r >= 0)
@@ -2129,6 +2133,39 @@ static void flush_audit_if_due(struct loop *l)
 
 /* ---- gates, run by the supervisor ---- */
 
+/* A warning event of t's attempt after its agent ended (a gate's). */
+static void net_event(const struct otask *t, const char *msg)
+{
+	char *ev = t->session_dir ? agentrun_path(t->session_dir, "events.jsonl") : NULL;
+
+	if (ev)
+		(void)confine_event_append(ev, msg);
+	free(ev);
+}
+
+/* llm: the refusals of t's running agent or gate become events as they
+ * happen (confine_net_watch_poll()); whether t has such a process. */
+static bool net_watch(struct otask *t)
+{
+	char who[ORCH_MAX_NAME + 16], *log, *ev;
+
+	if (!t->sb_built || t->sb.network != NET_MODE_LLM || !t->session_dir ||
+	    !(t->gate_live || (t->live && t->prep != PREP_RUNNING)))
+		return false;
+	log = agentrun_path(t->session_dir, CONFINE_NET_LOG);
+	if (t->gate_live) {
+		(void)snprintf(who, sizeof(who), "gate '%s'",
+			       t->gates[t->gate_next].name ? t->gates[t->gate_next].name : "?");
+		ev = agentrun_path(t->session_dir, "events.jsonl");
+		(void)confine_net_watch_poll(&t->nw, log, who, confine_net_emit_file, ev);
+		free(ev);
+	} else {
+		(void)confine_net_watch_poll(&t->nw, log, NULL, confine_net_emit_agent, &t->ar);
+	}
+	free(log);
+	return true;
+}
+
 /* t's next gate into spec: `/bin/sh -c RUN` in the task's checkout with
  * git_env (PATH, HOME, LC_ALL=C...), its process group dying with bernstein,
  * its timeout and the configured kill grace, its output in
@@ -2190,12 +2227,20 @@ static int gate_spec(struct loop *l, struct otask *t, struct proc_spec *spec)
 
 			(void)snprintf(msg, sizeof(msg), "gate '%s' could not be confined: %s",
 				       name ? name : "gate", d.msg);
+			net_event(t, msg);
 			gates_clear(t);
 			(void)transition(l, t, TASK_EV_GATES_FAILED, msg);
 			return r;
 		}
 	}
 	t->gate_live = true;
+	if (t->sb_built && t->sb.network == NET_MODE_LLM && t->session_dir) {
+		/* its refusals follow the agent's in the same log */
+		char *log = agentrun_path(t->session_dir, CONFINE_NET_LOG);
+
+		confine_net_watch_skip(&t->nw, log);
+		free(log);
+	}
 	return 0;
 }
 
@@ -2206,6 +2251,7 @@ static void gate_ended(struct loop *l, struct otask *t, const struct proc *p)
 	char msg[1024] = "";
 	size_t n;
 
+	(void)net_watch(t); /* the last of its refusals */
 	t->gate_live = false;
 	if (!name)
 		name = "?";
@@ -2370,6 +2416,19 @@ static void on_notice(void *ctx, void *task, enum proc_notice notice, uint64_t v
 	agentrun_notice(&((struct otask *)task)->ar, notice, value);
 }
 
+#define NET_WATCH_MS 200
+
+static int64_t on_tick(void *ctx)
+{
+	struct loop *l = ctx;
+	bool any = false;
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		any |= net_watch(&l->t[i]);
+	return any ? NET_WATCH_MS : -1;
+}
+
 static void on_exit_cb(void *ctx, void *task, const struct proc *p)
 {
 	struct loop *l = ctx;
@@ -2402,8 +2461,10 @@ static void on_exit_cb(void *ctx, void *task, const struct proc *p)
 		}
 		return;
 	}
-	if (t->sb_built && t->sb.network == NET_MODE_LLM && t->session_dir)
+	if (t->sb_built && t->sb.network == NET_MODE_LLM && t->session_dir) {
+		(void)net_watch(t);
 		confine_net_report(t->session_dir, &t->ar);
+	}
 	if (task_tier(l, t) == SANDBOX_KIND_CONTAINER && confine_oci_oom(p)) {
 		struct proc q = *p;
 
@@ -2678,6 +2739,7 @@ int orch_run_execute(struct orch_env *e, const char *run_id, struct orch_summary
 		.on_line = on_line,
 		.on_oversized = on_oversized,
 		.on_notice = on_notice,
+		.on_tick = on_tick,
 		.on_exit = on_exit_cb,
 	};
 	struct supervisor_opts sopts = {0};
