@@ -517,7 +517,8 @@ static char *session_path(const struct loop *l, const struct otask *t, const cha
 
 /* t's sandbox tier: the one recorded when it was first routed
  * ("sandbox_tier" in its spec: kept by a retry and a resume, so its clone
- * stays a clone), else its own sandbox:, else bernstein.yaml's; auto is
+ * stays a clone), else its own sandbox: (or its plan's), else its role's,
+ * else bernstein.yaml's; auto is
  * the strongest tier this host provides that the routed adapter's profile
  * declares (none before routing, or when none fits). */
 static void task_limits(const struct loop *l, const struct otask *t, struct contain_limits *ret);
@@ -544,11 +545,11 @@ static unsigned host_tiers(struct loop *l)
 	return l->host_tiers;
 }
 
-/* The network mode t asks for (its own, else bernstein.yaml's), or -1:
- * the default (orch/confine.h). */
+/* The network mode t asks for (its own, else its role's, else
+ * bernstein.yaml's), or -1: the default (orch/confine.h). */
 static int task_net_wanted(const struct loop *l, const struct otask *t)
 {
-	return t->spec.network >= 0 ? t->spec.network : l->e->cfg->network;
+	return t->spec.network >= 0 ? t->spec.network : orch_config_network(l->e->cfg, t->row.role);
 }
 
 /* The tiers with a network namespace, when t asks for llm or none. */
@@ -563,7 +564,8 @@ static unsigned task_net_tiers(const struct loop *l, const struct otask *t)
 
 static enum sandbox_kind task_tier(struct loop *l, const struct otask *t)
 {
-	enum sandbox_mode m = t->spec.has_sandbox ? t->spec.sandbox : l->e->cfg->sandbox;
+	enum sandbox_mode m =
+		t->spec.has_sandbox ? t->spec.sandbox : orch_config_sandbox(l->e->cfg, t->row.role);
 
 	if (t->spec.has_tier)
 		return t->spec.tier;
@@ -593,7 +595,8 @@ static enum sandbox_kind task_tier(struct loop *l, const struct otask *t)
  * one it names, or none. */
 static unsigned task_offered_tiers(struct loop *l, const struct otask *t)
 {
-	enum sandbox_mode m = t->spec.has_sandbox ? t->spec.sandbox : l->e->cfg->sandbox;
+	enum sandbox_mode m =
+		t->spec.has_sandbox ? t->spec.sandbox : orch_config_sandbox(l->e->cfg, t->row.role);
 	unsigned want;
 
 	switch (m) {
