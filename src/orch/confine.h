@@ -228,7 +228,7 @@ void confine_net_wrap(const struct confine_policy *p, const char *self_exe, cons
 
 /* Each host the proxy refused (SESSION_DIR/CONFINE_NET_LOG) as a warning
  * event of the session ar: "network: the proxy refused 'HOST:PORT' (N
- * times): not the task's endpoint". The number of hosts reported. */
+ * times): not an allowed host". The number of hosts reported. */
 size_t confine_net_report(const char *session_dir, struct agentrun *ar);
 
 /* Refusals as they happen: what of a refusal log was read, and the hosts

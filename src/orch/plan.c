@@ -386,6 +386,26 @@ static void parse_confinement(struct pctx *x, const char *k, const struct ynode 
 	}
 }
 
+/* the plan's defaults for what the task does not say */
+static void plan_defaults(const struct pctx *x, struct plan_task *t, bool has_adapter,
+			  bool has_model)
+{
+	if (!has_adapter)
+		t->adapter = x->adapter;
+	if (!has_model)
+		t->model = x->model;
+	if (!t->sandbox)
+		t->sandbox = x->defaults.sandbox;
+	if (!t->network)
+		t->network = x->defaults.network;
+	if (!t->limits.memory)
+		t->limits.memory = x->defaults.limits.memory;
+	if (!t->limits.pids)
+		t->limits.pids = x->defaults.limits.pids;
+	if (!t->limits.cpu_milli)
+		t->limits.cpu_milli = x->defaults.limits.cpu_milli;
+}
+
 static void parse_task(struct pctx *x, const struct ynode *m, const char *path, const char *stage,
 		       struct plan_task *t)
 {
@@ -540,21 +560,7 @@ static void parse_task(struct pctx *x, const struct ynode *m, const char *path, 
 			orch_path_key(pk, sizeof(pk), path, "artifact"),
 			"an artifact-mode task cannot require capability:output_mode=%s",
 			output_mode_to_string(t->req.output_mode));
-	/* the plan's defaults for what the task does not say */
-	if (!has_adapter)
-		t->adapter = x->adapter;
-	if (!has_model)
-		t->model = x->model;
-	if (!t->sandbox)
-		t->sandbox = x->defaults.sandbox;
-	if (!t->network)
-		t->network = x->defaults.network;
-	if (!t->limits.memory)
-		t->limits.memory = x->defaults.limits.memory;
-	if (!t->limits.pids)
-		t->limits.pids = x->defaults.limits.pids;
-	if (!t->limits.cpu_milli)
-		t->limits.cpu_milli = x->defaults.limits.cpu_milli;
+	plan_defaults(x, t, has_adapter, has_model);
 }
 
 static void set_path(struct pctx *x, size_t i, const char *path)

@@ -2732,19 +2732,20 @@ static void summarize(struct loop *l, struct orch_summary *s)
 	s->state = open_ ? RUN_INTERRUPTED : bad ? RUN_FAILED : RUN_DONE;
 }
 
+static const struct supervisor_ops run_ops = {
+	.next_task = next_task,
+	.wake_in_ms = wake_in_ms,
+	.on_start = on_start,
+	.on_line = on_line,
+	.on_oversized = on_oversized,
+	.on_notice = on_notice,
+	.on_tick = on_tick,
+	.on_exit = on_exit_cb,
+};
+
 int orch_run_execute(struct orch_env *e, const char *run_id, struct orch_summary *ret,
 		     struct diag *reterr)
 {
-	struct supervisor_ops ops = {
-		.next_task = next_task,
-		.wake_in_ms = wake_in_ms,
-		.on_start = on_start,
-		.on_line = on_line,
-		.on_oversized = on_oversized,
-		.on_notice = on_notice,
-		.on_tick = on_tick,
-		.on_exit = on_exit_cb,
-	};
 	struct supervisor_opts sopts = {0};
 	struct orch_summary sum;
 	struct loop l;
@@ -2795,7 +2796,7 @@ int orch_run_execute(struct orch_env *e, const char *run_id, struct orch_summary
 	sopts.clock = e->clk;
 	diag_clear(reterr);
 	/* until every selected task is settled; retries wait inside (wake_in_ms) */
-	r = supervise_run(&ops, &l, &sopts, reterr);
+	r = supervise_run(&run_ops, &l, &sopts, reterr);
 	if (r == -ECANCELED) {
 		l.cancelled = true;
 		r = 0;

@@ -874,6 +874,18 @@ unwatchable:
 	sv_event(sv, c, PROC_EV_SPAWN_FAILED, NULL);
 }
 
+/* ops->on_tick, when a child started or its time came */
+static void tick(struct supervisor *sv)
+{
+	int64_t w;
+
+	if (!sv->ops->on_tick || !(sv->tick_now || (sv->tick_ms && now_ms(sv) >= sv->tick_ms)))
+		return;
+	sv->tick_now = false;
+	w = sv->ops->on_tick(sv->ctx);
+	sv->tick_ms = w >= 0 ? now_ms(sv) + (uint64_t)w + 1 : 0;
+}
+
 static void start_tasks(struct supervisor *sv)
 {
 	while (sv->ask && !sv->cancels && !sv->error && sv->nlive < sv->nslots) {
@@ -893,6 +905,7 @@ static void start_tasks(struct supervisor *sv)
 		if (r < 0)
 			sv->error = r;
 	}
+	tick(sv); /* a child started: at once */
 }
 
 /* on_exit() for every finished child; returns how many. */
@@ -1020,18 +1033,6 @@ static int next_timeout(struct supervisor *sv, uint64_t now)
 	return next - now > INT32_MAX ? INT32_MAX : (int)(next - now);
 }
 
-/* ops->on_tick, when a child started or its time came */
-static void tick(struct supervisor *sv)
-{
-	int64_t w;
-
-	if (!sv->ops->on_tick || !(sv->tick_now || (sv->tick_ms && now_ms(sv) >= sv->tick_ms)))
-		return;
-	sv->tick_now = false;
-	w = sv->ops->on_tick(sv->ctx);
-	sv->tick_ms = w >= 0 ? now_ms(sv) + (uint64_t)w + 1 : 0;
-}
-
 static void fire_timers(struct supervisor *sv)
 {
 	uint64_t now = now_ms(sv);
@@ -1051,6 +1052,7 @@ static void fire_timers(struct supervisor *sv)
 			sv_event(sv, c, PROC_EV_GRACE_EXPIRED, NULL);
 		}
 	}
+	tick(sv);
 }
 
 static void dispatch_fd(struct supervisor *sv, uint64_t data)
@@ -1175,7 +1177,6 @@ int supervise_run(const struct supervisor_ops *ops, void *ctx, const struct supe
 		}
 		if (sv.nlive == 0 && ((!sv.ask && !sv.wake_ms) || sv.cancels || sv.error))
 			break;
-		tick(&sv);
 
 		timeout = next_timeout(&sv, now_ms(&sv));
 		n = epoll_wait(sv.epfd, evs, MAX_EVENTS, timeout);
@@ -1192,7 +1193,6 @@ int supervise_run(const struct supervisor_ops *ops, void *ctx, const struct supe
 				dispatch_fd(&sv, evs[i].data.u64);
 		}
 		fire_timers(&sv);
-		tick(&sv);
 		(void)sweep(&sv);
 		if (sv.wake_ms && now_ms(&sv) >= sv.wake_ms) {
 			sv.wake_ms = 0;
