@@ -32,37 +32,8 @@ dir=$(mktemp -d "${TMPDIR:-/tmp}/bernstein-run-bench.XXXXXX") || exit 4
 trap 'rm -rf "$dir"' EXIT
 trap 'exit 130' INT TERM
 w=$dir/repo
-mkdir -p "$w/.bernstein/catalog/profiles"
-git -C "$w" init -q -b main . >/dev/null
-printf '.bernstein/\n' >"$w/.gitignore"
-cat >"$w/.bernstein/catalog/profiles/noop.yaml" <<'EOF'
-name: noop
-display_name: "no-op"
-shape: factory
-invocation:
-  binary: true
-  prompt_positional: true
-capabilities:
-  max_parallel_workers: 256
-EOF
-cat >"$w/.bernstein/catalog/strategy-matrix.yaml" <<'EOF'
-adapters:
-  noop:
-    resume: unsupported
-    dangerous_mode: always-on
-    event_channel: none
-EOF
-printf 'adapter: noop\nparallel: 8\n' >"$w/bernstein.yaml"
-{
-	echo "name: bench"
-	echo "tasks:"
-	i=1
-	while [ "$i" -le "$n" ]; do
-		echo "  - {title: t$i, prompt: noop}"
-		i=$((i + 1))
-	done
-} >"$w/plan.yaml"
-git -C "$w" add -A && git -C "$w" -c user.name=b -c user.email=b@b commit -q -m base
+. "$(dirname "$0")/noop-repo.sh"
+noop_repo "$w" "$n" 8 none
 
 now_ms() { date +%s%3N; }
 min() { [ -z "$1" ] || [ "$2" -lt "$1" ] && echo "$2" || echo "$1"; }

@@ -23,44 +23,13 @@ dir=$(mktemp -d "${TMPDIR:-/tmp}/bernstein-tier-bench.XXXXXX") || exit 4
 trap 'rm -rf "$dir"' EXIT
 trap 'exit 130' INT TERM
 
+. "$(dirname "$0")/noop-repo.sh"
+
 # repo TIER: a repository whose no-op agent declares every tier, run in TIER
 repo()
 {
 	w=$dir/$1
-	mkdir -p "$w/.bernstein/catalog/profiles"
-	git -C "$w" init -q -b main . >/dev/null
-	printf '.bernstein/\n' >"$w/.gitignore"
-	cat >"$w/.bernstein/catalog/profiles/noop.yaml" <<'EOF'
-name: noop
-display_name: "no-op"
-shape: factory
-invocation:
-  binary: true
-  prompt_positional: true
-capabilities:
-  max_parallel_workers: 256
-runtime:
-  sandbox: {tiers: [landlock, bwrap, container]}
-EOF
-	cat >"$w/.bernstein/catalog/strategy-matrix.yaml" <<'EOF'
-adapters:
-  noop:
-    resume: unsupported
-    dangerous_mode: always-on
-    event_channel: none
-EOF
-	printf 'adapter: noop\nparallel: 4\nsandbox: %s\n' "${1%-65534}" >"$w/bernstein.yaml"
-	{
-		echo "name: bench"
-		echo "tasks:"
-		i=1
-		while [ "$i" -le "$n" ]; do
-			echo "  - {title: t$i, prompt: x}"
-			i=$((i + 1))
-		done
-	} >"$w/plan.yaml"
-	git -C "$w" add -A >/dev/null
-	git -C "$w" -c user.name=b -c user.email=b@example.invalid commit -q -m base
+	noop_repo "$w" "$n" 4 "${1%-65534}"
 	case $1 in *-65534) chown -R 65534:65534 "$w" ;; esac
 }
 
