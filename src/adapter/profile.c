@@ -11,6 +11,7 @@
 #include "adapter/argv-order.h"
 #include "adapter/contract.h"
 #include "adapter/strategy.h"
+#include "proc/netproxy.h"
 #include "util/json.h"
 #include "util/xalloc.h"
 #include "util/yaml.h"
@@ -1447,6 +1448,7 @@ static int parse_hooks(struct pctx *c, const struct ynode *node)
 static const struct pfield sandbox_fields[] = {
 	{"tiers", YT_STRLIST, false},
 	{"read", YT_STRLIST, false},
+	{"hosts", YT_STRLIST, false},
 	{"login", YT_STRLIST, false}, /* moved to runtime.login: refused by name */
 	{NULL, 0, false},
 };
@@ -1514,6 +1516,43 @@ static int check_path_list(struct pctx *c, const struct ynode *seq, const char *
 	return 0;
 }
 
+/* runtime.sandbox.hosts: each "HOST" (port 443) or "HOST:PORT" ("[V6]:PORT"),
+ * a DNS name or an address as netproxy_addr_parse() takes it, none twice;
+ * stored as netproxy_addr_format() spells it. */
+static int parse_hosts(struct pctx *c, const struct ynode *seq, struct profile_strv *ret)
+{
+	char ip[160], q[80], buf[NETPROXY_HOST_MAX + 16], s[NETPROXY_HOST_MAX + 16];
+	const char **v;
+	size_t i, k, n = seq ? seq->n : 0;
+
+	copy_strv(c, seq, ret); /* the positions; the spellings follow */
+	if (!n)
+		return 0;
+	v = arena_alloc(&c->p->arena, st_mult(n + 1, sizeof(*v)));
+	v[n] = NULL;
+	for (i = 0; i < n; i++) {
+		const struct ynode *h = seq->items[i];
+		bool port = strchr(h->str, ':') && (h->str[0] != '[' || strstr(h->str, "]:"));
+		struct netproxy_addr a;
+
+		index_path(ip, sizeof(ip), "runtime.sandbox.hosts", i);
+		if (has_ctl(h->str) || !h->str[0] || strlen(h->str) > NETPROXY_HOST_MAX + 8)
+			return perr(c, h, ip, "'%s' is not a host name", Q(q, h->str));
+		(void)snprintf(s, sizeof(s), port ? "%s" : "%s:443", h->str);
+		if (netproxy_addr_parse(s, strlen(s), &a) < 0)
+			return perr(
+				c, h, ip,
+				"'%s' is not HOST or HOST:PORT (a DNS name or an IP address, a port 1..65535)",
+				Q(q, h->str));
+		v[i] = adup(c, netproxy_addr_format(&a, buf, sizeof(buf)));
+		for (k = 0; k < i; k++)
+			if (strcmp(v[k], v[i]) == 0)
+				return perr(c, h, ip, "'%s' is listed twice", Q(q, h->str));
+	}
+	ret->v = v;
+	return 0;
+}
+
 static int parse_login(struct pctx *c, const struct ynode *node)
 {
 	struct profile_runtime *rt = &c->p->runtime;
@@ -1569,6 +1608,9 @@ static int parse_sandbox(struct pctx *c, const struct ynode *node)
 	if (r < 0)
 		return r;
 	copy_strv(c, seq, &sb->read);
+	r = parse_hosts(c, ynode_get(node, "hosts"), &sb->hosts);
+	if (r < 0)
+		return r;
 	sb->declared = true;
 	sb->origin = at_node(c, node);
 	return 0;
@@ -2352,6 +2394,8 @@ json_t *profile_canonical(const struct profile *p)
 								       (enum sandbox_kind)k)));
 		jset(j, "tiers", t);
 		jset(j, "read", jstrv(&rt->sandbox.read));
+		if (rt->sandbox.hosts.n) /* the same rule */
+			jset(j, "hosts", jstrv(&rt->sandbox.hosts));
 		jset(r, "sandbox", j);
 	}
 	if (rt->login_declared) /* the same rule */

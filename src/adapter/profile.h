@@ -280,6 +280,11 @@ struct profile_sandbox {
 	bool declared;
 	unsigned tiers;		  /* bit (1u << enum sandbox_kind); never NONE */
 	struct profile_strv read; /* absolute, or "~/..." (the user's HOME) */
+	/* hosts: where the agent talks to its model API when no base_url
+	 * points it elsewhere (its default provider), each "HOST:PORT" as
+	 * netproxy_addr_format() spells it (lowercased, port 443 unless
+	 * given): what network: llm allows without a base_url */
+	struct profile_strv hosts;
 	struct catalog_origin origin;
 };
 

@@ -802,8 +802,9 @@ static int parse_modes(struct cctx *x, const struct ynode *n)
 static int parse_role(struct cctx *x, const struct ynode *k, const struct ynode *v,
 		      struct role_policy *rp)
 {
-	static const char *const keys[] = {"adapter",  "cli",	      "provider", "model", "effort",
-					   "base_url", "api_key_env", "limits",	  NULL};
+	static const char *const keys[] = {"adapter", "cli",	  "provider",	 "model",
+					   "effort",  "base_url", "api_key_env", "limits",
+					   "sandbox", "network",  NULL};
 	struct invocation_sampling s = {0};
 	char p[ORCH_PATH_MAX], pk[ORCH_PATH_MAX], q[80];
 	size_t i;
@@ -867,6 +868,12 @@ static int parse_role(struct cctx *x, const struct ynode *k, const struct ynode 
 			rp->base_url = s.base_url;
 		} else if (strcmp(key, "limits") == 0) {
 			r = orch_get_limits(x->doc, val, pk, &rp->limits, x->reterr);
+		} else if (strcmp(key, "sandbox") == 0) {
+			r = orch_get_sandbox(x->doc, val, pk, &rp->sandbox, x->reterr);
+			rp->has_sandbox = r >= 0;
+		} else if (strcmp(key, "network") == 0) {
+			r = orch_get_network(x->doc, val, pk, &rp->network, x->reterr);
+			rp->has_network = r >= 0;
 		} else {
 			r = orch_get_slot(x->doc, val, pk, SAMPLING_API_KEY_ENV, x->allowed, &s,
 					  x->reterr);
@@ -1055,6 +1062,20 @@ int orch_config_load(const char *path, const char *allowed_api_key_envs, struct 
 	r = orch_config_load_buf(path, text, len, allowed_api_key_envs, ret, reterr);
 	free(text);
 	return r;
+}
+
+enum sandbox_mode orch_config_sandbox(const struct orch_config *c, const char *role)
+{
+	const struct role_policy *rp = orch_config_role(c, role);
+
+	return rp && rp->has_sandbox ? rp->sandbox : c->sandbox;
+}
+
+int orch_config_network(const struct orch_config *c, const char *role)
+{
+	const struct role_policy *rp = orch_config_role(c, role);
+
+	return rp && rp->has_network ? (int)rp->network : c->network;
 }
 
 const struct role_policy *orch_config_role(const struct orch_config *c, const char *role)
@@ -1270,6 +1291,12 @@ json_t *orch_config_json(const struct orch_config *c)
 		(void)json_object_set_new(r, "api_key_env", jstr(rp->api_key_env));
 		if (contain_limits_any(&rp->limits))
 			(void)json_object_set_new(r, "limits", orch_limits_json(&rp->limits));
+		if (rp->has_sandbox)
+			(void)json_object_set_new(r, "sandbox",
+						  jstr(sandbox_mode_to_string(rp->sandbox)));
+		if (rp->has_network)
+			(void)json_object_set_new(r, "network",
+						  jstr(net_mode_to_string(rp->network)));
 		(void)json_object_set_new(roles, rp->role, r);
 	}
 	(void)json_object_set_new(o, "role_model_policy", roles);
@@ -1478,7 +1505,15 @@ int orch_config_to_yaml(const struct orch_config *c, struct sbuf *out)
 		if (contain_limits_any(&rp->limits)) {
 			TRY(sbuf_addf(out, "%slimits: ", sep));
 			TRY(limits_yaml(out, &rp->limits));
+			sep = ", ";
 		}
+		if (rp->has_sandbox) {
+			TRY(sbuf_addf(out, "%ssandbox: %s", sep,
+				      sandbox_mode_to_string(rp->sandbox)));
+			sep = ", ";
+		}
+		if (rp->has_network)
+			TRY(sbuf_addf(out, "%snetwork: %s", sep, net_mode_to_string(rp->network)));
 		TRY(sbuf_adds(out, "}"));
 	}
 	TRY(sbuf_adds(out, "\n"));

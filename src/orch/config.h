@@ -25,7 +25,7 @@
  *   mode: null            the mode profile applied (smart, deep, fast or a modes: entry)
  *   modes: {NAME: {temperature, top_p, top_k, max_tokens}}
  *   role_model_policy: {ROLE: {adapter (or cli), provider, model, effort,
- *                              base_url, api_key_env}}
+ *                              base_url, api_key_env, limits, sandbox, network}}
  *
  * role_model_policy.*.api_key_env is checked while loading against the
  * credential allow-list (adapter/credential.h); the caller passes the value
@@ -135,6 +135,11 @@ struct role_policy {
 	/* limits: of the role's agents, each one set overriding bernstein.yaml's
 	 * (a plan task's own override the role's); 0: not set */
 	struct contain_limits limits;
+	/* sandbox:, network: of the role's tasks, over bernstein.yaml's (a plan's
+	 * or a task's own win); valid when has_ */
+	bool has_sandbox, has_network;
+	enum sandbox_mode sandbox;
+	enum net_mode network;
 	unsigned line, col;
 };
 
@@ -195,6 +200,12 @@ struct orch_config *orch_config_free(struct orch_config *c);
 
 /* role_model_policy[role], or NULL. */
 const struct role_policy *orch_config_role(const struct orch_config *c, const char *role);
+/* The sandbox: of a task of role that does not set its own (nor its
+ * plan): its role's, else c's. */
+enum sandbox_mode orch_config_sandbox(const struct orch_config *c, const char *role);
+/* The network: of such a task: its role's, else c's, else -1 (the default,
+ * orch/confine.h). */
+int orch_config_network(const struct orch_config *c, const char *role);
 /* The mode profile called name (user entries first, then built-ins), or NULL. */
 const struct mode_profile *orch_config_mode(const struct orch_config *c, const char *name);
 

@@ -2,12 +2,17 @@
 #include "orch/confine.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "adapter/events.h"
 #include "orch/agentrun.h"
+#include "util/clock.h"
 #include "util/fsutil.h"
 #include "util/json.h"
 #include "util/xalloc.h"
@@ -33,7 +38,7 @@ enum net_mode confine_net_default(int wanted, enum sandbox_kind k, const char *e
 }
 
 const char *confine_net_refusal(enum net_mode mode, enum sandbox_kind k, const char *endpoint,
-				char *why, size_t size)
+				const struct profile_strv *hosts, char *why, size_t size)
 {
 	struct netproxy_addr a;
 
@@ -46,6 +51,8 @@ const char *confine_net_refusal(enum net_mode mode, enum sandbox_kind k, const c
 			net_mode_to_string(mode), sandbox_kind_to_string(k));
 		return why;
 	}
+	if (mode == NET_MODE_LLM && !endpoint && hosts && hosts->n)
+		return NULL; /* its provider's hosts (runtime.sandbox.hosts) */
 	if (mode == NET_MODE_LLM && (!endpoint || netproxy_url_addr(endpoint, &a) < 0)) {
 		if (endpoint)
 			(void)snprintf(
@@ -55,7 +62,7 @@ const char *confine_net_refusal(enum net_mode mode, enum sandbox_kind k, const c
 		else
 			(void)snprintf(
 				why, size,
-				"network: llm needs the agent's endpoint, to allow only its host: set sampling.base_url (or role_model_policy's base_url), or use network: full or none");
+				"network: llm needs the agent's endpoint, to allow only its host: set sampling.base_url (or role_model_policy's base_url), declare its provider's hosts in its profile (runtime.sandbox.hosts), or use network: full or none");
 		return why;
 	}
 	return NULL;
@@ -74,13 +81,30 @@ static bool covered(const struct strvec *v, const char *x)
 	return false;
 }
 
+/* a into p's allowed hosts; a loopback one tunnelled too */
+static void net_allow(struct confine_policy *p, const struct netproxy_addr *a)
+{
+	char buf[NETPROXY_HOST_MAX + 16];
+	size_t i;
+
+	netproxy_addr_format(a, buf, sizeof(buf));
+	for (i = 0; i < p->net_allow.nr; i++)
+		if (strcmp(p->net_allow.v[i], buf) == 0)
+			return;
+	strvec_push(&p->net_allow, buf);
+	if (netproxy_is_loopback(a))
+		strvec_push(&p->net_tunnel, buf);
+}
+
 int confine_net_build(const struct confine_input *in, struct confine_policy *p, struct diag *reterr)
 {
+	const struct profile_strv *hosts = in->decl ? &in->decl->hosts : NULL;
 	struct netproxy_addr a;
-	char why[512], buf[NETPROXY_HOST_MAX + 16], dir[PATH_MAX], real[PATH_MAX];
+	char why[512], dir[PATH_MAX], real[PATH_MAX];
+	size_t i;
 
 	p->network = in->network;
-	if (confine_net_refusal(in->network, in->kind, in->endpoint, why, sizeof(why))) {
+	if (confine_net_refusal(in->network, in->kind, in->endpoint, hosts, why, sizeof(why))) {
 		diag_set(reterr, NULL, 0, 0, "%s", why);
 		return in->network == NET_MODE_LLM && confine_tier_has_netns(in->kind)
 			       ? -EINVAL
@@ -88,14 +112,21 @@ int confine_net_build(const struct confine_input *in, struct confine_policy *p, 
 	}
 	if (in->network != NET_MODE_LLM)
 		return 0;
-	(void)netproxy_url_addr(in->endpoint, &a);
-	strvec_push(&p->net_allow, netproxy_addr_format(&a, buf, sizeof(buf)));
-	p->net_proxy_port = CONFINE_NET_PROXY_PORT;
-	if (netproxy_is_loopback(&a)) {
-		strvec_push(&p->net_tunnel, buf);
-		if (a.port == p->net_proxy_port)
-			p->net_proxy_port++;
+	if (in->endpoint) {
+		/* the endpoint's host:port alone */
+		(void)netproxy_url_addr(in->endpoint, &a);
+		net_allow(p, &a);
+	} else {
+		/* no base_url: its provider's hosts, as the profile declares them */
+		for (i = 0; i < hosts->n; i++)
+			if (netproxy_addr_parse(hosts->v[i], strlen(hosts->v[i]), &a) == 0)
+				net_allow(p, &a);
 	}
+	p->net_proxy_port = CONFINE_NET_PROXY_PORT;
+	for (i = 0; i < p->net_tunnel.nr; i++)
+		if (netproxy_addr_parse(p->net_tunnel.v[i], strlen(p->net_tunnel.v[i]), &a) == 0 &&
+		    a.port == p->net_proxy_port)
+			p->net_proxy_port++;
 	if (in->net_socket) {
 		free(p->net_socket);
 		p->net_socket = xstrdup(in->net_socket);
@@ -219,10 +250,9 @@ size_t confine_net_report(const char *session_dir, struct agentrun *ar)
 		char msg[NETPROXY_HOST_MAX + 128];
 		json_int_t k = json_integer_value(n);
 
-		(void)snprintf(
-			msg, sizeof(msg),
-			"network: the proxy refused '%s' (%lld time%s): not the task's endpoint",
-			host, (long long)k, k == 1 ? "" : "s");
+		(void)snprintf(msg, sizeof(msg),
+			       "network: the proxy refused '%s' (%lld time%s): not an allowed host",
+			       host, (long long)k, k == 1 ? "" : "s");
 		agentrun_warning(ar, msg);
 		count++;
 	}
@@ -231,4 +261,119 @@ out:
 	free(text);
 	free(path);
 	return count;
+}
+
+/* ---- refusals as they happen ---- */
+
+/* the refused hosts of the log's complete lines in buf[0..len) */
+static void watch_lines(struct confine_net_watch *w, const char *buf, size_t len, const char *who,
+			confine_net_emit_fn *emit, void *userdata, size_t *count)
+{
+	const char *line, *nl;
+
+	for (line = buf; line < buf + len; line = nl + 1) {
+		const char *host;
+		json_t *o;
+		size_t i;
+
+		nl = memchr(line, '\n', (size_t)(buf + len - line));
+		if (!nl)
+			break;
+		o = json_loadb(line, (size_t)(nl - line), JSON_REJECT_DUPLICATES, NULL);
+		host = json_string_value(json_object_get(o, "refused"));
+		for (i = 0; host && i < w->seen.nr; i++)
+			if (strcmp(w->seen.v[i], host) == 0)
+				host = NULL;
+		if (host && w->seen.nr < CONFINE_NET_WATCH_MAX) {
+			char msg[NETPROXY_HOST_MAX + 160];
+
+			strvec_push(&w->seen, host);
+			(void)snprintf(
+				msg, sizeof(msg),
+				"%s%snetwork: the proxy refused '%s': not an allowed host (reported as it happened; each refused host is counted when the %s exits)",
+				who ? who : "", who ? ": " : "", host, who ? "gate" : "agent");
+			emit(userdata, msg);
+			(*count)++;
+		}
+		json_decref(o);
+	}
+}
+
+size_t confine_net_watch_poll(struct confine_net_watch *w, const char *log, const char *who,
+			      confine_net_emit_fn *emit, void *userdata)
+{
+	char buf[8192];
+	size_t count = 0;
+	int fd;
+
+	/* written by the proxy alone (outside the sandbox), capped there */
+	fd = open_regular(log, O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0);
+	if (fd < 0)
+		return 0;
+	while (w->off < 2 * NETPROXY_LOG_MAX) {
+		ssize_t n = pread(fd, buf, sizeof(buf), (off_t)w->off);
+		const char *end;
+
+		if (n <= 0)
+			break;
+		end = memrchr(buf, '\n', (size_t)n);
+		if (!end) {
+			if ((size_t)n == sizeof(buf))
+				w->off += (uint64_t)n; /* a line no proxy writes: skipped */
+			break;
+		}
+		watch_lines(w, buf, (size_t)(end - buf + 1), who, emit, userdata, &count);
+		w->off += (uint64_t)(end - buf + 1);
+	}
+	close(fd);
+	return count;
+}
+
+void confine_net_watch_skip(struct confine_net_watch *w, const char *log)
+{
+	struct stat st;
+
+	w->off = stat(log, &st) == 0 && st.st_size > 0 ? (uint64_t)st.st_size : 0;
+	strvec_clear(&w->seen);
+}
+
+void confine_net_watch_release(struct confine_net_watch *w)
+{
+	strvec_clear(&w->seen);
+	w->off = 0;
+}
+
+int confine_event_append(const char *events, const char *msg)
+{
+	struct sbuf sb = SBUF_INIT(SIZE_MAX);
+	struct event ev;
+	int fd, r;
+
+	event_init(&ev, EVENT_WARNING);
+	ev.dialect = AGENTRUN_DIALECT;
+	ev.message = msg;
+	r = event_to_json(&ev, clock_system()->now_ns(clock_system()), &sb);
+	if (r < 0)
+		goto out;
+	fd = open_regular(events, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0) {
+		r = fd;
+		goto out;
+	}
+	r = write_all(fd, sb.buf, sb.len);
+	if (close(fd) < 0 && r >= 0)
+		r = -errno;
+out:
+	sbuf_release(&sb);
+	return r;
+}
+
+void confine_net_emit_agent(void *userdata, const char *msg)
+{
+	agentrun_warning(userdata, msg);
+}
+
+void confine_net_emit_file(void *userdata, const char *msg)
+{
+	(void)confine_event_append(userdata, msg);
 }

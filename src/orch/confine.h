@@ -200,11 +200,15 @@ enum net_mode confine_net_default(int wanted, enum sandbox_kind k, const char *e
 
 /* Why mode cannot be had in tier k with this endpoint, into why (one
  * line), or NULL when it can: llm and none need a tier with a network
- * namespace; llm needs an http(s) endpoint URL. */
+ * namespace; llm needs an http(s) endpoint URL, or without one (NULL) the
+ * agent's provider hosts (hosts: the profile's runtime.sandbox.hosts, may
+ * be NULL). */
 const char *confine_net_refusal(enum net_mode mode, enum sandbox_kind k, const char *endpoint,
-				char *why, size_t size);
+				const struct profile_strv *hosts, char *why, size_t size);
 
-/* Fill p's network fields from in (called by confine_policy_build). 0 or
+/* Fill p's network fields from in (called by confine_policy_build): for
+ * llm the proxy allows the endpoint's HOST:PORT, or without an endpoint
+ * each of in->decl->hosts; a loopback one is tunnelled too. 0 or
  * -EOPNOTSUPP / -EINVAL with the reason in reterr. */
 int confine_net_build(const struct confine_input *in, struct confine_policy *p,
 		      struct diag *reterr);
@@ -224,8 +228,43 @@ void confine_net_wrap(const struct confine_policy *p, const char *self_exe, cons
 
 /* Each host the proxy refused (SESSION_DIR/CONFINE_NET_LOG) as a warning
  * event of the session ar: "network: the proxy refused 'HOST:PORT' (N
- * times): not the task's endpoint". The number of hosts reported. */
+ * times): not an allowed host". The number of hosts reported. */
 size_t confine_net_report(const char *session_dir, struct agentrun *ar);
+
+/* Refusals as they happen: what of a refusal log was read, and the hosts
+ * reported from it (at most CONFINE_NET_WATCH_MAX). Zero-initialised. */
+#define CONFINE_NET_WATCH_MAX 256
+struct confine_net_watch {
+	uint64_t off;
+	struct strvec seen;
+};
+
+typedef void confine_net_emit_fn(void *userdata, const char *msg);
+
+/* Each host refused for the first time in the complete lines of log
+ * (SESSION_DIR/CONFINE_NET_LOG) past w->off, as emit(userdata, "[WHO: ]network:
+ * the proxy refused 'HOST:PORT': not an allowed host (...)"); who names a
+ * gate, NULL for the agent. Called while the agent or gate runs (the run
+ * loop's tick), so `bernstein logs -f` shows a refusal when it happens. The
+ * number reported. */
+size_t confine_net_watch_poll(struct confine_net_watch *w, const char *log, const char *who,
+			      confine_net_emit_fn *emit, void *userdata);
+/* Start w at the end of log as it is now (a gate's refusals follow the
+ * agent's in the same log), forgetting the hosts seen. */
+void confine_net_watch_skip(struct confine_net_watch *w, const char *log);
+void confine_net_watch_release(struct confine_net_watch *w);
+
+/* Append a warning event of bernstein's own (dialect "bernstein") with msg
+ * to the events file events (an attempt's events.jsonl after its agent
+ * ended: a gate's refusals, a gate that could not be confined). 0 or a
+ * negative errno. */
+int confine_event_append(const char *events, const char *msg);
+
+/* emit functions for confine_net_watch_poll(): userdata is the agent's
+ * struct agentrun (agentrun_warning()), or an events file's path
+ * (confine_event_append()) */
+void confine_net_emit_agent(void *userdata, const char *msg);
+void confine_net_emit_file(void *userdata, const char *msg);
 
 /* {"mode", "allow": [...], "tunnel": [...], "proxy"} of p. */
 json_t *confine_net_json(const struct confine_policy *p);

@@ -85,6 +85,7 @@ struct pctx {
 	/* the plan-level defaults */
 	const char *adapter, *model;
 	bool has_adapter, has_model;
+	struct plan_task defaults; /* sandbox, network, limits */
 };
 
 static void add(struct pctx *x, const struct diag *d)
@@ -351,6 +352,26 @@ static void parse_confinement(struct pctx *x, const char *k, const struct ynode 
 	}
 }
 
+/* the plan's defaults for what the task does not say */
+static void plan_defaults(const struct pctx *x, struct plan_task *t, bool has_adapter,
+			  bool has_model)
+{
+	if (!has_adapter)
+		t->adapter = x->adapter;
+	if (!has_model)
+		t->model = x->model;
+	if (!t->sandbox)
+		t->sandbox = x->defaults.sandbox;
+	if (!t->network)
+		t->network = x->defaults.network;
+	if (!t->limits.memory)
+		t->limits.memory = x->defaults.limits.memory;
+	if (!t->limits.pids)
+		t->limits.pids = x->defaults.limits.pids;
+	if (!t->limits.cpu_milli)
+		t->limits.cpu_milli = x->defaults.limits.cpu_milli;
+}
+
 static void parse_task(struct pctx *x, const struct ynode *m, const char *path, const char *stage,
 		       struct plan_task *t)
 {
@@ -504,11 +525,7 @@ static void parse_task(struct pctx *x, const struct ynode *m, const char *path, 
 			orch_path_key(pk, sizeof(pk), path, "artifact"),
 			"an artifact-mode task cannot require capability:output_mode=%s",
 			output_mode_to_string(t->req.output_mode));
-	/* the plan's defaults for what the task does not say */
-	if (!has_adapter)
-		t->adapter = x->adapter;
-	if (!has_model)
-		t->model = x->model;
+	plan_defaults(x, t, has_adapter, has_model);
 }
 
 static void set_path(struct pctx *x, size_t i, const char *path)
@@ -763,7 +780,8 @@ static void parse_stages(struct pctx *x, const struct ynode *v)
 }
 
 static const char *const plan_keys[] = {
-	"name", "description", "adapter", "cli", "model", "tasks", "stages", NULL,
+	"name",	  "description", "adapter", "cli",    "model", "tasks",
+	"stages", "sandbox",	 "network", "limits", NULL,
 };
 /* Bernstein's top-level keys that have no effect here. */
 static const char *const plan_ignored[] = {
@@ -820,6 +838,15 @@ static void parse_plan(struct pctx *x)
 	v = ynode_get(root, "model");
 	diag_clear(&d);
 	if (v && orch_get_str(x->doc, v, "model", true, &x->model, &d) < 0)
+		add(x, &d);
+	/* sandbox:, network:, limits: of every task that does not set its own */
+	if ((v = ynode_get(root, "sandbox")))
+		parse_confinement(x, "sandbox", v, "sandbox", &x->defaults);
+	if ((v = ynode_get(root, "network")))
+		parse_confinement(x, "network", v, "network", &x->defaults);
+	diag_clear(&d);
+	if ((v = ynode_get(root, "limits")) &&
+	    orch_get_limits(x->doc, v, "limits", &x->defaults.limits, &d) < 0)
 		add(x, &d);
 
 	tasks = ynode_get(root, "tasks");

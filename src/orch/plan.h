@@ -3,6 +3,8 @@
  * Two forms give the same struct plan. The tasks form:
  *
  *   name: demo
+ *   adapter: mock                   (and model, sandbox, network, limits:
+ *                                   the defaults of every task below)
  *   tasks:
  *     - title: write greeting       required, unique
  *       id: greet                   optional; default: a slug of the title
@@ -17,7 +19,11 @@
  *       gates: [{name: lint, run: "true"}]
  *       artifact: report.md         workdir-relative, no "..", not absolute
  *       sandbox: landlock           auto | none | landlock | bwrap | container;
- *                                   default: bernstein.yaml's
+ *                                   default: the plan's, else the role's
+ *                                   (role_model_policy), else bernstein.yaml's
+ *       network: llm                full | llm | none; defaults likewise
+ *       limits: {memory: 1G}        each one set wins over the plan's, the
+ *                                   role's, bernstein.yaml's
  *       attachments: [shot.png]     workdir-relative files (images)
  *       sampling: {temperature: 0.2, base_url: ..., api_key_env: ...}
  *                                   (alias: mcp_config)
@@ -81,10 +87,14 @@ struct plan_task {
 	size_t n_attachments;
 	struct plan_dep *deps; /* in file order, no duplicates */
 	size_t n_deps;
-	double timeout_s;    /* 0: the configuration's */
-	const char *sandbox; /* "none" | "landlock"; NULL: the configuration's */
-	const char *network; /* "full" | "llm" | "none"; NULL: the configuration's */
-	/* limits: each one set overrides the configuration's */
+	double timeout_s; /* 0: the configuration's */
+	/* sandbox: (a sandbox_mode name), network: (full, llm, none), each the
+	 * task's, else the plan's top-level one; NULL: the role's or
+	 * bernstein.yaml's */
+	const char *sandbox;
+	const char *network;
+	/* limits: each one set (the task's, else the plan's) overrides the
+	 * role's and bernstein.yaml's */
 	struct contain_limits limits;
 	struct orch_gate *gates; /* extra gates after the configuration's */
 	size_t n_gates;

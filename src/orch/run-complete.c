@@ -404,12 +404,20 @@ int run_gate_spec(struct loop *l, struct otask *t, struct proc_spec *spec)
 
 			(void)snprintf(msg, sizeof(msg), "gate '%s' could not be confined: %s",
 				       name ? name : "gate", d.msg);
+			run_net_event(t, msg);
 			gates_clear(t);
 			(void)run_transition(l, t, TASK_EV_GATES_FAILED, msg);
 			return r;
 		}
 	}
 	t->gate_live = true;
+	if (t->sb_built && t->sb.network == NET_MODE_LLM && t->session_dir) {
+		/* its refusals follow the agent's in the same log */
+		char *log = agentrun_path(t->session_dir, CONFINE_NET_LOG);
+
+		confine_net_watch_skip(&t->nw, log);
+		free(log);
+	}
 	return 0;
 }
 
@@ -420,6 +428,7 @@ void run_gate_ended(struct loop *l, struct otask *t, const struct proc *p)
 	char msg[1024] = "";
 	size_t n;
 
+	(void)run_net_watch(t); /* the last of its refusals */
 	t->gate_live = false;
 	if (!name)
 		name = "?";

@@ -427,6 +427,7 @@ static int confine_agent(struct loop *l, struct otask *t, const struct dispatch 
 	int r;
 
 	confine_policy_release(&t->sb);
+	confine_net_watch_release(&t->nw);
 	t->sb_built = false;
 	r = mkdir_p(dp->state_dir, 0700);
 	if (r >= 0)

@@ -87,6 +87,8 @@ struct otask {
 	 * per attempt (at dispatch; for gates after a resume, when first needed) */
 	struct confine_policy sb;
 	bool sb_built;
+	/* llm: the proxy's refusals already events (run_net_watch()) */
+	struct confine_net_watch nw;
 	/* gates: run by the supervisor like agents, one after the other */
 	/* the list (gate_list(): names and commands borrowed from the
 	 * configuration and spec) while state completing; NULL none */
@@ -152,6 +154,11 @@ int run_task_policy(struct loop *l, struct otask *t, const char *binary, const c
 int run_confine_spec(struct loop *l, struct otask *t, const char *home, const char *tmp,
 		     struct proc_spec *spec, struct diag *reterr);
 const char *run_tier_refusal(struct loop *l, const struct otask *t, char *msg, size_t size);
+/* llm: the refusals of t's running agent or gate become events as they
+ * happen (confine_net_watch_poll()); whether t has such a process */
+bool run_net_watch(struct otask *t);
+/* a warning event of t's attempt after its agent ended (a gate's) */
+void run_net_event(const struct otask *t, const char *msg);
 
 /* run-dispatch.c */
 int run_dispatch(struct loop *l, struct otask *t, struct proc_spec *spec);

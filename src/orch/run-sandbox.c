@@ -44,11 +44,11 @@ static unsigned host_tiers(struct loop *l)
 	return l->host_tiers;
 }
 
-/* The network mode t asks for (its own, else bernstein.yaml's), or -1:
- * the default (orch/confine.h). */
+/* The network mode t asks for (its own or its plan's, else its role's,
+ * else bernstein.yaml's), or -1: the default (orch/confine.h). */
 static int task_net_wanted(const struct loop *l, const struct otask *t)
 {
-	return t->spec.network >= 0 ? t->spec.network : l->e->cfg->network;
+	return t->spec.network >= 0 ? t->spec.network : orch_config_network(l->e->cfg, t->row.role);
 }
 
 /* The tiers with a network namespace, when t asks for llm or none. */
@@ -63,12 +63,14 @@ static unsigned task_net_tiers(const struct loop *l, const struct otask *t)
 
 /* t's sandbox tier: the one recorded when it was first routed
  * ("sandbox_tier" in its spec: kept by a retry and a resume, so its clone
- * stays a clone), else its own sandbox:, else bernstein.yaml's; auto is
+ * stays a clone), else its own sandbox: (or its plan's), else its role's,
+ * else bernstein.yaml's; auto is
  * the strongest tier this host provides that the routed adapter's profile
  * declares (none before routing, or when none fits). */
 enum sandbox_kind run_task_tier(struct loop *l, const struct otask *t)
 {
-	enum sandbox_mode m = t->spec.has_sandbox ? t->spec.sandbox : l->e->cfg->sandbox;
+	enum sandbox_mode m =
+		t->spec.has_sandbox ? t->spec.sandbox : orch_config_sandbox(l->e->cfg, t->row.role);
 
 	if (t->spec.has_tier)
 		return t->spec.tier;
@@ -98,7 +100,8 @@ enum sandbox_kind run_task_tier(struct loop *l, const struct otask *t)
  * one it names, or none. */
 unsigned run_task_offered_tiers(struct loop *l, const struct otask *t)
 {
-	enum sandbox_mode m = t->spec.has_sandbox ? t->spec.sandbox : l->e->cfg->sandbox;
+	enum sandbox_mode m =
+		t->spec.has_sandbox ? t->spec.sandbox : orch_config_sandbox(l->e->cfg, t->row.role);
 	unsigned want;
 
 	switch (m) {
@@ -325,11 +328,16 @@ const char *run_tier_refusal(struct loop *l, const struct otask *t, char *msg, s
 {
 	const char *path_env = envpolicy_get(l->e->host_env, "PATH");
 	enum sandbox_kind k = run_task_tier(l, t);
+	const struct registry_entry *entry =
+		t->row.adapter ? catalog_find(l->e->cat, t->row.adapter) : NULL;
 	const char *why = NULL;
 	struct diag d;
 
 	diag_clear(&d);
-	if (confine_net_refusal(run_task_network(l, t), k, task_endpoint(l, t), msg, size))
+	if (confine_net_refusal(run_task_network(l, t), k, task_endpoint(l, t),
+				entry && entry->profile ? &entry->profile->runtime.sandbox.hosts
+							: NULL,
+				msg, size))
 		return msg;
 	if (k == SANDBOX_KIND_NONE)
 		return NULL;
@@ -350,4 +358,34 @@ const char *run_tier_refusal(struct loop *l, const struct otask *t, char *msg, s
 		return NULL;
 	(void)snprintf(msg, size, "%s", why);
 	return msg;
+}
+
+void run_net_event(const struct otask *t, const char *msg)
+{
+	char *ev = t->session_dir ? agentrun_path(t->session_dir, "events.jsonl") : NULL;
+
+	if (ev)
+		(void)confine_event_append(ev, msg);
+	free(ev);
+}
+
+bool run_net_watch(struct otask *t)
+{
+	char who[ORCH_MAX_NAME + 16], *log, *ev;
+
+	if (!t->sb_built || t->sb.network != NET_MODE_LLM || !t->session_dir ||
+	    !(t->gate_live || (t->live && t->prep != PREP_RUNNING)))
+		return false;
+	log = agentrun_path(t->session_dir, CONFINE_NET_LOG);
+	if (t->gate_live) {
+		(void)snprintf(who, sizeof(who), "gate '%s'",
+			       t->gates[t->gate_next].name ? t->gates[t->gate_next].name : "?");
+		ev = agentrun_path(t->session_dir, "events.jsonl");
+		(void)confine_net_watch_poll(&t->nw, log, who, confine_net_emit_file, ev);
+		free(ev);
+	} else {
+		(void)confine_net_watch_poll(&t->nw, log, NULL, confine_net_emit_agent, &t->ar);
+	}
+	free(log);
+	return true;
 }

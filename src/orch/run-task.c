@@ -158,6 +158,7 @@ static void otask_release(struct otask *t)
 	free(t->session_dir);
 	checkout_release(&t->co);
 	confine_policy_release(&t->sb);
+	confine_net_watch_release(&t->nw);
 	free(t->gates);
 	free(t->gate_log);
 }

@@ -341,6 +341,19 @@ static void on_notice(void *ctx, void *task, enum proc_notice notice, uint64_t v
 	agentrun_notice(&((struct otask *)task)->ar, notice, value);
 }
 
+#define NET_WATCH_MS 200
+
+static int64_t on_tick(void *ctx)
+{
+	struct loop *l = ctx;
+	bool any = false;
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		any |= run_net_watch(&l->t[i]);
+	return any ? NET_WATCH_MS : -1;
+}
+
 static void on_exit_cb(void *ctx, void *task, const struct proc *p)
 {
 	struct loop *l = ctx;
@@ -366,8 +379,10 @@ static void on_exit_cb(void *ctx, void *task, const struct proc *p)
 			checkout_command_ended(&t->co);
 		return;
 	}
-	if (t->sb_built && t->sb.network == NET_MODE_LLM && t->session_dir)
+	if (t->sb_built && t->sb.network == NET_MODE_LLM && t->session_dir) {
+		(void)run_net_watch(t);
 		confine_net_report(t->session_dir, &t->ar);
+	}
 	if (run_task_tier(l, t) == SANDBOX_KIND_CONTAINER && confine_oci_oom(p)) {
 		struct proc q = *p;
 
@@ -475,18 +490,20 @@ static int run_end(struct loop *l, const struct orch_summary *sum, struct diag *
 	return r;
 }
 
+static const struct supervisor_ops run_ops = {
+	.next_task = next_task,
+	.wake_in_ms = wake_in_ms,
+	.on_start = on_start,
+	.on_line = on_line,
+	.on_oversized = on_oversized,
+	.on_notice = on_notice,
+	.on_tick = on_tick,
+	.on_exit = on_exit_cb,
+};
+
 int orch_run_execute(struct orch_env *e, const char *run_id, struct orch_summary *ret,
 		     struct diag *reterr)
 {
-	struct supervisor_ops ops = {
-		.next_task = next_task,
-		.wake_in_ms = wake_in_ms,
-		.on_start = on_start,
-		.on_line = on_line,
-		.on_oversized = on_oversized,
-		.on_notice = on_notice,
-		.on_exit = on_exit_cb,
-	};
 	struct supervisor_opts sopts = {0};
 	struct orch_summary sum;
 	struct loop l;
@@ -536,7 +553,7 @@ int orch_run_execute(struct orch_env *e, const char *run_id, struct orch_summary
 	sopts.clock = e->clk;
 	diag_clear(reterr);
 	/* until every selected task is settled; retries wait inside (wake_in_ms) */
-	r = supervise_run(&ops, &l, &sopts, reterr);
+	r = supervise_run(&run_ops, &l, &sopts, reterr);
 	if (r == -ECANCELED) {
 		l.cancelled = true;
 		r = 0;

@@ -174,6 +174,8 @@ struct supervisor {
 	size_t rbuf_size;
 	bool ask;	  /* next_task may have something */
 	uint64_t wake_ms; /* when to ask next_task again (ops->wake_in_ms); 0: not */
+	uint64_t tick_ms; /* when to call on_tick again; 0: not */
+	bool tick_now;	  /* a child started: call on_tick at the next turn */
 	unsigned cancels; /* cancellation signals received */
 	int error;	  /* next_task's error, or a loop failure */
 	pid_t keeper;	  /* the group keeper, -1 if none */
@@ -849,6 +851,7 @@ static void start_task(struct supervisor *sv, struct proc_spec *spec, void *task
 			goto unwatchable;
 		keeper_send(sv, (int32_t)p.pid);
 		sv_event(sv, c, PROC_EV_SPAWNED, NULL);
+		sv->tick_now = true;
 		return;
 	}
 	c->proc.path = xstrdup(spec->argv.nr ? spec->argv.v[0] : "");
@@ -871,6 +874,18 @@ unwatchable:
 	sv_event(sv, c, PROC_EV_SPAWN_FAILED, NULL);
 }
 
+/* ops->on_tick, when a child started or its time came */
+static void tick(struct supervisor *sv)
+{
+	int64_t w;
+
+	if (!sv->ops->on_tick || !(sv->tick_now || (sv->tick_ms && now_ms(sv) >= sv->tick_ms)))
+		return;
+	sv->tick_now = false;
+	w = sv->ops->on_tick(sv->ctx);
+	sv->tick_ms = w >= 0 ? now_ms(sv) + (uint64_t)w + 1 : 0;
+}
+
 static void start_tasks(struct supervisor *sv)
 {
 	while (sv->ask && !sv->cancels && !sv->error && sv->nlive < sv->nslots) {
@@ -890,6 +905,7 @@ static void start_tasks(struct supervisor *sv)
 		if (r < 0)
 			sv->error = r;
 	}
+	tick(sv); /* a child started: at once */
 }
 
 /* on_exit() for every finished child; returns how many. */
@@ -1008,6 +1024,8 @@ static int next_timeout(struct supervisor *sv, uint64_t now)
 	}
 	if (sv->wake_ms && !sv->cancels && sv->wake_ms < next)
 		next = sv->wake_ms;
+	if (sv->tick_ms && sv->nlive && sv->tick_ms < next)
+		next = sv->tick_ms;
 	if (next == UINT64_MAX)
 		return -1;
 	if (next <= now)
@@ -1034,6 +1052,7 @@ static void fire_timers(struct supervisor *sv)
 			sv_event(sv, c, PROC_EV_GRACE_EXPIRED, NULL);
 		}
 	}
+	tick(sv);
 }
 
 static void dispatch_fd(struct supervisor *sv, uint64_t data)

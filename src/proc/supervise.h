@@ -129,6 +129,12 @@ struct supervisor_ops {
 			     uint64_t total);
 	/* Optional: see enum proc_notice. */
 	void (*on_notice)(void *ctx, void *task, enum proc_notice notice, uint64_t value);
+	/* Optional: called at the next turn of the loop after a child started,
+	 * then when the time it asks for came: it returns in how many ms to be
+	 * called again (the loop wakes for it while children run), or < 0 for
+	 * not until another child starts. For work that follows what a child
+	 * writes to files (the network proxy's refusals). */
+	int64_t (*on_tick)(void *ctx);
 	/* Required: the final state (exit_code, term_signal, timed_out,
 	 * cancelled, failed_stage...). proc_describe_exit() renders it. */
 	void (*on_exit)(void *ctx, void *task, const struct proc *p);

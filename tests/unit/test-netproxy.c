@@ -169,15 +169,31 @@ static void test_modes(void **state)
 			 NET_MODE_FULL);
 	assert_int_equal(confine_net_default(NET_MODE_NONE, SANDBOX_KIND_LANDLOCK, NULL),
 			 NET_MODE_NONE);
-	assert_null(confine_net_refusal(NET_MODE_FULL, SANDBOX_KIND_NONE, NULL, why, sizeof(why)));
-	assert_null(
-		confine_net_refusal(NET_MODE_NONE, SANDBOX_KIND_CONTAINER, NULL, why, sizeof(why)));
-	assert_non_null(
-		confine_net_refusal(NET_MODE_NONE, SANDBOX_KIND_LANDLOCK, NULL, why, sizeof(why)));
+	assert_null(confine_net_refusal(NET_MODE_FULL, SANDBOX_KIND_NONE, NULL, NULL, why,
+					sizeof(why)));
+	assert_null(confine_net_refusal(NET_MODE_NONE, SANDBOX_KIND_CONTAINER, NULL, NULL, why,
+					sizeof(why)));
+	assert_non_null(confine_net_refusal(NET_MODE_NONE, SANDBOX_KIND_LANDLOCK, NULL, NULL, why,
+					    sizeof(why)));
 	assert_non_null(strstr(why, "landlock has none"));
-	assert_non_null(
-		confine_net_refusal(NET_MODE_LLM, SANDBOX_KIND_BWRAP, NULL, why, sizeof(why)));
+	assert_non_null(confine_net_refusal(NET_MODE_LLM, SANDBOX_KIND_BWRAP, NULL, NULL, why,
+					    sizeof(why)));
 	assert_non_null(strstr(why, "sampling.base_url"));
+	/* without an endpoint, the provider's declared hosts: llm can be had */
+	{
+		static const char *const hv[] = {"api.example.com:443", NULL};
+		struct profile_strv hosts = {.v = hv, .n = 1}, none = {.v = hv + 1, .n = 0};
+
+		assert_null(confine_net_refusal(NET_MODE_LLM, SANDBOX_KIND_BWRAP, NULL, &hosts, why,
+						sizeof(why)));
+		assert_non_null(confine_net_refusal(NET_MODE_LLM, SANDBOX_KIND_BWRAP, NULL, &none,
+						    why, sizeof(why)));
+		assert_non_null(strstr(why, "runtime.sandbox.hosts"));
+		assert_non_null(confine_net_refusal(NET_MODE_LLM, SANDBOX_KIND_LANDLOCK, NULL,
+						    &hosts, why, sizeof(why)));
+		/* the default stays full: llm for provider hosts is asked for */
+		assert_int_equal(confine_net_default(-1, SANDBOX_KIND_BWRAP, NULL), NET_MODE_FULL);
+	}
 }
 
 /* a client's bytes through netproxy_handle() in a child; what it answered */

@@ -1434,6 +1434,56 @@ static void test_names(void **state)
 	assert_string_equal(profile_placeholder_name(PH_API_KEY_ENV), "api_key_env");
 }
 
+/* runtime.sandbox.hosts: the provider's hosts, spelled HOST:PORT (443 by
+ * default), hashed only when listed */
+static void test_sandbox_hosts(void **state)
+{
+	const char *head = "name: x\ndisplay_name: X\nshape: factory\n"
+			   "invocation: {binary: x, prompt_positional: true}\n";
+	char text[512];
+	struct profile *g;
+	struct diag d;
+
+	(void)state;
+	(void)snprintf(text, sizeof(text),
+		       "%sruntime: {sandbox: {hosts: [API.Example.com, "
+		       "\"10.0.0.1:8443\", \"[::1]:9\"]}}\n",
+		       head);
+	g = load("x", text);
+	assert_int_equal(g->runtime.sandbox.hosts.n, 3);
+	assert_string_equal(g->runtime.sandbox.hosts.v[0], "api.example.com:443");
+	assert_string_equal(g->runtime.sandbox.hosts.v[1], "10.0.0.1:8443");
+	assert_string_equal(g->runtime.sandbox.hosts.v[2], "[::1]:9");
+	assert_null(g->runtime.sandbox.hosts.v[3]);
+	assert_int_equal(g->runtime.sandbox.hosts.at[0].line, 5);
+	assert_non_null(
+		strstr(profile_canonical_bytes(g, NULL),
+		       "\"hosts\":[\"api.example.com:443\",\"10.0.0.1:8443\",\"[::1]:9\"]"));
+	(void)profile_free(g);
+	(void)snprintf(text, sizeof(text), "%sruntime: {sandbox: {tiers: [bwrap]}}\n", head);
+	g = load("x", text);
+	assert_int_equal(g->runtime.sandbox.hosts.n, 0);
+	assert_null(strstr(profile_canonical_bytes(g, NULL), "\"hosts\""));
+	(void)profile_free(g);
+	(void)snprintf(text, sizeof(text), "%sruntime: {sandbox: {hosts: [a.com, A.com:443]}}\n",
+		       head);
+	d = load_fail("x", text);
+	assert_non_null(
+		strstr(d.msg, "field 'runtime.sandbox.hosts[1]': 'A.com:443' is listed twice"));
+	(void)snprintf(text, sizeof(text), "%sruntime: {sandbox: {hosts: [\"a.com:0\"]}}\n", head);
+	d = load_fail("x", text);
+	assert_non_null(strstr(
+		d.msg, "field 'runtime.sandbox.hosts[0]': 'a.com:0' is not HOST or HOST:PORT"));
+	(void)snprintf(text, sizeof(text), "%sruntime: {sandbox: {hosts: [\"https://a.com/\"]}}\n",
+		       head);
+	d = load_fail("x", text);
+	assert_non_null(strstr(d.msg, "is not HOST or HOST:PORT"));
+	(void)snprintf(text, sizeof(text), "%sruntime: {sandbox: {hosts: [\"a b\"]}}\n", head);
+	d = load_fail("x", text);
+	assert_int_equal(d.line, 5);
+	assert_non_null(strstr(d.msg, "is not HOST or HOST:PORT"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1452,6 +1502,7 @@ int main(void)
 		cmocka_unit_test(test_bad_corpus),
 		cmocka_unit_test(test_good_files),
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_sandbox_hosts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
