@@ -31,6 +31,7 @@
 enum sv_kind { KIND_OUT = 1, KIND_ERR = 2, KIND_LISTEN = 4, KIND_CONN = 16 };
 #define KIND_BITS    8
 #define TAG_SIGNALFD UINT64_MAX
+#define TAG_WATCH    (UINT64_MAX - 1)
 
 /* ---- the state table ---- */
 
@@ -964,6 +965,29 @@ static void cancel_all(struct supervisor *sv, bool hard)
 	}
 }
 
+int supervise_cancel_task(struct supervisor *sv, const void *task)
+{
+	unsigned i;
+
+	for (i = 0; i < sv->nslots; i++) {
+		struct sv_child *c = sv->slots[i];
+
+		if (!c || c->task != task)
+			continue;
+		if (c->finished || c->proc.state != PROC_RUNNING)
+			return -EALREADY;
+		sv_event(sv, c, PROC_EV_CANCEL, NULL);
+		return 0;
+	}
+	return -ESRCH;
+}
+
+void supervise_interrupt(struct supervisor *sv)
+{
+	sv->cancels++;
+	cancel_all(sv, sv->cancels > 1);
+}
+
 static void handle_signals(struct supervisor *sv)
 {
 	struct signalfd_siginfo si[16];
@@ -983,8 +1007,7 @@ static void handle_signals(struct supervisor *sv)
 				continue;
 			}
 			log_debug("signal %u: cancelling %u children", si[i].ssi_signo, sv->nlive);
-			sv->cancels++;
-			cancel_all(sv, sv->cancels > 1);
+			supervise_interrupt(sv);
 		}
 	}
 	if (chld)
@@ -1143,6 +1166,14 @@ int supervise_run(const struct supervisor_ops *ops, void *ctx, const struct supe
 		diag_set(reterr, NULL, 0, 0, "supervise: epoll_ctl: %s", strerror(-r));
 		goto out;
 	}
+	if (ops->on_watch) {
+		r = opts ? epoll_add(&sv, opts->watch_fd, TAG_WATCH) : -EBADF;
+		if (r < 0) {
+			diag_set(reterr, NULL, 0, 0, "supervise: cannot watch fd %d: %s",
+				 opts ? opts->watch_fd : -1, strerror(-r));
+			goto out;
+		}
+	}
 	keeper_start(&sv);
 
 	for (;;) {
@@ -1168,9 +1199,12 @@ int supervise_run(const struct supervisor_ops *ops, void *ctx, const struct supe
 			goto out;
 		}
 		for (i = 0; i < n; i++) {
-			if (evs[i].data.u64 == TAG_SIGNALFD)
+			if (evs[i].data.u64 == TAG_SIGNALFD) {
 				handle_signals(&sv);
-			else
+			} else if (evs[i].data.u64 == TAG_WATCH) {
+				ops->on_watch(ctx, &sv);
+				sv.ask = true;
+			} else
 				dispatch_fd(&sv, evs[i].data.u64);
 		}
 		fire_timers(&sv);
