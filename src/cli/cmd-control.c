@@ -22,9 +22,9 @@
 #include "util/strvec.h"
 #include "util/xalloc.h"
 
-#define CALL_TIMEOUT_MS	  30000
-#define CANCEL_WAIT_S	  120
-#define CANCEL_POLL_NS	  50000000L
+#define CALL_TIMEOUT_MS 30000
+#define CANCEL_WAIT_S	120
+#define CANCEL_POLL_NS	50000000L
 
 enum {
 	OPT_JSON = 256,
@@ -88,7 +88,8 @@ static void print_tasks_text(struct cli_ctx *ctx, const json_t *reply)
 	const json_t *tasks = json_object_get(reply, "tasks"), *t;
 	size_t i;
 
-	json_array_foreach (tasks, i, t) {
+	json_array_foreach(tasks, i, t)
+	{
 		const char *msg = json_string_value(json_object_get(t, "message"));
 
 		(void)fprintf(ctx->out, "%s: %s%s%s%s\n",
@@ -141,11 +142,13 @@ static void wait_cancelled(const char *repo, const char *run_id, json_t *reply)
 		struct timespec ts = {.tv_sec = 0, .tv_nsec = CANCEL_POLL_NS};
 
 		left = false;
-		json_array_foreach (tasks, i, t) {
+		json_array_foreach(tasks, i, t)
+		{
 			struct task_row row = TASK_ROW_INIT;
 			const char *id = json_string_value(json_object_get(t, "id"));
 
-			if (strcmp(json_string_value(json_object_get(t, "state")), "cancelling") != 0)
+			if (strcmp(json_string_value(json_object_get(t, "state")), "cancelling") !=
+			    0)
 				continue;
 			task_row_init(&row);
 			if (state_task_get(st, run_id, id, &row, NULL) == 0 &&
@@ -375,9 +378,11 @@ int cmd_stop(int argc, char **argv, struct cli_ctx *ctx)
 		return cli_usage_error(ctx, "unexpected argument '%s'", argv[optind]);
 	code = control_request(ctx, &req, NULL, false);
 	if (code == 0 && !ctx->json)
-		(void)fprintf(ctx->out, "%s\n",
-			      req.force ? "the run is stopping: every agent is being stopped"
-					: "the run is draining: no new task starts; the running ones finish");
+		(void)fprintf(
+			ctx->out, "%s\n",
+			req.force
+				? "the run is stopping: every agent is being stopped"
+				: "the run is draining: no new task starts; the running ones finish");
 	return code;
 }
 
@@ -565,7 +570,8 @@ int cmd_add_task(int argc, char **argv, struct cli_ctx *ctx)
 		goto out;
 	}
 	if (strlen(req.add.prompt) >= CONTROL_LINE_MAX / 2) {
-		code = cli_usage_error(ctx, "--prompt: longer than %zu bytes", CONTROL_LINE_MAX / 2);
+		code = cli_usage_error(ctx, "--prompt: longer than %zu bytes",
+				       CONTROL_LINE_MAX / 2);
 		goto out;
 	}
 	code = control_request(ctx, &req, key_file, false);

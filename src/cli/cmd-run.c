@@ -105,7 +105,7 @@ int exit_for(int r)
  * the audit chain): a second `run` or `resume` is refused (exit 4) having
  * recorded nothing. */
 int session_open(struct session *s, struct cli_ctx *ctx, bool readonly, bool need_chain,
-			const char *key_file)
+		 const char *key_file)
 {
 	char *db = NULL, *auditdir = NULL;
 	struct diag d;

@@ -22,13 +22,13 @@
 
 #include "util/banned.h"
 
-#define CONTROL_ACTOR	   "bernstein"
-#define PARENT_WALK_MAX	   4096
-#define STAT_MAX	   4096
-#define TAG_LISTEN	   UINT64_MAX
-#define TITLE_MAX	   200
-#define PROMPT_MAX	   (CONTROL_LINE_MAX)
-#define READS_PER_WAKEUP   8
+#define CONTROL_ACTOR	 "bernstein"
+#define PARENT_WALK_MAX	 4096
+#define STAT_MAX	 4096
+#define TAG_LISTEN	 UINT64_MAX
+#define TITLE_MAX	 200
+#define PROMPT_MAX	 (CONTROL_LINE_MAX)
+#define READS_PER_WAKEUP 8
 
 static const char *const op_names[_CONTROL_OP_MAX] = {
 	[CONTROL_PING] = "ping",   [CONTROL_CANCEL] = "cancel",	    [CONTROL_STOP] = "stop",
@@ -98,8 +98,7 @@ static int get_string(const json_t *v, const char *what, size_t max, char **ret,
 		return -EBADMSG;
 	}
 	if (len == 0 || len > max) {
-		diag_set(reterr, NULL, 0, 0, "%s: %s", what,
-			 len ? "too long" : "empty");
+		diag_set(reterr, NULL, 0, 0, "%s: %s", what, len ? "too long" : "empty");
 		return -EBADMSG;
 	}
 	*ret = xstrdup(json_string_value(v));
@@ -107,8 +106,8 @@ static int get_string(const json_t *v, const char *what, size_t max, char **ret,
 }
 
 /* An array of 1..CONTROL_TASKS_MAX distinct task ids. */
-static int get_ids(const json_t *v, const char *what, bool may_be_empty, char ***ret,
-		   size_t *ret_n, struct diag *reterr)
+static int get_ids(const json_t *v, const char *what, bool may_be_empty, char ***ret, size_t *ret_n,
+		   struct diag *reterr)
 {
 	char **ids = NULL, name[64];
 	size_t n, i, j;
@@ -172,7 +171,8 @@ static int only_keys(const json_t *o, const char *where, const char *const *keys
 	const char *k;
 	json_t *v;
 
-	json_object_foreach ((json_t *)(uintptr_t)o, k, v) {
+	json_object_foreach((json_t *)(uintptr_t)o, k, v)
+	{
 		size_t i;
 		bool known = false;
 
@@ -189,8 +189,8 @@ static int only_keys(const json_t *o, const char *where, const char *const *keys
 
 static int parse_new_task(const json_t *o, struct control_new_task *t, struct diag *reterr)
 {
-	static const char *const keys[] = {"prompt",  "title", "id",	     "adapter",
-					   "role",    "depends_on", NULL};
+	static const char *const keys[] = {"prompt", "title",	   "id", "adapter",
+					   "role",   "depends_on", NULL};
 	const json_t *v;
 	int r;
 
@@ -411,8 +411,8 @@ static pid_t parent_of(pid_t pid)
 	return (pid_t)pp;
 }
 
-bool control_peer_allowed(const struct control_peer *peer, uid_t self_uid, pid_t self,
-			  char *why, size_t size)
+bool control_peer_allowed(const struct control_peer *peer, uid_t self_uid, pid_t self, char *why,
+			  size_t size)
 {
 	pid_t p = peer->pid;
 	unsigned i;
@@ -428,9 +428,10 @@ bool control_peer_allowed(const struct control_peer *peer, uid_t self_uid, pid_t
 	}
 	for (i = 0; i < PARENT_WALK_MAX && p > 1; i++) {
 		if (p == self) {
-			(void)snprintf(why, size,
-				       "process %ld is one of the run's own (an agent, a gate or what they started)",
-				       (long)peer->pid);
+			(void)snprintf(
+				why, size,
+				"process %ld is one of the run's own (an agent, a gate or what they started)",
+				(long)peer->pid);
 			return false;
 		}
 		p = parent_of(p);
@@ -622,8 +623,7 @@ static void serve(struct control *c, struct control_conn *k, const char *line, s
 	conn_close(c, k);
 }
 
-static void conn_read(struct control *c, struct control_conn *k, control_handler_fn *fn,
-		      void *ctx)
+static void conn_read(struct control *c, struct control_conn *k, control_handler_fn *fn, void *ctx)
 {
 	char chunk[4096];
 	int i;
@@ -637,10 +637,11 @@ static void conn_read(struct control *c, struct control_conn *k, control_handler
 		if (n < 0 && errno == EAGAIN)
 			return;
 		if (n <= 0) {
-			refuse_conn(c, k, k->refuse_kind ? k->refuse_kind : CONTROL_KIND_USAGE,
-				    k->refuse_kind
-					    ? k->refuse_why
-					    : "bad request: the connection ended before a whole line");
+			refuse_conn(
+				c, k, k->refuse_kind ? k->refuse_kind : CONTROL_KIND_USAGE,
+				k->refuse_kind
+					? k->refuse_why
+					: "bad request: the connection ended before a whole line");
 			return;
 		}
 		if (sbuf_add(&k->buf, chunk, (size_t)n) < 0) {
@@ -706,7 +707,8 @@ static void accept_all(struct control *c, control_handler_fn *fn, void *ctx)
 		} else {
 			k->peer.uid = cred.uid;
 			k->peer.pid = cred.pid;
-			if (!control_peer_allowed(&k->peer, geteuid(), getpid(), why, sizeof(why))) {
+			if (!control_peer_allowed(&k->peer, geteuid(), getpid(), why,
+						  sizeof(why))) {
 				k->refuse_kind = CONTROL_KIND_REFUSED;
 				(void)snprintf(k->refuse_why, sizeof(k->refuse_why), "%s", why);
 			}
@@ -785,8 +787,7 @@ int control_poll(struct control *c, control_handler_fn *fn, void *ctx, struct di
 	for (i = 0; i < n; i++) {
 		if (evs[i].data.u64 == TAG_LISTEN)
 			accept_all(c, fn, ctx);
-		else if (evs[i].data.u64 < CONTROL_CONNS_MAX &&
-			 c->conns[evs[i].data.u64].fd >= 0)
+		else if (evs[i].data.u64 < CONTROL_CONNS_MAX && c->conns[evs[i].data.u64].fd >= 0)
 			conn_read(c, &c->conns[evs[i].data.u64], fn, ctx);
 	}
 	if (c->error) {

@@ -42,11 +42,11 @@
 
 struct audit_chain;
 
-#define CONTROL_SOCKET	   "control.sock"
-#define CONTROL_LINE_MAX   ((size_t)64 * 1024) /* a request, its newline included */
-#define CONTROL_REPLY_MAX  ((size_t)1024 * 1024)
-#define CONTROL_TASKS_MAX  64
-#define CONTROL_CONNS_MAX  16  /* open at once; the oldest goes for a new one */
+#define CONTROL_SOCKET	     "control.sock"
+#define CONTROL_LINE_MAX     ((size_t)64 * 1024) /* a request, its newline included */
+#define CONTROL_REPLY_MAX    ((size_t)1024 * 1024)
+#define CONTROL_TASKS_MAX    64
+#define CONTROL_CONNS_MAX    16 /* open at once; the oldest goes for a new one */
 #define CONTROL_REFUSALS_MAX 64 /* control.refused records per execution */
 
 /* Reply kinds of a refusal, for the client's exit code. */
@@ -109,8 +109,8 @@ struct control_peer {
 
 /* Whether peer may control the run of process self: "" when it may, else
  * the reason in why. self_uid is the run's uid. */
-bool control_peer_allowed(const struct control_peer *peer, uid_t self_uid, pid_t self,
-			  char *why, size_t size);
+bool control_peer_allowed(const struct control_peer *peer, uid_t self_uid, pid_t self, char *why,
+			  size_t size);
 
 /* The socket of run_id in repo; the caller frees. */
 char *control_socket_path(const char *repo, const char *run_id);

@@ -286,6 +286,7 @@ static void loop_release(struct loop *l)
 	for (i = 0; i < l->n; i++)
 		otask_release(&l->t[i]);
 	free(l->t);
+	l->ctl = control_close(l->ctl);
 	run_row_release(&l->run);
 	strvec_clear(&l->dead_branches);
 }
@@ -2684,7 +2685,8 @@ static json_t *task_reply(const struct otask *t, const char *state, const char *
 	json_t *o = json_object();
 
 	json_obj_set(o, "id", json_str_lossy(t->row.id));
-	json_obj_set(o, "state", json_str_lossy(state ? state : task_state_to_string(t->row.state)));
+	json_obj_set(o, "state",
+		     json_str_lossy(state ? state : task_state_to_string(t->row.state)));
 	if (msg)
 		json_obj_set(o, "message", json_str_lossy(msg));
 	return o;
@@ -2847,8 +2849,8 @@ static void control_tasks(struct loop *l, const struct control_request *req,
 		const char *why;
 
 		if (k < 0) {
-			control_reply_error(reply, CONTROL_KIND_NOT_FOUND, "no task '%s' in run '%s'",
-					    req->tasks[i], l->run.id);
+			control_reply_error(reply, CONTROL_KIND_NOT_FOUND,
+					    "no task '%s' in run '%s'", req->tasks[i], l->run.id);
 			goto out;
 		}
 		why = cancel ? cancel_refusal(l, &l->t[k]) : retry_refusal(&l->t[k]);
@@ -2859,7 +2861,11 @@ static void control_tasks(struct loop *l, const struct control_request *req,
 			goto out;
 		}
 	}
-	who_reason(who, cancel ? "cancelled by request" : req->fresh ? "retried afresh by request" : "retried by request", reason, sizeof(reason));
+	who_reason(who,
+		   cancel	? "cancelled by request"
+		   : req->fresh ? "retried afresh by request"
+				: "retried by request",
+		   reason, sizeof(reason));
 	for (i = 0; i < req->n_tasks && !l->fatal; i++) {
 		struct otask *t = &l->t[find_task(l, req->tasks[i])];
 
@@ -2927,8 +2933,8 @@ static int added_plan(struct loop *l, const struct control_new_task *nt, struct 
 
 /* A free id for the added task: its own (which must be free), else the
  * plan's slug, with -2, -3... when taken. */
-static int added_id(struct loop *l, const struct control_new_task *nt, const char *slug,
-		    char *id, size_t size)
+static int added_id(struct loop *l, const struct control_new_task *nt, const char *slug, char *id,
+		    size_t size)
 {
 	unsigned k;
 
@@ -2958,9 +2964,10 @@ static void add_task(struct loop *l, const struct control_request *req,
 
 	spec_init(&spec);
 	if (l->n >= l->cap) {
-		control_reply_error(reply, CONTROL_KIND_STATE,
-				    "%d tasks were added to this execution already: add more after it ends",
-				    ORCH_ADDED_MAX);
+		control_reply_error(
+			reply, CONTROL_KIND_STATE,
+			"%d tasks were added to this execution already: add more after it ends",
+			ORCH_ADDED_MAX);
 		goto out;
 	}
 	if (added_plan(l, &req->add, &plan, msg, sizeof(msg)) < 0) {
@@ -2996,8 +3003,9 @@ static void add_task(struct loop *l, const struct control_request *req,
 	json_obj_set(det, "run", json_str_lossy(l->run.id));
 	json_obj_set(det, "task", json_str_lossy(id));
 	json_obj_set(det, "title", json_str_lossy(row.title));
-	json_obj_set(det, "who", json_pack("{s:I, s:I}", "uid", (json_int_t)who->uid, "pid",
-					   (json_int_t)who->pid));
+	json_obj_set(
+		det, "who",
+		json_pack("{s:I, s:I}", "uid", (json_int_t)who->uid, "pid", (json_int_t)who->pid));
 	if (state_task_insert(l->e->st, &row, &d) < 0) {
 		json_decref(det);
 		control_reply_error(reply, CONTROL_KIND_INTERNAL, "%s", d.msg);
@@ -3069,7 +3077,9 @@ static void control_handle(void *ctx, const struct control_request *req,
 			supervise_interrupt(l->sv);
 		}
 		l->draining = true;
-		warn(l, NULL, "%s", req->force ? "stopped by request: every agent is being stopped" : "stop requested: no new task starts; the running ones finish");
+		warn(l, NULL, "%s",
+		     req->force ? "stopped by request: every agent is being stopped"
+				: "stop requested: no new task starts; the running ones finish");
 		json_obj_set(reply, "draining", json_true());
 		break;
 	case CONTROL_ADD_TASK:
@@ -3097,19 +3107,23 @@ static void control_watch(void *ctx, struct supervisor *sv)
 		supervise_interrupt(sv);
 }
 
-/* Listen for requests (a run that cannot is run all the same, with a
- * warning: only its control from another shell is lost). */
-static int control_start(struct loop *l)
+/* The supervisor's clock, and the control channel it watches (a run that
+ * cannot listen is run all the same, with a warning: only its control from
+ * another shell is lost). */
+static void control_start(struct loop *l, struct supervisor_ops *ops, struct supervisor_opts *sopts)
 {
 	struct diag d;
-	int r;
 
+	sopts->clock = l->e->clk;
 	diag_clear(&d);
-	r = control_listen(l->e->repo, l->run.id, l->e->chain, &l->ctl, &d);
-	if (r < 0)
-		warn(l, NULL, "no control channel ('bernstein cancel', 'stop'... will not reach this run): %s",
+	if (control_listen(l->e->repo, l->run.id, l->e->chain, &l->ctl, &d) < 0) {
+		warn(l, NULL,
+		     "no control channel ('bernstein cancel', 'stop'... will not reach this run): %s",
 		     d.msg);
-	return r;
+		return;
+	}
+	ops->on_watch = control_watch;
+	sopts->watch_fd = control_fd(l->ctl);
 }
 
 int orch_control_offline(struct orch_env *e, const char *run_id, const struct control_request *req,
@@ -3129,8 +3143,9 @@ int orch_control_offline(struct orch_env *e, const char *run_id, const struct co
 		goto out;
 	det = json_object();
 	json_obj_set(det, "run", json_str_lossy(run_id));
-	json_obj_set(det, "who", json_pack("{s:I, s:I}", "uid", (json_int_t)who->uid, "pid",
-					   (json_int_t)who->pid));
+	json_obj_set(
+		det, "who",
+		json_pack("{s:I, s:I}", "uid", (json_int_t)who->uid, "pid", (json_int_t)who->pid));
 	json_obj_set(det, "op", json_str_lossy(control_op_to_string(req->op)));
 	json_obj_set(det, "live", json_false());
 	r = audit(&l, "control.request", "run", run_id, det);
@@ -3163,6 +3178,8 @@ static void summarize(struct loop *l, struct orch_summary *s)
 	size_t i;
 	bool bad = false, open_ = false;
 
+	/* the supervisor has ended: no request is served any more */
+	l->ctl = control_close(l->ctl);
 	memset(s, 0, sizeof(*s));
 	(void)snprintf(s->run_id, sizeof(s->run_id), "%s", l->run.id);
 	s->n_tasks = l->n;
@@ -3240,15 +3257,10 @@ int orch_run_execute(struct orch_env *e, const char *run_id, struct orch_summary
 	sopts.max_parallel = e->parallel ? e->parallel
 					 : (l.run.parallel > 0 ? (unsigned)l.run.parallel
 							       : (unsigned)e->cfg->parallel);
-	sopts.clock = e->clk;
-	if (control_start(&l) == 0) {
-		ops.on_watch = control_watch;
-		sopts.watch_fd = control_fd(l.ctl);
-	}
+	control_start(&l, &ops, &sopts); /* and the clock */
 	diag_clear(reterr);
 	/* until every selected task is settled; retries wait inside (wake_in_ms) */
 	r = supervise_run(&ops, &l, &sopts, reterr);
-	l.ctl = control_close(l.ctl);
 	if (r == -ECANCELED) {
 		l.cancelled = true;
 		r = 0;

@@ -1089,6 +1089,32 @@ static void dispatch_fd(struct supervisor *sv, uint64_t data)
 	}
 }
 
+static void dispatch_event(struct supervisor *sv, uint64_t data)
+{
+	if (data == TAG_SIGNALFD) {
+		handle_signals(sv);
+	} else if (data == TAG_WATCH) {
+		sv->ops->on_watch(sv->ctx, sv);
+		sv->ask = true; /* a request may have made a task runnable */
+	} else {
+		dispatch_fd(sv, data);
+	}
+}
+
+/* opts->watch_fd in the loop, when ops->on_watch is set. */
+static int watch_add(struct supervisor *sv, const struct supervisor_opts *opts, struct diag *reterr)
+{
+	int r;
+
+	if (!sv->ops->on_watch)
+		return 0;
+	r = opts ? epoll_add(sv, opts->watch_fd, TAG_WATCH) : -EBADF;
+	if (r < 0)
+		diag_set(reterr, NULL, 0, 0, "supervise: cannot watch fd %d: %s",
+			 opts ? opts->watch_fd : -1, strerror(-r));
+	return r;
+}
+
 /* Only after a failure of the loop itself: nothing may be left behind. */
 static void kill_all_now(struct supervisor *sv)
 {
@@ -1166,14 +1192,9 @@ int supervise_run(const struct supervisor_ops *ops, void *ctx, const struct supe
 		diag_set(reterr, NULL, 0, 0, "supervise: epoll_ctl: %s", strerror(-r));
 		goto out;
 	}
-	if (ops->on_watch) {
-		r = opts ? epoll_add(&sv, opts->watch_fd, TAG_WATCH) : -EBADF;
-		if (r < 0) {
-			diag_set(reterr, NULL, 0, 0, "supervise: cannot watch fd %d: %s",
-				 opts ? opts->watch_fd : -1, strerror(-r));
-			goto out;
-		}
-	}
+	r = watch_add(&sv, opts, reterr);
+	if (r < 0)
+		goto out;
 	keeper_start(&sv);
 
 	for (;;) {
@@ -1198,15 +1219,8 @@ int supervise_run(const struct supervisor_ops *ops, void *ctx, const struct supe
 			kill_all_now(&sv);
 			goto out;
 		}
-		for (i = 0; i < n; i++) {
-			if (evs[i].data.u64 == TAG_SIGNALFD) {
-				handle_signals(&sv);
-			} else if (evs[i].data.u64 == TAG_WATCH) {
-				ops->on_watch(ctx, &sv);
-				sv.ask = true;
-			} else
-				dispatch_fd(&sv, evs[i].data.u64);
-		}
+		for (i = 0; i < n; i++)
+			dispatch_event(&sv, evs[i].data.u64);
 		fire_timers(&sv);
 		(void)sweep(&sv);
 		if (sv.wake_ms && now_ms(&sv) >= sv.wake_ms) {
