@@ -94,5 +94,9 @@ const struct cmd cli_commands[] = {
 	{"stop", cmd_stop, NULL, 0, cmd_stop_summary, cmd_stop_usage, cmd_stop_help},
 	{"version", cmd_version, NULL, 0, "print the version", "",
 	 "Prints 'bernstein VERSION', or {\"name\": ..., \"version\": ...} with --json.\n"},
+	{"worktrees", NULL, worktrees_cmds, 0, "list and remove the worktrees of finished tasks",
+	 NULL,
+	 "The worktrees (or clones) and branches bernstein/SESSION of the tasks of every\n"
+	 "run; 'gc' removes those no longer needed. See docs/worktrees.md.\n"},
 	{NULL, NULL, NULL, 0, NULL, NULL, NULL},
 };

@@ -45,5 +45,6 @@ extern const struct cmd plan_cmds[];
 extern const struct cmd onboard_cmds[];
 extern const char onboard_summary[], onboard_help[];
 extern const struct cmd profiles_cmds[];
+extern const struct cmd worktrees_cmds[]; /* cmd-worktrees.c */
 
 #endif
