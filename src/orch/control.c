@@ -604,6 +604,15 @@ static void serve(struct control *c, struct control_conn *k, const char *line, s
 	}
 	if (req.op != CONTROL_PING) {
 		det = request_json(&req);
+		if (req.op == CONTROL_ADD_TASK) {
+			/* the prompt is recorded with the task (state.db), not
+			 * in the chain: its size stands for it here */
+			json_t *t = json_object_get(det, "task");
+
+			(void)json_object_del(t, "prompt");
+			json_obj_set(t, "prompt_bytes",
+				     json_integer((json_int_t)strlen(req.add.prompt)));
+		}
 		json_obj_set(det, "run", json_str_lossy(c->run_id));
 		json_obj_set(det, "who", who_json(&k->peer));
 		record(c, "control.request", det);
