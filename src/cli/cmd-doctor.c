@@ -19,6 +19,7 @@
 
 #include "adapter/catalog.h"
 #include "adapter/credential.h"
+#include "adapter/usable.h"
 #include "cli/catalog-paths.h"
 #include "cli/commands.h"
 #include "cli/exit.h"
@@ -181,91 +182,47 @@ static char *joinv(const struct strvec *v, const char *sep)
 /* An installed agent: usable when it has credentials, an API key variable
  * it passes through or one of its login files (or its profile declares
  * neither: the CLI logs in its own way, which bernstein cannot see). */
-static void check_agent(struct cli_ctx *ctx, const struct registry_entry *e, const char *bin,
-			struct findings *f)
+static void check_agent(const struct registry_entry *e, const struct usable *u, struct findings *f)
 {
-	const struct profile *p = e->profile;
-	const char *home = cli_getenv(ctx, "HOME");
-	const char *allowed = cli_getenv(ctx, CREDENTIAL_HOST_ALLOW_ENV);
-	struct strvec keys = STRVEC_INIT, set = STRVEC_INIT, logins = STRVEC_INIT,
-		      have = STRVEC_INIT;
 	struct sbuf d = SBUF_INIT(SIZE_MAX);
-	char *fix = NULL;
-	size_t i;
 
-	for (i = 0; i < p->invocation.env_passthrough.n; i++) {
-		const char *k = p->invocation.env_passthrough.v[i], *v;
-
-		if (!credential_env_secret(k, allowed))
-			continue;
-		strvec_push(&keys, k);
-		v = cli_getenv(ctx, k);
-		if (v && *v)
-			strvec_push(&set, k);
-	}
-	for (i = 0; i < p->runtime.login.n; i++) {
-		char path[PATH_MAX];
-		struct stat st;
-
-		strvec_pushf(&logins, "~/%s", p->runtime.login.v[i]);
-		if (home && home[0] == '/' &&
-		    snprintf(path, sizeof(path), "%s/%s", home, p->runtime.login.v[i]) > 0 &&
-		    stat(path, &st) == 0 && S_ISREG(st.st_mode))
-			strvec_pushf(&have, "~/%s", p->runtime.login.v[i]);
-	}
-	(void)sbuf_addf(&d, "%s", bin);
-	if (set.nr) {
-		char *x = joinv(&set, ", ");
+	(void)sbuf_addf(&d, "%s", u->binary);
+	if (u->keys_set.nr) {
+		char *x = joinv(&u->keys_set, ", ");
 
 		(void)sbuf_addf(&d, "; key: %s", x);
 		free(x);
 	}
-	if (have.nr) {
-		char *x = joinv(&have, ", ");
+	if (u->logins_have.nr) {
+		char *x = joinv(&u->logins_have, ", ");
 
 		(void)sbuf_addf(&d, "; login: %s", x);
 		free(x);
 	}
-	if (!keys.nr && !logins.nr) {
+	if (u->own_login)
 		(void)sbuf_addf(&d, "; credentials: its own (the profile declares none)");
-	} else if (!set.nr && !have.nr) {
-		struct sbuf fx = SBUF_INIT(SIZE_MAX);
-		char *k = joinv(&keys, " or "), *l = joinv(&logins, ", ");
-
-		(void)sbuf_addf(&fx, "no credentials: ");
-		if (keys.nr)
-			(void)sbuf_addf(&fx, "set %s%s", k, logins.nr ? ", or " : "");
-		if (logins.nr)
-			(void)sbuf_addf(&fx, "log in with '%s' itself (its login: %s)", e->binary,
-					l);
-		fix = sbuf_detach(&fx, NULL);
-		free(k);
-		free(l);
-	}
-	add_finding(f, "agents", e->name, fix == NULL, sbuf_detach(&d, NULL), fix);
-	strvec_clear(&keys);
-	strvec_clear(&set);
-	strvec_clear(&logins);
-	strvec_clear(&have);
+	add_finding(f, "agents", e->name, u->usable, sbuf_detach(&d, NULL),
+		    u->usable ? NULL : xstrdup(u->lacks));
 }
 
 static void check_agents(struct cli_ctx *ctx, const struct catalog *cat, struct findings *f)
 {
-	const char *path_env = cli_getenv(ctx, "PATH");
+	struct usable_env env = repo_usable_env(ctx);
 	size_t i;
 
 	for (i = 0; i < cat->n_entries; i++) {
 		const struct registry_entry *e = cat->entries[i];
-		char bin[PATH_MAX];
+		struct usable u;
 
 		if (e->builtin || !e->binary || !e->profile ||
 		    e->profile->shape != PROFILE_SHAPE_FACTORY)
 			continue;
-		if (!confine_find_program(path_env, e->binary, bin, sizeof(bin))) {
+		usable_check(e, &env, &u);
+		if (!u.installed)
 			f->not_installed++;
-			continue;
-		}
-		check_agent(ctx, e, bin, f);
+		else
+			check_agent(e, &u, f);
+		usable_release(&u);
 	}
 	if (f->n == 0)
 		add_finding(

@@ -13,11 +13,14 @@
 #include <unistd.h>
 
 #include "adapter/credential.h"
+#include "cli/catalog-paths.h"
 #include "cli/commands.h"
 #include "cli/output.h"
+#include "cli/repo-config.h"
 #include "orch/config.h"
 #include "orch/plan.h"
 #include "orch/spec.h"
+#include "route/autopick.h"
 #include "util/fsutil.h"
 #include "util/sbuf.h"
 #include "util/xalloc.h"
@@ -166,7 +169,101 @@ static void deps_text(const struct plan *p, const struct plan_task *t, struct sb
 		(void)sbuf_adds(sb, "-");
 }
 
-static void print_plan(struct cli_ctx *ctx, const struct plan *p)
+/* What adapter: auto would choose for the tasks of a plan that name no
+ * adapter (nor does their role), with this repository's bernstein.yaml,
+ * catalogue and environment now: per task "auto (NAME)" or "auto (none
+ * usable)"; NULL for a task whose adapter is not auto's to choose. */
+struct auto_view {
+	char **label;  /* per task, or NULL (owned) */
+	char **chosen; /* per task: the name, or NULL (owned) */
+	size_t n;
+};
+
+static void auto_view_release(struct auto_view *v)
+{
+	size_t i;
+
+	for (i = 0; i < v->n; i++) {
+		free(v->label[i]);
+		free(v->chosen[i]);
+	}
+	free(v->label);
+	free(v->chosen);
+}
+
+static void auto_view_task(const struct catalog *cat, const struct autopick *ap,
+			   const struct plan_task *t, struct auto_view *v, size_t i)
+{
+	struct select_input in = {
+		.cat = cat, .req = &t->req, .candidates = (const char *const *)ap->usable.v};
+	struct selection sel = {0};
+	struct sbuf sb = SBUF_INIT(SIZE_MAX);
+
+	if (select_adapter(&in, &sel, NULL) == 0 && sel.chosen) {
+		(void)sbuf_addf(&sb, "auto (%s)", sel.chosen->name);
+		v->chosen[i] = xstrdup(sel.chosen->name);
+	} else {
+		(void)sbuf_adds(&sb, ap->usable.nr ? "auto (none meets the task)"
+						   : "auto (none usable)");
+	}
+	v->label[i] = sbuf_detach(&sb, NULL);
+	selection_release(&sel);
+}
+
+static char *join(const char *dir, const char *name);
+
+/* <repo>/bernstein.yaml, the defaults when it is missing; nothing printed. */
+static int quiet_config(struct cli_ctx *ctx, const char *repo, struct orch_config **ret)
+{
+	char *path = join(repo, ORCH_CONFIG_FILE);
+	struct diag d;
+	int r;
+
+	diag_clear(&d);
+	r = orch_config_load(path, allowed_envs(ctx), ret, &d);
+	if (r == -ENOENT) {
+		*ret = orch_config_new_default();
+		r = 0;
+	}
+	free(path);
+	return r;
+}
+
+static void auto_view_compute(struct cli_ctx *ctx, const struct plan *p, struct auto_view *v)
+{
+	struct usable_env env = repo_usable_env(ctx);
+	struct autopick ap = AUTOPICK_INIT;
+	struct catalog_paths paths;
+	struct orch_config *cfg = NULL;
+	struct catalog *cat = NULL;
+	struct diag d;
+	size_t i;
+
+	v->n = p->n;
+	v->label = xcalloc(p->n ? p->n : 1, sizeof(*v->label));
+	v->chosen = xcalloc(p->n ? p->n : 1, sizeof(*v->chosen));
+	diag_clear(&d);
+	catalog_paths_find(ctx, &paths);
+	/* a broken bernstein.yaml or catalogue is for run to report: no view */
+	if (!paths.repo || quiet_config(ctx, paths.repo, &cfg) < 0 ||
+	    strcmp(cfg->adapter, ORCH_ADAPTER_AUTO) != 0 ||
+	    catalog_load(paths.user_dir, paths.repo_dir, &cat, &d) < 0)
+		goto out;
+	autopick_prepare(cat, (const char *const *)cfg->auto_order.v, &env, NULL, NULL, &ap);
+	for (i = 0; i < p->n; i++) {
+		const struct role_policy *rp = orch_config_role(cfg, p->tasks[i].role);
+
+		if (!p->tasks[i].adapter && !(rp && rp->adapter))
+			auto_view_task(cat, &ap, &p->tasks[i], v, i);
+	}
+out:
+	autopick_release(&ap);
+	catalog_free(cat);
+	orch_config_free(cfg);
+	catalog_paths_release(&paths);
+}
+
+static void print_plan(struct cli_ctx *ctx, const struct plan *p, const struct auto_view *av)
 {
 	struct sbuf sb = SBUF_INIT(SIZE_MAX);
 	int wid = 2, wrole = 4, wad = 7, wdep = 10;
@@ -182,6 +279,8 @@ static void print_plan(struct cli_ctx *ctx, const struct plan *p)
 			wrole = n;
 		if (t->adapter && (n = (int)strlen(t->adapter)) > wad)
 			wad = n;
+		if (av->label[i] && (n = (int)strlen(av->label[i])) > wad)
+			wad = n;
 		deps_text(p, t, &sb);
 		if ((int)sb.len > wdep)
 			wdep = (int)sb.len;
@@ -196,13 +295,18 @@ static void print_plan(struct cli_ctx *ctx, const struct plan *p)
 
 		deps_text(p, t, &sb);
 		(void)fprintf(ctx->out, "%-*s  %-*s  %-*s  %-*s  %s\n", wid, t->id, wrole, t->role,
-			      wad, t->adapter ? t->adapter : "-", wdep, sb.buf, t->title);
+			      wad,
+			      t->adapter     ? t->adapter
+			      : av->label[i] ? av->label[i]
+					     : "-",
+			      wdep, sb.buf, t->title);
 	}
 	sbuf_release(&sb);
 }
 
 static int cmd_plan_show(int argc, char **argv, struct cli_ctx *ctx)
 {
+	struct auto_view av = {0};
 	struct plan_issues is = PLAN_ISSUES_INIT;
 	struct plan *p = NULL;
 	int r;
@@ -224,13 +328,22 @@ static int cmd_plan_show(int argc, char **argv, struct cli_ctx *ctx)
 		}
 		goto out;
 	}
+	auto_view_compute(ctx, p, &av);
 	if (ctx->json) {
-		r = cli_print_json(ctx, spec_plan_json(p));
+		json_t *j = spec_plan_json(p), *tasks = json_object_get(j, "tasks");
+		size_t i;
+
+		for (i = 0; i < p->n; i++)
+			if (av.label[i])
+				cli_jset(json_array_get(tasks, i), "auto_choice",
+					 av.chosen[i] ? cli_jstr(av.chosen[i]) : json_null());
+		r = cli_print_json(ctx, j);
 		goto out;
 	}
-	print_plan(ctx, p);
+	print_plan(ctx, p, &av);
 	r = BEXIT_OK;
 out:
+	auto_view_release(&av);
 	plan_issues_release(&is);
 	plan_free(p);
 	return r;
@@ -259,14 +372,17 @@ const struct cmd plan_cmds[] = {
 	{"show", cmd_plan_show, NULL, 0, "print a plan's resolved tasks in order", "PLAN [--json]",
 	 "Loads PLAN and prints its tasks in file order with the ids they run under\n"
 	 "(an 'id:', else a slug of the title), role, adapter ('-': the run decides,\n"
-	 "from role_model_policy, routing or bernstein.yaml's adapter) and the ids\n"
-	 "each depends on (for the stages form: every step of the stages its stage\n"
-	 "depends on). plan_hash is the SHA-256 of the file's bytes.\n"
+	 "from role_model_policy, routing or bernstein.yaml's adapter; 'auto (NAME)':\n"
+	 "the agent bernstein.yaml's adapter: auto would take now, or 'auto (none\n"
+	 "usable)') and the ids each depends on (for the stages form: every step of\n"
+	 "the stages its stage depends on). plan_hash is the SHA-256 of the file's\n"
+	 "bytes.\n"
 	 "\n"
 	 "options:\n"
 	 "  --json       {\"name\", \"form\", \"file\", \"plan_hash\", \"tasks\": [{\"id\",\n"
 	 "               \"title\", \"role\", \"adapter\", \"model\", \"depends_on\", \"requires\",\n"
-	 "               \"prompt\", \"artifact\", \"timeout\", \"gates\", \"sampling\", ...}]}\n"
+	 "               \"prompt\", \"artifact\", \"timeout\", \"gates\", \"sampling\", ...,\n"
+	 "               \"auto_choice\"}]} (auto_choice: only for tasks auto decides)\n"
 	 "  -h, --help   this text\n"
 	 "\n"
 	 "Exit codes: 0 ok, 2 bad usage, 3 invalid plan (every problem printed as by\n"
@@ -559,6 +675,66 @@ static int write_example_plan(const char *dir, char **ret_path, bool *ret_writte
 	return r;
 }
 
+/* One comment line of init's adapter choice: "# adapter: NAME   # why". */
+static void init_comment(struct sbuf *sb, const char *name, const char *why)
+{
+	size_t at = sb->len, i;
+
+	(void)sbuf_addf(sb, "# adapter: %-9s # %s", name, why);
+	for (i = at; i < sb->len; i++)
+		if (sb->buf[i] == '\n' || sb->buf[i] == '\r')
+			sb->buf[i] = ' ';
+	(void)sbuf_adds(sb, "\n");
+}
+
+/* bernstein.yaml as init writes it: the template with, as its adapter, the
+ * first agent of the default auto: list usable here (adapter/usable.h), the
+ * others in comments with why; auto when none is. *ret_adapter: the one
+ * written (caller frees). */
+static char *init_config_text(struct cli_ctx *ctx, char **ret_adapter)
+{
+	static const char line[] = "\nadapter: auto\n";
+	const char *at = strstr(orch_config_template, line);
+	struct usable_env env = repo_usable_env(ctx);
+	struct autopick ap = AUTOPICK_INIT;
+	struct sbuf sb = SBUF_INIT(SIZE_MAX);
+	struct catalog_paths paths;
+	struct catalog *cat = NULL;
+	struct diag d;
+	size_t i;
+
+	diag_clear(&d);
+	catalog_paths_find(ctx, &paths);
+	/* a broken override is for doctor and run to report: init writes auto */
+	if (at && catalog_load(paths.user_dir, paths.repo_dir, &cat, &d) >= 0)
+		autopick_prepare(cat, orch_auto_default, &env, NULL, NULL, &ap);
+	catalog_paths_release(&paths);
+	if (!ap.usable.nr) {
+		(void)sbuf_adds(&sb, orch_config_template);
+		*ret_adapter = xstrdup(ORCH_ADAPTER_AUTO);
+		goto out;
+	}
+	(void)sbuf_add(&sb, orch_config_template, (size_t)(at + 1 - orch_config_template));
+	(void)sbuf_addf(&sb, "adapter: %s\n", ap.usable.v[0]);
+	for (i = 1; i < ap.usable.nr; i++)
+		init_comment(&sb, ap.usable.v[i], "also usable here");
+	for (i = 0; i < ap.skipped.nr; i++) {
+		struct sbuf why = SBUF_INIT(SIZE_MAX);
+
+		(void)sbuf_addf(&why, "not usable here: %s", ap.why.v[i]);
+		init_comment(&sb, ap.skipped.v[i], why.buf);
+		sbuf_release(&why);
+	}
+	init_comment(&sb, ORCH_ADAPTER_AUTO,
+		     "the first usable agent of 'auto:' below, at each dispatch");
+	(void)sbuf_adds(&sb, at + strlen(line));
+	*ret_adapter = xstrdup(ap.usable.v[0]);
+out:
+	autopick_release(&ap);
+	catalog_free(cat);
+	return sbuf_detach(&sb, NULL);
+}
+
 int cmd_init(int argc, char **argv, struct cli_ctx *ctx)
 {
 	static const struct option opts[] = {
@@ -568,7 +744,7 @@ int cmd_init(int argc, char **argv, struct cli_ctx *ctx)
 		{NULL, 0, NULL, 0},
 	};
 	const char *dir = NULL, *action = NULL;
-	char *cfg = NULL, *ign = NULL, *plan = NULL;
+	char *cfg = NULL, *ign = NULL, *plan = NULL, *text = NULL, *adapter = NULL;
 	bool force = false, existed, plan_written = false;
 	struct stat st;
 	int c, r;
@@ -609,7 +785,8 @@ int cmd_init(int argc, char **argv, struct cli_ctx *ctx)
 			      "'%s' already exists: not overwriting it (--force replaces it)", cfg);
 		goto out;
 	}
-	r = atomic_write_file(cfg, orch_config_template, strlen(orch_config_template), 0644);
+	text = init_config_text(ctx, &adapter);
+	r = atomic_write_file(cfg, text, strlen(text), 0644);
 	if (r < 0) {
 		r = cli_error(ctx, BEXIT_ENV, "cannot write '%s': %s", cfg, strerror(-r));
 		goto out;
@@ -631,6 +808,7 @@ int cmd_init(int argc, char **argv, struct cli_ctx *ctx)
 
 		cli_jset(o, "config", cli_jstr(cfg));
 		cli_jset(o, "overwritten", json_boolean(existed));
+		cli_jset(o, "adapter", cli_jstr(adapter));
 		cli_jset(o, "gitignore", cli_jstr(ign));
 		cli_jset(o, "gitignore_action", cli_jstr(action));
 		cli_jset(o, "example_plan", cli_jstr(plan));
@@ -640,6 +818,12 @@ int cmd_init(int argc, char **argv, struct cli_ctx *ctx)
 	}
 	(void)fprintf(ctx->out, "%s %s: every key with its default, commented\n",
 		      existed ? "overwrote" : "wrote", cfg);
+	if (strcmp(adapter, ORCH_ADAPTER_AUTO) == 0)
+		(void)fprintf(
+			ctx->out,
+			"adapter: auto: no agent is usable here yet ('bernstein doctor' says what each lacks)\n");
+	else
+		(void)fprintf(ctx->out, "adapter: %s, the first agent usable here\n", adapter);
 	if (strcmp(action, "unchanged") == 0)
 		(void)fprintf(ctx->out, "%s already ignores .bernstein/\n", ign);
 	else
@@ -655,5 +839,7 @@ out:
 	free(cfg);
 	free(ign);
 	free(plan);
+	free(text);
+	free(adapter);
 	return r;
 }

@@ -1055,6 +1055,7 @@ static const char demo_plan[] =
 	"# offline mock adapter. greeting and farewell run in parallel, each in its\n"
 	"# own worktree; notes waits for both. See docs/plans.md and docs/mock.md.\n"
 	"name: demo\n"
+	"adapter: mock\n"
 	"tasks:\n"
 	"  - title: write the greeting\n"
 	"    id: greeting\n"

@@ -22,3 +22,13 @@ int repo_config_load(struct cli_ctx *ctx, const char *repo, struct orch_config *
 	free(path);
 	return code;
 }
+
+struct usable_env repo_usable_env(struct cli_ctx *ctx)
+{
+	return (struct usable_env){
+		.env = (const char *const *)ctx->envp,
+		.home = cli_getenv(ctx, "HOME"),
+		.path = cli_getenv(ctx, "PATH"),
+		.host_allowed = cli_getenv(ctx, CREDENTIAL_HOST_ALLOW_ENV),
+	};
+}

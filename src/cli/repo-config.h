@@ -6,6 +6,7 @@
 #ifndef BERNSTEIN_CLI_REPO_CONFIG_H
 #define BERNSTEIN_CLI_REPO_CONFIG_H
 
+#include "adapter/usable.h"
 #include "cli/cli.h"
 #include "orch/config.h"
 
@@ -16,5 +17,10 @@
  * and the exit code returned: 3 for an invalid or too large file, 4 for
  * one that cannot be read; *ret is untouched. */
 int repo_config_load(struct cli_ctx *ctx, const char *repo, struct orch_config **ret);
+
+/* The environment usable_check() sees (adapter/usable.h): this process's,
+ * its HOME and PATH, BERNSTEIN_ALLOWED_API_KEY_ENVS. doctor, init, plan
+ * show and a run's adapter: auto judge an agent by the same rule. */
+struct usable_env repo_usable_env(struct cli_ctx *ctx);
 
 #endif

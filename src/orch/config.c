@@ -627,6 +627,9 @@ static const struct {
 	{"fast", 0.0},
 };
 
+const char *const orch_auto_default[] = {"claude",   "codex", "gemini", "qwen",
+					 "opencode", "pi",    NULL};
+
 static struct orch_config *config_new(void)
 {
 	struct orch_config *c = xcalloc(1, sizeof(*c));
@@ -634,6 +637,8 @@ static struct orch_config *config_new(void)
 
 	arena_init(&c->arena, 0);
 	strvec_init(&c->preference);
+	strvec_init(&c->auto_order);
+	strvec_pushv(&c->auto_order, orch_auto_default);
 	c->adapter = ORCH_DEFAULT_ADAPTER;
 	c->parallel = ORCH_DEFAULT_PARALLEL;
 	c->timeout_s = ORCH_DEFAULT_TIMEOUT_S;
@@ -664,6 +669,7 @@ struct orch_config *orch_config_free(struct orch_config *c)
 	if (!c)
 		return NULL;
 	strvec_clear(&c->preference);
+	strvec_clear(&c->auto_order);
 	arena_release(&c->arena);
 	ydoc_free(c->doc);
 	free(c);
@@ -693,6 +699,38 @@ struct cctx {
 	const char *allowed;
 	struct diag *reterr;
 };
+
+/* auto: adapter names, no duplicates, never mock (an offline demo, not an
+ * agent) nor auto itself. */
+static int parse_auto(struct cctx *x, const struct ynode *n)
+{
+	const char **v = NULL;
+	char p[ORCH_PATH_MAX], q[80];
+	size_t i, nv = 0;
+	int r;
+
+	r = orch_get_strlist(&x->c->arena, x->doc, n, "auto", &v, &nv, x->reterr);
+	if (r < 0)
+		return r;
+	strvec_clear(&x->c->auto_order);
+	for (i = 0; i < nv; i++) {
+		orch_path_index(p, sizeof(p), "auto", i);
+		if (!profile_name_valid(v[i]))
+			return orch_err(x->doc, n->items[i], x->reterr, p,
+					"invalid adapter name '%s' (expected [a-z][a-z0-9_]*)",
+					Q(q, v[i]));
+		if (strcmp(v[i], "mock") == 0 || strcmp(v[i], ORCH_ADAPTER_AUTO) == 0)
+			return orch_err(
+				x->doc, n->items[i], x->reterr, p,
+				"'%s' cannot be chosen by auto (list agent CLIs: claude, codex, ...)",
+				v[i]);
+		if (strvec_find(&x->c->auto_order, v[i]) >= 0)
+			return orch_err(x->doc, n->items[i], x->reterr, p, "duplicate adapter '%s'",
+					v[i]);
+		strvec_push(&x->c->auto_order, v[i]);
+	}
+	return 0;
+}
 
 static int parse_preference(struct cctx *x, const struct ynode *n)
 {
@@ -884,23 +922,15 @@ static int parse_mode(struct cctx *x, const struct ynode *n)
 static int parse_config(struct cctx *x)
 {
 	static const char *const keys[] = {
-		"adapter",
-		"model",
-		"parallel",
-		"timeout",
-		"kill_grace",
-		"max_retries",
-		"retry_backoff",
-		"preference",
-		"gates",
-		"merge",
-		"mode",
-		"modes",
-		"role_model_policy",
-		"sandbox",
-		"limits",
-		"network",
-		NULL,
+		"adapter",	 "model",
+		"parallel",	 "timeout",
+		"kill_grace",	 "max_retries",
+		"retry_backoff", "preference",
+		"auto",		 "gates",
+		"merge",	 "mode",
+		"modes",	 "role_model_policy",
+		"sandbox",	 "limits",
+		"network",	 NULL,
 	};
 	const struct ynode *root = x->doc->root;
 	struct orch_config *c = x->c;
@@ -939,6 +969,8 @@ static int parse_config(struct cctx *x)
 					    &c->retry_backoff_s, x->reterr);
 		} else if (strcmp(key, "preference") == 0) {
 			r = parse_preference(x, v);
+		} else if (strcmp(key, "auto") == 0) {
+			r = parse_auto(x, v);
 		} else if (strcmp(key, "gates") == 0) {
 			r = orch_get_gates(&c->arena, x->doc, v, key, &c->gates, &c->n_gates,
 					   x->reterr);
@@ -1204,6 +1236,10 @@ json_t *orch_config_json(const struct orch_config *c)
 	for (i = 0; i < c->preference.nr; i++)
 		(void)json_array_append_new(pref, jstr(c->preference.v[i]));
 	(void)json_object_set_new(o, "preference", pref);
+	pref = json_array();
+	for (i = 0; i < c->auto_order.nr; i++)
+		(void)json_array_append_new(pref, jstr(c->auto_order.v[i]));
+	(void)json_object_set_new(o, "auto", pref);
 	(void)json_object_set_new(o, "gates", orch_gates_json(c->gates, c->n_gates));
 	(void)json_object_set_new(o, "merge", jstr(merge_policy_to_string(c->merge)));
 	/* shown when set: with the default the output is what it was before the key */
@@ -1370,6 +1406,11 @@ int orch_config_to_yaml(const struct orch_config *c, struct sbuf *out)
 		TRY(sbuf_adds(out, i ? ", " : ""));
 		TRY(yaml_str(out, c->preference.v[i]));
 	}
+	TRY(sbuf_adds(out, "]\nauto: ["));
+	for (i = 0; i < c->auto_order.nr; i++) {
+		TRY(sbuf_adds(out, i ? ", " : ""));
+		TRY(yaml_str(out, c->auto_order.v[i]));
+	}
 	TRY(sbuf_adds(out, "]\ngates:"));
 	if (!c->n_gates)
 		TRY(sbuf_adds(out, " []"));
@@ -1455,10 +1496,15 @@ const char orch_config_template[] =
 	"# are errors reported as FILE:LINE:COL; check with 'bernstein config validate'\n"
 	"# and see the effective values with 'bernstein config show'.\n"
 	"\n"
-	"# The adapter for tasks that name none (and whose 'requires' do not route\n"
-	"# elsewhere). 'bernstein adapters list' shows the names; mock is the\n"
-	"# offline demo agent.\n"
-	"adapter: mock\n"
+	"# The adapter for tasks that name none. auto: at each dispatch, the first\n"
+	"# agent of 'auto:' below that is usable here (on PATH, with credentials:\n"
+	"# 'bernstein doctor' lists them) and meets the task's 'requires'; none\n"
+	"# usable refuses the task, saying what each one lacks. Or name one\n"
+	"# ('bernstein adapters list'); mock is the offline demo agent.\n"
+	"adapter: auto\n"
+	"\n"
+	"# The agents 'adapter: auto' tries, in this order (never mock).\n"
+	"auto: [claude, codex, gemini, qwen, opencode, pi]\n"
 	"\n"
 	"# The model for tasks that name none; null = the adapter's own default.\n"
 	"model: null\n"

@@ -7,7 +7,9 @@
  *   bernstein.yaml:7:18: field 'role_model_policy.backend.api_key_env':
  *   api_key_env 'GITHUB_TOKEN' is not an allowed credential variable name: ...
  *
- *   adapter: mock         default adapter (tasks that name none)
+ *   adapter: auto         default adapter (tasks that name none); auto: the
+ *                         first usable agent of auto: at dispatch
+ *   auto: [claude, ...]   the agents adapter: auto tries, in order
  *   model: null           default model (null: the adapter's own)
  *   parallel: 4           global parallelism, 1..256
  *   timeout: 1800         seconds per task attempt, > 0
@@ -52,7 +54,8 @@ struct ydoc;
 #define ORCH_CONFIG_MAX_BYTES ((size_t)256 * 1024)
 
 /* The defaults. */
-#define ORCH_DEFAULT_ADAPTER	     "mock"
+#define ORCH_DEFAULT_ADAPTER	     "auto"
+#define ORCH_ADAPTER_AUTO	     "auto" /* the adapter name that means: the first usable of auto: */
 #define ORCH_DEFAULT_PARALLEL	     4
 #define ORCH_DEFAULT_TIMEOUT_S	     1800.0
 #define ORCH_DEFAULT_KILL_GRACE_S    5.0
@@ -147,6 +150,9 @@ struct orch_config {
 	int64_t max_retries;
 	double retry_backoff_s;
 	struct strvec preference; /* adapter names, no duplicates */
+	/* auto: the agents adapter: auto tries, in order (no duplicates, never
+	 * mock or auto); orch_auto_default when not given */
+	struct strvec auto_order;
 	struct orch_gate *gates;
 	size_t n_gates;
 	enum merge_policy merge;
@@ -163,6 +169,10 @@ struct orch_config {
 	size_t n_roles;
 	struct ydoc *doc; /* private: the document the strings point into */
 };
+
+/* The default of auto: (claude, codex, gemini, qwen, opencode, pi),
+ * NULL-terminated. */
+extern const char *const orch_auto_default[];
 
 /* The defaults (what a missing bernstein.yaml means). Never NULL. */
 struct orch_config *orch_config_new_default(void);

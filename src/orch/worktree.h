@@ -1,6 +1,7 @@
 /* Git for the orchestrator: the main checkout, per-task worktrees and
  * clones, bernstein's own commits and --no-ff merges (docs/worktrees.md).
- * (The gates run under the supervisor, src/orch/run.c.)
+ * (The gates run under the supervisor, src/orch/run-complete.c; a task's
+ * worktree or clone is used through orch/checkout.h.)
  *
  * Every git call is `git -C DIR ...` run with proc_spawn (proc/spawn.h), in
  * its own process group, stdin on /dev/null, a wall-clock deadline after

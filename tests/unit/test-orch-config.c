@@ -100,7 +100,10 @@ static void assert_same_config(const struct orch_config *a, const struct orch_co
 
 static void assert_defaults(const struct orch_config *c)
 {
-	assert_string_equal(c->adapter, "mock");
+	assert_string_equal(c->adapter, "auto");
+	assert_int_equal(c->auto_order.nr, 6);
+	assert_string_equal(c->auto_order.v[0], "claude");
+	assert_string_equal(c->auto_order.v[5], "pi");
 	assert_null(c->model);
 	assert_int_equal(c->parallel, 4);
 	assert_true(c->timeout_s == 1800.0);
@@ -503,10 +506,21 @@ static void test_template_loads_to_defaults(void **state)
 {
 	struct orch_config *c = load_text(orch_config_template, NULL);
 	struct orch_config *def = orch_config_new_default();
-	const char *keys[] = {
-		"adapter:",	"model:",	  "parallel:",		"timeout:", "kill_grace:",
-		"max_retries:", "retry_backoff:", "preference:",	"gates:",   "merge:",
-		"mode:",	"modes:",	  "role_model_policy:", NULL};
+	const char *keys[] = {"adapter:",
+			      "model:",
+			      "parallel:",
+			      "timeout:",
+			      "kill_grace:",
+			      "max_retries:",
+			      "retry_backoff:",
+			      "preference:",
+			      "auto:",
+			      "gates:",
+			      "merge:",
+			      "mode:",
+			      "modes:",
+			      "role_model_policy:",
+			      NULL};
 	size_t i;
 
 	(void)state;

@@ -1,0 +1,35 @@
+/* adapter: auto in a run (autoroute.h). */
+#include "orch/autoroute.h"
+
+#include <string.h>
+
+#include "adapter/envpolicy.h"
+#include "orch/config.h"
+#include "util/banned.h"
+
+bool autoroute_prepare(const struct orch_env *e, struct autopick *ap)
+{
+	const struct orch_config *c = e->cfg;
+	struct usable_env env = {
+		.env = e->host_env,
+		.home = envpolicy_get(e->host_env, "HOME"),
+		.path = envpolicy_get(e->host_env, "PATH"),
+		.host_allowed = e->allowed_api_key_envs,
+	};
+
+	if (!c->adapter || strcmp(c->adapter, ORCH_ADAPTER_AUTO) != 0)
+		return false;
+	autopick_prepare(e->cat, (const char *const *)c->auto_order.v, &env, NULL, NULL, ap);
+	return true;
+}
+
+int autoroute_record(const struct orch_env *e, const char *run_id, const struct autopick *ap,
+		     const struct selection *sel, int r, struct diag *reterr)
+{
+	int ra;
+
+	if (!ap->active)
+		return r;
+	ra = autopick_record(ap, sel, e->chain, run_id, reterr);
+	return ra < 0 ? ra : r;
+}

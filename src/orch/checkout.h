@@ -1,0 +1,139 @@
+/* A task's checkout: the tree its agent works in and the branch its work
+ * goes on, behind one interface for every kind (docs/runs.md, "Layout";
+ * docs/worktrees.md). The run loop makes, inspects, commits, publishes and
+ * removes a checkout without asking which kind it is; the kind is chosen
+ * once, when the checkout is bound to its task (a sandboxed task gets a
+ * clone).
+ *
+ *   CHECKOUT_WORKTREE  a `git worktree` of the main repository: its branch
+ *                      is a branch of the repository from the start
+ *   CHECKOUT_CLONE     a clone of its own that shares the repository's object
+ *                      store (worktree_clone_add()): a sandboxed agent's. Its
+ *                      config, hooks and refs are the agent's, so every git
+ *                      call there runs confined to it (WORKTREE_GIT_CONFINE_ENV
+ *                      in checkout_git_env()), is made only after
+ *                      checkout_check() found it still a clone bernstein made,
+ *                      and its branch reaches the repository only through
+ *                      checkout_publish() (a fetch of that one branch): the
+ *                      agent's refs never move the user's branches.
+ *
+ * A third kind (a checkout on another machine) is another table of the
+ * operations in checkout.c: what the loop calls does not change.
+ *
+ * The repository, its git environment, the path and the branch are fixed at
+ * checkout_bind(); the functions below take the run's base branch where
+ * they need it. Errors are worktree.h's (negative errno, reterr filled on
+ * failure only). Nothing here prints or keeps anything of the loop's. */
+#ifndef BERNSTEIN_ORCH_CHECKOUT_H
+#define BERNSTEIN_ORCH_CHECKOUT_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "orch/worktree.h"
+#include "util/diag.h"
+#include "util/strvec.h"
+
+enum checkout_kind {
+	CHECKOUT_WORKTREE,
+	CHECKOUT_CLONE,
+	_CHECKOUT_KIND_MAX,
+	_CHECKOUT_KIND_INVALID = -EINVAL,
+};
+
+struct checkout_ops;
+
+struct checkout {
+	const struct checkout_ops *ops; /* NULL: not bound */
+	const char *repo;		/* the main checkout (borrowed) */
+	const char *const *git_env;	/* git's environment there (borrowed) */
+	char *path;			/* the tree */
+	char *branch;			/* the task's branch */
+	struct strvec env;		/* git's environment in the tree, when it differs */
+	/* the commit this execution made the branch at; NULL when the branch
+	 * came from an earlier execution (a resume): then git is asked */
+	char *start;
+};
+
+#define CHECKOUT_INIT                                                                              \
+	{                                                                                          \
+		.ops = NULL, .env = STRVEC_INIT                                                    \
+	}
+
+/* what a tree set aside is called: PATH.removing (checkout_set_aside()) */
+#define CHECKOUT_ASIDE_SUFFIX ".removing"
+
+void checkout_init(struct checkout *co);
+void checkout_release(struct checkout *co);
+
+/* co (initialised, or released) is the checkout of kind at path on branch,
+ * of the main checkout repo, whose git runs with git_env (borrowed: they
+ * outlive co). Nothing is made or read yet. */
+void checkout_bind(struct checkout *co, enum checkout_kind kind, const char *repo,
+		   const char *const *git_env, const char *path, const char *branch);
+bool checkout_bound(const struct checkout *co);
+
+/* "worktree" or "clone": for messages. */
+const char *checkout_noun(const struct checkout *co);
+
+/* The environment for git in the tree (a clone's: confined to it). */
+const char *const *checkout_git_env(const struct checkout *co);
+
+/* The command that makes the checkout from base (a branch of the main
+ * checkout) when it can be made by a supervised child beside other work:
+ * 1 with its argv, environment and deadline (worktree_add_command()); 0
+ * when it is made by checkout_make() alone. After the command exited 0,
+ * checkout_command_ended(); after anything else checkout_make() repairs. */
+int checkout_command(struct checkout *co, const char *base, struct strvec *ret_argv,
+		     struct strvec *ret_env, uint64_t *ret_timeout_ms, struct diag *reterr);
+void checkout_command_ended(struct checkout *co);
+
+/* Make the checkout from base now, idempotent for resume (worktree_add(),
+ * worktree_clone_add()); made_by_command: the command of checkout_command()
+ * made it already. co->start is set when the branch was made now. */
+int checkout_make(struct checkout *co, const char *base, bool made_by_command, struct diag *reterr);
+
+/* Whether git may run in the tree: a clone must still be one bernstein made
+ * (worktree_clone_check(); -EPERM with the reason). No git process. */
+int checkout_check(const struct checkout *co, struct diag *reterr);
+
+/* Whether the branch moved from co->start (true when there is no start, or
+ * git cannot tell): read from the ref files where the branch lives. */
+bool checkout_moved(const struct checkout *co);
+
+/* The files changed in the tree (worktree_changes()), appended to *ret. */
+int checkout_changes(const struct checkout *co, struct strvec *ret, struct diag *reterr);
+
+/* The files the branch changed since it left base (git_changed_files()),
+ * appended to *ret. */
+int checkout_changed_files(const struct checkout *co, const char *base, struct strvec *ret,
+			   struct diag *reterr);
+
+/* The commits the branch has over base, asked where the branch lives. */
+int checkout_ahead(const struct checkout *co, const char *base, unsigned *ret, struct diag *reterr);
+
+/* Everything in the tree committed on the branch (worktree_commit_all()). */
+int checkout_commit(const struct checkout *co, const char *message, const struct git_identity *id,
+		    bool *ret_committed, struct diag *reterr);
+
+/* The branch brought into the main checkout's repository, where the merge
+ * takes it: *ret_ahead its commits over base there, and *ret_head its
+ * commit (caller frees; NULL when it cannot be read, or when a clone's
+ * branch had nothing to bring: no empty branch is left in the
+ * repository). */
+int checkout_publish(const struct checkout *co, const char *base, unsigned *ret_ahead,
+		     char **ret_head, struct diag *reterr);
+
+/* The tree (clean, its branch unmoved: nothing to keep) moved out of the
+ * way in one rename, to PATH.removing; checkout_remove(co, true) deletes
+ * it. -EOPNOTSUPP for a kind that is not set aside (a clone: removed
+ * whole later). */
+int checkout_set_aside(const struct checkout *co);
+
+/* The tree removed (set aside before: the moved-aside copy), without
+ * following anything the agent planted; the branch stays. reterr says what
+ * could not be removed. */
+int checkout_remove(const struct checkout *co, bool aside, struct diag *reterr);
+
+#endif

@@ -1,0 +1,546 @@
+/* Dispatch: a task's next attempt prepared, one step after the other:
+ * route -> name -> checkout -> invocation -> attempt -> session
+ * (run-internal.h, docs/runs.md "The spawn path"). */
+#include "orch/run-internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "adapter/catalog.h"
+#include "adapter/outcome.h"
+#include "adapter/profile.h"
+#include "adapter/strategy.h"
+#include "orch/autoroute.h"
+#include "orch/config.h"
+#include "proc/contain.h"
+#include "route/requirements.h"
+#include "route/route.h"
+#include "route/select.h"
+#include "util/fsutil.h"
+#include "util/randid.h"
+#include "util/sbuf.h"
+#include "util/strvec.h"
+#include "util/xalloc.h"
+#include "util/banned.h"
+
+static unsigned live_on_adapter(const struct loop *l, const char *adapter)
+{
+	size_t i;
+	unsigned n = 0;
+
+	for (i = 0; i < l->n; i++)
+		if (l->t[i].live && l->t[i].row.adapter &&
+		    strcmp(l->t[i].row.adapter, adapter) == 0)
+			n++;
+	return n;
+}
+
+/* The candidates and preference for routing t; adapter: auto (a task
+ * that names none, under bernstein.yaml's auto) fills ap and lists its
+ * usable agents as the explicit candidates (orch/autoroute.c). */
+static void routing_lists(const struct loop *l, const struct otask *t, struct strvec *cand,
+			  struct strvec *pref, bool *ret_explicit, struct autopick *ap)
+{
+	const struct orch_config *c = l->e->cfg;
+	const char *a = t->spec.adapter;
+	const struct role_policy *rp = orch_config_role(c, t->row.role);
+	size_t i;
+
+	*ret_explicit = false;
+	if (!a && rp)
+		a = rp->adapter;
+	if (!a && ap && autoroute_prepare(l->e, ap)) {
+		strvec_pushv(cand, (const char *const *)ap->usable.v);
+		*ret_explicit = true;
+		return;
+	}
+	if (a) {
+		strvec_push(cand, a);
+		*ret_explicit = true;
+		return;
+	}
+	strvec_push(pref, c->adapter);
+	for (i = 0; i < c->preference.nr; i++)
+		if (strcmp(c->preference.v[i], c->adapter) != 0)
+			strvec_push(pref, c->preference.v[i]);
+}
+
+/* The selection input of t: its requirements, its candidates (cand, pref:
+ * the lists routing_lists() fills, which in borrows) and the sandbox tiers
+ * it may get here when it requires one. */
+static void routing_input(struct loop *l, const struct otask *t, const struct requirements *req,
+			  struct strvec *cand, struct strvec *pref, struct select_input *in,
+			  struct autopick *ap)
+{
+	bool explicit_list;
+
+	routing_lists(l, t, cand, pref, &explicit_list, ap);
+	in->req = req;
+	if (req->set & (1u << REQ_SANDBOX))
+		in->host_tiers = run_task_offered_tiers(l, t);
+	in->candidates = explicit_list ? (const char *const *)cand->v : NULL;
+	in->preference = explicit_list ? NULL : (const char *const *)pref->v;
+}
+
+static void on_agent_event(void *userdata, const struct event *ev, const char *json, size_t len)
+{
+	struct otask *t = userdata;
+	struct loop *l = t->loop;
+
+	if (ev->kind == EVENT_SESSION_STARTED && ev->session_id && !t->att.agent_session_id) {
+		char ts[TS_MAX];
+
+		run_set_str(&t->att.agent_session_id, ev->session_id);
+		run_set_str(&t->row.agent_session_id, ev->session_id);
+		/* resume needs it even if bernstein dies now */
+		(void)state_attempt_update(l->e->st, &t->att, NULL);
+		(void)state_task_update(l->e->st, &t->row, run_now(l, ts), NULL);
+	}
+	if (l->e->hooks.on_event)
+		l->e->hooks.on_event(l->e->hooks.userdata, &t->row, ev, json, len, t->ar.rd);
+}
+
+/* What a step of dispatch says: go on with the next step, or stop: 0 not
+ * spawned (refused or failed: the state says), DISPATCH_BUSY, DISPATCH_ENDED,
+ * DISPATCH_SPAWN (spec filled: spawn it), < 0 the run must stop. */
+#define DISPATCH_NEXT  3
+#define DISPATCH_SPAWN 4
+
+/* What the steps of one dispatch hand on. */
+struct dispatch {
+	const struct registry_entry *entry; /* the routed adapter, with its profile */
+	struct attempt_row prev;	    /* the attempt this one continues */
+	bool resuming;
+	char *state_dir; /* the agent's HOME */
+	double timeout_s;
+	struct invocation_request ir;
+};
+
+/* Routing (preflight): limits this host cannot enforce, the adapter's own
+ * parallelism, route_and_record() and its receipt; the adapter and its
+ * sandbox tier recorded with t. */
+static int route_task(struct loop *l, struct otask *t, struct proc_spec *spec, struct dispatch *dp)
+{
+	struct orch_env *e = l->e;
+	struct strvec cand = STRVEC_INIT, pref = STRVEC_INIT;
+	struct select_input in = {.cat = e->cat};
+	struct selection sel = {0};
+	struct autopick ap = AUTOPICK_INIT;
+	char msg[1024];
+	struct diag d;
+	int r, ret = 0;
+
+	diag_clear(&d);
+	/* limits this host cannot enforce: refused, never run without them */
+	run_task_limits(l, t, &spec->limits);
+	if (contain_limits_any(&spec->limits) &&
+	    contain_limits_check(contain_host(), &spec->limits, msg, sizeof(msg)) < 0) {
+		run_refuse(l, t, TASK_EV_REFUSED, msg);
+		goto out;
+	}
+	routing_input(l, t, &t->spec.req, &cand, &pref, &in, &ap);
+	/* the adapter's own parallelism first: decide without recording, and
+	 * leave the task pending while that adapter is at its limit */
+	if (select_adapter(&in, &sel, NULL) == 0 && sel.chosen && sel.chosen->profile) {
+		int64_t max = sel.chosen->profile->caps.max_parallel_workers;
+
+		if (live_on_adapter(l, sel.chosen->name) >= (unsigned)(max > 0 ? max : 1)) {
+			ret = DISPATCH_BUSY;
+			goto out;
+		}
+	}
+	selection_release(&sel);
+	memset(&sel, 0, sizeof(sel));
+	r = route_and_record(&in, e->chain, l->run.id, &sel, &d);
+	if (r >= 0 || r == -ENOTSUP)
+		r = autoroute_record(e, l->run.id, &ap, &sel, r, &d);
+	if (r == -ENOTSUP) {
+		struct sbuf sb = SBUF_INIT(SIZE_MAX);
+		char *why;
+
+		run_set_str(&t->row.receipt_hash, sel.receipt_hash);
+		if (ap.active) {
+			autopick_describe_refusal(&ap, &sel, &sb);
+		} else {
+			(void)sbuf_addf(&sb, "no adapter satisfies ");
+			(void)requirements_describe(&t->spec.req, &sb);
+		}
+		(void)sbuf_addf(&sb, " (receipt %.16s)", sel.receipt_hash);
+		why = sbuf_detach(&sb, NULL);
+		run_refuse(l, t, TASK_EV_REFUSED, why);
+		free(why);
+		goto out;
+	}
+	if (r == -EINVAL) {
+		run_refuse(l, t, TASK_EV_DISPATCH_FAILED, d.msg);
+		goto out;
+	}
+	if (r < 0) {
+		run_fail(l, r, &d);
+		ret = r;
+		goto out;
+	}
+	dp->entry = catalog_find(e->cat, sel.chosen->name);
+	if (!dp->entry || !sel.chosen->profile) {
+		(void)snprintf(msg, sizeof(msg),
+			       "adapter '%s' has no capability profile; runs need one",
+			       sel.chosen->name);
+		run_refuse(l, t, TASK_EV_DISPATCH_FAILED, msg);
+		goto out;
+	}
+	run_set_str(&t->row.adapter, dp->entry->name);
+	run_set_str(&t->row.profile_hash, sel.chosen->profile_hash);
+	/* its tier, decided now that its agent is known, recorded with it */
+	if (!t->spec.has_tier) {
+		t->spec.tier = run_task_tier(l, t);
+		t->spec.has_tier = true;
+		free(t->row.spec);
+		t->row.spec = spec_dump(&t->spec);
+	}
+	/* a tier (and network) this host cannot give: refused before anything
+	 * is made, never run unconfined nor with the host's network instead */
+	if (run_tier_refusal(l, t, msg, sizeof(msg))) {
+		run_refuse(l, t, TASK_EV_REFUSED, msg);
+		goto out;
+	}
+	ret = DISPATCH_NEXT;
+out:
+	selection_release(&sel);
+	autopick_release(&ap);
+	strvec_clear(&cand);
+	strvec_clear(&pref);
+	return ret;
+}
+
+/* The names of t's checkout (session, branch, directory), committed before
+ * anything is made: idempotent on resume. */
+static int name_checkout(struct loop *l, struct otask *t)
+{
+	struct orch_env *e = l->e;
+	char ts[TS_MAX], hex[16];
+	struct diag d;
+	int r;
+
+	if (!t->row.session) {
+		char s[128];
+
+		randid_hex(hex, 6, e->clk->now_ns(e->clk));
+		(void)snprintf(s, sizeof(s), "%s-%s", t->row.id, hex);
+		run_set_str(&t->row.session, s);
+	}
+	if (!t->row.branch) {
+		struct sbuf sb = SBUF_INIT(SIZE_MAX);
+
+		(void)sbuf_addf(&sb, "%s%s", ORCH_BRANCH_PREFIX, t->row.session);
+		t->row.branch = sbuf_detach(&sb, NULL);
+	}
+	if (!t->row.worktree) {
+		struct sbuf sb = SBUF_INIT(SIZE_MAX);
+
+		(void)sbuf_addf(&sb, "%s/%s/%s", e->repo, ORCH_WORKTREES_DIR, t->row.session);
+		t->row.worktree = sbuf_detach(&sb, NULL);
+	}
+	diag_clear(&d);
+	r = state_task_update(e->st, &t->row, run_now(l, ts), &d);
+	if (r < 0) {
+		run_fail(l, r, &d);
+		return r;
+	}
+	return DISPATCH_NEXT;
+}
+
+/* A new worktree from the base branch as it is now (the merges of its
+ * dependencies are in), in the common case by the supervisor beside the
+ * other tasks' work: spec is that command (DISPATCH_SPAWN); the loop
+ * continues with make_checkout() when it ended. */
+static int start_checkout(struct loop *l, struct otask *t, struct proc_spec *spec)
+{
+	struct checkout *co = run_task_checkout(l, t);
+	struct diag d;
+	int r;
+
+	diag_clear(&d);
+	r = checkout_command(co, l->run.base_branch, &spec->argv, &spec->env, &spec->timeout_ms,
+			     &d);
+	if (r == 1) {
+		t->prep = PREP_RUNNING;
+		t->live = true;
+		return DISPATCH_SPAWN;
+	}
+	proc_spec_release(spec);
+	return DISPATCH_NEXT;
+}
+
+/* t's checkout made (orch/checkout.h: a sandboxed task's clone of its own,
+ * else the worktree, unless the supervised command made it). */
+static int make_checkout(struct loop *l, struct otask *t)
+{
+	struct checkout *co = run_task_checkout(l, t);
+	char msg[1024];
+	struct diag d;
+	int r;
+
+	diag_clear(&d);
+	r = checkout_make(co, l->run.base_branch, t->prep == PREP_DONE, &d);
+	t->prep = PREP_NONE;
+	if (r < 0) {
+		(void)snprintf(msg, sizeof(msg), "cannot create the %s: %s", checkout_noun(co),
+			       d.msg);
+		run_refuse(l, t, TASK_EV_DISPATCH_FAILED, msg);
+		return 0;
+	}
+	return DISPATCH_NEXT;
+}
+
+/* How the attempt continues the previous one: natively (its agent session)
+ * or with a fallback prompt. */
+static void resume_from(struct loop *l, struct otask *t, struct dispatch *dp)
+{
+	struct strategy_resolved res;
+
+	(void)catalog_profile_strategy(l->e->cat, dp->entry->profile, &res);
+	if (res.strategy.resume != RESUME_UNSUPPORTED && dp->prev.agent_session_id &&
+	    dp->prev.adapter && strcmp(dp->prev.adapter, dp->entry->name) == 0) {
+		dp->ir.resume_id = dp->prev.agent_session_id;
+		t->att.resume_kind = xstrdup("native");
+	} else {
+		t->prompt = run_fallback_prompt(l, t, &dp->prev);
+		t->att.resume_kind = xstrdup("fallback");
+	}
+	if (dp->prev.agent_session_id)
+		t->att.resumed_from = xstrdup(dp->prev.agent_session_id);
+}
+
+/* The invocation of t's next attempt: model, sampling, attachments, the
+ * session directory, what it continues; its own gates refuse here. */
+static int build_invocation(struct loop *l, struct otask *t, struct dispatch *dp)
+{
+	struct orch_env *e = l->e;
+	const struct role_policy *rp = orch_config_role(e->cfg, t->row.role);
+	struct invocation_request *ir = &dp->ir;
+	char nbuf[32], msg[1024];
+	struct diag d;
+	size_t i;
+	int r;
+
+	free(t->prompt);
+	t->prompt = NULL;
+	dp->resuming = run_previous_attempt(l, t, &dp->prev) && dp->prev.outcome &&
+		       strcmp(dp->prev.outcome, outcome_to_string(OUTCOME_COMPLETED)) != 0 &&
+		       !t->fresh;
+	t->fresh = false;
+	orch_config_slots(e->cfg, t->row.role, dp->entry->profile, &t->spec.sampling,
+			  &ir->sampling);
+	ir->model = t->spec.model ? t->spec.model : rp && rp->model ? rp->model : e->cfg->model;
+	strvec_clear(&t->attachments);
+	for (i = 0; i < t->spec.n_attachments; i++)
+		strvec_pushf(&t->attachments, "%s/%s", t->row.worktree, t->spec.attachments[i]);
+	t->row.attempts++;
+	(void)snprintf(nbuf, sizeof(nbuf), "%" PRId64, t->row.attempts);
+	free(t->session_dir);
+	t->session_dir = run_session_path(l, t, nbuf);
+	dp->state_dir = run_session_path(l, t, "home");
+
+	ir->profile = dp->entry->profile;
+	ir->catalog = e->cat;
+	ir->dangerous = true;
+	ir->attachments = (const char *const *)t->attachments.v;
+	ir->n_attachments = t->attachments.nr;
+	ir->workdir = t->row.worktree;
+	ir->session_dir = t->session_dir;
+	ir->state_dir = dp->state_dir;
+	ir->host_env = e->host_env;
+	ir->self_exe = e->self_exe;
+	dp->timeout_s = t->spec.timeout_s > 0 ? t->spec.timeout_s : e->cfg->timeout_s;
+	ir->timeout_s = (run_secs_to_ms(dp->timeout_s) + 999) / 1000;
+	/* the runner's sandbox_provider: bwrap confines by Landlock inside too */
+	if (run_task_sandboxed(l, t))
+		ir->sandbox =
+			run_task_tier(l, t) == SANDBOX_KIND_CONTAINER ? "container" : "landlock";
+	ir->arg_total_max = (size_t)sysconf(_SC_ARG_MAX) > 0 ? (size_t)sysconf(_SC_ARG_MAX) : 0;
+
+	attempt_row_release(&t->att);
+	attempt_row_init(&t->att);
+	if (dp->resuming)
+		resume_from(l, t, dp);
+	ir->prompt = t->prompt ? t->prompt : (t->row.prompt ? t->row.prompt : "");
+	invocation_plan_release(&t->plan);
+	invocation_plan_init(&t->plan);
+	diag_clear(&d);
+	r = invocation_build(ir, &t->plan, &d);
+	if (r < 0) {
+		t->row.attempts--;
+		(void)snprintf(msg, sizeof(msg), "preflight refused: %s", d.msg);
+		run_refuse(l, t,
+			   r == -EPERM || r == -E2BIG ? TASK_EV_REFUSED : TASK_EV_DISPATCH_FAILED,
+			   msg);
+		return 0;
+	}
+	return DISPATCH_NEXT;
+}
+
+/* The attempt row, committed before the agent starts; then t is running. */
+static int begin_attempt(struct loop *l, struct otask *t, const struct dispatch *dp)
+{
+	struct orch_env *e = l->e;
+	const char *kind = t->att.resume_kind;
+	char ts[TS_MAX];
+	struct diag d;
+	int r;
+
+	t->att.run_id = xstrdup(l->run.id);
+	t->att.task_id = xstrdup(t->row.id);
+	t->att.n = t->row.attempts;
+	t->att.session = xstrdup(t->row.session);
+	t->att.adapter = xstrdup(dp->entry->name);
+	t->att.profile_hash = t->row.profile_hash ? xstrdup(t->row.profile_hash) : NULL;
+	t->att.started_at = xstrdup(run_now(l, ts));
+	run_set_str(&t->row.outcome, NULL);
+	diag_clear(&d);
+	r = state_begin(e->st, &d);
+	if (r >= 0)
+		r = state_attempt_insert(e->st, &t->att, &d);
+	if (r >= 0)
+		r = state_commit(e->st, &d);
+	if (r < 0) {
+		(void)state_rollback(e->st, NULL);
+		run_fail(l, r, &d);
+		return r;
+	}
+	r = run_transition(l, t, TASK_EV_DISPATCHED,
+			   !kind ? "dispatched"
+			   : strcmp(kind, "native") == 0
+				   ? "resumed (native)"
+				   : "resumed (fresh session, recovered context)");
+	return r < 0 ? r : DISPATCH_NEXT;
+}
+
+/* A sandboxed task's agent confined (orch/confine.h). */
+static int confine_agent(struct loop *l, struct otask *t, const struct dispatch *dp,
+			 struct proc_spec *spec, struct diag *reterr)
+{
+	char *tmp = run_session_path(l, t, "tmp");
+	int r;
+
+	confine_policy_release(&t->sb);
+	t->sb_built = false;
+	r = mkdir_p(dp->state_dir, 0700);
+	if (r >= 0)
+		r = mkdir_p(tmp, 0700);
+	if (r >= 0)
+		r = run_task_policy(l, t, t->plan.binary_found ? t->plan.argv.v[0] : NULL,
+				    t->session_dir, dp->state_dir, tmp, reterr);
+	else
+		diag_set(reterr, tmp, 0, 0, "cannot create the agent's HOME or TMPDIR: %s",
+			 strerror(-r));
+	if (r >= 0)
+		r = run_confine_spec(l, t, dp->state_dir, tmp, spec, reterr);
+	free(tmp);
+	return r;
+}
+
+/* The session: its directory and files, the agent's process spec (its
+ * limits, its confinement). DISPATCH_SPAWN, or 0 with t failed. */
+static int start_session(struct loop *l, struct otask *t, const struct dispatch *dp,
+			 struct proc_spec *spec)
+{
+	struct orch_env *e = l->e;
+	const struct agentrun_hooks hooks = {.on_event = on_agent_event, .userdata = t};
+	char msg[1024], ts[TS_MAX];
+	struct diag d;
+	json_t *pj;
+	int r;
+
+	diag_clear(&d);
+	agentrun_init(&t->ar, &t->plan, &hooks);
+	t->ar.timeout_ms = run_secs_to_ms(dp->timeout_s);
+	t->ar.kill_grace_ms = run_secs_to_ms(e->cfg->kill_grace_s);
+	t->ar.expect_changes = !t->spec.artifact;
+	t->live = true;
+	pj = agentrun_plan_json(dp->entry->profile, &t->plan, l->run.id, t->row.session);
+	r = agentrun_open(&t->ar, pj, &d);
+	json_decref(pj);
+	if (r >= 0)
+		r = agentrun_fill_spec(&t->ar, spec, &d);
+	if (r >= 0) {
+		run_task_limits(l, t, &spec->limits);
+		spec->cgroup_name = t->row.id;
+	}
+	if (r >= 0 && run_task_sandboxed(l, t))
+		r = confine_agent(l, t, dp, spec, &d);
+	if (r < 0) {
+		/* the agent never ran: the attempt ends as failed */
+		(void)snprintf(msg, sizeof(msg), "cannot prepare the session: %s", d.msg);
+		run_set_str(&t->att.outcome, outcome_to_string(OUTCOME_FAILED));
+		run_set_str(&t->att.reason, msg);
+		run_set_str(&t->att.ended_at, run_now(l, ts));
+		(void)state_attempt_update(e->st, &t->att, NULL);
+		agentrun_release(&t->ar);
+		t->live = false;
+		run_refuse(l, t, TASK_EV_AGENT_FAILED, msg);
+		return 0;
+	}
+	agentrun_plan_warnings(&t->ar);
+	if (!t->plan.binary_found) {
+		/* nothing to start: the outcome a failed execve's 127 would give */
+		agentrun_binary_missing(&t->ar);
+		return DISPATCH_ENDED; /* run.c completes it */
+	}
+	return DISPATCH_SPAWN;
+}
+
+/* From a made (or to be made) checkout to a started agent. */
+static int dispatch_attempt(struct loop *l, struct otask *t, struct dispatch *dp,
+			    struct proc_spec *spec)
+{
+	int r = make_checkout(l, t);
+
+	if (r == DISPATCH_NEXT)
+		r = build_invocation(l, t, dp);
+	if (r == DISPATCH_NEXT)
+		r = begin_attempt(l, t, dp);
+	if (r == DISPATCH_NEXT)
+		r = start_session(l, t, dp, spec);
+	return r;
+}
+
+/* Preflight and prepare t's next attempt, one step after the other: route
+ * -> name -> checkout -> invocation -> attempt -> session. 1: spec filled,
+ * spawn it (the agent, or the command that makes t's worktree: then
+ * next_task() goes on with it when it ended); 0: not spawned (refused,
+ * failed: the state says); DISPATCH_BUSY: its adapter runs as many agents
+ * as it may, the task stays pending; DISPATCH_ENDED: nothing to start (its
+ * binary is missing), the caller completes the attempt; < 0: the run must
+ * stop. */
+int run_dispatch(struct loop *l, struct otask *t, struct proc_spec *spec)
+{
+	struct dispatch dp = {.entry = NULL};
+	int r;
+
+	attempt_row_init(&dp.prev);
+	if (t->prep == PREP_DONE || t->prep == PREP_FAILED) {
+		/* routed and recorded when its worktree was started: go on */
+		dp.entry = t->row.adapter ? catalog_find(l->e->cat, t->row.adapter) : NULL;
+		r = DISPATCH_NEXT;
+		if (!dp.entry || !dp.entry->profile) {
+			t->prep = PREP_NONE;
+			run_refuse(l, t, TASK_EV_DISPATCH_FAILED, "its adapter left the catalogue");
+			r = 0;
+		}
+	} else {
+		r = route_task(l, t, spec, &dp);
+		if (r == DISPATCH_NEXT)
+			r = name_checkout(l, t);
+		if (r == DISPATCH_NEXT)
+			r = start_checkout(l, t, spec);
+	}
+	if (r == DISPATCH_NEXT)
+		r = dispatch_attempt(l, t, &dp, spec);
+	attempt_row_release(&dp.prev);
+	free(dp.state_dir);
+	return r == DISPATCH_SPAWN ? 1 : r;
+}

@@ -1,0 +1,293 @@
+/* The run loop's shared core: a run loaded into memory, a task moved on
+ * the lifecycle table, audit records, small helpers (run-internal.h). */
+#include "orch/run-internal.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "audit/audit.h"
+#include "orch/config.h"
+#include "orch/control.h"
+#include "proc/contain.h"
+#include "util/json.h"
+#include "util/sbuf.h"
+#include "util/strvec.h"
+#include "util/xalloc.h"
+#include "util/banned.h"
+
+/* ---- small helpers ---- */
+
+/* Seconds (> 0, finite: checked when the plan and configuration loaded) to
+ * whole milliseconds, rounded up. */
+uint64_t run_secs_to_ms(double s)
+{
+	double ms = s * 1000.0;
+	uint64_t v;
+
+	if (!(ms > 0))
+		return 0;
+	if (ms > 1e15)
+		return (uint64_t)1e15;
+	v = (uint64_t)ms;
+	return (double)v < ms ? v + 1 : v;
+}
+
+const char *run_now(struct loop *l, char *buf)
+{
+	return clock_iso8601_utc(l->e->clk->now_ns(l->e->clk), buf, TS_MAX);
+}
+
+void run_set_str(char **dst, const char *s)
+{
+	free(*dst);
+	*dst = s ? xstrdup(s) : NULL;
+}
+
+void run_fail(struct loop *l, int r, const struct diag *d)
+{
+	if (l->fatal)
+		return;
+	l->fatal = r;
+	if (d)
+		l->fatal_d = *d;
+}
+
+void run_warn(struct loop *l, const struct otask *t, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	if (!l->e->hooks.on_warning)
+		return;
+	va_start(ap, fmt);
+	(void)vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	l->e->hooks.on_warning(l->e->hooks.userdata, t ? t->row.id : NULL, msg);
+}
+
+int run_audit(struct loop *l, const char *event_type, const char *rtype, const char *rid,
+	      json_t *details)
+{
+	struct diag d;
+	int r;
+
+	diag_clear(&d);
+	r = audit_append(l->e->chain, event_type, ORCH_ACTOR, rtype, rid, details, &d);
+	json_decref(details);
+	if (r < 0)
+		run_fail(l, r, &d);
+	return r;
+}
+
+char *run_task_resource(const struct loop *l, const struct otask *t)
+{
+	struct sbuf sb = SBUF_INIT(SIZE_MAX);
+
+	(void)sbuf_addf(&sb, "%s/%s", l->run.id, t->row.id);
+	return sbuf_detach(&sb, NULL);
+}
+
+/* Move t on ev (orch/lifecycle.h): commit the task row in its new state,
+ * tell the hooks, and anchor the transition. A move the table does not have
+ * is refused, the task left as it is, and stops the run (-EPROTO: a bug).
+ * Returns 0 or the (fatal) error. */
+int run_transition(struct loop *l, struct otask *t, enum task_event ev, const char *reason)
+{
+	enum task_state from = t->row.state, to = lifecycle_next(from, ev);
+	char ts[TS_MAX];
+	struct diag d;
+	json_t *det;
+	char *rid;
+	int r;
+
+	if ((int)to < 0) {
+		diag_set(
+			&d, NULL, 0, 0,
+			"task '%s': illegal move from state %s on event %s, refused (a bug of bernstein's)",
+			t->row.id, task_state_to_string(from), task_event_to_string(ev));
+		run_warn(l, t, "%s", d.msg);
+		run_fail(l, -EPROTO, &d);
+		return -EPROTO;
+	}
+	t->row.state = to;
+	if (reason)
+		run_set_str(&t->row.reason, reason);
+	diag_clear(&d);
+	r = state_task_update(l->e->st, &t->row, run_now(l, ts), &d);
+	if (r < 0) {
+		run_fail(l, r, &d);
+		return r;
+	}
+	if (from != to && l->e->hooks.on_task)
+		l->e->hooks.on_task(l->e->hooks.userdata, &t->row, from);
+	if (from == to)
+		return 0;
+	det = json_object();
+	json_obj_set(det, "run", json_str_lossy(l->run.id));
+	json_obj_set(det, "task", json_str_lossy(t->row.id));
+	json_obj_set(det, "from", json_str_lossy(task_state_to_string(from)));
+	json_obj_set(det, "to", json_str_lossy(task_state_to_string(to)));
+	json_obj_set(det, "reason", json_str_lossy(reason));
+	if (t->row.adapter)
+		json_obj_set(det, "adapter", json_str_lossy(t->row.adapter));
+	json_obj_set(det, "attempt", json_integer(t->row.attempts));
+	rid = run_task_resource(l, t);
+	r = run_audit(l, "task.transition", "task", rid, det);
+	free(rid);
+	return r;
+}
+
+/* Refuse t before it ran: state refused (or failed: ev), with the reason. */
+void run_refuse(struct loop *l, struct otask *t, enum task_event ev, const char *reason)
+{
+	(void)run_transition(l, t, ev, reason);
+}
+
+/* ---- loading the run ---- */
+
+static void otask_release(struct otask *t)
+{
+	task_row_release(&t->row);
+	spec_release(&t->spec);
+	free(t->deps);
+	attempt_row_release(&t->att);
+	free(t->prompt);
+	strvec_clear(&t->attachments);
+	free(t->session_dir);
+	checkout_release(&t->co);
+	confine_policy_release(&t->sb);
+	free(t->gates);
+	free(t->gate_log);
+}
+
+void run_loop_release(struct loop *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		otask_release(&l->t[i]);
+	free(l->t);
+	l->ctl = control_close(l->ctl);
+	run_row_release(&l->run);
+	strvec_clear(&l->dead_branches);
+}
+
+long run_find_task(const struct loop *l, const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (strcmp(l->t[i].row.id, id) == 0)
+			return (long)i;
+	return -1;
+}
+
+int run_loop_load(struct loop *l, struct orch_env *e, const char *run_id, struct diag *reterr)
+{
+	struct task_row *rows = NULL;
+	size_t n = 0, i, j;
+	struct diag d;
+	int r;
+
+	memset(l, 0, sizeof(*l));
+	l->e = e;
+	run_row_init(&l->run);
+	r = state_run_get(e->st, run_id, &l->run, reterr);
+	if (r < 0)
+		return r;
+	r = state_tasks_get(e->st, run_id, &rows, &n, reterr);
+	if (r < 0)
+		return r;
+	l->cap = n + ORCH_ADDED_MAX;
+	l->t = xcalloc(l->cap, sizeof(*l->t));
+	l->n = n;
+	for (i = 0; i < n; i++) {
+		struct otask *t = &l->t[i];
+
+		t->row = rows[i];
+		attempt_row_init(&t->att);
+		t->attachments = (struct strvec)STRVEC_INIT;
+		checkout_init(&t->co);
+		t->sb = (struct confine_policy)CONFINE_POLICY_INIT;
+		t->loop = l;
+		t->selected = true;
+		invocation_plan_init(&t->plan);
+		spec_init(&t->spec);
+		r = spec_parse_text(t->row.spec ? t->row.spec : "{}",
+				    t->row.spec ? strlen(t->row.spec) : 2, &t->spec, &d);
+		if (r < 0) {
+			diag_set(reterr, state_path(e->st), 0, 0,
+				 "task '%s' of run '%s': its recorded spec: %s", t->row.id, run_id,
+				 d.msg);
+			/* the rows not moved into l->t go now */
+			for (j = i + 1; j < n; j++)
+				task_row_release(&rows[j]);
+			free(rows);
+			l->n = i + 1;
+			return r;
+		}
+	}
+	free(rows); /* the strings moved into l->t */
+	for (i = 0; i < n; i++) {
+		struct otask *t = &l->t[i];
+		t->deps = xcalloc(t->spec.n_depends_on + 1, sizeof(size_t));
+		for (j = 0; j < t->spec.n_depends_on; j++) {
+			const char *id = t->spec.depends_on[j];
+			long k = id ? run_find_task(l, id) : -1;
+
+			if (k < 0) {
+				diag_set(
+					reterr, state_path(e->st), 0, 0,
+					"task '%s' of run '%s' depends on '%s', which the run does not have",
+					t->row.id, run_id, id ? id : "?");
+				return -EBADMSG;
+			}
+			t->deps[t->n_deps++] = (size_t)k;
+		}
+		/* a crash may have left the empty branch of a no_changes task,
+		 * and the registration of its worktree set aside (run_set_aside()),
+		 * without which git does not delete the branch */
+		if (t->row.state == TASK_NO_CHANGES && t->row.branch) {
+			strvec_push(&l->dead_branches, t->row.branch);
+			l->prune_worktrees = true;
+		}
+	}
+	return 0;
+}
+
+char *run_session_path(const struct loop *l, const struct otask *t, const char *leaf)
+{
+	struct sbuf sb = SBUF_INIT(SIZE_MAX);
+
+	(void)sbuf_addf(&sb, "%s/%s/%s/%s", l->e->repo, AGENTRUN_RUNS_DIR, l->run.id,
+			t->row.session);
+	if (leaf)
+		(void)sbuf_addf(&sb, "/%s", leaf);
+	return sbuf_detach(&sb, NULL);
+}
+
+/* The limits of t's agent and its gates: bernstein.yaml's, each one its
+ * role's policy sets overriding, then each one the task sets (its spec
+ * records them). */
+void run_task_limits(const struct loop *l, const struct otask *t, struct contain_limits *ret)
+{
+	const struct role_policy *rp = orch_config_role(l->e->cfg, t->row.role);
+	const struct contain_limits *lim = &t->spec.limits;
+
+	*ret = l->e->cfg->limits;
+	if (rp && rp->limits.memory)
+		ret->memory = rp->limits.memory;
+	if (rp && rp->limits.pids)
+		ret->pids = rp->limits.pids;
+	if (rp && rp->limits.cpu_milli)
+		ret->cpu_milli = rp->limits.cpu_milli;
+	if (lim->memory)
+		ret->memory = lim->memory;
+	if (lim->pids)
+		ret->pids = lim->pids;
+	if (lim->cpu_milli)
+		ret->cpu_milli = lim->cpu_milli;
+}

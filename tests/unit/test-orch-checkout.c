@@ -1,0 +1,349 @@
+/* orch/checkout: a task's worktree and a sandboxed task's clone through the
+ * one interface the run loop uses (make, git environment, changes, commit,
+ * commits over the base, publish, set aside, remove), against real git
+ * repositories made in a mkdtemp dir. Every git call runs with HOME=<the
+ * temp dir>, GIT_CONFIG_NOSYSTEM=1 and GIT_CEILING_DIRECTORIES, and the
+ * environment a run gives worktree.c (BERNSTEIN_GIT_REPO = the main
+ * checkout). */
+#include <errno.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "orch/checkout.h"
+#include "proc/landlock.h"
+#include "test-sh.h"
+#include "util/strvec.h"
+
+#define TEST_PATH "/usr/local/bin:/usr/bin:/bin"
+#define GITC	  "git -c user.name=Setup -c user.email=setup@example.invalid"
+
+static const struct git_identity ident = {"Bernstein Test", "bernstein@example.invalid"};
+
+struct fx {
+	char root[PATH_MAX];   /* the temp dir (real path) */
+	char repo[PATH_MAX];   /* root/repo: main checkout on 'main', one commit */
+	char path[PATH_MAX];   /* repo/.bernstein/worktrees/s1: the checkout */
+	char base[64];	       /* main's commit */
+	struct strvec env;     /* the tests' shell commands */
+	struct strvec git_env; /* what the run gives worktree.c */
+	struct checkout co;
+};
+
+static char *shok(struct fx *f, const char *dir, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static char *shok(struct fx *f, const char *dir, const char *fmt, ...)
+{
+	va_list ap;
+	char *out = NULL;
+	int r;
+
+	va_start(ap, fmt);
+	r = vsh_env(f->env.v, dir, &out, fmt, ap);
+	va_end(ap);
+	if (r != 0)
+		fail_msg("command failed (%d): %s", r, fmt);
+	return out;
+}
+
+static void assert_out(struct fx *f, const char *dir, const char *cmd, const char *want)
+{
+	char *got = shok(f, dir, "%s", cmd);
+
+	assert_string_equal(got, want);
+	free(got);
+}
+
+static bool exists(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0;
+}
+
+static bool has_branch(struct fx *f, const char *branch)
+{
+	bool b = false;
+	struct diag d;
+
+	assert_int_equal(
+		git_branch_exists(f->repo, branch, (const char *const *)f->git_env.v, &b, &d), 0);
+	return b;
+}
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	char tmpl[] = "/tmp/bernstein-co-XXXXXX";
+	char *out;
+
+	assert_non_null(f);
+	assert_non_null(mkdtemp(tmpl));
+	assert_non_null(realpath(tmpl, f->root));
+	assert_true(snprintf(f->repo, sizeof(f->repo), "%s/repo", f->root) < PATH_MAX);
+	assert_true(snprintf(f->path, sizeof(f->path), "%s/.bernstein/worktrees/s1", f->repo) <
+		    PATH_MAX);
+	strvec_init(&f->env);
+	strvec_push(&f->env, "PATH=" TEST_PATH);
+	strvec_pushf(&f->env, "HOME=%s", f->root);
+	strvec_push(&f->env, "LC_ALL=C");
+	strvec_push(&f->env, "GIT_CONFIG_NOSYSTEM=1");
+	strvec_pushf(&f->env, "GIT_CEILING_DIRECTORIES=%s", f->root);
+	strvec_init(&f->git_env);
+	strvec_pushv(&f->git_env, f->env.v);
+	strvec_pushf(&f->git_env, "%s=%s", WORKTREE_GIT_REPO_ENV, f->repo);
+	free(shok(
+		f, f->root,
+		"git init -q -b main repo && cd repo && echo a > a.txt && printf '.bernstein/\\n' > .gitignore && git add . && " GITC
+		" commit -q -m base"));
+	out = shok(f, f->repo, "git rev-parse HEAD");
+	assert_int_equal(strlen(out), 40);
+	memcpy(f->base, out, 41);
+	free(out);
+	checkout_init(&f->co);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+
+	checkout_release(&f->co);
+	free(shok(f, NULL, "rm -rf %s", f->root));
+	assert_false(exists(f->root));
+	strvec_clear(&f->env);
+	strvec_clear(&f->git_env);
+	free(f);
+	return 0;
+}
+
+#define FX struct fx *f = *state
+
+static void bind(struct fx *f, enum checkout_kind kind)
+{
+	checkout_bind(&f->co, kind, f->repo, (const char *const *)f->git_env.v, f->path,
+		      "bernstein/s1");
+	assert_true(checkout_bound(&f->co));
+}
+
+/* The agent's work: a file changed, one added. */
+static void agent_writes(struct fx *f)
+{
+	free(shok(f, f->path, "echo changed > a.txt && echo new > n.txt"));
+}
+
+/* ---- a worktree ---- */
+
+static void test_worktree(void **state)
+{
+	FX;
+	struct checkout *co = &f->co;
+	struct strvec argv = STRVEC_INIT, env = STRVEC_INIT, files = STRVEC_INIT;
+	char aside[PATH_MAX + 16], *head = NULL, *tip;
+	uint64_t timeout = 0;
+	bool committed = false;
+	unsigned ahead = 99;
+	struct diag d;
+
+	checkout_init(co);
+	assert_false(checkout_bound(co));
+	bind(f, CHECKOUT_WORKTREE);
+	assert_string_equal(checkout_noun(co), "worktree");
+	/* git in a worktree runs with the run's environment, nothing added */
+	assert_ptr_equal(checkout_git_env(co), f->git_env.v);
+	/* made by a command the supervisor runs */
+	assert_int_equal(checkout_command(co, "main", &argv, &env, &timeout, &d), 1);
+	assert_true(argv.nr > 3);
+	assert_true(timeout > 0);
+	strvec_clear(&argv);
+	strvec_clear(&env);
+	assert_null(co->start);
+	assert_int_equal(checkout_make(co, "main", false, &d), 0);
+	assert_non_null(co->start);
+	assert_string_equal(co->start, f->base);
+	assert_int_equal(checkout_check(co, &d), 0);
+	assert_false(checkout_moved(co));
+	/* a worktree's branch is the repository's from the start */
+	assert_true(has_branch(f, "bernstein/s1"));
+
+	agent_writes(f);
+	assert_int_equal(checkout_changes(co, &files, &d), 0);
+	assert_int_equal(files.nr, 2);
+	strvec_clear(&files);
+	assert_int_equal(checkout_commit(co, "work", &ident, &committed, &d), 0);
+	assert_true(committed);
+	assert_true(checkout_moved(co));
+	assert_int_equal(checkout_ahead(co, "main", &ahead, &d), 0);
+	assert_int_equal(ahead, 1);
+	assert_int_equal(checkout_changed_files(co, "main", &files, &d), 0);
+	assert_int_equal(files.nr, 2);
+	strvec_clear(&files);
+	assert_int_equal(checkout_publish(co, "main", &ahead, &head, &d), 0);
+	assert_int_equal(ahead, 1);
+	assert_non_null(head);
+	tip = shok(f, f->repo, "git rev-parse refs/heads/bernstein/s1");
+	assert_string_equal(head, tip);
+	free(tip);
+	free(head);
+
+	/* removed: the tree, not the branch */
+	assert_int_equal(checkout_remove(co, false, &d), 0);
+	assert_false(exists(f->path));
+	assert_true(has_branch(f, "bernstein/s1"));
+	assert_out(f, f->repo, "git worktree list --porcelain | grep -c ^worktree", "1");
+	(void)snprintf(aside, sizeof(aside), "%s" CHECKOUT_ASIDE_SUFFIX, f->path);
+	assert_false(exists(aside));
+}
+
+/* A clean worktree goes aside in one rename, and its files later. */
+static void test_worktree_set_aside(void **state)
+{
+	FX;
+	struct checkout *co = &f->co;
+	char aside[PATH_MAX + 16];
+	struct diag d;
+
+	bind(f, CHECKOUT_WORKTREE);
+	assert_int_equal(checkout_make(co, "main", false, &d), 0);
+	(void)snprintf(aside, sizeof(aside), "%s" CHECKOUT_ASIDE_SUFFIX, f->path);
+	assert_int_equal(checkout_set_aside(co), 0);
+	assert_false(exists(f->path));
+	assert_true(exists(aside));
+	assert_int_equal(checkout_remove(co, true, &d), 0);
+	assert_false(exists(aside));
+}
+
+/* Made by the supervised command: checkout_make() adds nothing, and the
+ * start is read from the branch. */
+static void test_worktree_by_command(void **state)
+{
+	FX;
+	struct checkout *co = &f->co;
+	struct diag d;
+
+	bind(f, CHECKOUT_WORKTREE);
+	free(shok(f, f->repo, "git worktree add -q -b bernstein/s1 %s main", f->path));
+	checkout_command_ended(co);
+	assert_non_null(co->start);
+	assert_string_equal(co->start, f->base);
+	assert_int_equal(checkout_make(co, "main", true, &d), 0);
+	assert_string_equal(co->start, f->base);
+	assert_false(checkout_moved(co));
+}
+
+/* ---- a clone ---- */
+
+static void test_clone(void **state)
+{
+	FX;
+	struct checkout *co = &f->co;
+	struct strvec argv = STRVEC_INIT, env = STRVEC_INIT, files = STRVEC_INIT;
+	const char *const *genv;
+	char confine[PATH_MAX + 64], *head = NULL, *tip;
+	uint64_t timeout = 0;
+	bool committed = false, found = false;
+	unsigned ahead = 99;
+	struct diag d;
+	size_t i;
+
+	if (landlock_abi_version() < 0)
+		skip(); /* git in a clone runs confined, or not at all */
+	bind(f, CHECKOUT_CLONE);
+	assert_string_equal(checkout_noun(co), "clone");
+	/* git in the clone runs confined to it */
+	genv = checkout_git_env(co);
+	(void)snprintf(confine, sizeof(confine), "%s=%s", WORKTREE_GIT_CONFINE_ENV, f->path);
+	for (i = 0; genv[i]; i++)
+		found = found || strcmp(genv[i], confine) == 0;
+	assert_true(found);
+	/* no command: made in the loop */
+	assert_int_equal(checkout_command(co, "main", &argv, &env, &timeout, &d), 0);
+	assert_int_equal(argv.nr, 0);
+	assert_int_equal(checkout_make(co, "main", false, &d), 0);
+	assert_non_null(co->start);
+	assert_string_equal(co->start, f->base);
+	assert_int_equal(checkout_check(co, &d), 0);
+	assert_false(checkout_moved(co));
+	/* the branch is the clone's alone until it is published */
+	assert_false(has_branch(f, "bernstein/s1"));
+	/* a clone is not set aside: it goes whole */
+	assert_int_equal(checkout_set_aside(co), -EOPNOTSUPP);
+	assert_true(exists(f->path));
+
+	/* nothing done: nothing published, no empty branch in the repository */
+	assert_int_equal(checkout_publish(co, "main", &ahead, &head, &d), 0);
+	assert_int_equal(ahead, 0);
+	assert_null(head);
+	assert_false(has_branch(f, "bernstein/s1"));
+
+	agent_writes(f);
+	assert_int_equal(checkout_changes(co, &files, &d), 0);
+	assert_int_equal(files.nr, 2);
+	strvec_clear(&files);
+	assert_int_equal(checkout_commit(co, "work", &ident, &committed, &d), 0);
+	assert_true(committed);
+	assert_true(checkout_moved(co));
+	assert_int_equal(checkout_ahead(co, "main", &ahead, &d), 0);
+	assert_int_equal(ahead, 1);
+	assert_int_equal(checkout_changed_files(co, "main", &files, &d), 0);
+	assert_int_equal(files.nr, 2);
+	strvec_clear(&files);
+	assert_false(has_branch(f, "bernstein/s1"));
+	assert_int_equal(checkout_publish(co, "main", &ahead, &head, &d), 0);
+	assert_int_equal(ahead, 1);
+	assert_non_null(head);
+	tip = shok(f, f->path, "git rev-parse HEAD");
+	assert_string_equal(head, tip);
+	free(tip);
+	free(head);
+	/* the user's branch did not move */
+	assert_out(f, f->repo, "git rev-parse refs/heads/main", f->base);
+
+	assert_int_equal(checkout_remove(co, false, &d), 0);
+	assert_false(exists(f->path));
+	assert_true(has_branch(f, "bernstein/s1"));
+}
+
+/* A clone whose .git the agent replaced: no git runs there. */
+static void test_clone_tampered(void **state)
+{
+	FX;
+	struct checkout *co = &f->co;
+	struct diag d;
+
+	if (landlock_abi_version() < 0)
+		skip();
+	bind(f, CHECKOUT_CLONE);
+	assert_int_equal(checkout_make(co, "main", false, &d), 0);
+	free(shok(f, f->path, "rm -rf .git && ln -s ../../../.git .git"));
+	assert_int_equal(checkout_check(co, &d), -EPERM);
+	assert_int_equal(checkout_remove(co, false, &d), 0);
+	assert_false(exists(f->path));
+	/* the symlink was not followed */
+	assert_true(exists(f->repo));
+	assert_out(f, f->repo, "git rev-parse HEAD", f->base);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_worktree, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_worktree_set_aside, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_worktree_by_command, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_clone, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_clone_tampered, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
