@@ -174,6 +174,13 @@ git_q commit -q -m "drop flaky.txt"
 expect_exit 1 "$KEY" "$BERNSTEIN" run retry.yaml
 check "flaky failed" test "$(task_state flaky)" = failed
 check "hold is blocked" test "$(task_state hold)" = blocked
+# --fresh: a new worktree and branch (the old ones removed), failing again
+OLDWT=$(ls -d "$W"/.bernstein/worktrees/flaky-* | tail -n 1)
+OLDBR=bernstein/$(basename "$OLDWT")
+expect_exit 1 "$KEY" "$BERNSTEIN" retry --fresh flaky
+check "the old worktree is gone" test ! -e "$OLDWT"
+check "the old branch is gone" sh -c "! git -C '$W' rev-parse -q --verify 'refs/heads/$OLDBR' >/dev/null"
+check "a new worktree was made" sh -c "ls -d '$W'/.bernstein/worktrees/flaky-* | grep -v '$OLDWT' | grep -q flaky"
 touch "$T/fixed" "$T/go2"
 expect_exit 0 "$KEY" "$BERNSTEIN" retry flaky
 expect_stdout_contains "is not running"
