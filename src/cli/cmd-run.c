@@ -26,6 +26,7 @@
 #include "cli/repo-config.h"
 #include "cli/logs-view.h"
 #include "cli/run-report.h"
+#include "cli/run-session.h"
 #include "orch/agentrun.h"
 #include "orch/config.h"
 #include "orch/plan.h"
@@ -55,37 +56,6 @@
 
 /* ---- the environment of a run ---- */
 
-struct session {
-	struct cli_ctx *ctx;
-	char cwd[PATH_MAX];
-	char *repo;
-	char self_exe[PATH_MAX];
-	char key_path[PATH_MAX]; /* the audit key, kept out of every sandbox */
-	struct strvec git_env;
-	struct catalog *cat;
-	struct orch_config *cfg;
-	struct state *st;
-	struct audit_chain *chain;
-	const char *key_file; /* --key-file, or NULL: the default key */
-	int lock_fd;	      /* ORCH_LOCK_FILE, held (orch_lock_take()); -1 none */
-	struct orch_env env;
-	/* the display */
-	bool tty;
-	size_t drawn; /* lines of the live table on screen */
-	struct row *rows;
-	size_t n_rows;
-};
-
-struct row {
-	char *id;
-	char *adapter;
-	char *state;
-	char *last;
-	int64_t started_ns;
-	int64_t ended_ns;
-	int64_t tokens;
-};
-
 static void push_env(struct session *s, const char *name)
 {
 	const char *v = cli_getenv(s->ctx, name);
@@ -94,7 +64,7 @@ static void push_env(struct session *s, const char *name)
 		strvec_pushf(&s->git_env, "%s=%s", name, v);
 }
 
-static void session_release(struct session *s)
+void session_release(struct session *s)
 {
 	size_t i;
 
@@ -119,7 +89,7 @@ static void session_release(struct session *s)
 }
 
 /* Exit code for an errno from the orchestrator. */
-static int exit_for(int r)
+int exit_for(int r)
 {
 	switch (r) {
 	case -EINVAL:
@@ -136,8 +106,8 @@ static int exit_for(int r)
  * Otherwise the run lock is taken before anything is written (state.db,
  * the audit chain): a second `run` or `resume` is refused (exit 4) having
  * recorded nothing. */
-static int session_open(struct session *s, struct cli_ctx *ctx, bool readonly, bool need_chain,
-			const char *key_file)
+int session_open(struct session *s, struct cli_ctx *ctx, bool readonly, bool need_chain,
+		 const char *key_file)
 {
 	char *db = NULL, *auditdir = NULL;
 	struct diag d;
@@ -308,7 +278,7 @@ static void draw(struct session *s)
 	(void)fflush(f);
 }
 
-static void print_json_line(struct cli_ctx *ctx, json_t *o)
+void print_json_line(struct cli_ctx *ctx, json_t *o)
 {
 	char *line = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
 
@@ -428,7 +398,7 @@ static void on_warning(void *userdata, const char *task_id, const char *msg)
 	cli_warn(s->ctx, "%s%s%s", task_id ? task_id : "", task_id ? ": " : "", msg);
 }
 
-static void hooks_attach(struct session *s)
+void hooks_attach(struct session *s)
 {
 	s->tty = !s->ctx->json && isatty(fileno(s->ctx->out));
 	s->env.hooks.on_task = on_task;
@@ -443,7 +413,7 @@ static void hooks_attach(struct session *s)
  * ran (docs/exit-codes.md): 0 all done or no_changes, 6 refusals and
  * nothing else wrong, 1 any task failed, conflicted, blocked or left
  * unfinished (interrupted, a merge postponed), 130 interrupted. */
-static int summary_exit(const struct orch_summary *sum)
+int summary_exit(const struct orch_summary *sum)
 {
 	return run_report_exit(sum->counts, sum->cancelled);
 }
@@ -460,7 +430,7 @@ static void summary_problems(struct session *s, const struct orch_summary *sum, 
 	free(ids);
 }
 
-static void print_summary(struct session *s, const struct orch_summary *sum)
+void print_summary(struct session *s, const struct orch_summary *sum)
 {
 	struct cli_ctx *ctx = s->ctx;
 	size_t i;
@@ -669,7 +639,7 @@ static const struct option resume_options[] = {
 	{NULL, 0, NULL, 0},
 };
 
-static void print_resume_plan(struct cli_ctx *ctx, const struct resume_plan *rp, bool dry)
+void print_resume_plan(struct cli_ctx *ctx, const struct resume_plan *rp, bool dry)
 {
 	size_t i;
 

@@ -11,9 +11,12 @@ const struct cmd cli_commands[] = {
 	 "Adapters are the agent CLIs bernstein can drive. Each is declared on five\n"
 	 "strategy axes (resume, dangerous mode, event channel, output mode, session\n"
 	 "state); see docs/capability-contract.md.\n"},
+	{"add-task", cmd_add_task, NULL, 0, cmd_add_task_summary, cmd_add_task_usage,
+	 cmd_add_task_help},
 	{"audit", NULL, audit_cmds, 0, "verify and inspect the HMAC audit chain", NULL,
 	 "The audit chain (.bernstein/audit/YYYY-MM-DD.jsonl) records what bernstein did,\n"
 	 "each record MACed and chained to the previous one; see docs/audit-log.md.\n"},
+	{"cancel", cmd_cancel, NULL, 0, cmd_cancel_summary, cmd_cancel_usage, cmd_cancel_help},
 	{"config", NULL, config_cmds, 0, "check and show bernstein.yaml", NULL,
 	 "bernstein.yaml at the repository root configures runs: default adapter and\n"
 	 "model, parallelism, timeouts, gates, merge policy, mode profiles and the\n"
@@ -47,6 +50,7 @@ const struct cmd cli_commands[] = {
 	 "strategy and capabilities, and how resume, dangerous mode and endpoints are\n"
 	 "spelled; see docs/profile-format.md.\n"},
 	{"resume", cmd_resume, NULL, 0, cmd_resume_summary, cmd_resume_usage, cmd_resume_help},
+	{"retry", cmd_retry, NULL, 0, cmd_retry_summary, cmd_retry_usage, cmd_retry_help},
 	{"route", cmd_route, NULL, 0, "pick the adapter for a task's capability requirements",
 	 "[--requires capability:AXIS[=VALUE]]... [--candidates A,B] [--audit] [--run-id ID] [--json]",
 	 "Selects the first adapter whose capability profile satisfies every requirement,\n"
@@ -87,7 +91,12 @@ const struct cmd cli_commands[] = {
 	{"spawn", cmd_spawn, NULL, 0, "run one agent headless and report its typed outcome",
 	 spawn_usage, spawn_help},
 	{"status", cmd_status, NULL, 0, cmd_status_summary, cmd_status_usage, cmd_status_help},
+	{"stop", cmd_stop, NULL, 0, cmd_stop_summary, cmd_stop_usage, cmd_stop_help},
 	{"version", cmd_version, NULL, 0, "print the version", "",
 	 "Prints 'bernstein VERSION', or {\"name\": ..., \"version\": ...} with --json.\n"},
+	{"worktrees", NULL, worktrees_cmds, 0, "list and remove the worktrees of finished tasks",
+	 NULL,
+	 "The worktrees (or clones) and branches bernstein/SESSION of the tasks of every\n"
+	 "run; 'gc' removes those no longer needed. See docs/worktrees.md.\n"},
 	{NULL, NULL, NULL, 0, NULL, NULL, NULL},
 };

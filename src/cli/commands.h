@@ -23,6 +23,12 @@ cmd_fn cmd_shim;
 cmd_fn cmd_spawn;
 extern const char spawn_usage[], spawn_help[];
 cmd_fn cmd_version;
+/* cmd-control.c */
+cmd_fn cmd_add_task, cmd_cancel, cmd_retry, cmd_stop;
+extern const char cmd_add_task_summary[], cmd_add_task_usage[], cmd_add_task_help[];
+extern const char cmd_cancel_summary[], cmd_cancel_usage[], cmd_cancel_help[];
+extern const char cmd_retry_summary[], cmd_retry_usage[], cmd_retry_help[];
+extern const char cmd_stop_summary[], cmd_stop_usage[], cmd_stop_help[];
 /* cmd-run.c */
 cmd_fn cmd_demo, cmd_logs, cmd_resume, cmd_run, cmd_status;
 extern const char cmd_demo_summary[], cmd_demo_usage[], cmd_demo_help[];
@@ -39,5 +45,6 @@ extern const struct cmd plan_cmds[];
 extern const struct cmd onboard_cmds[];
 extern const char onboard_summary[], onboard_help[];
 extern const struct cmd profiles_cmds[];
+extern const struct cmd worktrees_cmds[]; /* cmd-worktrees.c */
 
 #endif

@@ -24,6 +24,8 @@ static const char *const event_names[_TASK_EVENT_MAX] = {
 	[TASK_EV_MERGE_FAILED] = "merge_failed",
 	[TASK_EV_MERGE_POSTPONED] = "merge_postponed",
 	[TASK_EV_RESUMED] = "resumed",
+	[TASK_EV_CANCELLED] = "cancelled",
+	[TASK_EV_RETRIED] = "retried",
 };
 
 const char *task_event_to_string(enum task_event ev)
@@ -51,6 +53,7 @@ static const signed char next_state[_TASK_STATE_MAX][_TASK_EVENT_MAX] = {
 		[TASK_EV_REFUSED]           = TO(REFUSED),
 		[TASK_EV_DISPATCH_FAILED]   = TO(FAILED),
 		[TASK_EV_DEPENDENCY_FAILED] = TO(BLOCKED),
+		[TASK_EV_CANCELLED]         = TO(CANCELLED),
 	},
 	[TASK_RUNNING] = {
 		[TASK_EV_AGENT_COMPLETED]   = TO(COMPLETING),
@@ -59,6 +62,7 @@ static const signed char next_state[_TASK_STATE_MAX][_TASK_EVENT_MAX] = {
 		[TASK_EV_AGENT_FAILED]      = TO(FAILED),
 		[TASK_EV_INTERRUPTED]       = TO(INTERRUPTED),
 		[TASK_EV_RESUMED]           = TO(PENDING),
+		[TASK_EV_CANCELLED]         = TO(CANCELLED),
 	},
 	[TASK_COMPLETING] = {
 		[TASK_EV_NO_CHANGES]        = TO(NO_CHANGES),
@@ -66,6 +70,7 @@ static const signed char next_state[_TASK_STATE_MAX][_TASK_EVENT_MAX] = {
 		[TASK_EV_GATES_FAILED]      = TO(FAILED),
 		[TASK_EV_GATES_PASSED]      = TO(MERGING),
 		[TASK_EV_NOT_MERGED]        = TO(DONE),
+		[TASK_EV_CANCELLED]         = TO(CANCELLED),
 	},
 	[TASK_MERGING] = {
 		[TASK_EV_MERGED]            = TO(DONE),
@@ -75,9 +80,22 @@ static const signed char next_state[_TASK_STATE_MAX][_TASK_EVENT_MAX] = {
 	},
 	[TASK_INTERRUPTED] = {
 		[TASK_EV_RESUMED]           = TO(PENDING),
+		[TASK_EV_CANCELLED]         = TO(CANCELLED),
+		[TASK_EV_RETRIED]           = TO(PENDING),
 	},
 	[TASK_BLOCKED] = {
 		[TASK_EV_RESUMED]           = TO(PENDING),
+		[TASK_EV_CANCELLED]         = TO(CANCELLED),
+		[TASK_EV_RETRIED]           = TO(PENDING),
+	},
+	[TASK_FAILED] = {
+		[TASK_EV_RETRIED]           = TO(PENDING),
+	},
+	[TASK_CONFLICT] = {
+		[TASK_EV_RETRIED]           = TO(PENDING),
+	},
+	[TASK_CANCELLED] = {
+		[TASK_EV_RETRIED]           = TO(PENDING),
 	},
 };
 #undef TO
@@ -99,5 +117,5 @@ bool lifecycle_finished_ok(enum task_state s)
 bool lifecycle_terminal(enum task_state s)
 {
 	return lifecycle_finished_ok(s) || s == TASK_FAILED || s == TASK_REFUSED ||
-	       s == TASK_CONFLICT || s == TASK_BLOCKED;
+	       s == TASK_CONFLICT || s == TASK_BLOCKED || s == TASK_CANCELLED;
 }

@@ -8,18 +8,23 @@
  * against an expected table written apart.
  *
  *   pending      dispatched -> running, refused -> refused,
- *                dispatch_failed -> failed, dependency_failed -> blocked
+ *                dispatch_failed -> failed, dependency_failed -> blocked,
+ *                cancelled -> cancelled
  *   running      agent_completed -> completing, no_changes -> no_changes,
  *                rate_limited -> pending, agent_failed -> failed,
- *                interrupted -> interrupted, resumed -> pending
+ *                interrupted -> interrupted, resumed -> pending,
+ *                cancelled -> cancelled
  *   completing   no_changes -> no_changes, changes_failed -> failed,
  *                gates_failed -> failed, gates_passed -> merging,
- *                not_merged -> done
+ *                not_merged -> done, cancelled -> cancelled
  *   merging      merged -> done, conflict -> conflict,
  *                merge_failed -> failed, merge_postponed -> merging
  *   interrupted, blocked
- *                resumed -> pending
- *   done, no_changes, failed, refused, conflict: none (final). */
+ *                resumed -> pending, cancelled -> cancelled,
+ *                retried -> pending
+ *   failed, conflict, cancelled
+ *                retried -> pending (`bernstein retry`)
+ *   done, no_changes, refused: none (final). */
 #ifndef BERNSTEIN_ORCH_LIFECYCLE_H
 #define BERNSTEIN_ORCH_LIFECYCLE_H
 
@@ -48,6 +53,8 @@ enum task_event {
 	TASK_EV_MERGE_FAILED,	   /* "merge_failed": the branch cannot be merged */
 	TASK_EV_MERGE_POSTPONED,   /* "merge_postponed": not now; resume retries */
 	TASK_EV_RESUMED,	   /* "resumed": bernstein resume sends it back to pending */
+	TASK_EV_CANCELLED,	   /* "cancelled": `bernstein cancel` */
+	TASK_EV_RETRIED,	   /* "retried": `bernstein retry` (or a dependency of it) */
 	_TASK_EVENT_MAX,
 	_TASK_EVENT_INVALID = -EINVAL,
 };

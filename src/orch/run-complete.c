@@ -92,7 +92,7 @@ static void gate_list(const struct loop *l, struct otask *t)
 		memcpy(t->gates + c->n_gates, t->spec.gates, t->spec.n_gates * sizeof(*t->gates));
 }
 
-static void gates_clear(struct otask *t)
+void run_gates_clear(struct otask *t)
 {
 	free(t->gates);
 	t->gates = NULL;
@@ -167,7 +167,7 @@ void run_finish(struct loop *l, struct otask *t)
 		 * (run_gate_ended()), and the last one to pass calls run_merge() */
 		return;
 	}
-	gates_clear(t);
+	run_gates_clear(t);
 	run_merge(l, t, "no gates");
 }
 
@@ -291,6 +291,10 @@ void run_complete(struct loop *l, struct otask *t)
 	if (out != OUTCOME_COMPLETED && out != OUTCOME_NO_CHANGES)
 		orch_reason_with_agent_error(why, sizeof(why), t->att.agent_error);
 
+	if (t->cancel_req) {
+		run_control_cancelled(l, t);
+		return;
+	}
 	if (tampered[0] && out != OUTCOME_FAILED) {
 		(void)run_transition(l, t, TASK_EV_AGENT_FAILED, tampered);
 		return;
@@ -405,7 +409,7 @@ int run_gate_spec(struct loop *l, struct otask *t, struct proc_spec *spec)
 			(void)snprintf(msg, sizeof(msg), "gate '%s' could not be confined: %s",
 				       name ? name : "gate", d.msg);
 			run_net_event(t, msg);
-			gates_clear(t);
+			run_gates_clear(t);
 			(void)run_transition(l, t, TASK_EV_GATES_FAILED, msg);
 			return r;
 		}
@@ -432,6 +436,11 @@ void run_gate_ended(struct loop *l, struct otask *t, const struct proc *p)
 	t->gate_live = false;
 	if (!name)
 		name = "?";
+	if (t->cancel_req) {
+		run_gates_clear(t);
+		run_control_cancelled(l, t);
+		return;
+	}
 	if (p->cancelled) {
 		/* stays completing: resume runs the gates again */
 		l->cancelled = true;
@@ -448,14 +457,14 @@ void run_gate_ended(struct loop *l, struct otask *t, const struct proc *p)
 	if (msg[0])
 		orch_reason_with_gate_log(msg, sizeof(msg), t->gate_log);
 	if (msg[0]) {
-		gates_clear(t);
+		run_gates_clear(t);
 		(void)run_transition(l, t, TASK_EV_GATES_FAILED, msg);
 		return;
 	}
 	if (++t->gate_next < t->n_gates)
 		return; /* next_task starts the next */
 	n = t->n_gates;
-	gates_clear(t);
+	run_gates_clear(t);
 	(void)snprintf(msg, sizeof(msg), "%zu gate(s) passed", n);
 	run_merge(l, t, msg);
 }

@@ -332,7 +332,9 @@ static int build_invocation(struct loop *l, struct otask *t, struct dispatch *dp
 	free(t->prompt);
 	t->prompt = NULL;
 	dp->resuming = run_previous_attempt(l, t, &dp->prev) && dp->prev.outcome &&
-		       strcmp(dp->prev.outcome, outcome_to_string(OUTCOME_COMPLETED)) != 0;
+		       strcmp(dp->prev.outcome, outcome_to_string(OUTCOME_COMPLETED)) != 0 &&
+		       !t->fresh;
+	t->fresh = false;
 	orch_config_slots(e->cfg, t->row.role, dp->entry->profile, &t->spec.sampling,
 			  &ir->sampling);
 	ir->model = t->spec.model ? t->spec.model : rp && rp->model ? rp->model : e->cfg->model;

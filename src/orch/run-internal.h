@@ -16,6 +16,8 @@
  *   run-repair.c    what a killed bernstein left in git, before any git runs
  *   run-cleanup.c   a finished task's worktree and empty branch removed
  *   run-sandbox.c   a task's sandbox tier, policy and confined process spec
+ *   run-control.c   cancel, stop, retry, add-task from another shell: the
+ *                   control channel's requests (orch/control.h)
  *   run-task.c      the shared core: the loop loaded, a task's transition
  *                   on the lifecycle table, audit records, small helpers
  *
@@ -26,7 +28,8 @@
  * Who calls whom (no circle; data flows plan -> spec -> dispatch ->
  * process -> outcome -> completion -> merge without coming back):
  *
- *   run.c          -> dispatch, complete, repair, cleanup, sandbox, task
+ *   run.c          -> dispatch, complete, repair, cleanup, sandbox, control, task
+ *   run-control.c  -> cleanup, task
  *   run-dispatch.c -> resume (the fallback prompt), sandbox, task
  *   run-complete.c -> merge, cleanup, sandbox, task
  *   run-merge.c    -> cleanup, task
@@ -57,6 +60,8 @@
 #include "proc/supervise.h"
 #include "util/diag.h"
 #include "util/strvec.h"
+
+struct control;
 
 #define TS_MAX 40 /* an ISO-8601 time as clock_iso8601_utc() writes it */
 
@@ -101,6 +106,10 @@ struct otask {
 	 * routed and recorded, the command running, done, or failed (then
 	 * worktree_add() repairs and makes it) */
 	enum { PREP_NONE, PREP_RUNNING, PREP_DONE, PREP_FAILED } prep;
+	/* `bernstein cancel` asked (its agent, gate or worktree command is
+	 * being stopped: the task ends cancelled); `retry --fresh`: the next
+	 * attempt starts afresh, not continuing the last one */
+	bool cancel_req, fresh;
 };
 
 struct loop {
@@ -124,6 +133,15 @@ struct loop {
 	unsigned host_tiers;
 	bool host_tiers_known;
 	struct meters meters; /* rate limits, one meter per adapter (meters.h) */
+	/* the control channel (orch/control.h): NULL when not listening;
+	 * draining: `bernstein stop`, no new dispatch; sv: the supervisor,
+	 * while a request is carried out (NULL offline); cap: room in t for
+	 * tasks added by `bernstein add-task` (t never moves: the supervisor
+	 * holds pointers into it) */
+	struct control *ctl;
+	bool draining;
+	struct supervisor *sv;
+	size_t cap;
 };
 
 /* run-task.c */
@@ -180,6 +198,12 @@ void run_merge(struct loop *l, struct otask *t, const char *gates_msg);
 void run_flush_branches(struct loop *l);
 int run_set_aside(struct loop *l, struct otask *t);
 void run_remove_worktree(struct loop *l, struct otask *t, bool removed);
+
+/* run-control.c: requests from another shell (orch/control.h) */
+void run_control_start(struct loop *l, struct supervisor_ops *ops, struct supervisor_opts *sopts);
+void run_control_cancelled(struct loop *l, struct otask *t);
+bool run_deps_state(const struct loop *l, const struct otask *t, bool *ret_blocked);
+void run_gates_clear(struct otask *t);
 
 /* run-repair.c */
 int run_repair_locks(struct loop *l, int64_t locked_ns, struct diag *reterr);

@@ -10,6 +10,7 @@
 
 #include "audit/audit.h"
 #include "orch/config.h"
+#include "orch/control.h"
 #include "proc/contain.h"
 #include "util/json.h"
 #include "util/sbuf.h"
@@ -170,6 +171,7 @@ void run_loop_release(struct loop *l)
 	for (i = 0; i < l->n; i++)
 		otask_release(&l->t[i]);
 	free(l->t);
+	l->ctl = control_close(l->ctl);
 	run_row_release(&l->run);
 	strvec_clear(&l->dead_branches);
 	meters_release(&l->meters);
@@ -203,7 +205,8 @@ int run_loop_load(struct loop *l, struct orch_env *e, const char *run_id, struct
 	r = state_tasks_get(e->st, run_id, &rows, &n, reterr);
 	if (r < 0)
 		return r;
-	l->t = xcalloc(n ? n : 1, sizeof(*l->t));
+	l->cap = n + ORCH_ADDED_MAX;
+	l->t = xcalloc(l->cap, sizeof(*l->t));
 	l->n = n;
 	for (i = 0; i < n; i++) {
 		struct otask *t = &l->t[i];

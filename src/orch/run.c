@@ -14,6 +14,7 @@
 
 #include "audit/audit.h"
 #include "orch/config.h"
+#include "orch/control.h"
 #include "orch/plan.h"
 #include "util/fsutil.h"
 #include "util/json.h"
@@ -111,7 +112,7 @@ out:
 	return r;
 }
 
-static bool deps_state(const struct loop *l, const struct otask *t, bool *ret_blocked)
+bool run_deps_state(const struct loop *l, const struct otask *t, bool *ret_blocked)
 {
 	size_t i;
 	bool ready = true;
@@ -226,7 +227,7 @@ static int next_task(void *ctx, struct proc_spec *spec, void **ret_task)
 
 			if (!t->selected || t->live || t->row.state != TASK_PENDING)
 				continue;
-			if (!deps_state(l, t, &blocked)) {
+			if (!run_deps_state(l, t, &blocked)) {
 				if (blocked) {
 					(void)run_transition(l, t, TASK_EV_DEPENDENCY_FAILED,
 							     "a dependency did not finish");
@@ -234,7 +235,7 @@ static int next_task(void *ctx, struct proc_spec *spec, void **ret_task)
 				}
 				continue;
 			}
-			if (!retry_due(l, t, NULL))
+			if (l->draining || !retry_due(l, t, NULL))
 				continue;
 			r = run_dispatch(l, t, spec);
 			if (r != 1)
@@ -271,7 +272,7 @@ static int64_t wake_in_ms(void *ctx)
 
 	bool live = false, pending = false;
 
-	if (l->fatal || l->cancelled)
+	if (l->fatal || l->cancelled || l->draining)
 		return -1;
 	for (i = 0; i < l->n; i++) {
 		struct otask *t = &l->t[i];
@@ -280,7 +281,7 @@ static int64_t wake_in_ms(void *ctx)
 
 		live = live || t->live || t->gate_live;
 		if (!t->selected || t->live || t->row.state != TASK_PENDING ||
-		    !deps_state(l, t, &blocked))
+		    !run_deps_state(l, t, &blocked))
 			continue;
 		pending = true;
 		if (!retry_due(l, t, &w) && (wait_ms < 0 || w < wait_ms))
@@ -367,9 +368,12 @@ static void on_exit_cb(void *ctx, void *task, const struct proc *p)
 	if (t->prep == PREP_RUNNING) {
 		/* the worktree command ended: next_task dispatches t again */
 		t->live = false;
-		if (p->cancelled) {
-			l->cancelled = true;
+		if (p->cancelled || t->cancel_req) {
 			t->prep = PREP_NONE; /* resume routes it again and repairs */
+			if (t->cancel_req)
+				run_control_cancelled(l, t);
+			else
+				l->cancelled = true;
 			return;
 		}
 		t->prep = p->exit_code == 0 && !p->timed_out && p->failed_stage == SHIM_STAGE_NONE
@@ -391,7 +395,7 @@ static void on_exit_cb(void *ctx, void *task, const struct proc *p)
 	} else {
 		agentrun_exit(&t->ar, p);
 	}
-	if (p->cancelled)
+	if (p->cancelled && !t->cancel_req)
 		l->cancelled = true;
 	run_complete(l, t);
 	flush_audit_soon(l);
@@ -437,10 +441,13 @@ static void summarize(struct loop *l, struct orch_summary *s)
 	size_t i;
 	bool bad = false, open_ = false;
 
+	/* the supervisor has ended: no request is served any more */
+	l->ctl = control_close(l->ctl);
 	memset(s, 0, sizeof(*s));
 	(void)snprintf(s->run_id, sizeof(s->run_id), "%s", l->run.id);
 	s->n_tasks = l->n;
 	s->cancelled = l->cancelled;
+	s->stopped = l->draining && !l->cancelled;
 	for (i = 0; i < l->n; i++) {
 		enum task_state st = l->t[i].row.state;
 
@@ -504,6 +511,7 @@ static const struct supervisor_ops run_ops = {
 int orch_run_execute(struct orch_env *e, const char *run_id, struct orch_summary *ret,
 		     struct diag *reterr)
 {
+	struct supervisor_ops ops = run_ops;
 	struct supervisor_opts sopts = {0};
 	struct orch_summary sum;
 	struct loop l;
@@ -550,10 +558,10 @@ int orch_run_execute(struct orch_env *e, const char *run_id, struct orch_summary
 	sopts.max_parallel = e->parallel ? e->parallel
 					 : (l.run.parallel > 0 ? (unsigned)l.run.parallel
 							       : (unsigned)e->cfg->parallel);
-	sopts.clock = e->clk;
+	run_control_start(&l, &ops, &sopts); /* and the clock */
 	diag_clear(reterr);
 	/* until every selected task is settled; retries wait inside (wake_in_ms) */
-	r = supervise_run(&run_ops, &l, &sopts, reterr);
+	r = supervise_run(&ops, &l, &sopts, reterr);
 	if (r == -ECANCELED) {
 		l.cancelled = true;
 		r = 0;

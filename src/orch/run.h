@@ -37,6 +37,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "adapter/events.h"
 #include "orch/state.h"
 #include "orch/worktree.h"
@@ -44,6 +46,8 @@
 #include "util/diag.h"
 
 struct audit_chain;
+struct control_peer;
+struct control_request;
 struct catalog;
 struct orch_config;
 struct plan;
@@ -54,6 +58,7 @@ struct redact;
 #define ORCH_LOCK_FILE	   ".bernstein/run.lock"
 #define ORCH_BRANCH_PREFIX "bernstein/"
 #define ORCH_ACTOR	   "bernstein"
+#define ORCH_ADDED_MAX	   64 /* tasks `bernstein add-task` adds to one execution of a run */
 
 struct orch_hooks {
 	/* A task changed state (t is the row as committed; from is the old state). */
@@ -94,7 +99,8 @@ struct orch_summary {
 	enum run_state state;		/* of the run: all its tasks */
 	size_t counts[_TASK_STATE_MAX]; /* the tasks of this execution (resume TASK: one) */
 	size_t n_tasks;
-	bool cancelled; /* SIGINT/SIGTERM/SIGHUP stopped it */
+	bool cancelled; /* SIGINT/SIGTERM/SIGHUP (or `bernstein stop --force`) stopped it */
+	bool stopped;	/* `bernstein stop` drained it: tasks not started are pending */
 };
 
 /* Take ORCH_LOCK_FILE of repo (flock; the kernel drops it when the
@@ -125,6 +131,18 @@ int orch_run_create(struct orch_env *e, const struct plan *plan, const char *pla
  * audit, git). */
 int orch_run_execute(struct orch_env *e, const char *run_id, struct orch_summary *ret,
 		     struct diag *reterr);
+
+/* A control request (orch/control.h) to a run that is not live: cancel
+ * (pending, blocked or interrupted tasks), retry, add_task. The caller
+ * holds the run lock (e->locked). reply gets what the live run would
+ * reply; a request the run refuses (no such task, a state it does not
+ * apply to, an invalid task) is a reply with "ok": false and 0. After a
+ * retry or an added task the run is interrupted again: `bernstein resume`
+ * (orch_resume_prepare(), orch_run_execute()) carries it out. A negative
+ * errno when state.db or the audit chain failed (reterr). Audited as a
+ * control.request record of who, as on a live run. */
+int orch_control_offline(struct orch_env *e, const char *run_id, const struct control_request *req,
+			 const struct control_peer *who, json_t *reply, struct diag *reterr);
 
 /* What `bernstein resume` would do for one task. */
 enum resume_action {

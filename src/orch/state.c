@@ -187,6 +187,7 @@ static const char *const task_state_names[_TASK_STATE_MAX] = {
 	[TASK_BLOCKED] = "blocked",
 	[TASK_INTERRUPTED] = "interrupted",
 	[TASK_NO_CHANGES] = "no_changes",
+	[TASK_CANCELLED] = "cancelled",
 };
 
 static const char *const run_state_names[_RUN_STATE_MAX] = {

@@ -56,6 +56,7 @@ enum task_state {
 	TASK_BLOCKED,	  /* "blocked": a dependency did not finish */
 	TASK_INTERRUPTED, /* "interrupted": bernstein stopped, timeout or rate limit; resumable */
 	TASK_NO_CHANGES,  /* "no_changes": the agent finished and changed nothing */
+	TASK_CANCELLED,	  /* "cancelled": `bernstein cancel`; its worktree is kept */
 	_TASK_STATE_MAX,
 	_TASK_STATE_INVALID = -EINVAL,
 };

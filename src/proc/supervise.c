@@ -31,6 +31,7 @@
 enum sv_kind { KIND_OUT = 1, KIND_ERR = 2, KIND_LISTEN = 4, KIND_CONN = 16 };
 #define KIND_BITS    8
 #define TAG_SIGNALFD UINT64_MAX
+#define TAG_WATCH    (UINT64_MAX - 1)
 
 /* ---- the state table ---- */
 
@@ -980,6 +981,29 @@ static void cancel_all(struct supervisor *sv, bool hard)
 	}
 }
 
+int supervise_cancel_task(struct supervisor *sv, const void *task)
+{
+	unsigned i;
+
+	for (i = 0; i < sv->nslots; i++) {
+		struct sv_child *c = sv->slots[i];
+
+		if (!c || c->task != task)
+			continue;
+		if (c->finished || c->proc.state != PROC_RUNNING)
+			return -EALREADY;
+		sv_event(sv, c, PROC_EV_CANCEL, NULL);
+		return 0;
+	}
+	return -ESRCH;
+}
+
+void supervise_interrupt(struct supervisor *sv)
+{
+	sv->cancels++;
+	cancel_all(sv, sv->cancels > 1);
+}
+
 static void handle_signals(struct supervisor *sv)
 {
 	struct signalfd_siginfo si[16];
@@ -999,8 +1023,7 @@ static void handle_signals(struct supervisor *sv)
 				continue;
 			}
 			log_debug("signal %u: cancelling %u children", si[i].ssi_signo, sv->nlive);
-			sv->cancels++;
-			cancel_all(sv, sv->cancels > 1);
+			supervise_interrupt(sv);
 		}
 	}
 	if (chld)
@@ -1085,6 +1108,32 @@ static void dispatch_fd(struct supervisor *sv, uint64_t data)
 	}
 }
 
+static void dispatch_event(struct supervisor *sv, uint64_t data)
+{
+	if (data == TAG_SIGNALFD) {
+		handle_signals(sv);
+	} else if (data == TAG_WATCH) {
+		sv->ops->on_watch(sv->ctx, sv);
+		sv->ask = true; /* a request may have made a task runnable */
+	} else {
+		dispatch_fd(sv, data);
+	}
+}
+
+/* opts->watch_fd in the loop, when ops->on_watch is set. */
+static int watch_add(struct supervisor *sv, const struct supervisor_opts *opts, struct diag *reterr)
+{
+	int r;
+
+	if (!sv->ops->on_watch)
+		return 0;
+	r = opts ? epoll_add(sv, opts->watch_fd, TAG_WATCH) : -EBADF;
+	if (r < 0)
+		diag_set(reterr, NULL, 0, 0, "supervise: cannot watch fd %d: %s",
+			 opts ? opts->watch_fd : -1, strerror(-r));
+	return r;
+}
+
 /* Only after a failure of the loop itself: nothing may be left behind. */
 static void kill_all_now(struct supervisor *sv)
 {
@@ -1162,6 +1211,9 @@ int supervise_run(const struct supervisor_ops *ops, void *ctx, const struct supe
 		diag_set(reterr, NULL, 0, 0, "supervise: epoll_ctl: %s", strerror(-r));
 		goto out;
 	}
+	r = watch_add(&sv, opts, reterr);
+	if (r < 0)
+		goto out;
 	keeper_start(&sv);
 
 	for (;;) {
@@ -1186,12 +1238,8 @@ int supervise_run(const struct supervisor_ops *ops, void *ctx, const struct supe
 			kill_all_now(&sv);
 			goto out;
 		}
-		for (i = 0; i < n; i++) {
-			if (evs[i].data.u64 == TAG_SIGNALFD)
-				handle_signals(&sv);
-			else
-				dispatch_fd(&sv, evs[i].data.u64);
-		}
+		for (i = 0; i < n; i++)
+			dispatch_event(&sv, evs[i].data.u64);
 		fire_timers(&sv);
 		(void)sweep(&sv);
 		if (sv.wake_ms && now_ms(&sv) >= sv.wake_ms) {

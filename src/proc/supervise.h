@@ -42,6 +42,16 @@
  * KILL); a second one kills at once. supervise() then returns -ECANCELED
  * once every child is reaped, so cli/ can exit 130.
  *
+ * Control (optional, ops->on_watch): one more fd the loop watches
+ * (opts.watch_fd, e.g. an epoll fd of a control channel's sockets). When it
+ * is readable, on_watch() runs with the supervisor, and may call
+ * supervise_cancel_task() (one task's child: the cancel event of the table,
+ * so TERM, grace, KILL, and at the end the whole group and its cgroup, as for
+ * a signal) or supervise_interrupt() (what SIGINT does); next_task is asked
+ * again after it (a request may have made a task runnable). The loop still
+ * ends when nothing runs and next_task has nothing: the watched fd alone
+ * does not keep it alive.
+ *
  * Each task's life is the table proc_transitions[state][event] below: the
  * supervisor looks the cell up for every event and runs its action. */
 #ifndef BERNSTEIN_PROC_SUPERVISE_H
@@ -105,6 +115,8 @@ enum proc_notice {
 	_PROC_NOTICE_MAX,
 };
 
+struct supervisor;
+
 struct supervisor_ops {
 	/* Fill spec (already PROC_SPEC_INIT) and *ret_task; return 1 to start
 	 * it, 0 when there is nothing to start now (asked again after each exit;
@@ -138,12 +150,16 @@ struct supervisor_ops {
 	/* Required: the final state (exit_code, term_signal, timed_out,
 	 * cancelled, failed_stage...). proc_describe_exit() renders it. */
 	void (*on_exit)(void *ctx, void *task, const struct proc *p);
+	/* Optional: opts.watch_fd is readable. sv is valid during the call only
+	 * (for supervise_cancel_task(), supervise_interrupt()). */
+	void (*on_watch)(void *ctx, struct supervisor *sv);
 };
 
 struct supervisor_opts {
 	unsigned max_parallel;	   /* children at once; 0 = 1 */
 	const struct clock *clock; /* NULL = clock_system() (monotonic ms for deadlines) */
 	size_t read_chunk;	   /* bytes per read(); 0 = 64 KiB */
+	int watch_fd;		   /* watched for ops->on_watch (only when it is set) */
 };
 
 /* Run tasks until next_task has none and every child has finished. Returns
@@ -152,6 +168,18 @@ struct supervisor_opts {
  * reterr). Restores the signal mask, SIGCHLD disposition and subreaper flag. */
 int supervise_run(const struct supervisor_ops *ops, void *ctx, const struct supervisor_opts *opts,
 		  struct diag *reterr);
+
+/* Cancel the child started for task (by next_task's *ret_task): the table's
+ * cancel event, as a signal does for every child (TERM to the group, the
+ * grace, KILL; p->cancelled is set). 0 sent; -EALREADY when it has already
+ * exited or is being stopped (its on_exit() follows as usual); -ESRCH when
+ * no child of the loop is that task's. Only from on_watch(). */
+int supervise_cancel_task(struct supervisor *sv, const void *task);
+
+/* What SIGINT does: every child cancelled, and supervise_run() returns
+ * -ECANCELED once they are reaped; a second call kills at once. Only from
+ * on_watch(). */
+void supervise_interrupt(struct supervisor *sv);
 
 /* supervise_run() with default options and max_parallel children. */
 int supervise(const struct supervisor_ops *ops, void *ctx, unsigned max_parallel);

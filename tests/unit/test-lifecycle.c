@@ -24,23 +24,33 @@ static const char *const expected[] = {
 	"pending refused refused",
 	"pending dispatch_failed failed",
 	"pending dependency_failed blocked",
+	"pending cancelled cancelled",
 	"running agent_completed completing",
 	"running no_changes no_changes",
 	"running rate_limited pending",
 	"running agent_failed failed",
 	"running interrupted interrupted",
 	"running resumed pending",
+	"running cancelled cancelled",
 	"completing no_changes no_changes",
 	"completing changes_failed failed",
 	"completing gates_failed failed",
 	"completing gates_passed merging",
 	"completing not_merged done",
+	"completing cancelled cancelled",
 	"merging merged done",
 	"merging conflict conflict",
 	"merging merge_failed failed",
 	"merging merge_postponed merging",
 	"interrupted resumed pending",
+	"interrupted cancelled cancelled",
+	"interrupted retried pending",
 	"blocked resumed pending",
+	"blocked cancelled cancelled",
+	"blocked retried pending",
+	"failed retried pending",
+	"conflict retried pending",
+	"cancelled retried pending",
 };
 
 static const char *expected_to(const char *from, const char *ev, char *buf, size_t size)
@@ -108,18 +118,26 @@ static void test_properties(void **state)
 	assert_int_equal(task_event_from_string(NULL), _TASK_EVENT_INVALID);
 	assert_null(task_event_to_string(_TASK_EVENT_MAX));
 	for (s = 0; s < _TASK_STATE_MAX; s++) {
-		bool any = false;
+		bool any = false, run = false;
 
-		for (ev = 0; ev < _TASK_EVENT_MAX; ev++)
-			any = any ||
-			      (int)lifecycle_next((enum task_state)s, (enum task_event)ev) >= 0;
-		/* a final state has no way out; blocked only resume's */
-		if (s == TASK_DONE || s == TASK_NO_CHANGES || s == TASK_FAILED ||
-		    s == TASK_REFUSED || s == TASK_CONFLICT)
+		for (ev = 0; ev < _TASK_EVENT_MAX; ev++) {
+			bool legal =
+				(int)lifecycle_next((enum task_state)s, (enum task_event)ev) >= 0;
+
+			any = any || legal;
+			/* the moves a run makes by itself (not a user's retry or
+			 * cancel) */
+			run = run || (legal && ev != TASK_EV_RETRIED && ev != TASK_EV_CANCELLED);
+		}
+		/* a final state has no way out; failed, conflict and cancelled
+		 * only a retry; blocked only resume's (or a retry, a cancel) */
+		if (s == TASK_DONE || s == TASK_NO_CHANGES || s == TASK_REFUSED)
 			assert_false(any);
 		else
 			assert_true(any);
-		assert_int_equal(lifecycle_terminal((enum task_state)s), !any || s == TASK_BLOCKED);
+		if (s == TASK_FAILED || s == TASK_CONFLICT || s == TASK_CANCELLED)
+			assert_false(run);
+		assert_int_equal(lifecycle_terminal((enum task_state)s), !run || s == TASK_BLOCKED);
 	}
 	/* every event leads somewhere from some state */
 	for (ev = 0; ev < _TASK_EVENT_MAX; ev++) {

@@ -151,6 +151,16 @@ struct run {
 	 * init ignores a SIGTERM it does not handle): test-contain.c tests the
 	 * other tiers */
 	enum contain_tier contain;
+	/* the watched fd (ops.on_watch): a pipe written to when the task
+	 * watch_on_start starts; on_watch cancels task watch_cancel (or
+	 * interrupts the loop with watch_interrupt) */
+	int watch_fds[2];
+	size_t watch_on_start;
+	size_t watch_cancel;
+	bool watch_interrupt;
+	bool watch_on_ready; /* on a line "ready" instead of the start */
+	unsigned watched;
+	int cancel_r[3]; /* supervise_cancel_task(): the task, again, a stranger */
 };
 
 static void task_init(struct task *t, int id)
@@ -226,6 +236,25 @@ static void on_start(void *ctx, void *task, const struct proc *p)
 		r->max_running = r->running;
 	if (r->signal_on_start)
 		raise(r->signal_on_start);
+	if (r->watch_fds[1] > 0 && !r->watch_on_ready && t == &r->tasks[r->watch_on_start])
+		assert_int_equal(write(r->watch_fds[1], "x", 1), 1);
+}
+
+static void on_watch(void *ctx, struct supervisor *sv)
+{
+	struct run *r = ctx;
+	char c;
+	int stranger;
+
+	assert_int_equal(read(r->watch_fds[0], &c, 1), 1);
+	r->watched++;
+	if (r->watch_interrupt) {
+		supervise_interrupt(sv);
+		return;
+	}
+	r->cancel_r[0] = supervise_cancel_task(sv, &r->tasks[r->watch_cancel]);
+	r->cancel_r[1] = supervise_cancel_task(sv, &r->tasks[r->watch_cancel]);
+	r->cancel_r[2] = supervise_cancel_task(sv, &stranger);
 }
 
 static void on_line(void *ctx, void *task, int stream, const char *line, size_t len)
@@ -243,6 +272,8 @@ static void on_line(void *ctx, void *task, int stream, const char *line, size_t 
 				raise(r->signal_on_line);
 			if (r->signal_on_line2)
 				raise(r->signal_on_line2);
+			if (r->watch_on_ready && r->watch_fds[1] > 0)
+				assert_int_equal(write(r->watch_fds[1], "x", 1), 1);
 		}
 	} else {
 		assert_int_equal(stream, 2);
@@ -332,6 +363,24 @@ static int run_tasks(struct run *r, unsigned parallel, size_t chunk)
 
 	for (i = 0; i < r->next; i++)
 		assert_true(r->tasks[i].exited);
+	return ret;
+}
+
+/* run_tasks() with the watched pipe and on_watch. */
+static int run_watched(struct run *r, unsigned parallel)
+{
+	struct supervisor_ops wops = ops;
+	struct supervisor_opts o = {.max_parallel = parallel};
+	struct diag d = {0};
+	int ret;
+
+	wops.on_watch = on_watch;
+	assert_int_equal(pipe2(r->watch_fds, O_CLOEXEC), 0);
+	o.watch_fd = r->watch_fds[0];
+	ret = supervise_run(&wops, r, &o, &d);
+	(void)close(r->watch_fds[0]);
+	(void)close(r->watch_fds[1]);
+	r->watch_fds[0] = r->watch_fds[1] = -1;
 	return ret;
 }
 
@@ -754,6 +803,61 @@ static void test_cancel_by_signal(void **state)
 	}
 }
 
+/* The watched fd: on_watch cancels one task by its handle (the cancel
+ * event of the table: TERM, grace, KILL), the other runs to its end and the
+ * loop returns 0, not -ECANCELED; a second cancel of it says -EALREADY, an
+ * unknown task -ESRCH. Then supervise_interrupt() stops everything as
+ * SIGINT does. */
+static void test_watch_cancel_task(void **state)
+{
+	struct run r;
+
+	(void)state;
+	new_run(&r, 2);
+	r.contain = CONTAIN_PGROUP;
+	task_args(&r.tasks[0], "sleep", "60000", END);
+	task_args(&r.tasks[1], "sleep", "300", "emit", "done", END);
+	r.watch_on_start = 1;
+	r.watch_cancel = 0;
+	assert_int_equal(run_watched(&r, 2), 0);
+	assert_int_equal(r.watched, 1);
+	assert_int_equal(r.cancel_r[0], 0);
+	assert_int_equal(r.cancel_r[1], -EALREADY);
+	assert_int_equal(r.cancel_r[2], -ESRCH);
+	assert_true(r.tasks[0].result.cancelled);
+	assert_int_equal(r.tasks[0].result.term_signal, SIGTERM);
+	assert_false(r.tasks[1].result.cancelled);
+	assert_int_equal(r.tasks[1].result.exit_code, 0);
+	assert_int_equal(r.tasks[1].out_lines, 1);
+	release_run(&r);
+
+	/* an ignore-term child: the grace, then SIGKILL to its group */
+	new_run(&r, 1);
+	r.contain = CONTAIN_PGROUP;
+	r.tasks[0].grace_ms = 100;
+	r.watch_on_ready = true;
+	task_args(&r.tasks[0], "ignore-term", "emit", "ready", "sleep", "60000", END);
+	assert_int_equal(run_watched(&r, 1), 0);
+	assert_int_equal(r.cancel_r[0], 0);
+	assert_true(r.tasks[0].result.cancelled);
+	assert_int_equal(r.tasks[0].result.term_signal, SIGKILL);
+	release_run(&r);
+
+	/* supervise_interrupt(): as a signal; the third task never starts */
+	new_run(&r, 3);
+	r.contain = CONTAIN_PGROUP;
+	task_args(&r.tasks[0], "sleep", "60000", END);
+	task_args(&r.tasks[1], "sleep", "60000", END);
+	task_args(&r.tasks[2], "emit", "never", END);
+	r.watch_on_start = 1;
+	r.watch_interrupt = true;
+	assert_int_equal(run_watched(&r, 2), -ECANCELED);
+	assert_int_equal(r.next, 2);
+	assert_true(r.tasks[0].result.cancelled);
+	assert_true(r.tasks[1].result.cancelled);
+	release_run(&r);
+}
+
 /* A task that is not ready yet (a retry waiting for its time) starts when
  * wake_in_ms says, while another still runs, and the loop waits for it even
  * when nothing runs. */
@@ -937,6 +1041,7 @@ int main(void)
 		cmocka_unit_test(test_flood_flat_memory),
 		cmocka_unit_test(test_cancel_by_signal),
 		cmocka_unit_test(test_wake_in_ms),
+		cmocka_unit_test(test_watch_cancel_task),
 		cmocka_unit_test(test_next_task_error),
 		cmocka_unit_test(test_orphans_reaped),
 		cmocka_unit_test(test_pdeathsig),

@@ -1,0 +1,65 @@
+/* What cmd-run.c shares with the other commands of a run (cmd-control.c):
+ * the opened repository, state, catalogue and audit chain of a run, and how
+ * a run's end is shown. */
+#ifndef BERNSTEIN_CLI_RUN_SESSION_H
+#define BERNSTEIN_CLI_RUN_SESSION_H
+
+#include <jansson.h>
+#include <limits.h>
+#include <stdbool.h>
+
+#include "cli/cli.h"
+#include "orch/run.h"
+#include "util/strvec.h"
+
+/* ---- the environment of a run ---- */
+
+struct session {
+	struct cli_ctx *ctx;
+	char cwd[PATH_MAX];
+	char *repo;
+	char self_exe[PATH_MAX];
+	char key_path[PATH_MAX]; /* the audit key, kept out of every sandbox */
+	struct strvec git_env;
+	struct catalog *cat;
+	struct orch_config *cfg;
+	struct state *st;
+	struct audit_chain *chain;
+	const char *key_file; /* --key-file, or NULL: the default key */
+	int lock_fd;	      /* ORCH_LOCK_FILE, held (orch_lock_take()); -1 none */
+	struct orch_env env;
+	/* the display */
+	bool tty;
+	size_t drawn; /* lines of the live table on screen */
+	struct row *rows;
+	size_t n_rows;
+};
+
+struct row {
+	char *id;
+	char *adapter;
+	char *state;
+	char *last;
+	int64_t started_ns;
+	int64_t ended_ns;
+	int64_t tokens;
+};
+
+/* Find the repository and open what a run needs. readonly: state only.
+ * Otherwise the run lock is taken before anything is written (state.db,
+ * the audit chain): a second `run` or `resume` is refused (exit 4) having
+ * recorded nothing. 0 or the exit code (the error printed). */
+int session_open(struct session *s, struct cli_ctx *ctx, bool readonly, bool need_chain,
+		 const char *key_file);
+void session_release(struct session *s);
+/* The display of a run's tasks and events (a table, lines or JSON lines). */
+void hooks_attach(struct session *s);
+/* Exit code for an errno from the orchestrator. */
+int exit_for(int r);
+int summary_exit(const struct orch_summary *sum);
+void print_summary(struct session *s, const struct orch_summary *sum);
+void print_resume_plan(struct cli_ctx *ctx, const struct resume_plan *rp, bool dry);
+/* One compact JSON line on ctx->out (o is consumed). */
+void print_json_line(struct cli_ctx *ctx, json_t *o);
+
+#endif
