@@ -5,6 +5,7 @@
  * added task is then resumed in the foreground. */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,7 +141,16 @@ static void wait_cancelled(const char *repo, const char *run_id, json_t *reply)
 		goto out;
 	while (left && time(NULL) < end) {
 		struct timespec ts = {.tv_sec = 0, .tv_nsec = CANCEL_POLL_NS};
+		struct run_row run = RUN_ROW_INIT;
+		bool gone;
 
+		/* a run that died meanwhile will not cancel anything */
+		run_row_init(&run);
+		gone = state_run_get(st, run_id, &run, NULL) < 0 || run.supervisor_pid <= 0 ||
+		       (kill((pid_t)run.supervisor_pid, 0) < 0 && errno == ESRCH);
+		run_row_release(&run);
+		if (gone)
+			break;
 		left = false;
 		json_array_foreach(tasks, i, t)
 		{

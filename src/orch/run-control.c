@@ -38,9 +38,14 @@ static void who_reason(const struct control_peer *who, const char *what, char *b
 /* t's cancel is done: its agent, gate or worktree command has ended. */
 void run_control_cancelled(struct loop *l, struct otask *t)
 {
+	/* the reason cancel_one() wrote: a copy, since the transition
+	 * replaces t->row.reason */
+	char *why = xstrdup(t->row.reason ? t->row.reason : "cancelled");
+
 	t->cancel_req = false;
 	t->live = false;
-	(void)run_transition(l, t, TASK_EV_CANCELLED, t->row.reason ? t->row.reason : "cancelled");
+	(void)run_transition(l, t, TASK_EV_CANCELLED, why);
+	free(why);
 }
 
 /* Why t cannot be cancelled now, or NULL. */
