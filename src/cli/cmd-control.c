@@ -405,7 +405,7 @@ const char cmd_stop_help[] =
 	"them. With --force the run stops as on Ctrl-C: every agent is stopped (SIGTERM,\n"
 	"the grace, SIGKILL), its task 'interrupted' (resume continues it), and the run\n"
 	"exits 130. Returns once the run has the request, not when it has ended\n"
-	"('bernstein attach' follows it). Audited (control.request).\n"
+	"('bernstein status' shows where it is). Audited (control.request).\n"
 	"\n"
 	"options:\n"
 	"  --force            stop every agent now (as Ctrl-C)\n"
