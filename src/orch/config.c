@@ -799,12 +799,42 @@ static int parse_modes(struct cctx *x, const struct ynode *n)
 	return 0;
 }
 
+/* retry: or fallback: (orch/retry.h) */
+static int parse_retry(struct cctx *x, const char *key, const struct ynode *v, const char *path,
+		       struct retry_policy *ret)
+{
+	if (strcmp(key, "retry") == 0)
+		return retry_get_yaml(&x->c->arena, x->doc, v, path, ret, x->reterr);
+	return retry_get_fallback(&x->c->arena, x->doc, v, path, ret, x->reterr);
+}
+
+/* max_retries and retry.max_attempts, retry_backoff and retry.backoff:
+ * one spelling each, the two kept in step */
+static int retry_legacy(struct cctx *x)
+{
+	const struct ynode *root = x->doc->root, *rv = ynode_get(root, "retry");
+	struct orch_config *c = x->c;
+
+	if (rv && ynode_get(root, "max_retries") && ynode_get(rv, "max_attempts"))
+		return orch_err(
+			x->doc, ynode_get(rv, "max_attempts"), x->reterr, "retry.max_attempts",
+			"give retry.max_attempts or its older spelling max_retries (attempts - 1), not both");
+	if (rv && ynode_get(root, "retry_backoff") && ynode_get(rv, "backoff"))
+		return orch_err(x->doc, ynode_get(rv, "backoff"), x->reterr, "retry.backoff",
+				"give retry.backoff or its older spelling retry_backoff, not both");
+	if (c->retry.max_attempts)
+		c->max_retries = c->retry.max_attempts - 1;
+	if (c->retry.has_backoff)
+		c->retry_backoff_s = c->retry.backoff_s;
+	return 0;
+}
+
 static int parse_role(struct cctx *x, const struct ynode *k, const struct ynode *v,
 		      struct role_policy *rp)
 {
-	static const char *const keys[] = {"adapter", "cli",	  "provider",	 "model",
-					   "effort",  "base_url", "api_key_env", "limits",
-					   "sandbox", "network",  NULL};
+	static const char *const keys[] = {
+		"adapter", "cli",     "provider", "model", "effort",   "base_url", "api_key_env",
+		"limits",  "sandbox", "network",  "retry", "fallback", NULL};
 	struct invocation_sampling s = {0};
 	char p[ORCH_PATH_MAX], pk[ORCH_PATH_MAX], q[80];
 	size_t i;
@@ -874,6 +904,8 @@ static int parse_role(struct cctx *x, const struct ynode *k, const struct ynode 
 		} else if (strcmp(key, "network") == 0) {
 			r = orch_get_network(x->doc, val, pk, &rp->network, x->reterr);
 			rp->has_network = r >= 0;
+		} else if (strcmp(key, "retry") == 0 || strcmp(key, "fallback") == 0) {
+			r = parse_retry(x, key, val, pk, &rp->retry);
 		} else {
 			r = orch_get_slot(x->doc, val, pk, SAMPLING_API_KEY_ENV, x->allowed, &s,
 					  x->reterr);
@@ -937,7 +969,8 @@ static int parse_config(struct cctx *x)
 		"merge",	 "mode",
 		"modes",	 "role_model_policy",
 		"sandbox",	 "limits",
-		"network",	 NULL,
+		"network",	 "retry",
+		"fallback",	 NULL,
 	};
 	const struct ynode *root = x->doc->root;
 	struct orch_config *c = x->c;
@@ -999,12 +1032,17 @@ static int parse_config(struct cctx *x)
 			r = parse_modes(x, v);
 		} else if (strcmp(key, "role_model_policy") == 0) {
 			r = parse_roles(x, v);
+		} else if (strcmp(key, "retry") == 0 || strcmp(key, "fallback") == 0) {
+			r = parse_retry(x, key, v, key, &c->retry);
 		} else {
 			r = 0; /* mode: once every mode is known */
 		}
 		if (r < 0)
 			return r;
 	}
+	r = retry_legacy(x);
+	if (r < 0)
+		return r;
 	if (ynode_get(root, "mode"))
 		return parse_mode(x, ynode_get(root, "mode"));
 	return 0;
