@@ -127,6 +127,24 @@ void run_report_task_json(struct state *st, const struct task_row *t, json_t *o)
 	free(err);
 }
 
+/* A task tried more than once: its attempts, adapter and model. */
+static void retry_text(struct cli_ctx *ctx, const struct task_row *t)
+{
+	const char *model;
+	json_t *o;
+
+	if (t->attempts < 2)
+		return;
+	o = json_object();
+	retry_fields(t, o);
+	model = json_string_value(json_object_get(o, "model"));
+	(void)fprintf(ctx->out, "    attempts: %lld (the last %lld on %s, model %s)\n",
+		      (long long)t->attempts,
+		      (long long)json_integer_value(json_object_get(o, "adapter_attempt")),
+		      t->adapter ? t->adapter : "-", model ? model : "its default");
+	json_decref(o);
+}
+
 static void problem_text(struct cli_ctx *ctx, const struct task_row *t)
 {
 	const char *log = orch_reason_gate_log(t->reason);
@@ -139,6 +157,7 @@ static void problem_text(struct cli_ctx *ctx, const struct task_row *t)
 		      n ? ": " : "", (int)n, t->reason ? t->reason : "");
 	if (log)
 		(void)fprintf(ctx->out, "    gate log: %s\n", log);
+	retry_text(ctx, t);
 	if (t->attempts > 0 && t->state != TASK_REFUSED && t->state != TASK_BLOCKED)
 		(void)fprintf(ctx->out, "    agent log: bernstein logs %s --run %s\n", t->id,
 			      t->run_id);

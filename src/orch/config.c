@@ -1278,6 +1278,17 @@ json_t *orch_limits_json(const struct contain_limits *l)
 	return o;
 }
 
+/* retry: and fallback: into o, each only when given */
+static void retry_json_set(json_t *o, const struct retry_policy *p)
+{
+	json_t *r = retry_policy_json(p), *f = retry_fallback_json(p);
+
+	if (r)
+		(void)json_object_set_new(o, "retry", r);
+	if (f)
+		(void)json_object_set_new(o, "fallback", f);
+}
+
 json_t *orch_config_json(const struct orch_config *c)
 {
 	json_t *o = json_object(), *pref = json_array(), *modes = json_object(),
@@ -1309,6 +1320,7 @@ json_t *orch_config_json(const struct orch_config *c)
 	if (c->network >= 0)
 		(void)json_object_set_new(o, "network",
 					  jstr(net_mode_to_string((enum net_mode)c->network)));
+	retry_json_set(o, &c->retry);
 	(void)json_object_set_new(o, "mode", jstr(c->mode));
 	for (i = 0; i < c->n_modes; i++) {
 		json_t *m = orch_slots_json(&c->modes[i].sampling);
@@ -1335,6 +1347,7 @@ json_t *orch_config_json(const struct orch_config *c)
 		if (rp->has_network)
 			(void)json_object_set_new(r, "network",
 						  jstr(net_mode_to_string(rp->network)));
+		retry_json_set(r, &rp->retry);
 		(void)json_object_set_new(roles, rp->role, r);
 	}
 	(void)json_object_set_new(o, "role_model_policy", roles);
@@ -1444,8 +1457,37 @@ static int yaml_field(struct sbuf *out, const char *key, const char *value, cons
 	return yaml_str(out, value);
 }
 
+/* retry: and fallback: of p as flow collections (JSON is YAML), each
+ * after sep when given; top: without max_attempts and backoff, which
+ * max_retries and retry_backoff carry. 0 or -ENOBUFS; *sep ", " after one. */
+static int retry_yaml(struct sbuf *out, const struct retry_policy *p, bool top, const char **sep)
+{
+	struct retry_policy q = *p;
+	json_t *j[2];
+	int r = 0, i;
+
+	if (top) {
+		q.max_attempts = 0;
+		q.has_backoff = false;
+	}
+	j[0] = retry_policy_json(&q);
+	j[1] = retry_fallback_json(&q);
+	for (i = 0; i < 2; i++) {
+		char *text = j[i] ? json_dumps(j[i], JSON_COMPACT) : NULL;
+
+		if (text && r == 0)
+			r = sbuf_addf(out, "%s%s: %s", *sep, i ? "fallback" : "retry", text);
+		if (text)
+			*sep = top ? "\n" : ", ";
+		free(text);
+		json_decref(j[i]);
+	}
+	return r;
+}
+
 int orch_config_to_yaml(const struct orch_config *c, struct sbuf *out)
 {
+	const char *top_sep;
 	size_t i, n;
 	int r = 0;
 
@@ -1497,6 +1539,8 @@ int orch_config_to_yaml(const struct orch_config *c, struct sbuf *out)
 	}
 	if (c->network >= 0)
 		TRY(sbuf_addf(out, "\nnetwork: %s", net_mode_to_string((enum net_mode)c->network)));
+	top_sep = "\n";
+	TRY(retry_yaml(out, &c->retry, true, &top_sep));
 	TRY(sbuf_adds(out, "\nmode: "));
 	TRY(yaml_str(out, c->mode));
 	TRY(sbuf_adds(out, "\n# built-in modes:"));
@@ -1550,8 +1594,11 @@ int orch_config_to_yaml(const struct orch_config *c, struct sbuf *out)
 				      sandbox_mode_to_string(rp->sandbox)));
 			sep = ", ";
 		}
-		if (rp->has_network)
+		if (rp->has_network) {
 			TRY(sbuf_addf(out, "%snetwork: %s", sep, net_mode_to_string(rp->network)));
+			sep = ", ";
+		}
+		TRY(retry_yaml(out, &rp->retry, false, &sep));
 		TRY(sbuf_adds(out, "}"));
 	}
 	TRY(sbuf_adds(out, "\n"));

@@ -91,7 +91,8 @@ tasks:
 EOF
 git_q add -A && git_q commit -q -m base
 
-expect_exit 1 "$KEY" "$BERNSTEIN" run --json plan.yaml
+expect_exit 1 "$KEY" "$BERNSTEIN" run plan.yaml
+expect_stdout_contains "attempts: 2 (the last 2 on flaky, model qa-two)" "the summary shows b's attempts, adapter and model"
 check "task a: three attempts, models small, medium, big in that order" sh -c \
 	"[ \"\$(tr '\n' ' ' <'$T/models-a')\" = 'small medium big ' ]"
 check "task b: two attempts (its own max_attempts), its role's models" sh -c \
