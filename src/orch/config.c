@@ -929,15 +929,24 @@ static int parse_mode(struct cctx *x, const struct ynode *n)
 static int parse_config(struct cctx *x)
 {
 	static const char *const keys[] = {
-		"adapter",	 "model",
-		"parallel",	 "timeout",
-		"kill_grace",	 "max_retries",
-		"retry_backoff", "preference",
-		"auto",		 "gates",
-		"merge",	 "mode",
-		"modes",	 "role_model_policy",
-		"sandbox",	 "limits",
-		"network",	 "worktree_setup",
+		"adapter",
+		"model",
+		"parallel",
+		"timeout",
+		"kill_grace",
+		"max_retries",
+		"retry_backoff",
+		"preference",
+		"auto",
+		"gates",
+		"merge",
+		"mode",
+		"modes",
+		"role_model_policy",
+		"sandbox",
+		"limits",
+		"network",
+		"worktree_setup",
 		NULL,
 	};
 	const struct ynode *root = x->doc->root;

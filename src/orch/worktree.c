@@ -893,8 +893,8 @@ static void ignored_of(const struct git_res *g, const struct strvec *cand, struc
 int git_worktreeinclude(const char *repo, const char *const *env, struct strvec *ret,
 			struct diag *reterr)
 {
-	static const char *const ls[] = {"ls-files", "-z", "--others", "--ignored",
-					 "--exclude-from=.worktreeinclude", NULL};
+	static const char *const ls[] = {
+		"ls-files", "-z", "--others", "--ignored", "--exclude-from=.worktreeinclude", NULL};
 	struct strvec args = STRVEC_INIT, cand = STRVEC_INIT;
 	struct git_res g;
 	struct sbuf sb = SBUF_INIT(SIZE_MAX);
