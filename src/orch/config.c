@@ -829,6 +829,19 @@ static int retry_legacy(struct cctx *x)
 	return 0;
 }
 
+/* the top level's retry: and fallback:, then their older spellings */
+static int retry_top(struct cctx *x)
+{
+	const struct ynode *root = x->doc->root, *v;
+	int r = 0;
+
+	if ((v = ynode_get(root, "retry")))
+		r = parse_retry(x, "retry", v, "retry", &x->c->retry);
+	if (r == 0 && (v = ynode_get(root, "fallback")))
+		r = parse_retry(x, "fallback", v, "fallback", &x->c->retry);
+	return r < 0 ? r : retry_legacy(x);
+}
+
 static int parse_role(struct cctx *x, const struct ynode *k, const struct ynode *v,
 		      struct role_policy *rp)
 {
@@ -961,16 +974,27 @@ static int parse_mode(struct cctx *x, const struct ynode *n)
 static int parse_config(struct cctx *x)
 {
 	static const char *const keys[] = {
-		"adapter",	 "model",
-		"parallel",	 "timeout",
-		"kill_grace",	 "max_retries",
-		"retry_backoff", "preference",
-		"auto",		 "gates",
-		"merge",	 "mode",
-		"modes",	 "role_model_policy",
-		"sandbox",	 "limits",
-		"network",	 "retry",
-		"fallback",	 NULL,
+		"adapter",
+		"model",
+		"parallel",
+		"timeout",
+		"kill_grace",
+		"max_retries",
+		"retry_backoff",
+		"preference",
+		"auto",
+		"gates",
+		"merge",
+		"mode",
+		"modes",
+		"role_model_policy",
+		"sandbox",
+		"limits",
+		"network",
+		"worktree_setup",
+		"retry",
+		"fallback",
+		NULL,
 	};
 	const struct ynode *root = x->doc->root;
 	struct orch_config *c = x->c;
@@ -1028,19 +1052,19 @@ static int parse_config(struct cctx *x)
 				c->network = (int)nm;
 		} else if (strcmp(key, "limits") == 0) {
 			r = orch_get_limits(x->doc, v, key, &c->limits, x->reterr);
+		} else if (strcmp(key, "worktree_setup") == 0) {
+			r = orch_get_wtsetup(&c->arena, x->doc, v, key, &c->wtsetup, x->reterr);
 		} else if (strcmp(key, "modes") == 0) {
 			r = parse_modes(x, v);
 		} else if (strcmp(key, "role_model_policy") == 0) {
 			r = parse_roles(x, v);
-		} else if (strcmp(key, "retry") == 0 || strcmp(key, "fallback") == 0) {
-			r = parse_retry(x, key, v, key, &c->retry);
 		} else {
-			r = 0; /* mode: once every mode is known */
+			r = 0; /* mode: once every mode is known; retry, fallback: below */
 		}
 		if (r < 0)
 			return r;
 	}
-	r = retry_legacy(x);
+	r = retry_top(x);
 	if (r < 0)
 		return r;
 	if (ynode_get(root, "mode"))
