@@ -98,13 +98,51 @@ static char *last_agent_error(struct state *st, const struct task_row *t)
 	return err;
 }
 
+/* Where t's retries stand (docs/runs.md, "Retries, escalation and
+ * fallback"), flat beside adapter and reason (the why): its attempt on the
+ * adapter in use, the model of its last attempt, its position in the
+ * fallback chain (0: the adapter routing chose). */
+static void retry_fields(const struct task_row *t, json_t *o)
+{
+	json_t *spec = t->spec ? json_loads(t->spec, 0, NULL) : NULL;
+	json_t *rs = json_object_get(spec, "retry_state");
+	json_int_t base = json_integer_value(json_object_get(rs, "base"));
+	const char *model = json_string_value(json_object_get(rs, "model"));
+
+	if (!model)
+		model = json_string_value(json_object_get(spec, "model"));
+	cli_jset(o, "adapter_attempt", json_integer(t->attempts - base));
+	cli_jset(o, "model", cli_jstr(model));
+	cli_jset(o, "fallback", json_integer(json_integer_value(json_object_get(rs, "at"))));
+	json_decref(spec);
+}
+
 void run_report_task_json(struct state *st, const struct task_row *t, json_t *o)
 {
 	char *err = last_agent_error(st, t);
 
+	retry_fields(t, o);
 	cli_jset(o, "agent_error", cli_jstr(err));
 	cli_jset(o, "gate_log", cli_jstr(orch_reason_gate_log(t->reason)));
 	free(err);
+}
+
+/* A task tried more than once: its attempts, adapter and model. */
+static void retry_text(struct cli_ctx *ctx, const struct task_row *t)
+{
+	const char *model;
+	json_t *o;
+
+	if (t->attempts < 2)
+		return;
+	o = json_object();
+	retry_fields(t, o);
+	model = json_string_value(json_object_get(o, "model"));
+	(void)fprintf(ctx->out, "    attempts: %lld (the last %lld on %s, model %s)\n",
+		      (long long)t->attempts,
+		      (long long)json_integer_value(json_object_get(o, "adapter_attempt")),
+		      t->adapter ? t->adapter : "-", model ? model : "its default");
+	json_decref(o);
 }
 
 static void problem_text(struct cli_ctx *ctx, const struct task_row *t)
@@ -119,6 +157,7 @@ static void problem_text(struct cli_ctx *ctx, const struct task_row *t)
 		      n ? ": " : "", (int)n, t->reason ? t->reason : "");
 	if (log)
 		(void)fprintf(ctx->out, "    gate log: %s\n", log);
+	retry_text(ctx, t);
 	if (t->attempts > 0 && t->state != TASK_REFUSED && t->state != TASK_BLOCKED)
 		(void)fprintf(ctx->out, "    agent log: bernstein logs %s --run %s\n", t->id,
 			      t->run_id);

@@ -799,12 +799,55 @@ static int parse_modes(struct cctx *x, const struct ynode *n)
 	return 0;
 }
 
+/* retry: or fallback: (orch/retry.h) */
+static int parse_retry(struct cctx *x, const char *key, const struct ynode *v, const char *path,
+		       struct retry_policy *ret)
+{
+	if (strcmp(key, "retry") == 0)
+		return retry_get_yaml(&x->c->arena, x->doc, v, path, ret, x->reterr);
+	return retry_get_fallback(&x->c->arena, x->doc, v, path, ret, x->reterr);
+}
+
+/* max_retries and retry.max_attempts, retry_backoff and retry.backoff:
+ * one spelling each, the two kept in step */
+static int retry_legacy(struct cctx *x)
+{
+	const struct ynode *root = x->doc->root, *rv = ynode_get(root, "retry");
+	struct orch_config *c = x->c;
+
+	if (rv && ynode_get(root, "max_retries") && ynode_get(rv, "max_attempts"))
+		return orch_err(
+			x->doc, ynode_get(rv, "max_attempts"), x->reterr, "retry.max_attempts",
+			"give retry.max_attempts or its older spelling max_retries (attempts - 1), not both");
+	if (rv && ynode_get(root, "retry_backoff") && ynode_get(rv, "backoff"))
+		return orch_err(x->doc, ynode_get(rv, "backoff"), x->reterr, "retry.backoff",
+				"give retry.backoff or its older spelling retry_backoff, not both");
+	if (c->retry.max_attempts)
+		c->max_retries = c->retry.max_attempts - 1;
+	if (c->retry.has_backoff)
+		c->retry_backoff_s = c->retry.backoff_s;
+	return 0;
+}
+
+/* the top level's retry: and fallback:, then their older spellings */
+static int retry_top(struct cctx *x)
+{
+	const struct ynode *root = x->doc->root, *v;
+	int r = 0;
+
+	if ((v = ynode_get(root, "retry")))
+		r = parse_retry(x, "retry", v, "retry", &x->c->retry);
+	if (r == 0 && (v = ynode_get(root, "fallback")))
+		r = parse_retry(x, "fallback", v, "fallback", &x->c->retry);
+	return r < 0 ? r : retry_legacy(x);
+}
+
 static int parse_role(struct cctx *x, const struct ynode *k, const struct ynode *v,
 		      struct role_policy *rp)
 {
-	static const char *const keys[] = {"adapter", "cli",	  "provider",	 "model",
-					   "effort",  "base_url", "api_key_env", "limits",
-					   "sandbox", "network",  NULL};
+	static const char *const keys[] = {
+		"adapter", "cli",     "provider", "model", "effort",   "base_url", "api_key_env",
+		"limits",  "sandbox", "network",  "retry", "fallback", NULL};
 	struct invocation_sampling s = {0};
 	char p[ORCH_PATH_MAX], pk[ORCH_PATH_MAX], q[80];
 	size_t i;
@@ -874,6 +917,8 @@ static int parse_role(struct cctx *x, const struct ynode *k, const struct ynode 
 		} else if (strcmp(key, "network") == 0) {
 			r = orch_get_network(x->doc, val, pk, &rp->network, x->reterr);
 			rp->has_network = r >= 0;
+		} else if (strcmp(key, "retry") == 0 || strcmp(key, "fallback") == 0) {
+			r = parse_retry(x, key, val, pk, &rp->retry);
 		} else {
 			r = orch_get_slot(x->doc, val, pk, SAMPLING_API_KEY_ENV, x->allowed, &s,
 					  x->reterr);
@@ -947,6 +992,8 @@ static int parse_config(struct cctx *x)
 		"limits",
 		"network",
 		"worktree_setup",
+		"retry",
+		"fallback",
 		NULL,
 	};
 	const struct ynode *root = x->doc->root;
@@ -1012,11 +1059,14 @@ static int parse_config(struct cctx *x)
 		} else if (strcmp(key, "role_model_policy") == 0) {
 			r = parse_roles(x, v);
 		} else {
-			r = 0; /* mode: once every mode is known */
+			r = 0; /* mode: once every mode is known; retry, fallback: below */
 		}
 		if (r < 0)
 			return r;
 	}
+	r = retry_top(x);
+	if (r < 0)
+		return r;
 	if (ynode_get(root, "mode"))
 		return parse_mode(x, ynode_get(root, "mode"));
 	return 0;
@@ -1252,6 +1302,17 @@ json_t *orch_limits_json(const struct contain_limits *l)
 	return o;
 }
 
+/* retry: and fallback: into o, each only when given */
+static void retry_json_set(json_t *o, const struct retry_policy *p)
+{
+	json_t *r = retry_policy_json(p), *f = retry_fallback_json(p);
+
+	if (r)
+		(void)json_object_set_new(o, "retry", r);
+	if (f)
+		(void)json_object_set_new(o, "fallback", f);
+}
+
 json_t *orch_config_json(const struct orch_config *c)
 {
 	json_t *o = json_object(), *pref = json_array(), *modes = json_object(),
@@ -1283,6 +1344,7 @@ json_t *orch_config_json(const struct orch_config *c)
 	if (c->network >= 0)
 		(void)json_object_set_new(o, "network",
 					  jstr(net_mode_to_string((enum net_mode)c->network)));
+	retry_json_set(o, &c->retry);
 	(void)json_object_set_new(o, "mode", jstr(c->mode));
 	for (i = 0; i < c->n_modes; i++) {
 		json_t *m = orch_slots_json(&c->modes[i].sampling);
@@ -1309,6 +1371,7 @@ json_t *orch_config_json(const struct orch_config *c)
 		if (rp->has_network)
 			(void)json_object_set_new(r, "network",
 						  jstr(net_mode_to_string(rp->network)));
+		retry_json_set(r, &rp->retry);
 		(void)json_object_set_new(roles, rp->role, r);
 	}
 	(void)json_object_set_new(o, "role_model_policy", roles);
@@ -1418,8 +1481,37 @@ static int yaml_field(struct sbuf *out, const char *key, const char *value, cons
 	return yaml_str(out, value);
 }
 
+/* retry: and fallback: of p as flow collections (JSON is YAML), each
+ * after sep when given; top: without max_attempts and backoff, which
+ * max_retries and retry_backoff carry. 0 or -ENOBUFS; *sep ", " after one. */
+static int retry_yaml(struct sbuf *out, const struct retry_policy *p, bool top, const char **sep)
+{
+	struct retry_policy q = *p;
+	json_t *j[2];
+	int r = 0, i;
+
+	if (top) {
+		q.max_attempts = 0;
+		q.has_backoff = false;
+	}
+	j[0] = retry_policy_json(&q);
+	j[1] = retry_fallback_json(&q);
+	for (i = 0; i < 2; i++) {
+		char *text = j[i] ? json_dumps(j[i], JSON_COMPACT) : NULL;
+
+		if (text && r == 0)
+			r = sbuf_addf(out, "%s%s: %s", *sep, i ? "fallback" : "retry", text);
+		if (text)
+			*sep = top ? "\n" : ", ";
+		free(text);
+		json_decref(j[i]);
+	}
+	return r;
+}
+
 int orch_config_to_yaml(const struct orch_config *c, struct sbuf *out)
 {
+	const char *top_sep;
 	size_t i, n;
 	int r = 0;
 
@@ -1471,6 +1563,8 @@ int orch_config_to_yaml(const struct orch_config *c, struct sbuf *out)
 	}
 	if (c->network >= 0)
 		TRY(sbuf_addf(out, "\nnetwork: %s", net_mode_to_string((enum net_mode)c->network)));
+	top_sep = "\n";
+	TRY(retry_yaml(out, &c->retry, true, &top_sep));
 	TRY(sbuf_adds(out, "\nmode: "));
 	TRY(yaml_str(out, c->mode));
 	TRY(sbuf_adds(out, "\n# built-in modes:"));
@@ -1524,8 +1618,11 @@ int orch_config_to_yaml(const struct orch_config *c, struct sbuf *out)
 				      sandbox_mode_to_string(rp->sandbox)));
 			sep = ", ";
 		}
-		if (rp->has_network)
+		if (rp->has_network) {
 			TRY(sbuf_addf(out, "%snetwork: %s", sep, net_mode_to_string(rp->network)));
+			sep = ", ";
+		}
+		TRY(retry_yaml(out, &rp->retry, false, &sep));
 		TRY(sbuf_adds(out, "}"));
 	}
 	TRY(sbuf_adds(out, "\n"));

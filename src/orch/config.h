@@ -14,7 +14,9 @@
  *   parallel: 4           global parallelism, 1..256
  *   timeout: 1800         seconds per task attempt, > 0
  *   kill_grace: 5         seconds between SIGTERM and SIGKILL, > 0
- *   max_retries: 2        retries after rate_limited, 0..20
+ *   max_retries: 2        retries after rate_limited, 0..20 (retry.max_attempts - 1)
+ *   retry: {max_attempts, on, backoff, models}   orch/retry.h
+ *   fallback: [adapters]  the adapters that take over a failing task (orch/retry.h)
  *   retry_backoff: 2      seconds before the first retry, doubled each retry, >= 0
  *                         (with jitter; the agent's retry hint wins: orch/meters.h)
  *   preference: [a, b]    routing preference order (adapter names)
@@ -44,6 +46,7 @@
 #include "orch/wtsetup.h"
 #include "proc/contain.h"
 #include "proc/netproxy.h"
+#include "orch/retry.h"
 #include "util/arena.h"
 #include "util/diag.h"
 #include "util/sbuf.h"
@@ -141,6 +144,7 @@ struct role_policy {
 	bool has_sandbox, has_network;
 	enum sandbox_mode sandbox;
 	enum net_mode network;
+	struct retry_policy retry; /* retry:, fallback: (orch/retry.h) */
 	unsigned line, col;
 };
 
@@ -156,6 +160,10 @@ struct orch_config {
 	double kill_grace_s;
 	int64_t max_retries;
 	double retry_backoff_s;
+	/* retry:, fallback: (orch/retry.h); max_attempts and backoff as given
+	 * there (max_retries and retry_backoff above are their legacy
+	 * spellings, kept in step) */
+	struct retry_policy retry;
 	struct strvec preference; /* adapter names, no duplicates */
 	/* auto: the agents adapter: auto tries, in order (no duplicates, never
 	 * mock or auto); orch_auto_default when not given */

@@ -26,6 +26,8 @@ static const char *const event_names[_TASK_EVENT_MAX] = {
 	[TASK_EV_RESUMED] = "resumed",
 	[TASK_EV_CANCELLED] = "cancelled",
 	[TASK_EV_RETRIED] = "retried",
+	[TASK_EV_RETRYING] = "retrying",
+	[TASK_EV_FALLBACK] = "fallback",
 };
 
 const char *task_event_to_string(enum task_event ev)
@@ -63,6 +65,8 @@ static const signed char next_state[_TASK_STATE_MAX][_TASK_EVENT_MAX] = {
 		[TASK_EV_INTERRUPTED]       = TO(INTERRUPTED),
 		[TASK_EV_RESUMED]           = TO(PENDING),
 		[TASK_EV_CANCELLED]         = TO(CANCELLED),
+		[TASK_EV_RETRYING]          = TO(PENDING),
+		[TASK_EV_FALLBACK]          = TO(PENDING),
 	},
 	[TASK_COMPLETING] = {
 		[TASK_EV_NO_CHANGES]        = TO(NO_CHANGES),

@@ -13,7 +13,8 @@
  *   running      agent_completed -> completing, no_changes -> no_changes,
  *                rate_limited -> pending, agent_failed -> failed,
  *                interrupted -> interrupted, resumed -> pending,
- *                cancelled -> cancelled
+ *                cancelled -> cancelled, retrying -> pending,
+ *                fallback -> pending
  *   completing   no_changes -> no_changes, changes_failed -> failed,
  *                gates_failed -> failed, gates_passed -> merging,
  *                not_merged -> done, cancelled -> cancelled
@@ -55,6 +56,8 @@ enum task_event {
 	TASK_EV_RESUMED,	   /* "resumed": bernstein resume sends it back to pending */
 	TASK_EV_CANCELLED,	   /* "cancelled": `bernstein cancel` */
 	TASK_EV_RETRIED,	   /* "retried": `bernstein retry` (or a dependency of it) */
+	TASK_EV_RETRYING,	   /* "retrying": its retry: policy gives it another attempt */
+	TASK_EV_FALLBACK,	   /* "fallback": the next adapter of its fallback: takes over */
 	_TASK_EVENT_MAX,
 	_TASK_EVENT_INVALID = -EINVAL,
 };

@@ -313,15 +313,17 @@ static void set_attachments(struct plan_task *t, const char **a, size_t n, const
 }
 
 static const char *const task_keys[] = {
-	"title",       "id",	   "prompt",	 "description", "role",	   "requires", "adapter",
-	"cli",	       "model",	   "effort",	 "depends_on",	"timeout", "gates",    "artifact",
-	"attachments", "sampling", "mcp_config", "sandbox",	"limits",  "network",  NULL,
+	"title",   "id",       "prompt",      "description", "role",	   "requires",
+	"adapter", "cli",      "model",	      "effort",	     "depends_on", "timeout",
+	"gates",   "artifact", "attachments", "sampling",    "mcp_config", "sandbox",
+	"limits",  "network",  "retry",	      "fallback",    NULL,
 };
 
 static const char *const step_keys[] = {
-	"title",       "goal",	   "id",	 "prompt",  "description", "role",    "requires",
-	"adapter",     "cli",	   "model",	 "effort",  "timeout",	   "gates",   "artifact",
-	"attachments", "sampling", "mcp_config", "sandbox", "limits",	   "network", NULL,
+	"title",    "goal",	"id",	       "prompt",   "description", "role",
+	"requires", "adapter",	"cli",	       "model",	   "effort",	  "timeout",
+	"gates",    "artifact", "attachments", "sampling", "mcp_config",  "sandbox",
+	"limits",   "network",	"retry",       "fallback", NULL,
 };
 
 /* Bernstein's step keys that have no effect here (documented in docs/plans.md). */
@@ -350,6 +352,30 @@ static void parse_confinement(struct pctx *x, const char *k, const struct ynode 
 	} else {
 		t->network = net_mode_to_string(nm);
 	}
+}
+
+/* sampling: (or mcp_config:), retry:, fallback: of a task */
+static void parse_extras(struct pctx *x, const struct ynode *m, const char *path,
+			 struct plan_task *t)
+{
+	char pk[ORCH_PATH_MAX];
+	const struct ynode *v;
+	const char *key;
+	struct diag d;
+
+	v = either(x, m, "sampling", "mcp_config", path, &key);
+	if (v)
+		parse_sampling(x, v, orch_path_key(pk, sizeof(pk), path, key), t);
+	diag_clear(&d);
+	if ((v = ynode_get(m, "retry")) &&
+	    retry_get_yaml(&x->p->arena, x->doc, v, orch_path_key(pk, sizeof(pk), path, "retry"),
+			   &t->retry, &d) < 0)
+		add(x, &d);
+	diag_clear(&d);
+	if ((v = ynode_get(m, "fallback")) &&
+	    retry_get_fallback(&x->p->arena, x->doc, v,
+			       orch_path_key(pk, sizeof(pk), path, "fallback"), &t->retry, &d) < 0)
+		add(x, &d);
 }
 
 /* the plan's defaults for what the task does not say */
@@ -432,9 +458,7 @@ static void parse_task(struct pctx *x, const struct ynode *m, const char *path, 
 			add(x, &d);
 	}
 
-	v = either(x, m, "sampling", "mcp_config", path, &key);
-	if (v)
-		parse_sampling(x, v, orch_path_key(pk, sizeof(pk), path, key), t);
+	parse_extras(x, m, path, t);
 
 	for (i = 0; i < m->n; i++) {
 		const char *k = m->keys[i]->str;

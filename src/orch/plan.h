@@ -27,6 +27,9 @@
  *       attachments: [shot.png]     workdir-relative files (images)
  *       sampling: {temperature: 0.2, base_url: ..., api_key_env: ...}
  *                                   (alias: mcp_config)
+ *       retry: {max_attempts: 3, on: [failed], backoff: 1, models: [a, b]}
+ *       fallback: [codex]           orch/retry.h: each key wins over the
+ *                                   role's and bernstein.yaml's
  *
  * and Bernstein's stages form (anchor-core §5.4): name, stages[{name,
  * steps[{title|goal, description, role, cli, model, ...}], depends_on:
@@ -47,6 +50,7 @@
 
 #include "adapter/invocation.h"
 #include "orch/config.h"
+#include "orch/retry.h"
 #include "route/requirements.h"
 #include "util/arena.h"
 #include "util/diag.h"
@@ -99,6 +103,7 @@ struct plan_task {
 	struct orch_gate *gates; /* extra gates after the configuration's */
 	size_t n_gates;
 	struct invocation_sampling sampling; /* the task's explicit slots */
+	struct retry_policy retry;	     /* retry:, fallback: (orch/retry.h) */
 	const char *path;		     /* "tasks[2]", "stages[0].steps[1]": for messages */
 	bool id_explicit;		     /* id: was given */
 	unsigned line, col;		     /* the task's mapping */

@@ -299,6 +299,9 @@ void run_complete(struct loop *l, struct otask *t)
 		(void)run_transition(l, t, TASK_EV_AGENT_FAILED, tampered);
 		return;
 	}
+	if (out != OUTCOME_COMPLETED && out != OUTCOME_NO_CHANGES &&
+	    run_retry_after(l, t, out, delay, why))
+		return;
 	switch (out) {
 	case OUTCOME_COMPLETED:
 		if (run_transition(l, t, TASK_EV_AGENT_COMPLETED, "the agent completed") == 0)
@@ -309,24 +312,11 @@ void run_complete(struct loop *l, struct otask *t)
 		run_remove_worktree(l, t, removed);
 		break;
 	case OUTCOME_RATE_LIMITED:
-		if (t->row.attempts <= e->cfg->max_retries) {
-			int64_t at = e->clk->now_ns(e->clk);
-
-			(void)clock_iso8601_utc(at + delay * 1000000, ts, sizeof(ts));
-			run_set_str(&t->row.retry_at, ts);
-			(void)snprintf(msg, sizeof(msg),
-				       "rate limited; retry %" PRId64 " of %" PRId64 " in %.1f s",
-				       t->row.attempts, e->cfg->max_retries,
-				       (double)delay / 1000.0);
-			orch_reason_with_agent_error(msg, sizeof(msg), t->att.agent_error);
-			(void)run_transition(l, t, TASK_EV_RATE_LIMITED, msg);
-		} else {
-			(void)snprintf(msg, sizeof(msg),
-				       "rate limited %" PRId64 " times; giving up",
-				       t->row.attempts);
-			orch_reason_with_agent_error(msg, sizeof(msg), t->att.agent_error);
-			(void)run_transition(l, t, TASK_EV_AGENT_FAILED, msg);
-		}
+		/* its retries spent (run_retry_after()) */
+		(void)snprintf(msg, sizeof(msg), "rate limited %" PRId64 " times; giving up",
+			       t->row.attempts - t->spec.chain_base);
+		orch_reason_with_agent_error(msg, sizeof(msg), t->att.agent_error);
+		(void)run_transition(l, t, TASK_EV_AGENT_FAILED, msg);
 		break;
 	case OUTCOME_TIMED_OUT:
 	case OUTCOME_KILLED:

@@ -171,6 +171,7 @@ static void retry_one(struct loop *l, struct otask *t, bool fresh, const char *r
 	if (fresh)
 		drop_checkout(l, t);
 	run_set_str(&t->row.retry_at, NULL);
+	run_retry_reset(l, t); /* its retries and fallbacks start over */
 	t->selected = true;
 	if (run_transition(l, t, TASK_EV_RETRIED, reason) == 0)
 		unblock(l, t->row.id);

@@ -51,6 +51,9 @@ static void routing_lists(const struct loop *l, const struct otask *t, struct st
 	size_t i;
 
 	*ret_explicit = false;
+	/* a fallback adapter took over (run-retry.c): it alone */
+	if (run_retry_adapter(l, t))
+		a = run_retry_adapter(l, t);
 	if (!a && rp)
 		a = rp->adapter;
 	if (!a && ap && autoroute_prepare(l->e, ap)) {
@@ -340,6 +343,8 @@ static int build_invocation(struct loop *l, struct otask *t, struct dispatch *dp
 	orch_config_slots(e->cfg, t->row.role, dp->entry->profile, &t->spec.sampling,
 			  &ir->sampling);
 	ir->model = t->spec.model ? t->spec.model : rp && rp->model ? rp->model : e->cfg->model;
+	if (run_retry_model(l, t)) /* escalation: attempt N's model */
+		ir->model = run_retry_model(l, t);
 	strvec_clear(&t->attachments);
 	for (i = 0; i < t->spec.n_attachments; i++)
 		strvec_pushf(&t->attachments, "%s/%s", t->row.worktree, t->spec.attachments[i]);
@@ -384,6 +389,7 @@ static int build_invocation(struct loop *l, struct otask *t, struct dispatch *dp
 			   msg);
 		return 0;
 	}
+	run_retry_note(l, t);
 	return DISPATCH_NEXT;
 }
 

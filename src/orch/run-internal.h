@@ -18,6 +18,8 @@
  *   run-sandbox.c   a task's sandbox tier, policy and confined process spec
  *   run-control.c   cancel, stop, retry, add-task from another shell: the
  *                   control channel's requests (orch/control.h)
+ *   run-retry.c     retries, escalation models and fallback adapters of a
+ *                   task whose attempt did not complete (orch/retry.h)
  *   run-task.c      the shared core: the loop loaded, a task's transition
  *                   on the lifecycle table, audit records, small helpers
  *
@@ -29,9 +31,10 @@
  * process -> outcome -> completion -> merge without coming back):
  *
  *   run.c          -> dispatch, complete, repair, cleanup, sandbox, control, task
- *   run-control.c  -> cleanup, task
- *   run-dispatch.c -> resume (the fallback prompt), sandbox, task
- *   run-complete.c -> merge, cleanup, sandbox, task
+ *   run-control.c  -> cleanup, retry, task
+ *   run-dispatch.c -> resume (the fallback prompt), sandbox, retry, task
+ *   run-complete.c -> merge, cleanup, sandbox, retry, task
+ *   run-retry.c    -> sandbox, task
  *   run-merge.c    -> cleanup, task
  *   run-repair.c   -> cleanup, task
  *   run-resume.c   -> sandbox, task
@@ -49,6 +52,7 @@
 #include <stdint.h>
 
 #include "adapter/invocation.h"
+#include "adapter/outcome.h"
 #include "orch/agentrun.h"
 #include "orch/checkout.h"
 #include "orch/confine.h"
@@ -210,6 +214,28 @@ void run_control_start(struct loop *l, struct supervisor_ops *ops, struct superv
 void run_control_cancelled(struct loop *l, struct otask *t);
 bool run_deps_state(const struct loop *l, const struct otask *t, bool *ret_blocked);
 void run_gates_clear(struct otask *t);
+
+/* run-retry.c: the retry: and fallback: that apply to t (task > role >
+ * bernstein.yaml); the fallback adapter in use (NULL: routing decides as
+ * for a first attempt); the model of t's next attempt (NULL: no escalation
+ * models: the task's, role's or bernstein.yaml's); after an invocation is
+ * built, its model noted in the spec; after `bernstein retry`, the chain
+ * starts over; after an attempt ended with out (not completed, not
+ * no_changes): true when a retry or fallback moved t on (false: the
+ * outcome's usual end). delay_ms is the adapter's rate-limit wait. */
+struct retry_resolved;
+void run_retry_policy(const struct loop *l, const struct otask *t, struct retry_resolved *ret);
+const char *run_retry_adapter(const struct loop *l, const struct otask *t);
+const char *run_retry_model(const struct loop *l, const struct otask *t);
+void run_retry_note(struct loop *l, struct otask *t);
+void run_retry_reset(struct loop *l, struct otask *t);
+bool run_retry_after(struct loop *l, struct otask *t, enum outcome out, int64_t delay_ms,
+		     const char *why);
+/* Before a run is recorded: every fallback adapter a task may get is in
+ * the catalogue with a profile, and passes a model when models escalate
+ * (so is the task's own adapter, when it names one). -EINVAL at the
+ * entry's FILE:LINE:COL. */
+int run_retry_check(const struct orch_env *e, const struct plan *plan, struct diag *reterr);
 
 /* run-repair.c */
 int run_repair_locks(struct loop *l, int64_t locked_ns, struct diag *reterr);

@@ -39,6 +39,9 @@ int orch_run_create(struct orch_env *e, const struct plan *plan, const char *pla
 		diag_set(reterr, e->repo, 0, 0, "a run is recorded only under %s", ORCH_LOCK_FILE);
 		return -EINVAL;
 	}
+	r = run_retry_check(e, plan, reterr); /* fallback: and retry.models, up front */
+	if (r < 0)
+		return r;
 	r = git_head(e->repo, e->git_env, &branch, &commit, reterr);
 	if (r < 0)
 		return r;

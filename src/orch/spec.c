@@ -93,6 +93,12 @@ void spec_from_plan(const struct plan *p, size_t i, struct task_spec *ret)
 	ret->sampling = t->sampling;
 	ret->sampling.base_url = dup(ret, t->sampling.base_url);
 	ret->sampling.api_key_env = dup(ret, t->sampling.api_key_env);
+	ret->retry = t->retry;
+	ret->retry.fallback_lines = ret->retry.fallback_cols = NULL;
+	if (t->retry.models)
+		ret->retry.models = dupv(ret, t->retry.models, t->retry.n_models);
+	if (t->retry.fallback)
+		ret->retry.fallback = dupv(ret, t->retry.fallback, t->retry.n_fallback);
 	ret->line = t->line;
 	ret->col = t->col;
 }
@@ -126,7 +132,7 @@ static json_t *jstrs(const char *const *v, size_t n)
 
 json_t *spec_to_json(const struct task_spec *s)
 {
-	json_t *o = json_object();
+	json_t *o = json_object(), *rj;
 
 	(void)json_object_set_new(o, "id", jstr(s->id));
 	(void)json_object_set_new(o, "title", jstr(s->title));
@@ -154,6 +160,15 @@ json_t *spec_to_json(const struct task_spec *s)
 	(void)json_object_set_new(o, "gates", orch_gates_json(s->gates, s->n_gates));
 	(void)json_object_set_new(o, "sampling", orch_slots_json(&s->sampling));
 	(void)json_object_set_new(o, "stage", jstr(s->stage));
+	if ((rj = retry_policy_json(&s->retry)))
+		(void)json_object_set_new(o, "retry", rj);
+	if (s->retry.fallback)
+		(void)json_object_set_new(o, "fallback", retry_fallback_json(&s->retry));
+	if (s->chain_at || s->chain_base || s->chain_model)
+		(void)json_object_set_new(
+			o, "retry_state",
+			json_pack("{s:I, s:I, s:o}", "at", (json_int_t)s->chain_at, "base",
+				  (json_int_t)s->chain_base, "model", jstr(s->chain_model)));
 	(void)json_object_set_new(o, "line", json_integer(s->line));
 	(void)json_object_set_new(o, "column", json_integer(s->col));
 	return o;
@@ -465,6 +480,32 @@ static int k_position(struct task_spec *s, const char *key, const json_t *v, str
 	return 0;
 }
 
+static int k_retry(struct task_spec *s, const char *key, const json_t *v, struct diag *reterr)
+{
+	char msg[160];
+	int r = strcmp(key, "retry") == 0
+			? retry_policy_parse_json(&s->arena, v, &s->retry, msg, sizeof(msg))
+			: retry_fallback_parse_json(&s->arena, v, &s->retry, msg, sizeof(msg));
+
+	return r < 0 ? bad(reterr, key, msg) : 0;
+}
+
+static int k_retry_state(struct task_spec *s, const char *key, const json_t *v, struct diag *reterr)
+{
+	json_t *at = json_object_get(v, "at"), *base = json_object_get(v, "base");
+	json_t *model = json_object_get(v, "model");
+
+	if (!json_is_object(v) || json_object_size(v) != 3 || !json_is_integer(at) ||
+	    json_integer_value(at) < 0 || json_integer_value(at) > RETRY_MAX_FALLBACK ||
+	    !json_is_integer(base) || json_integer_value(base) < 0 ||
+	    (!json_is_null(model) && !json_is_string(model)))
+		return bad(reterr, key, "not {at, base: integers >= 0, model: string or null}");
+	s->chain_at = (size_t)json_integer_value(at);
+	s->chain_base = json_integer_value(base);
+	s->chain_model = json_is_string(model) ? dup(s, json_string_value(model)) : NULL;
+	return 0;
+}
+
 #define STR_KEY(k)                                                                                 \
 	{                                                                                          \
 #k, NULL, offsetof(struct task_spec, k)                                            \
@@ -490,6 +531,9 @@ static const struct spec_key spec_keys[] = {
 	{"limits", k_limits, 0},
 	{"gates", k_gates, 0},
 	{"sampling", k_sampling, 0},
+	{"retry", k_retry, 0},
+	{"fallback", k_retry, 0},
+	{"retry_state", k_retry_state, 0},
 	{"line", k_position, 0},
 	{"column", k_position, 0},
 };

@@ -24,6 +24,15 @@
  *                                        top_k, max_tokens: integer;
  *                                        base_url, api_key_env: string}
  *                                       (a null value is as absent)
+ *   retry                               {max_attempts, on, backoff, models}
+ *                                       (only the parts given; orch/retry.h)
+ *   fallback                            array of adapter names
+ *   retry_state                         {at: the position in the chain of
+ *                                        adapters (0: routing's choice, i:
+ *                                        fallback[i-1]), base: the task's
+ *                                        attempts before the first on it,
+ *                                        model: the last attempt's model or
+ *                                        null} (absent: all 0)
  *   line, column                        integers >= 0 (where the plan had it)
  *
  * spec_parse() is strict: an unknown key, a value of the wrong type or out
@@ -40,6 +49,7 @@
 #include "adapter/invocation.h"
 #include "orch/config.h"
 #include "orch/plan.h"
+#include "orch/retry.h"
 #include "proc/contain.h"
 #include "proc/netproxy.h"
 #include "proc/sandbox.h"
@@ -71,6 +81,12 @@ struct task_spec {
 	struct orch_gate *gates;      /* after the configuration's */
 	size_t n_gates;
 	struct invocation_sampling sampling; /* the task's explicit slots (strings in arena) */
+	struct retry_policy retry;	     /* the task's own retry:, fallback: */
+	/* where its retries stand (run-retry.c): the adapter of the chain in
+	 * use, the attempts before its first, the model of the last attempt */
+	size_t chain_at;
+	int64_t chain_base;
+	const char *chain_model;
 	unsigned line, col;
 };
 

@@ -32,6 +32,8 @@ static const char *const expected[] = {
 	"running interrupted interrupted",
 	"running resumed pending",
 	"running cancelled cancelled",
+	"running retrying pending",
+	"running fallback pending",
 	"completing no_changes no_changes",
 	"completing changes_failed failed",
 	"completing gates_failed failed",
