@@ -9,15 +9,15 @@
 #include "util/yaml.h"
 
 static const struct yfield fields[] = {
-	{"name", YT_STR, YF_REQUIRED},
-	{"binary", YT_STR, 0},
-	{"args", YT_STRLIST, 0},
-	{"max_parallel_workers", YT_INT, 0},
-	{"vision", YT_BOOL, 0},
-	{"strategy", YT_MAP, 0},
-	{"steps", YT_SEQ, 0},
-	{"extra", YT_ANY, 0},
-	{NULL, 0, 0},
+	{"name", YT_STR, YF_REQUIRED, NULL, NULL},
+	{"binary", YT_STR, 0, NULL, NULL},
+	{"args", YT_STRLIST, 0, NULL, NULL},
+	{"max_parallel_workers", YT_INT, 0, NULL, NULL},
+	{"vision", YT_BOOL, 0, NULL, NULL},
+	{"strategy", YT_MAP, 0, NULL, NULL},
+	{"steps", YT_SEQ, 0, NULL, NULL},
+	{"extra", YT_ANY, 0, NULL, NULL},
+	{NULL, 0, 0, NULL, NULL},
 };
 
 static const char *const modes[] = {"flag", "flag-pair", "subcommand", "unsupported", NULL};

@@ -383,31 +383,31 @@ struct transcript *transcript_free(struct transcript *t)
 /* ---- loading ---- */
 
 static const struct yfield top_fields[] = {
-	{"name", YT_STR, YF_REQUIRED},
-	{"adapter_class", YT_STR, YF_REQUIRED},
-	{"ctor_kwargs", YT_MAP, YF_REQUIRED},
-	{"steps", YT_SEQ, YF_REQUIRED},
-	{NULL, 0, 0},
+	{"name", YT_STR, YF_REQUIRED, NULL, NULL},
+	{"adapter_class", YT_STR, YF_REQUIRED, NULL, NULL},
+	{"ctor_kwargs", YT_MAP, YF_REQUIRED, NULL, NULL},
+	{"steps", YT_SEQ, YF_REQUIRED, NULL, NULL},
+	{NULL, 0, 0, NULL, NULL},
 };
 
 static const struct yfield kwargs_fields[] = {
-	{"registry_name", YT_STR, YF_REQUIRED},
-	{"display_name", YT_STR, YF_REQUIRED},
-	{"binary", YT_STR, YF_REQUIRED},
-	{"subcommands", YT_STRLIST, YF_REQUIRED},
-	{"model_flag", YT_ANY, YF_REQUIRED}, /* a string or null */
-	{"prompt_flag", YT_ANY, YF_REQUIRED},
-	{"prompt_positional", YT_BOOL, YF_REQUIRED},
-	{"extra_args", YT_STRLIST, YF_REQUIRED},
-	{"env_passthrough", YT_STRLIST, YF_REQUIRED},
-	{NULL, 0, 0},
+	{"registry_name", YT_STR, YF_REQUIRED, NULL, NULL},
+	{"display_name", YT_STR, YF_REQUIRED, NULL, NULL},
+	{"binary", YT_STR, YF_REQUIRED, NULL, NULL},
+	{"subcommands", YT_STRLIST, YF_REQUIRED, NULL, NULL},
+	{"model_flag", YT_ANY, YF_REQUIRED, NULL, NULL}, /* a string or null */
+	{"prompt_flag", YT_ANY, YF_REQUIRED, NULL, NULL},
+	{"prompt_positional", YT_BOOL, YF_REQUIRED, NULL, NULL},
+	{"extra_args", YT_STRLIST, YF_REQUIRED, NULL, NULL},
+	{"env_passthrough", YT_STRLIST, YF_REQUIRED, NULL, NULL},
+	{NULL, 0, 0, NULL, NULL},
 };
 
 static const struct yfield step_fields[] = {
-	{"prompt", YT_STR, YF_REQUIRED},
-	{"model", YT_ANY, YF_REQUIRED}, /* a string or null */
-	{"inner_argv", YT_STRLIST, YF_REQUIRED},
-	{NULL, 0, 0},
+	{"prompt", YT_STR, YF_REQUIRED, NULL, NULL},
+	{"model", YT_ANY, YF_REQUIRED, NULL, NULL}, /* a string or null */
+	{"inner_argv", YT_STRLIST, YF_REQUIRED, NULL, NULL},
+	{NULL, 0, 0, NULL, NULL},
 };
 
 /* A string or null: *ret is a copy in arena, or NULL. */
