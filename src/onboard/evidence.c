@@ -128,12 +128,6 @@ int evidence_load_buf(const char *source, const char *buf, size_t len, struct ev
 	if (r < 0)
 		goto out;
 	root = doc->root;
-	if (root->kind != YNODE_MAP) {
-		yaml_diag(doc, root, reterr, "evidence: expected a mapping, got %s",
-			  ynode_describe(root));
-		r = -EINVAL;
-		goto out;
-	}
 	r = yaml_check_map(doc, root, evidence_fields, "evidence", reterr);
 	if (r < 0)
 		goto out;
