@@ -20,19 +20,6 @@
 #include "util/yaml.h"
 #include "util/yschema.h"
 
-/* Until plan.c is converted: the names these had before util/yschema.h. */
-#define ORCH_PATH_MAX	 YAML_PATH_MAX
-#define orch_err	 yaml_field_err
-#define orch_path_key	 yaml_path_key
-#define orch_path_index	 yaml_path_index
-#define orch_quote	 yaml_quote
-#define orch_describe	 yaml_describe
-#define orch_is_str	 yaml_is_str
-#define orch_get_str	 yaml_value_str
-#define orch_get_number	 yaml_value_number
-#define orch_get_int	 yaml_value_int
-#define orch_get_strlist yaml_value_strlist
-
 /* yaml_check_keys() with the first problem into reterr: unknown keys, with
  * what = the path of the map ("role_model_policy.backend"; the top level
  * passes a word). */

@@ -148,10 +148,7 @@ void ycheck_add(struct ycheck *c, const struct diag *d)
 	c->found++;
 }
 
-static void vproblem(struct ycheck *c, const struct ynode *at, const char *path, const char *fmt,
-		     va_list ap) __attribute__((format(printf, 4, 0)));
-
-static void vproblem(struct ycheck *c, const struct ynode *at, const char *path, const char *fmt,
+void ycheck_vproblem(struct ycheck *c, const struct ynode *at, const char *path, const char *fmt,
 		     va_list ap)
 {
 	char msg[sizeof(((struct diag *)NULL)->msg)];
@@ -168,7 +165,7 @@ int ycheck_problem(struct ycheck *c, const struct ynode *at, const char *path, c
 	va_list ap;
 
 	va_start(ap, fmt);
-	vproblem(c, at, path, fmt, ap);
+	ycheck_vproblem(c, at, path, fmt, ap);
 	va_end(ap);
 	return -EINVAL;
 }

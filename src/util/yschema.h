@@ -23,6 +23,7 @@
 #ifndef BERNSTEIN_UTIL_YSCHEMA_H
 #define BERNSTEIN_UTIL_YSCHEMA_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -91,6 +92,8 @@ void ycheck_add(struct ycheck *c, const struct diag *d);
  * MESSAGE", or MESSAGE alone when path is NULL or empty. Returns -EINVAL. */
 int ycheck_problem(struct ycheck *c, const struct ynode *at, const char *path, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+void ycheck_vproblem(struct ycheck *c, const struct ynode *at, const char *path, const char *fmt,
+		     va_list ap) __attribute__((format(printf, 4, 0)));
 
 /* Check node against fields[] (ended by a {NULL} entry). path names the
  * map: its dotted field path ("" for the document's root) in YCHECK_FIELD,
