@@ -171,22 +171,22 @@ const struct matrix_row *catalog_matrix_find(const struct catalog *cat, const ch
 /* ---- parsing ---- */
 
 static const struct yfield strategy_fields[] = {
-	{"resume", YT_STR, YF_REQUIRED},
-	{"dangerous_mode", YT_STR, YF_REQUIRED},
-	{"event_channel", YT_STR, YF_REQUIRED},
-	{"output_mode", YT_STR, 0},
-	{"session_state", YT_STR, 0},
-	{"note", YT_STR, 0},
-	{NULL, 0, 0},
+	{"resume", YT_STR, YF_REQUIRED, NULL, NULL},
+	{"dangerous_mode", YT_STR, YF_REQUIRED, NULL, NULL},
+	{"event_channel", YT_STR, YF_REQUIRED, NULL, NULL},
+	{"output_mode", YT_STR, 0, NULL, NULL},
+	{"session_state", YT_STR, 0, NULL, NULL},
+	{"note", YT_STR, 0, NULL, NULL},
+	{NULL, 0, 0, NULL, NULL},
 };
 
 static const struct yfield registry_fields[] = {
-	{"display_name", YT_STR, YF_REQUIRED},
-	{"binary", YT_STR, 0},
-	{"version_args", YT_STRLIST, 0},
-	{"builtin", YT_BOOL, 0},
-	{"strategy", YT_MAP, 0},
-	{NULL, 0, 0},
+	{"display_name", YT_STR, YF_REQUIRED, NULL, NULL},
+	{"binary", YT_STR, 0, NULL, NULL},
+	{"version_args", YT_STRLIST, 0, NULL, NULL},
+	{"builtin", YT_BOOL, 0, NULL, NULL},
+	{"strategy", YT_MAP, 0, NULL, NULL},
+	{NULL, 0, 0, NULL, NULL},
 };
 
 static struct catalog_origin origin_of(const char *file, const struct ynode *n)
@@ -407,9 +407,9 @@ static int check_conflict(const struct catalog *cat, const struct ydoc *doc,
 }
 
 static const struct yfield use_case_fields[] = {
-	{"summary", YT_STR, YF_REQUIRED},
-	{"install", YT_STR, YF_REQUIRED},
-	{NULL, 0, 0},
+	{"summary", YT_STR, YF_REQUIRED, NULL, NULL},
+	{"install", YT_STR, YF_REQUIRED, NULL, NULL},
+	{NULL, 0, 0, NULL, NULL},
 };
 
 static int parse_use_case(const struct ydoc *doc, const struct ynode *key, const struct ynode *val,
@@ -464,7 +464,8 @@ static int parse_doc(struct catalog *cat, enum catalog_kind kind, const struct y
 		     struct parsed *out, struct diag *reterr)
 {
 	const char *top = kind == CATALOG_KIND_USE_CASES ? "agents" : "adapters";
-	const struct yfield fields[] = {{top, YT_MAP, YF_REQUIRED}, {NULL, 0, 0}};
+	const struct yfield fields[] = {{top, YT_MAP, YF_REQUIRED, NULL, NULL},
+					{NULL, 0, 0, NULL, NULL}};
 	const struct ynode *adapters;
 	const char *file;
 	size_t i;

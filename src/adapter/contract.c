@@ -59,36 +59,36 @@ bool contract_name_valid(const char *name)
 /* ---- loading ---------------------------------------------------------------- */
 
 static const struct yfield contract_fields[] = {
-	{"adapter", YT_STR, 0},
-	{"binary", YT_STR, 0},
-	{"install", YT_MAP, 0},
-	{"auth", YT_MAP, 0},
-	{"required_flags", YT_STRLIST, 0},
-	{"required_subcommands", YT_STRLIST, 0},
-	{"help_command", YT_STRLIST, 0},
-	{"expected_models", YT_MAP, 0},
-	{"session_id_flag", YT_ANY, 0},
-	{NULL, YT_ANY, 0},
+	{"adapter", YT_STR, 0, NULL, NULL},
+	{"binary", YT_STR, 0, NULL, NULL},
+	{"install", YT_MAP, 0, NULL, NULL},
+	{"auth", YT_MAP, 0, NULL, NULL},
+	{"required_flags", YT_STRLIST, 0, NULL, NULL},
+	{"required_subcommands", YT_STRLIST, 0, NULL, NULL},
+	{"help_command", YT_STRLIST, 0, NULL, NULL},
+	{"expected_models", YT_MAP, 0, NULL, NULL},
+	{"session_id_flag", YT_ANY, 0, NULL, NULL},
+	{NULL, YT_ANY, 0, NULL, NULL},
 };
 
 static const struct yfield install_fields[] = {
-	{"method", YT_STR, 0},
-	{"spec", YT_STR, 0},
-	{NULL, YT_ANY, 0},
+	{"method", YT_STR, 0, NULL, NULL},
+	{"spec", YT_STR, 0, NULL, NULL},
+	{NULL, YT_ANY, 0, NULL, NULL},
 };
 
 static const struct yfield auth_fields[] = {
-	{"required_for_help", YT_BOOL, 0},
-	{"required_for_models", YT_BOOL, 0},
-	{"secret_env", YT_ANY, 0},
-	{"basis", YT_STR, 0},
-	{NULL, YT_ANY, 0},
+	{"required_for_help", YT_BOOL, 0, NULL, NULL},
+	{"required_for_models", YT_BOOL, 0, NULL, NULL},
+	{"secret_env", YT_ANY, 0, NULL, NULL},
+	{"basis", YT_STR, 0, NULL, NULL},
+	{NULL, YT_ANY, 0, NULL, NULL},
 };
 
 static const struct yfield models_fields[] = {
-	{"command", YT_STRLIST, 0},
-	{"required_present", YT_STRLIST, 0},
-	{NULL, YT_ANY, 0},
+	{"command", YT_STRLIST, 0, NULL, NULL},
+	{"required_present", YT_STRLIST, 0, NULL, NULL},
+	{NULL, YT_ANY, 0, NULL, NULL},
 };
 
 static const char **empty_list(struct arena *a)

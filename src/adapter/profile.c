@@ -201,163 +201,28 @@ static int oerr(struct diag *reterr, const char *file, const struct catalog_orig
 	return -EINVAL;
 }
 
-/* User text in a message: at most 64 bytes, control characters as '?'. */
-static const char *quote(char *buf, size_t size, const char *s)
-{
-	size_t i, o = 0;
-
-	for (i = 0; s[i] && o + 4 < size; i++) {
-		unsigned char ch = (unsigned char)s[i];
-
-		if (i >= 64) {
-			buf[o++] = '.';
-			buf[o++] = '.';
-			buf[o++] = '.';
-			break;
-		}
-		buf[o++] = (ch < 0x20 || ch == 0x7f) ? '?' : (char)ch;
-	}
-	buf[o] = '\0';
-	return buf;
-}
-
-#define Q(buf, s) quote(buf, sizeof(buf), s)
-
-/* path.key and path[i] (truncated when they do not fit, which only shortens
- * a message). */
-static void join_path(char *buf, size_t size, const char *path, const char *key)
-{
-	if (snprintf(buf, size, "%s%s%s", path, path[0] ? "." : "", key) < 0)
-		buf[0] = '\0';
-}
-
-static void index_path(char *buf, size_t size, const char *path, size_t i)
-{
-	if (snprintf(buf, size, "%s[%zu]", path, i) < 0)
-		buf[0] = '\0';
-}
+#define Q(buf, s) yaml_quote(buf, sizeof(buf), s)
 
 /* ---- schema ---- */
 
-struct pfield {
-	const char *key;
-	enum ytype type;
-	bool required;
-};
-
-static bool is_str(const struct ynode *n)
-{
-	return n && n->kind == YNODE_SCALAR && !ynode_is_null(n);
-}
-
-static int type_check(struct pctx *c, const struct ynode *v, const char *path, enum ytype t)
-{
-	int64_t iv;
-	bool b;
-	size_t i;
-	int r;
-
-	switch (t) {
-	case YT_STR:
-		if (is_str(v))
-			return 0;
-		break;
-	case YT_BOOL:
-		if (ynode_bool(v, &b) == 0)
-			return 0;
-		break;
-	case YT_INT:
-		r = ynode_int(v, &iv);
-		if (r == -ERANGE)
-			return perr(c, v, path, "integer out of range");
-		if (r == 0)
-			return 0;
-		break;
-	case YT_MAP:
-		if (v->kind == YNODE_MAP)
-			return 0;
-		break;
-	case YT_SEQ:
-		if (v->kind == YNODE_SEQ)
-			return 0;
-		break;
-	case YT_STRLIST:
-		if (v->kind != YNODE_SEQ)
-			break;
-		for (i = 0; i < v->n; i++)
-			if (!is_str(v->items[i])) {
-				char ip[160];
-
-				index_path(ip, sizeof(ip), path, i);
-				return perr(c, v->items[i], ip, "expected a string, got %s",
-					    ynode_describe(v->items[i]));
-			}
-		return 0;
-	case YT_ANY:
-		return 0;
-	case _YTYPE_MAX:
-	default:
-		BUG("bad ytype %d", (int)t);
-	}
-	return perr(c, v, path, "expected %s, got %s", ytype_name(t), ynode_describe(v));
-}
-
 /* node must be a map with only keys of fields, each of its type, and the
- * required ones present. path names the map ("" for the top level). */
-static int check_map(struct pctx *c, const struct ynode *node, const struct pfield *fields,
+ * required ones present (util/yschema.h, the first problem into the diag).
+ * path names the map ("" for the top level). */
+static int check_map(struct pctx *c, const struct ynode *node, const struct yfield *fields,
 		     const char *path)
 {
-	const struct pfield *f;
-	char kp[160];
-	size_t i;
-	int r;
+	struct ycheck yc = YCHECK_INIT(c->doc, YCHECK_FIELD, NULL, c->reterr);
 
-	if (!node || node->kind != YNODE_MAP)
-		return path[0] ? perr(c, node, path, "expected a mapping, got %s",
-				      ynode_describe(node))
-			       : perr(c, node, "", "a profile is a mapping, got %s",
-				      ynode_describe(node));
-	for (i = 0; i < node->n; i++) {
-		const struct ynode *k = node->keys[i];
-		char q[80];
-
-		for (f = fields; f->key; f++)
-			if (strlen(f->key) == k->len && memcmp(f->key, k->str, k->len) == 0)
-				break;
-		join_path(kp, sizeof(kp), path, Q(q, k->str));
-		if (!f->key) {
-			char list[400];
-			size_t o = 0;
-			const struct pfield *g;
-
-			list[0] = '\0';
-			for (g = fields; g->key && o + 1 < sizeof(list); g++) {
-				int w = snprintf(list + o, sizeof(list) - o, "%s%s",
-						 g == fields ? "" : ", ", g->key);
-
-				if (w < 0)
-					break;
-				o += (size_t)w;
-			}
-			return perr(c, k, kp, "unknown key (expected one of: %s)", list);
-		}
-		r = type_check(c, node->items[i], kp, f->type);
-		if (r < 0)
-			return r;
-	}
-	for (f = fields; f->key; f++)
-		if (f->required && !ynode_get(node, f->key)) {
-			join_path(kp, sizeof(kp), path, f->key);
-			return perr(c, node, kp, "missing (required)");
-		}
-	return 0;
+	if (!path[0] && (!node || node->kind != YNODE_MAP))
+		return perr(c, node, "", "a profile is a mapping, got %s", yaml_describe(node));
+	return yaml_check(&yc, node, fields, path);
 }
 
 static const char *get_str(const struct ynode *map, const char *key)
 {
 	const struct ynode *v = ynode_get(map, key);
 
-	return is_str(v) ? v->str : NULL;
+	return yaml_is_str(v) ? v->str : NULL;
 }
 
 static bool get_bool(const struct ynode *map, const char *key, bool dflt)
@@ -374,28 +239,12 @@ static int get_enum(struct pctx *c, const struct ynode *map, const char *key, co
 		    const char *const *values, int dflt, int *ret)
 {
 	const struct ynode *v = ynode_get(map, key);
-	char list[300], q[80];
-	size_t o = 0;
-	int i;
 
 	if (!v) {
 		*ret = dflt;
 		return 0;
 	}
-	i = index_of(values, v->str);
-	if (i >= 0) {
-		*ret = i;
-		return 0;
-	}
-	list[0] = '\0';
-	for (i = 0; values[i] && o + 1 < sizeof(list); i++) {
-		int w = snprintf(list + o, sizeof(list) - o, "%s%s", i ? ", " : "", values[i]);
-
-		if (w < 0)
-			break;
-		o += (size_t)w;
-	}
-	return perr(c, v, path, "unknown value '%s' (expected one of: %s)", Q(q, v->str), list);
+	return yaml_value_enum(c->doc, v, path, values, ret, c->reterr);
 }
 
 /* ---- tokens and templates ---- */
@@ -589,9 +438,9 @@ static int parse_args(struct pctx *c, const struct ynode *map, const char *key, 
 	size_t i;
 	int r;
 
-	join_path(kp, sizeof(kp), path, key);
+	yaml_path_key(kp, sizeof(kp), path, key);
 	for (i = 0; seq && i < seq->n; i++) {
-		index_path(ip, sizeof(ip), kp, i);
+		yaml_path_index(ip, sizeof(ip), kp, i);
 		r = check_arg(c, seq->items[i], ip, allowed, flags, ret_used);
 		if (r < 0)
 			return r;
@@ -636,7 +485,7 @@ static int parse_map(struct pctx *c, const struct ynode *node, const char *path,
 	for (i = 0; i < n; i++) {
 		const struct ynode *key = node->keys[i], *val = node->items[i];
 
-		join_path(kp, sizeof(kp), path, Q(q, key->str));
+		yaml_path_key(kp, sizeof(kp), path, Q(q, key->str));
 		if (keys == MAP_KEYS_ENV && !env_name_valid(key->str)) {
 			r = perr(
 				c, key, kp,
@@ -648,7 +497,7 @@ static int parse_map(struct pctx *c, const struct ynode *node, const char *path,
 			r = perr(c, key, kp, "a model alias must be non-empty, without whitespace");
 			goto out;
 		}
-		if (!is_str(val)) {
+		if (!yaml_is_str(val)) {
 			r = perr(c, val, kp, "expected a string, got %s", ynode_describe(val));
 			goto out;
 		}
@@ -716,7 +565,7 @@ static int parse_mode(struct pctx *c, const struct ynode *v, const char *path, u
 				c, v, path,
 				"expected a quoted octal string such as \"0600\", got an integer");
 	}
-	if (!is_str(v))
+	if (!yaml_is_str(v))
 		return perr(c, v, path, "expected a quoted octal string such as \"0600\", got %s",
 			    ynode_describe(v));
 	n = v->len;
@@ -769,11 +618,11 @@ static int check_file_path(struct pctx *c, const struct ynode *v, const char *pa
 	return 0;
 }
 
-static const struct pfield file_fields[] = {
-	{"path", YT_STR, true},
-	{"mode", YT_ANY, false},
-	{"content", YT_STR, true},
-	{NULL, 0, false},
+static const struct yfield file_fields[] = {
+	{"path", YT_STR, YF_REQUIRED, NULL, NULL},
+	{"mode", YT_ANY, 0, NULL, NULL},
+	{"content", YT_STR, YF_REQUIRED, NULL, NULL},
+	{NULL, 0, 0, NULL, NULL},
 };
 
 static int parse_files(struct pctx *c, const struct ynode *seq, const char *path, unsigned allowed,
@@ -792,11 +641,11 @@ static int parse_files(struct pctx *c, const struct ynode *seq, const char *path
 	for (i = 0; i < seq->n; i++) {
 		const struct ynode *f = seq->items[i];
 
-		index_path(ip, sizeof(ip), path, i);
+		yaml_path_index(ip, sizeof(ip), path, i);
 		r = check_map(c, f, file_fields, ip);
 		if (r < 0)
 			return r;
-		join_path(kp, sizeof(kp), ip, "path");
+		yaml_path_key(kp, sizeof(kp), ip, "path");
 		r = check_file_path(c, ynode_get(f, "path"), kp);
 		if (r < 0)
 			return r;
@@ -804,11 +653,11 @@ static int parse_files(struct pctx *c, const struct ynode *seq, const char *path
 			if (strcmp(v[j].path, get_str(f, "path")) == 0)
 				return perr(c, ynode_get(f, "path"), kp,
 					    "'%s' is already written by item %zu", v[j].path, j);
-		join_path(kp, sizeof(kp), ip, "mode");
+		yaml_path_key(kp, sizeof(kp), ip, "mode");
 		r = parse_mode(c, ynode_get(f, "mode"), kp, &v[i].mode);
 		if (r < 0)
 			return r;
-		join_path(kp, sizeof(kp), ip, "content");
+		yaml_path_key(kp, sizeof(kp), ip, "content");
 		r = check_placeholders(c, ynode_get(f, "content"), kp, get_str(f, "content"),
 				       allowed, NULL);
 		if (r < 0)
@@ -824,33 +673,33 @@ static int parse_files(struct pctx *c, const struct ynode *seq, const char *path
 
 /* ---- sections ---- */
 
-static const struct pfield top_fields[] = {
-	{"name", YT_STR, true},
-	{"display_name", YT_STR, true},
-	{"shape", YT_STR, true},
-	{"builtin", YT_BOOL, false},
-	{"contract", YT_STR, false},
-	{"version_args", YT_STRLIST, false},
-	{"invocation", YT_MAP, true},
-	{"strategy", YT_MAP, false},
-	{"capabilities", YT_MAP, false},
-	{"models", YT_MAP, false},
-	{"notes", YT_STR, false},
-	{"runtime", YT_MAP, false},
-	{NULL, 0, false},
+static const struct yfield top_fields[] = {
+	{"name", YT_STR, YF_REQUIRED, NULL, NULL},
+	{"display_name", YT_STR, YF_REQUIRED, NULL, NULL},
+	{"shape", YT_STR, YF_REQUIRED, NULL, NULL},
+	{"builtin", YT_BOOL, 0, NULL, NULL},
+	{"contract", YT_STR, 0, NULL, NULL},
+	{"version_args", YT_STRLIST, 0, NULL, NULL},
+	{"invocation", YT_MAP, YF_REQUIRED, NULL, NULL},
+	{"strategy", YT_MAP, 0, NULL, NULL},
+	{"capabilities", YT_MAP, 0, NULL, NULL},
+	{"models", YT_MAP, 0, NULL, NULL},
+	{"notes", YT_STR, 0, NULL, NULL},
+	{"runtime", YT_MAP, 0, NULL, NULL},
+	{NULL, 0, 0, NULL, NULL},
 };
 
-static const struct pfield invocation_fields[] = {
-	{"binary", YT_STR, true},
-	{"subcommands", YT_STRLIST, false},
-	{"model_flag", YT_STR, false},
-	{"prompt_flag", YT_STR, false},
-	{"prompt_file_flag", YT_STR, false},
-	{"prompt_positional", YT_BOOL, false},
-	{"prompt_guard", YT_STR, false},
-	{"extra_args", YT_STRLIST, false},
-	{"env_passthrough", YT_STRLIST, false},
-	{NULL, 0, false},
+static const struct yfield invocation_fields[] = {
+	{"binary", YT_STR, YF_REQUIRED, NULL, NULL},
+	{"subcommands", YT_STRLIST, 0, NULL, NULL},
+	{"model_flag", YT_STR, 0, NULL, NULL},
+	{"prompt_flag", YT_STR, 0, NULL, NULL},
+	{"prompt_file_flag", YT_STR, 0, NULL, NULL},
+	{"prompt_positional", YT_BOOL, 0, NULL, NULL},
+	{"prompt_guard", YT_STR, 0, NULL, NULL},
+	{"extra_args", YT_STRLIST, 0, NULL, NULL},
+	{"env_passthrough", YT_STRLIST, 0, NULL, NULL},
+	{NULL, 0, 0, NULL, NULL},
 };
 
 static int parse_flag_key(struct pctx *c, const struct ynode *map, const char *key,
@@ -863,7 +712,7 @@ static int parse_flag_key(struct pctx *c, const struct ynode *map, const char *k
 	*ret = NULL;
 	if (!v)
 		return 0;
-	join_path(kp, sizeof(kp), "invocation", key);
+	yaml_path_key(kp, sizeof(kp), "invocation", key);
 	r = check_flag(c, v, kp);
 	if (r < 0)
 		return r;
@@ -959,7 +808,7 @@ static int parse_invocation(struct pctx *c, const struct ynode *node)
 	for (i = 0; v && i < v->n; i++) {
 		const struct ynode *s = v->items[i];
 
-		index_path(ip, sizeof(ip), "invocation.subcommands", i);
+		yaml_path_index(ip, sizeof(ip), "invocation.subcommands", i);
 		if (!s->str[0])
 			return perr(c, s, ip, "must not be empty");
 		if (s->str[0] == '-')
@@ -1008,7 +857,7 @@ static int parse_invocation(struct pctx *c, const struct ynode *node)
 	for (i = 0; v && i < v->n; i++) {
 		const struct ynode *s = v->items[i];
 
-		index_path(ip, sizeof(ip), "invocation.env_passthrough", i);
+		yaml_path_index(ip, sizeof(ip), "invocation.env_passthrough", i);
 		if (!env_name_valid(s->str))
 			return perr(
 				c, s, ip,
@@ -1022,14 +871,14 @@ static int parse_invocation(struct pctx *c, const struct ynode *node)
 	return 0;
 }
 
-static const struct pfield strategy_fields[] = {
-	{"resume", YT_STR, true},
-	{"dangerous_mode", YT_STR, true},
-	{"event_channel", YT_STR, true},
-	{"output_mode", YT_STR, false},
-	{"session_state", YT_STR, false},
-	{"note", YT_STR, false},
-	{NULL, 0, false},
+static const struct yfield strategy_fields[] = {
+	{"resume", YT_STR, YF_REQUIRED, NULL, NULL},
+	{"dangerous_mode", YT_STR, YF_REQUIRED, NULL, NULL},
+	{"event_channel", YT_STR, YF_REQUIRED, NULL, NULL},
+	{"output_mode", YT_STR, 0, NULL, NULL},
+	{"session_state", YT_STR, 0, NULL, NULL},
+	{"note", YT_STR, 0, NULL, NULL},
+	{NULL, 0, 0, NULL, NULL},
 };
 
 static int parse_strategy(struct pctx *c, const struct ynode *node)
@@ -1049,7 +898,7 @@ static int parse_strategy(struct pctx *c, const struct ynode *node)
 
 		if (!v)
 			continue;
-		join_path(kp, sizeof(kp), "strategy", axis_name((enum axis)a));
+		yaml_path_key(kp, sizeof(kp), "strategy", axis_name((enum axis)a));
 		r = get_enum(c, node, axis_name((enum axis)a), kp, axis_values((enum axis)a), 0,
 			     &val);
 		if (r < 0)
@@ -1100,7 +949,7 @@ static bool cap_bool_get(const struct profile_capabilities *caps, size_t i)
 static int parse_capabilities(struct pctx *c, const struct ynode *node)
 {
 	struct profile_capabilities *caps = &c->p->caps;
-	struct pfield fields[ARRAY_SIZE(cap_bools) + 3];
+	struct yfield fields[ARRAY_SIZE(cap_bools) + 3];
 	const struct ynode *v;
 	int64_t w = 1;
 	int sandbox = 0, r;
@@ -1109,11 +958,13 @@ static int parse_capabilities(struct pctx *c, const struct ynode *node)
 	for (i = 0; i < ARRAY_SIZE(cap_bools); i++) {
 		fields[i].key = cap_bools[i].key;
 		fields[i].type = YT_BOOL;
-		fields[i].required = false;
+		fields[i].flags = 0;
+		fields[i].sub = NULL;
+		fields[i].check = NULL;
 	}
-	fields[i++] = (struct pfield){"sandbox", YT_STR, false};
-	fields[i++] = (struct pfield){"max_parallel_workers", YT_INT, false};
-	fields[i] = (struct pfield){NULL, 0, false};
+	fields[i++] = (struct yfield){"sandbox", YT_STR, 0, NULL, NULL};
+	fields[i++] = (struct yfield){"max_parallel_workers", YT_INT, 0, NULL, NULL};
+	fields[i] = (struct yfield){NULL, 0, 0, NULL, NULL};
 	r = check_map(c, node, fields, "capabilities");
 	if (r < 0)
 		return r;
@@ -1162,10 +1013,10 @@ static int check_session_token(struct pctx *c, const struct ynode *seq, const ch
 	return 0;
 }
 
-static const struct pfield resume_fields[] = {
-	{"args", YT_STRLIST, true},
-	{"position", YT_STR, false},
-	{NULL, 0, false},
+static const struct yfield resume_fields[] = {
+	{"args", YT_STRLIST, YF_REQUIRED, NULL, NULL},
+	{"position", YT_STR, 0, NULL, NULL},
+	{NULL, 0, 0, NULL, NULL},
 };
 
 static int parse_resume(struct pctx *c, const struct ynode *node)
@@ -1199,10 +1050,10 @@ static int parse_resume(struct pctx *c, const struct ynode *node)
 	return 0;
 }
 
-static const struct pfield dangerous_fields[] = {
-	{"args", YT_STRLIST, false},
-	{"env", YT_MAP, false},
-	{NULL, 0, false},
+static const struct yfield dangerous_fields[] = {
+	{"args", YT_STRLIST, 0, NULL, NULL},
+	{"env", YT_MAP, 0, NULL, NULL},
+	{NULL, 0, 0, NULL, NULL},
 };
 
 static int parse_dangerous(struct pctx *c, const struct ynode *node)
@@ -1225,10 +1076,10 @@ static int parse_dangerous(struct pctx *c, const struct ynode *node)
 	return 0;
 }
 
-static const struct pfield session_id_fields[] = {
-	{"args", YT_STRLIST, true},
-	{"format", YT_STR, false},
-	{NULL, 0, false},
+static const struct yfield session_id_fields[] = {
+	{"args", YT_STRLIST, YF_REQUIRED, NULL, NULL},
+	{"format", YT_STR, 0, NULL, NULL},
+	{NULL, 0, 0, NULL, NULL},
 };
 
 static int parse_session_id(struct pctx *c, const struct ynode *node)
@@ -1263,10 +1114,10 @@ static int parse_session_id(struct pctx *c, const struct ynode *node)
 	return 0;
 }
 
-static const struct pfield long_prompt_fields[] = {
-	{"via", YT_STR, true},
-	{"args", YT_STRLIST, false},
-	{NULL, 0, false},
+static const struct yfield long_prompt_fields[] = {
+	{"via", YT_STR, YF_REQUIRED, NULL, NULL},
+	{"args", YT_STRLIST, 0, NULL, NULL},
+	{NULL, 0, 0, NULL, NULL},
 };
 
 static int parse_long_prompt(struct pctx *c, const struct ynode *node)
@@ -1303,14 +1154,15 @@ static int parse_long_prompt(struct pctx *c, const struct ynode *node)
 	return 0;
 }
 
-static const struct pfield events_fields[] = {
-	{"dialect", YT_STR, true},
-	{NULL, 0, false},
+static const struct yfield events_fields[] = {
+	{"dialect", YT_STR, YF_REQUIRED, NULL, NULL},
+	{NULL, 0, 0, NULL, NULL},
 };
 
-static const struct pfield endpoint_fields[] = {
-	{"model", YT_STR, false}, {"default_model", YT_STR, false}, {"args", YT_STRLIST, false},
-	{"env", YT_MAP, false},	  {"files", YT_SEQ, false},	    {NULL, 0, false},
+static const struct yfield endpoint_fields[] = {
+	{"model", YT_STR, 0, NULL, NULL},    {"default_model", YT_STR, 0, NULL, NULL},
+	{"args", YT_STRLIST, 0, NULL, NULL}, {"env", YT_MAP, 0, NULL, NULL},
+	{"files", YT_SEQ, 0, NULL, NULL},    {NULL, 0, 0, NULL, NULL},
 };
 
 static int parse_endpoint(struct pctx *c, const struct ynode *node)
@@ -1385,11 +1237,11 @@ static bool mentions_hook(const char *s)
 	return strstr(s, "{hook_command}") || strstr(s, "{hooks_socket}");
 }
 
-static const struct pfield hooks_fields[] = {
-	{"args", YT_STRLIST, false},
-	{"env", YT_MAP, false},
-	{"files", YT_SEQ, false},
-	{NULL, 0, false},
+static const struct yfield hooks_fields[] = {
+	{"args", YT_STRLIST, 0, NULL, NULL},
+	{"env", YT_MAP, 0, NULL, NULL},
+	{"files", YT_SEQ, 0, NULL, NULL},
+	{NULL, 0, 0, NULL, NULL},
 };
 
 static int parse_hooks(struct pctx *c, const struct ynode *node)
@@ -1432,7 +1284,7 @@ static int parse_hooks(struct pctx *c, const struct ynode *node)
 			if (strcmp(h->files.v[i].path, ep->v[j].path) == 0) {
 				char ip[64];
 
-				index_path(ip, sizeof(ip), "runtime.hooks.files", i);
+				yaml_path_index(ip, sizeof(ip), "runtime.hooks.files", i);
 				return oerr(
 					c->reterr, c->file, &h->files.v[i].origin, ip,
 					"'%s' is also a runtime.endpoint file: one file cannot be both",
@@ -1445,12 +1297,12 @@ static int parse_hooks(struct pctx *c, const struct ynode *node)
 
 /* ---- runtime.sandbox ---- */
 
-static const struct pfield sandbox_fields[] = {
-	{"tiers", YT_STRLIST, false},
-	{"read", YT_STRLIST, false},
-	{"hosts", YT_STRLIST, false},
-	{"login", YT_STRLIST, false}, /* moved to runtime.login: refused by name */
-	{NULL, 0, false},
+static const struct yfield sandbox_fields[] = {
+	{"tiers", YT_STRLIST, 0, NULL, NULL},
+	{"read", YT_STRLIST, 0, NULL, NULL},
+	{"hosts", YT_STRLIST, 0, NULL, NULL},
+	{"login", YT_STRLIST, 0, NULL, NULL}, /* moved to runtime.login: refused by name */
+	{NULL, 0, 0, NULL, NULL},
 };
 
 /* A path of runtime.sandbox: read (absolute, or "~/REL" in the user's
@@ -1504,7 +1356,7 @@ static int check_path_list(struct pctx *c, const struct ynode *seq, const char *
 	int r;
 
 	for (i = 0; seq && i < seq->n; i++) {
-		index_path(ip, sizeof(ip), key, i);
+		yaml_path_index(ip, sizeof(ip), key, i);
 		r = check_sandbox_path(c, seq->items[i], ip, login);
 		if (r < 0)
 			return r;
@@ -1535,7 +1387,7 @@ static int parse_hosts(struct pctx *c, const struct ynode *seq, struct profile_s
 		bool port = strchr(h->str, ':') && (h->str[0] != '[' || strstr(h->str, "]:"));
 		struct netproxy_addr a;
 
-		index_path(ip, sizeof(ip), "runtime.sandbox.hosts", i);
+		yaml_path_index(ip, sizeof(ip), "runtime.sandbox.hosts", i);
 		if (has_ctl(h->str) || !h->str[0] || strlen(h->str) > NETPROXY_HOST_MAX + 8)
 			return perr(c, h, ip, "'%s' is not a host name", Q(q, h->str));
 		(void)snprintf(s, sizeof(s), port ? "%s" : "%s:443", h->str);
@@ -1589,7 +1441,7 @@ static int parse_sandbox(struct pctx *c, const struct ynode *node)
 		const struct ynode *t = seq->items[i];
 		enum sandbox_kind k = sandbox_kind_from_string(t->str);
 
-		index_path(ip, sizeof(ip), "runtime.sandbox.tiers", i);
+		yaml_path_index(ip, sizeof(ip), "runtime.sandbox.tiers", i);
 		if (k < 0 || k == SANDBOX_KIND_NONE)
 			return perr(
 				c, t, ip,
@@ -1625,13 +1477,21 @@ static int parse_access(struct pctx *c, const struct ynode *node)
 	return r < 0 ? r : parse_login(c, node);
 }
 
-static const struct pfield runtime_fields[] = {
-	{"resume", YT_MAP, false},	{"dangerous", YT_MAP, false}, {"session_id", YT_MAP, false},
-	{"long_prompt", YT_MAP, false}, {"events", YT_MAP, false},    {"env", YT_MAP, false},
-	{"home", YT_STR, false},	{"files", YT_SEQ, false},     {"endpoint", YT_MAP, false},
-	{"hooks", YT_MAP, false},	{"git_dir", YT_STR, false}, /* refused | allowed (module
-								       agents) */
-	{"sandbox", YT_MAP, false},	{"login", YT_STRLIST, false}, {NULL, 0, false},
+static const struct yfield runtime_fields[] = {
+	{"resume", YT_MAP, 0, NULL, NULL},
+	{"dangerous", YT_MAP, 0, NULL, NULL},
+	{"session_id", YT_MAP, 0, NULL, NULL},
+	{"long_prompt", YT_MAP, 0, NULL, NULL},
+	{"events", YT_MAP, 0, NULL, NULL},
+	{"env", YT_MAP, 0, NULL, NULL},
+	{"home", YT_STR, 0, NULL, NULL},
+	{"files", YT_SEQ, 0, NULL, NULL},
+	{"endpoint", YT_MAP, 0, NULL, NULL},
+	{"hooks", YT_MAP, 0, NULL, NULL},
+	{"git_dir", YT_STR, 0, NULL, NULL}, /* refused | allowed (module agents) */
+	{"sandbox", YT_MAP, 0, NULL, NULL},
+	{"login", YT_STRLIST, 0, NULL, NULL},
+	{NULL, 0, 0, NULL, NULL},
 };
 
 static int parse_runtime(struct pctx *c, const struct ynode *node)
@@ -1788,7 +1648,7 @@ static int parse_top(struct pctx *c, const char *stem)
 		for (i = 0; i < v->n; i++) {
 			char ip[40];
 
-			index_path(ip, sizeof(ip), "version_args", i);
+			yaml_path_index(ip, sizeof(ip), "version_args", i);
 			r = check_arg(c, v->items[i], ip, 0, 0, NULL);
 			if (r < 0)
 				return r;
@@ -2193,7 +2053,7 @@ size_t profile_contract_discrepancies(const struct profile *p, const struct cont
 
 		if (in_list(c->required_subcommands, c->n_required_subcommands, s, strlen(s)))
 			continue;
-		index_path(path, sizeof(path), "invocation.subcommands", i);
+		yaml_path_index(path, sizeof(path), "invocation.subcommands", i);
 		discrepancy(ret, p, &inv->subcommands.at[i], path,
 			    "subcommand '%s' is not in contract '%s' (%s)", Q(q, s), c->name, src);
 	}
@@ -2211,7 +2071,7 @@ size_t profile_contract_discrepancies(const struct profile *p, const struct cont
 
 		if (!flag_of(t, &len) || in_list(c->required_flags, c->n_required_flags, t, len))
 			continue;
-		index_path(path, sizeof(path), "invocation.extra_args", i);
+		yaml_path_index(path, sizeof(path), "invocation.extra_args", i);
 		discrepancy(ret, p, &inv->extra_args.at[i], path,
 			    "flag '%.*s' is not in contract '%s' (%s)", (int)len, t, c->name, src);
 	}

@@ -95,11 +95,11 @@ struct evidence *evidence_free(struct evidence *e)
 }
 
 static const struct yfield evidence_fields[] = {
-	{"argv", YT_STRLIST, YF_REQUIRED},
-	{"env_names", YT_STRLIST, YF_REQUIRED},
-	{"exit_code", YT_INT, YF_REQUIRED},
-	{"duration_bucket", YT_STR, YF_REQUIRED},
-	{NULL, 0, 0},
+	{"argv", YT_STRLIST, YF_REQUIRED, NULL, NULL},
+	{"env_names", YT_STRLIST, YF_REQUIRED, NULL, NULL},
+	{"exit_code", YT_INT, YF_REQUIRED, NULL, NULL},
+	{"duration_bucket", YT_STR, YF_REQUIRED, NULL, NULL},
+	{NULL, 0, 0, NULL, NULL},
 };
 
 static struct transcript_strv strlist(struct arena *a, const struct ynode *seq)
@@ -128,12 +128,6 @@ int evidence_load_buf(const char *source, const char *buf, size_t len, struct ev
 	if (r < 0)
 		goto out;
 	root = doc->root;
-	if (root->kind != YNODE_MAP) {
-		yaml_diag(doc, root, reterr, "evidence: expected a mapping, got %s",
-			  ynode_describe(root));
-		r = -EINVAL;
-		goto out;
-	}
 	r = yaml_check_map(doc, root, evidence_fields, "evidence", reterr);
 	if (r < 0)
 		goto out;

@@ -382,51 +382,50 @@ struct transcript *transcript_free(struct transcript *t)
 
 /* ---- loading ---- */
 
+/* The checker of a field holding a string or null. */
+static int scalar_or_null(struct ycheck *c, const struct ynode *v, const char *path)
+{
+	if (v->kind == YNODE_SCALAR)
+		return 0;
+	return ycheck_problem(c, v, NULL, "%s: expected a string or null, got %s", path,
+			      yaml_describe(v));
+}
+
 static const struct yfield top_fields[] = {
-	{"name", YT_STR, YF_REQUIRED},
-	{"adapter_class", YT_STR, YF_REQUIRED},
-	{"ctor_kwargs", YT_MAP, YF_REQUIRED},
-	{"steps", YT_SEQ, YF_REQUIRED},
-	{NULL, 0, 0},
+	{"name", YT_STR, YF_REQUIRED, NULL, NULL},
+	{"adapter_class", YT_STR, YF_REQUIRED, NULL, NULL},
+	{"ctor_kwargs", YT_MAP, YF_REQUIRED, NULL, NULL},
+	{"steps", YT_SEQ, YF_REQUIRED, NULL, NULL},
+	{NULL, 0, 0, NULL, NULL},
 };
 
 static const struct yfield kwargs_fields[] = {
-	{"registry_name", YT_STR, YF_REQUIRED},
-	{"display_name", YT_STR, YF_REQUIRED},
-	{"binary", YT_STR, YF_REQUIRED},
-	{"subcommands", YT_STRLIST, YF_REQUIRED},
-	{"model_flag", YT_ANY, YF_REQUIRED}, /* a string or null */
-	{"prompt_flag", YT_ANY, YF_REQUIRED},
-	{"prompt_positional", YT_BOOL, YF_REQUIRED},
-	{"extra_args", YT_STRLIST, YF_REQUIRED},
-	{"env_passthrough", YT_STRLIST, YF_REQUIRED},
-	{NULL, 0, 0},
+	{"registry_name", YT_STR, YF_REQUIRED, NULL, NULL},
+	{"display_name", YT_STR, YF_REQUIRED, NULL, NULL},
+	{"binary", YT_STR, YF_REQUIRED, NULL, NULL},
+	{"subcommands", YT_STRLIST, YF_REQUIRED, NULL, NULL},
+	{"model_flag", YT_ANY, YF_REQUIRED, NULL, scalar_or_null},
+	{"prompt_flag", YT_ANY, YF_REQUIRED, NULL, scalar_or_null},
+	{"prompt_positional", YT_BOOL, YF_REQUIRED, NULL, NULL},
+	{"extra_args", YT_STRLIST, YF_REQUIRED, NULL, NULL},
+	{"env_passthrough", YT_STRLIST, YF_REQUIRED, NULL, NULL},
+	{NULL, 0, 0, NULL, NULL},
 };
 
 static const struct yfield step_fields[] = {
-	{"prompt", YT_STR, YF_REQUIRED},
-	{"model", YT_ANY, YF_REQUIRED}, /* a string or null */
-	{"inner_argv", YT_STRLIST, YF_REQUIRED},
-	{NULL, 0, 0},
+	{"prompt", YT_STR, YF_REQUIRED, NULL, NULL},
+	{"model", YT_ANY, YF_REQUIRED, NULL, scalar_or_null},
+	{"inner_argv", YT_STRLIST, YF_REQUIRED, NULL, NULL},
+	{NULL, 0, 0, NULL, NULL},
 };
 
-/* A string or null: *ret is a copy in arena, or NULL. */
-static int str_or_null(const struct ydoc *doc, const struct ynode *map, const char *what,
-		       const char *key, struct arena *arena, const char **ret, struct diag *reterr)
+/* A scalar (an empty one is null) or null: *ret is a copy in arena, or NULL.
+ * The value was checked by scalar_or_null(). */
+static const char *str_or_null(const struct ynode *map, const char *key, struct arena *arena)
 {
 	const struct ynode *v = ynode_get(map, key);
 
-	if (ynode_is_null(v)) {
-		*ret = NULL;
-		return 0;
-	}
-	if (v->kind != YNODE_SCALAR) {
-		yaml_diag(doc, v, reterr, "%s.%s: expected a string or null, got %s", what, key,
-			  ynode_describe(v));
-		return -EINVAL;
-	}
-	*ret = arena_strdup(arena, v->str);
-	return 0;
+	return ynode_is_null(v) ? NULL : arena_strdup(arena, v->str);
 }
 
 static struct transcript_strv strlist(struct arena *a, const struct ynode *seq)
@@ -454,13 +453,8 @@ static int load_kwargs(struct transcript *t, const struct ydoc *doc, const struc
 	inv->display_name = arena_strdup(&t->arena, ynode_get(kw, "display_name")->str);
 	inv->binary = arena_strdup(&t->arena, ynode_get(kw, "binary")->str);
 	inv->subcommands = strlist(&t->arena, ynode_get(kw, "subcommands"));
-	r = str_or_null(doc, kw, "ctor_kwargs", "model_flag", &t->arena, &inv->model_flag, reterr);
-	if (r < 0)
-		return r;
-	r = str_or_null(doc, kw, "ctor_kwargs", "prompt_flag", &t->arena, &inv->prompt_flag,
-			reterr);
-	if (r < 0)
-		return r;
+	inv->model_flag = str_or_null(kw, "model_flag", &t->arena);
+	inv->prompt_flag = str_or_null(kw, "prompt_flag", &t->arena);
 	r = ynode_bool(ynode_get(kw, "prompt_positional"), &inv->prompt_positional);
 	if (r < 0)
 		BUG("yaml_check_map passed a non-boolean");
@@ -478,11 +472,6 @@ static int load_step(struct transcript *t, const struct ydoc *doc, const struct 
 	int r;
 
 	(void)snprintf(what, sizeof(what), "steps[%zu]", idx);
-	if (node->kind != YNODE_MAP) {
-		yaml_diag(doc, node, reterr, "%s: expected a mapping, got %s", what,
-			  ynode_describe(node));
-		return -EINVAL;
-	}
 	r = yaml_check_map(doc, node, step_fields, what, reterr);
 	if (r < 0)
 		return r;
@@ -495,9 +484,7 @@ static int load_step(struct transcript *t, const struct ydoc *doc, const struct 
 	s->line = node->line;
 	s->col = node->col;
 	s->prompt = arena_strdup(&t->arena, ynode_get(node, "prompt")->str);
-	r = str_or_null(doc, node, what, "model", &t->arena, &s->model, reterr);
-	if (r < 0)
-		return r;
+	s->model = str_or_null(node, "model", &t->arena);
 	s->inner_argv = strlist(&t->arena, argv);
 	return 0;
 }
@@ -516,12 +503,6 @@ int transcript_load_buf(const char *source, const char *buf, size_t len, struct 
 	if (r < 0)
 		goto out;
 	root = doc->root;
-	if (root->kind != YNODE_MAP) {
-		yaml_diag(doc, root, reterr, "transcript: expected a mapping, got %s",
-			  ynode_describe(root));
-		r = -EINVAL;
-		goto out;
-	}
 	r = yaml_check_map(doc, root, top_fields, "transcript", reterr);
 	if (r < 0)
 		goto out;

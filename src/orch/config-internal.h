@@ -1,5 +1,6 @@
 /* Schema helpers shared by the bernstein.yaml loader (config.c) and the
- * plan loader (plan.c). Not a public interface.
+ * plan loader (plan.c): the orch-specific values, on top of the typed
+ * getters of util/yschema.h. Not a public interface.
  *
  * Every error names the field by its path in the document
  * ("role_model_policy.backend.api_key_env", "tasks[2].requires[0]") and sits
@@ -17,46 +18,14 @@
 #include "util/arena.h"
 #include "util/diag.h"
 #include "util/yaml.h"
+#include "util/yschema.h"
 
-/* A field path: long enough for any path a message needs (a longer one is
- * cut, which only shortens the message). */
-#define ORCH_PATH_MAX 192
-
-/* "field 'PATH': MESSAGE" at node n (or the document's start). -EINVAL. */
-int orch_err(const struct ydoc *doc, const struct ynode *n, struct diag *reterr, const char *path,
-	     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-
-/* PATH.KEY and PATH[I] into buf. */
-const char *orch_path_key(char *buf, size_t size, const char *path, const char *key);
-const char *orch_path_index(char *buf, size_t size, const char *path, size_t i);
-
-/* User text for a message: at most 64 bytes, control bytes as '?'. */
-const char *orch_quote(char *buf, size_t size, const char *s);
-
-/* yaml_check_map() with every value typed YT_ANY (the callers check types
- * themselves, naming the full path): unknown keys, with what = the path
- * of the map ("role_model_policy.backend"; the top level passes a word). */
+/* yaml_check_keys() with the first problem into reterr: unknown keys, with
+ * what = the path of the map ("role_model_policy.backend"; the top level
+ * passes a word). */
 int orch_check_keys(const struct ydoc *doc, const struct ynode *map, const char *const *keys,
 		    const char *what, struct diag *reterr);
 
-/* ynode_describe(), with "a number" for a plain non-integer number. */
-const char *orch_describe(const struct ynode *n);
-/* A non-null scalar. */
-bool orch_is_str(const struct ynode *n);
-/* A string value; with nullable, null gives *ret = NULL. Empty strings are
- * refused. */
-int orch_get_str(const struct ydoc *doc, const struct ynode *n, const char *path, bool nullable,
-		 const char **ret, struct diag *reterr);
-/* A plain decimal number ([-+]?digits[.digits][e[-+]digits]) in [min, max]
- * (min excluded when min_open). */
-int orch_get_number(const struct ydoc *doc, const struct ynode *n, const char *path, double min,
-		    bool min_open, double max, double *ret, struct diag *reterr);
-/* A plain integer in [min, max]. */
-int orch_get_int(const struct ydoc *doc, const struct ynode *n, const char *path, int64_t min,
-		 int64_t max, int64_t *ret, struct diag *reterr);
-/* A sequence of non-empty strings into a NULL-terminated array in a. */
-int orch_get_strlist(struct arena *a, const struct ydoc *doc, const struct ynode *n,
-		     const char *path, const char ***ret, size_t *ret_n, struct diag *reterr);
 /* An adapter name ([a-z][a-z0-9_]*); "auto" (Bernstein's "let routing
  * decide") and null give NULL. */
 int orch_get_adapter(const struct ydoc *doc, const struct ynode *n, const char *path,

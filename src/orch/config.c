@@ -28,7 +28,7 @@ const char *const orch_roles[] = {
 
 const char *const orch_efforts[] = {"low", "medium", "normal", "high", "max", NULL};
 
-/* NULL-terminated: get_enum() reads it */
+/* NULL-terminated: yaml_value_enum() reads it */
 static const char *const merge_names[_MERGE_POLICY_MAX + 1] = {
 	[MERGE_NO_FF] = "no-ff",
 	[MERGE_NONE] = "none",
@@ -80,221 +80,16 @@ bool orch_role_known(const char *role)
 	return false;
 }
 
-/* ---- messages ---- */
+/* ---- typed values (util/yschema.h) ---- */
 
-int orch_err(const struct ydoc *doc, const struct ynode *n, struct diag *reterr, const char *path,
-	     const char *fmt, ...)
-{
-	char msg[sizeof(((struct diag *)NULL)->msg)];
-	va_list ap;
-
-	va_start(ap, fmt);
-	(void)vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (path && path[0])
-		yaml_diag(doc, n, reterr, "field '%s': %s", path, msg);
-	else
-		yaml_diag(doc, n, reterr, "%s", msg);
-	return -EINVAL;
-}
-
-const char *orch_path_key(char *buf, size_t size, const char *path, const char *key)
-{
-	if (snprintf(buf, size, "%s%s%s", path, path[0] ? "." : "", key) < 0)
-		buf[0] = '\0';
-	return buf;
-}
-
-const char *orch_path_index(char *buf, size_t size, const char *path, size_t i)
-{
-	if (snprintf(buf, size, "%s[%zu]", path, i) < 0)
-		buf[0] = '\0';
-	return buf;
-}
-
-const char *orch_quote(char *buf, size_t size, const char *s)
-{
-	size_t i, o = 0;
-
-	if (size < 8)
-		BUG("quote buffer too small");
-	for (i = 0; s[i] && o + 4 < size; i++) {
-		unsigned char ch = (unsigned char)s[i];
-
-		if (i >= 64) {
-			buf[o++] = '.';
-			buf[o++] = '.';
-			buf[o++] = '.';
-			break;
-		}
-		if (ch < 0x20 || ch == 0x7f)
-			buf[o++] = '?';
-		else
-			buf[o++] = s[i];
-	}
-	buf[o] = '\0';
-	return buf;
-}
-
-#define Q(buf, s) orch_quote(buf, sizeof(buf), s)
-
-/* ---- typed values ---- */
-
-/* A plain scalar spelling a decimal number. */
-static bool looks_number(const struct ynode *n)
-{
-	const char *s;
-	size_t digits = 0;
-
-	if (!n || n->kind != YNODE_SCALAR || !n->plain || n->len == 0)
-		return false;
-	s = n->str;
-	if (*s == '-' || *s == '+')
-		s++;
-	for (; *s >= '0' && *s <= '9'; s++)
-		digits++;
-	if (*s == '.')
-		for (s++; *s >= '0' && *s <= '9'; s++)
-			digits++;
-	if (!digits)
-		return false;
-	if (*s == 'e' || *s == 'E') {
-		s++;
-		if (*s == '-' || *s == '+')
-			s++;
-		if (!(*s >= '0' && *s <= '9'))
-			return false;
-		while (*s >= '0' && *s <= '9')
-			s++;
-	}
-	return *s == '\0';
-}
-
-const char *orch_describe(const struct ynode *n)
-{
-	if (looks_number(n) && ynode_int(n, &(int64_t){0}) != 0)
-		return "a number";
-	return ynode_describe(n);
-}
+#define Q(buf, s) yaml_quote(buf, sizeof(buf), s)
 
 int orch_check_keys(const struct ydoc *doc, const struct ynode *map, const char *const *keys,
 		    const char *what, struct diag *reterr)
 {
-	struct yfield fields[32];
-	size_t i;
+	struct ycheck c = YCHECK_INIT(doc, YCHECK_IN, NULL, reterr);
 
-	if (!map || map->kind != YNODE_MAP) {
-		yaml_diag(doc, map, reterr, "%s: expected a mapping, got %s", what,
-			  orch_describe(map));
-		return -EINVAL;
-	}
-	for (i = 0; keys[i]; i++) {
-		if (i + 1 >= ARRAY_SIZE(fields))
-			BUG("too many keys for orch_check_keys");
-		fields[i] = (struct yfield){.key = keys[i], .type = YT_ANY, .flags = 0};
-	}
-	fields[i] = (struct yfield){.key = NULL, .type = YT_ANY, .flags = 0};
-	return yaml_check_map(doc, map, fields, what, reterr);
-}
-
-bool orch_is_str(const struct ynode *n)
-{
-	return n && n->kind == YNODE_SCALAR && !ynode_is_null(n);
-}
-
-int orch_get_str(const struct ydoc *doc, const struct ynode *n, const char *path, bool nullable,
-		 const char **ret, struct diag *reterr)
-{
-	if (nullable && ynode_is_null(n)) {
-		*ret = NULL;
-		return 0;
-	}
-	if (!orch_is_str(n))
-		return orch_err(doc, n, reterr, path, "expected a string%s, got %s",
-				nullable ? " or null" : "", orch_describe(n));
-	if (n->len == 0)
-		return orch_err(doc, n, reterr, path, "empty string");
-	*ret = n->str;
-	return 0;
-}
-
-/* "> 0", ">= 0 and <= 1" */
-static void range_text(char *buf, size_t size, double min, bool min_open, double max)
-{
-	if (isinf(max))
-		(void)snprintf(buf, size, "%s %g", min_open ? ">" : ">=", min);
-	else
-		(void)snprintf(buf, size, "%s %g and <= %g", min_open ? ">" : ">=", min, max);
-}
-
-int orch_get_number(const struct ydoc *doc, const struct ynode *n, const char *path, double min,
-		    bool min_open, double max, double *ret, struct diag *reterr)
-{
-	char range[96];
-	char *end;
-	double v;
-
-	range_text(range, sizeof(range), min, min_open, max);
-	if (!looks_number(n))
-		return orch_err(doc, n, reterr, path, "expected a number %s, got %s", range,
-				orch_describe(n));
-	errno = 0;
-	v = strtod(n->str, &end);
-	if (errno == ERANGE || *end || !isfinite(v))
-		return orch_err(doc, n, reterr, path, "number out of range");
-	if (v < min || (min_open && v == min) || v > max)
-		return orch_err(doc, n, reterr, path, "%s is out of range (expected a number %s)",
-				n->str, range);
-	*ret = v;
-	return 0;
-}
-
-int orch_get_int(const struct ydoc *doc, const struct ynode *n, const char *path, int64_t min,
-		 int64_t max, int64_t *ret, struct diag *reterr)
-{
-	int64_t v;
-	int r = ynode_int(n, &v);
-
-	if (r == -ERANGE)
-		return orch_err(doc, n, reterr, path, "integer out of range");
-	if (r < 0)
-		return orch_err(doc, n, reterr, path, "expected an integer, got %s",
-				orch_describe(n));
-	if (v < min || v > max) {
-		if (max == INT64_MAX)
-			return orch_err(doc, n, reterr, path,
-					"%" PRId64 " is out of range (expected >= %" PRId64 ")", v,
-					min);
-		return orch_err(doc, n, reterr, path,
-				"%" PRId64 " is out of range (%" PRId64 "..%" PRId64 ")", v, min,
-				max);
-	}
-	*ret = v;
-	return 0;
-}
-
-int orch_get_strlist(struct arena *a, const struct ydoc *doc, const struct ynode *n,
-		     const char *path, const char ***ret, size_t *ret_n, struct diag *reterr)
-{
-	char p[ORCH_PATH_MAX];
-	const char **v;
-	size_t i;
-	int r;
-
-	if (!n || n->kind != YNODE_SEQ)
-		return orch_err(doc, n, reterr, path, "expected a list of strings, got %s",
-				orch_describe(n));
-	v = arena_alloc(a, st_mult(n->n + 1, sizeof(*v)));
-	for (i = 0; i < n->n; i++) {
-		r = orch_get_str(doc, n->items[i], orch_path_index(p, sizeof(p), path, i), false,
-				 &v[i], reterr);
-		if (r < 0)
-			return r;
-	}
-	v[n->n] = NULL;
-	*ret = v;
-	*ret_n = n->n;
-	return 0;
+	return yaml_check_keys(&c, map, keys, NULL, what);
 }
 
 int orch_get_adapter(const struct ydoc *doc, const struct ynode *n, const char *path,
@@ -304,46 +99,18 @@ int orch_get_adapter(const struct ydoc *doc, const struct ynode *n, const char *
 	char q[80];
 	int r;
 
-	r = orch_get_str(doc, n, path, true, &s, reterr);
+	r = yaml_value_str(doc, n, path, true, &s, reterr);
 	if (r < 0)
 		return r;
 	if (s && strcmp(s, "auto") == 0)
 		s = NULL;
 	if (s && !profile_name_valid(s))
-		return orch_err(
+		return yaml_field_err(
 			doc, n, reterr, path,
 			"invalid adapter name '%s' (expected [a-z][a-z0-9_]*, at most %d bytes)",
 			Q(q, s), PROFILE_MAX_NAME);
 	*ret = s;
 	return 0;
-}
-
-/* One of values[] (NULL-terminated); the error lists them. */
-static int get_enum(const struct ydoc *doc, const struct ynode *n, const char *path,
-		    const char *const *values, int *ret, struct diag *reterr)
-{
-	char list[256], q[80];
-	size_t o = 0;
-	int i;
-
-	if (!orch_is_str(n))
-		return orch_err(doc, n, reterr, path, "expected a string, got %s",
-				orch_describe(n));
-	for (i = 0; values[i]; i++)
-		if (strcmp(values[i], n->str) == 0) {
-			*ret = i;
-			return 0;
-		}
-	list[0] = '\0';
-	for (i = 0; values[i]; i++) {
-		int w = snprintf(list + o, sizeof(list) - o, "%s%s", i ? ", " : "", values[i]);
-
-		if (w < 0 || (size_t)w >= sizeof(list) - o)
-			break;
-		o += (size_t)w;
-	}
-	return orch_err(doc, n, reterr, path, "unknown value '%s' (expected one of: %s)",
-			Q(q, n->str), list);
 }
 
 int orch_get_network(const struct ydoc *doc, const struct ynode *n, const char *path,
@@ -352,7 +119,7 @@ int orch_get_network(const struct ydoc *doc, const struct ynode *n, const char *
 	static const char *const names[] = {"full", "llm", "none", NULL};
 	int m = 0, r;
 
-	r = get_enum(doc, n, path, names, &m, reterr);
+	r = yaml_value_enum(doc, n, path, names, &m, reterr);
 	if (r == 0)
 		*ret = net_mode_from_string(names[m]);
 	return r;
@@ -363,7 +130,7 @@ int orch_get_sandbox(const struct ydoc *doc, const struct ynode *n, const char *
 {
 	int m = 0, r;
 
-	r = get_enum(doc, n, path, sandbox_names, &m, reterr);
+	r = yaml_value_enum(doc, n, path, sandbox_names, &m, reterr);
 	if (r == 0)
 		*ret = (enum sandbox_mode)m;
 	return r;
@@ -373,30 +140,30 @@ int orch_get_sandbox(const struct ydoc *doc, const struct ynode *n, const char *
 static int get_bytes(const struct ydoc *doc, const struct ynode *n, const char *path, uint64_t *ret,
 		     struct diag *reterr)
 {
-	const char *s = orch_is_str(n) ? n->str : NULL, *p;
+	const char *s = yaml_is_str(n) ? n->str : NULL, *p;
 	uint64_t v = 0, mult = 1;
 
 	if (!s || !*s || *s < '0' || *s > '9')
-		return orch_err(doc, n, reterr, path,
-				"expected a size in bytes (512M, 2G, 1048576), got %s",
-				orch_describe(n));
+		return yaml_field_err(doc, n, reterr, path,
+				      "expected a size in bytes (512M, 2G, 1048576), got %s",
+				      yaml_describe(n));
 	for (p = s; *p >= '0' && *p <= '9'; p++) {
 		if (v > (UINT64_MAX - 9) / 10)
-			return orch_err(doc, n, reterr, path, "size out of range");
+			return yaml_field_err(doc, n, reterr, path, "size out of range");
 		v = v * 10 + (uint64_t)(*p - '0');
 	}
 	if (*p) {
 		const char *units = "KMGT", *u = strchr(units, *p);
 
 		if (!u || p[1])
-			return orch_err(doc, n, reterr, path,
-					"expected a size in bytes (512M, 2G, 1048576), got '%s'",
-					s);
+			return yaml_field_err(
+				doc, n, reterr, path,
+				"expected a size in bytes (512M, 2G, 1048576), got '%s'", s);
 		mult = (uint64_t)1 << (10 * (u - units + 1));
 	}
 	if (v > CONTAIN_MAX_MEMORY / mult || v * mult < CONTAIN_MIN_MEMORY ||
 	    v * mult > CONTAIN_MAX_MEMORY)
-		return orch_err(doc, n, reterr, path, "'%s' is out of range (1M..1024T)", s);
+		return yaml_field_err(doc, n, reterr, path, "'%s' is out of range (1M..1024T)", s);
 	*ret = v * mult;
 	return 0;
 }
@@ -406,14 +173,14 @@ int orch_get_limits(const struct ydoc *doc, const struct ynode *n, const char *p
 {
 	static const char *const keys[] = {"memory", "pids", "cpu", NULL};
 	struct contain_limits l = {0};
-	char p[ORCH_PATH_MAX];
+	char p[YAML_PATH_MAX];
 	size_t i;
 	int r;
 
 	if (!n || n->kind != YNODE_MAP)
-		return orch_err(doc, n, reterr, path,
-				"expected a mapping of limits (memory, pids, cpu), got %s",
-				orch_describe(n));
+		return yaml_field_err(doc, n, reterr, path,
+				      "expected a mapping of limits (memory, pids, cpu), got %s",
+				      yaml_describe(n));
 	r = orch_check_keys(doc, n, keys, path, reterr);
 	if (r < 0)
 		return r;
@@ -421,19 +188,19 @@ int orch_get_limits(const struct ydoc *doc, const struct ynode *n, const char *p
 		const char *k = n->keys[i]->str;
 		const struct ynode *v = n->items[i];
 
-		orch_path_key(p, sizeof(p), path, k);
+		yaml_path_key(p, sizeof(p), path, k);
 		if (strcmp(k, "memory") == 0) {
 			r = get_bytes(doc, v, p, &l.memory, reterr);
 		} else if (strcmp(k, "pids") == 0) {
 			int64_t pids = 0;
 
-			r = orch_get_int(doc, v, p, 1, CONTAIN_MAX_PIDS, &pids, reterr);
+			r = yaml_value_int(doc, v, p, 1, CONTAIN_MAX_PIDS, &pids, reterr);
 			l.pids = (uint64_t)pids;
 		} else {
 			double cpu = 0;
 
-			r = orch_get_number(doc, v, p, CONTAIN_MIN_CPU_MILLI / 1000.0, false,
-					    (double)CONTAIN_MAX_CPU_MILLI / 1000.0, &cpu, reterr);
+			r = yaml_value_number(doc, v, p, CONTAIN_MIN_CPU_MILLI / 1000.0, false,
+					      (double)CONTAIN_MAX_CPU_MILLI / 1000.0, &cpu, reterr);
 			l.cpu_milli = (uint64_t)llround(cpu * 1000.0);
 		}
 		if (r < 0)
@@ -446,7 +213,7 @@ int orch_get_limits(const struct ydoc *doc, const struct ynode *n, const char *p
 int orch_get_effort(const struct ydoc *doc, const struct ynode *n, const char *path,
 		    const char **ret, struct diag *reterr)
 {
-	int i = 0, r = get_enum(doc, n, path, orch_efforts, &i, reterr);
+	int i = 0, r = yaml_value_enum(doc, n, path, orch_efforts, &i, reterr);
 
 	if (r < 0)
 		return r;
@@ -471,20 +238,20 @@ int orch_get_gates(struct arena *a, const struct ydoc *doc, const struct ynode *
 		   struct orch_gate **ret, size_t *ret_n, struct diag *reterr)
 {
 	static const char *const keys[] = {"name", "run", "timeout", NULL};
-	char p[ORCH_PATH_MAX], pk[ORCH_PATH_MAX], q[80];
+	char p[YAML_PATH_MAX], pk[YAML_PATH_MAX], q[80];
 	struct orch_gate *g;
 	size_t i, j;
 	int r;
 
 	if (!n || n->kind != YNODE_SEQ)
-		return orch_err(doc, n, reterr, path,
-				"expected a list of gates ({name, run, timeout}), got %s",
-				orch_describe(n));
+		return yaml_field_err(doc, n, reterr, path,
+				      "expected a list of gates ({name, run, timeout}), got %s",
+				      yaml_describe(n));
 	g = arena_alloc(a, st_mult(n->n ? n->n : 1, sizeof(*g)));
 	for (i = 0; i < n->n; i++) {
 		const struct ynode *m = n->items[i], *v;
 
-		orch_path_index(p, sizeof(p), path, i);
+		yaml_path_index(p, sizeof(p), path, i);
 		r = orch_check_keys(doc, m, keys, p, reterr);
 		if (r < 0)
 			return r;
@@ -493,32 +260,32 @@ int orch_get_gates(struct arena *a, const struct ydoc *doc, const struct ynode *
 		g[i].timeout_s = ORCH_DEFAULT_GATE_TIMEOUT_S;
 		v = ynode_get(m, "name");
 		if (!v)
-			return orch_err(doc, m, reterr, p, "missing required key 'name'");
-		r = orch_get_str(doc, v, orch_path_key(pk, sizeof(pk), p, "name"), false,
-				 &g[i].name, reterr);
+			return yaml_field_err(doc, m, reterr, p, "missing required key 'name'");
+		r = yaml_value_str(doc, v, yaml_path_key(pk, sizeof(pk), p, "name"), false,
+				   &g[i].name, reterr);
 		if (r < 0)
 			return r;
 		if (!label_valid(g[i].name))
-			return orch_err(
+			return yaml_field_err(
 				doc, v, reterr, pk,
 				"invalid gate name '%s' (at most %d bytes, no control characters)",
 				Q(q, g[i].name), ORCH_MAX_NAME);
 		for (j = 0; j < i; j++)
 			if (strcmp(g[j].name, g[i].name) == 0)
-				return orch_err(doc, v, reterr, pk,
-						"duplicate gate name '%s' (first at line %u)",
-						Q(q, g[i].name), g[j].line);
+				return yaml_field_err(doc, v, reterr, pk,
+						      "duplicate gate name '%s' (first at line %u)",
+						      Q(q, g[i].name), g[j].line);
 		v = ynode_get(m, "run");
 		if (!v)
-			return orch_err(doc, m, reterr, p, "missing required key 'run'");
-		r = orch_get_str(doc, v, orch_path_key(pk, sizeof(pk), p, "run"), false, &g[i].run,
-				 reterr);
+			return yaml_field_err(doc, m, reterr, p, "missing required key 'run'");
+		r = yaml_value_str(doc, v, yaml_path_key(pk, sizeof(pk), p, "run"), false,
+				   &g[i].run, reterr);
 		if (r < 0)
 			return r;
 		v = ynode_get(m, "timeout");
 		if (v) {
-			r = orch_get_number(doc, v, orch_path_key(pk, sizeof(pk), p, "timeout"), 0,
-					    true, ORCH_MAX_TIMEOUT_S, &g[i].timeout_s, reterr);
+			r = yaml_value_number(doc, v, yaml_path_key(pk, sizeof(pk), p, "timeout"),
+					      0, true, ORCH_MAX_TIMEOUT_S, &g[i].timeout_s, reterr);
 			if (r < 0)
 				return r;
 		}
@@ -540,33 +307,33 @@ int orch_get_slot(const struct ydoc *doc, const struct ynode *n, const char *pat
 
 	switch (k) {
 	case SAMPLING_TEMPERATURE:
-		r = orch_get_number(doc, n, path, 0, false, INFINITY, &s->temperature, reterr);
+		r = yaml_value_number(doc, n, path, 0, false, INFINITY, &s->temperature, reterr);
 		break;
 	case SAMPLING_TOP_P:
-		r = orch_get_number(doc, n, path, 0, false, 1, &s->top_p, reterr);
+		r = yaml_value_number(doc, n, path, 0, false, 1, &s->top_p, reterr);
 		break;
 	case SAMPLING_TOP_K:
-		r = orch_get_int(doc, n, path, 0, INT64_MAX, &s->top_k, reterr);
+		r = yaml_value_int(doc, n, path, 0, INT64_MAX, &s->top_k, reterr);
 		break;
 	case SAMPLING_MAX_TOKENS:
-		r = orch_get_int(doc, n, path, 1, INT64_MAX, &s->max_tokens, reterr);
+		r = yaml_value_int(doc, n, path, 1, INT64_MAX, &s->max_tokens, reterr);
 		break;
 	case SAMPLING_BASE_URL:
-		r = orch_get_str(doc, n, path, false, &str, reterr);
+		r = yaml_value_str(doc, n, path, false, &str, reterr);
 		if (r < 0)
 			return r;
 		diag_clear(&d);
 		if (url_check(str, NULL, &d) < 0)
-			return orch_err(doc, n, reterr, path, "%s", d.msg);
+			return yaml_field_err(doc, n, reterr, path, "%s", d.msg);
 		s->base_url = str;
 		break;
 	case SAMPLING_API_KEY_ENV:
-		r = orch_get_str(doc, n, path, false, &str, reterr);
+		r = yaml_value_str(doc, n, path, false, &str, reterr);
 		if (r < 0)
 			return r;
 		diag_clear(&d);
 		if (credential_env_check(str, allowed, &d) < 0)
-			return orch_err(doc, n, reterr, path, "%s", d.msg);
+			return yaml_field_err(doc, n, reterr, path, "%s", d.msg);
 		s->api_key_env = str;
 		break;
 	case _SAMPLING_KEY_MAX:
@@ -586,7 +353,7 @@ int orch_get_slots(const struct ydoc *doc, const struct ynode *n, const char *pa
 {
 	const char *keys[_SAMPLING_KEY_MAX + 1];
 	struct invocation_sampling s = {0};
-	char p[ORCH_PATH_MAX];
+	char p[YAML_PATH_MAX];
 	size_t i, nk = 0;
 	int r;
 
@@ -607,7 +374,7 @@ int orch_get_slots(const struct ydoc *doc, const struct ynode *n, const char *pa
 		if (k < 0)
 			BUG("key checked but unknown");
 		r = orch_get_slot(doc, n->items[i],
-				  orch_path_key(p, sizeof(p), path, n->keys[i]->str), k, allowed,
+				  yaml_path_key(p, sizeof(p), path, n->keys[i]->str), k, allowed,
 				  &s, reterr);
 		if (r < 0)
 			return r;
@@ -705,28 +472,28 @@ struct cctx {
 static int parse_auto(struct cctx *x, const struct ynode *n)
 {
 	const char **v = NULL;
-	char p[ORCH_PATH_MAX], q[80];
+	char p[YAML_PATH_MAX], q[80];
 	size_t i, nv = 0;
 	int r;
 
-	r = orch_get_strlist(&x->c->arena, x->doc, n, "auto", &v, &nv, x->reterr);
+	r = yaml_value_strlist(&x->c->arena, x->doc, n, "auto", &v, &nv, x->reterr);
 	if (r < 0)
 		return r;
 	strvec_clear(&x->c->auto_order);
 	for (i = 0; i < nv; i++) {
-		orch_path_index(p, sizeof(p), "auto", i);
+		yaml_path_index(p, sizeof(p), "auto", i);
 		if (!profile_name_valid(v[i]))
-			return orch_err(x->doc, n->items[i], x->reterr, p,
-					"invalid adapter name '%s' (expected [a-z][a-z0-9_]*)",
-					Q(q, v[i]));
+			return yaml_field_err(
+				x->doc, n->items[i], x->reterr, p,
+				"invalid adapter name '%s' (expected [a-z][a-z0-9_]*)", Q(q, v[i]));
 		if (strcmp(v[i], "mock") == 0 || strcmp(v[i], ORCH_ADAPTER_AUTO) == 0)
-			return orch_err(
+			return yaml_field_err(
 				x->doc, n->items[i], x->reterr, p,
 				"'%s' cannot be chosen by auto (list agent CLIs: claude, codex, ...)",
 				v[i]);
 		if (strvec_find(&x->c->auto_order, v[i]) >= 0)
-			return orch_err(x->doc, n->items[i], x->reterr, p, "duplicate adapter '%s'",
-					v[i]);
+			return yaml_field_err(x->doc, n->items[i], x->reterr, p,
+					      "duplicate adapter '%s'", v[i]);
 		strvec_push(&x->c->auto_order, v[i]);
 	}
 	return 0;
@@ -735,22 +502,22 @@ static int parse_auto(struct cctx *x, const struct ynode *n)
 static int parse_preference(struct cctx *x, const struct ynode *n)
 {
 	const char **v = NULL;
-	char p[ORCH_PATH_MAX], q[80];
+	char p[YAML_PATH_MAX], q[80];
 	size_t i, nv = 0;
 	int r;
 
-	r = orch_get_strlist(&x->c->arena, x->doc, n, "preference", &v, &nv, x->reterr);
+	r = yaml_value_strlist(&x->c->arena, x->doc, n, "preference", &v, &nv, x->reterr);
 	if (r < 0)
 		return r;
 	for (i = 0; i < nv; i++) {
-		orch_path_index(p, sizeof(p), "preference", i);
+		yaml_path_index(p, sizeof(p), "preference", i);
 		if (!profile_name_valid(v[i]))
-			return orch_err(x->doc, n->items[i], x->reterr, p,
-					"invalid adapter name '%s' (expected [a-z][a-z0-9_]*)",
-					Q(q, v[i]));
+			return yaml_field_err(
+				x->doc, n->items[i], x->reterr, p,
+				"invalid adapter name '%s' (expected [a-z][a-z0-9_]*)", Q(q, v[i]));
 		if (strvec_find(&x->c->preference, v[i]) >= 0)
-			return orch_err(x->doc, n->items[i], x->reterr, p, "duplicate adapter '%s'",
-					v[i]);
+			return yaml_field_err(x->doc, n->items[i], x->reterr, p,
+					      "duplicate adapter '%s'", v[i]);
 		strvec_push(&x->c->preference, v[i]);
 	}
 	return 0;
@@ -760,13 +527,14 @@ static int parse_modes(struct cctx *x, const struct ynode *n)
 {
 	struct orch_config *c = x->c;
 	struct mode_profile *m;
-	char p[ORCH_PATH_MAX], q[80];
+	char p[YAML_PATH_MAX], q[80];
 	size_t i, j, nm;
 	int r;
 
 	if (!n || n->kind != YNODE_MAP)
-		return orch_err(x->doc, n, x->reterr, "modes",
-				"expected a mapping of mode profiles, got %s", orch_describe(n));
+		return yaml_field_err(x->doc, n, x->reterr, "modes",
+				      "expected a mapping of mode profiles, got %s",
+				      yaml_describe(n));
 	m = arena_alloc(&c->arena, st_mult(c->n_modes + n->n, sizeof(*m)));
 	memcpy(m, c->modes, st_mult(c->n_modes, sizeof(*m)));
 	nm = c->n_modes;
@@ -774,9 +542,9 @@ static int parse_modes(struct cctx *x, const struct ynode *n)
 		const struct ynode *k = n->keys[i], *v = n->items[i];
 		struct mode_profile *e = NULL;
 
-		orch_path_key(p, sizeof(p), "modes", k->str);
+		yaml_path_key(p, sizeof(p), "modes", k->str);
 		if (!mode_name_valid(k->str))
-			return orch_err(
+			return yaml_field_err(
 				x->doc, k, x->reterr, p,
 				"invalid mode name '%s' (expected [a-z0-9][a-z0-9_-]*, at most %d bytes)",
 				Q(q, k->str), ORCH_MAX_NAME);
@@ -816,12 +584,13 @@ static int retry_legacy(struct cctx *x)
 	struct orch_config *c = x->c;
 
 	if (rv && ynode_get(root, "max_retries") && ynode_get(rv, "max_attempts"))
-		return orch_err(
+		return yaml_field_err(
 			x->doc, ynode_get(rv, "max_attempts"), x->reterr, "retry.max_attempts",
 			"give retry.max_attempts or its older spelling max_retries (attempts - 1), not both");
 	if (rv && ynode_get(root, "retry_backoff") && ynode_get(rv, "backoff"))
-		return orch_err(x->doc, ynode_get(rv, "backoff"), x->reterr, "retry.backoff",
-				"give retry.backoff or its older spelling retry_backoff, not both");
+		return yaml_field_err(
+			x->doc, ynode_get(rv, "backoff"), x->reterr, "retry.backoff",
+			"give retry.backoff or its older spelling retry_backoff, not both");
 	if (c->retry.max_attempts)
 		c->max_retries = c->retry.max_attempts - 1;
 	if (c->retry.has_backoff)
@@ -849,11 +618,11 @@ static int parse_role(struct cctx *x, const struct ynode *k, const struct ynode 
 		"adapter", "cli",     "provider", "model", "effort",   "base_url", "api_key_env",
 		"limits",  "sandbox", "network",  "retry", "fallback", NULL};
 	struct invocation_sampling s = {0};
-	char p[ORCH_PATH_MAX], pk[ORCH_PATH_MAX], q[80];
+	char p[YAML_PATH_MAX], pk[YAML_PATH_MAX], q[80];
 	size_t i;
 	int r;
 
-	orch_path_key(p, sizeof(p), "role_model_policy", k->str);
+	yaml_path_key(p, sizeof(p), "role_model_policy", k->str);
 	if (!orch_role_known(k->str)) {
 		char list[400];
 		size_t o = 0;
@@ -867,8 +636,8 @@ static int parse_role(struct cctx *x, const struct ynode *k, const struct ynode 
 				break;
 			o += (size_t)w;
 		}
-		return orch_err(x->doc, k, x->reterr, p, "unknown role '%s' (known: %s)",
-				Q(q, k->str), list);
+		return yaml_field_err(x->doc, k, x->reterr, p, "unknown role '%s' (known: %s)",
+				      Q(q, k->str), list);
 	}
 	r = orch_check_keys(x->doc, v, keys, p, x->reterr);
 	if (r < 0)
@@ -883,8 +652,8 @@ static int parse_role(struct cctx *x, const struct ynode *k, const struct ynode 
 			if (strcmp(v->keys[i]->str, "adapter") == 0 ||
 			    strcmp(v->keys[i]->str, "cli") == 0)
 				break;
-		return orch_err(x->doc, v->keys[i], x->reterr, p,
-				"give 'adapter' or its synonym 'cli', not both");
+		return yaml_field_err(x->doc, v->keys[i], x->reterr, p,
+				      "give 'adapter' or its synonym 'cli', not both");
 	}
 	rp->role = k->str;
 	rp->line = k->line;
@@ -893,16 +662,16 @@ static int parse_role(struct cctx *x, const struct ynode *k, const struct ynode 
 		const char *key = v->keys[i]->str;
 		const struct ynode *val = v->items[i];
 
-		orch_path_key(pk, sizeof(pk), p, key);
+		yaml_path_key(pk, sizeof(pk), p, key);
 		if (strcmp(key, "adapter") == 0 || strcmp(key, "cli") == 0) {
 			if (ynode_is_null(val))
-				return orch_err(x->doc, val, x->reterr, pk,
-						"expected an adapter name, got null");
+				return yaml_field_err(x->doc, val, x->reterr, pk,
+						      "expected an adapter name, got null");
 			r = orch_get_adapter(x->doc, val, pk, &rp->adapter, x->reterr);
 		} else if (strcmp(key, "provider") == 0) {
-			r = orch_get_str(x->doc, val, pk, false, &rp->provider, x->reterr);
+			r = yaml_value_str(x->doc, val, pk, false, &rp->provider, x->reterr);
 		} else if (strcmp(key, "model") == 0) {
-			r = orch_get_str(x->doc, val, pk, false, &rp->model, x->reterr);
+			r = yaml_value_str(x->doc, val, pk, false, &rp->model, x->reterr);
 		} else if (strcmp(key, "effort") == 0) {
 			r = orch_get_effort(x->doc, val, pk, &rp->effort, x->reterr);
 		} else if (strcmp(key, "base_url") == 0) {
@@ -937,8 +706,8 @@ static int parse_roles(struct cctx *x, const struct ynode *n)
 	int r;
 
 	if (!n || n->kind != YNODE_MAP)
-		return orch_err(x->doc, n, x->reterr, "role_model_policy",
-				"expected a mapping of roles, got %s", orch_describe(n));
+		return yaml_field_err(x->doc, n, x->reterr, "role_model_policy",
+				      "expected a mapping of roles, got %s", yaml_describe(n));
 	c->roles = arena_alloc(&c->arena, st_mult(n->n ? n->n : 1, sizeof(*c->roles)));
 	for (i = 0; i < n->n; i++) {
 		r = parse_role(x, n->keys[i], n->items[i], &c->roles[i]);
@@ -954,7 +723,7 @@ static int parse_mode(struct cctx *x, const struct ynode *n)
 	char q[80];
 	int r;
 
-	r = orch_get_str(x->doc, n, "mode", true, &x->c->mode, x->reterr);
+	r = yaml_value_str(x->doc, n, "mode", true, &x->c->mode, x->reterr);
 	if (r < 0)
 		return r;
 	if (x->c->mode && !orch_config_mode(x->c, x->c->mode)) {
@@ -963,8 +732,9 @@ static int parse_mode(struct cctx *x, const struct ynode *n)
 
 		for (i = 0; i < x->c->n_modes; i++)
 			(void)sbuf_addf(&sb, "%s%s", i ? ", " : "", x->c->modes[i].name);
-		r = orch_err(x->doc, n, x->reterr, "mode", "unknown mode profile '%s' (known: %s)",
-			     Q(q, x->c->mode), sb.buf);
+		r = yaml_field_err(x->doc, n, x->reterr, "mode",
+				   "unknown mode profile '%s' (known: %s)", Q(q, x->c->mode),
+				   sb.buf);
 		sbuf_release(&sb);
 		return r;
 	}
@@ -1015,22 +785,22 @@ static int parse_config(struct cctx *x)
 			if (r == 0 && a)
 				c->adapter = a;
 		} else if (strcmp(key, "model") == 0) {
-			r = orch_get_str(x->doc, v, key, true, &c->model, x->reterr);
+			r = yaml_value_str(x->doc, v, key, true, &c->model, x->reterr);
 		} else if (strcmp(key, "parallel") == 0) {
-			r = orch_get_int(x->doc, v, key, 1, ORCH_MAX_PARALLEL, &c->parallel,
-					 x->reterr);
+			r = yaml_value_int(x->doc, v, key, 1, ORCH_MAX_PARALLEL, &c->parallel,
+					   x->reterr);
 		} else if (strcmp(key, "timeout") == 0) {
-			r = orch_get_number(x->doc, v, key, 0, true, ORCH_MAX_TIMEOUT_S,
-					    &c->timeout_s, x->reterr);
+			r = yaml_value_number(x->doc, v, key, 0, true, ORCH_MAX_TIMEOUT_S,
+					      &c->timeout_s, x->reterr);
 		} else if (strcmp(key, "kill_grace") == 0) {
-			r = orch_get_number(x->doc, v, key, 0, true, ORCH_MAX_KILL_GRACE_S,
-					    &c->kill_grace_s, x->reterr);
+			r = yaml_value_number(x->doc, v, key, 0, true, ORCH_MAX_KILL_GRACE_S,
+					      &c->kill_grace_s, x->reterr);
 		} else if (strcmp(key, "max_retries") == 0) {
-			r = orch_get_int(x->doc, v, key, 0, ORCH_MAX_RETRIES, &c->max_retries,
-					 x->reterr);
+			r = yaml_value_int(x->doc, v, key, 0, ORCH_MAX_RETRIES, &c->max_retries,
+					   x->reterr);
 		} else if (strcmp(key, "retry_backoff") == 0) {
-			r = orch_get_number(x->doc, v, key, 0, false, ORCH_MAX_BACKOFF_S,
-					    &c->retry_backoff_s, x->reterr);
+			r = yaml_value_number(x->doc, v, key, 0, false, ORCH_MAX_BACKOFF_S,
+					      &c->retry_backoff_s, x->reterr);
 		} else if (strcmp(key, "preference") == 0) {
 			r = parse_preference(x, v);
 		} else if (strcmp(key, "auto") == 0) {
@@ -1039,7 +809,7 @@ static int parse_config(struct cctx *x)
 			r = orch_get_gates(&c->arena, x->doc, v, key, &c->gates, &c->n_gates,
 					   x->reterr);
 		} else if (strcmp(key, "merge") == 0) {
-			r = get_enum(x->doc, v, key, merge_names, &m, x->reterr);
+			r = yaml_value_enum(x->doc, v, key, merge_names, &m, x->reterr);
 			if (r == 0)
 				c->merge = (enum merge_policy)m;
 		} else if (strcmp(key, "sandbox") == 0) {
@@ -1482,20 +1252,17 @@ static int yaml_field(struct sbuf *out, const char *key, const char *value, cons
 }
 
 /* retry: and fallback: of p as flow collections (JSON is YAML), each
- * after sep when given; top: without max_attempts and backoff, which
- * max_retries and retry_backoff carry. 0 or -ENOBUFS; *sep ", " after one. */
+ * after sep when given (max_attempts and backoff inside retry: when they
+ * were given there: the top level then leaves out max_retries and
+ * retry_backoff, as a file may not give both). 0 or -ENOBUFS; *sep ", "
+ * after one. */
 static int retry_yaml(struct sbuf *out, const struct retry_policy *p, bool top, const char **sep)
 {
-	struct retry_policy q = *p;
 	json_t *j[2];
 	int r = 0, i;
 
-	if (top) {
-		q.max_attempts = 0;
-		q.has_backoff = false;
-	}
-	j[0] = retry_policy_json(&q);
-	j[1] = retry_fallback_json(&q);
+	j[0] = retry_policy_json(p);
+	j[1] = retry_fallback_json(p);
 	for (i = 0; i < 2; i++) {
 		char *text = j[i] ? json_dumps(j[i], JSON_COMPACT) : NULL;
 
@@ -1530,8 +1297,12 @@ int orch_config_to_yaml(const struct orch_config *c, struct sbuf *out)
 	TRY(yaml_num(out, c->timeout_s));
 	TRY(sbuf_adds(out, "\nkill_grace: "));
 	TRY(yaml_num(out, c->kill_grace_s));
-	TRY(sbuf_addf(out, "\nmax_retries: %" PRId64 "\nretry_backoff: ", c->max_retries));
-	TRY(yaml_num(out, c->retry_backoff_s));
+	if (!c->retry.max_attempts)
+		TRY(sbuf_addf(out, "\nmax_retries: %" PRId64, c->max_retries));
+	if (!c->retry.has_backoff) {
+		TRY(sbuf_adds(out, "\nretry_backoff: "));
+		TRY(yaml_num(out, c->retry_backoff_s));
+	}
 	TRY(sbuf_adds(out, "\npreference: ["));
 	for (i = 0; i < c->preference.nr; i++) {
 		TRY(sbuf_adds(out, i ? ", " : ""));

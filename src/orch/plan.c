@@ -78,8 +78,7 @@ struct pctx {
 	struct plan *p;
 	const struct ydoc *doc;
 	const char *allowed;
-	struct diag_list *issues;
-	size_t found; /* problems found (issues may drop some) */
+	struct ycheck yc; /* every problem (the list may drop some) */
 	struct stage *stages;
 	size_t n_stages;
 	/* the plan-level defaults */
@@ -90,8 +89,7 @@ struct pctx {
 
 static void add(struct pctx *x, const struct diag *d)
 {
-	diag_list_add(x->issues, d);
-	x->found++;
+	ycheck_add(&x->yc, d);
 }
 
 static void problem(struct pctx *x, const struct ynode *n, const char *path, const char *fmt, ...)
@@ -99,16 +97,11 @@ static void problem(struct pctx *x, const struct ynode *n, const char *path, con
 
 static void problem(struct pctx *x, const struct ynode *n, const char *path, const char *fmt, ...)
 {
-	char msg[sizeof(((struct diag *)NULL)->msg)];
-	struct diag d;
 	va_list ap;
 
 	va_start(ap, fmt);
-	(void)vsnprintf(msg, sizeof(msg), fmt, ap);
+	ycheck_vproblem(&x->yc, n, path, fmt, ap);
 	va_end(ap);
-	diag_clear(&d);
-	(void)orch_err(x->doc, n, &d, path, "%s", msg);
-	add(x, &d);
 }
 
 /* A problem at a stored position. */
@@ -128,49 +121,33 @@ static void problem_at(struct pctx *x, unsigned line, unsigned col, const char *
 	problem(x, &at, path, "%s", msg);
 }
 
-static bool in_list(const char *const *list, const char *s)
-{
-	for (; *list; list++)
-		if (strcmp(*list, s) == 0)
-			return true;
-	return false;
-}
-
-/* Every key of map not in keys (nor in ignored): one problem each, worded
- * like yaml_check_map(). false when map is not a mapping (reported). */
+/* Every key of map not in keys (nor in ignored): one problem each
+ * (yaml_check_keys()). A step's depends_on gets its own explanation. false
+ * when map is not a mapping (reported). */
 static bool check_keys(struct pctx *x, const struct ynode *map, const char *const *keys,
 		       const char *const *ignored, const char *what)
 {
-	char list[400], q[80];
-	size_t i, o = 0;
+	const char *ign[48];
+	size_t i, n = 0;
 
-	if (!map || map->kind != YNODE_MAP) {
-		problem(x, map, NULL, "%s: expected a mapping, got %s", what, orch_describe(map));
-		return false;
+	if (map && map->kind == YNODE_MAP && strstr(what, ".steps[") &&
+	    ynode_get(map, "depends_on")) {
+		for (i = 0; i < map->n; i++)
+			if (strcmp(map->keys[i]->str, "depends_on") == 0)
+				problem(x, map->keys[i], NULL,
+					"unknown key 'depends_on' in %s: a step has no dependencies of its own; it depends on every step of the stages its stage's depends_on lists",
+					what);
+		for (i = 0; ignored && ignored[i]; i++) {
+			if (n + 2 >= ARRAY_SIZE(ign))
+				BUG("too many ignored keys");
+			ign[n++] = ignored[i];
+		}
+		ign[n++] = "depends_on";
+		ign[n] = NULL;
+		ignored = ign;
 	}
-	list[0] = '\0';
-	for (i = 0; keys[i]; i++) {
-		int w = snprintf(list + o, sizeof(list) - o, "%s%s", i ? ", " : "", keys[i]);
-
-		if (w < 0 || (size_t)w >= sizeof(list) - o)
-			break;
-		o += (size_t)w;
-	}
-	for (i = 0; i < map->n; i++) {
-		const char *k = map->keys[i]->str;
-
-		if (in_list(keys, k) || (ignored && in_list(ignored, k)))
-			continue;
-		if (strcmp(k, "depends_on") == 0 && strstr(what, ".steps["))
-			problem(x, map->keys[i], NULL,
-				"unknown key 'depends_on' in %s: a step has no dependencies of its own; it depends on every step of the stages its stage's depends_on lists",
-				what);
-		else
-			problem(x, map->keys[i], NULL,
-				"unknown key '%s' in %s (expected one of: %s)",
-				orch_quote(q, sizeof(q), k), what, list);
-	}
-	return true;
+	(void)yaml_check_keys(&x->yc, map, keys, ignored, what);
+	return map && map->kind == YNODE_MAP;
 }
 
 /* The value of key a or its synonym b (NULL when neither); both given is a
@@ -222,13 +199,13 @@ static const char *relpath_problem(const char *s)
 static void parse_requires(struct pctx *x, const struct ynode *v, const char *path,
 			   struct plan_task *t)
 {
-	char p[ORCH_PATH_MAX];
+	char p[YAML_PATH_MAX];
 	const char **toks = NULL;
 	struct diag d;
 	size_t i, n = 0;
 
 	diag_clear(&d);
-	if (orch_get_strlist(&x->p->arena, x->doc, v, path, &toks, &n, &d) < 0) {
+	if (yaml_value_strlist(&x->p->arena, x->doc, v, path, &toks, &n, &d) < 0) {
 		add(x, &d);
 		return;
 	}
@@ -237,7 +214,7 @@ static void parse_requires(struct pctx *x, const struct ynode *v, const char *pa
 	for (i = 0; i < n; i++) {
 		diag_clear(&d);
 		if (requirements_add(&t->req, toks[i], &d) < 0)
-			problem(x, v->items[i], orch_path_index(p, sizeof(p), path, i), "%s",
+			problem(x, v->items[i], yaml_path_index(p, sizeof(p), path, i), "%s",
 				d.msg);
 	}
 }
@@ -245,14 +222,14 @@ static void parse_requires(struct pctx *x, const struct ynode *v, const char *pa
 static void parse_depends(struct pctx *x, const struct ynode *v, const char *path,
 			  struct plan_dep **ret, size_t *ret_n)
 {
-	char p[ORCH_PATH_MAX], q[80];
+	char p[YAML_PATH_MAX], q[80];
 	const char **names = NULL;
 	struct plan_dep *deps;
 	struct diag d;
 	size_t i, j, n = 0, nd = 0;
 
 	diag_clear(&d);
-	if (orch_get_strlist(&x->p->arena, x->doc, v, path, &names, &n, &d) < 0) {
+	if (yaml_value_strlist(&x->p->arena, x->doc, v, path, &names, &n, &d) < 0) {
 		add(x, &d);
 		return;
 	}
@@ -262,8 +239,8 @@ static void parse_depends(struct pctx *x, const struct ynode *v, const char *pat
 			if (strcmp(deps[j].name, names[i]) == 0)
 				break;
 		if (j < nd) {
-			problem(x, v->items[i], orch_path_index(p, sizeof(p), path, i),
-				"duplicate dependency '%s'", orch_quote(q, sizeof(q), names[i]));
+			problem(x, v->items[i], yaml_path_index(p, sizeof(p), path, i),
+				"duplicate dependency '%s'", yaml_quote(q, sizeof(q), names[i]));
 			continue;
 		}
 		deps[nd].name = names[i];
@@ -282,7 +259,7 @@ static void parse_sampling(struct pctx *x, const struct ynode *v, const char *pa
 {
 	static const char *const keys[] = {"temperature", "top_p",	 "top_k", "max_tokens",
 					   "base_url",	  "api_key_env", NULL};
-	char p[ORCH_PATH_MAX];
+	char p[YAML_PATH_MAX];
 	struct diag d;
 	size_t i;
 
@@ -297,7 +274,7 @@ static void parse_sampling(struct pctx *x, const struct ynode *v, const char *pa
 		t->sampling_col[k] = v->keys[i]->col;
 		diag_clear(&d);
 		if (orch_get_slot(x->doc, v->items[i],
-				  orch_path_key(p, sizeof(p), path, v->keys[i]->str), k, x->allowed,
+				  yaml_path_key(p, sizeof(p), path, v->keys[i]->str), k, x->allowed,
 				  &t->sampling, &d) < 0)
 			add(x, &d);
 	}
@@ -358,23 +335,23 @@ static void parse_confinement(struct pctx *x, const char *k, const struct ynode 
 static void parse_extras(struct pctx *x, const struct ynode *m, const char *path,
 			 struct plan_task *t)
 {
-	char pk[ORCH_PATH_MAX];
+	char pk[YAML_PATH_MAX];
 	const struct ynode *v;
 	const char *key;
 	struct diag d;
 
 	v = either(x, m, "sampling", "mcp_config", path, &key);
 	if (v)
-		parse_sampling(x, v, orch_path_key(pk, sizeof(pk), path, key), t);
+		parse_sampling(x, v, yaml_path_key(pk, sizeof(pk), path, key), t);
 	diag_clear(&d);
 	if ((v = ynode_get(m, "retry")) &&
-	    retry_get_yaml(&x->p->arena, x->doc, v, orch_path_key(pk, sizeof(pk), path, "retry"),
+	    retry_get_yaml(&x->p->arena, x->doc, v, yaml_path_key(pk, sizeof(pk), path, "retry"),
 			   &t->retry, &d) < 0)
 		add(x, &d);
 	diag_clear(&d);
 	if ((v = ynode_get(m, "fallback")) &&
 	    retry_get_fallback(&x->p->arena, x->doc, v,
-			       orch_path_key(pk, sizeof(pk), path, "fallback"), &t->retry, &d) < 0)
+			       yaml_path_key(pk, sizeof(pk), path, "fallback"), &t->retry, &d) < 0)
 		add(x, &d);
 }
 
@@ -401,7 +378,7 @@ static void plan_defaults(const struct pctx *x, struct plan_task *t, bool has_ad
 static void parse_task(struct pctx *x, const struct ynode *m, const char *path, const char *stage,
 		       struct plan_task *t)
 {
-	char pk[ORCH_PATH_MAX], q[80];
+	char pk[YAML_PATH_MAX], q[80];
 	const struct ynode *v;
 	const char *key;
 	struct diag d;
@@ -429,8 +406,8 @@ static void parse_task(struct pctx *x, const struct ynode *m, const char *path, 
 		problem(x, m, path, "missing required key 'title'%s", stage ? " (or 'goal')" : "");
 	} else {
 		diag_clear(&d);
-		if (orch_get_str(x->doc, v, orch_path_key(pk, sizeof(pk), path, key), false,
-				 &t->title, &d) < 0)
+		if (yaml_value_str(x->doc, v, yaml_path_key(pk, sizeof(pk), path, key), false,
+				   &t->title, &d) < 0)
 			add(x, &d);
 		t->title_line = v->line;
 		t->title_col = v->col;
@@ -440,8 +417,8 @@ static void parse_task(struct pctx *x, const struct ynode *m, const char *path, 
 	v = either(x, m, "prompt", "description", path, &key);
 	if (v) {
 		diag_clear(&d);
-		if (orch_get_str(x->doc, v, orch_path_key(pk, sizeof(pk), path, key), false,
-				 &t->prompt, &d) < 0)
+		if (yaml_value_str(x->doc, v, yaml_path_key(pk, sizeof(pk), path, key), false,
+				   &t->prompt, &d) < 0)
 			add(x, &d);
 	} else if (stage) {
 		t->prompt = t->title; /* Bernstein: description defaults to the title */
@@ -453,7 +430,7 @@ static void parse_task(struct pctx *x, const struct ynode *m, const char *path, 
 	if (v) {
 		has_adapter = true;
 		diag_clear(&d);
-		if (orch_get_adapter(x->doc, v, orch_path_key(pk, sizeof(pk), path, key),
+		if (orch_get_adapter(x->doc, v, yaml_path_key(pk, sizeof(pk), path, key),
 				     &t->adapter, &d) < 0)
 			add(x, &d);
 	}
@@ -464,15 +441,15 @@ static void parse_task(struct pctx *x, const struct ynode *m, const char *path, 
 		const char *k = m->keys[i]->str;
 
 		v = m->items[i];
-		orch_path_key(pk, sizeof(pk), path, k);
+		yaml_path_key(pk, sizeof(pk), path, k);
 		diag_clear(&d);
 		if (strcmp(k, "id") == 0) {
-			if (orch_get_str(x->doc, v, pk, false, &t->id, &d) < 0) {
+			if (yaml_value_str(x->doc, v, pk, false, &t->id, &d) < 0) {
 				add(x, &d);
 			} else if (!plan_id_valid(t->id)) {
 				problem(x, v, pk,
 					"invalid id '%s' (expected [a-z0-9][a-z0-9-]*, at most %d bytes)",
-					orch_quote(q, sizeof(q), t->id), PLAN_ID_MAX);
+					yaml_quote(q, sizeof(q), t->id), PLAN_ID_MAX);
 				t->id = NULL;
 			} else {
 				t->id_explicit = true;
@@ -480,7 +457,7 @@ static void parse_task(struct pctx *x, const struct ynode *m, const char *path, 
 				t->id_col = v->col;
 			}
 		} else if (strcmp(k, "role") == 0) {
-			if (orch_get_str(x->doc, v, pk, false, &t->role, &d) < 0) {
+			if (yaml_value_str(x->doc, v, pk, false, &t->role, &d) < 0) {
 				add(x, &d);
 				t->role = ORCH_DEFAULT_ROLE;
 			} else if (!orch_role_known(t->role)) {
@@ -490,14 +467,14 @@ static void parse_task(struct pctx *x, const struct ynode *m, const char *path, 
 				for (j = 0; orch_roles[j]; j++)
 					(void)sbuf_addf(&sb, "%s%s", j ? ", " : "", orch_roles[j]);
 				problem(x, v, pk, "unknown role '%s' (known: %s)",
-					orch_quote(q, sizeof(q), t->role), sb.buf);
+					yaml_quote(q, sizeof(q), t->role), sb.buf);
 				sbuf_release(&sb);
 			}
 		} else if (strcmp(k, "requires") == 0) {
 			parse_requires(x, v, pk, t);
 		} else if (strcmp(k, "model") == 0) {
 			has_model = true;
-			if (orch_get_str(x->doc, v, pk, true, &t->model, &d) < 0)
+			if (yaml_value_str(x->doc, v, pk, true, &t->model, &d) < 0)
 				add(x, &d);
 		} else if (strcmp(k, "effort") == 0) {
 			if (orch_get_effort(x->doc, v, pk, &t->effort, &d) < 0)
@@ -505,8 +482,8 @@ static void parse_task(struct pctx *x, const struct ynode *m, const char *path, 
 		} else if (strcmp(k, "depends_on") == 0) {
 			parse_depends(x, v, pk, &t->deps, &t->n_deps);
 		} else if (strcmp(k, "timeout") == 0) {
-			if (orch_get_number(x->doc, v, pk, 0, true, ORCH_MAX_TIMEOUT_S,
-					    &t->timeout_s, &d) < 0)
+			if (yaml_value_number(x->doc, v, pk, 0, true, ORCH_MAX_TIMEOUT_S,
+					      &t->timeout_s, &d) < 0)
 				add(x, &d);
 		} else if (strcmp(k, "sandbox") == 0 || strcmp(k, "network") == 0) {
 			parse_confinement(x, k, v, pk, t);
@@ -518,35 +495,35 @@ static void parse_task(struct pctx *x, const struct ynode *m, const char *path, 
 					   &d) < 0)
 				add(x, &d);
 		} else if (strcmp(k, "artifact") == 0) {
-			if (orch_get_str(x->doc, v, pk, false, &t->artifact, &d) < 0)
+			if (yaml_value_str(x->doc, v, pk, false, &t->artifact, &d) < 0)
 				add(x, &d);
 			else if ((why = relpath_problem(t->artifact)))
 				problem(x, v, pk, "artifact '%s' %s",
-					orch_quote(q, sizeof(q), t->artifact), why);
+					yaml_quote(q, sizeof(q), t->artifact), why);
 		} else if (strcmp(k, "attachments") == 0) {
 			const char **a = NULL;
 			size_t j, n = 0;
 
-			if (orch_get_strlist(&x->p->arena, x->doc, v, pk, &a, &n, &d) < 0) {
+			if (yaml_value_strlist(&x->p->arena, x->doc, v, pk, &a, &n, &d) < 0) {
 				add(x, &d);
 				continue;
 			}
 			set_attachments(t, a, n, m->keys[i]);
 			for (j = 0; j < n; j++)
 				if ((why = relpath_problem(a[j]))) {
-					char pi[ORCH_PATH_MAX];
+					char pi[YAML_PATH_MAX];
 
 					problem(x, v->items[j],
-						orch_path_index(pi, sizeof(pi), pk, j),
+						yaml_path_index(pi, sizeof(pi), pk, j),
 						"attachment '%s' %s",
-						orch_quote(q, sizeof(q), a[j]), why);
+						yaml_quote(q, sizeof(q), a[j]), why);
 				}
 		}
 	}
 	if (t->artifact && (t->req.set & (1u << REQ_OUTPUT_MODE)) &&
 	    t->req.output_mode != OUTPUT_MODE_ARTIFACT)
 		problem(x, ynode_get(m, "artifact"),
-			orch_path_key(pk, sizeof(pk), path, "artifact"),
+			yaml_path_key(pk, sizeof(pk), path, "artifact"),
 			"an artifact-mode task cannot require capability:output_mode=%s",
 			output_mode_to_string(t->req.output_mode));
 	plan_defaults(x, t, has_adapter, has_model);
@@ -559,11 +536,11 @@ static void set_path(struct pctx *x, size_t i, const char *path)
 
 static void parse_tasks(struct pctx *x, const struct ynode *v)
 {
-	char p[ORCH_PATH_MAX];
+	char p[YAML_PATH_MAX];
 	size_t i;
 
 	if (!v || v->kind != YNODE_SEQ) {
-		problem(x, v, "tasks", "expected a list of tasks, got %s", orch_describe(v));
+		problem(x, v, "tasks", "expected a list of tasks, got %s", yaml_describe(v));
 		return;
 	}
 	if (v->n == 0) {
@@ -573,7 +550,7 @@ static void parse_tasks(struct pctx *x, const struct ynode *v)
 	x->p->tasks = arena_alloc(&x->p->arena, st_mult(v->n, sizeof(*x->p->tasks)));
 	x->p->n = v->n;
 	for (i = 0; i < v->n; i++) {
-		orch_path_index(p, sizeof(p), "tasks", i);
+		yaml_path_index(p, sizeof(p), "tasks", i);
 		set_path(x, i, p);
 		parse_task(x, v->items[i], p, NULL, &x->p->tasks[i]);
 	}
@@ -585,7 +562,7 @@ static const char *const stage_ignored[] = {"repo", NULL};
 /* Stage names in depends_on -> stage indices; dangling ones reported. */
 static void resolve_stages(struct pctx *x)
 {
-	char p[ORCH_PATH_MAX], q[80];
+	char p[YAML_PATH_MAX], q[80];
 	size_t s, i, j;
 
 	for (s = 0; s < x->n_stages; s++) {
@@ -603,7 +580,7 @@ static void resolve_stages(struct pctx *x)
 			}
 			(void)snprintf(p, sizeof(p), "stages[%zu].depends_on[%zu]", s, i);
 			problem_at(x, d->line, d->col, p, "unknown stage '%s'",
-				   orch_quote(q, sizeof(q), d->name));
+				   yaml_quote(q, sizeof(q), d->name));
 		}
 	}
 }
@@ -640,7 +617,7 @@ static bool stages_acyclic(struct pctx *x)
 					edge[top] = 0;
 				} else if (color[v] == 1) {
 					struct sbuf sb = SBUF_INIT(400);
-					char p[ORCH_PATH_MAX];
+					char p[YAML_PATH_MAX];
 
 					for (k = 0; stack[k] != v; k++)
 						;
@@ -702,13 +679,13 @@ static void derive_stage_deps(struct pctx *x)
 
 static void parse_stages(struct pctx *x, const struct ynode *v)
 {
-	char p[ORCH_PATH_MAX], ps[ORCH_PATH_MAX], pk[ORCH_PATH_MAX], q[80];
+	char p[YAML_PATH_MAX], ps[YAML_PATH_MAX], pk[YAML_PATH_MAX], q[80];
 	size_t i, j, n = 0;
 	struct diag d;
 	bool ok = true;
 
 	if (!v || v->kind != YNODE_SEQ) {
-		problem(x, v, "stages", "expected a list of stages, got %s", orch_describe(v));
+		problem(x, v, "stages", "expected a list of stages, got %s", yaml_describe(v));
 		return;
 	}
 	if (v->n == 0) {
@@ -729,7 +706,7 @@ static void parse_stages(struct pctx *x, const struct ynode *v)
 		const struct ynode *m = v->items[i], *steps, *nm, *dep;
 		struct stage *st = &x->stages[i];
 
-		orch_path_index(p, sizeof(p), "stages", i);
+		yaml_path_index(p, sizeof(p), "stages", i);
 		st->first = x->p->n;
 		if (!check_keys(x, m, stage_keys, stage_ignored, p)) {
 			ok = false;
@@ -741,8 +718,8 @@ static void parse_stages(struct pctx *x, const struct ynode *v)
 			ok = false;
 		} else {
 			diag_clear(&d);
-			if (orch_get_str(x->doc, nm, orch_path_key(pk, sizeof(pk), p, "name"),
-					 false, &st->name, &d) < 0) {
+			if (yaml_value_str(x->doc, nm, yaml_path_key(pk, sizeof(pk), p, "name"),
+					   false, &st->name, &d) < 0) {
 				add(x, &d);
 				ok = false;
 			} else {
@@ -752,7 +729,7 @@ static void parse_stages(struct pctx *x, const struct ynode *v)
 					    strcmp(x->stages[j].name, st->name) == 0) {
 						problem(x, nm, pk,
 							"duplicate stage name '%s' (first at line %u)",
-							orch_quote(q, sizeof(q), st->name),
+							yaml_quote(q, sizeof(q), st->name),
 							x->stages[j].name_node->line);
 						ok = false;
 						break;
@@ -761,16 +738,16 @@ static void parse_stages(struct pctx *x, const struct ynode *v)
 		}
 		dep = ynode_get(m, "depends_on");
 		if (dep)
-			parse_depends(x, dep, orch_path_key(pk, sizeof(pk), p, "depends_on"),
+			parse_depends(x, dep, yaml_path_key(pk, sizeof(pk), p, "depends_on"),
 				      &st->deps, &st->n_deps);
 		diag_clear(&d);
 		if (ynode_get(m, "description") &&
-		    orch_get_str(x->doc, ynode_get(m, "description"),
-				 orch_path_key(pk, sizeof(pk), p, "description"), false,
-				 &(const char *){NULL}, &d) < 0)
+		    yaml_value_str(x->doc, ynode_get(m, "description"),
+				   yaml_path_key(pk, sizeof(pk), p, "description"), false,
+				   &(const char *){NULL}, &d) < 0)
 			add(x, &d);
 		steps = ynode_get(m, "steps");
-		orch_path_key(pk, sizeof(pk), p, "steps");
+		yaml_path_key(pk, sizeof(pk), p, "steps");
 		if (!steps) {
 			problem(x, m, p, "missing required key 'steps'");
 			ok = false;
@@ -778,14 +755,14 @@ static void parse_stages(struct pctx *x, const struct ynode *v)
 		}
 		if (steps->kind != YNODE_SEQ || steps->n == 0) {
 			problem(x, steps, pk, "expected a non-empty list of steps, got %s",
-				steps->kind == YNODE_SEQ ? "an empty list" : orch_describe(steps));
+				steps->kind == YNODE_SEQ ? "an empty list" : yaml_describe(steps));
 			ok = false;
 			continue;
 		}
 		for (j = 0; j < steps->n; j++) {
 			size_t t = x->p->n++;
 
-			orch_path_index(ps, sizeof(ps), pk, j);
+			yaml_path_index(ps, sizeof(ps), pk, j);
 			set_path(x, t, ps);
 			parse_task(x, steps->items[j], ps, st->name ? st->name : "",
 				   &x->p->tasks[t]);
@@ -846,11 +823,11 @@ static void parse_plan(struct pctx *x)
 	diag_clear(&d);
 	if (!v)
 		problem(x, root, NULL, "plan: missing required key 'name'");
-	else if (orch_get_str(x->doc, v, "name", false, &x->p->name, &d) < 0)
+	else if (yaml_value_str(x->doc, v, "name", false, &x->p->name, &d) < 0)
 		add(x, &d);
 	v = ynode_get(root, "description");
 	diag_clear(&d);
-	if (v && orch_get_str(x->doc, v, "description", false, &x->p->description, &d) < 0)
+	if (v && yaml_value_str(x->doc, v, "description", false, &x->p->description, &d) < 0)
 		add(x, &d);
 	v = either(x, root, "adapter", "cli", NULL, &key);
 	diag_clear(&d);
@@ -861,7 +838,7 @@ static void parse_plan(struct pctx *x)
 	}
 	v = ynode_get(root, "model");
 	diag_clear(&d);
-	if (v && orch_get_str(x->doc, v, "model", true, &x->model, &d) < 0)
+	if (v && yaml_value_str(x->doc, v, "model", true, &x->model, &d) < 0)
 		add(x, &d);
 	/* sandbox:, network:, limits: of every task that does not set its own */
 	if ((v = ynode_get(root, "sandbox")))
@@ -975,7 +952,7 @@ static void check_unique(struct vctx *v, const struct key_entry *titles, size_t 
 			 const struct key_entry *ids, size_t ni)
 {
 	struct plan *p = v->p;
-	char path[ORCH_PATH_MAX], q[80];
+	char path[YAML_PATH_MAX], q[80];
 	size_t k, first;
 
 	for (k = 1, first = 0; k < nt; k++) {
@@ -988,7 +965,7 @@ static void check_unique(struct vctx *v, const struct key_entry *titles, size_t 
 		vproblem(v, t->title_line, t->title_col,
 			 "field '%s.title': duplicate title '%s' (first at line %u)",
 			 task_path(p, titles[k].task, path, sizeof(path)),
-			 orch_quote(q, sizeof(q), t->title),
+			 yaml_quote(q, sizeof(q), t->title),
 			 p->tasks[titles[first].task].title_line);
 	}
 	for (k = 1, first = 0; k < ni; k++) {
@@ -1020,7 +997,7 @@ static void resolve_deps(struct vctx *v, const struct key_entry *titles, size_t 
 			 const struct key_entry *ids, size_t ni)
 {
 	struct plan *p = v->p;
-	char path[ORCH_PATH_MAX], q[80];
+	char path[YAML_PATH_MAX], q[80];
 	size_t i, j;
 
 	for (i = 0; i < p->n; i++) {
@@ -1043,7 +1020,7 @@ static void resolve_deps(struct vctx *v, const struct key_entry *titles, size_t 
 				v, d->line, d->col,
 				"field '%s.depends_on[%zu]': unknown task '%s' (no task has this id or title)",
 				task_path(p, i, path, sizeof(path)), j,
-				orch_quote(q, sizeof(q), d->name));
+				yaml_quote(q, sizeof(q), d->name));
 		}
 	}
 }
@@ -1080,7 +1057,7 @@ static void check_cycles(struct vctx *v)
 					edge[top] = 0;
 				} else if (color[w] == 1) {
 					struct sbuf sb = SBUF_INIT(400);
-					char path[ORCH_PATH_MAX];
+					char path[YAML_PATH_MAX];
 
 					for (k = 0; stack[k] != w; k++)
 						;
@@ -1162,11 +1139,14 @@ int plan_load_buf(const char *name, const char *buf, size_t len, const char *all
 		goto out;
 	}
 	p->source = p->doc->name;
-	x = (struct pctx){.p = p, .doc = p->doc, .allowed = allowed_api_key_envs, .issues = &found};
+	x = (struct pctx){.p = p,
+			  .doc = p->doc,
+			  .allowed = allowed_api_key_envs,
+			  .yc = YCHECK_INIT(p->doc, YCHECK_IN, &found, NULL)};
 	parse_plan(&x);
-	x.found += plan_validate(p, &found);
+	x.yc.found += plan_validate(p, &found);
 	free(x.stages);
-	if (x.found) {
+	if (x.yc.found) {
 		diag_list_sort(&found);
 		for (i = 0; i < found.n; i++)
 			diag_list_add(issues, &found.v[i]);

@@ -50,26 +50,28 @@ static bool model_valid(const char *s)
 static int get_on(const struct ydoc *doc, const struct ynode *n, const char *path, unsigned *ret,
 		  struct diag *reterr)
 {
-	char p[ORCH_PATH_MAX], q[80];
+	char p[YAML_PATH_MAX], q[80];
 	unsigned on = 0;
 	size_t i, j;
 
 	if (!n || n->kind != YNODE_SEQ || n->n == 0)
-		return orch_err(doc, n, reterr, path,
-				"expected a non-empty list of outcomes, got %s", orch_describe(n));
+		return yaml_field_err(doc, n, reterr, path,
+				      "expected a non-empty list of outcomes, got %s",
+				      yaml_describe(n));
 	for (i = 0; i < n->n; i++) {
 		const struct ynode *e = n->items[i];
 
-		orch_path_index(p, sizeof(p), path, i);
-		if (!orch_is_str(e))
-			return orch_err(doc, e, reterr, p, "expected an outcome, got %s",
-					orch_describe(e));
+		yaml_path_index(p, sizeof(p), path, i);
+		if (!yaml_is_str(e))
+			return yaml_field_err(doc, e, reterr, p, "expected an outcome, got %s",
+					      yaml_describe(e));
 		for (j = 0; j < ARRAY_SIZE(on_names); j++)
 			if (strcmp(on_names[j].name, e->str) == 0)
 				break;
 		if (j == ARRAY_SIZE(on_names))
-			return orch_err(doc, e, reterr, p, "unknown outcome '%s' (known: %s)",
-					orch_quote(q, sizeof(q), e->str), retry_on_name_list());
+			return yaml_field_err(doc, e, reterr, p, "unknown outcome '%s' (known: %s)",
+					      yaml_quote(q, sizeof(q), e->str),
+					      retry_on_name_list());
 		on |= RETRY_ON_BIT(on_names[j].out);
 	}
 	*ret = on;
@@ -79,23 +81,23 @@ static int get_on(const struct ydoc *doc, const struct ynode *n, const char *pat
 static int get_models(struct arena *a, const struct ydoc *doc, const struct ynode *n,
 		      const char *path, struct retry_policy *ret, struct diag *reterr)
 {
-	char p[ORCH_PATH_MAX], q[80];
+	char p[YAML_PATH_MAX], q[80];
 	const char **v = NULL;
 	size_t i, nv = 0;
 	int r;
 
-	r = orch_get_strlist(a, doc, n, path, &v, &nv, reterr);
+	r = yaml_value_strlist(a, doc, n, path, &v, &nv, reterr);
 	if (r < 0)
 		return r;
 	if (nv == 0 || nv > RETRY_MAX_MODELS)
-		return orch_err(doc, n, reterr, path, "expected 1 to %d models, got %zu",
-				RETRY_MAX_MODELS, nv);
+		return yaml_field_err(doc, n, reterr, path, "expected 1 to %d models, got %zu",
+				      RETRY_MAX_MODELS, nv);
 	for (i = 0; i < nv; i++)
 		if (!model_valid(v[i]))
-			return orch_err(
-				doc, n->items[i], reterr, orch_path_index(p, sizeof(p), path, i),
+			return yaml_field_err(
+				doc, n->items[i], reterr, yaml_path_index(p, sizeof(p), path, i),
 				"model '%s': empty, starts with '-', or holds a blank, a quote, a brace or a control character",
-				orch_quote(q, sizeof(q), v[i]));
+				yaml_quote(q, sizeof(q), v[i]));
 	ret->models = v;
 	ret->n_models = nv;
 	return 0;
@@ -105,7 +107,7 @@ int retry_get_yaml(struct arena *a, const struct ydoc *doc, const struct ynode *
 		   struct retry_policy *ret, struct diag *reterr)
 {
 	static const char *const keys[] = {"max_attempts", "on", "backoff", "models", NULL};
-	char pk[ORCH_PATH_MAX];
+	char pk[YAML_PATH_MAX];
 	size_t i;
 	int r;
 
@@ -116,15 +118,15 @@ int retry_get_yaml(struct arena *a, const struct ydoc *doc, const struct ynode *
 		const char *k = n->keys[i]->str;
 		const struct ynode *v = n->items[i];
 
-		orch_path_key(pk, sizeof(pk), path, k);
+		yaml_path_key(pk, sizeof(pk), path, k);
 		if (strcmp(k, "max_attempts") == 0) {
-			r = orch_get_int(doc, v, pk, 1, RETRY_MAX_ATTEMPTS, &ret->max_attempts,
-					 reterr);
+			r = yaml_value_int(doc, v, pk, 1, RETRY_MAX_ATTEMPTS, &ret->max_attempts,
+					   reterr);
 		} else if (strcmp(k, "on") == 0) {
 			r = get_on(doc, v, pk, &ret->on, reterr);
 		} else if (strcmp(k, "backoff") == 0) {
-			r = orch_get_number(doc, v, pk, 0, false, RETRY_MAX_BACKOFF_S,
-					    &ret->backoff_s, reterr);
+			r = yaml_value_number(doc, v, pk, 0, false, RETRY_MAX_BACKOFF_S,
+					      &ret->backoff_s, reterr);
 			ret->has_backoff = r >= 0;
 		} else {
 			r = get_models(a, doc, v, pk, ret, reterr);
@@ -140,33 +142,34 @@ int retry_get_yaml(struct arena *a, const struct ydoc *doc, const struct ynode *
 int retry_get_fallback(struct arena *a, const struct ydoc *doc, const struct ynode *n,
 		       const char *path, struct retry_policy *ret, struct diag *reterr)
 {
-	char p[ORCH_PATH_MAX], q[80];
+	char p[YAML_PATH_MAX], q[80];
 	const char **v;
 	unsigned *lines, *cols;
 	size_t i, j;
 	int r;
 
 	if (!n || n->kind != YNODE_SEQ || n->n == 0 || n->n > RETRY_MAX_FALLBACK)
-		return orch_err(doc, n, reterr, path,
-				"expected a list of 1 to %d adapter names, got %s",
-				RETRY_MAX_FALLBACK, orch_describe(n));
+		return yaml_field_err(doc, n, reterr, path,
+				      "expected a list of 1 to %d adapter names, got %s",
+				      RETRY_MAX_FALLBACK, yaml_describe(n));
 	v = arena_alloc(a, (n->n + 1) * sizeof(*v));
 	lines = arena_alloc(a, n->n * sizeof(*lines));
 	cols = arena_alloc(a, n->n * sizeof(*cols));
 	for (i = 0; i < n->n; i++) {
-		orch_path_index(p, sizeof(p), path, i);
+		yaml_path_index(p, sizeof(p), path, i);
 		v[i] = NULL;
 		r = orch_get_adapter(doc, n->items[i], p, &v[i], reterr);
 		if (r < 0)
 			return r;
 		if (!v[i])
-			return orch_err(doc, n->items[i], reterr, p,
-					"expected an adapter name (auto and null do not name one)");
+			return yaml_field_err(
+				doc, n->items[i], reterr, p,
+				"expected an adapter name (auto and null do not name one)");
 		for (j = 0; j < i; j++)
 			if (strcmp(v[j], v[i]) == 0)
-				return orch_err(doc, n->items[i], reterr, p,
-						"adapter '%s' is listed twice",
-						orch_quote(q, sizeof(q), v[i]));
+				return yaml_field_err(doc, n->items[i], reterr, p,
+						      "adapter '%s' is listed twice",
+						      yaml_quote(q, sizeof(q), v[i]));
 		lines[i] = n->items[i]->line;
 		cols[i] = n->items[i]->col;
 	}

@@ -269,7 +269,7 @@ static int check_task(const struct orch_env *e, const struct plan *plan, size_t 
 	const char *file = own == &pt->retry ? plan->source : c->source;
 	const char *first = pt->adapter ? pt->adapter : rp ? rp->adapter : NULL;
 	struct retry_resolved p;
-	char field[ORCH_PATH_MAX];
+	char field[YAML_PATH_MAX];
 	size_t k;
 	int r;
 

@@ -64,19 +64,19 @@ int wtsetup_check_path(const char *path, const char **why)
 static int get_paths(struct arena *a, const struct ydoc *doc, const struct ynode *n,
 		     const char *path, const char ***ret, size_t *ret_n, struct diag *reterr)
 {
-	char p[ORCH_PATH_MAX], q[80];
+	char p[YAML_PATH_MAX], q[80];
 	const char **v = NULL, *why = NULL;
 	size_t nv = 0, i;
 	int r;
 
-	r = orch_get_strlist(a, doc, n, path, &v, &nv, reterr);
+	r = yaml_value_strlist(a, doc, n, path, &v, &nv, reterr);
 	if (r < 0)
 		return r;
 	for (i = 0; i < nv; i++)
 		if (wtsetup_check_path(v[i], &why) < 0)
-			return orch_err(doc, n->items[i], reterr,
-					orch_path_index(p, sizeof(p), path, i), "'%s' is %s",
-					orch_quote(q, sizeof(q), v[i]), why);
+			return yaml_field_err(doc, n->items[i], reterr,
+					      yaml_path_index(p, sizeof(p), path, i), "'%s' is %s",
+					      yaml_quote(q, sizeof(q), v[i]), why);
 	*ret = v;
 	*ret_n = nv;
 	return 0;
@@ -87,21 +87,21 @@ int orch_get_wtsetup(struct arena *a, const struct ydoc *doc, const struct ynode
 {
 	static const char *const keys[] = {"copy_files", "symlink_dirs", NULL};
 	struct orch_wtsetup ws = {0};
-	char p[ORCH_PATH_MAX];
+	char p[YAML_PATH_MAX];
 	size_t i;
 	int r;
 
 	if (!n || n->kind != YNODE_MAP)
-		return orch_err(doc, n, reterr, path,
-				"expected a mapping (copy_files, symlink_dirs), got %s",
-				orch_describe(n));
+		return yaml_field_err(doc, n, reterr, path,
+				      "expected a mapping (copy_files, symlink_dirs), got %s",
+				      yaml_describe(n));
 	r = orch_check_keys(doc, n, keys, path, reterr);
 	if (r < 0)
 		return r;
 	for (i = 0; i < n->n; i++) {
 		const char *k = n->keys[i]->str;
 
-		orch_path_key(p, sizeof(p), path, k);
+		yaml_path_key(p, sizeof(p), path, k);
 		if (strcmp(k, "copy_files") == 0)
 			r = get_paths(a, doc, n->items[i], p, &ws.copy_files, &ws.n_copy, reterr);
 		else

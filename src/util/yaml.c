@@ -56,7 +56,7 @@ struct loader {
 
 /* ---- small helpers ---- */
 
-static const char *quote_user(char *out, size_t size, const char *s, size_t len)
+const char *yaml_quote_bytes(char *out, size_t size, const char *s, size_t len)
 {
 	static const char hex[] = "0123456789abcdef";
 	size_t o = 0, i;
@@ -239,7 +239,7 @@ static int attach(struct loader *L, struct ynode *node, yaml_mark_t m)
 	}
 	if (!f->pending_key) {
 		struct ynode *prev;
-		char q[QUOTE_MAX * 4 + 16];
+		char q[YAML_QUOTE_SIZE];
 
 		if (node->kind != YNODE_SCALAR)
 			return fail_at(L, m, "non-scalar mapping keys are not allowed");
@@ -249,8 +249,8 @@ static int attach(struct loader *L, struct ynode *node, yaml_mark_t m)
 		if (prev)
 			return fail_at(L, m,
 				       "duplicate key '%s' (first defined at line %u, column %u)",
-				       quote_user(q, sizeof(q), node->str, node->len), prev->line,
-				       prev->col);
+				       yaml_quote_bytes(q, sizeof(q), node->str, node->len),
+				       prev->line, prev->col);
 		f->pending_key = node;
 		return 0;
 	}
@@ -666,30 +666,7 @@ const char *ynode_describe(const struct ynode *node)
 	return "a string";
 }
 
-const char *ytype_name(enum ytype t)
-{
-	switch (t) {
-	case YT_ANY:
-		return "any value";
-	case YT_STR:
-		return "a string";
-	case YT_BOOL:
-		return "a boolean";
-	case YT_INT:
-		return "an integer";
-	case YT_SEQ:
-		return "a sequence";
-	case YT_MAP:
-		return "a mapping";
-	case YT_STRLIST:
-		return "a list of strings";
-	case _YTYPE_MAX:
-	default:
-		return "an unknown type";
-	}
-}
-
-/* ---- diagnostics and schema ---- */
+/* ---- diagnostics ---- */
 
 void yaml_diag(const struct ydoc *doc, const struct ynode *node, struct diag *reterr,
 	       const char *fmt, ...)
@@ -700,135 +677,6 @@ void yaml_diag(const struct ydoc *doc, const struct ynode *node, struct diag *re
 	diag_vset(reterr, doc ? doc->name : "", node ? node->line : 0, node ? node->col : 0, fmt,
 		  ap);
 	va_end(ap);
-}
-
-static bool is_str(const struct ynode *node)
-{
-	return node && node->kind == YNODE_SCALAR && !ynode_is_null(node);
-}
-
-static int wrong_type(const struct ydoc *doc, const struct ynode *value, const char *key,
-		      const char *expected, struct diag *reterr)
-{
-	yaml_diag(doc, value, reterr, "'%s': expected %s, got %s", key, expected,
-		  ynode_describe(value));
-	return -EINVAL;
-}
-
-static int check_strlist_items(const struct ydoc *doc, const struct ynode *seq, const char *key,
-			       struct diag *reterr)
-{
-	size_t i;
-
-	for (i = 0; i < seq->n; i++)
-		if (!is_str(seq->items[i])) {
-			yaml_diag(doc, seq->items[i], reterr,
-				  "'%s' item %zu: expected a string, got %s", key, i + 1,
-				  ynode_describe(seq->items[i]));
-			return -EINVAL;
-		}
-	return 0;
-}
-
-static int int_out_of_range(const struct ydoc *doc, const struct ynode *value, const char *key,
-			    struct diag *reterr)
-{
-	char q[QUOTE_MAX * 4 + 16];
-
-	yaml_diag(doc, value, reterr, "'%s': integer out of range ('%s')", key,
-		  quote_user(q, sizeof(q), value->str, value->len));
-	return -EINVAL;
-}
-
-/* value present under key: does it have type t? Fills the diag if not. */
-static int check_type(const struct ydoc *doc, const struct ynode *value, const char *key,
-		      enum ytype t, struct diag *reterr)
-{
-	int64_t iv;
-	bool b;
-	int r;
-
-	switch (t) {
-	case YT_ANY:
-		return 0;
-	case YT_STR:
-		return is_str(value) ? 0 : wrong_type(doc, value, key, ytype_name(t), reterr);
-	case YT_BOOL:
-		return ynode_bool(value, &b) == 0
-			       ? 0
-			       : wrong_type(doc, value, key, ytype_name(t), reterr);
-	case YT_INT:
-		r = ynode_int(value, &iv);
-		if (r == -ERANGE)
-			return int_out_of_range(doc, value, key, reterr);
-		return r == 0 ? 0 : wrong_type(doc, value, key, ytype_name(t), reterr);
-	case YT_SEQ:
-		return value->kind == YNODE_SEQ
-			       ? 0
-			       : wrong_type(doc, value, key, ytype_name(t), reterr);
-	case YT_MAP:
-		return value->kind == YNODE_MAP
-			       ? 0
-			       : wrong_type(doc, value, key, ytype_name(t), reterr);
-	case YT_STRLIST:
-		if (value->kind != YNODE_SEQ)
-			return wrong_type(doc, value, key, ytype_name(t), reterr);
-		return check_strlist_items(doc, value, key, reterr);
-	case _YTYPE_MAX:
-	default:
-		BUG("bad ytype %d", (int)t);
-	}
-}
-
-int yaml_check_map(const struct ydoc *doc, const struct ynode *node, const struct yfield *fields,
-		   const char *what, struct diag *reterr)
-{
-	const struct yfield *f;
-	size_t i;
-	int r;
-
-	if (!node || node->kind != YNODE_MAP) {
-		yaml_diag(doc, node, reterr, "%s: expected a mapping, got %s", what,
-			  ynode_describe(node));
-		return -EINVAL;
-	}
-	for (i = 0; i < node->n; i++) {
-		const struct ynode *k = node->keys[i];
-
-		for (f = fields; f->key; f++)
-			if (strlen(f->key) == k->len && memcmp(f->key, k->str, k->len) == 0)
-				break;
-		if (!f->key) {
-			char q[QUOTE_MAX * 4 + 16], list[400];
-			size_t o = 0;
-			const struct yfield *g;
-
-			list[0] = '\0';
-			for (g = fields; g->key; g++) {
-				int w = snprintf(list + o, sizeof(list) - o, "%s%s",
-						 g == fields ? "" : ", ", g->key);
-
-				if (w < 0 || (size_t)w >= sizeof(list) - o) {
-					/* too many to list: end with an ellipsis */
-					(void)snprintf(list + sizeof(list) - 5, 5, "...");
-					break;
-				}
-				o += (size_t)w;
-			}
-			yaml_diag(doc, k, reterr, "unknown key '%s' in %s (expected one of: %s)",
-				  quote_user(q, sizeof(q), k->str, k->len), what, list);
-			return -EINVAL;
-		}
-		r = check_type(doc, node->items[i], f->key, f->type, reterr);
-		if (r < 0)
-			return r;
-	}
-	for (f = fields; f->key; f++)
-		if ((f->flags & YF_REQUIRED) && !ynode_get(node, f->key)) {
-			yaml_diag(doc, node, reterr, "%s: missing required key '%s'", what, f->key);
-			return -EINVAL;
-		}
-	return 0;
 }
 
 /* ---- getters ---- */
@@ -844,114 +692,4 @@ const struct ynode *ynode_get(const struct ynode *map, const char *key)
 		if (map->keys[i]->len == len && memcmp(map->keys[i]->str, key, len) == 0)
 			return map->items[i];
 	return NULL;
-}
-
-int yaml_get_str(const struct ydoc *doc, const struct ynode *map, const char *key, const char **ret,
-		 struct diag *reterr)
-{
-	const struct ynode *v = ynode_get(map, key);
-
-	if (!v)
-		return 0;
-	if (!is_str(v))
-		return wrong_type(doc, v, key, "a string", reterr);
-	*ret = v->str;
-	return 0;
-}
-
-int yaml_get_bool(const struct ydoc *doc, const struct ynode *map, const char *key, bool *ret,
-		  struct diag *reterr)
-{
-	const struct ynode *v = ynode_get(map, key);
-	bool b;
-
-	if (!v)
-		return 0;
-	if (ynode_bool(v, &b) < 0)
-		return wrong_type(doc, v, key, "a boolean", reterr);
-	*ret = b;
-	return 0;
-}
-
-int yaml_get_int(const struct ydoc *doc, const struct ynode *map, const char *key, int64_t min,
-		 int64_t max, int64_t *ret, struct diag *reterr)
-{
-	const struct ynode *v = ynode_get(map, key);
-	int64_t x;
-	int r;
-
-	if (!v)
-		return 0;
-	r = ynode_int(v, &x);
-	if (r == -ERANGE)
-		return int_out_of_range(doc, v, key, reterr);
-	if (r < 0)
-		return wrong_type(doc, v, key, "an integer", reterr);
-	if (x < min || x > max) {
-		yaml_diag(doc, v, reterr,
-			  "'%s': %" PRId64 " is out of range (%" PRId64 "..%" PRId64 ")", key, x,
-			  min, max);
-		return -EINVAL;
-	}
-	*ret = x;
-	return 0;
-}
-
-int yaml_get_enum(const struct ydoc *doc, const struct ynode *map, const char *key,
-		  const char *const *values, int *ret, struct diag *reterr)
-{
-	const struct ynode *v = ynode_get(map, key);
-	char q[QUOTE_MAX * 4 + 16], list[400];
-	size_t o = 0;
-	int i;
-
-	if (!v)
-		return 0;
-	if (!is_str(v))
-		return wrong_type(doc, v, key, "a string", reterr);
-	for (i = 0; values[i]; i++)
-		if (strlen(values[i]) == v->len && memcmp(values[i], v->str, v->len) == 0) {
-			*ret = i;
-			return 0;
-		}
-	list[0] = '\0';
-	for (i = 0; values[i]; i++) {
-		int w = snprintf(list + o, sizeof(list) - o, "%s%s", i ? ", " : "", values[i]);
-
-		if (w < 0 || (size_t)w >= sizeof(list) - o) {
-			(void)snprintf(list + sizeof(list) - 5, 5, "...");
-			break;
-		}
-		o += (size_t)w;
-	}
-	yaml_diag(doc, v, reterr, "'%s': unknown value '%s' (expected one of: %s)", key,
-		  quote_user(q, sizeof(q), v->str, v->len), list);
-	return -EINVAL;
-}
-
-int yaml_get_strlist(const struct ydoc *doc, const struct ynode *map, const char *key,
-		     const char ***ret, size_t *ret_n, struct diag *reterr)
-{
-	const struct ynode *v = ynode_get(map, key);
-	const char **arr;
-	size_t i;
-	int r;
-
-	if (!v)
-		return 0;
-	if (v->kind != YNODE_SEQ)
-		return wrong_type(doc, v, key, "a list of strings", reterr);
-	r = check_strlist_items(doc, v, key, reterr);
-	if (r < 0)
-		return r;
-	/* the doc is logically const; its arena is where the array lives */
-	arr = arena_alloc((struct arena *)(uintptr_t)&doc->arena,
-			  st_mult(st_add(v->n, 1), sizeof(*arr)));
-	for (i = 0; i < v->n; i++)
-		arr[i] = v->items[i]->str;
-	arr[v->n] = NULL;
-	*ret = arr;
-	if (ret_n)
-		*ret_n = v->n;
-	return 0;
 }

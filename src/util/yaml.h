@@ -8,7 +8,7 @@
  *     more than limits.max_nodes nodes, NUL bytes, invalid UTF-8 (libyaml);
  *   - more than one document in the stream; an empty stream is an empty map.
  * Schema checks (unknown keys, missing keys, wrong types) are done afterwards
- * with yaml_check_map() and the typed getters, which report the offending
+ * with util/yschema.h and the typed getters, which report the offending
  * node's position. Line and column are 1-based. */
 #ifndef BERNSTEIN_UTIL_YAML_H
 #define BERNSTEIN_UTIL_YAML_H
@@ -20,6 +20,7 @@
 
 #include "util/arena.h"
 #include "util/diag.h"
+#include "util/yschema.h"
 
 enum ynode_kind {
 	YNODE_SCALAR,
@@ -66,43 +67,10 @@ int yaml_load_buf(const char *name, const char *buf, size_t len, const struct ya
 		  struct ydoc **ret, struct diag *reterr);
 struct ydoc *ydoc_free(struct ydoc *doc);
 
-/* ---- schema ---- */
-
-enum ytype {
-	YT_ANY,
-	YT_STR,	 /* any non-null scalar (plain or quoted) */
-	YT_BOOL, /* plain true / false */
-	YT_INT,	 /* plain decimal integer [-+]?[0-9]+ that fits in int64_t */
-	YT_SEQ,
-	YT_MAP,
-	YT_STRLIST, /* sequence of YT_STR */
-	_YTYPE_MAX,
-};
-
-enum yfield_flags {
-	YF_REQUIRED = 1 << 0,
-};
-
-struct yfield {
-	const char *key;
-	enum ytype type;
-	enum yfield_flags flags;
-};
-
-/* Check that node is a map whose keys are all in fields[] (terminated by a
- * {NULL} entry), that every YF_REQUIRED key is present and that every present
- * value has its declared type. what names the map in messages ("profile",
- * "strategy"). The first problem is reported (keys and values in document
- * order first, then missing required keys):
- *   FILE:L:C: unknown key 'argz' in profile (expected one of: a, b, c)
- *   FILE:L:C: profile: missing required key 'binary'
- *   FILE:L:C: 'max_parallel_workers': expected an integer, got a string */
-int yaml_check_map(const struct ydoc *doc, const struct ynode *node, const struct yfield *fields,
-		   const char *what, struct diag *reterr);
+/* ---- schema: util/yschema.h (enum ytype, struct yfield, yaml_check_map) ---- */
 
 /* Lookup in a map; NULL when absent or when map is not a map. */
 const struct ynode *ynode_get(const struct ynode *map, const char *key);
-const char *ytype_name(enum ytype t);
 /* "a mapping", "a sequence", "a string", "null", "a boolean", "an integer" */
 const char *ynode_describe(const struct ynode *node);
 bool ynode_is_null(const struct ynode *node);
@@ -129,6 +97,12 @@ int yaml_get_enum(const struct ydoc *doc, const struct ynode *map, const char *k
  * and *ret_n its length. */
 int yaml_get_strlist(const struct ydoc *doc, const struct ynode *map, const char *key,
 		     const char ***ret, size_t *ret_n, struct diag *reterr);
+
+/* User bytes s[0..len) for a message: control bytes, quotes and backslashes
+ * escaped, cut with "..." after 80 bytes (never inside a UTF-8 sequence).
+ * size is at least 8; YAML_QUOTE_SIZE holds any result. */
+#define YAML_QUOTE_SIZE (80 * 4 + 16)
+const char *yaml_quote_bytes(char *out, size_t size, const char *s, size_t len);
 
 /* Set a diag at node's position in doc. */
 void yaml_diag(const struct ydoc *doc, const struct ynode *node, struct diag *reterr,

@@ -495,15 +495,15 @@ static void test_getters(void **state)
 /* ---- yaml_check_map ---- */
 
 static const struct yfield profile_fields[] = {
-	{"name", YT_STR, YF_REQUIRED},
-	{"binary", YT_STR, YF_REQUIRED},
-	{"args", YT_STRLIST, 0},
-	{"max_parallel_workers", YT_INT, 0},
-	{"vision", YT_BOOL, 0},
-	{"strategy", YT_MAP, 0},
-	{"extra", YT_ANY, 0},
-	{"steps", YT_SEQ, 0},
-	{NULL, 0, 0},
+	{"name", YT_STR, YF_REQUIRED, NULL, NULL},
+	{"binary", YT_STR, YF_REQUIRED, NULL, NULL},
+	{"args", YT_STRLIST, 0, NULL, NULL},
+	{"max_parallel_workers", YT_INT, 0, NULL, NULL},
+	{"vision", YT_BOOL, 0, NULL, NULL},
+	{"strategy", YT_MAP, 0, NULL, NULL},
+	{"extra", YT_ANY, 0, NULL, NULL},
+	{"steps", YT_SEQ, 0, NULL, NULL},
+	{NULL, 0, 0, NULL, NULL},
 };
 
 static int check_text(const char *text, struct diag *d)
@@ -639,10 +639,10 @@ static void test_corpus(void **state)
 	struct ydoc *doc = NULL;
 	struct diag d = {0};
 	static const struct yfield fields[] = {
-		{"name", YT_STR, YF_REQUIRED},
-		{"binary", YT_STR, YF_REQUIRED},
-		{"max_parallel_workers", YT_INT, 0},
-		{NULL, 0, 0},
+		{"name", YT_STR, YF_REQUIRED, NULL, NULL},
+		{"binary", YT_STR, YF_REQUIRED, NULL, NULL},
+		{"max_parallel_workers", YT_INT, 0, NULL, NULL},
+		{NULL, 0, 0, NULL, NULL},
 	};
 
 	(void)state;
