@@ -17,6 +17,7 @@ static const char *const outcome_names[_OUTCOME_MAX] = {
 	[OUTCOME_PERMISSION_BLOCKED] = "permission_blocked",
 	[OUTCOME_NO_CHANGES] = "no_changes",
 	[OUTCOME_OOM] = "oom",
+	[OUTCOME_STALLED] = "stalled",
 };
 
 const char *outcome_to_string(enum outcome o)
@@ -96,6 +97,8 @@ void outcome_set_exit(struct outcome_inputs *in, const struct proc *p)
 	in->output_bytes = p->output_bytes;
 	in->timeout_idle_ms = p->timeout_idle_ms;
 	in->oom_kills = p->oom_kills;
+	in->stalled = p->stalled;
+	in->idle_timeout_ms = p->idle_timeout_ms;
 }
 
 void outcome_set_changes(struct outcome_inputs *in, bool changed, bool expect_changes)
@@ -189,6 +192,12 @@ enum outcome outcome_classify_why(const struct outcome_inputs *in, char *buf, si
 	}
 
 	/* 3. it ended without saying so */
+	if (in->stalled)
+		return why(
+			OUTCOME_STALLED, buf, size,
+			"stalled: printed nothing for %llu.%llu s (idle_timeout); its process tree was stopped",
+			(unsigned long long)(in->idle_timeout_ms / 1000),
+			(unsigned long long)(in->idle_timeout_ms % 1000 / 100));
 	if (in->timed_out && in->liveness && in->output_bytes == 0)
 		return why(OUTCOME_TIMED_OUT, buf, size,
 			   "timed out without printing anything (poll-pty liveness)");

@@ -802,9 +802,9 @@ static int parse_modes(struct cctx *x, const struct ynode *n)
 static int parse_role(struct cctx *x, const struct ynode *k, const struct ynode *v,
 		      struct role_policy *rp)
 {
-	static const char *const keys[] = {"adapter", "cli",	  "provider",	 "model",
-					   "effort",  "base_url", "api_key_env", "limits",
-					   "sandbox", "network",  NULL};
+	static const char *const keys[] = {"adapter", "cli",	  "provider",	  "model",
+					   "effort",  "base_url", "api_key_env",  "limits",
+					   "sandbox", "network",  "idle_timeout", NULL};
 	struct invocation_sampling s = {0};
 	char p[ORCH_PATH_MAX], pk[ORCH_PATH_MAX], q[80];
 	size_t i;
@@ -874,6 +874,10 @@ static int parse_role(struct cctx *x, const struct ynode *k, const struct ynode 
 		} else if (strcmp(key, "network") == 0) {
 			r = orch_get_network(x->doc, val, pk, &rp->network, x->reterr);
 			rp->has_network = r >= 0;
+		} else if (strcmp(key, "idle_timeout") == 0) {
+			r = orch_get_number(x->doc, val, pk, 0, false, ORCH_MAX_TIMEOUT_S,
+					    &rp->idle_timeout_s, x->reterr);
+			rp->has_idle_timeout = r >= 0;
 		} else {
 			r = orch_get_slot(x->doc, val, pk, SAMPLING_API_KEY_ENV, x->allowed, &s,
 					  x->reterr);
@@ -929,15 +933,25 @@ static int parse_mode(struct cctx *x, const struct ynode *n)
 static int parse_config(struct cctx *x)
 {
 	static const char *const keys[] = {
-		"adapter",	 "model",
-		"parallel",	 "timeout",
-		"kill_grace",	 "max_retries",
-		"retry_backoff", "preference",
-		"auto",		 "gates",
-		"merge",	 "mode",
-		"modes",	 "role_model_policy",
-		"sandbox",	 "limits",
-		"network",	 NULL,
+		"adapter",
+		"model",
+		"parallel",
+		"timeout",
+		"kill_grace",
+		"max_retries",
+		"retry_backoff",
+		"preference",
+		"auto",
+		"gates",
+		"merge",
+		"mode",
+		"modes",
+		"role_model_policy",
+		"sandbox",
+		"limits",
+		"network",
+		"idle_timeout",
+		NULL,
 	};
 	const struct ynode *root = x->doc->root;
 	struct orch_config *c = x->c;
@@ -965,6 +979,9 @@ static int parse_config(struct cctx *x)
 		} else if (strcmp(key, "timeout") == 0) {
 			r = orch_get_number(x->doc, v, key, 0, true, ORCH_MAX_TIMEOUT_S,
 					    &c->timeout_s, x->reterr);
+		} else if (strcmp(key, "idle_timeout") == 0) {
+			r = orch_get_number(x->doc, v, key, 0, false, ORCH_MAX_TIMEOUT_S,
+					    &c->idle_timeout_s, x->reterr);
 		} else if (strcmp(key, "kill_grace") == 0) {
 			r = orch_get_number(x->doc, v, key, 0, true, ORCH_MAX_KILL_GRACE_S,
 					    &c->kill_grace_s, x->reterr);
@@ -1069,6 +1086,13 @@ enum sandbox_mode orch_config_sandbox(const struct orch_config *c, const char *r
 	const struct role_policy *rp = orch_config_role(c, role);
 
 	return rp && rp->has_sandbox ? rp->sandbox : c->sandbox;
+}
+
+double orch_config_idle_timeout(const struct orch_config *c, const char *role)
+{
+	const struct role_policy *rp = orch_config_role(c, role);
+
+	return rp && rp->has_idle_timeout ? rp->idle_timeout_s : c->idle_timeout_s;
 }
 
 int orch_config_network(const struct orch_config *c, const char *role)
@@ -1271,6 +1295,8 @@ json_t *orch_config_json(const struct orch_config *c)
 	if (c->network >= 0)
 		(void)json_object_set_new(o, "network",
 					  jstr(net_mode_to_string((enum net_mode)c->network)));
+	if (c->idle_timeout_s > 0)
+		(void)json_object_set_new(o, "idle_timeout", jnum(c->idle_timeout_s));
 	(void)json_object_set_new(o, "mode", jstr(c->mode));
 	for (i = 0; i < c->n_modes; i++) {
 		json_t *m = orch_slots_json(&c->modes[i].sampling);
@@ -1297,6 +1323,8 @@ json_t *orch_config_json(const struct orch_config *c)
 		if (rp->has_network)
 			(void)json_object_set_new(r, "network",
 						  jstr(net_mode_to_string(rp->network)));
+		if (rp->has_idle_timeout)
+			(void)json_object_set_new(r, "idle_timeout", jnum(rp->idle_timeout_s));
 		(void)json_object_set_new(roles, rp->role, r);
 	}
 	(void)json_object_set_new(o, "role_model_policy", roles);
@@ -1424,6 +1452,10 @@ int orch_config_to_yaml(const struct orch_config *c, struct sbuf *out)
 	TRY(yaml_str(out, c->model));
 	TRY(sbuf_addf(out, "\nparallel: %" PRId64 "\ntimeout: ", c->parallel));
 	TRY(yaml_num(out, c->timeout_s));
+	if (c->idle_timeout_s > 0) {
+		TRY(sbuf_adds(out, "\nidle_timeout: "));
+		TRY(yaml_num(out, c->idle_timeout_s));
+	}
 	TRY(sbuf_adds(out, "\nkill_grace: "));
 	TRY(yaml_num(out, c->kill_grace_s));
 	TRY(sbuf_addf(out, "\nmax_retries: %" PRId64 "\nretry_backoff: ", c->max_retries));
@@ -1512,8 +1544,14 @@ int orch_config_to_yaml(const struct orch_config *c, struct sbuf *out)
 				      sandbox_mode_to_string(rp->sandbox)));
 			sep = ", ";
 		}
-		if (rp->has_network)
+		if (rp->has_network) {
 			TRY(sbuf_addf(out, "%snetwork: %s", sep, net_mode_to_string(rp->network)));
+			sep = ", ";
+		}
+		if (rp->has_idle_timeout) {
+			TRY(sbuf_addf(out, "%sidle_timeout: ", sep));
+			TRY(yaml_num(out, rp->idle_timeout_s));
+		}
 		TRY(sbuf_adds(out, "}"));
 	}
 	TRY(sbuf_adds(out, "\n"));

@@ -313,15 +313,17 @@ static void set_attachments(struct plan_task *t, const char **a, size_t n, const
 }
 
 static const char *const task_keys[] = {
-	"title",       "id",	   "prompt",	 "description", "role",	   "requires", "adapter",
-	"cli",	       "model",	   "effort",	 "depends_on",	"timeout", "gates",    "artifact",
-	"attachments", "sampling", "mcp_config", "sandbox",	"limits",  "network",  NULL,
+	"title",   "id",       "prompt",       "description", "role",	    "requires",
+	"adapter", "cli",      "model",	       "effort",      "depends_on", "timeout",
+	"gates",   "artifact", "attachments",  "sampling",    "mcp_config", "sandbox",
+	"limits",  "network",  "idle_timeout", NULL,
 };
 
 static const char *const step_keys[] = {
-	"title",       "goal",	   "id",	 "prompt",  "description", "role",    "requires",
-	"adapter",     "cli",	   "model",	 "effort",  "timeout",	   "gates",   "artifact",
-	"attachments", "sampling", "mcp_config", "sandbox", "limits",	   "network", NULL,
+	"title",    "goal",	"id",		"prompt",   "description", "role",
+	"requires", "adapter",	"cli",		"model",    "effort",	   "timeout",
+	"gates",    "artifact", "attachments",	"sampling", "mcp_config",  "sandbox",
+	"limits",   "network",	"idle_timeout", NULL,
 };
 
 /* Bernstein's step keys that have no effect here (documented in docs/plans.md). */
@@ -364,6 +366,10 @@ static void plan_defaults(const struct pctx *x, struct plan_task *t, bool has_ad
 		t->sandbox = x->defaults.sandbox;
 	if (!t->network)
 		t->network = x->defaults.network;
+	if (!t->has_idle_timeout) {
+		t->has_idle_timeout = x->defaults.has_idle_timeout;
+		t->idle_timeout_s = x->defaults.idle_timeout_s;
+	}
 	if (!t->limits.memory)
 		t->limits.memory = x->defaults.limits.memory;
 	if (!t->limits.pids)
@@ -484,6 +490,12 @@ static void parse_task(struct pctx *x, const struct ynode *m, const char *path, 
 			if (orch_get_number(x->doc, v, pk, 0, true, ORCH_MAX_TIMEOUT_S,
 					    &t->timeout_s, &d) < 0)
 				add(x, &d);
+		} else if (strcmp(k, "idle_timeout") == 0) {
+			if (orch_get_number(x->doc, v, pk, 0, false, ORCH_MAX_TIMEOUT_S,
+					    &t->idle_timeout_s, &d) < 0)
+				add(x, &d);
+			else
+				t->has_idle_timeout = true;
 		} else if (strcmp(k, "sandbox") == 0 || strcmp(k, "network") == 0) {
 			parse_confinement(x, k, v, pk, t);
 		} else if (strcmp(k, "limits") == 0) {
@@ -780,8 +792,8 @@ static void parse_stages(struct pctx *x, const struct ynode *v)
 }
 
 static const char *const plan_keys[] = {
-	"name",	  "description", "adapter", "cli",    "model", "tasks",
-	"stages", "sandbox",	 "network", "limits", NULL,
+	"name",	  "description", "adapter", "cli",    "model",	      "tasks",
+	"stages", "sandbox",	 "network", "limits", "idle_timeout", NULL,
 };
 /* Bernstein's top-level keys that have no effect here. */
 static const char *const plan_ignored[] = {
@@ -844,6 +856,14 @@ static void parse_plan(struct pctx *x)
 		parse_confinement(x, "sandbox", v, "sandbox", &x->defaults);
 	if ((v = ynode_get(root, "network")))
 		parse_confinement(x, "network", v, "network", &x->defaults);
+	diag_clear(&d);
+	if ((v = ynode_get(root, "idle_timeout"))) {
+		if (orch_get_number(x->doc, v, "idle_timeout", 0, false, ORCH_MAX_TIMEOUT_S,
+				    &x->defaults.idle_timeout_s, &d) < 0)
+			add(x, &d);
+		else
+			x->defaults.has_idle_timeout = true;
+	}
 	diag_clear(&d);
 	if ((v = ynode_get(root, "limits")) &&
 	    orch_get_limits(x->doc, v, "limits", &x->defaults.limits, &d) < 0)
