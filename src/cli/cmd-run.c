@@ -907,6 +907,31 @@ static json_t *task_json(struct state *st, const struct task_row *t)
 	return o;
 }
 
+/* status's text: the run's line (exit: ", exit N (words)" or ""), then a
+ * line per task */
+static void status_table(struct cli_ctx *ctx, const struct run_row *run, const char *exit,
+			 const struct task_row *tasks, size_t n)
+{
+	size_t i;
+
+	(void)fprintf(ctx->out, "run %s (%s): %s%s, base %s @ %.12s, started %s\n", run->id,
+		      run->name ? run->name : "-", run_state_to_string(run->state), exit,
+		      run->base_branch ? run->base_branch : "-",
+		      run->base_commit ? run->base_commit : "-",
+		      run->created_at ? run->created_at : "-");
+	(void)fprintf(ctx->out, "%-24s %-12s %-12s %-9s %8s  %s\n", "TASK", "ADAPTER", "STATE",
+		      "SANDBOX", "ATTEMPTS", "REASON");
+	for (i = 0; i < n; i++) {
+		const struct task_row *t = &tasks[i];
+		char *tier = task_tier(t);
+
+		(void)fprintf(ctx->out, "%-24.24s %-12.12s %-12.12s %-9.9s %8" PRId64 "  %s\n",
+			      t->id, t->adapter ? t->adapter : "-", task_state_to_string(t->state),
+			      tier ? tier : "-", t->attempts, t->reason ? t->reason : "");
+		free(tier);
+	}
+}
+
 int cmd_status(int argc, char **argv, struct cli_ctx *ctx)
 {
 	struct session s;
@@ -995,22 +1020,7 @@ int cmd_status(int argc, char **argv, struct cli_ctx *ctx)
 	if (exit_code >= 0)
 		(void)snprintf(xbuf, sizeof(xbuf), ", exit %d (%s)", exit_code,
 			       run_report_exit_words(exit_code));
-	(void)fprintf(ctx->out, "run %s (%s): %s%s, base %s @ %.12s, started %s\n", run.id,
-		      run.name ? run.name : "-", run_state_to_string(run.state), xbuf,
-		      run.base_branch ? run.base_branch : "-",
-		      run.base_commit ? run.base_commit : "-",
-		      run.created_at ? run.created_at : "-");
-	(void)fprintf(ctx->out, "%-24s %-12s %-12s %-9s %8s  %s\n", "TASK", "ADAPTER", "STATE",
-		      "SANDBOX", "ATTEMPTS", "REASON");
-	for (i = 0; i < n; i++) {
-		const struct task_row *t = &tasks[i];
-		char *tier = task_tier(t);
-
-		(void)fprintf(ctx->out, "%-24.24s %-12.12s %-12.12s %-9.9s %8" PRId64 "  %s\n",
-			      t->id, t->adapter ? t->adapter : "-", task_state_to_string(t->state),
-			      tier ? tier : "-", t->attempts, t->reason ? t->reason : "");
-		free(tier);
-	}
+	status_table(ctx, &run, xbuf, tasks, n);
 	code = 0;
 out:
 	task_rows_free(tasks, n);

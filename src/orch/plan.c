@@ -333,7 +333,14 @@ static const char *const step_ignored[] = {
 	NULL,
 };
 
-/* sandbox: or network: of a task */
+/* The keys parse_confinement() takes. */
+static bool confinement_key(const char *k)
+{
+	return strcmp(k, "sandbox") == 0 || strcmp(k, "network") == 0 ||
+	       strcmp(k, "idle_timeout") == 0;
+}
+
+/* sandbox:, network: or idle_timeout: of a task (or the plan's) */
 static void parse_confinement(struct pctx *x, const char *k, const struct ynode *v, const char *pk,
 			      struct plan_task *t)
 {
@@ -342,7 +349,13 @@ static void parse_confinement(struct pctx *x, const char *k, const struct ynode 
 	struct diag d;
 
 	diag_clear(&d);
-	if (strcmp(k, "sandbox") == 0) {
+	if (strcmp(k, "idle_timeout") == 0) {
+		if (orch_get_number(x->doc, v, pk, 0, false, ORCH_MAX_TIMEOUT_S, &t->idle_timeout_s,
+				    &d) < 0)
+			add(x, &d);
+		else
+			t->has_idle_timeout = true;
+	} else if (strcmp(k, "sandbox") == 0) {
 		if (orch_get_sandbox(x->doc, v, pk, &sm, &d) < 0)
 			add(x, &d);
 		else
@@ -490,13 +503,7 @@ static void parse_task(struct pctx *x, const struct ynode *m, const char *path, 
 			if (orch_get_number(x->doc, v, pk, 0, true, ORCH_MAX_TIMEOUT_S,
 					    &t->timeout_s, &d) < 0)
 				add(x, &d);
-		} else if (strcmp(k, "idle_timeout") == 0) {
-			if (orch_get_number(x->doc, v, pk, 0, false, ORCH_MAX_TIMEOUT_S,
-					    &t->idle_timeout_s, &d) < 0)
-				add(x, &d);
-			else
-				t->has_idle_timeout = true;
-		} else if (strcmp(k, "sandbox") == 0 || strcmp(k, "network") == 0) {
+		} else if (confinement_key(k)) {
 			parse_confinement(x, k, v, pk, t);
 		} else if (strcmp(k, "limits") == 0) {
 			if (orch_get_limits(x->doc, v, pk, &t->limits, &d) < 0)
@@ -857,13 +864,8 @@ static void parse_plan(struct pctx *x)
 	if ((v = ynode_get(root, "network")))
 		parse_confinement(x, "network", v, "network", &x->defaults);
 	diag_clear(&d);
-	if ((v = ynode_get(root, "idle_timeout"))) {
-		if (orch_get_number(x->doc, v, "idle_timeout", 0, false, ORCH_MAX_TIMEOUT_S,
-				    &x->defaults.idle_timeout_s, &d) < 0)
-			add(x, &d);
-		else
-			x->defaults.has_idle_timeout = true;
-	}
+	if ((v = ynode_get(root, "idle_timeout")))
+		parse_confinement(x, "idle_timeout", v, "idle_timeout", &x->defaults);
 	diag_clear(&d);
 	if ((v = ynode_get(root, "limits")) &&
 	    orch_get_limits(x->doc, v, "limits", &x->defaults.limits, &d) < 0)
