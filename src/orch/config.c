@@ -933,25 +933,16 @@ static int parse_mode(struct cctx *x, const struct ynode *n)
 static int parse_config(struct cctx *x)
 {
 	static const char *const keys[] = {
-		"adapter",
-		"model",
-		"parallel",
-		"timeout",
-		"kill_grace",
-		"max_retries",
-		"retry_backoff",
-		"preference",
-		"auto",
-		"gates",
-		"merge",
-		"mode",
-		"modes",
-		"role_model_policy",
-		"sandbox",
-		"limits",
-		"network",
-		"idle_timeout",
-		NULL,
+		"adapter",	  "model",
+		"parallel",	  "timeout",
+		"kill_grace",	  "max_retries",
+		"retry_backoff",  "preference",
+		"auto",		  "gates",
+		"merge",	  "mode",
+		"modes",	  "role_model_policy",
+		"sandbox",	  "limits",
+		"network",	  "idle_timeout",
+		"worktree_setup", NULL,
 	};
 	const struct ynode *root = x->doc->root;
 	struct orch_config *c = x->c;
@@ -1012,6 +1003,8 @@ static int parse_config(struct cctx *x)
 				c->network = (int)nm;
 		} else if (strcmp(key, "limits") == 0) {
 			r = orch_get_limits(x->doc, v, key, &c->limits, x->reterr);
+		} else if (strcmp(key, "worktree_setup") == 0) {
+			r = orch_get_wtsetup(&c->arena, x->doc, v, key, &c->wtsetup, x->reterr);
 		} else if (strcmp(key, "modes") == 0) {
 			r = parse_modes(x, v);
 		} else if (strcmp(key, "role_model_policy") == 0) {
