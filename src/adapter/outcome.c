@@ -17,6 +17,7 @@ static const char *const outcome_names[_OUTCOME_MAX] = {
 	[OUTCOME_PERMISSION_BLOCKED] = "permission_blocked",
 	[OUTCOME_NO_CHANGES] = "no_changes",
 	[OUTCOME_OOM] = "oom",
+	[OUTCOME_STALLED] = "stalled",
 };
 
 const char *outcome_to_string(enum outcome o)
@@ -96,6 +97,8 @@ void outcome_set_exit(struct outcome_inputs *in, const struct proc *p)
 	in->output_bytes = p->output_bytes;
 	in->timeout_idle_ms = p->timeout_idle_ms;
 	in->oom_kills = p->oom_kills;
+	in->stalled = p->stalled;
+	in->idle_timeout_ms = p->idle_timeout_ms;
 }
 
 void outcome_set_changes(struct outcome_inputs *in, bool changed, bool expect_changes)
@@ -118,6 +121,29 @@ static enum outcome why(enum outcome o, char *buf, size_t size, const char *fmt,
 		va_end(ap);
 	}
 	return o;
+}
+
+/* Rule 3, a watchdog stopped it: the stall watchdog (stalled), else its
+ * deadline (timed_out, with the output's liveness for poll-pty). */
+static enum outcome watchdog_fired(const struct outcome_inputs *in, char *buf, size_t size)
+{
+	if (in->stalled)
+		return why(
+			OUTCOME_STALLED, buf, size,
+			"stalled: printed nothing for %llu.%llu s (idle_timeout); its process tree was stopped",
+			(unsigned long long)(in->idle_timeout_ms / 1000),
+			(unsigned long long)(in->idle_timeout_ms % 1000 / 100));
+	if (in->liveness && in->output_bytes == 0)
+		return why(OUTCOME_TIMED_OUT, buf, size,
+			   "timed out without printing anything (poll-pty liveness)");
+	if (in->liveness)
+		return why(
+			OUTCOME_TIMED_OUT, buf, size,
+			"timed out; its output last grew %llu.%llu s before the deadline (poll-pty liveness, %llu bytes in all)",
+			(unsigned long long)(in->timeout_idle_ms / 1000),
+			(unsigned long long)(in->timeout_idle_ms % 1000 / 100),
+			(unsigned long long)in->output_bytes);
+	return why(OUTCOME_TIMED_OUT, buf, size, "timed out before its terminal event");
 }
 
 /* Rule 4: the run finished well; did it do anything? */
@@ -189,18 +215,8 @@ enum outcome outcome_classify_why(const struct outcome_inputs *in, char *buf, si
 	}
 
 	/* 3. it ended without saying so */
-	if (in->timed_out && in->liveness && in->output_bytes == 0)
-		return why(OUTCOME_TIMED_OUT, buf, size,
-			   "timed out without printing anything (poll-pty liveness)");
-	if (in->timed_out && in->liveness)
-		return why(
-			OUTCOME_TIMED_OUT, buf, size,
-			"timed out; its output last grew %llu.%llu s before the deadline (poll-pty liveness, %llu bytes in all)",
-			(unsigned long long)(in->timeout_idle_ms / 1000),
-			(unsigned long long)(in->timeout_idle_ms % 1000 / 100),
-			(unsigned long long)in->output_bytes);
 	if (in->timed_out)
-		return why(OUTCOME_TIMED_OUT, buf, size, "timed out before its terminal event");
+		return watchdog_fired(in, buf, size);
 	if (in->cancelled)
 		return why(OUTCOME_CANCELLED, buf, size, "cancelled before its terminal event");
 	if (in->term_signal)

@@ -17,14 +17,16 @@
  *        (not killed, not timed out: the work was done before a kill);
  *        else the success checks below;
  *   3. no terminal result:
- *      timed out -> timed_out (for poll-pty the reason says how long its
- *      output had not grown: "timed out; its output last grew 12.3 s before
- *      the deadline (40 bytes in all)", or "timed out without printing
- *      anything"); cancelled -> cancelled; killed by a signal ->
- *      killed; a text channel (no terminal event in its dialect) that exited
- *      0 -> the success checks; a rate-limit event -> rate_limited; an error
- *      event -> failed; else failed (for a stream dialect an exit 0 without
- *      its terminal event included);
+ *      the stall watchdog fired -> stalled ("stalled: printed nothing
+ *      for 30.0 s (idle_timeout); ..."); timed out -> timed_out (for
+ *      poll-pty the reason says how long its output had not grown: "timed
+ *      out; its output last grew 12.3 s before the deadline (40 bytes in
+ *      all)", or "timed out without printing anything"); cancelled ->
+ *      cancelled; killed by a signal -> killed; a text channel (no terminal
+ *      event in its dialect) that exited 0 -> the success checks; a
+ *      rate-limit event -> rate_limited; an error event -> failed; else
+ *      failed (for a stream dialect an exit 0 without its terminal event
+ *      included);
  *   4. success checks: a permission refusal (the agent's permission_denials,
  *      or a tool result refused) and a worktree known to be unchanged ->
  *      permission_blocked; expect_changes and a worktree known to be
@@ -58,6 +60,8 @@ enum outcome {
 	OUTCOME_NO_CHANGES,	    /* "no_changes": finished but changed nothing */
 	OUTCOME_OOM,		    /* "oom": the kernel killed it (or its children) over its
 				     * memory limit */
+	OUTCOME_STALLED,	    /* "stalled": the stall watchdog (idle_timeout) stopped it
+				     * after it printed nothing for too long; retryable */
 	_OUTCOME_MAX,
 	_OUTCOME_INVALID = -EINVAL,
 };
@@ -72,6 +76,8 @@ struct outcome_inputs {
 	uint64_t output_bytes;	  /* read from stdout and stderr */
 	uint64_t timeout_idle_ms; /* timed_out: how long the output had not grown */
 	uint64_t oom_kills;	  /* processes of it the OOM killer killed over its memory limit */
+	bool stalled;		  /* the stall watchdog fired (timed_out is set too) */
+	uint64_t idle_timeout_ms; /* stalled: the idle_timeout it exceeded */
 
 	/* the event channel */
 	bool terminal_expected; /* dialect_has_terminal() of its dialect */

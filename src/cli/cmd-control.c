@@ -247,6 +247,7 @@ static int control_request(struct cli_ctx *ctx, const struct control_request *re
 	}
 	print_summary(&s, &sum);
 	code = summary_exit(&sum);
+	session_record_exit(&s, rp.run_id, code);
 out:
 	resume_plan_release(&rp);
 	if (opened)

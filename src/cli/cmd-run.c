@@ -22,6 +22,7 @@
 #include "cli/audit-setup.h"
 #include "cli/catalog-paths.h"
 #include "cli/commands.h"
+#include "cli/detach.h"
 #include "cli/output.h"
 #include "cli/repo-config.h"
 #include "cli/logs-view.h"
@@ -86,6 +87,9 @@ void session_release(struct session *s)
 	if (s->lock_fd >= 0)
 		(void)close(s->lock_fd);
 	s->lock_fd = -1;
+	if (s->detach_fd >= 0)
+		(void)close(s->detach_fd);
+	s->detach_fd = -1;
 }
 
 /* Exit code for an errno from the orchestrator. */
@@ -118,6 +122,7 @@ int session_open(struct session *s, struct cli_ctx *ctx, bool readonly, bool nee
 	s->ctx = ctx;
 	s->key_file = key_file;
 	s->lock_fd = -1;
+	s->detach_fd = -1;
 	s->git_env = (struct strvec)STRVEC_INIT;
 	push_env(s, "PATH");
 	push_env(s, "HOME");
@@ -239,6 +244,11 @@ static struct row *row_for(struct session *s, const char *id)
 	return &s->rows[s->n_rows++];
 }
 
+struct row *session_row(struct session *s, const char *id)
+{
+	return row_for(s, id);
+}
+
 static void fmt_elapsed(const struct row *r, int64_t now_ns, char *buf, size_t size)
 {
 	int64_t end = r->ended_ns ? r->ended_ns : now_ns, s;
@@ -276,6 +286,19 @@ static void draw(struct session *s)
 	}
 	s->drawn = s->n_rows + 1;
 	(void)fflush(f);
+}
+
+void session_draw(struct session *s)
+{
+	draw(s);
+}
+
+void session_record_exit(struct session *s, const char *run_id, int code)
+{
+	char ts[40] = "";
+
+	(void)clock_iso8601_utc(clock_system()->now_ns(clock_system()), ts, sizeof(ts));
+	(void)state_run_set_exit(s->st, run_id, code < 0 ? STATE_NULL_INT : code, ts, NULL);
 }
 
 void print_json_line(struct cli_ctx *ctx, json_t *o)
@@ -398,12 +421,20 @@ static void on_warning(void *userdata, const char *task_id, const char *msg)
 	cli_warn(s->ctx, "%s%s%s", task_id ? task_id : "", task_id ? ": " : "", msg);
 }
 
+/* The execution listens on its control socket: a detached run's caller
+ * may go (cli/detach.h). */
+static void on_started(void *userdata)
+{
+	detach_started(userdata);
+}
+
 void hooks_attach(struct session *s)
 {
 	s->tty = !s->ctx->json && isatty(fileno(s->ctx->out));
 	s->env.hooks.on_task = on_task;
 	s->env.hooks.on_event = on_event;
 	s->env.hooks.on_warning = on_warning;
+	s->env.hooks.on_started = on_started;
 	s->env.hooks.userdata = s;
 }
 
@@ -490,6 +521,8 @@ enum {
 	OPT_EVENTS,
 	OPT_KEEP,
 	OPT_RAW,
+	OPT_DETACH,
+	OPT_PLAIN,
 };
 
 static int parse_parallel(struct cli_ctx *ctx, const char *s, unsigned *ret)
@@ -552,6 +585,9 @@ static int run_plan_file(struct session *s, const char *plan_path, unsigned para
 		code = cli_diag(ctx, exit_for(r), &d);
 		goto out;
 	}
+	code = detach_log(s, run_id); /* run --detach: its output into run.log */
+	if (code)
+		goto out;
 	if (!ctx->json && !s->tty)
 		(void)fprintf(ctx->out, "run %s: %zu task%s of plan '%s'\n", run_id, plan->n,
 			      plan->n == 1 ? "" : "s", plan->name);
@@ -570,16 +606,19 @@ static int run_plan_file(struct session *s, const char *plan_path, unsigned para
 			(void)fprintf(ctx->err,
 				      "%s: the run stopped; 'bernstein resume %s' goes on\n",
 				      ctx->progname, run_id);
+		session_record_exit(s, run_id, code);
 		goto out;
 	}
 	print_summary(s, &sum);
 	code = summary_exit(&sum);
+	session_record_exit(s, run_id, code);
 out:
 	plan_free(plan);
 	return code;
 }
 
 static const struct option run_options[] = {
+	{"detach", no_argument, NULL, OPT_DETACH},
 	{"parallel", required_argument, NULL, OPT_PARALLEL},
 	{"json", no_argument, NULL, OPT_JSON},
 	{"key-file", required_argument, NULL, OPT_KEY_FILE},
@@ -592,7 +631,8 @@ int cmd_run(int argc, char **argv, struct cli_ctx *ctx)
 	struct session s;
 	unsigned parallel = 0;
 	const char *key_file = NULL;
-	int c, code;
+	bool detach = false, child = false;
+	int c, code, detach_fd = -1;
 
 	optind = 0;
 	opterr = 0;
@@ -600,6 +640,9 @@ int cmd_run(int argc, char **argv, struct cli_ctx *ctx)
 		switch (c) {
 		case 'h':
 			return cli_help(ctx);
+		case OPT_DETACH:
+			detach = true;
+			break;
 		case OPT_PARALLEL:
 			code = parse_parallel(ctx, optarg, &parallel);
 			if (code)
@@ -619,7 +662,14 @@ int cmd_run(int argc, char **argv, struct cli_ctx *ctx)
 		return cli_usage_error(ctx, "missing the plan file");
 	if (optind + 1 < argc)
 		return cli_usage_error(ctx, "unexpected argument '%s'", argv[optind + 1]);
+	if (detach) {
+		/* the caller gets the exit code here; the child goes on below */
+		code = detach_fork(ctx, &child, &detach_fd);
+		if (!child)
+			return code;
+	}
 	code = session_open(&s, ctx, false, true, key_file);
+	s.detach_fd = detach_fd;
 	if (code == 0) {
 		hooks_attach(&s);
 		code = run_plan_file(&s, argv[optind], parallel);
@@ -631,6 +681,7 @@ int cmd_run(int argc, char **argv, struct cli_ctx *ctx)
 /* ---- bernstein resume ---- */
 
 static const struct option resume_options[] = {
+	{"detach", no_argument, NULL, OPT_DETACH},
 	{"dry-run", no_argument, NULL, OPT_DRY_RUN},
 	{"json", no_argument, NULL, OPT_JSON},
 	{"parallel", required_argument, NULL, OPT_PARALLEL},
@@ -706,9 +757,9 @@ int cmd_resume(int argc, char **argv, struct cli_ctx *ctx)
 	struct orch_summary sum;
 	const char *key_file = NULL, *which = NULL;
 	unsigned parallel = 0;
-	bool dry = false;
+	bool dry = false, detach = false, child = false;
 	struct diag d;
-	int c, r, code;
+	int c, r, code, detach_fd = -1;
 
 	optind = 0;
 	opterr = 0;
@@ -716,6 +767,9 @@ int cmd_resume(int argc, char **argv, struct cli_ctx *ctx)
 		switch (c) {
 		case 'h':
 			return cli_help(ctx);
+		case OPT_DETACH:
+			detach = true;
+			break;
 		case OPT_DRY_RUN:
 			dry = true;
 			break;
@@ -738,7 +792,15 @@ int cmd_resume(int argc, char **argv, struct cli_ctx *ctx)
 		which = argv[optind++];
 	if (optind < argc)
 		return cli_usage_error(ctx, "unexpected argument '%s'", argv[optind]);
+	if (detach && dry)
+		return cli_usage_error(ctx, "--detach and --dry-run do not go together");
+	if (detach) {
+		code = detach_fork(ctx, &child, &detach_fd);
+		if (!child)
+			return code;
+	}
 	code = session_open(&s, ctx, false, !dry, key_file);
+	s.detach_fd = detach_fd;
 	if (code) {
 		session_release(&s);
 		return code == BEXIT_INVALID ? 3 : code;
@@ -765,20 +827,28 @@ int cmd_resume(int argc, char **argv, struct cli_ctx *ctx)
 		code = nothing_to_resume(&s, &rp, dry);
 		goto out;
 	}
+	if (!dry) {
+		code = detach_log(&s, rp.run_id); /* resume --detach: into run.log */
+		if (code)
+			goto out;
+	}
 	print_resume_plan(ctx, &rp, dry);
 	if (dry) {
 		code = 0;
 		goto out;
 	}
 	s.env.parallel = parallel;
+	session_record_exit(&s, rp.run_id, -1); /* this execution's, when it ends */
 	r = orch_run_execute(&s.env, rp.run_id, &sum, &d);
 	if (r < 0) {
 		code = cli_diag(ctx, exit_for(r), &d);
+		session_record_exit(&s, rp.run_id, code);
 		goto out;
 	}
 	print_summary(&s, &sum);
 	/* as `run`: 0 only when every task resumed is done (or no_changes) */
 	code = summary_exit(&sum);
+	session_record_exit(&s, rp.run_id, code);
 out:
 	resume_plan_release(&rp);
 	session_release(&s);
@@ -788,6 +858,8 @@ out:
 /* ---- bernstein status ---- */
 
 static const struct option status_options[] = {
+	{"follow", no_argument, NULL, 'f'},
+	{"plain", no_argument, NULL, OPT_PLAIN},
 	{"json", no_argument, NULL, OPT_JSON},
 	CLI_OPT_HELP,
 	{NULL, 0, NULL, 0},
@@ -835,6 +907,31 @@ static json_t *task_json(struct state *st, const struct task_row *t)
 	return o;
 }
 
+/* status's text: the run's line (exit: ", exit N (words)" or ""), then a
+ * line per task */
+static void status_table(struct cli_ctx *ctx, const struct run_row *run, const char *exit,
+			 const struct task_row *tasks, size_t n)
+{
+	size_t i;
+
+	(void)fprintf(ctx->out, "run %s (%s): %s%s, base %s @ %.12s, started %s\n", run->id,
+		      run->name ? run->name : "-", run_state_to_string(run->state), exit,
+		      run->base_branch ? run->base_branch : "-",
+		      run->base_commit ? run->base_commit : "-",
+		      run->created_at ? run->created_at : "-");
+	(void)fprintf(ctx->out, "%-24s %-12s %-12s %-9s %8s  %s\n", "TASK", "ADAPTER", "STATE",
+		      "SANDBOX", "ATTEMPTS", "REASON");
+	for (i = 0; i < n; i++) {
+		const struct task_row *t = &tasks[i];
+		char *tier = task_tier(t);
+
+		(void)fprintf(ctx->out, "%-24.24s %-12.12s %-12.12s %-9.9s %8" PRId64 "  %s\n",
+			      t->id, t->adapter ? t->adapter : "-", task_state_to_string(t->state),
+			      tier ? tier : "-", t->attempts, t->reason ? t->reason : "");
+		free(tier);
+	}
+}
+
 int cmd_status(int argc, char **argv, struct cli_ctx *ctx)
 {
 	struct session s;
@@ -844,13 +941,20 @@ int cmd_status(int argc, char **argv, struct cli_ctx *ctx)
 	char xbuf[64] = "";
 	struct diag d;
 	int c, r, code, exit_code;
+	bool follow = false, plain = false;
 
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", status_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "fh", status_options, NULL)) != -1) {
 		switch (c) {
 		case 'h':
 			return cli_help(ctx);
+		case 'f':
+			follow = true;
+			break;
+		case OPT_PLAIN:
+			plain = true;
+			break;
 		case OPT_JSON:
 			ctx->json = true;
 			break;
@@ -860,6 +964,11 @@ int cmd_status(int argc, char **argv, struct cli_ctx *ctx)
 	}
 	if (optind + 1 < argc)
 		return cli_usage_error(ctx, "unexpected argument '%s'", argv[optind + 1]);
+	if (plain && !follow)
+		return cli_usage_error(ctx, "--plain goes with -f");
+	/* status -f is attach: one code path (cmd-attach.c) */
+	if (follow)
+		return follow_run(ctx, optind < argc ? argv[optind] : NULL, plain);
 	code = session_open(&s, ctx, true, false, NULL);
 	if (code) {
 		session_release(&s);
@@ -911,22 +1020,7 @@ int cmd_status(int argc, char **argv, struct cli_ctx *ctx)
 	if (exit_code >= 0)
 		(void)snprintf(xbuf, sizeof(xbuf), ", exit %d (%s)", exit_code,
 			       run_report_exit_words(exit_code));
-	(void)fprintf(ctx->out, "run %s (%s): %s%s, base %s @ %.12s, started %s\n", run.id,
-		      run.name ? run.name : "-", run_state_to_string(run.state), xbuf,
-		      run.base_branch ? run.base_branch : "-",
-		      run.base_commit ? run.base_commit : "-",
-		      run.created_at ? run.created_at : "-");
-	(void)fprintf(ctx->out, "%-24s %-12s %-12s %-9s %8s  %s\n", "TASK", "ADAPTER", "STATE",
-		      "SANDBOX", "ATTEMPTS", "REASON");
-	for (i = 0; i < n; i++) {
-		const struct task_row *t = &tasks[i];
-		char *tier = task_tier(t);
-
-		(void)fprintf(ctx->out, "%-24.24s %-12.12s %-12.12s %-9.9s %8" PRId64 "  %s\n",
-			      t->id, t->adapter ? t->adapter : "-", task_state_to_string(t->state),
-			      tier ? tier : "-", t->attempts, t->reason ? t->reason : "");
-		free(tier);
-	}
+	status_table(ctx, &run, xbuf, tasks, n);
 	code = 0;
 out:
 	task_rows_free(tasks, n);
@@ -1396,7 +1490,7 @@ const char cmd_logs_help[] =
 	"Exit: 0, 1 the task has no log yet, 2 usage or unknown run/task, 4 I/O.\n";
 
 const char cmd_resume_summary[] = "finish an interrupted run";
-const char cmd_resume_usage[] = "[RUN|TASK] [--dry-run] [--json] [--parallel N]";
+const char cmd_resume_usage[] = "[RUN|TASK] [--detach | --dry-run] [--json] [--parallel N]";
 const char cmd_resume_help[] =
 	"Resumes the latest run (or RUN, or only TASK of the latest run): every task\n"
 	"that was interrupted (bernstein killed, timeout, rate limit) continues. When\n"
@@ -1412,6 +1506,7 @@ const char cmd_resume_help[] =
 	"stale is never removed: resume stops with exit 4 naming it.\n"
 	"\n"
 	"options:\n"
+	"  --detach        in the background, as 'bernstein run --detach'\n"
 	"  --dry-run       show what would be resumed and how; change nothing\n"
 	"  --json          JSON lines\n"
 	"  --parallel N    agents at once (default: the run's)\n"
@@ -1424,7 +1519,7 @@ const char cmd_resume_help[] =
 	"by routing and nothing else went wrong, 130 interrupted.\n";
 
 const char cmd_run_summary[] = "run a plan of tasks on agents in parallel worktrees";
-const char cmd_run_usage[] = "PLAN [--parallel N] [--json]";
+const char cmd_run_usage[] = "PLAN [--detach] [--parallel N] [--json]";
 const char cmd_run_help[] =
 	"Runs the tasks of PLAN (plan.yaml; see docs/plans.md) in this repository: each\n"
 	"task is routed to an adapter by its capability requirements (a refusal is\n"
@@ -1438,6 +1533,11 @@ const char cmd_run_help[] =
 	"tracked files.\n"
 	"\n"
 	"options:\n"
+	"  --detach         run in the background (a session of its own, output in\n"
+	"                   .bernstein/runs/RUN/run.log); prints the run and returns\n"
+	"                   once it has started ('bernstein attach' follows it; with\n"
+	"                   --json: {\"run\", \"pid\", \"log\"}); an error before that is\n"
+	"                   reported here with its exit code\n"
 	"  --parallel N     agents at once (default: bernstein.yaml's parallel, 4)\n"
 	"  --json           JSON lines: {\"type\": \"task\"|\"event\"|\"warning\"|\"run\", ...}\n"
 	"  --key-file FILE  the audit key (default: see 'bernstein audit key')\n"
@@ -1450,7 +1550,7 @@ const char cmd_run_help[] =
 	"('bernstein resume' goes on).\n";
 
 const char cmd_status_summary[] = "show a run's tasks and their states";
-const char cmd_status_usage[] = "[RUN] [--json]";
+const char cmd_status_usage[] = "[RUN] [-f [--plain]] [--json]";
 const char cmd_status_help[] =
 	"Shows the latest run (or RUN) from .bernstein/state.db: each task's adapter,\n"
 	"state, attempts and the reason of its last change: for an agent that failed,\n"
@@ -1458,5 +1558,10 @@ const char cmd_status_help[] =
 	"agent_error and gate_log to each task. The first line gives the exit code\n"
 	"'bernstein run' gives for the run's tasks as they are (exit_code in --json;\n"
 	"none while the run is going). Works while a run is going.\n"
+	"\n"
+	"options:\n"
+	"  -f, --follow   follow the run to its end: the same as 'bernstein attach'\n"
+	"                 (its output and exit codes; --plain: lines on a terminal)\n"
+	"  --json         one object (with -f: JSON lines)\n"
 	"\n"
 	"Exit: 0, 2 no such run (or none yet), 3 state unreadable, 4 I/O.\n";

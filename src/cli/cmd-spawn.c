@@ -176,6 +176,7 @@ static int exit_for_outcome(enum outcome o)
 	case OUTCOME_RATE_LIMITED:
 		return SPAWN_EXIT_RATE_LIMITED;
 	case OUTCOME_TIMED_OUT:
+	case OUTCOME_STALLED:
 		return SPAWN_EXIT_TIMED_OUT;
 	case OUTCOME_KILLED:
 		return SPAWN_EXIT_KILLED;

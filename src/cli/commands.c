@@ -13,6 +13,7 @@ const struct cmd cli_commands[] = {
 	 "state); see docs/capability-contract.md.\n"},
 	{"add-task", cmd_add_task, NULL, 0, cmd_add_task_summary, cmd_add_task_usage,
 	 cmd_add_task_help},
+	{"attach", cmd_attach, NULL, 0, cmd_attach_summary, cmd_attach_usage, cmd_attach_help},
 	{"audit", NULL, audit_cmds, 0, "verify and inspect the HMAC audit chain", NULL,
 	 "The audit chain (.bernstein/audit/YYYY-MM-DD.jsonl) records what bernstein did,\n"
 	 "each record MACed and chained to the previous one; see docs/audit-log.md.\n"},

@@ -33,6 +33,9 @@ struct session {
 	size_t drawn; /* lines of the live table on screen */
 	struct row *rows;
 	size_t n_rows;
+	/* run --detach, in the detached process: the pipe to the caller until
+	 * the run listens (cli/detach.h); -1 none */
+	int detach_fd;
 };
 
 struct row {
@@ -54,6 +57,16 @@ int session_open(struct session *s, struct cli_ctx *ctx, bool readonly, bool nee
 void session_release(struct session *s);
 /* The display of a run's tasks and events (a table, lines or JSON lines). */
 void hooks_attach(struct session *s);
+/* The live table's row of task id (made when new; NULL past the table's
+ * size), and the table drawn anew. */
+struct row *session_row(struct session *s, const char *id);
+void session_draw(struct session *s);
+/* The exit code of run_id's execution in state.db (what `attach` ends
+ * with); code < 0 clears it (an execution starts). Failures are ignored. */
+void session_record_exit(struct session *s, const char *run_id, int code);
+/* Follow run_arg (NULL: the latest) to its end: `attach`, `status -f`
+ * (cmd-attach.c). The exit code. */
+int follow_run(struct cli_ctx *ctx, const char *run_arg, bool plain);
 /* Exit code for an errno from the orchestrator. */
 int exit_for(int r);
 int summary_exit(const struct orch_summary *sum);

@@ -284,6 +284,7 @@ int agentrun_fill_spec(struct agentrun *r, struct proc_spec *spec, struct diag *
 		r->hooks_listening = true;
 	}
 	spec->timeout_ms = r->timeout_ms;
+	spec->idle_timeout_ms = r->idle_timeout_ms;
 	spec->kill_grace_ms = r->kill_grace_ms;
 	return 0;
 }
@@ -450,6 +451,13 @@ void agentrun_notice(struct agentrun *r, enum proc_notice notice, uint64_t value
 		(void)snprintf(msg, sizeof(msg),
 			       "timed out after %" PRIu64
 			       " ms: SIGTERM to the agent's process group",
+			       value);
+		agentrun_warning(r, msg);
+		break;
+	case PROC_NOTICE_STALLED:
+		(void)snprintf(msg, sizeof(msg),
+			       "stalled: nothing printed for %" PRIu64
+			       " ms (idle_timeout): SIGTERM to the agent's process group",
 			       value);
 		agentrun_warning(r, msg);
 		break;

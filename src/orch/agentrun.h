@@ -63,9 +63,10 @@ struct agentrun_hooks {
 struct agentrun {
 	const struct invocation_plan *plan; /* borrowed; outlives the agentrun */
 	struct agentrun_hooks hooks;
-	uint64_t timeout_ms;	/* 0 none */
-	uint64_t kill_grace_ms; /* 0 the supervisor's default */
-	bool expect_changes;	/* a run that changes nothing is no_changes */
+	uint64_t timeout_ms;	  /* 0 none */
+	uint64_t idle_timeout_ms; /* the stall watchdog (idle_timeout); 0 none */
+	uint64_t kill_grace_ms;	  /* 0 the supervisor's default */
+	bool expect_changes;	  /* a run that changes nothing is no_changes */
 
 	FILE *log;
 	uint64_t log_bytes;

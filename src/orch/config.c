@@ -614,9 +614,10 @@ static int retry_top(struct cctx *x)
 static int parse_role(struct cctx *x, const struct ynode *k, const struct ynode *v,
 		      struct role_policy *rp)
 {
-	static const char *const keys[] = {
-		"adapter", "cli",     "provider", "model", "effort",   "base_url", "api_key_env",
-		"limits",  "sandbox", "network",  "retry", "fallback", NULL};
+	static const char *const keys[] = {"adapter",	   "cli",      "provider",    "model",
+					   "effort",	   "base_url", "api_key_env", "limits",
+					   "sandbox",	   "network",  "retry",	      "fallback",
+					   "idle_timeout", NULL};
 	struct invocation_sampling s = {0};
 	char p[YAML_PATH_MAX], pk[YAML_PATH_MAX], q[80];
 	size_t i;
@@ -688,6 +689,10 @@ static int parse_role(struct cctx *x, const struct ynode *k, const struct ynode 
 			rp->has_network = r >= 0;
 		} else if (strcmp(key, "retry") == 0 || strcmp(key, "fallback") == 0) {
 			r = parse_retry(x, key, val, pk, &rp->retry);
+		} else if (strcmp(key, "idle_timeout") == 0) {
+			r = yaml_value_number(x->doc, val, pk, 0, false, ORCH_MAX_TIMEOUT_S,
+					      &rp->idle_timeout_s, x->reterr);
+			rp->has_idle_timeout = r >= 0;
 		} else {
 			r = orch_get_slot(x->doc, val, pk, SAMPLING_API_KEY_ENV, x->allowed, &s,
 					  x->reterr);
@@ -744,27 +749,17 @@ static int parse_mode(struct cctx *x, const struct ynode *n)
 static int parse_config(struct cctx *x)
 {
 	static const char *const keys[] = {
-		"adapter",
-		"model",
-		"parallel",
-		"timeout",
-		"kill_grace",
-		"max_retries",
-		"retry_backoff",
-		"preference",
-		"auto",
-		"gates",
-		"merge",
-		"mode",
-		"modes",
-		"role_model_policy",
-		"sandbox",
-		"limits",
-		"network",
-		"worktree_setup",
-		"retry",
-		"fallback",
-		NULL,
+		"adapter",	 "model",
+		"parallel",	 "timeout",
+		"kill_grace",	 "max_retries",
+		"retry_backoff", "preference",
+		"auto",		 "gates",
+		"merge",	 "mode",
+		"modes",	 "role_model_policy",
+		"sandbox",	 "limits",
+		"network",	 "worktree_setup",
+		"retry",	 "fallback",
+		"idle_timeout",	 NULL,
 	};
 	const struct ynode *root = x->doc->root;
 	struct orch_config *c = x->c;
@@ -792,6 +787,9 @@ static int parse_config(struct cctx *x)
 		} else if (strcmp(key, "timeout") == 0) {
 			r = yaml_value_number(x->doc, v, key, 0, true, ORCH_MAX_TIMEOUT_S,
 					      &c->timeout_s, x->reterr);
+		} else if (strcmp(key, "idle_timeout") == 0) {
+			r = yaml_value_number(x->doc, v, key, 0, false, ORCH_MAX_TIMEOUT_S,
+					      &c->idle_timeout_s, x->reterr);
 		} else if (strcmp(key, "kill_grace") == 0) {
 			r = yaml_value_number(x->doc, v, key, 0, true, ORCH_MAX_KILL_GRACE_S,
 					      &c->kill_grace_s, x->reterr);
@@ -901,6 +899,13 @@ enum sandbox_mode orch_config_sandbox(const struct orch_config *c, const char *r
 	const struct role_policy *rp = orch_config_role(c, role);
 
 	return rp && rp->has_sandbox ? rp->sandbox : c->sandbox;
+}
+
+double orch_config_idle_timeout(const struct orch_config *c, const char *role)
+{
+	const struct role_policy *rp = orch_config_role(c, role);
+
+	return rp && rp->has_idle_timeout ? rp->idle_timeout_s : c->idle_timeout_s;
 }
 
 int orch_config_network(const struct orch_config *c, const char *role)
@@ -1115,6 +1120,8 @@ json_t *orch_config_json(const struct orch_config *c)
 		(void)json_object_set_new(o, "network",
 					  jstr(net_mode_to_string((enum net_mode)c->network)));
 	retry_json_set(o, &c->retry);
+	if (c->idle_timeout_s > 0)
+		(void)json_object_set_new(o, "idle_timeout", jnum(c->idle_timeout_s));
 	(void)json_object_set_new(o, "mode", jstr(c->mode));
 	for (i = 0; i < c->n_modes; i++) {
 		json_t *m = orch_slots_json(&c->modes[i].sampling);
@@ -1142,6 +1149,8 @@ json_t *orch_config_json(const struct orch_config *c)
 			(void)json_object_set_new(r, "network",
 						  jstr(net_mode_to_string(rp->network)));
 		retry_json_set(r, &rp->retry);
+		if (rp->has_idle_timeout)
+			(void)json_object_set_new(r, "idle_timeout", jnum(rp->idle_timeout_s));
 		(void)json_object_set_new(roles, rp->role, r);
 	}
 	(void)json_object_set_new(o, "role_model_policy", roles);
@@ -1295,6 +1304,10 @@ int orch_config_to_yaml(const struct orch_config *c, struct sbuf *out)
 	TRY(yaml_str(out, c->model));
 	TRY(sbuf_addf(out, "\nparallel: %" PRId64 "\ntimeout: ", c->parallel));
 	TRY(yaml_num(out, c->timeout_s));
+	if (c->idle_timeout_s > 0) {
+		TRY(sbuf_adds(out, "\nidle_timeout: "));
+		TRY(yaml_num(out, c->idle_timeout_s));
+	}
 	TRY(sbuf_adds(out, "\nkill_grace: "));
 	TRY(yaml_num(out, c->kill_grace_s));
 	if (!c->retry.max_attempts)
@@ -1394,6 +1407,10 @@ int orch_config_to_yaml(const struct orch_config *c, struct sbuf *out)
 			sep = ", ";
 		}
 		TRY(retry_yaml(out, &rp->retry, false, &sep));
+		if (rp->has_idle_timeout) {
+			TRY(sbuf_addf(out, "%sidle_timeout: ", sep));
+			TRY(yaml_num(out, rp->idle_timeout_s));
+		}
 		TRY(sbuf_adds(out, "}"));
 	}
 	TRY(sbuf_adds(out, "\n"));

@@ -13,6 +13,8 @@
  *   model: null           default model (null: the adapter's own)
  *   parallel: 4           global parallelism, 1..256
  *   timeout: 1800         seconds per task attempt, > 0
+ *   idle_timeout: 0       the stall watchdog: seconds an agent may print
+ *                         nothing before its tree is stopped (stalled); 0 off
  *   kill_grace: 5         seconds between SIGTERM and SIGKILL, > 0
  *   max_retries: 2        retries after rate_limited, 0..20 (retry.max_attempts - 1)
  *   retry: {max_attempts, on, backoff, models}   orch/retry.h
@@ -146,6 +148,10 @@ struct role_policy {
 	enum net_mode network;
 	struct retry_policy retry; /* retry:, fallback: (orch/retry.h) */
 	unsigned line, col;
+	/* idle_timeout: of the role's tasks (0 off), over bernstein.yaml's;
+	 * valid when has_idle_timeout */
+	bool has_idle_timeout;
+	double idle_timeout_s;
 };
 
 /* The loaded configuration. Read the fields directly; everything lives in
@@ -157,6 +163,7 @@ struct orch_config {
 	const char *model;   /* NULL: the adapter's default */
 	int64_t parallel;
 	double timeout_s;
+	double idle_timeout_s; /* the stall watchdog; 0: off (the default) */
 	double kill_grace_s;
 	int64_t max_retries;
 	double retry_backoff_s;
@@ -217,6 +224,9 @@ enum sandbox_mode orch_config_sandbox(const struct orch_config *c, const char *r
 /* The network: of such a task: its role's, else c's, else -1 (the default,
  * orch/confine.h). */
 int orch_config_network(const struct orch_config *c, const char *role);
+/* The idle_timeout: (seconds, 0 off) of a task of role that does not set
+ * its own (nor its plan): its role's, else c's. */
+double orch_config_idle_timeout(const struct orch_config *c, const char *role);
 /* The mode profile called name (user entries first, then built-ins), or NULL. */
 const struct mode_profile *orch_config_mode(const struct orch_config *c, const char *name);
 

@@ -290,17 +290,17 @@ static void set_attachments(struct plan_task *t, const char **a, size_t n, const
 }
 
 static const char *const task_keys[] = {
-	"title",   "id",       "prompt",      "description", "role",	   "requires",
-	"adapter", "cli",      "model",	      "effort",	     "depends_on", "timeout",
-	"gates",   "artifact", "attachments", "sampling",    "mcp_config", "sandbox",
-	"limits",  "network",  "retry",	      "fallback",    NULL,
+	"title",   "id",       "prompt",      "description", "role",	     "requires",
+	"adapter", "cli",      "model",	      "effort",	     "depends_on",   "timeout",
+	"gates",   "artifact", "attachments", "sampling",    "mcp_config",   "sandbox",
+	"limits",  "network",  "retry",	      "fallback",    "idle_timeout", NULL,
 };
 
 static const char *const step_keys[] = {
-	"title",    "goal",	"id",	       "prompt",   "description", "role",
-	"requires", "adapter",	"cli",	       "model",	   "effort",	  "timeout",
-	"gates",    "artifact", "attachments", "sampling", "mcp_config",  "sandbox",
-	"limits",   "network",	"retry",       "fallback", NULL,
+	"title",    "goal",	"id",	       "prompt",   "description",  "role",
+	"requires", "adapter",	"cli",	       "model",	   "effort",	   "timeout",
+	"gates",    "artifact", "attachments", "sampling", "mcp_config",   "sandbox",
+	"limits",   "network",	"retry",       "fallback", "idle_timeout", NULL,
 };
 
 /* Bernstein's step keys that have no effect here (documented in docs/plans.md). */
@@ -310,7 +310,14 @@ static const char *const step_ignored[] = {
 	NULL,
 };
 
-/* sandbox: or network: of a task */
+/* The keys parse_confinement() takes. */
+static bool confinement_key(const char *k)
+{
+	return strcmp(k, "sandbox") == 0 || strcmp(k, "network") == 0 ||
+	       strcmp(k, "idle_timeout") == 0;
+}
+
+/* sandbox:, network: or idle_timeout: of a task (or the plan's) */
 static void parse_confinement(struct pctx *x, const char *k, const struct ynode *v, const char *pk,
 			      struct plan_task *t)
 {
@@ -319,7 +326,13 @@ static void parse_confinement(struct pctx *x, const char *k, const struct ynode 
 	struct diag d;
 
 	diag_clear(&d);
-	if (strcmp(k, "sandbox") == 0) {
+	if (strcmp(k, "idle_timeout") == 0) {
+		if (yaml_value_number(x->doc, v, pk, 0, false, ORCH_MAX_TIMEOUT_S,
+				      &t->idle_timeout_s, &d) < 0)
+			add(x, &d);
+		else
+			t->has_idle_timeout = true;
+	} else if (strcmp(k, "sandbox") == 0) {
 		if (orch_get_sandbox(x->doc, v, pk, &sm, &d) < 0)
 			add(x, &d);
 		else
@@ -367,6 +380,10 @@ static void plan_defaults(const struct pctx *x, struct plan_task *t, bool has_ad
 		t->sandbox = x->defaults.sandbox;
 	if (!t->network)
 		t->network = x->defaults.network;
+	if (!t->has_idle_timeout) {
+		t->has_idle_timeout = x->defaults.has_idle_timeout;
+		t->idle_timeout_s = x->defaults.idle_timeout_s;
+	}
 	if (!t->limits.memory)
 		t->limits.memory = x->defaults.limits.memory;
 	if (!t->limits.pids)
@@ -485,7 +502,7 @@ static void parse_task(struct pctx *x, const struct ynode *m, const char *path, 
 			if (yaml_value_number(x->doc, v, pk, 0, true, ORCH_MAX_TIMEOUT_S,
 					      &t->timeout_s, &d) < 0)
 				add(x, &d);
-		} else if (strcmp(k, "sandbox") == 0 || strcmp(k, "network") == 0) {
+		} else if (confinement_key(k)) {
 			parse_confinement(x, k, v, pk, t);
 		} else if (strcmp(k, "limits") == 0) {
 			if (orch_get_limits(x->doc, v, pk, &t->limits, &d) < 0)
@@ -781,8 +798,8 @@ static void parse_stages(struct pctx *x, const struct ynode *v)
 }
 
 static const char *const plan_keys[] = {
-	"name",	  "description", "adapter", "cli",    "model", "tasks",
-	"stages", "sandbox",	 "network", "limits", NULL,
+	"name",	  "description", "adapter", "cli",    "model",	      "tasks",
+	"stages", "sandbox",	 "network", "limits", "idle_timeout", NULL,
 };
 /* Bernstein's top-level keys that have no effect here. */
 static const char *const plan_ignored[] = {
@@ -845,6 +862,9 @@ static void parse_plan(struct pctx *x)
 		parse_confinement(x, "sandbox", v, "sandbox", &x->defaults);
 	if ((v = ynode_get(root, "network")))
 		parse_confinement(x, "network", v, "network", &x->defaults);
+	diag_clear(&d);
+	if ((v = ynode_get(root, "idle_timeout")))
+		parse_confinement(x, "idle_timeout", v, "idle_timeout", &x->defaults);
 	diag_clear(&d);
 	if ((v = ynode_get(root, "limits")) &&
 	    orch_get_limits(x->doc, v, "limits", &x->defaults.limits, &d) < 0)

@@ -92,6 +92,11 @@ struct plan_task {
 	struct plan_dep *deps; /* in file order, no duplicates */
 	size_t n_deps;
 	double timeout_s; /* 0: the configuration's */
+	/* idle_timeout: (the stall watchdog, seconds, 0 off), the task's, else
+	 * the plan's; valid when has_idle_timeout (else the role's or
+	 * bernstein.yaml's) */
+	bool has_idle_timeout;
+	double idle_timeout_s;
 	/* sandbox: (a sandbox_mode name), network: (full, llm, none), each the
 	 * task's, else the plan's top-level one; NULL: the role's or
 	 * bernstein.yaml's */

@@ -23,13 +23,14 @@ static const struct {
 	{"killed", OUTCOME_KILLED},
 	{"crashed", OUTCOME_KILLED},
 	{"oom", OUTCOME_OOM},
+	{"stalled", OUTCOME_STALLED},
 	{"binary_missing", OUTCOME_BINARY_MISSING},
 	{"permission_blocked", OUTCOME_PERMISSION_BLOCKED},
 };
 
 const char *retry_on_name_list(void)
 {
-	return "failed, rate_limited, timed_out, killed, crashed, oom, binary_missing, permission_blocked";
+	return "failed, rate_limited, timed_out, killed, crashed, oom, stalled, binary_missing, permission_blocked";
 }
 
 /* A model as invocation_build() takes it: no option, no blank, no quote,

@@ -46,7 +46,7 @@
 #define RETRY_ON_DEFAULT                                                                           \
 	(RETRY_ON_BIT(OUTCOME_FAILED) | RETRY_ON_BIT(OUTCOME_TIMED_OUT) |                          \
 	 RETRY_ON_BIT(OUTCOME_KILLED) | RETRY_ON_BIT(OUTCOME_OOM) |                                \
-	 RETRY_ON_BIT(OUTCOME_RATE_LIMITED))
+	 RETRY_ON_BIT(OUTCOME_STALLED) | RETRY_ON_BIT(OUTCOME_RATE_LIMITED))
 #define RETRY_ON_LEGACY RETRY_ON_BIT(OUTCOME_RATE_LIMITED)
 
 /* One level's retry: and fallback: as written; each part unset when not

@@ -319,6 +319,7 @@ void run_complete(struct loop *l, struct otask *t)
 		(void)run_transition(l, t, TASK_EV_AGENT_FAILED, msg);
 		break;
 	case OUTCOME_TIMED_OUT:
+	case OUTCOME_STALLED: /* retryable: resume and retry start it again */
 	case OUTCOME_KILLED:
 	case OUTCOME_CANCELLED:
 		(void)run_transition(l, t, TASK_EV_INTERRUPTED, why);

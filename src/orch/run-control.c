@@ -466,10 +466,12 @@ void run_control_start(struct loop *l, struct supervisor_ops *ops, struct superv
 			l, NULL,
 			"no control channel ('bernstein cancel', 'stop'... will not reach this run): %s",
 			d.msg);
-		return;
+	} else {
+		ops->on_watch = control_watch;
+		sopts->watch_fd = control_fd(l->ctl);
 	}
-	ops->on_watch = control_watch;
-	sopts->watch_fd = control_fd(l->ctl);
+	if (l->e->hooks.on_started)
+		l->e->hooks.on_started(l->e->hooks.userdata);
 }
 
 int orch_control_offline(struct orch_env *e, const char *run_id, const struct control_request *req,

@@ -469,6 +469,11 @@ static int start_session(struct loop *l, struct otask *t, const struct dispatch 
 	diag_clear(&d);
 	agentrun_init(&t->ar, &t->plan, &hooks);
 	t->ar.timeout_ms = run_secs_to_ms(dp->timeout_s);
+	/* the stall watchdog: the task's (or its plan's), else its role's or
+	 * bernstein.yaml's; 0 off */
+	t->ar.idle_timeout_ms = run_secs_to_ms(
+		t->spec.has_idle_timeout ? t->spec.idle_timeout_s
+					 : orch_config_idle_timeout(e->cfg, t->row.role));
 	t->ar.kill_grace_ms = run_secs_to_ms(e->cfg->kill_grace_s);
 	t->ar.expect_changes = !t->spec.artifact;
 	t->live = true;

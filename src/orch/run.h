@@ -72,6 +72,10 @@ struct orch_hooks {
 			 const char *json, size_t len, struct redact *rd);
 	/* Something worth telling that is not a state change. */
 	void (*on_warning)(void *userdata, const char *task_id, const char *msg);
+	/* The execution has started: it listens on its control socket (or
+	 * said why it cannot, with on_warning), once, before the first
+	 * dispatch. Optional. */
+	void (*on_started)(void *userdata);
 	void *userdata;
 };
 

@@ -75,6 +75,8 @@ void spec_from_plan(const struct plan *p, size_t i, struct task_spec *ret)
 	ret->attachments = dupv(ret, t->attachments, t->n_attachments);
 	ret->n_attachments = t->n_attachments;
 	ret->timeout_s = t->timeout_s > 0 ? t->timeout_s : 0;
+	ret->has_idle_timeout = t->has_idle_timeout;
+	ret->idle_timeout_s = t->idle_timeout_s;
 	if (t->sandbox && sandbox_mode_from_string(t->sandbox) >= 0) {
 		ret->has_sandbox = true;
 		ret->sandbox = sandbox_mode_from_string(t->sandbox);
@@ -148,6 +150,8 @@ json_t *spec_to_json(const struct task_spec *s)
 	(void)json_object_set_new(o, "timeout",
 				  s->timeout_s > 0 ? jnum(s->timeout_s) : json_null());
 	/* only when set: a plan without them records what it did before */
+	if (s->has_idle_timeout)
+		(void)json_object_set_new(o, "idle_timeout", jnum(s->idle_timeout_s));
 	if (s->has_sandbox)
 		(void)json_object_set_new(o, "sandbox", jstr(sandbox_mode_to_string(s->sandbox)));
 	if (s->has_tier)
@@ -293,6 +297,22 @@ static int k_timeout(struct task_spec *s, const char *key, const json_t *v, stru
 	if (!json_is_number(v) || !(t > 0) || !isfinite(t))
 		return bad(reterr, key, "not a number > 0");
 	s->timeout_s = t;
+	return 0;
+}
+
+/* A finite number >= 0 (0: off); null is as absent. */
+static int k_idle_timeout(struct task_spec *s, const char *key, const json_t *v,
+			  struct diag *reterr)
+{
+	double t;
+
+	if (json_is_null(v))
+		return 0;
+	t = json_number_value(v);
+	if (!json_is_number(v) || !(t >= 0) || !isfinite(t))
+		return bad(reterr, key, "not a number >= 0");
+	s->has_idle_timeout = true;
+	s->idle_timeout_s = t;
 	return 0;
 }
 
@@ -525,6 +545,7 @@ static const struct spec_key spec_keys[] = {
 	{"requires", k_requires, 0},
 	{"attachments", k_attachments, 0},
 	{"timeout", k_timeout, 0},
+	{"idle_timeout", k_idle_timeout, 0},
 	{"sandbox", k_sandbox, 0},
 	{"sandbox_tier", k_tier, 0},
 	{"network", k_network, 0},

@@ -12,6 +12,8 @@
  *                                       string or null
  *   depends_on, requires, attachments   array of strings
  *   timeout                             number > 0, or null (the config's)
+ *   idle_timeout                        number >= 0: the stall watchdog, 0 off
+ *                                       (absent: the role's or config's)
  *   sandbox                             auto | none | landlock | bwrap |
  *                                       container (absent: the config's)
  *   sandbox_tier                        none | landlock | bwrap | container:
@@ -71,8 +73,10 @@ struct task_spec {
 	struct requirements req;	/* the capability: tokens among them, parsed */
 	const char *const *attachments; /* workdir-relative, NULL-terminated */
 	size_t n_attachments;
-	double timeout_s; /* 0: the configuration's */
-	bool has_sandbox; /* sandbox: given (else the configuration's) */
+	double timeout_s;      /* 0: the configuration's */
+	bool has_idle_timeout; /* idle_timeout: given (else the role's or configuration's) */
+	double idle_timeout_s; /* 0: off */
+	bool has_sandbox;      /* sandbox: given (else the configuration's) */
 	enum sandbox_mode sandbox;
 	bool has_tier; /* the tier decided when first routed, kept by retries and resumes */
 	enum sandbox_kind tier;

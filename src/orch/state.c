@@ -90,6 +90,9 @@ static const char *const migrations[] = {
 	") STRICT;\n",
 	/* version 2: the agent's own last error (adapter/lasterr.h) */
 	"ALTER TABLE attempts ADD COLUMN agent_error TEXT;\n",
+	/* version 3 (detach): the exit code of a run's last execution (`run`,
+	 * `resume`), NULL while one goes: what `bernstein attach` ends with */
+	"ALTER TABLE runs ADD COLUMN exit_code INTEGER;\n",
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == STATE_SCHEMA_VERSION, "one migration per schema version");
@@ -132,6 +135,8 @@ enum stmt_id {
 	STMT_ATTEMPT_UPDATE,
 	STMT_ATTEMPTS_GET,
 	STMT_ATTEMPTS_GET_V1,
+	STMT_RUN_SET_EXIT,
+	STMT_RUN_GET_EXIT,
 	_STMT_MAX,
 };
 
@@ -164,6 +169,8 @@ static const char *const stmt_sql[_STMT_MAX] = {
 		"SELECT " ATTEMPT_COLS " FROM attempts WHERE run_id = ? AND task_id = ? ORDER BY n",
 	[STMT_ATTEMPTS_GET_V1] = "SELECT " ATTEMPT_COLS_V1
 				 " FROM attempts WHERE run_id = ? AND task_id = ? ORDER BY n",
+	[STMT_RUN_SET_EXIT] = "UPDATE runs SET exit_code = ?, updated_at = ? WHERE id = ?",
+	[STMT_RUN_GET_EXIT] = "SELECT exit_code FROM runs WHERE id = ?",
 };
 
 struct state {
@@ -1206,6 +1213,52 @@ int state_run_set_pid(struct state *st, const char *run_id, int64_t pid, const c
 		return -EINVAL;
 	}
 	return run_update(st, STMT_RUN_SET_PID, run_id, NULL, pid, now, "supervisor pid", reterr);
+}
+
+int state_run_set_exit(struct state *st, const char *run_id, int64_t code, const char *now,
+		       struct diag *reterr)
+{
+	if ((code < 0 || code > 255) && code != STATE_NULL_INT) {
+		diag_set(reterr, st->path, 0, 0, "run '%s': invalid exit code %lld",
+			 run_id ? run_id : "", (long long)code);
+		return -EINVAL;
+	}
+	return run_update(st, STMT_RUN_SET_EXIT, run_id, NULL, code, now, "exit code", reterr);
+}
+
+int state_run_get_exit(struct state *st, const char *run_id, int64_t *ret, struct diag *reterr)
+{
+	struct binder b = {0};
+	sqlite3_stmt *s = NULL;
+	int64_t v = STATE_NULL_INT;
+	int rc, err;
+
+	if (!run_id)
+		return state_arg_missing(st, "run id", reterr);
+	if (st->version < 3) { /* a reader of an older schema: no column, NULL */
+		*ret = STATE_NULL_INT;
+		return 0;
+	}
+	err = state_stmt(st, STMT_RUN_GET_EXIT, &s, reterr);
+	if (err < 0)
+		return err;
+	b.s = s;
+	bind_text(&b, run_id);
+	rc = b.rc == SQLITE_OK ? sqlite3_step(s) : b.rc;
+	if (rc == SQLITE_ROW) {
+		if (sqlite3_column_type(s, 0) != SQLITE_NULL)
+			v = (int64_t)sqlite3_column_int64(s, 0);
+		err = 0;
+	} else if (rc == SQLITE_DONE) {
+		diag_set(reterr, st->path, 0, 0, "no run '%s'", run_id);
+		err = -ENOENT;
+	} else {
+		err = state_fail(st, rc, reterr, "cannot read the exit code of run '%s'", run_id);
+	}
+	stmt_done(s);
+	if (err == 0)
+		*ret = v;
+	return err;
 }
 
 /* ---- tasks ---- */

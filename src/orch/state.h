@@ -32,7 +32,7 @@
 #include "util/diag.h"
 
 /* The schema version this code writes (PRAGMA user_version). */
-#define STATE_SCHEMA_VERSION 2
+#define STATE_SCHEMA_VERSION 3
 
 /* A NULL in a nullable INTEGER column. A REAL column uses NaN. Initialise
  * rows with *_ROW_INIT (or *_row_init()) so unset numbers stay NULL; a
@@ -203,6 +203,13 @@ int state_run_set_state(struct state *st, const char *run_id, enum run_state s, 
 			struct diag *reterr);
 int state_run_set_pid(struct state *st, const char *run_id, int64_t pid, const char *now,
 		      struct diag *reterr);
+/* The exit code of the run's last execution (0..255, as `run` or `resume`
+ * exited; STATE_NULL_INT: NULL, one is going or none ended): set by the CLI
+ * when an execution ends, cleared when one starts. get: *ret is
+ * STATE_NULL_INT for NULL, and for a reader of a schema older than 3. */
+int state_run_set_exit(struct state *st, const char *run_id, int64_t code, const char *now,
+		       struct diag *reterr);
+int state_run_get_exit(struct state *st, const char *run_id, int64_t *ret, struct diag *reterr);
 
 /* Tasks, keyed by (run_id, id). Insert many inside state_begin()/state_commit()
  * (one commit instead of one per task). state_tasks_get() orders

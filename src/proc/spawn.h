@@ -80,6 +80,10 @@ struct proc_spec {
 	enum contain_tier contain;
 	struct contain_limits limits;
 	const char *cgroup_name;
+	/* The stall watchdog (supervisor): nothing read from stdout, stderr or
+	 * the hooks socket for this long (since the start or the last bytes)
+	 * -> stopped as at timeout_ms, with stalled set; 0 = none. */
+	uint64_t idle_timeout_ms;
 };
 
 #define PROC_SPEC_INIT                                                                             \
@@ -119,6 +123,13 @@ struct proc {
 	uint64_t oom_kills;	  /* processes of it the kernel's OOM killer killed over its
 				   * memory limit (proc_contain_end) */
 	bool memory_hit;	  /* its memory limit was reached (proc_contain_end) */
+
+	/* the stall watchdog (supervisor): idle_timeout_ms copied from the
+	 * spec (0 none), the last bytes read from a pipe or the hooks socket,
+	 * and whether it fired (then timed_out is set too) */
+	uint64_t idle_timeout_ms;
+	uint64_t last_activity_ms;
+	bool stalled;
 };
 
 #define PROC_INIT                                                                                  \

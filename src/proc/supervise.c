@@ -521,6 +521,7 @@ static void read_stream(struct supervisor *sv, struct sv_child *c, struct sv_str
 		if (n < 0 && errno == EAGAIN)
 			return;
 		if (n > 0) {
+			c->proc.last_activity_ms = now_ms(sv); /* the stall watchdog */
 			if (s->stream != PROC_STREAM_SOCKET) {
 				c->proc.output_bytes += (uint64_t)n;
 				c->proc.last_output_ms = now_ms(sv);
@@ -750,7 +751,10 @@ static void sv_event(struct supervisor *sv, struct sv_child *c, enum proc_event 
 			now = now_ms(sv);
 			c->proc.timeout_idle_ms = now > last ? now - last : 0;
 			c->proc.timed_out = true;
-			notice(sv, c, PROC_NOTICE_TIMEOUT, c->proc.timeout_ms);
+			if (c->proc.stalled)
+				notice(sv, c, PROC_NOTICE_STALLED, c->proc.idle_timeout_ms);
+			else
+				notice(sv, c, PROC_NOTICE_TIMEOUT, c->proc.timeout_ms);
 		} else {
 			c->proc.cancelled = true;
 		}
@@ -817,6 +821,7 @@ static void start_task(struct supervisor *sv, struct proc_spec *spec, void *task
 	c->proc = p;
 	c->proc.state = PROC_STARTING;
 	c->proc.timeout_ms = spec->timeout_ms;
+	c->proc.idle_timeout_ms = spec->idle_timeout_ms;
 	c->max_line = spec->max_line ? spec->max_line : PROC_DEFAULT_MAX_LINE;
 	c->out.stream = 1;
 	c->err.stream = 2;
@@ -843,6 +848,7 @@ static void start_task(struct supervisor *sv, struct proc_spec *spec, void *task
 		uint64_t base = (uint64_t)slot << KIND_BITS;
 
 		p.state = PROC_STARTING;
+		p.idle_timeout_ms = spec->idle_timeout_ms;
 		c->proc = p;
 		if (p.out_fd >= 0 && (r = epoll_add(sv, p.out_fd, base | KIND_OUT)) < 0)
 			goto unwatchable;
@@ -1030,6 +1036,19 @@ static void handle_signals(struct supervisor *sv)
 		reap(sv);
 }
 
+/* When the stall watchdog of a running child fires (its last activity,
+ * else its start, plus idle_timeout_ms), or 0 for never. */
+static uint64_t idle_deadline(const struct sv_child *c)
+{
+	uint64_t last;
+
+	if (!c->proc.idle_timeout_ms || c->proc.state != PROC_RUNNING)
+		return 0;
+	last = c->proc.last_activity_ms > c->proc.start_ms ? c->proc.last_activity_ms
+							   : c->proc.start_ms;
+	return last + c->proc.idle_timeout_ms;
+}
+
 static int next_timeout(struct supervisor *sv, uint64_t now)
 {
 	uint64_t next = UINT64_MAX;
@@ -1042,6 +1061,8 @@ static int next_timeout(struct supervisor *sv, uint64_t now)
 			continue;
 		if (c->proc.deadline_ms && c->proc.deadline_ms < next)
 			next = c->proc.deadline_ms;
+		if (idle_deadline(c) && idle_deadline(c) < next)
+			next = idle_deadline(c);
 		if (c->grace_deadline_ms && c->grace_deadline_ms < next)
 			next = c->grace_deadline_ms;
 	}
@@ -1068,6 +1089,10 @@ static void fire_timers(struct supervisor *sv)
 			continue;
 		if (c->proc.deadline_ms && now >= c->proc.deadline_ms) {
 			c->proc.deadline_ms = 0;
+			sv_event(sv, c, PROC_EV_DEADLINE, NULL);
+		} else if (idle_deadline(c) && now >= idle_deadline(c)) {
+			/* silent for idle_timeout_ms: stopped as at its deadline */
+			c->proc.stalled = true;
 			sv_event(sv, c, PROC_EV_DEADLINE, NULL);
 		}
 		if (!c->finished && c->grace_deadline_ms && now >= c->grace_deadline_ms) {

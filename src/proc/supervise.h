@@ -36,7 +36,10 @@
  * Liveness: struct proc counts the bytes read from stdout and stderr and the
  * time of the last read; when the deadline fires, timeout_idle_ms records
  * how long the output had not grown (adapter/outcome.h reports it for a
- * poll-pty agent).
+ * poll-pty agent). The stall watchdog (spec.idle_timeout_ms): a running
+ * child from which nothing was read (pipes or hooks socket) for that long
+ * gets the deadline event (TERM, grace, KILL, the whole group), with
+ * p->stalled and p->timed_out set and PROC_NOTICE_STALLED.
  *
  * SIGINT, SIGTERM or SIGHUP cancels every child the same way (TERM, grace,
  * KILL); a second one kills at once. supervise() then returns -ECANCELED
@@ -112,6 +115,8 @@ enum proc_notice {
 	PROC_NOTICE_KILL,	/* grace over: SIGKILL sent to the group (value: grace ms) */
 	PROC_NOTICE_LOG_CAPPED, /* max_log_bytes reached; no more log writes (value: the cap) */
 	PROC_NOTICE_LOG_ERROR,	/* opening or writing the log failed (value: errno); once */
+	PROC_NOTICE_STALLED,	/* the stall watchdog fired (spec.idle_timeout_ms): SIGTERM
+				 * sent to the group (value: idle_timeout_ms) */
 	_PROC_NOTICE_MAX,
 };
 

@@ -128,9 +128,9 @@ check "the audit chain says why and with which model the retry came" sh -c \
 printf 'retry:\n  max_attempts: 0\n' >"$W/bernstein.yaml"
 expect_exit 3 "$KEY" "$BERNSTEIN" run plan.yaml
 expect_stderr_contains "bernstein.yaml:2:17: field 'retry.max_attempts': 0 is out of range (1..21)"
-printf 'retry:\n  on: [failed, stalled]\n' >"$W/bernstein.yaml"
+printf 'retry:\n  on: [failed, hung]\n' >"$W/bernstein.yaml"
 expect_exit 3 "$KEY" "$BERNSTEIN" run plan.yaml
-expect_stderr_contains "bernstein.yaml:2:16: field 'retry.on[1]': unknown outcome 'stalled'"
+expect_stderr_contains "bernstein.yaml:2:16: field 'retry.on[1]': unknown outcome 'hung'"
 printf 'max_retries: 2\nretry:\n  max_attempts: 3\n' >"$W/bernstein.yaml"
 expect_exit 3 "$KEY" "$BERNSTEIN" run plan.yaml
 expect_stderr_contains "bernstein.yaml:3:17: field 'retry.max_attempts': give retry.max_attempts or its older spelling max_retries"

@@ -514,7 +514,8 @@ static void test_v1_read_and_migrated(void **state)
 	st = state_close(st);
 	/* back to what version 1 wrote */
 	db = raw_open(f->db);
-	raw_exec(db, "ALTER TABLE attempts DROP COLUMN agent_error; PRAGMA user_version = 1;");
+	raw_exec(db, "ALTER TABLE attempts DROP COLUMN agent_error; ALTER TABLE runs DROP COLUMN "
+		     "exit_code; PRAGMA user_version = 1;");
 	(void)sqlite3_close(db);
 
 	st = open_ok(f->db, STATE_READONLY);
