@@ -55,6 +55,7 @@ static const char *cancel_refusal(const struct loop *l, const struct otask *t)
 	case TASK_PENDING:
 	case TASK_BLOCKED:
 	case TASK_INTERRUPTED:
+	case TASK_REVIEW:
 		return NULL;
 	case TASK_RUNNING:
 	case TASK_COMPLETING:
@@ -429,6 +430,10 @@ static void control_handle(void *ctx, const struct control_request *req,
 	case CONTROL_ADD_TASK:
 		add_task(l, req, who, reply);
 		break;
+	case CONTROL_APPROVE:
+	case CONTROL_REJECT:
+		run_review_control(l, req, who, reply);
+		break;
 	case _CONTROL_OP_MAX:
 	case _CONTROL_OP_INVALID:
 	default:
@@ -508,7 +513,8 @@ int orch_control_offline(struct orch_env *e, const char *run_id, const struct co
 		r = l.fatal;
 		*reterr = l.fatal_d;
 	} else if (json_is_true(json_object_get(reply, "ok")) && req->op != CONTROL_PING &&
-		   (req->op == CONTROL_RETRY || req->op == CONTROL_ADD_TASK)) {
+		   (req->op == CONTROL_RETRY || req->op == CONTROL_ADD_TASK ||
+		    req->op == CONTROL_APPROVE || req->op == CONTROL_REJECT)) {
 		/* the run has work again: resume executes it */
 		(void)state_run_set_state(e->st, run_id, RUN_INTERRUPTED, run_now(&l, ts), NULL);
 	}

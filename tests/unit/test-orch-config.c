@@ -112,7 +112,7 @@ static void assert_defaults(const struct orch_config *c)
 	assert_true(c->retry_backoff_s == 2.0);
 	assert_int_equal(c->preference.nr, 0);
 	assert_int_equal(c->n_gates, 0);
-	assert_int_equal(c->merge, MERGE_NO_FF);
+	assert_int_equal(c->merge, MERGE_AUTO);
 	assert_null(c->mode);
 	assert_int_equal(c->n_roles, 0);
 	assert_int_equal(c->n_modes, 3);
@@ -684,7 +684,11 @@ static void test_names(void **state)
 	assert_false(orch_role_known(""));
 	assert_false(orch_role_known(NULL));
 	assert_string_equal(merge_policy_to_string(MERGE_NONE), "none");
-	assert_int_equal(merge_policy_from_string("no-ff"), MERGE_NO_FF);
+	assert_int_equal(merge_policy_from_string("no-ff"), MERGE_AUTO);
+	assert_int_equal(merge_policy_from_string("auto"), MERGE_AUTO);
+	assert_int_equal(merge_policy_from_string("review"), MERGE_REVIEW);
+	assert_int_equal(merge_policy_from_string("pr"), MERGE_PR);
+	assert_string_equal(merge_policy_to_string(MERGE_AUTO), "auto");
 	assert_int_equal(merge_policy_from_string("ff"), _MERGE_POLICY_INVALID);
 	assert_null(merge_policy_to_string(_MERGE_POLICY_MAX));
 }
