@@ -378,12 +378,14 @@ static char *gh_create(struct loop *l, const struct otask *t, const char *repo, 
 	po.max_output = GH_OUTPUT_MAX;
 	po.clock = l->e->clk;
 	if (probe_run(&p, 1, &po) < 0 || p.status != PROBE_OK) {
-		(void)snprintf(why, size, "gh pr create %s: %.300s",
-			       p.status == PROBE_NOT_FOUND	? "not found"
-			       : p.status == PROBE_TIMED_OUT	? "timed out"
-			       : p.status == PROBE_EXIT_NONZERO ? "failed"
-								: "could not run",
-			       p.first_line ? p.first_line : "");
+		if (p.status == PROBE_NOT_FOUND)
+			(void)snprintf(why, size, "gh is not installed");
+		else
+			(void)snprintf(why, size, "gh pr create %s: %.300s",
+				       p.status == PROBE_TIMED_OUT	? "timed out"
+				       : p.status == PROBE_EXIT_NONZERO ? "failed"
+									: "could not run",
+				       p.first_line ? p.first_line : "");
 		goto out;
 	}
 	/* the URL gh prints (its last line that looks like one) */
