@@ -89,28 +89,13 @@ static int conformance_error(struct cli_ctx *ctx, const struct catalog *cat,
 
 static int cmd_adapters_list(int argc, char **argv, struct cli_ctx *ctx)
 {
-	static const struct option opts[] = {
-		{"json", no_argument, NULL, 'j'},
-		CLI_OPT_HELP,
-		{NULL, 0, NULL, 0},
-	};
 	struct catalog *cat = NULL;
-	int c, r;
+	int r;
 	size_t i;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			ctx->json = true;
-			break;
-		case 'h':
-			return cli_help(ctx);
-		default:
-			return cli_unknown_option(ctx, argv);
-		}
-	}
+	r = cli_json_args(argc, argv, ctx);
+	if (r >= 0)
+		return r;
 	if (optind < argc)
 		return cli_usage_error(ctx, "unexpected argument '%s'", argv[optind]);
 	r = catalog_paths_load(ctx, &cat);

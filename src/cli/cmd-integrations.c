@@ -11,34 +11,18 @@
 #include "adapter/profile.h"
 #include "cli/catalog-paths.h"
 #include "cli/commands.h"
+#include "cli/output.h"
 #include "util/xalloc.h"
 
 static int cmd_integrations_list(int argc, char **argv, struct cli_ctx *ctx)
 {
-	static const struct option opts[] = {
-		{"json", no_argument, NULL, 'j'},
-		CLI_OPT_HELP,
-		{NULL, 0, NULL, 0},
-	};
 	struct catalog *cat = NULL;
 	size_t i, w = strlen("agent");
-	int c, r = 0;
+	int r = 0;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			ctx->json = true;
-			break;
-		case 'h':
-			return cli_help(ctx);
-		default:
-			if (optopt)
-				return cli_usage_error(ctx, "unknown option '-%c'", optopt);
-			return cli_usage_error(ctx, "unknown option '%s'", argv[optind - 1]);
-		}
-	}
+	r = cli_json_args(argc, argv, ctx);
+	if (r >= 0)
+		return r;
 	if (optind < argc)
 		return cli_usage_error(ctx, "unexpected argument '%s'", argv[optind]);
 	r = catalog_paths_load(ctx, &cat);

@@ -26,32 +26,6 @@
 #include "util/sbuf.h"
 #include "util/xalloc.h"
 
-/* --json and -h only. Returns -1 to go on, else the exit code. */
-static int parse_json_opt(int argc, char **argv, struct cli_ctx *ctx)
-{
-	static const struct option opts[] = {
-		{"json", no_argument, NULL, 'j'},
-		CLI_OPT_HELP,
-		{NULL, 0, NULL, 0},
-	};
-	int c;
-
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			ctx->json = true;
-			break;
-		case 'h':
-			return cli_help(ctx);
-		default:
-			return cli_unknown_option(ctx, argv);
-		}
-	}
-	return -1;
-}
-
 static const char *allowed_envs(const struct cli_ctx *ctx)
 {
 	return cli_getenv(ctx, CREDENTIAL_HOST_ALLOW_ENV);
@@ -95,7 +69,7 @@ static int cmd_plan_validate(int argc, char **argv, struct cli_ctx *ctx)
 	size_t nvalid = 0, ninvalid = 0, nunreadable = 0;
 	int i, r;
 
-	r = parse_json_opt(argc, argv, ctx);
+	r = cli_json_args(argc, argv, ctx);
 	if (r >= 0)
 		return r;
 	if (optind >= argc)
@@ -329,7 +303,7 @@ static int cmd_plan_show(int argc, char **argv, struct cli_ctx *ctx)
 	struct plan *p = NULL;
 	int r;
 
-	r = parse_json_opt(argc, argv, ctx);
+	r = cli_json_args(argc, argv, ctx);
 	if (r >= 0)
 		return r;
 	if (optind >= argc)
@@ -440,7 +414,7 @@ static int load_config(struct cli_ctx *ctx, const char *file, struct orch_config
 
 static int config_args(int argc, char **argv, struct cli_ctx *ctx, const char **ret_file)
 {
-	int r = parse_json_opt(argc, argv, ctx);
+	int r = cli_json_args(argc, argv, ctx);
 
 	if (r >= 0)
 		return r;

@@ -17,32 +17,6 @@
 #include "util/json.h"
 #include "util/xalloc.h"
 
-/* --json and -h only. Returns -1 to go on, else the exit code. */
-static int parse_json_only(int argc, char **argv, struct cli_ctx *ctx)
-{
-	static const struct option opts[] = {
-		{"json", no_argument, NULL, 'j'},
-		CLI_OPT_HELP,
-		{NULL, 0, NULL, 0},
-	};
-	int c;
-
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			ctx->json = true;
-			break;
-		case 'h':
-			return cli_help(ctx);
-		default:
-			return cli_unknown_option(ctx, argv);
-		}
-	}
-	return -1;
-}
-
 /* ---- profiles validate ---- */
 
 /* "field 'a.b': rest" -> field "a.b" (in buf), message rest. */
@@ -115,7 +89,7 @@ static int cmd_profiles_validate(int argc, char **argv, struct cli_ctx *ctx)
 	size_t nvalid = 0, ninvalid = 0, nunreadable = 0;
 	int i, r;
 
-	r = parse_json_only(argc, argv, ctx);
+	r = cli_json_args(argc, argv, ctx);
 	if (r >= 0)
 		return r;
 	if (optind >= argc)
@@ -202,7 +176,7 @@ static int cmd_profiles_hash(int argc, char **argv, struct cli_ctx *ctx)
 	const char *name;
 	int r;
 
-	r = parse_json_only(argc, argv, ctx);
+	r = cli_json_args(argc, argv, ctx);
 	if (r >= 0)
 		return r;
 	if (optind >= argc)

@@ -17,7 +17,7 @@ int cli_unknown_option(struct cli_ctx *ctx, char **argv)
 	return cli_usage_error(ctx, "unknown option '%s'", argv[optind - 1]);
 }
 
-int cli_json_only_args(int argc, char **argv, struct cli_ctx *ctx, const char *name)
+int cli_json_args(int argc, char **argv, struct cli_ctx *ctx)
 {
 	static const struct option opts[] = {
 		{"json", no_argument, NULL, 'j'},
@@ -39,6 +39,15 @@ int cli_json_only_args(int argc, char **argv, struct cli_ctx *ctx, const char *n
 			return cli_unknown_option(ctx, argv);
 		}
 	}
+	return -1;
+}
+
+int cli_json_only_args(int argc, char **argv, struct cli_ctx *ctx, const char *name)
+{
+	int r = cli_json_args(argc, argv, ctx);
+
+	if (r >= 0)
+		return r;
 	if (optind < argc)
 		return cli_usage_error(ctx, "'%s' takes no arguments", name);
 	return -1;

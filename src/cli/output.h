@@ -12,8 +12,11 @@
 
 /* After getopt_long returned '?': "unknown option '--x'" (exit 2). */
 int cli_unknown_option(struct cli_ctx *ctx, char **argv);
-/* The options of a command that takes only --json and -h and no argument
- * (name: for the message): -1 to go on, else the exit code to return. */
+/* The options of a command that takes only --json and -h, its operands left
+ * from optind: -1 to go on, else the exit code to return. */
+int cli_json_args(int argc, char **argv, struct cli_ctx *ctx);
+/* The same for a command that also takes no operand (name: for the
+ * message). */
 int cli_json_only_args(int argc, char **argv, struct cli_ctx *ctx, const char *name);
 /* "option '--x' requires a value" (exit 2). */
 int cli_missing_value(struct cli_ctx *ctx, char **argv);

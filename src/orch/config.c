@@ -990,6 +990,7 @@ static int parse_config(struct cctx *x)
 		"sandbox",
 		"limits",
 		"network",
+		"worktree_setup",
 		"pr",
 		NULL,
 	};
@@ -1052,6 +1053,8 @@ static int parse_config(struct cctx *x)
 				c->network = (int)nm;
 		} else if (strcmp(key, "limits") == 0) {
 			r = orch_get_limits(x->doc, v, key, &c->limits, x->reterr);
+		} else if (strcmp(key, "worktree_setup") == 0) {
+			r = orch_get_wtsetup(&c->arena, x->doc, v, key, &c->wtsetup, x->reterr);
 		} else if (strcmp(key, "modes") == 0) {
 			r = parse_modes(x, v);
 		} else if (strcmp(key, "role_model_policy") == 0) {

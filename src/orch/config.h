@@ -42,6 +42,7 @@
 #include <stdint.h>
 
 #include "adapter/invocation.h"
+#include "orch/wtsetup.h"
 #include "proc/contain.h"
 #include "proc/netproxy.h"
 #include "util/arena.h"
@@ -180,6 +181,8 @@ struct orch_config {
 	int network; /* enum net_mode, or -1: the default (orch/confine.h) */
 	/* limits: of every task's agent (0: none) */
 	struct contain_limits limits;
+	/* worktree_setup: what a task's fresh tree gets (orch/wtsetup.h) */
+	struct orch_wtsetup wtsetup;
 	const char *mode;	    /* NULL: no mode profile; else an entry of modes[] */
 	struct mode_profile *modes; /* the built-ins (smart, deep, fast), then the
 				     * user's; a user entry with a built-in name

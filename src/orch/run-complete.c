@@ -347,6 +347,26 @@ void run_complete(struct loop *l, struct otask *t)
 
 /* ---- gates, run by the supervisor ---- */
 
+/* msg as a warning event of t's attempt: its session directory, or after
+ * a resume (no agent ran in this execution, t has none) the directory of
+ * its last attempt, so that a gate refused there is in its events too. */
+static void gate_event(struct loop *l, const struct otask *t, const char *msg)
+{
+	char leaf[64];
+	char *ev;
+
+	if (t->session_dir) {
+		run_net_event(t, msg);
+		return;
+	}
+	if (t->row.attempts < 1)
+		return;
+	(void)snprintf(leaf, sizeof(leaf), "%" PRId64 "/events.jsonl", t->row.attempts);
+	ev = run_session_path(l, t, leaf);
+	(void)confine_event_append(ev, msg);
+	free(ev);
+}
+
 /* t's next gate into spec: `/bin/sh -c RUN` in the task's checkout with
  * git_env (PATH, HOME, LC_ALL=C...), its process group dying with bernstein,
  * its timeout and the configured kill grace, its output in
@@ -408,7 +428,7 @@ int run_gate_spec(struct loop *l, struct otask *t, struct proc_spec *spec)
 
 			(void)snprintf(msg, sizeof(msg), "gate '%s' could not be confined: %s",
 				       name ? name : "gate", d.msg);
-			run_net_event(t, msg);
+			gate_event(l, t, msg);
 			run_gates_clear(t);
 			(void)run_transition(l, t, TASK_EV_GATES_FAILED, msg);
 			return r;

@@ -295,6 +295,8 @@ static int make_checkout(struct loop *l, struct otask *t)
 		run_refuse(l, t, TASK_EV_DISPATCH_FAILED, msg);
 		return 0;
 	}
+	if (run_worktree_setup(l, t) < 0)
+		return 0;
 	return DISPATCH_NEXT;
 }
 

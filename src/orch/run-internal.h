@@ -192,6 +192,12 @@ bool run_previous_attempt(struct loop *l, struct otask *t, struct attempt_row *r
 void run_finish(struct loop *l, struct otask *t);
 void run_complete(struct loop *l, struct otask *t);
 int run_gate_spec(struct loop *l, struct otask *t, struct proc_spec *spec);
+
+/* run-wtsetup.c: worktree_setup and .worktreeinclude applied to t's made
+ * checkout (0; else t is refused with the reason, < 0); the linked
+ * directories added to a sandbox policy's read-only lists. */
+int run_worktree_setup(struct loop *l, struct otask *t);
+void run_worktree_setup_ro(struct loop *l, struct confine_policy *p);
 void run_gate_ended(struct loop *l, struct otask *t, const struct proc *p);
 
 /* run-merge.c */

@@ -211,6 +211,7 @@ int run_task_policy(struct loop *l, struct otask *t, const char *binary, const c
 	free(sock);
 	if (r < 0)
 		return r;
+	run_worktree_setup_ro(l, &t->sb); /* symlink_dirs: read-only */
 	t->sb_built = true;
 	return 0;
 }

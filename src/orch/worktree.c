@@ -855,6 +855,88 @@ int git_toplevel(const char *dir, const char *const *env, char **ret, struct dia
 	return 0;
 }
 
+/* NUL-separated paths of out into ret (or args, for the next command). */
+static void nul_paths(const struct git_res *g, struct strvec *ret)
+{
+	size_t i = 0;
+
+	while (i < g->out_len) {
+		size_t n = strnlen(g->out + i, g->out_len - i);
+
+		if (n)
+			strvec_push(ret, g->out + i);
+		i += n + 1;
+	}
+}
+
+/* The candidates that are whole lines of out (check-ignore prints the
+ * ignored ones a line each; a name with a newline, printed quoted, is no
+ * candidate's line and is left out). */
+static void ignored_of(const struct git_res *g, const struct strvec *cand, struct strvec *ret)
+{
+	size_t i;
+
+	for (i = 0; i < cand->nr; i++) {
+		size_t n = strlen(cand->v[i]);
+		const char *p = g->out;
+
+		while (p && (size_t)(g->out + g->out_len - p) >= n) {
+			if (strncmp(p, cand->v[i], n) == 0 && (p[n] == '\n' || p[n] == '\0')) {
+				strvec_push(ret, cand->v[i]);
+				break;
+			}
+			p = strchr(p, '\n');
+			if (p)
+				p++;
+		}
+	}
+}
+
+int git_worktreeinclude(const char *repo, const char *const *env, struct strvec *ret,
+			struct diag *reterr)
+{
+	static const char *const ls[] = {
+		"ls-files", "-z", "--others", "--ignored", "--exclude-from=.worktreeinclude", NULL};
+	struct strvec args = STRVEC_INIT, cand = STRVEC_INIT;
+	struct git_res g;
+	struct sbuf sb = SBUF_INIT(SIZE_MAX);
+	struct stat st;
+	char *f;
+	int r;
+
+	if ((r = check_args(repo, reterr)) < 0)
+		return r;
+	(void)sbuf_addf(&sb, "%s/.worktreeinclude", repo);
+	f = sbuf_detach(&sb, NULL);
+	r = lstat(f, &st);
+	free(f);
+	if (r < 0 || !S_ISREG(st.st_mode))
+		return 0;
+	r = git_run(repo, env, GIT_READ, NULL, ls, &g, reterr);
+	if (r < 0)
+		return r;
+	nul_paths(&g, &cand);
+	git_res_release(&g);
+	if (cand.nr == 0)
+		goto out;
+	/* only what git ignores: never a file the agent's tree may commit */
+	strvec_pushv(&args, (const char *const[]){"-c", "core.quotePath=false", "check-ignore",
+						  "--", NULL});
+	strvec_pushv(&args, (const char *const *)cand.v);
+	r = git_call(repo, env, GIT_READ, NULL, (const char *const *)args.v, &g, reterr);
+	if (r < 0)
+		goto out;
+	if (g.exit_code == 0)
+		ignored_of(&g, &cand, ret);
+	else if (g.exit_code != 1) /* 1: none is ignored */
+		r = git_fail(repo, (const char *const *)args.v, &g, reterr);
+	git_res_release(&g);
+out:
+	strvec_clear(&args);
+	strvec_clear(&cand);
+	return r < 0 ? r : 0;
+}
+
 /* Resolve rev to a commit id: 0, or -ENOENT when rev names no commit. */
 static int resolve_commit(const char *repo, const char *rev, const char *const *env, char **ret,
 			  struct diag *reterr)

@@ -82,6 +82,13 @@ struct git_identity {
  * caller frees. -ENOTDIR when dir is not in a git work tree. */
 int git_toplevel(const char *dir, const char *const *env, char **ret, struct diag *reterr);
 
+/* The files the repository's .worktreeinclude names (gitignore patterns,
+ * Claude Code's convention): untracked files of repo's work tree that
+ * match a pattern and that git ignores, relative paths into ret. Nothing
+ * when there is no .worktreeinclude (or it is not a regular file). */
+int git_worktreeinclude(const char *repo, const char *const *env, struct strvec *ret,
+			struct diag *reterr);
+
 /* The checked-out branch of repo (short name, "main"; *ret_branch = NULL when
  * HEAD is detached) and HEAD's commit id. Either out-pointer may be NULL;
  * caller frees. -ENOENT when HEAD has no commit yet (an unborn branch). */
