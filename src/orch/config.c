@@ -1472,6 +1472,22 @@ static int yaml_field(struct sbuf *out, const char *key, const char *value, cons
 	return yaml_str(out, value);
 }
 
+/* pr: {remote, base, repo, draft} as one flow mapping (after "merge: pr"). */
+static int pr_yaml(const struct orch_config *c, struct sbuf *out)
+{
+	int r = sbuf_adds(out, "\npr: {remote: ");
+
+	if (r >= 0)
+		r = yaml_str(out, c->pr.remote);
+	if (r >= 0 && c->pr.base && (r = sbuf_adds(out, ", base: ")) >= 0)
+		r = yaml_str(out, c->pr.base);
+	if (r >= 0 && c->pr.repo && (r = sbuf_adds(out, ", repo: ")) >= 0)
+		r = yaml_str(out, c->pr.repo);
+	if (r >= 0)
+		r = sbuf_addf(out, ", draft: %s}", c->pr.draft ? "true" : "false");
+	return r < 0 ? r : 0;
+}
+
 int orch_config_to_yaml(const struct orch_config *c, struct sbuf *out)
 {
 	size_t i, n;
@@ -1517,19 +1533,8 @@ int orch_config_to_yaml(const struct orch_config *c, struct sbuf *out)
 		TRY(sbuf_adds(out, "}"));
 	}
 	TRY(sbuf_addf(out, "\nmerge: %s", merge_policy_to_string(c->merge)));
-	if (c->merge == MERGE_PR) {
-		TRY(sbuf_adds(out, "\npr: {remote: "));
-		TRY(yaml_str(out, c->pr.remote));
-		if (c->pr.base) {
-			TRY(sbuf_adds(out, ", base: "));
-			TRY(yaml_str(out, c->pr.base));
-		}
-		if (c->pr.repo) {
-			TRY(sbuf_adds(out, ", repo: "));
-			TRY(yaml_str(out, c->pr.repo));
-		}
-		TRY(sbuf_addf(out, ", draft: %s}", c->pr.draft ? "true" : "false"));
-	}
+	if (c->merge == MERGE_PR)
+		TRY(pr_yaml(c, out));
 	if (c->sandbox != SANDBOX_AUTO)
 		TRY(sbuf_addf(out, "\nsandbox: %s", sandbox_mode_to_string(c->sandbox)));
 	if (contain_limits_any(&c->limits)) {

@@ -4,7 +4,7 @@
  * While `bernstein run` or `resume` executes a run, it listens on a Unix
  * socket in the run's directory, .bernstein/runs/RUN/control.sock (the
  * directory 0700 and owned by this user, the socket 0600). Another shell's
- * `bernstein cancel | stop | retry | add-task` connects, writes one request
+ * `bernstein cancel | stop | retry | add-task | approve | reject` connects, writes one request
  * (one line of JSON, at most CONTROL_LINE_MAX bytes with its newline), reads
  * one reply line, and the connection is over.
  *

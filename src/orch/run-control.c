@@ -395,6 +395,24 @@ out:
 	plan_free(plan);
 }
 
+/* A live run merges the tasks approve moved to merging at once (a run
+ * that is not live leaves them to the resume that follows). */
+static void merge_approved(struct loop *l, json_t *reply)
+{
+	json_t *tasks = json_object_get(reply, "tasks"), *o;
+	size_t i;
+
+	json_array_foreach(tasks, i, o)
+	{
+		long k = run_find_task(l, json_string_value(json_object_get(o, "id")));
+
+		if (k < 0 || l->t[k].row.state != TASK_MERGING || l->fatal)
+			continue;
+		run_merge(l, &l->t[k], NULL);
+		json_obj_set(o, "state", json_str_lossy(task_state_to_string(l->t[k].row.state)));
+	}
+}
+
 static void control_handle(void *ctx, const struct control_request *req,
 			   const struct control_peer *who, json_t *reply)
 {
@@ -433,6 +451,8 @@ static void control_handle(void *ctx, const struct control_request *req,
 	case CONTROL_APPROVE:
 	case CONTROL_REJECT:
 		run_review_control(l, req, who, reply);
+		if (req->op == CONTROL_APPROVE && l->sv)
+			merge_approved(l, reply);
 		break;
 	case _CONTROL_OP_MAX:
 	case _CONTROL_OP_INVALID:

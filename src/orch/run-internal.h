@@ -31,11 +31,11 @@
  * process -> outcome -> completion -> merge without coming back):
  *
  *   run.c          -> dispatch, complete, repair, cleanup, sandbox, control, task
- *   run-control.c  -> cleanup, task
+ *   run-control.c  -> merge (an approved task), review, cleanup, task
  *   run-dispatch.c -> resume (the fallback prompt), sandbox, task
  *   run-complete.c -> merge, cleanup, sandbox, task
  *   run-merge.c    -> review (review, pr), cleanup, task
- *   run-review.c   -> merge (an approved task), task
+ *   run-review.c   -> task
  *   run-repair.c   -> cleanup, task
  *   run-resume.c   -> sandbox, task
  *   run-cleanup.c  -> sandbox, task

@@ -134,9 +134,8 @@ static void approve_one(struct loop *l, struct otask *t, const struct control_pe
 	t->selected = true;
 	if (run_transition(l, t, TASK_EV_APPROVED, reason) < 0)
 		return;
-	/* a live run merges now; else the resume that follows does */
-	if (l->sv)
-		run_merge(l, t, NULL);
+	/* merging: a live run merges it next (run-control.c), else the resume
+	 * that follows does */
 	o = json_object();
 	json_obj_set(o, "id", json_str_lossy(t->row.id));
 	json_obj_set(o, "state", json_str_lossy(task_state_to_string(t->row.state)));
