@@ -181,8 +181,8 @@ out:
 /* Carry out req on the latest run: through its channel when it is live,
  * else (cancel, retry, add_task) under the run lock, then resumed (retry,
  * add_task). */
-static int control_request(struct cli_ctx *ctx, const struct control_request *req,
-			   const char *key_file, bool wait)
+int cli_control_request(struct cli_ctx *ctx, const struct control_request *req,
+			const char *key_file, bool wait)
 {
 	char *repo = NULL, *run_id = NULL, *path = NULL;
 	struct control_peer who = {.uid = getuid(), .pid = getpid()};
@@ -231,7 +231,8 @@ static int control_request(struct cli_ctx *ctx, const struct control_request *re
 		goto out;
 	}
 	code = finish_reply(ctx, reply);
-	if (code || (req->op != CONTROL_RETRY && req->op != CONTROL_ADD_TASK))
+	if (code || (req->op != CONTROL_RETRY && req->op != CONTROL_ADD_TASK &&
+		     req->op != CONTROL_APPROVE && req->op != CONTROL_REJECT))
 		goto out;
 	/* the run has work again: a resume, as `bernstein resume` */
 	r = orch_resume_prepare(&s.env, run_id, true, &rp, &d);
@@ -323,7 +324,7 @@ int cmd_cancel(int argc, char **argv, struct cli_ctx *ctx)
 	req.op = CONTROL_CANCEL;
 	code = take_ids(ctx, argc, argv, &req);
 	if (!code)
-		code = control_request(ctx, &req, key_file, wait);
+		code = cli_control_request(ctx, &req, key_file, wait);
 	control_request_release(&req);
 	return code;
 }
@@ -387,7 +388,7 @@ int cmd_stop(int argc, char **argv, struct cli_ctx *ctx)
 	}
 	if (optind < argc)
 		return cli_usage_error(ctx, "unexpected argument '%s'", argv[optind]);
-	code = control_request(ctx, &req, NULL, false);
+	code = cli_control_request(ctx, &req, NULL, false);
 	if (code == 0 && !ctx->json)
 		(void)fprintf(
 			ctx->out, "%s\n",
@@ -454,7 +455,7 @@ int cmd_retry(int argc, char **argv, struct cli_ctx *ctx)
 	}
 	code = take_ids(ctx, argc, argv, &req);
 	if (!code)
-		code = control_request(ctx, &req, key_file, false);
+		code = cli_control_request(ctx, &req, key_file, false);
 	control_request_release(&req);
 	return code;
 }
@@ -585,7 +586,7 @@ int cmd_add_task(int argc, char **argv, struct cli_ctx *ctx)
 				       CONTROL_LINE_MAX / 2);
 		goto out;
 	}
-	code = control_request(ctx, &req, key_file, false);
+	code = cli_control_request(ctx, &req, key_file, false);
 out:
 	control_request_release(&req);
 	return code;

@@ -504,7 +504,15 @@ void print_summary(struct session *s, const struct orch_summary *sum)
 		      sum->run_id, s->repo, AGENTRUN_RUNS_DIR, sum->run_id,
 		      s->key_file ? " --key-file " : "", s->key_file ? s->key_file : "", s->repo,
 		      AUDIT_DIR);
-	if (sum->state == RUN_INTERRUPTED)
+	if (sum->counts[TASK_REVIEW])
+		(void)fprintf(
+			ctx->out,
+			"  review:  bernstein diff TASK, then approve TASK or reject TASK --feedback ...\n");
+	/* tasks that wait only for a review: resume has nothing to do for them */
+	if (sum->state == RUN_INTERRUPTED &&
+	    (!sum->counts[TASK_REVIEW] || sum->counts[TASK_PENDING] || sum->counts[TASK_RUNNING] ||
+	     sum->counts[TASK_COMPLETING] || sum->counts[TASK_MERGING] ||
+	     sum->counts[TASK_INTERRUPTED] || sum->counts[TASK_BLOCKED]))
 		(void)fprintf(ctx->out, "  resume:  bernstein resume %s\n", sum->run_id);
 }
 
@@ -1525,7 +1533,9 @@ const char cmd_run_help[] =
 	"task is routed to an adapter by its capability requirements (a refusal is\n"
 	"recorded with its receipt), runs headless in its own worktree\n"
 	"(.bernstein/worktrees/SESSION, branch bernstein/SESSION), is checked by its\n"
-	"gates and merged (--no-ff) into the checked-out branch. State is kept in\n"
+	"gates and merged (--no-ff) into the checked-out branch (with merge: review in\n"
+	"bernstein.yaml it waits for 'bernstein approve'; with merge: pr its branch is\n"
+	"pushed and a pull request opened). State is kept in\n"
 	".bernstein/state.db, logs in .bernstein/runs/RUN/, every decision in the\n"
 	"audit chain. On a terminal a live table shows the tasks; otherwise one line\n"
 	"per change, or JSON lines with --json. Settings come from bernstein.yaml\n"

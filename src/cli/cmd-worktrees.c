@@ -103,6 +103,8 @@ static const char *keep_reason(const struct wt_item *it, int64_t older_s, bool f
 	if (st == TASK_PENDING || st == TASK_RUNNING || st == TASK_COMPLETING ||
 	    st == TASK_MERGING || st == TASK_INTERRUPTED || st == TASK_BLOCKED)
 		return "its run is unfinished ('bernstein resume' needs it)";
+	if (st == TASK_REVIEW)
+		return "it waits for review ('bernstein approve' or 'reject')";
 	if (it->merged || st == TASK_NO_CHANGES)
 		return NULL;
 	if (force)

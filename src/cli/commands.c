@@ -13,6 +13,7 @@ const struct cmd cli_commands[] = {
 	 "state); see docs/capability-contract.md.\n"},
 	{"add-task", cmd_add_task, NULL, 0, cmd_add_task_summary, cmd_add_task_usage,
 	 cmd_add_task_help},
+	{"approve", cmd_approve, NULL, 0, cmd_approve_summary, cmd_approve_usage, cmd_approve_help},
 	{"attach", cmd_attach, NULL, 0, cmd_attach_summary, cmd_attach_usage, cmd_attach_help},
 	{"audit", NULL, audit_cmds, 0, "verify and inspect the HMAC audit chain", NULL,
 	 "The audit chain (.bernstein/audit/YYYY-MM-DD.jsonl) records what bernstein did,\n"
@@ -23,6 +24,7 @@ const struct cmd cli_commands[] = {
 	 "model, parallelism, timeouts, gates, merge policy, mode profiles and the\n"
 	 "per-role model policy; every key is optional. See docs/configuration.md.\n"},
 	{"demo", cmd_demo, NULL, 0, cmd_demo_summary, cmd_demo_usage, cmd_demo_help},
+	{"diff", cmd_diff, NULL, 0, cmd_diff_summary, cmd_diff_usage, cmd_diff_help},
 	{"doctor", cmd_doctor, NULL, 0, "report how this host lets bernstein contain its children",
 	 doctor_usage, doctor_help},
 	{"help", cmd_help, NULL, 0, "show help for a command", "[<command>...]",
@@ -50,6 +52,7 @@ const struct cmd cli_commands[] = {
 	 "A capability profile declares an agent CLI as data: how it is invoked, its\n"
 	 "strategy and capabilities, and how resume, dangerous mode and endpoints are\n"
 	 "spelled; see docs/profile-format.md.\n"},
+	{"reject", cmd_reject, NULL, 0, cmd_reject_summary, cmd_reject_usage, cmd_reject_help},
 	{"resume", cmd_resume, NULL, 0, cmd_resume_summary, cmd_resume_usage, cmd_resume_help},
 	{"retry", cmd_retry, NULL, 0, cmd_retry_summary, cmd_retry_usage, cmd_retry_help},
 	{"route", cmd_route, NULL, 0, "pick the adapter for a task's capability requirements",

@@ -32,6 +32,17 @@ extern const char cmd_stop_summary[], cmd_stop_usage[], cmd_stop_help[];
 /* cmd-attach.c */
 cmd_fn cmd_attach;
 extern const char cmd_attach_summary[], cmd_attach_usage[], cmd_attach_help[];
+struct control_request;
+/* Carry out req on the latest run: through its channel when it is live,
+ * else under the run lock, then resumed (retry, add-task, approve,
+ * reject). The exit code. */
+int cli_control_request(struct cli_ctx *ctx, const struct control_request *req,
+			const char *key_file, bool wait);
+/* cmd-review.c */
+cmd_fn cmd_approve, cmd_diff, cmd_reject;
+extern const char cmd_approve_summary[], cmd_approve_usage[], cmd_approve_help[];
+extern const char cmd_diff_summary[], cmd_diff_usage[], cmd_diff_help[];
+extern const char cmd_reject_summary[], cmd_reject_usage[], cmd_reject_help[];
 /* cmd-run.c */
 cmd_fn cmd_demo, cmd_logs, cmd_resume, cmd_run, cmd_status;
 extern const char cmd_demo_summary[], cmd_demo_usage[], cmd_demo_help[];

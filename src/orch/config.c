@@ -30,9 +30,12 @@ const char *const orch_efforts[] = {"low", "medium", "normal", "high", "max", NU
 
 /* NULL-terminated: yaml_value_enum() reads it */
 static const char *const merge_names[_MERGE_POLICY_MAX + 1] = {
-	[MERGE_NO_FF] = "no-ff",
+	[MERGE_AUTO] = "auto",
 	[MERGE_NONE] = "none",
+	[MERGE_REVIEW] = "review",
+	[MERGE_PR] = "pr",
 };
+#define MERGE_NO_FF_SPELLING "no-ff" /* the old name of auto, still accepted */
 
 const char *merge_policy_to_string(enum merge_policy m)
 {
@@ -46,7 +49,7 @@ enum merge_policy merge_policy_from_string(const char *s)
 	for (i = 0; s && i < _MERGE_POLICY_MAX; i++)
 		if (strcmp(merge_names[i], s) == 0)
 			return (enum merge_policy)i;
-	return _MERGE_POLICY_INVALID;
+	return s && strcmp(s, MERGE_NO_FF_SPELLING) == 0 ? MERGE_AUTO : _MERGE_POLICY_INVALID;
 }
 
 static const char *const sandbox_names[_SANDBOX_MODE_MAX + 1] = {
@@ -412,7 +415,9 @@ static struct orch_config *config_new(void)
 	c->kill_grace_s = ORCH_DEFAULT_KILL_GRACE_S;
 	c->max_retries = ORCH_DEFAULT_MAX_RETRIES;
 	c->retry_backoff_s = ORCH_DEFAULT_RETRY_BACKOFF_S;
-	c->merge = MERGE_NO_FF;
+	c->merge = MERGE_AUTO;
+	c->pr.remote = ORCH_DEFAULT_PR_REMOTE;
+	c->pr.draft = true;
 	c->sandbox = SANDBOX_AUTO;
 	c->network = -1;
 	c->n_modes = ARRAY_SIZE(builtin_modes);
@@ -746,25 +751,93 @@ static int parse_mode(struct cctx *x, const struct ynode *n)
 	return 0;
 }
 
+/* pr: {remote, base, repo, draft} */
+static int parse_pr(struct cctx *x, const struct ynode *n)
+{
+	static const char *const keys[] = {"remote", "base", "repo", "draft", NULL};
+	struct orch_config *c = x->c;
+	char pk[128];
+	size_t i;
+	int r;
+
+	if (n->kind != YNODE_MAP)
+		return yaml_field_err(x->doc, n, x->reterr, "pr", "expected a mapping, got %s",
+				      yaml_describe(n));
+	r = orch_check_keys(x->doc, n, keys, "pr", x->reterr);
+	for (i = 0; r == 0 && i < n->n; i++) {
+		const char *key = n->keys[i]->str;
+		const struct ynode *v = n->items[i];
+		const char **slot = strcmp(key, "remote") == 0 ? &c->pr.remote
+				    : strcmp(key, "base") == 0 ? &c->pr.base
+				    : strcmp(key, "repo") == 0 ? &c->pr.repo
+							       : NULL;
+
+		yaml_path_key(pk, sizeof(pk), "pr", key);
+		if (!slot) {
+			if (!yaml_is_str(v) || !v->plain ||
+			    (strcmp(v->str, "true") != 0 && strcmp(v->str, "false") != 0))
+				return yaml_field_err(x->doc, v, x->reterr, pk,
+						      "expected true or false, got %s",
+						      yaml_describe(v));
+			c->pr.draft = strcmp(v->str, "true") == 0;
+			continue;
+		}
+		r = yaml_value_str(x->doc, v, pk, false, slot, x->reterr);
+		if (r == 0 && (!**slot || (*slot)[0] == '-' || strpbrk(*slot, " \t\n\r") ||
+			       strlen(*slot) > 512))
+			return yaml_field_err(x->doc, v, x->reterr, pk,
+					      "'%s' is not a remote, branch or repository name",
+					      *slot);
+	}
+	return r;
+}
+
+/* merge: one of merge_names, or no-ff (auto's old name) */
+static int parse_merge(struct cctx *x, const struct ynode *v)
+{
+	int r, m = 0;
+
+	if (yaml_is_str(v) && strcmp(v->str, MERGE_NO_FF_SPELLING) == 0) {
+		x->c->merge = MERGE_AUTO;
+		return 0;
+	}
+	r = yaml_value_enum(x->doc, v, "merge", merge_names, &m, x->reterr);
+	if (r == 0)
+		x->c->merge = (enum merge_policy)m;
+	return r;
+}
+
 static int parse_config(struct cctx *x)
 {
 	static const char *const keys[] = {
-		"adapter",	 "model",
-		"parallel",	 "timeout",
-		"kill_grace",	 "max_retries",
-		"retry_backoff", "preference",
-		"auto",		 "gates",
-		"merge",	 "mode",
-		"modes",	 "role_model_policy",
-		"sandbox",	 "limits",
-		"network",	 "worktree_setup",
-		"retry",	 "fallback",
-		"idle_timeout",	 NULL,
+		"adapter",
+		"model",
+		"parallel",
+		"timeout",
+		"kill_grace",
+		"max_retries",
+		"retry_backoff",
+		"preference",
+		"auto",
+		"gates",
+		"merge",
+		"mode",
+		"modes",
+		"role_model_policy",
+		"sandbox",
+		"limits",
+		"network",
+		"worktree_setup",
+		"retry",
+		"fallback",
+		"idle_timeout",
+		"pr",
+		NULL,
 	};
 	const struct ynode *root = x->doc->root;
 	struct orch_config *c = x->c;
 	size_t i;
-	int r, m = 0;
+	int r;
 
 	r = orch_check_keys(x->doc, root, keys, "configuration", x->reterr);
 	if (r < 0)
@@ -807,9 +880,9 @@ static int parse_config(struct cctx *x)
 			r = orch_get_gates(&c->arena, x->doc, v, key, &c->gates, &c->n_gates,
 					   x->reterr);
 		} else if (strcmp(key, "merge") == 0) {
-			r = yaml_value_enum(x->doc, v, key, merge_names, &m, x->reterr);
-			if (r == 0)
-				c->merge = (enum merge_policy)m;
+			r = parse_merge(x, v);
+		} else if (strcmp(key, "pr") == 0) {
+			r = parse_pr(x, v);
 		} else if (strcmp(key, "sandbox") == 0) {
 			r = orch_get_sandbox(x->doc, v, key, &c->sandbox, x->reterr);
 		} else if (strcmp(key, "network") == 0) {
@@ -1111,6 +1184,12 @@ json_t *orch_config_json(const struct orch_config *c)
 	(void)json_object_set_new(o, "auto", pref);
 	(void)json_object_set_new(o, "gates", orch_gates_json(c->gates, c->n_gates));
 	(void)json_object_set_new(o, "merge", jstr(merge_policy_to_string(c->merge)));
+	if (c->merge == MERGE_PR)
+		(void)json_object_set_new(o, "pr",
+					  json_pack("{s:o, s:o, s:o, s:b}", "remote",
+						    jstr(c->pr.remote), "base", jstr(c->pr.base),
+						    "repo", jstr(c->pr.repo), "draft",
+						    c->pr.draft));
 	/* shown when set: with the default the output is what it was before the key */
 	if (c->sandbox != SANDBOX_AUTO)
 		(void)json_object_set_new(o, "sandbox", jstr(sandbox_mode_to_string(c->sandbox)));
@@ -1285,6 +1364,73 @@ static int retry_yaml(struct sbuf *out, const struct retry_policy *p, bool top, 
 	return r;
 }
 
+/* pr: {remote, base, repo, draft} as one flow mapping (after "merge: pr"). */
+static int pr_yaml(const struct orch_config *c, struct sbuf *out)
+{
+	int r = sbuf_adds(out, "\npr: {remote: ");
+
+	if (r >= 0)
+		r = yaml_str(out, c->pr.remote);
+	if (r >= 0 && c->pr.base && (r = sbuf_adds(out, ", base: ")) >= 0)
+		r = yaml_str(out, c->pr.base);
+	if (r >= 0 && c->pr.repo && (r = sbuf_adds(out, ", repo: ")) >= 0)
+		r = yaml_str(out, c->pr.repo);
+	if (r >= 0)
+		r = sbuf_addf(out, ", draft: %s}", c->pr.draft ? "true" : "false");
+	return r < 0 ? r : 0;
+}
+
+/* one role_model_policy entry as a flow mapping, on a line of its own */
+static int role_yaml(struct sbuf *out, const struct role_policy *rp)
+{
+	int r;
+#define TRY(x)                                                                                     \
+	do {                                                                                       \
+		r = (x);                                                                           \
+		if (r < 0)                                                                         \
+			return r;                                                                  \
+	} while (0)
+
+	const char *sep = "";
+
+	TRY(sbuf_adds(out, "\n  "));
+	TRY(yaml_str(out, rp->role));
+	TRY(sbuf_adds(out, ": {"));
+	TRY(yaml_field(out, "adapter", rp->adapter, sep));
+	sep = rp->adapter ? ", " : sep;
+	TRY(yaml_field(out, "provider", rp->provider, sep));
+	sep = rp->provider ? ", " : sep;
+	TRY(yaml_field(out, "model", rp->model, sep));
+	sep = rp->model ? ", " : sep;
+	TRY(yaml_field(out, "effort", rp->effort, sep));
+	sep = rp->effort ? ", " : sep;
+	TRY(yaml_field(out, "base_url", rp->base_url, sep));
+	sep = rp->base_url ? ", " : sep;
+	TRY(yaml_field(out, "api_key_env", rp->api_key_env, sep));
+	sep = rp->api_key_env ? ", " : sep;
+	if (contain_limits_any(&rp->limits)) {
+		TRY(sbuf_addf(out, "%slimits: ", sep));
+		TRY(limits_yaml(out, &rp->limits));
+		sep = ", ";
+	}
+	if (rp->has_sandbox) {
+		TRY(sbuf_addf(out, "%ssandbox: %s", sep, sandbox_mode_to_string(rp->sandbox)));
+		sep = ", ";
+	}
+	if (rp->has_network) {
+		TRY(sbuf_addf(out, "%snetwork: %s", sep, net_mode_to_string(rp->network)));
+		sep = ", ";
+	}
+	TRY(retry_yaml(out, &rp->retry, false, &sep));
+	if (rp->has_idle_timeout) {
+		TRY(sbuf_addf(out, "%sidle_timeout: ", sep));
+		TRY(yaml_num(out, rp->idle_timeout_s));
+	}
+	TRY(sbuf_adds(out, "}"));
+#undef TRY
+	return 0;
+}
+
 int orch_config_to_yaml(const struct orch_config *c, struct sbuf *out)
 {
 	const char *top_sep;
@@ -1339,6 +1485,8 @@ int orch_config_to_yaml(const struct orch_config *c, struct sbuf *out)
 		TRY(sbuf_adds(out, "}"));
 	}
 	TRY(sbuf_addf(out, "\nmerge: %s", merge_policy_to_string(c->merge)));
+	if (c->merge == MERGE_PR)
+		TRY(pr_yaml(c, out));
 	if (c->sandbox != SANDBOX_AUTO)
 		TRY(sbuf_addf(out, "\nsandbox: %s", sandbox_mode_to_string(c->sandbox)));
 	if (contain_limits_any(&c->limits)) {
@@ -1373,46 +1521,8 @@ int orch_config_to_yaml(const struct orch_config *c, struct sbuf *out)
 	TRY(sbuf_adds(out, "\nrole_model_policy:"));
 	if (!c->n_roles)
 		TRY(sbuf_adds(out, " {}"));
-	for (i = 0; i < c->n_roles; i++) {
-		const struct role_policy *rp = &c->roles[i];
-		const char *sep = "";
-
-		TRY(sbuf_adds(out, "\n  "));
-		TRY(yaml_str(out, rp->role));
-		TRY(sbuf_adds(out, ": {"));
-		TRY(yaml_field(out, "adapter", rp->adapter, sep));
-		sep = rp->adapter ? ", " : sep;
-		TRY(yaml_field(out, "provider", rp->provider, sep));
-		sep = rp->provider ? ", " : sep;
-		TRY(yaml_field(out, "model", rp->model, sep));
-		sep = rp->model ? ", " : sep;
-		TRY(yaml_field(out, "effort", rp->effort, sep));
-		sep = rp->effort ? ", " : sep;
-		TRY(yaml_field(out, "base_url", rp->base_url, sep));
-		sep = rp->base_url ? ", " : sep;
-		TRY(yaml_field(out, "api_key_env", rp->api_key_env, sep));
-		sep = rp->api_key_env ? ", " : sep;
-		if (contain_limits_any(&rp->limits)) {
-			TRY(sbuf_addf(out, "%slimits: ", sep));
-			TRY(limits_yaml(out, &rp->limits));
-			sep = ", ";
-		}
-		if (rp->has_sandbox) {
-			TRY(sbuf_addf(out, "%ssandbox: %s", sep,
-				      sandbox_mode_to_string(rp->sandbox)));
-			sep = ", ";
-		}
-		if (rp->has_network) {
-			TRY(sbuf_addf(out, "%snetwork: %s", sep, net_mode_to_string(rp->network)));
-			sep = ", ";
-		}
-		TRY(retry_yaml(out, &rp->retry, false, &sep));
-		if (rp->has_idle_timeout) {
-			TRY(sbuf_addf(out, "%sidle_timeout: ", sep));
-			TRY(yaml_num(out, rp->idle_timeout_s));
-		}
-		TRY(sbuf_adds(out, "}"));
-	}
+	for (i = 0; i < c->n_roles; i++)
+		TRY(role_yaml(out, &c->roles[i]));
 	TRY(sbuf_adds(out, "\n"));
 #undef TRY
 	return 0;
@@ -1467,9 +1577,9 @@ const char orch_config_template[] =
 	"#     - {name: tests, run: \"make test\", timeout: 600}\n"
 	"gates: []\n"
 	"\n"
-	"# What happens to a task's branch after its gates passed: no-ff merges it\n"
-	"# into the base branch with 'git merge --no-ff'; none leaves it for you.\n"
-	"merge: no-ff\n"
+	"# What happens to a task's branch after its gates passed: auto merges it\n"
+	"# (--no-ff); review waits for 'bernstein approve'; pr opens a PR; none: kept.\n"
+	"merge: auto\n"
 	"\n"
 	"# Confinement of the agents: none runs each in a git worktree, unconfined\n"
 	"# (it can read and forge anything you can); landlock, bwrap and container\n"

@@ -23,7 +23,8 @@
  *                         (with jitter; the agent's retry hint wins: orch/meters.h)
  *   preference: [a, b]    routing preference order (adapter names)
  *   gates: [{name, run, timeout}]   commands run in the worktree after completion
- *   merge: no-ff          no-ff | none
+ *   merge: auto           auto (also spelled no-ff) | review | pr | none
+ *   pr: {remote, base, repo, draft}   where merge: pr pushes and opens the PR
  *   sandbox: auto         auto | none | landlock | bwrap | container (a task's own wins)
  *   network: (unset)      full | llm | none (a task's own wins; unset: confine.h's default)
  *   mode: null            the mode profile applied (smart, deep, fast or a modes: entry)
@@ -70,6 +71,7 @@ struct ydoc;
 #define ORCH_DEFAULT_RETRY_BACKOFF_S 2.0
 #define ORCH_DEFAULT_GATE_TIMEOUT_S  600.0
 #define ORCH_DEFAULT_ROLE	     "backend"
+#define ORCH_DEFAULT_PR_REMOTE	     "origin"
 
 /* The limits. */
 #define ORCH_MAX_PARALLEL     256
@@ -80,8 +82,10 @@ struct ydoc;
 #define ORCH_MAX_NAME	      64 /* gate, mode and id names */
 
 enum merge_policy {
-	MERGE_NO_FF, /* "no-ff": git merge --no-ff into the base branch */
-	MERGE_NONE,  /* "none": leave the task's branch, do not merge */
+	MERGE_AUTO,   /* "auto" (or "no-ff"): --no-ff merge into the base branch */
+	MERGE_NONE,   /* "none": leave the task's branch, do not merge */
+	MERGE_REVIEW, /* "review": wait in state review for approve or reject */
+	MERGE_PR,     /* "pr": push the branch and open a pull request (pr:) */
 	_MERGE_POLICY_MAX,
 	_MERGE_POLICY_INVALID = -EINVAL,
 };
@@ -178,6 +182,16 @@ struct orch_config {
 	struct orch_gate *gates;
 	size_t n_gates;
 	enum merge_policy merge;
+	/* pr: where merge: pr pushes (a remote name of the repository, or a
+	 * URL), the pull request's base branch (NULL: the run's base), its
+	 * GitHub repository OWNER/NAME or HOST/OWNER/NAME (NULL: read from the
+	 * remote's URL), whether it is a draft */
+	struct {
+		const char *remote;
+		const char *base;
+		const char *repo;
+		bool draft;
+	} pr;
 	enum sandbox_mode sandbox;
 	int network; /* enum net_mode, or -1: the default (orch/confine.h) */
 	/* limits: of every task's agent (0: none) */

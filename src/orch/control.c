@@ -31,8 +31,9 @@
 #define READS_PER_WAKEUP 8
 
 static const char *const op_names[_CONTROL_OP_MAX] = {
-	[CONTROL_PING] = "ping",   [CONTROL_CANCEL] = "cancel",	    [CONTROL_STOP] = "stop",
-	[CONTROL_RETRY] = "retry", [CONTROL_ADD_TASK] = "add_task",
+	[CONTROL_PING] = "ping",     [CONTROL_CANCEL] = "cancel",     [CONTROL_STOP] = "stop",
+	[CONTROL_RETRY] = "retry",   [CONTROL_ADD_TASK] = "add_task", [CONTROL_APPROVE] = "approve",
+	[CONTROL_REJECT] = "reject",
 };
 
 const char *control_op_to_string(enum control_op op)
@@ -75,6 +76,8 @@ void control_request_release(struct control_request *r)
 	free(r->add.id);
 	free(r->add.title);
 	free(r->add.prompt);
+	free(r->head);
+	free(r->feedback);
 	free(r->add.adapter);
 	free(r->add.role);
 	strv_free(r->add.depends_on, r->add.n_depends_on);
@@ -225,6 +228,51 @@ static int parse_new_task(const json_t *o, struct control_new_task *t, struct di
 	return r;
 }
 
+/* A commit id as git prints it: 40 or 64 lowercase hex digits. */
+static bool is_commit_id(const char *s)
+{
+	size_t n = strspn(s, "0123456789abcdef");
+
+	return !s[n] && (n == 40 || n == 64);
+}
+
+/* approve: tasks, head (one task); reject: one task, feedback. */
+static int parse_review(const json_t *o, struct control_request *req, struct diag *reterr)
+{
+	const json_t *v = json_object_get(o, "tasks");
+	int r;
+
+	if (!v) {
+		diag_set(reterr, NULL, 0, 0, "tasks: missing");
+		return -EBADMSG;
+	}
+	r = get_ids(v, "tasks", false, &req->tasks, &req->n_tasks, reterr);
+	if (r < 0)
+		return r;
+	if (req->op == CONTROL_APPROVE) {
+		if (!(v = json_object_get(o, "head")))
+			return 0;
+		r = get_string(v, "head", 64, &req->head, reterr);
+		if (r >= 0 && (!is_commit_id(req->head) || req->n_tasks != 1)) {
+			diag_set(reterr, NULL, 0, 0, "head: %s",
+				 req->n_tasks != 1 ? "given for more than one task"
+						   : "not a commit id");
+			r = -EBADMSG;
+		}
+		return r;
+	}
+	if (req->n_tasks != 1) {
+		diag_set(reterr, NULL, 0, 0, "tasks: reject takes one task");
+		return -EBADMSG;
+	}
+	v = json_object_get(o, "feedback");
+	if (!v) {
+		diag_set(reterr, NULL, 0, 0, "feedback: missing");
+		return -EBADMSG;
+	}
+	return get_string(v, "feedback", CONTROL_FEEDBACK_MAX, &req->feedback, reterr);
+}
+
 static int parse_object(const json_t *o, struct control_request *req, struct diag *reterr)
 {
 	static const char *const keys[_CONTROL_OP_MAX][4] = {
@@ -233,6 +281,8 @@ static int parse_object(const json_t *o, struct control_request *req, struct dia
 		[CONTROL_STOP] = {"op", "force", NULL},
 		[CONTROL_RETRY] = {"op", "tasks", "fresh", NULL},
 		[CONTROL_ADD_TASK] = {"op", "task", NULL},
+		[CONTROL_APPROVE] = {"op", "tasks", "head", NULL},
+		[CONTROL_REJECT] = {"op", "tasks", "feedback", NULL},
 	};
 	const json_t *op = json_object_get(o, "op"), *v;
 	int r;
@@ -273,6 +323,9 @@ static int parse_object(const json_t *o, struct control_request *req, struct dia
 			return -EBADMSG;
 		}
 		return parse_new_task(v, &req->add, reterr);
+	case CONTROL_APPROVE:
+	case CONTROL_REJECT:
+		return parse_review(o, req, reterr);
 	case CONTROL_PING:
 	case _CONTROL_OP_MAX:
 	case _CONTROL_OP_INVALID:
@@ -363,6 +416,15 @@ static json_t *request_json(const struct control_request *r)
 			json_obj_set(t, "depends_on",
 				     ids_json(r->add.depends_on, r->add.n_depends_on));
 		json_obj_set(o, "task", t);
+		break;
+	case CONTROL_APPROVE:
+		json_obj_set(o, "tasks", ids_json(r->tasks, r->n_tasks));
+		if (r->head)
+			json_obj_set(o, "head", json_str_lossy(r->head));
+		break;
+	case CONTROL_REJECT:
+		json_obj_set(o, "tasks", ids_json(r->tasks, r->n_tasks));
+		json_obj_set(o, "feedback", json_str_lossy(r->feedback));
 		break;
 	case CONTROL_PING:
 	case _CONTROL_OP_MAX:

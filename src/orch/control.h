@@ -4,7 +4,7 @@
  * While `bernstein run` or `resume` executes a run, it listens on a Unix
  * socket in the run's directory, .bernstein/runs/RUN/control.sock (the
  * directory 0700 and owned by this user, the socket 0600). Another shell's
- * `bernstein cancel | stop | retry | add-task` connects, writes one request
+ * `bernstein cancel | stop | retry | add-task | approve | reject` connects, writes one request
  * (one line of JSON, at most CONTROL_LINE_MAX bytes with its newline), reads
  * one reply line, and the connection is over.
  *
@@ -23,6 +23,8 @@
  *   {"op": "retry", "tasks": [ID...], "fresh": false}
  *   {"op": "add_task", "task": {"prompt": P, "title": T, "id": ID,
  *                               "adapter": A, "role": R, "depends_on": [ID...]}}
+ *   {"op": "approve", "tasks": [ID...], "head": SHA}   (head: optional, one task)
+ *   {"op": "reject", "tasks": [ID], "feedback": TEXT}  (1..CONTROL_FEEDBACK_MAX bytes)
  * (tasks: 1..CONTROL_TASKS_MAX ids, [a-z0-9][a-z0-9-]{0,63}; add_task: prompt
  * required, the rest optional). Every accepted request is a control.request
  * record (who: uid, pid; the op and its tasks) before it is carried out.
@@ -46,8 +48,9 @@ struct audit_chain;
 #define CONTROL_LINE_MAX     ((size_t)64 * 1024) /* a request, its newline included */
 #define CONTROL_REPLY_MAX    ((size_t)1024 * 1024)
 #define CONTROL_TASKS_MAX    64
-#define CONTROL_CONNS_MAX    16 /* open at once; the oldest goes for a new one */
-#define CONTROL_REFUSALS_MAX 64 /* control.refused records per execution */
+#define CONTROL_CONNS_MAX    16		 /* open at once; the oldest goes for a new one */
+#define CONTROL_REFUSALS_MAX 64		 /* control.refused records per execution */
+#define CONTROL_FEEDBACK_MAX (16 * 1024) /* reject's feedback, bytes */
 
 /* Reply kinds of a refusal, for the client's exit code. */
 #define CONTROL_KIND_USAGE     "usage"	   /* a malformed request */
@@ -63,6 +66,8 @@ enum control_op {
 	CONTROL_STOP,	  /* "stop" */
 	CONTROL_RETRY,	  /* "retry" */
 	CONTROL_ADD_TASK, /* "add_task" */
+	CONTROL_APPROVE,  /* "approve": merge tasks waiting in review */
+	CONTROL_REJECT,	  /* "reject": a new attempt of a task in review, with feedback */
 	_CONTROL_OP_MAX,
 	_CONTROL_OP_INVALID = -EINVAL,
 };
@@ -87,6 +92,8 @@ struct control_request {
 	bool force; /* stop */
 	bool fresh; /* retry */
 	struct control_new_task add;
+	char *head;	/* approve: the head the reviewer saw (NULL: the reviewed one) */
+	char *feedback; /* reject */
 };
 
 void control_request_init(struct control_request *r);

@@ -28,6 +28,11 @@ static const char *const event_names[_TASK_EVENT_MAX] = {
 	[TASK_EV_RETRIED] = "retried",
 	[TASK_EV_RETRYING] = "retrying",
 	[TASK_EV_FALLBACK] = "fallback",
+	[TASK_EV_REVIEW_REQUESTED] = "review_requested",
+	[TASK_EV_APPROVED] = "approved",
+	[TASK_EV_REJECTED] = "rejected",
+	[TASK_EV_PUSHED] = "pushed",
+	[TASK_EV_PUSH_FAILED] = "push_failed",
 };
 
 const char *task_event_to_string(enum task_event ev)
@@ -75,6 +80,9 @@ static const signed char next_state[_TASK_STATE_MAX][_TASK_EVENT_MAX] = {
 		[TASK_EV_GATES_PASSED]      = TO(MERGING),
 		[TASK_EV_NOT_MERGED]        = TO(DONE),
 		[TASK_EV_CANCELLED]         = TO(CANCELLED),
+		[TASK_EV_REVIEW_REQUESTED]  = TO(REVIEW),
+		[TASK_EV_PUSHED]            = TO(DONE),
+		[TASK_EV_PUSH_FAILED]       = TO(FAILED),
 	},
 	[TASK_MERGING] = {
 		[TASK_EV_MERGED]            = TO(DONE),
@@ -100,6 +108,11 @@ static const signed char next_state[_TASK_STATE_MAX][_TASK_EVENT_MAX] = {
 	},
 	[TASK_CANCELLED] = {
 		[TASK_EV_RETRIED]           = TO(PENDING),
+	},
+	[TASK_REVIEW] = {
+		[TASK_EV_APPROVED]          = TO(MERGING),
+		[TASK_EV_REJECTED]          = TO(PENDING),
+		[TASK_EV_CANCELLED]         = TO(CANCELLED),
 	},
 };
 #undef TO

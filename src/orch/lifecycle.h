@@ -17,7 +17,9 @@
  *                fallback -> pending
  *   completing   no_changes -> no_changes, changes_failed -> failed,
  *                gates_failed -> failed, gates_passed -> merging,
- *                not_merged -> done, cancelled -> cancelled
+ *                not_merged -> done, cancelled -> cancelled,
+ *                review_requested -> review, pushed -> done,
+ *                push_failed -> failed
  *   merging      merged -> done, conflict -> conflict,
  *                merge_failed -> failed, merge_postponed -> merging
  *   interrupted, blocked
@@ -25,6 +27,8 @@
  *                retried -> pending
  *   failed, conflict, cancelled
  *                retried -> pending (`bernstein retry`)
+ *   review       approved -> merging, rejected -> pending,
+ *                cancelled -> cancelled
  *   done, no_changes, refused: none (final). */
 #ifndef BERNSTEIN_ORCH_LIFECYCLE_H
 #define BERNSTEIN_ORCH_LIFECYCLE_H
@@ -58,6 +62,11 @@ enum task_event {
 	TASK_EV_RETRIED,	   /* "retried": `bernstein retry` (or a dependency of it) */
 	TASK_EV_RETRYING,	   /* "retrying": its retry: policy gives it another attempt */
 	TASK_EV_FALLBACK,	   /* "fallback": the next adapter of its fallback: takes over */
+	TASK_EV_REVIEW_REQUESTED,  /* "review_requested": gates passed under merge: review */
+	TASK_EV_APPROVED,	   /* "approved": `bernstein approve`: merge the reviewed head */
+	TASK_EV_REJECTED,    /* "rejected": `bernstein reject`: a new attempt, with feedback */
+	TASK_EV_PUSHED,	     /* "pushed": merge: pr, the branch pushed (and the PR opened) */
+	TASK_EV_PUSH_FAILED, /* "push_failed": merge: pr, the push failed */
 	_TASK_EVENT_MAX,
 	_TASK_EVENT_INVALID = -EINVAL,
 };

@@ -55,6 +55,7 @@ static const char *cancel_refusal(const struct loop *l, const struct otask *t)
 	case TASK_PENDING:
 	case TASK_BLOCKED:
 	case TASK_INTERRUPTED:
+	case TASK_REVIEW:
 		return NULL;
 	case TASK_RUNNING:
 	case TASK_COMPLETING:
@@ -395,6 +396,24 @@ out:
 	plan_free(plan);
 }
 
+/* A live run merges the tasks approve moved to merging at once (a run
+ * that is not live leaves them to the resume that follows). */
+static void merge_approved(struct loop *l, json_t *reply)
+{
+	json_t *tasks = json_object_get(reply, "tasks"), *o;
+	size_t i;
+
+	json_array_foreach(tasks, i, o)
+	{
+		long k = run_find_task(l, json_string_value(json_object_get(o, "id")));
+
+		if (k < 0 || l->t[k].row.state != TASK_MERGING || l->fatal)
+			continue;
+		run_merge(l, &l->t[k], NULL);
+		json_obj_set(o, "state", json_str_lossy(task_state_to_string(l->t[k].row.state)));
+	}
+}
+
 static void control_handle(void *ctx, const struct control_request *req,
 			   const struct control_peer *who, json_t *reply)
 {
@@ -429,6 +448,12 @@ static void control_handle(void *ctx, const struct control_request *req,
 		break;
 	case CONTROL_ADD_TASK:
 		add_task(l, req, who, reply);
+		break;
+	case CONTROL_APPROVE:
+	case CONTROL_REJECT:
+		run_review_control(l, req, who, reply);
+		if (req->op == CONTROL_APPROVE && l->sv)
+			merge_approved(l, reply);
 		break;
 	case _CONTROL_OP_MAX:
 	case _CONTROL_OP_INVALID:
@@ -511,7 +536,8 @@ int orch_control_offline(struct orch_env *e, const char *run_id, const struct co
 		r = l.fatal;
 		*reterr = l.fatal_d;
 	} else if (json_is_true(json_object_get(reply, "ok")) && req->op != CONTROL_PING &&
-		   (req->op == CONTROL_RETRY || req->op == CONTROL_ADD_TASK)) {
+		   (req->op == CONTROL_RETRY || req->op == CONTROL_ADD_TASK ||
+		    req->op == CONTROL_APPROVE || req->op == CONTROL_REJECT)) {
 		/* the run has work again: resume executes it */
 		(void)state_run_set_state(e->st, run_id, RUN_INTERRUPTED, run_now(&l, ts), NULL);
 	}

@@ -336,8 +336,10 @@ static int build_invocation(struct loop *l, struct otask *t, struct dispatch *dp
 
 	free(t->prompt);
 	t->prompt = NULL;
+	/* a rejected attempt (feedback) is continued too */
 	dp->resuming = run_previous_attempt(l, t, &dp->prev) && dp->prev.outcome &&
-		       strcmp(dp->prev.outcome, outcome_to_string(OUTCOME_COMPLETED)) != 0 &&
+		       (strcmp(dp->prev.outcome, outcome_to_string(OUTCOME_COMPLETED)) != 0 ||
+			t->row.feedback) &&
 		       !t->fresh;
 	t->fresh = false;
 	orch_config_slots(e->cfg, t->row.role, dp->entry->profile, &t->spec.sampling,
@@ -376,6 +378,10 @@ static int build_invocation(struct loop *l, struct otask *t, struct dispatch *dp
 	attempt_row_init(&t->att);
 	if (dp->resuming)
 		resume_from(l, t, dp);
+	if (t->row.feedback) {
+		free(t->prompt);
+		t->prompt = run_review_prompt(t);
+	}
 	ir->prompt = t->prompt ? t->prompt : (t->row.prompt ? t->row.prompt : "");
 	invocation_plan_release(&t->plan);
 	invocation_plan_init(&t->plan);

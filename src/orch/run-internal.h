@@ -20,6 +20,8 @@
  *                   control channel's requests (orch/control.h)
  *   run-retry.c     retries, escalation models and fallback adapters of a
  *                   task whose attempt did not complete (orch/retry.h)
+ *   run-review.c    merge: review (approve, reject, the feedback prompt) and
+ *                   merge: pr (push, gh pr create)
  *   run-task.c      the shared core: the loop loaded, a task's transition
  *                   on the lifecycle table, audit records, small helpers
  *
@@ -31,11 +33,12 @@
  * process -> outcome -> completion -> merge without coming back):
  *
  *   run.c          -> dispatch, complete, repair, cleanup, sandbox, control, task
- *   run-control.c  -> cleanup, retry, task
+ *   run-control.c  -> merge (an approved task), review, cleanup, retry, task
  *   run-dispatch.c -> resume (the fallback prompt), sandbox, retry, task
  *   run-complete.c -> merge, cleanup, sandbox, retry, task
  *   run-retry.c    -> sandbox, task
- *   run-merge.c    -> cleanup, task
+ *   run-merge.c    -> review (review, pr), cleanup, task
+ *   run-review.c   -> task
  *   run-repair.c   -> cleanup, task
  *   run-resume.c   -> sandbox, task
  *   run-cleanup.c  -> sandbox, task
@@ -203,6 +206,15 @@ void run_gate_ended(struct loop *l, struct otask *t, const struct proc *p);
 
 /* run-merge.c */
 void run_merge(struct loop *l, struct otask *t, const char *gates_msg);
+
+/* run-review.c */
+struct control_request;
+struct control_peer;
+void run_review_request(struct loop *l, struct otask *t, const char *gates_msg);
+void run_review_control(struct loop *l, const struct control_request *req,
+			const struct control_peer *who, json_t *reply);
+char *run_review_prompt(const struct otask *t);
+void run_pr_deliver(struct loop *l, struct otask *t, const char *gates_msg);
 
 /* run-cleanup.c */
 void run_flush_branches(struct loop *l);

@@ -68,6 +68,11 @@ void run_merge(struct loop *l, struct otask *t, const char *gates_msg)
 					     "completed; not merged (merge: none)");
 			return;
 		}
+		if (e->cfg->merge == MERGE_REVIEW || e->cfg->merge == MERGE_PR) {
+			(e->cfg->merge == MERGE_REVIEW ? run_review_request
+						       : run_pr_deliver)(l, t, gates_msg);
+			return;
+		}
 		if (run_transition(l, t, TASK_EV_GATES_PASSED, gates_msg) < 0)
 			return;
 	} else if (t->row.merge_commit) {
@@ -92,8 +97,12 @@ prepare:
 		       t->row.title ? t->row.title : t->row.id, t->row.id, l->run.id);
 	free(commit);
 	commit = NULL;
-	r = git_merge_prepare(e->repo, l->run.base_branch, t->row.branch, msg, &e->identity,
-			      e->git_env, &commit, &already, &conflicts, &d);
+	/* an approved task: the head that was reviewed, wherever its branch is */
+	r = git_merge_prepare(e->repo, l->run.base_branch,
+			      e->cfg->merge == MERGE_REVIEW && t->row.head_commit
+				      ? t->row.head_commit
+				      : t->row.branch,
+			      msg, &e->identity, e->git_env, &commit, &already, &conflicts, &d);
 	if (r == -EBUSY) {
 		json_t *a = json_strvec(&conflicts);
 		char *s = json_dumps(a, JSON_COMPACT);

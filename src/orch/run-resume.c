@@ -334,7 +334,8 @@ int orch_resume_prepare(struct orch_env *e, const char *run_or_task, bool apply,
 			continue;
 		if (t->row.state == TASK_DONE || t->row.state == TASK_NO_CHANGES ||
 		    t->row.state == TASK_FAILED || t->row.state == TASK_REFUSED ||
-		    t->row.state == TASK_CONFLICT || t->row.state == TASK_CANCELLED)
+		    t->row.state == TASK_CONFLICT || t->row.state == TASK_CANCELLED ||
+		    t->row.state == TASK_REVIEW)
 			continue;
 		r = resume_task(&l, t, apply, &ret->v[ret->n++], reterr);
 	}

@@ -93,6 +93,9 @@ static const char *const migrations[] = {
 	/* version 3 (detach): the exit code of a run's last execution (`run`,
 	 * `resume`), NULL while one goes: what `bernstein attach` ends with */
 	"ALTER TABLE runs ADD COLUMN exit_code INTEGER;\n",
+	/* version 4: review (merge: review): what the reviewer asked of the
+	 * next attempt (`bernstein reject --feedback`) */
+	"ALTER TABLE tasks ADD COLUMN feedback TEXT;\n",
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == STATE_SCHEMA_VERSION, "one migration per schema version");
@@ -105,7 +108,12 @@ _Static_assert(ARRAY_SIZE(migrations) == STATE_SCHEMA_VERSION, "one migration pe
 #define TASK_COLS                                                                                  \
 	"run_id, id, idx, title, role, prompt, spec, state, adapter, profile_hash, attempts, "     \
 	"retry_at, outcome, reason, receipt_hash, branch, worktree, session, agent_session_id, "   \
-	"head_commit, merge_commit, conflicts, artifact_sha256, updated_at"
+	"head_commit, merge_commit, conflicts, artifact_sha256, updated_at, feedback"
+/* A version 1, 2 or 3 database, opened read-only: no feedback yet. */
+#define TASK_COLS_V3                                                                               \
+	"run_id, id, idx, title, role, prompt, spec, state, adapter, profile_hash, attempts, "     \
+	"retry_at, outcome, reason, receipt_hash, branch, worktree, session, agent_session_id, "   \
+	"head_commit, merge_commit, conflicts, artifact_sha256, updated_at, NULL"
 #define ATTEMPT_COLS                                                                               \
 	"run_id, task_id, n, session, adapter, profile_hash, pid, agent_session_id, "              \
 	"resumed_from, resume_kind, started_at, ended_at, outcome, exit_code, reason, "            \
@@ -137,6 +145,8 @@ enum stmt_id {
 	STMT_ATTEMPTS_GET_V1,
 	STMT_RUN_SET_EXIT,
 	STMT_RUN_GET_EXIT,
+	STMT_TASKS_GET_V3,
+	STMT_TASK_GET_V3,
 	_STMT_MAX,
 };
 
@@ -154,12 +164,12 @@ static const char *const stmt_sql[_STMT_MAX] = {
 	[STMT_RUN_SET_PID] = "UPDATE runs SET supervisor_pid = ?, updated_at = ? WHERE id = ?",
 	[STMT_TASK_INSERT] =
 		"INSERT INTO tasks (" TASK_COLS
-		") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	[STMT_TASKS_GET] = "SELECT " TASK_COLS " FROM tasks WHERE run_id = ? ORDER BY idx, id",
 	[STMT_TASK_GET] = "SELECT " TASK_COLS " FROM tasks WHERE run_id = ? AND id = ?",
-	/* The key columns are bound last (?23, ?24), the rest in TASK_COLS order. */
+	/* The key columns are bound last (?24, ?25), the rest in TASK_COLS order. */
 	[STMT_TASK_UPDATE] =
-		"UPDATE tasks SET idx = ?, title = ?, role = ?, prompt = ?, spec = ?, state = ?, adapter = ?, profile_hash = ?, attempts = ?, retry_at = ?, outcome = ?, reason = ?, receipt_hash = ?, branch = ?, worktree = ?, session = ?, agent_session_id = ?, head_commit = ?, merge_commit = ?, conflicts = ?, artifact_sha256 = ?, updated_at = ? WHERE run_id = ? AND id = ?",
+		"UPDATE tasks SET idx = ?, title = ?, role = ?, prompt = ?, spec = ?, state = ?, adapter = ?, profile_hash = ?, attempts = ?, retry_at = ?, outcome = ?, reason = ?, receipt_hash = ?, branch = ?, worktree = ?, session = ?, agent_session_id = ?, head_commit = ?, merge_commit = ?, conflicts = ?, artifact_sha256 = ?, updated_at = ?, feedback = ? WHERE run_id = ? AND id = ?",
 	[STMT_ATTEMPT_INSERT] =
 		"INSERT INTO attempts (" ATTEMPT_COLS
 		") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -171,6 +181,9 @@ static const char *const stmt_sql[_STMT_MAX] = {
 				 " FROM attempts WHERE run_id = ? AND task_id = ? ORDER BY n",
 	[STMT_RUN_SET_EXIT] = "UPDATE runs SET exit_code = ?, updated_at = ? WHERE id = ?",
 	[STMT_RUN_GET_EXIT] = "SELECT exit_code FROM runs WHERE id = ?",
+	[STMT_TASKS_GET_V3] =
+		"SELECT " TASK_COLS_V3 " FROM tasks WHERE run_id = ? ORDER BY idx, id",
+	[STMT_TASK_GET_V3] = "SELECT " TASK_COLS_V3 " FROM tasks WHERE run_id = ? AND id = ?",
 };
 
 struct state {
@@ -195,6 +208,7 @@ static const char *const task_state_names[_TASK_STATE_MAX] = {
 	[TASK_INTERRUPTED] = "interrupted",
 	[TASK_NO_CHANGES] = "no_changes",
 	[TASK_CANCELLED] = "cancelled",
+	[TASK_REVIEW] = "review",
 };
 
 static const char *const run_state_names[_RUN_STATE_MAX] = {
@@ -299,6 +313,7 @@ void task_row_release(struct task_row *t)
 	free(t->merge_commit);
 	free(t->conflicts);
 	free(t->artifact_sha256);
+	free(t->feedback);
 	free(t->updated_at);
 	task_row_init(t);
 }
@@ -616,6 +631,7 @@ static int read_task(struct state *st, sqlite3_stmt *s, struct task_row *ret, st
 	t.conflicts = col_text(&rd);
 	t.artifact_sha256 = col_text(&rd);
 	t.updated_at = col_text(&rd);
+	t.feedback = col_text(&rd);
 	if (rd.oom) {
 		err = state_fail(st, SQLITE_NOMEM, reterr, "cannot read task");
 		goto out;
@@ -845,7 +861,7 @@ int state_open(const char *path, unsigned flags, struct state **ret, struct diag
 			r = -ENOENT;
 			goto out;
 		}
-		/* version 1 reads as 2 with NULL for what it lacks */
+		/* an older version reads as the current one with NULL for what it lacks */
 		st->version = version;
 	} else {
 		r = state_pragma(st, "PRAGMA journal_mode = WAL", NULL, mode, sizeof(mode), reterr);
@@ -1302,6 +1318,7 @@ static void bind_task_body(struct binder *b, const struct task_row *t, const cha
 	bind_text(b, t->conflicts);
 	bind_text(b, t->artifact_sha256);
 	bind_text(b, updated_at);
+	bind_text(b, t->feedback);
 }
 
 int state_task_insert(struct state *st, const struct task_row *t, struct diag *reterr)
@@ -1341,7 +1358,8 @@ int state_tasks_get(struct state *st, const char *run_id, struct task_row **ret,
 
 	if (!run_id)
 		return state_arg_missing(st, "run id", reterr);
-	err = state_stmt(st, STMT_TASKS_GET, &s, reterr);
+	err = state_stmt(st, st->readonly && st->version < 4 ? STMT_TASKS_GET_V3 : STMT_TASKS_GET,
+			 &s, reterr);
 	if (err < 0)
 		return err;
 	b.s = s;
@@ -1362,7 +1380,8 @@ int state_task_get(struct state *st, const char *run_id, const char *task_id, st
 
 	if (!run_id || !task_id)
 		return state_arg_missing(st, run_id ? "task id" : "run id", reterr);
-	err = state_stmt(st, STMT_TASK_GET, &s, reterr);
+	err = state_stmt(st, st->readonly && st->version < 4 ? STMT_TASK_GET_V3 : STMT_TASK_GET, &s,
+			 reterr);
 	if (err < 0)
 		return err;
 	b.s = s;

@@ -32,7 +32,7 @@
 #include "util/diag.h"
 
 /* The schema version this code writes (PRAGMA user_version). */
-#define STATE_SCHEMA_VERSION 3
+#define STATE_SCHEMA_VERSION 4
 
 /* A NULL in a nullable INTEGER column. A REAL column uses NaN. Initialise
  * rows with *_ROW_INIT (or *_row_init()) so unset numbers stay NULL; a
@@ -57,6 +57,7 @@ enum task_state {
 	TASK_INTERRUPTED, /* "interrupted": bernstein stopped, timeout or rate limit; resumable */
 	TASK_NO_CHANGES,  /* "no_changes": the agent finished and changed nothing */
 	TASK_CANCELLED,	  /* "cancelled": `bernstein cancel`; its worktree is kept */
+	TASK_REVIEW,	  /* "review": gates passed (merge: review); approve or reject */
 	_TASK_STATE_MAX,
 	_TASK_STATE_INVALID = -EINVAL,
 };
@@ -123,6 +124,7 @@ struct task_row {
 	char *conflicts; /* JSON list (checked by the schema) */
 	char *artifact_sha256;
 	char *updated_at;
+	char *feedback; /* `bernstein reject --feedback`: for the next attempt's prompt */
 };
 #define TASK_ROW_INIT                                                                              \
 	{                                                                                          \

@@ -126,6 +126,7 @@ static void run_release(struct run *r)
 enum git_flags {
 	GIT_READ = 1 << 0,  /* a query: GIT_OPTIONAL_LOCKS=0 */
 	GIT_WRITE = 1 << 1, /* bernstein writes: hooks, signing and auto-gc off */
+	GIT_PUSH = 1 << 2,  /* a push: https and ssh allowed (GIT_HARDEN_PUSH) */
 };
 
 struct git_res {
@@ -256,7 +257,8 @@ static int git_command_at(const char *dir, const char *gitdir, const char *const
 	}
 
 	strvec_push(&argv, git);
-	git_harden_argv(&argv, (flags & GIT_WRITE) ? GIT_HARDEN_WRITE : 0);
+	git_harden_argv(&argv, ((flags & GIT_WRITE) ? GIT_HARDEN_WRITE : 0) |
+				       ((flags & GIT_PUSH) ? GIT_HARDEN_PUSH : 0));
 	strvec_push(&argv, "-C");
 	strvec_push(&argv, dir);
 	if (gitdir) {
@@ -3163,4 +3165,146 @@ int worktree_repo_objects(const char *repo, const char *const *env, char **ret, 
 	free(common);
 	*ret = sbuf_detach(&p, NULL);
 	return 0;
+}
+
+/* ---- review and pull requests (merge: review | pr) -------------------------- */
+
+int git_merge_base(const char *repo, const char *a, const char *b, const char *const *env,
+		   char **ret, struct diag *reterr)
+{
+	const char *args[] = {"merge-base", a, b, NULL};
+	struct git_res g;
+	int r;
+
+	if ((r = check_args(repo, reterr)) < 0 ||
+	    (r = check_name(repo, "revision", a, reterr)) < 0 ||
+	    (r = check_name(repo, "revision", b, reterr)) < 0)
+		return r;
+	r = git_call(repo, env, GIT_READ, NULL, args, &g, reterr);
+	if (r < 0)
+		return r;
+	if (g.exit_code == 1) {
+		diag_set(reterr, repo, 0, 0, "'%s' and '%s' have no common commit", a, b);
+		r = -ENOENT;
+	} else if (g.exit_code != 0) {
+		r = git_fail(repo, args, &g, reterr);
+	} else {
+		*ret = first_line(&g);
+	}
+	git_res_release(&g);
+	return r;
+}
+
+int git_diff_range(const char *repo, const char *from, const char *to, enum git_diff_kind kind,
+		   const char *const *env, char **ret, size_t *ret_len, struct diag *reterr)
+{
+	const char *args[] = {
+		"diff", from, to,  "--no-ext-diff", "--no-textconv", "--no-color", NULL,
+		NULL,	NULL, NULL};
+	struct git_res g;
+	size_t n = 6;
+	int r;
+
+	if ((r = check_args(repo, reterr)) < 0 ||
+	    (r = check_name(repo, "revision", from, reterr)) < 0 ||
+	    (r = check_name(repo, "revision", to, reterr)) < 0)
+		return r;
+	if (kind == GIT_DIFF_STAT)
+		args[n++] = "--stat";
+	if (kind == GIT_DIFF_NUMSTAT) {
+		args[n++] = "--numstat";
+		args[n++] = "-z";
+	}
+	args[n] = "--";
+	r = git_call(repo, env, GIT_READ, NULL, args, &g, reterr);
+	if (r < 0)
+		return r;
+	if (g.exit_code != 0) {
+		r = git_fail(repo, args, &g, reterr);
+	} else {
+		*ret = g.out ? g.out : xstrdup("");
+		*ret_len = g.out_len;
+		g.out = NULL;
+	}
+	git_res_release(&g);
+	return r;
+}
+
+int git_remote_url(const char *repo, const char *name, const char *const *env, char **ret,
+		   struct diag *reterr)
+{
+	struct sbuf key = SBUF_INIT(SIZE_MAX);
+	const char *args[] = {"config", "--get", NULL, NULL};
+	struct git_res g;
+	int r;
+
+	if ((r = check_args(repo, reterr)) < 0 ||
+	    (r = check_name(repo, "remote name", name, reterr)) < 0)
+		return r;
+	(void)sbuf_addf(&key, "remote.%s.url", name);
+	args[2] = key.buf;
+	r = git_call(repo, env, GIT_READ, NULL, args, &g, reterr);
+	if (r < 0)
+		goto out;
+	if (g.exit_code == 1) {
+		diag_set(reterr, repo, 0, 0, "the repository has no remote '%s'", name);
+		r = -ENOENT;
+	} else if (g.exit_code != 0) {
+		r = git_fail(repo, args, &g, reterr);
+	} else {
+		*ret = first_line(&g);
+	}
+	git_res_release(&g);
+out:
+	sbuf_release(&key);
+	return r;
+}
+
+/* The credential helpers of the user's own (global) configuration, as
+ * `-c credential.helper=...` options: the repository's are never read. */
+static void global_helpers(const char *repo, const char *const *env, struct strvec *args)
+{
+	static const char *const q[] = {"config", "--global", "--get-all", "credential.helper",
+					NULL};
+	struct git_res g;
+	char *line, *save = NULL;
+
+	if (git_call(repo, env, GIT_READ, NULL, q, &g, NULL) < 0)
+		return;
+	if (g.exit_code == 0 && g.out) {
+		for (line = strtok_r(g.out, "\n", &save); line;
+		     line = strtok_r(NULL, "\n", &save)) {
+			strvec_push(args, "-c");
+			strvec_pushf(args, "credential.helper=%s", line);
+		}
+	}
+	git_res_release(&g);
+}
+
+int git_push_commit(const char *repo, const char *url, const char *commit, const char *branch,
+		    const char *const *env, struct diag *reterr)
+{
+	struct strvec args = STRVEC_INIT;
+	struct git_res g;
+	int r;
+
+	if ((r = check_args(repo, reterr)) < 0 ||
+	    (r = check_name(repo, "commit", commit, reterr)) < 0 ||
+	    (r = check_name(repo, "branch name", branch, reterr)) < 0)
+		return r;
+	if (!url || !*url || url[0] == '-' || strchr(url, '\n')) {
+		diag_set(reterr, repo, 0, 0, "invalid remote URL '%s'", url ? url : "");
+		return -EINVAL;
+	}
+	global_helpers(repo, env, &args);
+	strvec_push(&args, "push");
+	strvec_push(&args, "--porcelain");
+	strvec_push(&args, url);
+	strvec_pushf(&args, "%s:refs/heads/%s", commit, branch);
+	r = git_call(repo, env, GIT_PUSH, NULL, (const char *const *)args.v, &g, reterr);
+	if (r >= 0 && g.exit_code != 0)
+		r = git_fail(repo, (const char *const *)args.v, &g, reterr);
+	git_res_release(&g);
+	strvec_clear(&args);
+	return r;
 }

@@ -383,4 +383,35 @@ int git_merge_recover(const char *repo, const char *into, const char *commit, in
 int worktree_repo_objects(const char *repo, const char *const *env, char **ret,
 			  struct diag *reterr);
 
+/* ---- review and pull requests (docs/runs.md, "Review and pull requests") */
+
+/* The best common ancestor of a and b (commits or branches). -ENOENT
+ * when there is none. */
+int git_merge_base(const char *repo, const char *a, const char *b, const char *const *env,
+		   char **ret, struct diag *reterr);
+
+enum git_diff_kind {
+	GIT_DIFF_PATCH,	  /* the patch */
+	GIT_DIFF_STAT,	  /* --stat */
+	GIT_DIFF_NUMSTAT, /* --numstat -z: ADDED\tDELETED\tPATH\0 (- - for binary) */
+};
+
+/* `git diff FROM TO` in the repository, no external diff or textconv
+ * driver (a .gitattributes the agent wrote selects none): the output
+ * (caller frees; *ret_len its bytes, at most WORKTREE_GIT_MAX_OUTPUT). */
+int git_diff_range(const char *repo, const char *from, const char *to, enum git_diff_kind kind,
+		   const char *const *env, char **ret, size_t *ret_len, struct diag *reterr);
+
+/* remote.NAME.url of the repository (-ENOENT: no such remote). */
+int git_remote_url(const char *repo, const char *name, const char *const *env, char **ret,
+		   struct diag *reterr);
+
+/* `git push URL COMMIT:refs/heads/BRANCH` from the repository (never from
+ * a task's tree): hardened as every git of bernstein's, with https and ssh
+ * allowed (GIT_HARDEN_PUSH), ssh being `ssh` and the credential helpers
+ * those of the user's global configuration only. Not forced: a branch the
+ * remote has elsewhere is refused by the remote. */
+int git_push_commit(const char *repo, const char *url, const char *commit, const char *branch,
+		    const char *const *env, struct diag *reterr);
+
 #endif

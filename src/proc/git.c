@@ -57,6 +57,17 @@ void git_harden_argv(struct strvec *argv, unsigned flags)
 		strvec_push(argv, "-c");
 		strvec_push(argv, harden_config[i]);
 	}
+	if (flags & GIT_HARDEN_PUSH) {
+		/* the two transports a pull request's remote uses; still no
+		 * ext::, git:// or proxies, and ssh is ssh (not the repository's
+		 * core.sshCommand, nor GIT_SSH_COMMAND: dropped from the env) */
+		strvec_push(argv, "-c");
+		strvec_push(argv, "protocol.https.allow=always");
+		strvec_push(argv, "-c");
+		strvec_push(argv, "protocol.ssh.allow=always");
+		strvec_push(argv, "-c");
+		strvec_push(argv, "core.sshCommand=ssh");
+	}
 	if (flags & GIT_HARDEN_WRITE) {
 		/* `worktree remove` without --force judges "clean" by a git
 		 * status that must see untracked files, whatever the user set */

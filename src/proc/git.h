@@ -42,6 +42,8 @@
 enum git_harden_flags {
 	GIT_HARDEN_READ = 1 << 0,  /* a query: GIT_OPTIONAL_LOCKS=0 */
 	GIT_HARDEN_WRITE = 1 << 1, /* bernstein writes: status.showUntrackedFiles=normal */
+	GIT_HARDEN_PUSH = 1 << 2,  /* a push to a remote (merge: pr): https and ssh allowed,
+				    * ssh is `ssh` from PATH (core.sshCommand overridden) */
 };
 
 /* Append the global options every bernstein git gets to argv (call it right

@@ -40,6 +40,9 @@ static const char *const expected[] = {
 	"completing gates_passed merging",
 	"completing not_merged done",
 	"completing cancelled cancelled",
+	"completing review_requested review",
+	"completing pushed done",
+	"completing push_failed failed",
 	"merging merged done",
 	"merging conflict conflict",
 	"merging merge_failed failed",
@@ -53,6 +56,9 @@ static const char *const expected[] = {
 	"failed retried pending",
 	"conflict retried pending",
 	"cancelled retried pending",
+	"review approved merging",
+	"review rejected pending",
+	"review cancelled cancelled",
 };
 
 static const char *expected_to(const char *from, const char *ev, char *buf, size_t size)

@@ -112,7 +112,7 @@ static void assert_defaults(const struct orch_config *c)
 	assert_true(c->retry_backoff_s == 2.0);
 	assert_int_equal(c->preference.nr, 0);
 	assert_int_equal(c->n_gates, 0);
-	assert_int_equal(c->merge, MERGE_NO_FF);
+	assert_int_equal(c->merge, MERGE_AUTO);
 	assert_null(c->mode);
 	assert_int_equal(c->n_roles, 0);
 	assert_int_equal(c->n_modes, 3);
@@ -674,6 +674,51 @@ static void test_too_large(void **state)
 	free(big);
 }
 
+/* merge: review | pr (and no-ff, the old name of auto); pr: its settings,
+ * shown and written back. */
+static void test_merge_policies(void **state)
+{
+	struct orch_config *c, *back;
+	struct sbuf sb = SBUF_INIT(SIZE_MAX);
+	json_t *j;
+
+	(void)state;
+	c = load_text("merge: no-ff\n", NULL);
+	assert_int_equal(c->merge, MERGE_AUTO);
+	orch_config_free(c);
+	c = load_text("merge: review\n", NULL);
+	assert_int_equal(c->merge, MERGE_REVIEW);
+	orch_config_free(c);
+	c = load_text("merge: pr\n", NULL);
+	assert_int_equal(c->merge, MERGE_PR);
+	assert_string_equal(c->pr.remote, "origin");
+	assert_null(c->pr.base);
+	assert_null(c->pr.repo);
+	assert_true(c->pr.draft);
+	orch_config_free(c);
+	c = load_text(
+		"merge: pr\npr: {remote: \"git@github.com:acme/w.git\", base: dev, repo: acme/w, draft: false}\n",
+		NULL);
+	assert_string_equal(c->pr.remote, "git@github.com:acme/w.git");
+	assert_string_equal(c->pr.base, "dev");
+	assert_string_equal(c->pr.repo, "acme/w");
+	assert_false(c->pr.draft);
+	j = orch_config_json(c);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(j, "pr"), "base")),
+			    "dev");
+	json_decref(j);
+	assert_int_equal(orch_config_to_yaml(c, &sb), 0);
+	back = load_text(sb.buf, NULL);
+	assert_int_equal(back->merge, MERGE_PR);
+	assert_string_equal(back->pr.remote, c->pr.remote);
+	assert_string_equal(back->pr.base, "dev");
+	assert_string_equal(back->pr.repo, "acme/w");
+	assert_false(back->pr.draft);
+	orch_config_free(back);
+	orch_config_free(c);
+	sbuf_release(&sb);
+}
+
 static void test_names(void **state)
 {
 	(void)state;
@@ -684,7 +729,11 @@ static void test_names(void **state)
 	assert_false(orch_role_known(""));
 	assert_false(orch_role_known(NULL));
 	assert_string_equal(merge_policy_to_string(MERGE_NONE), "none");
-	assert_int_equal(merge_policy_from_string("no-ff"), MERGE_NO_FF);
+	assert_int_equal(merge_policy_from_string("no-ff"), MERGE_AUTO);
+	assert_int_equal(merge_policy_from_string("auto"), MERGE_AUTO);
+	assert_int_equal(merge_policy_from_string("review"), MERGE_REVIEW);
+	assert_int_equal(merge_policy_from_string("pr"), MERGE_PR);
+	assert_string_equal(merge_policy_to_string(MERGE_AUTO), "auto");
 	assert_int_equal(merge_policy_from_string("ff"), _MERGE_POLICY_INVALID);
 	assert_null(merge_policy_to_string(_MERGE_POLICY_MAX));
 }
@@ -707,6 +756,7 @@ int main(void)
 		cmocka_unit_test(test_limits_round_trip),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_too_large),
+		cmocka_unit_test(test_merge_policies),
 		cmocka_unit_test(test_names),
 	};
 

@@ -125,11 +125,70 @@ static void test_socket(void **state)
 	(void)rmtree_beneath(dir);
 }
 
+/* approve and reject: what they carry, and what is refused. */
+static void test_parse_review(void **state)
+{
+	struct control_request req;
+	struct diag d = {0};
+	char *big, *dump;
+	size_t n;
+
+	(void)state;
+#define PARSE(s) control_request_parse((s), strlen(s), &req, &d)
+	assert_int_equal(PARSE("{\"op\": \"approve\", \"tasks\": [\"a\", \"b\"]}"), 0);
+	assert_int_equal(req.op, CONTROL_APPROVE);
+	assert_int_equal(req.n_tasks, 2);
+	assert_null(req.head);
+	control_request_release(&req);
+	assert_int_equal(
+		PARSE("{\"op\": \"approve\", \"tasks\": [\"a\"], \"head\": \"8acb42837af5f826663a5e9924173ee6bb6b3eaa\"}"),
+		0);
+	assert_string_equal(req.head, "8acb42837af5f826663a5e9924173ee6bb6b3eaa");
+	dump = control_request_dump(&req);
+	assert_non_null(strstr(dump, "\"head\":\"8acb42837af5f826663a5e9924173ee6bb6b3eaa\""));
+	free(dump);
+	control_request_release(&req);
+	/* a head for two tasks, or not a commit id */
+	assert_int_equal(
+		PARSE("{\"op\": \"approve\", \"tasks\": [\"a\", \"b\"], \"head\": \"8acb42837af5f826663a5e9924173ee6bb6b3eaa\"}"),
+		-EBADMSG);
+	assert_int_equal(PARSE("{\"op\": \"approve\", \"tasks\": [\"a\"], \"head\": \"HEAD~1\"}"),
+			 -EBADMSG);
+	assert_non_null(strstr(d.msg, "not a commit id"));
+	/* reject: one task, feedback required, bounded, no NUL */
+	assert_int_equal(
+		PARSE("{\"op\": \"reject\", \"tasks\": [\"a\"], \"feedback\": \"--help\\nmore\"}"),
+		0);
+	assert_int_equal(req.op, CONTROL_REJECT);
+	assert_string_equal(req.feedback, "--help\nmore");
+	control_request_release(&req);
+	assert_int_equal(PARSE("{\"op\": \"reject\", \"tasks\": [\"a\"]}"), -EBADMSG);
+	assert_non_null(strstr(d.msg, "feedback: missing"));
+	assert_int_equal(
+		PARSE("{\"op\": \"reject\", \"tasks\": [\"a\", \"b\"], \"feedback\": \"x\"}"),
+		-EBADMSG);
+	assert_int_equal(
+		PARSE("{\"op\": \"reject\", \"tasks\": [\"a\"], \"feedback\": \"a\\u0000b\"}"),
+		-EBADMSG);
+	assert_int_equal(PARSE("{\"op\": \"reject\", \"tasks\": [\"a\"], \"feedback\": \"\"}"),
+			 -EBADMSG);
+	n = CONTROL_FEEDBACK_MAX + 64;
+	big = xmalloc(n + 128);
+	(void)snprintf(big, n + 128,
+		       "{\"op\": \"reject\", \"tasks\": [\"a\"], \"feedback\": \"%0*d\"}",
+		       (int)CONTROL_FEEDBACK_MAX + 1, 0);
+	assert_int_equal(PARSE(big), -EBADMSG);
+	assert_non_null(strstr(d.msg, "too long"));
+	free(big);
+#undef PARSE
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_peer_allowed),
 		cmocka_unit_test(test_socket),
+		cmocka_unit_test(test_parse_review),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

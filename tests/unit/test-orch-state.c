@@ -130,6 +130,7 @@ static void assert_task_equal(const struct task_row *a, const struct task_row *b
 	assert_str_or_null(a->conflicts, b->conflicts);
 	assert_str_or_null(a->artifact_sha256, b->artifact_sha256);
 	assert_str_or_null(a->updated_at, b->updated_at);
+	assert_str_or_null(a->feedback, b->feedback);
 }
 
 static void assert_attempt_equal(const struct attempt_row *a, const struct attempt_row *b)
@@ -268,7 +269,8 @@ static void test_state_names(void **state)
 {
 	static const char *const tasks[] = {"pending", "running",     "completing", "merging",
 					    "done",    "failed",      "refused",    "conflict",
-					    "blocked", "interrupted", "no_changes", "cancelled"};
+					    "blocked", "interrupted", "no_changes", "cancelled",
+					    "review"};
 	static const char *const runs[] = {"running", "done", "failed", "interrupted"};
 	size_t i;
 
@@ -515,7 +517,7 @@ static void test_v1_read_and_migrated(void **state)
 	/* back to what version 1 wrote */
 	db = raw_open(f->db);
 	raw_exec(db, "ALTER TABLE attempts DROP COLUMN agent_error; ALTER TABLE runs DROP COLUMN "
-		     "exit_code; PRAGMA user_version = 1;");
+		     "exit_code; ALTER TABLE tasks DROP COLUMN feedback; PRAGMA user_version = 1;");
 	(void)sqlite3_close(db);
 
 	st = open_ok(f->db, STATE_READONLY);
@@ -536,6 +538,41 @@ static void test_v1_read_and_migrated(void **state)
 	assert_int_equal(n, 1);
 	assert_attempt_equal(&list[0], &a);
 	attempt_rows_free(list, n);
+	state_close(st);
+}
+
+/* A version 3 database (before review's feedback) reads with NULL
+ * feedback, and migrates to one that keeps it. */
+static void test_v3_read_and_migrated(void **state)
+{
+	struct fx *f = *state;
+	struct run_row run = run_fixture("run", NULL);
+	struct task_row task = task_fixture("run", "t1", 0), got = TASK_ROW_INIT;
+	struct state *st;
+	sqlite3 *db;
+
+	st = open_ok(f->db, STATE_CREATE);
+	assert_int_equal(state_run_insert(st, &run, NULL), 0);
+	assert_int_equal(state_task_insert(st, &task, NULL), 0);
+	st = state_close(st);
+	db = raw_open(f->db);
+	raw_exec(db, "ALTER TABLE tasks DROP COLUMN feedback; PRAGMA user_version = 3;");
+	(void)sqlite3_close(db);
+
+	st = open_ok(f->db, STATE_READONLY);
+	assert_int_equal(state_task_get(st, "run", "t1", &got, NULL), 0);
+	assert_null(got.feedback);
+	task_row_release(&got);
+	st = state_close(st);
+	assert_int_equal(file_user_version(f->db), 3);
+
+	st = open_ok(f->db, 0);
+	assert_int_equal(file_user_version(f->db), STATE_SCHEMA_VERSION);
+	task.feedback = S("add a test");
+	assert_int_equal(state_task_update(st, &task, NULL, NULL), 0);
+	assert_int_equal(state_task_get(st, "run", "t1", &got, NULL), 0);
+	assert_string_equal(got.feedback, "add a test");
+	task_row_release(&got);
 	state_close(st);
 }
 
@@ -677,6 +714,7 @@ static void test_task_roundtrip(void **state)
 	full.merge_commit = NULL;
 	full.conflicts = S("[\"src/a.c\",\"docs/ü.md\"]");
 	full.artifact_sha256 = S("cafe");
+	full.feedback = S("Use the existing helper.\n'; DROP TABLE tasks; --");
 	full.updated_at = S("2026-01-01T00:00:02.000000Z");
 
 	st = open_ok(f->db, STATE_CREATE);
@@ -1255,6 +1293,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_v0_migrated, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failed_migration_rolls_back, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_v1_read_and_migrated, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_v3_read_and_migrated, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_roundtrip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_task_roundtrip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_attempt_roundtrip, setup, teardown),
