@@ -5,9 +5,9 @@
 # elsewhere, in the background) and keeps appending to beat.txt in the task's
 # tree, then run `sleep 300` so that the task stays busy. Then, each in a run
 # of its own: kill -9 of bernstein and of its group keeper, the task's
-# timeout, and a cancel (SIGINT to `bernstein run`: there is no `bernstein
-# cancel` command). After each, not one process is left whose argv holds the
-# writer's marker or whose working directory is the task's tree, and
+# timeout, a cancel (SIGINT to `bernstein run`) and, in the auto tier,
+# `bernstein cancel TASK` from another shell. After each, not one process
+# is left whose argv holds the writer's marker or whose working directory is the task's tree, and
 # beat.txt stops growing. In the tier sandbox: auto gives claude here (the
 # container as root, where crun or runc works) and with sandbox: none
 # (bernstein's own containment alone). T0153_TIERS limits the tiers;
@@ -169,6 +169,16 @@ EOF
 		wait "$BGPID"
 		check "$tier, cancel: bernstein run exits 130" test "$?" -eq 130
 		;;
+	task-cancel)
+		run env -i PATH=/usr/bin:/bin HOME="$T/home" BERNSTEIN_AUDIT_KEY_PATH="$T/audit.key" \
+			"$BERNSTEIN" -C "$W" cancel writer
+		check "$tier, task-cancel: bernstein cancel from another shell is taken" test "$RC" -eq 0
+		[ "$RC" -eq 0 ] || _diag_file stderr "$T/stderr"
+		wait "$BGPID"
+		check "$tier, task-cancel: the run ends (exit 1: its task cancelled)" test "$?" -eq 1
+		run env -i PATH=/usr/bin:/bin HOME="$T/home" "$BERNSTEIN" -C "$W" status --json
+		check "$tier, task-cancel: the task is cancelled" grep -q '"state": "cancelled"' "$T/stdout"
+		;;
 	esac
 	BGPID=
 	check "$tier, $end: no process with the writer's argv is left" wait_until '[ -z "$(marked)" ]'
@@ -178,7 +188,10 @@ EOF
 }
 
 for tier in ${T0153_TIERS:-none auto}; do
-	for end in kill timeout cancel; do
+	# `bernstein cancel TASK` (issue #18) in one tier: CI time
+	ends="kill timeout cancel"
+	[ "$tier" = auto ] && ends="$ends task-cancel"
+	for end in $ends; do
 		scenario "$tier" "$end"
 	done
 done
