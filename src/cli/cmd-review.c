@@ -28,6 +28,7 @@ enum {
 	OPT_FEEDBACK,
 	OPT_FEEDBACK_FILE,
 	OPT_HEAD,
+	OPT_ALLOW_PROTECTED,
 };
 
 /* ---- bernstein diff ---- */
@@ -234,6 +235,7 @@ const char cmd_diff_help[] =
 /* ---- bernstein approve ---- */
 
 static const struct option approve_options[] = {
+	{"allow-protected", no_argument, NULL, OPT_ALLOW_PROTECTED},
 	{"head", required_argument, NULL, OPT_HEAD},
 	{"json", no_argument, NULL, OPT_JSON},
 	{"key-file", required_argument, NULL, OPT_KEY_FILE},
@@ -279,6 +281,9 @@ int cmd_approve(int argc, char **argv, struct cli_ctx *ctx)
 		case 'h':
 			code = cli_help(ctx);
 			goto out;
+		case OPT_ALLOW_PROTECTED:
+			req.allow_protected = true;
+			break;
 		case OPT_HEAD:
 			if (strspn(optarg, "0123456789abcdef") != strlen(optarg) ||
 			    (strlen(optarg) != 40 && strlen(optarg) != 64)) {
@@ -311,7 +316,8 @@ out:
 }
 
 const char cmd_approve_summary[] = "merge tasks of the latest run that wait in review";
-const char cmd_approve_usage[] = "TASK... [--head SHA] [--json] [--key-file FILE]";
+const char cmd_approve_usage[] =
+	"TASK... [--head SHA] [--allow-protected] [--json] [--key-file FILE]";
 const char cmd_approve_help[] =
 	"Merges tasks waiting in 'review' (merge: review in bernstein.yaml): the head\n"
 	"their gates passed on, which 'bernstein diff TASK' shows, is merged into the\n"
@@ -325,8 +331,15 @@ const char cmd_approve_help[] =
 	"every task named is approved or none is. Audited: control.request (who), then\n"
 	"task.approved with your uid and the head approved.\n"
 	"\n"
+	"A task whose changes touch bernstein's own configuration (bernstein.yaml,\n"
+	".worktreeinclude, .bernstein/, bernstein/, the plan being run, the paths of\n"
+	"protected_paths:) is never merged without your say: it waits in review even\n"
+	"under merge: auto, its reason names the files, and approve refuses it unless\n"
+	"you add --allow-protected (docs/security.md, promise 12).\n"
+	"\n"
 	"options:\n"
 	"  --head SHA         the full commit id you reviewed (one task)\n"
+	"  --allow-protected  also merge changes to bernstein's own configuration\n"
 	"  --json             the run's reply as one JSON object\n"
 	"  --key-file FILE    the audit key\n"
 	"\n"

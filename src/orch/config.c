@@ -13,6 +13,7 @@
 #include "adapter/credential.h"
 #include "adapter/profile.h"
 #include "orch/config-internal.h"
+#include "orch/protect.h"
 #include "util/fsutil.h"
 #include "util/url.h"
 #include "util/xalloc.h"
@@ -528,6 +529,31 @@ static int parse_preference(struct cctx *x, const struct ynode *n)
 	return 0;
 }
 
+/* protected_paths: rules over the built-in ones (orch/protect.h). */
+static int parse_protected(struct cctx *x, const struct ynode *n)
+{
+	const char **v = NULL, *why = NULL;
+	char p[YAML_PATH_MAX], q[80];
+	size_t i, nv = 0;
+	int r;
+
+	r = yaml_value_strlist(&x->c->arena, x->doc, n, "protected_paths", &v, &nv, x->reterr);
+	if (r < 0)
+		return r;
+	if (nv > PROTECT_MAX_RULES)
+		return yaml_field_err(x->doc, n, x->reterr, "protected_paths",
+				      "%zu rules: at most %d", nv, PROTECT_MAX_RULES);
+	for (i = 0; i < nv; i++) {
+		yaml_path_index(p, sizeof(p), "protected_paths", i);
+		if (protect_rule_check(v[i], &why) < 0)
+			return yaml_field_err(x->doc, n->items[i], x->reterr, p, "'%s': %s",
+					      Q(q, v[i]), why);
+	}
+	x->c->protected_paths = v;
+	x->c->n_protected = nv;
+	return 0;
+}
+
 static int parse_modes(struct cctx *x, const struct ynode *n)
 {
 	struct orch_config *c = x->c;
@@ -832,6 +858,7 @@ static int parse_config(struct cctx *x)
 		"fallback",
 		"idle_timeout",
 		"pr",
+		"protected_paths",
 		NULL,
 	};
 	const struct ynode *root = x->doc->root;
@@ -895,6 +922,8 @@ static int parse_config(struct cctx *x)
 			r = orch_get_limits(x->doc, v, key, &c->limits, x->reterr);
 		} else if (strcmp(key, "worktree_setup") == 0) {
 			r = orch_get_wtsetup(&c->arena, x->doc, v, key, &c->wtsetup, x->reterr);
+		} else if (strcmp(key, "protected_paths") == 0) {
+			r = parse_protected(x, v);
 		} else if (strcmp(key, "modes") == 0) {
 			r = parse_modes(x, v);
 		} else if (strcmp(key, "role_model_policy") == 0) {
@@ -1201,6 +1230,12 @@ json_t *orch_config_json(const struct orch_config *c)
 	retry_json_set(o, &c->retry);
 	if (c->idle_timeout_s > 0)
 		(void)json_object_set_new(o, "idle_timeout", jnum(c->idle_timeout_s));
+	if (c->n_protected) {
+		pref = json_array();
+		for (i = 0; i < c->n_protected; i++)
+			(void)json_array_append_new(pref, jstr(c->protected_paths[i]));
+		(void)json_object_set_new(o, "protected_paths", pref);
+	}
 	(void)json_object_set_new(o, "mode", jstr(c->mode));
 	for (i = 0; i < c->n_modes; i++) {
 		json_t *m = orch_slots_json(&c->modes[i].sampling);
@@ -1495,6 +1530,14 @@ int orch_config_to_yaml(const struct orch_config *c, struct sbuf *out)
 	}
 	if (c->network >= 0)
 		TRY(sbuf_addf(out, "\nnetwork: %s", net_mode_to_string((enum net_mode)c->network)));
+	if (c->n_protected) {
+		TRY(sbuf_adds(out, "\nprotected_paths: ["));
+		for (i = 0; i < c->n_protected; i++) {
+			TRY(sbuf_adds(out, i ? ", " : ""));
+			TRY(yaml_str(out, c->protected_paths[i]));
+		}
+		TRY(sbuf_adds(out, "]"));
+	}
 	top_sep = "\n";
 	TRY(retry_yaml(out, &c->retry, true, &top_sep));
 	TRY(sbuf_adds(out, "\nmode: "));

@@ -198,6 +198,10 @@ struct orch_config {
 	struct contain_limits limits;
 	/* worktree_setup: what a task's fresh tree gets (orch/wtsetup.h) */
 	struct orch_wtsetup wtsetup;
+	/* protected_paths: rules added to protect_builtin (orch/protect.h),
+	 * NULL-terminated, n_protected of them */
+	const char **protected_paths;
+	size_t n_protected;
 	const char *mode;	    /* NULL: no mode profile; else an entry of modes[] */
 	struct mode_profile *modes; /* the built-ins (smart, deep, fast), then the
 				     * user's; a user entry with a built-in name

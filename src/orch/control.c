@@ -250,6 +250,9 @@ static int parse_review(const json_t *o, struct control_request *req, struct dia
 	if (r < 0)
 		return r;
 	if (req->op == CONTROL_APPROVE) {
+		if ((v = json_object_get(o, "allow_protected")) &&
+		    (r = get_bool(v, "allow_protected", &req->allow_protected, reterr)) < 0)
+			return r;
 		if (!(v = json_object_get(o, "head")))
 			return 0;
 		r = get_string(v, "head", 64, &req->head, reterr);
@@ -275,13 +278,13 @@ static int parse_review(const json_t *o, struct control_request *req, struct dia
 
 static int parse_object(const json_t *o, struct control_request *req, struct diag *reterr)
 {
-	static const char *const keys[_CONTROL_OP_MAX][4] = {
+	static const char *const keys[_CONTROL_OP_MAX][5] = {
 		[CONTROL_PING] = {"op", NULL},
 		[CONTROL_CANCEL] = {"op", "tasks", NULL},
 		[CONTROL_STOP] = {"op", "force", NULL},
 		[CONTROL_RETRY] = {"op", "tasks", "fresh", NULL},
 		[CONTROL_ADD_TASK] = {"op", "task", NULL},
-		[CONTROL_APPROVE] = {"op", "tasks", "head", NULL},
+		[CONTROL_APPROVE] = {"op", "tasks", "head", "allow_protected", NULL},
 		[CONTROL_REJECT] = {"op", "tasks", "feedback", NULL},
 	};
 	const json_t *op = json_object_get(o, "op"), *v;
@@ -421,6 +424,8 @@ static json_t *request_json(const struct control_request *r)
 		json_obj_set(o, "tasks", ids_json(r->tasks, r->n_tasks));
 		if (r->head)
 			json_obj_set(o, "head", json_str_lossy(r->head));
+		if (r->allow_protected)
+			json_obj_set(o, "allow_protected", json_true());
 		break;
 	case CONTROL_REJECT:
 		json_obj_set(o, "tasks", ids_json(r->tasks, r->n_tasks));

@@ -23,7 +23,9 @@
  *   {"op": "retry", "tasks": [ID...], "fresh": false}
  *   {"op": "add_task", "task": {"prompt": P, "title": T, "id": ID,
  *                               "adapter": A, "role": R, "depends_on": [ID...]}}
- *   {"op": "approve", "tasks": [ID...], "head": SHA}   (head: optional, one task)
+ *   {"op": "approve", "tasks": [ID...], "head": SHA,    (head: optional, one task;
+ *    "allow_protected": false}                         also a change of bernstein's
+ *                                                      own configuration: protect.h)
  *   {"op": "reject", "tasks": [ID], "feedback": TEXT}  (1..CONTROL_FEEDBACK_MAX bytes)
  * (tasks: 1..CONTROL_TASKS_MAX ids, [a-z0-9][a-z0-9-]{0,63}; add_task: prompt
  * required, the rest optional). Every accepted request is a control.request
@@ -92,8 +94,9 @@ struct control_request {
 	bool force; /* stop */
 	bool fresh; /* retry */
 	struct control_new_task add;
-	char *head;	/* approve: the head the reviewer saw (NULL: the reviewed one) */
-	char *feedback; /* reject */
+	char *head;	      /* approve: the head the reviewer saw (NULL: the reviewed one) */
+	bool allow_protected; /* approve: also a head that changes protected paths */
+	char *feedback;	      /* reject */
 };
 
 void control_request_init(struct control_request *r);

@@ -206,15 +206,25 @@ void run_gate_ended(struct loop *l, struct otask *t, const struct proc *p);
 
 /* run-merge.c */
 void run_merge(struct loop *l, struct otask *t, const char *gates_msg);
+/* The paths of bernstein's own configuration (orch/protect.h) that head
+ * (t's branch when NULL) changes against the merge base with the run's
+ * base branch, appended to hits. A negative errno with why in reterr. */
+int run_protected_changes(struct loop *l, const struct otask *t, const char *head,
+			  struct strvec *hits, struct diag *reterr);
 
 /* run-review.c */
 struct control_request;
 struct control_peer;
-void run_review_request(struct loop *l, struct otask *t, const char *gates_msg);
+/* protected: the paths of bernstein's own configuration the task changes
+ * (may be NULL or empty): named in the review's reason, and approve then
+ * needs --allow-protected. */
+void run_review_request(struct loop *l, struct otask *t, const char *gates_msg,
+			const struct strvec *protected);
 void run_review_control(struct loop *l, const struct control_request *req,
 			const struct control_peer *who, json_t *reply);
 char *run_review_prompt(const struct otask *t);
-void run_pr_deliver(struct loop *l, struct otask *t, const char *gates_msg);
+void run_pr_deliver(struct loop *l, struct otask *t, const char *gates_msg,
+		    const struct strvec *protected);
 
 /* run-cleanup.c */
 void run_flush_branches(struct loop *l);

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "orch/config.h"
+#include "orch/protect.h"
 #include "util/json.h"
 #include "util/strvec.h"
 #include "util/xalloc.h"
@@ -42,6 +43,61 @@ static void merge_postponed(struct loop *l, struct otask *t, const char *why)
 	(void)run_transition(l, t, TASK_EV_MERGE_POSTPONED, msg);
 }
 
+int run_protected_changes(struct loop *l, const struct otask *t, const char *head,
+			  struct strvec *hits, struct diag *reterr)
+{
+	struct orch_env *e = l->e;
+	struct strvec changed = STRVEC_INIT;
+	int r;
+
+	if (!head)
+		head = t->row.branch;
+	if (!head) {
+		diag_set(reterr, NULL, 0, 0, "the task has no branch");
+		return -ENOENT;
+	}
+	r = git_changed_files(e->repo, l->run.base_branch, head, e->git_env, &changed, reterr);
+	if (r >= 0)
+		(void)protect_filter(&changed, e->cfg->protected_paths, e->cfg->n_protected,
+				     protect_relative(e->repo, l->run.plan_path), hits);
+	strvec_clear(&changed);
+	return r;
+}
+
+/* The paths of bernstein's configuration t changes into hits, audited
+ * (task.protected) when there is one. -1 when they cannot be listed: the
+ * task has failed (changes_failed), nothing merged. */
+static int protected_check(struct loop *l, struct otask *t, struct strvec *hits)
+{
+	char msg[1024], *rid;
+	json_t *det;
+	struct diag d;
+
+	diag_clear(&d);
+	if (run_protected_changes(l, t, t->row.head_commit, hits, &d) < 0) {
+		(void)snprintf(msg, sizeof(msg),
+			       "cannot list the files the task changed (nothing merged): %s",
+			       d.msg);
+		(void)run_transition(l, t, TASK_EV_CHANGES_FAILED, msg);
+		return -1;
+	}
+	if (!hits->nr)
+		return 0;
+	det = json_object();
+	json_obj_set(det, "run", json_str_lossy(l->run.id));
+	json_obj_set(det, "task", json_str_lossy(t->row.id));
+	json_obj_set(det, "head", json_str_lossy(t->row.head_commit));
+	json_obj_set(det, "merge", json_str_lossy(merge_policy_to_string(l->e->cfg->merge)));
+	json_obj_set(det, "paths", json_strvec(hits));
+	rid = run_task_resource(l, t);
+	if (run_audit(l, "task.protected", "task", rid, det) < 0) {
+		free(rid);
+		return -1;
+	}
+	free(rid);
+	return 0;
+}
+
 /* After the gates passed: the merge (or done, with merge: none).
  *
  * Crash-safe in steps (docs/runs.md, "After a crash"): the merge commit is
@@ -54,7 +110,7 @@ void run_merge(struct loop *l, struct otask *t, const char *gates_msg)
 {
 	struct orch_env *e = l->e;
 	char msg[2048], ts[TS_MAX];
-	struct strvec conflicts = STRVEC_INIT;
+	struct strvec conflicts = STRVEC_INIT, protected = STRVEC_INIT;
 	char *commit = NULL;
 	bool already = false;
 	int tries = 0;
@@ -68,13 +124,18 @@ void run_merge(struct loop *l, struct otask *t, const char *gates_msg)
 					     "completed; not merged (merge: none)");
 			return;
 		}
-		if (e->cfg->merge == MERGE_REVIEW || e->cfg->merge == MERGE_PR) {
-			(e->cfg->merge == MERGE_REVIEW ? run_review_request
-						       : run_pr_deliver)(l, t, gates_msg);
-			return;
-		}
+		/* bernstein's own configuration is never merged without a
+		 * person's say (orch/protect.h): merge: auto asks for a review */
+		if (protected_check(l, t, &protected) < 0)
+			goto out;
+		if (e->cfg->merge == MERGE_PR)
+			run_pr_deliver(l, t, gates_msg, &protected);
+		else if (e->cfg->merge == MERGE_REVIEW || protected.nr)
+			run_review_request(l, t, gates_msg, &protected);
+		if (e->cfg->merge == MERGE_PR || e->cfg->merge == MERGE_REVIEW || protected.nr)
+			goto out;
 		if (run_transition(l, t, TASK_EV_GATES_PASSED, gates_msg) < 0)
-			return;
+			goto out;
 	} else if (t->row.merge_commit) {
 		enum git_merge_found found = GIT_MERGE_MOVED;
 
@@ -97,12 +158,11 @@ prepare:
 		       t->row.title ? t->row.title : t->row.id, t->row.id, l->run.id);
 	free(commit);
 	commit = NULL;
-	/* an approved task: the head that was reviewed, wherever its branch is */
+	/* the head the gates passed on (and a reviewer approved, and the
+	 * protected-paths check read), wherever its branch is now */
 	r = git_merge_prepare(e->repo, l->run.base_branch,
-			      e->cfg->merge == MERGE_REVIEW && t->row.head_commit
-				      ? t->row.head_commit
-				      : t->row.branch,
-			      msg, &e->identity, e->git_env, &commit, &already, &conflicts, &d);
+			      t->row.head_commit ? t->row.head_commit : t->row.branch, msg,
+			      &e->identity, e->git_env, &commit, &already, &conflicts, &d);
 	if (r == -EBUSY) {
 		json_t *a = json_strvec(&conflicts);
 		char *s = json_dumps(a, JSON_COMPACT);
@@ -152,5 +212,6 @@ merged:
 	run_remove_worktree(l, t, false);
 out:
 	strvec_clear(&conflicts);
+	strvec_clear(&protected);
 	free(commit);
 }

@@ -58,15 +58,36 @@ static int task_record(struct loop *l, struct otask *t, const char *type, json_t
 	return r;
 }
 
-/* Gates passed under merge: review: the head they passed on is the one a
- * reviewer sees and approves (head_commit), and the task waits. */
-void run_review_request(struct loop *l, struct otask *t, const char *gates_msg)
+/* protected as "a, b, c" (at most size bytes, "..." when cut). */
+static void protected_list(const struct strvec *protected, char *out, size_t size)
 {
-	char msg[1024], *head;
+	size_t i, n = 0;
+
+	out[0] = '\0';
+	for (i = 0; protected && i < protected->nr && n < size; i++) {
+		int w = snprintf(out + n, size - n, "%s%s", i ? ", " : "", protected->v[i]);
+
+		if (w < 0 || (size_t)w >= size - n) {
+			if (size > 4)
+				(void)snprintf(out + size - 4, 4, "...");
+			return;
+		}
+		n += (size_t)w;
+	}
+}
+
+/* Gates passed under merge: review (or they passed under merge: auto on a
+ * task that changes bernstein's own configuration): the head they passed
+ * on is the one a reviewer sees and approves (head_commit), and the task
+ * waits. */
+void run_review_request(struct loop *l, struct otask *t, const char *gates_msg,
+			const struct strvec *protected)
+{
+	char msg[2048], list[512], *head;
 	struct diag d;
 
 	diag_clear(&d);
-	head = branch_head(l, t, &d);
+	head = t->row.head_commit ? xstrdup(t->row.head_commit) : branch_head(l, t, &d);
 	if (!head) {
 		(void)snprintf(msg, sizeof(msg), "cannot read the branch to review: %s", d.msg);
 		(void)run_transition(l, t, TASK_EV_CHANGES_FAILED, msg);
@@ -75,16 +96,29 @@ void run_review_request(struct loop *l, struct otask *t, const char *gates_msg)
 	free(t->row.head_commit);
 	t->row.head_commit = head;
 	run_set_str(&t->row.feedback, NULL);
-	(void)snprintf(
-		msg, sizeof(msg),
-		"%s; waiting for review of %s at %.12s ('bernstein diff %s', then 'approve' or 'reject')",
-		gates_msg ? gates_msg : "gates passed", t->row.branch, head, t->row.id);
+	if (protected && protected->nr) {
+		protected_list(protected, list, sizeof(list));
+		(void)snprintf(
+			msg, sizeof(msg),
+			"%s; it changes bernstein's own configuration (%s): not merged without your say; review %s at %.12s ('bernstein diff %s', then 'approve %s --allow-protected' or 'reject')",
+			gates_msg ? gates_msg : "gates passed", list, t->row.branch, head,
+			t->row.id, t->row.id);
+	} else {
+		(void)snprintf(
+			msg, sizeof(msg),
+			"%s; waiting for review of %s at %.12s ('bernstein diff %s', then 'approve' or 'reject')",
+			gates_msg ? gates_msg : "gates passed", t->row.branch, head, t->row.id);
+	}
 	(void)run_transition(l, t, TASK_EV_REVIEW_REQUESTED, msg);
 }
 
-/* Why t cannot be approved now (into why), or 0. */
-static int approve_check(struct loop *l, struct otask *t, const char *seen, char *why, size_t size)
+/* Why t cannot be approved now (into why), or 0. A head that changes
+ * bernstein's own configuration needs allow_protected. */
+static int approve_check(struct loop *l, struct otask *t, const char *seen, bool allow_protected,
+			 char *why, size_t size)
 {
+	struct strvec protected = STRVEC_INIT;
+	char list[200];
 	struct diag d;
 	char *now;
 	int r = 0;
@@ -113,13 +147,28 @@ static int approve_check(struct loop *l, struct otask *t, const char *seen, char
 			"task '%s': %.12s was reviewed, not %.12s: refused ('bernstein diff %s' shows it)",
 			t->row.id, t->row.head_commit, seen, t->row.id);
 		r = -ESTALE;
+	} else if (!allow_protected) {
+		r = run_protected_changes(l, t, t->row.head_commit, &protected, &d);
+		if (r < 0) {
+			(void)snprintf(why, size,
+				       "task '%s': cannot list the files it changes: %.300s",
+				       t->row.id, d.msg);
+		} else if (protected.nr) {
+			protected_list(&protected, list, sizeof(list));
+			(void)snprintf(
+				why, size,
+				"task '%s' changes bernstein's own configuration (%s): refused without --allow-protected (read 'bernstein diff %s' first)",
+				t->row.id, list, t->row.id);
+			r = -EPERM;
+		}
 	}
+	strvec_clear(&protected);
 	free(now);
 	return r;
 }
 
 static void approve_one(struct loop *l, struct otask *t, const struct control_peer *who,
-			json_t *tasks)
+			bool allow_protected, json_t *tasks)
 {
 	char reason[256];
 	json_t *det = json_object(), *o;
@@ -127,6 +176,8 @@ static void approve_one(struct loop *l, struct otask *t, const struct control_pe
 	json_obj_set(det, "who", who_json(who));
 	json_obj_set(det, "branch", json_str_lossy(t->row.branch));
 	json_obj_set(det, "head", json_str_lossy(t->row.head_commit));
+	if (allow_protected)
+		json_obj_set(det, "allow_protected", json_true());
 	if (task_record(l, t, "task.approved", det) < 0)
 		return;
 	(void)snprintf(reason, sizeof(reason), "approved at %.12s (uid %ld, pid %ld)",
@@ -196,7 +247,8 @@ void run_review_control(struct loop *l, const struct control_request *req,
 			goto out;
 		}
 		if (req->op == CONTROL_APPROVE &&
-		    (r = approve_check(l, &l->t[k], req->head, why, sizeof(why))) < 0) {
+		    (r = approve_check(l, &l->t[k], req->head, req->allow_protected, why,
+				       sizeof(why))) < 0) {
 			control_reply_error(reply, CONTROL_KIND_STATE, "%s", why);
 			goto out;
 		}
@@ -205,7 +257,7 @@ void run_review_control(struct loop *l, const struct control_request *req,
 		struct otask *t = &l->t[run_find_task(l, req->tasks[i])];
 
 		if (req->op == CONTROL_APPROVE)
-			approve_one(l, t, who, tasks);
+			approve_one(l, t, who, req->allow_protected, tasks);
 		else
 			reject_one(l, t, req->feedback, who, tasks);
 	}
@@ -290,14 +342,24 @@ static void attempt_totals(struct loop *l, const struct otask *t, int64_t *in, i
 	attempt_rows_free(v, n);
 }
 
-static char *pr_body(struct loop *l, const struct otask *t, const char *gates_msg, const char *hmac)
+static char *pr_body(struct loop *l, const struct otask *t, const char *gates_msg,
+		     const struct strvec *protected, const char *hmac)
 {
 	struct sbuf sb = SBUF_INIT(SIZE_MAX);
 	int64_t in, out;
 	double cost;
+	size_t i;
 
 	attempt_totals(l, t, &in, &out, &cost);
 	(void)sbuf_addf(&sb, "Task `%s` of bernstein run `%s`.\n\n", t->row.id, l->run.id);
+	if (protected && protected->nr) {
+		(void)sbuf_adds(
+			&sb,
+			"> **Warning: this change rewrites bernstein's own configuration.** An agent's edit of these files steers every later run (its endpoints, keys, sandbox, gates, the files copied into each tree). Read them before merging:\n");
+		for (i = 0; i < protected->nr; i++)
+			(void)sbuf_addf(&sb, "> - `%s`\n", protected->v[i]);
+		(void)sbuf_adds(&sb, "\n");
+	}
 	(void)sbuf_addf(&sb, "## Task\n\n%s\n\n", t->row.prompt ? t->row.prompt : "");
 	(void)sbuf_addf(&sb,
 			"## Outcome\n\n- outcome: %s\n- gates: %s\n- adapter: %s, %" PRId64
@@ -405,7 +467,8 @@ out:
 /* merge: pr, after the gates passed: the head they passed on pushed as the
  * task's branch to the remote, then a pull request opened with gh when it
  * is installed (else the reason says what to do). */
-void run_pr_deliver(struct loop *l, struct otask *t, const char *gates_msg)
+void run_pr_deliver(struct loop *l, struct otask *t, const char *gates_msg,
+		    const struct strvec *protected)
 {
 	const struct orch_config *c = l->e->cfg;
 	const char *remote = c->pr.remote ? c->pr.remote : ORCH_DEFAULT_PR_REMOTE;
@@ -417,8 +480,9 @@ void run_pr_deliver(struct loop *l, struct otask *t, const char *gates_msg)
 	json_t *det;
 
 	diag_clear(&d);
-	head = branch_head(l, t, &d);
-	if (head) {
+	/* the head the gates passed on (and the protected-paths check read) */
+	head = t->row.head_commit ? t->row.head_commit : branch_head(l, t, &d);
+	if (head && head != t->row.head_commit) {
 		free(t->row.head_commit);
 		t->row.head_commit = head;
 	}
@@ -435,6 +499,8 @@ void run_pr_deliver(struct loop *l, struct otask *t, const char *gates_msg)
 	json_obj_set(det, "head", json_str_lossy(head));
 	json_obj_set(det, "remote", json_str_lossy(url));
 	json_obj_set(det, "base", json_str_lossy(base));
+	if (protected && protected->nr)
+		json_obj_set(det, "protected", json_strvec(protected));
 	if (task_record(l, t, "task.push", det) < 0)
 		goto out;
 	if (git_push_commit(l->e->repo, url, head, t->row.branch, l->e->git_env, &d) < 0) {
@@ -450,7 +516,7 @@ void run_pr_deliver(struct loop *l, struct otask *t, const char *gates_msg)
 			"the GitHub repository of '%s' is unknown (set pr: {repo: OWNER/NAME})",
 			remote);
 	} else {
-		body = pr_body(l, t, gates_msg, audit_chain_last_hmac(l->e->chain));
+		body = pr_body(l, t, gates_msg, protected, audit_chain_last_hmac(l->e->chain));
 		body_path = run_session_path(l, t, "pr-body.md");
 		if (atomic_replace_file(body_path, body, strlen(body), 0600) < 0)
 			(void)snprintf(why, sizeof(why), "cannot write %s", body_path);

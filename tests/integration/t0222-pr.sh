@@ -128,6 +128,32 @@ check "without gh: no gh ran" test ! -e "$T/gh.argv"
 check "without gh: the reason says what to do" sh -c \
 	"grep -q 'gh is not installed' '$T/stdout' && grep -q 'gh pr create --head $BR2 --base main' '$T/stdout'"
 
+# ---- a change of bernstein's own configuration: the body says so at its top ----
+cat >"$W/plan3.yaml" <<'EOF'
+name: pr3
+tasks:
+  - title: Third
+    id: third
+    prompt: "echo third > feature.txt; echo 'timeout: 1' >> bernstein.yaml"
+EOF
+git_q add plan3.yaml
+git_q commit -q -m plan3
+rm -f "$T/gh.body"
+expect_exit 0 PATH="$T/ghbin:/usr/bin:/bin" "$KEY" "$BERNSTEIN" -C "$W" run plan3.yaml
+check "protected: pushed, the body warns first and names bernstein.yaml" python3 -c '
+import glob, json, sys
+b = open(sys.argv[1]).read()
+w = b.index("rewrites bernstein" + chr(39) + "s own configuration")
+assert w < b.index("## Task") and "- `bernstein.yaml`" in b, b
+recs = [json.loads(l) for f in sorted(glob.glob(sys.argv[2] + "/*.jsonl")) for l in open(f)]
+push = [r["details"] for r in recs if r["event_type"] == "task.push" and r["details"]["task"] == "third"]
+assert push and push[0]["protected"] == ["bernstein.yaml"], push
+prot = [r["details"] for r in recs if r["event_type"] == "task.protected"]
+assert [p["task"] for p in prot] == ["third"] and prot[0]["merge"] == "pr", prot' \
+	"$T/gh.body" "$W/.bernstein/audit"
+check "protected: the user's bernstein.yaml untouched" sh -c "! grep -q 'timeout: 1' '$W/bernstein.yaml'"
+rm -f "$T/gh.argv"
+
 # ---- a hostile repository configuration runs nothing on push ----
 git -C "$W" config core.sshCommand "touch $T/pwned-sshcommand"
 git -C "$W" remote add evil "ssh://nonexistent.invalid/x.git"
