@@ -12,9 +12,11 @@
 
 #include "cli/commands.h"
 #include "cli/output.h"
+#include "cli/repo-config.h"
 #include "cli/run-session.h"
 #include "orch/control.h"
 #include "orch/plan.h"
+#include "orch/protect.h"
 #include "orch/state.h"
 #include "orch/worktree.h"
 #include "util/fsutil.h"
@@ -101,7 +103,8 @@ static int diff_task(struct cli_ctx *ctx, struct session *s, const char *id, boo
 	struct run_row run = RUN_ROW_INIT;
 	struct task_row t = TASK_ROW_INIT;
 	char *now = NULL, *base = NULL, *out = NULL, *files = NULL;
-	size_t len = 0, flen = 0;
+	struct strvec changed = STRVEC_INIT, protected = STRVEC_INIT;
+	size_t len = 0, flen = 0, i;
 	bool moved = false;
 	struct diag d;
 	int code = 0, r;
@@ -139,6 +142,14 @@ static int diff_task(struct cli_ctx *ctx, struct session *s, const char *id, boo
 		code = cli_diag(ctx, BEXIT_FAILED, &d);
 		goto out;
 	}
+	/* what approve would need --allow-protected for (docs/security.md, 12);
+	 * a broken bernstein.yaml (its error printed) leaves the built-in rules */
+	if (!s->cfg && repo_config_load(ctx, s->repo, &s->cfg) != 0)
+		s->cfg = NULL;
+	if (git_changed_files(s->repo, run.base_branch, now, env, &changed, &d) == 0)
+		(void)protect_filter(&changed, s->cfg ? s->cfg->protected_paths : NULL,
+				     s->cfg ? s->cfg->n_protected : 0,
+				     protect_relative(s->repo, run.plan_path), &protected);
 	if (ctx->json) {
 		json_t *o = json_object();
 
@@ -153,6 +164,7 @@ static int diff_task(struct cli_ctx *ctx, struct session *s, const char *id, boo
 			 t.state == TASK_REVIEW && t.head_commit ? json_string(t.head_commit)
 								 : json_null());
 		cli_jset(o, "moved_since_review", json_boolean(moved));
+		cli_jset(o, "protected", json_strvec(&protected));
 		cli_jset(o, "files", numstat_json(files, flen));
 		if (!stat)
 			cli_jset(o, "patch", json_str_lossy(out));
@@ -165,9 +177,16 @@ static int diff_task(struct cli_ctx *ctx, struct session *s, const char *id, boo
 				ctx->out,
 				"warning: the branch moved since review (%.12s was reviewed): 'bernstein approve' refuses it\n",
 				t.head_commit);
+		for (i = 0; i < protected.nr; i++)
+			(void)fprintf(
+				ctx->out,
+				"warning: changes bernstein's own configuration: %s (approve needs --allow-protected)\n",
+				protected.v[i]);
 		(void)fwrite(out, 1, len, ctx->out);
 	}
 out:
+	strvec_clear(&changed);
+	strvec_clear(&protected);
 	free(now);
 	free(base);
 	free(out);
@@ -220,7 +239,10 @@ const char cmd_diff_help[] =
 	"now, which other merges moved) to the branch's head, as 'git diff' prints it\n"
 	"(no external diff or textconv driver runs). For a task waiting in 'review'\n"
 	"(merge: review) this is what 'bernstein approve TASK' merges; when the branch\n"
-	"moved since the review a warning says so, and approve refuses it.\n"
+	"moved since the review a warning says so, and approve refuses it. A change of\n"
+	"bernstein's own configuration (bernstein.yaml, .worktreeinclude, .bernstein/,\n"
+	"bernstein/, the plan, protected_paths:) is named in a warning too: approve\n"
+	"merges it only with --allow-protected.\n"
 	"\n"
 	"options:\n"
 	"  --stat             the diffstat instead of the patch\n"

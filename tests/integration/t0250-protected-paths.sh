@@ -102,6 +102,18 @@ assert p == {"yaml": ["bernstein.yaml"], "include": [".worktreeinclude"],
              "catalog": [".bernstein/catalog/profiles/evil.yaml"],
              "plan": ["plans/attack.yaml"], "deploy": ["deploy/prod.sh"]}, p' "$W/.bernstein/audit"
 
+# diff says what approve will need the flag for
+expect_exit 0 "$BERNSTEIN" diff yaml
+expect_stdout_contains "warning: changes bernstein's own configuration: bernstein.yaml" "diff warns"
+expect_exit 0 "$BERNSTEIN" diff plan --json
+check "diff --json lists the protected paths" python3 -c '
+import json, sys
+assert json.load(open(sys.argv[1]))["protected"] == ["plans/attack.yaml"]' "$T/stdout"
+expect_exit 0 "$BERNSTEIN" diff plain --json
+check "diff --json of an unprotected change: none" python3 -c '
+import json, sys
+assert json.load(open(sys.argv[1]))["protected"] == []' "$T/stdout"
+
 # approve needs --allow-protected
 expect_exit 1 "$KEY" "$BERNSTEIN" approve yaml
 expect_stderr_contains "changes bernstein's own configuration (bernstein.yaml)" "approve names the file"
