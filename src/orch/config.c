@@ -473,58 +473,37 @@ struct cctx {
 	struct diag *reterr;
 };
 
-/* auto: adapter names, no duplicates, never mock (an offline demo, not an
- * agent) nor auto itself. */
-static int parse_auto(struct cctx *x, const struct ynode *n)
+/* preference: and auto: adapter names, no duplicates, into *out (cleared
+ * first); auto's never mock (an offline demo, not an agent) nor auto
+ * itself. */
+static int parse_adapters(struct cctx *x, const struct ynode *n, const char *key,
+			  struct strvec *out)
 {
+	bool for_auto = strcmp(key, "auto") == 0;
 	const char **v = NULL;
 	char p[YAML_PATH_MAX], q[80];
 	size_t i, nv = 0;
 	int r;
 
-	r = yaml_value_strlist(&x->c->arena, x->doc, n, "auto", &v, &nv, x->reterr);
+	r = yaml_value_strlist(&x->c->arena, x->doc, n, key, &v, &nv, x->reterr);
 	if (r < 0)
 		return r;
-	strvec_clear(&x->c->auto_order);
+	strvec_clear(out);
 	for (i = 0; i < nv; i++) {
-		yaml_path_index(p, sizeof(p), "auto", i);
+		yaml_path_index(p, sizeof(p), key, i);
 		if (!profile_name_valid(v[i]))
 			return yaml_field_err(
 				x->doc, n->items[i], x->reterr, p,
 				"invalid adapter name '%s' (expected [a-z][a-z0-9_]*)", Q(q, v[i]));
-		if (strcmp(v[i], "mock") == 0 || strcmp(v[i], ORCH_ADAPTER_AUTO) == 0)
+		if (for_auto && (strcmp(v[i], "mock") == 0 || strcmp(v[i], ORCH_ADAPTER_AUTO) == 0))
 			return yaml_field_err(
 				x->doc, n->items[i], x->reterr, p,
 				"'%s' cannot be chosen by auto (list agent CLIs: claude, codex, ...)",
 				v[i]);
-		if (strvec_find(&x->c->auto_order, v[i]) >= 0)
+		if (strvec_find(out, v[i]) >= 0)
 			return yaml_field_err(x->doc, n->items[i], x->reterr, p,
 					      "duplicate adapter '%s'", v[i]);
-		strvec_push(&x->c->auto_order, v[i]);
-	}
-	return 0;
-}
-
-static int parse_preference(struct cctx *x, const struct ynode *n)
-{
-	const char **v = NULL;
-	char p[YAML_PATH_MAX], q[80];
-	size_t i, nv = 0;
-	int r;
-
-	r = yaml_value_strlist(&x->c->arena, x->doc, n, "preference", &v, &nv, x->reterr);
-	if (r < 0)
-		return r;
-	for (i = 0; i < nv; i++) {
-		yaml_path_index(p, sizeof(p), "preference", i);
-		if (!profile_name_valid(v[i]))
-			return yaml_field_err(
-				x->doc, n->items[i], x->reterr, p,
-				"invalid adapter name '%s' (expected [a-z][a-z0-9_]*)", Q(q, v[i]));
-		if (strvec_find(&x->c->preference, v[i]) >= 0)
-			return yaml_field_err(x->doc, n->items[i], x->reterr, p,
-					      "duplicate adapter '%s'", v[i]);
-		strvec_push(&x->c->preference, v[i]);
+		strvec_push(out, v[i]);
 	}
 	return 0;
 }
@@ -900,9 +879,9 @@ static int parse_config(struct cctx *x)
 			r = yaml_value_number(x->doc, v, key, 0, false, ORCH_MAX_BACKOFF_S,
 					      &c->retry_backoff_s, x->reterr);
 		} else if (strcmp(key, "preference") == 0) {
-			r = parse_preference(x, v);
+			r = parse_adapters(x, v, key, &c->preference);
 		} else if (strcmp(key, "auto") == 0) {
-			r = parse_auto(x, v);
+			r = parse_adapters(x, v, key, &c->auto_order);
 		} else if (strcmp(key, "gates") == 0) {
 			r = orch_get_gates(&c->arena, x->doc, v, key, &c->gates, &c->n_gates,
 					   x->reterr);

@@ -262,6 +262,21 @@ check()
 	fi
 }
 
+# task_field ID FIELD: FIELD of task ID in `bernstein status --json` run in
+# $T/work (the latest run), or nothing when either is missing or null.
+# task_state ID: its state.
+task_field()
+{
+	run "$BERNSTEIN" status --json
+	/usr/bin/python3 -c '
+import json, sys
+for t in json.load(open(sys.argv[1]))["tasks"]:
+    if t["id"] == sys.argv[2] and t.get(sys.argv[3]) is not None:
+        print(t[sys.argv[3]])' "$T/stdout" "$1" "$2"
+}
+
+task_state() { task_field "$1" state; }
+
 shell_agent()
 {
 	mkdir -p "$1/.bernstein/catalog/profiles"

@@ -46,15 +46,6 @@ bg()
 }
 
 # task_state ID: the task's state in the latest run
-task_state()
-{
-	run "$BERNSTEIN" status --json
-	/usr/bin/python3 -c '
-import json, sys
-for t in json.load(open(sys.argv[1]))["tasks"]:
-    if t["id"] == sys.argv[2]:
-        print(t["state"])' "$T/stdout" "$1"
-}
 
 git -C "$W" init -q -b main . >/dev/null 2>&1
 printf '.bernstein/\n' >"$W/.gitignore"

@@ -47,15 +47,6 @@ bg()
 	BGPID=$!
 }
 
-task_state()
-{
-	run "$BERNSTEIN" status --json
-	/usr/bin/python3 -c '
-import json, sys
-for t in json.load(open(sys.argv[1]))["tasks"]:
-    if t["id"] == sys.argv[2]:
-        print(t["state"])' "$T/stdout" "$1"
-}
 
 merges() { git -C "$W" log --merges --format=%s main | grep -c "^Merge bernstein/$1-"; }
 

@@ -25,15 +25,6 @@ R=$T/remote.git
 KEY="BERNSTEIN_AUDIT_KEY_PATH=$T/audit.key"
 git_q() { git -C "$W" -c user.name=t -c user.email=t@example.com "$@" >/dev/null 2>&1; }
 
-task_field()
-{
-	run "$BERNSTEIN" -C "$W" status --json
-	/usr/bin/python3 -c '
-import json, sys
-for t in json.load(open(sys.argv[1]))["tasks"]:
-    if t["id"] == sys.argv[2]:
-        print(t[sys.argv[3]])' "$T/stdout" "$1" "$2"
-}
 
 git init -q --bare "$R" >/dev/null 2>&1
 git -C "$W" init -q -b main . >/dev/null 2>&1
