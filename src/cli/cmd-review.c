@@ -103,7 +103,7 @@ static int diff_task(struct cli_ctx *ctx, struct session *s, const char *id, boo
 	struct run_row run = RUN_ROW_INIT;
 	struct task_row t = TASK_ROW_INIT;
 	char *now = NULL, *base = NULL, *out = NULL, *files = NULL;
-	struct strvec changed = STRVEC_INIT, protected = STRVEC_INIT;
+	struct strvec changed = STRVEC_INIT, protected = STRVEC_INIT, rules = STRVEC_INIT;
 	size_t len = 0, flen = 0, i;
 	bool moved = false;
 	struct diag d;
@@ -146,10 +146,11 @@ static int diff_task(struct cli_ctx *ctx, struct session *s, const char *id, boo
 	 * a broken bernstein.yaml (its error printed) leaves the built-in rules */
 	if (!s->cfg && repo_config_load(ctx, s->repo, &s->cfg) != 0)
 		s->cfg = NULL;
-	if (git_changed_files(s->repo, run.base_branch, now, env, &changed, &d) == 0)
-		(void)protect_filter(&changed, s->cfg ? s->cfg->protected_paths : NULL,
-				     s->cfg ? s->cfg->n_protected : 0,
-				     protect_relative(s->repo, run.plan_path), &protected);
+	if (git_changed_files(s->repo, run.base_branch, now, env, &changed, &d) == 0) {
+		protect_rules(s->repo, s->cfg ? s->cfg->protected_paths : NULL,
+			      s->cfg ? s->cfg->n_protected : 0, run.plan_path, &rules);
+		(void)protect_filter(&changed, &rules, &protected);
+	}
 	if (ctx->json) {
 		json_t *o = json_object();
 
@@ -187,6 +188,7 @@ static int diff_task(struct cli_ctx *ctx, struct session *s, const char *id, boo
 out:
 	strvec_clear(&changed);
 	strvec_clear(&protected);
+	strvec_clear(&rules);
 	free(now);
 	free(base);
 	free(out);

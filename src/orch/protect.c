@@ -3,7 +3,11 @@
 
 #include <errno.h>
 #include <fnmatch.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "util/banned.h"
 
@@ -85,30 +89,69 @@ bool protect_rule_match(const char *rule, const char *path)
 	}
 }
 
-static bool covered(const char *path, const char *const *extra, size_t n_extra,
-		    const char *plan_rel)
+/* path as an fnmatch pattern that matches only itself. */
+static void push_literal(struct strvec *rules, const char *path)
 {
+	char buf[2 * PROTECT_MAX_RULE + 1];
+	size_t i, n = 0;
+
+	for (i = 0; path[i] && n + 2 < sizeof(buf); i++) {
+		if (strchr("*?[]\\", path[i]))
+			buf[n++] = '\\';
+		buf[n++] = path[i];
+	}
+	buf[n] = '\0';
+	if (!path[i] && n && strvec_find(rules, buf) < 0)
+		strvec_push(rules, buf);
+}
+
+/* The file beneath repo that repo/name resolves to, when it is a symlink. */
+static void push_link_target(struct strvec *rules, const char *repo, const char *name)
+{
+	char link[PATH_MAX], real[PATH_MAX];
+	const char *rel;
+	struct stat st;
+
+	if (snprintf(link, sizeof(link), "%s/%s", repo, name) >= (int)sizeof(link) ||
+	    lstat(link, &st) < 0 || !S_ISLNK(st.st_mode) || !realpath(link, real))
+		return;
+	rel = protect_relative(repo, real);
+	if (rel)
+		push_literal(rules, rel);
+}
+
+void protect_rules(const char *repo, const char *const *extra, size_t n_extra,
+		   const char *plan_path, struct strvec *rules)
+{
+	const char *rel;
 	size_t i;
 
 	for (i = 0; protect_builtin[i]; i++)
-		if (protect_rule_match(protect_builtin[i], path))
-			return true;
+		strvec_push(rules, protect_builtin[i]);
 	for (i = 0; i < n_extra; i++)
-		if (protect_rule_match(extra[i], path))
-			return true;
-	/* the plan: its own path only, not read as a pattern */
-	return plan_rel && *plan_rel && strcasecmp(plan_rel, path) == 0;
+		strvec_push(rules, extra[i]);
+	rel = protect_relative(repo, plan_path);
+	if (rel)
+		push_literal(rules, rel);
+	if (repo) {
+		push_link_target(rules, repo, "bernstein.yaml");
+		push_link_target(rules, repo, ".worktreeinclude");
+	}
 }
 
-size_t protect_filter(const struct strvec *changed, const char *const *extra, size_t n_extra,
-		      const char *plan_rel, struct strvec *hits)
+size_t protect_filter(const struct strvec *changed, const struct strvec *rules, struct strvec *hits)
 {
-	size_t i, n = 0;
+	size_t i, j, n = 0;
 
 	for (i = 0; i < changed->nr; i++) {
 		const char *p = changed->v[i];
 
-		if (!covered(p, extra, n_extra, plan_rel) || strvec_find(hits, p) >= 0)
+		if (strvec_find(hits, p) >= 0)
+			continue;
+		for (j = 0; j < rules->nr; j++)
+			if (protect_rule_match(rules->v[j], p))
+				break;
+		if (j == rules->nr)
 			continue;
 		strvec_push(hits, p);
 		n++;

@@ -13,7 +13,8 @@
  * pattern ('*' and '?' also match '/'), matched without regard to case
  * against a changed path and against each of its leading directories (so
  * `.bernstein` covers `.bernstein/x/y`, `plans` covers `plans/a.yaml`,
- * `*.env` covers `a/b.env`). Pure functions: no I/O. */
+ * `*.env` covers `a/b.env`). Only protect_rules() looks at the file
+ * system. */
 #ifndef BERNSTEIN_ORCH_PROTECT_H
 #define BERNSTEIN_ORCH_PROTECT_H
 
@@ -39,13 +40,19 @@ int protect_rule_check(const char *rule, const char **why);
 /* Whether rule covers path (repository-relative, as git prints it). */
 bool protect_rule_match(const char *rule, const char *path);
 
+/* The rules that hold for the repository at repo (absolute, canonical),
+ * appended to rules: the built-in ones, extra (n_extra; may be NULL), the
+ * plan file plan_path (absolute and canonical, as a run records it; NULL:
+ * none) when it is beneath repo, and the file beneath repo that
+ * bernstein.yaml or .worktreeinclude resolves to when either is a symlink
+ * (bernstein reads that file). Literal paths are escaped for fnmatch. */
+void protect_rules(const char *repo, const char *const *extra, size_t n_extra,
+		   const char *plan_path, struct strvec *rules);
+
 /* The paths of changed (repository-relative) that a rule covers, appended
- * to hits in their order, each once: the built-in rules, extra (n_extra of
- * them; may be NULL) and plan_rel (the plan file of the run, relative to
- * the repository; NULL when it is outside it or there is none). Returns
- * the number appended. */
-size_t protect_filter(const struct strvec *changed, const char *const *extra, size_t n_extra,
-		      const char *plan_rel, struct strvec *hits);
+ * to hits in their order, each once. Returns the number appended. */
+size_t protect_filter(const struct strvec *changed, const struct strvec *rules,
+		      struct strvec *hits);
 
 /* The path of file relative to the directory repo when file is beneath it
  * (both absolute and canonical; a pointer into file), else NULL. */

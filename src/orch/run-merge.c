@@ -47,7 +47,7 @@ int run_protected_changes(struct loop *l, const struct otask *t, const char *hea
 			  struct strvec *hits, struct diag *reterr)
 {
 	struct orch_env *e = l->e;
-	struct strvec changed = STRVEC_INIT;
+	struct strvec changed = STRVEC_INIT, rules = STRVEC_INIT;
 	int r;
 
 	if (!head)
@@ -57,10 +57,13 @@ int run_protected_changes(struct loop *l, const struct otask *t, const char *hea
 		return -ENOENT;
 	}
 	r = git_changed_files(e->repo, l->run.base_branch, head, e->git_env, &changed, reterr);
-	if (r >= 0)
-		(void)protect_filter(&changed, e->cfg->protected_paths, e->cfg->n_protected,
-				     protect_relative(e->repo, l->run.plan_path), hits);
+	if (r >= 0) {
+		protect_rules(e->repo, e->cfg->protected_paths, e->cfg->n_protected,
+			      l->run.plan_path, &rules);
+		(void)protect_filter(&changed, &rules, hits);
+	}
 	strvec_clear(&changed);
+	strvec_clear(&rules);
 	return r;
 }
 
