@@ -33,8 +33,8 @@ chmod 600 "$H/.local/share/opencode/auth.json"
 git -C "$W" init -q -b main . >/dev/null 2>&1
 git -C "$W" -c user.name=t -c user.email=t@example.com commit -q --allow-empty -m base >/dev/null 2>&1
 # the reply is the Authorization header the server saw, in one piece; a
-# title request (no tools) gets "side"
-printf '{"side": {"text": "Title"}, "responses": [{"echo_auth": true, "chunk_size": 4096}]}\n' >"$T/echo.json"
+# title request (no tools) gets "side", anything more a plain text
+printf '{"side": {"text": "Title"}, "default": {"text": "done"}, "responses": [{"echo_auth": true, "chunk_size": 4096}]}\n' >"$T/echo.json"
 fake_start "$T/echo.json"
 # The shipped opencode profile with its login, its provider "local" pointed
 # at the server by its config file (no runtime.endpoint: that one needs

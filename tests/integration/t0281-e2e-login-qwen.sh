@@ -9,7 +9,7 @@
 # nothing and calls getCurrentEndpoint(resource_url) (cli.js:161376): the URL
 # (https:// added when it has no scheme) with /v1 appended unless present,
 # and the token goes as "Authorization: Bearer" (the OpenAI client's apiKey,
-# cli.js:161418). But headless 0.15.10 refuses the auth type qwen-oauth
+# cli.js:161426). But headless 0.15.10 refuses the auth type qwen-oauth
 # before it reads the file (cli.js:472603, validateAuthMethod: "Qwen OAuth
 # free tier was discontinued on 2026-04-15"), unless settings.json says
 # security.auth.useExternal (no user's qwen does):
