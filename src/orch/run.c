@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -549,9 +550,19 @@ int orch_run_execute(struct orch_env *e, const char *run_id, struct orch_summary
 	for (i = 0; i < l.n && !l.fatal; i++) {
 		struct otask *t = &l.t[i];
 
-		if (t->selected &&
-		    (t->row.state == TASK_COMPLETING || t->row.state == TASK_MERGING))
-			run_finish(&l, t);
+		if (!t->selected ||
+		    (t->row.state != TASK_COMPLETING && t->row.state != TASK_MERGING))
+			continue;
+		/* its gates' logs and network refusals go with its last attempt,
+		 * as in the run that was interrupted */
+		if (!t->session_dir && t->row.session && t->row.attempts > 0) {
+			char nbuf[24];
+
+			(void)snprintf(nbuf, sizeof(nbuf), "%" PRId64, t->row.attempts);
+			t->session_dir = run_session_path(&l, t, nbuf);
+			(void)mkdir_p(t->session_dir, 0700);
+		}
+		run_finish(&l, t);
 	}
 	r = state_run_set_pid(e->st, run_id, (int64_t)getpid(), run_now(&l, ts), reterr);
 	if (r >= 0)
