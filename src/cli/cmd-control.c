@@ -260,9 +260,7 @@ out:
 	return code;
 }
 
-/* The task ids of argv[optind..]: checked here (a usage error, exit 2)
- * before anything is sent. */
-static int take_ids(struct cli_ctx *ctx, int argc, char **argv, struct control_request *req)
+int cli_control_ids(struct cli_ctx *ctx, int argc, char **argv, struct control_request *req)
 {
 	int i;
 
@@ -322,7 +320,7 @@ int cmd_cancel(int argc, char **argv, struct cli_ctx *ctx)
 	}
 	control_request_init(&req);
 	req.op = CONTROL_CANCEL;
-	code = take_ids(ctx, argc, argv, &req);
+	code = cli_control_ids(ctx, argc, argv, &req);
 	if (!code)
 		code = cli_control_request(ctx, &req, key_file, wait);
 	control_request_release(&req);
@@ -454,7 +452,7 @@ int cmd_retry(int argc, char **argv, struct cli_ctx *ctx)
 			return cli_option_error(ctx, argv, retry_options, "");
 		}
 	}
-	code = take_ids(ctx, argc, argv, &req);
+	code = cli_control_ids(ctx, argc, argv, &req);
 	if (!code)
 		code = cli_control_request(ctx, &req, key_file, false);
 	control_request_release(&req);

@@ -267,29 +267,6 @@ static const struct option approve_options[] = {
 	{NULL, 0, NULL, 0},
 };
 
-/* The task ids of argv[optind..] into req (a usage error, exit 2). */
-static int review_ids(struct cli_ctx *ctx, int argc, char **argv, struct control_request *req)
-{
-	int i;
-
-	if (optind >= argc)
-		return cli_usage_error(ctx, "missing the task id");
-	if (argc - optind > CONTROL_TASKS_MAX)
-		return cli_usage_error(ctx, "at most %d tasks at once", CONTROL_TASKS_MAX);
-	req->tasks = xcalloc((size_t)(argc - optind) + 1, sizeof(*req->tasks));
-	for (i = optind; i < argc; i++) {
-		size_t j;
-
-		if (!plan_id_valid(argv[i]))
-			return cli_usage_error(ctx, "'%s' is not a task id", argv[i]);
-		for (j = 0; j < req->n_tasks; j++)
-			if (strcmp(req->tasks[j], argv[i]) == 0)
-				return cli_usage_error(ctx, "task '%s' given twice", argv[i]);
-		req->tasks[req->n_tasks++] = xstrdup(argv[i]);
-	}
-	return 0;
-}
-
 int cmd_approve(int argc, char **argv, struct cli_ctx *ctx)
 {
 	struct control_request req;
@@ -329,7 +306,7 @@ int cmd_approve(int argc, char **argv, struct cli_ctx *ctx)
 			goto out;
 		}
 	}
-	code = review_ids(ctx, argc, argv, &req);
+	code = cli_control_ids(ctx, argc, argv, &req);
 	if (!code && req.head && req.n_tasks != 1)
 		code = cli_usage_error(ctx, "--head: only with one task");
 	if (!code)
@@ -446,7 +423,7 @@ int cmd_reject(int argc, char **argv, struct cli_ctx *ctx)
 	}
 	if (code)
 		goto out;
-	code = review_ids(ctx, argc, argv, &req);
+	code = cli_control_ids(ctx, argc, argv, &req);
 	if (!code && req.n_tasks != 1)
 		code = cli_usage_error(ctx, "reject takes one task");
 	if (!code && !req.feedback)

@@ -36,6 +36,10 @@ struct control_request;
 /* Carry out req on the latest run: through its channel when it is live,
  * else under the run lock, then resumed (retry, add-task, approve,
  * reject). The exit code. */
+/* The task ids of argv[optind..] into req->tasks, checked (ids, at most
+ * CONTROL_TASKS_MAX, none twice) before anything is sent: 0, or the exit
+ * code of the usage error it printed (2). */
+int cli_control_ids(struct cli_ctx *ctx, int argc, char **argv, struct control_request *req);
 int cli_control_request(struct cli_ctx *ctx, const struct control_request *req,
 			const char *key_file, bool wait);
 /* cmd-review.c */
