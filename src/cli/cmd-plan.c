@@ -6,6 +6,7 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "cli/output.h"
 #include "cli/repo-config.h"
 #include "cli/plan-gates.h"
+#include "orch/autoroute.h"
 #include "orch/config.h"
 #include "orch/plan.h"
 #include "orch/spec.h"
@@ -241,12 +243,20 @@ static void auto_view_compute(struct cli_ctx *ctx, const struct plan *p, struct 
 	    strcmp(cfg->adapter, ORCH_ADAPTER_AUTO) != 0 ||
 	    catalog_load(paths.user_dir, paths.repo_dir, &cat, &d) < 0)
 		goto out;
-	autopick_prepare(cat, (const char *const *)cfg->auto_order.v, &env, NULL, NULL, &ap);
 	for (i = 0; i < p->n; i++) {
 		const struct role_policy *rp = orch_config_role(cfg, p->tasks[i].role);
+		/* the key variable the task would give each agent counts */
+		const struct autoroute_task at = {.cfg = cfg,
+						  .role = p->tasks[i].role,
+						  .plan_endpoints = &p->endpoints,
+						  .sampling = &p->tasks[i].sampling};
 
-		if (!p->tasks[i].adapter && !(rp && rp->adapter))
-			auto_view_task(cat, &ap, &p->tasks[i], v, i);
+		if (p->tasks[i].adapter || (rp && rp->adapter))
+			continue;
+		autopick_release(&ap);
+		autopick_prepare(cat, (const char *const *)cfg->auto_order.v, &env,
+				 autoroute_key_env, (void *)(uintptr_t)&at, &ap);
+		auto_view_task(cat, &ap, &p->tasks[i], v, i);
 	}
 out:
 	autopick_release(&ap);
@@ -438,6 +448,27 @@ static int cmd_config_validate(int argc, char **argv, struct cli_ctx *ctx)
 	shown = file ? file : ORCH_CONFIG_FILE;
 	diag_clear(&d);
 	r = load_config(ctx, file, &c, &missing, &d, !ctx->json);
+	if (r < 0 && c->endpoints.n) {
+		/* endpoints: each adapter known and taking its endpoint */
+		struct diag_list is = PLAN_ISSUES_INIT;
+		struct catalog *cat = NULL;
+
+		r = catalog_paths_load(ctx, &cat);
+		if (r) {
+			orch_config_free(c);
+			return r;
+		}
+		if (plan_gates_endpoints(&c->endpoints, c->source, cat, allowed_envs(ctx), &is)) {
+			d = is.v[0];
+			r = BEXIT_INVALID;
+			if (!ctx->json)
+				print_issues(ctx, shown, &is);
+		} else {
+			r = -1;
+		}
+		diag_list_release(&is);
+		catalog_free(cat);
+	}
 	if (ctx->json) {
 		json_t *o = json_object();
 		int pr;
@@ -452,8 +483,10 @@ static int cmd_config_validate(int argc, char **argv, struct cli_ctx *ctx)
 			return pr;
 		return r < 0 ? BEXIT_OK : r;
 	}
-	if (r >= 0)
+	if (r >= 0) {
+		orch_config_free(c);
 		return r;
+	}
 	if (missing)
 		(void)fprintf(ctx->out, "%s: not found: the defaults apply\n", shown);
 	else
