@@ -22,17 +22,18 @@ size_t plan_gates_endpoints(const struct orch_endpoints *eps, const char *source
 		diag_clear(&d);
 		orch_endpoint_slots(ep, &s);
 		if (!e || !e->profile)
-			diag_set(&out, source, ep->line, ep->col,
-				 "field 'endpoints.%s': unknown adapter '%s' (not in the catalogue: "
-				 "'bernstein adapters list')",
-				 ep->adapter, ep->adapter);
+			diag_set(
+				&out, source, ep->line, ep->col,
+				"field 'endpoints.%s': unknown adapter '%s' (not in the catalogue: 'bernstein adapters list')",
+				ep->adapter, ep->adapter);
 		else if (invocation_check_static(e->profile, cat, &s, 0, allowed_key_envs, NULL,
 						 &d) == 0)
 			continue;
 		else
-			diag_set(&out, source, ep->line, ep->col,
-				 "field 'endpoints.%s': a task on '%s' would be refused at dispatch: %s",
-				 ep->adapter, ep->adapter, d.msg);
+			diag_set(
+				&out, source, ep->line, ep->col,
+				"field 'endpoints.%s': a task on '%s' would be refused at dispatch: %s",
+				ep->adapter, ep->adapter, d.msg);
 		diag_list_add(is, &out);
 		added++;
 	}

@@ -809,6 +809,8 @@ static int parse_merge(struct cctx *x, const struct ynode *v)
 
 static int parse_config(struct cctx *x)
 {
+	/* one a line: keys are added at the end (clang-format would bin-pack them) */
+	/* clang-format off */
 	static const char *const keys[] = {
 		"adapter",
 		"model",
@@ -835,6 +837,7 @@ static int parse_config(struct cctx *x)
 		"endpoints",
 		NULL,
 	};
+	/* clang-format on */
 	const struct ynode *root = x->doc->root;
 	struct orch_config *c = x->c;
 	size_t i;
@@ -901,8 +904,8 @@ static int parse_config(struct cctx *x)
 		} else if (strcmp(key, "role_model_policy") == 0) {
 			r = parse_roles(x, v);
 		} else if (strcmp(key, "endpoints") == 0) {
-			r = orch_endpoints_get(&c->arena, x->doc, v, key, x->allowed,
-					       &c->endpoints, x->reterr);
+			r = orch_endpoints_get(&c->arena, x->doc, v, key, x->allowed, &c->endpoints,
+					       x->reterr);
 		} else {
 			r = 0; /* mode: once every mode is known; retry, fallback: below */
 		}

@@ -33,10 +33,9 @@
  *                              base_url, api_key_env, limits, sandbox, network}}
  *   endpoints: {ADAPTER: {base_url, api_key_env, model}}   orch/endpoints.h
  *
- * role_model_policy.*.api_key_env (and endpoints.*.api_key_env) is checked while loading against the
- * credential allow-list (adapter/credential.h); the caller passes the value
- * of the host variable BERNSTEIN_ALLOWED_API_KEY_ENVS (nothing here reads
- * the environment). */
+ * role_model_policy.*.api_key_env (and endpoints.*.api_key_env) is checked while loading against
+ * the credential allow-list (adapter/credential.h); the caller passes the value of the host
+ * variable BERNSTEIN_ALLOWED_API_KEY_ENVS (nothing here reads the environment). */
 #ifndef BERNSTEIN_ORCH_CONFIG_H
 #define BERNSTEIN_ORCH_CONFIG_H
 

@@ -31,8 +31,7 @@ static const char *model_problem(const char *m)
 		unsigned char c = (unsigned char)m[i];
 
 		if (c <= ' ' || c >= 0x7f || strchr("\"'\\{}`$<>", c))
-			return "holds a blank, a quote, a backslash, a brace, one of ` $ < > or a "
-			       "control or non-ASCII byte";
+			return "holds a blank, a quote, a backslash, a brace, one of ` $ < > or a control or non-ASCII byte";
 	}
 	return NULL;
 }
@@ -50,9 +49,9 @@ static int get_entry(const struct ydoc *doc, const struct ynode *k, const struct
 
 	yaml_path_key(p, sizeof(p), path, k->str);
 	if (strcmp(k->str, "auto") == 0)
-		return yaml_field_err(doc, k, reterr, p,
-				      "'auto' is not an adapter: give the endpoint of each agent "
-				      "auto may choose");
+		return yaml_field_err(
+			doc, k, reterr, p,
+			"'auto' is not an adapter: give the endpoint of each agent auto may choose");
 	if (!profile_name_valid(k->str))
 		return yaml_field_err(
 			doc, k, reterr, p,
@@ -116,8 +115,7 @@ int orch_endpoints_get(struct arena *a, const struct ydoc *doc, const struct yno
 	return 0;
 }
 
-const struct orch_endpoint *orch_endpoints_find(const struct orch_endpoints *e,
-						const char *adapter)
+const struct orch_endpoint *orch_endpoints_find(const struct orch_endpoints *e, const char *adapter)
 {
 	size_t i;
 
@@ -199,7 +197,8 @@ int orch_endpoints_parse_json(struct arena *a, const json_t *j, struct orch_endp
 			const char *s = json_string_value(e);
 
 			if (!s || !*s)
-				return bad(msg, size, name, "a value that is not a non-empty string");
+				return bad(msg, size, name,
+					   "a value that is not a non-empty string");
 			diag_clear(&d);
 			if (strcmp(k, "base_url") == 0 && url_check(s, NULL, &d) == 0)
 				ep->base_url = arena_strdup(a, s);

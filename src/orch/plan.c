@@ -798,8 +798,8 @@ static void parse_stages(struct pctx *x, const struct ynode *v)
 }
 
 static const char *const plan_keys[] = {
-	"name",	  "description", "adapter", "cli",    "model",	      "tasks",
-	"stages", "sandbox",	 "network", "limits", "idle_timeout", "endpoints", NULL,
+	"name",	   "description", "adapter", "cli",	     "model",	  "tasks", "stages",
+	"sandbox", "network",	  "limits",  "idle_timeout", "endpoints", NULL,
 };
 /* Bernstein's top-level keys that have no effect here. */
 static const char *const plan_ignored[] = {
@@ -871,8 +871,8 @@ static void parse_plan(struct pctx *x)
 		add(x, &d);
 	diag_clear(&d);
 	if ((v = ynode_get(root, "endpoints")) &&
-	    orch_endpoints_get(&x->p->arena, x->doc, v, "endpoints", x->allowed,
-			       &x->p->endpoints, &d) < 0)
+	    orch_endpoints_get(&x->p->arena, x->doc, v, "endpoints", x->allowed, &x->p->endpoints,
+			       &d) < 0)
 		add(x, &d);
 
 	tasks = ynode_get(root, "tasks");

@@ -130,8 +130,9 @@ struct plan {
 	struct plan_task *tasks; /* in file order */
 	size_t n;
 	char hash[SHA256_HEX_LEN + 1]; /* SHA-256 of the file's bytes */
-	struct orch_endpoints endpoints; /* endpoints: (orch/endpoints.h); each task's spec has them */
-	struct ydoc *doc;	       /* private: the document the strings point into */
+	struct orch_endpoints
+		endpoints; /* endpoints: (orch/endpoints.h); each task's spec has them */
+	struct ydoc *doc;  /* private: the document the strings point into */
 };
 
 /* Every problem found, in position order: a util/diag.h list that keeps

@@ -269,13 +269,14 @@ static void test_strict(void **state)
 /* a plan's endpoints: go with every task's spec and come back */
 static void test_endpoints(void **state)
 {
-	struct plan *p = load_text("name: n\n"
-				   "endpoints:\n"
-				   "  codex: {base_url: 'http://127.0.0.1:9/v1', api_key_env: OPENAI_API_KEY}\n"
-				   "  pi: {model: m1}\n"
-				   "tasks:\n"
-				   "  - {title: a, prompt: x}\n"
-				   "  - {title: b, prompt: y}\n");
+	struct plan *p = load_text(
+		"name: n\n"
+		"endpoints:\n"
+		"  codex: {base_url: 'http://127.0.0.1:9/v1', api_key_env: OPENAI_API_KEY}\n"
+		"  pi: {model: m1}\n"
+		"tasks:\n"
+		"  - {title: a, prompt: x}\n"
+		"  - {title: b, prompt: y}\n");
 	struct task_spec s;
 	char *text;
 
@@ -286,8 +287,9 @@ static void test_endpoints(void **state)
 	assert_string_equal(s.endpoints.v[0].adapter, "codex");
 	assert_string_equal(s.endpoints.v[1].model, "m1");
 	text = spec_dump(&s);
-	assert_non_null(strstr(text, "\"endpoints\":{\"codex\":{\"api_key_env\":\"OPENAI_API_KEY\","
-				     "\"base_url\":\"http://127.0.0.1:9/v1\"},\"pi\":{\"model\":\"m1\"}}"));
+	assert_non_null(
+		strstr(text, "\"endpoints\":{\"codex\":{\"api_key_env\":\"OPENAI_API_KEY\","
+			     "\"base_url\":\"http://127.0.0.1:9/v1\"},\"pi\":{\"model\":\"m1\"}}"));
 	round_trip(&s);
 	free(text);
 	spec_release(&s);
