@@ -226,6 +226,7 @@ static int quiet_config(struct cli_ctx *ctx, const char *repo, struct orch_confi
 static void auto_view_compute(struct cli_ctx *ctx, const struct plan *p, struct auto_view *v)
 {
 	struct usable_env env = repo_usable_env(ctx);
+	struct autoroute_task at = {.plan_endpoints = &p->endpoints};
 	struct autopick ap = AUTOPICK_INIT;
 	struct catalog_paths paths;
 	struct orch_config *cfg = NULL;
@@ -243,20 +244,16 @@ static void auto_view_compute(struct cli_ctx *ctx, const struct plan *p, struct 
 	    strcmp(cfg->adapter, ORCH_ADAPTER_AUTO) != 0 ||
 	    catalog_load(paths.user_dir, paths.repo_dir, &cat, &d) < 0)
 		goto out;
+	at.cfg = cfg;
+	/* the key variable of each agent's endpoint counts (the plan's entry,
+	 * else bernstein.yaml's) */
+	autopick_prepare(cat, (const char *const *)cfg->auto_order.v, &env, autoroute_key_env,
+			 (void *)(uintptr_t)&at, &ap);
 	for (i = 0; i < p->n; i++) {
 		const struct role_policy *rp = orch_config_role(cfg, p->tasks[i].role);
-		/* the key variable the task would give each agent counts */
-		const struct autoroute_task at = {.cfg = cfg,
-						  .role = p->tasks[i].role,
-						  .plan_endpoints = &p->endpoints,
-						  .sampling = &p->tasks[i].sampling};
 
-		if (p->tasks[i].adapter || (rp && rp->adapter))
-			continue;
-		autopick_release(&ap);
-		autopick_prepare(cat, (const char *const *)cfg->auto_order.v, &env,
-				 autoroute_key_env, (void *)(uintptr_t)&at, &ap);
-		auto_view_task(cat, &ap, &p->tasks[i], v, i);
+		if (!p->tasks[i].adapter && !(rp && rp->adapter))
+			auto_view_task(cat, &ap, &p->tasks[i], v, i);
 	}
 out:
 	autopick_release(&ap);

@@ -11,12 +11,9 @@
 const char *autoroute_key_env(void *task, const char *adapter)
 {
 	const struct autoroute_task *t = task;
-	struct invocation_sampling s;
+	const struct orch_endpoint *ep = orch_config_endpoint(t->cfg, t->plan_endpoints, adapter);
 
-	orch_config_slots(t->cfg, t->role, NULL,
-			  orch_config_endpoint(t->cfg, t->plan_endpoints, adapter), t->sampling,
-			  &s);
-	return (s.set & (1u << SAMPLING_API_KEY_ENV)) ? s.api_key_env : NULL;
+	return ep ? ep->api_key_env : NULL;
 }
 
 bool autoroute_prepare(const struct orch_env *e, const struct autoroute_task *t,

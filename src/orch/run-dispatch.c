@@ -48,10 +48,7 @@ static void routing_lists(const struct loop *l, const struct otask *t, struct st
 	const struct orch_config *c = l->e->cfg;
 	const char *a = t->spec.adapter;
 	const struct role_policy *rp = orch_config_role(c, t->row.role);
-	const struct autoroute_task at = {.cfg = c,
-					  .role = t->row.role,
-					  .plan_endpoints = &t->spec.endpoints,
-					  .sampling = &t->spec.sampling};
+	const struct autoroute_task at = {.cfg = c, .plan_endpoints = &t->spec.endpoints};
 	size_t i;
 
 	*ret_explicit = false;
