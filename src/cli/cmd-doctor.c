@@ -39,7 +39,8 @@ const char doctor_usage[] = "[--json]";
 const char doctor_help[] =
 	"Reports whether this host and repository are ready for a run, each problem\n"
 	"with its fix: the agents that are usable (binary on PATH, and credentials:\n"
-	"an API key variable the profile passes, or the CLI's own login files), the\n"
+	"an API key variable the profile passes or its endpoints: entry in\n"
+	"bernstein.yaml names, or the CLI's own login files), the\n"
 	"repository (git, clean, .bernstein/ ignored, bernstein.yaml valid), the\n"
 	"sandbox tiers (landlock, bwrap, container) this host gives a task for the\n"
 	"user running it and why not where it does not (as a user other than root a\n"
