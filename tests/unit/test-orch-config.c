@@ -704,6 +704,8 @@ static void test_template_examples_load(void **state)
 	assert_string_equal(c->gates[0].run, "make test");
 	assert_non_null(orch_config_mode(c, "careful"));
 	assert_string_equal(orch_config_role(c, "backend")->adapter, "qwen");
+	assert_string_equal(orch_endpoints_find(&c->endpoints, "codex")->api_key_env,
+			    "OPENAI_API_KEY");
 	orch_config_free(c);
 	sbuf_release(&sb);
 }
