@@ -242,7 +242,7 @@ static void auto_view_compute(struct cli_ctx *ctx, const struct plan *p, struct 
 	/* a broken bernstein.yaml or catalogue is for run to report: no view */
 	if (!paths.repo || quiet_config(ctx, paths.repo, &cfg) < 0 ||
 	    strcmp(cfg->adapter, ORCH_ADAPTER_AUTO) != 0 ||
-	    catalog_load(paths.user_dir, paths.repo_dir, &cat, &d) < 0)
+	    catalog_load_dirs(paths.dirs, &cat, &d) < 0)
 		goto out;
 	at.cfg = cfg;
 	/* the key variable of each agent's endpoint counts (the plan's entry,
@@ -728,7 +728,7 @@ static char *init_config_text(struct cli_ctx *ctx, char **ret_adapter)
 	diag_clear(&d);
 	catalog_paths_find(ctx, &paths);
 	/* a broken override is for doctor and run to report: init writes auto */
-	if (at && catalog_load(paths.user_dir, paths.repo_dir, &cat, &d) >= 0)
+	if (at && catalog_load_dirs(paths.dirs, &cat, &d) >= 0)
 		autopick_prepare(cat, orch_auto_default, &env, NULL, NULL, &ap);
 	catalog_paths_release(&paths);
 	if (!ap.usable.nr) {
