@@ -9,7 +9,8 @@
 # replaces bernstein.yaml's as a whole (no key of one mixed into the other);
 # the keys' values are in nothing bernstein keeps; a bad entry is reported
 # at FILE:LINE:COL by plan validate and config validate; resume keeps the
-# plan's endpoints (they are in the recorded task).
+# plan's endpoints (they are in the recorded task); a fallback adapter gets
+# its own endpoint.
 . "$SRCDIR/tests/integration/lib.sh"
 test_begin "t0265 endpoints per adapter: precedence, seen by the server"
 . "$SRCDIR/tests/data/runner/runner-lib.sh"
@@ -116,6 +117,24 @@ check "the role's base_url and model win over the plan's; the plan's key stays" 
 	seen role "$K_PLAN" role-model 0
 check "the task's sampling and model win over all: its URL, MISTRAL_API_KEY, 0.5" \
 	seen task "$K_TASK" task-model 0.5
+# ---- a fallback adapter gets its own endpoint ----
+cat >"$W/plan3.yaml" <<EOF
+name: fallback
+endpoints:
+  openai_agents: {base_url: "$B/fallback/v1", api_key_env: GROQ_API_KEY, model: fb-model}
+tasks:
+  - title: f
+    adapter: mock
+    prompt: "fail on purpose"
+    retry: {max_attempts: 1, on: [failed]}
+    fallback: [openai_agents]
+EOF
+commit_all plan3
+run $KEYS "$AK" "$BERNSTEIN" run plan3.yaml
+check "the run exits 0 (the fallback finished the task)" test "$RC" -eq 0
+check "the fallback adapter's requests: its endpoint's URL, key and model" \
+	seen fallback "$K_PLAN" fb-model 0
+
 check "the plan's endpoints are in the recorded task (resume keeps them)" "$PY" -c "
 import json, sqlite3
 db = sqlite3.connect('$W/.bernstein/state.db')
