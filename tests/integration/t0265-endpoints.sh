@@ -10,7 +10,8 @@
 # the keys' values are in nothing bernstein keeps; a bad entry is reported
 # at FILE:LINE:COL by plan validate and config validate; resume keeps the
 # plan's endpoints (they are in the recorded task); a fallback adapter gets
-# its own endpoint.
+# its own endpoint; network: llm lets an agent in bwrap reach its endpoints:
+# URL (the proxy learns it from the entry).
 . "$SRCDIR/tests/integration/lib.sh"
 test_begin "t0265 endpoints per adapter: precedence, seen by the server"
 . "$SRCDIR/tests/data/runner/runner-lib.sh"
@@ -134,6 +135,49 @@ run $KEYS "$AK" "$BERNSTEIN" run plan3.yaml
 check "the run exits 0 (the fallback finished the task)" test "$RC" -eq 0
 check "the fallback adapter's requests: its endpoint's URL, key and model" \
 	seen fallback "$K_PLAN" fb-model 0
+
+# ---- network: llm: the proxy lets the agent reach its endpoints: URL ----
+# (a shell agent in bwrap whose endpoint is an environment variable; without
+# the entry's base_url the proxy would know no endpoint for it)
+if command -v bwrap >/dev/null 2>&1 && bwrap --unshare-net --ro-bind / / /bin/true 2>/dev/null; then
+	L=$T/llm
+	mkdir -p "$L"
+	git -C "$L" init -q -b main . >/dev/null 2>&1
+	printf '.bernstein/\n' >"$L/.gitignore"
+	shell_agent "$L"
+	cat >>"$L/.bernstein/catalog/profiles/shell.yaml" <<'EOF'
+  supports_endpoint: true
+runtime:
+  endpoint:
+    env: {AGENT_BASE_URL: "{base_url}"}
+EOF
+	cat >"$L/bernstein.yaml" <<EOF
+adapter: shell
+sandbox: bwrap
+network: llm
+max_retries: 0
+endpoints:
+  shell: {base_url: "$B/llm/v1"}
+EOF
+	cat >"$L/plan.yaml" <<'EOF'
+name: llm
+tasks:
+  - title: l
+    prompt: "curl -s -m 10 -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' -d '{\"messages\": []}' \"$AGENT_BASE_URL/chat/completions\" > code.txt"
+EOF
+	git -C "$L" -c user.name=t -c user.email=t@example.com add -A >/dev/null 2>&1
+	git -C "$L" -c user.name=t -c user.email=t@example.com commit -q -m base >/dev/null 2>&1
+	run sh -c "cd '$L' && exec env $AK '$BERNSTEIN' run plan.yaml"
+	if [ "$RC" -eq 0 ]; then ok "network: llm in bwrap: the run exits 0"; else
+		not_ok "network: llm in bwrap: the run exits 0 (exit $RC)"
+		_diag_file stdout "$T/stdout"
+	fi
+	check "network: llm: the agent reached its endpoints: URL through the proxy (HTTP 200)" \
+		grep -qx 200 "$L/code.txt"
+	check "... and the server saw it there" grep -q '"path": "/llm/v1/chat/completions"' "$T/requests.jsonl"
+else
+	skip "network: llm with endpoints:" "bubblewrap (bwrap) is not installed or cannot create its namespaces"
+fi
 
 check "the plan's endpoints are in the recorded task (resume keeps them)" "$PY" -c "
 import json, sqlite3
