@@ -84,6 +84,8 @@ static void check_slots(const struct orch_config *c)
 		const char *role = i < c->n_roles ? c->roles[i].role : "backend";
 		const struct role_policy *rp = orch_config_role(c, role);
 		const struct mode_profile *m = orch_config_mode(c, c->mode);
+		const struct orch_endpoint *ep =
+			c->endpoints.n ? &c->endpoints.v[i % c->endpoints.n] : NULL;
 		unsigned allowed = task.set;
 
 		if (rp && rp->base_url)
@@ -92,7 +94,11 @@ static void check_slots(const struct orch_config *c)
 			allowed |= 1u << SAMPLING_API_KEY_ENV;
 		if (m)
 			allowed |= m->sampling.set;
-		orch_config_slots(c, role, &p, &task, &s);
+		if (ep && ep->base_url)
+			allowed |= 1u << SAMPLING_BASE_URL;
+		if (ep && ep->api_key_env)
+			allowed |= 1u << SAMPLING_API_KEY_ENV;
+		orch_config_slots(c, role, &p, ep, &task, &s);
 		if (s.set & ~allowed)
 			abort();
 		task.set = 1u << SAMPLING_TEMPERATURE; /* the task wins from the second round */

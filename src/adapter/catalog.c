@@ -1007,12 +1007,20 @@ declared:
 int catalog_validate(struct catalog *cat, const char *user_dir, const char *repo_dir,
 		     struct diag *reterr)
 {
+	const char *dirs[] = {user_dir, repo_dir, NULL};
+
+	/* a NULL user_dir ends the list early: skip it */
+	return catalog_validate_dirs(cat, user_dir ? dirs : dirs + 1, reterr);
+}
+
+int catalog_validate_dirs(struct catalog *cat, const char *const *dirs, struct diag *reterr)
+{
 	struct diag_list is = PROFILE_ISSUES_INIT;
 	struct contract_index *idx = NULL;
 	size_t i;
 	int r;
 
-	r = contract_index_build(user_dir, repo_dir, &idx, reterr);
+	r = contract_index_build_dirs(dirs, &idx, reterr);
 	if (r < 0)
 		return r;
 	contract_index_free(cat->contracts);
@@ -1069,16 +1077,22 @@ int catalog_validate(struct catalog *cat, const char *user_dir, const char *repo
 int catalog_load(const char *user_dir, const char *repo_dir, struct catalog **ret,
 		 struct diag *reterr)
 {
+	const char *dirs[] = {user_dir, repo_dir, NULL};
+
+	return catalog_load_dirs(user_dir ? dirs : dirs + 1, ret, reterr);
+}
+
+int catalog_load_dirs(const char *const *dirs, struct catalog **ret, struct diag *reterr)
+{
 	struct catalog *cat = catalog_new();
+	size_t i;
 	int r;
 
 	r = catalog_add_embedded(cat, reterr);
+	for (i = 0; r >= 0 && dirs && dirs[i]; i++)
+		r = catalog_add_dir(cat, dirs[i], reterr);
 	if (r >= 0)
-		r = catalog_add_dir(cat, user_dir, reterr);
-	if (r >= 0)
-		r = catalog_add_dir(cat, repo_dir, reterr);
-	if (r >= 0)
-		r = catalog_validate(cat, user_dir, repo_dir, reterr);
+		r = catalog_validate_dirs(cat, dirs, reterr);
 	if (r < 0) {
 		(void)catalog_free(cat);
 		return r;

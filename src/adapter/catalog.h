@@ -6,8 +6,9 @@
  *
  * Layers, lowest precedence first: the files embedded in the binary at build
  * time (catalog/ of the source tree), then a user directory, then a repository
- * directory (the CLI passes $XDG_CONFIG_HOME/bernstein/catalog and
- * <repo>/.bernstein/catalog; nothing here reads the environment). In each
+ * directory (the CLI passes $XDG_CONFIG_HOME/bernstein/catalog,
+ * <repo>/bernstein/catalog and <repo>/.bernstein/catalog; nothing here
+ * reads the environment). In each
  * directory every file is optional. A row in a higher layer replaces the
  * whole row of the same name in a lower one (a profile may replace a registry
  * entry and the other way round); new names are added. Within one layer a
@@ -174,6 +175,12 @@ int catalog_validate(struct catalog *cat, const char *user_dir, const char *repo
  * catalog_validate(). */
 int catalog_load(const char *user_dir, const char *repo_dir, struct catalog **ret,
 		 struct diag *reterr);
+/* The same with any number of override directories: dirs is
+ * NULL-terminated (NULL: none), in ascending precedence, each one's layer
+ * over the ones before (the CLI's order: docs/profile-format.md,
+ * "Catalogue overrides"). */
+int catalog_load_dirs(const char *const *dirs, struct catalog **ret, struct diag *reterr);
+int catalog_validate_dirs(struct catalog *cat, const char *const *dirs, struct diag *reterr);
 
 enum catalog_check_flags {
 	/* also gate 3's declaration requirement and the registry conflict, for

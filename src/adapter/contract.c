@@ -1144,10 +1144,19 @@ out:
 int contract_index_build(const char *user_dir, const char *repo_dir, struct contract_index **ret,
 			 struct diag *reterr)
 {
+	const char *dirs[] = {user_dir, repo_dir, NULL};
+
+	return contract_index_build_dirs(user_dir ? dirs : dirs + 1, ret, reterr);
+}
+
+int contract_index_build_dirs(const char *const *dirs, struct contract_index **ret,
+			      struct diag *reterr)
+{
 	struct contract_index *idx = xcalloc(1, sizeof(*idx));
 	struct sbuf sb = SBUF_INIT(SIZE_MAX);
 	const struct catalog_file *f;
-	int r;
+	size_t i;
+	int r = 0;
 
 	arena_init(&idx->arena, 4096);
 	for (f = catalog_embedded; f->name; f++) {
@@ -1168,12 +1177,12 @@ int contract_index_build(const char *user_dir, const char *repo_dir, struct cont
 		e->len = f->len;
 		free(stem);
 	}
-	r = index_add_dir(idx, user_dir, reterr);
-	if (r < 0)
-		goto out;
-	r = index_add_dir(idx, repo_dir, reterr);
-	if (r < 0)
-		goto out;
+	for (i = 0; dirs && dirs[i]; i++) {
+		r = index_add_dir(idx, dirs[i], reterr);
+		if (r < 0)
+			goto out;
+	}
+	r = 0;
 	*ret = idx;
 	idx = NULL;
 out:

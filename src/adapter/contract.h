@@ -240,6 +240,9 @@ struct contract_index {
  * stem is not a valid name is an error (-EINVAL). */
 int contract_index_build(const char *user_dir, const char *repo_dir, struct contract_index **ret,
 			 struct diag *reterr);
+/* The same with dirs (NULL-terminated, NULL: none) in ascending precedence. */
+int contract_index_build_dirs(const char *const *dirs, struct contract_index **ret,
+			      struct diag *reterr);
 const struct contract_entry *contract_index_find(const struct contract_index *idx,
 						 const char *name);
 /* Load e's contract. Unlike contract_load_buf(), a contract of the catalogue

@@ -60,6 +60,7 @@ void catalog_paths_find(const struct cli_ctx *ctx, struct catalog_paths *ret)
 {
 	const char *xdg = cli_getenv(ctx, "XDG_CONFIG_HOME");
 	const char *home = cli_getenv(ctx, "HOME");
+	size_t n = 0;
 
 	memset(ret, 0, sizeof(*ret));
 	/* The XDG base directory spec: a relative value is invalid, ignore it. */
@@ -68,8 +69,17 @@ void catalog_paths_find(const struct cli_ctx *ctx, struct catalog_paths *ret)
 	else if (home && home[0] == '/')
 		ret->user_dir = path_join(home, ".config/bernstein/catalog");
 	ret->repo = find_repo();
-	if (ret->repo)
+	if (ret->repo) {
+		ret->shared_dir = path_join(ret->repo, "bernstein/catalog");
 		ret->repo_dir = path_join(ret->repo, ".bernstein/catalog");
+	}
+	if (ret->user_dir)
+		ret->dirs[n++] = ret->user_dir;
+	if (ret->shared_dir)
+		ret->dirs[n++] = ret->shared_dir;
+	if (ret->repo_dir)
+		ret->dirs[n++] = ret->repo_dir;
+	ret->dirs[n] = NULL;
 }
 
 void catalog_paths_release(struct catalog_paths *p)
@@ -77,6 +87,7 @@ void catalog_paths_release(struct catalog_paths *p)
 	free(p->user_dir);
 	free(p->repo);
 	free(p->repo_dir);
+	free(p->shared_dir);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -88,7 +99,7 @@ int catalog_paths_load(struct cli_ctx *ctx, struct catalog **ret)
 
 	diag_clear(&d);
 	catalog_paths_find(ctx, &paths);
-	r = catalog_load(paths.user_dir, paths.repo_dir, ret, &d);
+	r = catalog_load_dirs(paths.dirs, ret, &d);
 	catalog_paths_release(&paths);
 	if (r < 0)
 		return cli_diag(ctx, cli_load_exit(r), &d);

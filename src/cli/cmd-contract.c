@@ -161,7 +161,7 @@ int cmd_adapters_contract_check(int argc, char **argv, struct cli_ctx *ctx)
 
 	diag_clear(&d);
 	catalog_paths_find(ctx, &paths);
-	r = contract_index_build(paths.user_dir, paths.repo_dir, &idx, &d);
+	r = contract_index_build_dirs(paths.dirs, &idx, &d);
 	catalog_paths_release(&paths);
 	if (r < 0)
 		return cli_diag(ctx, cli_load_exit(r), &d);

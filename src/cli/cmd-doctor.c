@@ -25,6 +25,7 @@
 #include "cli/exit.h"
 #include "cli/output.h"
 #include "cli/repo-config.h"
+#include "orch/config.h"
 #include "orch/confine.h"
 #include "orch/worktree.h"
 #include "proc/contain.h"
@@ -38,7 +39,8 @@ const char doctor_usage[] = "[--json]";
 const char doctor_help[] =
 	"Reports whether this host and repository are ready for a run, each problem\n"
 	"with its fix: the agents that are usable (binary on PATH, and credentials:\n"
-	"an API key variable the profile passes, or the CLI's own login files), the\n"
+	"an API key variable the profile passes or its endpoints: entry in\n"
+	"bernstein.yaml names, or the CLI's own login files), the\n"
 	"repository (git, clean, .bernstein/ ignored, bernstein.yaml valid), the\n"
 	"sandbox tiers (landlock, bwrap, container) this host gives a task for the\n"
 	"user running it and why not where it does not (as a user other than root a\n"
@@ -205,18 +207,45 @@ static void check_agent(const struct registry_entry *e, const struct usable *u, 
 		    u->usable ? NULL : xstrdup(u->lacks));
 }
 
+/* The repository's bernstein.yaml, quietly (check_repo() reports it), or
+ * NULL. */
+static struct orch_config *repo_config(struct cli_ctx *ctx)
+{
+	struct catalog_paths paths;
+	struct orch_config *cfg = NULL;
+	struct sbuf path = SBUF_INIT(SIZE_MAX);
+	struct diag d;
+
+	catalog_paths_find(ctx, &paths);
+	if (paths.repo) {
+		(void)sbuf_addf(&path, "%s/%s", paths.repo, ORCH_CONFIG_FILE);
+		diag_clear(&d);
+		if (orch_config_load(path.buf, cli_getenv(ctx, CREDENTIAL_HOST_ALLOW_ENV), &cfg,
+				     &d) < 0)
+			cfg = NULL;
+	}
+	sbuf_release(&path);
+	catalog_paths_release(&paths);
+	return cfg;
+}
+
 static void check_agents(struct cli_ctx *ctx, const struct catalog *cat, struct findings *f)
 {
 	struct usable_env env = repo_usable_env(ctx);
+	struct orch_config *cfg = repo_config(ctx);
 	size_t i;
 
 	for (i = 0; i < cat->n_entries; i++) {
 		const struct registry_entry *e = cat->entries[i];
+		const struct orch_endpoint *ep;
 		struct usable u;
 
 		if (e->builtin || !e->binary || !e->profile ||
 		    e->profile->shape != PROFILE_SHAPE_FACTORY)
 			continue;
+		/* the key variable bernstein.yaml's endpoints: gives it counts */
+		ep = orch_config_endpoint(cfg, NULL, e->name);
+		env.extra_key_env = ep ? ep->api_key_env : NULL;
 		usable_check(e, &env, &u);
 		if (!u.installed)
 			f->not_installed++;
@@ -224,6 +253,7 @@ static void check_agents(struct cli_ctx *ctx, const struct catalog *cat, struct 
 			check_agent(e, &u, f);
 		usable_release(&u);
 	}
+	orch_config_free(cfg);
 	if (f->n == 0)
 		add_finding(
 			f, "agents", "(none)", false, xstrdup("no agent CLI is on PATH"),

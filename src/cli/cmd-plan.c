@@ -6,6 +6,7 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "cli/output.h"
 #include "cli/repo-config.h"
 #include "cli/plan-gates.h"
+#include "orch/autoroute.h"
 #include "orch/config.h"
 #include "orch/plan.h"
 #include "orch/spec.h"
@@ -224,6 +226,7 @@ static int quiet_config(struct cli_ctx *ctx, const char *repo, struct orch_confi
 static void auto_view_compute(struct cli_ctx *ctx, const struct plan *p, struct auto_view *v)
 {
 	struct usable_env env = repo_usable_env(ctx);
+	struct autoroute_task at = {.plan_endpoints = &p->endpoints};
 	struct autopick ap = AUTOPICK_INIT;
 	struct catalog_paths paths;
 	struct orch_config *cfg = NULL;
@@ -239,9 +242,13 @@ static void auto_view_compute(struct cli_ctx *ctx, const struct plan *p, struct 
 	/* a broken bernstein.yaml or catalogue is for run to report: no view */
 	if (!paths.repo || quiet_config(ctx, paths.repo, &cfg) < 0 ||
 	    strcmp(cfg->adapter, ORCH_ADAPTER_AUTO) != 0 ||
-	    catalog_load(paths.user_dir, paths.repo_dir, &cat, &d) < 0)
+	    catalog_load_dirs(paths.dirs, &cat, &d) < 0)
 		goto out;
-	autopick_prepare(cat, (const char *const *)cfg->auto_order.v, &env, NULL, NULL, &ap);
+	at.cfg = cfg;
+	/* the key variable of each agent's endpoint counts (the plan's entry,
+	 * else bernstein.yaml's) */
+	autopick_prepare(cat, (const char *const *)cfg->auto_order.v, &env, autoroute_key_env,
+			 (void *)(uintptr_t)&at, &ap);
 	for (i = 0; i < p->n; i++) {
 		const struct role_policy *rp = orch_config_role(cfg, p->tasks[i].role);
 
@@ -349,9 +356,10 @@ const struct cmd plan_cmds[] = {
 	 "PLAN:LINE:COL: message, in file order: unknown keys and wrong types, a missing\n"
 	 "title or prompt, duplicate titles and ids, unknown roles, a capability: token\n"
 	 "that does not parse, dangling dependencies and dependency cycles (named, as\n"
-	 "a -> b -> a). A valid plan gets 'PLAN: ok (N tasks)' on stdout. A sampling\n"
-	 "api_key_env must be a known provider key or listed in\n"
-	 "BERNSTEIN_ALLOWED_API_KEY_ENVS. See docs/plans.md.\n"
+	 "a -> b -> a). A valid plan gets 'PLAN: ok (N tasks)' on stdout. An\n"
+	 "api_key_env (sampling:, endpoints:) must be a known provider key or listed\n"
+	 "in BERNSTEIN_ALLOWED_API_KEY_ENVS; an endpoints: entry must name an adapter\n"
+	 "of the catalogue that takes an endpoint. See docs/plans.md.\n"
 	 "\n"
 	 "options:\n"
 	 "  --json       {\"files\": [{\"file\", \"valid\", \"readable\", \"name\", \"form\",\n"
@@ -438,6 +446,27 @@ static int cmd_config_validate(int argc, char **argv, struct cli_ctx *ctx)
 	shown = file ? file : ORCH_CONFIG_FILE;
 	diag_clear(&d);
 	r = load_config(ctx, file, &c, &missing, &d, !ctx->json);
+	if (r < 0 && c->endpoints.n) {
+		/* endpoints: each adapter known and taking its endpoint */
+		struct diag_list is = PLAN_ISSUES_INIT;
+		struct catalog *cat = NULL;
+
+		r = catalog_paths_load(ctx, &cat);
+		if (r) {
+			orch_config_free(c);
+			return r;
+		}
+		if (plan_gates_endpoints(&c->endpoints, c->source, cat, allowed_envs(ctx), &is)) {
+			d = is.v[0];
+			r = BEXIT_INVALID;
+			if (!ctx->json)
+				print_issues(ctx, shown, &is);
+		} else {
+			r = -1;
+		}
+		diag_list_release(&is);
+		catalog_free(cat);
+	}
 	if (ctx->json) {
 		json_t *o = json_object();
 		int pr;
@@ -452,8 +481,10 @@ static int cmd_config_validate(int argc, char **argv, struct cli_ctx *ctx)
 			return pr;
 		return r < 0 ? BEXIT_OK : r;
 	}
-	if (r >= 0)
+	if (r >= 0) {
+		orch_config_free(c);
 		return r;
+	}
 	if (missing)
 		(void)fprintf(ctx->out, "%s: not found: the defaults apply\n", shown);
 	else
@@ -502,9 +533,10 @@ const struct cmd config_cmds[] = {
 	{"validate", cmd_config_validate, NULL, 0, "check bernstein.yaml", "[FILE] [--json]",
 	 "Loads FILE (default: ./bernstein.yaml) strictly: an unknown key, a wrong type\n"
 	 "or a value out of range is reported as FILE:LINE:COL: field 'PATH': message.\n"
-	 "role_model_policy.*.api_key_env must be a known provider key or listed in\n"
-	 "BERNSTEIN_ALLOWED_API_KEY_ENVS. Without FILE, a missing ./bernstein.yaml is\n"
-	 "fine: the defaults apply. See docs/configuration.md.\n"
+	 "An api_key_env (role_model_policy, endpoints) must be a known provider key or\n"
+	 "listed in BERNSTEIN_ALLOWED_API_KEY_ENVS; an endpoints: entry must name an\n"
+	 "adapter of the catalogue that takes an endpoint. Without FILE, a missing\n"
+	 "./bernstein.yaml is fine: the defaults apply. See docs/configuration.md.\n"
 	 "\n"
 	 "options:\n"
 	 "  --json       {\"file\", \"exists\", \"valid\", \"error\": null or {\"file\", \"line\",\n"
@@ -698,7 +730,7 @@ static char *init_config_text(struct cli_ctx *ctx, char **ret_adapter)
 	diag_clear(&d);
 	catalog_paths_find(ctx, &paths);
 	/* a broken override is for doctor and run to report: init writes auto */
-	if (at && catalog_load(paths.user_dir, paths.repo_dir, &cat, &d) >= 0)
+	if (at && catalog_load_dirs(paths.dirs, &cat, &d) >= 0)
 		autopick_prepare(cat, orch_auto_default, &env, NULL, NULL, &ap);
 	catalog_paths_release(&paths);
 	if (!ap.usable.nr) {

@@ -66,7 +66,7 @@ static int validate_catalog(struct cli_ctx *ctx, struct catalog **ret)
 
 	diag_clear(&d);
 	catalog_paths_find(ctx, &paths);
-	r = catalog_load(paths.user_dir, paths.repo_dir, ret, &d);
+	r = catalog_load_dirs(paths.dirs, ret, &d);
 	catalog_paths_release(&paths);
 	if (r >= 0)
 		return 0;

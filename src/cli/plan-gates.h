@@ -19,4 +19,12 @@
 size_t plan_gates_check(const struct plan *p, const struct catalog *cat,
 			const char *allowed_key_envs, struct diag_list *is);
 
+/* The same gates for each entry of an endpoints: map (orch/endpoints.h)
+ * of file source: its adapter is in cat and takes its base_url and
+ * api_key_env (invocation_check_static()); one issue per bad entry at the
+ * entry's key, "field 'endpoints.NAME': ...". Returns the number added. */
+size_t plan_gates_endpoints(const struct orch_endpoints *eps, const char *source,
+			    const struct catalog *cat, const char *allowed_key_envs,
+			    struct diag_list *is);
+
 #endif

@@ -814,6 +814,8 @@ static int parse_merge(struct cctx *x, const struct ynode *v)
 
 static int parse_config(struct cctx *x)
 {
+	/* one a line: keys are added at the end (clang-format would bin-pack them) */
+	/* clang-format off */
 	static const char *const keys[] = {
 		"adapter",
 		"model",
@@ -838,8 +840,10 @@ static int parse_config(struct cctx *x)
 		"idle_timeout",
 		"pr",
 		"protected_paths",
+		"endpoints",
 		NULL,
 	};
+	/* clang-format on */
 	const struct ynode *root = x->doc->root;
 	struct orch_config *c = x->c;
 	size_t i;
@@ -907,6 +911,9 @@ static int parse_config(struct cctx *x)
 			r = parse_modes(x, v);
 		} else if (strcmp(key, "role_model_policy") == 0) {
 			r = parse_roles(x, v);
+		} else if (strcmp(key, "endpoints") == 0) {
+			r = orch_endpoints_get(&c->arena, x->doc, v, key, x->allowed, &c->endpoints,
+					       x->reterr);
 		} else {
 			r = 0; /* mode: once every mode is known; retry, fallback: below */
 		}
@@ -1056,10 +1063,34 @@ static void fill_slot(struct invocation_sampling *dst, const struct invocation_s
 	dst->set |= 1u << k;
 }
 
-void orch_config_slots(const struct orch_config *c, const char *role, const struct profile *p,
-		       const struct invocation_sampling *task, struct invocation_sampling *ret)
+const struct orch_endpoint *orch_config_endpoint(const struct orch_config *c,
+						 const struct orch_endpoints *plan,
+						 const char *adapter)
 {
-	struct invocation_sampling s = {0};
+	const struct orch_endpoint *ep = orch_endpoints_find(plan, adapter);
+
+	return ep ? ep : orch_endpoints_find(c ? &c->endpoints : NULL, adapter);
+}
+
+const char *orch_config_model(const struct orch_config *c, const char *role,
+			      const struct orch_endpoint *ep, const char *task_model)
+{
+	const struct role_policy *rp = orch_config_role(c, role);
+
+	if (task_model)
+		return task_model;
+	if (rp && rp->model)
+		return rp->model;
+	if (ep && ep->model)
+		return ep->model;
+	return c ? c->model : NULL;
+}
+
+void orch_config_slots(const struct orch_config *c, const char *role, const struct profile *p,
+		       const struct orch_endpoint *ep, const struct invocation_sampling *task,
+		       struct invocation_sampling *ret)
+{
+	struct invocation_sampling s = {0}, e;
 	const struct role_policy *rp = orch_config_role(c, role);
 	const struct mode_profile *m;
 	int k;
@@ -1082,6 +1113,9 @@ void orch_config_slots(const struct orch_config *c, const char *role, const stru
 		fill_slot(&s, &r, SAMPLING_BASE_URL);
 		fill_slot(&s, &r, SAMPLING_API_KEY_ENV);
 	}
+	orch_endpoint_slots(ep, &e);
+	fill_slot(&s, &e, SAMPLING_BASE_URL);
+	fill_slot(&s, &e, SAMPLING_API_KEY_ENV);
 	m = c ? orch_config_mode(c, c->mode) : NULL;
 	if (m && p && p->caps.supports_sampling_params) {
 		fill_slot(&s, &m->sampling, SAMPLING_TEMPERATURE);
@@ -1247,6 +1281,8 @@ json_t *orch_config_json(const struct orch_config *c)
 		(void)json_object_set_new(roles, rp->role, r);
 	}
 	(void)json_object_set_new(o, "role_model_policy", roles);
+	if (c->endpoints.n)
+		(void)json_object_set_new(o, "endpoints", orch_endpoints_json(&c->endpoints));
 	return o;
 }
 
@@ -1545,6 +1581,7 @@ int orch_config_to_yaml(const struct orch_config *c, struct sbuf *out)
 		TRY(sbuf_adds(out, " {}"));
 	for (i = 0; i < c->n_roles; i++)
 		TRY(role_yaml(out, &c->roles[i]));
+	TRY(orch_endpoints_yaml(&c->endpoints, out));
 	TRY(sbuf_adds(out, "\n"));
 #undef TRY
 	return 0;
@@ -1632,13 +1669,14 @@ const char orch_config_template[] =
 	"modes: {}\n"
 	"\n"
 	"# Per role (backend, frontend, qa, docs, ... see docs/configuration.md):\n"
-	"# the adapter (Bernstein's spelling 'cli:' works too), model, effort (low,\n"
-	"# medium, normal, high, max) and an OpenAI-compatible endpoint. api_key_env\n"
-	"# is the NAME of the variable holding the key, never the key: a known\n"
-	"# provider key (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...) or one listed in\n"
-	"# BERNSTEIN_ALLOWED_API_KEY_ENVS on the host. A task's own 'sampling:'\n"
-	"# wins over this, and this over the mode profile. Example:\n"
+	"# the adapter ('cli:' works too), model, effort (low, medium, normal, high,\n"
+	"# max), base_url and api_key_env. A task's own 'sampling:' wins. Example:\n"
 	"#   role_model_policy:\n"
-	"#     backend: {adapter: qwen, model: coder-model, effort: high,\n"
-	"#               base_url: \"http://127.0.0.1:8080/v1\", api_key_env: OPENAI_API_KEY}\n"
-	"role_model_policy: {}\n";
+	"#     backend: {adapter: qwen, model: coder-model, effort: high}\n"
+	"role_model_policy: {}\n"
+	"\n"
+	"# Where each agent is pointed (the URL form its API takes: docs/spawning.md).\n"
+	"# api_key_env is the NAME of the variable holding the key, never the key:\n"
+	"# a provider key or one listed in BERNSTEIN_ALLOWED_API_KEY_ENVS. Example:\n"
+	"#   endpoints:\n"
+	"#     codex: {base_url: \"http://127.0.0.1:8080/v1\", api_key_env: OPENAI_API_KEY}\n";

@@ -31,11 +31,11 @@
  *   modes: {NAME: {temperature, top_p, top_k, max_tokens}}
  *   role_model_policy: {ROLE: {adapter (or cli), provider, model, effort,
  *                              base_url, api_key_env, limits, sandbox, network}}
+ *   endpoints: {ADAPTER: {base_url, api_key_env, model}}   orch/endpoints.h
  *
- * role_model_policy.*.api_key_env is checked while loading against the
- * credential allow-list (adapter/credential.h); the caller passes the value
- * of the host variable BERNSTEIN_ALLOWED_API_KEY_ENVS (nothing here reads
- * the environment). */
+ * role_model_policy.*.api_key_env (and endpoints.*.api_key_env) is checked while loading against
+ * the credential allow-list (adapter/credential.h); the caller passes the value of the host
+ * variable BERNSTEIN_ALLOWED_API_KEY_ENVS (nothing here reads the environment). */
 #ifndef BERNSTEIN_ORCH_CONFIG_H
 #define BERNSTEIN_ORCH_CONFIG_H
 
@@ -46,6 +46,7 @@
 #include <stdint.h>
 
 #include "adapter/invocation.h"
+#include "orch/endpoints.h"
 #include "orch/wtsetup.h"
 #include "proc/contain.h"
 #include "proc/netproxy.h"
@@ -209,6 +210,8 @@ struct orch_config {
 	size_t n_modes;
 	struct role_policy *roles; /* in file order */
 	size_t n_roles;
+	/* endpoints: per adapter (orch/endpoints.h); a plan's entry wins */
+	struct orch_endpoints endpoints;
 	struct ydoc *doc; /* private: the document the strings point into */
 };
 
@@ -248,17 +251,32 @@ double orch_config_idle_timeout(const struct orch_config *c, const char *role);
 /* The mode profile called name (user entries first, then built-ins), or NULL. */
 const struct mode_profile *orch_config_mode(const struct orch_config *c, const char *name);
 
+/* The endpoint entry of adapter for a task: its plan's (plan: the
+ * plan's endpoints:, may be NULL), else c's; NULL when neither has one. */
+const struct orch_endpoint *orch_config_endpoint(const struct orch_config *c,
+						 const struct orch_endpoints *plan,
+						 const char *adapter);
+
 /* The per-spawn sampling and endpoint slots of a task, into *ret (fully
- * overwritten). Three sources in ascending precedence, each filling only
+ * overwritten). Four sources in ascending precedence, each filling only
  * the slots still unset:
  *   1. the mode profile c->mode, only when p (the adapter's capability
  *      profile) declares supports_sampling_params;
- *   2. role_model_policy[role]: base_url, api_key_env;
- *   3. the task's explicit slots (task, may be NULL), which always win.
- * c, role and p may be NULL (that source then gives nothing). A run that
- * sets none gets no slot set. */
+ *   2. ep, the adapter's endpoint entry (orch_config_endpoint()):
+ *      base_url, api_key_env;
+ *   3. role_model_policy[role]: base_url, api_key_env;
+ *   4. the task's explicit slots (task, may be NULL), which always win.
+ * c, role, p and ep may be NULL (that source then gives nothing). A run
+ * that sets none gets no slot set. */
 void orch_config_slots(const struct orch_config *c, const char *role, const struct profile *p,
-		       const struct invocation_sampling *task, struct invocation_sampling *ret);
+		       const struct orch_endpoint *ep, const struct invocation_sampling *task,
+		       struct invocation_sampling *ret);
+
+/* The model of a task (task_model: its own or its plan's model:, may be
+ * NULL): task_model, else role_model_policy[role].model, else ep's model,
+ * else c's model:, else NULL (the adapter's own). */
+const char *orch_config_model(const struct orch_config *c, const char *role,
+			      const struct orch_endpoint *ep, const char *task_model);
 
 /* The effective configuration as JSON (a new reference): every key, with
  * "source". */

@@ -62,7 +62,7 @@ const char *confine_net_refusal(enum net_mode mode, enum sandbox_kind k, const c
 		else
 			(void)snprintf(
 				why, size,
-				"network: llm needs the agent's endpoint, to allow only its host: set sampling.base_url (or role_model_policy's base_url), declare its provider's hosts in its profile (runtime.sandbox.hosts), or use network: full or none");
+				"network: llm needs the agent's endpoint, to allow only its host: set sampling.base_url (or role_model_policy's, or the adapter's endpoints: entry's base_url), declare its provider's hosts in its profile (runtime.sandbox.hosts), or use network: full or none");
 		return why;
 	}
 	return NULL;

@@ -798,8 +798,8 @@ static void parse_stages(struct pctx *x, const struct ynode *v)
 }
 
 static const char *const plan_keys[] = {
-	"name",	  "description", "adapter", "cli",    "model",	      "tasks",
-	"stages", "sandbox",	 "network", "limits", "idle_timeout", NULL,
+	"name",	   "description", "adapter", "cli",	     "model",	  "tasks", "stages",
+	"sandbox", "network",	  "limits",  "idle_timeout", "endpoints", NULL,
 };
 /* Bernstein's top-level keys that have no effect here. */
 static const char *const plan_ignored[] = {
@@ -868,6 +868,11 @@ static void parse_plan(struct pctx *x)
 	diag_clear(&d);
 	if ((v = ynode_get(root, "limits")) &&
 	    orch_get_limits(x->doc, v, "limits", &x->defaults.limits, &d) < 0)
+		add(x, &d);
+	diag_clear(&d);
+	if ((v = ynode_get(root, "endpoints")) &&
+	    orch_endpoints_get(&x->p->arena, x->doc, v, "endpoints", x->allowed, &x->p->endpoints,
+			       &d) < 0)
 		add(x, &d);
 
 	tasks = ynode_get(root, "tasks");

@@ -5,6 +5,9 @@
  *   name: demo
  *   adapter: mock                   (and model, sandbox, network, limits:
  *                                   the defaults of every task below)
+ *   endpoints:                      per adapter, over bernstein.yaml's entry
+ *     codex: {base_url: ..., api_key_env: OPENAI_API_KEY, model: gpt-5.5}
+ *                                   (orch/endpoints.h)
  *   tasks:
  *     - title: write greeting       required, unique
  *       id: greet                   optional; default: a slug of the title
@@ -127,7 +130,9 @@ struct plan {
 	struct plan_task *tasks; /* in file order */
 	size_t n;
 	char hash[SHA256_HEX_LEN + 1]; /* SHA-256 of the file's bytes */
-	struct ydoc *doc;	       /* private: the document the strings point into */
+	struct orch_endpoints
+		endpoints; /* endpoints: (orch/endpoints.h); each task's spec has them */
+	struct ydoc *doc;  /* private: the document the strings point into */
 };
 
 /* Every problem found, in position order: a util/diag.h list that keeps

@@ -48,6 +48,7 @@ static void routing_lists(const struct loop *l, const struct otask *t, struct st
 	const struct orch_config *c = l->e->cfg;
 	const char *a = t->spec.adapter;
 	const struct role_policy *rp = orch_config_role(c, t->row.role);
+	const struct autoroute_task at = {.cfg = c, .plan_endpoints = &t->spec.endpoints};
 	size_t i;
 
 	*ret_explicit = false;
@@ -56,7 +57,7 @@ static void routing_lists(const struct loop *l, const struct otask *t, struct st
 		a = run_retry_adapter(l, t);
 	if (!a && rp)
 		a = rp->adapter;
-	if (!a && ap && autoroute_prepare(l->e, ap)) {
+	if (!a && ap && autoroute_prepare(l->e, &at, ap)) {
 		strvec_pushv(cand, (const char *const *)ap->usable.v);
 		*ret_explicit = true;
 		return;
@@ -327,7 +328,7 @@ static void resume_from(struct loop *l, struct otask *t, struct dispatch *dp)
 static int build_invocation(struct loop *l, struct otask *t, struct dispatch *dp)
 {
 	struct orch_env *e = l->e;
-	const struct role_policy *rp = orch_config_role(e->cfg, t->row.role);
+	const struct orch_endpoint *ep;
 	struct invocation_request *ir = &dp->ir;
 	char nbuf[32], msg[1024];
 	struct diag d;
@@ -342,9 +343,12 @@ static int build_invocation(struct loop *l, struct otask *t, struct dispatch *dp
 			t->row.feedback) &&
 		       !t->fresh;
 	t->fresh = false;
-	orch_config_slots(e->cfg, t->row.role, dp->entry->profile, &t->spec.sampling,
+	/* the endpoint of the adapter routing chose (named, by role, auto,
+	 * fallback): the plan's entry, else bernstein.yaml's */
+	ep = orch_config_endpoint(e->cfg, &t->spec.endpoints, dp->entry->name);
+	orch_config_slots(e->cfg, t->row.role, dp->entry->profile, ep, &t->spec.sampling,
 			  &ir->sampling);
-	ir->model = t->spec.model ? t->spec.model : rp && rp->model ? rp->model : e->cfg->model;
+	ir->model = orch_config_model(e->cfg, t->row.role, ep, t->spec.model);
 	if (run_retry_model(l, t)) /* escalation: attempt N's model */
 		ir->model = run_retry_model(l, t);
 	strvec_clear(&t->attachments);

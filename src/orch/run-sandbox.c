@@ -153,8 +153,9 @@ static const char *task_endpoint(struct loop *l, const struct otask *t)
 		t->row.adapter ? catalog_find(l->e->cat, t->row.adapter) : NULL;
 	struct invocation_sampling out;
 
-	orch_config_slots(l->e->cfg, t->row.role, entry ? entry->profile : NULL, &t->spec.sampling,
-			  &out);
+	orch_config_slots(l->e->cfg, t->row.role, entry ? entry->profile : NULL,
+			  orch_config_endpoint(l->e->cfg, &t->spec.endpoints, t->row.adapter),
+			  &t->spec.sampling, &out);
 	return (out.set & (1u << SAMPLING_BASE_URL)) ? out.base_url : NULL;
 }
 

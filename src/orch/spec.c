@@ -95,6 +95,7 @@ void spec_from_plan(const struct plan *p, size_t i, struct task_spec *ret)
 	ret->sampling = t->sampling;
 	ret->sampling.base_url = dup(ret, t->sampling.base_url);
 	ret->sampling.api_key_env = dup(ret, t->sampling.api_key_env);
+	orch_endpoints_copy(&ret->arena, &p->endpoints, &ret->endpoints);
 	ret->retry = t->retry;
 	ret->retry.fallback_lines = ret->retry.fallback_cols = NULL;
 	if (t->retry.models)
@@ -163,6 +164,9 @@ json_t *spec_to_json(const struct task_spec *s)
 		(void)json_object_set_new(o, "limits", orch_limits_json(&s->limits));
 	(void)json_object_set_new(o, "gates", orch_gates_json(s->gates, s->n_gates));
 	(void)json_object_set_new(o, "sampling", orch_slots_json(&s->sampling));
+	/* only when given: a plan without them records what it did before */
+	if (s->endpoints.n)
+		(void)json_object_set_new(o, "endpoints", orch_endpoints_json(&s->endpoints));
 	(void)json_object_set_new(o, "stage", jstr(s->stage));
 	if ((rj = retry_policy_json(&s->retry)))
 		(void)json_object_set_new(o, "retry", rj);
@@ -490,6 +494,15 @@ static int k_sampling(struct task_spec *s, const char *key, const json_t *v, str
 	return 0;
 }
 
+static int k_endpoints(struct task_spec *s, const char *key, const json_t *v, struct diag *reterr)
+{
+	char msg[200];
+
+	if (orch_endpoints_parse_json(&s->arena, v, &s->endpoints, msg, sizeof(msg)) < 0)
+		return bad(reterr, key, msg);
+	return 0;
+}
+
 static int k_position(struct task_spec *s, const char *key, const json_t *v, struct diag *reterr)
 {
 	json_int_t i = json_integer_value(v);
@@ -552,6 +565,7 @@ static const struct spec_key spec_keys[] = {
 	{"limits", k_limits, 0},
 	{"gates", k_gates, 0},
 	{"sampling", k_sampling, 0},
+	{"endpoints", k_endpoints, 0},
 	{"retry", k_retry, 0},
 	{"fallback", k_retry, 0},
 	{"retry_state", k_retry_state, 0},

@@ -26,6 +26,9 @@
  *                                        top_k, max_tokens: integer;
  *                                        base_url, api_key_env: string}
  *                                       (a null value is as absent)
+ *   endpoints                           {ADAPTER: {base_url, api_key_env,
+ *                                        model: string}}: its plan's
+ *                                       (orch/endpoints.h; absent: none)
  *   retry                               {max_attempts, on, backoff, models}
  *                                       (only the parts given; orch/retry.h)
  *   fallback                            array of adapter names
@@ -85,6 +88,7 @@ struct task_spec {
 	struct orch_gate *gates;      /* after the configuration's */
 	size_t n_gates;
 	struct invocation_sampling sampling; /* the task's explicit slots (strings in arena) */
+	struct orch_endpoints endpoints;     /* its plan's endpoints: (in arena) */
 	struct retry_policy retry;	     /* the task's own retry:, fallback: */
 	/* where its retries stand (run-retry.c): the adapter of the chain in
 	 * use, the attempts before its first, the model of the last attempt */

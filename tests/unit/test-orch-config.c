@@ -412,8 +412,149 @@ static struct invocation_sampling slots(const struct orch_config *c, const char 
 	struct invocation_sampling s;
 
 	memset(&s, 0xa5, sizeof(s)); /* fully overwritten */
-	orch_config_slots(c, role, p, task, &s);
+	orch_config_slots(c, role, p, NULL, task, &s);
 	return s;
+}
+
+static struct invocation_sampling slots_ep(const struct orch_config *c, const char *role,
+					   const struct orch_endpoint *ep,
+					   const struct invocation_sampling *task)
+{
+	struct invocation_sampling s;
+
+	memset(&s, 0xa5, sizeof(s));
+	orch_config_slots(c, role, NULL, ep, task, &s);
+	return s;
+}
+
+/* endpoints: per adapter, and where it stands among the other sources:
+ * task sampling > role policy > plan endpoints > bernstein.yaml endpoints */
+static void test_endpoints_precedence(void **state)
+{
+	static const char text[] =
+		"model: global-model\n"
+		"endpoints:\n"
+		"  codex: {base_url: \"http://yaml.example/v1\", api_key_env: OPENAI_API_KEY, model: yaml-m}\n"
+		"  claude: {api_key_env: ANTHROPIC_API_KEY}\n"
+		"role_model_policy:\n"
+		"  backend: {base_url: \"http://role.example/v1\"}\n"
+		"  qa: {model: role-m}\n";
+	struct orch_config *c = load_text(text, NULL);
+	struct orch_endpoint pe = {.adapter = "codex", .base_url = "http://plan.example/v1"};
+	struct orch_endpoints plan = {.v = &pe, .n = 1};
+	struct invocation_sampling task = {0}, s;
+	const struct orch_endpoint *ep;
+
+	(void)state;
+	/* bernstein.yaml's entry for codex; none for gemini */
+	ep = orch_config_endpoint(c, NULL, "codex");
+	assert_non_null(ep);
+	assert_string_equal(ep->base_url, "http://yaml.example/v1");
+	assert_null(orch_config_endpoint(c, NULL, "gemini"));
+	assert_null(orch_config_endpoint(c, NULL, NULL));
+	s = slots_ep(c, "docs", ep, NULL);
+	assert_int_equal(s.set, (1u << SAMPLING_BASE_URL) | (1u << SAMPLING_API_KEY_ENV));
+	assert_string_equal(s.base_url, "http://yaml.example/v1");
+	assert_string_equal(s.api_key_env, "OPENAI_API_KEY");
+	assert_string_equal(orch_config_model(c, "docs", ep, NULL), "yaml-m");
+	/* the plan's entry replaces bernstein.yaml's as a whole: no key of it is mixed in */
+	ep = orch_config_endpoint(c, &plan, "codex");
+	assert_ptr_equal(ep, &pe);
+	s = slots_ep(c, "docs", ep, NULL);
+	assert_int_equal(s.set, 1u << SAMPLING_BASE_URL);
+	assert_string_equal(s.base_url, "http://plan.example/v1");
+	assert_string_equal(orch_config_model(c, "docs", ep, NULL), "global-model");
+	/* other adapters still get bernstein.yaml's */
+	assert_string_equal(orch_config_endpoint(c, &plan, "claude")->api_key_env,
+			    "ANTHROPIC_API_KEY");
+	/* the role's base_url beats the endpoint's, its key variable stays */
+	ep = orch_config_endpoint(c, NULL, "codex");
+	s = slots_ep(c, "backend", ep, NULL);
+	assert_string_equal(s.base_url, "http://role.example/v1");
+	assert_string_equal(s.api_key_env, "OPENAI_API_KEY");
+	/* the task's sampling beats both */
+	task.set = 1u << SAMPLING_API_KEY_ENV;
+	task.api_key_env = "GROQ_API_KEY";
+	s = slots_ep(c, "backend", ep, &task);
+	assert_string_equal(s.base_url, "http://role.example/v1");
+	assert_string_equal(s.api_key_env, "GROQ_API_KEY");
+	/* model: task > role > endpoint > bernstein.yaml's model: */
+	assert_string_equal(orch_config_model(c, "qa", ep, "task-m"), "task-m");
+	assert_string_equal(orch_config_model(c, "qa", ep, NULL), "role-m");
+	assert_string_equal(orch_config_model(c, "docs", NULL, NULL), "global-model");
+	assert_null(orch_config_model(NULL, "docs", NULL, NULL));
+	orch_config_free(c);
+}
+
+/* endpoints: every bad entry at its FILE:LINE:COL, naming the field */
+static void test_endpoints_errors(void **state)
+{
+	static const struct {
+		const char *text;
+		unsigned line, col;
+		const char *msg;
+	} bad[] = {
+		{"endpoints: [claude]\n", 1, 12,
+		 "field 'endpoints': expected a mapping of adapters, got a sequence"},
+		{"endpoints:\n  auto: {model: m}\n", 2, 3, "field 'endpoints.auto': 'auto' is not"},
+		{"endpoints:\n  Claude: {model: m}\n", 2, 3,
+		 "field 'endpoints.Claude': invalid adapter name 'Claude'"},
+		{"endpoints:\n  claude: \"http://x\"\n", 2, 11,
+		 "field 'endpoints.claude': expected a mapping {base_url, api_key_env, model}"},
+		{"endpoints:\n  claude: {}\n", 2, 11, "field 'endpoints.claude': empty"},
+		{"endpoints:\n  claude: {url: x}\n", 2, 12, "unknown key 'url'"},
+		{"endpoints:\n  claude: {base_url: \"ftp://x\"}\n", 2, 22,
+		 "field 'endpoints.claude.base_url': base_url 'ftp://x': the scheme"},
+		{"endpoints:\n  claude: {api_key_env: GITHUB_TOKEN}\n", 2, 25,
+		 "field 'endpoints.claude.api_key_env': api_key_env 'GITHUB_TOKEN' is not an allowed"},
+		{"endpoints:\n  claude: {model: \"-rf\"}\n", 2, 19,
+		 "field 'endpoints.claude.model': model '-rf': starts with '-'"},
+		{"endpoints:\n  claude: {model: \"a b\"}\n", 2, 19,
+		 "field 'endpoints.claude.model': model 'a b': holds a blank"},
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct diag d = load_text_fail(bad[i].text, NULL);
+
+		if (d.line != bad[i].line || d.col != bad[i].col || !strstr(d.msg, bad[i].msg))
+			fail_msg("%zu: got %u:%u: %s\n want %u:%u: %s", i, d.line, d.col, d.msg,
+				 bad[i].line, bad[i].col, bad[i].msg);
+	}
+	/* the host's allow-list admits another name */
+	orch_config_free(load_text("endpoints:\n  claude: {api_key_env: CORP_KEY}\n", "CORP_KEY"));
+}
+
+/* config show renders endpoints: that load back to the same entries */
+static void test_endpoints_roundtrip(void **state)
+{
+	static const char text[] =
+		"endpoints:\n"
+		"  codex: {base_url: \"http://127.0.0.1:9/v1\", api_key_env: OPENAI_API_KEY, model: gpt-5.5}\n"
+		"  pi: {model: \"m/1\"}\n";
+	struct orch_config *c = load_text(text, NULL), *c2;
+	struct sbuf out = SBUF_INIT(SIZE_MAX);
+	json_t *j1, *j2;
+
+	(void)state;
+	assert_int_equal(orch_config_to_yaml(c, &out), 0);
+	c2 = load_text(out.buf, NULL);
+	j1 = orch_config_json(c);
+	j2 = orch_config_json(c2);
+	json_object_del(j1, "source");
+	json_object_del(j2, "source");
+	assert_true(json_equal(j1, j2));
+	assert_int_equal(json_object_size(json_object_get(j1, "endpoints")), 2);
+	assert_string_equal(
+		json_string_value(json_object_get(
+			json_object_get(json_object_get(j1, "endpoints"), "codex"), "model")),
+		"gpt-5.5");
+	json_decref(j1);
+	json_decref(j2);
+	sbuf_release(&out);
+	orch_config_free(c);
+	orch_config_free(c2);
 }
 
 static void test_slot_precedence(void **state)
@@ -563,6 +704,8 @@ static void test_template_examples_load(void **state)
 	assert_string_equal(c->gates[0].run, "make test");
 	assert_non_null(orch_config_mode(c, "careful"));
 	assert_string_equal(orch_config_role(c, "backend")->adapter, "qwen");
+	assert_string_equal(orch_endpoints_find(&c->endpoints, "codex")->api_key_env,
+			    "OPENAI_API_KEY");
 	orch_config_free(c);
 	sbuf_release(&sb);
 }
@@ -749,6 +892,9 @@ int main(void)
 		cmocka_unit_test(test_api_key_env_allow_list),
 		cmocka_unit_test(test_base_url_rule),
 		cmocka_unit_test(test_slot_precedence),
+		cmocka_unit_test(test_endpoints_precedence),
+		cmocka_unit_test(test_endpoints_errors),
+		cmocka_unit_test(test_endpoints_roundtrip),
 		cmocka_unit_test(test_template_loads_to_defaults),
 		cmocka_unit_test(test_template_examples_load),
 		cmocka_unit_test(test_yaml_round_trip),

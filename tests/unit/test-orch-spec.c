@@ -254,8 +254,54 @@ static void test_strict(void **state)
 	refused("{\"sampling\":{\"base_url\":\"file:///etc\"}}", "'sampling.base_url'");
 	refused("{\"sampling\":{\"api_key_env\":\"\"}}", "'sampling.api_key_env'");
 	refused("{\"sampling\":{\"seed\":1}}", "'sampling.seed'");
+	refused("{\"endpoints\":[]}", "'endpoints'");
+	refused("{\"endpoints\":{\"auto\":{\"model\":\"m\"}}}", "'endpoints'");
+	refused("{\"endpoints\":{\"codex\":{}}}", "'endpoints'");
+	refused("{\"endpoints\":{\"codex\":{\"url\":\"http://h\"}}}", "'endpoints'");
+	refused("{\"endpoints\":{\"codex\":{\"base_url\":\"file:///etc\"}}}", "'endpoints'");
+	refused("{\"endpoints\":{\"codex\":{\"api_key_env\":\"lower\"}}}", "'endpoints'");
+	refused("{\"endpoints\":{\"codex\":{\"model\":\"-x\"}}}", "'endpoints'");
+	refused("{\"endpoints\":{\"codex\":{\"model\":1}}}", "'endpoints'");
 	refused("{\"line\":-1}", "'line'");
 	refused("{\"column\":\"3\"}", "'column'");
+}
+
+/* a plan's endpoints: go with every task's spec and come back */
+static void test_endpoints(void **state)
+{
+	struct plan *p = load_text(
+		"name: n\n"
+		"endpoints:\n"
+		"  codex: {base_url: 'http://127.0.0.1:9/v1', api_key_env: OPENAI_API_KEY}\n"
+		"  pi: {model: m1}\n"
+		"tasks:\n"
+		"  - {title: a, prompt: x}\n"
+		"  - {title: b, prompt: y}\n");
+	struct task_spec s;
+	char *text;
+
+	(void)state;
+	assert_int_equal(p->endpoints.n, 2);
+	spec_from_plan(p, 1, &s);
+	assert_int_equal(s.endpoints.n, 2);
+	assert_string_equal(s.endpoints.v[0].adapter, "codex");
+	assert_string_equal(s.endpoints.v[1].model, "m1");
+	text = spec_dump(&s);
+	assert_non_null(
+		strstr(text, "\"endpoints\":{\"codex\":{\"api_key_env\":\"OPENAI_API_KEY\","
+			     "\"base_url\":\"http://127.0.0.1:9/v1\"},\"pi\":{\"model\":\"m1\"}}"));
+	round_trip(&s);
+	free(text);
+	spec_release(&s);
+	plan_free(p);
+	/* a plan without them records no key */
+	p = load_text("name: n\ntasks:\n  - {title: a, prompt: x}\n");
+	spec_from_plan(p, 0, &s);
+	text = spec_dump(&s);
+	assert_null(strstr(text, "endpoints"));
+	free(text);
+	spec_release(&s);
+	plan_free(p);
 }
 
 static void test_too_large(void **state)
@@ -285,6 +331,7 @@ int main(void)
 		cmocka_unit_test(test_numbers_stay_numbers),
 		cmocka_unit_test(test_reads_stored_forms),
 		cmocka_unit_test(test_strict),
+		cmocka_unit_test(test_endpoints),
 		cmocka_unit_test(test_too_large),
 	};
 
