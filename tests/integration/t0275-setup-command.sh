@@ -7,7 +7,7 @@
 #    succeeds, the agent saw the file, the command saw the copied .env
 #    (copies come first), its output is in setup.log beside the gate logs of
 #    the attempt, its environment is a gate's (no API key of bernstein's)
-#    and nothing it made was committed.
+#    and nothing it made was committed; the same with the mock agent.
 # 2. A failing setup_command: the task fails with the outcome setup_failed,
 #    "worktree setup command failed (exit 3); log: PATH" in status (and
 #    gate_log = PATH in status --json, "setup log: PATH" in the summary),
@@ -75,6 +75,15 @@ check "setup.log holds its output" grep -qx setup-t0275-ran "$LOG"
 check "it ran in the task's tree" grep -q "^PWD=$W/.bernstein/worktrees/work-" "$LOG"
 check "its environment is a gate's: no API key" sh -c "! grep -q -e sk-t0275-secret -e ANTHROPIC '$LOG'"
 check "nothing it made was committed" sh -c "! git -C '$W' log --all --name-only --format= | grep -q '^deps/'"
+
+# 1c. the same with the mock agent
+repo "$T/mock" 'worktree_setup: {setup_command: "mkdir -p deps && touch deps/installed"}' 'write greeting.txt hello from the mock'
+printf 'name: setup\nadapter: mock\ntasks:\n  - title: work\n    prompt: |\n      write greeting.txt hello from the mock\n' >"$W/plan.yaml"
+git -C "$W" -c user.name=t -c user.email=t@example.com commit -q -m mock plan.yaml >/dev/null 2>&1
+bw run plan.yaml
+check "mock: the run succeeds, its gate passed (exit $RC)" test "$RC" -eq 0
+[ "$RC" -eq 0 ] || { _diag_file stdout "$T/stdout"; _diag_file stderr "$T/stderr"; }
+check "mock: its work is merged" grep -qx "hello from the mock" "$W/greeting.txt"
 
 # 2. a failing setup_command: setup_failed with its log; retry
 repo "$T/fail" "worktree_setup:
