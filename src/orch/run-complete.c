@@ -360,10 +360,10 @@ static void gate_event(struct loop *l, const struct otask *t, const char *msg)
 
 /* `/bin/sh -c RUN` for t into spec, as a gate runs (and worktree_setup's
  * setup_command): in the task's checkout with git_env (PATH, HOME,
- * LC_ALL=C...: no secret, none of bernstein's own git settings), its process group dying with
- * bernstein, its timeout and the configured kill grace, its output in log
- * (the first GATE_LOG_MAX bytes; log is borrowed: it must outlive the
- * process), the agent's limits. Such a command runs what the agent wrote
+ * LC_ALL=C...: no secret, none of bernstein's own git settings), its
+ * process group dying with bernstein, its timeout and the configured kill
+ * grace, its output in log (the first GATE_LOG_MAX bytes; log is borrowed:
+ * it must outlive the process), the agent's limits. Such a command runs what the agent wrote
  * (its Makefile, its tests): in a sandboxed task it is confined exactly like
  * the agent (its clone, the agent's HOME and TMPDIR read-write, nothing
  * else), else it would carry the agent's code out of the sandbox. 0, or a
