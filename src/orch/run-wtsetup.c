@@ -110,7 +110,6 @@ int run_setup_spec(struct loop *l, struct otask *t, struct proc_spec *spec)
 	if (r < 0) {
 		(void)snprintf(msg, sizeof(msg), ORCH_SETUP_REASON "could not be confined: %s",
 			       d.msg);
-		run_net_event(t, msg);
 		setup_failed(l, t, msg);
 		return r;
 	}
