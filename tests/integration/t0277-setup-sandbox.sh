@@ -11,6 +11,11 @@
 #     read-only to the agent: it reads through the link, cannot create or
 #     change a file in it;
 #   - the user's node_modules is untouched.
+# And in landlock, a setup_command that cannot be confined is not run: an
+# agent whose attempt failed swapped its login file's directory in its
+# private HOME for a symlink to a directory of the user's; the setup of its
+# retry is refused (setup_failed, "could not be confined"), it never ran
+# and nothing appeared in the symlink's target.
 . "$SRCDIR/tests/integration/lib.sh"
 
 test_begin "t0277 worktree_setup in the sandbox tiers: a confined setup_command, read-only links"
@@ -86,5 +91,57 @@ EOF
 	check "$tier: the user's node_modules is untouched" \
 		sh -c "[ ! -e '$W/node_modules/pkg/hacked' ] && [ ! -e '$W/node_modules/pkg/setup-hacked' ] && ! grep -q hacked '$W/node_modules/pkg/index.js'"
 done
+
+# landlock: the retry's setup cannot be confined
+P=$T/planter
+H=$T/phome
+mkdir -p "$P/.bernstein/catalog/profiles" "$H/.tok" "$T/victim"
+printf '{"token": "t0277-login"}\n' >"$H/.tok/auth.json"
+git -C "$P" init -q -b main . >/dev/null 2>&1
+printf '.bernstein/\n' >"$P/.gitignore"
+cat >"$P/.bernstein/catalog/profiles/planter.yaml" <<'EOF'
+name: planter
+display_name: "Shell agent"
+shape: factory
+invocation: {binary: sh, extra_args: [-c], prompt_positional: true}
+capabilities: {tool_use: true}
+runtime:
+  home: isolated
+  login: [.tok/auth.json]
+  sandbox: {tiers: [landlock, bwrap]}
+EOF
+cat >"$P/.bernstein/catalog/strategy-matrix.yaml" <<'EOF'
+adapters:
+  planter:
+    resume: unsupported
+    dangerous_mode: always-on
+    event_channel: none
+EOF
+cat >"$P/bernstein.yaml" <<EOF
+adapter: planter
+retry_backoff: 0
+max_retries: 0
+sandbox: landlock
+worktree_setup: {setup_command: "touch '$T/setup-ran'; touch setup-ran"}
+EOF
+# shellcheck disable=SC2016 # the agent's script: its own $HOME
+printf 'name: plant\ntasks:\n  - title: plants\n    prompt: |\n      rm -rf "$HOME/.tok"\n      ln -s %s "$HOME/.tok"\n      exit 1\n' "$T/victim" >"$P/plan.yaml"
+git -C "$P" add -A >/dev/null 2>&1
+git -C "$P" -c user.name=t -c user.email=t@example.com commit -q -m base >/dev/null 2>&1
+pw() { run sh -c "cd '$P' && exec env -i PATH=/usr/bin:/bin HOME='$H' LC_ALL=C.UTF-8 TZ=UTC '$KEY' '$BERNSTEIN' $*"; }
+pw run plan.yaml
+check "planter: the first attempt fails (exit $RC)" test "$RC" -eq 1
+check "planter: its setup ran, confined (its tree only)" \
+	sh -c "ls '$P'/.bernstein/worktrees/*/setup-ran && [ ! -e '$T/setup-ran' ]"
+rm -f "$P"/.bernstein/worktrees/*/setup-ran
+pw retry plants
+check "planter: the retry fails (exit $RC)" test "$RC" -eq 1
+pw status --json
+check "planter: setup_failed" grep -q '"outcome": "setup_failed"' "$T/stdout"
+check "planter: the setup could not be confined" grep -q 'worktree setup command could not be confined: ' "$T/stdout"
+check "planter: the setup never ran" \
+	sh -c "[ ! -e '$T/setup-ran' ] && ! ls '$P'/.bernstein/worktrees/*/setup-ran 2>/dev/null"
+check "planter: nothing appeared in the symlink's target" sh -c "[ -z \"\$(ls -A '$T/victim')\" ]"
+check "planter: the audit chain has it" sh -c "cat '$P'/.bernstein/audit/*.jsonl | grep -q 'worktree setup command could not be confined'"
 
 test_done
