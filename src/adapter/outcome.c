@@ -18,6 +18,7 @@ static const char *const outcome_names[_OUTCOME_MAX] = {
 	[OUTCOME_NO_CHANGES] = "no_changes",
 	[OUTCOME_OOM] = "oom",
 	[OUTCOME_STALLED] = "stalled",
+	[OUTCOME_SETUP_FAILED] = "setup_failed",
 };
 
 const char *outcome_to_string(enum outcome o)

@@ -62,6 +62,9 @@ enum outcome {
 				     * memory limit */
 	OUTCOME_STALLED,	    /* "stalled": the stall watchdog (idle_timeout) stopped it
 				     * after it printed nothing for too long; retryable */
+	OUTCOME_SETUP_FAILED,	    /* "setup_failed": the task's worktree_setup setup_command
+				     * failed or timed out; the agent never ran (never from
+				     * outcome_classify(): the run loop sets it) */
 	_OUTCOME_MAX,
 	_OUTCOME_INVALID = -EINVAL,
 };

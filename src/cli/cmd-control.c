@@ -144,13 +144,6 @@ static void wait_cancelled(const char *repo, const char *run_id, json_t *reply)
 		struct run_row run = RUN_ROW_INIT;
 		bool gone;
 
-		/* a run that died meanwhile will not cancel anything */
-		run_row_init(&run);
-		gone = state_run_get(st, run_id, &run, NULL) < 0 || run.supervisor_pid <= 0 ||
-		       (kill((pid_t)run.supervisor_pid, 0) < 0 && errno == ESRCH);
-		run_row_release(&run);
-		if (gone)
-			break;
 		left = false;
 		json_array_foreach(tasks, i, t)
 		{
@@ -170,8 +163,17 @@ static void wait_cancelled(const char *repo, const char *run_id, json_t *reply)
 				left = true;
 			task_row_release(&row);
 		}
-		if (left)
-			(void)nanosleep(&ts, NULL);
+		if (!left)
+			break;
+		/* a run that died meanwhile will not cancel anything (asked after
+		 * the tasks: a run whose last task was cancelled ends at once) */
+		run_row_init(&run);
+		gone = state_run_get(st, run_id, &run, NULL) < 0 || run.supervisor_pid <= 0 ||
+		       (kill((pid_t)run.supervisor_pid, 0) < 0 && errno == ESRCH);
+		run_row_release(&run);
+		if (gone)
+			break;
+		(void)nanosleep(&ts, NULL);
 	}
 out:
 	state_close(st);

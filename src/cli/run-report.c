@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "adapter/outcome.h"
 #include "cli/exit.h"
 #include "cli/output.h"
 #include "orch/failure.h"
@@ -156,7 +157,11 @@ static void problem_text(struct cli_ctx *ctx, const struct task_row *t)
 	(void)fprintf(ctx->out, "  %s: %s%s%.*s\n", t->id, task_state_to_string(t->state),
 		      n ? ": " : "", (int)n, t->reason ? t->reason : "");
 	if (log)
-		(void)fprintf(ctx->out, "    gate log: %s\n", log);
+		(void)fprintf(ctx->out, "    %s log: %s\n",
+			      t->outcome && outcome_from_string(t->outcome) == OUTCOME_SETUP_FAILED
+				      ? "setup"
+				      : "gate",
+			      log);
 	retry_text(ctx, t);
 	if (t->attempts > 0 && t->state != TASK_REFUSED && t->state != TASK_BLOCKED)
 		(void)fprintf(ctx->out, "    agent log: bernstein logs %s --run %s\n", t->id,

@@ -621,13 +621,44 @@ static int retry_top(struct cctx *x)
 	return r < 0 ? r : retry_legacy(x);
 }
 
+/* The keys of a role that shape how its tasks run (limits, sandbox,
+ * network, retry, fallback, idle_timeout, worktree_setup): true when key is
+ * one, its result in *ret. */
+static bool role_confinement(struct cctx *x, const char *key, const struct ynode *val,
+			     const char *pk, struct role_policy *rp, int *ret)
+{
+	int r;
+
+	if (strcmp(key, "limits") == 0) {
+		r = orch_get_limits(x->doc, val, pk, &rp->limits, x->reterr);
+	} else if (strcmp(key, "sandbox") == 0) {
+		r = orch_get_sandbox(x->doc, val, pk, &rp->sandbox, x->reterr);
+		rp->has_sandbox = r >= 0;
+	} else if (strcmp(key, "network") == 0) {
+		r = orch_get_network(x->doc, val, pk, &rp->network, x->reterr);
+		rp->has_network = r >= 0;
+	} else if (strcmp(key, "retry") == 0 || strcmp(key, "fallback") == 0) {
+		r = parse_retry(x, key, val, pk, &rp->retry);
+	} else if (strcmp(key, "idle_timeout") == 0) {
+		r = yaml_value_number(x->doc, val, pk, 0, false, ORCH_MAX_TIMEOUT_S,
+				      &rp->idle_timeout_s, x->reterr);
+		rp->has_idle_timeout = r >= 0;
+	} else if (strcmp(key, "worktree_setup") == 0) {
+		r = orch_get_wtsetup(&x->c->arena, x->doc, val, pk, &rp->wtsetup, x->reterr);
+	} else {
+		return false;
+	}
+	*ret = r;
+	return true;
+}
+
 static int parse_role(struct cctx *x, const struct ynode *k, const struct ynode *v,
 		      struct role_policy *rp)
 {
-	static const char *const keys[] = {"adapter",	   "cli",      "provider",    "model",
-					   "effort",	   "base_url", "api_key_env", "limits",
-					   "sandbox",	   "network",  "retry",	      "fallback",
-					   "idle_timeout", NULL};
+	static const char *const keys[] = {
+		"adapter",  "cli",	   "provider",	   "model",	     "effort",
+		"base_url", "api_key_env", "limits",	   "sandbox",	     "network",
+		"retry",    "fallback",	   "idle_timeout", "worktree_setup", NULL};
 	struct invocation_sampling s = {0};
 	char p[YAML_PATH_MAX], pk[YAML_PATH_MAX], q[80];
 	size_t i;
@@ -689,20 +720,8 @@ static int parse_role(struct cctx *x, const struct ynode *k, const struct ynode 
 			r = orch_get_slot(x->doc, val, pk, SAMPLING_BASE_URL, x->allowed, &s,
 					  x->reterr);
 			rp->base_url = s.base_url;
-		} else if (strcmp(key, "limits") == 0) {
-			r = orch_get_limits(x->doc, val, pk, &rp->limits, x->reterr);
-		} else if (strcmp(key, "sandbox") == 0) {
-			r = orch_get_sandbox(x->doc, val, pk, &rp->sandbox, x->reterr);
-			rp->has_sandbox = r >= 0;
-		} else if (strcmp(key, "network") == 0) {
-			r = orch_get_network(x->doc, val, pk, &rp->network, x->reterr);
-			rp->has_network = r >= 0;
-		} else if (strcmp(key, "retry") == 0 || strcmp(key, "fallback") == 0) {
-			r = parse_retry(x, key, val, pk, &rp->retry);
-		} else if (strcmp(key, "idle_timeout") == 0) {
-			r = yaml_value_number(x->doc, val, pk, 0, false, ORCH_MAX_TIMEOUT_S,
-					      &rp->idle_timeout_s, x->reterr);
-			rp->has_idle_timeout = r >= 0;
+		} else if (role_confinement(x, key, val, pk, rp, &r)) {
+			/* done */
 		} else {
 			r = orch_get_slot(x->doc, val, pk, SAMPLING_API_KEY_ENV, x->allowed, &s,
 					  x->reterr);
@@ -989,6 +1008,15 @@ enum sandbox_mode orch_config_sandbox(const struct orch_config *c, const char *r
 	return rp && rp->has_sandbox ? rp->sandbox : c->sandbox;
 }
 
+void orch_config_wtsetup(const struct orch_config *c, const char *role, struct orch_wtsetup *ret)
+{
+	const struct role_policy *rp = orch_config_role(c, role);
+
+	*ret = c->wtsetup;
+	if (rp)
+		wtsetup_merge(ret, &rp->wtsetup);
+}
+
 double orch_config_idle_timeout(const struct orch_config *c, const char *role)
 {
 	const struct role_policy *rp = orch_config_role(c, role);
@@ -1178,6 +1206,30 @@ json_t *orch_gates_json(const struct orch_gate *g, size_t n)
 	return a;
 }
 
+json_t *orch_wtsetup_json(const struct orch_wtsetup *ws)
+{
+	json_t *o = json_object(), *a;
+	size_t i;
+
+	if (ws->set & WTSETUP_COPY) {
+		a = json_array();
+		for (i = 0; i < ws->n_copy; i++)
+			(void)json_array_append_new(a, jstr(ws->copy_files[i]));
+		(void)json_object_set_new(o, "copy_files", a);
+	}
+	if (ws->set & WTSETUP_LINKS) {
+		a = json_array();
+		for (i = 0; i < ws->n_links; i++)
+			(void)json_array_append_new(a, jstr(ws->symlink_dirs[i]));
+		(void)json_object_set_new(o, "symlink_dirs", a);
+	}
+	if (ws->set & WTSETUP_COMMAND)
+		(void)json_object_set_new(o, "setup_command", jstr(ws->setup_command));
+	if (ws->set & WTSETUP_TIMEOUT)
+		(void)json_object_set_new(o, "timeout", jnum(ws->timeout_s));
+	return o;
+}
+
 /* {"memory": bytes, "pids": n, "cpu": cpus}, what is set. */
 json_t *orch_limits_json(const struct contain_limits *l)
 {
@@ -1249,6 +1301,8 @@ json_t *orch_config_json(const struct orch_config *c)
 			(void)json_array_append_new(pref, jstr(c->protected_paths[i]));
 		(void)json_object_set_new(o, "protected_paths", pref);
 	}
+	if (c->wtsetup.set)
+		(void)json_object_set_new(o, "worktree_setup", orch_wtsetup_json(&c->wtsetup));
 	(void)json_object_set_new(o, "mode", jstr(c->mode));
 	for (i = 0; i < c->n_modes; i++) {
 		json_t *m = orch_slots_json(&c->modes[i].sampling);
@@ -1278,6 +1332,9 @@ json_t *orch_config_json(const struct orch_config *c)
 		retry_json_set(r, &rp->retry);
 		if (rp->has_idle_timeout)
 			(void)json_object_set_new(r, "idle_timeout", jnum(rp->idle_timeout_s));
+		if (rp->wtsetup.set)
+			(void)json_object_set_new(r, "worktree_setup",
+						  orch_wtsetup_json(&rp->wtsetup));
 		(void)json_object_set_new(roles, rp->role, r);
 	}
 	(void)json_object_set_new(o, "role_model_policy", roles);
@@ -1319,6 +1376,51 @@ static int yaml_num(struct sbuf *out, double v)
 			break;
 	}
 	return sbuf_adds(out, buf);
+}
+
+/* worktree_setup as a flow mapping: the keys given. */
+static int yaml_strs(struct sbuf *out, const char *const *v, size_t n)
+{
+	size_t i;
+	int r = sbuf_adds(out, "[");
+
+	for (i = 0; r >= 0 && i < n; i++) {
+		r = sbuf_adds(out, i ? ", " : "");
+		if (r >= 0)
+			r = yaml_str(out, v[i]);
+	}
+	return r < 0 ? r : sbuf_adds(out, "]");
+}
+
+static int yaml_wtsetup(struct sbuf *out, const struct orch_wtsetup *ws)
+{
+	const char *sep = "";
+	int r = sbuf_adds(out, "{");
+
+	if (r >= 0 && (ws->set & WTSETUP_COPY)) {
+		r = sbuf_adds(out, "copy_files: ");
+		if (r >= 0)
+			r = yaml_strs(out, ws->copy_files, ws->n_copy);
+		sep = ", ";
+	}
+	if (r >= 0 && (ws->set & WTSETUP_LINKS)) {
+		r = sbuf_addf(out, "%ssymlink_dirs: ", sep);
+		if (r >= 0)
+			r = yaml_strs(out, ws->symlink_dirs, ws->n_links);
+		sep = ", ";
+	}
+	if (r >= 0 && (ws->set & WTSETUP_COMMAND)) {
+		r = sbuf_addf(out, "%ssetup_command: ", sep);
+		if (r >= 0)
+			r = yaml_str(out, ws->setup_command);
+		sep = ", ";
+	}
+	if (r >= 0 && (ws->set & WTSETUP_TIMEOUT)) {
+		r = sbuf_addf(out, "%stimeout: ", sep);
+		if (r >= 0)
+			r = yaml_num(out, ws->timeout_s);
+	}
+	return r < 0 ? r : sbuf_adds(out, "}");
 }
 
 static int yaml_slots(struct sbuf *out, const struct invocation_sampling *s)
@@ -1475,6 +1577,11 @@ static int role_yaml(struct sbuf *out, const struct role_policy *rp)
 	if (rp->has_idle_timeout) {
 		TRY(sbuf_addf(out, "%sidle_timeout: ", sep));
 		TRY(yaml_num(out, rp->idle_timeout_s));
+		sep = ", ";
+	}
+	if (rp->wtsetup.set) {
+		TRY(sbuf_addf(out, "%sworktree_setup: ", sep));
+		TRY(yaml_wtsetup(out, &rp->wtsetup));
 	}
 	TRY(sbuf_adds(out, "}"));
 #undef TRY
@@ -1552,6 +1659,10 @@ int orch_config_to_yaml(const struct orch_config *c, struct sbuf *out)
 			TRY(yaml_str(out, c->protected_paths[i]));
 		}
 		TRY(sbuf_adds(out, "]"));
+	}
+	if (c->wtsetup.set) {
+		TRY(sbuf_adds(out, "\nworktree_setup: "));
+		TRY(yaml_wtsetup(out, &c->wtsetup));
 	}
 	top_sep = "\n";
 	TRY(retry_yaml(out, &c->retry, true, &top_sep));

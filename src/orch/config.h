@@ -29,8 +29,10 @@
  *   network: (unset)      full | llm | none (a task's own wins; unset: confine.h's default)
  *   mode: null            the mode profile applied (smart, deep, fast or a modes: entry)
  *   modes: {NAME: {temperature, top_p, top_k, max_tokens}}
+ *   worktree_setup: {copy_files, symlink_dirs, setup_command, timeout}
  *   role_model_policy: {ROLE: {adapter (or cli), provider, model, effort,
- *                              base_url, api_key_env, limits, sandbox, network}}
+ *                              base_url, api_key_env, limits, sandbox, network,
+ *                              idle_timeout, retry, fallback, worktree_setup}}
  *   endpoints: {ADAPTER: {base_url, api_key_env, model}}   orch/endpoints.h
  *
  * role_model_policy.*.api_key_env (and endpoints.*.api_key_env) is checked while loading against
@@ -157,6 +159,9 @@ struct role_policy {
 	 * valid when has_idle_timeout */
 	bool has_idle_timeout;
 	double idle_timeout_s;
+	/* worktree_setup: of the role's tasks, key by key over bernstein.yaml's
+	 * (a plan's, then a task's own, over it); .set 0: not given */
+	struct orch_wtsetup wtsetup;
 };
 
 /* The loaded configuration. Read the fields directly; everything lives in
@@ -248,6 +253,10 @@ int orch_config_network(const struct orch_config *c, const char *role);
 /* The idle_timeout: (seconds, 0 off) of a task of role that does not set
  * its own (nor its plan): its role's, else c's. */
 double orch_config_idle_timeout(const struct orch_config *c, const char *role);
+/* The worktree_setup of a task of role that gives none of its own (nor its
+ * plan): c's, each key its role gives replacing c's, into *ret (strings
+ * borrowed from c). */
+void orch_config_wtsetup(const struct orch_config *c, const char *role, struct orch_wtsetup *ret);
 /* The mode profile called name (user entries first, then built-ins), or NULL. */
 const struct mode_profile *orch_config_mode(const struct orch_config *c, const char *name);
 
@@ -291,10 +300,13 @@ extern const char orch_config_template[];
 
 /* The JSON forms `config show --json` and a task's recorded spec
  * (orch/spec.h) share: the sampling slots set ({temperature, top_p, top_k,
- * max_tokens, base_url, api_key_env}), gates ([{name, run, timeout}]) and
- * limits ({memory, pids, cpu}: only those set). */
+ * max_tokens, base_url, api_key_env}), gates ([{name, run, timeout}]),
+ * limits ({memory, pids, cpu}: only those set) and worktree_setup. */
 json_t *orch_slots_json(const struct invocation_sampling *s);
 json_t *orch_gates_json(const struct orch_gate *g, size_t n);
 json_t *orch_limits_json(const struct contain_limits *l);
+/* worktree_setup ({copy_files, symlink_dirs, setup_command, timeout}: the
+ * keys given). */
+json_t *orch_wtsetup_json(const struct orch_wtsetup *ws);
 
 #endif

@@ -32,7 +32,8 @@ const char *orch_reason_gate_log(const char *reason)
 {
 	const char *p, *last = NULL;
 
-	if (!reason || strncmp(reason, "gate '", 6) != 0)
+	if (!reason || (strncmp(reason, "gate '", 6) != 0 &&
+			strncmp(reason, ORCH_SETUP_REASON, strlen(ORCH_SETUP_REASON)) != 0))
 		return NULL;
 	/* the last one: a gate's name could hold the separator */
 	for (p = strstr(reason, ORCH_GATE_LOG); p; p = strstr(p + 1, ORCH_GATE_LOG))

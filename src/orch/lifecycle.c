@@ -33,6 +33,7 @@ static const char *const event_names[_TASK_EVENT_MAX] = {
 	[TASK_EV_REJECTED] = "rejected",
 	[TASK_EV_PUSHED] = "pushed",
 	[TASK_EV_PUSH_FAILED] = "push_failed",
+	[TASK_EV_SETUP_FAILED] = "setup_failed",
 };
 
 const char *task_event_to_string(enum task_event ev)
@@ -61,6 +62,7 @@ static const signed char next_state[_TASK_STATE_MAX][_TASK_EVENT_MAX] = {
 		[TASK_EV_DISPATCH_FAILED]   = TO(FAILED),
 		[TASK_EV_DEPENDENCY_FAILED] = TO(BLOCKED),
 		[TASK_EV_CANCELLED]         = TO(CANCELLED),
+		[TASK_EV_SETUP_FAILED]      = TO(FAILED),
 	},
 	[TASK_RUNNING] = {
 		[TASK_EV_AGENT_COMPLETED]   = TO(COMPLETING),

@@ -9,7 +9,7 @@
  *
  *   pending      dispatched -> running, refused -> refused,
  *                dispatch_failed -> failed, dependency_failed -> blocked,
- *                cancelled -> cancelled
+ *                cancelled -> cancelled, setup_failed -> failed
  *   running      agent_completed -> completing, no_changes -> no_changes,
  *                rate_limited -> pending, agent_failed -> failed,
  *                interrupted -> interrupted, resumed -> pending,
@@ -64,9 +64,11 @@ enum task_event {
 	TASK_EV_FALLBACK,	   /* "fallback": the next adapter of its fallback: takes over */
 	TASK_EV_REVIEW_REQUESTED,  /* "review_requested": gates passed under merge: review */
 	TASK_EV_APPROVED,	   /* "approved": `bernstein approve`: merge the reviewed head */
-	TASK_EV_REJECTED,    /* "rejected": `bernstein reject`: a new attempt, with feedback */
-	TASK_EV_PUSHED,	     /* "pushed": merge: pr, the branch pushed (and the PR opened) */
-	TASK_EV_PUSH_FAILED, /* "push_failed": merge: pr, the push failed */
+	TASK_EV_REJECTED,     /* "rejected": `bernstein reject`: a new attempt, with feedback */
+	TASK_EV_PUSHED,	      /* "pushed": merge: pr, the branch pushed (and the PR opened) */
+	TASK_EV_PUSH_FAILED,  /* "push_failed": merge: pr, the push failed */
+	TASK_EV_SETUP_FAILED, /* "setup_failed": worktree_setup's setup_command failed or
+			       * timed out before the agent started */
 	_TASK_EVENT_MAX,
 	_TASK_EVENT_INVALID = -EINVAL,
 };

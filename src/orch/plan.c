@@ -290,17 +290,19 @@ static void set_attachments(struct plan_task *t, const char **a, size_t n, const
 }
 
 static const char *const task_keys[] = {
-	"title",   "id",       "prompt",      "description", "role",	     "requires",
-	"adapter", "cli",      "model",	      "effort",	     "depends_on",   "timeout",
-	"gates",   "artifact", "attachments", "sampling",    "mcp_config",   "sandbox",
-	"limits",  "network",  "retry",	      "fallback",    "idle_timeout", NULL,
+	"title",      "id",	    "prompt",	    "description",    "role",
+	"requires",   "adapter",    "cli",	    "model",	      "effort",
+	"depends_on", "timeout",    "gates",	    "artifact",	      "attachments",
+	"sampling",   "mcp_config", "sandbox",	    "limits",	      "network",
+	"retry",      "fallback",   "idle_timeout", "worktree_setup", NULL,
 };
 
 static const char *const step_keys[] = {
 	"title",    "goal",	"id",	       "prompt",   "description",  "role",
 	"requires", "adapter",	"cli",	       "model",	   "effort",	   "timeout",
 	"gates",    "artifact", "attachments", "sampling", "mcp_config",   "sandbox",
-	"limits",   "network",	"retry",       "fallback", "idle_timeout", NULL,
+	"limits",   "network",	"retry",       "fallback", "idle_timeout", "worktree_setup",
+	NULL,
 };
 
 /* Bernstein's step keys that have no effect here (documented in docs/plans.md). */
@@ -344,7 +346,7 @@ static void parse_confinement(struct pctx *x, const char *k, const struct ynode 
 	}
 }
 
-/* sampling: (or mcp_config:), retry:, fallback: of a task */
+/* sampling: (or mcp_config:), retry:, fallback:, worktree_setup: of a task */
 static void parse_extras(struct pctx *x, const struct ynode *m, const char *path,
 			 struct plan_task *t)
 {
@@ -365,6 +367,12 @@ static void parse_extras(struct pctx *x, const struct ynode *m, const char *path
 	if ((v = ynode_get(m, "fallback")) &&
 	    retry_get_fallback(&x->p->arena, x->doc, v,
 			       yaml_path_key(pk, sizeof(pk), path, "fallback"), &t->retry, &d) < 0)
+		add(x, &d);
+	diag_clear(&d);
+	if ((v = ynode_get(m, "worktree_setup")) &&
+	    orch_get_wtsetup(&x->p->arena, x->doc, v,
+			     yaml_path_key(pk, sizeof(pk), path, "worktree_setup"), &t->wtsetup,
+			     &d) < 0)
 		add(x, &d);
 }
 
@@ -390,6 +398,13 @@ static void plan_defaults(const struct pctx *x, struct plan_task *t, bool has_ad
 		t->limits.pids = x->defaults.limits.pids;
 	if (!t->limits.cpu_milli)
 		t->limits.cpu_milli = x->defaults.limits.cpu_milli;
+	{
+		/* worktree_setup: the plan's, each key the task gives over it */
+		struct orch_wtsetup w = x->defaults.wtsetup;
+
+		wtsetup_merge(&w, &t->wtsetup);
+		t->wtsetup = w;
+	}
 }
 
 static void parse_task(struct pctx *x, const struct ynode *m, const char *path, const char *stage,
@@ -798,8 +813,9 @@ static void parse_stages(struct pctx *x, const struct ynode *v)
 }
 
 static const char *const plan_keys[] = {
-	"name",	   "description", "adapter", "cli",	     "model",	  "tasks", "stages",
-	"sandbox", "network",	  "limits",  "idle_timeout", "endpoints", NULL,
+	"name",		"description", "adapter",	 "cli",	    "model",
+	"tasks",	"stages",      "sandbox",	 "network", "limits",
+	"idle_timeout", "endpoints",   "worktree_setup", NULL,
 };
 /* Bernstein's top-level keys that have no effect here. */
 static const char *const plan_ignored[] = {
@@ -873,6 +889,11 @@ static void parse_plan(struct pctx *x)
 	if ((v = ynode_get(root, "endpoints")) &&
 	    orch_endpoints_get(&x->p->arena, x->doc, v, "endpoints", x->allowed, &x->p->endpoints,
 			       &d) < 0)
+		add(x, &d);
+	diag_clear(&d);
+	if ((v = ynode_get(root, "worktree_setup")) &&
+	    orch_get_wtsetup(&x->p->arena, x->doc, v, "worktree_setup", &x->defaults.wtsetup, &d) <
+		    0)
 		add(x, &d);
 
 	tasks = ynode_get(root, "tasks");

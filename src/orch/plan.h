@@ -3,7 +3,8 @@
  * Two forms give the same struct plan. The tasks form:
  *
  *   name: demo
- *   adapter: mock                   (and model, sandbox, network, limits:
+ *   adapter: mock                   (and model, sandbox, network, limits,
+ *                                   idle_timeout, worktree_setup:
  *                                   the defaults of every task below)
  *   endpoints:                      per adapter, over bernstein.yaml's entry
  *     codex: {base_url: ..., api_key_env: OPENAI_API_KEY, model: gpt-5.5}
@@ -27,6 +28,9 @@
  *       network: llm                full | llm | none; defaults likewise
  *       limits: {memory: 1G}        each one set wins over the plan's, the
  *                                   role's, bernstein.yaml's
+ *       worktree_setup: {setup_command: "make deps"}   each key given wins
+ *                                   likewise (copy_files, symlink_dirs,
+ *                                   setup_command, timeout)
  *       attachments: [shot.png]     workdir-relative files (images)
  *       sampling: {temperature: 0.2, base_url: ..., api_key_env: ...}
  *                                   (alias: mcp_config)
@@ -108,6 +112,9 @@ struct plan_task {
 	/* limits: each one set (the task's, else the plan's) overrides the
 	 * role's and bernstein.yaml's */
 	struct contain_limits limits;
+	/* worktree_setup: the plan's top-level one, each key the task gives
+	 * over it; each key given (.set) over its role's and bernstein.yaml's */
+	struct orch_wtsetup wtsetup;
 	struct orch_gate *gates; /* extra gates after the configuration's */
 	size_t n_gates;
 	struct invocation_sampling sampling; /* the task's explicit slots */

@@ -358,24 +358,21 @@ static void gate_event(struct loop *l, const struct otask *t, const char *msg)
 	free(ev);
 }
 
-/* t's next gate into spec: `/bin/sh -c RUN` in the task's checkout with
- * git_env (PATH, HOME, LC_ALL=C...), its process group dying with bernstein,
- * its timeout and the configured kill grace, its output in
- * gate-NAME.log of the session directory (the first GATE_LOG_MAX bytes).
- * A gate runs what the agent wrote (its Makefile, its tests): in a sandboxed
- * task it is confined exactly like the agent (its clone, the agent's HOME
- * and TMPDIR read-write, nothing else), else it would carry the agent's code
- * out of the sandbox. 0, or a negative errno (t is failed, nothing to run). */
-int run_gate_spec(struct loop *l, struct otask *t, struct proc_spec *spec)
+/* `/bin/sh -c RUN` for t into spec, as a gate runs (and worktree_setup's
+ * setup_command): in the task's checkout with git_env (PATH, HOME,
+ * LC_ALL=C...: no secret, none of bernstein's own git settings), its
+ * process group dying with bernstein, its timeout and the configured kill
+ * grace, its output in log (the first GATE_LOG_MAX bytes; log is borrowed:
+ * it must outlive the process), the agent's limits. Such a command runs what the agent wrote
+ * (its Makefile, its tests): in a sandboxed task it is confined exactly like
+ * the agent (its clone, the agent's HOME and TMPDIR read-write, nothing
+ * else), else it would carry the agent's code out of the sandbox. 0, or a
+ * negative errno with why in reterr (nothing to run). */
+int run_command_spec(struct loop *l, struct otask *t, const char *run, double timeout_s,
+		     const char *log, struct proc_spec *spec, struct diag *reterr)
 {
-	const struct orch_gate *g = &t->gates[t->gate_next];
-	const char *name = g->name, *run = g->run;
-	double to = g->timeout_s;
 	const char *const *e;
-	char leaf[160], *c;
 
-	if (!(to > 0))
-		to = ORCH_DEFAULT_GATE_TIMEOUT_S;
 	strvec_push(&spec->argv, "/bin/sh");
 	strvec_push(&spec->argv, "-c");
 	strvec_push(&spec->argv, run ? run : "false");
@@ -383,25 +380,17 @@ int run_gate_spec(struct loop *l, struct otask *t, struct proc_spec *spec)
 		if (strncmp(*e, WORKTREE_GIT_ENV_PREFIX, strlen(WORKTREE_GIT_ENV_PREFIX)) != 0)
 			strvec_push(&spec->env, *e);
 	spec->cwd = t->row.worktree;
-	spec->timeout_ms = run_secs_to_ms(to);
+	spec->timeout_ms = run_secs_to_ms(timeout_s);
 	spec->kill_grace_ms = run_secs_to_ms(l->e->cfg->kill_grace_s);
-	(void)snprintf(leaf, sizeof(leaf), "gate-%s.log", name ? name : "gate");
-	for (c = leaf; *c; c++)
-		if (*c == '/')
-			*c = '_'; /* a name is free text: the log stays in the session directory */
-	free(t->gate_log);
-	t->gate_log =
-		t->session_dir ? agentrun_path(t->session_dir, leaf) : run_session_path(l, t, leaf);
-	(void)unlink(t->gate_log); /* this run of the gate only */
-	spec->log_path = t->gate_log;
+	(void)unlink(log); /* this run of the command only */
+	spec->log_path = log;
 	spec->max_log_bytes = GATE_LOG_MAX;
-	/* the agent's limits: a gate runs what the agent wrote */
+	/* the agent's limits: the command runs what the agent wrote */
 	run_task_limits(l, t, &spec->limits);
 	spec->cgroup_name = t->row.id;
 	if (run_task_sandboxed(l, t)) {
 		char *home = run_session_path(l, t, "home"), *tmp = run_session_path(l, t, "tmp");
 		struct strvec env = STRVEC_INIT;
-		struct diag d = {0};
 		size_t i;
 		int r;
 
@@ -411,28 +400,55 @@ int run_gate_spec(struct loop *l, struct otask *t, struct proc_spec *spec)
 		strvec_pushf(&env, "HOME=%s", home);
 		strvec_clear(&spec->env);
 		spec->env = env;
-		r = run_confine_spec(l, t, home, tmp, spec, &d);
+		r = run_confine_spec(l, t, home, tmp, spec, reterr);
 		free(home);
 		free(tmp);
-		if (r < 0) {
-			char msg[1024];
-
-			(void)snprintf(msg, sizeof(msg), "gate '%s' could not be confined: %s",
-				       name ? name : "gate", d.msg);
-			gate_event(l, t, msg);
-			run_gates_clear(t);
-			(void)run_transition(l, t, TASK_EV_GATES_FAILED, msg);
+		if (r < 0)
 			return r;
-		}
 	}
-	t->gate_live = true;
 	if (t->sb_built && t->sb.network == NET_MODE_LLM && t->session_dir) {
 		/* its refusals follow the agent's in the same log */
-		char *log = agentrun_path(t->session_dir, CONFINE_NET_LOG);
+		char *nlog = agentrun_path(t->session_dir, CONFINE_NET_LOG);
 
-		confine_net_watch_skip(&t->nw, log);
-		free(log);
+		confine_net_watch_skip(&t->nw, nlog);
+		free(nlog);
 	}
+	return 0;
+}
+
+/* t's next gate into spec (run_command_spec()), its output in
+ * gate-NAME.log of the session directory. 0, or a negative errno (t is
+ * failed, nothing to run). */
+int run_gate_spec(struct loop *l, struct otask *t, struct proc_spec *spec)
+{
+	const struct orch_gate *g = &t->gates[t->gate_next];
+	const char *name = g->name;
+	double to = g->timeout_s;
+	char leaf[160], *c;
+	struct diag d = {0};
+	int r;
+
+	if (!(to > 0))
+		to = ORCH_DEFAULT_GATE_TIMEOUT_S;
+	(void)snprintf(leaf, sizeof(leaf), "gate-%s.log", name ? name : "gate");
+	for (c = leaf; *c; c++)
+		if (*c == '/')
+			*c = '_'; /* a name is free text: the log stays in the session directory */
+	free(t->gate_log);
+	t->gate_log =
+		t->session_dir ? agentrun_path(t->session_dir, leaf) : run_session_path(l, t, leaf);
+	r = run_command_spec(l, t, g->run, to, t->gate_log, spec, &d);
+	if (r < 0) {
+		char msg[1024];
+
+		(void)snprintf(msg, sizeof(msg), "gate '%s' could not be confined: %s",
+			       name ? name : "gate", d.msg);
+		gate_event(l, t, msg);
+		run_gates_clear(t);
+		(void)run_transition(l, t, TASK_EV_GATES_FAILED, msg);
+		return r;
+	}
+	t->gate_live = true;
 	return 0;
 }
 

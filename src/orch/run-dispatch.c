@@ -519,12 +519,24 @@ static int start_session(struct loop *l, struct otask *t, const struct dispatch 
 	return DISPATCH_SPAWN;
 }
 
-/* From a made (or to be made) checkout to a started agent. */
+/* From a made (or to be made) checkout to a started agent: worktree_setup's
+ * setup_command, when there is one, runs first under the supervisor
+ * (DISPATCH_SPAWN) and the dispatch goes on when it passed
+ * (PREP_SETUP_DONE). */
 static int dispatch_attempt(struct loop *l, struct otask *t, struct dispatch *dp,
 			    struct proc_spec *spec)
 {
-	int r = make_checkout(l, t);
+	int r = DISPATCH_NEXT;
 
+	if (t->prep == PREP_SETUP_DONE) {
+		t->prep = PREP_NONE;
+	} else {
+		r = make_checkout(l, t);
+		if (r == DISPATCH_NEXT) {
+			r = run_setup_spec(l, t, spec);
+			r = r == 1 ? DISPATCH_SPAWN : r == 0 ? DISPATCH_NEXT : 0;
+		}
+	}
 	if (r == DISPATCH_NEXT)
 		r = build_invocation(l, t, dp);
 	if (r == DISPATCH_NEXT)
@@ -548,8 +560,9 @@ int run_dispatch(struct loop *l, struct otask *t, struct proc_spec *spec)
 	int r;
 
 	attempt_row_init(&dp.prev);
-	if (t->prep == PREP_DONE || t->prep == PREP_FAILED) {
-		/* routed and recorded when its worktree was started: go on */
+	if (t->prep == PREP_DONE || t->prep == PREP_FAILED || t->prep == PREP_SETUP_DONE) {
+		/* routed and recorded when its worktree (or its setup_command)
+		 * was started: go on */
 		dp.entry = t->row.adapter ? catalog_find(l->e->cat, t->row.adapter) : NULL;
 		r = DISPATCH_NEXT;
 		if (!dp.entry || !dp.entry->profile) {

@@ -108,11 +108,12 @@ struct otask {
 	size_t n_gates;
 	size_t gate_next; /* the next one to run */
 	bool gate_live;	  /* a gate of this task runs now */
-	char *gate_log;	  /* its log file */
+	char *gate_log;	  /* its log file (or worktree_setup's setup_command's) */
 	/* the worktree made by a supervised `git worktree add` (run_dispatch()):
 	 * routed and recorded, the command running, done, or failed (then
-	 * worktree_add() repairs and makes it) */
-	enum { PREP_NONE, PREP_RUNNING, PREP_DONE, PREP_FAILED } prep;
+	 * worktree_add() repairs and makes it); then worktree_setup's
+	 * setup_command running, done (run-wtsetup.c) */
+	enum { PREP_NONE, PREP_RUNNING, PREP_DONE, PREP_FAILED, PREP_SETUP, PREP_SETUP_DONE } prep;
 	/* `bernstein cancel` asked (its agent, gate or worktree command is
 	 * being stopped: the task ends cancelled); `retry --fresh`: the next
 	 * attempt starts afresh, not continuing the last one */
@@ -196,13 +197,26 @@ bool run_previous_attempt(struct loop *l, struct otask *t, struct attempt_row *r
 void run_finish(struct loop *l, struct otask *t);
 void run_complete(struct loop *l, struct otask *t);
 int run_gate_spec(struct loop *l, struct otask *t, struct proc_spec *spec);
+/* `/bin/sh -c run` in t's checkout, supervised and confined like a gate
+ * (env without secrets, timeout, kill grace, output to log, t's limits, t's
+ * sandbox tier); 0 or a negative errno with why in reterr. */
+int run_command_spec(struct loop *l, struct otask *t, const char *run, double timeout_s,
+		     const char *log, struct proc_spec *spec, struct diag *reterr);
 
-/* run-wtsetup.c: worktree_setup and .worktreeinclude applied to t's made
- * checkout (0; else t is refused with the reason, < 0); the linked
- * directories added to a sandbox policy's read-only lists. */
-int run_worktree_setup(struct loop *l, struct otask *t);
-void run_worktree_setup_ro(struct loop *l, struct confine_policy *p);
 void run_gate_ended(struct loop *l, struct otask *t, const struct proc *p);
+
+/* run-wtsetup.c: t's worktree_setup (bernstein.yaml's, its role's, its
+ * plan's and its own, key by key); it and .worktreeinclude applied to t's
+ * made checkout (0; else t is refused with the reason, < 0); the linked
+ * directories added to t's sandbox policy's read-only lists; its
+ * setup_command into spec (1: spawn it, t->prep PREP_SETUP; 0: none; < 0:
+ * t failed with setup_failed) and its end (t->prep PREP_SETUP_DONE: the
+ * dispatch goes on; else t failed with setup_failed, or cancelled). */
+void run_task_wtsetup(const struct loop *l, const struct otask *t, struct orch_wtsetup *ret);
+int run_worktree_setup(struct loop *l, struct otask *t);
+void run_worktree_setup_ro(struct loop *l, const struct otask *t, struct confine_policy *p);
+int run_setup_spec(struct loop *l, struct otask *t, struct proc_spec *spec);
+void run_setup_ended(struct loop *l, struct otask *t, const struct proc *p);
 
 /* run-merge.c */
 void run_merge(struct loop *l, struct otask *t, const char *gates_msg);
@@ -236,6 +250,13 @@ void run_control_start(struct loop *l, struct supervisor_ops *ops, struct superv
 void run_control_cancelled(struct loop *l, struct otask *t);
 bool run_deps_state(const struct loop *l, const struct otask *t, bool *ret_blocked);
 void run_gates_clear(struct otask *t);
+
+/* t's live process is a preparation (`git worktree add`, setup_command),
+ * not its agent. */
+static inline bool run_prep_live(const struct otask *t)
+{
+	return t->prep == PREP_RUNNING || t->prep == PREP_SETUP;
+}
 
 /* run-retry.c: the retry: and fallback: that apply to t (task > role >
  * bernstein.yaml); the fallback adapter in use (NULL: routing decides as

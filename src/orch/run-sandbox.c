@@ -212,7 +212,7 @@ int run_task_policy(struct loop *l, struct otask *t, const char *binary, const c
 	free(sock);
 	if (r < 0)
 		return r;
-	run_worktree_setup_ro(l, &t->sb); /* symlink_dirs: read-only */
+	run_worktree_setup_ro(l, t, &t->sb); /* symlink_dirs: read-only */
 	t->sb_built = true;
 	return 0;
 }
@@ -379,9 +379,13 @@ bool run_net_watch(struct otask *t)
 	    !(t->gate_live || (t->live && t->prep != PREP_RUNNING)))
 		return false;
 	log = agentrun_path(t->session_dir, CONFINE_NET_LOG);
-	if (t->gate_live) {
-		(void)snprintf(who, sizeof(who), "gate '%s'",
-			       t->gates[t->gate_next].name ? t->gates[t->gate_next].name : "?");
+	if (t->gate_live || t->prep == PREP_SETUP) {
+		if (t->gate_live)
+			(void)snprintf(who, sizeof(who), "gate '%s'",
+				       t->gates[t->gate_next].name ? t->gates[t->gate_next].name
+								   : "?");
+		else
+			(void)snprintf(who, sizeof(who), "worktree setup");
 		ev = agentrun_path(t->session_dir, "events.jsonl");
 		(void)confine_net_watch_poll(&t->nw, log, who, confine_net_emit_file, ev);
 		free(ev);

@@ -315,7 +315,7 @@ static void on_start(void *ctx, void *task, const struct proc *p)
 	struct loop *l = ctx;
 	struct otask *t = task;
 
-	if (t->gate_live || t->prep == PREP_RUNNING)
+	if (t->gate_live || run_prep_live(t))
 		return;
 	t->att.pid = p->pid;
 	(void)state_attempt_update(l->e->st, &t->att, NULL);
@@ -324,7 +324,7 @@ static void on_start(void *ctx, void *task, const struct proc *p)
 static void on_line(void *ctx, void *task, int stream, const char *line, size_t len)
 {
 	(void)ctx;
-	if (((struct otask *)task)->gate_live || ((struct otask *)task)->prep == PREP_RUNNING)
+	if (((struct otask *)task)->gate_live || run_prep_live(task))
 		return; /* the supervisor writes the gate's log; git's chatter */
 	agentrun_line(&((struct otask *)task)->ar, stream, line, len);
 }
@@ -333,7 +333,7 @@ static void on_oversized(void *ctx, void *task, int stream, const char *head, si
 			 uint64_t total)
 {
 	(void)ctx;
-	if (((struct otask *)task)->gate_live || ((struct otask *)task)->prep == PREP_RUNNING)
+	if (((struct otask *)task)->gate_live || run_prep_live(task))
 		return;
 	agentrun_oversized(&((struct otask *)task)->ar, stream, head, head_len, total);
 }
@@ -341,7 +341,7 @@ static void on_oversized(void *ctx, void *task, int stream, const char *head, si
 static void on_notice(void *ctx, void *task, enum proc_notice notice, uint64_t value)
 {
 	(void)ctx;
-	if (((struct otask *)task)->gate_live || ((struct otask *)task)->prep == PREP_RUNNING)
+	if (((struct otask *)task)->gate_live || run_prep_live(task))
 		return;
 	agentrun_notice(&((struct otask *)task)->ar, notice, value);
 }
@@ -366,6 +366,12 @@ static void on_exit_cb(void *ctx, void *task, const struct proc *p)
 
 	if (t->gate_live) {
 		run_gate_ended(l, t, p);
+		flush_audit_soon(l);
+		return;
+	}
+	if (t->prep == PREP_SETUP) {
+		/* worktree_setup's setup_command ended: next_task goes on */
+		run_setup_ended(l, t, p);
 		flush_audit_soon(l);
 		return;
 	}

@@ -84,6 +84,14 @@ void spec_from_plan(const struct plan *p, size_t i, struct task_spec *ret)
 	if (t->network && net_mode_from_string(t->network) >= 0)
 		ret->network = net_mode_from_string(t->network);
 	ret->limits = t->limits;
+	ret->wtsetup = t->wtsetup;
+	if (t->wtsetup.copy_files)
+		ret->wtsetup.copy_files = (const char **)(uintptr_t)dupv(ret, t->wtsetup.copy_files,
+									 t->wtsetup.n_copy);
+	if (t->wtsetup.symlink_dirs)
+		ret->wtsetup.symlink_dirs = (const char **)(uintptr_t)dupv(
+			ret, t->wtsetup.symlink_dirs, t->wtsetup.n_links);
+	ret->wtsetup.setup_command = dup(ret, t->wtsetup.setup_command);
 	g = arena_alloc(&ret->arena, (t->n_gates + 1) * sizeof(*g));
 	for (j = 0; j < t->n_gates; j++) {
 		g[j] = t->gates[j];
@@ -162,6 +170,8 @@ json_t *spec_to_json(const struct task_spec *s)
 					  jstr(net_mode_to_string((enum net_mode)s->network)));
 	if (contain_limits_any(&s->limits))
 		(void)json_object_set_new(o, "limits", orch_limits_json(&s->limits));
+	if (s->wtsetup.set)
+		(void)json_object_set_new(o, "worktree_setup", orch_wtsetup_json(&s->wtsetup));
 	(void)json_object_set_new(o, "gates", orch_gates_json(s->gates, s->n_gates));
 	(void)json_object_set_new(o, "sampling", orch_slots_json(&s->sampling));
 	/* only when given: a plan without them records what it did before */
@@ -396,6 +406,65 @@ static int k_limits(struct task_spec *s, const char *key, const json_t *v, struc
 	return 0;
 }
 
+/* worktree_setup: the keys given, each path checked again (a recorded
+ * spec is data on disk: it gets no further than a plan would). */
+static int k_wtsetup(struct task_spec *s, const char *key, const json_t *v, struct diag *reterr)
+{
+	struct orch_wtsetup *ws = &s->wtsetup;
+	const char *k, *why = NULL;
+	const json_t *e;
+	char msg[200];
+	size_t i;
+	int r;
+
+	if (!json_is_object(v))
+		return bad(reterr, key, "not an object");
+	json_object_foreach((json_t *)(uintptr_t)v, k, e)
+	{
+		if (strcmp(k, "copy_files") == 0) {
+			r = parse_strs(s, "worktree_setup.copy_files", e,
+				       (const char *const **)(uintptr_t)&ws->copy_files,
+				       &ws->n_copy, reterr);
+			ws->set |= WTSETUP_COPY;
+		} else if (strcmp(k, "symlink_dirs") == 0) {
+			r = parse_strs(s, "worktree_setup.symlink_dirs", e,
+				       (const char *const **)(uintptr_t)&ws->symlink_dirs,
+				       &ws->n_links, reterr);
+			ws->set |= WTSETUP_LINKS;
+		} else if (strcmp(k, "setup_command") == 0) {
+			if (!json_is_null(e) && (!json_is_string(e) || !json_string_value(e)[0]))
+				return bad(reterr, "worktree_setup.setup_command",
+					   "not a non-empty string or null");
+			ws->setup_command = json_is_null(e) ? NULL : dup(s, json_string_value(e));
+			ws->set |= WTSETUP_COMMAND;
+			r = 0;
+		} else if (strcmp(k, "timeout") == 0) {
+			if (!json_is_number(e) || !(json_number_value(e) > 0) ||
+			    !isfinite(json_number_value(e)))
+				return bad(reterr, "worktree_setup.timeout", "not a number > 0");
+			ws->timeout_s = json_number_value(e);
+			ws->set |= WTSETUP_TIMEOUT;
+			r = 0;
+		} else {
+			return bad(
+				reterr, key,
+				"unknown key (known: copy_files, symlink_dirs, setup_command, timeout)");
+		}
+		if (r < 0)
+			return r;
+	}
+	for (i = 0; i < ws->n_copy + ws->n_links; i++) {
+		const char *p =
+			i < ws->n_copy ? ws->copy_files[i] : ws->symlink_dirs[i - ws->n_copy];
+
+		if (wtsetup_check_path(p, &why) < 0) {
+			(void)snprintf(msg, sizeof(msg), "'%.80s' is %s", p, why);
+			return bad(reterr, key, msg);
+		}
+	}
+	return 0;
+}
+
 static int gate_of(struct task_spec *s, const json_t *o, struct orch_gate *g, struct diag *reterr)
 {
 	const json_t *name = json_object_get(o, "name"), *run = json_object_get(o, "run");
@@ -564,6 +633,7 @@ static const struct spec_key spec_keys[] = {
 	{"network", k_network, 0},
 	{"limits", k_limits, 0},
 	{"gates", k_gates, 0},
+	{"worktree_setup", k_wtsetup, 0},
 	{"sampling", k_sampling, 0},
 	{"endpoints", k_endpoints, 0},
 	{"retry", k_retry, 0},

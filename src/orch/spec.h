@@ -22,6 +22,10 @@
  *   network                             full | llm | none (absent: the config's)
  *   limits                              {memory: int, pids: int, cpu: number}
  *   gates                               [{name, run, timeout}]
+ *   worktree_setup                      {copy_files, symlink_dirs: arrays of
+ *                                        paths; setup_command: string or
+ *                                        null; timeout: number > 0}: the
+ *                                       plan's keys given (absent: none)
  *   sampling                            {temperature, top_p: number;
  *                                        top_k, max_tokens: integer;
  *                                        base_url, api_key_env: string}
@@ -85,7 +89,10 @@ struct task_spec {
 	enum sandbox_kind tier;
 	int network;		      /* enum net_mode, or -1: not given (the configuration's) */
 	struct contain_limits limits; /* each one set overrides the configuration's */
-	struct orch_gate *gates;      /* after the configuration's */
+	/* worktree_setup: the plan's and the task's keys given (.set), each
+	 * over its role's and the configuration's (strings in arena) */
+	struct orch_wtsetup wtsetup;
+	struct orch_gate *gates; /* after the configuration's */
 	size_t n_gates;
 	struct invocation_sampling sampling; /* the task's explicit slots (strings in arena) */
 	struct orch_endpoints endpoints;     /* its plan's endpoints: (in arena) */

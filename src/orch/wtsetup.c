@@ -85,16 +85,18 @@ static int get_paths(struct arena *a, const struct ydoc *doc, const struct ynode
 int orch_get_wtsetup(struct arena *a, const struct ydoc *doc, const struct ynode *n,
 		     const char *path, struct orch_wtsetup *ret, struct diag *reterr)
 {
-	static const char *const keys[] = {"copy_files", "symlink_dirs", NULL};
+	static const char *const keys[] = {"copy_files", "symlink_dirs", "setup_command", "timeout",
+					   NULL};
 	struct orch_wtsetup ws = {0};
 	char p[YAML_PATH_MAX];
 	size_t i;
 	int r;
 
 	if (!n || n->kind != YNODE_MAP)
-		return yaml_field_err(doc, n, reterr, path,
-				      "expected a mapping (copy_files, symlink_dirs), got %s",
-				      yaml_describe(n));
+		return yaml_field_err(
+			doc, n, reterr, path,
+			"expected a mapping (copy_files, symlink_dirs, setup_command, timeout), got %s",
+			yaml_describe(n));
 	r = orch_check_keys(doc, n, keys, path, reterr);
 	if (r < 0)
 		return r;
@@ -102,16 +104,51 @@ int orch_get_wtsetup(struct arena *a, const struct ydoc *doc, const struct ynode
 		const char *k = n->keys[i]->str;
 
 		yaml_path_key(p, sizeof(p), path, k);
-		if (strcmp(k, "copy_files") == 0)
+		if (strcmp(k, "copy_files") == 0) {
 			r = get_paths(a, doc, n->items[i], p, &ws.copy_files, &ws.n_copy, reterr);
-		else
+			ws.set |= WTSETUP_COPY;
+		} else if (strcmp(k, "symlink_dirs") == 0) {
 			r = get_paths(a, doc, n->items[i], p, &ws.symlink_dirs, &ws.n_links,
 				      reterr);
+			ws.set |= WTSETUP_LINKS;
+		} else if (strcmp(k, "setup_command") == 0) {
+			r = yaml_value_str(doc, n->items[i], p, true, &ws.setup_command, reterr);
+			ws.set |= WTSETUP_COMMAND;
+		} else {
+			r = yaml_value_number(doc, n->items[i], p, 0, true, ORCH_MAX_TIMEOUT_S,
+					      &ws.timeout_s, reterr);
+			ws.set |= WTSETUP_TIMEOUT;
+		}
 		if (r < 0)
 			return r;
 	}
 	*ret = ws;
 	return 0;
+}
+
+void wtsetup_merge(struct orch_wtsetup *ws, const struct orch_wtsetup *over)
+{
+	if (!over)
+		return;
+	if (over->set & WTSETUP_COPY) {
+		ws->copy_files = over->copy_files;
+		ws->n_copy = over->n_copy;
+	}
+	if (over->set & WTSETUP_LINKS) {
+		ws->symlink_dirs = over->symlink_dirs;
+		ws->n_links = over->n_links;
+	}
+	if (over->set & WTSETUP_COMMAND)
+		ws->setup_command = over->setup_command;
+	if (over->set & WTSETUP_TIMEOUT)
+		ws->timeout_s = over->timeout_s;
+	ws->set |= over->set;
+}
+
+double wtsetup_timeout(const struct orch_wtsetup *ws)
+{
+	return (ws->set & WTSETUP_TIMEOUT) && ws->timeout_s > 0 ? ws->timeout_s
+								: WTSETUP_DEFAULT_TIMEOUT_S;
 }
 
 /* Why an open beneath the repository failed, for a message. */

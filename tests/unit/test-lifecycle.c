@@ -25,6 +25,7 @@ static const char *const expected[] = {
 	"pending dispatch_failed failed",
 	"pending dependency_failed blocked",
 	"pending cancelled cancelled",
+	"pending setup_failed failed",
 	"running agent_completed completing",
 	"running no_changes no_changes",
 	"running rate_limited pending",

@@ -780,6 +780,58 @@ static void test_limits_round_trip(void **state)
 	sbuf_release(&sb);
 }
 
+/* worktree_setup: bernstein.yaml's and a role's, merged key by key for the
+ * role's tasks; the YAML round trip and the JSON keep the keys given. */
+static void test_wtsetup(void **state)
+{
+	static const char text[] =
+		"worktree_setup: {copy_files: [.env], symlink_dirs: [node_modules], "
+		"setup_command: \"npm ci\", timeout: 120}\n"
+		"role_model_policy:\n"
+		"  qa: {worktree_setup: {setup_command: \"make deps\", symlink_dirs: []}}\n"
+		"  docs: {worktree_setup: {setup_command: null}}\n";
+	struct orch_config *c = load_text(text, NULL), *back;
+	struct sbuf sb = SBUF_INIT(SIZE_MAX);
+	struct orch_wtsetup w;
+	json_t *j;
+
+	(void)state;
+	orch_config_wtsetup(c, "backend", &w);
+	assert_string_equal(w.setup_command, "npm ci");
+	assert_true(wtsetup_timeout(&w) == 120);
+	assert_int_equal(w.n_links, 1);
+	orch_config_wtsetup(c, "qa", &w);
+	assert_string_equal(w.setup_command, "make deps");
+	assert_true(wtsetup_timeout(&w) == 120);
+	assert_int_equal(w.n_copy, 1);
+	assert_string_equal(w.copy_files[0], ".env");
+	assert_int_equal(w.n_links, 0);
+	orch_config_wtsetup(c, "docs", &w);
+	assert_null(w.setup_command);
+	assert_int_equal(w.n_links, 1);
+	assert_int_equal(orch_config_to_yaml(c, &sb), 0);
+	back = load_text(sb.buf, NULL);
+	orch_config_wtsetup(back, "qa", &w);
+	assert_string_equal(w.setup_command, "make deps");
+	assert_int_equal(w.n_links, 0);
+	assert_true(wtsetup_timeout(&w) == 120);
+	orch_config_wtsetup(back, "docs", &w);
+	assert_null(w.setup_command);
+	assert_true(orch_config_role(back, "docs")->wtsetup.set == WTSETUP_COMMAND);
+	j = orch_config_json(back);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(j, "worktree_setup"),
+							      "setup_command")),
+			    "npm ci");
+	assert_true(json_is_null(json_object_get(
+		json_object_get(json_object_get(json_object_get(j, "role_model_policy"), "docs"),
+				"worktree_setup"),
+		"setup_command")));
+	json_decref(j);
+	orch_config_free(back);
+	orch_config_free(c);
+	sbuf_release(&sb);
+}
+
 static void test_json(void **state)
 {
 	struct orch_config *c = load_data("good/full.yaml");
@@ -900,6 +952,7 @@ int main(void)
 		cmocka_unit_test(test_yaml_round_trip),
 		cmocka_unit_test(test_round_trip_odd_strings),
 		cmocka_unit_test(test_limits_round_trip),
+		cmocka_unit_test(test_wtsetup),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_too_large),
 		cmocka_unit_test(test_merge_policies),

@@ -151,6 +151,59 @@ static void test_numbers_stay_numbers(void **state)
 	plan_free(p);
 }
 
+/* worktree_setup: the plan's top level, each key a task gives over it;
+ * recorded with the keys given, read back the same. */
+static void test_worktree_setup(void **state)
+{
+	struct plan *p = load_text(
+		"name: n\n"
+		"worktree_setup: {copy_files: [.env], setup_command: make deps, "
+		"timeout: 30}\n"
+		"tasks:\n"
+		"  - {title: a, prompt: x}\n"
+		"  - title: b\n"
+		"    prompt: x\n"
+		"    worktree_setup: {setup_command: null, symlink_dirs: [node_modules]}\n"
+		"  - {title: c, prompt: x, worktree_setup: {copy_files: []}}\n");
+	struct task_spec s, back;
+	struct diag d;
+	char *text;
+
+	(void)state;
+	spec_from_plan(p, 0, &s);
+	text = spec_dump(&s);
+	assert_non_null(strstr(text, "\"worktree_setup\":{\"copy_files\":[\".env\"],"
+				     "\"setup_command\":\"make deps\",\"timeout\":30}"));
+	free(text);
+	round_trip(&s);
+	spec_release(&s);
+	/* b: the plan's copy_files and timeout, its own command (none) and links */
+	spec_from_plan(p, 1, &s);
+	text = spec_dump(&s);
+	spec_init(&back);
+	diag_clear(&d);
+	assert_int_equal(spec_parse_text(text, strlen(text), &back, &d), 0);
+	assert_int_equal(back.wtsetup.set,
+			 WTSETUP_COPY | WTSETUP_LINKS | WTSETUP_COMMAND | WTSETUP_TIMEOUT);
+	assert_null(back.wtsetup.setup_command);
+	assert_int_equal(back.wtsetup.n_copy, 1);
+	assert_string_equal(back.wtsetup.copy_files[0], ".env");
+	assert_int_equal(back.wtsetup.n_links, 1);
+	assert_string_equal(back.wtsetup.symlink_dirs[0], "node_modules");
+	assert_true(wtsetup_timeout(&back.wtsetup) == 30);
+	free(text);
+	spec_release(&back);
+	spec_release(&s);
+	/* c: an empty list over the plan's is no copy at all */
+	spec_from_plan(p, 2, &s);
+	assert_true(s.wtsetup.set & WTSETUP_COPY);
+	assert_int_equal(s.wtsetup.n_copy, 0);
+	assert_string_equal(s.wtsetup.setup_command, "make deps");
+	round_trip(&s);
+	spec_release(&s);
+	plan_free(p);
+}
+
 /* What bernstein stored before task_spec existed (plan_json()'s task
  * object, and dispatch's sandbox_tier added to it), byte for byte. */
 static void test_reads_stored_forms(void **state)
@@ -262,6 +315,13 @@ static void test_strict(void **state)
 	refused("{\"endpoints\":{\"codex\":{\"api_key_env\":\"lower\"}}}", "'endpoints'");
 	refused("{\"endpoints\":{\"codex\":{\"model\":\"-x\"}}}", "'endpoints'");
 	refused("{\"endpoints\":{\"codex\":{\"model\":1}}}", "'endpoints'");
+	refused("{\"worktree_setup\":[]}", "'worktree_setup'");
+	refused("{\"worktree_setup\":{\"copy_files\":[\"../x\"]}}", "'..'");
+	refused("{\"worktree_setup\":{\"symlink_dirs\":[\"/etc\"]}}", "absolute");
+	refused("{\"worktree_setup\":{\"copy_files\":[\".git/config\"]}}", ".git");
+	refused("{\"worktree_setup\":{\"setup_command\":\"\"}}", "setup_command");
+	refused("{\"worktree_setup\":{\"timeout\":0}}", "timeout");
+	refused("{\"worktree_setup\":{\"run\":\"x\"}}", "unknown key");
 	refused("{\"line\":-1}", "'line'");
 	refused("{\"column\":\"3\"}", "'column'");
 }
@@ -329,6 +389,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip_plans),
 		cmocka_unit_test(test_numbers_stay_numbers),
+		cmocka_unit_test(test_worktree_setup),
 		cmocka_unit_test(test_reads_stored_forms),
 		cmocka_unit_test(test_strict),
 		cmocka_unit_test(test_endpoints),

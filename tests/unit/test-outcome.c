@@ -351,6 +351,7 @@ static void test_names(void **state)
 	assert_string_equal(outcome_to_string(OUTCOME_PERMISSION_BLOCKED), "permission_blocked");
 	assert_string_equal(outcome_to_string(OUTCOME_NO_CHANGES), "no_changes");
 	assert_string_equal(outcome_to_string(OUTCOME_OOM), "oom");
+	assert_string_equal(outcome_to_string(OUTCOME_SETUP_FAILED), "setup_failed");
 	assert_null(outcome_to_string(_OUTCOME_MAX));
 	assert_int_equal(outcome_from_string("Completed"), _OUTCOME_INVALID);
 	assert_int_equal(outcome_from_string(NULL), _OUTCOME_INVALID);
