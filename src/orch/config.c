@@ -420,6 +420,7 @@ static struct orch_config *config_new(void)
 	c->pr.draft = true;
 	c->sandbox = SANDBOX_AUTO;
 	c->network = -1;
+	orch_notify_init(&c->notify);
 	c->n_modes = ARRAY_SIZE(builtin_modes);
 	c->modes = arena_alloc(&c->arena, st_mult(c->n_modes, sizeof(*c->modes)));
 	for (i = 0; i < c->n_modes; i++) {
@@ -832,6 +833,8 @@ static int parse_config(struct cctx *x)
 		"fallback",
 		"idle_timeout",
 		"pr",
+		"hooks",
+		"notify",
 		NULL,
 	};
 	const struct ynode *root = x->doc->root;
@@ -895,6 +898,10 @@ static int parse_config(struct cctx *x)
 			r = orch_get_limits(x->doc, v, key, &c->limits, x->reterr);
 		} else if (strcmp(key, "worktree_setup") == 0) {
 			r = orch_get_wtsetup(&c->arena, x->doc, v, key, &c->wtsetup, x->reterr);
+		} else if (strcmp(key, "hooks") == 0) {
+			r = orch_get_hooks(x->doc, v, key, &c->hooks, x->reterr);
+		} else if (strcmp(key, "notify") == 0) {
+			r = orch_get_notify(x->doc, v, key, &c->notify, x->reterr);
 		} else if (strcmp(key, "modes") == 0) {
 			r = parse_modes(x, v);
 		} else if (strcmp(key, "role_model_policy") == 0) {
@@ -1233,6 +1240,10 @@ json_t *orch_config_json(const struct orch_config *c)
 		(void)json_object_set_new(roles, rp->role, r);
 	}
 	(void)json_object_set_new(o, "role_model_policy", roles);
+	if (orch_hooks_any(&c->hooks))
+		(void)json_object_set_new(o, "hooks", orch_hooks_json(&c->hooks));
+	if (c->notify.set)
+		(void)json_object_set_new(o, "notify", orch_notify_json(&c->notify));
 	return o;
 }
 
@@ -1523,6 +1534,8 @@ int orch_config_to_yaml(const struct orch_config *c, struct sbuf *out)
 		TRY(sbuf_adds(out, " {}"));
 	for (i = 0; i < c->n_roles; i++)
 		TRY(role_yaml(out, &c->roles[i]));
+	TRY(orch_hooks_yaml(&c->hooks, out));
+	TRY(orch_notify_yaml(&c->notify, out));
 	TRY(sbuf_adds(out, "\n"));
 #undef TRY
 	return 0;

@@ -29,6 +29,8 @@
  *   network: (unset)      full | llm | none (a task's own wins; unset: confine.h's default)
  *   mode: null            the mode profile applied (smart, deep, fast or a modes: entry)
  *   modes: {NAME: {temperature, top_p, top_k, max_tokens}}
+ *   hooks: {pre_task, post_task, pre_merge, post_merge, on_run_end}   orch/hooks.h
+ *   notify: {webhook, on, desktop, timeout, retries}                   orch/hooks.h
  *   role_model_policy: {ROLE: {adapter (or cli), provider, model, effort,
  *                              base_url, api_key_env, limits, sandbox, network}}
  *
@@ -46,6 +48,7 @@
 #include <stdint.h>
 
 #include "adapter/invocation.h"
+#include "orch/hooks.h"
 #include "orch/wtsetup.h"
 #include "proc/contain.h"
 #include "proc/netproxy.h"
@@ -206,6 +209,9 @@ struct orch_config {
 	struct role_policy *roles; /* in file order */
 	size_t n_roles;
 	struct ydoc *doc; /* private: the document the strings point into */
+	/* hooks:, notify: (orch/hooks.h) */
+	struct orch_hookset hooks;
+	struct orch_notify notify;
 };
 
 /* The default of auto: (claude, codex, gemini, qwen, opencode, pi),
