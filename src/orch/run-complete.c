@@ -78,18 +78,30 @@ static int check_artifact(struct loop *l, struct otask *t, const char *art, char
 	return r < 0 ? r : 0;
 }
 
-/* t's gates: the configuration's, then its own. */
+/* t's gates: the configuration's, then its own, then hooks.pre_merge
+ * (run-hooks.c: a gate with the event on its stdin). */
 static void gate_list(const struct loop *l, struct otask *t)
 {
 	const struct orch_config *c = l->e->cfg;
+	const struct orch_hook *pm = &c->hooks.h[HOOK_PRE_MERGE];
 
 	free(t->gates);
-	t->n_gates = c->n_gates + t->spec.n_gates;
+	t->gate_hook = pm->run != NULL;
+	t->n_gates = c->n_gates + t->spec.n_gates + (t->gate_hook ? 1 : 0);
 	t->gates = xcalloc(t->n_gates + 1, sizeof(*t->gates));
 	if (c->n_gates)
 		memcpy(t->gates, c->gates, c->n_gates * sizeof(*t->gates));
 	if (t->spec.n_gates)
 		memcpy(t->gates + c->n_gates, t->spec.gates, t->spec.n_gates * sizeof(*t->gates));
+	if (t->gate_hook) {
+		struct orch_gate *g = &t->gates[t->n_gates - 1];
+
+		g->name = hook_kind_to_string(HOOK_PRE_MERGE);
+		g->run = pm->run;
+		g->timeout_s = pm->timeout_s;
+		g->line = pm->line;
+		g->col = pm->col;
+	}
 }
 
 void run_gates_clear(struct otask *t)
@@ -382,10 +394,13 @@ int run_gate_spec(struct loop *l, struct otask *t, struct proc_spec *spec)
 	for (e = l->e->git_env; e && *e; e++)
 		if (strncmp(*e, WORKTREE_GIT_ENV_PREFIX, strlen(WORKTREE_GIT_ENV_PREFIX)) != 0)
 			strvec_push(&spec->env, *e);
+	if (run_hook_is_gate(t))
+		run_hook_gate_io(l, t, spec); /* pre_merge: its event, stdin and BERNSTEIN_* */
 	spec->cwd = t->row.worktree;
 	spec->timeout_ms = run_secs_to_ms(to);
 	spec->kill_grace_ms = run_secs_to_ms(l->e->cfg->kill_grace_s);
-	(void)snprintf(leaf, sizeof(leaf), "gate-%s.log", name ? name : "gate");
+	(void)snprintf(leaf, sizeof(leaf), "%s-%s.log", run_hook_is_gate(t) ? "hook" : "gate",
+		       name ? name : "gate");
 	for (c = leaf; *c; c++)
 		if (*c == '/')
 			*c = '_'; /* a name is free text: the log stays in the session directory */
@@ -440,6 +455,7 @@ int run_gate_spec(struct loop *l, struct otask *t, struct proc_spec *spec)
 void run_gate_ended(struct loop *l, struct otask *t, const struct proc *p)
 {
 	const char *name = t->gates[t->gate_next].name;
+	const char *noun = run_hook_is_gate(t) ? "hook" : "gate";
 	char msg[1024] = "";
 	size_t n;
 
@@ -458,13 +474,14 @@ void run_gate_ended(struct loop *l, struct otask *t, const struct proc *p)
 		return;
 	}
 	if (p->failed_stage != SHIM_STAGE_NONE)
-		(void)snprintf(msg, sizeof(msg), "gate '%s' could not run (exit %d): %s", name,
+		(void)snprintf(msg, sizeof(msg), "%s '%s' could not run (exit %d): %s", noun, name,
 			       p->exit_code, p->start_error ? p->start_error : "see the gate log");
 	else if (p->timed_out)
-		(void)snprintf(msg, sizeof(msg), "gate '%s' timed out after %.1f s (exit %d)", name,
-			       (double)p->timeout_ms / 1000.0, GATE_EXIT_TIMEOUT);
+		(void)snprintf(msg, sizeof(msg), "%s '%s' timed out after %.1f s (exit %d)", noun,
+			       name, (double)p->timeout_ms / 1000.0, GATE_EXIT_TIMEOUT);
 	else if (p->exit_code != 0)
-		(void)snprintf(msg, sizeof(msg), "gate '%s' failed (exit %d)", name, p->exit_code);
+		(void)snprintf(msg, sizeof(msg), "%s '%s' failed (exit %d)", noun, name,
+			       p->exit_code);
 	if (msg[0])
 		orch_reason_with_gate_log(msg, sizeof(msg), t->gate_log);
 	if (msg[0]) {
@@ -475,7 +492,13 @@ void run_gate_ended(struct loop *l, struct otask *t, const struct proc *p)
 	if (++t->gate_next < t->n_gates)
 		return; /* next_task starts the next */
 	n = t->n_gates;
+	if (t->gate_hook)
+		n--; /* the last was hooks.pre_merge */
+	if (t->gate_hook && n == 0)
+		(void)snprintf(msg, sizeof(msg), "hook 'pre_merge' passed");
+	else
+		(void)snprintf(msg, sizeof(msg), "%zu gate(s) passed%s", n,
+			       t->gate_hook ? ", then hook 'pre_merge'" : "");
 	run_gates_clear(t);
-	(void)snprintf(msg, sizeof(msg), "%zu gate(s) passed", n);
 	run_merge(l, t, msg);
 }

@@ -197,6 +197,8 @@ static void flush_audit_if_due(struct loop *l)
 		flush_audit(l);
 }
 
+static int64_t wake_in_ms(void *ctx);
+
 static int next_task(void *ctx, struct proc_spec *spec, void **ret_task)
 {
 	struct loop *l = ctx;
@@ -208,11 +210,14 @@ static int next_task(void *ctx, struct proc_spec *spec, void **ret_task)
 		return l->fatal;
 	if (l->cancelled)
 		return 0;
+	/* hooks due (post_task, post_merge: short, and the user waits for them) */
+	if (run_hook_next(l, spec, ret_task) == 1)
+		return 1;
 	/* gates before new agents: they finish tasks others depend on */
 	for (i = 0; i < l->n; i++) {
 		struct otask *t = &l->t[i];
 
-		if (t->gates && !t->gate_live && t->row.state == TASK_COMPLETING) {
+		if (t->gates && !t->gate_live && !t->hook_live && t->row.state == TASK_COMPLETING) {
 			if (run_gate_spec(l, t, spec) < 0) {
 				proc_spec_release(spec); /* what it filled in */
 				continue;
@@ -228,7 +233,7 @@ static int next_task(void *ctx, struct proc_spec *spec, void **ret_task)
 			bool blocked;
 			int r;
 
-			if (!t->selected || t->live || t->row.state != TASK_PENDING)
+			if (!t->selected || t->live || t->hook_live || t->row.state != TASK_PENDING)
 				continue;
 			if (!run_deps_state(l, t, &blocked)) {
 				if (blocked) {
@@ -240,6 +245,19 @@ static int next_task(void *ctx, struct proc_spec *spec, void **ret_task)
 			}
 			if (l->draining || !retry_due(l, t, NULL))
 				continue;
+			/* hooks.pre_task first, before each attempt */
+			r = run_hook_pre_task(l, t, spec);
+			if (r == 1) {
+				*ret_task = t;
+				return 1;
+			}
+			if (r == 2) {
+				if (l->fatal)
+					return l->fatal;
+				if (t->row.state != TASK_PENDING)
+					progress = true; /* failed: its dependents are blocked */
+				continue;
+			}
 			r = run_dispatch(l, t, spec);
 			if (r != 1)
 				/* nothing spawned: what a refused or failed dispatch put
@@ -262,7 +280,8 @@ static int next_task(void *ctx, struct proc_spec *spec, void **ret_task)
 			progress = true;
 		}
 	}
-	return 0;
+	/* nothing left to start: the run's own hook, once nothing runs */
+	return run_hook_run_end(l, wake_in_ms(l) >= 0, spec, ret_task);
 }
 
 /* The supervisor asks when next_task had nothing: a retry waiting for its
@@ -314,7 +333,7 @@ static void on_start(void *ctx, void *task, const struct proc *p)
 	struct loop *l = ctx;
 	struct otask *t = task;
 
-	if (t->gate_live || t->prep == PREP_RUNNING)
+	if (t->gate_live || t->hook_live || t->prep == PREP_RUNNING)
 		return;
 	t->att.pid = p->pid;
 	(void)state_attempt_update(l->e->st, &t->att, NULL);
@@ -323,8 +342,9 @@ static void on_start(void *ctx, void *task, const struct proc *p)
 static void on_line(void *ctx, void *task, int stream, const char *line, size_t len)
 {
 	(void)ctx;
-	if (((struct otask *)task)->gate_live || ((struct otask *)task)->prep == PREP_RUNNING)
-		return; /* the supervisor writes the gate's log; git's chatter */
+	if (((struct otask *)task)->gate_live || ((struct otask *)task)->hook_live ||
+	    ((struct otask *)task)->prep == PREP_RUNNING)
+		return; /* the supervisor writes the gate's (hook's) log; git's chatter */
 	agentrun_line(&((struct otask *)task)->ar, stream, line, len);
 }
 
@@ -332,7 +352,8 @@ static void on_oversized(void *ctx, void *task, int stream, const char *head, si
 			 uint64_t total)
 {
 	(void)ctx;
-	if (((struct otask *)task)->gate_live || ((struct otask *)task)->prep == PREP_RUNNING)
+	if (((struct otask *)task)->gate_live || ((struct otask *)task)->hook_live ||
+	    ((struct otask *)task)->prep == PREP_RUNNING)
 		return;
 	agentrun_oversized(&((struct otask *)task)->ar, stream, head, head_len, total);
 }
@@ -340,7 +361,8 @@ static void on_oversized(void *ctx, void *task, int stream, const char *head, si
 static void on_notice(void *ctx, void *task, enum proc_notice notice, uint64_t value)
 {
 	(void)ctx;
-	if (((struct otask *)task)->gate_live || ((struct otask *)task)->prep == PREP_RUNNING)
+	if (((struct otask *)task)->gate_live || ((struct otask *)task)->hook_live ||
+	    ((struct otask *)task)->prep == PREP_RUNNING)
 		return;
 	agentrun_notice(&((struct otask *)task)->ar, notice, value);
 }
@@ -363,6 +385,11 @@ static void on_exit_cb(void *ctx, void *task, const struct proc *p)
 	struct loop *l = ctx;
 	struct otask *t = task;
 
+	if (t->hook_live) {
+		run_hook_ended(l, t, p);
+		flush_audit_soon(l);
+		return;
+	}
 	if (t->gate_live) {
 		run_gate_ended(l, t, p);
 		flush_audit_soon(l);
@@ -532,6 +559,7 @@ int orch_run_execute(struct orch_env *e, const char *run_id, struct orch_summary
 	r = run_loop_load(&l, e, run_id, reterr);
 	if (r < 0)
 		goto out;
+	l.executing = true; /* hooks and notifications from here on */
 	/* what a killed bernstein left in git, before any git runs */
 	r = run_repair_locks(&l, locked_ns, reterr);
 	if (r < 0) {
@@ -575,6 +603,7 @@ int orch_run_execute(struct orch_env *e, const char *run_id, struct orch_summary
 	flush_audit(&l);
 	summarize(&l, &sum);
 	r = run_end(&l, &sum, reterr);
+	run_notify(&l, "run_done", NULL, l.fatal ? reterr->msg : NULL);
 	if (r >= 0 && ret)
 		*ret = sum;
 out:
