@@ -484,6 +484,8 @@ void run_gate_ended(struct loop *l, struct otask *t, const struct proc *p)
 			       p->exit_code);
 	if (msg[0])
 		orch_reason_with_gate_log(msg, sizeof(msg), t->gate_log);
+	if (run_hook_is_gate(t))
+		run_hook_audit(l, t, name, p, t->gate_log, !msg[0]);
 	if (msg[0]) {
 		run_gates_clear(t);
 		(void)run_transition(l, t, TASK_EV_GATES_FAILED, msg);

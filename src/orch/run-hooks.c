@@ -400,31 +400,37 @@ static void verdict(const char *name, const struct proc *p, const char *log, cha
 		orch_reason_with_gate_log(msg, size, log);
 }
 
+void run_hook_audit(struct loop *l, const struct otask *t, const char *name, const struct proc *p,
+		    const char *log, bool ok)
+{
+	json_t *det = json_object();
+	char *rid;
+
+	json_obj_set(det, "run", json_str_lossy(l->run.id));
+	if (t)
+		json_obj_set(det, "task", json_str_lossy(t->row.id));
+	json_obj_set(det, "hook", json_str_lossy(name));
+	json_obj_set(det, "exit_code", json_integer(p->exit_code));
+	json_obj_set(det, "timed_out", json_boolean(p->timed_out));
+	json_obj_set(det, "ok", json_boolean(ok));
+	json_obj_set(det, "log", json_str_lossy(log));
+	rid = t ? run_task_resource(l, t) : xstrdup(l->run.id);
+	(void)run_audit(l, "hook.finished", t ? "task" : "run", rid, det);
+	free(rid);
+}
+
 void run_hook_ended(struct loop *l, struct otask *t, const struct proc *p)
 {
 	enum hook_kind k = (enum hook_kind)t->hook_kind;
 	const char *name = hook_kind_to_string(k);
 	bool run_level = t == &l->run_hook;
 	char msg[1024];
-	json_t *det;
-	char *rid;
 
 	t->hook_live = false;
 	if (!name)
 		name = "?";
 	verdict(name, p, t->hook_log, msg, sizeof(msg));
-	det = json_object();
-	json_obj_set(det, "run", json_str_lossy(l->run.id));
-	if (!run_level)
-		json_obj_set(det, "task", json_str_lossy(t->row.id));
-	json_obj_set(det, "hook", json_string(name));
-	json_obj_set(det, "exit_code", json_integer(p->exit_code));
-	json_obj_set(det, "timed_out", json_boolean(p->timed_out));
-	json_obj_set(det, "ok", json_boolean(!msg[0]));
-	json_obj_set(det, "log", json_str_lossy(t->hook_log));
-	rid = run_level ? xstrdup(l->run.id) : run_task_resource(l, t);
-	(void)run_audit(l, "hook.finished", run_level ? "run" : "task", rid, det);
-	free(rid);
+	run_hook_audit(l, run_level ? NULL : t, name, p, t->hook_log, !msg[0]);
 	if (p->cancelled && !t->cancel_req) {
 		l->cancelled = true; /* SIGINT: the task stays as it is (resume) */
 		return;

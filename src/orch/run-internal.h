@@ -288,6 +288,9 @@ int run_hook_next(struct loop *l, struct proc_spec *spec, void **ret_task);
 int run_hook_pre_task(struct loop *l, struct otask *t, struct proc_spec *spec);
 int run_hook_run_end(struct loop *l, bool waiting, struct proc_spec *spec, void **ret_task);
 void run_hook_ended(struct loop *l, struct otask *t, const struct proc *p);
+/* hook.finished in the audit chain (t NULL: the run's hook) */
+void run_hook_audit(struct loop *l, const struct otask *t, const char *name, const struct proc *p,
+		    const char *log, bool ok);
 void run_hook_gate_io(struct loop *l, struct otask *t, struct proc_spec *spec);
 bool run_hook_is_gate(const struct otask *t);
 void run_hooks_transition(struct loop *l, struct otask *t, enum task_state from,
