@@ -135,7 +135,8 @@ int orch_get_hooks(const struct ydoc *doc, const struct ynode *n, const char *pa
 int orch_get_notify(const struct ydoc *doc, const struct ynode *n, const char *path,
 		    struct orch_notify *ret, struct diag *reterr)
 {
-	static const char *const keys[] = {"webhook", "on", "desktop", "timeout", "retries", NULL};
+	static const char *const keys[] = {"webhook", "webhook_env", "on",     "desktop",
+					   "timeout", "retries",     NULL};
 	struct orch_notify nt;
 	char pk[YAML_PATH_MAX];
 	const struct ynode *v;
@@ -163,6 +164,26 @@ int orch_get_notify(const struct ydoc *doc, const struct ynode *n, const char *p
 		diag_clear(&d);
 		if (nt.webhook && url_webhook_check(nt.webhook, NULL, &d) < 0)
 			return yaml_field_err(doc, v, reterr, pk, "%s", d.msg);
+	}
+	if ((v = ynode_get(n, "webhook_env"))) {
+		size_t k;
+
+		yaml_path_key(pk, sizeof(pk), path, "webhook_env");
+		r = yaml_value_str(doc, v, pk, true, &nt.webhook_env, reterr);
+		if (r < 0)
+			return r;
+		for (k = 0; nt.webhook_env && nt.webhook_env[k]; k++) {
+			char ch = nt.webhook_env[k];
+
+			if (!((ch >= 'A' && ch <= 'Z') || ch == '_' || (k && ch >= '0' && ch <= '9')) ||
+			    k >= 128)
+				return yaml_field_err(doc, v, reterr, pk,
+						      "expected a variable name ([A-Z_][A-Z0-9_]*, "
+						      "at most 128 bytes)");
+		}
+		if (nt.webhook_env && nt.webhook)
+			return yaml_field_err(doc, v, reterr, pk,
+					      "give webhook or webhook_env, not both");
 	}
 	if ((v = ynode_get(n, "on"))) {
 		yaml_path_key(pk, sizeof(pk), path, "on");
@@ -254,6 +275,8 @@ json_t *orch_notify_json(const struct orch_notify *n)
 	} else {
 		json_obj_set(o, "webhook", json_null());
 	}
+	if (n->webhook_env)
+		json_obj_set(o, "webhook_env", json_str_lossy(n->webhook_env));
 	on = json_array();
 	for (i = 0; i < _NOTIFY_EVENT_MAX; i++)
 		if (n->on & (1u << i))
@@ -333,6 +356,8 @@ int orch_notify_yaml(const struct orch_notify *n, struct sbuf *out)
 	} else if (r >= 0) {
 		r = sbuf_adds(out, "null");
 	}
+	if (r >= 0 && n->webhook_env)
+		r = sbuf_addf(out, "\n  webhook_env: %s", n->webhook_env);
 	if (r >= 0)
 		r = sbuf_adds(out, "\n  on: [");
 	for (i = 0; r >= 0 && i < _NOTIFY_EVENT_MAX; i++)

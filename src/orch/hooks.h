@@ -9,7 +9,7 @@
  *     post_merge: ...
  *     on_run_end: ...
  *   notify:
- *     webhook: https://hooks.example.com/T/SECRET
+ *     webhook: https://hooks.example.com/T/SECRET   (or webhook_env: NAME)
  *     on: [task_failed, task_review, run_done]
  *     desktop: true
  *     timeout: 30                          seconds per notification, all tries
@@ -82,6 +82,9 @@ enum notify_event notify_event_from_string(const char *s);
 
 struct orch_notify {
 	const char *webhook; /* NULL: none; checked by url_webhook_check() */
+	/* webhook_env: the NAME of a variable of bernstein's environment that
+	 * holds the URL (read when a notification is sent; not with webhook) */
+	const char *webhook_env;
 	unsigned on;	     /* bit (1 << enum notify_event) */
 	bool desktop;	     /* notify-send, where it exists */
 	double timeout_s;
@@ -93,7 +96,8 @@ struct orch_notify {
  * -EINVAL at the bad value (file:line:col, field path). */
 int orch_get_hooks(const struct ydoc *doc, const struct ynode *n, const char *path,
 		   struct orch_hookset *ret, struct diag *reterr);
-/* notify: {webhook, on, desktop, timeout, retries} at n into *ret. */
+/* notify: {webhook | webhook_env, on, desktop, timeout, retries} at n
+ * into *ret. */
 int orch_get_notify(const struct ydoc *doc, const struct ynode *n, const char *path,
 		    struct orch_notify *ret, struct diag *reterr);
 void orch_notify_init(struct orch_notify *n);

@@ -35,11 +35,13 @@
 #include "orch/failure.h"
 #include "orch/hooks.h"
 #include "orch/worktree.h"
+#include "proc/detached.h"
 #include "proc/spawn.h"
 #include "util/fsutil.h"
 #include "util/json.h"
 #include "util/sbuf.h"
 #include "util/strvec.h"
+#include "util/url.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
 
@@ -574,21 +576,49 @@ static void notify_env(const struct loop *l, struct strvec *env)
 				strvec_push(env, *e);
 }
 
+/* The value of name in bernstein's environment, or NULL. */
+static const char *host_value(const struct loop *l, const char *name)
+{
+	const char *const *e;
+	size_t n = strlen(name);
+
+	for (e = l->e->host_env; e && *e; e++)
+		if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
+			return *e + n + 1;
+	return NULL;
+}
+
 void run_notify(struct loop *l, const char *event, const struct otask *t, const char *reason)
 {
 	const struct orch_notify *n = l->e->cfg ? &l->e->cfg->notify : NULL;
 	struct proc_spec spec = PROC_SPEC_INIT;
-	struct proc p = PROC_INIT;
 	enum notify_event ev = notify_event_from_string(event);
 	char text[1024], *exe = NULL, *log = NULL, *s = NULL;
+	const char *url;
 	json_t *in = NULL, *body;
 	struct diag d;
 	int fd, r;
 
-	if (!n || !n->set || (int)ev < 0 || !(n->on & (1u << ev)) || (!n->webhook && !n->desktop))
+	if (!n || !n->set || (int)ev < 0 || !(n->on & (1u << ev)) ||
+	    (!n->webhook && !n->webhook_env && !n->desktop))
 		return;
 	if (!l->executing)
 		return;
+	url = n->webhook;
+	if (n->webhook_env) {
+		url = host_value(l, n->webhook_env);
+		if (!url || !*url) {
+			run_warn(l, t, "notification '%s': %s is not set, no webhook", event,
+				 n->webhook_env);
+			url = NULL;
+		} else if (url_webhook_check(url, NULL, &d) < 0) {
+			run_warn(l, t, "notification '%s': %s: %s, no webhook", event,
+				 n->webhook_env, d.msg);
+			url = NULL;
+		}
+		if (!url && !n->desktop)
+			return;
+	}
 	exe = notify_exe(l);
 	if (!exe) {
 		run_warn(l, t, "notification '%s' not sent: bernstein-notify not found", event);
@@ -607,10 +637,15 @@ void run_notify(struct loop *l, const char *event, const struct otask *t, const 
 		free(runs);
 	}
 	in = json_object();
-	json_obj_set(in, "url", n->webhook ? json_string(n->webhook) : json_null());
+	json_obj_set(in, "url", url ? json_string(url) : json_null());
 	json_obj_set(in, "body", body);
 	json_obj_set(in, "desktop", json_boolean(n->desktop));
-	json_obj_set(in, "summary", json_str_lossy(t ? "bernstein: task" : "bernstein: run"));
+	{
+		char summary[96];
+
+		(void)snprintf(summary, sizeof(summary), "bernstein: %s", event);
+		json_obj_set(in, "summary", json_str_lossy(summary));
+	}
 	json_obj_set(in, "message", json_str_lossy(text));
 	json_obj_set(in, "timeout", json_real(n->timeout_s));
 	json_obj_set(in, "retries", json_integer(n->retries));
@@ -630,15 +665,12 @@ void run_notify(struct loop *l, const char *event, const struct otask *t, const 
 	notify_env(l, &spec.env);
 	spec.stdin_fd = fd;
 	spec.cwd = l->e->repo;
-	/* its own session; stdout and stderr are not read (it writes its log) */
-	spec.flags = SPAWN_NEW_SESSION;
-	spec.contain = CONTAIN_PGROUP;
+	/* detached: the run's last notification goes on after bernstein
+	 * exited; its own alarm (notify.timeout) bounds it; it writes its log */
 	diag_clear(&d);
-	r = proc_spawn(&spec, &p, &d);
+	r = proc_spawn_detached(&spec, NULL, &d);
 	if (r < 0)
 		run_warn(l, t, "notification '%s' not sent: %s", event, d.msg);
-	/* never waited for: the supervisor reaps it (or init, after we exit) */
-	proc_release(&p);
 out:
 	proc_spec_release(&spec);
 	json_decref(in);
