@@ -75,7 +75,8 @@ static uint64_t now_ms(void)
 
 static void sleep_ms(uint64_t ms)
 {
-	struct timespec ts = {.tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000};
+	struct timespec ts = {.tv_sec = (time_t)(ms / 1000),
+			      .tv_nsec = (long)(ms % 1000) * 1000000};
 
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
@@ -163,7 +164,9 @@ static int desktop(const char *summary, const char *message)
 	r = proc_spawn(&spec, &p, NULL);
 	if (r == 0)
 		r = proc_wait(&p);
-	log_line("desktop: notify-send %s", r < 0 ? strerror(-r) : p.exit_code == 0 ? "ok" : "failed");
+	log_line("desktop: notify-send %s", r < 0	       ? strerror(-r)
+					    : p.exit_code == 0 ? "ok"
+							       : "failed");
 	r = r < 0 ? 1 : p.exit_code;
 	proc_release(&p);
 	proc_spec_release(&spec);
@@ -264,9 +267,9 @@ int main(int argc, char **argv)
 
 	if (argc > 1) {
 		/* there is no option: the input is on stdin */
-		(void)fprintf(stderr, "usage: bernstein-notify <INPUT.json\n"
-				      "  (started by bernstein run for notify:, see "
-				      "docs/configuration.md)\n");
+		(void)fprintf(
+			stderr,
+			"usage: bernstein-notify <INPUT.json (started by bernstein run for notify:, see docs/configuration.md)\n");
 		return strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ? 0 : 2;
 	}
 	/* detached from the run: it ends by its own deadline, not with bernstein */

@@ -15,18 +15,15 @@
 #include "util/banned.h"
 
 static const char *const hook_names[_HOOK_KIND_MAX] = {
-	[HOOK_PRE_TASK] = "pre_task",	[HOOK_POST_TASK] = "post_task",
-	[HOOK_PRE_MERGE] = "pre_merge", [HOOK_POST_MERGE] = "post_merge",
+	[HOOK_PRE_TASK] = "pre_task",	  [HOOK_POST_TASK] = "post_task",
+	[HOOK_PRE_MERGE] = "pre_merge",	  [HOOK_POST_MERGE] = "post_merge",
 	[HOOK_ON_RUN_END] = "on_run_end",
 };
 
 static const char *const notify_names[_NOTIFY_EVENT_MAX] = {
-	[NOTIFY_TASK_FAILED] = "task_failed",
-	[NOTIFY_TASK_REVIEW] = "task_review",
-	[NOTIFY_TASK_DONE] = "task_done",
-	[NOTIFY_RUN_DONE] = "run_done",
-	[NOTIFY_BUDGET_WARN] = "budget_warn",
-	[NOTIFY_BUDGET_EXCEEDED] = "budget_exceeded",
+	[NOTIFY_TASK_FAILED] = "task_failed", [NOTIFY_TASK_REVIEW] = "task_review",
+	[NOTIFY_TASK_DONE] = "task_done",     [NOTIFY_RUN_DONE] = "run_done",
+	[NOTIFY_BUDGET_WARN] = "budget_warn", [NOTIFY_BUDGET_EXCEEDED] = "budget_exceeded",
 };
 
 const char *hook_kind_to_string(enum hook_kind k)
@@ -111,10 +108,10 @@ int orch_get_hooks(const struct ydoc *doc, const struct ynode *n, const char *pa
 
 	memset(&hs, 0, sizeof(hs));
 	if (!n || n->kind != YNODE_MAP)
-		return yaml_field_err(doc, n, reterr, path,
-				      "expected a mapping of hooks (pre_task, post_task, "
-				      "pre_merge, post_merge, on_run_end), got %s",
-				      yaml_describe(n));
+		return yaml_field_err(
+			doc, n, reterr, path,
+			"expected a mapping of hooks (pre_task, post_task, pre_merge, post_merge, on_run_end), got %s",
+			yaml_describe(n));
 	r = orch_check_keys(doc, n, hook_names, path, reterr);
 	if (r < 0)
 		return r;
@@ -132,25 +129,77 @@ int orch_get_hooks(const struct ydoc *doc, const struct ynode *n, const char *pa
 	return 0;
 }
 
+static int get_webhook_env(const struct ydoc *doc, const struct ynode *n, const char *path,
+			   struct orch_notify *nt, struct diag *reterr)
+{
+	const struct ynode *v = ynode_get(n, "webhook_env");
+	char pk[YAML_PATH_MAX];
+	size_t k;
+	int r;
+
+	if (!v)
+		return 0;
+	yaml_path_key(pk, sizeof(pk), path, "webhook_env");
+	r = yaml_value_str(doc, v, pk, true, &nt->webhook_env, reterr);
+	if (r < 0)
+		return r;
+	for (k = 0; nt->webhook_env && nt->webhook_env[k]; k++) {
+		char ch = nt->webhook_env[k];
+
+		if (!((ch >= 'A' && ch <= 'Z') || ch == '_' || (k && ch >= '0' && ch <= '9')) ||
+		    k >= 128)
+			return yaml_field_err(
+				doc, v, reterr, pk,
+				"expected a variable name ([A-Z_][A-Z0-9_]*, at most 128 bytes)");
+	}
+	if (nt->webhook_env && nt->webhook)
+		return yaml_field_err(doc, v, reterr, pk, "give webhook or webhook_env, not both");
+	return 0;
+}
+
+static int get_on(const struct ydoc *doc, const struct ynode *n, const char *path,
+		  struct orch_notify *nt, struct diag *reterr)
+{
+	const struct ynode *v = ynode_get(n, "on");
+	char pk[YAML_PATH_MAX], pi[YAML_PATH_MAX];
+	size_t i;
+	int r, e;
+
+	if (!v)
+		return 0;
+	yaml_path_key(pk, sizeof(pk), path, "on");
+	if (v->kind != YNODE_SEQ)
+		return yaml_field_err(doc, v, reterr, pk, "expected a list of events, got %s",
+				      yaml_describe(v));
+	nt->on = 0;
+	for (i = 0; i < v->n; i++) {
+		r = yaml_value_enum(doc, v->items[i], yaml_path_index(pi, sizeof(pi), pk, i),
+				    notify_names, &e, reterr);
+		if (r < 0)
+			return r;
+		nt->on |= 1u << e;
+	}
+	return 0;
+}
+
 int orch_get_notify(const struct ydoc *doc, const struct ynode *n, const char *path,
 		    struct orch_notify *ret, struct diag *reterr)
 {
-	static const char *const keys[] = {"webhook", "webhook_env", "on",     "desktop",
+	static const char *const keys[] = {"webhook", "webhook_env", "on", "desktop",
 					   "timeout", "retries",     NULL};
 	struct orch_notify nt;
 	char pk[YAML_PATH_MAX];
 	const struct ynode *v;
 	int64_t iv;
-	size_t i;
 	int r;
 
 	orch_notify_init(&nt);
 	nt.set = true;
 	if (!n || n->kind != YNODE_MAP)
-		return yaml_field_err(doc, n, reterr, path,
-				      "expected a mapping {webhook, on, desktop, timeout, "
-				      "retries}, got %s",
-				      yaml_describe(n));
+		return yaml_field_err(
+			doc, n, reterr, path,
+			"expected a mapping {webhook, webhook_env, on, desktop, timeout, retries}, got %s",
+			yaml_describe(n));
 	r = orch_check_keys(doc, n, keys, path, reterr);
 	if (r < 0)
 		return r;
@@ -165,45 +214,12 @@ int orch_get_notify(const struct ydoc *doc, const struct ynode *n, const char *p
 		if (nt.webhook && url_webhook_check(nt.webhook, NULL, &d) < 0)
 			return yaml_field_err(doc, v, reterr, pk, "%s", d.msg);
 	}
-	if ((v = ynode_get(n, "webhook_env"))) {
-		size_t k;
-
-		yaml_path_key(pk, sizeof(pk), path, "webhook_env");
-		r = yaml_value_str(doc, v, pk, true, &nt.webhook_env, reterr);
-		if (r < 0)
-			return r;
-		for (k = 0; nt.webhook_env && nt.webhook_env[k]; k++) {
-			char ch = nt.webhook_env[k];
-
-			if (!((ch >= 'A' && ch <= 'Z') || ch == '_' || (k && ch >= '0' && ch <= '9')) ||
-			    k >= 128)
-				return yaml_field_err(doc, v, reterr, pk,
-						      "expected a variable name ([A-Z_][A-Z0-9_]*, "
-						      "at most 128 bytes)");
-		}
-		if (nt.webhook_env && nt.webhook)
-			return yaml_field_err(doc, v, reterr, pk,
-					      "give webhook or webhook_env, not both");
-	}
-	if ((v = ynode_get(n, "on"))) {
-		yaml_path_key(pk, sizeof(pk), path, "on");
-		if (v->kind != YNODE_SEQ)
-			return yaml_field_err(doc, v, reterr, pk,
-					      "expected a list of events, got %s",
-					      yaml_describe(v));
-		nt.on = 0;
-		for (i = 0; i < v->n; i++) {
-			char pi[YAML_PATH_MAX];
-			int e;
-
-			r = yaml_value_enum(doc, v->items[i],
-					    yaml_path_index(pi, sizeof(pi), pk, i), notify_names,
-					    &e, reterr);
-			if (r < 0)
-				return r;
-			nt.on |= 1u << e;
-		}
-	}
+	r = get_webhook_env(doc, n, path, &nt, reterr);
+	if (r < 0)
+		return r;
+	r = get_on(doc, n, path, &nt, reterr);
+	if (r < 0)
+		return r;
 	if ((v = ynode_get(n, "desktop"))) {
 		if (v->kind != YNODE_SCALAR || !v->plain ||
 		    (strcmp(v->str, "true") != 0 && strcmp(v->str, "false") != 0))

@@ -85,8 +85,8 @@ struct orch_notify {
 	/* webhook_env: the NAME of a variable of bernstein's environment that
 	 * holds the URL (read when a notification is sent; not with webhook) */
 	const char *webhook_env;
-	unsigned on;	     /* bit (1 << enum notify_event) */
-	bool desktop;	     /* notify-send, where it exists */
+	unsigned on;  /* bit (1 << enum notify_event) */
+	bool desktop; /* notify-send, where it exists */
 	double timeout_s;
 	int retries;
 	bool set; /* notify: was given */

@@ -45,8 +45,8 @@
 #include "util/xalloc.h"
 #include "util/banned.h"
 
-#define HOOK_LOG_MAX (1u << 20) /* bytes of a hook's output kept */
-#define HOOK_EXIT_TIMEOUT 124	/* a hook past its timeout, as timeout(1) */
+#define HOOK_LOG_MAX	  (1u << 20) /* bytes of a hook's output kept */
+#define HOOK_EXIT_TIMEOUT 124	     /* a hook past its timeout, as timeout(1) */
 #define NOTIFY_EXE	  "bernstein-notify"
 #define NOTIFY_LOG	  "notify.log"
 
@@ -117,15 +117,16 @@ static json_t *hook_event(struct loop *l, const struct otask *t, enum hook_kind 
 
 			if (!name)
 				continue;
-			json_obj_set(counts, name,
-				     json_integer(c ? json_integer_value(c) + 1 : 1));
+			json_obj_set(counts, name, json_integer(c ? json_integer_value(c) + 1 : 1));
 			if (!lifecycle_terminal(s))
 				open_ = true;
 			else if (!lifecycle_finished_ok(s))
 				bad = true;
 		}
-		json_obj_set(o, "state", json_string(run_state_to_string(
-						 open_ ? RUN_INTERRUPTED : bad ? RUN_FAILED : RUN_DONE)));
+		json_obj_set(o, "state",
+			     json_string(run_state_to_string(open_ ? RUN_INTERRUPTED
+							     : bad ? RUN_FAILED
+								   : RUN_DONE)));
 		json_obj_set(o, "counts", counts);
 		return o;
 	}
@@ -134,8 +135,7 @@ static json_t *hook_event(struct loop *l, const struct otask *t, enum hook_kind 
 	set_str(o, "role", t->row.role);
 	set_str(o, "adapter", t->row.adapter);
 	/* pre_task: the attempt about to start */
-	json_obj_set(o, "attempt",
-		     json_integer(t->row.attempts + (k == HOOK_PRE_TASK ? 1 : 0)));
+	json_obj_set(o, "attempt", json_integer(t->row.attempts + (k == HOOK_PRE_TASK ? 1 : 0)));
 	set_str(o, "state", task_state_to_string(t->row.state));
 	set_str(o, "outcome", t->row.outcome);
 	set_str(o, "reason", t->row.reason);
@@ -150,9 +150,9 @@ static json_t *hook_event(struct loop *l, const struct otask *t, enum hook_kind 
  * may span lines; stdin has it). */
 static void hook_env(const json_t *ev, struct strvec *env)
 {
-	static const char *const keys[] = {"hook", "run", "task", "state", "outcome", "attempt",
-					   "branch", "head", "worktree", "base_branch", "repo",
-					   NULL};
+	static const char *const keys[] = {"hook",     "run",	      "task",	"state",
+					   "outcome",  "attempt",     "branch", "head",
+					   "worktree", "base_branch", "repo",	NULL};
 	const char *const *k;
 	char up[64];
 
@@ -266,8 +266,7 @@ void run_hooks_release(struct otask *t)
 {
 	int i;
 
-	for (i = 0; i < _HOOK_KIND_MAX; i++)
-	{
+	for (i = 0; i < _HOOK_KIND_MAX; i++) {
 		json_decref(t->hook_ev[i]);
 		t->hook_ev[i] = NULL;
 	}
@@ -296,7 +295,7 @@ static int due_spec(struct loop *l, struct otask *t, struct proc_spec *spec)
 		ev = t->hook_ev[k] ? t->hook_ev[k] : hook_event(l, t, (enum hook_kind)k);
 		t->hook_ev[k] = NULL;
 		r = hook_of(l, (enum hook_kind)k) ? hook_spec(l, t, (enum hook_kind)k, ev, spec)
-						   : -ENOENT;
+						  : -ENOENT;
 		json_decref(ev);
 		if (r == 0)
 			return 1;
@@ -369,8 +368,8 @@ int run_hook_run_end(struct loop *l, bool waiting, struct proc_spec *spec, void 
 	json_t *ev;
 	int r;
 
-	if (l->run_hook_done || waiting || l->fatal || l->cancelled || !hook_of(l, HOOK_ON_RUN_END) ||
-	    anything_left(l))
+	if (l->run_hook_done || waiting || l->fatal || l->cancelled ||
+	    !hook_of(l, HOOK_ON_RUN_END) || anything_left(l))
 		return 0;
 	l->run_hook_done = true;
 	ev = hook_event(l, NULL, HOOK_ON_RUN_END);
@@ -386,8 +385,7 @@ int run_hook_run_end(struct loop *l, bool waiting, struct proc_spec *spec, void 
 }
 
 /* The one-line verdict on a hook's process into msg ("" when it passed). */
-static void verdict(const char *name, const struct proc *p, const char *log, char *msg,
-		    size_t size)
+static void verdict(const char *name, const struct proc *p, const char *log, char *msg, size_t size)
 {
 	msg[0] = '\0';
 	if (p->failed_stage != SHIM_STAGE_NONE)
@@ -463,8 +461,7 @@ static bool settled(enum task_state s)
 	return lifecycle_terminal(s) || s == TASK_REVIEW;
 }
 
-void run_hooks_transition(struct loop *l, struct otask *t, enum task_state from,
-			  enum task_event ev)
+void run_hooks_transition(struct loop *l, struct otask *t, enum task_state from, enum task_event ev)
 {
 	enum task_state to = t->row.state;
 

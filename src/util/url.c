@@ -90,8 +90,8 @@ static bool dns_name_valid(const char *h, size_t n)
 
 /* The authority's host and port (host up to auth_end) into *u; what and sv
  * name the URL in messages. */
-static int check_authority(const char *host, const char *auth_end, const char *what,
-			   const char *sv, struct url_parts *u, struct diag *reterr)
+static int check_authority(const char *host, const char *auth_end, const char *what, const char *sv,
+			   struct url_parts *u, struct diag *reterr)
 {
 	const char *host_end, *port, *p;
 
@@ -107,8 +107,8 @@ static int check_authority(const char *host, const char *auth_end, const char *w
 		memcpy(u->host, host + 1, (size_t)(close - host - 1));
 		u->host[close - host - 1] = '\0';
 		if (inet_pton(AF_INET6, u->host, &a6) != 1) {
-			diag_set(reterr, NULL, 0, 0, "%s '%s': invalid IPv6 address '[%s]'",
-				 what, sv, u->host);
+			diag_set(reterr, NULL, 0, 0, "%s '%s': invalid IPv6 address '[%s]'", what,
+				 sv, u->host);
 			return -EINVAL;
 		}
 		u->ipv6 = true;
@@ -141,8 +141,8 @@ static int check_authority(const char *host, const char *auth_end, const char *w
 			struct in_addr a4;
 
 			if (inet_pton(AF_INET, u->host, &a4) != 1) {
-				diag_set(reterr, NULL, 0, 0,
-					 "%s '%s': invalid IPv4 address '%s'", what, sv, u->host);
+				diag_set(reterr, NULL, 0, 0, "%s '%s': invalid IPv4 address '%s'",
+					 what, sv, u->host);
 				return -EINVAL;
 			}
 		}
@@ -162,8 +162,8 @@ static int check_authority(const char *host, const char *auth_end, const char *w
 		}
 		if (digits == 0 || digits > 5 || p != auth_end || v < 1 || v > 65535) {
 			diag_set(reterr, NULL, 0, 0,
-				 "%s '%s': invalid port '%.*s' (a number from 1 to 65535)",
-				 what, sv, (int)digits, port);
+				 "%s '%s': invalid port '%.*s' (a number from 1 to 65535)", what,
+				 sv, (int)digits, port);
 			return -EINVAL;
 		}
 		u->port = (unsigned)v;

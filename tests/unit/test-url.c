@@ -285,18 +285,19 @@ static void test_webhook_check(void **state)
 	struct url_parts u;
 
 	(void)state;
-	assert_int_equal(url_webhook_check("https://u:SECRET@h.example:8443/a/b?t=SECRET#f", &u,
-					   NULL),
-			 0);
+	assert_int_equal(
+		url_webhook_check("https://u:SECRET@h.example:8443/a/b?t=SECRET#f", &u, NULL), 0);
 	assert_string_equal(u.host, "h.example");
 	assert_int_equal(u.port, 8443);
 	assert_string_equal(u.path, "/a/b?t=SECRET#f");
 	assert_int_equal(url_webhook_check("http://127.0.0.1/?x", NULL, NULL), 0);
 	webhook_refused("", "webhook: empty");
-	webhook_refused("ftp://u:SECRET@h/", "webhook '***': the scheme must be http:// or https://");
+	webhook_refused("ftp://u:SECRET@h/",
+			"webhook '***': the scheme must be http:// or https://");
 	webhook_refused("https://u:SECRET@/x", "webhook 'https://***@/***': no host");
-	webhook_refused("https://u:SECRET@h:0/x",
-			"webhook 'https://***@h:0/***': invalid port '0' (a number from 1 to 65535)");
+	webhook_refused(
+		"https://u:SECRET@h:0/x",
+		"webhook 'https://***@h:0/***': invalid port '0' (a number from 1 to 65535)");
 	webhook_refused("https://h/a b?SECRET",
 			"webhook 'https://h/***': holds whitespace, a control character or a "
 			"non-ASCII byte (percent-encode it)");
