@@ -39,11 +39,16 @@ server() {
 # wait_lines FILE PATTERN N: until FILE has N lines matching PATTERN (<= 20 s)
 wait_lines() {
 	i=0
-	while [ "$(grep -c "$2" "$1" 2>/dev/null || true)" -lt "$3" ] && [ $i -lt 400 ]; do
+	while [ "$(count_lines "$1" "$2")" -lt "$3" ] && [ $i -lt 400 ]; do
 		sleep 0.05
 		i=$((i + 1))
 	done
-	[ "$(grep -c "$2" "$1" 2>/dev/null || true)" -ge "$3" ]
+	[ "$(count_lines "$1" "$2")" -ge "$3" ]
+}
+# count_lines FILE PATTERN: 0 while FILE does not exist
+count_lines() {
+	n=$(grep -c "$2" "$1" 2>/dev/null)
+	echo "${n:-0}"
 }
 
 setup() {

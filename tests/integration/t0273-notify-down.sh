@@ -39,11 +39,16 @@ YAML
 bw() { run sh -c "cd '$W' && exec env -i PATH=/usr/bin:/bin HOME='$T/home' LC_ALL=C.UTF-8 TZ=UTC '$BERNSTEIN' $*"; }
 wait_lines() {
 	i=0
-	while [ "$(grep -c "$2" "$1" 2>/dev/null || true)" -lt "$3" ] && [ $i -lt 400 ]; do
+	while [ "$(count_lines "$1" "$2")" -lt "$3" ] && [ $i -lt 400 ]; do
 		sleep 0.05
 		i=$((i + 1))
 	done
-	[ "$(grep -c "$2" "$1" 2>/dev/null || true)" -ge "$3" ]
+	[ "$(count_lines "$1" "$2")" -ge "$3" ]
+}
+# count_lines FILE PATTERN: 0 while FILE does not exist
+count_lines() {
+	n=$(grep -c "$2" "$1" 2>/dev/null)
+	echo "${n:-0}"
 }
 NOTIFY_EXE=$(readlink -f "${BUILDDIR:-$(dirname "$BERNSTEIN")}/bernstein-notify")
 
