@@ -519,6 +519,10 @@ static json_t *notify_body(struct loop *l, const char *event, const struct otask
 		(void)snprintf(text, size, "bernstein: task '%s' %s (run %s)%s%s", t->row.id,
 			       task_state_to_string(t->row.state), l->run.id, reason ? ": " : "",
 			       reason ? reason : "");
+	} else if (strcmp(event, "run_done") != 0) {
+		/* a run's event that is not its end (budget_warn, budget_exceeded) */
+		(void)snprintf(text, size, "bernstein: %s in run %s%s%s", event, l->run.id,
+			       reason ? ": " : "", reason ? reason : "");
 	} else {
 		json_t *ev = hook_event(l, NULL, HOOK_ON_RUN_END);
 
