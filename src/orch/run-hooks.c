@@ -49,6 +49,7 @@
 #define HOOK_EXIT_TIMEOUT 124	     /* a hook past its timeout, as timeout(1) */
 #define NOTIFY_EXE	  "bernstein-notify"
 #define NOTIFY_LOG	  "notify.log"
+#define NOTIFY_REASON_MAX 300 /* bytes of a task's reason in a notification */
 
 static const struct orch_hook *hook_of(const struct loop *l, enum hook_kind k)
 {
@@ -492,11 +493,26 @@ void run_hooks_transition(struct loop *l, struct otask *t, enum task_state from,
 
 /* The documented body (docs/configuration.md, "Notifications"). */
 static json_t *notify_body(struct loop *l, const char *event, const struct otask *t,
-			   const char *reason, char *text, size_t size)
+			   const char *full_reason, char *text, size_t size)
 {
 	json_t *o = json_object();
-	char ts[TS_MAX];
-	const char *repo = strrchr(l->e->repo, '/');
+	char ts[TS_MAX], reason_buf[NOTIFY_REASON_MAX + 1];
+	const char *repo = strrchr(l->e->repo, '/'), *said, *reason = NULL;
+
+	/* what the agent said stays home: in a sandbox without network, text
+	 * it prints must not become a way out through the webhook */
+	if (full_reason) {
+		size_t n = strlen(full_reason);
+
+		said = strstr(full_reason, ORCH_AGENT_SAID);
+		if (said)
+			n = (size_t)(said - full_reason);
+		if (n > NOTIFY_REASON_MAX)
+			n = NOTIFY_REASON_MAX;
+		memcpy(reason_buf, full_reason, n);
+		reason_buf[n] = '\0';
+		reason = reason_buf;
+	}
 
 	json_obj_set(o, "source", json_string("bernstein"));
 	json_obj_set(o, "event", json_str_lossy(event));

@@ -4,7 +4,9 @@
 # 1. a run with a task that is done and one that fails POSTs the documented
 #    bodies for task_done, task_failed and run_done to the webhook (as
 #    application/json, the URL's user:password as HTTP basic auth, its path
-#    and query as given), and no body carries the prompt; with desktop: true
+#    and query as given), and no body carries the prompt or what the agent
+#    said (its error text could carry what it read out of a sandbox without
+#    network; status has it); with desktop: true
 #    notify-send runs too (here a stand-in on PATH that records its argv);
 # 2. the webhook's credentials (user:password, the token in its path and
 #    query) are nowhere but in the request: not in bernstein's output, not
@@ -87,7 +89,7 @@ tasks:
   - title: good
     prompt: "env > $T/agent.env; echo t0272-prompt-text > good.txt"
   - title: bad
-    prompt: "exit 3"
+    prompt: "echo 'error: t0272-agent-said-this' >&2; exit 3"
 YAML
 run sh -c "cd '$W' && exec env -i PATH='$T/bin:/usr/bin:/bin' HOME='$T/home' LC_ALL=C.UTF-8 TZ=UTC T0272_HOOK_URL='$URL' '$BERNSTEIN' run plan.yaml"
 check "the run has a failed task (exit 1, got $RC)" test "$RC" -eq 1
@@ -113,6 +115,9 @@ check "run_done: its body" body run_done "b['state'] == 'failed' and b['counts']
 check "every request: POST application/json to the URL's path and query" body run_done "q['content_type'] == 'application/json' and q['path'] == '/hook/t0272-path-SECRET?token=t0272-query-SECRET'"
 check "every request: the URL's user:password as basic auth" body run_done "q['authorization'] == 'Basic dDAyNzJ1c2VyOnQwMjcyLXBhc3MtU0VDUkVU'"
 check "no body carries the prompt" sh -c "! grep -q t0272-prompt-text '$T/one.log'"
+bw status
+check "status: the reason ends with what the agent said" grep -q "the agent said: .*t0272-agent-said-this" "$T/stdout"
+check "no body carries what the agent said (a way out of a sandbox)" sh -c "! grep -q t0272-agent-said-this '$T/one.log'"
 check "only the events asked for (no task_review...)" test "$(grep -c '"method": "POST"' "$T/one.log")" -eq 3
 check "desktop: notify-send ran for each" test "$(grep -cx -- -- "$T/notify-send.argv")" -eq 3
 check "desktop: as bernstein, with the task's line" \
