@@ -11,10 +11,15 @@
 #    never a change of outcome (exit 0, the task done);
 # 5. with Landlock, pre_merge of a sandboxed task is confined like its
 #    gates: it cannot write outside the task's clone (pre_task, which runs
-#    in the repository, can).
+#    in the repository, can);
+# 6. `bernstein cancel` of a task whose pre_task runs stops the hook's tree
+#    and cancels the task; its agent never starts.
 . "$SRCDIR/tests/integration/lib.sh"
 
-test_begin "t0271 failing hooks: pre_task, pre_merge, timeout, post_task"
+test_begin "t0271 failing hooks: pre_task, pre_merge, timeout, post_task, cancel"
+
+BGPID=
+trap '[ -n "$BGPID" ] && kill -9 "$BGPID" 2>/dev/null; _lib_cleanup' EXIT
 
 # setup DIR HOOKS-YAML [EXTRA-YAML]: a repository with the shell agent
 setup() {
@@ -111,4 +116,24 @@ else
 	check "landlock: status names the hook" grep -q "hook 'pre_merge' failed" "$T/stdout"
 	check "landlock: the base branch did not move" test "$(git -C "$W" rev-parse main)" = "$BASE"
 fi
+
+# 6. cancel while pre_task runs
+setup "$T/f" "  pre_task: 'touch $T/f-started; exec sh -c \"sleep 60\" t0271-cancelme'"
+printf 'name: cancel\ntasks:\n  - title: held\n    prompt: "touch %s/f-agent-ran"\n' "$T" >"$W/plan.yaml"
+(cd "$W" && exec env -i PATH=/usr/bin:/bin HOME="$T/home" LC_ALL=C.UTF-8 TZ=UTC "$BERNSTEIN" run plan.yaml) \
+	</dev/null >"$T/f.out" 2>"$T/f.err" &
+BGPID=$!
+i=0
+while [ ! -e "$T/f-started" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+check "cancel: pre_task runs" test -e "$T/f-started"
+bw cancel held
+check "cancel: accepted (exit $RC)" test "$RC" -eq 0
+wait "$BGPID"
+FRC=$?
+BGPID=
+check "cancel: the run ends (exit 1, got $FRC)" test "$FRC" -eq 1
+bw status --json
+check "cancel: the task is cancelled" grep -q '"state": "cancelled"' "$T/stdout"
+check "cancel: its agent never ran" test ! -e "$T/f-agent-ran"
+check "cancel: nothing of the hook is left" wait_no_procs t0271-cancelme
 test_done
