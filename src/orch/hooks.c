@@ -20,7 +20,11 @@ static const char *const hook_names[_HOOK_KIND_MAX] = {
 	[HOOK_ON_RUN_END] = "on_run_end",
 };
 
-static const char *const notify_names[_NOTIFY_EVENT_MAX] = {
+/* the same, NULL-ended, for the key check */
+static const char *const hook_keys[] = {"pre_task",   "post_task",  "pre_merge",
+					"post_merge", "on_run_end", NULL};
+
+static const char *const notify_names[_NOTIFY_EVENT_MAX + 1] = {
 	[NOTIFY_TASK_FAILED] = "task_failed", [NOTIFY_TASK_REVIEW] = "task_review",
 	[NOTIFY_TASK_DONE] = "task_done",     [NOTIFY_RUN_DONE] = "run_done",
 	[NOTIFY_BUDGET_WARN] = "budget_warn", [NOTIFY_BUDGET_EXCEEDED] = "budget_exceeded",
@@ -112,7 +116,7 @@ int orch_get_hooks(const struct ydoc *doc, const struct ynode *n, const char *pa
 			doc, n, reterr, path,
 			"expected a mapping of hooks (pre_task, post_task, pre_merge, post_merge, on_run_end), got %s",
 			yaml_describe(n));
-	r = orch_check_keys(doc, n, hook_names, path, reterr);
+	r = orch_check_keys(doc, n, hook_keys, path, reterr);
 	if (r < 0)
 		return r;
 	for (i = 0; i < n->n; i++) {
