@@ -421,6 +421,7 @@ static struct orch_config *config_new(void)
 	c->pr.draft = true;
 	c->sandbox = SANDBOX_AUTO;
 	c->network = -1;
+	orch_notify_init(&c->notify);
 	c->n_modes = ARRAY_SIZE(builtin_modes);
 	c->modes = arena_alloc(&c->arena, st_mult(c->n_modes, sizeof(*c->modes)));
 	for (i = 0; i < c->n_modes; i++) {
@@ -860,6 +861,8 @@ static int parse_config(struct cctx *x)
 		"pr",
 		"protected_paths",
 		"endpoints",
+		"hooks",
+		"notify",
 		NULL,
 	};
 	/* clang-format on */
@@ -926,6 +929,10 @@ static int parse_config(struct cctx *x)
 			r = orch_get_wtsetup(&c->arena, x->doc, v, key, &c->wtsetup, x->reterr);
 		} else if (strcmp(key, "protected_paths") == 0) {
 			r = parse_protected(x, v);
+		} else if (strcmp(key, "hooks") == 0) {
+			r = orch_get_hooks(x->doc, v, key, &c->hooks, x->reterr);
+		} else if (strcmp(key, "notify") == 0) {
+			r = orch_get_notify(x->doc, v, key, &c->notify, x->reterr);
 		} else if (strcmp(key, "modes") == 0) {
 			r = parse_modes(x, v);
 		} else if (strcmp(key, "role_model_policy") == 0) {
@@ -1340,6 +1347,10 @@ json_t *orch_config_json(const struct orch_config *c)
 	(void)json_object_set_new(o, "role_model_policy", roles);
 	if (c->endpoints.n)
 		(void)json_object_set_new(o, "endpoints", orch_endpoints_json(&c->endpoints));
+	if (orch_hooks_any(&c->hooks))
+		(void)json_object_set_new(o, "hooks", orch_hooks_json(&c->hooks));
+	if (c->notify.set)
+		(void)json_object_set_new(o, "notify", orch_notify_json(&c->notify));
 	return o;
 }
 
@@ -1693,6 +1704,8 @@ int orch_config_to_yaml(const struct orch_config *c, struct sbuf *out)
 	for (i = 0; i < c->n_roles; i++)
 		TRY(role_yaml(out, &c->roles[i]));
 	TRY(orch_endpoints_yaml(&c->endpoints, out));
+	TRY(orch_hooks_yaml(&c->hooks, out));
+	TRY(orch_notify_yaml(&c->notify, out));
 	TRY(sbuf_adds(out, "\n"));
 #undef TRY
 	return 0;

@@ -30,6 +30,8 @@
  *   mode: null            the mode profile applied (smart, deep, fast or a modes: entry)
  *   modes: {NAME: {temperature, top_p, top_k, max_tokens}}
  *   worktree_setup: {copy_files, symlink_dirs, setup_command, timeout}
+ *   hooks: {pre_task, post_task, pre_merge, post_merge, on_run_end}   orch/hooks.h
+ *   notify: {webhook, on, desktop, timeout, retries}                   orch/hooks.h
  *   role_model_policy: {ROLE: {adapter (or cli), provider, model, effort,
  *                              base_url, api_key_env, limits, sandbox, network,
  *                              idle_timeout, retry, fallback, worktree_setup}}
@@ -49,6 +51,7 @@
 
 #include "adapter/invocation.h"
 #include "orch/endpoints.h"
+#include "orch/hooks.h"
 #include "orch/wtsetup.h"
 #include "proc/contain.h"
 #include "proc/netproxy.h"
@@ -218,6 +221,9 @@ struct orch_config {
 	/* endpoints: per adapter (orch/endpoints.h); a plan's entry wins */
 	struct orch_endpoints endpoints;
 	struct ydoc *doc; /* private: the document the strings point into */
+	/* hooks:, notify: (orch/hooks.h) */
+	struct orch_hookset hooks;
+	struct orch_notify notify;
 };
 
 /* The default of auto: (claude, codex, gemini, qwen, opencode, pi),

@@ -78,18 +78,30 @@ static int check_artifact(struct loop *l, struct otask *t, const char *art, char
 	return r < 0 ? r : 0;
 }
 
-/* t's gates: the configuration's, then its own. */
+/* t's gates: the configuration's, then its own, then hooks.pre_merge
+ * (run-hooks.c: a gate with the event on its stdin). */
 static void gate_list(const struct loop *l, struct otask *t)
 {
 	const struct orch_config *c = l->e->cfg;
+	const struct orch_hook *pm = &c->hooks.h[HOOK_PRE_MERGE];
 
 	free(t->gates);
-	t->n_gates = c->n_gates + t->spec.n_gates;
+	t->gate_hook = pm->run != NULL;
+	t->n_gates = c->n_gates + t->spec.n_gates + (t->gate_hook ? 1 : 0);
 	t->gates = xcalloc(t->n_gates + 1, sizeof(*t->gates));
 	if (c->n_gates)
 		memcpy(t->gates, c->gates, c->n_gates * sizeof(*t->gates));
 	if (t->spec.n_gates)
 		memcpy(t->gates + c->n_gates, t->spec.gates, t->spec.n_gates * sizeof(*t->gates));
+	if (t->gate_hook) {
+		struct orch_gate *g = &t->gates[t->n_gates - 1];
+
+		g->name = hook_kind_to_string(HOOK_PRE_MERGE);
+		g->run = pm->run;
+		g->timeout_s = pm->timeout_s;
+		g->line = pm->line;
+		g->col = pm->col;
+	}
 }
 
 void run_gates_clear(struct otask *t)
@@ -430,13 +442,16 @@ int run_gate_spec(struct loop *l, struct otask *t, struct proc_spec *spec)
 
 	if (!(to > 0))
 		to = ORCH_DEFAULT_GATE_TIMEOUT_S;
-	(void)snprintf(leaf, sizeof(leaf), "gate-%s.log", name ? name : "gate");
+	(void)snprintf(leaf, sizeof(leaf), "%s-%s.log", run_hook_is_gate(t) ? "hook" : "gate",
+		       name ? name : "gate");
 	for (c = leaf; *c; c++)
 		if (*c == '/')
 			*c = '_'; /* a name is free text: the log stays in the session directory */
 	free(t->gate_log);
 	t->gate_log =
 		t->session_dir ? agentrun_path(t->session_dir, leaf) : run_session_path(l, t, leaf);
+	if (run_hook_is_gate(t))
+		run_hook_gate_io(l, t, spec); /* pre_merge: its event, stdin and BERNSTEIN_* */
 	r = run_command_spec(l, t, g->run, to, t->gate_log, spec, &d);
 	if (r < 0) {
 		char msg[1024];
@@ -456,6 +471,7 @@ int run_gate_spec(struct loop *l, struct otask *t, struct proc_spec *spec)
 void run_gate_ended(struct loop *l, struct otask *t, const struct proc *p)
 {
 	const char *name = t->gates[t->gate_next].name;
+	const char *noun = run_hook_is_gate(t) ? "hook" : "gate";
 	char msg[1024] = "";
 	size_t n;
 
@@ -474,15 +490,18 @@ void run_gate_ended(struct loop *l, struct otask *t, const struct proc *p)
 		return;
 	}
 	if (p->failed_stage != SHIM_STAGE_NONE)
-		(void)snprintf(msg, sizeof(msg), "gate '%s' could not run (exit %d): %s", name,
+		(void)snprintf(msg, sizeof(msg), "%s '%s' could not run (exit %d): %s", noun, name,
 			       p->exit_code, p->start_error ? p->start_error : "see the gate log");
 	else if (p->timed_out)
-		(void)snprintf(msg, sizeof(msg), "gate '%s' timed out after %.1f s (exit %d)", name,
-			       (double)p->timeout_ms / 1000.0, GATE_EXIT_TIMEOUT);
+		(void)snprintf(msg, sizeof(msg), "%s '%s' timed out after %.1f s (exit %d)", noun,
+			       name, (double)p->timeout_ms / 1000.0, GATE_EXIT_TIMEOUT);
 	else if (p->exit_code != 0)
-		(void)snprintf(msg, sizeof(msg), "gate '%s' failed (exit %d)", name, p->exit_code);
+		(void)snprintf(msg, sizeof(msg), "%s '%s' failed (exit %d)", noun, name,
+			       p->exit_code);
 	if (msg[0])
 		orch_reason_with_gate_log(msg, sizeof(msg), t->gate_log);
+	if (run_hook_is_gate(t))
+		run_hook_audit(l, t, name, p, t->gate_log, !msg[0]);
 	if (msg[0]) {
 		run_gates_clear(t);
 		(void)run_transition(l, t, TASK_EV_GATES_FAILED, msg);
@@ -491,7 +510,13 @@ void run_gate_ended(struct loop *l, struct otask *t, const struct proc *p)
 	if (++t->gate_next < t->n_gates)
 		return; /* next_task starts the next */
 	n = t->n_gates;
+	if (t->gate_hook)
+		n--; /* the last was hooks.pre_merge */
+	if (t->gate_hook && n == 0)
+		(void)snprintf(msg, sizeof(msg), "hook 'pre_merge' passed");
+	else
+		(void)snprintf(msg, sizeof(msg), "%zu gate(s) passed%s", n,
+			       t->gate_hook ? ", then hook 'pre_merge'" : "");
 	run_gates_clear(t);
-	(void)snprintf(msg, sizeof(msg), "%zu gate(s) passed", n);
 	run_merge(l, t, msg);
 }

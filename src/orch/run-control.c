@@ -85,9 +85,10 @@ static void cancel_one(struct loop *l, struct otask *t, const char *reason, json
 		(void)json_array_append_new(tasks, task_reply(t, "cancelling", NULL));
 		return;
 	}
-	if (t->live || t->gate_live) {
-		/* its agent, gate or `git worktree add`: stopped through the
-		 * supervisor (its whole tree), then run_control_cancelled() */
+	if (t->live || t->gate_live || (t->hook_live && t->row.state == TASK_PENDING)) {
+		/* its agent, gate, pre_task hook or `git worktree add`: stopped
+		 * through the supervisor (its whole tree), then
+		 * run_control_cancelled() */
 		t->cancel_req = true;
 		if (l->sv)
 			(void)supervise_cancel_task(l->sv, t);

@@ -24,6 +24,9 @@
  *                   merge: pr (push, gh pr create)
  *   run-task.c      the shared core: the loop loaded, a task's transition
  *                   on the lifecycle table, audit records, small helpers
+ *   run-hooks.c     hooks: (pre_task, post_task, post_merge, on_run_end run
+ *                   by the supervisor; pre_merge as the last gate) and
+ *                   notify: (run_notify(): the bernstein-notify helper)
  *
  * A task's tree and branch are a checkout (orch/checkout.h): a worktree, or
  * a sandboxed task's clone. The loop gets it from run_task_checkout(), the
@@ -43,7 +46,8 @@
  *   run-resume.c   -> sandbox, task
  *   run-cleanup.c  -> sandbox, task
  *   run-sandbox.c  -> task
- *   run-task.c     -> (the layers below)
+ *   run-hooks.c    -> control (a cancelled pre_task), task
+ *   run-task.c     -> hooks (run_hooks_transition()), (the layers below)
  *
  * A dispatch never completes a task itself: when there is nothing to start
  * (the agent's binary is missing) it says so and run.c completes it. */
@@ -59,6 +63,7 @@
 #include "orch/agentrun.h"
 #include "orch/checkout.h"
 #include "orch/confine.h"
+#include "orch/hooks.h"
 #include "orch/lifecycle.h"
 #include "orch/meters.h"
 #include "orch/run.h"
@@ -118,6 +123,17 @@ struct otask {
 	 * being stopped: the task ends cancelled); `retry --fresh`: the next
 	 * attempt starts afresh, not continuing the last one */
 	bool cancel_req, fresh;
+	/* hooks (run-hooks.c): those due (bit 1 << enum hook_kind) with their
+	 * events as of when they fell due; one running now (hook_live: kind
+	 * hook_kind, its log); pre_task passed for the attempt about to start;
+	 * gate_hook: the last of gates is the pre_merge hook */
+	unsigned hooks_due;
+	json_t *hook_ev[_HOOK_KIND_MAX];
+	bool hook_live;
+	int hook_kind;
+	char *hook_log;
+	bool pre_task_ok;
+	bool gate_hook;
 };
 
 struct loop {
@@ -150,6 +166,12 @@ struct loop {
 	bool draining;
 	struct supervisor *sv;
 	size_t cap;
+	/* orch_run_execute() runs this loop (hooks and notifications happen
+	 * only then, never for a request served offline); the run's own hook
+	 * (on_run_end) runs as this pseudo-task, once */
+	bool executing;
+	struct otask run_hook;
+	bool run_hook_done;
 };
 
 /* run-task.c */
@@ -279,6 +301,33 @@ bool run_retry_after(struct loop *l, struct otask *t, enum outcome out, int64_t 
  * (so is the task's own adapter, when it names one). -EINVAL at the
  * entry's FILE:LINE:COL. */
 int run_retry_check(const struct orch_env *e, const struct plan *plan, struct diag *reterr);
+
+/* run-hooks.c: hooks run by the supervisor and notifications (orch/hooks.h).
+ * run_hook_next(): a hook due of some task into spec (1, *ret_task set;
+ * 0 none). run_hook_pre_task(): before t's dispatch: 0 it passed (or none
+ * is set), 1 the hook is in spec (start it with t), 2 t waits or failed.
+ * run_hook_run_end(): when nothing is left (waiting: a retry is due later),
+ * on_run_end into spec once (1), else 0. run_hook_ended(): a hook's child
+ * ended (t->hook_live). run_hook_gate_io(): pre_merge's event on a gate's
+ * spec (stdin, BERNSTEIN_*); run_hook_is_gate(): t's current gate is it.
+ * run_hooks_transition(): after every state change (due hooks,
+ * notifications). run_notify(): event (a name of enum notify_event) about
+ * t (NULL: the run) sent by the bernstein-notify helper when notify: asks
+ * for it; never blocks, never fails the run. */
+bool run_hook_set(const struct loop *l, enum hook_kind k);
+int run_hook_next(struct loop *l, struct proc_spec *spec, void **ret_task);
+int run_hook_pre_task(struct loop *l, struct otask *t, struct proc_spec *spec);
+int run_hook_run_end(struct loop *l, bool waiting, struct proc_spec *spec, void **ret_task);
+void run_hook_ended(struct loop *l, struct otask *t, const struct proc *p);
+/* hook.finished in the audit chain (t NULL: the run's hook) */
+void run_hook_audit(struct loop *l, const struct otask *t, const char *name, const struct proc *p,
+		    const char *log, bool ok);
+void run_hook_gate_io(struct loop *l, struct otask *t, struct proc_spec *spec);
+bool run_hook_is_gate(const struct otask *t);
+void run_hooks_transition(struct loop *l, struct otask *t, enum task_state from,
+			  enum task_event ev);
+void run_hooks_release(struct otask *t);
+void run_notify(struct loop *l, const char *event, const struct otask *t, const char *reason);
 
 /* run-repair.c */
 int run_repair_locks(struct loop *l, int64_t locked_ns, struct diag *reterr);

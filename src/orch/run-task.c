@@ -123,6 +123,7 @@ int run_transition(struct loop *l, struct otask *t, enum task_event ev, const ch
 	}
 	if (from != to && l->e->hooks.on_task)
 		l->e->hooks.on_task(l->e->hooks.userdata, &t->row, from);
+	run_hooks_transition(l, t, from, ev);
 	if (from == to)
 		return 0;
 	det = json_object();
@@ -162,6 +163,7 @@ static void otask_release(struct otask *t)
 	confine_net_watch_release(&t->nw);
 	free(t->gates);
 	free(t->gate_log);
+	run_hooks_release(t);
 }
 
 void run_loop_release(struct loop *l)
@@ -171,6 +173,7 @@ void run_loop_release(struct loop *l)
 	for (i = 0; i < l->n; i++)
 		otask_release(&l->t[i]);
 	free(l->t);
+	run_hooks_release(&l->run_hook);
 	l->ctl = control_close(l->ctl);
 	run_row_release(&l->run);
 	strvec_clear(&l->dead_branches);

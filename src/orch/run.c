@@ -198,6 +198,8 @@ static void flush_audit_if_due(struct loop *l)
 		flush_audit(l);
 }
 
+static int64_t wake_in_ms(void *ctx);
+
 static int next_task(void *ctx, struct proc_spec *spec, void **ret_task)
 {
 	struct loop *l = ctx;
@@ -209,11 +211,14 @@ static int next_task(void *ctx, struct proc_spec *spec, void **ret_task)
 		return l->fatal;
 	if (l->cancelled)
 		return 0;
+	/* hooks due (post_task, post_merge: short, and the user waits for them) */
+	if (run_hook_next(l, spec, ret_task) == 1)
+		return 1;
 	/* gates before new agents: they finish tasks others depend on */
 	for (i = 0; i < l->n; i++) {
 		struct otask *t = &l->t[i];
 
-		if (t->gates && !t->gate_live && t->row.state == TASK_COMPLETING) {
+		if (t->gates && !t->gate_live && !t->hook_live && t->row.state == TASK_COMPLETING) {
 			if (run_gate_spec(l, t, spec) < 0) {
 				proc_spec_release(spec); /* what it filled in */
 				continue;
@@ -229,7 +234,7 @@ static int next_task(void *ctx, struct proc_spec *spec, void **ret_task)
 			bool blocked;
 			int r;
 
-			if (!t->selected || t->live || t->row.state != TASK_PENDING)
+			if (!t->selected || t->live || t->hook_live || t->row.state != TASK_PENDING)
 				continue;
 			if (!run_deps_state(l, t, &blocked)) {
 				if (blocked) {
@@ -241,6 +246,19 @@ static int next_task(void *ctx, struct proc_spec *spec, void **ret_task)
 			}
 			if (l->draining || !retry_due(l, t, NULL))
 				continue;
+			/* hooks.pre_task first, before each attempt */
+			r = run_hook_pre_task(l, t, spec);
+			if (r == 1) {
+				*ret_task = t;
+				return 1;
+			}
+			if (r == 2) {
+				if (l->fatal)
+					return l->fatal;
+				if (t->row.state != TASK_PENDING)
+					progress = true; /* failed: its dependents are blocked */
+				continue;
+			}
 			r = run_dispatch(l, t, spec);
 			if (r != 1)
 				/* nothing spawned: what a refused or failed dispatch put
@@ -263,7 +281,8 @@ static int next_task(void *ctx, struct proc_spec *spec, void **ret_task)
 			progress = true;
 		}
 	}
-	return 0;
+	/* nothing left to start: the run's own hook, once nothing runs */
+	return run_hook_run_end(l, wake_in_ms(l) >= 0, spec, ret_task);
 }
 
 /* The supervisor asks when next_task had nothing: a retry waiting for its
@@ -315,7 +334,7 @@ static void on_start(void *ctx, void *task, const struct proc *p)
 	struct loop *l = ctx;
 	struct otask *t = task;
 
-	if (t->gate_live || run_prep_live(t))
+	if (t->gate_live || run_prep_live(t) || t->hook_live)
 		return;
 	t->att.pid = p->pid;
 	(void)state_attempt_update(l->e->st, &t->att, NULL);
@@ -324,7 +343,8 @@ static void on_start(void *ctx, void *task, const struct proc *p)
 static void on_line(void *ctx, void *task, int stream, const char *line, size_t len)
 {
 	(void)ctx;
-	if (((struct otask *)task)->gate_live || run_prep_live(task))
+	if (((struct otask *)task)->gate_live || ((struct otask *)task)->hook_live ||
+	    run_prep_live(task))
 		return; /* the supervisor writes the gate's log; git's chatter */
 	agentrun_line(&((struct otask *)task)->ar, stream, line, len);
 }
@@ -333,7 +353,8 @@ static void on_oversized(void *ctx, void *task, int stream, const char *head, si
 			 uint64_t total)
 {
 	(void)ctx;
-	if (((struct otask *)task)->gate_live || run_prep_live(task))
+	if (((struct otask *)task)->gate_live || ((struct otask *)task)->hook_live ||
+	    run_prep_live(task))
 		return;
 	agentrun_oversized(&((struct otask *)task)->ar, stream, head, head_len, total);
 }
@@ -341,7 +362,8 @@ static void on_oversized(void *ctx, void *task, int stream, const char *head, si
 static void on_notice(void *ctx, void *task, enum proc_notice notice, uint64_t value)
 {
 	(void)ctx;
-	if (((struct otask *)task)->gate_live || run_prep_live(task))
+	if (((struct otask *)task)->gate_live || ((struct otask *)task)->hook_live ||
+	    run_prep_live(task))
 		return;
 	agentrun_notice(&((struct otask *)task)->ar, notice, value);
 }
@@ -364,6 +386,11 @@ static void on_exit_cb(void *ctx, void *task, const struct proc *p)
 	struct loop *l = ctx;
 	struct otask *t = task;
 
+	if (t->hook_live) {
+		run_hook_ended(l, t, p);
+		flush_audit_soon(l);
+		return;
+	}
 	if (t->gate_live) {
 		run_gate_ended(l, t, p);
 		flush_audit_soon(l);
@@ -539,6 +566,7 @@ int orch_run_execute(struct orch_env *e, const char *run_id, struct orch_summary
 	r = run_loop_load(&l, e, run_id, reterr);
 	if (r < 0)
 		goto out;
+	l.executing = true; /* hooks and notifications from here on */
 	/* what a killed bernstein left in git, before any git runs */
 	r = run_repair_locks(&l, locked_ns, reterr);
 	if (r < 0) {
@@ -592,6 +620,7 @@ int orch_run_execute(struct orch_env *e, const char *run_id, struct orch_summary
 	flush_audit(&l);
 	summarize(&l, &sum);
 	r = run_end(&l, &sum, reterr);
+	run_notify(&l, "run_done", NULL, l.fatal ? reterr->msg : NULL);
 	if (r >= 0 && ret)
 		*ret = sum;
 out:

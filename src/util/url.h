@@ -42,4 +42,26 @@ struct url_parts {
  * asterisks (the rule refusing it must not repeat the credentials). */
 int url_check(const char *s, struct url_parts *ret, struct diag *reterr);
 
+/* Webhook URLs (bernstein.yaml notify.webhook; docs/configuration.md,
+ * "Notifications"). Looser than a base_url, because a webhook's secret is
+ * usually in the URL itself (user:pass@, a token in the path as Slack's
+ * hooks.slack.com/services/T/B/SECRET, or in the query):
+ *   - http:// or https://, at most URL_MAX bytes, printable ASCII only (no
+ *     whitespace, control or non-ASCII bytes);
+ *   - an optional userinfo (anything up to the authority's last '@');
+ *   - a host and an optional port, checked as for a base_url;
+ *   - then anything (path, query, fragment).
+ * Messages show the URL as url_webhook_shown() does, never in full.
+ * 0 with *ret filled (ret may be NULL; ret->path points at what follows the
+ * authority), or -EINVAL with the reason, "webhook '...': ...". */
+int url_webhook_check(const char *s, struct url_parts *ret, struct diag *reterr);
+/* The form of a webhook URL that may be printed, logged or recorded:
+ * scheme, three asterisks and '@' when it has a userinfo, host and port,
+ * and '/' and three asterisks when anything follows the authority (a path
+ * or query may be the secret): https://hooks.slack.com/ followed by the
+ * asterisks for Slack's URL.
+ * It checks as a webhook URL when s does, and is its own shown form.
+ * Never longer than size - 1 bytes; size >= 16. */
+void url_webhook_shown(const char *s, char *buf, size_t size);
+
 #endif

@@ -933,6 +933,78 @@ static void test_names(void **state)
 	assert_null(merge_policy_to_string(_MERGE_POLICY_MAX));
 }
 
+/* hooks: and notify: (orch/hooks.h): values, defaults, errors at their
+ * line:col, and the webhook never shown whole */
+static void test_hooks_notify(void **state)
+{
+	static const struct {
+		const char *text, *msg;
+	} bad[] = {
+		{"hooks: [a]\n", "mem.yaml:1:8: field 'hooks': expected a mapping of hooks"},
+		{"hooks:\n  pre_tsk: x\n", "mem.yaml:2:3: unknown key 'pre_tsk' in hooks"},
+		{"hooks:\n  pre_task: [x]\n",
+		 "mem.yaml:2:13: field 'hooks.pre_task': expected a command (a string) or {run, timeout}"},
+		{"hooks:\n  post_task: {timeout: 3}\n",
+		 "mem.yaml:2:14: field 'hooks.post_task': missing required key 'run'"},
+		{"hooks:\n  on_run_end: {run: x, timeout: 0}\n",
+		 "mem.yaml:2:33: field 'hooks.on_run_end.timeout': 0 is out of range"},
+		{"notify:\n  on: [task_exploded]\n", "mem.yaml:2:8: field 'notify.on[0]'"},
+		{"notify:\n  webhook: \"http://u:SECRETSECRET@h:99999/x\"\n",
+		 "mem.yaml:2:12: field 'notify.webhook': webhook 'http://***@h:99999/***': invalid port '99999'"},
+		{"notify:\n  webhook: http://h/x\n  webhook_env: HOOK\n",
+		 "mem.yaml:3:16: field 'notify.webhook_env': give webhook or webhook_env, not both"},
+		{"notify:\n  webhook_env: lower\n",
+		 "mem.yaml:2:16: field 'notify.webhook_env': expected a variable name"},
+		{"notify:\n  retries: 11\n", "mem.yaml:2:12: field 'notify.retries'"},
+		{"notify:\n  desktop: yes\n",
+		 "mem.yaml:2:12: field 'notify.desktop': expected true or false"},
+	};
+	struct orch_config *c;
+	struct sbuf sb = SBUF_INIT(SIZE_MAX);
+	json_t *j;
+	char *dump;
+	size_t i;
+
+	(void)state;
+	c = load_text(
+		"hooks:\n  pre_task: ./check\n  pre_merge: {run: make lint, timeout: 2.5}\n"
+		"notify:\n  webhook: \"https://u:SECRETSECRET@hooks.example.com/T/SECRETPATH\"\n"
+		"  on: [run_done, task_failed]\n",
+		NULL);
+	assert_string_equal(c->hooks.h[HOOK_PRE_TASK].run, "./check");
+	assert_true(c->hooks.h[HOOK_PRE_TASK].timeout_s == HOOK_DEFAULT_TIMEOUT_S);
+	assert_string_equal(c->hooks.h[HOOK_PRE_MERGE].run, "make lint");
+	assert_true(c->hooks.h[HOOK_PRE_MERGE].timeout_s == 2.5);
+	assert_null(c->hooks.h[HOOK_POST_TASK].run);
+	assert_int_equal(c->notify.on, (1u << NOTIFY_RUN_DONE) | (1u << NOTIFY_TASK_FAILED));
+	assert_false(c->notify.desktop);
+	assert_int_equal(c->notify.retries, NOTIFY_DEFAULT_RETRIES);
+	j = orch_config_json(c);
+	dump = json_dumps(j, 0);
+	assert_null(strstr(dump, "SECRET"));
+	assert_non_null(strstr(dump, "https://***@hooks.example.com/***"));
+	free(dump);
+	json_decref(j);
+	assert_int_equal(orch_config_to_yaml(c, &sb), 0);
+	assert_null(strstr(sb.buf, "SECRET"));
+	sbuf_release(&sb);
+	orch_config_free(c);
+	c = load_text("notify: {desktop: true}\n", NULL);
+	assert_int_equal(c->notify.on, NOTIFY_DEFAULT_ON);
+	assert_true(c->notify.desktop);
+	orch_config_free(c);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct diag d = load_text_fail(bad[i].text, NULL);
+		char full[8192];
+
+		(void)snprintf(full, sizeof(full), "%.64s:%u:%u: %.1024s", d.file, d.line, d.col,
+			       d.msg);
+		if (strncmp(full, bad[i].msg, strlen(bad[i].msg)) != 0)
+			fail_msg("'%s':\n  got  %s\n  want %s...", bad[i].text, full, bad[i].msg);
+		assert_null(strstr(full, "SECRET"));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -957,6 +1029,7 @@ int main(void)
 		cmocka_unit_test(test_too_large),
 		cmocka_unit_test(test_merge_policies),
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_hooks_notify),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -241,6 +241,71 @@ static void test_length(void **state)
 	free(s);
 }
 
+/* ---- webhook URLs ---- */
+
+static void shown_is(const char *s, const char *want)
+{
+	char buf[URL_MAX + 64], again[URL_MAX + 64];
+
+	url_webhook_shown(s, buf, sizeof(buf));
+	if (strcmp(buf, want) != 0)
+		fail_msg("'%s' shown:\n  got  %s\n  want %s", s, buf, want);
+	url_webhook_shown(buf, again, sizeof(again));
+	assert_string_equal(again, buf); /* its own shown form */
+}
+
+static void test_webhook_shown(void **state)
+{
+	(void)state;
+	shown_is("https://hooks.slack.com/services/T0/B0/SECRET", "https://hooks.slack.com/***");
+	shown_is("http://user:pass@127.0.0.1:8080/x?token=SECRET", "http://***@127.0.0.1:8080/***");
+	shown_is("http://a@b@host/p", "http://***@host/***");
+	shown_is("https://example.com", "https://example.com");
+	shown_is("https://example.com?token=SECRET", "https://example.com/***");
+	shown_is("https://[::1]:9/", "https://[::1]:9/***");
+	shown_is("ftp://user:SECRET@host/", "***");
+	shown_is("https://ho\nst/x", "https://ho/***");
+}
+
+static void webhook_refused(const char *s, const char *msg)
+{
+	struct diag d;
+
+	diag_clear(&d);
+	if (url_webhook_check(s, NULL, &d) != -EINVAL)
+		fail_msg("'%s' was accepted", s);
+	if (strcmp(d.msg, msg) != 0)
+		fail_msg("'%s':\n  got  %s\n  want %s", s, d.msg, msg);
+	if (strstr(d.msg, "SECRET"))
+		fail_msg("'%s': the message repeats a secret", s);
+}
+
+static void test_webhook_check(void **state)
+{
+	struct url_parts u;
+
+	(void)state;
+	assert_int_equal(
+		url_webhook_check("https://u:SECRET@h.example:8443/a/b?t=SECRET#f", &u, NULL), 0);
+	assert_string_equal(u.host, "h.example");
+	assert_int_equal(u.port, 8443);
+	assert_string_equal(u.path, "/a/b?t=SECRET#f");
+	assert_int_equal(url_webhook_check("http://127.0.0.1/?x", NULL, NULL), 0);
+	webhook_refused("", "webhook: empty");
+	webhook_refused("ftp://u:SECRET@h/",
+			"webhook '***': the scheme must be http:// or https://");
+	webhook_refused("https://u:SECRET@/x", "webhook 'https://***@/***': no host");
+	webhook_refused(
+		"https://u:SECRET@h:0/x",
+		"webhook 'https://***@h:0/***': invalid port '0' (a number from 1 to 65535)");
+	webhook_refused("https://h/a b?SECRET",
+			"webhook 'https://h/***': holds whitespace, a control character or a "
+			"non-ASCII byte (percent-encode it)");
+	webhook_refused("https://bad_host-/SECRET",
+			"webhook 'https://bad_host-/***': invalid host 'bad_host-' (a DNS name, an "
+			"IPv4 address or an IPv6 address in brackets)");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -253,6 +318,8 @@ int main(void)
 		cmocka_unit_test(test_port),
 		cmocka_unit_test(test_query_fragment_path),
 		cmocka_unit_test(test_length),
+		cmocka_unit_test(test_webhook_shown),
+		cmocka_unit_test(test_webhook_check),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
