@@ -18,10 +18,13 @@
 #include <unistd.h>
 
 #include "adapter/catalog.h"
+#include "adapter/dialect.h"
+#include "adapter/pricing.h"
 #include "audit/audit.h"
 #include "cli/audit-setup.h"
 #include "cli/catalog-paths.h"
 #include "cli/commands.h"
+#include "cli/cost-report.h"
 #include "cli/detach.h"
 #include "cli/output.h"
 #include "cli/repo-config.h"
@@ -74,6 +77,7 @@ void session_release(struct session *s)
 		free(s->rows[i].adapter);
 		free(s->rows[i].state);
 		free(s->rows[i].last);
+		free(s->rows[i].model);
 	}
 	free(s->rows);
 	s->chain = audit_close(s->chain);
@@ -241,6 +245,7 @@ static struct row *row_for(struct session *s, const char *id)
 	memset(&s->rows[s->n_rows], 0, sizeof(*s->rows));
 	s->rows[s->n_rows].id = xstrdup(id);
 	s->rows[s->n_rows].tokens = -1;
+	s->rows[s->n_rows].cost = -1;
 	return &s->rows[s->n_rows++];
 }
 
@@ -285,7 +290,64 @@ static void draw(struct session *s)
 			      r->last ? r->last : "");
 	}
 	s->drawn = s->n_rows + 1;
+	{
+		int64_t tokens = 0;
+		double cost = 0;
+		bool unknown = false, any = false;
+
+		for (i = 0; i < s->n_rows; i++) {
+			const struct row *r = &s->rows[i];
+
+			tokens += r->done_tokens + (r->tokens > 0 ? r->tokens : 0);
+			cost += r->done_cost + (r->cost > 0 ? r->cost : 0);
+			unknown = unknown || r->done_unknown || (r->tokens > 0 && r->cost < 0);
+			any = any || r->done_tokens || r->tokens >= 0 || r->cost >= 0;
+		}
+		if (any) {
+			(void)fprintf(f, "%-24s %-12s %-12s %7s %9" PRId64 "  cost $%.4f%s\n", "TOTAL",
+				      "", "", "", tokens, cost, unknown ? " + unknown" : "");
+			s->drawn++;
+		}
+	}
 	(void)fflush(f);
+}
+
+/* A usage event of r's attempt: its tokens, and its cost (the agent's, else
+ * priced for the model it announced). */
+static void row_usage(struct session *s, struct row *r, const struct event *ev)
+{
+	struct pricing_usage u;
+	double c = 0;
+
+	if (ev->kind == EVENT_SESSION_STARTED && ev->model && !r->model)
+		r->model = xstrdup(ev->model);
+	if (ev->kind != EVENT_USAGE)
+		return;
+	if (ev->input_tokens >= 0 || ev->output_tokens >= 0)
+		r->tokens = (ev->input_tokens > 0 ? ev->input_tokens : 0) +
+			    (ev->output_tokens > 0 ? ev->output_tokens : 0);
+	if (ev->cost_usd >= 0) {
+		r->cost = ev->cost_usd;
+		return;
+	}
+	pricing_usage_from(dialect_from_string(ev->dialect), ev->input_tokens, ev->output_tokens,
+			   ev->cached_tokens, &u);
+	r->cost = pricing_cost(catalog_pricing(s->cat, r->model), &u, &c) == 0 ? c : -1;
+}
+
+/* A new attempt of r starts: the last one's usage goes to the sums. */
+static void row_next_attempt(struct row *r)
+{
+	if (r->tokens > 0)
+		r->done_tokens += r->tokens;
+	if (r->cost >= 0)
+		r->done_cost += r->cost;
+	else if (r->tokens > 0)
+		r->done_unknown = true;
+	r->tokens = -1;
+	r->cost = -1;
+	free(r->model);
+	r->model = NULL;
 }
 
 void session_draw(struct session *s)
@@ -326,6 +388,7 @@ static void on_task(void *userdata, const struct task_row *t, enum task_state fr
 			r->adapter = xstrdup(t->adapter);
 		}
 		if (t->state == TASK_RUNNING) {
+			row_next_attempt(r);
 			r->started_ns = now_ns;
 			r->ended_ns = 0;
 		} else if (t->state != TASK_PENDING && r->started_ns && !r->ended_ns &&
@@ -384,9 +447,7 @@ static void on_event(void *userdata, const struct task_row *t, const struct even
 	if (r) {
 		free(r->last);
 		r->last = xstrdup(buf);
-		if (ev->kind == EVENT_USAGE && (ev->input_tokens >= 0 || ev->output_tokens >= 0))
-			r->tokens = (ev->input_tokens > 0 ? ev->input_tokens : 0) +
-				    (ev->output_tokens > 0 ? ev->output_tokens : 0);
+		row_usage(s, r, ev);
 	}
 	if (s->ctx->json) {
 		json_t *o = json_object();
@@ -446,7 +507,48 @@ void hooks_attach(struct session *s)
  * unfinished (interrupted, a merge postponed), 130 interrupted. */
 int summary_exit(const struct orch_summary *sum)
 {
+	/* the budget held work back: its own code (a run that got everything
+	 * done on its last cent is done) */
+	if (sum->budget_exceeded && sum->state != RUN_DONE)
+		return BEXIT_BUDGET;
 	return run_report_exit(sum->counts, sum->cancelled);
+}
+
+/* The run's tokens and cost (every attempt, earlier executions too), and
+ * its budget: a line each, or "cost" and "budget" in o. */
+static void summary_cost(struct session *s, const struct orch_summary *sum, json_t *o)
+{
+	struct cost_total t;
+	struct orch_budget b;
+	bool has_budget;
+	char money[48];
+
+	if (cost_run_total(s->st, sum->run_id, &t, NULL) < 0)
+		return;
+	has_budget = cost_report_budget(s->st, sum->run_id, &b);
+	if (o) {
+		cli_jset(o, "cost", cost_total_json(&t));
+		cli_jset(o, "budget", has_budget ? cost_report_budget_json(&b, &t) : NULL);
+		cli_jset(o, "budget_exceeded", json_boolean(sum->budget_exceeded));
+		return;
+	}
+	if (t.any_usage)
+		(void)fprintf(s->ctx->out, "  cost:    %" PRId64 " tokens (%" PRId64 " in, %" PRId64
+					   " out), %s  (bernstein cost %s)\n",
+			      cost_total_tokens(&t), t.input_tokens, t.output_tokens,
+			      cost_report_money(&t, money, sizeof(money)), sum->run_id);
+	if (has_budget) {
+		(void)fprintf(s->ctx->out, "  ");
+		cost_report_budget_line(s->ctx->out, &b, &t);
+		(void)fputc('\n', s->ctx->out);
+	}
+	if (sum->budget_exceeded)
+		(void)fprintf(s->ctx->out,
+			      "  budget exceeded: %s; 'bernstein resume %s --max-cost-usd N' goes on with a higher cap\n",
+			      b.on_exceed == BUDGET_STOP
+				      ? "the running agents were stopped and no new attempt started"
+				      : "no new attempt started, the running ones finished",
+			      sum->run_id);
 }
 
 /* The tasks this execution showed that failed, and why (cli/run-report.h). */
@@ -479,6 +581,7 @@ void print_summary(struct session *s, const struct orch_summary *sum)
 					 json_integer((json_int_t)sum->counts[i]));
 		cli_jset(o, "tasks", c);
 		cli_jset(o, "exit_code", json_integer(summary_exit(sum)));
+		summary_cost(s, sum, o);
 		summary_problems(s, sum, o);
 		print_json_line(ctx, o);
 		return;
@@ -496,6 +599,7 @@ void print_summary(struct session *s, const struct orch_summary *sum)
 		}
 	}
 	(void)fprintf(ctx->out, ")\n");
+	summary_cost(s, sum, NULL);
 	summary_problems(s, sum, NULL);
 	(void)fprintf(ctx->out,
 		      "  status:  bernstein status %s\n"
@@ -531,7 +635,23 @@ enum {
 	OPT_RAW,
 	OPT_DETACH,
 	OPT_PLAIN,
+	OPT_MAX_COST,
 };
+
+/* --max-cost-usd: a number > 0 */
+static int parse_max_cost(struct cli_ctx *ctx, const char *s, double *ret)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v > 0) || v > BUDGET_MAX_COST_USD)
+		return cli_usage_error(ctx, "--max-cost-usd: '%s' is not an amount of USD above 0",
+				       s);
+	*ret = v;
+	return 0;
+}
 
 static int parse_parallel(struct cli_ctx *ctx, const char *s, unsigned *ret)
 {
@@ -627,6 +747,7 @@ out:
 
 static const struct option run_options[] = {
 	{"detach", no_argument, NULL, OPT_DETACH},
+	{"max-cost-usd", required_argument, NULL, OPT_MAX_COST},
 	{"parallel", required_argument, NULL, OPT_PARALLEL},
 	{"json", no_argument, NULL, OPT_JSON},
 	{"key-file", required_argument, NULL, OPT_KEY_FILE},
@@ -640,6 +761,7 @@ int cmd_run(int argc, char **argv, struct cli_ctx *ctx)
 	unsigned parallel = 0;
 	const char *key_file = NULL;
 	bool detach = false, child = false;
+	double max_cost = 0;
 	int c, code, detach_fd = -1;
 
 	optind = 0;
@@ -662,6 +784,11 @@ int cmd_run(int argc, char **argv, struct cli_ctx *ctx)
 		case OPT_KEY_FILE:
 			key_file = optarg;
 			break;
+		case OPT_MAX_COST:
+			code = parse_max_cost(ctx, optarg, &max_cost);
+			if (code)
+				return code;
+			break;
 		default:
 			return cli_option_error(ctx, argv, run_options, "");
 		}
@@ -678,6 +805,7 @@ int cmd_run(int argc, char **argv, struct cli_ctx *ctx)
 	}
 	code = session_open(&s, ctx, false, true, key_file);
 	s.detach_fd = detach_fd;
+	s.env.max_cost_usd = max_cost;
 	if (code == 0) {
 		hooks_attach(&s);
 		code = run_plan_file(&s, argv[optind], parallel);
@@ -690,6 +818,7 @@ int cmd_run(int argc, char **argv, struct cli_ctx *ctx)
 
 static const struct option resume_options[] = {
 	{"detach", no_argument, NULL, OPT_DETACH},
+	{"max-cost-usd", required_argument, NULL, OPT_MAX_COST},
 	{"dry-run", no_argument, NULL, OPT_DRY_RUN},
 	{"json", no_argument, NULL, OPT_JSON},
 	{"parallel", required_argument, NULL, OPT_PARALLEL},
@@ -766,6 +895,7 @@ int cmd_resume(int argc, char **argv, struct cli_ctx *ctx)
 	const char *key_file = NULL, *which = NULL;
 	unsigned parallel = 0;
 	bool dry = false, detach = false, child = false;
+	double max_cost = 0;
 	struct diag d;
 	int c, r, code, detach_fd = -1;
 
@@ -791,6 +921,11 @@ int cmd_resume(int argc, char **argv, struct cli_ctx *ctx)
 			break;
 		case OPT_KEY_FILE:
 			key_file = optarg;
+			break;
+		case OPT_MAX_COST:
+			code = parse_max_cost(ctx, optarg, &max_cost);
+			if (code)
+				return code;
 			break;
 		default:
 			return cli_option_error(ctx, argv, resume_options, "");
@@ -846,6 +981,7 @@ int cmd_resume(int argc, char **argv, struct cli_ctx *ctx)
 		goto out;
 	}
 	s.env.parallel = parallel;
+	s.env.max_cost_usd = max_cost;
 	session_record_exit(&s, rp.run_id, -1); /* this execution's, when it ends */
 	r = orch_run_execute(&s.env, rp.run_id, &sum, &d);
 	if (r < 0) {
@@ -912,14 +1048,23 @@ static json_t *task_json(struct state *st, const struct task_row *t)
 	cli_jset(o, "retry_at", cli_jstr(t->retry_at));
 	cli_jset(o, "updated_at", cli_jstr(t->updated_at));
 	run_report_task_json(st, t, o);
+	{
+		struct cost_total c;
+
+		cost_report_task(st, t, &c);
+		cli_jset(o, "usage", cost_total_json(&c));
+	}
 	return o;
 }
 
 /* status's text: the run's line (exit: ", exit N (words)" or ""), then a
- * line per task */
-static void status_table(struct cli_ctx *ctx, const struct run_row *run, const char *exit,
-			 const struct task_row *tasks, size_t n)
+ * line per task, then the run's tokens and cost (and budget) */
+static void status_table(struct cli_ctx *ctx, struct state *st, const struct run_row *run,
+			 const char *exit, const struct task_row *tasks, size_t n)
 {
+	struct cost_total total, c;
+	struct orch_budget b;
+	char money[48];
 	size_t i;
 
 	(void)fprintf(ctx->out, "run %s (%s): %s%s, base %s @ %.12s, started %s\n", run->id,
@@ -927,16 +1072,30 @@ static void status_table(struct cli_ctx *ctx, const struct run_row *run, const c
 		      run->base_branch ? run->base_branch : "-",
 		      run->base_commit ? run->base_commit : "-",
 		      run->created_at ? run->created_at : "-");
-	(void)fprintf(ctx->out, "%-24s %-12s %-12s %-9s %8s  %s\n", "TASK", "ADAPTER", "STATE",
-		      "SANDBOX", "ATTEMPTS", "REASON");
+	(void)fprintf(ctx->out, "%-24s %-12s %-12s %-9s %8s %9s %10s  %s\n", "TASK", "ADAPTER",
+		      "STATE", "SANDBOX", "ATTEMPTS", "TOKENS", "COST", "REASON");
+	memset(&total, 0, sizeof(total));
 	for (i = 0; i < n; i++) {
 		const struct task_row *t = &tasks[i];
-		char *tier = task_tier(t);
+		char *tier = task_tier(t), tok[32] = "-";
 
-		(void)fprintf(ctx->out, "%-24.24s %-12.12s %-12.12s %-9.9s %8" PRId64 "  %s\n",
-			      t->id, t->adapter ? t->adapter : "-", task_state_to_string(t->state),
-			      tier ? tier : "-", t->attempts, t->reason ? t->reason : "");
+		cost_report_task(st, t, &c);
+		cost_total_sum(&total, &c);
+		if (c.any_usage)
+			(void)snprintf(tok, sizeof(tok), "%" PRId64, cost_total_tokens(&c));
+		(void)fprintf(ctx->out,
+			      "%-24.24s %-12.12s %-12.12s %-9.9s %8" PRId64 " %9s %10s  %s\n", t->id,
+			      t->adapter ? t->adapter : "-", task_state_to_string(t->state),
+			      tier ? tier : "-", t->attempts, tok,
+			      cost_report_money(&c, money, sizeof(money)), t->reason ? t->reason : "");
 		free(tier);
+	}
+	(void)fprintf(ctx->out, "total: %" PRId64 " tokens (%" PRId64 " in, %" PRId64 " out), cost %s\n",
+		      cost_total_tokens(&total), total.input_tokens, total.output_tokens,
+		      cost_report_money(&total, money, sizeof(money)));
+	if (cost_report_budget(st, run->id, &b)) {
+		cost_report_budget_line(ctx->out, &b, &total);
+		(void)fputc('\n', ctx->out);
 	}
 }
 
@@ -1022,13 +1181,24 @@ int cmd_status(int argc, char **argv, struct cli_ctx *ctx)
 		for (i = 0; i < n; i++)
 			(void)json_array_append_new(a, task_json(s.st, &tasks[i]));
 		cli_jset(o, "tasks", a);
+		{
+			struct cost_total t;
+			struct orch_budget b;
+
+			if (cost_run_total(s.st, run.id, &t, NULL) == 0) {
+				cli_jset(o, "usage", cost_total_json(&t));
+				cli_jset(o, "budget", cost_report_budget(s.st, run.id, &b)
+							      ? cost_report_budget_json(&b, &t)
+							      : NULL);
+			}
+		}
 		code = cli_print_json(ctx, o);
 		goto out;
 	}
 	if (exit_code >= 0)
 		(void)snprintf(xbuf, sizeof(xbuf), ", exit %d (%s)", exit_code,
 			       run_report_exit_words(exit_code));
-	status_table(ctx, &run, xbuf, tasks, n);
+	status_table(ctx, s.st, &run, xbuf, tasks, n);
 	code = 0;
 out:
 	task_rows_free(tasks, n);

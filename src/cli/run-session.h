@@ -45,7 +45,14 @@ struct row {
 	char *last;
 	int64_t started_ns;
 	int64_t ended_ns;
-	int64_t tokens;
+	int64_t tokens; /* this attempt's input + output; -1 none reported */
+	/* the live table's footer (the run's total): this attempt's cost (< 0
+	 * unknown), the model it announced, and the earlier attempts' sums */
+	double cost;
+	char *model;
+	int64_t done_tokens;
+	double done_cost;
+	bool done_unknown;
 };
 
 /* Find the repository and open what a run needs. readonly: state only.

@@ -420,6 +420,7 @@ static struct orch_config *config_new(void)
 	c->pr.draft = true;
 	c->sandbox = SANDBOX_AUTO;
 	c->network = -1;
+	c->budget = (struct orch_budget)ORCH_BUDGET_INIT;
 	c->n_modes = ARRAY_SIZE(builtin_modes);
 	c->modes = arena_alloc(&c->arena, st_mult(c->n_modes, sizeof(*c->modes)));
 	for (i = 0; i < c->n_modes; i++) {
@@ -832,6 +833,7 @@ static int parse_config(struct cctx *x)
 		"fallback",
 		"idle_timeout",
 		"pr",
+		"budget",
 		NULL,
 	};
 	const struct ynode *root = x->doc->root;
@@ -895,6 +897,8 @@ static int parse_config(struct cctx *x)
 			r = orch_get_limits(x->doc, v, key, &c->limits, x->reterr);
 		} else if (strcmp(key, "worktree_setup") == 0) {
 			r = orch_get_wtsetup(&c->arena, x->doc, v, key, &c->wtsetup, x->reterr);
+		} else if (strcmp(key, "budget") == 0) {
+			r = orch_budget_parse(x->doc, v, key, &c->budget, x->reterr);
 		} else if (strcmp(key, "modes") == 0) {
 			r = parse_modes(x, v);
 		} else if (strcmp(key, "role_model_policy") == 0) {
@@ -1201,6 +1205,12 @@ json_t *orch_config_json(const struct orch_config *c)
 	retry_json_set(o, &c->retry);
 	if (c->idle_timeout_s > 0)
 		(void)json_object_set_new(o, "idle_timeout", jnum(c->idle_timeout_s));
+	{
+		json_t *b = orch_budget_given_json(&c->budget);
+
+		if (b)
+			(void)json_object_set_new(o, "budget", b);
+	}
 	(void)json_object_set_new(o, "mode", jstr(c->mode));
 	for (i = 0; i < c->n_modes; i++) {
 		json_t *m = orch_slots_json(&c->modes[i].sampling);
@@ -1497,6 +1507,7 @@ int orch_config_to_yaml(const struct orch_config *c, struct sbuf *out)
 		TRY(sbuf_addf(out, "\nnetwork: %s", net_mode_to_string((enum net_mode)c->network)));
 	top_sep = "\n";
 	TRY(retry_yaml(out, &c->retry, true, &top_sep));
+	TRY(orch_budget_given_yaml(&c->budget, out));
 	TRY(sbuf_adds(out, "\nmode: "));
 	TRY(yaml_str(out, c->mode));
 	TRY(sbuf_adds(out, "\n# built-in modes:"));

@@ -29,6 +29,7 @@
  *   network: (unset)      full | llm | none (a task's own wins; unset: confine.h's default)
  *   mode: null            the mode profile applied (smart, deep, fast or a modes: entry)
  *   modes: {NAME: {temperature, top_p, top_k, max_tokens}}
+ *   budget: {max_cost_usd, max_tokens, warn_at, on_exceed}   orch/budget.h
  *   role_model_policy: {ROLE: {adapter (or cli), provider, model, effort,
  *                              base_url, api_key_env, limits, sandbox, network}}
  *
@@ -46,6 +47,7 @@
 #include <stdint.h>
 
 #include "adapter/invocation.h"
+#include "orch/budget.h"
 #include "orch/wtsetup.h"
 #include "proc/contain.h"
 #include "proc/netproxy.h"
@@ -198,6 +200,8 @@ struct orch_config {
 	struct contain_limits limits;
 	/* worktree_setup: what a task's fresh tree gets (orch/wtsetup.h) */
 	struct orch_wtsetup wtsetup;
+	/* budget: the run's caps (orch/budget.h); a plan's fields win */
+	struct orch_budget budget;
 	const char *mode;	    /* NULL: no mode profile; else an entry of modes[] */
 	struct mode_profile *modes; /* the built-ins (smart, deep, fast), then the
 				     * user's; a user entry with a built-in name

@@ -799,11 +799,11 @@ static void parse_stages(struct pctx *x, const struct ynode *v)
 
 static const char *const plan_keys[] = {
 	"name",	  "description", "adapter", "cli",    "model",	      "tasks",
-	"stages", "sandbox",	 "network", "limits", "idle_timeout", NULL,
+	"stages", "sandbox",	 "network", "limits", "idle_timeout", "budget", NULL,
 };
 /* Bernstein's top-level keys that have no effect here. */
 static const char *const plan_ignored[] = {
-	"budget", "max_agents", "constraints", "context_files", "repos", NULL,
+	"max_agents", "constraints", "context_files", "repos", NULL,
 };
 
 /* Ids for tasks without id:, from the title (or task-N). */
@@ -868,6 +868,11 @@ static void parse_plan(struct pctx *x)
 	diag_clear(&d);
 	if ((v = ynode_get(root, "limits")) &&
 	    orch_get_limits(x->doc, v, "limits", &x->defaults.limits, &d) < 0)
+		add(x, &d);
+	/* budget: the run's (orch/budget.h); its fields win over bernstein.yaml's */
+	diag_clear(&d);
+	if ((v = ynode_get(root, "budget")) &&
+	    orch_budget_parse(x->doc, v, "budget", &x->p->budget, &d) < 0)
 		add(x, &d);
 
 	tasks = ynode_get(root, "tasks");

@@ -96,6 +96,7 @@ struct orch_env {
 	bool locked;	       /* the caller holds ORCH_LOCK_FILE (orch_lock_take()) */
 	const struct clock *clk;
 	struct orch_hooks hooks;
+	double max_cost_usd; /* > 0: run/resume --max-cost-usd, the budget's cost cap */
 };
 
 struct orch_summary {
@@ -105,6 +106,7 @@ struct orch_summary {
 	size_t n_tasks;
 	bool cancelled; /* SIGINT/SIGTERM/SIGHUP (or `bernstein stop --force`) stopped it */
 	bool stopped;	/* `bernstein stop` drained it: tasks not started are pending */
+	bool budget_exceeded; /* the budget's cap was reached: no new attempt started */
 };
 
 /* Take ORCH_LOCK_FILE of repo (flock; the kernel drops it when the

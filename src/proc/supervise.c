@@ -1247,6 +1247,8 @@ int supervise_run(const struct supervisor_ops *ops, void *ctx, const struct supe
 		do
 			start_tasks(&sv);
 		while (sweep(&sv) && sv.ask);
+		if (!sv.cancels && ops->want_interrupt && ops->want_interrupt(ctx))
+			supervise_interrupt(&sv);
 		if (sv.error && !sv.cancels) {
 			/* next_task failed: stop everything, as for a signal. */
 			sv.cancels = 1;
