@@ -1,7 +1,9 @@
 /* A run's budget (budget.h, docs/runs.md "Budgets"). */
 #include "orch/budget.h"
 
+#include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/sbuf.h"
@@ -44,6 +46,27 @@ static int parse_field(const struct ydoc *doc, const char *k, const struct ynode
 	return r;
 }
 
+/* "$N" (Bernstein's plans say budget: "$10"): max_cost_usd N. */
+static int dollars(const struct ydoc *doc, const struct ynode *n, const char *path,
+		   struct orch_budget *ret, struct diag *reterr)
+{
+	struct orch_budget b = ORCH_BUDGET_INIT;
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(n->str + 1, &end);
+	if (errno || end == n->str + 1 || *end || !(v > 0) || v > BUDGET_MAX_COST_USD ||
+	    !strchr("0123456789.", n->str[1]))
+		return yaml_field_err(doc, n, reterr, path,
+				      "expected an amount of USD above 0 ('$10', or 10), got '%.40s'",
+				      n->str);
+	b.max_cost_usd = v;
+	b.has_cost = true;
+	*ret = b;
+	return 0;
+}
+
 int orch_budget_parse(const struct ydoc *doc, const struct ynode *n, const char *path,
 		      struct orch_budget *ret, struct diag *reterr)
 {
@@ -63,6 +86,8 @@ int orch_budget_parse(const struct ydoc *doc, const struct ynode *n, const char 
 		*ret = b;
 		return 0;
 	}
+	if (n && n->kind == YNODE_SCALAR && n->str[0] == '$') /* "$10": Bernstein's */
+		return dollars(doc, n, path, ret, reterr);
 	if (!n || n->kind != YNODE_MAP)
 		return yaml_field_err(
 			doc, n, reterr, path,

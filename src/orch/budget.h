@@ -7,8 +7,9 @@
  *     warn_at: 0.8          the fraction of a cap that warns once (0 < warn_at <= 1)
  *     on_exceed: drain      drain: running agents finish; stop: they are stopped
  *
- * or `budget: 5` (max_cost_usd alone). In bernstein.yaml and in plans; a
- * plan's field wins over bernstein.yaml's, `run --max-cost-usd` over both.
+ * or `budget: 5`, `budget: "$5"` (Bernstein's spelling): max_cost_usd alone.
+ * In bernstein.yaml and in plans; a plan's field wins over bernstein.yaml's,
+ * `run --max-cost-usd` over both.
  * The resolved budget is recorded with the run (runs.budget, JSON), so
  * `resume` keeps it; `resume --max-cost-usd` changes its cap. */
 #ifndef BERNSTEIN_ORCH_BUDGET_H

@@ -184,6 +184,11 @@ static struct task_row task_fixture(const char *run_id, const char *id, int64_t 
 
 #define S(lit) ((char *)(uintptr_t)(lit))
 
+/* What schema version 5 (cost) added, dropped to make an older database. */
+#define V5_DROP                                                                                    \
+	"ALTER TABLE attempts DROP COLUMN model; ALTER TABLE attempts DROP COLUMN cached_tokens; " \
+	"ALTER TABLE attempts DROP COLUMN cost_source; ALTER TABLE runs DROP COLUMN budget; "
+
 static struct state *open_ok(const char *path, unsigned flags)
 {
 	struct state *st = NULL;
@@ -517,7 +522,8 @@ static void test_v1_read_and_migrated(void **state)
 	/* back to what version 1 wrote */
 	db = raw_open(f->db);
 	raw_exec(db, "ALTER TABLE attempts DROP COLUMN agent_error; ALTER TABLE runs DROP COLUMN "
-		     "exit_code; ALTER TABLE tasks DROP COLUMN feedback; PRAGMA user_version = 1;");
+		     "exit_code; ALTER TABLE tasks DROP COLUMN feedback; " V5_DROP
+		     "PRAGMA user_version = 1;");
 	(void)sqlite3_close(db);
 
 	st = open_ok(f->db, STATE_READONLY);
@@ -556,7 +562,7 @@ static void test_v3_read_and_migrated(void **state)
 	assert_int_equal(state_task_insert(st, &task, NULL), 0);
 	st = state_close(st);
 	db = raw_open(f->db);
-	raw_exec(db, "ALTER TABLE tasks DROP COLUMN feedback; PRAGMA user_version = 3;");
+	raw_exec(db, "ALTER TABLE tasks DROP COLUMN feedback; " V5_DROP "PRAGMA user_version = 3;");
 	(void)sqlite3_close(db);
 
 	st = open_ok(f->db, STATE_READONLY);
