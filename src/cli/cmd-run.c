@@ -1668,7 +1668,8 @@ const char cmd_logs_help[] =
 	"Exit: 0, 1 the task has no log yet, 2 usage or unknown run/task, 4 I/O.\n";
 
 const char cmd_resume_summary[] = "finish an interrupted run";
-const char cmd_resume_usage[] = "[RUN|TASK] [--detach | --dry-run] [--json] [--parallel N]";
+const char cmd_resume_usage[] =
+	"[RUN|TASK] [--detach | --dry-run] [--json] [--parallel N] [--max-cost-usd N]";
 const char cmd_resume_help[] =
 	"Resumes the latest run (or RUN, or only TASK of the latest run): every task\n"
 	"that was interrupted (bernstein killed, timeout, rate limit) continues. When\n"
@@ -1688,16 +1689,19 @@ const char cmd_resume_help[] =
 	"  --dry-run       show what would be resumed and how; change nothing\n"
 	"  --json          JSON lines\n"
 	"  --parallel N    agents at once (default: the run's)\n"
+	"  --max-cost-usd N  the run's budget cap in USD from now on (recorded with the\n"
+	"                  run); what it spent before counts (docs/runs.md, \"Budgets\")\n"
 	"\n"
 	"Exit (as 'bernstein run', for the tasks resumed): 0 every one done (or\n"
 	"no_changes), 1 a task failed, conflicted, was blocked or is unfinished (a\n"
 	"merge postponed), 2 nothing to resume (or no such run or task), 3 state\n"
 	"unreadable, 4 environment (another bernstein holds the run lock, a lock file\n"
 	"that is not bernstein's, I/O), 5 the audit chain is broken, 6 tasks refused\n"
-	"by routing and nothing else went wrong, 130 interrupted.\n";
+	"by routing and nothing else went wrong, 7 the budget is (still) reached,\n"
+	"130 interrupted.\n";
 
 const char cmd_run_summary[] = "run a plan of tasks on agents in parallel worktrees";
-const char cmd_run_usage[] = "PLAN [--detach] [--parallel N] [--json]";
+const char cmd_run_usage[] = "PLAN [--detach] [--parallel N] [--max-cost-usd N] [--json]";
 const char cmd_run_help[] =
 	"Runs the tasks of PLAN (plan.yaml; see docs/plans.md) in this repository: each\n"
 	"task is routed to an adapter by its capability requirements (a refusal is\n"
@@ -1719,6 +1723,9 @@ const char cmd_run_help[] =
 	"                   --json: {\"run\", \"pid\", \"log\"}); an error before that is\n"
 	"                   reported here with its exit code\n"
 	"  --parallel N     agents at once (default: bernstein.yaml's parallel, 4)\n"
+	"  --max-cost-usd N the budget's cost cap in USD (over budget.max_cost_usd of\n"
+	"                   the plan and bernstein.yaml): at the cap no new attempt\n"
+	"                   starts (docs/runs.md, \"Budgets\"); 'bernstein cost' shows it\n"
 	"  --json           JSON lines: {\"type\": \"task\"|\"event\"|\"warning\"|\"run\", ...}\n"
 	"  --key-file FILE  the audit key (default: see 'bernstein audit key')\n"
 	"\n"
@@ -1726,16 +1733,19 @@ const char cmd_run_help[] =
 	"blocked or is unfinished (a merge postponed), 2 usage, 3 invalid plan or\n"
 	"bernstein.yaml, 4 environment (not a git repository, uncommitted changes,\n"
 	"another run active, a lock file of another git, I/O), 5 audit chain broken,\n"
-	"6 tasks refused by routing (and nothing else went wrong), 130 interrupted\n"
-	"('bernstein resume' goes on).\n";
+	"6 tasks refused by routing (and nothing else went wrong), 7 the budget's cap\n"
+	"was reached with work left ('bernstein resume --max-cost-usd N' goes on), 130\n"
+	"interrupted ('bernstein resume' goes on).\n";
 
 const char cmd_status_summary[] = "show a run's tasks and their states";
 const char cmd_status_usage[] = "[RUN] [-f [--plain]] [--json]";
 const char cmd_status_help[] =
 	"Shows the latest run (or RUN) from .bernstein/state.db: each task's adapter,\n"
 	"state, attempts and the reason of its last change: for an agent that failed,\n"
-	"what it said went wrong; for a failed gate, the path of its log. --json adds\n"
-	"agent_error and gate_log to each task. The first line gives the exit code\n"
+	"what it said went wrong; for a failed gate, the path of its log; the tokens\n"
+	"and cost of its attempts, the run's total and its budget ('bernstein cost'\n"
+	"breaks them down). --json adds agent_error, gate_log and usage to each task,\n"
+	"usage and budget to the run. The first line gives the exit code\n"
 	"'bernstein run' gives for the run's tasks as they are (exit_code in --json;\n"
 	"none while the run is going). Works while a run is going.\n"
 	"\n"
