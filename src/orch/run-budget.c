@@ -89,18 +89,25 @@ static void run_budget_event(struct loop *l, bool exceeded, double spent, int64_
 {
 	const struct orch_budget *b = &l->budget.b;
 	json_t *det = budget_details(l, spent, tokens);
+	char amount[160];
 
 	json_obj_set(det, "by", json_str_lossy(why));
 	(void)run_audit(l, exceeded ? "budget.exceeded" : "budget.warn", "run", l->run.id, det);
+	if (strcmp(why, "max_tokens") == 0)
+		(void)snprintf(amount, sizeof(amount), "%lld of %lld tokens", (long long)tokens,
+			       (long long)b->max_tokens);
+	else
+		(void)snprintf(amount, sizeof(amount), "$%.4f of $%.4f, %lld tokens", spent,
+			       b->max_cost_usd, (long long)tokens);
 	if (!exceeded)
-		run_warn(l, NULL, "budget: %.0f%% of %s spent ($%.4f, %lld tokens; warn_at %g)",
-			 frac * 100, why, spent, (long long)tokens, b->warn_at);
+		run_warn(l, NULL, "budget: %.0f%% of %s spent (%s; warn_at %g)", frac * 100, why,
+			 amount, b->warn_at);
 	else
 		run_warn(l, NULL,
 			 b->on_exceed == BUDGET_STOP
-				 ? "budget exceeded (%s: $%.4f, %lld tokens): no new attempt starts; the running agents are being stopped"
-				 : "budget exceeded (%s: $%.4f, %lld tokens): no new attempt starts; the running agents finish",
-			 why, spent, (long long)tokens);
+				 ? "budget exceeded: %s reached (%s): no new attempt starts; the running agents are being stopped"
+				 : "budget exceeded: %s reached (%s): no new attempt starts; the running agents finish",
+			 why, amount);
 }
 
 /* Spent so far: the ended attempts, plus the live ones. */

@@ -80,7 +80,7 @@ expect_stdout_contains "run " "a summary"
 expect_stdout_contains "budget: \$3.0000 of \$2.5000 (120%); warn_at 0.5, on_exceed drain; the cap is reached"
 expect_stdout_contains "budget exceeded: no new attempt started, the running ones finished; 'bernstein resume"
 expect_stderr_contains "budget: 80% of max_cost_usd spent"
-expect_stderr_contains "budget exceeded (max_cost_usd: \$3.0000"
+expect_stderr_contains "budget exceeded: max_cost_usd reached (\$3.0000 of \$2.5000, 3000000 tokens)"
 check "three tasks ran, two were never started" python3 - "$W/.bernstein/state.db" <<'PY'
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
