@@ -14,8 +14,8 @@
 
 static void check_row(const struct catalog *cat, const struct pricing_row *p)
 {
-	struct pricing_usage u = {.input = 1000, .output = 2000, .cache_read = 3000,
-				  .cache_write = 4000};
+	struct pricing_usage u = {
+		.input = 1000, .output = 2000, .cache_read = 3000, .cache_write = 4000};
 	const struct pricing_row *q;
 	double c = -1;
 	size_t j;
@@ -43,8 +43,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t i;
 
 	diag_clear(&d);
-	if (catalog_add_buf(cat, CATALOG_KIND_PRICING, "fuzz.yaml", (const char *)data, size,
-			    &d) < 0) {
+	if (catalog_add_buf(cat, CATALOG_KIND_PRICING, "fuzz.yaml", (const char *)data, size, &d) <
+	    0) {
 		if (cat->n_pricing || !d.msg[0] || strcmp(d.file, "fuzz.yaml") != 0)
 			abort(); /* a failure says why, and merges nothing */
 		catalog_free(cat);

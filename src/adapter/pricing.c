@@ -13,14 +13,10 @@
 static const char *const no_aliases[] = {NULL};
 
 static const struct yfield row_fields[] = {
-	{"aliases", YT_STRLIST, 0, NULL, NULL},
-	{"input", YT_ANY, YF_REQUIRED, NULL, NULL},
-	{"output", YT_ANY, YF_REQUIRED, NULL, NULL},
-	{"cache_read", YT_ANY, 0, NULL, NULL},
-	{"cache_write", YT_ANY, 0, NULL, NULL},
-	{"date", YT_STR, YF_REQUIRED, NULL, NULL},
-	{"source", YT_STR, YF_REQUIRED, NULL, NULL},
-	{NULL, 0, 0, NULL, NULL},
+	{"aliases", YT_STRLIST, 0, NULL, NULL},	     {"input", YT_ANY, YF_REQUIRED, NULL, NULL},
+	{"output", YT_ANY, YF_REQUIRED, NULL, NULL}, {"cache_read", YT_ANY, 0, NULL, NULL},
+	{"cache_write", YT_ANY, 0, NULL, NULL},	     {"date", YT_STR, YF_REQUIRED, NULL, NULL},
+	{"source", YT_STR, YF_REQUIRED, NULL, NULL}, {NULL, 0, 0, NULL, NULL},
 };
 
 static const struct yfield top_fields[] = {
@@ -52,7 +48,8 @@ static int bad_name(const struct ydoc *doc, const struct ynode *n, const char *w
 
 	yaml_diag(doc, n, reterr,
 		  "invalid %s '%s' (printable ASCII without blanks or quotes, at most %d bytes)",
-		  what, n->kind == YNODE_SCALAR ? yaml_quote_bytes(q, sizeof(q), n->str, n->len) : "",
+		  what,
+		  n->kind == YNODE_SCALAR ? yaml_quote_bytes(q, sizeof(q), n->str, n->len) : "",
 		  PRICING_NAME_MAX);
 	return -EINVAL;
 }

@@ -39,12 +39,12 @@
 struct ydoc;
 
 #define PRICING_FILE	  "pricing.yaml"
-#define PRICING_NAME_MAX  128	  /* bytes of a model id or alias */
-#define PRICING_ALIAS_MAX 32	  /* aliases per model */
+#define PRICING_NAME_MAX  128	/* bytes of a model id or alias */
+#define PRICING_ALIAS_MAX 32	/* aliases per model */
 #define PRICING_PRICE_MAX 1.0e6 /* USD per million tokens: anything above is a typo */
 
 struct pricing_row {
-	const char *model; /* first member: the catalogue's tables key rows by it */
+	const char *model;	    /* first member: the catalogue's tables key rows by it */
 	const char *const *aliases; /* NULL-terminated, never NULL */
 	double input, output;	    /* USD per million tokens, >= 0 */
 	double cache_read;	    /* < 0: not given (the input price applies) */

@@ -169,20 +169,130 @@ static const struct option cost_options[] = {
 	{NULL, 0, NULL, 0},
 };
 
+static const char *const by_heads[_COST_BY_MAX] = {"TASK", "ADAPTER", "MODEL", "ROLE"};
+
+/* What `cost` shows of one run. */
+struct report {
+	enum cost_by by;
+	struct groups g;
+	struct cost_total total;
+	struct orch_budget budget;
+	bool has_budget;
+};
+
+static const char *group_key(enum cost_by by, const struct task_row *t, const struct attempt_row *a)
+{
+	switch (by) {
+	case COST_BY_TASK:
+		return t->id;
+	case COST_BY_ROLE:
+		return t->role;
+	case COST_BY_MODEL:
+		return a->model;
+	case COST_BY_ADAPTER:
+	case _COST_BY_MAX:
+	default:
+		return a->adapter;
+	}
+}
+
+/* Every attempt of every task of run into rp's groups and total. */
+static int collect(struct state *st, const char *run, struct report *rp, struct diag *reterr)
+{
+	struct task_row *tasks = NULL;
+	size_t n = 0, i, j;
+	int r;
+
+	r = state_tasks_get(st, run, &tasks, &n, reterr);
+	for (i = 0; r >= 0 && i < n; i++) {
+		struct attempt_row *v = NULL;
+		size_t m = 0;
+
+		r = state_attempts_get(st, run, tasks[i].id, &v, &m, reterr);
+		if (rp->by == COST_BY_TASK ||
+		    rp->by == COST_BY_ROLE) /* every one, even unstarted */
+			(void)group_for(&rp->g,
+					rp->by == COST_BY_TASK ? tasks[i].id : tasks[i].role);
+		for (j = 0; r >= 0 && j < m; j++) {
+			cost_total_add(group_for(&rp->g, group_key(rp->by, &tasks[i], &v[j])),
+				       &v[j]);
+			cost_total_add(&rp->total, &v[j]);
+		}
+		attempt_rows_free(v, m);
+	}
+	task_rows_free(tasks, n);
+	rp->has_budget = r >= 0 && cost_report_budget(st, run, &rp->budget);
+	return r;
+}
+
+static int print_json(struct cli_ctx *ctx, const struct run_row *run, const struct report *rp)
+{
+	json_t *o = json_object(), *a = json_array();
+	size_t i;
+
+	cli_jset(o, "run", cli_jstr(run->id));
+	cli_jset(o, "name", cli_jstr(run->name));
+	cli_jset(o, "state", cli_jstr(run_state_to_string(run->state)));
+	cli_jset(o, "by", cli_jstr(by_names[rp->by]));
+	for (i = 0; i < rp->g.n; i++)
+		(void)json_array_append_new(
+			a, group_json(by_names[rp->by], rp->g.v[i].key, &rp->g.v[i].t));
+	cli_jset(o, "groups", a);
+	cli_jset(o, "total", cost_total_json(&rp->total));
+	cli_jset(o, "budget",
+		 rp->has_budget ? cost_report_budget_json(&rp->budget, &rp->total) : NULL);
+	return cli_print_json(ctx, o);
+}
+
+static void print_text(struct cli_ctx *ctx, const struct run_row *run, const struct report *rp)
+{
+	const struct cost_total *t = &rp->total;
+	char money[48];
+	size_t i;
+
+	(void)fprintf(ctx->out,
+		      "run %s (%s): %s, %" PRId64 " tokens (%" PRId64 " in, %" PRId64
+		      " out, %" PRId64 " cached), cost %s\n",
+		      run->id, run->name ? run->name : "-", run_state_to_string(run->state),
+		      cost_total_tokens(t), t->input_tokens, t->output_tokens, t->cached_tokens,
+		      cost_report_money(t, money, sizeof(money)));
+	if (t->cost_unknown)
+		(void)fprintf(
+			ctx->out,
+			"  %zu attempt%s of unknown cost: the agent reported none and its model has no price (catalog/pricing.yaml)\n",
+			t->cost_unknown, t->cost_unknown == 1 ? "" : "s");
+	if (rp->has_budget) {
+		cost_report_budget_line(ctx->out, &rp->budget, t);
+		(void)fputc('\n', ctx->out);
+	}
+	(void)fprintf(ctx->out, "%-28s %8s %10s %10s %10s %12s\n", by_heads[rp->by], "ATTEMPTS",
+		      "INPUT", "OUTPUT", "CACHED", "COST");
+	for (i = 0; i < rp->g.n; i++)
+		text_row(ctx->out, rp->g.v[i].key, &rp->g.v[i].t);
+	text_row(ctx->out, "TOTAL", t);
+}
+
+static int parse_by(struct cli_ctx *ctx, const char *s, enum cost_by *ret)
+{
+	int i;
+
+	for (i = 0; i < _COST_BY_MAX; i++)
+		if (strcmp(by_names[i], s) == 0) {
+			*ret = (enum cost_by)i;
+			return 0;
+		}
+	return cli_usage_error(ctx, "--by: '%s' is not one of task, adapter, model, role", s);
+}
+
 int cmd_cost(int argc, char **argv, struct cli_ctx *ctx)
 {
 	struct session s;
 	struct run_row run = RUN_ROW_INIT;
-	struct task_row *tasks = NULL;
-	struct groups g = {NULL, 0};
-	struct cost_total total;
-	struct orch_budget budget;
-	enum cost_by by = COST_BY_TASK;
-	size_t n = 0, i, j;
-	bool has_budget;
+	struct report rp;
 	struct diag d;
 	int c, r, code;
 
+	memset(&rp, 0, sizeof(rp));
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", cost_options, NULL)) != -1) {
@@ -190,13 +300,9 @@ int cmd_cost(int argc, char **argv, struct cli_ctx *ctx)
 		case 'h':
 			return cli_help(ctx);
 		case 'b':
-			for (i = 0; i < _COST_BY_MAX && strcmp(by_names[i], optarg) != 0; i++)
-				;
-			if (i == _COST_BY_MAX)
-				return cli_usage_error(
-					ctx, "--by: '%s' is not one of task, adapter, model, role",
-					optarg);
-			by = (enum cost_by)i;
+			code = parse_by(ctx, optarg, &rp.by);
+			if (code)
+				return code;
 			break;
 		case 'j':
 			ctx->json = true;
@@ -221,78 +327,18 @@ int cmd_cost(int argc, char **argv, struct cli_ctx *ctx)
 		goto out;
 	}
 	if (r >= 0)
-		r = state_tasks_get(s.st, run.id, &tasks, &n, &d);
-	memset(&total, 0, sizeof(total));
-	for (i = 0; r >= 0 && i < n; i++) {
-		struct attempt_row *v = NULL;
-		size_t m = 0;
-
-		r = state_attempts_get(s.st, run.id, tasks[i].id, &v, &m, &d);
-		if (by == COST_BY_TASK || by == COST_BY_ROLE)
-			(void)group_for(&g, by == COST_BY_TASK ? tasks[i].id : tasks[i].role);
-		for (j = 0; r >= 0 && j < m; j++) {
-			const char *key = by == COST_BY_TASK	? tasks[i].id
-					  : by == COST_BY_ROLE	? tasks[i].role
-					  : by == COST_BY_MODEL ? v[j].model
-								: v[j].adapter;
-
-			cost_total_add(group_for(&g, key), &v[j]);
-			cost_total_add(&total, &v[j]);
-		}
-		attempt_rows_free(v, m);
-	}
+		r = collect(s.st, run.id, &rp, &d);
 	if (r < 0) {
 		code = cli_diag(ctx, BEXIT_ENV, &d);
 		goto out;
 	}
-	has_budget = cost_report_budget(s.st, run.id, &budget);
-	if (ctx->json) {
-		json_t *o = json_object(), *a = json_array();
-
-		cli_jset(o, "run", cli_jstr(run.id));
-		cli_jset(o, "name", cli_jstr(run.name));
-		cli_jset(o, "state", cli_jstr(run_state_to_string(run.state)));
-		cli_jset(o, "by", cli_jstr(by_names[by]));
-		for (i = 0; i < g.n; i++)
-			(void)json_array_append_new(a, group_json(by_names[by], g.v[i].key,
-								  &g.v[i].t));
-		cli_jset(o, "groups", a);
-		cli_jset(o, "total", cost_total_json(&total));
-		cli_jset(o, "budget", has_budget ? cost_report_budget_json(&budget, &total) : NULL);
-		code = cli_print_json(ctx, o);
-		goto out;
-	}
-	{
-		char money[48];
-
-		(void)fprintf(ctx->out,
-			      "run %s (%s): %s, %" PRId64 " tokens (%" PRId64 " in, %" PRId64
-			      " out, %" PRId64 " cached), cost %s\n",
-			      run.id, run.name ? run.name : "-", run_state_to_string(run.state),
-			      cost_total_tokens(&total), total.input_tokens, total.output_tokens,
-			      total.cached_tokens, cost_report_money(&total, money, sizeof(money)));
-	}
-	if (total.cost_unknown)
-		(void)fprintf(
-			ctx->out,
-			"  %zu attempt%s of unknown cost: the agent reported none and its model has no price (catalog/pricing.yaml)\n",
-			total.cost_unknown, total.cost_unknown == 1 ? "" : "s");
-	if (has_budget) {
-		cost_report_budget_line(ctx->out, &budget, &total);
-		(void)fputc('\n', ctx->out);
-	}
-	(void)fprintf(ctx->out, "%-28s %8s %10s %10s %10s %12s\n", by == COST_BY_TASK ? "TASK"
-						 : by == COST_BY_ADAPTER ? "ADAPTER"
-						 : by == COST_BY_MODEL	 ? "MODEL"
-									 : "ROLE",
-		      "ATTEMPTS", "INPUT", "OUTPUT", "CACHED", "COST");
-	for (i = 0; i < g.n; i++)
-		text_row(ctx->out, g.v[i].key, &g.v[i].t);
-	text_row(ctx->out, "TOTAL", &total);
 	code = 0;
+	if (ctx->json)
+		code = print_json(ctx, &run, &rp);
+	else
+		print_text(ctx, &run, &rp);
 out:
-	groups_release(&g);
-	task_rows_free(tasks, n);
+	groups_release(&rp.g);
 	run_row_release(&run);
 	session_release(&s);
 	return code;

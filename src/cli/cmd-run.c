@@ -304,8 +304,9 @@ static void draw(struct session *s)
 			any = any || r->done_tokens || r->tokens >= 0 || r->cost >= 0;
 		}
 		if (any) {
-			(void)fprintf(f, "%-24s %-12s %-12s %7s %9" PRId64 "  cost $%.4f%s\n", "TOTAL",
-				      "", "", "", tokens, cost, unknown ? " + unknown" : "");
+			(void)fprintf(f, "%-24s %-12s %-12s %7s %9" PRId64 "  cost $%.4f%s\n",
+				      "TOTAL", "", "", "", tokens, cost,
+				      unknown ? " + unknown" : "");
 			s->drawn++;
 		}
 	}
@@ -533,8 +534,9 @@ static void summary_cost(struct session *s, const struct orch_summary *sum, json
 		return;
 	}
 	if (t.any_usage)
-		(void)fprintf(s->ctx->out, "  cost:    %" PRId64 " tokens (%" PRId64 " in, %" PRId64
-					   " out), %s  (bernstein cost %s)\n",
+		(void)fprintf(s->ctx->out,
+			      "  cost:    %" PRId64 " tokens (%" PRId64 " in, %" PRId64
+			      " out), %s  (bernstein cost %s)\n",
 			      cost_total_tokens(&t), t.input_tokens, t.output_tokens,
 			      cost_report_money(&t, money, sizeof(money)), sum->run_id);
 	if (has_budget) {
@@ -543,12 +545,13 @@ static void summary_cost(struct session *s, const struct orch_summary *sum, json
 		(void)fputc('\n', s->ctx->out);
 	}
 	if (sum->budget_exceeded)
-		(void)fprintf(s->ctx->out,
-			      "  budget exceeded: %s; 'bernstein resume %s --max-cost-usd N' goes on with a higher cap\n",
-			      b.on_exceed == BUDGET_STOP
-				      ? "the running agents were stopped and no new attempt started"
-				      : "no new attempt started, the running ones finished",
-			      sum->run_id);
+		(void)fprintf(
+			s->ctx->out,
+			"  budget exceeded: %s; 'bernstein resume %s --max-cost-usd N' goes on with a higher cap\n",
+			b.on_exceed == BUDGET_STOP
+				? "the running agents were stopped and no new attempt started"
+				: "no new attempt started, the running ones finished",
+			sum->run_id);
 }
 
 /* The tasks this execution showed that failed, and why (cli/run-report.h). */
@@ -1083,14 +1086,15 @@ static void status_table(struct cli_ctx *ctx, struct state *st, const struct run
 		cost_total_sum(&total, &c);
 		if (c.any_usage)
 			(void)snprintf(tok, sizeof(tok), "%" PRId64, cost_total_tokens(&c));
-		(void)fprintf(ctx->out,
-			      "%-24.24s %-12.12s %-12.12s %-9.9s %8" PRId64 " %9s %10s  %s\n", t->id,
-			      t->adapter ? t->adapter : "-", task_state_to_string(t->state),
-			      tier ? tier : "-", t->attempts, tok,
-			      cost_report_money(&c, money, sizeof(money)), t->reason ? t->reason : "");
+		(void)fprintf(
+			ctx->out, "%-24.24s %-12.12s %-12.12s %-9.9s %8" PRId64 " %9s %10s  %s\n",
+			t->id, t->adapter ? t->adapter : "-", task_state_to_string(t->state),
+			tier ? tier : "-", t->attempts, tok,
+			cost_report_money(&c, money, sizeof(money)), t->reason ? t->reason : "");
 		free(tier);
 	}
-	(void)fprintf(ctx->out, "total: %" PRId64 " tokens (%" PRId64 " in, %" PRId64 " out), cost %s\n",
+	(void)fprintf(ctx->out,
+		      "total: %" PRId64 " tokens (%" PRId64 " in, %" PRId64 " out), cost %s\n",
 		      cost_total_tokens(&total), total.input_tokens, total.output_tokens,
 		      cost_report_money(&total, money, sizeof(money)));
 	if (cost_report_budget(st, run->id, &b)) {
@@ -1187,9 +1191,10 @@ int cmd_status(int argc, char **argv, struct cli_ctx *ctx)
 
 			if (cost_run_total(s.st, run.id, &t, NULL) == 0) {
 				cli_jset(o, "usage", cost_total_json(&t));
-				cli_jset(o, "budget", cost_report_budget(s.st, run.id, &b)
-							      ? cost_report_budget_json(&b, &t)
-							      : NULL);
+				cli_jset(o, "budget",
+					 cost_report_budget(s.st, run.id, &b)
+						 ? cost_report_budget_json(&b, &t)
+						 : NULL);
 			}
 		}
 		code = cli_print_json(ctx, o);

@@ -22,8 +22,8 @@ bool orch_budget_active(const struct orch_budget *b)
 	return b && (b->max_cost_usd > 0 || b->max_tokens > 0);
 }
 
-static int parse_field(const struct ydoc *doc, const char *k, const struct ynode *v,
-		       const char *p, struct orch_budget *b, struct diag *reterr)
+static int parse_field(const struct ydoc *doc, const char *k, const struct ynode *v, const char *p,
+		       struct orch_budget *b, struct diag *reterr)
 {
 	int r, e = 0;
 
@@ -58,9 +58,9 @@ static int dollars(const struct ydoc *doc, const struct ynode *n, const char *pa
 	v = strtod(n->str + 1, &end);
 	if (errno || end == n->str + 1 || *end || !(v > 0) || v > BUDGET_MAX_COST_USD ||
 	    !strchr("0123456789.", n->str[1]))
-		return yaml_field_err(doc, n, reterr, path,
-				      "expected an amount of USD above 0 ('$10', or 10), got '%.40s'",
-				      n->str);
+		return yaml_field_err(
+			doc, n, reterr, path,
+			"expected an amount of USD above 0 ('$10', or 10), got '%.40s'", n->str);
 	b.max_cost_usd = v;
 	b.has_cost = true;
 	*ret = b;
@@ -230,7 +230,8 @@ int orch_budget_given_yaml(const struct orch_budget *b, struct sbuf *out)
 		sep = ", ";
 	}
 	if (r >= 0 && b->has_on_exceed)
-		r = sbuf_addf(out, "%son_exceed: %s", sep, budget_on_exceed_to_string(b->on_exceed));
+		r = sbuf_addf(out, "%son_exceed: %s", sep,
+			      budget_on_exceed_to_string(b->on_exceed));
 	if (r >= 0)
 		r = sbuf_adds(out, "}");
 	return r;

@@ -46,7 +46,10 @@ struct orch_budget {
 	/* which fields were given (a plan's given field wins) */
 	bool has_cost, has_tokens, has_warn_at, has_on_exceed;
 };
-#define ORCH_BUDGET_INIT {.warn_at = BUDGET_DEFAULT_WARN_AT, .on_exceed = BUDGET_DRAIN}
+#define ORCH_BUDGET_INIT                                                                           \
+	{                                                                                          \
+		.warn_at = BUDGET_DEFAULT_WARN_AT, .on_exceed = BUDGET_DRAIN                       \
+	}
 
 /* A cap is set. */
 bool orch_budget_active(const struct orch_budget *b);

@@ -833,7 +833,7 @@ static int parse_config(struct cctx *x)
 		"fallback",
 		"idle_timeout",
 		"pr",
-		"budget",
+		"budget", /* orch/budget.h */
 		NULL,
 	};
 	const struct ynode *root = x->doc->root;

@@ -85,8 +85,8 @@ json_t *cost_total_json(const struct cost_total *t)
 	(void)json_object_set_new(o, "output_tokens", json_integer(t->output_tokens));
 	(void)json_object_set_new(o, "cached_tokens", json_integer(t->cached_tokens));
 	(void)json_object_set_new(o, "tokens", json_integer(cost_total_tokens(t)));
-	(void)json_object_set_new(o, "cost_usd", t->cost_known ? json_real(t->cost_usd)
-							       : json_null());
+	(void)json_object_set_new(o, "cost_usd",
+				  t->cost_known ? json_real(t->cost_usd) : json_null());
 	(void)json_object_set_new(o, "cost_unknown_attempts",
 				  json_integer((json_int_t)t->cost_unknown));
 	return o;

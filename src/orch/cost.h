@@ -18,10 +18,10 @@
 struct cost_total {
 	size_t attempts;
 	int64_t input_tokens, output_tokens, cached_tokens; /* reported ones only */
-	double cost_usd;	/* of the attempts whose cost is known */
-	size_t cost_known;	/* attempts with a cost (reported or computed) */
-	size_t cost_unknown;	/* attempts that used tokens with no cost */
-	bool any_usage;		/* some attempt reported tokens or a cost */
+	double cost_usd;     /* of the attempts whose cost is known */
+	size_t cost_known;   /* attempts with a cost (reported or computed) */
+	size_t cost_unknown; /* attempts that used tokens with no cost */
+	bool any_usage;	     /* some attempt reported tokens or a cost */
 };
 
 void cost_total_add(struct cost_total *t, const struct attempt_row *a);

@@ -798,8 +798,8 @@ static void parse_stages(struct pctx *x, const struct ynode *v)
 }
 
 static const char *const plan_keys[] = {
-	"name",	  "description", "adapter", "cli",    "model",	      "tasks",
-	"stages", "sandbox",	 "network", "limits", "idle_timeout", "budget", NULL,
+	"name",	   "description", "adapter", "cli",	     "model",  "tasks", "stages",
+	"sandbox", "network",	  "limits",  "idle_timeout", "budget", NULL,
 };
 /* Bernstein's top-level keys that have no effect here. */
 static const char *const plan_ignored[] = {

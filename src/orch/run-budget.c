@@ -52,8 +52,8 @@ static void usage_of(const struct loop *l, const struct otask *t, struct usage_n
 		ret->source = "agent";
 		return;
 	}
-	pricing_usage_from(t->plan.dialect, ar->input_tokens, ar->output_tokens,
-			   ar->cached_tokens, &u);
+	pricing_usage_from(t->plan.dialect, ar->input_tokens, ar->output_tokens, ar->cached_tokens,
+			   &u);
 	if (pricing_cost(catalog_pricing(l->e->cat, ret->model), &u, &c) == 0) {
 		ret->cost = c;
 		ret->source = "pricing";
@@ -103,11 +103,12 @@ static void run_budget_event(struct loop *l, bool exceeded, double spent, int64_
 		run_warn(l, NULL, "budget: %.0f%% of %s spent (%s; warn_at %g)", frac * 100, why,
 			 amount, b->warn_at);
 	else
-		run_warn(l, NULL,
-			 b->on_exceed == BUDGET_STOP
-				 ? "budget exceeded: %s reached (%s): no new attempt starts; the running agents are being stopped"
-				 : "budget exceeded: %s reached (%s): no new attempt starts; the running agents finish",
-			 why, amount);
+		run_warn(
+			l, NULL,
+			b->on_exceed == BUDGET_STOP
+				? "budget exceeded: %s reached (%s): no new attempt starts; the running agents are being stopped"
+				: "budget exceeded: %s reached (%s): no new attempt starts; the running agents finish",
+			why, amount);
 }
 
 /* Spent so far: the ended attempts, plus the live ones. */
@@ -246,7 +247,8 @@ int run_budget_load(struct loop *l, struct diag *reterr)
 		o = json_loads(text, 0, NULL);
 		if (orch_budget_from_json(o, &bg->b) < 0) {
 			diag_set(reterr, state_path(e->st), 0, 0,
-				 "run '%s': the recorded budget cannot be read: %s", l->run.id, text);
+				 "run '%s': the recorded budget cannot be read: %s", l->run.id,
+				 text);
 			r = -EBADMSG;
 			goto out;
 		}
@@ -279,10 +281,10 @@ int run_budget_load(struct loop *l, struct diag *reterr)
 	bg->spent_tokens = cost_total_tokens(&tot);
 	bg->unknown = tot.cost_unknown;
 	/* a warning given before this execution is not given again */
-	bg->warned = (bg->b.max_cost_usd > 0 &&
-		      bg->spent_usd >= bg->b.warn_at * bg->b.max_cost_usd) ||
-		     (bg->b.max_tokens > 0 &&
-		      (double)bg->spent_tokens >= bg->b.warn_at * (double)bg->b.max_tokens);
+	bg->warned =
+		(bg->b.max_cost_usd > 0 && bg->spent_usd >= bg->b.warn_at * bg->b.max_cost_usd) ||
+		(bg->b.max_tokens > 0 &&
+		 (double)bg->spent_tokens >= bg->b.warn_at * (double)bg->b.max_tokens);
 	run_budget_check(l); /* already at the cap: nothing starts */
 out:
 	json_decref(o);

@@ -127,12 +127,12 @@ struct otask {
 /* run-budget.c: the budget of the run and what it has spent */
 struct run_budget {
 	struct orch_budget b;
-	bool active;		/* a cap is set */
-	double spent_usd;	/* the ended attempts of known cost */
-	int64_t spent_tokens;	/* the ended attempts' input + output tokens */
-	size_t unknown;		/* ended attempts with tokens and no cost */
-	bool warned, exceeded;	/* budget.warn, budget.exceeded written */
-	bool stop_pending;	/* on_exceed: stop, the supervisor not told yet */
+	bool active;	       /* a cap is set */
+	double spent_usd;      /* the ended attempts of known cost */
+	int64_t spent_tokens;  /* the ended attempts' input + output tokens */
+	size_t unknown;	       /* ended attempts with tokens and no cost */
+	bool warned, exceeded; /* budget.warn, budget.exceeded written */
+	bool stop_pending;     /* on_exceed: stop, the supervisor not told yet */
 };
 
 struct loop {

@@ -104,8 +104,8 @@ struct orch_summary {
 	enum run_state state;		/* of the run: all its tasks */
 	size_t counts[_TASK_STATE_MAX]; /* the tasks of this execution (resume TASK: one) */
 	size_t n_tasks;
-	bool cancelled; /* SIGINT/SIGTERM/SIGHUP (or `bernstein stop --force`) stopped it */
-	bool stopped;	/* `bernstein stop` drained it: tasks not started are pending */
+	bool cancelled;	      /* SIGINT/SIGTERM/SIGHUP (or `bernstein stop --force`) stopped it */
+	bool stopped;	      /* `bernstein stop` drained it: tasks not started are pending */
 	bool budget_exceeded; /* the budget's cap was reached: no new attempt started */
 };
 

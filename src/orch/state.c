@@ -125,7 +125,7 @@ _Static_assert(ARRAY_SIZE(migrations) == STATE_SCHEMA_VERSION, "one migration pe
 #define ATTEMPT_COLS                                                                               \
 	"run_id, task_id, n, session, adapter, profile_hash, pid, agent_session_id, "              \
 	"resumed_from, resume_kind, started_at, ended_at, outcome, exit_code, reason, "            \
-	"input_tokens, output_tokens, cost_usd, last_event, agent_error, model, cached_tokens, "  \
+	"input_tokens, output_tokens, cost_usd, last_event, agent_error, model, cached_tokens, "   \
 	"cost_source"
 /* A version 1 database, opened read-only: no agent_error yet. */
 #define ATTEMPT_COLS_V1                                                                            \
@@ -1303,8 +1303,8 @@ int state_run_get_exit(struct state *st, const char *run_id, int64_t *ret, struc
 	return err;
 }
 
-int state_run_set_budget(struct state *st, const char *run_id, const char *budget,
-			 const char *now, struct diag *reterr)
+int state_run_set_budget(struct state *st, const char *run_id, const char *budget, const char *now,
+			 struct diag *reterr)
 {
 	return run_update(st, STMT_RUN_SET_BUDGET, run_id, budget, STATE_NULL_INT, now, "budget",
 			  reterr);

@@ -151,7 +151,7 @@ struct attempt_row {
 	int64_t output_tokens; /* STATE_NULL_INT = NULL */
 	double cost_usd;       /* NaN = NULL */
 	char *last_event;
-	char *agent_error; /* the agent's own last error, one line (adapter/lasterr.h) */
+	char *agent_error;     /* the agent's own last error, one line (adapter/lasterr.h) */
 	char *model;	       /* the model that answered (the agent's word, else the one asked) */
 	int64_t cached_tokens; /* cached input tokens; STATE_NULL_INT = NULL (not reported) */
 	char *cost_source;     /* "agent" (it reported cost_usd), "pricing" (computed), NULL */
@@ -220,8 +220,8 @@ int state_run_get_exit(struct state *st, const char *run_id, int64_t *ret, struc
  * NULL for none; set when the run is created and by `resume
  * --max-cost-usd`. get: *ret is malloc'ed (NULL: none, and for a reader of
  * a schema older than 5). */
-int state_run_set_budget(struct state *st, const char *run_id, const char *budget,
-			 const char *now, struct diag *reterr);
+int state_run_set_budget(struct state *st, const char *run_id, const char *budget, const char *now,
+			 struct diag *reterr);
 int state_run_get_budget(struct state *st, const char *run_id, char **ret, struct diag *reterr);
 
 /* Tasks, keyed by (run_id, id). Insert many inside state_begin()/state_commit()

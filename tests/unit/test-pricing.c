@@ -105,8 +105,8 @@ static void test_override(void **state)
 
 static void test_cost(void **state)
 {
-	struct pricing_row p = {.model = "m", .input = 3, .output = 15, .cache_read = 0.3,
-				.cache_write = 3.75};
+	struct pricing_row p = {
+		.model = "m", .input = 3, .output = 15, .cache_read = 0.3, .cache_write = 3.75};
 	struct pricing_usage u;
 	double c = -1;
 
@@ -219,9 +219,9 @@ static void test_budget_forms(void **state)
 	assert_true(b.max_cost_usd == 5 && b.has_cost && !b.has_tokens && b.warn_at == 0.8);
 	assert_int_equal(budget_of("budget: \"$10.5\"\n", &b, &d), 0);
 	assert_true(b.max_cost_usd == 10.5);
-	assert_int_equal(budget_of("budget: {max_tokens: 1000, warn_at: 0.5, on_exceed: stop}\n",
-				   &b, &d),
-			 0);
+	assert_int_equal(
+		budget_of("budget: {max_tokens: 1000, warn_at: 0.5, on_exceed: stop}\n", &b, &d),
+		0);
 	assert_true(b.max_tokens == 1000 && b.warn_at == 0.5 && b.on_exceed == BUDGET_STOP);
 	assert_true(!b.has_cost && orch_budget_active(&b));
 	/* a plan's fields over bernstein.yaml's */
@@ -251,8 +251,10 @@ static void test_budget_forms(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_embedded_lookup), cmocka_unit_test(test_override),
-		cmocka_unit_test(test_cost),		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_embedded_lookup),
+		cmocka_unit_test(test_override),
+		cmocka_unit_test(test_cost),
+		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_budget_forms),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
