@@ -315,7 +315,7 @@ static void draw(struct session *s)
 
 /* A usage event of r's attempt: its tokens, and its cost (the agent's, else
  * priced for the model it announced). */
-static void row_usage(struct session *s, struct row *r, const struct event *ev)
+void session_row_usage(struct session *s, struct row *r, const struct event *ev)
 {
 	struct pricing_usage u;
 	double c = 0;
@@ -448,7 +448,7 @@ static void on_event(void *userdata, const struct task_row *t, const struct even
 	if (r) {
 		free(r->last);
 		r->last = xstrdup(buf);
-		row_usage(s, r, ev);
+		session_row_usage(s, r, ev);
 	}
 	if (s->ctx->json) {
 		json_t *o = json_object();
