@@ -66,7 +66,7 @@ bool cost_report_budget(struct state *st, const char *run_id, struct orch_budget
 	return ok;
 }
 
-static bool budget_reached(const struct orch_budget *b, const struct cost_total *t)
+bool cost_report_budget_reached(const struct orch_budget *b, const struct cost_total *t)
 {
 	return (b->max_cost_usd > 0 && t->cost_usd >= b->max_cost_usd) ||
 	       (b->max_tokens > 0 && cost_total_tokens(t) >= b->max_tokens);
@@ -84,7 +84,7 @@ void cost_report_budget_line(FILE *f, const struct orch_budget *b, const struct 
 			      100.0 * (double)cost_total_tokens(t) / (double)b->max_tokens);
 	(void)fprintf(f, "; warn_at %g, on_exceed %s%s", b->warn_at,
 		      budget_on_exceed_to_string(b->on_exceed),
-		      budget_reached(b, t) ? "; the cap is reached" : "");
+		      cost_report_budget_reached(b, t) ? "; the cap is reached" : "");
 }
 
 json_t *cost_report_budget_json(const struct orch_budget *b, const struct cost_total *t)
@@ -93,7 +93,7 @@ json_t *cost_report_budget_json(const struct orch_budget *b, const struct cost_t
 
 	cli_jset(o, "spent_usd", json_real(t->cost_usd));
 	cli_jset(o, "tokens", json_integer(cost_total_tokens(t)));
-	cli_jset(o, "exceeded", json_boolean(budget_reached(b, t)));
+	cli_jset(o, "exceeded", json_boolean(cost_report_budget_reached(b, t)));
 	return o;
 }
 

@@ -1060,6 +1060,16 @@ static json_t *task_json(struct state *st, const struct task_row *t)
 	return o;
 }
 
+/* The run's recorded budget has a cap reached. */
+static bool budget_reached(struct state *st, const char *run_id)
+{
+	struct orch_budget b;
+	struct cost_total t;
+
+	return cost_report_budget(st, run_id, &b) && cost_run_total(st, run_id, &t, NULL) == 0 &&
+	       cost_report_budget_reached(&b, &t);
+}
+
 /* status's text: the run's line (exit: ", exit N (words)" or ""), then a
  * line per task, then the run's tokens and cost (and budget) */
 static void status_table(struct cli_ctx *ctx, struct state *st, const struct run_row *run,
@@ -1168,6 +1178,9 @@ int cmd_status(int argc, char **argv, struct cli_ctx *ctx)
 				counts[tasks[i].state]++;
 		/* what `run` or `resume` exited with, by their rule; none while it runs */
 		exit_code = run.state == RUN_RUNNING ? -1 : run_report_exit(counts, false);
+		/* as `run`: work left undone at the budget's cap is 7 */
+		if (exit_code > 0 && run.state != RUN_DONE && budget_reached(s.st, run.id))
+			exit_code = BEXIT_BUDGET;
 	}
 	if (ctx->json) {
 		json_t *o = json_object(), *a = json_array();

@@ -18,6 +18,8 @@ const char *cost_report_money(const struct cost_total *t, char *buf, size_t size
 void cost_report_task(struct state *st, const struct task_row *t, struct cost_total *ret);
 /* The run's recorded budget: true and *ret when it has one. */
 bool cost_report_budget(struct state *st, const char *run_id, struct orch_budget *ret);
+/* Spent has reached a cap of b. */
+bool cost_report_budget_reached(const struct orch_budget *b, const struct cost_total *t);
 /* "budget: $X of $Y (N%), T of M tokens; on_exceed drain" (no newline). */
 void cost_report_budget_line(FILE *f, const struct orch_budget *b, const struct cost_total *t);
 /* {"max_cost_usd", "max_tokens", "warn_at", "on_exceed", "spent_usd",

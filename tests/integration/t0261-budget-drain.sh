@@ -99,6 +99,11 @@ assert [e for e, _ in ev] == ["budget.warn", "budget.exceeded"], ev
 assert ev[0][1]["spent_usd"] == 2.0 and ev[0][1]["max_cost_usd"] == 2.5, ev
 assert ev[1][1]["spent_usd"] == 3.0 and ev[1][1]["on_exceed"] == "drain", ev
 PY
+expect_exit 0 "$BERNSTEIN" status
+expect_stdout_contains ": interrupted, exit 7 (budget reached)" "status gives the run's exit code, 7"
+expect_exit 0 "$BERNSTEIN" status --json
+check "status --json: exit_code 7" python3 -c "
+import json; assert json.load(open('$T/stdout'))['exit_code'] == 7"
 expect_exit 0 "$BERNSTEIN" cost --json
 check "cost --json: the budget, reached" python3 - "$T/stdout" <<'PY'
 import json, sys
