@@ -853,7 +853,7 @@ static void test_run_budget(void **state)
 	st = open_ok(f->db, STATE_READONLY);
 	assert_int_equal(state_run_get_budget(st, "run", &b, NULL), 0);
 	assert_null(b);
-	st = state_close(st);
+	(void)state_close(st);
 }
 
 static void test_attempt_roundtrip(void **state)
