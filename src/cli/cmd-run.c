@@ -616,7 +616,8 @@ void print_summary(struct session *s, const struct orch_summary *sum)
 			ctx->out,
 			"  review:  bernstein diff TASK, then approve TASK or reject TASK --feedback ...\n");
 	/* tasks that wait only for a review: resume has nothing to do for them */
-	if (sum->state == RUN_INTERRUPTED &&
+	/* (held back by the budget: its line above says how to go on) */
+	if (sum->state == RUN_INTERRUPTED && !sum->budget_exceeded &&
 	    (!sum->counts[TASK_REVIEW] || sum->counts[TASK_PENDING] || sum->counts[TASK_RUNNING] ||
 	     sum->counts[TASK_COMPLETING] || sum->counts[TASK_MERGING] ||
 	     sum->counts[TASK_INTERRUPTED] || sum->counts[TASK_BLOCKED]))
