@@ -188,6 +188,23 @@ bool run_budget_interrupt(void *ctx)
 	return true;
 }
 
+/* The first attempt of unknown cost under a cost cap: say the cap misses
+ * it (the model's name is the agent's word: control bytes as '?'). */
+static void warn_unknown(struct loop *l, const struct otask *t, const char *model)
+{
+	char m[72];
+	size_t i;
+
+	(void)snprintf(m, sizeof(m), "%s", model ? model : "?");
+	for (i = 0; m[i]; i++)
+		if ((unsigned char)m[i] < 0x20 || m[i] == 0x7f)
+			m[i] = '?';
+	run_warn(
+		l, t,
+		"budget: the cost of this attempt is unknown (its agent reported none and model '%s' has no price in catalog/pricing.yaml): max_cost_usd does not count it, max_tokens does",
+		m);
+}
+
 void run_budget_attempt(struct loop *l, struct otask *t)
 {
 	struct usage_now u;
@@ -203,8 +220,8 @@ void run_budget_attempt(struct loop *l, struct otask *t)
 	l->budget.spent_tokens += u.tokens;
 	if (u.source)
 		l->budget.spent_usd += u.cost;
-	else if (u.tokens > 0)
-		l->budget.unknown++;
+	else if (u.tokens > 0 && !l->budget.unknown++ && l->budget.b.max_cost_usd > 0)
+		warn_unknown(l, t, u.model);
 	t->budget_seen = 0;
 
 	det = json_object();

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Budgets by tokens and from the command line (issue #19): max_tokens in
 # bernstein.yaml counts the tokens of attempts whose cost is unknown (no
-# price for the mock here); `run --max-cost-usd` wins over the plan's cap;
+# price for the mock here), and a warning says max_cost_usd cannot; `run --max-cost-usd` wins over the plan's cap;
 # the live table's lines and `status` show the spent tokens; a bad budget in
 # bernstein.yaml is refused at its field (exit 3) and a bad --max-cost-usd
 # is a usage error.
@@ -19,7 +19,7 @@ cat >"$W/bernstein.yaml" <<'EOF'
 adapter: mock
 parallel: 1
 sandbox: none
-budget: {max_tokens: 1500}
+budget: {max_tokens: 1500, max_cost_usd: 100}
 EOF
 cat >"$W/plan.yaml" <<'EOF'
 name: tokens
@@ -42,7 +42,9 @@ git_q add -A && git_q commit -q -m base
 # 800 tokens (53%), then 1600 (over 1500): t3 waits, though no cost is known
 expect_exit 7 "$KEY" "$BERNSTEIN" run plan.yaml
 expect_stderr_contains "budget exceeded: max_tokens reached (1600 of 1500 tokens)"
-expect_stdout_contains "budget: 1600 of 1500 tokens (107%); warn_at 0.8, on_exceed drain; the cap is reached"
+expect_stdout_contains "budget: \$0.0000 of \$100.0000 (0%), 1600 of 1500 tokens (107%); warn_at 0.8, on_exceed drain; the cap is reached"
+expect_stderr_contains "t1: budget: the cost of this attempt is unknown (its agent reported none and model 'mock' has no price in catalog/pricing.yaml): max_cost_usd does not count it, max_tokens does"
+check "that is said once" test "$(grep -c 'cost of this attempt is unknown' "$T/stderr")" -eq 1
 check "t3 never started" test ! -e "$W/t3.txt"
 expect_exit 0 "$BERNSTEIN" status --json
 check "status --json: the budget by tokens, reached" python3 - "$T/stdout" <<'PY'
@@ -50,7 +52,7 @@ import json, sys
 o = json.load(open(sys.argv[1]))
 b = o["budget"]
 assert b["max_tokens"] == 1500 and b["tokens"] == 1600 and b["exceeded"] is True, b
-assert "max_cost_usd" not in b and o["usage"]["cost_usd"] is None, o
+assert b["spent_usd"] == 0 and o["usage"]["cost_usd"] is None, o
 PY
 
 # --max-cost-usd over the plan's cap (the mock priced at $1 per million)
