@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "adapter/contract.h"
+#include "adapter/pricing.h"
 #include "adapter/profile.h"
 #include "adapter/strategy.h"
 #include "util/sbuf.h"
@@ -53,6 +54,7 @@ struct catalog *catalog_free(struct catalog *cat)
 	free((void *)cat->entries);
 	free((void *)cat->multimodal);
 	free((void *)cat->use_cases);
+	free((void *)cat->pricing);
 	free(cat);
 	return NULL;
 }
@@ -69,6 +71,8 @@ enum catalog_kind catalog_kind_from_name(const char *basename)
 		return CATALOG_KIND_MULTIMODAL;
 	if (strcmp(basename, CATALOG_USE_CASES_FILE) == 0)
 		return CATALOG_KIND_USE_CASES;
+	if (strcmp(basename, CATALOG_PRICING_FILE) == 0)
+		return CATALOG_KIND_PRICING;
 	return _CATALOG_KIND_INVALID;
 }
 
@@ -453,6 +457,8 @@ static const char *kind_what(enum catalog_kind kind)
 		return "multimodal table";
 	case CATALOG_KIND_USE_CASES:
 		return "use cases";
+	case CATALOG_KIND_PRICING:
+		return "pricing table";
 	case _CATALOG_KIND_MAX:
 	case _CATALOG_KIND_INVALID:
 	default:
@@ -471,6 +477,17 @@ static int parse_doc(struct catalog *cat, enum catalog_kind kind, const struct y
 	size_t i;
 	int r;
 
+	if (kind == CATALOG_KIND_PRICING) {
+		struct pricing_row **rows = NULL;
+		size_t n = 0;
+
+		r = pricing_parse(doc, &cat->arena, arena_strdup(&cat->arena, doc->name),
+				  cat->layer, &rows, &n, reterr);
+		for (i = 0; r >= 0 && i < n; i++)
+			parsed_push(out, rows[i]);
+		free(rows);
+		return r;
+	}
 	r = yaml_check_map(doc, doc->root, fields, kind_what(kind), reterr);
 	if (r < 0)
 		return r;
@@ -524,6 +541,7 @@ static int parse_doc(struct catalog *cat, enum catalog_kind kind, const struct y
 				parsed_push(out, u);
 			break;
 		}
+		case CATALOG_KIND_PRICING: /* parsed above */
 		case _CATALOG_KIND_MAX:
 		case _CATALOG_KIND_INVALID:
 		default:
@@ -574,6 +592,13 @@ static void merge(struct catalog *cat, enum catalog_kind kind, const struct pars
 
 			unsorted_put(&tab, &cat->n_use_cases, p->items[i]);
 			cat->use_cases = (const struct use_case **)tab;
+			break;
+		}
+		case CATALOG_KIND_PRICING: {
+			const void **tab = (const void **)cat->pricing;
+
+			unsorted_put(&tab, &cat->n_pricing, p->items[i]);
+			cat->pricing = (const struct pricing_row **)tab;
 			break;
 		}
 		case _CATALOG_KIND_MAX:
@@ -792,7 +817,8 @@ out:
 int catalog_add_embedded(struct catalog *cat, struct diag *reterr)
 {
 	static const char *const files[] = {CATALOG_REGISTRY_FILE, CATALOG_MATRIX_FILE,
-					    CATALOG_MULTIMODAL_FILE, CATALOG_USE_CASES_FILE};
+					    CATALOG_MULTIMODAL_FILE, CATALOG_USE_CASES_FILE,
+					    CATALOG_PRICING_FILE};
 	const struct catalog_file *f;
 	size_t i;
 	int r;
@@ -833,7 +859,8 @@ int catalog_add_embedded(struct catalog *cat, struct diag *reterr)
 int catalog_add_dir(struct catalog *cat, const char *dir, struct diag *reterr)
 {
 	static const char *const files[] = {CATALOG_REGISTRY_FILE, CATALOG_MATRIX_FILE,
-					    CATALOG_MULTIMODAL_FILE, CATALOG_USE_CASES_FILE};
+					    CATALOG_MULTIMODAL_FILE, CATALOG_USE_CASES_FILE,
+					    CATALOG_PRICING_FILE};
 	struct sbuf path = SBUF_INIT(PATH_MAX);
 	size_t i;
 	int r = 0;
@@ -890,6 +917,13 @@ const struct use_case *catalog_use_case(const struct catalog *cat, const char *n
 		if (strcmp(cat->use_cases[i]->name, name) == 0)
 			return cat->use_cases[i];
 	return NULL;
+}
+
+const struct pricing_row *catalog_pricing(const struct catalog *cat, const char *model)
+{
+	if (!cat)
+		return NULL;
+	return pricing_find(cat->pricing, cat->n_pricing, model);
 }
 
 int catalog_profile_strategy(const struct catalog *cat, const struct profile *p,

@@ -35,11 +35,13 @@ struct profile;
 struct diag_list;
 struct contract_index;
 struct strategy_resolved;
+struct pricing_row;
 
 #define CATALOG_MATRIX_FILE	"strategy-matrix.yaml"
 #define CATALOG_REGISTRY_FILE	"registry.yaml"
 #define CATALOG_MULTIMODAL_FILE "multimodal.yaml"
 #define CATALOG_USE_CASES_FILE	"use-cases.yaml"
+#define CATALOG_PRICING_FILE	"pricing.yaml" /* adapter/pricing.h */
 /* Prefix of the diagnostic name of embedded files: "<embedded>/registry.yaml". */
 #define CATALOG_EMBEDDED_PREFIX "<embedded>/"
 /* Largest catalogue file accepted. */
@@ -115,6 +117,7 @@ enum catalog_kind {
 	CATALOG_KIND_REGISTRY,
 	CATALOG_KIND_MULTIMODAL,
 	CATALOG_KIND_USE_CASES,
+	CATALOG_KIND_PRICING, /* pricing.yaml: models, not adapters (adapter/pricing.h) */
 	_CATALOG_KIND_MAX,
 	_CATALOG_KIND_INVALID = -EINVAL,
 };
@@ -131,6 +134,8 @@ struct catalog {
 	size_t n_multimodal;
 	const struct use_case **use_cases; /* unsorted, one per name */
 	size_t n_use_cases;
+	const struct pricing_row **pricing; /* unsorted, one per model (adapter/pricing.h) */
+	size_t n_pricing;
 	struct profile **profiles; /* every profile loaded, in use or replaced (owned) */
 	size_t n_profiles;
 	struct contract_index *contracts; /* set by catalog_validate() (owned) */
@@ -213,6 +218,9 @@ const struct matrix_row *catalog_matrix_find(const struct catalog *cat, const ch
 bool catalog_vision(const struct catalog *cat, const char *name);
 /* name's use-cases.yaml entry, or NULL. */
 const struct use_case *catalog_use_case(const struct catalog *cat, const char *name);
+/* The prices of model (pricing.h's lookup over every layer), or NULL:
+ * unknown model, cost unknown. */
+const struct pricing_row *catalog_pricing(const struct catalog *cat, const char *model);
 
 /* Conformance (the seed's assert_strategies_declared): every named adapter
  * (names NULL-terminated, or NULL for every registry adapter) must have a

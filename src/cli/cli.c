@@ -36,7 +36,8 @@ static const char global_help[] =
 static const char help_footer[] =
 	"\n'bernstein help <command>' or 'bernstein <command> -h' shows a command's help.\n"
 	"Exit codes: 0 ok, 1 failed, 2 usage, 3 invalid profile/config, 4 environment,\n"
-	"5 audit broken, 6 refused, 70 internal bug, 130 interrupted (docs/exit-codes.md).\n";
+	"5 audit broken, 6 refused, 7 budget reached, 70 internal bug, 130 interrupted\n"
+	"(docs/exit-codes.md).\n";
 
 const char *cli_getenv(const struct cli_ctx *ctx, const char *name)
 {

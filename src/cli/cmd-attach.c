@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "adapter/event-view.h"
+#include "cli/catalog-paths.h"
 #include "cli/commands.h"
 #include "cli/detach.h"
 #include "cli/output.h"
@@ -84,6 +85,33 @@ static struct ftask *ftask_for(struct follow *f, const struct task_row *row, boo
 	return &f->t[f->n++];
 }
 
+/* An integer field of an events.jsonl object, EVENT_UNSET when absent. */
+static int64_t jint(const json_t *o, const char *key)
+{
+	const json_t *v = json_object_get(o, key);
+
+	return json_is_integer(v) ? (int64_t)json_integer_value(v) : EVENT_UNSET;
+}
+
+/* A session_started or usage line (events.jsonl) for the table's footer. */
+static void usage_of_line(struct session *s, struct row *r, const json_t *o)
+{
+	const char *kind = json_string_value(json_object_get(o, "kind"));
+	const json_t *cost = json_object_get(o, "cost_usd");
+	struct event ev;
+
+	if (!kind || (strcmp(kind, "usage") != 0 && strcmp(kind, "session_started") != 0))
+		return;
+	event_init(&ev, strcmp(kind, "usage") == 0 ? EVENT_USAGE : EVENT_SESSION_STARTED);
+	ev.dialect = json_string_value(json_object_get(o, "dialect"));
+	ev.model = json_string_value(json_object_get(o, "model"));
+	ev.input_tokens = jint(o, "input_tokens");
+	ev.output_tokens = jint(o, "output_tokens");
+	ev.cached_tokens = jint(o, "cached_tokens");
+	ev.cost_usd = json_is_number(cost) ? json_number_value(cost) : -1;
+	session_row_usage(s, r, &ev);
+}
+
 /* One events.jsonl line of task row. */
 static void show_event(struct follow *f, const struct task_row *row, const char *line, size_t len)
 {
@@ -121,13 +149,7 @@ static void show_event(struct follow *f, const struct task_row *row, const char 
 		/* without its time ("HH:MM:SS "): the table has ELAPSED */
 		r->last = xstrdup(strlen(view) > 9 ? view + 9 : view);
 		ev = json_loadb(line, len, 0, NULL);
-		if (json_is_object(ev) && json_string_value(json_object_get(ev, "kind")) &&
-		    strcmp(json_string_value(json_object_get(ev, "kind")), "usage") == 0) {
-			json_int_t in = json_integer_value(json_object_get(ev, "input_tokens"));
-			json_int_t out = json_integer_value(json_object_get(ev, "output_tokens"));
-
-			r->tokens = (in > 0 ? in : 0) + (out > 0 ? out : 0);
-		}
+		usage_of_line(f->s, r, ev);
 		json_decref(ev);
 		f->changed = true;
 	}
@@ -384,6 +406,15 @@ int follow_run(struct cli_ctx *ctx, const char *run_arg, bool plain)
 	hooks_attach(&s);
 	if (plain)
 		s.tty = false;
+	if (s.tty) { /* the table's footer prices tokens: the catalogue, if it loads */
+		struct catalog_paths cp;
+
+		catalog_paths_find(ctx, &cp);
+		diag_clear(&d);
+		if (catalog_load(cp.user_dir, cp.repo_dir, &s.cat, &d) < 0)
+			s.cat = NULL;
+		catalog_paths_release(&cp);
+	}
 	diag_clear(&d);
 	run_row_init(&run);
 	r = run_arg ? state_run_get(s.st, run_arg, &run, &d) : state_run_latest(s.st, &run, &d);

@@ -18,10 +18,13 @@
 #include <unistd.h>
 
 #include "adapter/catalog.h"
+#include "adapter/dialect.h"
+#include "adapter/pricing.h"
 #include "audit/audit.h"
 #include "cli/audit-setup.h"
 #include "cli/catalog-paths.h"
 #include "cli/commands.h"
+#include "cli/cost-report.h"
 #include "cli/detach.h"
 #include "cli/output.h"
 #include "cli/repo-config.h"
@@ -74,6 +77,7 @@ void session_release(struct session *s)
 		free(s->rows[i].adapter);
 		free(s->rows[i].state);
 		free(s->rows[i].last);
+		free(s->rows[i].model);
 	}
 	free(s->rows);
 	s->chain = audit_close(s->chain);
@@ -241,6 +245,7 @@ static struct row *row_for(struct session *s, const char *id)
 	memset(&s->rows[s->n_rows], 0, sizeof(*s->rows));
 	s->rows[s->n_rows].id = xstrdup(id);
 	s->rows[s->n_rows].tokens = -1;
+	s->rows[s->n_rows].cost = -1;
 	return &s->rows[s->n_rows++];
 }
 
@@ -285,7 +290,65 @@ static void draw(struct session *s)
 			      r->last ? r->last : "");
 	}
 	s->drawn = s->n_rows + 1;
+	{
+		int64_t tokens = 0;
+		double cost = 0;
+		bool unknown = false, any = false;
+
+		for (i = 0; i < s->n_rows; i++) {
+			const struct row *r = &s->rows[i];
+
+			tokens += r->done_tokens + (r->tokens > 0 ? r->tokens : 0);
+			cost += r->done_cost + (r->cost > 0 ? r->cost : 0);
+			unknown = unknown || r->done_unknown || (r->tokens > 0 && r->cost < 0);
+			any = any || r->done_tokens || r->tokens >= 0 || r->cost >= 0;
+		}
+		if (any) {
+			(void)fprintf(f, "%-24s %-12s %-12s %7s %9" PRId64 "  cost $%.4f%s\n",
+				      "TOTAL", "", "", "", tokens, cost,
+				      unknown ? " + unknown" : "");
+			s->drawn++;
+		}
+	}
 	(void)fflush(f);
+}
+
+/* A usage event of r's attempt: its tokens, and its cost (the agent's, else
+ * priced for the model it announced). */
+void session_row_usage(struct session *s, struct row *r, const struct event *ev)
+{
+	struct pricing_usage u;
+	double c = 0;
+
+	if (ev->kind == EVENT_SESSION_STARTED && ev->model && !r->model)
+		r->model = xstrdup(ev->model);
+	if (ev->kind != EVENT_USAGE)
+		return;
+	if (ev->input_tokens >= 0 || ev->output_tokens >= 0)
+		r->tokens = (ev->input_tokens > 0 ? ev->input_tokens : 0) +
+			    (ev->output_tokens > 0 ? ev->output_tokens : 0);
+	if (ev->cost_usd >= 0) {
+		r->cost = ev->cost_usd;
+		return;
+	}
+	pricing_usage_from(dialect_from_string(ev->dialect), ev->input_tokens, ev->output_tokens,
+			   ev->cached_tokens, &u);
+	r->cost = pricing_cost(catalog_pricing(s->cat, r->model), &u, &c) == 0 ? c : -1;
+}
+
+/* A new attempt of r starts: the last one's usage goes to the sums. */
+static void row_next_attempt(struct row *r)
+{
+	if (r->tokens > 0)
+		r->done_tokens += r->tokens;
+	if (r->cost >= 0)
+		r->done_cost += r->cost;
+	else if (r->tokens > 0)
+		r->done_unknown = true;
+	r->tokens = -1;
+	r->cost = -1;
+	free(r->model);
+	r->model = NULL;
 }
 
 void session_draw(struct session *s)
@@ -326,6 +389,7 @@ static void on_task(void *userdata, const struct task_row *t, enum task_state fr
 			r->adapter = xstrdup(t->adapter);
 		}
 		if (t->state == TASK_RUNNING) {
+			row_next_attempt(r);
 			r->started_ns = now_ns;
 			r->ended_ns = 0;
 		} else if (t->state != TASK_PENDING && r->started_ns && !r->ended_ns &&
@@ -384,9 +448,7 @@ static void on_event(void *userdata, const struct task_row *t, const struct even
 	if (r) {
 		free(r->last);
 		r->last = xstrdup(buf);
-		if (ev->kind == EVENT_USAGE && (ev->input_tokens >= 0 || ev->output_tokens >= 0))
-			r->tokens = (ev->input_tokens > 0 ? ev->input_tokens : 0) +
-				    (ev->output_tokens > 0 ? ev->output_tokens : 0);
+		session_row_usage(s, r, ev);
 	}
 	if (s->ctx->json) {
 		json_t *o = json_object();
@@ -446,7 +508,50 @@ void hooks_attach(struct session *s)
  * unfinished (interrupted, a merge postponed), 130 interrupted. */
 int summary_exit(const struct orch_summary *sum)
 {
+	/* the budget held work back: its own code (a run that got everything
+	 * done on its last cent is done) */
+	if (sum->budget_exceeded && sum->state != RUN_DONE)
+		return BEXIT_BUDGET;
 	return run_report_exit(sum->counts, sum->cancelled);
+}
+
+/* The run's tokens and cost (every attempt, earlier executions too), and
+ * its budget: a line each, or "cost" and "budget" in o. */
+static void summary_cost(struct session *s, const struct orch_summary *sum, json_t *o)
+{
+	struct cost_total t;
+	struct orch_budget b;
+	bool has_budget;
+	char money[48];
+
+	if (cost_run_total(s->st, sum->run_id, &t, NULL) < 0)
+		return;
+	has_budget = cost_report_budget(s->st, sum->run_id, &b);
+	if (o) {
+		cli_jset(o, "cost", cost_total_json(&t));
+		cli_jset(o, "budget", has_budget ? cost_report_budget_json(&b, &t) : NULL);
+		cli_jset(o, "budget_exceeded", json_boolean(sum->budget_exceeded));
+		return;
+	}
+	if (t.any_usage)
+		(void)fprintf(s->ctx->out,
+			      "  cost:    %" PRId64 " tokens (%" PRId64 " in, %" PRId64
+			      " out), %s  (bernstein cost %s)\n",
+			      cost_total_tokens(&t), t.input_tokens, t.output_tokens,
+			      cost_report_money(&t, money, sizeof(money)), sum->run_id);
+	if (has_budget) {
+		(void)fprintf(s->ctx->out, "  ");
+		cost_report_budget_line(s->ctx->out, &b, &t);
+		(void)fputc('\n', s->ctx->out);
+	}
+	if (sum->budget_exceeded)
+		(void)fprintf(
+			s->ctx->out,
+			"  budget exceeded: %s; 'bernstein resume %s --max-cost-usd N' goes on with a higher cap\n",
+			b.on_exceed == BUDGET_STOP
+				? "the running agents were stopped and no new attempt started"
+				: "no new attempt started, the running ones finished",
+			sum->run_id);
 }
 
 /* The tasks this execution showed that failed, and why (cli/run-report.h). */
@@ -479,6 +584,7 @@ void print_summary(struct session *s, const struct orch_summary *sum)
 					 json_integer((json_int_t)sum->counts[i]));
 		cli_jset(o, "tasks", c);
 		cli_jset(o, "exit_code", json_integer(summary_exit(sum)));
+		summary_cost(s, sum, o);
 		summary_problems(s, sum, o);
 		print_json_line(ctx, o);
 		return;
@@ -496,6 +602,7 @@ void print_summary(struct session *s, const struct orch_summary *sum)
 		}
 	}
 	(void)fprintf(ctx->out, ")\n");
+	summary_cost(s, sum, NULL);
 	summary_problems(s, sum, NULL);
 	(void)fprintf(ctx->out,
 		      "  status:  bernstein status %s\n"
@@ -509,7 +616,8 @@ void print_summary(struct session *s, const struct orch_summary *sum)
 			ctx->out,
 			"  review:  bernstein diff TASK, then approve TASK or reject TASK --feedback ...\n");
 	/* tasks that wait only for a review: resume has nothing to do for them */
-	if (sum->state == RUN_INTERRUPTED &&
+	/* (held back by the budget: its line above says how to go on) */
+	if (sum->state == RUN_INTERRUPTED && !sum->budget_exceeded &&
 	    (!sum->counts[TASK_REVIEW] || sum->counts[TASK_PENDING] || sum->counts[TASK_RUNNING] ||
 	     sum->counts[TASK_COMPLETING] || sum->counts[TASK_MERGING] ||
 	     sum->counts[TASK_INTERRUPTED] || sum->counts[TASK_BLOCKED]))
@@ -531,7 +639,23 @@ enum {
 	OPT_RAW,
 	OPT_DETACH,
 	OPT_PLAIN,
+	OPT_MAX_COST,
 };
+
+/* --max-cost-usd: a number > 0 */
+static int parse_max_cost(struct cli_ctx *ctx, const char *s, double *ret)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v > 0) || v > BUDGET_MAX_COST_USD)
+		return cli_usage_error(ctx, "--max-cost-usd: '%s' is not an amount of USD above 0",
+				       s);
+	*ret = v;
+	return 0;
+}
 
 static int parse_parallel(struct cli_ctx *ctx, const char *s, unsigned *ret)
 {
@@ -627,6 +751,7 @@ out:
 
 static const struct option run_options[] = {
 	{"detach", no_argument, NULL, OPT_DETACH},
+	{"max-cost-usd", required_argument, NULL, OPT_MAX_COST},
 	{"parallel", required_argument, NULL, OPT_PARALLEL},
 	{"json", no_argument, NULL, OPT_JSON},
 	{"key-file", required_argument, NULL, OPT_KEY_FILE},
@@ -640,6 +765,7 @@ int cmd_run(int argc, char **argv, struct cli_ctx *ctx)
 	unsigned parallel = 0;
 	const char *key_file = NULL;
 	bool detach = false, child = false;
+	double max_cost = 0;
 	int c, code, detach_fd = -1;
 
 	optind = 0;
@@ -662,6 +788,11 @@ int cmd_run(int argc, char **argv, struct cli_ctx *ctx)
 		case OPT_KEY_FILE:
 			key_file = optarg;
 			break;
+		case OPT_MAX_COST:
+			code = parse_max_cost(ctx, optarg, &max_cost);
+			if (code)
+				return code;
+			break;
 		default:
 			return cli_option_error(ctx, argv, run_options, "");
 		}
@@ -678,6 +809,7 @@ int cmd_run(int argc, char **argv, struct cli_ctx *ctx)
 	}
 	code = session_open(&s, ctx, false, true, key_file);
 	s.detach_fd = detach_fd;
+	s.env.max_cost_usd = max_cost;
 	if (code == 0) {
 		hooks_attach(&s);
 		code = run_plan_file(&s, argv[optind], parallel);
@@ -690,6 +822,7 @@ int cmd_run(int argc, char **argv, struct cli_ctx *ctx)
 
 static const struct option resume_options[] = {
 	{"detach", no_argument, NULL, OPT_DETACH},
+	{"max-cost-usd", required_argument, NULL, OPT_MAX_COST},
 	{"dry-run", no_argument, NULL, OPT_DRY_RUN},
 	{"json", no_argument, NULL, OPT_JSON},
 	{"parallel", required_argument, NULL, OPT_PARALLEL},
@@ -766,6 +899,7 @@ int cmd_resume(int argc, char **argv, struct cli_ctx *ctx)
 	const char *key_file = NULL, *which = NULL;
 	unsigned parallel = 0;
 	bool dry = false, detach = false, child = false;
+	double max_cost = 0;
 	struct diag d;
 	int c, r, code, detach_fd = -1;
 
@@ -791,6 +925,11 @@ int cmd_resume(int argc, char **argv, struct cli_ctx *ctx)
 			break;
 		case OPT_KEY_FILE:
 			key_file = optarg;
+			break;
+		case OPT_MAX_COST:
+			code = parse_max_cost(ctx, optarg, &max_cost);
+			if (code)
+				return code;
 			break;
 		default:
 			return cli_option_error(ctx, argv, resume_options, "");
@@ -846,6 +985,7 @@ int cmd_resume(int argc, char **argv, struct cli_ctx *ctx)
 		goto out;
 	}
 	s.env.parallel = parallel;
+	s.env.max_cost_usd = max_cost;
 	session_record_exit(&s, rp.run_id, -1); /* this execution's, when it ends */
 	r = orch_run_execute(&s.env, rp.run_id, &sum, &d);
 	if (r < 0) {
@@ -912,14 +1052,33 @@ static json_t *task_json(struct state *st, const struct task_row *t)
 	cli_jset(o, "retry_at", cli_jstr(t->retry_at));
 	cli_jset(o, "updated_at", cli_jstr(t->updated_at));
 	run_report_task_json(st, t, o);
+	{
+		struct cost_total c;
+
+		cost_report_task(st, t, &c);
+		cli_jset(o, "usage", cost_total_json(&c));
+	}
 	return o;
 }
 
-/* status's text: the run's line (exit: ", exit N (words)" or ""), then a
- * line per task */
-static void status_table(struct cli_ctx *ctx, const struct run_row *run, const char *exit,
-			 const struct task_row *tasks, size_t n)
+/* The run's recorded budget has a cap reached. */
+static bool budget_reached(struct state *st, const char *run_id)
 {
+	struct orch_budget b;
+	struct cost_total t;
+
+	return cost_report_budget(st, run_id, &b) && cost_run_total(st, run_id, &t, NULL) == 0 &&
+	       cost_report_budget_reached(&b, &t);
+}
+
+/* status's text: the run's line (exit: ", exit N (words)" or ""), then a
+ * line per task, then the run's tokens and cost (and budget) */
+static void status_table(struct cli_ctx *ctx, struct state *st, const struct run_row *run,
+			 const char *exit, const struct task_row *tasks, size_t n)
+{
+	struct cost_total total, c;
+	struct orch_budget b;
+	char money[48];
 	size_t i;
 
 	(void)fprintf(ctx->out, "run %s (%s): %s%s, base %s @ %.12s, started %s\n", run->id,
@@ -927,16 +1086,31 @@ static void status_table(struct cli_ctx *ctx, const struct run_row *run, const c
 		      run->base_branch ? run->base_branch : "-",
 		      run->base_commit ? run->base_commit : "-",
 		      run->created_at ? run->created_at : "-");
-	(void)fprintf(ctx->out, "%-24s %-12s %-12s %-9s %8s  %s\n", "TASK", "ADAPTER", "STATE",
-		      "SANDBOX", "ATTEMPTS", "REASON");
+	(void)fprintf(ctx->out, "%-24s %-12s %-12s %-9s %8s %9s %10s  %s\n", "TASK", "ADAPTER",
+		      "STATE", "SANDBOX", "ATTEMPTS", "TOKENS", "COST", "REASON");
+	memset(&total, 0, sizeof(total));
 	for (i = 0; i < n; i++) {
 		const struct task_row *t = &tasks[i];
-		char *tier = task_tier(t);
+		char *tier = task_tier(t), tok[32] = "-";
 
-		(void)fprintf(ctx->out, "%-24.24s %-12.12s %-12.12s %-9.9s %8" PRId64 "  %s\n",
-			      t->id, t->adapter ? t->adapter : "-", task_state_to_string(t->state),
-			      tier ? tier : "-", t->attempts, t->reason ? t->reason : "");
+		cost_report_task(st, t, &c);
+		cost_total_sum(&total, &c);
+		if (c.any_usage)
+			(void)snprintf(tok, sizeof(tok), "%" PRId64, cost_total_tokens(&c));
+		(void)fprintf(
+			ctx->out, "%-24.24s %-12.12s %-12.12s %-9.9s %8" PRId64 " %9s %10s  %s\n",
+			t->id, t->adapter ? t->adapter : "-", task_state_to_string(t->state),
+			tier ? tier : "-", t->attempts, tok,
+			cost_report_money(&c, money, sizeof(money)), t->reason ? t->reason : "");
 		free(tier);
+	}
+	(void)fprintf(ctx->out,
+		      "total: %" PRId64 " tokens (%" PRId64 " in, %" PRId64 " out), cost %s\n",
+		      cost_total_tokens(&total), total.input_tokens, total.output_tokens,
+		      cost_report_money(&total, money, sizeof(money)));
+	if (cost_report_budget(st, run->id, &b)) {
+		cost_report_budget_line(ctx->out, &b, &total);
+		(void)fputc('\n', ctx->out);
 	}
 }
 
@@ -1005,6 +1179,9 @@ int cmd_status(int argc, char **argv, struct cli_ctx *ctx)
 				counts[tasks[i].state]++;
 		/* what `run` or `resume` exited with, by their rule; none while it runs */
 		exit_code = run.state == RUN_RUNNING ? -1 : run_report_exit(counts, false);
+		/* as `run`: work left undone at the budget's cap is 7 */
+		if (exit_code > 0 && run.state != RUN_DONE && budget_reached(s.st, run.id))
+			exit_code = BEXIT_BUDGET;
 	}
 	if (ctx->json) {
 		json_t *o = json_object(), *a = json_array();
@@ -1022,13 +1199,25 @@ int cmd_status(int argc, char **argv, struct cli_ctx *ctx)
 		for (i = 0; i < n; i++)
 			(void)json_array_append_new(a, task_json(s.st, &tasks[i]));
 		cli_jset(o, "tasks", a);
+		{
+			struct cost_total t;
+			struct orch_budget b;
+
+			if (cost_run_total(s.st, run.id, &t, NULL) == 0) {
+				cli_jset(o, "usage", cost_total_json(&t));
+				cli_jset(o, "budget",
+					 cost_report_budget(s.st, run.id, &b)
+						 ? cost_report_budget_json(&b, &t)
+						 : NULL);
+			}
+		}
 		code = cli_print_json(ctx, o);
 		goto out;
 	}
 	if (exit_code >= 0)
 		(void)snprintf(xbuf, sizeof(xbuf), ", exit %d (%s)", exit_code,
 			       run_report_exit_words(exit_code));
-	status_table(ctx, &run, xbuf, tasks, n);
+	status_table(ctx, s.st, &run, xbuf, tasks, n);
 	code = 0;
 out:
 	task_rows_free(tasks, n);
@@ -1498,7 +1687,8 @@ const char cmd_logs_help[] =
 	"Exit: 0, 1 the task has no log yet, 2 usage or unknown run/task, 4 I/O.\n";
 
 const char cmd_resume_summary[] = "finish an interrupted run";
-const char cmd_resume_usage[] = "[RUN|TASK] [--detach | --dry-run] [--json] [--parallel N]";
+const char cmd_resume_usage[] =
+	"[RUN|TASK] [--detach | --dry-run] [--json] [--parallel N] [--max-cost-usd N]";
 const char cmd_resume_help[] =
 	"Resumes the latest run (or RUN, or only TASK of the latest run): every task\n"
 	"that was interrupted (bernstein killed, timeout, rate limit) continues. When\n"
@@ -1518,16 +1708,19 @@ const char cmd_resume_help[] =
 	"  --dry-run       show what would be resumed and how; change nothing\n"
 	"  --json          JSON lines\n"
 	"  --parallel N    agents at once (default: the run's)\n"
+	"  --max-cost-usd N  the run's budget cap in USD from now on (recorded with the\n"
+	"                  run); what it spent before counts (docs/runs.md, \"Budgets\")\n"
 	"\n"
 	"Exit (as 'bernstein run', for the tasks resumed): 0 every one done (or\n"
 	"no_changes), 1 a task failed, conflicted, was blocked or is unfinished (a\n"
 	"merge postponed), 2 nothing to resume (or no such run or task), 3 state\n"
 	"unreadable, 4 environment (another bernstein holds the run lock, a lock file\n"
 	"that is not bernstein's, I/O), 5 the audit chain is broken, 6 tasks refused\n"
-	"by routing and nothing else went wrong, 130 interrupted.\n";
+	"by routing and nothing else went wrong, 7 the budget is (still) reached,\n"
+	"130 interrupted.\n";
 
 const char cmd_run_summary[] = "run a plan of tasks on agents in parallel worktrees";
-const char cmd_run_usage[] = "PLAN [--detach] [--parallel N] [--json]";
+const char cmd_run_usage[] = "PLAN [--detach] [--parallel N] [--max-cost-usd N] [--json]";
 const char cmd_run_help[] =
 	"Runs the tasks of PLAN (plan.yaml; see docs/plans.md) in this repository: each\n"
 	"task is routed to an adapter by its capability requirements (a refusal is\n"
@@ -1549,6 +1742,9 @@ const char cmd_run_help[] =
 	"                   --json: {\"run\", \"pid\", \"log\"}); an error before that is\n"
 	"                   reported here with its exit code\n"
 	"  --parallel N     agents at once (default: bernstein.yaml's parallel, 4)\n"
+	"  --max-cost-usd N the budget's cost cap in USD (over budget.max_cost_usd of\n"
+	"                   the plan and bernstein.yaml): at the cap no new attempt\n"
+	"                   starts (docs/runs.md, \"Budgets\"); 'bernstein cost' shows it\n"
 	"  --json           JSON lines: {\"type\": \"task\"|\"event\"|\"warning\"|\"run\", ...}\n"
 	"  --key-file FILE  the audit key (default: see 'bernstein audit key')\n"
 	"\n"
@@ -1556,16 +1752,19 @@ const char cmd_run_help[] =
 	"blocked or is unfinished (a merge postponed), 2 usage, 3 invalid plan or\n"
 	"bernstein.yaml, 4 environment (not a git repository, uncommitted changes,\n"
 	"another run active, a lock file of another git, I/O), 5 audit chain broken,\n"
-	"6 tasks refused by routing (and nothing else went wrong), 130 interrupted\n"
-	"('bernstein resume' goes on).\n";
+	"6 tasks refused by routing (and nothing else went wrong), 7 the budget's cap\n"
+	"was reached with work left ('bernstein resume --max-cost-usd N' goes on), 130\n"
+	"interrupted ('bernstein resume' goes on).\n";
 
 const char cmd_status_summary[] = "show a run's tasks and their states";
 const char cmd_status_usage[] = "[RUN] [-f [--plain]] [--json]";
 const char cmd_status_help[] =
 	"Shows the latest run (or RUN) from .bernstein/state.db: each task's adapter,\n"
 	"state, attempts and the reason of its last change: for an agent that failed,\n"
-	"what it said went wrong; for a failed gate, the path of its log. --json adds\n"
-	"agent_error and gate_log to each task. The first line gives the exit code\n"
+	"what it said went wrong; for a failed gate, the path of its log; the tokens\n"
+	"and cost of its attempts, the run's total and its budget ('bernstein cost'\n"
+	"breaks them down). --json adds agent_error, gate_log and usage to each task,\n"
+	"usage and budget to the run. The first line gives the exit code\n"
 	"'bernstein run' gives for the run's tasks as they are (exit_code in --json;\n"
 	"none while the run is going). Works while a run is going.\n"
 	"\n"

@@ -23,6 +23,7 @@ const struct cmd cli_commands[] = {
 	 "bernstein.yaml at the repository root configures runs: default adapter and\n"
 	 "model, parallelism, timeouts, gates, merge policy, mode profiles and the\n"
 	 "per-role model policy; every key is optional. See docs/configuration.md.\n"},
+	{"cost", cmd_cost, NULL, 0, cmd_cost_summary, cmd_cost_usage, cmd_cost_help},
 	{"demo", cmd_demo, NULL, 0, cmd_demo_summary, cmd_demo_usage, cmd_demo_help},
 	{"diff", cmd_diff, NULL, 0, cmd_diff_summary, cmd_diff_usage, cmd_diff_help},
 	{"doctor", cmd_doctor, NULL, 0, "report how this host lets bernstein contain its children",

@@ -47,6 +47,9 @@ cmd_fn cmd_approve, cmd_diff, cmd_reject;
 extern const char cmd_approve_summary[], cmd_approve_usage[], cmd_approve_help[];
 extern const char cmd_diff_summary[], cmd_diff_usage[], cmd_diff_help[];
 extern const char cmd_reject_summary[], cmd_reject_usage[], cmd_reject_help[];
+/* cmd-cost.c */
+cmd_fn cmd_cost;
+extern const char cmd_cost_summary[], cmd_cost_usage[], cmd_cost_help[];
 /* cmd-run.c */
 cmd_fn cmd_demo, cmd_logs, cmd_resume, cmd_run, cmd_status;
 extern const char cmd_demo_summary[], cmd_demo_usage[], cmd_demo_help[];

@@ -10,6 +10,7 @@ enum bexit {
 	BEXIT_ENV = 4,		/* environment: binary or git missing, state locked, I/O */
 	BEXIT_AUDIT = 5,	/* audit verification failed */
 	BEXIT_REFUSED = 6,	/* capability mismatch: no adapter fits the task; receipt printed */
+	BEXIT_BUDGET = 7,	/* a run reached its budget's cap: tasks were left unstarted */
 	BEXIT_BUG = 70,		/* internal bug */
 	BEXIT_INTERRUPTED = 130 /* SIGINT */
 };

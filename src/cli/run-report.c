@@ -34,6 +34,8 @@ const char *run_report_exit_words(int code)
 		return "tasks refused";
 	case BEXIT_INTERRUPTED:
 		return "interrupted";
+	case BEXIT_BUDGET:
+		return "budget reached";
 	default:
 		return "a task failed or is unfinished";
 	}

@@ -17,7 +17,8 @@
  * wrong, 1 any task failed, conflicted, blocked or left unfinished, 130
  * cancelled (docs/exit-codes.md). One rule for both. */
 int run_report_exit(const size_t *counts, bool cancelled);
-/* Its words: "ok", "a task failed or is unfinished", "tasks refused", "interrupted". */
+/* Its words: "ok", "a task failed or is unfinished", "tasks refused", "interrupted",
+ * "budget reached" (`status` gives 7 itself: run-report knows no budget). */
 const char *run_report_exit_words(int code);
 
 /* Why `resume` has nothing to move in run_id, into buf: the states its tasks

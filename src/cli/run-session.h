@@ -45,7 +45,14 @@ struct row {
 	char *last;
 	int64_t started_ns;
 	int64_t ended_ns;
-	int64_t tokens;
+	int64_t tokens; /* this attempt's input + output; -1 none reported */
+	/* the live table's footer (the run's total): this attempt's cost (< 0
+	 * unknown), the model it announced, and the earlier attempts' sums */
+	double cost;
+	char *model;
+	int64_t done_tokens;
+	double done_cost;
+	bool done_unknown;
 };
 
 /* Find the repository and open what a run needs. readonly: state only.
@@ -60,6 +67,10 @@ void hooks_attach(struct session *s);
 /* The live table's row of task id (made when new; NULL past the table's
  * size), and the table drawn anew. */
 struct row *session_row(struct session *s, const char *id);
+/* A session_started or usage event of r's attempt: the model it announced,
+ * its tokens and cost (the agent's, else priced with s->cat; unknown
+ * without a catalogue) for the live table's footer. */
+void session_row_usage(struct session *s, struct row *r, const struct event *ev);
 void session_draw(struct session *s);
 /* The exit code of run_id's execution in state.db (what `attach` ends
  * with); code < 0 clears it (an execution starts). Failures are ignored. */

@@ -51,6 +51,7 @@ void agentrun_init(struct agentrun *r, const struct invocation_plan *plan,
 	r->input_tokens = EVENT_UNSET;
 	r->output_tokens = EVENT_UNSET;
 	r->cost_usd = -1;
+	r->cached_tokens = EVENT_UNSET;
 	dialect_state_init(&r->dialect, plan->dialect);
 	dialect_state_init(&r->hooks_dialect, DIALECT_HOOKS);
 	outcome_inputs_init(&r->in, plan->dialect);
@@ -305,7 +306,11 @@ static void note_event(struct agentrun *r, const struct event *ev)
 			r->output_tokens = ev->output_tokens;
 		if (ev->cost_usd >= 0)
 			r->cost_usd = ev->cost_usd;
+		if (ev->cached_tokens != EVENT_UNSET)
+			r->cached_tokens = ev->cached_tokens;
 	}
+	if (ev->kind == EVENT_SESSION_STARTED && ev->model && ev->model[0] && !r->model[0])
+		(void)snprintf(r->model, sizeof(r->model), "%s", ev->model);
 	if ((ev->kind == EVENT_TEXT && !ev->delta) || ev->kind == EVENT_RESULT)
 		msg = ev->text;
 	if ((ev->kind == EVENT_ERROR || ev->kind == EVENT_RESULT) && !msg)

@@ -89,6 +89,8 @@ struct agentrun {
 	char *last_text;   /* the last text/result message (final message; capped) */
 	int64_t input_tokens, output_tokens;
 	double cost_usd;
+	int64_t cached_tokens;		    /* EVENT_UNSET: not reported */
+	char model[128];		    /* the model the agent announced ("": none) */
 	char last_kind[24];		    /* the kind of the last event */
 	struct lasterr lasterr;		    /* the agent's own last error (adapter/lasterr.h) */
 	char agent_error[LASTERR_MAX + 64]; /* agentrun_last_error()'s line */

@@ -422,6 +422,7 @@ static struct orch_config *config_new(void)
 	c->sandbox = SANDBOX_AUTO;
 	c->network = -1;
 	orch_notify_init(&c->notify);
+	c->budget = (struct orch_budget)ORCH_BUDGET_INIT;
 	c->n_modes = ARRAY_SIZE(builtin_modes);
 	c->modes = arena_alloc(&c->arena, st_mult(c->n_modes, sizeof(*c->modes)));
 	for (i = 0; i < c->n_modes; i++) {
@@ -863,6 +864,7 @@ static int parse_config(struct cctx *x)
 		"endpoints",
 		"hooks",
 		"notify",
+		"budget", /* orch/budget.h */
 		NULL,
 	};
 	/* clang-format on */
@@ -933,6 +935,8 @@ static int parse_config(struct cctx *x)
 			r = orch_get_hooks(x->doc, v, key, &c->hooks, x->reterr);
 		} else if (strcmp(key, "notify") == 0) {
 			r = orch_get_notify(x->doc, v, key, &c->notify, x->reterr);
+		} else if (strcmp(key, "budget") == 0) {
+			r = orch_budget_parse(x->doc, v, key, &c->budget, x->reterr);
 		} else if (strcmp(key, "modes") == 0) {
 			r = parse_modes(x, v);
 		} else if (strcmp(key, "role_model_policy") == 0) {
@@ -1310,6 +1314,12 @@ json_t *orch_config_json(const struct orch_config *c)
 	}
 	if (c->wtsetup.set)
 		(void)json_object_set_new(o, "worktree_setup", orch_wtsetup_json(&c->wtsetup));
+	{
+		json_t *b = orch_budget_given_json(&c->budget);
+
+		if (b)
+			(void)json_object_set_new(o, "budget", b);
+	}
 	(void)json_object_set_new(o, "mode", jstr(c->mode));
 	for (i = 0; i < c->n_modes; i++) {
 		json_t *m = orch_slots_json(&c->modes[i].sampling);
@@ -1677,6 +1687,7 @@ int orch_config_to_yaml(const struct orch_config *c, struct sbuf *out)
 	}
 	top_sep = "\n";
 	TRY(retry_yaml(out, &c->retry, true, &top_sep));
+	TRY(orch_budget_given_yaml(&c->budget, out));
 	TRY(sbuf_adds(out, "\nmode: "));
 	TRY(yaml_str(out, c->mode));
 	TRY(sbuf_adds(out, "\n# built-in modes:"));

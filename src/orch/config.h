@@ -32,6 +32,7 @@
  *   worktree_setup: {copy_files, symlink_dirs, setup_command, timeout}
  *   hooks: {pre_task, post_task, pre_merge, post_merge, on_run_end}   orch/hooks.h
  *   notify: {webhook, on, desktop, timeout, retries}                   orch/hooks.h
+ *   budget: {max_cost_usd, max_tokens, warn_at, on_exceed}   orch/budget.h
  *   role_model_policy: {ROLE: {adapter (or cli), provider, model, effort,
  *                              base_url, api_key_env, limits, sandbox, network,
  *                              idle_timeout, retry, fallback, worktree_setup}}
@@ -52,6 +53,7 @@
 #include "adapter/invocation.h"
 #include "orch/endpoints.h"
 #include "orch/hooks.h"
+#include "orch/budget.h"
 #include "orch/wtsetup.h"
 #include "proc/contain.h"
 #include "proc/netproxy.h"
@@ -211,6 +213,8 @@ struct orch_config {
 	 * NULL-terminated, n_protected of them */
 	const char **protected_paths;
 	size_t n_protected;
+	/* budget: the run's caps (orch/budget.h); a plan's fields win */
+	struct orch_budget budget;
 	const char *mode;	    /* NULL: no mode profile; else an entry of modes[] */
 	struct mode_profile *modes; /* the built-ins (smart, deep, fast), then the
 				     * user's; a user entry with a built-in name

@@ -815,11 +815,11 @@ static void parse_stages(struct pctx *x, const struct ynode *v)
 static const char *const plan_keys[] = {
 	"name",		"description", "adapter",	 "cli",	    "model",
 	"tasks",	"stages",      "sandbox",	 "network", "limits",
-	"idle_timeout", "endpoints",   "worktree_setup", NULL,
+	"idle_timeout", "endpoints",   "worktree_setup", "budget",  NULL,
 };
 /* Bernstein's top-level keys that have no effect here. */
 static const char *const plan_ignored[] = {
-	"budget", "max_agents", "constraints", "context_files", "repos", NULL,
+	"max_agents", "constraints", "context_files", "repos", NULL,
 };
 
 /* Ids for tasks without id:, from the title (or task-N). */
@@ -894,6 +894,11 @@ static void parse_plan(struct pctx *x)
 	if ((v = ynode_get(root, "worktree_setup")) &&
 	    orch_get_wtsetup(&x->p->arena, x->doc, v, "worktree_setup", &x->defaults.wtsetup, &d) <
 		    0)
+		add(x, &d);
+	/* budget: the run's (orch/budget.h); its fields win over bernstein.yaml's */
+	diag_clear(&d);
+	if ((v = ynode_get(root, "budget")) &&
+	    orch_budget_parse(x->doc, v, "budget", &x->p->budget, &d) < 0)
 		add(x, &d);
 
 	tasks = ynode_get(root, "tasks");

@@ -138,8 +138,9 @@ struct plan {
 	size_t n;
 	char hash[SHA256_HEX_LEN + 1]; /* SHA-256 of the file's bytes */
 	struct orch_endpoints
-		endpoints; /* endpoints: (orch/endpoints.h); each task's spec has them */
-	struct ydoc *doc;  /* private: the document the strings point into */
+		endpoints;	   /* endpoints: (orch/endpoints.h); each task's spec has them */
+	struct ydoc *doc;	   /* private: the document the strings point into */
+	struct orch_budget budget; /* budget: (orch/budget.h); nothing given: no field set */
 };
 
 /* Every problem found, in position order: a util/diag.h list that keeps

@@ -270,6 +270,7 @@ void run_complete(struct loop *l, struct otask *t)
 		t->att.output_tokens = t->ar.output_tokens;
 	if (t->ar.cost_usd >= 0)
 		t->att.cost_usd = t->ar.cost_usd;
+	run_budget_attempt(l, t); /* model, cached tokens, the cost; task.cost */
 	if (t->ar.last_kind[0])
 		run_set_str(&t->att.last_event, t->ar.last_kind);
 	if (t->ar.agent_session)
@@ -299,6 +300,7 @@ void run_complete(struct loop *l, struct otask *t)
 	invocation_plan_release(&t->plan);
 	invocation_plan_init(&t->plan);
 	t->live = false;
+	run_budget_check(l); /* budget.warn, budget.exceeded (t counted once: ended) */
 	/* the task's reason says what the agent itself said went wrong */
 	if (out != OUTCOME_COMPLETED && out != OUTCOME_NO_CHANGES)
 		orch_reason_with_agent_error(why, sizeof(why), t->att.agent_error);

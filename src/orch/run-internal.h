@@ -27,6 +27,8 @@
  *   run-hooks.c     hooks: (pre_task, post_task, post_merge, on_run_end run
  *                   by the supervisor; pre_merge as the last gate) and
  *                   notify: (run_notify(): the bernstein-notify helper)
+ *   run-budget.c    an attempt's cost (task.cost) and the run's budget
+ *                   (budget.warn, budget.exceeded; orch/budget.h)
  *
  * A task's tree and branch are a checkout (orch/checkout.h): a worktree, or
  * a sandboxed task's clone. The loop gets it from run_task_checkout(), the
@@ -61,6 +63,7 @@
 #include "adapter/invocation.h"
 #include "adapter/outcome.h"
 #include "orch/agentrun.h"
+#include "orch/budget.h"
 #include "orch/checkout.h"
 #include "orch/confine.h"
 #include "orch/hooks.h"
@@ -134,6 +137,19 @@ struct otask {
 	char *hook_log;
 	bool pre_task_ok;
 	bool gate_hook;
+	/* run-budget.c: the live attempt's usage when the budget last looked */
+	double budget_seen;
+};
+
+/* run-budget.c: the budget of the run and what it has spent */
+struct run_budget {
+	struct orch_budget b;
+	bool active;	       /* a cap is set */
+	double spent_usd;      /* the ended attempts of known cost */
+	int64_t spent_tokens;  /* the ended attempts' input + output tokens */
+	size_t unknown;	       /* ended attempts with tokens and no cost */
+	bool warned, exceeded; /* budget.warn, budget.exceeded written */
+	bool stop_pending;     /* on_exceed: stop, the supervisor not told yet */
 };
 
 struct loop {
@@ -172,6 +188,7 @@ struct loop {
 	bool executing;
 	struct otask run_hook;
 	bool run_hook_done;
+	struct run_budget budget;
 };
 
 /* run-task.c */
@@ -328,6 +345,21 @@ void run_hooks_transition(struct loop *l, struct otask *t, enum task_state from,
 			  enum task_event ev);
 void run_hooks_release(struct otask *t);
 void run_notify(struct loop *l, const char *event, const struct otask *t, const char *reason);
+/* run-budget.c: the budget of the run loaded (runs.budget, run/resume
+ * --max-cost-usd), spent-so-far from state.db; after an attempt ended, its
+ * model, cached tokens and cost into t->att and task.cost audited; after
+ * an agent's line (cheap unless its usage changed) and after an attempt,
+ * the caps checked (budget.warn, budget.exceeded: draining, and with
+ * on_exceed: stop, run_budget_interrupt() says true once); the resolved
+ * budget of a new run recorded (its JSON into *ret_json for run.started). */
+int run_budget_load(struct loop *l, struct diag *reterr);
+void run_budget_attempt(struct loop *l, struct otask *t);
+void run_budget_check(struct loop *l);
+void run_budget_line(struct loop *l, struct otask *t);
+bool run_budget_interrupt(void *ctx);
+struct plan;
+int run_budget_record(struct orch_env *e, const struct plan *plan, const char *run_id,
+		      const char *now, json_t **ret_json, struct diag *reterr);
 
 /* run-repair.c */
 int run_repair_locks(struct loop *l, int64_t locked_ns, struct diag *reterr);

@@ -32,7 +32,7 @@ int orch_run_create(struct orch_env *e, const struct plan *plan, const char *pla
 	struct run_row run = RUN_ROW_INIT;
 	char ts[TS_MAX], id[64];
 	char *branch = NULL, *commit = NULL;
-	json_t *det;
+	json_t *det, *budget = NULL;
 	size_t i;
 	int r;
 
@@ -70,6 +70,8 @@ int orch_run_create(struct orch_env *e, const struct plan *plan, const char *pla
 	if (r < 0)
 		goto out;
 	r = state_run_insert(e->st, &run, reterr);
+	if (r >= 0) /* budget: bernstein.yaml < plan < --max-cost-usd */
+		r = run_budget_record(e, plan, id, ts, &budget, reterr);
 	for (i = 0; r >= 0 && i < plan->n; i++) {
 		struct task_row t = TASK_ROW_INIT;
 		const struct plan_task *pt = &plan->tasks[i];
@@ -105,12 +107,17 @@ int orch_run_create(struct orch_env *e, const struct plan *plan, const char *pla
 	json_obj_set(det, "base_branch", json_str_lossy(branch));
 	json_obj_set(det, "base_commit", json_str_lossy(commit));
 	json_obj_set(det, "tasks", json_integer((json_int_t)plan->n));
+	if (budget) {
+		json_obj_set(det, "budget", budget);
+		budget = NULL;
+	}
 	r = audit_append(e->chain, "run.started", ORCH_ACTOR, "run", id, det, reterr);
 	json_decref(det);
 	if (r < 0)
 		goto out;
 	(void)snprintf(run_id, size, "%s", id);
 out:
+	json_decref(budget);
 	free(branch);
 	free(commit);
 	return r;
@@ -342,11 +349,11 @@ static void on_start(void *ctx, void *task, const struct proc *p)
 
 static void on_line(void *ctx, void *task, int stream, const char *line, size_t len)
 {
-	(void)ctx;
 	if (((struct otask *)task)->gate_live || ((struct otask *)task)->hook_live ||
 	    run_prep_live(task))
 		return; /* the supervisor writes the gate's log; git's chatter */
 	agentrun_line(&((struct otask *)task)->ar, stream, line, len);
+	run_budget_line(ctx, task); /* what the agent has spent so far */
 }
 
 static void on_oversized(void *ctx, void *task, int stream, const char *head, size_t head_len,
@@ -484,7 +491,8 @@ static void summarize(struct loop *l, struct orch_summary *s)
 	(void)snprintf(s->run_id, sizeof(s->run_id), "%s", l->run.id);
 	s->n_tasks = l->n;
 	s->cancelled = l->cancelled;
-	s->stopped = l->draining && !l->cancelled;
+	s->budget_exceeded = l->budget.exceeded;
+	s->stopped = l->draining && !l->cancelled && !s->budget_exceeded;
 	for (i = 0; i < l->n; i++) {
 		enum task_state st = l->t[i].row.state;
 
@@ -543,6 +551,7 @@ static const struct supervisor_ops run_ops = {
 	.on_notice = on_notice,
 	.on_tick = on_tick,
 	.on_exit = on_exit_cb,
+	.want_interrupt = run_budget_interrupt,
 };
 
 int orch_run_execute(struct orch_env *e, const char *run_id, struct orch_summary *ret,
@@ -580,6 +589,9 @@ int orch_run_execute(struct orch_env *e, const char *run_id, struct orch_summary
 			l.t[i].selected = strcmp(l.t[i].row.id, e->only_task) == 0;
 	}
 	audit_batch_begin(e->chain);
+	r = run_budget_load(&l, reterr); /* the caps, and what was spent so far */
+	if (r < 0)
+		goto out;
 	/* tasks finished earlier in state completing/merging go on first */
 	for (i = 0; i < l.n && !l.fatal; i++) {
 		struct otask *t = &l.t[i];

@@ -96,6 +96,7 @@ struct orch_env {
 	bool locked;	       /* the caller holds ORCH_LOCK_FILE (orch_lock_take()) */
 	const struct clock *clk;
 	struct orch_hooks hooks;
+	double max_cost_usd; /* > 0: run/resume --max-cost-usd, the budget's cost cap */
 };
 
 struct orch_summary {
@@ -103,8 +104,9 @@ struct orch_summary {
 	enum run_state state;		/* of the run: all its tasks */
 	size_t counts[_TASK_STATE_MAX]; /* the tasks of this execution (resume TASK: one) */
 	size_t n_tasks;
-	bool cancelled; /* SIGINT/SIGTERM/SIGHUP (or `bernstein stop --force`) stopped it */
-	bool stopped;	/* `bernstein stop` drained it: tasks not started are pending */
+	bool cancelled;	      /* SIGINT/SIGTERM/SIGHUP (or `bernstein stop --force`) stopped it */
+	bool stopped;	      /* `bernstein stop` drained it: tasks not started are pending */
+	bool budget_exceeded; /* the budget's cap was reached: no new attempt started */
 };
 
 /* Take ORCH_LOCK_FILE of repo (flock; the kernel drops it when the

@@ -96,6 +96,14 @@ static const char *const migrations[] = {
 	/* version 4: review (merge: review): what the reviewer asked of the
 	 * next attempt (`bernstein reject --feedback`) */
 	"ALTER TABLE tasks ADD COLUMN feedback TEXT;\n",
+	/* version 5 (cost): an attempt's model, cached input tokens and where
+	 * its cost came from; a run's budget (docs/runs.md, "Budgets") */
+	"ALTER TABLE attempts ADD COLUMN model TEXT;\n"
+	"ALTER TABLE attempts ADD COLUMN cached_tokens INTEGER;\n"
+	"ALTER TABLE attempts ADD COLUMN cost_source TEXT\n"
+	"  CHECK (cost_source IS NULL OR cost_source IN ('agent', 'pricing'));\n"
+	"ALTER TABLE runs ADD COLUMN budget TEXT\n"
+	"  CHECK (budget IS NULL OR (json_valid(budget) AND json_type(budget) = 'object'));\n",
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == STATE_SCHEMA_VERSION, "one migration per schema version");
@@ -117,12 +125,18 @@ _Static_assert(ARRAY_SIZE(migrations) == STATE_SCHEMA_VERSION, "one migration pe
 #define ATTEMPT_COLS                                                                               \
 	"run_id, task_id, n, session, adapter, profile_hash, pid, agent_session_id, "              \
 	"resumed_from, resume_kind, started_at, ended_at, outcome, exit_code, reason, "            \
-	"input_tokens, output_tokens, cost_usd, last_event, agent_error"
+	"input_tokens, output_tokens, cost_usd, last_event, agent_error, model, cached_tokens, "   \
+	"cost_source"
 /* A version 1 database, opened read-only: no agent_error yet. */
 #define ATTEMPT_COLS_V1                                                                            \
 	"run_id, task_id, n, session, adapter, profile_hash, pid, agent_session_id, "              \
 	"resumed_from, resume_kind, started_at, ended_at, outcome, exit_code, reason, "            \
-	"input_tokens, output_tokens, cost_usd, last_event, NULL"
+	"input_tokens, output_tokens, cost_usd, last_event, NULL, NULL, NULL, NULL"
+/* A version 2, 3 or 4 database, opened read-only: no model, cached tokens, cost source. */
+#define ATTEMPT_COLS_V4                                                                            \
+	"run_id, task_id, n, session, adapter, profile_hash, pid, agent_session_id, "              \
+	"resumed_from, resume_kind, started_at, ended_at, outcome, exit_code, reason, "            \
+	"input_tokens, output_tokens, cost_usd, last_event, agent_error, NULL, NULL, NULL"
 
 enum stmt_id {
 	STMT_BEGIN_WRITE,
@@ -147,6 +161,9 @@ enum stmt_id {
 	STMT_RUN_GET_EXIT,
 	STMT_TASKS_GET_V3,
 	STMT_TASK_GET_V3,
+	STMT_ATTEMPTS_GET_V4,
+	STMT_RUN_SET_BUDGET,
+	STMT_RUN_GET_BUDGET,
 	_STMT_MAX,
 };
 
@@ -172,9 +189,9 @@ static const char *const stmt_sql[_STMT_MAX] = {
 		"UPDATE tasks SET idx = ?, title = ?, role = ?, prompt = ?, spec = ?, state = ?, adapter = ?, profile_hash = ?, attempts = ?, retry_at = ?, outcome = ?, reason = ?, receipt_hash = ?, branch = ?, worktree = ?, session = ?, agent_session_id = ?, head_commit = ?, merge_commit = ?, conflicts = ?, artifact_sha256 = ?, updated_at = ?, feedback = ? WHERE run_id = ? AND id = ?",
 	[STMT_ATTEMPT_INSERT] =
 		"INSERT INTO attempts (" ATTEMPT_COLS
-		") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	[STMT_ATTEMPT_UPDATE] =
-		"UPDATE attempts SET session = ?, adapter = ?, profile_hash = ?, pid = ?, agent_session_id = ?, resumed_from = ?, resume_kind = ?, started_at = ?, ended_at = ?, outcome = ?, exit_code = ?, reason = ?, input_tokens = ?, output_tokens = ?, cost_usd = ?, last_event = ?, agent_error = ? WHERE run_id = ? AND task_id = ? AND n = ?",
+		"UPDATE attempts SET session = ?, adapter = ?, profile_hash = ?, pid = ?, agent_session_id = ?, resumed_from = ?, resume_kind = ?, started_at = ?, ended_at = ?, outcome = ?, exit_code = ?, reason = ?, input_tokens = ?, output_tokens = ?, cost_usd = ?, last_event = ?, agent_error = ?, model = ?, cached_tokens = ?, cost_source = ? WHERE run_id = ? AND task_id = ? AND n = ?",
 	[STMT_ATTEMPTS_GET] =
 		"SELECT " ATTEMPT_COLS " FROM attempts WHERE run_id = ? AND task_id = ? ORDER BY n",
 	[STMT_ATTEMPTS_GET_V1] = "SELECT " ATTEMPT_COLS_V1
@@ -184,6 +201,10 @@ static const char *const stmt_sql[_STMT_MAX] = {
 	[STMT_TASKS_GET_V3] =
 		"SELECT " TASK_COLS_V3 " FROM tasks WHERE run_id = ? ORDER BY idx, id",
 	[STMT_TASK_GET_V3] = "SELECT " TASK_COLS_V3 " FROM tasks WHERE run_id = ? AND id = ?",
+	[STMT_ATTEMPTS_GET_V4] = "SELECT " ATTEMPT_COLS_V4
+				 " FROM attempts WHERE run_id = ? AND task_id = ? ORDER BY n",
+	[STMT_RUN_SET_BUDGET] = "UPDATE runs SET budget = ?, updated_at = ? WHERE id = ?",
+	[STMT_RUN_GET_BUDGET] = "SELECT budget FROM runs WHERE id = ?",
 };
 
 struct state {
@@ -336,6 +357,8 @@ void attempt_row_release(struct attempt_row *a)
 	free(a->reason);
 	free(a->last_event);
 	free(a->agent_error);
+	free(a->model);
+	free(a->cost_source);
 	attempt_row_init(a);
 }
 
@@ -677,6 +700,9 @@ static int read_attempt(struct state *st, sqlite3_stmt *s, struct attempt_row *r
 	a.cost_usd = col_real(&rd);
 	a.last_event = col_text(&rd);
 	a.agent_error = col_text(&rd);
+	a.model = col_text(&rd);
+	a.cached_tokens = col_int(&rd);
+	a.cost_source = col_text(&rd);
 	if (rd.oom) {
 		attempt_row_release(&a);
 		return state_fail(st, SQLITE_NOMEM, reterr, "cannot read attempt");
@@ -1277,6 +1303,51 @@ int state_run_get_exit(struct state *st, const char *run_id, int64_t *ret, struc
 	return err;
 }
 
+int state_run_set_budget(struct state *st, const char *run_id, const char *budget, const char *now,
+			 struct diag *reterr)
+{
+	return run_update(st, STMT_RUN_SET_BUDGET, run_id, budget, STATE_NULL_INT, now, "budget",
+			  reterr);
+}
+
+int state_run_get_budget(struct state *st, const char *run_id, char **ret, struct diag *reterr)
+{
+	struct binder b = {0};
+	sqlite3_stmt *s = NULL;
+	char *v = NULL;
+	int rc, err;
+
+	if (!run_id)
+		return state_arg_missing(st, "run id", reterr);
+	if (st->readonly && st->version < 5) { /* a reader of an older schema: no column, NULL */
+		*ret = NULL;
+		return 0;
+	}
+	err = state_stmt(st, STMT_RUN_GET_BUDGET, &s, reterr);
+	if (err < 0)
+		return err;
+	b.s = s;
+	bind_text(&b, run_id);
+	rc = b.rc == SQLITE_OK ? sqlite3_step(s) : b.rc;
+	if (rc == SQLITE_ROW) {
+		struct reader rd = {.s = s};
+
+		v = col_text(&rd);
+		err = rd.oom ? state_fail(st, SQLITE_NOMEM, reterr, "cannot read budget") : 0;
+	} else if (rc == SQLITE_DONE) {
+		diag_set(reterr, st->path, 0, 0, "no run '%s'", run_id);
+		err = -ENOENT;
+	} else {
+		err = state_fail(st, rc, reterr, "cannot read the budget of run '%s'", run_id);
+	}
+	stmt_done(s);
+	if (err == 0)
+		*ret = v;
+	else
+		free(v);
+	return err;
+}
+
 /* ---- tasks ---- */
 
 static int task_check(struct state *st, const struct task_row *t, struct diag *reterr)
@@ -1455,6 +1526,9 @@ static void bind_attempt_body(struct binder *b, const struct attempt_row *a)
 	bind_real(b, a->cost_usd);
 	bind_text(b, a->last_event);
 	bind_text(b, a->agent_error);
+	bind_text(b, a->model);
+	bind_int(b, a->cached_tokens);
+	bind_text(b, a->cost_source);
 }
 
 int state_attempt_insert(struct state *st, const struct attempt_row *a, struct diag *reterr)
@@ -1531,7 +1605,9 @@ int state_attempts_get(struct state *st, const char *run_id, const char *task_id
 	if (!run_id || !task_id)
 		return state_arg_missing(st, run_id ? "task id" : "run id", reterr);
 	err = state_stmt(st,
-			 st->readonly && st->version < 2 ? STMT_ATTEMPTS_GET_V1 : STMT_ATTEMPTS_GET,
+			 st->readonly && st->version < 2   ? STMT_ATTEMPTS_GET_V1
+			 : st->readonly && st->version < 5 ? STMT_ATTEMPTS_GET_V4
+							   : STMT_ATTEMPTS_GET,
 			 &s, reterr);
 	if (err < 0)
 		return err;

@@ -32,7 +32,7 @@
 #include "util/diag.h"
 
 /* The schema version this code writes (PRAGMA user_version). */
-#define STATE_SCHEMA_VERSION 4
+#define STATE_SCHEMA_VERSION 5
 
 /* A NULL in a nullable INTEGER column. A REAL column uses NaN. Initialise
  * rows with *_ROW_INIT (or *_row_init()) so unset numbers stay NULL; a
@@ -151,12 +151,16 @@ struct attempt_row {
 	int64_t output_tokens; /* STATE_NULL_INT = NULL */
 	double cost_usd;       /* NaN = NULL */
 	char *last_event;
-	char *agent_error; /* the agent's own last error, one line (adapter/lasterr.h) */
+	char *agent_error;     /* the agent's own last error, one line (adapter/lasterr.h) */
+	char *model;	       /* the model that answered (the agent's word, else the one asked) */
+	int64_t cached_tokens; /* cached input tokens; STATE_NULL_INT = NULL (not reported) */
+	char *cost_source;     /* "agent" (it reported cost_usd), "pricing" (computed), NULL */
 };
 #define ATTEMPT_ROW_INIT                                                                           \
 	{                                                                                          \
 		.pid = STATE_NULL_INT, .exit_code = STATE_NULL_INT,                                \
-		.input_tokens = STATE_NULL_INT, .output_tokens = STATE_NULL_INT, .cost_usd = NAN   \
+		.input_tokens = STATE_NULL_INT, .output_tokens = STATE_NULL_INT, .cost_usd = NAN,  \
+		.cached_tokens = STATE_NULL_INT                                                    \
 	}
 
 void run_row_init(struct run_row *r);
@@ -212,6 +216,13 @@ int state_run_set_pid(struct state *st, const char *run_id, int64_t pid, const c
 int state_run_set_exit(struct state *st, const char *run_id, int64_t code, const char *now,
 		       struct diag *reterr);
 int state_run_get_exit(struct state *st, const char *run_id, int64_t *ret, struct diag *reterr);
+/* The run's budget (docs/runs.md, "Budgets"): a JSON object as text, or
+ * NULL for none; set when the run is created and by `resume
+ * --max-cost-usd`. get: *ret is malloc'ed (NULL: none, and for a reader of
+ * a schema older than 5). */
+int state_run_set_budget(struct state *st, const char *run_id, const char *budget, const char *now,
+			 struct diag *reterr);
+int state_run_get_budget(struct state *st, const char *run_id, char **ret, struct diag *reterr);
 
 /* Tasks, keyed by (run_id, id). Insert many inside state_begin()/state_commit()
  * (one commit instead of one per task). state_tasks_get() orders

@@ -1159,6 +1159,13 @@ static int watch_add(struct supervisor *sv, const struct supervisor_opts *opts, 
 	return r;
 }
 
+/* ops->want_interrupt says stop: what SIGINT does, once */
+static void want_interrupt(struct supervisor *sv)
+{
+	if (!sv->cancels && sv->ops->want_interrupt && sv->ops->want_interrupt(sv->ctx))
+		supervise_interrupt(sv);
+}
+
 /* Only after a failure of the loop itself: nothing may be left behind. */
 static void kill_all_now(struct supervisor *sv)
 {
@@ -1247,6 +1254,7 @@ int supervise_run(const struct supervisor_ops *ops, void *ctx, const struct supe
 		do
 			start_tasks(&sv);
 		while (sweep(&sv) && sv.ask);
+		want_interrupt(&sv);
 		if (sv.error && !sv.cancels) {
 			/* next_task failed: stop everything, as for a signal. */
 			sv.cancels = 1;

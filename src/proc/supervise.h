@@ -158,6 +158,10 @@ struct supervisor_ops {
 	/* Optional: opts.watch_fd is readable. sv is valid during the call only
 	 * (for supervise_cancel_task(), supervise_interrupt()). */
 	void (*on_watch)(void *ctx, struct supervisor *sv);
+	/* Optional: asked at each turn of the loop; true does what SIGINT
+	 * does (supervise_interrupt(): every child cancelled, -ECANCELED).
+	 * For a stop the caller decides in another callback (a budget). */
+	bool (*want_interrupt)(void *ctx);
 };
 
 struct supervisor_opts {

@@ -76,6 +76,10 @@ expect_exit 2 "$BERNSTEIN" resume
 expect_stdout_contains "nothing to resume in run " "resume with nothing to move says so"
 expect_stdout_contains "every task has ended (1 refused); failed, refused, conflicting and blocked tasks are not resumed" "and why"
 
+# a budget reached with a task left (the mock reports 20 tokens; the cap is 5)
+printf 'name: p\nbudget: {max_tokens: 5}\ntasks:\n  - title: spend\n    adapter: mock\n    prompt: "usage 10 10"\n  - title: left\n    adapter: mock\n    depends_on: [spend]\n    prompt: "say never"\n' >"$W/budget.yaml"
+expect BEXIT_BUDGET "run stopped by its budget with a task left" "$BERNSTEIN" run budget.yaml
+
 # a detached HEAD: 4 (docs/exit-codes.md, run)
 git -C "$W" checkout -q --detach HEAD
 run "$BERNSTEIN" run ok.yaml

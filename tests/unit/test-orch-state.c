@@ -158,6 +158,9 @@ static void assert_attempt_equal(const struct attempt_row *a, const struct attem
 		assert_true(a->cost_usd == b->cost_usd);
 	assert_str_or_null(a->last_event, b->last_event);
 	assert_str_or_null(a->agent_error, b->agent_error);
+	assert_str_or_null(a->model, b->model);
+	assert_true(a->cached_tokens == b->cached_tokens);
+	assert_str_or_null(a->cost_source, b->cost_source);
 }
 
 /* A run row pointing at string literals (never released). */
@@ -183,6 +186,11 @@ static struct task_row task_fixture(const char *run_id, const char *id, int64_t 
 }
 
 #define S(lit) ((char *)(uintptr_t)(lit))
+
+/* What schema version 5 (cost) added, dropped to make an older database. */
+#define V5_DROP                                                                                    \
+	"ALTER TABLE attempts DROP COLUMN model; ALTER TABLE attempts DROP COLUMN cached_tokens; " \
+	"ALTER TABLE attempts DROP COLUMN cost_source; ALTER TABLE runs DROP COLUMN budget; "
 
 static struct state *open_ok(const char *path, unsigned flags)
 {
@@ -517,7 +525,8 @@ static void test_v1_read_and_migrated(void **state)
 	/* back to what version 1 wrote */
 	db = raw_open(f->db);
 	raw_exec(db, "ALTER TABLE attempts DROP COLUMN agent_error; ALTER TABLE runs DROP COLUMN "
-		     "exit_code; ALTER TABLE tasks DROP COLUMN feedback; PRAGMA user_version = 1;");
+		     "exit_code; ALTER TABLE tasks DROP COLUMN feedback; " V5_DROP
+		     "PRAGMA user_version = 1;");
 	(void)sqlite3_close(db);
 
 	st = open_ok(f->db, STATE_READONLY);
@@ -556,7 +565,7 @@ static void test_v3_read_and_migrated(void **state)
 	assert_int_equal(state_task_insert(st, &task, NULL), 0);
 	st = state_close(st);
 	db = raw_open(f->db);
-	raw_exec(db, "ALTER TABLE tasks DROP COLUMN feedback; PRAGMA user_version = 3;");
+	raw_exec(db, "ALTER TABLE tasks DROP COLUMN feedback; " V5_DROP "PRAGMA user_version = 3;");
 	(void)sqlite3_close(db);
 
 	st = open_ok(f->db, STATE_READONLY);
@@ -815,6 +824,38 @@ static void test_task_roundtrip(void **state)
 	(void)sqlite3_close(db);
 }
 
+static void test_run_budget(void **state)
+{
+	struct fx *f = *state;
+	struct run_row run = run_fixture("run", NULL);
+	struct state *st;
+	char *b = S("x");
+	struct diag d;
+
+	st = open_ok(f->db, STATE_CREATE);
+	assert_int_equal(state_run_insert(st, &run, NULL), 0);
+	assert_int_equal(state_run_get_budget(st, "run", &b, NULL), 0);
+	assert_null(b); /* none */
+	assert_int_equal(state_run_set_budget(st, "run", "{\"max_cost_usd\":2.5}", "t", NULL), 0);
+	assert_int_equal(state_run_get_budget(st, "run", &b, NULL), 0);
+	assert_string_equal(b, "{\"max_cost_usd\":2.5}");
+	free(b);
+	/* only a JSON object */
+	assert_int_equal(state_run_set_budget(st, "run", "[1]", "t", &d), -EINVAL);
+	assert_non_null(strstr(d.msg, "CHECK"));
+	assert_int_equal(state_run_set_budget(st, "nosuch", "{}", "t", &d), -ENOENT);
+	assert_int_equal(state_run_get_budget(st, "nosuch", &b, &d), -ENOENT);
+	assert_int_equal(state_run_set_budget(st, "run", NULL, "t", NULL), 0);
+	assert_int_equal(state_run_get_budget(st, "run", &b, NULL), 0);
+	assert_null(b);
+	st = state_close(st);
+	/* a reader sees it too */
+	st = open_ok(f->db, STATE_READONLY);
+	assert_int_equal(state_run_get_budget(st, "run", &b, NULL), 0);
+	assert_null(b);
+	(void)state_close(st);
+}
+
 static void test_attempt_roundtrip(void **state)
 {
 	struct fx *f = *state;
@@ -850,6 +891,9 @@ static void test_attempt_roundtrip(void **state)
 	a1.cost_usd = 0.0;
 	a1.last_event = S("{\"kind\":\"result\"}");
 	a1.agent_error = S("HTTP 401: invalid x-api-key");
+	a1.model = S("gpt-5");
+	a1.cached_tokens = 4096;
+	a1.cost_source = S("pricing");
 
 	a2.run_id = S("run");
 	a2.task_id = S("t1");
@@ -874,6 +918,8 @@ static void test_attempt_roundtrip(void **state)
 	assert_attempt_equal(&list[1], &a2);
 	assert_true(list[1].exit_code == STATE_NULL_INT);
 	assert_true(list[1].input_tokens == STATE_NULL_INT);
+	assert_true(list[1].cached_tokens == STATE_NULL_INT);
+	assert_null(list[1].model);
 	assert_true(isnan(list[1].cost_usd));
 	assert_true(list[0].exit_code == 0);
 	assert_true(list[0].cost_usd == 0.0);
@@ -912,6 +958,10 @@ static void test_attempt_roundtrip(void **state)
 	assert_int_equal(state_attempt_insert(st, &bad, &d), -EINVAL);
 	assert_non_null(strstr(d.msg, "CHECK"));
 	bad.resume_kind = NULL;
+	bad.cost_source = S("guess");
+	assert_int_equal(state_attempt_insert(st, &bad, &d), -EINVAL);
+	assert_non_null(strstr(d.msg, "CHECK"));
+	bad.cost_source = NULL;
 	bad.n = STATE_NULL_INT;
 	assert_int_equal(state_attempt_insert(st, &bad, &d), -EINVAL);
 	bad.n = 3;
@@ -1297,6 +1347,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_run_roundtrip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_task_roundtrip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_attempt_roundtrip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_run_budget, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_invalid_utf8_and_long_text, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_transactions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reader_while_writer_active, setup, teardown),
