@@ -908,6 +908,7 @@ int state_open(const char *path, unsigned flags, struct state **ret, struct diag
 			if (r < 0)
 				goto out;
 		}
+		st->version = STATE_SCHEMA_VERSION; /* a writer has the current schema */
 	}
 
 	*ret = st;

@@ -632,6 +632,18 @@ static void test_run_roundtrip(void **state)
 	assert_null(got.id); /* released rows are reset */
 	run_row_release(NULL);
 
+	/* the run's exit code, read back through the writer itself (a writer
+	 * knows its schema: it used to read every v3+ column as NULL) */
+	{
+		int64_t code = 0;
+
+		assert_int_equal(state_run_get_exit(st, full.id, &code, NULL), 0);
+		assert_true(code == STATE_NULL_INT);
+		assert_int_equal(state_run_set_exit(st, full.id, 7, full.updated_at, NULL), 0);
+		assert_int_equal(state_run_get_exit(st, full.id, &code, NULL), 0);
+		assert_int_equal(code, 7);
+	}
+
 	/* Errors. */
 	assert_int_equal(state_run_get(st, "nope", &got, &d), -ENOENT);
 	assert_string_equal(d.file, f->db);
