@@ -833,6 +833,93 @@ static int parse_merge(struct cctx *x, const struct ynode *v)
 	return r;
 }
 
+/* bernstein.yaml's top-level key key (value v), one of its scalars: 0,
+ * -EINVAL, or 1 when key is not a scalar of this list. */
+static int parse_top_scalar(struct cctx *x, const char *key, const struct ynode *v)
+{
+	struct orch_config *c = x->c;
+	int r;
+
+	if (strcmp(key, "adapter") == 0) {
+		const char *a = NULL;
+
+		r = orch_get_adapter(x->doc, v, key, &a, x->reterr);
+		if (r == 0 && a)
+			c->adapter = a;
+	} else if (strcmp(key, "model") == 0) {
+		r = yaml_value_str(x->doc, v, key, true, &c->model, x->reterr);
+	} else if (strcmp(key, "parallel") == 0) {
+		r = yaml_value_int(x->doc, v, key, 1, ORCH_MAX_PARALLEL, &c->parallel, x->reterr);
+	} else if (strcmp(key, "timeout") == 0) {
+		r = yaml_value_number(x->doc, v, key, 0, true, ORCH_MAX_TIMEOUT_S, &c->timeout_s,
+				      x->reterr);
+	} else if (strcmp(key, "idle_timeout") == 0) {
+		r = yaml_value_number(x->doc, v, key, 0, false, ORCH_MAX_TIMEOUT_S,
+				      &c->idle_timeout_s, x->reterr);
+	} else if (strcmp(key, "kill_grace") == 0) {
+		r = yaml_value_number(x->doc, v, key, 0, true, ORCH_MAX_KILL_GRACE_S,
+				      &c->kill_grace_s, x->reterr);
+	} else if (strcmp(key, "max_retries") == 0) {
+		r = yaml_value_int(x->doc, v, key, 0, ORCH_MAX_RETRIES, &c->max_retries, x->reterr);
+	} else if (strcmp(key, "retry_backoff") == 0) {
+		r = yaml_value_number(x->doc, v, key, 0, false, ORCH_MAX_BACKOFF_S,
+				      &c->retry_backoff_s, x->reterr);
+	} else {
+		r = 1; /* not one of these */
+	}
+	return r;
+}
+
+/* The other top-level keys (lists and maps); mode, retry and fallback
+ * wait until every key is read (parse_config()). */
+static int parse_top_section(struct cctx *x, const char *key, const struct ynode *v)
+{
+	struct orch_config *c = x->c;
+	int r;
+
+	if (strcmp(key, "preference") == 0) {
+		r = parse_adapters(x, v, key, &c->preference);
+	} else if (strcmp(key, "auto") == 0) {
+		r = parse_adapters(x, v, key, &c->auto_order);
+	} else if (strcmp(key, "gates") == 0) {
+		r = orch_get_gates(&c->arena, x->doc, v, key, &c->gates, &c->n_gates, x->reterr);
+	} else if (strcmp(key, "merge") == 0) {
+		r = parse_merge(x, v);
+	} else if (strcmp(key, "pr") == 0) {
+		r = parse_pr(x, v);
+	} else if (strcmp(key, "sandbox") == 0) {
+		r = orch_get_sandbox(x->doc, v, key, &c->sandbox, x->reterr);
+	} else if (strcmp(key, "network") == 0) {
+		enum net_mode nm = NET_MODE_FULL;
+
+		r = orch_get_network(x->doc, v, key, &nm, x->reterr);
+		if (r == 0)
+			c->network = (int)nm;
+	} else if (strcmp(key, "limits") == 0) {
+		r = orch_get_limits(x->doc, v, key, &c->limits, x->reterr);
+	} else if (strcmp(key, "worktree_setup") == 0) {
+		r = orch_get_wtsetup(&c->arena, x->doc, v, key, &c->wtsetup, x->reterr);
+	} else if (strcmp(key, "protected_paths") == 0) {
+		r = parse_protected(x, v);
+	} else if (strcmp(key, "hooks") == 0) {
+		r = orch_get_hooks(x->doc, v, key, &c->hooks, x->reterr);
+	} else if (strcmp(key, "notify") == 0) {
+		r = orch_get_notify(x->doc, v, key, &c->notify, x->reterr);
+	} else if (strcmp(key, "budget") == 0) {
+		r = orch_budget_parse(x->doc, v, key, &c->budget, x->reterr);
+	} else if (strcmp(key, "modes") == 0) {
+		r = parse_modes(x, v);
+	} else if (strcmp(key, "role_model_policy") == 0) {
+		r = parse_roles(x, v);
+	} else if (strcmp(key, "endpoints") == 0) {
+		r = orch_endpoints_get(&c->arena, x->doc, v, key, x->allowed, &c->endpoints,
+				       x->reterr);
+	} else {
+		r = 0; /* mode: once every mode is known; retry, fallback: below */
+	}
+	return r;
+}
+
 static int parse_config(struct cctx *x)
 {
 	/* one a line: keys are added at the end (clang-format would bin-pack them) */
@@ -869,7 +956,6 @@ static int parse_config(struct cctx *x)
 	};
 	/* clang-format on */
 	const struct ynode *root = x->doc->root;
-	struct orch_config *c = x->c;
 	size_t i;
 	int r;
 
@@ -880,73 +966,9 @@ static int parse_config(struct cctx *x)
 		const char *key = root->keys[i]->str;
 		const struct ynode *v = root->items[i];
 
-		if (strcmp(key, "adapter") == 0) {
-			const char *a = NULL;
-
-			r = orch_get_adapter(x->doc, v, key, &a, x->reterr);
-			if (r == 0 && a)
-				c->adapter = a;
-		} else if (strcmp(key, "model") == 0) {
-			r = yaml_value_str(x->doc, v, key, true, &c->model, x->reterr);
-		} else if (strcmp(key, "parallel") == 0) {
-			r = yaml_value_int(x->doc, v, key, 1, ORCH_MAX_PARALLEL, &c->parallel,
-					   x->reterr);
-		} else if (strcmp(key, "timeout") == 0) {
-			r = yaml_value_number(x->doc, v, key, 0, true, ORCH_MAX_TIMEOUT_S,
-					      &c->timeout_s, x->reterr);
-		} else if (strcmp(key, "idle_timeout") == 0) {
-			r = yaml_value_number(x->doc, v, key, 0, false, ORCH_MAX_TIMEOUT_S,
-					      &c->idle_timeout_s, x->reterr);
-		} else if (strcmp(key, "kill_grace") == 0) {
-			r = yaml_value_number(x->doc, v, key, 0, true, ORCH_MAX_KILL_GRACE_S,
-					      &c->kill_grace_s, x->reterr);
-		} else if (strcmp(key, "max_retries") == 0) {
-			r = yaml_value_int(x->doc, v, key, 0, ORCH_MAX_RETRIES, &c->max_retries,
-					   x->reterr);
-		} else if (strcmp(key, "retry_backoff") == 0) {
-			r = yaml_value_number(x->doc, v, key, 0, false, ORCH_MAX_BACKOFF_S,
-					      &c->retry_backoff_s, x->reterr);
-		} else if (strcmp(key, "preference") == 0) {
-			r = parse_adapters(x, v, key, &c->preference);
-		} else if (strcmp(key, "auto") == 0) {
-			r = parse_adapters(x, v, key, &c->auto_order);
-		} else if (strcmp(key, "gates") == 0) {
-			r = orch_get_gates(&c->arena, x->doc, v, key, &c->gates, &c->n_gates,
-					   x->reterr);
-		} else if (strcmp(key, "merge") == 0) {
-			r = parse_merge(x, v);
-		} else if (strcmp(key, "pr") == 0) {
-			r = parse_pr(x, v);
-		} else if (strcmp(key, "sandbox") == 0) {
-			r = orch_get_sandbox(x->doc, v, key, &c->sandbox, x->reterr);
-		} else if (strcmp(key, "network") == 0) {
-			enum net_mode nm = NET_MODE_FULL;
-
-			r = orch_get_network(x->doc, v, key, &nm, x->reterr);
-			if (r == 0)
-				c->network = (int)nm;
-		} else if (strcmp(key, "limits") == 0) {
-			r = orch_get_limits(x->doc, v, key, &c->limits, x->reterr);
-		} else if (strcmp(key, "worktree_setup") == 0) {
-			r = orch_get_wtsetup(&c->arena, x->doc, v, key, &c->wtsetup, x->reterr);
-		} else if (strcmp(key, "protected_paths") == 0) {
-			r = parse_protected(x, v);
-		} else if (strcmp(key, "hooks") == 0) {
-			r = orch_get_hooks(x->doc, v, key, &c->hooks, x->reterr);
-		} else if (strcmp(key, "notify") == 0) {
-			r = orch_get_notify(x->doc, v, key, &c->notify, x->reterr);
-		} else if (strcmp(key, "budget") == 0) {
-			r = orch_budget_parse(x->doc, v, key, &c->budget, x->reterr);
-		} else if (strcmp(key, "modes") == 0) {
-			r = parse_modes(x, v);
-		} else if (strcmp(key, "role_model_policy") == 0) {
-			r = parse_roles(x, v);
-		} else if (strcmp(key, "endpoints") == 0) {
-			r = orch_endpoints_get(&c->arena, x->doc, v, key, x->allowed, &c->endpoints,
-					       x->reterr);
-		} else {
-			r = 0; /* mode: once every mode is known; retry, fallback: below */
-		}
+		r = parse_top_scalar(x, key, v);
+		if (r == 1)
+			r = parse_top_section(x, key, v);
 		if (r < 0)
 			return r;
 	}
@@ -1364,41 +1386,6 @@ json_t *orch_config_json(const struct orch_config *c)
 	return o;
 }
 
-/* A YAML double-quoted scalar (JSON's string syntax is a subset). */
-static int yaml_str(struct sbuf *out, const char *s)
-{
-	json_t *j;
-	char *d;
-	int r;
-
-	if (!s)
-		return sbuf_adds(out, "null");
-	j = json_string(s);
-	d = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
-	json_decref(j);
-	if (!d)
-		return sbuf_adds(out, "\"\"");
-	r = sbuf_adds(out, d);
-	free(d);
-	return r;
-}
-
-/* The shortest decimal that reads back to v. */
-static int yaml_num(struct sbuf *out, double v)
-{
-	char buf[40];
-	int prec;
-
-	if (v == floor(v) && fabs(v) < 1e15)
-		return sbuf_addf(out, "%.0f", v);
-	for (prec = 1; prec <= 17; prec++) {
-		(void)snprintf(buf, sizeof(buf), "%.*g", prec, v);
-		if (strtod(buf, NULL) == v)
-			break;
-	}
-	return sbuf_adds(out, buf);
-}
-
 /* worktree_setup as a flow mapping: the keys given. */
 static int yaml_strs(struct sbuf *out, const char *const *v, size_t n)
 {
@@ -1408,7 +1395,7 @@ static int yaml_strs(struct sbuf *out, const char *const *v, size_t n)
 	for (i = 0; r >= 0 && i < n; i++) {
 		r = sbuf_adds(out, i ? ", " : "");
 		if (r >= 0)
-			r = yaml_str(out, v[i]);
+			r = yaml_emit_str(out, v[i]);
 	}
 	return r < 0 ? r : sbuf_adds(out, "]");
 }
@@ -1433,13 +1420,13 @@ static int yaml_wtsetup(struct sbuf *out, const struct orch_wtsetup *ws)
 	if (r >= 0 && (ws->set & WTSETUP_COMMAND)) {
 		r = sbuf_addf(out, "%ssetup_command: ", sep);
 		if (r >= 0)
-			r = yaml_str(out, ws->setup_command);
+			r = yaml_emit_str(out, ws->setup_command);
 		sep = ", ";
 	}
 	if (r >= 0 && (ws->set & WTSETUP_TIMEOUT)) {
 		r = sbuf_addf(out, "%stimeout: ", sep);
 		if (r >= 0)
-			r = yaml_num(out, ws->timeout_s);
+			r = yaml_emit_num(out, ws->timeout_s);
 	}
 	return r < 0 ? r : sbuf_adds(out, "}");
 }
@@ -1459,10 +1446,10 @@ static int yaml_slots(struct sbuf *out, const struct invocation_sampling *s)
 			break;
 		switch (k) {
 		case SAMPLING_TEMPERATURE:
-			r = yaml_num(out, s->temperature);
+			r = yaml_emit_num(out, s->temperature);
 			break;
 		case SAMPLING_TOP_P:
-			r = yaml_num(out, s->top_p);
+			r = yaml_emit_num(out, s->top_p);
 			break;
 		case SAMPLING_TOP_K:
 			r = sbuf_addf(out, "%" PRId64, s->top_k);
@@ -1471,10 +1458,10 @@ static int yaml_slots(struct sbuf *out, const struct invocation_sampling *s)
 			r = sbuf_addf(out, "%" PRId64, s->max_tokens);
 			break;
 		case SAMPLING_BASE_URL:
-			r = yaml_str(out, s->base_url);
+			r = yaml_emit_str(out, s->base_url);
 			break;
 		default:
-			r = yaml_str(out, s->api_key_env);
+			r = yaml_emit_str(out, s->api_key_env);
 			break;
 		}
 	}
@@ -1498,7 +1485,7 @@ static int limits_yaml(struct sbuf *out, const struct contain_limits *l)
 	if (r == 0 && l->cpu_milli) {
 		r = sbuf_addf(out, "%scpu: ", sep);
 		if (r == 0)
-			r = yaml_num(out, (double)l->cpu_milli / 1000.0);
+			r = yaml_emit_num(out, (double)l->cpu_milli / 1000.0);
 	}
 	return r < 0 ? r : sbuf_adds(out, "}");
 }
@@ -1509,7 +1496,7 @@ static int yaml_field(struct sbuf *out, const char *key, const char *value, cons
 		return 0;
 	if (sbuf_addf(out, "%s%s: ", sep, key) < 0)
 		return -ENOBUFS;
-	return yaml_str(out, value);
+	return yaml_emit_str(out, value);
 }
 
 /* retry: and fallback: of p as flow collections (JSON is YAML), each
@@ -1543,11 +1530,11 @@ static int pr_yaml(const struct orch_config *c, struct sbuf *out)
 	int r = sbuf_adds(out, "\npr: {remote: ");
 
 	if (r >= 0)
-		r = yaml_str(out, c->pr.remote);
+		r = yaml_emit_str(out, c->pr.remote);
 	if (r >= 0 && c->pr.base && (r = sbuf_adds(out, ", base: ")) >= 0)
-		r = yaml_str(out, c->pr.base);
+		r = yaml_emit_str(out, c->pr.base);
 	if (r >= 0 && c->pr.repo && (r = sbuf_adds(out, ", repo: ")) >= 0)
-		r = yaml_str(out, c->pr.repo);
+		r = yaml_emit_str(out, c->pr.repo);
 	if (r >= 0)
 		r = sbuf_addf(out, ", draft: %s}", c->pr.draft ? "true" : "false");
 	return r < 0 ? r : 0;
@@ -1567,7 +1554,7 @@ static int role_yaml(struct sbuf *out, const struct role_policy *rp)
 	const char *sep = "";
 
 	TRY(sbuf_adds(out, "\n  "));
-	TRY(yaml_str(out, rp->role));
+	TRY(yaml_emit_str(out, rp->role));
 	TRY(sbuf_adds(out, ": {"));
 	TRY(yaml_field(out, "adapter", rp->adapter, sep));
 	sep = rp->adapter ? ", " : sep;
@@ -1597,7 +1584,7 @@ static int role_yaml(struct sbuf *out, const struct role_policy *rp)
 	TRY(retry_yaml(out, &rp->retry, false, &sep));
 	if (rp->has_idle_timeout) {
 		TRY(sbuf_addf(out, "%sidle_timeout: ", sep));
-		TRY(yaml_num(out, rp->idle_timeout_s));
+		TRY(yaml_emit_num(out, rp->idle_timeout_s));
 		sep = ", ";
 	}
 	if (rp->wtsetup.set) {
@@ -1623,43 +1610,43 @@ int orch_config_to_yaml(const struct orch_config *c, struct sbuf *out)
 	} while (0)
 
 	TRY(sbuf_adds(out, "adapter: "));
-	TRY(yaml_str(out, c->adapter));
+	TRY(yaml_emit_str(out, c->adapter));
 	TRY(sbuf_adds(out, "\nmodel: "));
-	TRY(yaml_str(out, c->model));
+	TRY(yaml_emit_str(out, c->model));
 	TRY(sbuf_addf(out, "\nparallel: %" PRId64 "\ntimeout: ", c->parallel));
-	TRY(yaml_num(out, c->timeout_s));
+	TRY(yaml_emit_num(out, c->timeout_s));
 	if (c->idle_timeout_s > 0) {
 		TRY(sbuf_adds(out, "\nidle_timeout: "));
-		TRY(yaml_num(out, c->idle_timeout_s));
+		TRY(yaml_emit_num(out, c->idle_timeout_s));
 	}
 	TRY(sbuf_adds(out, "\nkill_grace: "));
-	TRY(yaml_num(out, c->kill_grace_s));
+	TRY(yaml_emit_num(out, c->kill_grace_s));
 	if (!c->retry.max_attempts)
 		TRY(sbuf_addf(out, "\nmax_retries: %" PRId64, c->max_retries));
 	if (!c->retry.has_backoff) {
 		TRY(sbuf_adds(out, "\nretry_backoff: "));
-		TRY(yaml_num(out, c->retry_backoff_s));
+		TRY(yaml_emit_num(out, c->retry_backoff_s));
 	}
 	TRY(sbuf_adds(out, "\npreference: ["));
 	for (i = 0; i < c->preference.nr; i++) {
 		TRY(sbuf_adds(out, i ? ", " : ""));
-		TRY(yaml_str(out, c->preference.v[i]));
+		TRY(yaml_emit_str(out, c->preference.v[i]));
 	}
 	TRY(sbuf_adds(out, "]\nauto: ["));
 	for (i = 0; i < c->auto_order.nr; i++) {
 		TRY(sbuf_adds(out, i ? ", " : ""));
-		TRY(yaml_str(out, c->auto_order.v[i]));
+		TRY(yaml_emit_str(out, c->auto_order.v[i]));
 	}
 	TRY(sbuf_adds(out, "]\ngates:"));
 	if (!c->n_gates)
 		TRY(sbuf_adds(out, " []"));
 	for (i = 0; i < c->n_gates; i++) {
 		TRY(sbuf_adds(out, "\n  - {name: "));
-		TRY(yaml_str(out, c->gates[i].name));
+		TRY(yaml_emit_str(out, c->gates[i].name));
 		TRY(sbuf_adds(out, ", run: "));
-		TRY(yaml_str(out, c->gates[i].run));
+		TRY(yaml_emit_str(out, c->gates[i].run));
 		TRY(sbuf_adds(out, ", timeout: "));
-		TRY(yaml_num(out, c->gates[i].timeout_s));
+		TRY(yaml_emit_num(out, c->gates[i].timeout_s));
 		TRY(sbuf_adds(out, "}"));
 	}
 	TRY(sbuf_addf(out, "\nmerge: %s", merge_policy_to_string(c->merge)));
@@ -1677,7 +1664,7 @@ int orch_config_to_yaml(const struct orch_config *c, struct sbuf *out)
 		TRY(sbuf_adds(out, "\nprotected_paths: ["));
 		for (i = 0; i < c->n_protected; i++) {
 			TRY(sbuf_adds(out, i ? ", " : ""));
-			TRY(yaml_str(out, c->protected_paths[i]));
+			TRY(yaml_emit_str(out, c->protected_paths[i]));
 		}
 		TRY(sbuf_adds(out, "]"));
 	}
@@ -1689,7 +1676,7 @@ int orch_config_to_yaml(const struct orch_config *c, struct sbuf *out)
 	TRY(retry_yaml(out, &c->retry, true, &top_sep));
 	TRY(orch_budget_given_yaml(&c->budget, out));
 	TRY(sbuf_adds(out, "\nmode: "));
-	TRY(yaml_str(out, c->mode));
+	TRY(yaml_emit_str(out, c->mode));
 	TRY(sbuf_adds(out, "\n# built-in modes:"));
 	for (i = 0; i < c->n_modes; i++) {
 		if (!c->modes[i].builtin)
@@ -1702,7 +1689,7 @@ int orch_config_to_yaml(const struct orch_config *c, struct sbuf *out)
 		if (c->modes[i].builtin)
 			continue;
 		TRY(sbuf_adds(out, "\n  "));
-		TRY(yaml_str(out, c->modes[i].name));
+		TRY(yaml_emit_str(out, c->modes[i].name));
 		TRY(sbuf_adds(out, ": "));
 		TRY(yaml_slots(out, &c->modes[i].sampling));
 		n++;

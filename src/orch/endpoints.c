@@ -219,20 +219,6 @@ int orch_endpoints_parse_json(struct arena *a, const json_t *j, struct orch_endp
 
 /* ---- YAML ---- */
 
-static int yaml_str(struct sbuf *out, const char *s)
-{
-	json_t *j = json_string(s);
-	char *d = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
-	int r;
-
-	json_decref(j);
-	if (!d)
-		return sbuf_adds(out, "\"\"");
-	r = sbuf_adds(out, d);
-	free(d);
-	return r;
-}
-
 int orch_endpoints_yaml(const struct orch_endpoints *e, struct sbuf *out)
 {
 	size_t i;
@@ -249,7 +235,7 @@ int orch_endpoints_yaml(const struct orch_endpoints *e, struct sbuf *out)
 		if (r == 0 && ep->base_url) {
 			r = sbuf_adds(out, "base_url: ");
 			if (r == 0)
-				r = yaml_str(out, ep->base_url);
+				r = yaml_emit_str(out, ep->base_url);
 			sep = ", ";
 		}
 		if (r == 0 && ep->api_key_env) {
@@ -259,7 +245,7 @@ int orch_endpoints_yaml(const struct orch_endpoints *e, struct sbuf *out)
 		if (r == 0 && ep->model) {
 			r = sbuf_addf(out, "%smodel: ", sep);
 			if (r == 0)
-				r = yaml_str(out, ep->model);
+				r = yaml_emit_str(out, ep->model);
 		}
 		if (r == 0)
 			r = sbuf_adds(out, "}");

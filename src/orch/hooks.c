@@ -308,35 +308,6 @@ json_t *orch_notify_json(const struct orch_notify *n)
 	return o;
 }
 
-static int add_json_str(struct sbuf *out, const char *s)
-{
-	json_t *j = json_string(s);
-	char *d = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
-	int r;
-
-	json_decref(j);
-	if (!d)
-		return sbuf_adds(out, "\"\"");
-	r = sbuf_adds(out, d);
-	free(d);
-	return r;
-}
-
-static int add_num(struct sbuf *out, double v)
-{
-	char buf[40];
-	int prec;
-
-	if (v == floor(v) && fabs(v) < 1e15)
-		return sbuf_addf(out, "%.0f", v);
-	for (prec = 1; prec <= 17; prec++) {
-		(void)snprintf(buf, sizeof(buf), "%.*g", prec, v);
-		if (strtod(buf, NULL) == v)
-			break;
-	}
-	return sbuf_adds(out, buf);
-}
-
 int orch_hooks_yaml(const struct orch_hookset *h, struct sbuf *out)
 {
 	int i, r = 0;
@@ -349,11 +320,11 @@ int orch_hooks_yaml(const struct orch_hookset *h, struct sbuf *out)
 			continue;
 		r = sbuf_addf(out, "\n  %s: {run: ", hook_names[i]);
 		if (r >= 0)
-			r = add_json_str(out, h->h[i].run);
+			r = yaml_emit_str(out, h->h[i].run);
 		if (r >= 0)
 			r = sbuf_adds(out, ", timeout: ");
 		if (r >= 0)
-			r = add_num(out, h->h[i].timeout_s);
+			r = yaml_emit_num(out, h->h[i].timeout_s);
 		if (r >= 0)
 			r = sbuf_adds(out, "}");
 	}
@@ -372,7 +343,7 @@ int orch_notify_yaml(const struct orch_notify *n, struct sbuf *out)
 	if (r >= 0 && n->webhook) {
 		/* never the URL itself: it may hold the secret */
 		url_webhook_shown(n->webhook, shown, sizeof(shown));
-		r = add_json_str(out, shown);
+		r = yaml_emit_str(out, shown);
 	} else if (r >= 0) {
 		r = sbuf_adds(out, "null");
 	}
@@ -388,7 +359,7 @@ int orch_notify_yaml(const struct orch_notify *n, struct sbuf *out)
 	if (r >= 0)
 		r = sbuf_addf(out, "]\n  desktop: %s\n  timeout: ", n->desktop ? "true" : "false");
 	if (r >= 0)
-		r = add_num(out, n->timeout_s);
+		r = yaml_emit_num(out, n->timeout_s);
 	if (r >= 0)
 		r = sbuf_addf(out, "\n  retries: %d", n->retries);
 	return r < 0 ? r : 0;

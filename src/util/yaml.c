@@ -17,10 +17,13 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include <jansson.h>
+#include <math.h>
 #include <yaml.h>
 
 #include "util/fsutil.h"
 #include "util/hash.h"
+#include "util/sbuf.h"
 #include "util/xalloc.h"
 #include "util/banned.h"
 
@@ -692,4 +695,37 @@ const struct ynode *ynode_get(const struct ynode *map, const char *key)
 		if (map->keys[i]->len == len && memcmp(map->keys[i]->str, key, len) == 0)
 			return map->items[i];
 	return NULL;
+}
+
+int yaml_emit_str(struct sbuf *out, const char *s)
+{
+	json_t *j;
+	char *d;
+	int r;
+
+	if (!s)
+		return sbuf_adds(out, "null");
+	j = json_string(s);
+	d = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
+	json_decref(j);
+	if (!d)
+		return sbuf_adds(out, "\"\"");
+	r = sbuf_adds(out, d);
+	free(d);
+	return r;
+}
+
+int yaml_emit_num(struct sbuf *out, double v)
+{
+	char buf[40];
+	int prec;
+
+	if (v == floor(v) && fabs(v) < 1e15)
+		return sbuf_addf(out, "%.0f", v);
+	for (prec = 1; prec <= 17; prec++) {
+		(void)snprintf(buf, sizeof(buf), "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	return sbuf_adds(out, buf);
 }

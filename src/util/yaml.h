@@ -104,6 +104,13 @@ int yaml_get_strlist(const struct ydoc *doc, const struct ynode *map, const char
 #define YAML_QUOTE_SIZE (80 * 4 + 16)
 const char *yaml_quote_bytes(char *out, size_t size, const char *s, size_t len);
 
+/* Writers of YAML text (config show): s as a double-quoted scalar (JSON's
+ * string syntax, a subset of YAML's; NULL: null), v as the shortest decimal
+ * that reads back to it. 0, or sbuf's error. */
+struct sbuf;
+int yaml_emit_str(struct sbuf *out, const char *s);
+int yaml_emit_num(struct sbuf *out, double v);
+
 /* Set a diag at node's position in doc. */
 void yaml_diag(const struct ydoc *doc, const struct ynode *node, struct diag *reterr,
 	       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
