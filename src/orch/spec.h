@@ -20,6 +20,8 @@
  *                                       the tier decided when the task was
  *                                       first routed (absent before)
  *   network                             full | llm | none (absent: the config's)
+ *   on_conflict                         rebase | resolve | fail (absent: the
+ *                                       role's or config's)
  *   limits                              {memory: int, pids: int, cpu: number}
  *   gates                               [{name, run, timeout}]
  *   sampling                            {temperature, top_p: number;
@@ -81,6 +83,8 @@ struct task_spec {
 	bool has_tier; /* the tier decided when first routed, kept by retries and resumes */
 	enum sandbox_kind tier;
 	int network;		      /* enum net_mode, or -1: not given (the configuration's) */
+	bool has_on_conflict;	      /* on_conflict: given (else the role's or configuration's) */
+	enum conflict_policy on_conflict;
 	struct contain_limits limits; /* each one set overrides the configuration's */
 	struct orch_gate *gates;      /* after the configuration's */
 	size_t n_gates;
