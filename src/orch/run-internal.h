@@ -22,6 +22,8 @@
  *                   task whose attempt did not complete (orch/retry.h)
  *   run-review.c    merge: review (approve, reject, the feedback prompt) and
  *                   merge: pr (push, gh pr create)
+ *   run-conflict.c  a merge that conflicted: the rebase in the task's tree,
+ *                   the resolver agent, their repair after a crash
  *   run-task.c      the shared core: the loop loaded, a task's transition
  *                   on the lifecycle table, audit records, small helpers
  *
@@ -33,11 +35,12 @@
  * process -> outcome -> completion -> merge without coming back):
  *
  *   run.c          -> dispatch, complete, repair, cleanup, sandbox, control, task
- *   run-control.c  -> merge (an approved task), review, cleanup, retry, task
+ *   run-control.c  -> merge (an approved task), review, conflict, cleanup, retry, task
  *   run-dispatch.c -> resume (the fallback prompt), sandbox, retry, task
  *   run-complete.c -> merge, cleanup, sandbox, retry, task
  *   run-retry.c    -> sandbox, task
- *   run-merge.c    -> review (review, pr), cleanup, task
+ *   run-merge.c    -> review (review, pr), conflict, cleanup, task
+ *   run-conflict.c -> complete (the gates again), task
  *   run-review.c   -> task
  *   run-repair.c   -> cleanup, task
  *   run-resume.c   -> sandbox, task
@@ -117,6 +120,12 @@ struct otask {
 	 * being stopped: the task ends cancelled); `retry --fresh`: the next
 	 * attempt starts afresh, not continuing the last one */
 	bool cancel_req, fresh;
+	/* conflicts (run-conflict.c): the conflict handlings of this execution
+	 * (bounded); a resolver attempt to dispatch; the base commit its merge
+	 * took in (the resolution must contain it) */
+	unsigned conflict_rounds;
+	bool resolve_due;
+	char *resolve_base;
 };
 
 struct loop {
@@ -206,6 +215,31 @@ void run_gate_ended(struct loop *l, struct otask *t, const struct proc *p);
 
 /* run-merge.c */
 void run_merge(struct loop *l, struct otask *t, const char *gates_msg);
+
+/* run-complete.c: t's gates (the configuration's, then its own) started
+ * again in its current state (rebasing, resolving); with none, the merge */
+void run_gates_start(struct loop *l, struct otask *t, const char *no_gates_msg);
+
+/* run-conflict.c (docs/runs.md, "Conflicts"): after git_merge_prepare()
+ * found conflicts in merging t (the paths; rev what it tried to merge):
+ * true when on_conflict took t on (rebasing, or a resolver), false for the
+ * conflict as before. run_conflict_resume(): a task found rebasing or
+ * resolving by a new execution (a killed bernstein, a stop) handled again
+ * from its tree's repair and the rebase. The resolver's attempt: its
+ * adapter and model (NULL: as routing decides, the configuration's), its
+ * prompt (caller frees), its audit record once routed, and its end. */
+bool run_conflict(struct loop *l, struct otask *t, const struct strvec *conflicts,
+		  const char *rev);
+void run_conflict_resume(struct loop *l, struct otask *t);
+/* t's branch and tree back at the head its conflict started from (a
+ * cancel, a resolver refused), best effort: a warning says what failed. */
+void run_conflict_put_back(struct loop *l, struct otask *t);
+const char *run_conflict_adapter(const struct loop *l, const struct otask *t);
+const char *run_conflict_model(const struct loop *l, const struct otask *t);
+char *run_conflict_prompt(struct loop *l, const struct otask *t);
+int run_conflict_dispatched(struct loop *l, struct otask *t);
+void run_conflict_resolver_ended(struct loop *l, struct otask *t, enum outcome out,
+				 const char *why);
 
 /* run-review.c */
 struct control_request;

@@ -56,6 +56,7 @@ void run_merge(struct loop *l, struct otask *t, const char *gates_msg)
 	char msg[2048], ts[TS_MAX];
 	struct strvec conflicts = STRVEC_INIT;
 	char *commit = NULL;
+	const char *rev;
 	bool already = false;
 	int tries = 0;
 	struct diag d;
@@ -98,11 +99,13 @@ prepare:
 	free(commit);
 	commit = NULL;
 	/* an approved task: the head that was reviewed, wherever its branch is */
-	r = git_merge_prepare(e->repo, l->run.base_branch,
-			      e->cfg->merge == MERGE_REVIEW && t->row.head_commit
-				      ? t->row.head_commit
-				      : t->row.branch,
-			      msg, &e->identity, e->git_env, &commit, &already, &conflicts, &d);
+	rev = e->cfg->merge == MERGE_REVIEW && t->row.head_commit ? t->row.head_commit
+								 : t->row.branch;
+	r = git_merge_prepare(e->repo, l->run.base_branch, rev, msg, &e->identity, e->git_env,
+			      &commit, &already, &conflicts, &d);
+	/* on_conflict: rebase or resolve (run-conflict.c) */
+	if (r == -EBUSY && run_conflict(l, t, &conflicts, rev))
+		goto out;
 	if (r == -EBUSY) {
 		json_t *a = json_strvec(&conflicts);
 		char *s = json_dumps(a, JSON_COMPACT);

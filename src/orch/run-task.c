@@ -162,6 +162,7 @@ static void otask_release(struct otask *t)
 	confine_net_watch_release(&t->nw);
 	free(t->gates);
 	free(t->gate_log);
+	free(t->resolve_base);
 }
 
 void run_loop_release(struct loop *l)

@@ -212,7 +212,9 @@ static int next_task(void *ctx, struct proc_spec *spec, void **ret_task)
 	for (i = 0; i < l->n; i++) {
 		struct otask *t = &l->t[i];
 
-		if (t->gates && !t->gate_live && t->row.state == TASK_COMPLETING) {
+		if (t->gates && !t->gate_live &&
+		    (t->row.state == TASK_COMPLETING || t->row.state == TASK_REBASING ||
+		     t->row.state == TASK_RESOLVING)) {
 			if (run_gate_spec(l, t, spec) < 0) {
 				proc_spec_release(spec); /* what it filled in */
 				continue;
@@ -220,6 +222,37 @@ static int next_task(void *ctx, struct proc_spec *spec, void **ret_task)
 			*ret_task = t;
 			return 1;
 		}
+	}
+	/* a resolver (run-conflict.c): an attempt of a task in its conflict */
+	for (i = 0; i < l->n && !l->draining; i++) {
+		struct otask *t = &l->t[i];
+		int r;
+
+		if (!t->resolve_due || t->live || t->row.state != TASK_RESOLVING)
+			continue;
+		r = run_dispatch(l, t, spec);
+		if (r != 1)
+			proc_spec_release(spec);
+		if (r < 0)
+			return r;
+		if (r == DISPATCH_BUSY)
+			continue;
+		t->resolve_due = false;
+		if (r == 0 && t->row.state == TASK_CONFLICT)
+			run_conflict_put_back(l, t); /* refused: no merge left half made */
+		if (r == DISPATCH_ENDED)
+			run_complete(l, t);
+		if (r == 1 && t->prep == PREP_NONE) {
+			*ret_task = t;
+			return 1;
+		}
+		if (r == 1) {
+			t->resolve_due = true; /* its tree's command first, then it */
+			*ret_task = t;
+			return 1;
+		}
+		if (l->fatal)
+			return l->fatal;
 	}
 	while (progress) {
 		progress = false;
@@ -552,6 +585,9 @@ int orch_run_execute(struct orch_env *e, const char *run_id, struct orch_summary
 		if (t->selected &&
 		    (t->row.state == TASK_COMPLETING || t->row.state == TASK_MERGING))
 			run_finish(&l, t);
+		else if (t->selected &&
+			 (t->row.state == TASK_REBASING || t->row.state == TASK_RESOLVING))
+			run_conflict_resume(&l, t);
 	}
 	r = state_run_set_pid(e->st, run_id, (int64_t)getpid(), run_now(&l, ts), reterr);
 	if (r >= 0)
