@@ -648,12 +648,52 @@ static int retry_top(struct cctx *x)
 	return r < 0 ? r : retry_legacy(x);
 }
 
+/* The keys of a role that say how its tasks run: parse_role_run()'s. */
+static bool role_run_key(const char *key)
+{
+	static const char *const keys[] = {"sandbox", "network", "idle_timeout", "on_conflict",
+					   NULL};
+	size_t i;
+
+	for (i = 0; keys[i]; i++)
+		if (strcmp(key, keys[i]) == 0)
+			return true;
+	return false;
+}
+
+/* sandbox:, network:, idle_timeout:, on_conflict: of a role */
+static int parse_role_run(struct cctx *x, const char *key, const struct ynode *val, const char *pk,
+			  struct role_policy *rp)
+{
+	int r;
+
+	if (strcmp(key, "sandbox") == 0) {
+		r = orch_get_sandbox(x->doc, val, pk, &rp->sandbox, x->reterr);
+		rp->has_sandbox = r >= 0;
+		return r;
+	}
+	if (strcmp(key, "network") == 0) {
+		r = orch_get_network(x->doc, val, pk, &rp->network, x->reterr);
+		rp->has_network = r >= 0;
+		return r;
+	}
+	if (strcmp(key, "idle_timeout") == 0) {
+		r = yaml_value_number(x->doc, val, pk, 0, false, ORCH_MAX_TIMEOUT_S,
+				      &rp->idle_timeout_s, x->reterr);
+		rp->has_idle_timeout = r >= 0;
+		return r;
+	}
+	r = orch_get_on_conflict(x->doc, val, pk, &rp->on_conflict, x->reterr);
+	rp->has_on_conflict = r >= 0;
+	return r;
+}
+
 static int parse_role(struct cctx *x, const struct ynode *k, const struct ynode *v,
 		      struct role_policy *rp)
 {
-	static const char *const keys[] = {"adapter",	   "cli",      "provider",    "model",
-					   "effort",	   "base_url", "api_key_env", "limits",
-					   "sandbox",	   "network",  "retry",	      "fallback",
+	static const char *const keys[] = {"adapter",	   "cli",	  "provider",	 "model",
+					   "effort",	   "base_url",	  "api_key_env", "limits",
+					   "sandbox",	   "network",	  "retry",	 "fallback",
 					   "idle_timeout", "on_conflict", NULL};
 	struct invocation_sampling s = {0};
 	char p[YAML_PATH_MAX], pk[YAML_PATH_MAX], q[80];
@@ -718,21 +758,10 @@ static int parse_role(struct cctx *x, const struct ynode *k, const struct ynode 
 			rp->base_url = s.base_url;
 		} else if (strcmp(key, "limits") == 0) {
 			r = orch_get_limits(x->doc, val, pk, &rp->limits, x->reterr);
-		} else if (strcmp(key, "sandbox") == 0) {
-			r = orch_get_sandbox(x->doc, val, pk, &rp->sandbox, x->reterr);
-			rp->has_sandbox = r >= 0;
-		} else if (strcmp(key, "network") == 0) {
-			r = orch_get_network(x->doc, val, pk, &rp->network, x->reterr);
-			rp->has_network = r >= 0;
 		} else if (strcmp(key, "retry") == 0 || strcmp(key, "fallback") == 0) {
 			r = parse_retry(x, key, val, pk, &rp->retry);
-		} else if (strcmp(key, "idle_timeout") == 0) {
-			r = yaml_value_number(x->doc, val, pk, 0, false, ORCH_MAX_TIMEOUT_S,
-					      &rp->idle_timeout_s, x->reterr);
-			rp->has_idle_timeout = r >= 0;
-		} else if (strcmp(key, "on_conflict") == 0) {
-			r = orch_get_on_conflict(x->doc, val, pk, &rp->on_conflict, x->reterr);
-			rp->has_on_conflict = r >= 0;
+		} else if (role_run_key(key)) {
+			r = parse_role_run(x, key, val, pk, rp);
 		} else {
 			r = orch_get_slot(x->doc, val, pk, SAMPLING_API_KEY_ENV, x->allowed, &s,
 					  x->reterr);

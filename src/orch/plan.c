@@ -290,19 +290,19 @@ static void set_attachments(struct plan_task *t, const char **a, size_t n, const
 }
 
 static const char *const task_keys[] = {
-	"title",   "id",       "prompt",      "description", "role",	     "requires",
-	"adapter", "cli",      "model",	      "effort",	     "depends_on",   "timeout",
-	"gates",   "artifact", "attachments", "sampling",    "mcp_config",   "sandbox",
-	"limits",  "network",  "retry",	      "fallback",    "idle_timeout", "on_conflict",
-	NULL,
+	"title",      "id",	    "prompt",	    "description", "role",
+	"requires",   "adapter",    "cli",	    "model",	   "effort",
+	"depends_on", "timeout",    "gates",	    "artifact",	   "attachments",
+	"sampling",   "mcp_config", "sandbox",	    "limits",	   "network",
+	"retry",      "fallback",   "idle_timeout", "on_conflict", NULL,
 };
 
 static const char *const step_keys[] = {
-	"title",    "goal",	"id",	       "prompt",   "description",  "role",
-	"requires", "adapter",	"cli",	       "model",	   "effort",	   "timeout",
-	"gates",    "artifact", "attachments", "sampling", "mcp_config",   "sandbox",
-	"limits",   "network",	"retry",       "fallback", "idle_timeout", "on_conflict",
-	NULL,
+	"title",    "goal",	  "id",		  "prompt",	 "description",
+	"role",	    "requires",	  "adapter",	  "cli",	 "model",
+	"effort",   "timeout",	  "gates",	  "artifact",	 "attachments",
+	"sampling", "mcp_config", "sandbox",	  "limits",	 "network",
+	"retry",    "fallback",	  "idle_timeout", "on_conflict", NULL,
 };
 
 /* Bernstein's step keys that have no effect here (documented in docs/plans.md). */
@@ -808,8 +808,8 @@ static void parse_stages(struct pctx *x, const struct ynode *v)
 }
 
 static const char *const plan_keys[] = {
-	"name",	  "description", "adapter", "cli",    "model",	      "tasks",
-	"stages", "sandbox",	 "network", "limits", "idle_timeout", "on_conflict", NULL,
+	"name",	   "description", "adapter", "cli",	     "model",	    "tasks", "stages",
+	"sandbox", "network",	  "limits",  "idle_timeout", "on_conflict", NULL,
 };
 /* Bernstein's top-level keys that have no effect here. */
 static const char *const plan_ignored[] = {

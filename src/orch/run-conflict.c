@@ -28,9 +28,9 @@
 #include "util/xalloc.h"
 #include "util/banned.h"
 
-#define CONFLICT_MAX_ROUNDS   3	 /* conflict handlings of one task in one execution */
-#define CONFLICT_SUBJECTS_MAX 30 /* base commits quoted in a resolver's prompt */
-#define CONFLICT_PATHS_QUOTED 5	 /* paths named in a reason */
+#define CONFLICT_MAX_ROUNDS   3		   /* conflict handlings of one task in one execution */
+#define CONFLICT_SUBJECTS_MAX 30	   /* base commits quoted in a resolver's prompt */
+#define CONFLICT_PATHS_QUOTED 5		   /* paths named in a reason */
 #define CONFLICT_PROMPT_MAX   (256u << 10) /* the task's prompt quoted, bytes */
 
 static enum conflict_policy policy_of(const struct loop *l, const struct otask *t)
@@ -102,8 +102,7 @@ static int tree_ready(struct loop *l, struct otask *t, struct checkout **ret, st
 		return -ENOENT;
 	}
 	/* a tree removed since (worktrees gc): made again on the branch */
-	if (lstat(co->path, &st) < 0 &&
-	    (r = checkout_make(co, l->run.base_branch, false, d)) < 0)
+	if (lstat(co->path, &st) < 0 && (r = checkout_make(co, l->run.base_branch, false, d)) < 0)
 		return r;
 	r = checkout_check(co, d);
 	if (r < 0)
@@ -181,7 +180,9 @@ static void rebase(struct loop *l, struct otask *t)
 	json_obj_set(det, "from", json_str_lossy(t->row.head_commit));
 	json_obj_set(det, "onto", json_str_lossy(onto));
 	json_obj_set(det, "result",
-		     json_str_lossy(r == 0 ? "rebased" : r == -EBUSY ? "conflict" : "failed"));
+		     json_str_lossy(r == 0	  ? "rebased"
+				    : r == -EBUSY ? "conflict"
+						  : "failed"));
 	if (head)
 		json_obj_set(det, "head", json_str_lossy(head));
 	if (paths.nr)
@@ -218,8 +219,7 @@ out:
 	free(head);
 }
 
-bool run_conflict(struct loop *l, struct otask *t, const struct strvec *conflicts,
-		  const char *rev)
+bool run_conflict(struct loop *l, struct otask *t, const struct strvec *conflicts, const char *rev)
 {
 	struct orch_env *e = l->e;
 	char msg[1024], list[600], *head = NULL;
@@ -278,8 +278,7 @@ static void resolve_start(struct loop *l, struct otask *t, struct checkout *co, 
 	int r;
 
 	diag_clear(&d);
-	r = worktree_merge_start(co->path, onto, &l->e->identity, checkout_git_env(co), &paths,
-				 &d);
+	r = worktree_merge_start(co->path, onto, &l->e->identity, checkout_git_env(co), &paths, &d);
 	if (r < 0) {
 		(void)snprintf(msg, sizeof(msg),
 			       "merge conflict; the merge of %s for a resolver failed: %s",
@@ -355,9 +354,8 @@ char *run_conflict_prompt(struct loop *l, const struct otask *t)
 			strvec_push(&paths, json_string_value(v));
 	}
 	json_decref(a);
-	if (t->resolve_base &&
-	    git_merge_base(l->e->repo, t->resolve_base, t->row.head_commit, l->e->git_env, &mb,
-			   NULL) == 0)
+	if (t->resolve_base && git_merge_base(l->e->repo, t->resolve_base, t->row.head_commit,
+					      l->e->git_env, &mb, NULL) == 0)
 		(void)git_log_subjects(l->e->repo, mb, t->resolve_base, CONFLICT_SUBJECTS_MAX,
 				       l->e->git_env, &subjects, NULL);
 	(void)sbuf_addf(
@@ -365,12 +363,12 @@ char *run_conflict_prompt(struct loop *l, const struct otask *t)
 		"# Resolve a merge conflict\n"
 		"You are the resolver of bernstein task '%s' of run '%s'. Its branch and the base branch '%s' changed the same lines. This worktree holds the task's branch with a merge of the base branch (commit %s) in progress: the conflicting files listed below contain conflict markers.\n\n"
 		"Resolve every conflict so that the intents of both sides are kept, remove every conflict marker line, and leave the result in this worktree. Do not abort the merge, do not rebase or reset the branch; committing is optional (bernstein commits what you leave).\n\n",
-		t->row.id, l->run.id, l->run.base_branch,
-		t->resolve_base ? t->resolve_base : "?");
+		t->row.id, l->run.id, l->run.base_branch, t->resolve_base ? t->resolve_base : "?");
 	(void)sbuf_addf(&sb, "## Conflicting files\n");
 	for (i = 0; i < paths.nr; i++)
 		(void)sbuf_addf(&sb, "- %s\n", paths.v[i]);
-	(void)sbuf_addf(&sb, "\n## The base branch's side: its commits since the task's branch left it\n");
+	(void)sbuf_addf(
+		&sb, "\n## The base branch's side: its commits since the task's branch left it\n");
 	for (i = 0; i < subjects.nr; i++)
 		(void)sbuf_addf(&sb, "- %s\n", subjects.v[i]);
 	if (!subjects.nr)
@@ -487,8 +485,7 @@ out:
 	free(head);
 }
 
-void run_conflict_resolver_ended(struct loop *l, struct otask *t, enum outcome out,
-				 const char *why)
+void run_conflict_resolver_ended(struct loop *l, struct otask *t, enum outcome out, const char *why)
 {
 	struct checkout *co = run_task_checkout(l, t);
 	char msg[1024];

@@ -228,8 +228,7 @@ void run_gates_start(struct loop *l, struct otask *t, const char *no_gates_msg);
  * from its tree's repair and the rebase. The resolver's attempt: its
  * adapter and model (NULL: as routing decides, the configuration's), its
  * prompt (caller frees), its audit record once routed, and its end. */
-bool run_conflict(struct loop *l, struct otask *t, const struct strvec *conflicts,
-		  const char *rev);
+bool run_conflict(struct loop *l, struct otask *t, const struct strvec *conflicts, const char *rev);
 void run_conflict_resume(struct loop *l, struct otask *t);
 /* t's branch and tree back at the head its conflict started from (a
  * cancel, a resolver refused), best effort: a warning says what failed. */

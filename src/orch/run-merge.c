@@ -100,7 +100,7 @@ prepare:
 	commit = NULL;
 	/* an approved task: the head that was reviewed, wherever its branch is */
 	rev = e->cfg->merge == MERGE_REVIEW && t->row.head_commit ? t->row.head_commit
-								 : t->row.branch;
+								  : t->row.branch;
 	r = git_merge_prepare(e->repo, l->run.base_branch, rev, msg, &e->identity, e->git_env,
 			      &commit, &already, &conflicts, &d);
 	/* on_conflict: rebase or resolve (run-conflict.c) */

@@ -197,11 +197,47 @@ static void flush_audit_if_due(struct loop *l)
 		flush_audit(l);
 }
 
+/* next_task()'s part for the resolvers due (run-conflict.c): 1 with spec
+ * filled (the agent, or its tree's command first), 0 none, < 0 fatal. */
+static int next_resolver(struct loop *l, struct proc_spec *spec, void **ret_task)
+{
+	size_t i;
+
+	for (i = 0; i < l->n && !l->draining; i++) {
+		struct otask *t = &l->t[i];
+		int r;
+
+		if (!t->resolve_due || t->live || t->row.state != TASK_RESOLVING)
+			continue;
+		r = run_dispatch(l, t, spec);
+		if (r != 1)
+			proc_spec_release(spec);
+		if (r < 0)
+			return r;
+		if (r == DISPATCH_BUSY)
+			continue;
+		/* its tree's command first (then it is due again), else the agent */
+		t->resolve_due = r == 1 && t->prep == PREP_RUNNING;
+		if (r == 1) {
+			*ret_task = t;
+			return 1;
+		}
+		if (t->row.state == TASK_CONFLICT)
+			run_conflict_put_back(l, t); /* refused: no merge left half made */
+		if (r == DISPATCH_ENDED)
+			run_complete(l, t);
+		if (l->fatal)
+			return l->fatal;
+	}
+	return 0;
+}
+
 static int next_task(void *ctx, struct proc_spec *spec, void **ret_task)
 {
 	struct loop *l = ctx;
 	size_t i;
 	bool progress = true;
+	int r;
 
 	flush_audit_if_due(l);
 	if (l->fatal)
@@ -224,42 +260,14 @@ static int next_task(void *ctx, struct proc_spec *spec, void **ret_task)
 		}
 	}
 	/* a resolver (run-conflict.c): an attempt of a task in its conflict */
-	for (i = 0; i < l->n && !l->draining; i++) {
-		struct otask *t = &l->t[i];
-		int r;
-
-		if (!t->resolve_due || t->live || t->row.state != TASK_RESOLVING)
-			continue;
-		r = run_dispatch(l, t, spec);
-		if (r != 1)
-			proc_spec_release(spec);
-		if (r < 0)
-			return r;
-		if (r == DISPATCH_BUSY)
-			continue;
-		t->resolve_due = false;
-		if (r == 0 && t->row.state == TASK_CONFLICT)
-			run_conflict_put_back(l, t); /* refused: no merge left half made */
-		if (r == DISPATCH_ENDED)
-			run_complete(l, t);
-		if (r == 1 && t->prep == PREP_NONE) {
-			*ret_task = t;
-			return 1;
-		}
-		if (r == 1) {
-			t->resolve_due = true; /* its tree's command first, then it */
-			*ret_task = t;
-			return 1;
-		}
-		if (l->fatal)
-			return l->fatal;
-	}
+	r = next_resolver(l, spec, ret_task);
+	if (r != 0)
+		return r;
 	while (progress) {
 		progress = false;
 		for (i = 0; i < l->n; i++) {
 			struct otask *t = &l->t[i];
 			bool blocked;
-			int r;
 
 			if (!t->selected || t->live || t->row.state != TASK_PENDING)
 				continue;

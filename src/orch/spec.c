@@ -323,8 +323,7 @@ static int k_idle_timeout(struct task_spec *s, const char *key, const json_t *v,
 	return 0;
 }
 
-static int k_on_conflict(struct task_spec *s, const char *key, const json_t *v,
-			 struct diag *reterr)
+static int k_on_conflict(struct task_spec *s, const char *key, const json_t *v, struct diag *reterr)
 {
 	enum conflict_policy p = conflict_policy_from_string(json_string_value(v));
 

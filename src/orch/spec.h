@@ -82,8 +82,8 @@ struct task_spec {
 	enum sandbox_mode sandbox;
 	bool has_tier; /* the tier decided when first routed, kept by retries and resumes */
 	enum sandbox_kind tier;
-	int network;		      /* enum net_mode, or -1: not given (the configuration's) */
-	bool has_on_conflict;	      /* on_conflict: given (else the role's or configuration's) */
+	int network;	      /* enum net_mode, or -1: not given (the configuration's) */
+	bool has_on_conflict; /* on_conflict: given (else the role's or configuration's) */
 	enum conflict_policy on_conflict;
 	struct contain_limits limits; /* each one set overrides the configuration's */
 	struct orch_gate *gates;      /* after the configuration's */

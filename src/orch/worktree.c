@@ -3315,8 +3315,8 @@ int git_push_commit(const char *repo, const char *url, const char *commit, const
 static int unmerged_paths(const char *wt, const char *const *env, struct strvec *ret,
 			  struct diag *reterr)
 {
-	static const char *const args[] = {"diff",   "--name-only", "--diff-filter=U",
-					   "-z",     "--no-ext-diff", "--no-renames",
+	static const char *const args[] = {"diff", "--name-only",   "--diff-filter=U",
+					   "-z",   "--no-ext-diff", "--no-renames",
 					   NULL};
 	struct git_res g;
 	int r;
@@ -3354,14 +3354,14 @@ static int git_path_of(const char *wt, const char *const *env, const char *name,
 	return 0;
 }
 
-int worktree_restore(const char *wt, const char *branch, const char *commit,
-		     const char *const *env, struct diag *reterr)
+int worktree_restore(const char *wt, const char *branch, const char *commit, const char *const *env,
+		     struct diag *reterr)
 {
 	static const char *const rebase_abort[] = {"rebase", "--abort", NULL};
 	static const char *const merge_abort[] = {"merge", "--abort", NULL};
-	static const char *const leftovers[] = {"rebase-merge", "rebase-apply", "MERGE_HEAD",
-						"MERGE_MSG",	"MERGE_MODE",	"AUTO_MERGE",
-						NULL};
+	static const char *const leftovers[] = {
+		"rebase-merge", "rebase-apply", "MERGE_HEAD", "MERGE_MSG",
+		"MERGE_MODE",	"AUTO_MERGE",	NULL};
 	const char *reset[] = {"reset", "-q", "--hard", commit, NULL};
 	char ref[PATH_MAX];
 	const char *symref[] = {"symbolic-ref", "HEAD", ref, NULL};
@@ -3369,7 +3369,8 @@ int worktree_restore(const char *wt, const char *branch, const char *commit,
 	size_t i;
 	int r;
 
-	if ((r = check_args(wt, reterr)) < 0 || (r = check_name(wt, "branch", branch, reterr)) < 0 ||
+	if ((r = check_args(wt, reterr)) < 0 ||
+	    (r = check_name(wt, "branch", branch, reterr)) < 0 ||
 	    (r = check_name(wt, "commit", commit, reterr)) < 0)
 		return r;
 	/* what a killed rebase or merge left: their own aborts first (exit
@@ -3407,9 +3408,15 @@ int worktree_restore(const char *wt, const char *branch, const char *commit,
 int worktree_rebase(const char *wt, const char *onto, const struct git_identity *id,
 		    const char *const *env, struct strvec *ret_conflicts, struct diag *reterr)
 {
-	const char *args[] = {"rebase",	       "--quiet",	  "--no-autostash",
-			      "--no-autosquash", "--no-update-refs", "--no-verify",
-			      "--empty=drop",	 onto,		  NULL};
+	const char *args[] = {"rebase",
+			      "--quiet",
+			      "--no-autostash",
+			      "--no-autosquash",
+			      "--no-update-refs",
+			      "--no-verify",
+			      "--empty=drop",
+			      onto,
+			      NULL};
 	static const char *const abort_[] = {"rebase", "--abort", NULL};
 	struct strvec paths = STRVEC_INIT;
 	struct git_res g, ga;
@@ -3454,15 +3461,16 @@ out:
 int worktree_merge_start(const char *wt, const char *commit, const struct git_identity *id,
 			 const char *const *env, struct strvec *ret_conflicts, struct diag *reterr)
 {
-	const char *args[] = {"merge",	     "--no-ff",		     "--no-commit", "--no-verify",
-			      "--no-edit",   "--no-rerere-autoupdate", "--quiet",   commit,
-			      NULL};
+	const char *args[] = {"merge",	     "--no-ff",	  "--no-commit",
+			      "--no-verify", "--no-edit", "--no-rerere-autoupdate",
+			      "--quiet",     commit,	  NULL};
 	struct strvec paths = STRVEC_INIT;
 	char tail[DIAG_ERR_TAIL + 64];
 	struct git_res g;
 	int r;
 
-	if ((r = check_args(wt, reterr)) < 0 || (r = check_name(wt, "commit", commit, reterr)) < 0 ||
+	if ((r = check_args(wt, reterr)) < 0 ||
+	    (r = check_name(wt, "commit", commit, reterr)) < 0 ||
 	    (r = check_identity(wt, id, reterr)) < 0)
 		return r;
 	r = git_call(wt, env, GIT_WRITE, id, args, &g, reterr);
@@ -3491,8 +3499,8 @@ int worktree_commit_merge(const char *wt, const char *message, const struct git_
 			  const char *const *env, bool *ret_committed, struct diag *reterr)
 {
 	static const char *const merging[] = {"rev-parse", "-q", "--verify", "MERGE_HEAD", NULL};
-	const char *commit[] = {"commit", "-q", "--no-verify", "--cleanup=whitespace", "-m",
-				message,  NULL};
+	const char *commit[] = {"commit", "-q",	   "--no-verify", "--cleanup=whitespace",
+				"-m",	  message, NULL};
 	struct git_res g;
 	int r;
 
@@ -3586,7 +3594,8 @@ int git_log_subjects(const char *repo, const char *from, const char *to, unsigne
 	char *save = NULL, *line;
 	int r;
 
-	if ((r = check_args(repo, reterr)) < 0 || (r = check_name(repo, "commit", from, reterr)) < 0 ||
+	if ((r = check_args(repo, reterr)) < 0 ||
+	    (r = check_name(repo, "commit", from, reterr)) < 0 ||
 	    (r = check_name(repo, "commit", to, reterr)) < 0)
 		return r;
 	(void)snprintf(n, sizeof(n), "-n%u", max);

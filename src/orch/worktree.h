@@ -421,8 +421,8 @@ int git_push_commit(const char *repo, const char *url, const char *commit, const
  * state files removed when git cannot abort them), HEAD the branch again,
  * then `git reset --hard COMMIT` (the branch moves to commit; untracked
  * files stay). */
-int worktree_restore(const char *wt, const char *branch, const char *commit,
-		     const char *const *env, struct diag *reterr);
+int worktree_restore(const char *wt, const char *branch, const char *commit, const char *const *env,
+		     struct diag *reterr);
 
 /* `git rebase ONTO` of the branch checked out in the task's tree wt (no
  * autostash, autosquash, update-refs or hook; commits that become empty
