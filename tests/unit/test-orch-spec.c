@@ -108,6 +108,7 @@ static void test_numbers_stay_numbers(void **state)
 				   "  - title: a\n"
 				   "    prompt: x\n"
 				   "    sandbox: landlock\n"
+				   "    on_conflict: resolve\n"
 				   "    timeout: 2.5\n"
 				   "    limits: {memory: 64M, pids: 100, cpu: 1.5}\n"
 				   "    gates: [{name: g, run: 'true', timeout: 0.25}]\n"
@@ -127,6 +128,7 @@ static void test_numbers_stay_numbers(void **state)
 	assert_non_null(strstr(text, "\"timeout\":2.5"));
 	assert_non_null(strstr(text, "\"sandbox\":\"landlock\""));
 	assert_null(strstr(text, "sandbox_tier"));
+	assert_non_null(strstr(text, "\"on_conflict\":\"resolve\""));
 	spec_init(&back);
 	assert_int_equal(spec_parse_text(text, strlen(text), &back, &d), 0);
 	assert_true(back.sampling.temperature == 0.1);
@@ -142,6 +144,8 @@ static void test_numbers_stay_numbers(void **state)
 	assert_true(back.has_sandbox);
 	assert_int_equal(back.sandbox, SANDBOX_LANDLOCK);
 	assert_false(back.has_tier);
+	assert_true(back.has_on_conflict);
+	assert_int_equal(back.on_conflict, CONFLICT_RESOLVE);
 	assert_int_equal(back.n_gates, 1);
 	assert_true(back.gates[0].timeout_s == 0.25);
 	assert_string_equal(back.gates[0].run, "true");
@@ -234,6 +238,8 @@ static void test_strict(void **state)
 	refused("{\"timeout\":-1}", "'timeout'");
 	refused("{\"sandbox\":\"chroot\"}", "'sandbox'");
 	refused("{\"sandbox\":null}", "'sandbox'");
+	refused("{\"on_conflict\":\"merge\"}", "'on_conflict'");
+	refused("{\"on_conflict\":null}", "'on_conflict'");
 	refused("{\"sandbox_tier\":\"auto\"}", "'sandbox_tier'");
 	refused("{\"limits\":[]}", "'limits'");
 	refused("{\"limits\":{\"memory\":1}}", "'limits.memory'");
