@@ -11,7 +11,11 @@
  * resolving by a later execution has its tree put back there (an
  * interrupted rebase or merge aborted) and is handled again from the
  * rebase (run_conflict_resume()). The user's checkout is never written
- * until the merge, which is run-merge.c's crash-safe one. */
+ * until the merge, which is run-merge.c's crash-safe one.
+ *
+ * Nothing here calls completion: the gates that run again are started by
+ * the loop (gates_due, run.c), so that merge -> conflict never calls back
+ * up into complete. */
 #include "orch/run-internal.h"
 
 #include <errno.h>
@@ -194,7 +198,7 @@ static void rebase(struct loop *l, struct otask *t)
 			       "rebased onto %s at %.12s (head %.12s); the gates run again",
 			       l->run.base_branch, onto, head);
 		if (run_transition(l, t, TASK_EV_REBASED, msg) == 0)
-			run_gates_start(l, t, "rebased; no gates");
+			t->gates_due = true; /* next_task() starts them */
 		goto out;
 	}
 	if (r == -EBUSY) {
@@ -478,7 +482,7 @@ static void resolved(struct loop *l, struct otask *t, struct checkout *co, const
 	(void)snprintf(msg, sizeof(msg), "%s at %.12s (the base merged in); the gates run again",
 		       how, head);
 	if (run_transition(l, t, TASK_EV_RESOLVED, msg) == 0)
-		run_gates_start(l, t, "resolved; no gates");
+		t->gates_due = true; /* next_task() starts them */
 out:
 	strvec_clear(&paths);
 	strvec_clear(&left);

@@ -34,13 +34,14 @@
  * Who calls whom (no circle; data flows plan -> spec -> dispatch ->
  * process -> outcome -> completion -> merge without coming back):
  *
- *   run.c          -> dispatch, complete, repair, cleanup, sandbox, control, task
+ *   run.c          -> dispatch, complete, conflict, repair, cleanup, sandbox, control,
+ *                     task
  *   run-control.c  -> merge (an approved task), review, conflict, cleanup, retry, task
  *   run-dispatch.c -> resume (the fallback prompt), sandbox, retry, task
  *   run-complete.c -> merge, cleanup, sandbox, retry, task
  *   run-retry.c    -> sandbox, task
  *   run-merge.c    -> review (review, pr), conflict, cleanup, task
- *   run-conflict.c -> complete (the gates again), task
+ *   run-conflict.c -> task
  *   run-review.c   -> task
  *   run-repair.c   -> cleanup, task
  *   run-resume.c   -> sandbox, task
@@ -125,6 +126,7 @@ struct otask {
 	 * took in (the resolution must contain it) */
 	unsigned conflict_rounds;
 	bool resolve_due;
+	bool gates_due; /* rebased or resolved: its gates to start again */
 	char *resolve_base;
 };
 
@@ -217,7 +219,8 @@ void run_gate_ended(struct loop *l, struct otask *t, const struct proc *p);
 void run_merge(struct loop *l, struct otask *t, const char *gates_msg);
 
 /* run-complete.c: t's gates (the configuration's, then its own) started
- * again in its current state (rebasing, resolving); with none, the merge */
+ * again in its current state (rebasing, resolving: run.c, for gates_due);
+ * with none, the merge */
 void run_gates_start(struct loop *l, struct otask *t, const char *no_gates_msg);
 
 /* run-conflict.c (docs/runs.md, "Conflicts"): after git_merge_prepare()

@@ -197,6 +197,31 @@ static void flush_audit_if_due(struct loop *l)
 		flush_audit(l);
 }
 
+/* The gates of tasks rebased or resolved (run-conflict.c) started again;
+ * with none, their merge, which may conflict again (bounded there). */
+static void gates_due(struct loop *l)
+{
+	bool any = true;
+	size_t i;
+
+	while (any && !l->fatal) {
+		any = false;
+		for (i = 0; i < l->n && !l->fatal; i++) {
+			struct otask *t = &l->t[i];
+
+			if (!t->gates_due)
+				continue;
+			t->gates_due = false;
+			any = true;
+			if (t->row.state == TASK_REBASING || t->row.state == TASK_RESOLVING)
+				run_gates_start(l, t,
+						t->row.state == TASK_REBASING
+							? "rebased; no gates"
+							: "resolved; no gates");
+		}
+	}
+}
+
 /* next_task()'s part for the resolvers due (run-conflict.c): 1 with spec
  * filled (the agent, or its tree's command first), 0 none, < 0 fatal. */
 static int next_resolver(struct loop *l, struct proc_spec *spec, void **ret_task)
@@ -244,6 +269,7 @@ static int next_task(void *ctx, struct proc_spec *spec, void **ret_task)
 		return l->fatal;
 	if (l->cancelled)
 		return 0;
+	gates_due(l);
 	/* gates before new agents: they finish tasks others depend on */
 	for (i = 0; i < l->n; i++) {
 		struct otask *t = &l->t[i];
