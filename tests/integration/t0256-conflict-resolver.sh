@@ -12,7 +12,9 @@
 #   - the resolver leaves markers (its instruction ran once already):
 #     conflict, the branch kept as it was, no merge left in its tree;
 #   - resolver: {adapter: shell}: that adapter resolves (here it fails: its
-#     prompt is prose, not a script): conflict, the branch kept.
+#     prompt is prose, not a script): conflict, the branch kept;
+#   - sandboxed (landlock, where the kernel has it): the rebase, the merge
+#     and the resolver in the task's own clone, the branch published from it.
 . "$SRCDIR/tests/integration/lib.sh"
 
 test_begin "t0256 conflicts: on_conflict: resolve runs a resolver agent"
@@ -35,12 +37,12 @@ new_repo()
 	cat >"$W/bernstein.yaml" <<EOF
 adapter: mock
 parallel: 2
-sandbox: none
+sandbox: ${SANDBOX:-none}
 retry_backoff: 0
 on_conflict: resolve
 $1
 gates:
-  - {name: note, run: "pwd >> $T/gates-$N.log"}
+  - {name: note, run: "${GATE:-pwd >> $T/gates-$N.log}"}
 EOF
 	cat >"$W/plan.yaml" <<EOF
 name: resolve
@@ -143,5 +145,24 @@ check "shell resolver: the conflict says the resolver failed" sh -c \
 run "$KEY" "$BERNSTEIN" -C "$W" audit show --event-type task.resolver --json
 expect_stdout_contains '"adapter": "shell"' "shell resolver: task.resolver names the configured adapter"
 check "shell resolver: the checkout is clean" sh -c "[ -z \"\$(git -C '$W' status --porcelain)\" ]"
+
+# ---- sandboxed: the task's clone ----
+run "$BERNSTEIN" shim --landlock-ro / -- /bin/true
+if [ "$RC" -ne 0 ]; then
+	skip "landlock: resolved in the task's clone" "no Landlock on this kernel"
+else
+	# a confined gate writes nowhere but its clone: it only runs
+	SANDBOX=landlock GATE=true new_repo "" ""
+	run "$KEY" "$BERNSTEIN" -C "$W" run "$W/plan.yaml"
+	if [ "$RC" -eq 0 ]; then ok "landlock: the run exits 0"; else
+		not_ok "landlock: the run exits 0"; diag "exit $RC"; _diag_file stderr "$T/stderr"
+		_diag_file stdout "$T/stdout"
+	fi
+	LAST=$(git -C "$W" log -1 --format=%s main | sed -n 's/^Merge bernstein\/\([a-z]*\)-.*/\1/p')
+	check "landlock: resolved in the task's clone and merged" sh -c \
+		"[ -n '$LAST' ] && [ \"\$(git -C '$W' show main:f.txt)\" = '$LAST' ] &&
+		 git -C '$W' log --format=%s main^2 | grep -q '^Merge main into bernstein/$LAST-.*: resolved'"
+	check "landlock: the checkout is clean" sh -c "[ -z \"\$(git -C '$W' status --porcelain)\" ]"
+fi
 
 test_done
