@@ -241,6 +241,8 @@ bool run_conflict(struct loop *l, struct otask *t, const struct strvec *conflict
 		run_warn(l, t, "cannot rebase: %s", d.msg);
 		return false;
 	}
+	if (!t->own_adapter && t->row.adapter)
+		t->own_adapter = xstrdup(t->row.adapter);
 	/* the journal: where the branch was, committed before its tree moves */
 	free(t->row.head_commit);
 	t->row.head_commit = head;
@@ -262,6 +264,10 @@ void run_conflict_resume(struct loop *l, struct otask *t)
 	free(t->resolve_base);
 	t->resolve_base = NULL;
 	t->resolve_due = false;
+	/* no resolver ran on another adapter unless one is configured, so the
+	 * last attempt's adapter is the task's own wherever it matters */
+	if (!t->own_adapter && t->row.adapter)
+		t->own_adapter = xstrdup(t->row.adapter);
 	(void)snprintf(msg, sizeof(msg),
 		       "resumed: the task's tree put back at %.12s, the rebase made again",
 		       t->row.head_commit ? t->row.head_commit : "?");
@@ -321,7 +327,12 @@ const char *run_conflict_adapter(const struct loop *l, const struct otask *t)
 		return c->resolver.adapter;
 	if (rp && rp->adapter)
 		return rp->adapter;
-	return t->row.adapter; /* the task's own (the last attempt's) */
+	return t->own_adapter; /* the task's own */
+}
+
+bool run_conflict_own_adapter(const struct otask *t, const char *adapter)
+{
+	return t->own_adapter && adapter && strcmp(t->own_adapter, adapter) == 0;
 }
 
 const char *run_conflict_model(const struct loop *l, const struct otask *t)
@@ -334,9 +345,15 @@ const char *run_conflict_model(const struct loop *l, const struct otask *t)
 		return c->resolver.model;
 	if (rp && rp->model)
 		return rp->model;
-	/* the task's own adapter: the task's own model */
-	if (a && t->row.adapter && strcmp(a, t->row.adapter) == 0 && t->spec.model)
-		return t->spec.model;
+	/* the task's own adapter: the task's own model, as its attempts had it */
+	if (run_conflict_own_adapter(t, a)) {
+		const struct role_policy *own = orch_config_role(c, t->row.role);
+
+		if (t->spec.model)
+			return t->spec.model;
+		if (own && own->model)
+			return own->model;
+	}
 	return c->model;
 }
 

@@ -345,8 +345,16 @@ static int build_invocation(struct loop *l, struct otask *t, struct dispatch *dp
 			t->row.feedback) &&
 		       !t->fresh && t->row.state != TASK_RESOLVING;
 	t->fresh = false;
-	orch_config_slots(e->cfg, t->row.role, dp->entry->profile, &t->spec.sampling,
-			  &ir->sampling);
+	if (t->row.state == TASK_RESOLVING)
+		/* a resolver: the resolver role's endpoint; the task's own slots
+		 * only when it runs on the task's own adapter */
+		orch_config_slots(e->cfg, "resolver", dp->entry->profile,
+				  run_conflict_own_adapter(t, dp->entry->name) ? &t->spec.sampling
+									       : NULL,
+				  &ir->sampling);
+	else
+		orch_config_slots(e->cfg, t->row.role, dp->entry->profile, &t->spec.sampling,
+				  &ir->sampling);
 	ir->model = t->spec.model ? t->spec.model : rp && rp->model ? rp->model : e->cfg->model;
 	if (run_retry_model(l, t)) /* escalation: attempt N's model */
 		ir->model = run_retry_model(l, t);

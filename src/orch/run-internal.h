@@ -126,7 +126,8 @@ struct otask {
 	 * took in (the resolution must contain it) */
 	unsigned conflict_rounds;
 	bool resolve_due;
-	bool gates_due; /* rebased or resolved: its gates to start again */
+	bool gates_due;	   /* rebased or resolved: its gates to start again */
+	char *own_adapter; /* the adapter of its work, before any resolver */
 	char *resolve_base;
 };
 
@@ -238,6 +239,7 @@ void run_conflict_resume(struct loop *l, struct otask *t);
 void run_conflict_put_back(struct loop *l, struct otask *t);
 const char *run_conflict_adapter(const struct loop *l, const struct otask *t);
 const char *run_conflict_model(const struct loop *l, const struct otask *t);
+bool run_conflict_own_adapter(const struct otask *t, const char *adapter);
 char *run_conflict_prompt(struct loop *l, const struct otask *t);
 int run_conflict_dispatched(struct loop *l, struct otask *t);
 void run_conflict_resolver_ended(struct loop *l, struct otask *t, enum outcome out,

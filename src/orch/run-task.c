@@ -163,6 +163,7 @@ static void otask_release(struct otask *t)
 	free(t->gates);
 	free(t->gate_log);
 	free(t->resolve_base);
+	free(t->own_adapter);
 }
 
 void run_loop_release(struct loop *l)
