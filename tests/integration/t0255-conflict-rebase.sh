@@ -45,6 +45,15 @@ EOF
 
 commit_base() { git_q add -A && git_q commit -q -m base; }
 
+# every task's title, state and reason (for a failure's diagnostics)
+show_states()
+{
+	"$BERNSTEIN" -C "$W" status --json 2>/dev/null | python3 -c '
+import json, sys
+for t in json.load(sys.stdin)["tasks"]:
+    print(t["title"], t["state"], t["attempts"], t.get("reason"))'
+}
+
 # the second task's agent waits (at most 30 s) until the first is merged
 WAIT_FIRST='i=0; while ! git -C "$BASE_REPO" log main --format=%s | grep -q "^Merge bernstein/first-" && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done'
 
@@ -127,6 +136,7 @@ commit_base
 run "$KEY" "$BERNSTEIN" -C "$W" run "$W/plan.yaml"
 check "clash: the run exits 1" [ "$RC" -eq 1 ]
 run "$BERNSTEIN" -C "$W" status --json
+grep -q '"state": "conflict"' "$T/stdout" || diag "$(show_states)"
 expect_stdout_contains '"state": "conflict"' "clash: one side is a conflict"
 expect_stdout_contains '"f.txt"' "clash: naming the file"
 expect_stdout_contains 'the rebase onto main conflicts in 1 file(s): f.txt; aborted' \
@@ -157,6 +167,7 @@ commit_base
 run "$KEY" "$BERNSTEIN" -C "$W" run "$W/plan.yaml"
 check "fail: the run exits 1" [ "$RC" -eq 1 ]
 run "$BERNSTEIN" -C "$W" status --json
+grep -q '"state": "conflict"' "$T/stdout" || diag "$(show_states)"
 expect_stdout_contains '"state": "conflict"' "fail: one side is a conflict"
 check "fail: no rebase was tried" sh -c "! grep -q rebas '$T/stdout'"
 run "$KEY" "$BERNSTEIN" -C "$W" audit show --event-type task.rebased --json
