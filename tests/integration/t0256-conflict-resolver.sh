@@ -14,7 +14,9 @@
 #   - resolver: {adapter: shell}: that adapter resolves (here it fails: its
 #     prompt is prose, not a script): conflict, the branch kept;
 #   - sandboxed (landlock, where the kernel has it): the rebase, the merge
-#     and the resolver in the task's own clone, the branch published from it.
+#     and the resolver in the task's own clone, the branch published from it;
+#   - `bernstein cancel` of the task while its resolver runs: cancelled, its
+#     tree and branch put back (no merge left half made).
 . "$SRCDIR/tests/integration/lib.sh"
 
 test_begin "t0256 conflicts: on_conflict: resolve runs a resolver agent"
@@ -164,5 +166,42 @@ else
 		 git -C '$W' log --format=%s main^2 | grep -q '^Merge main into bernstein/$LAST-.*: resolved'"
 	check "landlock: the checkout is clean" sh -c "[ -z \"\$(git -C '$W' status --porcelain)\" ]"
 fi
+
+# ---- cancel while the resolver runs ----
+new_repo "" "sleep 2
+      "
+# shellcheck disable=SC2086 # no blanks in the words
+(exec env -i PATH=/usr/bin:/bin HOME="$T/home" LC_ALL=C.UTF-8 TZ=UTC "$KEY" \
+	${ASAN_OPTIONS:+ASAN_OPTIONS=$ASAN_OPTIONS} ${LSAN_OPTIONS:+LSAN_OPTIONS=$LSAN_OPTIONS} \
+	"$BERNSTEIN" -C "$W" run "$W/plan.yaml") </dev/null >"$T/run.out" 2>"$T/run.err" &
+BG=$!
+R=
+i=0
+while [ $i -lt 600 ] && kill -0 "$BG" 2>/dev/null; do
+	R=$("$BERNSTEIN" -C "$W" status --json 2>/dev/null | python3 -c '
+import json, sys
+for t in json.load(sys.stdin)["tasks"]:
+    if t["state"] == "resolving" and t["attempts"] == 2 and "dispatched" in (t.get("reason") or ""):
+        print(t["title"])' 2>/dev/null)
+	[ -n "$R" ] && break
+	sleep 0.05
+	i=$((i + 1))
+done
+if [ -n "$R" ]; then ok "cancel: the resolver runs"; else
+	not_ok "cancel: the resolver runs"; _diag_file run.err "$T/run.err"
+fi
+run "$KEY" "$BERNSTEIN" -C "$W" cancel "$R"
+check "cancel: the request is taken" [ "$RC" -eq 0 ]
+wait "$BG"
+states
+check "cancel: the task is cancelled" grep -q "^$R cancelled " "$T/states"
+check "cancel: its tree put back: no merge in progress, nothing changed" sh -c \
+	"[ -z \"\$(find '$W/.git/worktrees' -maxdepth 2 -name MERGE_HEAD)\" ] &&
+	 [ -z \"\$(git -C \"\$(ls -d '$W'/.bernstein/worktrees/$R-*)\" status --porcelain)\" ]"
+check "cancel: its branch as it was (its one commit over the base)" sh -c "
+	b=\$(git -C '$W' for-each-ref --format='%(refname)' 'refs/heads/bernstein/$R-*')
+	[ \"\$(git -C '$W' show \$b:f.txt)\" = '$R' ] &&
+	[ \"\$(git -C '$W' rev-list --count \$(git -C '$W' rev-list --max-parents=0 main)..\$b)\" -eq 1 ]"
+check "cancel: the checkout is clean" sh -c "[ -z \"\$(git -C '$W' status --porcelain)\" ]"
 
 test_done
