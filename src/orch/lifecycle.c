@@ -130,7 +130,6 @@ static const signed char next_state[_TASK_STATE_MAX][_TASK_EVENT_MAX] = {
 		[TASK_EV_REVIEW_REQUESTED]  = TO(REVIEW),
 		[TASK_EV_RESUMED]           = TO(REBASING),
 		[TASK_EV_CANCELLED]         = TO(CANCELLED),
-		[TASK_EV_MERGE_FAILED]      = TO(FAILED),
 	},
 	[TASK_RESOLVING] = {
 		[TASK_EV_DISPATCHED]        = TO(RESOLVING),
@@ -144,7 +143,6 @@ static const signed char next_state[_TASK_STATE_MAX][_TASK_EVENT_MAX] = {
 		[TASK_EV_REVIEW_REQUESTED]  = TO(REVIEW),
 		[TASK_EV_RESUMED]           = TO(REBASING),
 		[TASK_EV_CANCELLED]         = TO(CANCELLED),
-		[TASK_EV_MERGE_FAILED]      = TO(FAILED),
 	},
 };
 #undef TO

@@ -33,14 +33,13 @@
  *   rebasing     rebased -> rebasing, rebase_failed -> conflict,
  *                resolving -> resolving, gates_passed -> merging,
  *                gates_failed -> failed, review_requested -> review,
- *                resumed -> rebasing, cancelled -> cancelled,
- *                merge_failed -> failed
+ *                resumed -> rebasing, cancelled -> cancelled
  *   resolving    dispatched -> resolving, resolved -> resolving,
  *                resolve_failed -> conflict, refused -> conflict,
  *                dispatch_failed -> conflict, agent_failed -> conflict,
  *                gates_passed -> merging, gates_failed -> failed,
  *                review_requested -> review, resumed -> rebasing,
- *                cancelled -> cancelled, merge_failed -> failed
+ *                cancelled -> cancelled
  *   done, no_changes, refused: none (final). */
 #ifndef BERNSTEIN_ORCH_LIFECYCLE_H
 #define BERNSTEIN_ORCH_LIFECYCLE_H

@@ -3533,7 +3533,7 @@ int worktree_commit_merge(const char *wt, const char *message, const struct git_
 int git_conflict_markers(const char *repo, const char *commit, const struct strvec *paths,
 			 const char *const *env, struct strvec *ret, struct diag *reterr)
 {
-	struct strvec args = STRVEC_INIT, lines = STRVEC_INIT;
+	struct strvec args = STRVEC_INIT;
 	struct git_res g;
 	size_t i, cl;
 	int r;
@@ -3581,7 +3581,6 @@ int git_conflict_markers(const char *repo, const char *commit, const struct strv
 	r = 1;
 out:
 	strvec_clear(&args);
-	strvec_clear(&lines);
 	return r;
 }
 

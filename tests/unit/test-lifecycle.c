@@ -68,7 +68,6 @@ static const char *const expected[] = {
 	"rebasing review_requested review",
 	"rebasing resumed rebasing",
 	"rebasing cancelled cancelled",
-	"rebasing merge_failed failed",
 	"resolving dispatched resolving",
 	"resolving resolved resolving",
 	"resolving resolve_failed conflict",
@@ -80,7 +79,6 @@ static const char *const expected[] = {
 	"resolving review_requested review",
 	"resolving resumed rebasing",
 	"resolving cancelled cancelled",
-	"resolving merge_failed failed",
 };
 
 static const char *expected_to(const char *from, const char *ev, char *buf, size_t size)
