@@ -3408,7 +3408,10 @@ int worktree_restore(const char *wt, const char *branch, const char *commit, con
 int worktree_rebase(const char *wt, const char *onto, const struct git_identity *id,
 		    const char *const *env, struct strvec *ret_conflicts, struct diag *reterr)
 {
-	const char *args[] = {"rebase",
+	/* rerere off: a resolution recorded earlier is not replayed silently */
+	const char *args[] = {"-c",
+			      "rerere.enabled=false",
+			      "rebase",
 			      "--quiet",
 			      "--no-autostash",
 			      "--no-autosquash",
@@ -3461,9 +3464,12 @@ out:
 int worktree_merge_start(const char *wt, const char *commit, const struct git_identity *id,
 			 const char *const *env, struct strvec *ret_conflicts, struct diag *reterr)
 {
-	const char *args[] = {"merge",	     "--no-ff",	  "--no-commit",
-			      "--no-verify", "--no-edit", "--no-rerere-autoupdate",
-			      "--quiet",     commit,	  NULL};
+	const char *args[] = {"-c",	     "rerere.enabled=false",
+			      "merge",	     "--no-ff",
+			      "--no-commit", "--no-verify",
+			      "--no-edit",   "--no-rerere-autoupdate",
+			      "--quiet",     commit,
+			      NULL};
 	struct strvec paths = STRVEC_INIT;
 	char tail[DIAG_ERR_TAIL + 64];
 	struct git_res g;
