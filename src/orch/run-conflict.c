@@ -197,6 +197,7 @@ static void rebase(struct loop *l, struct otask *t)
 		(void)snprintf(msg, sizeof(msg),
 			       "rebased onto %s at %.12s (head %.12s); the gates run again",
 			       l->run.base_branch, onto, head);
+		run_set_str(&t->row.conflicts, NULL); /* none left (task.rebased has them) */
 		if (run_transition(l, t, TASK_EV_REBASED, msg) == 0)
 			t->gates_due = true; /* next_task() starts them */
 		goto out;
@@ -498,6 +499,7 @@ static void resolved(struct loop *l, struct otask *t, struct checkout *co, const
 	}
 	(void)snprintf(msg, sizeof(msg), "%s at %.12s (the base merged in); the gates run again",
 		       how, head);
+	run_set_str(&t->row.conflicts, NULL); /* resolved (task.resolver has them) */
 	if (run_transition(l, t, TASK_EV_RESOLVED, msg) == 0)
 		t->gates_due = true; /* next_task() starts them */
 out:

@@ -100,6 +100,11 @@ run "$KEY" "$BERNSTEIN" -C "$W" audit show --json
 check "compatible: the moves merging -> rebasing -> merging are audited" sh -c \
 	"grep -q '\"to\": \"rebasing\"' '$T/stdout' && grep -q '\"from\": \"rebasing\"' '$T/stdout'"
 check "compatible: the checkout is clean" sh -c "[ -z \"\$(git -C '$W' status --porcelain)\" ]"
+run "$BERNSTEIN" -C "$W" status --json
+check "compatible: the merged task lists no conflict any more" python3 -c '
+import json, sys
+t = [t for t in json.load(open(sys.argv[1]))["tasks"] if t["title"] == "second"][0]
+sys.exit(0 if t["state"] == "done" and t["conflicts"] is None else "%s" % t)' "$T/stdout"
 
 # ---- a gate that fails on the rebased tree fails the task ----
 new_repo ""
