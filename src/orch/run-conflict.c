@@ -6,8 +6,10 @@
  * markers in the task's tree, its result is committed and goes through the
  * gates, then the merge. Anything else: conflict, the branch kept as it was.
  *
- * Crash safety: the head the conflict started from is recorded
- * (head_commit) before the tree is touched; a task found rebasing or
+ * Crash safety: the head the conflict started from is recorded (the
+ * spec's conflict_from) before the tree is touched; head_commit is always
+ * the head the gates run on and the merge takes (the rebased or resolved
+ * one once there is one); a task found rebasing or
  * resolving by a later execution has its tree put back there (an
  * interrupted rebase or merge aborted) and is handled again from the
  * rebase (run_conflict_resume()). The user's checkout is never written
@@ -36,6 +38,18 @@
 #define CONFLICT_SUBJECTS_MAX 30	   /* base commits quoted in a resolver's prompt */
 #define CONFLICT_PATHS_QUOTED 5		   /* paths named in a reason */
 #define CONFLICT_PROMPT_MAX   (256u << 10) /* the task's prompt quoted, bytes */
+
+/* Where the conflict started: the branch's head then (the spec's journal). */
+static const char *from_of(const struct otask *t)
+{
+	return t->spec.conflict_from ? t->spec.conflict_from : t->row.head_commit;
+}
+
+/* head is now the head t's gates run on and its merge takes */
+static void set_head(struct otask *t, const char *head)
+{
+	run_set_str(&t->row.head_commit, head);
+}
 
 static enum conflict_policy policy_of(const struct loop *l, const struct otask *t)
 {
@@ -93,7 +107,8 @@ static char *base_commit(struct loop *l, struct diag *d)
 	return c;
 }
 
-/* t's tree there and to be trusted, put back on its branch at head_commit
+/* t's tree there and to be trusted, put back on its branch where the
+ * conflict started
  * (what a killed rebase or merge left, aborted). 0, or < 0 with d. */
 static int tree_ready(struct loop *l, struct otask *t, struct checkout **ret, struct diag *d)
 {
@@ -101,7 +116,7 @@ static int tree_ready(struct loop *l, struct otask *t, struct checkout **ret, st
 	struct stat st;
 	int r;
 
-	if (!co || !t->row.branch || !t->row.head_commit) {
+	if (!co || !t->row.branch || !from_of(t)) {
 		diag_set(d, NULL, 0, 0, "the task has no tree or branch");
 		return -ENOENT;
 	}
@@ -111,7 +126,7 @@ static int tree_ready(struct loop *l, struct otask *t, struct checkout **ret, st
 	r = checkout_check(co, d);
 	if (r < 0)
 		return r;
-	r = worktree_restore(co->path, t->row.branch, t->row.head_commit, checkout_git_env(co), d);
+	r = worktree_restore(co->path, t->row.branch, from_of(t), checkout_git_env(co), d);
 	if (r < 0)
 		return r;
 	*ret = co;
@@ -142,10 +157,12 @@ void run_conflict_put_back(struct loop *l, struct otask *t)
 	diag_clear(&d);
 	if (tree_ready(l, t, &co, &d) < 0) {
 		run_warn(l, t, "cannot put the task's tree back at %.12s: %s",
-			 t->row.head_commit ? t->row.head_commit : "?", d.msg);
+			 from_of(t) ? from_of(t) : "?", d.msg);
 		return;
 	}
 	head = publish(l, co, &d);
+	if (head)
+		set_head(t, head);
 	free(head);
 }
 
@@ -173,7 +190,7 @@ static void rebase(struct loop *l, struct otask *t)
 	if (r < 0) {
 		(void)snprintf(msg, sizeof(msg), "cannot rebase '%s': %s; branch kept at %.12s",
 			       t->row.branch ? t->row.branch : "?", d.msg,
-			       t->row.head_commit ? t->row.head_commit : "?");
+			       from_of(t) ? from_of(t) : "?");
 		(void)run_transition(l, t, TASK_EV_REBASE_FAILED, msg);
 		goto out;
 	}
@@ -181,7 +198,7 @@ static void rebase(struct loop *l, struct otask *t)
 	if (r == 0 && !(head = publish(l, co, &d)))
 		r = -EIO;
 	det = json_object();
-	json_obj_set(det, "from", json_str_lossy(t->row.head_commit));
+	json_obj_set(det, "from", json_str_lossy(from_of(t)));
 	json_obj_set(det, "onto", json_str_lossy(onto));
 	json_obj_set(det, "result",
 		     json_str_lossy(r == 0	  ? "rebased"
@@ -198,6 +215,7 @@ static void rebase(struct loop *l, struct otask *t)
 			       "rebased onto %s at %.12s (head %.12s); the gates run again",
 			       l->run.base_branch, onto, head);
 		run_set_str(&t->row.conflicts, NULL); /* none left (task.rebased has them) */
+		set_head(t, head);
 		if (run_transition(l, t, TASK_EV_REBASED, msg) == 0)
 			t->gates_due = true; /* next_task() starts them */
 		goto out;
@@ -212,7 +230,7 @@ static void rebase(struct loop *l, struct otask *t)
 		(void)snprintf(
 			msg, sizeof(msg),
 			"merge conflict; the rebase onto %s conflicts in %zu file(s): %s; aborted, branch '%s' kept at %.12s",
-			l->run.base_branch, paths.nr, list, t->row.branch, t->row.head_commit);
+			l->run.base_branch, paths.nr, list, t->row.branch, from_of(t));
 	} else {
 		(void)snprintf(msg, sizeof(msg), "merge conflict; the rebase failed: %s", d.msg);
 		run_conflict_put_back(l, t);
@@ -244,7 +262,11 @@ bool run_conflict(struct loop *l, struct otask *t, const struct strvec *conflict
 	}
 	if (!t->own_adapter && t->row.adapter)
 		t->own_adapter = xstrdup(t->row.adapter);
-	/* the journal: where the branch was, committed before its tree moves */
+	/* the journal: where the branch was, committed (with the spec, in the
+	 * transition below) before its tree moves */
+	t->spec.conflict_from = arena_strdup(&t->spec.arena, head);
+	free(t->row.spec);
+	t->row.spec = spec_dump(&t->spec);
 	free(t->row.head_commit);
 	t->row.head_commit = head;
 	set_conflicts(t, conflicts);
@@ -271,7 +293,7 @@ void run_conflict_resume(struct loop *l, struct otask *t)
 		t->own_adapter = xstrdup(t->row.adapter);
 	(void)snprintf(msg, sizeof(msg),
 		       "resumed: the task's tree put back at %.12s, the rebase made again",
-		       t->row.head_commit ? t->row.head_commit : "?");
+		       from_of(t) ? from_of(t) : "?");
 	if (run_transition(l, t, TASK_EV_RESUMED, msg) == 0)
 		rebase(l, t);
 }
@@ -376,8 +398,8 @@ char *run_conflict_prompt(struct loop *l, const struct otask *t)
 			strvec_push(&paths, json_string_value(v));
 	}
 	json_decref(a);
-	if (t->resolve_base && git_merge_base(l->e->repo, t->resolve_base, t->row.head_commit,
-					      l->e->git_env, &mb, NULL) == 0)
+	if (t->resolve_base &&
+	    git_merge_base(l->e->repo, t->resolve_base, from_of(t), l->e->git_env, &mb, NULL) == 0)
 		(void)git_log_subjects(l->e->repo, mb, t->resolve_base, CONFLICT_SUBJECTS_MAX,
 				       l->e->git_env, &subjects, NULL);
 	(void)sbuf_addf(
@@ -412,7 +434,7 @@ int run_conflict_dispatched(struct loop *l, struct otask *t)
 	json_obj_set(det, "adapter", json_str_lossy(t->row.adapter));
 	json_obj_set(det, "profile_hash", json_str_lossy(t->row.profile_hash));
 	json_obj_set(det, "attempt", json_integer(t->row.attempts));
-	json_obj_set(det, "head", json_str_lossy(t->row.head_commit));
+	json_obj_set(det, "head", json_str_lossy(from_of(t)));
 	json_obj_set(det, "base", json_str_lossy(t->resolve_base));
 	if (t->row.conflicts) {
 		json_t *a = json_loads(t->row.conflicts, 0, NULL);
@@ -428,8 +450,7 @@ static void resolve_failed(struct loop *l, struct otask *t, const char *why)
 	char msg[1536];
 
 	(void)snprintf(msg, sizeof(msg), "merge conflict; %s; branch '%s' kept at %.12s", why,
-		       t->row.branch ? t->row.branch : "?",
-		       t->row.head_commit ? t->row.head_commit : "?");
+		       t->row.branch ? t->row.branch : "?", from_of(t) ? from_of(t) : "?");
 	run_conflict_put_back(l, t);
 	(void)run_transition(l, t, TASK_EV_RESOLVE_FAILED, msg);
 }
@@ -492,7 +513,7 @@ static void resolved(struct loop *l, struct otask *t, struct checkout *co, const
 
 		json_obj_set(det, "head", json_str_lossy(head));
 		json_obj_set(det, "base", json_str_lossy(t->resolve_base));
-		json_obj_set(det, "from", json_str_lossy(t->row.head_commit));
+		json_obj_set(det, "from", json_str_lossy(from_of(t)));
 		json_obj_set(det, "how", json_str_lossy(how));
 		if (record(l, t, "task.resolved", det) < 0)
 			goto out;
@@ -500,6 +521,7 @@ static void resolved(struct loop *l, struct otask *t, struct checkout *co, const
 	(void)snprintf(msg, sizeof(msg), "%s at %.12s (the base merged in); the gates run again",
 		       how, head);
 	run_set_str(&t->row.conflicts, NULL); /* resolved (task.resolver has them) */
+	set_head(t, head);
 	if (run_transition(l, t, TASK_EV_RESOLVED, msg) == 0)
 		t->gates_due = true; /* next_task() starts them */
 out:

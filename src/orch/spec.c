@@ -166,6 +166,8 @@ json_t *spec_to_json(const struct task_spec *s)
 	if (s->has_on_conflict)
 		(void)json_object_set_new(o, "on_conflict",
 					  jstr(conflict_policy_to_string(s->on_conflict)));
+	if (s->conflict_from)
+		(void)json_object_set_new(o, "conflict_from", jstr(s->conflict_from));
 	if (contain_limits_any(&s->limits))
 		(void)json_object_set_new(o, "limits", orch_limits_json(&s->limits));
 	(void)json_object_set_new(o, "gates", orch_gates_json(s->gates, s->n_gates));
@@ -331,6 +333,19 @@ static int k_on_conflict(struct task_spec *s, const char *key, const json_t *v, 
 		return bad(reterr, key, "not rebase, resolve or fail");
 	s->has_on_conflict = true;
 	s->on_conflict = p;
+	return 0;
+}
+
+/* A commit id: 40 or 64 lowercase hex digits. */
+static int k_conflict_from(struct task_spec *s, const char *key, const json_t *v,
+			   struct diag *reterr)
+{
+	const char *c = json_string_value(v);
+	size_t n = c ? strlen(c) : 0;
+
+	if (!c || (n != 40 && n != 64) || strspn(c, "0123456789abcdef") != n)
+		return bad(reterr, key, "not a commit id");
+	s->conflict_from = dup(s, c);
 	return 0;
 }
 
@@ -568,6 +583,7 @@ static const struct spec_key spec_keys[] = {
 	{"sandbox_tier", k_tier, 0},
 	{"network", k_network, 0},
 	{"on_conflict", k_on_conflict, 0},
+	{"conflict_from", k_conflict_from, 0},
 	{"limits", k_limits, 0},
 	{"gates", k_gates, 0},
 	{"sampling", k_sampling, 0},

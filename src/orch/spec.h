@@ -22,6 +22,10 @@
  *   network                             full | llm | none (absent: the config's)
  *   on_conflict                         rebase | resolve | fail (absent: the
  *                                       role's or config's)
+ *   conflict_from                       the commit (hex) the task's branch was
+ *                                       at when its merge conflicted: where a
+ *                                       killed rebase or resolver is put back
+ *                                       (run-conflict.c; absent before)
  *   limits                              {memory: int, pids: int, cpu: number}
  *   gates                               [{name, run, timeout}]
  *   sampling                            {temperature, top_p: number;
@@ -85,6 +89,7 @@ struct task_spec {
 	int network;	      /* enum net_mode, or -1: not given (the configuration's) */
 	bool has_on_conflict; /* on_conflict: given (else the role's or configuration's) */
 	enum conflict_policy on_conflict;
+	const char *conflict_from;    /* run-conflict.c's journal (NULL: none) */
 	struct contain_limits limits; /* each one set overrides the configuration's */
 	struct orch_gate *gates;      /* after the configuration's */
 	size_t n_gates;
