@@ -393,7 +393,8 @@ static void on_task(void *userdata, const struct task_row *t, enum task_state fr
 			r->started_ns = now_ns;
 			r->ended_ns = 0;
 		} else if (t->state != TASK_PENDING && r->started_ns && !r->ended_ns &&
-			   t->state != TASK_COMPLETING && t->state != TASK_MERGING) {
+			   t->state != TASK_COMPLETING && t->state != TASK_MERGING &&
+			   t->state != TASK_REBASING && t->state != TASK_RESOLVING) {
 			r->ended_ns = now_ns;
 		}
 		if (t->reason && t->state != TASK_RUNNING) {

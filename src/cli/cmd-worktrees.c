@@ -101,7 +101,8 @@ static const char *keep_reason(const struct wt_item *it, int64_t older_s, bool f
 	if (older_s > 0 && (it->age_s < 0 || it->age_s < older_s))
 		return "not old enough";
 	if (st == TASK_PENDING || st == TASK_RUNNING || st == TASK_COMPLETING ||
-	    st == TASK_MERGING || st == TASK_INTERRUPTED || st == TASK_BLOCKED)
+	    st == TASK_MERGING || st == TASK_INTERRUPTED || st == TASK_BLOCKED ||
+	    st == TASK_REBASING || st == TASK_RESOLVING)
 		return "its run is unfinished ('bernstein resume' needs it)";
 	if (st == TASK_REVIEW)
 		return "it waits for review ('bernstein approve' or 'reject')";

@@ -41,6 +41,10 @@ int orch_get_network(const struct ydoc *doc, const struct ynode *n, const char *
 int orch_get_sandbox(const struct ydoc *doc, const struct ynode *n, const char *path,
 		     enum sandbox_mode *ret, struct diag *reterr);
 
+/* on_conflict: rebase | resolve | fail. */
+int orch_get_on_conflict(const struct ydoc *doc, const struct ynode *n, const char *path,
+			 enum conflict_policy *ret, struct diag *reterr);
+
 /* limits: {memory: 512M, pids: 256, cpu: 1.5} (any of them) into *ret. */
 int orch_get_limits(const struct ydoc *doc, const struct ynode *n, const char *path,
 		    struct contain_limits *ret, struct diag *reterr);

@@ -53,6 +53,38 @@ enum merge_policy merge_policy_from_string(const char *s)
 	return s && strcmp(s, MERGE_NO_FF_SPELLING) == 0 ? MERGE_AUTO : _MERGE_POLICY_INVALID;
 }
 
+const char *const conflict_policy_names[_CONFLICT_POLICY_MAX + 1] = {
+	[CONFLICT_REBASE] = "rebase",
+	[CONFLICT_RESOLVE] = "resolve",
+	[CONFLICT_FAIL] = "fail",
+};
+
+const char *conflict_policy_to_string(enum conflict_policy p)
+{
+	return (int)p >= 0 && p < _CONFLICT_POLICY_MAX ? conflict_policy_names[p] : NULL;
+}
+
+enum conflict_policy conflict_policy_from_string(const char *s)
+{
+	int i;
+
+	for (i = 0; s && i < _CONFLICT_POLICY_MAX; i++)
+		if (strcmp(conflict_policy_names[i], s) == 0)
+			return (enum conflict_policy)i;
+	return _CONFLICT_POLICY_INVALID;
+}
+
+int orch_get_on_conflict(const struct ydoc *doc, const struct ynode *n, const char *path,
+			 enum conflict_policy *ret, struct diag *reterr)
+{
+	int m = 0, r;
+
+	r = yaml_value_enum(doc, n, path, conflict_policy_names, &m, reterr);
+	if (r == 0)
+		*ret = (enum conflict_policy)m;
+	return r;
+}
+
 static const char *const sandbox_names[_SANDBOX_MODE_MAX + 1] = {
 	[SANDBOX_NONE] = "none",   [SANDBOX_LANDLOCK] = "landlock",
 	[SANDBOX_BWRAP] = "bwrap", [SANDBOX_CONTAINER] = "container",
@@ -624,7 +656,8 @@ static int retry_top(struct cctx *x)
 }
 
 /* The keys of a role that shape how its tasks run (limits, sandbox,
- * network, retry, fallback, idle_timeout, worktree_setup): true when key is
+ * network, retry, fallback, idle_timeout, worktree_setup, on_conflict): true
+ * when key is
  * one, its result in *ret. */
 static bool role_confinement(struct cctx *x, const char *key, const struct ynode *val,
 			     const char *pk, struct role_policy *rp, int *ret)
@@ -647,6 +680,9 @@ static bool role_confinement(struct cctx *x, const char *key, const struct ynode
 		rp->has_idle_timeout = r >= 0;
 	} else if (strcmp(key, "worktree_setup") == 0) {
 		r = orch_get_wtsetup(&x->c->arena, x->doc, val, pk, &rp->wtsetup, x->reterr);
+	} else if (strcmp(key, "on_conflict") == 0) {
+		r = orch_get_on_conflict(x->doc, val, pk, &rp->on_conflict, x->reterr);
+		rp->has_on_conflict = r >= 0;
 	} else {
 		return false;
 	}
@@ -660,7 +696,8 @@ static int parse_role(struct cctx *x, const struct ynode *k, const struct ynode 
 	static const char *const keys[] = {
 		"adapter",  "cli",	   "provider",	   "model",	     "effort",
 		"base_url", "api_key_env", "limits",	   "sandbox",	     "network",
-		"retry",    "fallback",	   "idle_timeout", "worktree_setup", NULL};
+		"retry",    "fallback",	   "idle_timeout", "worktree_setup", "on_conflict",
+		NULL};
 	struct invocation_sampling s = {0};
 	char p[YAML_PATH_MAX], pk[YAML_PATH_MAX], q[80];
 	size_t i;
@@ -818,6 +855,28 @@ static int parse_pr(struct cctx *x, const struct ynode *n)
 	return r;
 }
 
+/* resolver: {adapter, model} */
+static int parse_resolver(struct cctx *x, const struct ynode *n)
+{
+	static const char *const keys[] = {"adapter", "model", NULL};
+	struct orch_config *c = x->c;
+	const struct ynode *v;
+	int r;
+
+	if (n->kind != YNODE_MAP)
+		return yaml_field_err(x->doc, n, x->reterr, "resolver",
+				      "expected a mapping {adapter, model}, got %s",
+				      yaml_describe(n));
+	r = orch_check_keys(x->doc, n, keys, "resolver", x->reterr);
+	if (r == 0 && (v = ynode_get(n, "adapter")))
+		r = orch_get_adapter(x->doc, v, "resolver.adapter", &c->resolver.adapter,
+				     x->reterr);
+	if (r == 0 && (v = ynode_get(n, "model")))
+		r = yaml_value_str(x->doc, v, "resolver.model", true, &c->resolver.model,
+				   x->reterr);
+	return r;
+}
+
 /* merge: one of merge_names, or no-ff (auto's old name) */
 static int parse_merge(struct cctx *x, const struct ynode *v)
 {
@@ -887,6 +946,10 @@ static int parse_top_section(struct cctx *x, const char *key, const struct ynode
 		r = parse_merge(x, v);
 	} else if (strcmp(key, "pr") == 0) {
 		r = parse_pr(x, v);
+	} else if (strcmp(key, "on_conflict") == 0) {
+		r = orch_get_on_conflict(x->doc, v, key, &c->on_conflict, x->reterr);
+	} else if (strcmp(key, "resolver") == 0) {
+		r = parse_resolver(x, v);
 	} else if (strcmp(key, "sandbox") == 0) {
 		r = orch_get_sandbox(x->doc, v, key, &c->sandbox, x->reterr);
 	} else if (strcmp(key, "network") == 0) {
@@ -952,6 +1015,8 @@ static int parse_config(struct cctx *x)
 		"hooks",
 		"notify",
 		"budget", /* orch/budget.h */
+		"on_conflict",
+		"resolver",
 		NULL,
 	};
 	/* clang-format on */
@@ -1055,6 +1120,13 @@ double orch_config_idle_timeout(const struct orch_config *c, const char *role)
 	const struct role_policy *rp = orch_config_role(c, role);
 
 	return rp && rp->has_idle_timeout ? rp->idle_timeout_s : c->idle_timeout_s;
+}
+
+enum conflict_policy orch_config_on_conflict(const struct orch_config *c, const char *role)
+{
+	const struct role_policy *rp = orch_config_role(c, role);
+
+	return rp && rp->has_on_conflict ? rp->on_conflict : c->on_conflict;
 }
 
 int orch_config_network(const struct orch_config *c, const char *role)
@@ -1342,6 +1414,15 @@ json_t *orch_config_json(const struct orch_config *c)
 		if (b)
 			(void)json_object_set_new(o, "budget", b);
 	}
+	/* shown when not the default */
+	if (c->on_conflict != CONFLICT_REBASE)
+		(void)json_object_set_new(o, "on_conflict",
+					  jstr(conflict_policy_to_string(c->on_conflict)));
+	if (c->resolver.adapter || c->resolver.model)
+		(void)json_object_set_new(o, "resolver",
+					  json_pack("{s:o, s:o}", "adapter",
+						    jstr(c->resolver.adapter), "model",
+						    jstr(c->resolver.model)));
 	(void)json_object_set_new(o, "mode", jstr(c->mode));
 	for (i = 0; i < c->n_modes; i++) {
 		json_t *m = orch_slots_json(&c->modes[i].sampling);
@@ -1374,6 +1455,9 @@ json_t *orch_config_json(const struct orch_config *c)
 		if (rp->wtsetup.set)
 			(void)json_object_set_new(r, "worktree_setup",
 						  orch_wtsetup_json(&rp->wtsetup));
+		if (rp->has_on_conflict)
+			(void)json_object_set_new(r, "on_conflict",
+						  jstr(conflict_policy_to_string(rp->on_conflict)));
 		(void)json_object_set_new(roles, rp->role, r);
 	}
 	(void)json_object_set_new(o, "role_model_policy", roles);
@@ -1591,6 +1675,9 @@ static int role_yaml(struct sbuf *out, const struct role_policy *rp)
 		TRY(sbuf_addf(out, "%sworktree_setup: ", sep));
 		TRY(yaml_wtsetup(out, &rp->wtsetup));
 	}
+	if (rp->has_on_conflict)
+		TRY(sbuf_addf(out, "%son_conflict: %s", sep,
+			      conflict_policy_to_string(rp->on_conflict)));
 	TRY(sbuf_adds(out, "}"));
 #undef TRY
 	return 0;
@@ -1652,6 +1739,15 @@ int orch_config_to_yaml(const struct orch_config *c, struct sbuf *out)
 	TRY(sbuf_addf(out, "\nmerge: %s", merge_policy_to_string(c->merge)));
 	if (c->merge == MERGE_PR)
 		TRY(pr_yaml(c, out));
+	if (c->on_conflict != CONFLICT_REBASE)
+		TRY(sbuf_addf(out, "\non_conflict: %s", conflict_policy_to_string(c->on_conflict)));
+	if (c->resolver.adapter || c->resolver.model) {
+		TRY(sbuf_adds(out, "\nresolver: {adapter: "));
+		TRY(yaml_emit_str(out, c->resolver.adapter));
+		TRY(sbuf_adds(out, ", model: "));
+		TRY(yaml_emit_str(out, c->resolver.model));
+		TRY(sbuf_adds(out, "}"));
+	}
 	if (c->sandbox != SANDBOX_AUTO)
 		TRY(sbuf_addf(out, "\nsandbox: %s", sandbox_mode_to_string(c->sandbox)));
 	if (contain_limits_any(&c->limits)) {

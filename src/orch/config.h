@@ -25,6 +25,9 @@
  *   gates: [{name, run, timeout}]   commands run in the worktree after completion
  *   merge: auto           auto (also spelled no-ff) | review | pr | none
  *   pr: {remote, base, repo, draft}   where merge: pr pushes and opens the PR
+ *   on_conflict: rebase   rebase | resolve | fail: a merge that conflicts
+ *                         (docs/runs.md, "Conflicts"; a role's or task's own wins)
+ *   resolver: {adapter, model}   the agent of on_conflict: resolve's resolver
  *   sandbox: auto         auto | none | landlock | bwrap | container (a task's own wins)
  *   network: (unset)      full | llm | none (a task's own wins; unset: confine.h's default)
  *   mode: null            the mode profile applied (smart, deep, fast or a modes: entry)
@@ -101,6 +104,22 @@ enum merge_policy {
 const char *merge_policy_to_string(enum merge_policy m);
 enum merge_policy merge_policy_from_string(const char *s);
 
+/* on_conflict: what a merge that conflicts leads to (docs/runs.md,
+ * "Conflicts"). */
+enum conflict_policy {
+	CONFLICT_REBASE,  /* "rebase" (the default): rebase the branch onto the base in
+			   * its own tree, gates again, merge; else conflict */
+	CONFLICT_RESOLVE, /* "resolve": the same, and when the rebase conflicts too a
+			   * resolver agent resolves a merge of the base in its tree */
+	CONFLICT_FAIL,	  /* "fail": conflict at once, the branch kept */
+	_CONFLICT_POLICY_MAX,
+	_CONFLICT_POLICY_INVALID = -EINVAL,
+};
+
+const char *conflict_policy_to_string(enum conflict_policy p);
+enum conflict_policy conflict_policy_from_string(const char *s);
+extern const char *const conflict_policy_names[];
+
 enum sandbox_mode {
 	SANDBOX_NONE,	   /* "none": a git worktree, the agent unconfined */
 	SANDBOX_LANDLOCK,  /* "landlock": a per-task clone, the agent confined to it */
@@ -167,6 +186,10 @@ struct role_policy {
 	/* worktree_setup: of the role's tasks, key by key over bernstein.yaml's
 	 * (a plan's, then a task's own, over it); .set 0: not given */
 	struct orch_wtsetup wtsetup;
+	/* on_conflict: of the role's tasks, over bernstein.yaml's; valid when
+	 * has_on_conflict */
+	bool has_on_conflict;
+	enum conflict_policy on_conflict;
 };
 
 /* The loaded configuration. Read the fields directly; everything lives in
@@ -228,6 +251,15 @@ struct orch_config {
 	/* hooks:, notify: (orch/hooks.h) */
 	struct orch_hookset hooks;
 	struct orch_notify notify;
+	/* on_conflict: (CONFLICT_REBASE when not given); resolver: the
+	 * adapter and model of a resolver agent (NULL: the resolver role's
+	 * policy, else the task's own adapter; the role's, else the default
+	 * model) */
+	enum conflict_policy on_conflict;
+	struct {
+		const char *adapter;
+		const char *model;
+	} resolver;
 };
 
 /* The default of auto: (claude, codex, gemini, qwen, opencode, pi),
@@ -267,6 +299,9 @@ double orch_config_idle_timeout(const struct orch_config *c, const char *role);
  * plan): c's, each key its role gives replacing c's, into *ret (strings
  * borrowed from c). */
 void orch_config_wtsetup(const struct orch_config *c, const char *role, struct orch_wtsetup *ret);
+/* The on_conflict: of a task of role that does not set its own (nor its
+ * plan): its role's, else c's. */
+enum conflict_policy orch_config_on_conflict(const struct orch_config *c, const char *role);
 /* The mode profile called name (user entries first, then built-ins), or NULL. */
 const struct mode_profile *orch_config_mode(const struct orch_config *c, const char *name);
 

@@ -34,6 +34,12 @@ static const char *const event_names[_TASK_EVENT_MAX] = {
 	[TASK_EV_PUSHED] = "pushed",
 	[TASK_EV_PUSH_FAILED] = "push_failed",
 	[TASK_EV_SETUP_FAILED] = "setup_failed",
+	[TASK_EV_REBASING] = "rebasing",
+	[TASK_EV_REBASED] = "rebased",
+	[TASK_EV_REBASE_FAILED] = "rebase_failed",
+	[TASK_EV_RESOLVING] = "resolving",
+	[TASK_EV_RESOLVED] = "resolved",
+	[TASK_EV_RESOLVE_FAILED] = "resolve_failed",
 };
 
 const char *task_event_to_string(enum task_event ev)
@@ -91,6 +97,7 @@ static const signed char next_state[_TASK_STATE_MAX][_TASK_EVENT_MAX] = {
 		[TASK_EV_CONFLICT]          = TO(CONFLICT),
 		[TASK_EV_MERGE_FAILED]      = TO(FAILED),
 		[TASK_EV_MERGE_POSTPONED]   = TO(MERGING),
+		[TASK_EV_REBASING]          = TO(REBASING),
 	},
 	[TASK_INTERRUPTED] = {
 		[TASK_EV_RESUMED]           = TO(PENDING),
@@ -114,6 +121,29 @@ static const signed char next_state[_TASK_STATE_MAX][_TASK_EVENT_MAX] = {
 	[TASK_REVIEW] = {
 		[TASK_EV_APPROVED]          = TO(MERGING),
 		[TASK_EV_REJECTED]          = TO(PENDING),
+		[TASK_EV_CANCELLED]         = TO(CANCELLED),
+	},
+	[TASK_REBASING] = {
+		[TASK_EV_REBASED]           = TO(REBASING),
+		[TASK_EV_REBASE_FAILED]     = TO(CONFLICT),
+		[TASK_EV_RESOLVING]         = TO(RESOLVING),
+		[TASK_EV_GATES_PASSED]      = TO(MERGING),
+		[TASK_EV_GATES_FAILED]      = TO(FAILED),
+		[TASK_EV_REVIEW_REQUESTED]  = TO(REVIEW),
+		[TASK_EV_RESUMED]           = TO(REBASING),
+		[TASK_EV_CANCELLED]         = TO(CANCELLED),
+	},
+	[TASK_RESOLVING] = {
+		[TASK_EV_DISPATCHED]        = TO(RESOLVING),
+		[TASK_EV_RESOLVED]          = TO(RESOLVING),
+		[TASK_EV_RESOLVE_FAILED]    = TO(CONFLICT),
+		[TASK_EV_REFUSED]           = TO(CONFLICT),
+		[TASK_EV_DISPATCH_FAILED]   = TO(CONFLICT),
+		[TASK_EV_AGENT_FAILED]      = TO(CONFLICT),
+		[TASK_EV_GATES_PASSED]      = TO(MERGING),
+		[TASK_EV_GATES_FAILED]      = TO(FAILED),
+		[TASK_EV_REVIEW_REQUESTED]  = TO(REVIEW),
+		[TASK_EV_RESUMED]           = TO(REBASING),
 		[TASK_EV_CANCELLED]         = TO(CANCELLED),
 	},
 };

@@ -29,6 +29,17 @@
  *                retried -> pending (`bernstein retry`)
  *   review       approved -> merging, rejected -> pending,
  *                cancelled -> cancelled
+ *   merging      (on_conflict: rebase|resolve) rebasing -> rebasing
+ *   rebasing     rebased -> rebasing, rebase_failed -> conflict,
+ *                resolving -> resolving, gates_passed -> merging,
+ *                gates_failed -> failed, review_requested -> review,
+ *                resumed -> rebasing, cancelled -> cancelled
+ *   resolving    dispatched -> resolving, resolved -> resolving,
+ *                resolve_failed -> conflict, refused -> conflict,
+ *                dispatch_failed -> conflict, agent_failed -> conflict,
+ *                gates_passed -> merging, gates_failed -> failed,
+ *                review_requested -> review, resumed -> rebasing,
+ *                cancelled -> cancelled
  *   done, no_changes, refused: none (final). */
 #ifndef BERNSTEIN_ORCH_LIFECYCLE_H
 #define BERNSTEIN_ORCH_LIFECYCLE_H
@@ -64,11 +75,17 @@ enum task_event {
 	TASK_EV_FALLBACK,	   /* "fallback": the next adapter of its fallback: takes over */
 	TASK_EV_REVIEW_REQUESTED,  /* "review_requested": gates passed under merge: review */
 	TASK_EV_APPROVED,	   /* "approved": `bernstein approve`: merge the reviewed head */
-	TASK_EV_REJECTED,     /* "rejected": `bernstein reject`: a new attempt, with feedback */
-	TASK_EV_PUSHED,	      /* "pushed": merge: pr, the branch pushed (and the PR opened) */
-	TASK_EV_PUSH_FAILED,  /* "push_failed": merge: pr, the push failed */
-	TASK_EV_SETUP_FAILED, /* "setup_failed": worktree_setup's setup_command failed or
-			       * timed out before the agent started */
+	TASK_EV_REJECTED,	/* "rejected": `bernstein reject`: a new attempt, with feedback */
+	TASK_EV_PUSHED,		/* "pushed": merge: pr, the branch pushed (and the PR opened) */
+	TASK_EV_PUSH_FAILED,	/* "push_failed": merge: pr, the push failed */
+	TASK_EV_SETUP_FAILED,	/* "setup_failed": worktree_setup's setup_command failed or
+				 * timed out before the agent started */
+	TASK_EV_REBASING,	/* "rebasing": the merge conflicted; on_conflict: rebase|resolve */
+	TASK_EV_REBASED,	/* "rebased": the rebase was clean; the gates run again */
+	TASK_EV_REBASE_FAILED,	/* "rebase_failed": it conflicted too (aborted): conflict */
+	TASK_EV_RESOLVING,	/* "resolving": on_conflict: resolve, a resolver agent starts */
+	TASK_EV_RESOLVED,	/* "resolved": its resolution committed; the gates run again */
+	TASK_EV_RESOLVE_FAILED, /* "resolve_failed": markers left, or the resolver failed */
 	_TASK_EVENT_MAX,
 	_TASK_EVENT_INVALID = -EINVAL,
 };

@@ -290,19 +290,19 @@ static void set_attachments(struct plan_task *t, const char **a, size_t n, const
 }
 
 static const char *const task_keys[] = {
-	"title",      "id",	    "prompt",	    "description",    "role",
-	"requires",   "adapter",    "cli",	    "model",	      "effort",
-	"depends_on", "timeout",    "gates",	    "artifact",	      "attachments",
-	"sampling",   "mcp_config", "sandbox",	    "limits",	      "network",
-	"retry",      "fallback",   "idle_timeout", "worktree_setup", NULL,
+	"title",       "id",	   "prompt",	  "description", "role",	 "requires",
+	"adapter",     "cli",	   "model",	  "effort",	 "depends_on",	 "timeout",
+	"gates",       "artifact", "attachments", "sampling",	 "mcp_config",	 "sandbox",
+	"limits",      "network",  "retry",	  "fallback",	 "idle_timeout", "worktree_setup",
+	"on_conflict", NULL,
 };
 
 static const char *const step_keys[] = {
-	"title",    "goal",	"id",	       "prompt",   "description",  "role",
-	"requires", "adapter",	"cli",	       "model",	   "effort",	   "timeout",
-	"gates",    "artifact", "attachments", "sampling", "mcp_config",   "sandbox",
-	"limits",   "network",	"retry",       "fallback", "idle_timeout", "worktree_setup",
-	NULL,
+	"title",       "goal",	   "id",	  "prompt",   "description",  "role",
+	"requires",    "adapter",  "cli",	  "model",    "effort",	      "timeout",
+	"gates",       "artifact", "attachments", "sampling", "mcp_config",   "sandbox",
+	"limits",      "network",  "retry",	  "fallback", "idle_timeout", "worktree_setup",
+	"on_conflict", NULL,
 };
 
 /* Bernstein's step keys that have no effect here (documented in docs/plans.md). */
@@ -316,7 +316,7 @@ static const char *const step_ignored[] = {
 static bool confinement_key(const char *k)
 {
 	return strcmp(k, "sandbox") == 0 || strcmp(k, "network") == 0 ||
-	       strcmp(k, "idle_timeout") == 0;
+	       strcmp(k, "idle_timeout") == 0 || strcmp(k, "on_conflict") == 0;
 }
 
 /* sandbox:, network: or idle_timeout: of a task (or the plan's) */
@@ -325,10 +325,16 @@ static void parse_confinement(struct pctx *x, const char *k, const struct ynode 
 {
 	enum sandbox_mode sm = SANDBOX_NONE;
 	enum net_mode nm = NET_MODE_FULL;
+	enum conflict_policy cp = CONFLICT_REBASE;
 	struct diag d;
 
 	diag_clear(&d);
-	if (strcmp(k, "idle_timeout") == 0) {
+	if (strcmp(k, "on_conflict") == 0) {
+		if (orch_get_on_conflict(x->doc, v, pk, &cp, &d) < 0)
+			add(x, &d);
+		else
+			t->on_conflict = conflict_policy_to_string(cp);
+	} else if (strcmp(k, "idle_timeout") == 0) {
 		if (yaml_value_number(x->doc, v, pk, 0, false, ORCH_MAX_TIMEOUT_S,
 				      &t->idle_timeout_s, &d) < 0)
 			add(x, &d);
@@ -388,6 +394,8 @@ static void plan_defaults(const struct pctx *x, struct plan_task *t, bool has_ad
 		t->sandbox = x->defaults.sandbox;
 	if (!t->network)
 		t->network = x->defaults.network;
+	if (!t->on_conflict)
+		t->on_conflict = x->defaults.on_conflict;
 	if (!t->has_idle_timeout) {
 		t->has_idle_timeout = x->defaults.has_idle_timeout;
 		t->idle_timeout_s = x->defaults.idle_timeout_s;
@@ -813,9 +821,9 @@ static void parse_stages(struct pctx *x, const struct ynode *v)
 }
 
 static const char *const plan_keys[] = {
-	"name",		"description", "adapter",	 "cli",	    "model",
-	"tasks",	"stages",      "sandbox",	 "network", "limits",
-	"idle_timeout", "endpoints",   "worktree_setup", "budget",  NULL,
+	"name",		  "description", "adapter",	"cli",	  "model",	  "tasks",
+	"stages",	  "sandbox",	 "network",	"limits", "idle_timeout", "endpoints",
+	"worktree_setup", "budget",	 "on_conflict", NULL,
 };
 /* Bernstein's top-level keys that have no effect here. */
 static const char *const plan_ignored[] = {
@@ -881,6 +889,8 @@ static void parse_plan(struct pctx *x)
 	diag_clear(&d);
 	if ((v = ynode_get(root, "idle_timeout")))
 		parse_confinement(x, "idle_timeout", v, "idle_timeout", &x->defaults);
+	if ((v = ynode_get(root, "on_conflict")))
+		parse_confinement(x, "on_conflict", v, "on_conflict", &x->defaults);
 	diag_clear(&d);
 	if ((v = ynode_get(root, "limits")) &&
 	    orch_get_limits(x->doc, v, "limits", &x->defaults.limits, &d) < 0)

@@ -109,6 +109,9 @@ struct plan_task {
 	 * bernstein.yaml's */
 	const char *sandbox;
 	const char *network;
+	/* on_conflict: (rebase, resolve, fail), the task's, else the plan's;
+	 * NULL: the role's or bernstein.yaml's */
+	const char *on_conflict;
 	/* limits: each one set (the task's, else the plan's) overrides the
 	 * role's and bernstein.yaml's */
 	struct contain_limits limits;

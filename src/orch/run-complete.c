@@ -111,6 +111,16 @@ void run_gates_clear(struct otask *t)
 	t->n_gates = 0;
 }
 
+void run_gates_start(struct loop *l, struct otask *t, const char *no_gates_msg)
+{
+	gate_list(l, t);
+	t->gate_next = 0;
+	if (t->n_gates)
+		return; /* next_task starts them */
+	run_gates_clear(t);
+	run_merge(l, t, no_gates_msg);
+}
+
 /* The agent's work committed and judged; then the gates (run by the
  * supervisor: agents are read meanwhile, timeouts fire on time), then the
  * merge. The task is in state completing, or merging after a crash. */
@@ -244,8 +254,11 @@ void run_complete(struct loop *l, struct otask *t)
 	int64_t delay;
 
 	diag_clear(&d);
-	/* no git runs in a checkout unless it can (a clone still one) */
-	if (co && checkout_check(co, &d) < 0)
+	/* no git runs in a checkout unless it can (a clone still one); a
+	 * resolver's tree is judged by run_conflict_resolver_ended() */
+	if (t->row.state == TASK_RESOLVING)
+		agentrun_set_changes(&t->ar, true);
+	else if (co && checkout_check(co, &d) < 0)
 		(void)snprintf(tampered, sizeof(tampered), "the task's %s cannot be trusted: %s",
 			       checkout_noun(co), d.msg);
 	else
@@ -307,6 +320,10 @@ void run_complete(struct loop *l, struct otask *t)
 
 	if (t->cancel_req) {
 		run_control_cancelled(l, t);
+		return;
+	}
+	if (t->row.state == TASK_RESOLVING) {
+		run_conflict_resolver_ended(l, t, out, why);
 		return;
 	}
 	if (tampered[0] && out != OUTCOME_FAILED) {

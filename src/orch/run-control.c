@@ -44,6 +44,8 @@ void run_control_cancelled(struct loop *l, struct otask *t)
 
 	t->cancel_req = false;
 	t->live = false;
+	if (t->row.state == TASK_REBASING || t->row.state == TASK_RESOLVING)
+		run_conflict_put_back(l, t); /* the branch as it was, no merge half made */
 	(void)run_transition(l, t, TASK_EV_CANCELLED, why);
 	free(why);
 }
@@ -59,6 +61,8 @@ static const char *cancel_refusal(const struct loop *l, const struct otask *t)
 		return NULL;
 	case TASK_RUNNING:
 	case TASK_COMPLETING:
+	case TASK_REBASING:
+	case TASK_RESOLVING:
 		return l->sv || t->live || t->gate_live
 			       ? NULL
 			       : "the run was killed while it ran: 'bernstein resume' it first";
@@ -95,8 +99,13 @@ static void cancel_one(struct loop *l, struct otask *t, const char *reason, json
 		(void)json_array_append_new(tasks, task_reply(t, "cancelling", NULL));
 		return;
 	}
-	if (t->row.state == TASK_COMPLETING)
+	if (t->row.state == TASK_COMPLETING || t->row.state == TASK_REBASING ||
+	    t->row.state == TASK_RESOLVING)
 		run_gates_clear(t);
+	if (t->row.state == TASK_REBASING || t->row.state == TASK_RESOLVING) {
+		t->resolve_due = false;
+		run_conflict_put_back(l, t);
+	}
 	(void)run_transition(l, t, TASK_EV_CANCELLED, reason);
 	(void)json_array_append_new(tasks, task_reply(t, NULL, NULL));
 }

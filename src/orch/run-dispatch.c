@@ -55,6 +55,9 @@ static void routing_lists(const struct loop *l, const struct otask *t, struct st
 	/* a fallback adapter took over (run-retry.c): it alone */
 	if (run_retry_adapter(l, t))
 		a = run_retry_adapter(l, t);
+	/* a resolver (run-conflict.c): resolver:, the resolver role's, the task's own */
+	if (t->row.state == TASK_RESOLVING && run_conflict_adapter(l, t))
+		a = run_conflict_adapter(l, t);
 	if (!a && rp)
 		a = rp->adapter;
 	if (!a && ap && autoroute_prepare(l->e, &at, ap)) {
@@ -341,16 +344,26 @@ static int build_invocation(struct loop *l, struct otask *t, struct dispatch *dp
 	dp->resuming = run_previous_attempt(l, t, &dp->prev) && dp->prev.outcome &&
 		       (strcmp(dp->prev.outcome, outcome_to_string(OUTCOME_COMPLETED)) != 0 ||
 			t->row.feedback) &&
-		       !t->fresh;
+		       !t->fresh && t->row.state != TASK_RESOLVING;
 	t->fresh = false;
 	/* the endpoint of the adapter routing chose (named, by role, auto,
 	 * fallback): the plan's entry, else bernstein.yaml's */
 	ep = orch_config_endpoint(e->cfg, &t->spec.endpoints, dp->entry->name);
-	orch_config_slots(e->cfg, t->row.role, dp->entry->profile, ep, &t->spec.sampling,
-			  &ir->sampling);
+	if (t->row.state == TASK_RESOLVING)
+		/* a resolver: the resolver role's endpoint; the task's own slots
+		 * only when it runs on the task's own adapter */
+		orch_config_slots(e->cfg, "resolver", dp->entry->profile, ep,
+				  run_conflict_own_adapter(t, dp->entry->name) ? &t->spec.sampling
+									       : NULL,
+				  &ir->sampling);
+	else
+		orch_config_slots(e->cfg, t->row.role, dp->entry->profile, ep, &t->spec.sampling,
+				  &ir->sampling);
 	ir->model = orch_config_model(e->cfg, t->row.role, ep, t->spec.model);
 	if (run_retry_model(l, t)) /* escalation: attempt N's model */
 		ir->model = run_retry_model(l, t);
+	if (t->row.state == TASK_RESOLVING)
+		ir->model = run_conflict_model(l, t);
 	strvec_clear(&t->attachments);
 	for (i = 0; i < t->spec.n_attachments; i++)
 		strvec_pushf(&t->attachments, "%s/%s", t->row.worktree, t->spec.attachments[i]);
@@ -382,7 +395,10 @@ static int build_invocation(struct loop *l, struct otask *t, struct dispatch *dp
 	attempt_row_init(&t->att);
 	if (dp->resuming)
 		resume_from(l, t, dp);
-	if (t->row.feedback) {
+	if (t->row.state == TASK_RESOLVING) {
+		free(t->prompt);
+		t->prompt = run_conflict_prompt(l, t);
+	} else if (t->row.feedback) {
 		free(t->prompt);
 		t->prompt = run_review_prompt(t);
 	}
@@ -399,6 +415,8 @@ static int build_invocation(struct loop *l, struct otask *t, struct dispatch *dp
 			   msg);
 		return 0;
 	}
+	if (t->row.state == TASK_RESOLVING)
+		return run_conflict_dispatched(l, t) < 0 ? -EIO : DISPATCH_NEXT;
 	run_retry_note(l, t);
 	return DISPATCH_NEXT;
 }
@@ -432,7 +450,8 @@ static int begin_attempt(struct loop *l, struct otask *t, const struct dispatch 
 		return r;
 	}
 	r = run_transition(l, t, TASK_EV_DISPATCHED,
-			   !kind ? "dispatched"
+			   t->row.state == TASK_RESOLVING ? "the resolver is dispatched"
+			   : !kind			  ? "dispatched"
 			   : strcmp(kind, "native") == 0
 				   ? "resumed (native)"
 				   : "resumed (fresh session, recovered context)");

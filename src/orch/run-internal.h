@@ -22,6 +22,8 @@
  *                   task whose attempt did not complete (orch/retry.h)
  *   run-review.c    merge: review (approve, reject, the feedback prompt) and
  *                   merge: pr (push, gh pr create)
+ *   run-conflict.c  a merge that conflicted: the rebase in the task's tree,
+ *                   the resolver agent, their repair after a crash
  *   run-task.c      the shared core: the loop loaded, a task's transition
  *                   on the lifecycle table, audit records, small helpers
  *   run-hooks.c     hooks: (pre_task, post_task, post_merge, on_run_end run
@@ -37,12 +39,14 @@
  * Who calls whom (no circle; data flows plan -> spec -> dispatch ->
  * process -> outcome -> completion -> merge without coming back):
  *
- *   run.c          -> dispatch, complete, repair, cleanup, sandbox, control, task
- *   run-control.c  -> merge (an approved task), review, cleanup, retry, task
+ *   run.c          -> dispatch, complete, conflict, repair, cleanup, sandbox, control,
+ *                     task
+ *   run-control.c  -> merge (an approved task), review, conflict, cleanup, retry, task
  *   run-dispatch.c -> resume (the fallback prompt), sandbox, retry, task
  *   run-complete.c -> merge, cleanup, sandbox, retry, task
  *   run-retry.c    -> sandbox, task
- *   run-merge.c    -> review (review, pr), cleanup, task
+ *   run-merge.c    -> review (review, pr), conflict, cleanup, task
+ *   run-conflict.c -> task
  *   run-review.c   -> task
  *   run-repair.c   -> cleanup, task
  *   run-resume.c   -> sandbox, task
@@ -139,6 +143,14 @@ struct otask {
 	bool gate_hook;
 	/* run-budget.c: the live attempt's usage when the budget last looked */
 	double budget_seen;
+	/* conflicts (run-conflict.c): the conflict handlings of this execution
+	 * (bounded); a resolver attempt to dispatch; the base commit its merge
+	 * took in (the resolution must contain it) */
+	unsigned conflict_rounds;
+	bool resolve_due;
+	bool gates_due;	   /* rebased or resolved: its gates to start again */
+	char *own_adapter; /* the adapter of its work, before any resolver */
+	char *resolve_base;
 };
 
 /* run-budget.c: the budget of the run and what it has spent */
@@ -264,6 +276,32 @@ void run_merge(struct loop *l, struct otask *t, const char *gates_msg);
  * base branch, appended to hits. A negative errno with why in reterr. */
 int run_protected_changes(struct loop *l, const struct otask *t, const char *head,
 			  struct strvec *hits, struct diag *reterr);
+
+/* run-complete.c: t's gates (the configuration's, then its own) started
+ * again in its current state (rebasing, resolving: run.c, for gates_due);
+ * with none, the merge */
+void run_gates_start(struct loop *l, struct otask *t, const char *no_gates_msg);
+
+/* run-conflict.c (docs/runs.md, "Conflicts"): after git_merge_prepare()
+ * found conflicts in merging t (the paths; rev what it tried to merge):
+ * true when on_conflict took t on (rebasing, or a resolver), false for the
+ * conflict as before. run_conflict_resume(): a task found rebasing or
+ * resolving by a new execution (a killed bernstein, a stop) handled again
+ * from its tree's repair and the rebase. The resolver's attempt: its
+ * adapter and model (NULL: as routing decides, the configuration's), its
+ * prompt (caller frees), its audit record once routed, and its end. */
+bool run_conflict(struct loop *l, struct otask *t, const struct strvec *conflicts, const char *rev);
+void run_conflict_resume(struct loop *l, struct otask *t);
+/* t's branch and tree back at the head its conflict started from (a
+ * cancel, a resolver refused), best effort: a warning says what failed. */
+void run_conflict_put_back(struct loop *l, struct otask *t);
+const char *run_conflict_adapter(const struct loop *l, const struct otask *t);
+const char *run_conflict_model(const struct loop *l, const struct otask *t);
+bool run_conflict_own_adapter(const struct otask *t, const char *adapter);
+char *run_conflict_prompt(struct loop *l, const struct otask *t);
+int run_conflict_dispatched(struct loop *l, struct otask *t);
+void run_conflict_resolver_ended(struct loop *l, struct otask *t, enum outcome out,
+				 const char *why);
 
 /* run-review.c */
 struct control_request;

@@ -115,6 +115,7 @@ void run_merge(struct loop *l, struct otask *t, const char *gates_msg)
 	char msg[2048], ts[TS_MAX];
 	struct strvec conflicts = STRVEC_INIT, protected = STRVEC_INIT;
 	char *commit = NULL;
+	const char *rev;
 	bool already = false;
 	int tries = 0;
 	struct diag d;
@@ -163,9 +164,12 @@ prepare:
 	commit = NULL;
 	/* the head the gates passed on (and a reviewer approved, and the
 	 * protected-paths check read), wherever its branch is now */
-	r = git_merge_prepare(e->repo, l->run.base_branch,
-			      t->row.head_commit ? t->row.head_commit : t->row.branch, msg,
-			      &e->identity, e->git_env, &commit, &already, &conflicts, &d);
+	rev = t->row.head_commit ? t->row.head_commit : t->row.branch;
+	r = git_merge_prepare(e->repo, l->run.base_branch, rev, msg, &e->identity, e->git_env,
+			      &commit, &already, &conflicts, &d);
+	/* on_conflict: rebase or resolve (run-conflict.c) */
+	if (r == -EBUSY && run_conflict(l, t, &conflicts, rev))
+		goto out;
 	if (r == -EBUSY) {
 		json_t *a = json_strvec(&conflicts);
 		char *s = json_dumps(a, JSON_COMPACT);

@@ -195,8 +195,9 @@ static enum resume_action resume_kind(struct loop *l, const struct otask *t,
 
 	if (t->row.state == TASK_COMPLETING)
 		return RESUME_COMPLETE;
-	if (t->row.state == TASK_MERGING)
-		return RESUME_MERGE;
+	if (t->row.state == TASK_MERGING || t->row.state == TASK_REBASING ||
+	    t->row.state == TASK_RESOLVING)
+		return RESUME_MERGE; /* a conflict: handled again from the rebase */
 	if (!prev)
 		return RESUME_START;
 	entry = prev->adapter ? catalog_find(l->e->cat, prev->adapter) : NULL;

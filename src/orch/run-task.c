@@ -164,6 +164,8 @@ static void otask_release(struct otask *t)
 	free(t->gates);
 	free(t->gate_log);
 	run_hooks_release(t);
+	free(t->resolve_base);
+	free(t->own_adapter);
 }
 
 void run_loop_release(struct loop *l)

@@ -207,11 +207,94 @@ static void flush_audit_if_due(struct loop *l)
 
 static int64_t wake_in_ms(void *ctx);
 
+/* The gates of tasks rebased or resolved (run-conflict.c) started again;
+ * with none, their merge, which may conflict again (bounded there). */
+static void gates_due(struct loop *l)
+{
+	bool any = true;
+	size_t i;
+
+	while (any && !l->fatal) {
+		any = false;
+		for (i = 0; i < l->n && !l->fatal; i++) {
+			struct otask *t = &l->t[i];
+
+			if (!t->gates_due)
+				continue;
+			t->gates_due = false;
+			any = true;
+			if (t->row.state == TASK_REBASING || t->row.state == TASK_RESOLVING)
+				run_gates_start(l, t,
+						t->row.state == TASK_REBASING
+							? "rebased; no gates"
+							: "resolved; no gates");
+		}
+	}
+}
+
+/* next_task()'s part for the resolvers due (run-conflict.c): 1 with spec
+ * filled (the agent, or its tree's command first), 0 none, < 0 fatal. */
+static int next_resolver(struct loop *l, struct proc_spec *spec, void **ret_task)
+{
+	size_t i;
+
+	for (i = 0; i < l->n && !l->draining; i++) {
+		struct otask *t = &l->t[i];
+		int r;
+
+		if (!t->resolve_due || t->live || t->row.state != TASK_RESOLVING)
+			continue;
+		r = run_dispatch(l, t, spec);
+		if (r != 1)
+			proc_spec_release(spec);
+		if (r < 0)
+			return r;
+		if (r == DISPATCH_BUSY)
+			continue;
+		/* its tree's command first (then it is due again), else the agent */
+		t->resolve_due = r == 1 && run_prep_live(t);
+		if (r == 1) {
+			*ret_task = t;
+			return 1;
+		}
+		if (t->row.state == TASK_CONFLICT)
+			run_conflict_put_back(l, t); /* refused: no merge left half made */
+		if (r == DISPATCH_ENDED)
+			run_complete(l, t);
+		if (l->fatal)
+			return l->fatal;
+	}
+	return 0;
+}
+
+/* next_task()'s part for the gates due: true with spec filled. */
+static bool next_gate(struct loop *l, struct proc_spec *spec, void **ret_task)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		struct otask *t = &l->t[i];
+
+		if (t->gates && !t->gate_live && !t->hook_live &&
+		    (t->row.state == TASK_COMPLETING || t->row.state == TASK_REBASING ||
+		     t->row.state == TASK_RESOLVING)) {
+			if (run_gate_spec(l, t, spec) < 0) {
+				proc_spec_release(spec); /* what it filled in */
+				continue;
+			}
+			*ret_task = t;
+			return true;
+		}
+	}
+	return false;
+}
+
 static int next_task(void *ctx, struct proc_spec *spec, void **ret_task)
 {
 	struct loop *l = ctx;
 	size_t i;
 	bool progress = true;
+	int r;
 
 	flush_audit_if_due(l);
 	if (l->fatal)
@@ -221,25 +304,19 @@ static int next_task(void *ctx, struct proc_spec *spec, void **ret_task)
 	/* hooks due (post_task, post_merge: short, and the user waits for them) */
 	if (run_hook_next(l, spec, ret_task) == 1)
 		return 1;
+	gates_due(l);
 	/* gates before new agents: they finish tasks others depend on */
-	for (i = 0; i < l->n; i++) {
-		struct otask *t = &l->t[i];
-
-		if (t->gates && !t->gate_live && !t->hook_live && t->row.state == TASK_COMPLETING) {
-			if (run_gate_spec(l, t, spec) < 0) {
-				proc_spec_release(spec); /* what it filled in */
-				continue;
-			}
-			*ret_task = t;
-			return 1;
-		}
-	}
+	if (next_gate(l, spec, ret_task))
+		return 1;
+	/* a resolver (run-conflict.c): an attempt of a task in its conflict */
+	r = next_resolver(l, spec, ret_task);
+	if (r != 0)
+		return r;
 	while (progress) {
 		progress = false;
 		for (i = 0; i < l->n; i++) {
 			struct otask *t = &l->t[i];
 			bool blocked;
-			int r;
 
 			if (!t->selected || t->live || t->hook_live || t->row.state != TASK_PENDING)
 				continue;
@@ -554,6 +631,28 @@ static const struct supervisor_ops run_ops = {
 	.want_interrupt = run_budget_interrupt,
 };
 
+/* A selected task an earlier execution left completing, merging,
+ * rebasing or resolving goes on from there. */
+static void finish_earlier(struct loop *l, struct otask *t)
+{
+	if (!t->selected || (t->row.state != TASK_COMPLETING && t->row.state != TASK_MERGING &&
+			     t->row.state != TASK_REBASING && t->row.state != TASK_RESOLVING))
+		return;
+	/* its gates' logs and network refusals go with its last attempt, as
+	 * in the run that was interrupted */
+	if (!t->session_dir && t->row.session && t->row.attempts > 0) {
+		char nbuf[24];
+
+		(void)snprintf(nbuf, sizeof(nbuf), "%" PRId64, t->row.attempts);
+		t->session_dir = run_session_path(l, t, nbuf);
+		(void)mkdir_p(t->session_dir, 0700);
+	}
+	if (t->row.state == TASK_COMPLETING || t->row.state == TASK_MERGING)
+		run_finish(l, t);
+	else
+		run_conflict_resume(l, t);
+}
+
 int orch_run_execute(struct orch_env *e, const char *run_id, struct orch_summary *ret,
 		     struct diag *reterr)
 {
@@ -592,24 +691,9 @@ int orch_run_execute(struct orch_env *e, const char *run_id, struct orch_summary
 	r = run_budget_load(&l, reterr); /* the caps, and what was spent so far */
 	if (r < 0)
 		goto out;
-	/* tasks finished earlier in state completing/merging go on first */
-	for (i = 0; i < l.n && !l.fatal; i++) {
-		struct otask *t = &l.t[i];
-
-		if (!t->selected ||
-		    (t->row.state != TASK_COMPLETING && t->row.state != TASK_MERGING))
-			continue;
-		/* its gates' logs and network refusals go with its last attempt,
-		 * as in the run that was interrupted */
-		if (!t->session_dir && t->row.session && t->row.attempts > 0) {
-			char nbuf[24];
-
-			(void)snprintf(nbuf, sizeof(nbuf), "%" PRId64, t->row.attempts);
-			t->session_dir = run_session_path(&l, t, nbuf);
-			(void)mkdir_p(t->session_dir, 0700);
-		}
-		run_finish(&l, t);
-	}
+	/* tasks finished earlier (completing, merging, in a conflict) go on first */
+	for (i = 0; i < l.n && !l.fatal; i++)
+		finish_earlier(&l, &l.t[i]);
 	r = state_run_set_pid(e->st, run_id, (int64_t)getpid(), run_now(&l, ts), reterr);
 	if (r >= 0)
 		r = state_run_set_state(e->st, run_id, RUN_RUNNING, ts, reterr);

@@ -83,6 +83,10 @@ void spec_from_plan(const struct plan *p, size_t i, struct task_spec *ret)
 	}
 	if (t->network && net_mode_from_string(t->network) >= 0)
 		ret->network = net_mode_from_string(t->network);
+	if (t->on_conflict && conflict_policy_from_string(t->on_conflict) >= 0) {
+		ret->has_on_conflict = true;
+		ret->on_conflict = conflict_policy_from_string(t->on_conflict);
+	}
 	ret->limits = t->limits;
 	ret->wtsetup = t->wtsetup;
 	if (t->wtsetup.copy_files)
@@ -168,6 +172,11 @@ json_t *spec_to_json(const struct task_spec *s)
 	if (s->network >= 0)
 		(void)json_object_set_new(o, "network",
 					  jstr(net_mode_to_string((enum net_mode)s->network)));
+	if (s->has_on_conflict)
+		(void)json_object_set_new(o, "on_conflict",
+					  jstr(conflict_policy_to_string(s->on_conflict)));
+	if (s->conflict_from)
+		(void)json_object_set_new(o, "conflict_from", jstr(s->conflict_from));
 	if (contain_limits_any(&s->limits))
 		(void)json_object_set_new(o, "limits", orch_limits_json(&s->limits));
 	if (s->wtsetup.set)
@@ -327,6 +336,30 @@ static int k_idle_timeout(struct task_spec *s, const char *key, const json_t *v,
 		return bad(reterr, key, "not a number >= 0");
 	s->has_idle_timeout = true;
 	s->idle_timeout_s = t;
+	return 0;
+}
+
+static int k_on_conflict(struct task_spec *s, const char *key, const json_t *v, struct diag *reterr)
+{
+	enum conflict_policy p = conflict_policy_from_string(json_string_value(v));
+
+	if ((int)p < 0)
+		return bad(reterr, key, "not rebase, resolve or fail");
+	s->has_on_conflict = true;
+	s->on_conflict = p;
+	return 0;
+}
+
+/* A commit id: 40 or 64 lowercase hex digits. */
+static int k_conflict_from(struct task_spec *s, const char *key, const json_t *v,
+			   struct diag *reterr)
+{
+	const char *c = json_string_value(v);
+	size_t n = c ? strlen(c) : 0;
+
+	if (!c || (n != 40 && n != 64) || strspn(c, "0123456789abcdef") != n)
+		return bad(reterr, key, "not a commit id");
+	s->conflict_from = dup(s, c);
 	return 0;
 }
 
@@ -631,6 +664,8 @@ static const struct spec_key spec_keys[] = {
 	{"sandbox", k_sandbox, 0},
 	{"sandbox_tier", k_tier, 0},
 	{"network", k_network, 0},
+	{"on_conflict", k_on_conflict, 0},
+	{"conflict_from", k_conflict_from, 0},
 	{"limits", k_limits, 0},
 	{"gates", k_gates, 0},
 	{"worktree_setup", k_wtsetup, 0},

@@ -20,6 +20,12 @@
  *                                       the tier decided when the task was
  *                                       first routed (absent before)
  *   network                             full | llm | none (absent: the config's)
+ *   on_conflict                         rebase | resolve | fail (absent: the
+ *                                       role's or config's)
+ *   conflict_from                       the commit (hex) the task's branch was
+ *                                       at when its merge conflicted: where a
+ *                                       killed rebase or resolver is put back
+ *                                       (run-conflict.c; absent before)
  *   limits                              {memory: int, pids: int, cpu: number}
  *   gates                               [{name, run, timeout}]
  *   worktree_setup                      {copy_files, symlink_dirs: arrays of
@@ -87,7 +93,10 @@ struct task_spec {
 	enum sandbox_mode sandbox;
 	bool has_tier; /* the tier decided when first routed, kept by retries and resumes */
 	enum sandbox_kind tier;
-	int network;		      /* enum net_mode, or -1: not given (the configuration's) */
+	int network;	      /* enum net_mode, or -1: not given (the configuration's) */
+	bool has_on_conflict; /* on_conflict: given (else the role's or configuration's) */
+	enum conflict_policy on_conflict;
+	const char *conflict_from;    /* run-conflict.c's journal (NULL: none) */
 	struct contain_limits limits; /* each one set overrides the configuration's */
 	/* worktree_setup: the plan's and the task's keys given (.set), each
 	 * over its role's and the configuration's (strings in arena) */

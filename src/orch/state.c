@@ -230,6 +230,8 @@ static const char *const task_state_names[_TASK_STATE_MAX] = {
 	[TASK_NO_CHANGES] = "no_changes",
 	[TASK_CANCELLED] = "cancelled",
 	[TASK_REVIEW] = "review",
+	[TASK_REBASING] = "rebasing",
+	[TASK_RESOLVING] = "resolving",
 };
 
 static const char *const run_state_names[_RUN_STATE_MAX] = {

@@ -58,6 +58,10 @@ enum task_state {
 	TASK_NO_CHANGES,  /* "no_changes": the agent finished and changed nothing */
 	TASK_CANCELLED,	  /* "cancelled": `bernstein cancel`; its worktree is kept */
 	TASK_REVIEW,	  /* "review": gates passed (merge: review); approve or reject */
+	TASK_REBASING,	  /* "rebasing": its merge conflicted; rebased onto the base in its
+			   * own tree, then its gates again (on_conflict: rebase|resolve) */
+	TASK_RESOLVING,	  /* "resolving": the rebase conflicted too; a resolver agent works
+			   * in its tree, then its gates again (on_conflict: resolve) */
 	_TASK_STATE_MAX,
 	_TASK_STATE_INVALID = -EINVAL,
 };

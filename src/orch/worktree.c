@@ -3308,3 +3308,308 @@ int git_push_commit(const char *repo, const char *url, const char *commit, const
 	strvec_clear(&args);
 	return r;
 }
+
+/* ---- conflicts (docs/runs.md, "Conflicts") ----------------------------------- */
+
+/* The unmerged paths of the tree wt (a stopped rebase or merge). */
+static int unmerged_paths(const char *wt, const char *const *env, struct strvec *ret,
+			  struct diag *reterr)
+{
+	static const char *const args[] = {"diff", "--name-only",   "--diff-filter=U",
+					   "-z",   "--no-ext-diff", "--no-renames",
+					   NULL};
+	struct git_res g;
+	int r;
+
+	r = git_run(wt, env, GIT_READ, NULL, args, &g, reterr);
+	if (r < 0)
+		return r;
+	split_z(g.out, g.out_len, ret);
+	git_res_release(&g);
+	return 0;
+}
+
+/* The path git keeps NAME at in wt's git directory (`rev-parse --git-path`),
+ * absolute; caller frees. */
+static int git_path_of(const char *wt, const char *const *env, const char *name, char **ret,
+		       struct diag *reterr)
+{
+	const char *args[] = {"rev-parse", "--git-path", name, NULL};
+	struct git_res g;
+	char *p;
+	int r;
+
+	r = git_run(wt, env, GIT_READ, NULL, args, &g, reterr);
+	if (r < 0)
+		return r;
+	p = first_line(&g);
+	git_res_release(&g);
+	if (p[0] != '/') {
+		char *abs = path_cat(wt, p);
+
+		free(p);
+		p = abs;
+	}
+	*ret = p;
+	return 0;
+}
+
+int worktree_restore(const char *wt, const char *branch, const char *commit, const char *const *env,
+		     struct diag *reterr)
+{
+	static const char *const rebase_abort[] = {"rebase", "--abort", NULL};
+	static const char *const merge_abort[] = {"merge", "--abort", NULL};
+	static const char *const leftovers[] = {
+		"rebase-merge", "rebase-apply", "MERGE_HEAD", "MERGE_MSG",
+		"MERGE_MODE",	"AUTO_MERGE",	NULL};
+	const char *reset[] = {"reset", "-q", "--hard", commit, NULL};
+	char ref[PATH_MAX];
+	const char *symref[] = {"symbolic-ref", "HEAD", ref, NULL};
+	struct git_res g;
+	size_t i;
+	int r;
+
+	if ((r = check_args(wt, reterr)) < 0 ||
+	    (r = check_name(wt, "branch", branch, reterr)) < 0 ||
+	    (r = check_name(wt, "commit", commit, reterr)) < 0)
+		return r;
+	/* what a killed rebase or merge left: their own aborts first (exit
+	 * 128 when there is none), then whatever they could not take away */
+	if (git_call(wt, env, GIT_WRITE, NULL, rebase_abort, &g, NULL) == 0)
+		git_res_release(&g);
+	if (git_call(wt, env, GIT_WRITE, NULL, merge_abort, &g, NULL) == 0)
+		git_res_release(&g);
+	for (i = 0; leftovers[i]; i++) {
+		char *p = NULL;
+		struct stat st;
+
+		if (git_path_of(wt, env, leftovers[i], &p, NULL) == 0 && lstat(p, &st) == 0) {
+			r = S_ISDIR(st.st_mode) ? rmtree_beneath(p) : unlink(p) < 0 ? -errno : 0;
+			if (r < 0) {
+				diag_set(reterr, p, 0, 0, "cannot remove: %s", strerror(-r));
+				free(p);
+				return r;
+			}
+		}
+		free(p);
+	}
+	(void)snprintf(ref, sizeof(ref), "%s%s", HEADS_PREFIX, branch);
+	r = git_run(wt, env, GIT_WRITE, NULL, symref, &g, reterr);
+	if (r < 0)
+		return r;
+	git_res_release(&g);
+	r = git_run(wt, env, GIT_WRITE, NULL, reset, &g, reterr);
+	if (r < 0)
+		return r;
+	git_res_release(&g);
+	return 0;
+}
+
+int worktree_rebase(const char *wt, const char *onto, const struct git_identity *id,
+		    const char *const *env, struct strvec *ret_conflicts, struct diag *reterr)
+{
+	/* rerere off: a resolution recorded earlier is not replayed silently */
+	const char *args[] = {"-c",
+			      "rerere.enabled=false",
+			      "rebase",
+			      "--quiet",
+			      "--no-autostash",
+			      "--no-autosquash",
+			      "--no-update-refs",
+			      "--no-verify",
+			      "--empty=drop",
+			      onto,
+			      NULL};
+	static const char *const abort_[] = {"rebase", "--abort", NULL};
+	struct strvec paths = STRVEC_INIT;
+	struct git_res g, ga;
+	char tail[DIAG_ERR_TAIL + 64];
+	int r;
+
+	if ((r = check_args(wt, reterr)) < 0 || (r = check_name(wt, "commit", onto, reterr)) < 0 ||
+	    (r = check_identity(wt, id, reterr)) < 0)
+		return r;
+	r = git_call(wt, env, GIT_WRITE, id, args, &g, reterr);
+	if (r < 0)
+		return r;
+	if (g.exit_code == 0) {
+		git_res_release(&g);
+		return 0;
+	}
+	/* stopped: what conflicts, then back to where the branch was */
+	(void)unmerged_paths(wt, env, &paths, NULL);
+	r = git_run(wt, env, GIT_WRITE, NULL, abort_, &ga, reterr);
+	if (r < 0) {
+		diag_prefix(reterr, "the rebase stopped and could not be aborted");
+		goto out;
+	}
+	git_res_release(&ga);
+	if (paths.nr) {
+		if (ret_conflicts)
+			strvec_pushv(ret_conflicts, (const char *const *)paths.v);
+		diag_set(reterr, wt, 0, 0, "the rebase onto %.12s conflicts in %zu file(s)", onto,
+			 paths.nr);
+		r = -EBUSY;
+	} else {
+		diag_set(reterr, wt, 0, 0, "git rebase failed (exit %d), aborted: %s", g.exit_code,
+			 err_tail(g.err ? g.err : "", tail, sizeof(tail)));
+		r = -EIO;
+	}
+out:
+	git_res_release(&g);
+	strvec_clear(&paths);
+	return r;
+}
+
+int worktree_merge_start(const char *wt, const char *commit, const struct git_identity *id,
+			 const char *const *env, struct strvec *ret_conflicts, struct diag *reterr)
+{
+	const char *args[] = {"-c",	     "rerere.enabled=false",
+			      "merge",	     "--no-ff",
+			      "--no-commit", "--no-verify",
+			      "--no-edit",   "--no-rerere-autoupdate",
+			      "--quiet",     commit,
+			      NULL};
+	struct strvec paths = STRVEC_INIT;
+	char tail[DIAG_ERR_TAIL + 64];
+	struct git_res g;
+	int r;
+
+	if ((r = check_args(wt, reterr)) < 0 ||
+	    (r = check_name(wt, "commit", commit, reterr)) < 0 ||
+	    (r = check_identity(wt, id, reterr)) < 0)
+		return r;
+	r = git_call(wt, env, GIT_WRITE, id, args, &g, reterr);
+	if (r < 0)
+		return r;
+	if (g.exit_code == 0) {
+		git_res_release(&g);
+		return 0;
+	}
+	r = unmerged_paths(wt, env, &paths, reterr);
+	if (r == 0 && paths.nr) {
+		if (ret_conflicts)
+			strvec_pushv(ret_conflicts, (const char *const *)paths.v);
+		r = 1;
+	} else if (r == 0) {
+		diag_set(reterr, wt, 0, 0, "git merge failed (exit %d): %s", g.exit_code,
+			 err_tail(g.err ? g.err : "", tail, sizeof(tail)));
+		r = -EIO;
+	}
+	git_res_release(&g);
+	strvec_clear(&paths);
+	return r;
+}
+
+int worktree_commit_merge(const char *wt, const char *message, const struct git_identity *id,
+			  const char *const *env, bool *ret_committed, struct diag *reterr)
+{
+	static const char *const merging[] = {"rev-parse", "-q", "--verify", "MERGE_HEAD", NULL};
+	const char *commit[] = {"commit", "-q",	   "--no-verify", "--cleanup=whitespace",
+				"-m",	  message, NULL};
+	struct git_res g;
+	int r;
+
+	if ((r = check_args(wt, reterr)) < 0 || (r = check_message(wt, message, reterr)) < 0 ||
+	    (r = check_identity(wt, id, reterr)) < 0)
+		return r;
+	r = git_call(wt, env, GIT_READ, NULL, merging, &g, reterr);
+	if (r < 0)
+		return r;
+	r = g.exit_code;
+	git_res_release(&g);
+	if (r != 0) /* no merge in progress: what there is, as any commit */
+		return worktree_commit_all(wt, message, id, env, ret_committed, reterr);
+	{
+		static const char *const add[] = {"add", "-A", PATHSPEC_ALL, NULL};
+
+		r = git_run(wt, env, GIT_WRITE, NULL, add, &g, reterr);
+		if (r < 0)
+			return r;
+		git_res_release(&g);
+	}
+	r = git_run(wt, env, GIT_WRITE, id, commit, &g, reterr);
+	if (r < 0)
+		return r;
+	git_res_release(&g);
+	*ret_committed = true;
+	return 0;
+}
+
+int git_conflict_markers(const char *repo, const char *commit, const struct strvec *paths,
+			 const char *const *env, struct strvec *ret, struct diag *reterr)
+{
+	struct strvec args = STRVEC_INIT;
+	struct git_res g;
+	size_t i, cl;
+	int r;
+
+	if ((r = check_args(repo, reterr)) < 0 ||
+	    (r = check_name(repo, "commit", commit, reterr)) < 0)
+		return r;
+	if (!paths || !paths->nr)
+		return 0;
+	strvec_push(&args, "grep");
+	strvec_push(&args, "-l");
+	strvec_push(&args, "-I");
+	strvec_push(&args, "--no-textconv");
+	strvec_push(&args, "-E");
+	strvec_push(&args, "-e");
+	strvec_push(&args, "^(<<<<<<<|>>>>>>>)( |$)");
+	strvec_push(&args, commit);
+	strvec_push(&args, "--");
+	for (i = 0; i < paths->nr; i++)
+		strvec_pushf(&args, ":(literal)%s", paths->v[i]);
+	r = git_call(repo, env, GIT_READ, NULL, (const char *const *)args.v, &g, reterr);
+	if (r < 0)
+		goto out;
+	if (g.exit_code == 1) {
+		git_res_release(&g);
+		goto out;
+	}
+	if (g.exit_code != 0) {
+		r = git_fail(repo, (const char *const *)args.v, &g, reterr);
+		git_res_release(&g);
+		goto out;
+	}
+	/* "COMMIT:PATH" lines */
+	cl = strlen(commit);
+	{
+		char *save = NULL, *line;
+
+		for (line = strtok_r(g.out, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+			if (strncmp(line, commit, cl) == 0 && line[cl] == ':')
+				strvec_push(ret, line + cl + 1);
+			else
+				strvec_push(ret, line);
+	}
+	git_res_release(&g);
+	r = 1;
+out:
+	strvec_clear(&args);
+	return r;
+}
+
+int git_log_subjects(const char *repo, const char *from, const char *to, unsigned max,
+		     const char *const *env, struct strvec *ret, struct diag *reterr)
+{
+	char range[256], n[32];
+	const char *args[] = {"log", "--format=%s", n, range, "--", NULL};
+	struct git_res g;
+	char *save = NULL, *line;
+	int r;
+
+	if ((r = check_args(repo, reterr)) < 0 ||
+	    (r = check_name(repo, "commit", from, reterr)) < 0 ||
+	    (r = check_name(repo, "commit", to, reterr)) < 0)
+		return r;
+	(void)snprintf(n, sizeof(n), "-n%u", max);
+	(void)snprintf(range, sizeof(range), "%s..%s", from, to);
+	r = git_run(repo, env, GIT_READ, NULL, args, &g, reterr);
+	if (r < 0)
+		return r;
+	for (line = strtok_r(g.out, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		strvec_push(ret, line);
+	git_res_release(&g);
+	return 0;
+}

@@ -414,4 +414,47 @@ int git_remote_url(const char *repo, const char *name, const char *const *env, c
 int git_push_commit(const char *repo, const char *url, const char *commit, const char *branch,
 		    const char *const *env, struct diag *reterr);
 
+/* ---- conflicts (docs/runs.md, "Conflicts") ---- */
+
+/* The task's tree wt put back on its branch at commit, whatever a killed
+ * bernstein left there: a rebase or a merge in progress aborted (their
+ * state files removed when git cannot abort them), HEAD the branch again,
+ * then `git reset --hard COMMIT` (the branch moves to commit; untracked
+ * files stay). */
+int worktree_restore(const char *wt, const char *branch, const char *commit, const char *const *env,
+		     struct diag *reterr);
+
+/* `git rebase ONTO` of the branch checked out in the task's tree wt (no
+ * autostash, autosquash, update-refs or hook; commits that become empty
+ * dropped), by id. 0: rebased (or already on onto); -EBUSY: it stopped on a
+ * conflict, the paths appended to *ret_conflicts (may be NULL), and it was
+ * aborted: the branch and the tree as before; -EIO: it failed otherwise
+ * (aborted too). */
+int worktree_rebase(const char *wt, const char *onto, const struct git_identity *id,
+		    const char *const *env, struct strvec *ret_conflicts, struct diag *reterr);
+
+/* `git merge --no-ff --no-commit COMMIT` in the task's tree wt: 0 when it
+ * merged cleanly (not committed yet), 1 when it conflicts (the paths
+ * appended to *ret_conflicts, the markers left in the files, the merge in
+ * progress), < 0 on failure. */
+int worktree_merge_start(const char *wt, const char *commit, const struct git_identity *id,
+			 const char *const *env, struct strvec *ret_conflicts, struct diag *reterr);
+
+/* Everything in wt committed: with a merge in progress the merge commit
+ * (even when the tree equals HEAD), else as worktree_commit_all(). */
+int worktree_commit_merge(const char *wt, const char *message, const struct git_identity *id,
+			  const char *const *env, bool *ret_committed, struct diag *reterr);
+
+/* The subjects of the commits of from..to (newest first, at most max),
+ * appended to *ret. */
+int git_log_subjects(const char *repo, const char *from, const char *to, unsigned max,
+		     const char *const *env, struct strvec *ret, struct diag *reterr);
+
+/* The paths among paths whose file in commit (read from the object store
+ * of repo, never from a tree) still has a conflict marker line (one that
+ * starts with 7 '<' or '>' followed by a blank or its end): 1 and the
+ * paths appended to *ret, 0 none. */
+int git_conflict_markers(const char *repo, const char *commit, const struct strvec *paths,
+			 const char *const *env, struct strvec *ret, struct diag *reterr);
+
 #endif

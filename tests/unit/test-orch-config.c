@@ -113,6 +113,9 @@ static void assert_defaults(const struct orch_config *c)
 	assert_int_equal(c->preference.nr, 0);
 	assert_int_equal(c->n_gates, 0);
 	assert_int_equal(c->merge, MERGE_AUTO);
+	assert_int_equal(c->on_conflict, CONFLICT_REBASE);
+	assert_null(c->resolver.adapter);
+	assert_null(c->resolver.model);
 	assert_null(c->mode);
 	assert_int_equal(c->n_roles, 0);
 	assert_int_equal(c->n_modes, 3);
@@ -914,6 +917,56 @@ static void test_merge_policies(void **state)
 	sbuf_release(&sb);
 }
 
+/* on_conflict: at the top and a role's, resolver:, and their round trip. */
+static void test_on_conflict(void **state)
+{
+	struct orch_config *c, *back;
+	struct sbuf sb = SBUF_INIT(SIZE_MAX);
+	json_t *j;
+
+	(void)state;
+	c = load_text("on_conflict: fail\n", NULL);
+	assert_int_equal(c->on_conflict, CONFLICT_FAIL);
+	assert_int_equal(orch_config_on_conflict(c, "backend"), CONFLICT_FAIL);
+	orch_config_free(c);
+	c = load_text("on_conflict: resolve\n"
+		      "resolver: {adapter: mock, model: big}\n"
+		      "role_model_policy:\n"
+		      "  docs: {on_conflict: fail}\n"
+		      "  resolver: {adapter: codex, model: small}\n",
+		      NULL);
+	assert_int_equal(c->on_conflict, CONFLICT_RESOLVE);
+	assert_string_equal(c->resolver.adapter, "mock");
+	assert_string_equal(c->resolver.model, "big");
+	assert_int_equal(orch_config_on_conflict(c, "docs"), CONFLICT_FAIL);
+	assert_int_equal(orch_config_on_conflict(c, "backend"), CONFLICT_RESOLVE);
+	assert_int_equal(orch_config_on_conflict(c, "resolver"), CONFLICT_RESOLVE);
+	j = orch_config_json(c);
+	assert_string_equal(json_string_value(json_object_get(j, "on_conflict")), "resolve");
+	assert_string_equal(
+		json_string_value(json_object_get(json_object_get(j, "resolver"), "adapter")),
+		"mock");
+	json_decref(j);
+	assert_int_equal(orch_config_to_yaml(c, &sb), 0);
+	back = load_text(sb.buf, NULL);
+	assert_same_config(c, back);
+	assert_int_equal(orch_config_on_conflict(back, "docs"), CONFLICT_FAIL);
+	orch_config_free(back);
+	orch_config_free(c);
+	sbuf_release(&sb);
+	/* the default is not written out: the JSON of old configurations stays */
+	c = load_text("on_conflict: rebase\n", NULL);
+	j = orch_config_json(c);
+	assert_null(json_object_get(j, "on_conflict"));
+	json_decref(j);
+	orch_config_free(c);
+	assert_string_equal(conflict_policy_to_string(CONFLICT_RESOLVE), "resolve");
+	assert_int_equal(conflict_policy_from_string("fail"), CONFLICT_FAIL);
+	assert_int_equal(conflict_policy_from_string("merge"), _CONFLICT_POLICY_INVALID);
+	assert_int_equal(conflict_policy_from_string(NULL), _CONFLICT_POLICY_INVALID);
+	assert_null(conflict_policy_to_string(_CONFLICT_POLICY_MAX));
+}
+
 static void test_names(void **state)
 {
 	(void)state;
@@ -1028,6 +1081,7 @@ int main(void)
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_too_large),
 		cmocka_unit_test(test_merge_policies),
+		cmocka_unit_test(test_on_conflict),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_hooks_notify),
 	};

@@ -205,6 +205,7 @@ static void test_every_key(void **state)
 	assert_string_equal(t->sampling.base_url, "https://api.example.com:8443/v1");
 	assert_string_equal(t->sampling.api_key_env, "OPENAI_API_KEY");
 	assert_int_equal(t->n_deps, 0);
+	assert_string_equal(t->on_conflict, "fail"); /* the plan's */
 
 	u = &p->tasks[1];
 	assert_string_equal(u->id, "two");
@@ -220,6 +221,7 @@ static void test_every_key(void **state)
 	assert_int_equal(u->sampling.set, 1u << SAMPLING_API_KEY_ENV);
 	assert_string_equal(u->sampling.api_key_env, "CUSTOM_PROVIDER_KEY");
 	assert_string_equal(deps_of(p, u, buf, sizeof(buf)), "write-the-report");
+	assert_string_equal(u->on_conflict, "resolve");
 	plan_free(p);
 }
 

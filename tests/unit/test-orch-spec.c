@@ -108,6 +108,7 @@ static void test_numbers_stay_numbers(void **state)
 				   "  - title: a\n"
 				   "    prompt: x\n"
 				   "    sandbox: landlock\n"
+				   "    on_conflict: resolve\n"
 				   "    timeout: 2.5\n"
 				   "    limits: {memory: 64M, pids: 100, cpu: 1.5}\n"
 				   "    gates: [{name: g, run: 'true', timeout: 0.25}]\n"
@@ -127,6 +128,7 @@ static void test_numbers_stay_numbers(void **state)
 	assert_non_null(strstr(text, "\"timeout\":2.5"));
 	assert_non_null(strstr(text, "\"sandbox\":\"landlock\""));
 	assert_null(strstr(text, "sandbox_tier"));
+	assert_non_null(strstr(text, "\"on_conflict\":\"resolve\""));
 	spec_init(&back);
 	assert_int_equal(spec_parse_text(text, strlen(text), &back, &d), 0);
 	assert_true(back.sampling.temperature == 0.1);
@@ -142,6 +144,23 @@ static void test_numbers_stay_numbers(void **state)
 	assert_true(back.has_sandbox);
 	assert_int_equal(back.sandbox, SANDBOX_LANDLOCK);
 	assert_false(back.has_tier);
+	assert_true(back.has_on_conflict);
+	assert_int_equal(back.on_conflict, CONFLICT_RESOLVE);
+	assert_null(back.conflict_from);
+	{
+		/* run-conflict.c's journal survives the round trip */
+		struct task_spec again;
+		char *t2;
+
+		back.conflict_from = "0123456789abcdef0123456789abcdef01234567";
+		t2 = spec_dump(&back);
+		spec_init(&again);
+		assert_int_equal(spec_parse_text(t2, strlen(t2), &again, &d), 0);
+		assert_string_equal(again.conflict_from, back.conflict_from);
+		spec_release(&again);
+		free(t2);
+		back.conflict_from = NULL;
+	}
 	assert_int_equal(back.n_gates, 1);
 	assert_true(back.gates[0].timeout_s == 0.25);
 	assert_string_equal(back.gates[0].run, "true");
@@ -287,6 +306,11 @@ static void test_strict(void **state)
 	refused("{\"timeout\":-1}", "'timeout'");
 	refused("{\"sandbox\":\"chroot\"}", "'sandbox'");
 	refused("{\"sandbox\":null}", "'sandbox'");
+	refused("{\"on_conflict\":\"merge\"}", "'on_conflict'");
+	refused("{\"conflict_from\":\"main\"}", "'conflict_from'");
+	refused("{\"conflict_from\":\"0123456789ABCDEF0123456789abcdef01234567\"}",
+		"'conflict_from'");
+	refused("{\"on_conflict\":null}", "'on_conflict'");
 	refused("{\"sandbox_tier\":\"auto\"}", "'sandbox_tier'");
 	refused("{\"limits\":[]}", "'limits'");
 	refused("{\"limits\":{\"memory\":1}}", "'limits.memory'");

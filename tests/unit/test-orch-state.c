@@ -278,7 +278,7 @@ static void test_state_names(void **state)
 	static const char *const tasks[] = {"pending", "running",     "completing", "merging",
 					    "done",    "failed",      "refused",    "conflict",
 					    "blocked", "interrupted", "no_changes", "cancelled",
-					    "review"};
+					    "review",  "rebasing",    "resolving"};
 	static const char *const runs[] = {"running", "done", "failed", "interrupted"};
 	size_t i;
 

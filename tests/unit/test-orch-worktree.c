@@ -1393,6 +1393,105 @@ static void test_merge_conflict_restores(void **state)
 	free(tip);
 }
 
+/* ---- conflicts (run-conflict.c's git) ---- */
+
+/* A task's tree rebased: clean, then conflicting (aborted, the branch as
+ * it was); a merge left with markers, a resolution committed as a merge;
+ * markers found in the commit whatever the file names; a tree left in the
+ * middle of a rebase and of a merge put back. */
+static void test_conflict_steps(void **state)
+{
+	FX;
+	struct strvec paths = STRVEC_INIT, found = STRVEC_INIT;
+	struct diag d = {0};
+	char *wt = fpath(f, "wts/s1"), *tip, *onto, *head, buf[256];
+	bool committed = false;
+
+	make_branch(f, "s1", "printf 'one\\nTWO-branch\\nthree\\n' > a.txt");
+	tip = shok(f, f->repo, "git rev-parse bernstein/s1");
+	/* the base moves elsewhere: a clean rebase */
+	shrun(f, f->repo, "echo c > c.txt && git add c.txt && " GITC " commit -q -m c");
+	onto = shok(f, f->repo, "git rev-parse HEAD");
+	assert_int_equal(worktree_rebase(wt, onto, &ident, f->env.v, &paths, &d), 0);
+	assert_int_equal(paths.nr, 0);
+	assert_int_equal(sh(f, f->repo, NULL, "git merge-base --is-ancestor %s bernstein/s1", onto),
+			 0);
+	assert_out(f, wt, "git log -1 --format=%ce", "bernstein@example.invalid");
+	head = shok(f, f->repo, "git rev-parse bernstein/s1");
+	/* the base changes the same line: the rebase conflicts, is aborted */
+	shrun(f, f->repo,
+	      "printf 'one\\nTWO-main\\nthree\\n' > a.txt && " GITC " commit -q -am main-edit");
+	free(onto);
+	onto = shok(f, f->repo, "git rev-parse HEAD");
+	assert_int_equal(worktree_rebase(wt, onto, &ident, f->env.v, &paths, &d), -EBUSY);
+	assert_string_equal(joined(&paths, buf, sizeof(buf)), "a.txt");
+	assert_non_null(strstr(d.msg, "conflicts in 1 file"));
+	assert_out(f, f->repo, "git rev-parse bernstein/s1", head);
+	assert_out(f, wt, "git status --porcelain", "");
+	assert_out(f, wt, "git symbolic-ref HEAD", "refs/heads/bernstein/s1");
+	strvec_clear(&paths);
+
+	/* the merge for a resolver: markers left, the merge in progress */
+	assert_int_equal(worktree_merge_start(wt, onto, &ident, f->env.v, &paths, &d), 1);
+	assert_string_equal(joined(&paths, buf, sizeof(buf)), "a.txt");
+	assert_int_equal(sh(f, wt, NULL, "grep -q '^<<<<<<< ' a.txt"), 0);
+	/* committed as it is: the markers are found in the commit */
+	assert_int_equal(worktree_commit_merge(wt, "resolved?", &ident, f->env.v, &committed, &d),
+			 0);
+	assert_true(committed);
+	free(head);
+	head = shok(f, f->repo, "git rev-parse bernstein/s1");
+	assert_out(f, f->repo, "git rev-list --parents -n1 bernstein/s1 | wc -w", "3");
+	assert_int_equal(git_conflict_markers(f->repo, head, &paths, f->env.v, &found, &d), 1);
+	assert_string_equal(joined(&found, buf, sizeof(buf)), "a.txt");
+	strvec_clear(&found);
+
+	/* odd names are literal pathspecs; "=======" alone is no marker */
+	shrun(f, wt,
+	      "printf 'x\\n>>>>>>> theirs\\n' > '-dash.txt' && printf 'a\\n=======\\n' > 'b *.txt' && "
+	      "printf '<<<<<<<\\n' > 'c:d.txt' && git add -A && " GITC " commit -q -m odd");
+	free(head);
+	head = shok(f, wt, "git rev-parse HEAD");
+	strvec_clear(&paths);
+	strvec_push(&paths, "-dash.txt");
+	strvec_push(&paths, "b *.txt");
+	strvec_push(&paths, "c:d.txt");
+	strvec_push(&paths, "*.txt");
+	assert_int_equal(git_conflict_markers(f->repo, head, &paths, f->env.v, &found, &d), 1);
+	assert_string_equal(joined(&found, buf, sizeof(buf)), "-dash.txt,c:d.txt");
+	strvec_clear(&found);
+	strvec_clear(&paths);
+	strvec_push(&paths, "b *.txt");
+	assert_int_equal(git_conflict_markers(f->repo, head, &paths, f->env.v, &found, &d), 0);
+	assert_int_equal(found.nr, 0);
+	strvec_clear(&paths);
+
+	/* put back at tip from the middle of a merge, and of a rebase */
+	shrun(f, wt, "git reset -q --hard HEAD~2");
+	assert_int_equal(worktree_merge_start(wt, onto, &ident, f->env.v, &paths, &d), 1);
+	strvec_clear(&paths);
+	assert_int_equal(worktree_restore(wt, "bernstein/s1", tip, f->env.v, &d), 0);
+	assert_out(f, f->repo, "git rev-parse bernstein/s1", tip);
+	assert_out(f, wt, "git status --porcelain", "");
+	assert_int_not_equal(sh(f, wt, NULL, "git rev-parse -q --verify MERGE_HEAD"), 0);
+	assert_int_not_equal(sh(f, wt, NULL, GITC " rebase -q %s", onto), 0); /* stopped */
+	assert_int_equal(sh(f, wt, NULL, "test -d \"$(git rev-parse --git-path rebase-merge)\""),
+			 0);
+	assert_int_equal(worktree_restore(wt, "bernstein/s1", tip, f->env.v, &d), 0);
+	assert_int_not_equal(
+		sh(f, wt, NULL, "test -d \"$(git rev-parse --git-path rebase-merge)\""), 0);
+	assert_out(f, wt, "git symbolic-ref HEAD", "refs/heads/bernstein/s1");
+	assert_out(f, f->repo, "git rev-parse bernstein/s1", tip);
+	assert_out(f, wt, "git status --porcelain", "");
+	/* bad arguments */
+	assert_int_equal(worktree_rebase(wt, "-x", &ident, f->env.v, NULL, &d), -EINVAL);
+	assert_int_equal(worktree_restore(wt, "-b", tip, f->env.v, &d), -EINVAL);
+	free(head);
+	free(onto);
+	free(tip);
+	free(wt);
+}
+
 static void test_merge_refusals(void **state)
 {
 	FX;
@@ -1689,6 +1788,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_merge_symlink_never_followed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_locks_find, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_worktree_repair, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_conflict_steps, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
