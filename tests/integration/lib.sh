@@ -277,6 +277,26 @@ for t in json.load(open(sys.argv[1]))["tasks"]:
 
 task_state() { task_field "$1" state; }
 
+# require_landlock: the whole test is skipped (TAP "1..0 # SKIP") when the
+# kernel has no Landlock; require_bwrap likewise without a working
+# bubblewrap. Call them after test_begin, before any test line.
+require_landlock()
+{
+	run "$BERNSTEIN" shim --landlock-ro / -- /bin/true
+	if [ "$RC" -ne 0 ]; then
+		echo "1..0 # SKIP the kernel has no Landlock: $(cat "$T/stderr")"
+		exit 0
+	fi
+}
+
+require_bwrap()
+{
+	if ! command -v bwrap >/dev/null 2>&1 || ! bwrap --ro-bind / / /bin/true >/dev/null 2>&1; then
+		echo "1..0 # SKIP bubblewrap (bwrap) is not installed or cannot create its namespaces"
+		exit 0
+	fi
+}
+
 shell_agent()
 {
 	mkdir -p "$1/.bernstein/catalog/profiles"

@@ -13,11 +13,7 @@
 
 test_begin "t0148 sandboxed reads: the agent reads none of the user's secrets"
 
-run "$BERNSTEIN" shim --landlock-ro / -- /bin/true
-if [ "$RC" -ne 0 ]; then
-	echo "1..0 # SKIP the kernel has no Landlock: $(cat "$T/stderr")"
-	exit 0
-fi
+require_landlock
 
 # setup ROOT HOMEDIR [TIER]: a repository ROOT/work whose shell agent attacks
 # in sandbox: TIER (landlock).

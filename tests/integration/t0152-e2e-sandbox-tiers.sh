@@ -27,11 +27,7 @@ if ! E2E_BIN=$(sh "$SRCDIR/tests/agents/install.sh" --check); then
 	diag "tests/agents/install.sh --check failed: run tests/agents/install.sh and retry"
 	test_done
 fi
-run "$BERNSTEIN" shim --landlock-ro / -- /bin/true
-if [ "$RC" -ne 0 ]; then
-	echo "1..0 # SKIP the kernel has no Landlock: $(cat "$T/stderr")"
-	exit 0
-fi
+require_landlock
 
 # whether this host gives TIER (else a TAP skip with the reason)
 tier_ok()

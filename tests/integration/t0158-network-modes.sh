@@ -12,11 +12,7 @@
 
 test_begin "t0158 network: none, full, and the refusals"
 
-run "$BERNSTEIN" shim --landlock-ro / -- /bin/true
-if [ "$RC" -ne 0 ]; then
-	echo "1..0 # SKIP the kernel has no Landlock: $(cat "$T/stderr")"
-	exit 0
-fi
+require_landlock
 bwrap_ok=
 if command -v bwrap >/dev/null 2>&1 && bwrap --ro-bind / / /bin/true >/dev/null 2>&1; then
 	bwrap_ok=1

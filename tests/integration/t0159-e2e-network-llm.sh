@@ -17,15 +17,8 @@ if ! E2E_BIN=$(sh "$SRCDIR/tests/agents/install.sh" --check); then
 	diag "tests/agents/install.sh --check failed: run tests/agents/install.sh and retry"
 	test_done
 fi
-run "$BERNSTEIN" shim --landlock-ro / -- /bin/true
-if [ "$RC" -ne 0 ]; then
-	echo "1..0 # SKIP the kernel has no Landlock: $(cat "$T/stderr")"
-	exit 0
-fi
-if ! command -v bwrap >/dev/null 2>&1 || ! bwrap --ro-bind / / /bin/true >/dev/null 2>&1; then
-	echo "1..0 # SKIP bubblewrap (bwrap) is not installed or cannot create its namespaces"
-	exit 0
-fi
+require_landlock
+require_bwrap
 
 n=0
 for spec in "claude ANTHROPIC_API_KEY -" "gemini GEMINI_API_KEY -"; do

@@ -11,15 +11,8 @@
 
 test_begin "t0160 network: llm leaves nothing behind"
 
-run "$BERNSTEIN" shim --landlock-ro / -- /bin/true
-if [ "$RC" -ne 0 ]; then
-	echo "1..0 # SKIP the kernel has no Landlock: $(cat "$T/stderr")"
-	exit 0
-fi
-if ! command -v bwrap >/dev/null 2>&1 || ! bwrap --ro-bind / / /bin/true >/dev/null 2>&1; then
-	echo "1..0 # SKIP bubblewrap (bwrap) is not installed or cannot create its namespaces"
-	exit 0
-fi
+require_landlock
+require_bwrap
 
 BGPID=
 MARK="t0160-marker-$(basename "$T")"

@@ -21,15 +21,8 @@
 
 test_begin "t0173 network: llm allows the provider's declared hosts; refusals are events as they happen"
 
-run "$BERNSTEIN" shim --landlock-ro / -- /bin/true
-if [ "$RC" -ne 0 ]; then
-	echo "1..0 # SKIP the kernel has no Landlock: $(cat "$T/stderr")"
-	exit 0
-fi
-if ! command -v bwrap >/dev/null 2>&1 || ! bwrap --ro-bind / / /bin/true >/dev/null 2>&1; then
-	echo "1..0 # SKIP bubblewrap (bwrap) is not installed or cannot create its namespaces"
-	exit 0
-fi
+require_landlock
+require_bwrap
 
 LISTEN_PID=
 stop_listen() { [ -n "$LISTEN_PID" ] && kill "$LISTEN_PID" 2>/dev/null; LISTEN_PID=; }

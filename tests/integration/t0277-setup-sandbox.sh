@@ -20,11 +20,7 @@
 
 test_begin "t0277 worktree_setup in the sandbox tiers: a confined setup_command, read-only links"
 
-run "$BERNSTEIN" shim --landlock-ro / -- /bin/true
-if [ "$RC" -ne 0 ]; then
-	echo "1..0 # SKIP the kernel has no Landlock: $(cat "$T/stderr")"
-	exit 0
-fi
+require_landlock
 
 KEY="BERNSTEIN_AUDIT_KEY_PATH=$T/audit.key"
 
