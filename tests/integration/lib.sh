@@ -277,6 +277,32 @@ for t in json.load(open(sys.argv[1]))["tasks"]:
 
 task_state() { task_field "$1" state; }
 
+# wait_until EXPR: until the shell expression EXPR holds (1 after 30 s).
+wait_until()
+{
+	_end=$(($(date +%s) + 30))
+	while ! eval "$1"; do
+		[ "$(date +%s)" -ge "$_end" ] && return 1
+		sleep 0.05
+	done
+	return 0
+}
+
+# bg ARGS...: bernstein ARGS in the background from $W, as run() runs it
+# (with $KEY, the audit key assignment, when set): its pid in $BGPID, its
+# output in $T/run.out and $T/run.err.
+bg()
+{
+	_san=""
+	[ -n "${ASAN_OPTIONS:-}" ] && _san="$_san ASAN_OPTIONS=$ASAN_OPTIONS"
+	[ -n "${UBSAN_OPTIONS:-}" ] && _san="$_san UBSAN_OPTIONS=$UBSAN_OPTIONS"
+	[ -n "${LSAN_OPTIONS:-}" ] && _san="$_san LSAN_OPTIONS=$LSAN_OPTIONS"
+	# shellcheck disable=SC2086 # _san: words without blanks
+	(cd "$W" && exec env -i PATH=/usr/bin:/bin HOME="$T/home" LC_ALL=C.UTF-8 TZ=UTC ${KEY:+"$KEY"} \
+		$_san "$BERNSTEIN" "$@") </dev/null >"$T/run.out" 2>"$T/run.err" &
+	BGPID=$!
+}
+
 # require_landlock: the whole test is skipped (TAP "1..0 # SKIP") when the
 # kernel has no Landlock; require_bwrap likewise without a working
 # bubblewrap. Call them after test_begin, before any test line.

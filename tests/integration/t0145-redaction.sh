@@ -47,16 +47,13 @@ import json, os, sys
 key = os.environ.get("LEAK_TOKEN") or os.environ["OPENAI_API_KEY"]
 sid = sys.argv[2] if len(sys.argv) > 2 else "none"
 
-
 def out(s):
     sys.stdout.write(s + "\n")
     sys.stdout.flush()
 
-
 def text(t, **kw):
     out(json.dumps({"type": "assistant", "message": {"content": [{"type": "text", "text": t}]}},
                    **kw))
-
 
 def spelt(s):
     r = ""
@@ -68,7 +65,6 @@ def spelt(s):
         else:
             r += "\\u%04X" % o
     return r
-
 
 out(json.dumps({"type": "system", "subtype": "init", "session_id": sid, "model": "m"}))
 out("plain line: " + key)
@@ -133,14 +129,11 @@ import json, os, re, sys
 
 key = os.environb[b"LEAKCHECK_KEY"].decode()
 
-
 def esc(s, ascii_):
     return json.dumps(s, ensure_ascii=ascii_)[1:-1]
 
-
 def upper_hex(s):
     return re.sub(r"\\u([0-9a-f]{4})", lambda m: "\\u" + m.group(1).upper(), s)
-
 
 def spelt(s):
     r = ""
@@ -152,7 +145,6 @@ def spelt(s):
         else:
             r += "\\u%04x" % o
     return r
-
 
 forms = set()
 for base in (key, "sk-t0145"):

@@ -90,10 +90,8 @@ db = sqlite3.connect(sys.argv[1])
 rows = db.execute("SELECT task_id, n, outcome, started_at, ended_at FROM attempts "
                   "ORDER BY started_at").fetchall()
 
-
 def t(s):
     return datetime.datetime.strptime(s, "%Y-%m-%dT%H:%M:%S.%fZ").timestamp()
-
 
 att = {(r[0], r[1]): r for r in rows}
 assert len(rows) == 3, rows

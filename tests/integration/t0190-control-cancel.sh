@@ -28,16 +28,6 @@ _t0190_cleanup()
 }
 trap _t0190_cleanup EXIT
 
-wait_until()
-{
-	_end=$(($(date +%s) + 30))
-	while ! eval "$1"; do
-		[ "$(date +%s)" -ge "$_end" ] && return 1
-		sleep 0.05
-	done
-	return 0
-}
-
 git_q() { git -C "$W" -c user.name=t -c user.email=t@example.com "$@" >/dev/null 2>&1; }
 
 git -C "$W" init -q -b main . >/dev/null 2>&1

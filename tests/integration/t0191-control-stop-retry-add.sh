@@ -20,30 +20,9 @@ _t0191_cleanup()
 }
 trap _t0191_cleanup EXIT
 
-wait_until()
-{
-	_end=$(($(date +%s) + 30))
-	while ! eval "$1"; do
-		[ "$(date +%s)" -ge "$_end" ] && return 1
-		sleep 0.05
-	done
-	return 0
-}
-
 git_q() { git -C "$W" -c user.name=t -c user.email=t@example.com "$@" >/dev/null 2>&1; }
 
 # bg PLAN: bernstein run PLAN in the background (BGPID), output in $T/run.out
-bg()
-{
-	_san=""
-	[ -n "${ASAN_OPTIONS:-}" ] && _san="$_san ASAN_OPTIONS=$ASAN_OPTIONS"
-	[ -n "${UBSAN_OPTIONS:-}" ] && _san="$_san UBSAN_OPTIONS=$UBSAN_OPTIONS"
-	[ -n "${LSAN_OPTIONS:-}" ] && _san="$_san LSAN_OPTIONS=$LSAN_OPTIONS"
-	# shellcheck disable=SC2086 # _san: words without blanks
-	(cd "$W" && exec env -i PATH=/usr/bin:/bin HOME="$T/home" LC_ALL=C.UTF-8 TZ=UTC "$KEY" \
-		$_san "$BERNSTEIN" "$@") </dev/null >"$T/run.out" 2>"$T/run.err" &
-	BGPID=$!
-}
 
 # task_state ID: the task's state in the latest run
 

@@ -25,7 +25,6 @@ R=$T/remote.git
 KEY="BERNSTEIN_AUDIT_KEY_PATH=$T/audit.key"
 git_q() { git -C "$W" -c user.name=t -c user.email=t@example.com "$@" >/dev/null 2>&1; }
 
-
 git init -q --bare "$R" >/dev/null 2>&1
 git -C "$W" init -q -b main . >/dev/null 2>&1
 printf '.bernstein/\n' >"$W/.gitignore"

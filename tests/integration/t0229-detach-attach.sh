@@ -26,15 +26,6 @@ _t0229_cleanup()
 }
 trap _t0229_cleanup EXIT
 
-wait_until()
-{
-	_end=$(($(date +%s) + 30))
-	while ! eval "$1"; do
-		[ "$(date +%s)" -ge "$_end" ] && return 1
-		sleep 0.05
-	done
-	return 0
-}
 # processes whose command line holds $1
 procs_holding()
 {

@@ -24,7 +24,6 @@ KEY="BERNSTEIN_AUDIT_KEY_PATH=$T/audit.key"
 
 git_q() { git -C "$W" -c user.name=t -c user.email=t@example.com "$@" >/dev/null 2>&1; }
 
-
 merges() { git -C "$W" log --merges --format=%s main | grep -c "^Merge bernstein/$1-"; }
 
 git -C "$W" init -q -b main . >/dev/null 2>&1

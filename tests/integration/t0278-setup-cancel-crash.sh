@@ -25,16 +25,6 @@ _t0278_cleanup()
 }
 trap _t0278_cleanup EXIT
 
-wait_until()
-{
-	_end=$(($(date +%s) + 30))
-	while ! eval "$1"; do
-		[ "$(date +%s)" -ge "$_end" ] && return 1
-		sleep 0.05
-	done
-	return 0
-}
-
 git_q() { git -C "$W" -c user.name=t -c user.email=t@example.com "$@" >/dev/null 2>&1; }
 
 _san=""
