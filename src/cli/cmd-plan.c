@@ -718,7 +718,7 @@ static void init_comment(struct sbuf *sb, const char *name, const char *why)
 static char *init_config_text(struct cli_ctx *ctx, char **ret_adapter)
 {
 	static const char line[] = "\nadapter: auto\n";
-	const char *at = strstr(orch_config_template, line);
+	const char *at = strstr(orch_config_template(), line);
 	struct usable_env env = repo_usable_env(ctx);
 	struct autopick ap = AUTOPICK_INIT;
 	struct sbuf sb = SBUF_INIT(SIZE_MAX);
@@ -734,11 +734,11 @@ static char *init_config_text(struct cli_ctx *ctx, char **ret_adapter)
 		autopick_prepare(cat, orch_auto_default, &env, NULL, NULL, &ap);
 	catalog_paths_release(&paths);
 	if (!ap.usable.nr) {
-		(void)sbuf_adds(&sb, orch_config_template);
+		(void)sbuf_adds(&sb, orch_config_template());
 		*ret_adapter = xstrdup(ORCH_ADAPTER_AUTO);
 		goto out;
 	}
-	(void)sbuf_add(&sb, orch_config_template, (size_t)(at + 1 - orch_config_template));
+	(void)sbuf_add(&sb, orch_config_template(), (size_t)(at + 1 - orch_config_template()));
 	(void)sbuf_addf(&sb, "adapter: %s\n", ap.usable.v[0]);
 	for (i = 1; i < ap.usable.nr; i++)
 		init_comment(&sb, ap.usable.v[i], "also usable here");

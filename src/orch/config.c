@@ -1807,7 +1807,9 @@ int orch_config_to_yaml(const struct orch_config *c, struct sbuf *out)
 
 /* ---- the template of `bernstein init` ---- */
 
-const char orch_config_template[] =
+/* The template of `bernstein init`, in parts: one C string literal may
+ * hold at most 4095 bytes (-Woverlength-strings). */
+static const char template_head[] =
 	"# bernstein.yaml: how 'bernstein run' runs plans (docs/configuration.md).\n"
 	"#\n"
 	"# Every key is optional: the values below are the defaults, so deleting a\n"
@@ -1898,3 +1900,60 @@ const char orch_config_template[] =
 	"# a provider key or one listed in BERNSTEIN_ALLOWED_API_KEY_ENVS. Example:\n"
 	"#   endpoints:\n"
 	"#     codex: {base_url: \"http://127.0.0.1:8080/v1\", api_key_env: OPENAI_API_KEY}\n";
+
+static const char template_more[] =
+	"\n"
+	"# Seconds an agent may print nothing before its process tree is stopped\n"
+	"# and its attempt ends 'stalled' (0: off). Example:\n"
+	"#   idle_timeout: 900\n"
+	"\n"
+	"# Resource limits of every agent and its gates (cgroups). Example:\n"
+	"#   limits: {memory: 4G, pids: 512, cpu: 2}\n"
+	"\n"
+	"# Another attempt after a failure, with stronger models, then other\n"
+	"# adapters that meet the task's requirements. Example:\n"
+	"#   retry: {max_attempts: 3, on: [failed, timed_out, crashed, stalled], backoff: 5}\n"
+	"#   fallback: [codex, gemini]\n"
+	"\n"
+	"# What each task's fresh tree gets before its agent starts: your ignored\n"
+	"# files copied, directories linked (read-only to a sandboxed agent), a\n"
+	"# command run like a gate. Example:\n"
+	"#   worktree_setup: {copy_files: [.env], symlink_dirs: [node_modules], setup_command: \"make deps\", timeout: 600}\n"
+	"\n"
+	"# A merge that conflicts: rebase onto the base and merge again when clean\n"
+	"# (the default), resolve (then a resolver agent edits the conflict) or\n"
+	"# fail. Example:\n"
+	"#   on_conflict: resolve\n"
+	"#   resolver: {adapter: claude}\n"
+	"\n"
+	"# Paths whose change by a task is never merged without your say (beside\n"
+	"# bernstein.yaml, .worktreeinclude, .bernstein/, bernstein/ and the plan,\n"
+	"# always protected: docs/security.md). Example:\n"
+	"#   protected_paths: [Makefile, .github/]\n"
+	"\n"
+	"# A run's spending cap: at warn_at a warning, at the cap no new attempt\n"
+	"# (drain) or every agent stopped (stop); exit 7. Example:\n"
+	"#   budget: {max_cost_usd: 20, warn_at: 0.8, on_exceed: drain}\n"
+	"\n"
+	"# Commands run at points of a task's life, the event as JSON on stdin:\n"
+	"# pre_merge in the task's tree, confined and failing it like a gate; the\n"
+	"# others in your checkout, as you (docs/security.md, 13). Example:\n"
+	"#   hooks: {pre_merge: \"make lint\"}\n"
+	"\n"
+	"# Notifications: a webhook (its URL from a variable keeps it out of this\n"
+	"# file) and the desktop. Example:\n"
+	"#   notify: {webhook_env: BERNSTEIN_WEBHOOK, on: [task_failed, run_done], desktop: true}\n";
+
+const char *orch_config_template(void)
+{
+	static char *whole;
+
+	if (!whole) {
+		size_t a = sizeof(template_head) - 1, b = sizeof(template_more) - 1;
+
+		whole = xmalloc(a + b + 1);
+		memcpy(whole, template_head, a);
+		memcpy(whole + a, template_more, b + 1);
+	}
+	return whole;
+}

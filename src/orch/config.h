@@ -341,7 +341,7 @@ int orch_config_to_yaml(const struct orch_config *c, struct sbuf *out);
 
 /* The commented bernstein.yaml `bernstein init` writes: every key with its
  * default and what it does. It loads to orch_config_new_default(). */
-extern const char orch_config_template[];
+const char *orch_config_template(void);
 
 /* The JSON forms `config show --json` and a task's recorded spec
  * (orch/spec.h) share: the sampling slots set ({temperature, top_p, top_k,

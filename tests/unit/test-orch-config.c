@@ -648,7 +648,7 @@ static void test_slot_precedence(void **state)
 
 static void test_template_loads_to_defaults(void **state)
 {
-	struct orch_config *c = load_text(orch_config_template, NULL);
+	struct orch_config *c = load_text(orch_config_template(), NULL);
 	struct orch_config *def = orch_config_new_default();
 	const char *keys[] = {"adapter:",
 			      "model:",
@@ -675,7 +675,7 @@ static void test_template_loads_to_defaults(void **state)
 		char line[64];
 
 		(void)snprintf(line, sizeof(line), "\n%s", keys[i]);
-		if (!strstr(orch_config_template, line))
+		if (!strstr(orch_config_template(), line))
 			fail_msg("the template lacks '%s'", keys[i]);
 	}
 	orch_config_free(c);
@@ -686,7 +686,7 @@ static void test_template_loads_to_defaults(void **state)
 static void test_template_examples_load(void **state)
 {
 	struct sbuf sb = SBUF_INIT(SIZE_MAX);
-	const char *line = orch_config_template;
+	const char *line = orch_config_template();
 	struct orch_config *c;
 	size_t n = 0;
 
