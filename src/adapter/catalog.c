@@ -503,8 +503,8 @@ static int parse_doc(struct catalog *cat, enum catalog_kind kind, const struct y
 		     struct parsed *out, struct diag *reterr)
 {
 	const char *top = kind == CATALOG_KIND_USE_CASES ? "agents"
-			  : kind == CATALOG_KIND_ROLES	  ? "roles"
-							  : "adapters";
+			  : kind == CATALOG_KIND_ROLES	 ? "roles"
+							 : "adapters";
 	const struct yfield fields[] = {{top, YT_MAP, YF_REQUIRED, NULL, NULL},
 					{NULL, 0, 0, NULL, NULL}};
 	const struct ynode *adapters;
@@ -866,9 +866,9 @@ out:
 
 int catalog_add_embedded(struct catalog *cat, struct diag *reterr)
 {
-	static const char *const files[] = {CATALOG_REGISTRY_FILE, CATALOG_MATRIX_FILE,
+	static const char *const files[] = {CATALOG_REGISTRY_FILE,   CATALOG_MATRIX_FILE,
 					    CATALOG_MULTIMODAL_FILE, CATALOG_USE_CASES_FILE,
-					    CATALOG_PRICING_FILE, CATALOG_ROLES_FILE};
+					    CATALOG_PRICING_FILE,    CATALOG_ROLES_FILE};
 	const struct catalog_file *f;
 	size_t i;
 	int r;
@@ -908,9 +908,9 @@ int catalog_add_embedded(struct catalog *cat, struct diag *reterr)
 
 int catalog_add_dir(struct catalog *cat, const char *dir, struct diag *reterr)
 {
-	static const char *const files[] = {CATALOG_REGISTRY_FILE, CATALOG_MATRIX_FILE,
+	static const char *const files[] = {CATALOG_REGISTRY_FILE,   CATALOG_MATRIX_FILE,
 					    CATALOG_MULTIMODAL_FILE, CATALOG_USE_CASES_FILE,
-					    CATALOG_PRICING_FILE, CATALOG_ROLES_FILE};
+					    CATALOG_PRICING_FILE,    CATALOG_ROLES_FILE};
 	struct sbuf path = SBUF_INIT(PATH_MAX);
 	size_t i;
 	int r = 0;

@@ -26,12 +26,12 @@ int context_open(int repo_fd, const char *path, struct diag *reterr)
 	fd = beneath_open(repo_fd, path, strlen(path), O_RDONLY | O_NOCTTY | O_NONBLOCK, 0,
 			  BENEATH_NO_GIT | BENEATH_NO_BERNSTEIN, &d);
 	if (fd < 0) {
-		const char *why = fd == -EXDEV	   ? "leaves the repository"
-				  : fd == -ENOENT  ? "does not exist"
-				  : fd == -ELOOP   ? "is a symlink loop or a magic link"
-				  : fd == -ENOSYS  ? "cannot be opened confined (no openat2)"
-				  : d.msg[0]	   ? d.msg
-						   : strerror(-fd);
+		const char *why = fd == -EXDEV	  ? "leaves the repository"
+				  : fd == -ENOENT ? "does not exist"
+				  : fd == -ELOOP  ? "is a symlink loop or a magic link"
+				  : fd == -ENOSYS ? "cannot be opened confined (no openat2)"
+				  : d.msg[0]	  ? d.msg
+						  : strerror(-fd);
 
 		diag_set(reterr, NULL, 0, 0, "context file '%s' %s%s", path,
 			 fd == -EPERM ? "is refused: " : "", why);
@@ -107,8 +107,8 @@ static size_t backtick_run(const char *s, size_t len)
 	return best;
 }
 
-static int add_file(struct sbuf *sb, const struct context_input *in, const char *path,
-		    size_t *left, struct diag *reterr)
+static int add_file(struct sbuf *sb, const struct context_input *in, const char *path, size_t *left,
+		    struct diag *reterr)
 {
 	size_t file_max = in->file_max ? in->file_max : CONTEXT_FILE_MAX;
 	size_t cap = file_max < *left ? file_max : *left;
@@ -149,7 +149,8 @@ static int add_file(struct sbuf *sb, const struct context_input *in, const char 
 	(void)sbuf_addc(sb, '\n');
 	if (len < size)
 		(void)sbuf_addf(sb, "(truncated: the first %zu of %zu bytes are shown%s)\n", len,
-				size, len < file_max ? "; the context files' total cap is reached" : "");
+				size,
+				len < file_max ? "; the context files' total cap is reached" : "");
 	free(text);
 	return 0;
 }
@@ -164,8 +165,7 @@ int context_render(const struct context_input *in, char **ret, struct diag *rete
 	if (in->goal && in->goal[0])
 		(void)sbuf_addf(&sb, "# Goal\n%s\n\n", in->goal);
 	if (in->preamble && in->preamble[0])
-		(void)sbuf_addf(&sb, "# Role: %s\n%s\n\n", in->role ? in->role : "",
-				in->preamble);
+		(void)sbuf_addf(&sb, "# Role: %s\n%s\n\n", in->role ? in->role : "", in->preamble);
 	(void)sbuf_addf(&sb, "# Task\n%s\n", in->prompt ? in->prompt : "");
 	if (in->n_constraints) {
 		(void)sbuf_adds(&sb, "\n# Constraints\n");
@@ -173,7 +173,9 @@ int context_render(const struct context_input *in, char **ret, struct diag *rete
 			(void)sbuf_addf(&sb, "- %s\n", in->constraints[i]);
 	}
 	if (in->n_context_files) {
-		(void)sbuf_adds(&sb, "\n# Context files\nFiles of the repository, as they are on the base branch's checkout now:\n");
+		(void)sbuf_adds(
+			&sb,
+			"\n# Context files\nFiles of the repository, as they are on the base branch's checkout now:\n");
 		for (i = 0; i < in->n_context_files; i++) {
 			if (left == 0) {
 				/* still confined: a refused file is refused whatever the cap */
@@ -184,10 +186,11 @@ int context_render(const struct context_input *in, char **ret, struct diag *rete
 					return fd;
 				}
 				(void)close(fd);
-				(void)sbuf_addf(&sb,
-						"\n## %s\n(not shown: the context files' total cap of %zu bytes is reached)\n",
-						in->context_files[i],
-						in->total_max ? in->total_max : CONTEXT_TOTAL_MAX);
+				(void)sbuf_addf(
+					&sb,
+					"\n## %s\n(not shown: the context files' total cap of %zu bytes is reached)\n",
+					in->context_files[i],
+					in->total_max ? in->total_max : CONTEXT_TOTAL_MAX);
 				continue;
 			}
 			r = add_file(&sb, in, in->context_files[i], &left, reterr);
@@ -214,7 +217,9 @@ int context_render(const struct context_input *in, char **ret, struct diag *rete
 			(void)sbuf_addf(&sb, "- the file %s must exist when you finish\n",
 					in->artifact);
 		else
-			(void)sbuf_adds(&sb, "- your changes are committed and merged when every gate passes\n");
+			(void)sbuf_adds(
+				&sb,
+				"- your changes are committed and merged when every gate passes\n");
 	}
 	*ret = sbuf_detach(&sb, NULL);
 	return 0;

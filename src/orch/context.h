@@ -54,7 +54,7 @@ struct context_input {
 	size_t n_deps;
 	const struct orch_gate *gates; /* the configuration's, then the task's */
 	size_t n_gates;
-	const char *artifact; /* or NULL */
+	const char *artifact;	    /* or NULL */
 	size_t file_max, total_max; /* 0: CONTEXT_FILE_MAX, CONTEXT_TOTAL_MAX */
 };
 

@@ -290,25 +290,34 @@ static void set_attachments(struct plan_task *t, const char **a, size_t n, const
 }
 
 static const char *const task_keys[] = {
-	"title",       "id",	   "prompt",	  "description", "role",	 "requires",
-	"adapter",     "cli",	   "model",	  "effort",	 "depends_on",	 "timeout",
-	"gates",       "artifact", "attachments", "sampling",	 "mcp_config",	 "sandbox",
-	"limits",      "network",  "retry",	  "fallback",	 "idle_timeout", "worktree_setup",
-	"on_conflict", "constraints", "context_files", "files", NULL,
+	"title",       "id",	      "prompt",	       "description",
+	"role",	       "requires",    "adapter",       "cli",
+	"model",       "effort",      "depends_on",    "timeout",
+	"gates",       "artifact",    "attachments",   "sampling",
+	"mcp_config",  "sandbox",     "limits",	       "network",
+	"retry",       "fallback",    "idle_timeout",  "worktree_setup",
+	"on_conflict", "constraints", "context_files", "files",
+	NULL,
 };
 
 static const char *const step_keys[] = {
-	"title",       "goal",	   "id",	  "prompt",   "description",  "role",
-	"requires",    "adapter",  "cli",	  "model",    "effort",	      "timeout",
-	"gates",       "artifact", "attachments", "sampling", "mcp_config",   "sandbox",
-	"limits",      "network",  "retry",	  "fallback", "idle_timeout", "worktree_setup",
-	"on_conflict", "constraints", "context_files", "files", NULL,
+	"title",       "goal",	       "id",
+	"prompt",      "description",  "role",
+	"requires",    "adapter",      "cli",
+	"model",       "effort",       "timeout",
+	"gates",       "artifact",     "attachments",
+	"sampling",    "mcp_config",   "sandbox",
+	"limits",      "network",      "retry",
+	"fallback",    "idle_timeout", "worktree_setup",
+	"on_conflict", "constraints",  "context_files",
+	"files",       NULL,
 };
 
 /* Bernstein's step keys that have no effect here (documented in docs/plans.md). */
 static const char *const step_ignored[] = {
-	"priority", "scope", "complexity", "estimated_minutes", "mode", "repo", "depends_on_repo",
-	"completion_signals", "phases", NULL,
+	"priority", "scope", "complexity",	"estimated_minutes",
+	"mode",	    "repo",  "depends_on_repo", "completion_signals",
+	"phases",   NULL,
 };
 
 /* The keys parse_context() takes. */
@@ -889,8 +898,8 @@ static void parse_stages(struct pctx *x, const struct ynode *v)
 }
 
 static const char *const plan_keys[] = {
-	"name",		  "description", "adapter",	"cli",	  "model",	  "tasks",
-	"stages",	  "sandbox",	 "network",	"limits", "idle_timeout", "endpoints",
+	"name",		  "description", "adapter",	"cli",	       "model",		"tasks",
+	"stages",	  "sandbox",	 "network",	"limits",      "idle_timeout",	"endpoints",
 	"worktree_setup", "budget",	 "on_conflict", "constraints", "context_files", NULL,
 };
 /* Bernstein's top-level keys that have no effect here. */

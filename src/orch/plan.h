@@ -139,9 +139,9 @@ struct plan_task {
 	unsigned *context_lines, *context_cols;
 	const char *const *files;
 	size_t n_files;
-	const char *path;		     /* "tasks[2]", "stages[0].steps[1]": for messages */
-	bool id_explicit;		     /* id: was given */
-	unsigned line, col;		     /* the task's mapping */
+	const char *path;   /* "tasks[2]", "stages[0].steps[1]": for messages */
+	bool id_explicit;   /* id: was given */
+	unsigned line, col; /* the task's mapping */
 	unsigned title_line, title_col, id_line, id_col;
 	/* where each slot's key and the attachments: key are (0: not given) */
 	unsigned sampling_line[_SAMPLING_KEY_MAX], sampling_col[_SAMPLING_KEY_MAX];

@@ -137,16 +137,18 @@ static void test_template(void **state)
 	(void)state;
 	out = render(&in, &r, &d);
 	assert_int_equal(r, 0);
-	assert_string_equal(out, "# Goal\nAdd JWT auth\n\n"
-				 "# Role: qa\nYou are QA.\n\n"
-				 "# Task\nWrite the tests.\n"
-				 "\n# Constraints\n- no new dependencies\n- keep the API\n"
-				 "\n# Context files\nFiles of the repository, as they are on the base branch's checkout now:\n"
-				 "\n## docs/a.md\n```\nalpha\n```\n"
-				 "\n## in\n```\nalpha\n```\n"
-				 "\n# Tasks this one depends on\n- design the schema (schema): completed\n"
-				 "\n# How the work will be checked\n- gate test: `make test` must exit 0\n"
-				 "- the file report.md must exist when you finish\n");
+	assert_string_equal(
+		out,
+		"# Goal\nAdd JWT auth\n\n"
+		"# Role: qa\nYou are QA.\n\n"
+		"# Task\nWrite the tests.\n"
+		"\n# Constraints\n- no new dependencies\n- keep the API\n"
+		"\n# Context files\nFiles of the repository, as they are on the base branch's checkout now:\n"
+		"\n## docs/a.md\n```\nalpha\n```\n"
+		"\n## in\n```\nalpha\n```\n"
+		"\n# Tasks this one depends on\n- design the schema (schema): completed\n"
+		"\n# How the work will be checked\n- gate test: `make test` must exit 0\n"
+		"- the file report.md must exist when you finish\n");
 	free(out);
 
 	/* nothing but the prompt: only the task section */
@@ -163,8 +165,11 @@ static void test_template(void **state)
 static void test_caps_and_fences(void **state)
 {
 	static const char *const files[] = {"big.txt", "ticks.md", "bin.dat", NULL};
-	struct context_input in = {.prompt = "p", .context_files = files, .n_context_files = 3,
-				   .file_max = 10, .total_max = 15};
+	struct context_input in = {.prompt = "p",
+				   .context_files = files,
+				   .n_context_files = 3,
+				   .file_max = 10,
+				   .total_max = 15};
 	struct diag d;
 	int r;
 	char *out;
@@ -173,9 +178,15 @@ static void test_caps_and_fences(void **state)
 	out = render(&in, &r, &d);
 	assert_int_equal(r, 0);
 	/* big.txt: 10 of 21 bytes; ticks.md: the 5 left of the total */
-	assert_non_null(strstr(out, "## big.txt\n```\n0123456789\n```\n(truncated: the first 10 of 21 bytes are shown)\n"));
-	assert_non_null(strstr(out, "## ticks.md\n````\na ```\n````\n(truncated: the first 5 of 11 bytes are shown; the context files' total cap is reached)\n"));
-	assert_non_null(strstr(out, "## bin.dat\n(not shown: the context files' total cap of 15 bytes is reached)\n"));
+	assert_non_null(strstr(
+		out,
+		"## big.txt\n```\n0123456789\n```\n(truncated: the first 10 of 21 bytes are shown)\n"));
+	assert_non_null(strstr(
+		out,
+		"## ticks.md\n````\na ```\n````\n(truncated: the first 5 of 11 bytes are shown; the context files' total cap is reached)\n"));
+	assert_non_null(strstr(
+		out,
+		"## bin.dat\n(not shown: the context files' total cap of 15 bytes is reached)\n"));
 	free(out);
 
 	/* a fence longer than the file's longest backtick run; a binary file */
@@ -257,9 +268,8 @@ static void test_plan_and_spec(void **state)
 	size_t i;
 
 	(void)state;
-	assert_int_equal(plan_load_buf("ctx.yaml", plan_text, sizeof(plan_text) - 1, NULL, &p,
-				       &issues),
-			 0);
+	assert_int_equal(
+		plan_load_buf("ctx.yaml", plan_text, sizeof(plan_text) - 1, NULL, &p, &issues), 0);
 	assert_int_equal(p->tasks[0].n_constraints, 1);
 	assert_string_equal(p->tasks[0].constraints[0], "plan-wide");
 	assert_int_equal(p->tasks[0].n_files, 1);
@@ -298,11 +308,13 @@ static void test_plan_and_spec(void **state)
 
 	/* a plan with none of them: no goal, nothing new recorded */
 	{
-		static const char bare[] = "name: b\ndescription: d\ntasks:\n  - {title: a, prompt: p}\n";
+		static const char bare[] =
+			"name: b\ndescription: d\ntasks:\n  - {title: a, prompt: p}\n";
 		struct task_spec s;
 		char *j;
 
-		assert_int_equal(plan_load_buf("b.yaml", bare, sizeof(bare) - 1, NULL, &p, NULL), 0);
+		assert_int_equal(plan_load_buf("b.yaml", bare, sizeof(bare) - 1, NULL, &p, NULL),
+				 0);
 		spec_from_plan(p, 0, &s);
 		assert_false(spec_renders(&s));
 		j = spec_dump(&s);
@@ -332,10 +344,12 @@ static void test_plan_and_spec(void **state)
 
 	/* paths that leave the repository are refused at load */
 	{
-		static const char bad[] = "name: b\ntasks:\n  - title: a\n    prompt: p\n    context_files: [../x]\n    files: [/etc/passwd]\n";
+		static const char bad[] =
+			"name: b\ntasks:\n  - title: a\n    prompt: p\n    context_files: [../x]\n    files: [/etc/passwd]\n";
 		struct diag_list l = PLAN_ISSUES_INIT;
 
-		assert_int_equal(plan_load_buf("bad.yaml", bad, sizeof(bad) - 1, NULL, &p, &l), -EINVAL);
+		assert_int_equal(plan_load_buf("bad.yaml", bad, sizeof(bad) - 1, NULL, &p, &l),
+				 -EINVAL);
 		assert_int_equal(l.n, 2);
 		assert_int_equal(l.v[0].line, 5);
 		assert_non_null(strstr(l.v[0].msg, "context file '../x' has a '..' component"));
@@ -348,10 +362,8 @@ static void test_plan_and_spec(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_template),
-		cmocka_unit_test(test_caps_and_fences),
-		cmocka_unit_test(test_confinement),
-		cmocka_unit_test(test_overlap),
+		cmocka_unit_test(test_template),      cmocka_unit_test(test_caps_and_fences),
+		cmocka_unit_test(test_confinement),   cmocka_unit_test(test_overlap),
 		cmocka_unit_test(test_plan_and_spec),
 	};
 
