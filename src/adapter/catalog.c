@@ -55,6 +55,7 @@ struct catalog *catalog_free(struct catalog *cat)
 	free((void *)cat->multimodal);
 	free((void *)cat->use_cases);
 	free((void *)cat->pricing);
+	free((void *)cat->roles);
 	free(cat);
 	return NULL;
 }
@@ -73,6 +74,8 @@ enum catalog_kind catalog_kind_from_name(const char *basename)
 		return CATALOG_KIND_USE_CASES;
 	if (strcmp(basename, CATALOG_PRICING_FILE) == 0)
 		return CATALOG_KIND_PRICING;
+	if (strcmp(basename, CATALOG_ROLES_FILE) == 0)
+		return CATALOG_KIND_ROLES;
 	return _CATALOG_KIND_INVALID;
 }
 
@@ -446,6 +449,34 @@ static int parse_use_case(const struct ydoc *doc, const struct ynode *key, const
 	return 0;
 }
 
+static const struct yfield role_fields[] = {
+	{"preamble", YT_STR, YF_REQUIRED, NULL, NULL},
+	{NULL, 0, 0, NULL, NULL},
+};
+
+static int parse_role(const struct ydoc *doc, const struct ynode *key, const struct ynode *val,
+		      struct arena *arena, const char *file, struct role_preamble **ret,
+		      struct diag *reterr)
+{
+	struct role_preamble *u = arena_alloc(arena, sizeof(*u));
+	char what[CATALOG_MAX_NAME + 64];
+	int r;
+
+	(void)snprintf(what, sizeof(what), "role '%s'", key->str);
+	r = yaml_check_map(doc, val, role_fields, what, reterr);
+	if (r < 0)
+		return r;
+	if (str_blank(ynode_get(val, "preamble")->str)) {
+		yaml_diag(doc, ynode_get(val, "preamble"), reterr, "'preamble' must not be empty");
+		return -EINVAL;
+	}
+	u->name = arena_strdup(arena, key->str);
+	u->preamble = arena_strdup(arena, ynode_get(val, "preamble")->str);
+	u->origin = origin_of(file, key);
+	*ret = u;
+	return 0;
+}
+
 static const char *kind_what(enum catalog_kind kind)
 {
 	switch (kind) {
@@ -459,6 +490,8 @@ static const char *kind_what(enum catalog_kind kind)
 		return "use cases";
 	case CATALOG_KIND_PRICING:
 		return "pricing table";
+	case CATALOG_KIND_ROLES:
+		return "role preambles";
 	case _CATALOG_KIND_MAX:
 	case _CATALOG_KIND_INVALID:
 	default:
@@ -469,7 +502,9 @@ static const char *kind_what(enum catalog_kind kind)
 static int parse_doc(struct catalog *cat, enum catalog_kind kind, const struct ydoc *doc,
 		     struct parsed *out, struct diag *reterr)
 {
-	const char *top = kind == CATALOG_KIND_USE_CASES ? "agents" : "adapters";
+	const char *top = kind == CATALOG_KIND_USE_CASES ? "agents"
+			  : kind == CATALOG_KIND_ROLES	 ? "roles"
+							 : "adapters";
 	const struct yfield fields[] = {{top, YT_MAP, YF_REQUIRED, NULL, NULL},
 					{NULL, 0, 0, NULL, NULL}};
 	const struct ynode *adapters;
@@ -541,6 +576,14 @@ static int parse_doc(struct catalog *cat, enum catalog_kind kind, const struct y
 				parsed_push(out, u);
 			break;
 		}
+		case CATALOG_KIND_ROLES: {
+			struct role_preamble *u = NULL;
+
+			r = parse_role(doc, key, val, &cat->arena, file, &u, reterr);
+			if (r >= 0)
+				parsed_push(out, u);
+			break;
+		}
 		case CATALOG_KIND_PRICING: /* parsed above */
 		case _CATALOG_KIND_MAX:
 		case _CATALOG_KIND_INVALID:
@@ -599,6 +642,13 @@ static void merge(struct catalog *cat, enum catalog_kind kind, const struct pars
 
 			unsorted_put(&tab, &cat->n_pricing, p->items[i]);
 			cat->pricing = (const struct pricing_row **)tab;
+			break;
+		}
+		case CATALOG_KIND_ROLES: {
+			const void **tab = (const void **)cat->roles;
+
+			unsorted_put(&tab, &cat->n_roles, p->items[i]);
+			cat->roles = (const struct role_preamble **)tab;
 			break;
 		}
 		case _CATALOG_KIND_MAX:
@@ -816,9 +866,9 @@ out:
 
 int catalog_add_embedded(struct catalog *cat, struct diag *reterr)
 {
-	static const char *const files[] = {CATALOG_REGISTRY_FILE, CATALOG_MATRIX_FILE,
+	static const char *const files[] = {CATALOG_REGISTRY_FILE,   CATALOG_MATRIX_FILE,
 					    CATALOG_MULTIMODAL_FILE, CATALOG_USE_CASES_FILE,
-					    CATALOG_PRICING_FILE};
+					    CATALOG_PRICING_FILE,    CATALOG_ROLES_FILE};
 	const struct catalog_file *f;
 	size_t i;
 	int r;
@@ -858,9 +908,9 @@ int catalog_add_embedded(struct catalog *cat, struct diag *reterr)
 
 int catalog_add_dir(struct catalog *cat, const char *dir, struct diag *reterr)
 {
-	static const char *const files[] = {CATALOG_REGISTRY_FILE, CATALOG_MATRIX_FILE,
+	static const char *const files[] = {CATALOG_REGISTRY_FILE,   CATALOG_MATRIX_FILE,
 					    CATALOG_MULTIMODAL_FILE, CATALOG_USE_CASES_FILE,
-					    CATALOG_PRICING_FILE};
+					    CATALOG_PRICING_FILE,    CATALOG_ROLES_FILE};
 	struct sbuf path = SBUF_INIT(PATH_MAX);
 	size_t i;
 	int r = 0;
@@ -916,6 +966,18 @@ const struct use_case *catalog_use_case(const struct catalog *cat, const char *n
 	for (i = 0; i < cat->n_use_cases; i++)
 		if (strcmp(cat->use_cases[i]->name, name) == 0)
 			return cat->use_cases[i];
+	return NULL;
+}
+
+const char *catalog_role_preamble(const struct catalog *cat, const char *role)
+{
+	size_t i;
+
+	if (!cat || !role)
+		return NULL;
+	for (i = 0; i < cat->n_roles; i++)
+		if (strcmp(cat->roles[i]->name, role) == 0)
+			return cat->roles[i]->preamble;
 	return NULL;
 }
 

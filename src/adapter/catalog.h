@@ -42,6 +42,7 @@ struct pricing_row;
 #define CATALOG_MULTIMODAL_FILE "multimodal.yaml"
 #define CATALOG_USE_CASES_FILE	"use-cases.yaml"
 #define CATALOG_PRICING_FILE	"pricing.yaml" /* adapter/pricing.h */
+#define CATALOG_ROLES_FILE	"roles.yaml"   /* the roles' prompt preambles */
 /* Prefix of the diagnostic name of embedded files: "<embedded>/registry.yaml". */
 #define CATALOG_EMBEDDED_PREFIX "<embedded>/"
 /* Largest catalogue file accepted. */
@@ -112,12 +113,21 @@ struct use_case {
 	struct catalog_origin origin;
 };
 
+/* roles.yaml: roles: {NAME: {preamble: ...}}: the short text a task of the
+ * role is introduced with in its rendered prompt (orch/context.h). */
+struct role_preamble {
+	const char *name;
+	const char *preamble;
+	struct catalog_origin origin;
+};
+
 enum catalog_kind {
 	CATALOG_KIND_MATRIX,
 	CATALOG_KIND_REGISTRY,
 	CATALOG_KIND_MULTIMODAL,
 	CATALOG_KIND_USE_CASES,
 	CATALOG_KIND_PRICING, /* pricing.yaml: models, not adapters (adapter/pricing.h) */
+	CATALOG_KIND_ROLES,   /* roles.yaml: roles, not adapters */
 	_CATALOG_KIND_MAX,
 	_CATALOG_KIND_INVALID = -EINVAL,
 };
@@ -136,6 +146,8 @@ struct catalog {
 	size_t n_use_cases;
 	const struct pricing_row **pricing; /* unsorted, one per model (adapter/pricing.h) */
 	size_t n_pricing;
+	const struct role_preamble **roles; /* unsorted, one per role */
+	size_t n_roles;
 	struct profile **profiles; /* every profile loaded, in use or replaced (owned) */
 	size_t n_profiles;
 	struct contract_index *contracts; /* set by catalog_validate() (owned) */
@@ -218,6 +230,8 @@ const struct matrix_row *catalog_matrix_find(const struct catalog *cat, const ch
 bool catalog_vision(const struct catalog *cat, const char *name);
 /* name's use-cases.yaml entry, or NULL. */
 const struct use_case *catalog_use_case(const struct catalog *cat, const char *name);
+/* The preamble of a role (roles.yaml), or NULL. */
+const char *catalog_role_preamble(const struct catalog *cat, const char *role);
 /* The prices of model (pricing.h's lookup over every layer), or NULL:
  * unknown model, cost unknown. */
 const struct pricing_row *catalog_pricing(const struct catalog *cat, const char *model);

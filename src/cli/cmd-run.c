@@ -33,6 +33,7 @@
 #include "cli/run-session.h"
 #include "orch/agentrun.h"
 #include "orch/config.h"
+#include "orch/context.h"
 #include "orch/plan.h"
 #include "orch/run.h"
 #include "orch/state.h"
@@ -698,6 +699,22 @@ static int run_plan_file(struct session *s, const char *plan_path, unsigned para
 		return code;
 	}
 	diag_list_release(&issues);
+	/* context_files: confined to the repository (orch/context.h) */
+	{
+		int fd = open(s->repo, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		if (fd >= 0 && context_check_plan(plan, fd, &issues) > 0) {
+			for (i = 0; i < issues.n; i++)
+				(void)cli_diag(ctx, BEXIT_INVALID, &issues.v[i]);
+			diag_list_release(&issues);
+			(void)close(fd);
+			code = BEXIT_INVALID;
+			goto out;
+		}
+		if (fd >= 0)
+			(void)close(fd);
+		diag_list_release(&issues);
+	}
 	r = git_is_clean(s->repo, s->env.git_env, &clean, &d);
 	if (r < 0) {
 		code = cli_diag(ctx, BEXIT_ENV, &d);

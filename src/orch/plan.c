@@ -290,27 +290,87 @@ static void set_attachments(struct plan_task *t, const char **a, size_t n, const
 }
 
 static const char *const task_keys[] = {
-	"title",       "id",	   "prompt",	  "description", "role",	 "requires",
-	"adapter",     "cli",	   "model",	  "effort",	 "depends_on",	 "timeout",
-	"gates",       "artifact", "attachments", "sampling",	 "mcp_config",	 "sandbox",
-	"limits",      "network",  "retry",	  "fallback",	 "idle_timeout", "worktree_setup",
-	"on_conflict", NULL,
+	"title",       "id",	      "prompt",	       "description",
+	"role",	       "requires",    "adapter",       "cli",
+	"model",       "effort",      "depends_on",    "timeout",
+	"gates",       "artifact",    "attachments",   "sampling",
+	"mcp_config",  "sandbox",     "limits",	       "network",
+	"retry",       "fallback",    "idle_timeout",  "worktree_setup",
+	"on_conflict", "constraints", "context_files", "files",
+	NULL,
 };
 
 static const char *const step_keys[] = {
-	"title",       "goal",	   "id",	  "prompt",   "description",  "role",
-	"requires",    "adapter",  "cli",	  "model",    "effort",	      "timeout",
-	"gates",       "artifact", "attachments", "sampling", "mcp_config",   "sandbox",
-	"limits",      "network",  "retry",	  "fallback", "idle_timeout", "worktree_setup",
-	"on_conflict", NULL,
+	"title",       "goal",	       "id",
+	"prompt",      "description",  "role",
+	"requires",    "adapter",      "cli",
+	"model",       "effort",       "timeout",
+	"gates",       "artifact",     "attachments",
+	"sampling",    "mcp_config",   "sandbox",
+	"limits",      "network",      "retry",
+	"fallback",    "idle_timeout", "worktree_setup",
+	"on_conflict", "constraints",  "context_files",
+	"files",       NULL,
 };
 
 /* Bernstein's step keys that have no effect here (documented in docs/plans.md). */
 static const char *const step_ignored[] = {
-	"priority", "scope",	       "complexity", "estimated_minutes",  "mode",
-	"repo",	    "depends_on_repo", "files",	     "completion_signals", "phases",
-	NULL,
+	"priority", "scope", "complexity",	"estimated_minutes",
+	"mode",	    "repo",  "depends_on_repo", "completion_signals",
+	"phases",   NULL,
 };
+
+/* The keys parse_context() takes. */
+static bool context_key(const char *k)
+{
+	return strcmp(k, "constraints") == 0 || strcmp(k, "context_files") == 0 ||
+	       strcmp(k, "files") == 0;
+}
+
+/* constraints:, context_files:, files: of a task (or the plan's) */
+static void parse_context(struct pctx *x, const char *k, const struct ynode *v, const char *pk,
+			  struct plan_task *t)
+{
+	const char **a = NULL;
+	const char *why;
+	char q[80];
+	struct diag d;
+	size_t j, n = 0;
+
+	diag_clear(&d);
+	if (yaml_value_strlist(&x->p->arena, x->doc, v, pk, &a, &n, &d) < 0) {
+		add(x, &d);
+		return;
+	}
+	if (!a) /* an empty list is given: never NULL */
+		a = arena_alloc(&x->p->arena, sizeof(*a));
+	if (strcmp(k, "constraints") == 0) {
+		t->constraints = a;
+		t->n_constraints = n;
+		return;
+	}
+	for (j = 0; j < n; j++)
+		if ((why = relpath_problem(a[j]))) {
+			char pi[YAML_PATH_MAX];
+
+			problem(x, v->items[j], yaml_path_index(pi, sizeof(pi), pk, j),
+				"%s '%s' %s", strcmp(k, "files") == 0 ? "file" : "context file",
+				yaml_quote(q, sizeof(q), a[j]), why);
+		}
+	if (strcmp(k, "files") == 0) {
+		t->files = a;
+		t->n_files = n;
+		return;
+	}
+	t->context_files = a;
+	t->n_context_files = n;
+	t->context_lines = arena_alloc(&x->p->arena, (n + 1) * sizeof(unsigned));
+	t->context_cols = arena_alloc(&x->p->arena, (n + 1) * sizeof(unsigned));
+	for (j = 0; j < n; j++) {
+		t->context_lines[j] = v->items[j]->line;
+		t->context_cols[j] = v->items[j]->col;
+	}
+}
 
 /* The keys parse_confinement() takes. */
 static bool confinement_key(const char *k)
@@ -396,6 +456,21 @@ static void plan_defaults(const struct pctx *x, struct plan_task *t, bool has_ad
 		t->network = x->defaults.network;
 	if (!t->on_conflict)
 		t->on_conflict = x->defaults.on_conflict;
+	if (!t->constraints) {
+		t->constraints = x->defaults.constraints;
+		t->n_constraints = x->defaults.n_constraints;
+	}
+	if (!t->context_files) {
+		t->context_files = x->defaults.context_files;
+		t->n_context_files = x->defaults.n_context_files;
+		t->context_lines = x->defaults.context_lines;
+		t->context_cols = x->defaults.context_cols;
+	}
+	if (!t->files) {
+		static const char *const none[] = {NULL};
+
+		t->files = none;
+	}
 	if (!t->has_idle_timeout) {
 		t->has_idle_timeout = x->defaults.has_idle_timeout;
 		t->idle_timeout_s = x->defaults.idle_timeout_s;
@@ -527,6 +602,8 @@ static void parse_task(struct pctx *x, const struct ynode *m, const char *path, 
 				add(x, &d);
 		} else if (confinement_key(k)) {
 			parse_confinement(x, k, v, pk, t);
+		} else if (context_key(k)) {
+			parse_context(x, k, v, pk, t);
 		} else if (strcmp(k, "limits") == 0) {
 			if (orch_get_limits(x->doc, v, pk, &t->limits, &d) < 0)
 				add(x, &d);
@@ -821,13 +898,15 @@ static void parse_stages(struct pctx *x, const struct ynode *v)
 }
 
 static const char *const plan_keys[] = {
-	"name",		  "description", "adapter",	"cli",	  "model",	  "tasks",
-	"stages",	  "sandbox",	 "network",	"limits", "idle_timeout", "endpoints",
-	"worktree_setup", "budget",	 "on_conflict", NULL,
+	"name",		  "description", "adapter",	"cli",	       "model",		"tasks",
+	"stages",	  "sandbox",	 "network",	"limits",      "idle_timeout",	"endpoints",
+	"worktree_setup", "budget",	 "on_conflict", "constraints", "context_files", NULL,
 };
 /* Bernstein's top-level keys that have no effect here. */
 static const char *const plan_ignored[] = {
-	"max_agents", "constraints", "context_files", "repos", NULL,
+	"max_agents",
+	"repos",
+	NULL,
 };
 
 /* Ids for tasks without id:, from the title (or task-N). */
@@ -891,6 +970,11 @@ static void parse_plan(struct pctx *x)
 		parse_confinement(x, "idle_timeout", v, "idle_timeout", &x->defaults);
 	if ((v = ynode_get(root, "on_conflict")))
 		parse_confinement(x, "on_conflict", v, "on_conflict", &x->defaults);
+	/* constraints:, context_files: of every task that gives none */
+	if ((v = ynode_get(root, "constraints")))
+		parse_context(x, "constraints", v, "constraints", &x->defaults);
+	if ((v = ynode_get(root, "context_files")))
+		parse_context(x, "context_files", v, "context_files", &x->defaults);
 	diag_clear(&d);
 	if ((v = ynode_get(root, "limits")) &&
 	    orch_get_limits(x->doc, v, "limits", &x->defaults.limits, &d) < 0)

@@ -37,6 +37,12 @@
  *       retry: {max_attempts: 3, on: [failed], backoff: 1, models: [a, b]}
  *       fallback: [codex]           orch/retry.h: each key wins over the
  *                                   role's and bernstein.yaml's
+ *       constraints: [no new deps]  task context (orch/context.h): the
+ *       context_files: [docs/a.md]  prompt is rendered from a template when
+ *                                   either is given (the task's, else the
+ *                                   plan's top-level one)
+ *       files: [src/auth.c, t-*.sh]  paths or globs it touches: tasks whose
+ *                                   files overlap do not run at once
  *
  * and Bernstein's stages form (anchor-core §5.4): name, stages[{name,
  * steps[{title|goal, description, role, cli, model, ...}], depends_on:
@@ -122,9 +128,20 @@ struct plan_task {
 	size_t n_gates;
 	struct invocation_sampling sampling; /* the task's explicit slots */
 	struct retry_policy retry;	     /* retry:, fallback: (orch/retry.h) */
-	const char *path;		     /* "tasks[2]", "stages[0].steps[1]": for messages */
-	bool id_explicit;		     /* id: was given */
-	unsigned line, col;		     /* the task's mapping */
+	/* task context (orch/context.h): constraints:, context_files: (the
+	 * task's, else the plan's; NULL: not given, which keeps the prompt
+	 * verbatim) with where each file is written; files: (paths or globs
+	 * the task expects to touch, NULL-terminated, never NULL) */
+	const char *const *constraints;
+	size_t n_constraints;
+	const char *const *context_files;
+	size_t n_context_files;
+	unsigned *context_lines, *context_cols;
+	const char *const *files;
+	size_t n_files;
+	const char *path;   /* "tasks[2]", "stages[0].steps[1]": for messages */
+	bool id_explicit;   /* id: was given */
+	unsigned line, col; /* the task's mapping */
 	unsigned title_line, title_col, id_line, id_col;
 	/* where each slot's key and the attachments: key are (0: not given) */
 	unsigned sampling_line[_SAMPLING_KEY_MAX], sampling_col[_SAMPLING_KEY_MAX];

@@ -4,6 +4,7 @@
 #include "orch/run-internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "adapter/strategy.h"
 #include "orch/autoroute.h"
 #include "orch/config.h"
+#include "orch/context.h"
 #include "proc/contain.h"
 #include "route/requirements.h"
 #include "route/route.h"
@@ -307,9 +309,64 @@ static int make_checkout(struct loop *l, struct otask *t)
 	return DISPATCH_NEXT;
 }
 
+/* t's prompt rendered from the template (orch/context.h) into *ret, or
+ * NULL when the task gives no constraints:/context_files: (its prompt goes
+ * verbatim). The context files are read beneath the base checkout. */
+static int render_prompt(struct loop *l, struct otask *t, char **ret, struct diag *reterr)
+{
+	const struct orch_config *c = l->e->cfg;
+	struct context_input in = {.repo_fd = -1};
+	struct context_dep *deps = NULL;
+	struct orch_gate *gates = NULL;
+	size_t i;
+	int r;
+
+	*ret = NULL;
+	if (!spec_renders(&t->spec) || t->row.state == TASK_RESOLVING)
+		return 0;
+	in.repo_fd = open(l->e->repo, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (in.repo_fd < 0) {
+		r = -errno;
+		diag_set(reterr, NULL, 0, 0, "cannot open the repository '%s': %s", l->e->repo,
+			 strerror(-r));
+		return r;
+	}
+	deps = xcalloc(t->n_deps + 1, sizeof(*deps));
+	for (i = 0; i < t->n_deps; i++) {
+		const struct task_row *d = &l->t[t->deps[i]].row;
+
+		deps[i].id = d->id;
+		deps[i].title = d->title;
+		deps[i].outcome = d->outcome ? d->outcome : task_state_to_string(d->state);
+	}
+	gates = xcalloc(c->n_gates + t->spec.n_gates + 1, sizeof(*gates));
+	if (c->n_gates)
+		memcpy(gates, c->gates, c->n_gates * sizeof(*gates));
+	if (t->spec.n_gates)
+		memcpy(gates + c->n_gates, t->spec.gates, t->spec.n_gates * sizeof(*gates));
+	in.goal = t->spec.goal;
+	in.role = t->row.role;
+	in.preamble = catalog_role_preamble(l->e->cat, t->row.role);
+	in.prompt = t->row.prompt;
+	in.constraints = t->spec.constraints;
+	in.n_constraints = t->spec.n_constraints;
+	in.context_files = t->spec.context_files;
+	in.n_context_files = t->spec.n_context_files;
+	in.deps = deps;
+	in.n_deps = t->n_deps;
+	in.gates = gates;
+	in.n_gates = c->n_gates + t->spec.n_gates;
+	in.artifact = t->spec.artifact;
+	r = context_render(&in, ret, reterr);
+	(void)close(in.repo_fd);
+	free(deps);
+	free(gates);
+	return r;
+}
+
 /* How the attempt continues the previous one: natively (its agent session)
  * or with a fallback prompt. */
-static void resume_from(struct loop *l, struct otask *t, struct dispatch *dp)
+static void resume_from(struct loop *l, struct otask *t, struct dispatch *dp, const char *base)
 {
 	struct strategy_resolved res;
 
@@ -319,7 +376,7 @@ static void resume_from(struct loop *l, struct otask *t, struct dispatch *dp)
 		dp->ir.resume_id = dp->prev.agent_session_id;
 		t->att.resume_kind = xstrdup("native");
 	} else {
-		t->prompt = run_fallback_prompt(l, t, &dp->prev);
+		t->prompt = run_fallback_prompt(l, t, &dp->prev, base);
 		t->att.resume_kind = xstrdup("fallback");
 	}
 	if (dp->prev.agent_session_id)
@@ -333,7 +390,7 @@ static int build_invocation(struct loop *l, struct otask *t, struct dispatch *dp
 	struct orch_env *e = l->e;
 	const struct orch_endpoint *ep;
 	struct invocation_request *ir = &dp->ir;
-	char nbuf[32], msg[1024];
+	char nbuf[32], msg[1024], *base = NULL;
 	struct diag d;
 	size_t i;
 	int r;
@@ -393,15 +450,28 @@ static int build_invocation(struct loop *l, struct otask *t, struct dispatch *dp
 
 	attempt_row_release(&t->att);
 	attempt_row_init(&t->att);
+	diag_clear(&d);
+	r = render_prompt(l, t, &base, &d);
+	if (r < 0) {
+		t->row.attempts--;
+		(void)snprintf(msg, sizeof(msg), "task context refused: %s", d.msg);
+		run_refuse(l, t, TASK_EV_REFUSED, msg);
+		return 0;
+	}
 	if (dp->resuming)
-		resume_from(l, t, dp);
+		resume_from(l, t, dp, base);
 	if (t->row.state == TASK_RESOLVING) {
 		free(t->prompt);
 		t->prompt = run_conflict_prompt(l, t);
 	} else if (t->row.feedback) {
 		free(t->prompt);
-		t->prompt = run_review_prompt(t);
+		t->prompt = run_review_prompt(t, base);
 	}
+	if (!t->prompt) {
+		t->prompt = base;
+		base = NULL;
+	}
+	free(base);
 	ir->prompt = t->prompt ? t->prompt : (t->row.prompt ? t->row.prompt : "");
 	invocation_plan_release(&t->plan);
 	invocation_plan_init(&t->plan);

@@ -240,8 +240,10 @@ void run_net_event(const struct otask *t, const char *msg);
 /* run-dispatch.c */
 int run_dispatch(struct loop *l, struct otask *t, struct proc_spec *spec);
 
-/* run-resume.c */
-char *run_fallback_prompt(struct loop *l, struct otask *t, const struct attempt_row *prev);
+/* run-resume.c: prompt is the task's (rendered, orch/context.h; NULL: its
+ * prompt as written) */
+char *run_fallback_prompt(struct loop *l, struct otask *t, const struct attempt_row *prev,
+			  const char *prompt);
 bool run_previous_attempt(struct loop *l, struct otask *t, struct attempt_row *ret);
 
 /* run-complete.c */
@@ -313,7 +315,9 @@ void run_review_request(struct loop *l, struct otask *t, const char *gates_msg,
 			const struct strvec *protected);
 void run_review_control(struct loop *l, const struct control_request *req,
 			const struct control_peer *who, json_t *reply);
-char *run_review_prompt(const struct otask *t);
+/* the feedback prompt: prompt (NULL: the task's as written), then the
+ * reviewer's feedback */
+char *run_review_prompt(const struct otask *t, const char *prompt);
 void run_pr_deliver(struct loop *l, struct otask *t, const char *gates_msg,
 		    const struct strvec *protected);
 

@@ -120,7 +120,8 @@ static void fallback_events(struct loop *l, struct otask *t, const struct attemp
 }
 
 /* The fallback resume prompt: what the previous attempt did, then the task. */
-char *run_fallback_prompt(struct loop *l, struct otask *t, const struct attempt_row *prev)
+char *run_fallback_prompt(struct loop *l, struct otask *t, const struct attempt_row *prev,
+			  const char *prompt)
 {
 	struct sbuf sb = SBUF_INIT(SIZE_MAX);
 
@@ -135,7 +136,9 @@ char *run_fallback_prompt(struct loop *l, struct otask *t, const struct attempt_
 		(void)sbuf_addf(&sb, "- prior_adapter_session_id: %s\n", prev->agent_session_id);
 	fallback_files(l, t, &sb);
 	fallback_events(l, t, prev, &sb);
-	(void)sbuf_addf(&sb, "\n## Task\n%s", t->row.prompt ? t->row.prompt : "");
+	if (!prompt)
+		prompt = t->row.prompt ? t->row.prompt : "";
+	(void)sbuf_addf(&sb, "\n## Task\n%s", prompt);
 	return sbuf_detach(&sb, NULL);
 }
 

@@ -269,14 +269,17 @@ out:
 
 /* The prompt of the attempt after a reject: the task's prompt, then the
  * reviewer's feedback (data in the prompt, never an option). */
-char *run_review_prompt(const struct otask *t)
+char *run_review_prompt(const struct otask *t, const char *prompt)
 {
 	struct sbuf sb = SBUF_INIT(SIZE_MAX);
+
+	if (!prompt)
+		prompt = t->row.prompt ? t->row.prompt : "";
 
 	(void)sbuf_addf(
 		&sb,
 		"%s\n\n## Review feedback\nA reviewer read the work of your previous attempt at this task (committed on this branch, in this worktree) and asked for changes:\n\n%s\n",
-		t->row.prompt ? t->row.prompt : "", t->row.feedback ? t->row.feedback : "");
+		prompt, t->row.feedback ? t->row.feedback : "");
 	return sbuf_detach(&sb, NULL);
 }
 

@@ -15,6 +15,7 @@
 
 #include "audit/audit.h"
 #include "orch/config.h"
+#include "orch/context.h"
 #include "orch/control.h"
 #include "orch/plan.h"
 #include "util/fsutil.h"
@@ -289,6 +290,27 @@ static bool next_gate(struct loop *l, struct proc_spec *spec, void **ret_task)
 	return false;
 }
 
+/* t's files: overlap those of a task in flight (dispatched, not finished):
+ * it waits (docs/runs.md, "Tasks that touch the same files"). */
+static bool files_held(const struct loop *l, const struct otask *t)
+{
+	size_t i;
+
+	if (!t->spec.n_files)
+		return false;
+	for (i = 0; i < l->n; i++) {
+		const struct otask *u = &l->t[i];
+
+		if (u == t || !u->spec.n_files || u->row.state == TASK_PENDING ||
+		    lifecycle_terminal(u->row.state))
+			continue;
+		if (context_files_overlap(t->spec.files, t->spec.n_files, u->spec.files,
+					  u->spec.n_files))
+			return true;
+	}
+	return false;
+}
+
 static int next_task(void *ctx, struct proc_spec *spec, void **ret_task)
 {
 	struct loop *l = ctx;
@@ -328,7 +350,7 @@ static int next_task(void *ctx, struct proc_spec *spec, void **ret_task)
 				}
 				continue;
 			}
-			if (l->draining || !retry_due(l, t, NULL))
+			if (l->draining || !retry_due(l, t, NULL) || files_held(l, t))
 				continue;
 			/* hooks.pre_task first, before each attempt */
 			r = run_hook_pre_task(l, t, spec);

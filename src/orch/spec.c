@@ -114,8 +114,25 @@ void spec_from_plan(const struct plan *p, size_t i, struct task_spec *ret)
 		ret->retry.models = dupv(ret, t->retry.models, t->retry.n_models);
 	if (t->retry.fallback)
 		ret->retry.fallback = dupv(ret, t->retry.fallback, t->retry.n_fallback);
+	if (t->constraints) {
+		ret->constraints = dupv(ret, t->constraints, t->n_constraints);
+		ret->n_constraints = t->n_constraints;
+	}
+	if (t->context_files) {
+		ret->context_files = dupv(ret, t->context_files, t->n_context_files);
+		ret->n_context_files = t->n_context_files;
+	}
+	if (spec_renders(ret))
+		ret->goal = dup(ret, p->description);
+	ret->files = dupv(ret, t->files, t->files ? t->n_files : 0);
+	ret->n_files = t->files ? t->n_files : 0;
 	ret->line = t->line;
 	ret->col = t->col;
+}
+
+bool spec_renders(const struct task_spec *s)
+{
+	return s->constraints || s->context_files;
 }
 
 /* ---- spec -> JSON ---- */
@@ -196,6 +213,17 @@ json_t *spec_to_json(const struct task_spec *s)
 			o, "retry_state",
 			json_pack("{s:I, s:I, s:o}", "at", (json_int_t)s->chain_at, "base",
 				  (json_int_t)s->chain_base, "model", jstr(s->chain_model)));
+	/* only when given: a plan without them records what it did before */
+	if (s->goal)
+		(void)json_object_set_new(o, "goal", jstr(s->goal));
+	if (s->constraints)
+		(void)json_object_set_new(o, "constraints",
+					  jstrs(s->constraints, s->n_constraints));
+	if (s->context_files)
+		(void)json_object_set_new(o, "context_files",
+					  jstrs(s->context_files, s->n_context_files));
+	if (s->n_files)
+		(void)json_object_set_new(o, "files", jstrs(s->files, s->n_files));
 	(void)json_object_set_new(o, "line", json_integer(s->line));
 	(void)json_object_set_new(o, "column", json_integer(s->col));
 	return o;
@@ -286,6 +314,15 @@ static int k_deps(struct task_spec *s, const char *key, const json_t *v, struct 
 static int k_attachments(struct task_spec *s, const char *key, const json_t *v, struct diag *reterr)
 {
 	return parse_strs(s, key, v, &s->attachments, &s->n_attachments, reterr);
+}
+
+static int k_context(struct task_spec *s, const char *key, const json_t *v, struct diag *reterr)
+{
+	if (strcmp(key, "constraints") == 0)
+		return parse_strs(s, key, v, &s->constraints, &s->n_constraints, reterr);
+	if (strcmp(key, "context_files") == 0)
+		return parse_strs(s, key, v, &s->context_files, &s->n_context_files, reterr);
+	return parse_strs(s, key, v, &s->files, &s->n_files, reterr);
 }
 
 /* requires: the tokens as written; the capability: ones parsed again. */
@@ -656,6 +693,10 @@ static const struct spec_key spec_keys[] = {
 	STR_KEY(prompt),
 	STR_KEY(artifact),
 	STR_KEY(stage),
+	STR_KEY(goal),
+	{"constraints", k_context, 0},
+	{"context_files", k_context, 0},
+	{"files", k_context, 0},
 	{"depends_on", k_deps, 0},
 	{"requires", k_requires, 0},
 	{"attachments", k_attachments, 0},
@@ -709,6 +750,8 @@ int spec_parse(const json_t *j, struct task_spec *ret, struct diag *reterr)
 	ret->requires = arena_alloc(&ret->arena, sizeof(*ret->requires));
 	if (!ret->attachments)
 		ret->attachments = arena_alloc(&ret->arena, sizeof(*ret->attachments));
+	if (!ret->files)
+		ret->files = arena_alloc(&ret->arena, sizeof(*ret->files));
 	r = 0;
 out:
 	if (r < 0)

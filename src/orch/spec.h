@@ -48,6 +48,15 @@
  *                                        attempts before the first on it,
  *                                        model: the last attempt's model or
  *                                        null} (absent: all 0)
+ *   goal                                string: the plan's description, for a
+ *                                       task whose prompt is rendered (absent:
+ *                                       none)
+ *   constraints, context_files          arrays of strings: given (even empty),
+ *                                       the prompt is rendered from the
+ *                                       template (orch/context.h; absent: the
+ *                                       prompt verbatim)
+ *   files                               array of paths or globs the task
+ *                                       touches (absent: none)
  *   line, column                        integers >= 0 (where the plan had it)
  *
  * spec_parse() is strict: an unknown key, a value of the wrong type or out
@@ -111,8 +120,22 @@ struct task_spec {
 	size_t chain_at;
 	int64_t chain_base;
 	const char *chain_model;
+	/* task context (orch/context.h): the plan's description, given only
+	 * with one of the lists; constraints and context_files NULL when not
+	 * given (the prompt goes verbatim); files never NULL once made */
+	const char *goal;
+	const char *const *constraints;
+	size_t n_constraints;
+	const char *const *context_files;
+	size_t n_context_files;
+	const char *const *files;
+	size_t n_files;
 	unsigned line, col;
 };
+
+/* Is the task's prompt rendered from the template (constraints: or
+ * context_files: given)? */
+bool spec_renders(const struct task_spec *s);
 
 void spec_init(struct task_spec *s);
 void spec_release(struct task_spec *s);
