@@ -26,7 +26,7 @@ const struct cmd cli_commands[] = {
 	{"cost", cmd_cost, NULL, 0, cmd_cost_summary, cmd_cost_usage, cmd_cost_help},
 	{"demo", cmd_demo, NULL, 0, cmd_demo_summary, cmd_demo_usage, cmd_demo_help},
 	{"diff", cmd_diff, NULL, 0, cmd_diff_summary, cmd_diff_usage, cmd_diff_help},
-	{"doctor", cmd_doctor, NULL, 0, "report how this host lets bernstein contain its children",
+	{"doctor", cmd_doctor, NULL, 0, "check the usable agents, this repository and the host, with fixes",
 	 doctor_usage, doctor_help},
 	{"help", cmd_help, NULL, 0, "show help for a command", "[<command>...]",
 	 "Prints the same text as 'bernstein <command> -h'.\n"},
