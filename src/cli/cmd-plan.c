@@ -349,6 +349,47 @@ out:
 }
 
 const struct cmd plan_cmds[] = {
+	{"generate", cmd_plan_generate, NULL, 0, "have a planner agent write a plan for a goal",
+	 "GOAL [-o FILE] [--planner ADAPTER] [-m MODEL] [--rounds N] [--allow CLASS]...\n"
+	 "       [--set KEY=VALUE]... [--timeout S] [--json]",
+	 "A planner agent (any adapter; the built-in runner against any OpenAI-compatible\n"
+	 "endpoint is the cheapest) splits GOAL into tasks and writes a plan. It runs as\n"
+	 "'bernstein spawn' runs an agent, in a scratch clone of HEAD\n"
+	 "(.bernstein/plans/GEN/view), told the goal, a bounded summary of the\n"
+	 "repository, the usable adapters and the roles, and the plan schema. It writes\n"
+	 "the plan as the file bernstein-plan.yaml (a file, not its final message: a\n"
+	 "file is checked at exact lines and columns and can be fixed in place).\n"
+	 "\n"
+	 "Each draft is kept as .bernstein/plans/GEN/draft-N.yaml and checked like\n"
+	 "'plan validate' checks a plan, and against goal mode's policy: a generated\n"
+	 "plan may only hold tasks. Gates, hooks, worktree_setup, sandbox: none|auto,\n"
+	 "network: full, limits, endpoints, sampling base_url/api_key_env, budget and\n"
+	 "mcp servers are refused, as is an adapter that is not usable here. Every\n"
+	 "problem (FILE:LINE:COL: message) goes back to the planner, whose session is\n"
+	 "resumed where its adapter can, up to N rounds. The valid plan is written to\n"
+	 "FILE and recorded in the audit chain (plan.generated). Nothing of it runs:\n"
+	 "run it with 'bernstein run FILE'. See docs/goal-mode.md.\n"
+	 "\n"
+	 "options:\n"
+	 "  -o, --output FILE   where the valid plan goes (default:\n"
+	 "                      .bernstein/plans/GEN/plan.yaml); replaced if it exists\n"
+	 "  --planner ADAPTER   the planner's adapter (default: bernstein.yaml's adapter\n"
+	 "                      when it names one)\n"
+	 "  -m, --model MODEL   the planner's model\n"
+	 "  --rounds N          drafts asked for at most (1..10, default 3)\n"
+	 "  --allow CLASS       let a class through the policy: gates, setup, sandbox,\n"
+	 "                      endpoints, budget (comma-separated or repeated); each\n"
+	 "                      command it lets through is shown verbatim\n"
+	 "  --set KEY=VALUE     the planner's sampling/endpoint slots, as for spawn\n"
+	 "                      (base_url=URL, api_key_env=VAR, temperature=0.2, ...)\n"
+	 "  --timeout S         the limit of each planner session (default 1800)\n"
+	 "  --json              {\"valid\", \"plan_file\", \"plan_hash\", \"tasks\",\n"
+	 "                      \"rounds\", \"drafts\", \"allowed\", \"problems\"}\n"
+	 "  -h, --help          this text\n"
+	 "\n"
+	 "Exit codes: 0 a valid plan was written, 2 bad usage (or a planner that cannot\n"
+	 "run), 3 no valid plan after N rounds (the last problems on stderr), 4 an\n"
+	 "environment problem (git, the run lock, I/O), 5 the audit chain is broken.\n"},
 	{"validate", cmd_plan_validate, NULL, 0, "check plan files and report every problem",
 	 "PLAN... [--json]",
 	 "Loads each PLAN (plan.yaml: the tasks form, or Bernstein's stages/steps form)\n"

@@ -1,0 +1,447 @@
+/* Goal mode: the planner's prompt and the policy of a generated plan
+ * (orch/goal.h, docs/goal-mode.md). */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "orch/config.h"
+#include "orch/goal.h"
+#include "util/fsutil.h"
+#include "util/xalloc.h"
+#include "util/yaml.h"
+
+static const struct {
+	const char *name;
+	unsigned bit;
+} allow_names[] = {
+	{"gates", GOAL_ALLOW_GATES},	     {"setup", GOAL_ALLOW_SETUP},
+	{"sandbox", GOAL_ALLOW_SANDBOX},     {"endpoints", GOAL_ALLOW_ENDPOINTS},
+	{"budget", GOAL_ALLOW_BUDGET},
+};
+
+#define N_ALLOW (sizeof(allow_names) / sizeof(allow_names[0]))
+
+int goal_allow_parse(const char *list, unsigned *ret, struct diag *reterr)
+{
+	unsigned bits = 0;
+	const char *p = list;
+
+	if (!list || !*list) {
+		diag_set(reterr, NULL, 0, 0, "empty --allow (known: gates, setup, sandbox, endpoints, budget)");
+		return -EINVAL;
+	}
+	while (*p) {
+		size_t n = strcspn(p, ","), i;
+
+		for (i = 0; i < N_ALLOW; i++)
+			if (strlen(allow_names[i].name) == n && strncmp(p, allow_names[i].name, n) == 0)
+				break;
+		if (i == N_ALLOW) {
+			diag_set(reterr, NULL, 0, 0,
+				 "unknown class '%.*s' (known: gates, setup, sandbox, endpoints, budget)",
+				 (int)(n > 64 ? 64 : n), p);
+			return -EINVAL;
+		}
+		bits |= allow_names[i].bit;
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	*ret |= bits;
+	return 0;
+}
+
+const char *goal_allow_format(unsigned allow, char *buf, size_t size)
+{
+	size_t i, off = 0;
+
+	if (size == 0)
+		return buf;
+	buf[0] = '\0';
+	for (i = 0; i < N_ALLOW; i++) {
+		int k;
+
+		if (!(allow & allow_names[i].bit))
+			continue;
+		k = snprintf(buf + off, size - off, "%s%s", off ? "," : "", allow_names[i].name);
+		if (k < 0 || (size_t)k >= size - off)
+			break;
+		off += (size_t)k;
+	}
+	if (!buf[0])
+		(void)snprintf(buf, size, "none");
+	return buf;
+}
+
+/* ---- the policy ---- */
+
+struct walk {
+	const char *name;
+	const struct goal_policy *pol;
+	struct diag_list *is;
+	struct strvec *shown;
+	size_t n;
+};
+
+static void refuse(struct walk *w, const struct ynode *at, const char *path, const char *fmt,
+		   ...) __attribute__((format(printf, 4, 5)));
+static void refuse(struct walk *w, const struct ynode *at, const char *path, const char *fmt, ...)
+{
+	struct diag d;
+	char msg[200];
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	diag_set(&d, w->name, at->line, at->col, "field '%s': %s", path, msg);
+	diag_list_add(w->is, &d);
+	w->n++;
+}
+
+static bool allowed(const struct walk *w, unsigned bit)
+{
+	return (w->pol->allow & bit) != 0;
+}
+
+static bool adapter_usable(const struct walk *w, const char *name)
+{
+	size_t i;
+
+	if (strcmp(name, "auto") == 0)
+		return true;
+	for (i = 0; w->pol->adapters && w->pol->adapters[i]; i++)
+		if (strcmp(w->pol->adapters[i], name) == 0)
+			return true;
+	return false;
+}
+
+static void show(struct walk *w, const char *path, const struct ynode *v)
+{
+	if (w->shown && v && v->kind == YNODE_SCALAR)
+		strvec_pushf(w->shown, "%s: %s", path, v->str);
+}
+
+static void check_adapter(struct walk *w, const struct ynode *v, const char *path)
+{
+	if (!v || v->kind != YNODE_SCALAR || ynode_is_null(v))
+		return;
+	if (!adapter_usable(w, v->str))
+		refuse(w, v, path,
+		       "adapter '%s' is not usable here (a generated plan may only name the usable adapters it was given)",
+		       v->str);
+}
+
+/* The keys of a plan's top level or of a task/step that the policy governs.
+ * top: the plan's own level (adapter/cli there too). */
+static void check_map(struct walk *w, const struct ynode *m, const char *base)
+{
+	char path[256], sub[320];
+	size_t i, j;
+
+	if (!m || m->kind != YNODE_MAP)
+		return;
+	for (i = 0; i < m->n; i++) {
+		const char *k = m->keys[i]->str;
+		const struct ynode *v = m->items[i];
+
+		(void)snprintf(path, sizeof(path), "%s%s%s", base, *base ? "." : "", k);
+		if (strcmp(k, "hooks") == 0 || strcmp(k, "mcp_servers") == 0) {
+			refuse(w, m->keys[i], path,
+			       "%s is never taken from a generated plan (configure it in bernstein.yaml)",
+			       k);
+		} else if (strcmp(k, "gates") == 0) {
+			if (!allowed(w, GOAL_ALLOW_GATES)) {
+				refuse(w, m->keys[i], path,
+				       "%s run commands on the host: refused in a generated plan (the user may allow them with --allow gates)",
+				       "gates");
+				continue;
+			}
+			if (v->kind != YNODE_SEQ)
+				continue;
+			for (j = 0; j < v->n; j++) {
+				(void)snprintf(sub, sizeof(sub), "%s[%zu].run", path, j);
+				show(w, sub, ynode_get(v->items[j], "run"));
+			}
+		} else if (strcmp(k, "worktree_setup") == 0) {
+			if (!allowed(w, GOAL_ALLOW_SETUP)) {
+				refuse(w, m->keys[i], path,
+				       "%s runs a command and copies files on the host: refused in a generated plan (the user may allow it with --allow setup)",
+				       "worktree_setup");
+				continue;
+			}
+			if (v->kind != YNODE_MAP)
+				continue;
+			for (j = 0; j < v->n; j++) {
+				(void)snprintf(sub, sizeof(sub), "%s.%s", path, v->keys[j]->str);
+				if (v->items[j]->kind == YNODE_SCALAR)
+					show(w, sub, v->items[j]);
+				else if (v->items[j]->kind == YNODE_SEQ) {
+					size_t q;
+
+					for (q = 0; q < v->items[j]->n; q++)
+						show(w, sub, v->items[j]->items[q]);
+				}
+			}
+		} else if (strcmp(k, "sandbox") == 0 || strcmp(k, "network") == 0 ||
+			   strcmp(k, "limits") == 0) {
+			bool weak = strcmp(k, "limits") == 0;
+
+			if (v->kind == YNODE_SCALAR && strcmp(k, "sandbox") == 0)
+				weak = strcmp(v->str, "none") == 0 || strcmp(v->str, "auto") == 0;
+			else if (v->kind == YNODE_SCALAR && strcmp(k, "network") == 0)
+				weak = strcmp(v->str, "full") == 0;
+			if (!weak)
+				continue;
+			if (!allowed(w, GOAL_ALLOW_SANDBOX)) {
+				refuse(w, v, path,
+				       "%s would weaken a task's confinement: refused in a generated plan (the user may allow it with --allow sandbox)",
+				       k);
+				continue;
+			}
+			if (v->kind == YNODE_SCALAR)
+				show(w, path, v);
+			else
+				strvec_pushf(w->shown, "%s: (given)", path);
+		} else if (strcmp(k, "endpoints") == 0) {
+			if (!allowed(w, GOAL_ALLOW_ENDPOINTS))
+				refuse(w, m->keys[i], path,
+				       "%s send the agents' traffic and keys elsewhere: refused in a generated plan (the user may allow them with --allow endpoints)",
+				       "endpoints");
+			else if (v->kind == YNODE_MAP)
+				for (j = 0; j < v->n; j++) {
+					(void)snprintf(sub, sizeof(sub), "%s.%s.base_url", path,
+						       v->keys[j]->str);
+					show(w, sub, ynode_get(v->items[j], "base_url"));
+				}
+		} else if (strcmp(k, "sampling") == 0 || strcmp(k, "mcp_config") == 0) {
+			static const char *const ep_keys[] = {"base_url", "api_key_env"};
+
+			for (j = 0; j < 2; j++) {
+				const struct ynode *e = ynode_get(v, ep_keys[j]);
+
+				if (!e)
+					continue;
+				(void)snprintf(sub, sizeof(sub), "%s.%s", path, ep_keys[j]);
+				if (!allowed(w, GOAL_ALLOW_ENDPOINTS))
+					refuse(w, e, sub,
+					       "%s points an agent elsewhere: refused in a generated plan (the user may allow it with --allow endpoints)",
+					       ep_keys[j]);
+				else
+					show(w, sub, e);
+			}
+		} else if (strcmp(k, "budget") == 0) {
+			if (!allowed(w, GOAL_ALLOW_BUDGET))
+				refuse(w, m->keys[i], path,
+				       "%s sets what the run may spend: refused in a generated plan (the user may allow it with --allow budget)",
+				       "a budget");
+			else
+				strvec_pushf(w->shown, "%s: (given)", path);
+		} else if (strcmp(k, "adapter") == 0 || strcmp(k, "cli") == 0) {
+			check_adapter(w, v, path);
+		} else if (strcmp(k, "fallback") == 0 && v->kind == YNODE_SEQ) {
+			for (j = 0; j < v->n; j++) {
+				(void)snprintf(sub, sizeof(sub), "%s[%zu]", path, j);
+				check_adapter(w, v->items[j], sub);
+			}
+		}
+	}
+}
+
+size_t goal_policy_check(const char *name, const char *buf, size_t len,
+			 const struct goal_policy *pol, struct diag_list *is, struct strvec *shown)
+{
+	struct walk w = {.name = name, .pol = pol, .is = is, .shown = shown};
+	struct ydoc *doc = NULL;
+	const struct ynode *tasks, *stages;
+	char path[128];
+	size_t i, j;
+
+	if (yaml_load_buf(name, buf, len, NULL, &doc, NULL) < 0)
+		return 0;
+	check_map(&w, doc->root, "");
+	tasks = ynode_get(doc->root, "tasks");
+	if (tasks && tasks->kind == YNODE_SEQ)
+		for (i = 0; i < tasks->n; i++) {
+			(void)snprintf(path, sizeof(path), "tasks[%zu]", i);
+			check_map(&w, tasks->items[i], path);
+		}
+	stages = ynode_get(doc->root, "stages");
+	if (stages && stages->kind == YNODE_SEQ)
+		for (i = 0; i < stages->n; i++) {
+			const struct ynode *steps = ynode_get(stages->items[i], "steps");
+
+			if (!steps || steps->kind != YNODE_SEQ)
+				continue;
+			for (j = 0; j < steps->n; j++) {
+				(void)snprintf(path, sizeof(path), "stages[%zu].steps[%zu]", i, j);
+				check_map(&w, steps->items[j], path);
+			}
+		}
+	ydoc_free(doc);
+	if (is)
+		diag_list_sort(is);
+	return w.n;
+}
+
+/* ---- the repository summary ---- */
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void list_files(const char *top, const char *rel, struct strvec *out, size_t *more,
+		       unsigned depth)
+{
+	char path[PATH_MAX];
+	struct strvec names = STRVEC_INIT;
+	DIR *d;
+	struct dirent *de;
+	size_t i;
+
+	(void)snprintf(path, sizeof(path), "%s%s%s", top, *rel ? "/" : "", rel);
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0 &&
+		    strcmp(de->d_name, ".git") != 0 && strcmp(de->d_name, ".bernstein") != 0)
+			strvec_push(&names, de->d_name);
+	(void)closedir(d);
+	if (names.nr > 1)
+		qsort(names.v, names.nr, sizeof(char *), cmp_str);
+	for (i = 0; i < names.nr; i++) {
+		char rp[PATH_MAX], full[PATH_MAX];
+		struct stat st;
+
+		if ((size_t)snprintf(rp, sizeof(rp), "%s%s%s", rel, *rel ? "/" : "", names.v[i]) >=
+			    sizeof(rp) ||
+		    (size_t)snprintf(full, sizeof(full), "%s/%s", top, rp) >= sizeof(full))
+			continue;
+		if (lstat(full, &st) < 0)
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			if (depth < 12)
+				list_files(top, rp, out, more, depth + 1);
+		} else if (out->nr < GOAL_SUMMARY_FILES) {
+			strvec_push(out, rp);
+		} else {
+			(*more)++;
+		}
+	}
+	strvec_clear(&names);
+}
+
+int goal_repo_summary(const char *dir, struct sbuf *out)
+{
+	static const char *const heads[] = {"README.md", "AGENTS.md", "CLAUDE.md"};
+	struct strvec files = STRVEC_INIT;
+	size_t more = 0, i;
+	int r = 0;
+
+	list_files(dir, "", &files, &more, 0);
+	r |= sbuf_addf(out, "Files of the repository (%zu%s):\n", files.nr + more,
+		       more ? ", the first ones listed" : "");
+	for (i = 0; i < files.nr; i++)
+		r |= sbuf_addf(out, "  %s\n", files.v[i]);
+	if (more)
+		r |= sbuf_addf(out, "  ... and %zu more\n", more);
+	for (i = 0; i < sizeof(heads) / sizeof(heads[0]); i++) {
+		char path[PATH_MAX], *text = NULL;
+		size_t len = 0;
+		struct stat st;
+
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, heads[i]) >= sizeof(path))
+			continue;
+		/* a symlink is not followed: it could point anywhere on the host */
+		if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		if (read_file_capped(path, (size_t)1 << 20, &text, &len) < 0)
+			continue;
+		r |= sbuf_addf(out, "\nThe head of %s%s:\n", heads[i],
+			       len > GOAL_SUMMARY_HEAD ? " (cut)" : "");
+		r |= sbuf_add(out, text, len > GOAL_SUMMARY_HEAD ? GOAL_SUMMARY_HEAD : len);
+		r |= sbuf_add(out, "\n", 1);
+		free(text);
+	}
+	strvec_clear(&files);
+	return r < 0 ? -ENOBUFS : 0;
+}
+
+/* ---- the prompt ---- */
+
+static const char schema_text[] =
+	"The plan file (YAML; bernstein's docs/plans.md, condensed):\n"
+	"  name: STRING                      required\n"
+	"  description: STRING               optional: the goal in a sentence\n"
+	"  tasks:                            required, a non-empty list; each task:\n"
+	"    - title: STRING                 required, unique\n"
+	"      id: [a-z0-9][a-z0-9-]*        optional (default: a slug of the title)\n"
+	"      prompt: STRING                required: what the agent is asked, self-contained\n"
+	"      role: ROLE                    optional (default backend)\n"
+	"      depends_on: [ID or TITLE]     optional: tasks that must be done first\n"
+	"      adapter: ADAPTER              optional: one of the usable adapters below\n"
+	"      model: STRING                 optional\n"
+	"      effort: low|medium|normal|high|max   optional\n"
+	"      requires: [capability:...]    optional routing requirements\n"
+	"      timeout: SECONDS              optional\n"
+	"      artifact: PATH                optional: the one file the task must produce\n"
+	"                                    (relative to the repository, no '..')\n"
+	"\n"
+	"Example:\n"
+	"  name: add-greeting\n"
+	"  description: add a greeting and document it\n"
+	"  tasks:\n"
+	"    - title: write greeting\n"
+	"      id: greet\n"
+	"      prompt: \"Create hello.txt containing 'hello'.\"\n"
+	"    - title: document greeting\n"
+	"      role: docs\n"
+	"      depends_on: [greet]\n"
+	"      prompt: \"Mention hello.txt in README.md.\"\n";
+
+static const char policy_text[] =
+	"The plan may only contain tasks. Do not write gates, hooks, worktree_setup,\n"
+	"sandbox or network settings, limits, endpoints, sampling base_url or\n"
+	"api_key_env, budget or mcp servers: they are refused, and the repository's\n"
+	"own configuration already supplies what is needed.\n";
+
+int goal_prompt_build(const struct goal_prompt *gp, struct sbuf *out)
+{
+	size_t i;
+	int r = 0;
+
+	if (gp->resumed && gp->problems) {
+		r |= sbuf_addf(out,
+			       "The plan you wrote in %s has these problems:\n%s\n"
+			       "Fix every one of them and write the whole corrected plan to %s again.\n",
+			       gp->plan_file, gp->problems, gp->plan_file);
+		return r < 0 ? -ENOBUFS : 0;
+	}
+	r |= sbuf_addf(out,
+		       "You are the planner of bernstein, an orchestrator of coding agents. Do not\n"
+		       "change the repository: split the goal below into tasks that other agents\n"
+		       "will carry out, and write the plan as a YAML file named %s at the top\n"
+		       "of your working directory. Write only that file; then stop.\n\n",
+		       gp->plan_file);
+	r |= sbuf_addf(out, "The goal:\n%s\n\n", gp->goal);
+	r |= sbuf_addf(out, "%s\n", gp->summary ? gp->summary : "");
+	r |= sbuf_add(out, "The usable adapters (agents) a task may name:", 45);
+	for (i = 0; gp->adapters && gp->adapters[i]; i++)
+		r |= sbuf_addf(out, "%s%s", i ? ", " : " ", gp->adapters[i]);
+	r |= sbuf_addf(out, "%s\nRoles:", gp->adapters && gp->adapters[0] ? "" : " (none)");
+	for (i = 0; orch_roles[i]; i++)
+		r |= sbuf_addf(out, "%s%s", i ? ", " : " ", orch_roles[i]);
+	r |= sbuf_addf(out, "\n\n%s\n%s", schema_text, policy_text);
+	if (gp->problems)
+		r |= sbuf_addf(out,
+			       "\nYour previous plan had these problems; fix every one of them:\n%s",
+			       gp->problems);
+	return r < 0 ? -ENOBUFS : 0;
+}
