@@ -26,6 +26,7 @@
 #include "audit/audit.h"
 #include "cli/commands.h"
 #include "cli/exit.h"
+#include "cli/goal-gen.h"
 #include "cli/output.h"
 #include "cli/plan-gates.h"
 #include "cli/repo-config.h"
@@ -50,44 +51,75 @@
 #define PROBLEMS_MAX	   ((size_t)64 << 10)
 #define ALLOWED_KEYS_VAR   "BERNSTEIN_ALLOWED_API_KEY_ENVS"
 
-enum {
-	OPT_PLANNER = 256,
-	OPT_ROUNDS,
-	OPT_ALLOW,
-	OPT_SET,
-	OPT_TIMEOUT,
-	OPT_JSON,
-};
-
 static const struct option gen_options[] = {
 	{"output", required_argument, NULL, 'o'},
-	{"planner", required_argument, NULL, OPT_PLANNER},
+	{"planner", required_argument, NULL, GOAL_OPT_PLANNER},
 	{"model", required_argument, NULL, 'm'},
-	{"rounds", required_argument, NULL, OPT_ROUNDS},
-	{"allow", required_argument, NULL, OPT_ALLOW},
-	{"set", required_argument, NULL, OPT_SET},
-	{"timeout", required_argument, NULL, OPT_TIMEOUT},
-	{"json", no_argument, NULL, OPT_JSON},
+	{"rounds", required_argument, NULL, GOAL_OPT_ROUNDS},
+	{"allow", required_argument, NULL, GOAL_OPT_ALLOW},
+	{"set", required_argument, NULL, GOAL_OPT_SET},
+	{"timeout", required_argument, NULL, GOAL_OPT_PLANNER_TIMEOUT},
+	{"json", no_argument, NULL, 'j'},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
 
-struct gen_opts {
-	const char *goal;
-	const char *output;
-	const char *planner;
-	const char *model;
-	unsigned rounds;
-	unsigned allow;
-	struct strvec sets;
-	double timeout_s;
-};
+void goal_opts_init(struct goal_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->rounds = GOAL_ROUNDS_DEFAULT;
+	o->sets = (struct strvec)STRVEC_INIT;
+	o->timeout_s = PLANNER_TIMEOUT_S;
+}
 
-static int parse_args(int argc, char **argv, struct cli_ctx *ctx, struct gen_opts *o)
+void goal_opts_release(struct goal_opts *o)
+{
+	strvec_clear(&o->sets);
+}
+
+int goal_opt(struct cli_ctx *ctx, int c, const char *arg, struct goal_opts *o)
 {
 	struct diag d;
 	char *end;
-	int c;
+
+	switch (c) {
+	case GOAL_OPT_PLANNER:
+		o->planner = arg;
+		return -1;
+	case GOAL_OPT_PLANNER_MODEL:
+		o->model = arg;
+		return -1;
+	case GOAL_OPT_ROUNDS: {
+		unsigned long v = strtoul(arg, &end, 10);
+
+		if (*end || end == arg || v < 1 || v > GOAL_ROUNDS_MAX)
+			return cli_usage_error(ctx, "--rounds must be 1..%d, not '%s'",
+					       GOAL_ROUNDS_MAX, arg);
+		o->rounds = (unsigned)v;
+		return -1;
+	}
+	case GOAL_OPT_ALLOW:
+		diag_clear(&d);
+		if (goal_allow_parse(arg, &o->allow, &d) < 0)
+			return cli_usage_error(ctx, "--allow: %s", d.msg);
+		return -1;
+	case GOAL_OPT_SET:
+		strvec_push(&o->sets, arg);
+		return -1;
+	case GOAL_OPT_PLANNER_TIMEOUT:
+		o->timeout_s = strtod(arg, &end);
+		if (*end || end == arg || !(o->timeout_s > 0) || o->timeout_s > 86400)
+			return cli_usage_error(ctx, "the planner's timeout must be 0 < S <= 86400, not '%s'",
+					       arg);
+		return -1;
+	default:
+		return cli_usage_error(ctx, "bad option");
+	}
+}
+
+static int parse_args(int argc, char **argv, struct cli_ctx *ctx, struct goal_opts *o)
+{
+	int c, code;
 
 	optind = 0;
 	while ((c = getopt_long(argc, argv, "o:m:h", gen_options, NULL)) != -1) {
@@ -95,42 +127,18 @@ static int parse_args(int argc, char **argv, struct cli_ctx *ctx, struct gen_opt
 		case 'o':
 			o->output = optarg;
 			break;
-		case OPT_PLANNER:
-			o->planner = optarg;
-			break;
 		case 'm':
 			o->model = optarg;
 			break;
-		case OPT_ROUNDS: {
-			unsigned long v = strtoul(optarg, &end, 10);
-
-			if (*end || end == optarg || v < 1 || v > GOAL_ROUNDS_MAX)
-				return cli_usage_error(ctx, "--rounds must be 1..%d, not '%s'",
-						       GOAL_ROUNDS_MAX, optarg);
-			o->rounds = (unsigned)v;
-			break;
-		}
-		case OPT_ALLOW:
-			diag_clear(&d);
-			if (goal_allow_parse(optarg, &o->allow, &d) < 0)
-				return cli_usage_error(ctx, "--allow: %s", d.msg);
-			break;
-		case OPT_SET:
-			strvec_push(&o->sets, optarg);
-			break;
-		case OPT_TIMEOUT:
-			o->timeout_s = strtod(optarg, &end);
-			if (*end || end == optarg || !(o->timeout_s > 0) || o->timeout_s > 86400)
-				return cli_usage_error(ctx, "--timeout must be 0 < S <= 86400, not '%s'",
-						       optarg);
-			break;
-		case OPT_JSON:
+		case 'j':
 			ctx->json = true;
 			break;
 		case 'h':
 			return cli_help(ctx);
 		default:
-			return cli_usage_error(ctx, "bad option");
+			code = goal_opt(ctx, c, optarg, o);
+			if (code >= 0)
+				return code;
 		}
 	}
 	if (optind >= argc)
@@ -216,7 +224,7 @@ static void read_outcome(const struct sbuf *out, struct planner_result *res)
 	}
 }
 
-static int run_planner(struct cli_ctx *ctx, const char *self_exe, const struct gen_opts *o,
+static int run_planner(struct cli_ctx *ctx, const char *self_exe, const struct goal_opts *o,
 		       const char *adapter, const char *view, const char *prompt_file,
 		       const char *resume, struct planner_result *res)
 {
@@ -315,7 +323,7 @@ struct gen_state {
 
 /* Check one draft: the loader, dispatch's static gates, the policy. 0 valid;
  * -EINVAL with the problems in g->problems (one per line). */
-static int check_draft(struct gen_state *g, struct cli_ctx *ctx, const struct gen_opts *o,
+static int check_draft(struct gen_state *g, struct cli_ctx *ctx, const struct goal_opts *o,
 		       const char *rel, const char *text, size_t len)
 {
 	struct diag_list is = PLAN_ISSUES_INIT;
@@ -353,7 +361,7 @@ static int check_draft(struct gen_state *g, struct cli_ctx *ctx, const struct ge
 	return -EINVAL;
 }
 
-static int audit_generated(struct gen_state *g, const struct gen_opts *o, const char *adapter,
+static int audit_generated(struct gen_state *g, const struct goal_opts *o, const char *adapter,
 			   const char *output, unsigned rounds, struct diag *d)
 {
 	const struct registry_entry *e = catalog_find(g->s.cat, adapter);
@@ -426,10 +434,9 @@ static json_t *result_json(struct gen_state *g, const char *output, unsigned rou
 	return o;
 }
 
-int cmd_plan_generate(int argc, char **argv, struct cli_ctx *ctx)
+int goal_generate(struct cli_ctx *ctx, const struct goal_opts *o, char **ret_plan,
+		  char ret_hash[SHA256_HEX_LEN + 1], struct strvec *shown)
 {
-	struct gen_opts o = {.rounds = GOAL_ROUNDS_DEFAULT, .sets = STRVEC_INIT,
-			     .timeout_s = PLANNER_TIMEOUT_S};
 	struct gen_state g;
 	struct sbuf summary = SBUF_INIT(GOAL_PROMPT_MAX), prompt = SBUF_INIT(GOAL_PROMPT_MAX);
 	char *branch = NULL, *commit = NULL, *start = NULL, *session_id = NULL, *output = NULL;
@@ -446,13 +453,10 @@ int cmd_plan_generate(int argc, char **argv, struct cli_ctx *ctx)
 	g.problems = (struct sbuf)SBUF_INIT(PROBLEMS_MAX);
 	g.s.lock_fd = -1;
 	g.s.detach_fd = -1;
-	code = parse_args(argc, argv, ctx, &o);
-	if (code >= 0)
-		goto done;
-	code = session_open(&g.s, ctx, false, true, NULL);
+	code = session_open(&g.s, ctx, false, true, o->key_file);
 	if (code)
 		goto done;
-	adapter = o.planner;
+	adapter = o->planner;
 	if (!adapter && g.s.cfg->adapter && strcmp(g.s.cfg->adapter, "auto") != 0)
 		adapter = g.s.cfg->adapter;
 	if (!adapter) {
@@ -518,9 +522,9 @@ int cmd_plan_generate(int argc, char **argv, struct cli_ctx *ctx)
 	if (goal_repo_summary(g.view, &summary) < 0)
 		cli_warn(ctx, "the repository summary is cut");
 
-	for (round = 1; round <= o.rounds; round++) {
+	for (round = 1; round <= o->rounds; round++) {
 		struct goal_prompt gp = {
-			.goal = o.goal,
+			.goal = o->goal,
 			.summary = summary.buf,
 			.adapters = (const char *const *)g.adapters.v,
 			.plan_file = GOAL_PLAN_FILE,
@@ -543,9 +547,9 @@ int cmd_plan_generate(int argc, char **argv, struct cli_ctx *ctx)
 			goto done;
 		}
 		if (!ctx->json)
-			(void)fprintf(ctx->err, "round %u/%u: %s plans%s\n", round, o.rounds,
+			(void)fprintf(ctx->err, "round %u/%u: %s plans%s\n", round, o->rounds,
 				      adapter, gp.resumed ? " (its session resumed)" : "");
-		r = run_planner(ctx, g.s.self_exe, &o, adapter, g.view, pfile,
+		r = run_planner(ctx, g.s.self_exe, o, adapter, g.view, pfile,
 				gp.resumed ? session_id : NULL, &res);
 		free(pfile);
 		if (r < 0) {
@@ -592,7 +596,7 @@ int cmd_plan_generate(int argc, char **argv, struct cli_ctx *ctx)
 				goto done;
 			}
 			strvec_push(&g.drafts, draft);
-			ok = check_draft(&g, ctx, &o, draft, text, len) == 0;
+			ok = check_draft(&g, ctx, o, draft, text, len) == 0;
 		} else {
 			sbuf_reset(&g.problems);
 			(void)sbuf_addf(&g.problems,
@@ -605,23 +609,23 @@ int cmd_plan_generate(int argc, char **argv, struct cli_ctx *ctx)
 		planner_result_release(&res);
 		if (ok)
 			break;
-		if (!ctx->json)
+		if (!ctx->json || o->quiet)
 			(void)fprintf(ctx->err, "%s", g.problems.buf);
 	}
 	if (!ok) {
-		if (ctx->json) {
-			code = cli_print_json(ctx, result_json(&g, NULL, o.rounds, false));
+		if (ctx->json && !o->quiet) {
+			code = cli_print_json(ctx, result_json(&g, NULL, o->rounds, false));
 			if (code)
 				goto done;
 		} else {
 			(void)fprintf(ctx->err,
 				      "bernstein: no valid plan after %u round%s; the drafts are in %s/\n",
-				      o.rounds, o.rounds == 1 ? "" : "s", g.rel_dir);
+				      o->rounds, o->rounds == 1 ? "" : "s", g.rel_dir);
 		}
 		code = BEXIT_INVALID;
 		goto done;
 	}
-	output = o.output ? xstrdup(o.output) : join2(g.rel_dir, "plan.yaml");
+	output = o->output ? xstrdup(o->output) : join2(g.rel_dir, "plan.yaml");
 	{
 		const char *last = g.drafts.v[g.drafts.nr - 1];
 		char *abs = join2(g.s.repo, last), *text = NULL;
@@ -629,7 +633,7 @@ int cmd_plan_generate(int argc, char **argv, struct cli_ctx *ctx)
 		char *absout = NULL;
 		size_t len = 0;
 
-		if (!o.output) {
+		if (!o->output) {
 			absout = join2(g.s.repo, output);
 			dest = absout;
 		}
@@ -646,18 +650,23 @@ int cmd_plan_generate(int argc, char **argv, struct cli_ctx *ctx)
 		}
 	}
 	diag_clear(&d);
-	r = audit_generated(&g, &o, adapter, output, round, &d);
+	r = audit_generated(&g, o, adapter, output, round, &d);
 	if (r < 0) {
 		code = cli_diag(ctx, exit_for(r), &d);
 		goto done;
 	}
-	if (ctx->json) {
+	if (ctx->json && !o->quiet) {
 		code = cli_print_json(ctx, result_json(&g, output, round, true));
 		if (code)
 			goto done;
-	} else {
+	} else if (!ctx->json) {
 		print_result(ctx, &g, output);
 	}
+	if (shown)
+		strvec_pushv(shown, (const char *const *)g.shown.v);
+	(void)snprintf(ret_hash, SHA256_HEX_LEN + 1, "%s", plan_hash(g.plan));
+	*ret_plan = output;
+	output = NULL;
 	code = BEXIT_OK;
 done:
 	free(branch);
@@ -675,7 +684,21 @@ done:
 	sbuf_release(&g.problems);
 	sbuf_release(&summary);
 	sbuf_release(&prompt);
-	strvec_clear(&o.sets);
 	session_release(&g.s);
+	return code;
+}
+
+int cmd_plan_generate(int argc, char **argv, struct cli_ctx *ctx)
+{
+	struct goal_opts o;
+	char *plan = NULL, hash[SHA256_HEX_LEN + 1];
+	int code;
+
+	goal_opts_init(&o);
+	code = parse_args(argc, argv, ctx, &o);
+	if (code < 0)
+		code = goal_generate(ctx, &o, &plan, hash, NULL);
+	free(plan);
+	goal_opts_release(&o);
 	return code;
 }
