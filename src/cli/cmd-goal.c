@@ -44,12 +44,12 @@
 #include "util/strvec.h"
 #include "util/xalloc.h"
 
-#define GEN_DIR		   ".bernstein/plans"
-#define PLANNER_OUT_MAX	   ((size_t)64 << 20)
-#define PLANNER_ERR_MAX	   ((size_t)64 << 10)
-#define PLANNER_TIMEOUT_S  1800.0
-#define PROBLEMS_MAX	   ((size_t)64 << 10)
-#define ALLOWED_KEYS_VAR   "BERNSTEIN_ALLOWED_API_KEY_ENVS"
+#define GEN_DIR		  ".bernstein/plans"
+#define PLANNER_OUT_MAX	  ((size_t)64 << 20)
+#define PLANNER_ERR_MAX	  ((size_t)64 << 10)
+#define PLANNER_TIMEOUT_S 1800.0
+#define PROBLEMS_MAX	  ((size_t)64 << 10)
+#define ALLOWED_KEYS_VAR  "BERNSTEIN_ALLOWED_API_KEY_ENVS"
 
 static const struct option gen_options[] = {
 	{"output", required_argument, NULL, 'o'},
@@ -109,8 +109,8 @@ int goal_opt(struct cli_ctx *ctx, int c, const char *arg, struct goal_opts *o)
 	case GOAL_OPT_PLANNER_TIMEOUT:
 		o->timeout_s = strtod(arg, &end);
 		if (*end || end == arg || !(o->timeout_s > 0) || o->timeout_s > 86400)
-			return cli_usage_error(ctx, "the planner's timeout must be 0 < S <= 86400, not '%s'",
-					       arg);
+			return cli_usage_error(
+				ctx, "the planner's timeout must be 0 < S <= 86400, not '%s'", arg);
 		return -1;
 	default:
 		return cli_usage_error(ctx, "bad option");
@@ -208,8 +208,7 @@ static void read_outcome(const struct sbuf *out, struct planner_result *res)
 		while (p > out->buf && p[-1] != '\n')
 			p--;
 		o = json_loadb(p, (size_t)(end - p), 0, NULL);
-		if (o && json_is_object(o) &&
-		    json_is_string(json_object_get(o, "kind")) &&
+		if (o && json_is_object(o) && json_is_string(json_object_get(o, "kind")) &&
 		    strcmp(json_string_value(json_object_get(o, "kind")), "outcome") == 0) {
 			const char *s = json_string_value(json_object_get(o, "outcome"));
 
@@ -317,8 +316,9 @@ struct gen_state {
 	char gen[64];
 	char *dir, *view, *rel_dir;
 	struct plan *plan;
-	char *plan_text;
-	size_t plan_len;
+	const char *adapter;
+	char *session_id; /* the planner's session, resumed in later rounds */
+	struct sbuf summary, prompt;
 };
 
 /* Check one draft: the loader, dispatch's static gates, the policy. 0 valid;
@@ -327,7 +327,8 @@ static int check_draft(struct gen_state *g, struct cli_ctx *ctx, const struct go
 		       const char *rel, const char *text, size_t len)
 {
 	struct diag_list is = PLAN_ISSUES_INIT;
-	struct goal_policy pol = {.allow = o->allow, .adapters = (const char *const *)g->adapters.v};
+	struct goal_policy pol = {.allow = o->allow,
+				  .adapters = (const char *const *)g->adapters.v};
 	struct plan *p = NULL;
 	const char *allow_envs = cli_getenv(ctx, ALLOWED_KEYS_VAR);
 	size_t i;
@@ -434,246 +435,259 @@ static json_t *result_json(struct gen_state *g, const char *output, unsigned rou
 	return o;
 }
 
+/* The planner's adapter, the usable adapters, the directory of this
+ * generation and the planner's view (a scratch clone of HEAD), and the
+ * repository summary. 0 or the exit code. */
+static int gen_prepare(struct cli_ctx *ctx, struct gen_state *g, const struct goal_opts *o)
+{
+	char *branch = NULL, *commit = NULL, *start = NULL, br[128];
+	struct strvec env = STRVEC_INIT;
+	struct diag d;
+	int r, code = 0;
+
+	g->adapter = o->planner;
+	if (!g->adapter && g->s.cfg->adapter && strcmp(g->s.cfg->adapter, "auto") != 0)
+		g->adapter = g->s.cfg->adapter;
+	if (!g->adapter)
+		return cli_usage_error(
+			ctx,
+			"no planner: give --planner ADAPTER (bernstein.yaml's adapter is auto)");
+	if (!catalog_find(g->s.cat, g->adapter))
+		return cli_usage_error(ctx, "unknown planner adapter '%s'", g->adapter);
+	usable_adapters(ctx, g->s.cat, g->s.cfg, &g->adapters);
+	randid_run(g->gen, sizeof(g->gen), clock_system()->now_ns(clock_system()));
+	g->rel_dir = join2(GEN_DIR, g->gen);
+	g->dir = join2(g->s.repo, g->rel_dir);
+	g->view = join2(g->dir, "view");
+	r = mkdir_p(g->dir, 0700);
+	if (r < 0)
+		return cli_error(ctx, BEXIT_ENV, "cannot create '%s': %s", g->dir, strerror(-r));
+	diag_clear(&d);
+	r = git_head(g->s.repo, (const char *const *)g->s.git_env.v, &branch, &commit, &d);
+	if (r < 0) {
+		code = cli_error(ctx, BEXIT_ENV, "cannot read HEAD of '%s': %s", g->s.repo,
+				 d.msg[0] ? d.msg : strerror(-r));
+		goto out;
+	}
+	strvec_pushv(&env, (const char *const *)g->s.git_env.v);
+	strvec_pushf(&env, "%s=%s", WORKTREE_GIT_CONFINE_ENV, g->view);
+	(void)snprintf(br, sizeof(br), "bernstein/planner-%s", g->gen);
+	r = worktree_clone_add(g->s.repo, g->view, br, commit, (const char *const *)env.v, &start,
+			       &d);
+	if (r < 0) {
+		code = cli_error(ctx, BEXIT_ENV, "cannot make the planner's view '%s': %s", g->view,
+				 d.msg[0] ? d.msg : strerror(-r));
+		goto out;
+	}
+	{
+		char *pf = join2(g->view, GOAL_PLAN_FILE);
+
+		(void)unlink(pf); /* a tracked file of that name is not a draft */
+		free(pf);
+	}
+	if (goal_repo_summary(g->view, &g->summary) < 0)
+		cli_warn(ctx, "the repository summary is cut");
+out:
+	strvec_clear(&env);
+	free(branch);
+	free(commit);
+	free(start);
+	return code;
+}
+
+/* The planner's file (a regular file, not a link it planted) into the
+ * draft rel (repository-relative). 0, -ENOENT when there is none, else the
+ * exit code of a write error (> 0). */
+static int take_draft(struct cli_ctx *ctx, struct gen_state *g, const char *rel, char **ret,
+		      size_t *ret_len)
+{
+	char *pf = join2(g->view, GOAL_PLAN_FILE), *abs = NULL;
+	struct stat st;
+	int r;
+
+	if (lstat(pf, &st) == 0 && S_ISREG(st.st_mode))
+		r = read_file_capped(pf, PLAN_MAX_BYTES + 1, ret, ret_len);
+	else
+		r = -ENOENT;
+	free(pf);
+	if (r < 0)
+		return -ENOENT;
+	abs = join2(g->s.repo, rel);
+	r = atomic_replace_file(abs, *ret, *ret_len, 0600);
+	free(abs);
+	if (r < 0) {
+		free(*ret);
+		*ret = NULL;
+		return cli_error(ctx, BEXIT_ENV, "cannot write '%s': %s", rel, strerror(-r));
+	}
+	strvec_push(&g->drafts, rel);
+	return 0;
+}
+
+/* One round: the prompt, the planner, its draft checked. 0 valid, -1 not
+ * (the problems in g->problems), else the exit code. */
+static int gen_round(struct cli_ctx *ctx, struct gen_state *g, const struct goal_opts *o,
+		     unsigned round)
+{
+	struct goal_prompt gp = {
+		.goal = o->goal,
+		.summary = g->summary.buf,
+		.adapters = (const char *const *)g->adapters.v,
+		.plan_file = GOAL_PLAN_FILE,
+		.problems = round > 1 ? g->problems.buf : NULL,
+		.resumed = round > 1 && g->session_id,
+	};
+	struct planner_result res = {0};
+	char name[64], *pfile = NULL, *draft = NULL, *text = NULL;
+	size_t len = 0;
+	int r, code = -1;
+
+	sbuf_reset(&g->prompt);
+	(void)goal_prompt_build(&gp, &g->prompt);
+	(void)snprintf(name, sizeof(name), "prompt-%u.txt", round);
+	pfile = join2(g->dir, name);
+	r = atomic_replace_file(pfile, g->prompt.buf, g->prompt.len, 0600);
+	if (r < 0) {
+		code = cli_error(ctx, BEXIT_ENV, "cannot write '%s': %s", pfile, strerror(-r));
+		goto out;
+	}
+	if (!ctx->json)
+		(void)fprintf(ctx->err, "round %u/%u: %s plans%s\n", round, o->rounds, g->adapter,
+			      gp.resumed ? " (its session resumed)" : "");
+	r = run_planner(ctx, g->s.self_exe, o, g->adapter, g->view, pfile,
+			gp.resumed ? g->session_id : NULL, &res);
+	if (r < 0) {
+		code = cli_error(ctx, BEXIT_ENV, "cannot run the planner: %s",
+				 res.why ? res.why : strerror(-r));
+		goto out;
+	}
+	if (res.session_id && !g->session_id)
+		g->session_id = xstrdup(res.session_id);
+	if (!res.outcome && (res.exit_code == BEXIT_USAGE || res.exit_code == BEXIT_ENV ||
+			     res.exit_code == BEXIT_INVALID)) {
+		/* spawn refused before any agent ran: asking again cannot help */
+		code = cli_error(ctx, res.exit_code == BEXIT_ENV ? BEXIT_ENV : BEXIT_USAGE,
+				 "the planner '%s' cannot run: %s", g->adapter,
+				 res.why ? res.why : "bernstein spawn refused it");
+		goto out;
+	}
+	(void)snprintf(name, sizeof(name), "draft-%u.yaml", round);
+	draft = join2(g->rel_dir, name);
+	r = take_draft(ctx, g, draft, &text, &len);
+	if (r > 0) {
+		code = r;
+		goto out;
+	}
+	if (r == 0) {
+		code = check_draft(g, ctx, o, draft, text, len) == 0 ? 0 : -1;
+	} else {
+		sbuf_reset(&g->problems);
+		(void)sbuf_addf(&g->problems,
+				"%s: the planner wrote no plan file (outcome %s%s%s)\n",
+				GOAL_PLAN_FILE, res.outcome ? res.outcome : "unknown",
+				res.why ? ": " : "", res.why ? res.why : "");
+	}
+	if (code < 0 && (!ctx->json || o->quiet))
+		(void)fprintf(ctx->err, "%s", g->problems.buf);
+out:
+	free(text);
+	free(draft);
+	free(pfile);
+	planner_result_release(&res);
+	return code;
+}
+
+/* The valid plan to its place, plan.generated, the result shown. 0 or the
+ * exit code. */
+static int gen_finish(struct cli_ctx *ctx, struct gen_state *g, const struct goal_opts *o,
+		      unsigned round, char **ret_output)
+{
+	char *output = o->output ? xstrdup(o->output) : join2(g->rel_dir, "plan.yaml");
+	char *abs = join2(g->s.repo, g->drafts.v[g->drafts.nr - 1]), *text = NULL;
+	char *absout = o->output ? NULL : join2(g->s.repo, output);
+	size_t len = 0;
+	struct diag d;
+	int r, code = 0;
+
+	r = read_file_capped(abs, PLAN_MAX_BYTES + 1, &text, &len);
+	if (r == 0)
+		r = atomic_write_file(absout ? absout : output, text, len, 0644);
+	if (r < 0) {
+		code = cli_error(ctx, BEXIT_ENV, "cannot write '%s': %s", output, strerror(-r));
+		goto out;
+	}
+	diag_clear(&d);
+	r = audit_generated(g, o, g->adapter, output, round, &d);
+	if (r < 0) {
+		code = cli_diag(ctx, exit_for(r), &d);
+		goto out;
+	}
+	if (ctx->json && !o->quiet)
+		code = cli_print_json(ctx, result_json(g, output, round, true));
+	else if (!ctx->json)
+		print_result(ctx, g, output);
+	if (code == 0) {
+		*ret_output = output;
+		output = NULL;
+	}
+out:
+	free(output);
+	free(abs);
+	free(absout);
+	free(text);
+	return code;
+}
+
 int goal_generate(struct cli_ctx *ctx, const struct goal_opts *o, char **ret_plan,
 		  char ret_hash[SHA256_HEX_LEN + 1], struct strvec *shown)
 {
 	struct gen_state g;
-	struct sbuf summary = SBUF_INIT(GOAL_PROMPT_MAX), prompt = SBUF_INIT(GOAL_PROMPT_MAX);
-	char *branch = NULL, *commit = NULL, *start = NULL, *session_id = NULL, *output = NULL;
-	const char *adapter;
-	struct diag d;
-	unsigned round = 0;
-	bool ok = false;
-	int r, code;
+	unsigned round;
+	int code;
 
 	memset(&g, 0, sizeof(g));
 	g.adapters = (struct strvec)STRVEC_INIT;
 	g.shown = (struct strvec)STRVEC_INIT;
 	g.drafts = (struct strvec)STRVEC_INIT;
 	g.problems = (struct sbuf)SBUF_INIT(PROBLEMS_MAX);
+	g.summary = (struct sbuf)SBUF_INIT(GOAL_PROMPT_MAX);
+	g.prompt = (struct sbuf)SBUF_INIT(GOAL_PROMPT_MAX);
 	g.s.lock_fd = -1;
 	g.s.detach_fd = -1;
 	code = session_open(&g.s, ctx, false, true, o->key_file);
 	if (code)
 		goto done;
-	adapter = o->planner;
-	if (!adapter && g.s.cfg->adapter && strcmp(g.s.cfg->adapter, "auto") != 0)
-		adapter = g.s.cfg->adapter;
-	if (!adapter) {
-		code = cli_usage_error(ctx, "no planner: give --planner ADAPTER (bernstein.yaml's "
-					    "adapter is auto)");
+	code = gen_prepare(ctx, &g, o);
+	if (code)
 		goto done;
-	}
-	if (!catalog_find(g.s.cat, adapter)) {
-		code = cli_usage_error(ctx, "unknown planner adapter '%s'", adapter);
+	code = -1;
+	for (round = 1; round <= o->rounds && code < 0; round++)
+		code = gen_round(ctx, &g, o, round);
+	round--;
+	if (code > 0)
 		goto done;
-	}
-	usable_adapters(ctx, g.s.cat, g.s.cfg, &g.adapters);
-
-	/* the planner's view: a scratch clone of HEAD */
-	{
-		int64_t now = clock_system()->now_ns(clock_system());
-
-		randid_run(g.gen, sizeof(g.gen), now);
-	}
-	g.rel_dir = xstrdup(GEN_DIR);
-	{
-		char *t = join2(GEN_DIR, g.gen);
-
-		free(g.rel_dir);
-		g.rel_dir = t;
-	}
-	g.dir = join2(g.s.repo, g.rel_dir);
-	g.view = join2(g.dir, "view");
-	r = mkdir_p(g.dir, 0700);
-	if (r < 0) {
-		code = cli_error(ctx, BEXIT_ENV, "cannot create '%s': %s", g.dir, strerror(-r));
-		goto done;
-	}
-	diag_clear(&d);
-	r = git_head(g.s.repo, (const char *const *)g.s.git_env.v, &branch, &commit, &d);
-	if (r < 0) {
-		code = cli_error(ctx, BEXIT_ENV, "cannot read HEAD of '%s': %s", g.s.repo,
-				 d.msg[0] ? d.msg : strerror(-r));
-		goto done;
-	}
-	{
-		struct strvec env = STRVEC_INIT;
-		char br[128];
-
-		strvec_pushv(&env, (const char *const *)g.s.git_env.v);
-		strvec_pushf(&env, "%s=%s", WORKTREE_GIT_CONFINE_ENV, g.view);
-		(void)snprintf(br, sizeof(br), "bernstein/planner-%s", g.gen);
-		r = worktree_clone_add(g.s.repo, g.view, br, commit, (const char *const *)env.v,
-				       &start, &d);
-		strvec_clear(&env);
-	}
-	if (r < 0) {
-		code = cli_error(ctx, BEXIT_ENV, "cannot make the planner's view '%s': %s", g.view,
-				 d.msg[0] ? d.msg : strerror(-r));
-		goto done;
-	}
-	{
-		char *pf = join2(g.view, GOAL_PLAN_FILE);
-
-		(void)unlink(pf);
-		free(pf);
-	}
-	if (goal_repo_summary(g.view, &summary) < 0)
-		cli_warn(ctx, "the repository summary is cut");
-
-	for (round = 1; round <= o->rounds; round++) {
-		struct goal_prompt gp = {
-			.goal = o->goal,
-			.summary = summary.buf,
-			.adapters = (const char *const *)g.adapters.v,
-			.plan_file = GOAL_PLAN_FILE,
-			.problems = round > 1 ? g.problems.buf : NULL,
-			.resumed = round > 1 && session_id,
-		};
-		struct planner_result res = {0};
-		char name[64], *pfile, *draft, *text = NULL;
-		size_t len = 0;
-
-		sbuf_reset(&prompt);
-		(void)goal_prompt_build(&gp, &prompt);
-		(void)snprintf(name, sizeof(name), "prompt-%u.txt", round);
-		pfile = join2(g.dir, name);
-		r = atomic_replace_file(pfile, prompt.buf, prompt.len, 0600);
-		if (r < 0) {
-			code = cli_error(ctx, BEXIT_ENV, "cannot write '%s': %s", pfile,
-					 strerror(-r));
-			free(pfile);
-			goto done;
-		}
-		if (!ctx->json)
-			(void)fprintf(ctx->err, "round %u/%u: %s plans%s\n", round, o->rounds,
-				      adapter, gp.resumed ? " (its session resumed)" : "");
-		r = run_planner(ctx, g.s.self_exe, o, adapter, g.view, pfile,
-				gp.resumed ? session_id : NULL, &res);
-		free(pfile);
-		if (r < 0) {
-			code = cli_error(ctx, BEXIT_ENV, "cannot run the planner: %s",
-					 res.why ? res.why : strerror(-r));
-			planner_result_release(&res);
-			goto done;
-		}
-		if (res.session_id && !session_id)
-			session_id = xstrdup(res.session_id);
-		if (!res.outcome && (res.exit_code == BEXIT_USAGE || res.exit_code == BEXIT_ENV ||
-				     res.exit_code == BEXIT_INVALID)) {
-			/* spawn refused before any agent ran: asking again cannot help */
-			code = cli_error(ctx, res.exit_code == BEXIT_ENV ? BEXIT_ENV : BEXIT_USAGE,
-					 "the planner '%s' cannot run: %s", adapter,
-					 res.why ? res.why : "bernstein spawn refused it");
-			planner_result_release(&res);
-			goto done;
-		}
-		(void)snprintf(name, sizeof(name), "draft-%u.yaml", round);
-		draft = join2(g.rel_dir, name);
-		{
-			char *pf = join2(g.view, GOAL_PLAN_FILE);
-			struct stat st;
-
-			/* the planner's file: a regular file, not a link it planted */
-			if (lstat(pf, &st) == 0 && S_ISREG(st.st_mode))
-				r = read_file_capped(pf, PLAN_MAX_BYTES + 1, &text, &len);
-			else
-				r = -ENOENT;
-			free(pf);
-		}
-		if (r == 0) {
-			char *abs = join2(g.s.repo, draft);
-
-			r = atomic_replace_file(abs, text, len, 0600);
-			free(abs);
-			if (r < 0) {
-				code = cli_error(ctx, BEXIT_ENV, "cannot write '%s': %s", draft,
-						 strerror(-r));
-				free(draft);
-				free(text);
-				planner_result_release(&res);
-				goto done;
-			}
-			strvec_push(&g.drafts, draft);
-			ok = check_draft(&g, ctx, o, draft, text, len) == 0;
-		} else {
-			sbuf_reset(&g.problems);
-			(void)sbuf_addf(&g.problems,
-					"%s: the planner wrote no plan file (outcome %s%s%s)\n",
-					GOAL_PLAN_FILE, res.outcome ? res.outcome : "unknown",
-					res.why ? ": " : "", res.why ? res.why : "");
-		}
-		free(text);
-		free(draft);
-		planner_result_release(&res);
-		if (ok)
-			break;
-		if (!ctx->json || o->quiet)
-			(void)fprintf(ctx->err, "%s", g.problems.buf);
-	}
-	if (!ok) {
+	if (code < 0) {
 		if (ctx->json && !o->quiet) {
 			code = cli_print_json(ctx, result_json(&g, NULL, o->rounds, false));
 			if (code)
 				goto done;
 		} else {
-			(void)fprintf(ctx->err,
-				      "bernstein: no valid plan after %u round%s; the drafts are in %s/\n",
-				      o->rounds, o->rounds == 1 ? "" : "s", g.rel_dir);
+			(void)fprintf(
+				ctx->err,
+				"bernstein: no valid plan after %u round%s; the drafts are in %s/\n",
+				o->rounds, o->rounds == 1 ? "" : "s", g.rel_dir);
 		}
 		code = BEXIT_INVALID;
 		goto done;
 	}
-	output = o->output ? xstrdup(o->output) : join2(g.rel_dir, "plan.yaml");
-	{
-		const char *last = g.drafts.v[g.drafts.nr - 1];
-		char *abs = join2(g.s.repo, last), *text = NULL;
-		const char *dest = output;
-		char *absout = NULL;
-		size_t len = 0;
-
-		if (!o->output) {
-			absout = join2(g.s.repo, output);
-			dest = absout;
-		}
-		r = read_file_capped(abs, PLAN_MAX_BYTES + 1, &text, &len);
-		if (r == 0)
-			r = atomic_write_file(dest, text, len, 0644);
-		free(abs);
-		free(text);
-		free(absout);
-		if (r < 0) {
-			code = cli_error(ctx, BEXIT_ENV, "cannot write '%s': %s", output,
-					 strerror(-r));
-			goto done;
-		}
-	}
-	diag_clear(&d);
-	r = audit_generated(&g, o, adapter, output, round, &d);
-	if (r < 0) {
-		code = cli_diag(ctx, exit_for(r), &d);
+	code = gen_finish(ctx, &g, o, round, ret_plan);
+	if (code)
 		goto done;
-	}
-	if (ctx->json && !o->quiet) {
-		code = cli_print_json(ctx, result_json(&g, output, round, true));
-		if (code)
-			goto done;
-	} else if (!ctx->json) {
-		print_result(ctx, &g, output);
-	}
 	if (shown)
 		strvec_pushv(shown, (const char *const *)g.shown.v);
 	(void)snprintf(ret_hash, SHA256_HEX_LEN + 1, "%s", plan_hash(g.plan));
-	*ret_plan = output;
-	output = NULL;
-	code = BEXIT_OK;
 done:
-	free(branch);
-	free(commit);
-	free(start);
-	free(session_id);
-	free(output);
+	free(g.session_id);
 	free(g.dir);
 	free(g.view);
 	free(g.rel_dir);
@@ -682,8 +696,8 @@ done:
 	strvec_clear(&g.shown);
 	strvec_clear(&g.drafts);
 	sbuf_release(&g.problems);
-	sbuf_release(&summary);
-	sbuf_release(&prompt);
+	sbuf_release(&g.summary);
+	sbuf_release(&g.prompt);
 	session_release(&g.s);
 	return code;
 }

@@ -349,6 +349,45 @@ out:
 }
 
 const struct cmd plan_cmds[] = {
+	{"validate", cmd_plan_validate, NULL, 0, "check plan files and report every problem",
+	 "PLAN... [--json]",
+	 "Loads each PLAN (plan.yaml: the tasks form, or Bernstein's stages/steps form)\n"
+	 "and reports every problem, not only the first, each as one line on stderr,\n"
+	 "PLAN:LINE:COL: message, in file order: unknown keys and wrong types, a missing\n"
+	 "title or prompt, duplicate titles and ids, unknown roles, a capability: token\n"
+	 "that does not parse, dangling dependencies and dependency cycles (named, as\n"
+	 "a -> b -> a). A valid plan gets 'PLAN: ok (N tasks)' on stdout. An\n"
+	 "api_key_env (sampling:, endpoints:) must be a known provider key or listed\n"
+	 "in BERNSTEIN_ALLOWED_API_KEY_ENVS; an endpoints: entry must name an adapter\n"
+	 "of the catalogue that takes an endpoint. See docs/plans.md.\n"
+	 "\n"
+	 "options:\n"
+	 "  --json       {\"files\": [{\"file\", \"valid\", \"readable\", \"name\", \"form\",\n"
+	 "               \"tasks\", \"plan_hash\", \"errors\": [{\"file\", \"line\", \"column\",\n"
+	 "               \"message\"}], \"more_errors\"}], \"summary\": {...}}\n"
+	 "  -h, --help   this text\n"
+	 "\n"
+	 "Exit codes: 0 every plan is valid, 2 bad usage, 3 a plan is invalid, 4 a plan\n"
+	 "cannot be read.\n"},
+	{"show", cmd_plan_show, NULL, 0, "print a plan's resolved tasks in order", "PLAN [--json]",
+	 "Loads PLAN and prints its tasks in file order with the ids they run under\n"
+	 "(an 'id:', else a slug of the title), role, adapter ('-': the run decides,\n"
+	 "from role_model_policy, routing or bernstein.yaml's adapter; 'auto (NAME)':\n"
+	 "the agent bernstein.yaml's adapter: auto would take now, or 'auto (none\n"
+	 "usable)') and the ids each depends on (for the stages form: every step of\n"
+	 "the stages its stage depends on). plan_hash is the SHA-256 of the file's\n"
+	 "bytes.\n"
+	 "\n"
+	 "options:\n"
+	 "  --json       {\"name\", \"form\", \"file\", \"plan_hash\", \"tasks\": [{\"id\",\n"
+	 "               \"title\", \"role\", \"adapter\", \"model\", \"depends_on\", \"requires\",\n"
+	 "               \"prompt\", \"artifact\", \"timeout\", \"gates\", \"sampling\", ...,\n"
+	 "               \"auto_choice\"}]} (auto_choice: only for tasks auto decides)\n"
+	 "  -h, --help   this text\n"
+	 "\n"
+	 "Exit codes: 0 ok, 2 bad usage, 3 invalid plan (every problem printed as by\n"
+	 "'plan validate'; with --json the first, as an error object on stderr), 4 the\n"
+	 "plan cannot be read.\n"},
 	{"generate", cmd_plan_generate, NULL, 0, "have a planner agent write a plan for a goal",
 	 "GOAL [-o FILE] [--planner ADAPTER] [-m MODEL] [--rounds N] [--allow CLASS]...\n"
 	 "       [--set KEY=VALUE]... [--timeout S] [--json]",
@@ -390,45 +429,6 @@ const struct cmd plan_cmds[] = {
 	 "Exit codes: 0 a valid plan was written, 2 bad usage (or a planner that cannot\n"
 	 "run), 3 no valid plan after N rounds (the last problems on stderr), 4 an\n"
 	 "environment problem (git, the run lock, I/O), 5 the audit chain is broken.\n"},
-	{"validate", cmd_plan_validate, NULL, 0, "check plan files and report every problem",
-	 "PLAN... [--json]",
-	 "Loads each PLAN (plan.yaml: the tasks form, or Bernstein's stages/steps form)\n"
-	 "and reports every problem, not only the first, each as one line on stderr,\n"
-	 "PLAN:LINE:COL: message, in file order: unknown keys and wrong types, a missing\n"
-	 "title or prompt, duplicate titles and ids, unknown roles, a capability: token\n"
-	 "that does not parse, dangling dependencies and dependency cycles (named, as\n"
-	 "a -> b -> a). A valid plan gets 'PLAN: ok (N tasks)' on stdout. An\n"
-	 "api_key_env (sampling:, endpoints:) must be a known provider key or listed\n"
-	 "in BERNSTEIN_ALLOWED_API_KEY_ENVS; an endpoints: entry must name an adapter\n"
-	 "of the catalogue that takes an endpoint. See docs/plans.md.\n"
-	 "\n"
-	 "options:\n"
-	 "  --json       {\"files\": [{\"file\", \"valid\", \"readable\", \"name\", \"form\",\n"
-	 "               \"tasks\", \"plan_hash\", \"errors\": [{\"file\", \"line\", \"column\",\n"
-	 "               \"message\"}], \"more_errors\"}], \"summary\": {...}}\n"
-	 "  -h, --help   this text\n"
-	 "\n"
-	 "Exit codes: 0 every plan is valid, 2 bad usage, 3 a plan is invalid, 4 a plan\n"
-	 "cannot be read.\n"},
-	{"show", cmd_plan_show, NULL, 0, "print a plan's resolved tasks in order", "PLAN [--json]",
-	 "Loads PLAN and prints its tasks in file order with the ids they run under\n"
-	 "(an 'id:', else a slug of the title), role, adapter ('-': the run decides,\n"
-	 "from role_model_policy, routing or bernstein.yaml's adapter; 'auto (NAME)':\n"
-	 "the agent bernstein.yaml's adapter: auto would take now, or 'auto (none\n"
-	 "usable)') and the ids each depends on (for the stages form: every step of\n"
-	 "the stages its stage depends on). plan_hash is the SHA-256 of the file's\n"
-	 "bytes.\n"
-	 "\n"
-	 "options:\n"
-	 "  --json       {\"name\", \"form\", \"file\", \"plan_hash\", \"tasks\": [{\"id\",\n"
-	 "               \"title\", \"role\", \"adapter\", \"model\", \"depends_on\", \"requires\",\n"
-	 "               \"prompt\", \"artifact\", \"timeout\", \"gates\", \"sampling\", ...,\n"
-	 "               \"auto_choice\"}]} (auto_choice: only for tasks auto decides)\n"
-	 "  -h, --help   this text\n"
-	 "\n"
-	 "Exit codes: 0 ok, 2 bad usage, 3 invalid plan (every problem printed as by\n"
-	 "'plan validate'; with --json the first, as an error object on stderr), 4 the\n"
-	 "plan cannot be read.\n"},
 	{NULL, NULL, NULL, 0, NULL, NULL, NULL},
 };
 

@@ -704,9 +704,10 @@ static int run_plan_file(struct session *s, const char *plan_path, unsigned para
 	diag_list_release(&issues);
 	if (want_hash && strcmp(plan_hash(plan), want_hash) != 0) {
 		/* run --goal: the file changed since it was checked and confirmed */
-		code = cli_error(ctx, BEXIT_INVALID,
-				 "plan '%s' changed after it was generated and confirmed; refusing it",
-				 plan_path);
+		code = cli_error(
+			ctx, BEXIT_INVALID,
+			"plan '%s' changed after it was generated and confirmed; refusing it",
+			plan_path);
 		goto out;
 	}
 	r = git_is_clean(s->repo, s->env.git_env, &clean, &d);
@@ -791,18 +792,21 @@ static int goal_plan(struct cli_ctx *ctx, struct goal_opts *go, bool yes, char *
 	int code;
 
 	if (!yes && !tty)
-		return cli_usage_error(ctx, "--goal without a terminal needs --yes (nothing is "
-					    "run that was not confirmed)");
+		return cli_usage_error(
+			ctx,
+			"--goal without a terminal needs --yes (nothing is run that was not confirmed)");
 	go->quiet = ctx->json;
 	code = goal_generate(ctx, go, ret_plan, hash, &shown);
 	if (code)
 		goto out;
 	if (yes) {
 		if (!ctx->json && shown.nr)
-			(void)fprintf(ctx->out, "confirmed by --yes, with what --allow let through\n");
+			(void)fprintf(ctx->out,
+				      "confirmed by --yes, with what --allow let through\n");
 		goto out;
 	}
-	(void)fprintf(ctx->err, "%s", shown.nr ? "these commands of the plan run on this host:\n" : "");
+	(void)fprintf(ctx->err, "%s",
+		      shown.nr ? "these commands of the plan run on this host:\n" : "");
 	for (i = 0; i < shown.nr; i++)
 		(void)fprintf(ctx->err, "  %s\n", shown.v[i]);
 	(void)fprintf(ctx->err, "run this plan (%s)? [y/N] ", *ret_plan);
@@ -888,8 +892,8 @@ int cmd_run(int argc, char **argv, struct cli_ctx *ctx)
 			goto done;
 		}
 		if (detach) {
-			code = cli_usage_error(ctx, "--goal cannot --detach (the plan is confirmed "
-						    "first)");
+			code = cli_usage_error(
+				ctx, "--goal cannot --detach (the plan is confirmed first)");
 			goto done;
 		}
 		go.key_file = key_file;

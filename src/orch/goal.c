@@ -19,8 +19,8 @@ static const struct {
 	const char *name;
 	unsigned bit;
 } allow_names[] = {
-	{"gates", GOAL_ALLOW_GATES},	     {"setup", GOAL_ALLOW_SETUP},
-	{"sandbox", GOAL_ALLOW_SANDBOX},     {"endpoints", GOAL_ALLOW_ENDPOINTS},
+	{"gates", GOAL_ALLOW_GATES},	 {"setup", GOAL_ALLOW_SETUP},
+	{"sandbox", GOAL_ALLOW_SANDBOX}, {"endpoints", GOAL_ALLOW_ENDPOINTS},
 	{"budget", GOAL_ALLOW_BUDGET},
 };
 
@@ -32,19 +32,22 @@ int goal_allow_parse(const char *list, unsigned *ret, struct diag *reterr)
 	const char *p = list;
 
 	if (!list || !*list) {
-		diag_set(reterr, NULL, 0, 0, "empty --allow (known: gates, setup, sandbox, endpoints, budget)");
+		diag_set(reterr, NULL, 0, 0,
+			 "empty --allow (known: gates, setup, sandbox, endpoints, budget)");
 		return -EINVAL;
 	}
 	while (*p) {
 		size_t n = strcspn(p, ","), i;
 
 		for (i = 0; i < N_ALLOW; i++)
-			if (strlen(allow_names[i].name) == n && strncmp(p, allow_names[i].name, n) == 0)
+			if (strlen(allow_names[i].name) == n &&
+			    strncmp(p, allow_names[i].name, n) == 0)
 				break;
 		if (i == N_ALLOW) {
-			diag_set(reterr, NULL, 0, 0,
-				 "unknown class '%.*s' (known: gates, setup, sandbox, endpoints, budget)",
-				 (int)(n > 64 ? 64 : n), p);
+			diag_set(
+				reterr, NULL, 0, 0,
+				"unknown class '%.*s' (known: gates, setup, sandbox, endpoints, budget)",
+				(int)(n > 64 ? 64 : n), p);
 			return -EINVAL;
 		}
 		bits |= allow_names[i].bit;
@@ -88,8 +91,8 @@ struct walk {
 	size_t n;
 };
 
-static void refuse(struct walk *w, const struct ynode *at, const char *path, const char *fmt,
-		   ...) __attribute__((format(printf, 4, 5)));
+static void refuse(struct walk *w, const struct ynode *at, const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 static void refuse(struct walk *w, const struct ynode *at, const char *path, const char *fmt, ...)
 {
 	struct diag d;
@@ -100,7 +103,8 @@ static void refuse(struct walk *w, const struct ynode *at, const char *path, con
 	(void)vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	diag_set(&d, w->name, at->line, at->col, "field '%s': %s", path, msg);
-	diag_list_add(w->is, &d);
+	if (w->is)
+		diag_list_add(w->is, &d);
 	w->n++;
 }
 
@@ -137,119 +141,185 @@ static void check_adapter(struct walk *w, const struct ynode *v, const char *pat
 		       v->str);
 }
 
-/* The keys of a plan's top level or of a task/step that the policy governs.
- * top: the plan's own level (adapter/cli there too). */
+static void show_given(struct walk *w, const char *path)
+{
+	if (w->shown)
+		strvec_pushf(w->shown, "%s: (given)", path);
+}
+
+/* One governed key: k its key node, v its value, path its field name. */
+typedef void key_fn(struct walk *w, const struct ynode *k, const struct ynode *v, const char *path);
+
+static void key_never(struct walk *w, const struct ynode *k, const struct ynode *v,
+		      const char *path)
+{
+	(void)v;
+	refuse(w, k, path,
+	       "%s is never taken from a generated plan (configure it in bernstein.yaml)", k->str);
+}
+
+static void key_gates(struct walk *w, const struct ynode *k, const struct ynode *v,
+		      const char *path)
+{
+	char sub[320];
+	size_t j;
+
+	if (!allowed(w, GOAL_ALLOW_GATES)) {
+		refuse(w, k, path,
+		       "%s run commands on the host: refused in a generated plan (the user may allow them with --allow gates)",
+		       "gates");
+		return;
+	}
+	for (j = 0; v->kind == YNODE_SEQ && j < v->n; j++) {
+		(void)snprintf(sub, sizeof(sub), "%s[%zu].run", path, j);
+		show(w, sub, ynode_get(v->items[j], "run"));
+	}
+}
+
+static void key_setup(struct walk *w, const struct ynode *k, const struct ynode *v,
+		      const char *path)
+{
+	char sub[320];
+	size_t j, q;
+
+	if (!allowed(w, GOAL_ALLOW_SETUP)) {
+		refuse(w, k, path,
+		       "%s runs a command and copies files on the host: refused in a generated plan (the user may allow it with --allow setup)",
+		       "worktree_setup");
+		return;
+	}
+	for (j = 0; v->kind == YNODE_MAP && j < v->n; j++) {
+		(void)snprintf(sub, sizeof(sub), "%s.%s", path, v->keys[j]->str);
+		if (v->items[j]->kind == YNODE_SCALAR)
+			show(w, sub, v->items[j]);
+		for (q = 0; v->items[j]->kind == YNODE_SEQ && q < v->items[j]->n; q++)
+			show(w, sub, v->items[j]->items[q]);
+	}
+}
+
+static void key_confine(struct walk *w, const struct ynode *k, const struct ynode *v,
+			const char *path)
+{
+	bool weak = strcmp(k->str, "limits") == 0;
+
+	if (v->kind == YNODE_SCALAR && strcmp(k->str, "sandbox") == 0)
+		weak = strcmp(v->str, "none") == 0 || strcmp(v->str, "auto") == 0;
+	else if (v->kind == YNODE_SCALAR && strcmp(k->str, "network") == 0)
+		weak = strcmp(v->str, "full") == 0;
+	if (!weak)
+		return;
+	if (!allowed(w, GOAL_ALLOW_SANDBOX))
+		refuse(w, v, path,
+		       "%s would weaken a task's confinement: refused in a generated plan (the user may allow it with --allow sandbox)",
+		       k->str);
+	else if (v->kind == YNODE_SCALAR)
+		show(w, path, v);
+	else
+		show_given(w, path);
+}
+
+static void key_endpoints(struct walk *w, const struct ynode *k, const struct ynode *v,
+			  const char *path)
+{
+	char sub[320];
+	size_t j;
+
+	if (!allowed(w, GOAL_ALLOW_ENDPOINTS)) {
+		refuse(w, k, path,
+		       "%s send the agents' traffic and keys elsewhere: refused in a generated plan (the user may allow them with --allow endpoints)",
+		       "endpoints");
+		return;
+	}
+	for (j = 0; v->kind == YNODE_MAP && j < v->n; j++) {
+		(void)snprintf(sub, sizeof(sub), "%s.%s.base_url", path, v->keys[j]->str);
+		show(w, sub, ynode_get(v->items[j], "base_url"));
+	}
+}
+
+static void key_sampling(struct walk *w, const struct ynode *k, const struct ynode *v,
+			 const char *path)
+{
+	static const char *const ep_keys[] = {"base_url", "api_key_env"};
+	char sub[320];
+	size_t j;
+
+	(void)k;
+	for (j = 0; j < 2; j++) {
+		const struct ynode *e = ynode_get(v, ep_keys[j]);
+
+		if (!e)
+			continue;
+		(void)snprintf(sub, sizeof(sub), "%s.%s", path, ep_keys[j]);
+		if (!allowed(w, GOAL_ALLOW_ENDPOINTS))
+			refuse(w, e, sub,
+			       "%s points an agent elsewhere: refused in a generated plan (the user may allow it with --allow endpoints)",
+			       ep_keys[j]);
+		else
+			show(w, sub, e);
+	}
+}
+
+static void key_budget(struct walk *w, const struct ynode *k, const struct ynode *v,
+		       const char *path)
+{
+	(void)v;
+	if (!allowed(w, GOAL_ALLOW_BUDGET))
+		refuse(w, k, path,
+		       "%s sets what the run may spend: refused in a generated plan (the user may allow it with --allow budget)",
+		       "a budget");
+	else
+		show_given(w, path);
+}
+
+static void key_adapter(struct walk *w, const struct ynode *k, const struct ynode *v,
+			const char *path)
+{
+	(void)k;
+	check_adapter(w, v, path);
+}
+
+static void key_fallback(struct walk *w, const struct ynode *k, const struct ynode *v,
+			 const char *path)
+{
+	char sub[320];
+	size_t j;
+
+	(void)k;
+	for (j = 0; v->kind == YNODE_SEQ && j < v->n; j++) {
+		(void)snprintf(sub, sizeof(sub), "%s[%zu]", path, j);
+		check_adapter(w, v->items[j], sub);
+	}
+}
+
+static const struct {
+	const char *key;
+	key_fn *fn;
+} governed[] = {
+	{"hooks", key_never},	       {"mcp_servers", key_never},   {"gates", key_gates},
+	{"worktree_setup", key_setup}, {"sandbox", key_confine},     {"network", key_confine},
+	{"limits", key_confine},       {"endpoints", key_endpoints}, {"sampling", key_sampling},
+	{"mcp_config", key_sampling},  {"budget", key_budget},	     {"adapter", key_adapter},
+	{"cli", key_adapter},	       {"fallback", key_fallback},
+};
+
+/* The governed keys of a plan's top level or of a task/step (base: its
+ * field path, "" for the top level). */
 static void check_map(struct walk *w, const struct ynode *m, const char *base)
 {
-	char path[256], sub[320];
-	size_t i, j;
+	char path[256];
+	size_t i, g;
 
 	if (!m || m->kind != YNODE_MAP)
 		return;
 	for (i = 0; i < m->n; i++) {
-		const char *k = m->keys[i]->str;
-		const struct ynode *v = m->items[i];
-
-		(void)snprintf(path, sizeof(path), "%s%s%s", base, *base ? "." : "", k);
-		if (strcmp(k, "hooks") == 0 || strcmp(k, "mcp_servers") == 0) {
-			refuse(w, m->keys[i], path,
-			       "%s is never taken from a generated plan (configure it in bernstein.yaml)",
-			       k);
-		} else if (strcmp(k, "gates") == 0) {
-			if (!allowed(w, GOAL_ALLOW_GATES)) {
-				refuse(w, m->keys[i], path,
-				       "%s run commands on the host: refused in a generated plan (the user may allow them with --allow gates)",
-				       "gates");
-				continue;
-			}
-			if (v->kind != YNODE_SEQ)
-				continue;
-			for (j = 0; j < v->n; j++) {
-				(void)snprintf(sub, sizeof(sub), "%s[%zu].run", path, j);
-				show(w, sub, ynode_get(v->items[j], "run"));
-			}
-		} else if (strcmp(k, "worktree_setup") == 0) {
-			if (!allowed(w, GOAL_ALLOW_SETUP)) {
-				refuse(w, m->keys[i], path,
-				       "%s runs a command and copies files on the host: refused in a generated plan (the user may allow it with --allow setup)",
-				       "worktree_setup");
-				continue;
-			}
-			if (v->kind != YNODE_MAP)
-				continue;
-			for (j = 0; j < v->n; j++) {
-				(void)snprintf(sub, sizeof(sub), "%s.%s", path, v->keys[j]->str);
-				if (v->items[j]->kind == YNODE_SCALAR)
-					show(w, sub, v->items[j]);
-				else if (v->items[j]->kind == YNODE_SEQ) {
-					size_t q;
-
-					for (q = 0; q < v->items[j]->n; q++)
-						show(w, sub, v->items[j]->items[q]);
-				}
-			}
-		} else if (strcmp(k, "sandbox") == 0 || strcmp(k, "network") == 0 ||
-			   strcmp(k, "limits") == 0) {
-			bool weak = strcmp(k, "limits") == 0;
-
-			if (v->kind == YNODE_SCALAR && strcmp(k, "sandbox") == 0)
-				weak = strcmp(v->str, "none") == 0 || strcmp(v->str, "auto") == 0;
-			else if (v->kind == YNODE_SCALAR && strcmp(k, "network") == 0)
-				weak = strcmp(v->str, "full") == 0;
-			if (!weak)
-				continue;
-			if (!allowed(w, GOAL_ALLOW_SANDBOX)) {
-				refuse(w, v, path,
-				       "%s would weaken a task's confinement: refused in a generated plan (the user may allow it with --allow sandbox)",
-				       k);
-				continue;
-			}
-			if (v->kind == YNODE_SCALAR)
-				show(w, path, v);
-			else
-				strvec_pushf(w->shown, "%s: (given)", path);
-		} else if (strcmp(k, "endpoints") == 0) {
-			if (!allowed(w, GOAL_ALLOW_ENDPOINTS))
-				refuse(w, m->keys[i], path,
-				       "%s send the agents' traffic and keys elsewhere: refused in a generated plan (the user may allow them with --allow endpoints)",
-				       "endpoints");
-			else if (v->kind == YNODE_MAP)
-				for (j = 0; j < v->n; j++) {
-					(void)snprintf(sub, sizeof(sub), "%s.%s.base_url", path,
-						       v->keys[j]->str);
-					show(w, sub, ynode_get(v->items[j], "base_url"));
-				}
-		} else if (strcmp(k, "sampling") == 0 || strcmp(k, "mcp_config") == 0) {
-			static const char *const ep_keys[] = {"base_url", "api_key_env"};
-
-			for (j = 0; j < 2; j++) {
-				const struct ynode *e = ynode_get(v, ep_keys[j]);
-
-				if (!e)
-					continue;
-				(void)snprintf(sub, sizeof(sub), "%s.%s", path, ep_keys[j]);
-				if (!allowed(w, GOAL_ALLOW_ENDPOINTS))
-					refuse(w, e, sub,
-					       "%s points an agent elsewhere: refused in a generated plan (the user may allow it with --allow endpoints)",
-					       ep_keys[j]);
-				else
-					show(w, sub, e);
-			}
-		} else if (strcmp(k, "budget") == 0) {
-			if (!allowed(w, GOAL_ALLOW_BUDGET))
-				refuse(w, m->keys[i], path,
-				       "%s sets what the run may spend: refused in a generated plan (the user may allow it with --allow budget)",
-				       "a budget");
-			else
-				strvec_pushf(w->shown, "%s: (given)", path);
-		} else if (strcmp(k, "adapter") == 0 || strcmp(k, "cli") == 0) {
-			check_adapter(w, v, path);
-		} else if (strcmp(k, "fallback") == 0 && v->kind == YNODE_SEQ) {
-			for (j = 0; j < v->n; j++) {
-				(void)snprintf(sub, sizeof(sub), "%s[%zu]", path, j);
-				check_adapter(w, v->items[j], sub);
-			}
-		}
+		for (g = 0; g < sizeof(governed) / sizeof(governed[0]); g++)
+			if (strcmp(m->keys[i]->str, governed[g].key) == 0)
+				break;
+		if (g == sizeof(governed) / sizeof(governed[0]))
+			continue;
+		(void)snprintf(path, sizeof(path), "%s%s%s", base, *base ? "." : "",
+			       m->keys[i]->str);
+		governed[g].fn(w, m->keys[i], m->items[i], path);
 	}
 }
 
@@ -418,18 +488,20 @@ int goal_prompt_build(const struct goal_prompt *gp, struct sbuf *out)
 	int r = 0;
 
 	if (gp->resumed && gp->problems) {
-		r |= sbuf_addf(out,
-			       "The plan you wrote in %s has these problems:\n%s\n"
-			       "Fix every one of them and write the whole corrected plan to %s again.\n",
-			       gp->plan_file, gp->problems, gp->plan_file);
+		r |= sbuf_addf(
+			out,
+			"The plan you wrote in %s has these problems:\n%s\n"
+			"Fix every one of them and write the whole corrected plan to %s again.\n",
+			gp->plan_file, gp->problems, gp->plan_file);
 		return r < 0 ? -ENOBUFS : 0;
 	}
-	r |= sbuf_addf(out,
-		       "You are the planner of bernstein, an orchestrator of coding agents. Do not\n"
-		       "change the repository: split the goal below into tasks that other agents\n"
-		       "will carry out, and write the plan as a YAML file named %s at the top\n"
-		       "of your working directory. Write only that file; then stop.\n\n",
-		       gp->plan_file);
+	r |= sbuf_addf(
+		out,
+		"You are the planner of bernstein, an orchestrator of coding agents. Do not\n"
+		"change the repository: split the goal below into tasks that other agents\n"
+		"will carry out, and write the plan as a YAML file named %s at the top\n"
+		"of your working directory. Write only that file; then stop.\n\n",
+		gp->plan_file);
 	r |= sbuf_addf(out, "The goal:\n%s\n\n", gp->goal);
 	r |= sbuf_addf(out, "%s\n", gp->summary ? gp->summary : "");
 	r |= sbuf_add(out, "The usable adapters (agents) a task may name:", 45);
@@ -440,8 +512,8 @@ int goal_prompt_build(const struct goal_prompt *gp, struct sbuf *out)
 		r |= sbuf_addf(out, "%s%s", i ? ", " : " ", orch_roles[i]);
 	r |= sbuf_addf(out, "\n\n%s\n%s", schema_text, policy_text);
 	if (gp->problems)
-		r |= sbuf_addf(out,
-			       "\nYour previous plan had these problems; fix every one of them:\n%s",
-			       gp->problems);
+		r |= sbuf_addf(
+			out, "\nYour previous plan had these problems; fix every one of them:\n%s",
+			gp->problems);
 	return r < 0 ? -ENOBUFS : 0;
 }

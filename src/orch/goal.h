@@ -28,8 +28,9 @@
 
 /* The classes `--allow` lets through (each refused by default). */
 enum goal_allow {
-	GOAL_ALLOW_GATES = 1 << 0,     /* "gates": tasks' gates (shell commands on the host) */
-	GOAL_ALLOW_SETUP = 1 << 1,     /* "setup": worktree_setup (setup_command, copy_files, symlink_dirs) */
+	GOAL_ALLOW_GATES = 1 << 0, /* "gates": tasks' gates (shell commands on the host) */
+	GOAL_ALLOW_SETUP =
+		1 << 1, /* "setup": worktree_setup (setup_command, copy_files, symlink_dirs) */
 	GOAL_ALLOW_SANDBOX = 1 << 2,   /* "sandbox": sandbox: none|auto, network: full, limits: */
 	GOAL_ALLOW_ENDPOINTS = 1 << 3, /* "endpoints": endpoints:, sampling base_url/api_key_env */
 	GOAL_ALLOW_BUDGET = 1 << 4,    /* "budget": a budget: of the plan's own */
@@ -42,8 +43,8 @@ int goal_allow_parse(const char *list, unsigned *ret, struct diag *reterr);
 const char *goal_allow_format(unsigned allow, char *buf, size_t size);
 
 struct goal_policy {
-	unsigned allow;			 /* enum goal_allow */
-	const char *const *adapters;	 /* the usable adapters, NULL-terminated */
+	unsigned allow;		     /* enum goal_allow */
+	const char *const *adapters; /* the usable adapters, NULL-terminated */
 };
 
 /* Check the plan text buf (name: the file in diagnostics) against pol:
@@ -62,11 +63,11 @@ int goal_repo_summary(const char *dir, struct sbuf *out);
 
 struct goal_prompt {
 	const char *goal;
-	const char *summary;		/* goal_repo_summary() */
-	const char *const *adapters;	/* usable, NULL-terminated */
-	const char *plan_file;		/* GOAL_PLAN_FILE */
-	const char *problems;		/* the last round's problems, or NULL */
-	bool resumed;			/* the planner keeps the first prompt: problems only */
+	const char *summary;	     /* goal_repo_summary() */
+	const char *const *adapters; /* usable, NULL-terminated */
+	const char *plan_file;	     /* GOAL_PLAN_FILE */
+	const char *problems;	     /* the last round's problems, or NULL */
+	bool resumed;		     /* the planner keeps the first prompt: problems only */
 };
 
 /* The planner's prompt: the goal, the summary, the adapters and roles, the
