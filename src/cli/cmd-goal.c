@@ -469,8 +469,9 @@ static int gen_prepare(struct cli_ctx *ctx, struct gen_state *g, const struct go
 				 d.msg[0] ? d.msg : strerror(-r));
 		goto out;
 	}
+	/* no agent has touched the fresh clone yet: bernstein's git in it needs
+	 * no confinement (Landlock) at this point, unlike a task's clone later */
 	strvec_pushv(&env, (const char *const *)g->s.git_env.v);
-	strvec_pushf(&env, "%s=%s", WORKTREE_GIT_CONFINE_ENV, g->view);
 	(void)snprintf(br, sizeof(br), "bernstein/planner-%s", g->gen);
 	r = worktree_clone_add(g->s.repo, g->view, br, commit, (const char *const *)env.v, &start,
 			       &d);
