@@ -298,6 +298,16 @@ static int run_planner(struct cli_ctx *ctx, const char *self_exe, const struct g
 	return r;
 }
 
+/* Text the planner chose (titles, problems quoting its values) on a
+ * terminal: each control byte as '?' (but a newline with lines). */
+static void put_safe(FILE *f, const char *s, bool lines)
+{
+	const unsigned char *c;
+
+	for (c = (const unsigned char *)s; *c; c++)
+		(void)fputc((*c < 0x20 && !(lines && *c == '\n')) || *c == 0x7f ? '?' : *c, f);
+}
+
 static char *join2(const char *a, const char *b)
 {
 	size_t n = strlen(a) + strlen(b) + 2;
@@ -404,8 +414,10 @@ static void print_result(struct cli_ctx *ctx, struct gen_state *g, const char *o
 	for (i = 0; i < g->plan->n; i++) {
 		const struct plan_task *t = &g->plan->tasks[i];
 
-		(void)fprintf(ctx->out, "  %-24s %-10s %-14s %s\n", t->id, t->role,
-			      t->adapter ? t->adapter : "-", t->title);
+		(void)fprintf(ctx->out, "  %-24s %-10s %-14s ", t->id, t->role,
+			      t->adapter ? t->adapter : "-");
+		put_safe(ctx->out, t->title, false);
+		(void)fputc('\n', ctx->out);
 	}
 	if (g->shown.nr) {
 		(void)fprintf(ctx->out, "allowed by --allow, verbatim (each runs on this host):\n");
@@ -589,7 +601,7 @@ static int gen_round(struct cli_ctx *ctx, struct gen_state *g, const struct goal
 				res.why ? ": " : "", res.why ? res.why : "");
 	}
 	if (code < 0 && (!ctx->json || o->quiet))
-		(void)fprintf(ctx->err, "%s", g->problems.buf);
+		put_safe(ctx->err, g->problems.buf, true);
 out:
 	free(text);
 	free(draft);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,10 +126,25 @@ static bool adapter_usable(const struct walk *w, const char *name)
 	return false;
 }
 
+/* "PATH: VALUE" with each control byte of the value as \xNN: what the user
+ * confirms is what runs, and no escape sequence or carriage return in it
+ * can hide a part of it on a terminal. */
 static void show(struct walk *w, const char *path, const struct ynode *v)
 {
-	if (w->shown && v && v->kind == YNODE_SCALAR)
-		strvec_pushf(w->shown, "%s: %s", path, v->str);
+	struct sbuf sb = SBUF_INIT(SIZE_MAX);
+	const unsigned char *c;
+
+	if (!w->shown || !v || v->kind != YNODE_SCALAR)
+		return;
+	(void)sbuf_addf(&sb, "%s: ", path);
+	for (c = (const unsigned char *)v->str; *c; c++) {
+		if (*c < 0x20 || *c == 0x7f)
+			(void)sbuf_addf(&sb, "\\x%02x", *c);
+		else
+			(void)sbuf_add(&sb, c, 1);
+	}
+	strvec_push(w->shown, sb.buf);
+	sbuf_release(&sb);
 }
 
 static void check_adapter(struct walk *w, const struct ynode *v, const char *path)

@@ -128,6 +128,22 @@ static void test_stronger_sandbox_and_stages(void **state)
 	result_release(&r);
 }
 
+static void test_shown_escaped(void **state)
+{
+	struct result r;
+
+	(void)state;
+	/* a carriage return and an escape sequence cannot hide a part of the
+	 * command on the confirmation's terminal */
+	policy("name: x\ntasks:\n  - {title: a, prompt: p, gates: [{name: g, run: \"rm -rf ~\\rtrue "
+	       "\\e[2K\"}]}\n",
+	       GOAL_ALLOW_GATES, &r);
+	assert_int_equal(r.n, 0);
+	assert_int_equal(r.shown.nr, 1);
+	assert_string_equal(r.shown.v[0], "tasks[0].gates[0].run: rm -rf ~\\x0dtrue \\x1b[2K");
+	result_release(&r);
+}
+
 static void test_not_yaml(void **state)
 {
 	struct result r;
@@ -188,6 +204,7 @@ int main(void)
 		cmocka_unit_test(test_refused_by_default),
 		cmocka_unit_test(test_allowed_classes_shown),
 		cmocka_unit_test(test_stronger_sandbox_and_stages),
+		cmocka_unit_test(test_shown_escaped),
 		cmocka_unit_test(test_not_yaml),
 		cmocka_unit_test(test_allow_parse),
 		cmocka_unit_test(test_prompt),
