@@ -307,6 +307,52 @@ static void key_fallback(struct walk *w, const struct ynode *k, const struct yno
 	}
 }
 
+/* Whether a path a task names stays within the repository: relative, no
+ * ".." component. */
+static bool path_within(const char *p)
+{
+	const char *c = p;
+
+	if (!*p || *p == '/' || *p == '~')
+		return false;
+	while (*c) {
+		size_t n = strcspn(c, "/");
+
+		if (n == 2 && c[0] == '.' && c[1] == '.')
+			return false;
+		c += n;
+		while (*c == '/')
+			c++;
+	}
+	return true;
+}
+
+/* context_files:, files:, attachments: (a list or one path): within the
+ * repository, whatever reads them later. */
+static void key_paths(struct walk *w, const struct ynode *k, const struct ynode *v,
+		      const char *path)
+{
+	char sub[320];
+	size_t j;
+
+	(void)k;
+	if (v->kind == YNODE_SCALAR && !ynode_is_null(v) && !path_within(v->str)) {
+		refuse(w, v, path,
+		       "'%s' is outside the repository: a generated plan names files within it only",
+		       v->str);
+		return;
+	}
+	for (j = 0; v->kind == YNODE_SEQ && j < v->n; j++) {
+		const struct ynode *e = v->items[j];
+
+		(void)snprintf(sub, sizeof(sub), "%s[%zu]", path, j);
+		if (e->kind == YNODE_SCALAR && !path_within(e->str))
+			refuse(w, e, sub,
+			       "'%s' is outside the repository: a generated plan names files within it only",
+			       e->str);
+	}
+}
+
 static const struct {
 	const char *key;
 	key_fn *fn;
@@ -315,7 +361,8 @@ static const struct {
 	{"worktree_setup", key_setup}, {"sandbox", key_confine},     {"network", key_confine},
 	{"limits", key_confine},       {"endpoints", key_endpoints}, {"sampling", key_sampling},
 	{"mcp_config", key_sampling},  {"budget", key_budget},	     {"adapter", key_adapter},
-	{"cli", key_adapter},	       {"fallback", key_fallback},
+	{"cli", key_adapter},	       {"fallback", key_fallback},   {"context_files", key_paths},
+	{"files", key_paths},	       {"attachments", key_paths},
 };
 
 /* The governed keys of a plan's top level or of a task/step (base: its

@@ -144,6 +144,29 @@ static void test_shown_escaped(void **state)
 	result_release(&r);
 }
 
+static void test_paths_within(void **state)
+{
+	struct result r;
+
+	(void)state;
+	policy("name: x\ncontext_files: [docs/a.md]\ntasks:\n"
+	       "  - title: a\n"
+	       "    prompt: p\n"
+	       "    context_files: [src/x.c, /etc/passwd, a/../../b, ~/.ssh/id_rsa]\n"
+	       "    files: \"..\"\n"
+	       "    attachments: [ok.png, ../up.png]\n",
+	       GOAL_ALLOW_GATES | GOAL_ALLOW_SETUP | GOAL_ALLOW_SANDBOX | GOAL_ALLOW_ENDPOINTS |
+		       GOAL_ALLOW_BUDGET,
+	       &r);
+	assert_int_equal(r.n, 5);
+	assert_true(has(&r, 6, 30, "field 'tasks[0].context_files[1]': '/etc/passwd' is outside"));
+	assert_true(has(&r, 6, 43, "'a/../../b' is outside"));
+	assert_true(has(&r, 6, 54, "'~/.ssh/id_rsa' is outside"));
+	assert_true(has(&r, 7, 12, "field 'tasks[0].files': '..' is outside"));
+	assert_true(has(&r, 8, 27, "field 'tasks[0].attachments[1]'"));
+	result_release(&r);
+}
+
 static void test_not_yaml(void **state)
 {
 	struct result r;
@@ -205,6 +228,7 @@ int main(void)
 		cmocka_unit_test(test_allowed_classes_shown),
 		cmocka_unit_test(test_stronger_sandbox_and_stages),
 		cmocka_unit_test(test_shown_escaped),
+		cmocka_unit_test(test_paths_within),
 		cmocka_unit_test(test_not_yaml),
 		cmocka_unit_test(test_allow_parse),
 		cmocka_unit_test(test_prompt),
