@@ -22,6 +22,7 @@
 
 #include "adapter/catalog.h"
 #include "adapter/profile.h"
+#include "adapter/strategy.h"
 #include "adapter/usable.h"
 #include "audit/audit.h"
 #include "cli/commands.h"
@@ -327,6 +328,7 @@ struct gen_state {
 	char *dir, *view, *rel_dir;
 	struct plan *plan;
 	const char *adapter;
+	bool can_resume;  /* the planner's strategy resumes a session */
 	char *session_id; /* the planner's session, resumed in later rounds */
 	struct sbuf summary, prompt;
 };
@@ -452,6 +454,7 @@ static json_t *result_json(struct gen_state *g, const char *output, unsigned rou
  * repository summary. 0 or the exit code. */
 static int gen_prepare(struct cli_ctx *ctx, struct gen_state *g, const struct goal_opts *o)
 {
+	const struct registry_entry *e;
 	char *branch = NULL, *commit = NULL, *start = NULL, br[128];
 	struct strvec env = STRVEC_INIT;
 	struct diag d;
@@ -464,8 +467,16 @@ static int gen_prepare(struct cli_ctx *ctx, struct gen_state *g, const struct go
 		return cli_usage_error(
 			ctx,
 			"no planner: give --planner ADAPTER (bernstein.yaml's adapter is auto)");
-	if (!catalog_find(g->s.cat, g->adapter))
+	e = catalog_find(g->s.cat, g->adapter);
+	if (!e)
 		return cli_usage_error(ctx, "unknown planner adapter '%s'", g->adapter);
+	if (e->profile) {
+		struct strategy_resolved sr;
+
+		(void)catalog_profile_strategy(g->s.cat, e->profile, &sr);
+		/* without resume, spawn would start afresh: the whole prompt again */
+		g->can_resume = sr.strategy.resume != RESUME_UNSUPPORTED;
+	}
 	usable_adapters(ctx, g->s.cat, g->s.cfg, &g->adapters);
 	randid_run(g->gen, sizeof(g->gen), clock_system()->now_ns(clock_system()));
 	g->rel_dir = join2(GEN_DIR, g->gen);
@@ -548,7 +559,7 @@ static int gen_round(struct cli_ctx *ctx, struct gen_state *g, const struct goal
 		.adapters = (const char *const *)g->adapters.v,
 		.plan_file = GOAL_PLAN_FILE,
 		.problems = round > 1 ? g->problems.buf : NULL,
-		.resumed = round > 1 && g->session_id,
+		.resumed = round > 1 && g->session_id && g->can_resume,
 	};
 	struct planner_result res = {0};
 	char name[64], *pfile = NULL, *draft = NULL, *text = NULL;
