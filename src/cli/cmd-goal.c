@@ -224,6 +224,35 @@ static void read_outcome(const struct sbuf *out, struct planner_result *res)
 	}
 }
 
+/* What spawn said went wrong on stderr: its last "bernstein: " line (a
+ * usage error is followed by "see 'bernstein spawn -h'"), else its last
+ * line. Caller frees. */
+static char *spawn_error(const struct sbuf *err)
+{
+	const char *p = err->buf, *end = err->buf + err->len, *best = NULL, *last = NULL;
+	size_t best_n = 0, last_n = 0;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+
+		if (n) {
+			last = p;
+			last_n = n;
+			if (n > 11 && strncmp(p, "bernstein: ", 11) == 0) {
+				best = p + 11;
+				best_n = n - 11;
+			}
+		}
+		p += n + 1;
+	}
+	if (!best) {
+		best = last;
+		best_n = last_n;
+	}
+	return best ? xstrndup(best, best_n) : NULL;
+}
+
 static int run_planner(struct cli_ctx *ctx, const char *self_exe, const struct goal_opts *o,
 		       const char *adapter, const char *view, const char *prompt_file,
 		       const char *resume, struct planner_result *res)
@@ -280,20 +309,8 @@ static int run_planner(struct cli_ctx *ctx, const char *self_exe, const struct g
 		read_outcome(&c.out, res);
 		if (ctx->verbosity > 0 && c.err.len)
 			(void)fprintf(ctx->err, "%s", c.err.buf);
-		if (!res->outcome && c.err.len) {
-			/* spawn said why on stderr (a refused option, a missing binary) */
-			const char *e = c.err.buf + c.err.len;
-
-			while (e > c.err.buf && e[-1] == '\n')
-				e--;
-			{
-				const char *b = e;
-
-				while (b > c.err.buf && b[-1] != '\n')
-					b--;
-				res->why = xstrndup(b, (size_t)(e - b));
-			}
-		}
+		if (!res->outcome && c.err.len)
+			res->why = spawn_error(&c.err);
 	}
 	capture_release(&c);
 	return r;

@@ -103,6 +103,13 @@ assert os.path.isfile(os.path.join(sys.argv[2], o["plan_file"])), o
 assert len(o["drafts"]) == 1 and o["problems"] == "", o
 PY
 
+# a planner that cannot run at all (no model): spawn's reason, exit 2, no rounds
+expect_exit 2 "$KEY" "OPENAI_API_KEY=$OKEY" "$BERNSTEIN" plan generate --planner openai_agents \
+	--set "base_url=$FAKE_URL" --set api_key_env=OPENAI_API_KEY "Add a greeting"
+expect_stderr_contains "the planner 'openai_agents' cannot run: " "the planner's refusal is said"
+expect_stderr_contains "needs a model" "with spawn's own reason"
+check "no second round was tried" sh -c '! grep -q "round 2/" "$1/stderr"' sh "$T"
+
 # usage
 expect_exit 2 "$BERNSTEIN" plan generate
 expect_exit 2 "$BERNSTEIN" plan generate --planner openai_agents --allow nosuch "goal"
