@@ -232,19 +232,19 @@ static char *spawn_error(const struct sbuf *err)
 	const char *p = err->buf, *end = err->buf + err->len, *best = NULL, *last = NULL;
 	size_t best_n = 0, last_n = 0;
 
-	while (p < end) {
+	for (; p < end; p++) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
 
-		if (n) {
+		if (n > 0) {
 			last = p;
 			last_n = n;
-			if (n > 11 && strncmp(p, "bernstein: ", 11) == 0) {
-				best = p + 11;
-				best_n = n - 11;
-			}
 		}
-		p += n + 1;
+		if (n > 11 && strncmp(p, "bernstein: ", 11) == 0) {
+			best = p + 11;
+			best_n = n - 11;
+		}
+		p += n; /* the newline: the loop steps over it */
 	}
 	if (!best) {
 		best = last;
