@@ -24,6 +24,7 @@
 #include "cli/audit-setup.h"
 #include "cli/catalog-paths.h"
 #include "cli/commands.h"
+#include "cli/goal-gen.h"
 #include "cli/cost-report.h"
 #include "cli/detach.h"
 #include "cli/output.h"
@@ -642,6 +643,8 @@ enum {
 	OPT_DETACH,
 	OPT_PLAIN,
 	OPT_MAX_COST,
+	OPT_GOAL,
+	OPT_YES,
 };
 
 /* --max-cost-usd: a number > 0 */
@@ -674,7 +677,8 @@ static int parse_parallel(struct cli_ctx *ctx, const char *s, unsigned *ret)
 }
 
 /* Load the plan, check the checkout, record the run and execute it. */
-static int run_plan_file(struct session *s, const char *plan_path, unsigned parallel)
+static int run_plan_file(struct session *s, const char *plan_path, unsigned parallel,
+			 const char *want_hash)
 {
 	struct cli_ctx *ctx = s->ctx;
 	struct plan *plan = NULL;
@@ -699,6 +703,14 @@ static int run_plan_file(struct session *s, const char *plan_path, unsigned para
 		return code;
 	}
 	diag_list_release(&issues);
+	if (want_hash && strcmp(plan_hash(plan), want_hash) != 0) {
+		/* run --goal: the file changed since it was checked and confirmed */
+		code = cli_error(
+			ctx, BEXIT_INVALID,
+			"plan '%s' changed after it was generated and confirmed; refusing it",
+			plan_path);
+		goto out;
+	}
 	/* context_files: confined to the repository (orch/context.h) */
 	{
 		int fd = open(s->repo, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -768,6 +780,14 @@ out:
 }
 
 static const struct option run_options[] = {
+	{"goal", required_argument, NULL, OPT_GOAL},
+	{"yes", no_argument, NULL, OPT_YES},
+	{"planner", required_argument, NULL, GOAL_OPT_PLANNER},
+	{"planner-model", required_argument, NULL, GOAL_OPT_PLANNER_MODEL},
+	{"rounds", required_argument, NULL, GOAL_OPT_ROUNDS},
+	{"allow", required_argument, NULL, GOAL_OPT_ALLOW},
+	{"set", required_argument, NULL, GOAL_OPT_SET},
+	{"planner-timeout", required_argument, NULL, GOAL_OPT_PLANNER_TIMEOUT},
 	{"detach", no_argument, NULL, OPT_DETACH},
 	{"max-cost-usd", required_argument, NULL, OPT_MAX_COST},
 	{"parallel", required_argument, NULL, OPT_PARALLEL},
@@ -777,28 +797,74 @@ static const struct option run_options[] = {
 	{NULL, 0, NULL, 0},
 };
 
+/* run --goal: the plan generated, shown and confirmed (docs/goal-mode.md).
+ * 0 with the plan's path, else the exit code. */
+static int goal_plan(struct cli_ctx *ctx, struct goal_opts *go, bool yes, char **ret_plan,
+		     char *hash)
+{
+	struct strvec shown = STRVEC_INIT;
+	bool tty = isatty(STDIN_FILENO) && isatty(fileno(ctx->err));
+	char answer[16];
+	size_t i;
+	int code;
+
+	if (!yes && !tty)
+		return cli_usage_error(
+			ctx,
+			"--goal without a terminal needs --yes (nothing is run that was not confirmed)");
+	go->quiet = ctx->json;
+	code = goal_generate(ctx, go, ret_plan, hash, &shown);
+	if (code)
+		goto out;
+	if (yes) {
+		if (!ctx->json && shown.nr)
+			(void)fprintf(ctx->out,
+				      "confirmed by --yes, with what --allow let through\n");
+		goto out;
+	}
+	(void)fprintf(ctx->err, "%s",
+		      shown.nr ? "these commands of the plan run on this host:\n" : "");
+	for (i = 0; i < shown.nr; i++)
+		(void)fprintf(ctx->err, "  %s\n", shown.v[i]);
+	(void)fprintf(ctx->err, "run this plan (%s)? [y/N] ", *ret_plan);
+	(void)fflush(ctx->err);
+	if (!fgets(answer, sizeof(answer), stdin) || (answer[0] != 'y' && answer[0] != 'Y')) {
+		code = cli_error(ctx, BEXIT_FAILED, "not confirmed; the plan is kept in '%s'",
+				 *ret_plan);
+		free(*ret_plan);
+		*ret_plan = NULL;
+	}
+out:
+	strvec_clear(&shown);
+	return code;
+}
+
 int cmd_run(int argc, char **argv, struct cli_ctx *ctx)
 {
 	struct session s;
+	struct goal_opts go;
 	unsigned parallel = 0;
-	const char *key_file = NULL;
-	bool detach = false, child = false;
+	const char *key_file = NULL, *plan_arg = NULL;
+	char *goal_file = NULL, goal_hash[SHA256_HEX_LEN + 1] = "";
+	bool detach = false, child = false, yes = false;
 	double max_cost = 0;
 	int c, code, detach_fd = -1;
 
+	goal_opts_init(&go);
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", run_options, NULL)) != -1) {
 		switch (c) {
 		case 'h':
-			return cli_help(ctx);
+			code = cli_help(ctx);
+			goto done;
 		case OPT_DETACH:
 			detach = true;
 			break;
 		case OPT_PARALLEL:
 			code = parse_parallel(ctx, optarg, &parallel);
 			if (code)
-				return code;
+				goto done;
 			break;
 		case OPT_JSON:
 			ctx->json = true;
@@ -809,30 +875,81 @@ int cmd_run(int argc, char **argv, struct cli_ctx *ctx)
 		case OPT_MAX_COST:
 			code = parse_max_cost(ctx, optarg, &max_cost);
 			if (code)
-				return code;
+				goto done;
+			break;
+		case OPT_GOAL:
+			go.goal = optarg;
+			break;
+		case OPT_YES:
+			yes = true;
+			break;
+		case GOAL_OPT_PLANNER:
+		case GOAL_OPT_PLANNER_MODEL:
+		case GOAL_OPT_ROUNDS:
+		case GOAL_OPT_ALLOW:
+		case GOAL_OPT_SET:
+		case GOAL_OPT_PLANNER_TIMEOUT:
+			code = goal_opt(ctx, c, optarg, &go);
+			if (code >= 0)
+				goto done;
 			break;
 		default:
-			return cli_option_error(ctx, argv, run_options, "");
+			code = cli_option_error(ctx, argv, run_options, "");
+			goto done;
 		}
 	}
-	if (optind >= argc)
-		return cli_usage_error(ctx, "missing the plan file");
-	if (optind + 1 < argc)
-		return cli_usage_error(ctx, "unexpected argument '%s'", argv[optind + 1]);
+	if (go.goal) {
+		if (!go.goal[0]) {
+			code = cli_usage_error(ctx, "--goal: the goal is empty");
+			goto done;
+		}
+		if (optind < argc) {
+			code = cli_usage_error(ctx, "--goal or a PLAN, not both ('%s')",
+					       argv[optind]);
+			goto done;
+		}
+		if (detach) {
+			code = cli_usage_error(
+				ctx, "--goal cannot --detach (the plan is confirmed first)");
+			goto done;
+		}
+		go.key_file = key_file;
+		code = goal_plan(ctx, &go, yes, &goal_file, goal_hash);
+		if (code)
+			goto done;
+		plan_arg = goal_file;
+	} else {
+		if (yes || go.planner || go.model || go.allow || go.sets.nr) {
+			code = cli_usage_error(ctx, "--yes and the planner options go with --goal");
+			goto done;
+		}
+		if (optind >= argc) {
+			code = cli_usage_error(ctx, "missing the plan file (or --goal GOAL)");
+			goto done;
+		}
+		if (optind + 1 < argc) {
+			code = cli_usage_error(ctx, "unexpected argument '%s'", argv[optind + 1]);
+			goto done;
+		}
+		plan_arg = argv[optind];
+	}
 	if (detach) {
 		/* the caller gets the exit code here; the child goes on below */
 		code = detach_fork(ctx, &child, &detach_fd);
 		if (!child)
-			return code;
+			goto done;
 	}
 	code = session_open(&s, ctx, false, true, key_file);
 	s.detach_fd = detach_fd;
 	s.env.max_cost_usd = max_cost;
 	if (code == 0) {
 		hooks_attach(&s);
-		code = run_plan_file(&s, argv[optind], parallel);
+		code = run_plan_file(&s, plan_arg, parallel, goal_hash[0] ? goal_hash : NULL);
 	}
 	session_release(&s);
+done:
+	free(goal_file);
+	goal_opts_release(&go);
 	return code;
 }
 
@@ -1666,7 +1783,7 @@ int cmd_demo(int argc, char **argv, struct cli_ctx *ctx)
 		return code;
 	}
 	hooks_attach(&s);
-	run_code = run_plan_file(&s, DEMO_PLAN_NAME, parallel);
+	run_code = run_plan_file(&s, DEMO_PLAN_NAME, parallel, NULL);
 	s.chain = audit_close(s.chain);
 	code = demo_verify(ctx, dir, keyfile, run_code);
 	session_release(&s);
@@ -1738,7 +1855,10 @@ const char cmd_resume_help[] =
 	"130 interrupted.\n";
 
 const char cmd_run_summary[] = "run a plan of tasks on agents in parallel worktrees";
-const char cmd_run_usage[] = "PLAN [--detach] [--parallel N] [--max-cost-usd N] [--json]";
+const char cmd_run_usage[] =
+	"PLAN [--detach] [--parallel N] [--max-cost-usd N] [--json]\n"
+	"       --goal GOAL [--yes] [--planner ADAPTER] [--planner-model M] [--rounds N]\n"
+	"       [--allow CLASS]... [--set KEY=VALUE]... [--planner-timeout S] [options]";
 const char cmd_run_help[] =
 	"Runs the tasks of PLAN (plan.yaml; see docs/plans.md) in this repository: each\n"
 	"task is routed to an adapter by its capability requirements (a refusal is\n"
@@ -1766,13 +1886,30 @@ const char cmd_run_help[] =
 	"  --json           JSON lines: {\"type\": \"task\"|\"event\"|\"warning\"|\"run\", ...}\n"
 	"  --key-file FILE  the audit key (default: see 'bernstein audit key')\n"
 	"\n"
+	"goal mode (docs/goal-mode.md): instead of PLAN, --goal GOAL has a planner agent\n"
+	"write the plan first, exactly as 'bernstein plan generate' does (the same\n"
+	"checks and policy, drafts under .bernstein/plans/), shows it and asks before\n"
+	"running it; without a terminal --yes is required. --yes confirms the plan but\n"
+	"never lets a gate, hook, setup command or weaker sandbox of the planner's\n"
+	"through: only --allow CLASS does, and each such command is shown verbatim.\n"
+	"  --goal GOAL          the goal to plan and run\n"
+	"  --yes                run the generated plan without asking\n"
+	"  --planner ADAPTER    the planner's adapter (default: bernstein.yaml's adapter)\n"
+	"  --planner-model M    the planner's model\n"
+	"  --rounds N           drafts asked for at most (default 3)\n"
+	"  --allow CLASS        gates, setup, sandbox, endpoints or budget (see\n"
+	"                       'bernstein plan generate -h')\n"
+	"  --set KEY=VALUE      the planner's sampling/endpoint slots (base_url=URL, ...)\n"
+	"  --planner-timeout S  the limit of each planner session (default 1800)\n"
+	"\n"
 	"Exit: 0 every task done (or no_changes), 1 a task failed, conflicted, was\n"
 	"blocked or is unfinished (a merge postponed), 2 usage, 3 invalid plan or\n"
 	"bernstein.yaml, 4 environment (not a git repository, uncommitted changes,\n"
 	"another run active, a lock file of another git, I/O), 5 audit chain broken,\n"
 	"6 tasks refused by routing (and nothing else went wrong), 7 the budget's cap\n"
 	"was reached with work left ('bernstein resume --max-cost-usd N' goes on), 130\n"
-	"interrupted ('bernstein resume' goes on).\n";
+	"interrupted ('bernstein resume' goes on). --goal: 3 no valid plan after N\n"
+	"rounds, 1 the plan was not confirmed.\n";
 
 const char cmd_status_summary[] = "show a run's tasks and their states";
 const char cmd_status_usage[] = "[RUN] [-f [--plain]] [--json]";

@@ -63,6 +63,7 @@ extern const struct cmd audit_cmds[];
 extern const struct cmd config_cmds[];
 extern const struct cmd integrations_cmds[];
 extern const struct cmd plan_cmds[];
+int cmd_plan_generate(int argc, char **argv, struct cli_ctx *ctx);
 extern const struct cmd onboard_cmds[];
 extern const char onboard_summary[], onboard_help[];
 extern const struct cmd profiles_cmds[];
