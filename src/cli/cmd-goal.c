@@ -350,6 +350,17 @@ struct gen_state {
 	struct sbuf summary, prompt;
 };
 
+/* goal_policy's tracked(): the path is a file git tracks in the repository
+ * (a git that fails says no). */
+static bool draft_tracked(void *ctx, const char *path)
+{
+	const struct gen_state *g = ctx;
+	bool yes = false;
+
+	return git_tracked(g->s.repo, path, (const char *const *)g->s.git_env.v, &yes, NULL) == 0 &&
+	       yes;
+}
+
 /* Check one draft: the loader, dispatch's static gates, the policy. 0 valid;
  * -EINVAL with the problems in g->problems (one per line). */
 static int check_draft(struct gen_state *g, struct cli_ctx *ctx, const struct goal_opts *o,
@@ -357,7 +368,9 @@ static int check_draft(struct gen_state *g, struct cli_ctx *ctx, const struct go
 {
 	struct diag_list is = PLAN_ISSUES_INIT;
 	struct goal_policy pol = {.allow = o->allow,
-				  .adapters = (const char *const *)g->adapters.v};
+				  .adapters = (const char *const *)g->adapters.v,
+				  .tracked = draft_tracked,
+				  .tracked_ctx = g};
 	struct plan *p = NULL;
 	const char *allow_envs = cli_getenv(ctx, ALLOWED_KEYS_VAR);
 	size_t i;

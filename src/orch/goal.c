@@ -353,6 +353,34 @@ static void key_paths(struct walk *w, const struct ynode *k, const struct ynode 
 	}
 }
 
+/* context_files: within the repository, and files git tracks: their text
+ * goes into the agents' prompts, so an ignored file (.env) never does. */
+static void key_context(struct walk *w, const struct ynode *k, const struct ynode *v,
+			const char *path)
+{
+	char sub[320];
+	size_t j;
+
+	key_paths(w, k, v, path); /* outside the repository: refused there */
+	if (!w->pol->tracked)
+		return;
+	if (v->kind == YNODE_SCALAR && !ynode_is_null(v) && path_within(v->str) &&
+	    !w->pol->tracked(w->pol->tracked_ctx, v->str))
+		refuse(w, v, path,
+		       "'%s' is not a file git tracks: a generated plan gives the agents only files they could read in their own tree",
+		       v->str);
+	for (j = 0; v->kind == YNODE_SEQ && j < v->n; j++) {
+		const struct ynode *e = v->items[j];
+
+		(void)snprintf(sub, sizeof(sub), "%s[%zu]", path, j);
+		if (e->kind == YNODE_SCALAR && path_within(e->str) &&
+		    !w->pol->tracked(w->pol->tracked_ctx, e->str))
+			refuse(w, e, sub,
+			       "'%s' is not a file git tracks: a generated plan gives the agents only files they could read in their own tree",
+			       e->str);
+	}
+}
+
 static const struct {
 	const char *key;
 	key_fn *fn;
@@ -361,7 +389,7 @@ static const struct {
 	{"worktree_setup", key_setup}, {"sandbox", key_confine},     {"network", key_confine},
 	{"limits", key_confine},       {"endpoints", key_endpoints}, {"sampling", key_sampling},
 	{"mcp_config", key_sampling},  {"budget", key_budget},	     {"adapter", key_adapter},
-	{"cli", key_adapter},	       {"fallback", key_fallback},   {"context_files", key_paths},
+	{"cli", key_adapter},	       {"fallback", key_fallback},   {"context_files", key_context},
 	{"files", key_paths},	       {"attachments", key_paths},
 };
 

@@ -45,6 +45,11 @@ const char *goal_allow_format(unsigned allow, char *buf, size_t size);
 struct goal_policy {
 	unsigned allow;		     /* enum goal_allow */
 	const char *const *adapters; /* the usable adapters, NULL-terminated */
+	/* context_files: each must be a file git tracks (what the agents can
+	 * read in their own trees anyway: never an ignored .env); NULL: not
+	 * checked */
+	bool (*tracked)(void *ctx, const char *path);
+	void *tracked_ctx;
 };
 
 /* Check the plan text buf (name: the file in diagnostics) against pol:

@@ -1055,6 +1055,29 @@ int git_is_clean(const char *repo, const char *const *env, bool *ret, struct dia
 	return 0;
 }
 
+int git_tracked(const char *repo, const char *path, const char *const *env, bool *ret,
+		struct diag *reterr)
+{
+	const char *args[] = {"ls-files", "-z", "--", NULL, NULL};
+	struct sbuf spec = SBUF_INIT(SIZE_MAX);
+	struct git_res g;
+	int r;
+
+	if ((r = check_args(repo, reterr)) < 0)
+		return r;
+	/* the path as it is: no glob, no magic, from the top */
+	(void)sbuf_addf(&spec, ":(top,literal)%s", path);
+	args[3] = spec.buf;
+	r = git_run(repo, env, GIT_READ, NULL, args, &g, reterr);
+	sbuf_release(&spec);
+	if (r < 0)
+		return r;
+	/* exactly that file (a directory would list what is beneath it) */
+	*ret = g.out_len == strlen(path) + 1 && memcmp(g.out, path, g.out_len - 1) == 0;
+	git_res_release(&g);
+	return 0;
+}
+
 /*
  * Run a read-only git query whose answer is its exit status: 0 yes, 1 no,
  * anything else a failure (reported with git's message).

@@ -95,6 +95,11 @@ int git_worktreeinclude(const char *repo, const char *const *env, struct strvec 
 int git_head(const char *repo, const char *const *env, char **ret_branch, char **ret_commit,
 	     struct diag *reterr);
 
+/* Whether path (relative to the top of repo) is a file git tracks (in the
+ * index; a directory is not one). */
+int git_tracked(const char *repo, const char *path, const char *const *env, bool *ret,
+		struct diag *reterr);
+
 /* The full commit id rev names (peeled: a tag gives its commit), caller
  * frees. -ENOENT when rev names no commit. */
 int git_rev_parse(const char *repo, const char *rev, const char *const *env, char **ret,

@@ -167,6 +167,36 @@ static void test_paths_within(void **state)
 	result_release(&r);
 }
 
+/* tracked() for the test: what git tracks in a repository with docs/a.md
+ * and src/x.c committed and .env ignored */
+static bool fake_tracked(void *ctx, const char *path)
+{
+	(void)ctx;
+	return strcmp(path, "docs/a.md") == 0 || strcmp(path, "src/x.c") == 0;
+}
+
+/* context_files must be tracked files: an ignored .env never reaches an
+ * agent's prompt through a generated plan */
+static void test_context_tracked(void **state)
+{
+	struct goal_policy pol = {.allow = 0, .adapters = usable, .tracked = fake_tracked};
+	struct result r;
+	const char *text = "name: x\ncontext_files: [docs/a.md]\ntasks:\n"
+			   "  - title: a\n"
+			   "    prompt: p\n"
+			   "    context_files: [src/x.c, .env, /etc/passwd]\n";
+
+	(void)state;
+	r.is = (struct diag_list)DIAG_LIST_INIT(100);
+	r.shown = (struct strvec)STRVEC_INIT;
+	r.n = goal_policy_check("p.yaml", text, strlen(text), &pol, &r.is, &r.shown);
+	/* /etc/passwd: outside (once, not also untracked); .env: not tracked */
+	assert_int_equal(r.n, 2);
+	assert_true(has(&r, 6, 30, "'.env' is not a file git tracks"));
+	assert_true(has(&r, 6, 36, "'/etc/passwd' is outside"));
+	result_release(&r);
+}
+
 static void test_not_yaml(void **state)
 {
 	struct result r;
@@ -229,6 +259,7 @@ int main(void)
 		cmocka_unit_test(test_stronger_sandbox_and_stages),
 		cmocka_unit_test(test_shown_escaped),
 		cmocka_unit_test(test_paths_within),
+		cmocka_unit_test(test_context_tracked),
 		cmocka_unit_test(test_not_yaml),
 		cmocka_unit_test(test_allow_parse),
 		cmocka_unit_test(test_prompt),

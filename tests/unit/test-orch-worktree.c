@@ -372,6 +372,33 @@ static void test_head_and_rev_parse(void **state)
 	free(empty);
 }
 
+/* git_tracked(): a committed file yes; an ignored or untracked one, a
+ * directory, a pattern-looking name no */
+static void test_tracked(void **state)
+{
+	FX;
+	struct diag d = {0};
+	bool yes = false;
+
+	shrun(f, f->repo,
+	      "mkdir -p docs && echo d > docs/x.md && echo '.env' > .gitignore && echo S > .env && "
+	      "echo u > untracked.txt && git add docs/x.md .gitignore && " GITC " commit -q -m t");
+	assert_int_equal(git_tracked(f->repo, "a.txt", f->env.v, &yes, &d), 0);
+	assert_true(yes);
+	assert_int_equal(git_tracked(f->repo, "docs/x.md", f->env.v, &yes, &d), 0);
+	assert_true(yes);
+	assert_int_equal(git_tracked(f->repo, ".env", f->env.v, &yes, &d), 0);
+	assert_false(yes);
+	assert_int_equal(git_tracked(f->repo, "untracked.txt", f->env.v, &yes, &d), 0);
+	assert_false(yes);
+	assert_int_equal(git_tracked(f->repo, "docs", f->env.v, &yes, &d), 0);
+	assert_false(yes);
+	assert_int_equal(git_tracked(f->repo, "*.md", f->env.v, &yes, &d), 0);
+	assert_false(yes);
+	assert_int_equal(git_tracked(f->repo, "docs/*", f->env.v, &yes, &d), 0);
+	assert_false(yes);
+}
+
 static void test_is_clean(void **state)
 {
 	FX;
@@ -1760,6 +1787,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_missing_git, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_git_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_head_and_rev_parse, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tracked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_is_clean, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ancestor_and_branch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_worktree_add_new, setup, teardown),
