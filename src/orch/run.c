@@ -301,8 +301,11 @@ static bool files_held(const struct loop *l, const struct otask *t)
 	for (i = 0; i < l->n; i++) {
 		const struct otask *u = &l->t[i];
 
-		if (u == t || !u->spec.n_files || u->row.state == TASK_PENDING ||
-		    lifecycle_terminal(u->row.state))
+		/* a pending task is in flight too while its tree is made, its
+		 * setup or its pre_task hook runs (before "dispatched") */
+		if (u == t || !u->spec.n_files || lifecycle_terminal(u->row.state) ||
+		    (u->row.state == TASK_PENDING && !u->live && !run_prep_live(u) &&
+		     !u->hook_live))
 			continue;
 		if (context_files_overlap(t->spec.files, t->spec.n_files, u->spec.files,
 					  u->spec.n_files))
