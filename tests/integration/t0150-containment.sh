@@ -284,6 +284,9 @@ if python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(d["t
 	"$T/stdout"; then
 	bg -- run plan-cg.yaml
 	check "cgroup: the escapees run" wait_until '[ -s "$D/cg.beat" ]'
+	# its keeper must be found and killed first: one missed cleans up
+	# itself, and resume then has nothing to kill
+	wait_until '[ -n "$(keeper_of "$BGPID")" ]'
 	_k=$(keeper_of "$BGPID")
 	# shellcheck disable=SC2086 # _k: pids
 	kill -9 $_k "$BGPID" # the keeper first: it must not get to act
