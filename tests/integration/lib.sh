@@ -303,6 +303,18 @@ bg()
 	BGPID=$!
 }
 
+# require_agents: E2E_BIN, the bin directory of the agent CLIs pinned in
+# tests/agents/; when they are not installed the test fails at once (an e2e
+# test never skips: the CI installs them), saying how to install them.
+require_agents()
+{
+	if ! E2E_BIN=$(sh "$SRCDIR/tests/agents/install.sh" --check); then
+		not_ok "the agent CLIs pinned in tests/agents/ are installed"
+		diag "run tests/agents/install.sh (needs node, npm and the npm registry) and retry"
+		test_done
+	fi
+}
+
 # require_landlock: the whole test is skipped (TAP "1..0 # SKIP") when the
 # kernel has no Landlock; require_bwrap likewise without a working
 # bubblewrap. Call them after test_begin, before any test line.

@@ -11,11 +11,7 @@ test_begin "e2e: bernstein run with claude and codex against the fake LLM server
 # shellcheck disable=SC2034 # read by run() in tests/integration/lib.sh
 TEST_CMD_TIMEOUT=${E2E_CMD_TIMEOUT:-250}
 
-if ! E2E_BIN=$(sh "$SRCDIR/tests/agents/install.sh" --check); then
-	not_ok "the agent CLIs pinned in tests/agents/ are installed"
-	diag "run tests/agents/install.sh (needs node, npm and the npm registry) and retry"
-	test_done
-fi
+require_agents
 
 W=$T/work
 KEY="BERNSTEIN_AUDIT_KEY_PATH=$T/audit.key"

@@ -23,11 +23,7 @@ test_begin "e2e: a prompt that looks like an option reaches the model as text"
 # shellcheck disable=SC2034 # read by fake_start in tests/data/runner/runner-lib.sh
 FAKE_MAX_SECONDS=1500
 
-if ! E2E_BIN=$(sh "$SRCDIR/tests/agents/install.sh" --check); then
-	not_ok "the agent CLIs pinned in tests/agents/ are installed"
-	diag "tests/agents/install.sh --check failed: run tests/agents/install.sh and retry"
-	test_done
-fi
+require_agents
 
 run git init -q .
 run git -c user.name=e2e -c user.email=e2e@example.invalid commit -q --allow-empty -m init

@@ -22,11 +22,7 @@ test_begin "e2e: the real CLIs complete a task in each sandbox tier they declare
 # shellcheck disable=SC2034 # read by run() in tests/integration/lib.sh
 TEST_CMD_TIMEOUT=${E2E_CMD_TIMEOUT:-250}
 
-if ! E2E_BIN=$(sh "$SRCDIR/tests/agents/install.sh" --check); then
-	not_ok "the agent CLIs pinned in tests/agents/ are installed"
-	diag "tests/agents/install.sh --check failed: run tests/agents/install.sh and retry"
-	test_done
-fi
+require_agents
 require_landlock
 
 # whether this host gives TIER (else a TAP skip with the reason)

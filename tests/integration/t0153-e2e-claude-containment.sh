@@ -17,11 +17,7 @@
 test_begin "e2e: the real claude's detached children do not outlive its task"
 . "$SRCDIR/tests/data/runner/runner-lib.sh"
 
-if ! E2E_BIN=$(sh "$SRCDIR/tests/agents/install.sh" --check); then
-	not_ok "the agent CLIs pinned in tests/agents/ are installed"
-	diag "tests/agents/install.sh --check failed: run tests/agents/install.sh and retry"
-	test_done
-fi
+require_agents
 
 BGPID=
 # the writer's marker: its $0, unique to this test's directory

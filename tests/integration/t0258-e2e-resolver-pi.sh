@@ -14,11 +14,7 @@ test_begin "t0258 e2e: pi resolves a merge conflict"
 # shellcheck disable=SC2034 # read by run() in tests/integration/lib.sh
 TEST_CMD_TIMEOUT=${E2E_CMD_TIMEOUT:-200}
 
-if ! E2E_BIN=$(sh "$SRCDIR/tests/agents/install.sh" --check); then
-	not_ok "the agent CLIs pinned in tests/agents/ are installed"
-	diag "run tests/agents/install.sh (needs node, npm and the npm registry) and retry"
-	test_done
-fi
+require_agents
 
 W=$T/work
 git -C "$W" init -q -b main . >/dev/null 2>&1

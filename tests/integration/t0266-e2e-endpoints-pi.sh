@@ -13,11 +13,7 @@ test_begin "t0266 e2e: pi through endpoints: only, chosen by adapter: auto"
 # shellcheck disable=SC2034 # read by run() in tests/integration/lib.sh
 TEST_CMD_TIMEOUT=${E2E_CMD_TIMEOUT:-200}
 
-if ! E2E_BIN=$(sh "$SRCDIR/tests/agents/install.sh" --check); then
-	not_ok "the agent CLIs pinned in tests/agents/ are installed"
-	diag "tests/agents/install.sh --check failed: run tests/agents/install.sh and retry"
-	test_done
-fi
+require_agents
 W=$T/w
 H=$T/h
 mkdir -p "$W" "$H"
