@@ -335,6 +335,34 @@ require_bwrap()
 	fi
 }
 
+# script_agent DIR NAME SCRIPT: an adapter NAME in the catalogue of the
+# repository DIR that runs `sh SCRIPT PROMPT` (the prompt its one argument;
+# no resume, no events), added beside what the catalogue holds.
+script_agent()
+{
+	mkdir -p "$1/.bernstein/catalog/profiles"
+	cat >"$1/.bernstein/catalog/profiles/$2.yaml" <<EOF
+name: $2
+display_name: "Script agent $2"
+shape: factory
+invocation:
+  binary: sh
+  extra_args: [$3]
+  prompt_positional: true
+capabilities:
+  tool_use: true
+  max_parallel_workers: 8
+EOF
+	[ -f "$1/.bernstein/catalog/strategy-matrix.yaml" ] ||
+		echo 'adapters:' >"$1/.bernstein/catalog/strategy-matrix.yaml"
+	cat >>"$1/.bernstein/catalog/strategy-matrix.yaml" <<EOF
+  $2:
+    resume: unsupported
+    dangerous_mode: always-on
+    event_channel: none
+EOF
+}
+
 shell_agent()
 {
 	mkdir -p "$1/.bernstein/catalog/profiles"

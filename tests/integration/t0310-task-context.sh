@@ -29,25 +29,7 @@ printf '%s' "\$1" > $T/prompt.\$n
 echo "attempt \$n" > rec-\$n.txt
 echo done > report.md
 EOF
-cat >"$W/.bernstein/catalog/profiles/rec.yaml" <<EOF
-name: rec
-display_name: "Records its prompt"
-shape: factory
-invocation:
-  binary: sh
-  extra_args: [$T/rec.sh]
-  prompt_positional: true
-capabilities:
-  tool_use: true
-  max_parallel_workers: 8
-EOF
-cat >"$W/.bernstein/catalog/strategy-matrix.yaml" <<'EOF'
-adapters:
-  rec:
-    resume: unsupported
-    dangerous_mode: always-on
-    event_channel: none
-EOF
+script_agent "$W" rec "$T/rec.sh"
 # the repository's catalogue overrides the qa role's preamble
 cat >"$W/.bernstein/catalog/roles.yaml" <<'EOF'
 roles:

@@ -26,24 +26,7 @@ cat >"$T/rec.sh" <<EOF
 printf '%s' "\$1" > $T/prompt.rec
 echo x > rec.txt
 EOF
-cat >"$W/.bernstein/catalog/profiles/rec.yaml" <<EOF
-name: rec
-display_name: "Records its prompt"
-shape: factory
-invocation:
-  binary: sh
-  extra_args: [$T/rec.sh]
-  prompt_positional: true
-capabilities:
-  tool_use: true
-  max_parallel_workers: 8
-EOF
-cat >>"$W/.bernstein/catalog/strategy-matrix.yaml" <<'EOF'
-  rec:
-    resume: unsupported
-    dangerous_mode: always-on
-    event_channel: none
-EOF
+script_agent "$W" rec "$T/rec.sh"
 cat >"$W/bernstein.yaml" <<'EOF'
 adapter: shell
 parallel: 1
