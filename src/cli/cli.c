@@ -5,6 +5,7 @@
 #include <jansson.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -16,9 +17,11 @@
 #include "proc/contain.h"
 #include "util/envscrub.h"
 #include "util/log.h"
+#include "util/xalloc.h"
 
 static const char global_usage[] =
 	"usage: bernstein [-C DIR] [--json] [-v | -q] <command> [<args>]\n"
+	"       bernstein [-C DIR] -g GOAL [<run args>]\n"
 	"       bernstein --version | --help | help <command>\n";
 
 static const char global_help[] =
@@ -31,7 +34,9 @@ static const char global_help[] =
 	"  -v           more diagnostics on stderr (repeat for more)\n"
 	"  -q           only errors on stderr\n"
 	"  --version    print the version and exit\n"
-	"  -h, --help   this text\n";
+	"  -h, --help   this text\n"
+	"  -g GOAL      goal mode: 'bernstein run --goal GOAL', the arguments after\n"
+	"               it (--yes, --allow CLASS, ...) going to run (docs/goal-mode.md)\n";
 
 static const char help_footer[] =
 	"\n'bernstein help <command>' or 'bernstein <command> -h' shows a command's help.\n"
@@ -337,8 +342,10 @@ int cli_main(int argc, char **argv, char **envp, const struct cmd *root)
 		{"json", no_argument, NULL, 'j'},
 		{"version", no_argument, NULL, 'V'},
 		{"help", no_argument, NULL, 'h'},
+		{"goal", required_argument, NULL, 'g'},
 		{NULL, 0, NULL, 0},
 	};
+	const char *goal = NULL;
 	struct cli_ctx ctx = {
 		.progname = "bernstein",
 		.out = stdout,
@@ -350,8 +357,11 @@ int cli_main(int argc, char **argv, char **envp, const struct cmd *root)
 
 	opterr = 0;
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "+C:vqh", opts, NULL)) != -1) {
+	while (!goal && (c = getopt_long(argc, argv, "+C:g:vqh", opts, NULL)) != -1) {
 		switch (c) {
+		case 'g':
+			goal = optarg; /* the rest of the line is run's */
+			break;
 		case 'C':
 			if (chdir(optarg) < 0)
 				return cli_error(&ctx, BEXIT_ENV, "cannot change to '%s': %s",
@@ -377,6 +387,8 @@ int cli_main(int argc, char **argv, char **envp, const struct cmd *root)
 		default:
 			if (optopt == 'C')
 				return cli_usage_error(&ctx, "option '-C' requires a directory");
+			if (optopt == 'g')
+				return cli_usage_error(&ctx, "option '-g' requires the goal");
 			if (optopt)
 				return cli_usage_error(&ctx, "unknown option '-%c'", optopt);
 			return cli_usage_error(&ctx, "unknown option '%s'", argv[optind - 1]);
@@ -392,5 +404,20 @@ int cli_main(int argc, char **argv, char **envp, const struct cmd *root)
 	c = cli_contain_env(&ctx);
 	if (c)
 		return c;
+	if (goal) {
+		/* -g GOAL [ARGS]: run --goal GOAL [ARGS] */
+		char run[] = "run", opt[] = "--goal";
+		char **v = xcalloc((size_t)(argc - optind) + 4, sizeof(*v));
+		int n = 0, i;
+
+		v[n++] = run;
+		v[n++] = opt;
+		v[n++] = (char *)(uintptr_t)goal;
+		for (i = optind; i < argc; i++)
+			v[n++] = argv[i];
+		c = cli_dispatch(root, n, v, &ctx);
+		free(v);
+		return c;
+	}
 	return cli_dispatch(root, argc - optind, argv + optind, &ctx);
 }

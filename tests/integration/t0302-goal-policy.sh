@@ -114,13 +114,15 @@ no_canary "nothing of the hostile draft ran (gate, hook, setup command)"
 rm -f "$T/OWN_GATE_RAN"
 "$PY" "$T/script.py" never "$T/never.json" "$CANARY"
 fake_start "$T/never.json"
-gorun 3 run --goal "Add a greeting" --yes --rounds 2 --planner-model fake-model
+# (bernstein -g GOAL ARGS is run --goal GOAL ARGS)
+gorun 3 -g "Add a greeting" --yes --rounds 2 --planner-model fake-model
+expect_stderr_contains "draft-2.yaml" "-g: the rounds of run --goal, its options passed on"
 no_canary "a plan never fixed: nothing of it ran"
 check "no task ran" test ! -e "$T/OWN_GATE_RAN"
 
 # ---- no terminal, no --yes: refused before any planner runs ----
 fake_start "$T/never.json"
-gorun 2 run --goal "Add a greeting" --planner-model fake-model
+gorun 2 -g "Add a greeting" --planner-model fake-model
 expect_stderr_contains "--goal without a terminal needs --yes" "no terminal: --yes is required"
 check "the planner was never asked" test "$(nreq)" -eq 0
 
