@@ -285,7 +285,8 @@ if python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(d["t
 	bg -- run plan-cg.yaml
 	check "cgroup: the escapees run" wait_until '[ -s "$D/cg.beat" ]'
 	# its keeper must be found and killed first: one missed cleans up
-	# itself, and resume then has nothing to kill
+	# itself, and resume then has nothing to kill (so would any other
+	# bernstein's sweep: this test runs alone, tests/integration/meson.build)
 	wait_until '[ -n "$(keeper_of "$BGPID")" ]'
 	_k=$(keeper_of "$BGPID")
 	# shellcheck disable=SC2086 # _k: pids
