@@ -306,9 +306,14 @@ static void draw(struct session *s)
 			any = any || r->done_tokens || r->tokens >= 0 || r->cost >= 0;
 		}
 		if (any) {
-			(void)fprintf(f, "%-24s %-12s %-12s %7s %9" PRId64 "  cost $%.4f%s\n",
-				      "TOTAL", "", "", "", tokens, cost,
-				      unknown ? " + unknown" : "");
+			if (unknown && cost == 0) /* nothing priced yet: unknown, never $0 */
+				(void)fprintf(f, "%-24s %-12s %-12s %7s %9" PRId64 "  cost ?\n",
+					      "TOTAL", "", "", "", tokens);
+			else
+				(void)fprintf(f,
+					      "%-24s %-12s %-12s %7s %9" PRId64 "  cost $%.4f%s\n",
+					      "TOTAL", "", "", "", tokens, cost,
+					      unknown ? " + unknown" : "");
 			s->drawn++;
 		}
 	}

@@ -127,6 +127,22 @@ assert g1["cost_usd"] is None and g1["cost_source"] is None, g1
 PY
 expect_exit 0 "$KEY" "$BERNSTEIN" audit verify
 
+# on a terminal (script(1) gives the run one) the live table ends with a
+# TOTAL line: the tokens and cost of the run so far
+cat >"$W/plan3.yaml" <<'EOF'
+name: live
+tasks:
+  - title: delta
+    prompt: |
+      usage 1000000 0
+      write d.txt d
+EOF
+git_q add -A && git_q commit -q -m plan3
+run "$KEY" script -qec "'$BERNSTEIN' run plan3.yaml" /dev/null
+check "on a terminal the run exits 0" test "$RC" -eq 0
+check "the live table's footer: TOTAL with the tokens and the cost" \
+	grep -Eq 'TOTAL .* 1000000  cost \$1\.0000' "$T/stdout"
+
 # without a price for its model, a cost is unknown: null, '?', never 0
 rm "$W/.bernstein/catalog/pricing.yaml"
 cat >"$W/plan2.yaml" <<'EOF'
