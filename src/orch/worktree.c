@@ -295,6 +295,17 @@ static int git_run(const char *dir, const char *const *env, enum git_flags flags
 		   struct diag *reterr);
 static int git_fail(const char *dir, const char *const *args, const struct git_res *res,
 		    struct diag *reterr);
+/* git_run() of a step whose output nobody reads (it succeeded or said why). */
+static int git_step(const char *dir, const char *const *env, enum git_flags flags,
+		    const struct git_identity *id, const char *const *args, struct diag *reterr)
+{
+	struct git_res g;
+	int r = git_run(dir, env, flags, id, args, &g, reterr);
+
+	if (r >= 0)
+		git_res_release(&g);
+	return r < 0 ? r : 0;
+}
 static char *first_line(const struct git_res *res);
 
 /* ---- trees an agent controlled ---------------------------------------------
@@ -1956,10 +1967,9 @@ int worktree_commit_all(const char *wt, const char *message, const struct git_id
 	if ((r = check_args(wt, reterr)) < 0 || (r = check_message(wt, message, reterr)) < 0 ||
 	    (r = check_identity(wt, id, reterr)) < 0)
 		return r;
-	r = git_run(wt, env, GIT_WRITE, NULL, add, &g, reterr);
+	r = git_step(wt, env, GIT_WRITE, NULL, add, reterr);
 	if (r < 0)
 		return r;
-	git_res_release(&g);
 
 	r = git_call(wt, env, GIT_READ, NULL, staged, &g, reterr);
 	if (r < 0)
@@ -1976,10 +1986,9 @@ int worktree_commit_all(const char *wt, const char *message, const struct git_id
 	}
 	git_res_release(&g);
 
-	r = git_run(wt, env, GIT_WRITE, id, commit, &g, reterr);
+	r = git_step(wt, env, GIT_WRITE, id, commit, reterr);
 	if (r < 0)
 		return r;
-	git_res_release(&g);
 	*ret_committed = true;
 	return 0;
 }
@@ -3417,14 +3426,12 @@ int worktree_restore(const char *wt, const char *branch, const char *commit, con
 		free(p);
 	}
 	(void)snprintf(ref, sizeof(ref), "%s%s", HEADS_PREFIX, branch);
-	r = git_run(wt, env, GIT_WRITE, NULL, symref, &g, reterr);
+	r = git_step(wt, env, GIT_WRITE, NULL, symref, reterr);
 	if (r < 0)
 		return r;
-	git_res_release(&g);
-	r = git_run(wt, env, GIT_WRITE, NULL, reset, &g, reterr);
+	r = git_step(wt, env, GIT_WRITE, NULL, reset, reterr);
 	if (r < 0)
 		return r;
-	git_res_release(&g);
 	return 0;
 }
 
@@ -3546,15 +3553,13 @@ int worktree_commit_merge(const char *wt, const char *message, const struct git_
 	{
 		static const char *const add[] = {"add", "-A", PATHSPEC_ALL, NULL};
 
-		r = git_run(wt, env, GIT_WRITE, NULL, add, &g, reterr);
+		r = git_step(wt, env, GIT_WRITE, NULL, add, reterr);
 		if (r < 0)
 			return r;
-		git_res_release(&g);
 	}
-	r = git_run(wt, env, GIT_WRITE, id, commit, &g, reterr);
+	r = git_step(wt, env, GIT_WRITE, id, commit, reterr);
 	if (r < 0)
 		return r;
-	git_res_release(&g);
 	*ret_committed = true;
 	return 0;
 }
