@@ -36,6 +36,7 @@
 #include "orch/config.h"
 #include "orch/goal.h"
 #include "orch/plan.h"
+#include "orch/state.h"
 #include "orch/worktree.h"
 #include "proc/capture.h"
 #include "util/clock.h"
@@ -318,14 +319,6 @@ static int run_planner(struct cli_ctx *ctx, const char *self_exe, const struct g
 
 /* Text the planner chose (titles, problems quoting its values) on a
  * terminal: each control byte as '?' (but a newline with lines). */
-static void put_safe(FILE *f, const char *s, bool lines)
-{
-	const unsigned char *c;
-
-	for (c = (const unsigned char *)s; *c; c++)
-		(void)fputc((*c < 0x20 && !(lines && *c == '\n')) || *c == 0x7f ? '?' : *c, f);
-}
-
 static char *join2(const char *a, const char *b)
 {
 	size_t n = strlen(a) + strlen(b) + 2;
@@ -404,19 +397,19 @@ static int check_draft(struct gen_state *g, struct cli_ctx *ctx, const struct go
 	return -EINVAL;
 }
 
-static int audit_generated(struct gen_state *g, const struct goal_opts *o, const char *adapter,
-			   const char *output, unsigned rounds, struct diag *d)
+/* The detail of plan.generated, also what state.db keeps of the plan. */
+static json_t *generated_record(struct gen_state *g, const struct goal_opts *o, const char *output,
+				unsigned rounds)
 {
-	const struct registry_entry *e = catalog_find(g->s.cat, adapter);
+	const struct registry_entry *e = catalog_find(g->s.cat, g->adapter);
 	json_t *det = json_object(), *arr;
 	char abuf[128];
 	size_t i;
-	int r;
 
 	cli_jset(det, "goal", cli_jstr(o->goal));
 	cli_jset(det, "plan_hash", cli_jstr(plan_hash(g->plan)));
 	cli_jset(det, "plan_file", cli_jstr(output));
-	cli_jset(det, "planner_adapter", cli_jstr(adapter));
+	cli_jset(det, "planner_adapter", cli_jstr(g->adapter));
 	cli_jset(det, "planner_model", cli_jstr(o->model));
 	cli_jset(det, "planner_profile_hash",
 		 cli_jstr(e && e->profile ? profile_hash(e->profile) : NULL));
@@ -431,8 +424,28 @@ static int audit_generated(struct gen_state *g, const struct goal_opts *o, const
 	for (i = 0; i < g->drafts.nr; i++)
 		(void)json_array_append_new(arr, cli_jstr(g->drafts.v[i]));
 	cli_jset(det, "drafts", arr);
+	return det;
+}
+
+/* plan.generated in the audit chain, then the same record in state.db
+ * (under the generation's id), so `status` can say which goal a run's plan
+ * came from. */
+static int record_generated(struct gen_state *g, const struct goal_opts *o, const char *output,
+			    unsigned rounds, struct diag *d)
+{
+	json_t *det = generated_record(g, o, output, rounds);
+	char ts[40], *text = NULL;
+	int r;
+
 	r = audit_append(g->s.chain, "plan.generated", ORCH_ACTOR, "plan", plan_hash(g->plan), det,
 			 d);
+	if (r >= 0) {
+		text = json_dumps(det, JSON_COMPACT | JSON_SORT_KEYS);
+		(void)clock_iso8601_utc(clock_system()->now_ns(clock_system()), ts, sizeof(ts));
+		r = text ? state_generated_put(g->s.st, g->gen, plan_hash(g->plan), text, ts, d)
+			 : -ENOMEM;
+	}
+	free(text);
 	json_decref(det);
 	return r;
 }
@@ -448,7 +461,7 @@ static void print_result(struct cli_ctx *ctx, struct gen_state *g, const char *o
 
 		(void)fprintf(ctx->out, "  %-24s %-10s %-14s ", t->id, t->role,
 			      t->adapter ? t->adapter : "-");
-		put_safe(ctx->out, t->title, false);
+		cli_put_safe(ctx->out, t->title, false);
 		(void)fputc('\n', ctx->out);
 	}
 	if (g->shown.nr) {
@@ -642,7 +655,7 @@ static int gen_round(struct cli_ctx *ctx, struct gen_state *g, const struct goal
 				res.why ? ": " : "", res.why ? res.why : "");
 	}
 	if (code < 0 && (!ctx->json || o->quiet))
-		put_safe(ctx->err, g->problems.buf, true);
+		cli_put_safe(ctx->err, g->problems.buf, true);
 out:
 	free(text);
 	free(draft);
@@ -671,7 +684,7 @@ static int gen_finish(struct cli_ctx *ctx, struct gen_state *g, const struct goa
 		goto out;
 	}
 	diag_clear(&d);
-	r = audit_generated(g, o, g->adapter, output, round, &d);
+	r = record_generated(g, o, output, round, &d);
 	if (r < 0) {
 		code = cli_diag(ctx, exit_for(r), &d);
 		goto out;

@@ -1211,6 +1211,55 @@ static bool budget_reached(struct state *st, const char *run_id)
 	       cost_report_budget_reached(&b, &t);
 }
 
+/* The plan.generated record of the run's plan when a planner generated it
+ * (goal mode), else NULL. */
+static json_t *run_goal(struct state *st, const struct run_row *run)
+{
+	char *text = NULL;
+	json_t *o = NULL;
+	struct diag d;
+
+	diag_clear(&d);
+	if (run->plan_hash && state_generated_get(st, run->plan_hash, &text, &d) == 0 && text)
+		o = json_loads(text, 0, NULL);
+	free(text);
+	if (o && !json_is_object(o)) {
+		json_decref(o);
+		o = NULL;
+	}
+	return o;
+}
+
+/* status's "goal:" line for a generated plan: the goal's first line (its
+ * control bytes as '?'), the planner and its rounds. */
+static void status_goal(struct cli_ctx *ctx, struct state *st, const struct run_row *run)
+{
+	json_t *g = run_goal(st, run);
+	const char *goal, *model, *planner, *nl;
+	char *first;
+
+	if (!g)
+		return;
+	goal = json_string_value(json_object_get(g, "goal"));
+	model = json_string_value(json_object_get(g, "planner_model"));
+	nl = goal ? strchr(goal, '\n') : NULL;
+	first = goal ? xstrndup(goal, nl ? (size_t)(nl - goal) : strlen(goal)) : xstrdup("-");
+	(void)fputs("goal: ", ctx->out);
+	cli_put_safe(ctx->out, first, false);
+	(void)fprintf(ctx->out, "%s (planned by ", nl ? " ..." : "");
+	planner = json_string_value(json_object_get(g, "planner_adapter"));
+	cli_put_safe(ctx->out, planner ? planner : "-", false);
+	if (model) {
+		(void)fputs(", model ", ctx->out);
+		cli_put_safe(ctx->out, model, false);
+	}
+	(void)fprintf(ctx->out, ", %" JSON_INTEGER_FORMAT " round%s)\n",
+		      json_integer_value(json_object_get(g, "rounds")),
+		      json_integer_value(json_object_get(g, "rounds")) == 1 ? "" : "s");
+	free(first);
+	json_decref(g);
+}
+
 /* status's text: the run's line (exit: ", exit N (words)" or ""), then a
  * line per task, then the run's tokens and cost (and budget) */
 static void status_table(struct cli_ctx *ctx, struct state *st, const struct run_row *run,
@@ -1226,6 +1275,7 @@ static void status_table(struct cli_ctx *ctx, struct state *st, const struct run
 		      run->base_branch ? run->base_branch : "-",
 		      run->base_commit ? run->base_commit : "-",
 		      run->created_at ? run->created_at : "-");
+	status_goal(ctx, st, run);
 	(void)fprintf(ctx->out, "%-24s %-12s %-12s %-9s %8s %9s %10s  %s\n", "TASK", "ADAPTER",
 		      "STATE", "SANDBOX", "ATTEMPTS", "TOKENS", "COST", "REASON");
 	memset(&total, 0, sizeof(total));
@@ -1332,6 +1382,7 @@ int cmd_status(int argc, char **argv, struct cli_ctx *ctx)
 		cli_jset(o, "state", cli_jstr(run_state_to_string(run.state)));
 		cli_jset(o, "plan", cli_jstr(run.plan_path));
 		cli_jset(o, "plan_hash", cli_jstr(run.plan_hash));
+		cli_jset(o, "goal", run_goal(s.st, &run));
 		cli_jset(o, "base_branch", cli_jstr(run.base_branch));
 		cli_jset(o, "base_commit", cli_jstr(run.base_commit));
 		cli_jset(o, "created_at", cli_jstr(run.created_at));
@@ -1564,11 +1615,31 @@ static const char demo_plan[] =
 	"      write NOTES.md greeting.txt and farewell.txt were written by two mock agents\n"
 	"      commit add the notes\n";
 
+/* demo --goal: the goal the mock planner gets. Its first line is the goal
+ * a person would write; the mock agent carries out the instruction lines
+ * below it (docs/mock.md), which write the plan file a real planner would
+ * write: the demo plan's tasks, in flow style, without the gate (a
+ * generated plan may hold no command: docs/goal-mode.md, "The policy"). */
+static const char demo_goal[] =
+	"Write a greeting and a farewell in two files, then notes about both.\n"
+	"write bernstein-plan.yaml name: demo-goal\n"
+	"append bernstein-plan.yaml adapter: mock\n"
+	"append bernstein-plan.yaml tasks:\n"
+	"append bernstein-plan.yaml - {id: greeting, title: write the greeting, prompt: "
+	"\"Write the greeting.\\nwrite greeting.txt Hello from bernstein\\nsay wrote greeting.txt\\n\"}\n"
+	"append bernstein-plan.yaml - {id: farewell, title: write the farewell, prompt: "
+	"\"Write the farewell.\\nwrite farewell.txt Goodbye from bernstein\\nsay wrote farewell.txt\\n\"}\n"
+	"append bernstein-plan.yaml - {id: notes, title: write the notes, depends_on: [greeting, "
+	"farewell], files: [NOTES.md], prompt: \"Both files are merged; describe them.\\nwrite "
+	"NOTES.md greeting.txt and farewell.txt were written by two mock agents\\ncommit add the "
+	"notes\\n\"}\n";
+
 static const char demo_readme[] =
 	"# bernstein demo\n\nA scratch repository for 'bernstein demo'.\n";
 
 static const struct option demo_options[] = {
 	{"json", no_argument, NULL, OPT_JSON},
+	{"goal", no_argument, NULL, OPT_GOAL},
 	{"parallel", required_argument, NULL, OPT_PARALLEL},
 	CLI_OPT_HELP,
 	{NULL, 0, NULL, 0},
@@ -1696,16 +1767,102 @@ out:
 	return code;
 }
 
-int cmd_demo(int argc, char **argv, struct cli_ctx *ctx)
+/* The demo's scratch repository in dir: README.md, .gitignore and (but for
+ * --goal, where the planner writes it) the demo plan, committed. */
+static int demo_repo(struct cli_ctx *ctx, const char *dir, bool goal)
 {
 	static const char *const init[] = {"init", "-q", "-b", "main", NULL};
 	static const char *const add[] = {"add", "-A", NULL};
 	static const char *const commit[] = {"commit", "-q", "-m", "demo: initial commit", NULL};
-	struct session s = {0};
-	char dir[PATH_MAX], keyfile[PATH_MAX + 32], *p;
+	static const char gi[] = ".bernstein/\n";
+	char *p;
+	int r, code;
+
+	p = agentrun_path(dir, "README.md");
+	r = atomic_write_file(p, demo_readme, strlen(demo_readme), 0644);
+	free(p);
+	if (r >= 0) {
+		p = agentrun_path(dir, ".gitignore");
+		r = atomic_write_file(p, gi, strlen(gi), 0644);
+		free(p);
+	}
+	if (r >= 0 && !goal) {
+		p = agentrun_path(dir, DEMO_PLAN_NAME);
+		r = atomic_write_file(p, demo_plan, strlen(demo_plan), 0644);
+		free(p);
+	}
+	if (r < 0)
+		return cli_error(ctx, BEXIT_ENV, "cannot write into '%s': %s", dir, strerror(-r));
+	code = demo_git(ctx, dir, init);
+	if (!code)
+		code = demo_git(ctx, dir, add);
+	if (!code)
+		code = demo_git(ctx, dir, commit);
+	return code;
+}
+
+/* The demo's directory: DIR (created, must be empty) or a new one under
+ * TMPDIR, resolved into dir. */
+static int demo_dir(struct cli_ctx *ctx, const char *arg, char dir[PATH_MAX])
+{
+	char real[PATH_MAX];
 	const char *tmp;
+	int r;
+
+	if (arg) {
+		(void)snprintf(dir, PATH_MAX, "%s", arg);
+		r = mkdir_p(dir, 0755);
+		if (r < 0)
+			return cli_error(ctx, BEXIT_ENV, "cannot create '%s': %s", dir,
+					 strerror(-r));
+		if (!dir_is_empty(dir))
+			return cli_error(ctx, BEXIT_USAGE,
+					 "'%s' is not empty; the demo needs a new directory", dir);
+	} else {
+		tmp = cli_getenv(ctx, "TMPDIR");
+		(void)snprintf(dir, PATH_MAX, "%s/bernstein-demo.XXXXXX",
+			       tmp && *tmp ? tmp : "/tmp");
+		if (!mkdtemp(dir))
+			return cli_error(ctx, BEXIT_ENV, "cannot create a scratch directory: %s",
+					 strerror(errno));
+	}
+	if (!realpath(dir, real))
+		return cli_error(ctx, BEXIT_ENV, "cannot resolve '%s': %s", dir, strerror(errno));
+	memcpy(dir, real, PATH_MAX);
+	return 0;
+}
+
+/* demo --goal: the mock agent plans (docs/goal-mode.md); 0 with the
+ * generated plan's path and hash, else the exit code. */
+static int demo_goal_plan(struct cli_ctx *ctx, const char *keyfile, char **ret_plan, char *hash)
+{
+	struct goal_opts go;
+	int code;
+
+	goal_opts_init(&go);
+	go.goal = demo_goal;
+	go.planner = "mock";
+	go.key_file = keyfile;
+	go.quiet = ctx->json;
+	if (!ctx->json)
+		(void)fprintf(ctx->out,
+			      "goal:   %.*s\n"
+			      "        (the mock planner carries out the instruction lines under it,\n"
+			      "         writing the plan a real planner would write: docs/goal-mode.md)\n",
+			      (int)strcspn(demo_goal, "\n"), demo_goal);
+	(void)fflush(ctx->out);
+	code = goal_generate(ctx, &go, ret_plan, hash, NULL);
+	goal_opts_release(&go);
+	return code;
+}
+
+int cmd_demo(int argc, char **argv, struct cli_ctx *ctx)
+{
+	struct session s = {0};
+	char dir[PATH_MAX], keyfile[PATH_MAX + 32], *plan = NULL, hash[SHA256_HEX_LEN + 1] = "";
 	unsigned parallel = 0;
-	int c, r, code, run_code;
+	bool goal = false;
+	int c, code, run_code;
 
 	optind = 0;
 	opterr = 0;
@@ -1715,6 +1872,9 @@ int cmd_demo(int argc, char **argv, struct cli_ctx *ctx)
 			return cli_help(ctx);
 		case OPT_JSON:
 			ctx->json = true;
+			break;
+		case OPT_GOAL:
+			goal = true;
 			break;
 		case OPT_PARALLEL:
 			code = parse_parallel(ctx, optarg, &parallel);
@@ -1727,53 +1887,9 @@ int cmd_demo(int argc, char **argv, struct cli_ctx *ctx)
 	}
 	if (optind + 1 < argc)
 		return cli_usage_error(ctx, "unexpected argument '%s'", argv[optind + 1]);
-	if (optind < argc) {
-		(void)snprintf(dir, sizeof(dir), "%s", argv[optind]);
-		r = mkdir_p(dir, 0755);
-		if (r < 0)
-			return cli_error(ctx, BEXIT_ENV, "cannot create '%s': %s", dir,
-					 strerror(-r));
-		if (!dir_is_empty(dir))
-			return cli_error(ctx, BEXIT_USAGE,
-					 "'%s' is not empty; the demo needs a new directory", dir);
-	} else {
-		tmp = cli_getenv(ctx, "TMPDIR");
-		(void)snprintf(dir, sizeof(dir), "%s/bernstein-demo.XXXXXX",
-			       tmp && *tmp ? tmp : "/tmp");
-		if (!mkdtemp(dir))
-			return cli_error(ctx, BEXIT_ENV, "cannot create a scratch directory: %s",
-					 strerror(errno));
-	}
-	{
-		char real[PATH_MAX];
-
-		if (!realpath(dir, real))
-			return cli_error(ctx, BEXIT_ENV, "cannot resolve '%s': %s", dir,
-					 strerror(errno));
-		memcpy(dir, real, sizeof(dir));
-	}
-	p = agentrun_path(dir, "README.md");
-	r = atomic_write_file(p, demo_readme, strlen(demo_readme), 0644);
-	free(p);
-	if (r >= 0) {
-		static const char gi[] = ".bernstein/\n";
-
-		p = agentrun_path(dir, ".gitignore");
-		r = atomic_write_file(p, gi, strlen(gi), 0644);
-		free(p);
-	}
-	if (r >= 0) {
-		p = agentrun_path(dir, DEMO_PLAN_NAME);
-		r = atomic_write_file(p, demo_plan, strlen(demo_plan), 0644);
-		free(p);
-	}
-	if (r < 0)
-		return cli_error(ctx, BEXIT_ENV, "cannot write into '%s': %s", dir, strerror(-r));
-	code = demo_git(ctx, dir, init);
+	code = demo_dir(ctx, optind < argc ? argv[optind] : NULL, dir);
 	if (!code)
-		code = demo_git(ctx, dir, add);
-	if (!code)
-		code = demo_git(ctx, dir, commit);
+		code = demo_repo(ctx, dir, goal);
 	if (code)
 		return code;
 	if (chdir(dir) < 0)
@@ -1782,28 +1898,43 @@ int cmd_demo(int argc, char **argv, struct cli_ctx *ctx)
 		(void)fprintf(ctx->out, "demo repository: %s\n", dir);
 	/* the demo's own audit key: the user's is not touched */
 	(void)snprintf(keyfile, sizeof(keyfile), "%s/.bernstein/audit.key", dir);
+	if (goal) {
+		code = demo_goal_plan(ctx, keyfile, &plan, hash);
+		if (code)
+			return code;
+	}
 	code = session_open(&s, ctx, false, true, keyfile);
 	if (code) {
 		session_release(&s);
+		free(plan);
 		return code;
 	}
 	hooks_attach(&s);
-	run_code = run_plan_file(&s, DEMO_PLAN_NAME, parallel, NULL);
+	run_code = run_plan_file(&s, plan ? plan : DEMO_PLAN_NAME, parallel, plan ? hash : NULL);
 	s.chain = audit_close(s.chain);
 	code = demo_verify(ctx, dir, keyfile, run_code);
 	session_release(&s);
+	free(plan);
 	return code;
 }
 
 /* ---- the texts of the command table (commands.c) ---- */
 
 const char cmd_demo_summary[] = "run the demo plan in a scratch repository, offline";
-const char cmd_demo_usage[] = "[DIR] [--parallel N] [--json]";
+const char cmd_demo_usage[] = "[DIR] [--goal] [--parallel N] [--json]";
 const char cmd_demo_help[] =
 	"Creates a scratch git repository (DIR, or a new directory under $TMPDIR), runs\n"
 	"a demo plan of three tasks on the offline mock adapter (two in parallel, one\n"
 	"after both, with a gate), merges them, verifies the audit chain and prints where\n"
 	"to look. Uses its own audit key inside DIR. 'make run' runs it.\n"
+	"\n"
+	"options:\n"
+	"  --goal        goal mode, offline: the mock agent is the planner and writes\n"
+	"                the plan from a goal (as 'bernstein run --goal' would with a\n"
+	"                real agent: checked, recorded as plan.generated), then it runs\n"
+	"                (docs/goal-mode.md)\n"
+	"  --parallel N  agents at once\n"
+	"  --json        JSON lines\n"
 	"\n"
 	"Exit codes as 'bernstein run' (a failed run is reported as such, never as\n"
 	"verified), and 5 when the audit chain does not verify.\n";
@@ -1924,7 +2055,8 @@ const char cmd_status_help[] =
 	"what it said went wrong; for a failed gate, the path of its log; the tokens\n"
 	"and cost of its attempts, the run's total and its budget ('bernstein cost'\n"
 	"breaks them down). --json adds agent_error, gate_log and usage to each task,\n"
-	"usage and budget to the run. The first line gives the exit code\n"
+	"usage and budget to the run; for a plan a planner generated (goal mode), the\n"
+	"goal and the planner (goal in --json). The first line gives the exit code\n"
 	"'bernstein run' gives for the run's tasks as they are (exit_code in --json;\n"
 	"none while the run is going). Works while a run is going.\n"
 	"\n"

@@ -144,3 +144,11 @@ json_t *cli_contract_result_json(const struct contract_result *r)
 	cli_jset(o, "verdict", cli_jstr(contract_verdict_to_string(contract_result_verdict(r))));
 	return o;
 }
+
+void cli_put_safe(FILE *f, const char *s, bool lines)
+{
+	const unsigned char *c;
+
+	for (c = (const unsigned char *)s; *c; c++)
+		(void)fputc((*c < 0x20 && !(lines && *c == '\n')) || *c == 0x7f ? '?' : *c, f);
+}

@@ -5,7 +5,9 @@
 #define BERNSTEIN_CLI_OUTPUT_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "cli/cli.h"
 #include "util/strvec.h"
@@ -41,6 +43,11 @@ void cli_jset(json_t *o, const char *key, json_t *v);
 json_t *cli_jlist(const struct strvec *sv);
 /* Print root (stolen) on ctx->out; 0 or BEXIT_BUG. */
 int cli_print_json(struct cli_ctx *ctx, json_t *root);
+
+/* Text an agent or a planner chose, to a terminal: every control byte (but
+ * a newline when lines) and DEL printed as '?', so no escape sequence or
+ * carriage return reaches the user's terminal. */
+void cli_put_safe(FILE *f, const char *s, bool lines);
 
 struct contract_result;
 /* One contract check's result, as `adapters contract-check --json` and the

@@ -104,6 +104,15 @@ static const char *const migrations[] = {
 	"  CHECK (cost_source IS NULL OR cost_source IN ('agent', 'pricing'));\n"
 	"ALTER TABLE runs ADD COLUMN budget TEXT\n"
 	"  CHECK (budget IS NULL OR (json_valid(budget) AND json_type(budget) = 'object'));\n",
+	/* version 6 (goal mode): each plan a planner generated, by its hash: the
+	 * detail of its plan.generated audit record (docs/goal-mode.md) */
+	"CREATE TABLE generated_plans (\n"
+	"  gen TEXT NOT NULL PRIMARY KEY,\n"
+	"  plan_hash TEXT NOT NULL,\n"
+	"  record TEXT NOT NULL CHECK (json_valid(record) AND json_type(record) = 'object'),\n"
+	"  created_at TEXT\n"
+	") STRICT;\n"
+	"CREATE INDEX generated_plans_hash ON generated_plans(plan_hash);\n",
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == STATE_SCHEMA_VERSION, "one migration per schema version");
@@ -164,6 +173,8 @@ enum stmt_id {
 	STMT_ATTEMPTS_GET_V4,
 	STMT_RUN_SET_BUDGET,
 	STMT_RUN_GET_BUDGET,
+	STMT_GENERATED_PUT,
+	STMT_GENERATED_GET,
 	_STMT_MAX,
 };
 
@@ -205,6 +216,10 @@ static const char *const stmt_sql[_STMT_MAX] = {
 				 " FROM attempts WHERE run_id = ? AND task_id = ? ORDER BY n",
 	[STMT_RUN_SET_BUDGET] = "UPDATE runs SET budget = ?, updated_at = ? WHERE id = ?",
 	[STMT_RUN_GET_BUDGET] = "SELECT budget FROM runs WHERE id = ?",
+	[STMT_GENERATED_PUT] = "INSERT OR REPLACE INTO generated_plans (gen, plan_hash, record, "
+			       "created_at) VALUES (?, ?, ?, ?)",
+	[STMT_GENERATED_GET] = "SELECT record FROM generated_plans WHERE plan_hash = ? "
+			       "ORDER BY rowid DESC LIMIT 1",
 };
 
 struct state {
@@ -1342,6 +1357,71 @@ int state_run_get_budget(struct state *st, const char *run_id, char **ret, struc
 		err = -ENOENT;
 	} else {
 		err = state_fail(st, rc, reterr, "cannot read the budget of run '%s'", run_id);
+	}
+	stmt_done(s);
+	if (err == 0)
+		*ret = v;
+	else
+		free(v);
+	return err;
+}
+
+/* ---- generated plans (goal mode) ---- */
+
+int state_generated_put(struct state *st, const char *gen, const char *plan_hash,
+			const char *record, const char *now, struct diag *reterr)
+{
+	struct binder b = {0};
+	sqlite3_stmt *s = NULL;
+	int n, rc, err;
+
+	err = state_need_writer(st, reterr);
+	if (err < 0)
+		return err;
+	if (!gen || !plan_hash || !record)
+		return state_arg_missing(st, "generated plan", reterr);
+	err = state_stmt(st, STMT_GENERATED_PUT, &s, reterr);
+	if (err < 0)
+		return err;
+	b.s = s;
+	bind_text(&b, gen);
+	bind_text(&b, plan_hash);
+	bind_text(&b, record);
+	bind_text(&b, now);
+	n = stmt_write(st, s, b.rc, &rc);
+	if (n < 0)
+		n = state_fail(st, rc, reterr, "cannot record generated plan '%s'", gen);
+	stmt_done(s);
+	return n < 0 ? n : 0;
+}
+
+int state_generated_get(struct state *st, const char *plan_hash, char **ret, struct diag *reterr)
+{
+	struct binder b = {0};
+	sqlite3_stmt *s = NULL;
+	char *v = NULL;
+	int rc, err = 0;
+
+	*ret = NULL;
+	if (!plan_hash)
+		return state_arg_missing(st, "plan hash", reterr);
+	if (st->readonly && st->version < 6) /* a reader of an older schema: none */
+		return 0;
+	err = state_stmt(st, STMT_GENERATED_GET, &s, reterr);
+	if (err < 0)
+		return err;
+	b.s = s;
+	bind_text(&b, plan_hash);
+	rc = b.rc == SQLITE_OK ? sqlite3_step(s) : b.rc;
+	if (rc == SQLITE_ROW) {
+		struct reader rd = {.s = s};
+
+		v = col_text(&rd);
+		if (rd.oom)
+			err = state_fail(st, SQLITE_NOMEM, reterr, "cannot read a generated plan");
+	} else if (rc != SQLITE_DONE) {
+		err = state_fail(st, rc, reterr, "cannot read the generated plan of hash %s",
+				 plan_hash);
 	}
 	stmt_done(s);
 	if (err == 0)

@@ -32,7 +32,7 @@
 #include "util/diag.h"
 
 /* The schema version this code writes (PRAGMA user_version). */
-#define STATE_SCHEMA_VERSION 5
+#define STATE_SCHEMA_VERSION 6
 
 /* A NULL in a nullable INTEGER column. A REAL column uses NaN. Initialise
  * rows with *_ROW_INIT (or *_row_init()) so unset numbers stay NULL; a
@@ -227,6 +227,17 @@ int state_run_get_exit(struct state *st, const char *run_id, int64_t *ret, struc
 int state_run_set_budget(struct state *st, const char *run_id, const char *budget, const char *now,
 			 struct diag *reterr);
 int state_run_get_budget(struct state *st, const char *run_id, char **ret, struct diag *reterr);
+
+/* Goal mode (docs/goal-mode.md): a plan a planner generated, kept under its
+ * generation's id (the directory under .bernstein/plans/) with its hash;
+ * record is the detail of its plan.generated audit record, a JSON object as
+ * text (goal, planner adapter/model/profile hash, rounds, drafts, what
+ * --allow let through). get: the latest record of plan_hash in *ret
+ * (malloc'ed), NULL when no generated plan has that hash (and for a reader
+ * of a schema older than 6). */
+int state_generated_put(struct state *st, const char *gen, const char *plan_hash,
+			const char *record, const char *now, struct diag *reterr);
+int state_generated_get(struct state *st, const char *plan_hash, char **ret, struct diag *reterr);
 
 /* Tasks, keyed by (run_id, id). Insert many inside state_begin()/state_commit()
  * (one commit instead of one per task). state_tasks_get() orders

@@ -187,10 +187,12 @@ static struct task_row task_fixture(const char *run_id, const char *id, int64_t 
 
 #define S(lit) ((char *)(uintptr_t)(lit))
 
-/* What schema version 5 (cost) added, dropped to make an older database. */
+/* What schema versions 5 (cost) and 6 (goal mode) added, dropped to make an
+ * older database. */
 #define V5_DROP                                                                                    \
 	"ALTER TABLE attempts DROP COLUMN model; ALTER TABLE attempts DROP COLUMN cached_tokens; " \
-	"ALTER TABLE attempts DROP COLUMN cost_source; ALTER TABLE runs DROP COLUMN budget; "
+	"ALTER TABLE attempts DROP COLUMN cost_source; ALTER TABLE runs DROP COLUMN budget; "      \
+	"DROP TABLE generated_plans; "
 
 static struct state *open_ok(const char *path, unsigned flags)
 {
@@ -411,19 +413,19 @@ static void test_future_version_refused(void **state)
 	sqlite3 *db;
 
 	db = raw_open(f->db);
-	raw_exec(db, "CREATE TABLE runs (id TEXT); PRAGMA user_version = 7;");
+	raw_exec(db, "CREATE TABLE runs (id TEXT); PRAGMA user_version = 999;");
 	(void)sqlite3_close(db);
 
 	assert_int_equal(state_open(f->db, 0, &st, &d), -EPROTO);
 	assert_null(st);
 	assert_string_equal(d.file, f->db);
-	assert_non_null(strstr(d.msg, "schema version 7"));
+	assert_non_null(strstr(d.msg, "schema version 999"));
 	assert_non_null(strstr(d.msg, "newer"));
 	assert_int_equal(state_open(f->db, STATE_READONLY, &st, &d), -EPROTO);
 
-	/* Refused untouched: still version 7, still not WAL. */
+	/* Refused untouched: still version 999, still not WAL. */
 	db = raw_open(f->db);
-	assert_int_equal(raw_query(db, "PRAGMA user_version", NULL, 0), 7);
+	assert_int_equal(raw_query(db, "PRAGMA user_version", NULL, 0), 999);
 	(void)raw_query(db, "PRAGMA journal_mode", mode, sizeof(mode));
 	assert_string_equal(mode, "delete");
 	(void)sqlite3_close(db);
@@ -865,6 +867,58 @@ static void test_run_budget(void **state)
 	st = open_ok(f->db, STATE_READONLY);
 	assert_int_equal(state_run_get_budget(st, "run", &b, NULL), 0);
 	assert_null(b);
+	(void)state_close(st);
+}
+
+/* Goal mode: a generated plan's record by its hash, the latest one winning;
+ * a reader of a version 5 database (no table) finds none. */
+static void test_generated_plans(void **state)
+{
+	struct fx *f = *state;
+	struct state *st;
+	char *rec = S("x");
+	struct diag d;
+	sqlite3 *db;
+
+	st = open_ok(f->db, STATE_CREATE);
+	assert_int_equal(state_generated_get(st, "h1", &rec, NULL), 0);
+	assert_null(rec);
+	assert_int_equal(state_generated_put(st, "gen-1", "h1", "{\"goal\":\"a\"}", "t", NULL), 0);
+	assert_int_equal(state_generated_put(st, "gen-2", "h2", "{\"goal\":\"b\"}", "t", NULL), 0);
+	assert_int_equal(state_generated_put(st, "gen-3", "h1", "{\"goal\":\"c\"}", "t", NULL), 0);
+	assert_int_equal(state_generated_get(st, "h1", &rec, NULL), 0);
+	assert_string_equal(rec, "{\"goal\":\"c\"}");
+	free(rec);
+	assert_int_equal(state_generated_get(st, "h2", &rec, NULL), 0);
+	assert_string_equal(rec, "{\"goal\":\"b\"}");
+	free(rec);
+	/* only a JSON object; every field needed */
+	assert_int_equal(state_generated_put(st, "gen-4", "h4", "[1]", "t", &d), -EINVAL);
+	assert_non_null(strstr(d.msg, "CHECK"));
+	assert_int_equal(state_generated_put(st, "gen-4", NULL, "{}", "t", &d), -EINVAL);
+	assert_int_equal(state_generated_get(st, NULL, &rec, &d), -EINVAL);
+	st = state_close(st);
+	/* a reader sees it */
+	st = open_ok(f->db, STATE_READONLY);
+	assert_int_equal(state_generated_put(st, "gen-5", "h5", "{}", "t", &d), -EROFS);
+	assert_int_equal(state_generated_get(st, "h2", &rec, NULL), 0);
+	assert_string_equal(rec, "{\"goal\":\"b\"}");
+	free(rec);
+	st = state_close(st);
+	/* a version 5 database read as it is: no record, no error */
+	db = raw_open(f->db);
+	raw_exec(db, "DROP TABLE generated_plans; PRAGMA user_version = 5;");
+	(void)sqlite3_close(db);
+	st = open_ok(f->db, STATE_READONLY);
+	rec = S("x");
+	assert_int_equal(state_generated_get(st, "h2", &rec, NULL), 0);
+	assert_null(rec);
+	st = state_close(st);
+	/* a writer migrates it, and the table is there again, empty */
+	st = open_ok(f->db, 0);
+	assert_int_equal(file_user_version(f->db), STATE_SCHEMA_VERSION);
+	assert_int_equal(state_generated_get(st, "h2", &rec, NULL), 0);
+	assert_null(rec);
 	(void)state_close(st);
 }
 
@@ -1360,6 +1414,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_task_roundtrip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_attempt_roundtrip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_budget, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_generated_plans, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_invalid_utf8_and_long_text, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_transactions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reader_while_writer_active, setup, teardown),
