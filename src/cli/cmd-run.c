@@ -1625,14 +1625,9 @@ static const char demo_goal[] =
 	"write bernstein-plan.yaml name: demo-goal\n"
 	"append bernstein-plan.yaml adapter: mock\n"
 	"append bernstein-plan.yaml tasks:\n"
-	"append bernstein-plan.yaml - {id: greeting, title: write the greeting, prompt: "
-	"\"Write the greeting.\\nwrite greeting.txt Hello from bernstein\\nsay wrote greeting.txt\\n\"}\n"
-	"append bernstein-plan.yaml - {id: farewell, title: write the farewell, prompt: "
-	"\"Write the farewell.\\nwrite farewell.txt Goodbye from bernstein\\nsay wrote farewell.txt\\n\"}\n"
-	"append bernstein-plan.yaml - {id: notes, title: write the notes, depends_on: [greeting, "
-	"farewell], files: [NOTES.md], prompt: \"Both files are merged; describe them.\\nwrite "
-	"NOTES.md greeting.txt and farewell.txt were written by two mock agents\\ncommit add the "
-	"notes\\n\"}\n";
+	"append bernstein-plan.yaml - {id: greeting, title: write the greeting, prompt: \"Write the greeting.\\nwrite greeting.txt Hello from bernstein\\nsay wrote greeting.txt\\n\"}\n"
+	"append bernstein-plan.yaml - {id: farewell, title: write the farewell, prompt: \"Write the farewell.\\nwrite farewell.txt Goodbye from bernstein\\nsay wrote farewell.txt\\n\"}\n"
+	"append bernstein-plan.yaml - {id: notes, title: write the notes, depends_on: [greeting, farewell], files: [NOTES.md], prompt: \"Both files are merged; describe them.\\nwrite NOTES.md greeting.txt and farewell.txt were written by two mock agents\\ncommit add the notes\\n\"}\n";
 
 static const char demo_readme[] =
 	"# bernstein demo\n\nA scratch repository for 'bernstein demo'.\n";
@@ -1845,11 +1840,12 @@ static int demo_goal_plan(struct cli_ctx *ctx, const char *keyfile, char **ret_p
 	go.key_file = keyfile;
 	go.quiet = ctx->json;
 	if (!ctx->json)
-		(void)fprintf(ctx->out,
-			      "goal:   %.*s\n"
-			      "        (the mock planner carries out the instruction lines under it,\n"
-			      "         writing the plan a real planner would write: docs/goal-mode.md)\n",
-			      (int)strcspn(demo_goal, "\n"), demo_goal);
+		(void)fprintf(
+			ctx->out,
+			"goal:   %.*s\n"
+			"        (the mock planner carries out the instruction lines under it,\n"
+			"         writing the plan a real planner would write: docs/goal-mode.md)\n",
+			(int)strcspn(demo_goal, "\n"), demo_goal);
 	(void)fflush(ctx->out);
 	code = goal_generate(ctx, &go, ret_plan, hash, NULL);
 	goal_opts_release(&go);

@@ -216,10 +216,10 @@ static const char *const stmt_sql[_STMT_MAX] = {
 				 " FROM attempts WHERE run_id = ? AND task_id = ? ORDER BY n",
 	[STMT_RUN_SET_BUDGET] = "UPDATE runs SET budget = ?, updated_at = ? WHERE id = ?",
 	[STMT_RUN_GET_BUDGET] = "SELECT budget FROM runs WHERE id = ?",
-	[STMT_GENERATED_PUT] = "INSERT OR REPLACE INTO generated_plans (gen, plan_hash, record, "
-			       "created_at) VALUES (?, ?, ?, ?)",
-	[STMT_GENERATED_GET] = "SELECT record FROM generated_plans WHERE plan_hash = ? "
-			       "ORDER BY rowid DESC LIMIT 1",
+	[STMT_GENERATED_PUT] =
+		"INSERT OR REPLACE INTO generated_plans (gen, plan_hash, record, created_at) VALUES (?, ?, ?, ?)",
+	[STMT_GENERATED_GET] =
+		"SELECT record FROM generated_plans WHERE plan_hash = ? ORDER BY rowid DESC LIMIT 1",
 };
 
 struct state {
