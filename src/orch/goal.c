@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -457,8 +458,84 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void list_files(const char *top, const char *rel, struct strvec *out, size_t *more,
-		       unsigned depth)
+#define LANG_EXTS 32
+
+/* What the walk of the view gathers: the first paths, how many more, and
+ * the files of each language (by extension). */
+struct tree_walk {
+	const char *top;
+	struct strvec files;
+	size_t more;
+	size_t lang_files[LANG_EXTS]; /* by lang_slot() */
+};
+
+/* Languages by file extension, for the planner's summary. */
+static const struct {
+	const char *ext;
+	const char *lang;
+} lang_exts[] = {
+	{"c", "C"},
+	{"h", "C"},
+	{"cc", "C++"},
+	{"cpp", "C++"},
+	{"cxx", "C++"},
+	{"hpp", "C++"},
+	{"py", "Python"},
+	{"js", "JavaScript"},
+	{"mjs", "JavaScript"},
+	{"cjs", "JavaScript"},
+	{"jsx", "JavaScript"},
+	{"ts", "TypeScript"},
+	{"tsx", "TypeScript"},
+	{"go", "Go"},
+	{"rs", "Rust"},
+	{"java", "Java"},
+	{"kt", "Kotlin"},
+	{"rb", "Ruby"},
+	{"php", "PHP"},
+	{"cs", "C#"},
+	{"swift", "Swift"},
+	{"sh", "Shell"},
+	{"scala", "Scala"},
+	{"ex", "Elixir"},
+	{"exs", "Elixir"},
+	{"hs", "Haskell"},
+	{"lua", "Lua"},
+	{"zig", "Zig"},
+	{"m", "Objective-C"},
+	{"dart", "Dart"},
+	{"ml", "OCaml"},
+	{"sql", "SQL"},
+};
+
+_Static_assert(ARRAY_SIZE(lang_exts) == LANG_EXTS, "a count per lang_exts entry");
+
+/* The first entry of lang_exts with i's language: where its files count. */
+static size_t lang_slot(size_t i)
+{
+	size_t j;
+
+	for (j = 0; j < i; j++)
+		if (strcmp(lang_exts[j].lang, lang_exts[i].lang) == 0)
+			return j;
+	return i;
+}
+
+static void count_language(struct tree_walk *w, const char *name)
+{
+	const char *dot = strrchr(name, '.');
+	size_t i;
+
+	if (!dot || dot == name)
+		return;
+	for (i = 0; i < ARRAY_SIZE(lang_exts); i++)
+		if (strcmp(dot + 1, lang_exts[i].ext) == 0) {
+			w->lang_files[lang_slot(i)]++;
+			return;
+		}
+}
+
+static void walk_dir(struct tree_walk *w, const char *rel, unsigned depth)
 {
 	char path[PATH_MAX];
 	struct strvec names = STRVEC_INIT;
@@ -466,7 +543,7 @@ static void list_files(const char *top, const char *rel, struct strvec *out, siz
 	struct dirent *de;
 	size_t i;
 
-	(void)snprintf(path, sizeof(path), "%s%s%s", top, *rel ? "/" : "", rel);
+	(void)snprintf(path, sizeof(path), "%s%s%s", w->top, *rel ? "/" : "", rel);
 	d = opendir(path);
 	if (!d)
 		return;
@@ -483,55 +560,214 @@ static void list_files(const char *top, const char *rel, struct strvec *out, siz
 
 		if ((size_t)snprintf(rp, sizeof(rp), "%s%s%s", rel, *rel ? "/" : "", names.v[i]) >=
 			    sizeof(rp) ||
-		    (size_t)snprintf(full, sizeof(full), "%s/%s", top, rp) >= sizeof(full))
+		    (size_t)snprintf(full, sizeof(full), "%s/%s", w->top, rp) >= sizeof(full))
 			continue;
 		if (lstat(full, &st) < 0)
 			continue;
 		if (S_ISDIR(st.st_mode)) {
 			if (depth < 12)
-				list_files(top, rp, out, more, depth + 1);
-		} else if (out->nr < GOAL_SUMMARY_FILES) {
-			strvec_push(out, rp);
-		} else {
-			(*more)++;
+				walk_dir(w, rp, depth + 1);
+			continue;
 		}
+		if (S_ISREG(st.st_mode))
+			count_language(w, names.v[i]);
+		if (w->files.nr < GOAL_SUMMARY_FILES)
+			strvec_push(&w->files, rp);
+		else
+			w->more++;
 	}
 	strvec_clear(&names);
 }
 
-int goal_repo_summary(const char *dir, struct sbuf *out)
+/* "Languages (files): C 120, Shell 14", the most files first. */
+static int put_languages(const struct tree_walk *w, struct sbuf *out)
 {
-	static const char *const heads[] = {"README.md", "AGENTS.md", "CLAUDE.md"};
-	struct strvec files = STRVEC_INIT;
-	size_t more = 0, i;
+	bool done[LANG_EXTS] = {false};
+	size_t i, shown = 0;
 	int r = 0;
 
-	list_files(dir, "", &files, &more, 0);
-	r |= sbuf_addf(out, "Files of the repository (%zu%s):\n", files.nr + more,
-		       more ? ", the first ones listed" : "");
-	for (i = 0; i < files.nr; i++)
-		r |= sbuf_addf(out, "  %s\n", files.v[i]);
-	if (more)
-		r |= sbuf_addf(out, "  ... and %zu more\n", more);
-	for (i = 0; i < sizeof(heads) / sizeof(heads[0]); i++) {
-		char path[PATH_MAX], *text = NULL;
-		size_t len = 0;
-		struct stat st;
+	for (;;) {
+		size_t best = SIZE_MAX;
 
-		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, heads[i]) >= sizeof(path))
+		for (i = 0; i < LANG_EXTS; i++)
+			if (!done[i] && w->lang_files[i] &&
+			    (best == SIZE_MAX || w->lang_files[i] > w->lang_files[best]))
+				best = i;
+		if (best == SIZE_MAX)
+			break;
+		done[best] = true;
+		r |= sbuf_addf(out, "%s%s %zu",
+			       shown++ ? ", " : "\nLanguages (files): ", lang_exts[best].lang,
+			       w->lang_files[best]);
+	}
+	if (shown)
+		r |= sbuf_add(out, "\n", 1);
+	return r;
+}
+
+/* A regular file at the top of the view (a symlink is not followed: it could
+ * point anywhere on the host), its text capped at 256 KiB; NULL if none. */
+static char *top_file(const char *top, const char *name)
+{
+	char path[PATH_MAX], *text = NULL;
+	size_t len = 0;
+	struct stat st;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", top, name) >= sizeof(path) ||
+	    lstat(path, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    read_file_capped(path, (size_t)256 << 10, &text, &len) < 0)
+		return NULL;
+	return text;
+}
+
+static bool has_top_file(const char *top, const char *name)
+{
+	char *t = top_file(top, name);
+
+	free(t);
+	return t != NULL;
+}
+
+/* A Makefile rule "target:" at the start of a line. */
+static bool make_has_target(const char *text, const char *target)
+{
+	size_t n = strlen(target);
+	const char *p;
+
+	for (p = text; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (strncmp(p, target, n) == 0 && p[n] == ':' && p[n + 1] != '=')
+			return true;
+	return false;
+}
+
+/* package.json's scripts.test, unless it is npm's placeholder. */
+static bool npm_has_test(const char *text)
+{
+	const char *k = strstr(text, "\"scripts\"");
+	const char *t = k ? strstr(k, "\"test\"") : NULL;
+
+	return t && !strstr(t, "no test specified");
+}
+
+static bool has_cmd(const struct strvec *cmds, const char *cmd)
+{
+	size_t i;
+
+	for (i = 0; i < cmds->nr; i++)
+		if (strcmp(cmds->v[i], cmd) == 0)
+			return true;
+	return false;
+}
+
+static void put_makefile_tests(const char *top, struct strvec *cmds)
+{
+	static const char *const names[] = {"GNUmakefile", "Makefile", "makefile"};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		char *t = top_file(top, names[i]);
+
+		if (!t)
 			continue;
-		/* a symlink is not followed: it could point anywhere on the host */
-		if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode))
+		if (make_has_target(t, "test"))
+			strvec_push(cmds, "make test");
+		else if (make_has_target(t, "check"))
+			strvec_push(cmds, "make check");
+		free(t);
+		return;
+	}
+}
+
+/* The test commands the files at the top of the view suggest. */
+static void infer_tests(const char *top, struct strvec *cmds)
+{
+	static const struct {
+		const char *file;
+		const char *needle; /* in its text; NULL: the file is enough */
+		const char *cmd;
+	} marks[] = {
+		{"Cargo.toml", NULL, "cargo test"},
+		{"go.mod", NULL, "go test ./..."},
+		{"pytest.ini", NULL, "pytest"},
+		{"pyproject.toml", "pytest", "pytest"},
+		{"tox.ini", NULL, "tox"},
+		{"meson.build", NULL, "meson test -C build"},
+		{"CMakeLists.txt", "enable_testing", "ctest --test-dir build"},
+		{"pom.xml", NULL, "mvn test"},
+		{"build.gradle", NULL, "gradle test"},
+		{"build.gradle.kts", NULL, "gradle test"},
+		{"mix.exs", NULL, "mix test"},
+		{"Rakefile", NULL, "rake test"},
+	};
+	char *t;
+	size_t i;
+
+	put_makefile_tests(top, cmds);
+	t = top_file(top, "package.json");
+	if (t && npm_has_test(t))
+		strvec_push(cmds, "npm test");
+	free(t);
+	for (i = 0; i < ARRAY_SIZE(marks); i++) {
+		bool hit;
+
+		if (marks[i].needle) {
+			t = top_file(top, marks[i].file);
+			hit = t && strstr(t, marks[i].needle);
+			free(t);
+		} else {
+			hit = has_top_file(top, marks[i].file);
+		}
+		if (hit && !has_cmd(cmds, marks[i].cmd))
+			strvec_push(cmds, marks[i].cmd);
+	}
+}
+
+static int put_heads(const char *dir, struct sbuf *out)
+{
+	static const char *const heads[] = {"README.md", "AGENTS.md", "CLAUDE.md"};
+	size_t i;
+	int r = 0;
+
+	for (i = 0; i < ARRAY_SIZE(heads); i++) {
+		char *text = top_file(dir, heads[i]);
+		size_t len;
+
+		if (!text)
 			continue;
-		if (read_file_capped(path, (size_t)1 << 20, &text, &len) < 0)
-			continue;
+		len = strlen(text);
 		r |= sbuf_addf(out, "\nThe head of %s%s:\n", heads[i],
 			       len > GOAL_SUMMARY_HEAD ? " (cut)" : "");
 		r |= sbuf_add(out, text, len > GOAL_SUMMARY_HEAD ? GOAL_SUMMARY_HEAD : len);
 		r |= sbuf_add(out, "\n", 1);
 		free(text);
 	}
-	strvec_clear(&files);
+	return r;
+}
+
+int goal_repo_summary(const char *dir, struct sbuf *out)
+{
+	struct tree_walk w = {.top = dir, .files = STRVEC_INIT};
+	struct strvec tests = STRVEC_INIT;
+	size_t i;
+	int r = 0;
+
+	walk_dir(&w, "", 0);
+	r |= sbuf_addf(out, "Files of the repository (%zu%s):\n", w.files.nr + w.more,
+		       w.more ? ", the first ones listed" : "");
+	for (i = 0; i < w.files.nr; i++)
+		r |= sbuf_addf(out, "  %s\n", w.files.v[i]);
+	if (w.more)
+		r |= sbuf_addf(out, "  ... and %zu more\n", w.more);
+	r |= put_languages(&w, out);
+	infer_tests(dir, &tests);
+	for (i = 0; i < tests.nr; i++)
+		r |= sbuf_addf(out, "%s%s",
+			       i ? ", " : "Test commands (inferred from its files): ", tests.v[i]);
+	if (tests.nr)
+		r |= sbuf_add(out, "\n", 1);
+	r |= put_heads(dir, out);
+	strvec_clear(&w.files);
+	strvec_clear(&tests);
 	return r < 0 ? -ENOBUFS : 0;
 }
 

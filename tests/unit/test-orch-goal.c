@@ -12,10 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "orch/goal.h"
+#include "util/fsutil.h"
 
 static const char *const usable[] = {"mock", "openai_agents", NULL};
 
@@ -251,6 +254,58 @@ static void test_prompt(void **state)
 	sbuf_release(&sb);
 }
 
+static void put(const char *dir, const char *rel, const char *text)
+{
+	char path[512];
+
+	(void)snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	assert_int_equal(atomic_write_file(path, text, strlen(text), 0644), 0);
+}
+
+/* The summary names the languages by file count and the test commands the
+ * top-level files suggest; a symlinked marker is not read (nor followed),
+ * npm's placeholder test script is no test command. */
+static void test_summary_languages_tests(void **state)
+{
+	char dir[] = "/tmp/goal-summary-XXXXXX", path[512];
+	struct sbuf sb = SBUF_INIT(GOAL_PROMPT_MAX);
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	(void)snprintf(path, sizeof(path), "%s/src", dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	put(dir, "src/a.c", "int a;\n");
+	put(dir, "src/b.c", "int b;\n");
+	put(dir, "src/a.h", "int a;\n");
+	put(dir, "tool.py", "print(1)\n");
+	put(dir, "Makefile", "CC = cc\ntest: all\n\t./run\n");
+	put(dir, "Cargo.toml", "[package]\n");
+	put(dir, "README.md", "# Demo\nSUMMARY-README-MARK\n");
+	(void)snprintf(path, sizeof(path), "%s/go.mod", dir);
+	assert_int_equal(symlink("/etc/hostname", path), 0);
+	assert_int_equal(goal_repo_summary(dir, &sb), 0);
+	assert_non_null(strstr(sb.buf, "Languages (files): C 3, Python 1\n"));
+	assert_non_null(
+		strstr(sb.buf, "Test commands (inferred from its files): make test, cargo test\n"));
+	assert_null(strstr(sb.buf, "go test ./..."));
+	assert_non_null(strstr(sb.buf, "SUMMARY-README-MARK"));
+	assert_non_null(strstr(sb.buf, "  src/a.c\n"));
+	/* npm: a real test script counts, the placeholder does not */
+	put(dir, "package.json",
+	    "{\"scripts\": {\"test\": \"echo \\\"Error: no test specified\\\" && exit 1\"}}");
+	sbuf_reset(&sb);
+	assert_int_equal(goal_repo_summary(dir, &sb), 0);
+	assert_null(strstr(sb.buf, "npm test"));
+	put(dir, "package.json", "{\"scripts\": {\"test\": \"vitest run\"}}");
+	put(dir, "Makefile", "check:\n\ttrue\n");
+	sbuf_reset(&sb);
+	assert_int_equal(goal_repo_summary(dir, &sb), 0);
+	assert_non_null(strstr(sb.buf, ": make check, npm test, cargo test\n"));
+	sbuf_release(&sb);
+	(void)snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	assert_int_equal(system(path), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -263,6 +318,7 @@ int main(void)
 		cmocka_unit_test(test_not_yaml),
 		cmocka_unit_test(test_allow_parse),
 		cmocka_unit_test(test_prompt),
+		cmocka_unit_test(test_summary_languages_tests),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
