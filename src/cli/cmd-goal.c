@@ -27,6 +27,7 @@
 #include "audit/audit.h"
 #include "cli/commands.h"
 #include "cli/exit.h"
+#include "cli/catalog-paths.h"
 #include "cli/goal-gen.h"
 #include "cli/output.h"
 #include "cli/plan-gates.h"
@@ -34,11 +35,13 @@
 #include "cli/run-session.h"
 #include "orch/agentrun.h"
 #include "orch/config.h"
+#include "orch/confine.h"
 #include "orch/goal.h"
 #include "orch/plan.h"
 #include "orch/state.h"
 #include "orch/worktree.h"
 #include "proc/capture.h"
+#include "proc/landlock.h"
 #include "util/clock.h"
 #include "util/fsutil.h"
 #include "util/randid.h"
@@ -61,6 +64,7 @@ static const struct option gen_options[] = {
 	{"allow", required_argument, NULL, GOAL_OPT_ALLOW},
 	{"set", required_argument, NULL, GOAL_OPT_SET},
 	{"timeout", required_argument, NULL, GOAL_OPT_PLANNER_TIMEOUT},
+	{"planner-sandbox", required_argument, NULL, GOAL_OPT_PLANNER_SANDBOX},
 	{"json", no_argument, NULL, 'j'},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
@@ -72,6 +76,7 @@ void goal_opts_init(struct goal_opts *o)
 	o->rounds = GOAL_ROUNDS_DEFAULT;
 	o->sets = (struct strvec)STRVEC_INIT;
 	o->timeout_s = PLANNER_TIMEOUT_S;
+	o->sandbox = GOAL_SANDBOX_AUTO;
 }
 
 void goal_opts_release(struct goal_opts *o)
@@ -113,6 +118,17 @@ int goal_opt(struct cli_ctx *ctx, int c, const char *arg, struct goal_opts *o)
 		if (*end || end == arg || !(o->timeout_s > 0) || o->timeout_s > 86400)
 			return cli_usage_error(
 				ctx, "the planner's timeout must be 0 < S <= 86400, not '%s'", arg);
+		return -1;
+	case GOAL_OPT_PLANNER_SANDBOX:
+		if (strcmp(arg, "landlock") == 0)
+			o->sandbox = GOAL_SANDBOX_LANDLOCK;
+		else if (strcmp(arg, "none") == 0)
+			o->sandbox = GOAL_SANDBOX_NONE;
+		else
+			return cli_usage_error(
+				ctx,
+				"the planner's sandbox must be landlock or none, not '%s' (docs/goal-mode.md, \"Its view\")",
+				arg);
 		return -1;
 	default:
 		return cli_usage_error(ctx, "bad option");
@@ -254,9 +270,31 @@ static char *spawn_error(const struct sbuf *err)
 	return best ? xstrndup(best, best_n) : NULL;
 }
 
+/* The Landlock rules of a confined planner (computed once per generation):
+ * `bernstein spawn` and its agent may write only beneath the view (spawn
+ * keeps the session, its files and the agent's private HOME there), the
+ * generation's TMPDIR and /dev/null, and the profile's login files; read the
+ * system, the agent's installation, this bernstein, the objects the view
+ * borrows, the generation's directory (the prompt) and the user's catalogue
+ * overrides (the planner's profile may be one). Never the main checkout,
+ * the user's HOME or the audit key (orch/confine.h). */
+struct planner_cage {
+	bool on;
+	char *tmp; /* its TMPDIR */
+	struct strvec rw, ro;
+};
+
+static void cage_release(struct planner_cage *c)
+{
+	free(c->tmp);
+	strvec_clear(&c->rw);
+	strvec_clear(&c->ro);
+}
+
 static int run_planner(struct cli_ctx *ctx, const char *self_exe, const struct goal_opts *o,
 		       const char *adapter, const char *view, const char *prompt_file,
-		       const char *resume, struct planner_result *res)
+		       const char *resume, const struct planner_cage *cage,
+		       struct planner_result *res)
 {
 	struct proc_spec spec = PROC_SPEC_INIT;
 	struct capture c;
@@ -289,7 +327,22 @@ static int run_planner(struct cli_ctx *ctx, const char *self_exe, const struct g
 		strvec_push(&spec.argv, "--set");
 		strvec_push(&spec.argv, o->sets.v[i]);
 	}
-	strvec_pushv(&spec.env, (const char *const *)ctx->envp);
+	if (cage->on) {
+		for (i = 0; ctx->envp[i]; i++)
+			if (strncmp(ctx->envp[i], "TMPDIR=", 7) != 0 &&
+			    strncmp(ctx->envp[i], "BERNSTEIN_CONTAIN=", 18) != 0)
+				strvec_push(&spec.env, ctx->envp[i]);
+		strvec_pushf(&spec.env, "TMPDIR=%s", cage->tmp);
+		/* the caged spawn cannot make cgroups (nor should it touch
+		 * bernstein's): this capture contains the whole tree, spawn
+		 * and agent, from outside the cage */
+		strvec_push(&spec.env, "BERNSTEIN_CONTAIN=pgroup");
+		strvec_pushv(&spec.shim.landlock_rw, (const char *const *)cage->rw.v);
+		strvec_pushv(&spec.shim.landlock_ro, (const char *const *)cage->ro.v);
+		spec.shim.landlock_best_effort = false;
+	} else {
+		strvec_pushv(&spec.env, (const char *const *)ctx->envp);
+	}
 	spec.cwd = view;
 	c.spec = &spec;
 	/* spawn enforces --timeout itself; this is the backstop */
@@ -328,6 +381,9 @@ static char *join2(const char *a, const char *b)
 	return s;
 }
 
+struct gen_state;
+static int planner_cage(struct cli_ctx *ctx, struct gen_state *g, const struct goal_opts *o);
+
 struct gen_state {
 	struct session s;
 	struct strvec adapters;
@@ -338,7 +394,8 @@ struct gen_state {
 	char *dir, *view, *rel_dir;
 	struct plan *plan;
 	const char *adapter;
-	bool can_resume;  /* the planner's strategy resumes a session */
+	bool can_resume; /* the planner's strategy resumes a session */
+	struct planner_cage cage;
 	char *session_id; /* the planner's session, resumed in later rounds */
 	struct sbuf summary, prompt;
 };
@@ -554,12 +611,95 @@ static int gen_prepare(struct cli_ctx *ctx, struct gen_state *g, const struct go
 	}
 	if (goal_repo_summary(g->view, &g->summary) < 0)
 		cli_warn(ctx, "the repository summary is cut");
+	code = planner_cage(ctx, g, o);
 out:
 	strvec_clear(&env);
 	free(branch);
 	free(commit);
 	free(start);
 	return code;
+}
+
+/* The cage's rules from the task sandbox's policy (orch/confine.h), for
+ * the planner's adapter: 0 or the exit code. */
+static int cage_rules(struct cli_ctx *ctx, struct gen_state *g)
+{
+	const struct registry_entry *e = catalog_find(g->s.cat, g->adapter);
+	const char *path_env = cli_getenv(ctx, "PATH");
+	struct confine_policy p = CONFINE_POLICY_INIT;
+	struct catalog_paths cp;
+	char bin[PATH_MAX], *objects = NULL;
+	struct confine_input in = {
+		.kind = SANDBOX_KIND_LANDLOCK,
+		.repo = g->s.repo,
+		.user_home = cli_getenv(ctx, "HOME"),
+		.audit_key = g->s.key_path[0] ? g->s.key_path : NULL,
+		.tree = g->view,
+		.home = g->view, /* spawn's private HOMEs are beneath the view */
+		.tmp = g->cage.tmp,
+		.self_exe = g->s.self_exe,
+		.path_env = path_env,
+	};
+	struct diag d;
+	int r;
+
+	diag_clear(&d);
+	if (e && e->binary && !e->builtin)
+		in.binary = confine_find_program(path_env, e->binary, bin, sizeof(bin));
+	if (e && e->profile) {
+		in.decl = &e->profile->runtime.sandbox;
+		in.login = &e->profile->runtime.login;
+	}
+	r = worktree_repo_objects(g->s.repo, (const char *const *)g->s.git_env.v, &objects, &d);
+	in.objects = objects;
+	if (r >= 0)
+		r = confine_policy_build(&in, &p, &d);
+	free(objects);
+	if (r < 0)
+		return cli_error(ctx, BEXIT_ENV, "cannot confine the planner: %s", d.msg);
+	strvec_pushv(&g->cage.rw, (const char *const *)p.rw.v);
+	strvec_pushv(&g->cage.rw, (const char *const *)p.login_src.v); /* each file alone */
+	strvec_pushv(&g->cage.ro, (const char *const *)p.ro.v);
+	strvec_push(&g->cage.ro, g->dir); /* the prompt files */
+	/* the built-in runner, beside this binary (openai_agents) */
+	if (cli_sibling_path("bernstein-runner", bin, sizeof(bin)) == 0 && access(bin, X_OK) == 0)
+		strvec_push(&g->cage.ro, bin);
+	catalog_paths_find(ctx, &cp);
+	if (cp.user_dir && access(cp.user_dir, F_OK) == 0)
+		strvec_push(&g->cage.ro, cp.user_dir);
+	catalog_paths_release(&cp);
+	confine_policy_release(&p);
+	return 0;
+}
+
+/* --planner-sandbox: the planner confined by Landlock where the kernel has
+ * it (docs/goal-mode.md, "Its view"). 0 or the exit code. */
+static int planner_cage(struct cli_ctx *ctx, struct gen_state *g, const struct goal_opts *o)
+{
+	int r;
+
+	if (o->sandbox == GOAL_SANDBOX_NONE)
+		return 0;
+	if (landlock_abi_version() < 0) {
+		if (o->sandbox == GOAL_SANDBOX_LANDLOCK)
+			return cli_error(
+				ctx, BEXIT_ENV,
+				"--planner-sandbox landlock: the kernel does not support Landlock (the planner is not run unconfined)");
+		if (!ctx->json)
+			(void)fprintf(
+				ctx->err,
+				"the planner runs unconfined: the kernel does not support Landlock\n");
+		return 0;
+	}
+	g->cage.tmp = join2(g->dir, "tmp");
+	r = mkdir_p(g->cage.tmp, 0700);
+	if (r < 0)
+		return cli_error(ctx, BEXIT_ENV, "cannot create '%s': %s", g->cage.tmp,
+				 strerror(-r));
+	r = cage_rules(ctx, g);
+	if (r == 0)
+		g->cage.on = true;
+	return r;
 }
 
 /* The planner's file (a regular file, not a link it planted) into the
@@ -622,7 +762,7 @@ static int gen_round(struct cli_ctx *ctx, struct gen_state *g, const struct goal
 		(void)fprintf(ctx->err, "round %u/%u: %s plans%s\n", round, o->rounds, g->adapter,
 			      gp.resumed ? " (its session resumed)" : "");
 	r = run_planner(ctx, g->s.self_exe, o, g->adapter, g->view, pfile,
-			gp.resumed ? g->session_id : NULL, &res);
+			gp.resumed ? g->session_id : NULL, &g->cage, &res);
 	if (r < 0) {
 		code = cli_error(ctx, BEXIT_ENV, "cannot run the planner: %s",
 				 res.why ? res.why : strerror(-r));
@@ -716,6 +856,8 @@ int goal_generate(struct cli_ctx *ctx, const struct goal_opts *o, char **ret_pla
 	g.adapters = (struct strvec)STRVEC_INIT;
 	g.shown = (struct strvec)STRVEC_INIT;
 	g.drafts = (struct strvec)STRVEC_INIT;
+	g.cage.rw = (struct strvec)STRVEC_INIT;
+	g.cage.ro = (struct strvec)STRVEC_INIT;
 	g.problems = (struct sbuf)SBUF_INIT(PROBLEMS_MAX);
 	g.summary = (struct sbuf)SBUF_INIT(GOAL_PROMPT_MAX);
 	g.prompt = (struct sbuf)SBUF_INIT(GOAL_PROMPT_MAX);
@@ -757,6 +899,7 @@ done:
 	free(g.session_id);
 	free(g.dir);
 	free(g.view);
+	cage_release(&g.cage);
 	free(g.rel_dir);
 	plan_free(g.plan);
 	strvec_clear(&g.adapters);

@@ -390,11 +390,13 @@ const struct cmd plan_cmds[] = {
 	 "plan cannot be read.\n"},
 	{"generate", cmd_plan_generate, NULL, 0, "have a planner agent write a plan for a goal",
 	 "GOAL [-o FILE] [--planner ADAPTER] [-m MODEL] [--rounds N] [--allow CLASS]...\n"
-	 "       [--set KEY=VALUE]... [--timeout S] [--json]",
+	 "       [--set KEY=VALUE]... [--timeout S] [--planner-sandbox landlock|none] [--json]",
 	 "A planner agent (any adapter; the built-in runner against any OpenAI-compatible\n"
 	 "endpoint is the cheapest) splits GOAL into tasks and writes a plan. It runs as\n"
 	 "'bernstein spawn' runs an agent, in a scratch clone of HEAD\n"
-	 "(.bernstein/plans/GEN/view), told the goal, a bounded summary of the\n"
+	 "(.bernstein/plans/GEN/view), confined to it by Landlock where the kernel has\n"
+	 "it (writes only there; the main checkout, your HOME and the audit key\n"
+	 "unreadable), told the goal, a bounded summary of the\n"
 	 "repository, the usable adapters and the roles, and the plan schema. It writes\n"
 	 "the plan as the file bernstein-plan.yaml (a file, not its final message: a\n"
 	 "file is checked at exact lines and columns and can be fixed in place).\n"
@@ -422,6 +424,10 @@ const struct cmd plan_cmds[] = {
 	 "  --set KEY=VALUE     the planner's sampling/endpoint slots, as for spawn\n"
 	 "                      (base_url=URL, api_key_env=VAR, temperature=0.2, ...)\n"
 	 "  --timeout S         the limit of each planner session (default 1800)\n"
+	 "  --planner-sandbox landlock|none\n"
+	 "                      landlock: the planner confined, or not run (exit 4);\n"
+	 "                      none: unconfined, as 'bernstein spawn'. Default:\n"
+	 "                      landlock where the kernel has it, else none (said)\n"
 	 "  --json              {\"valid\", \"plan_file\", \"plan_hash\", \"tasks\",\n"
 	 "                      \"rounds\", \"drafts\", \"allowed\", \"problems\"}\n"
 	 "  -h, --help          this text\n"

@@ -793,6 +793,7 @@ static const struct option run_options[] = {
 	{"allow", required_argument, NULL, GOAL_OPT_ALLOW},
 	{"set", required_argument, NULL, GOAL_OPT_SET},
 	{"planner-timeout", required_argument, NULL, GOAL_OPT_PLANNER_TIMEOUT},
+	{"planner-sandbox", required_argument, NULL, GOAL_OPT_PLANNER_SANDBOX},
 	{"detach", no_argument, NULL, OPT_DETACH},
 	{"max-cost-usd", required_argument, NULL, OPT_MAX_COST},
 	{"parallel", required_argument, NULL, OPT_PARALLEL},
@@ -894,6 +895,7 @@ int cmd_run(int argc, char **argv, struct cli_ctx *ctx)
 		case GOAL_OPT_ALLOW:
 		case GOAL_OPT_SET:
 		case GOAL_OPT_PLANNER_TIMEOUT:
+		case GOAL_OPT_PLANNER_SANDBOX:
 			code = goal_opt(ctx, c, optarg, &go);
 			if (code >= 0)
 				goto done;
@@ -1990,7 +1992,8 @@ const char cmd_run_summary[] = "run a plan of tasks on agents in parallel worktr
 const char cmd_run_usage[] =
 	"PLAN [--detach] [--parallel N] [--max-cost-usd N] [--json]\n"
 	"       --goal GOAL [--yes] [--planner ADAPTER] [--planner-model M] [--rounds N]\n"
-	"       [--allow CLASS]... [--set KEY=VALUE]... [--planner-timeout S] [options]";
+	"       [--allow CLASS]... [--set KEY=VALUE]... [--planner-timeout S]\n"
+	"       [--planner-sandbox landlock|none] [options]";
 const char cmd_run_help[] =
 	"Runs the tasks of PLAN (plan.yaml; see docs/plans.md) in this repository: each\n"
 	"task is routed to an adapter by its capability requirements (a refusal is\n"
@@ -2033,6 +2036,8 @@ const char cmd_run_help[] =
 	"                       'bernstein plan generate -h')\n"
 	"  --set KEY=VALUE      the planner's sampling/endpoint slots (base_url=URL, ...)\n"
 	"  --planner-timeout S  the limit of each planner session (default 1800)\n"
+	"  --planner-sandbox landlock|none  the planner confined by Landlock (default\n"
+	"                       where the kernel has it) or not ('plan generate -h')\n"
 	"\n"
 	"Exit: 0 every task done (or no_changes), 1 a task failed, conflicted, was\n"
 	"blocked or is unfinished (a merge postponed), 2 usage, 3 invalid plan or\n"

@@ -19,7 +19,15 @@ struct goal_opts {
 	unsigned allow; /* enum goal_allow */
 	struct strvec sets;
 	double timeout_s;
-	bool quiet; /* print no plan summary (run --goal --json) */
+	bool quiet;  /* print no plan summary (run --goal --json) */
+	int sandbox; /* enum goal_sandbox: --planner-sandbox */
+};
+
+/* The planner's confinement (docs/goal-mode.md, "Its view"). */
+enum goal_sandbox {
+	GOAL_SANDBOX_AUTO,     /* Landlock when the kernel has it, else none (said) */
+	GOAL_SANDBOX_LANDLOCK, /* Landlock, or no planner (exit 4) */
+	GOAL_SANDBOX_NONE,     /* as `bernstein spawn` runs an agent */
 };
 
 void goal_opts_init(struct goal_opts *o);
@@ -33,6 +41,7 @@ enum {
 	GOAL_OPT_SET,
 	GOAL_OPT_PLANNER_TIMEOUT,
 	GOAL_OPT_PLANNER_MODEL,
+	GOAL_OPT_PLANNER_SANDBOX,
 };
 /* One planner option c (a GOAL_OPT_*) with its argument: -1 when taken,
  * else the usage error's exit code. */
