@@ -42,6 +42,8 @@
 #include "orch/worktree.h"
 #include "proc/capture.h"
 #include "proc/landlock.h"
+#include "route/requirements.h"
+#include "route/select.h"
 #include "util/clock.h"
 #include "util/fsutil.h"
 #include "util/randid.h"
@@ -387,8 +389,9 @@ static int planner_cage(struct cli_ctx *ctx, struct gen_state *g, const struct g
 struct gen_state {
 	struct session s;
 	struct strvec adapters;
-	struct strvec shown;  /* the allowed commands, verbatim */
-	struct strvec drafts; /* repository-relative */
+	struct strvec adapter_caps; /* what each offers (requirements_offered_describe) */
+	struct strvec shown;	    /* the allowed commands, verbatim */
+	struct strvec drafts;	    /* repository-relative */
 	struct sbuf problems;
 	char gen[64];
 	char *dir, *view, *rel_dir;
@@ -400,6 +403,26 @@ struct gen_state {
 	struct sbuf summary, prompt;
 };
 
+/* What each usable adapter offers, as capability tokens (the planner may
+ * require them), parallel to g->adapters. */
+static void adapter_caps(struct gen_state *g)
+{
+	size_t i;
+
+	for (i = 0; i < g->adapters.nr; i++) {
+		const struct registry_entry *e = catalog_find(g->s.cat, g->adapters.v[i]);
+		struct sbuf sb = SBUF_INIT(4096);
+		struct strategy_resolved sr;
+
+		if (e && e->profile) {
+			(void)catalog_profile_strategy(g->s.cat, e->profile, &sr);
+			(void)requirements_offered_describe(e->profile, &sr.strategy, &sb);
+		}
+		strvec_push(&g->adapter_caps, sb.buf ? sb.buf : "");
+		sbuf_release(&sb);
+	}
+}
+
 /* goal_policy's tracked(): the path is a file git tracks in the repository
  * (a git that fails says no). */
 static bool draft_tracked(void *ctx, const char *path)
@@ -409,6 +432,49 @@ static bool draft_tracked(void *ctx, const char *path)
 
 	return git_tracked(g->s.repo, path, (const char *const *)g->s.git_env.v, &yes, NULL) == 0 &&
 	       yes;
+}
+
+/* The routing preflight on each task of a draft: the task's adapter (when
+ * it names one) or any usable adapter must meet its requirements, else the
+ * problem at the task, with the axes nobody meets, as the run would refuse
+ * it (docs/routing.md). */
+static void route_draft(struct gen_state *g, const char *rel, const struct plan *p,
+			struct diag_list *is)
+{
+	size_t i;
+
+	for (i = 0; i < p->n; i++) {
+		const struct plan_task *t = &p->tasks[i];
+		const char *one[] = {t->adapter, NULL};
+		struct select_input in = {
+			.cat = g->s.cat,
+			.req = &t->req,
+			.candidates = t->adapter ? one : (const char *const *)g->adapters.v,
+		};
+		struct selection sel = {0};
+		struct sbuf axes = SBUF_INIT(1024);
+		struct diag d;
+		int r;
+
+		diag_clear(&d);
+		r = select_adapter(&in, &sel, &d);
+		if (r == -ENOTSUP) {
+			(void)requirements_axes_describe(sel.unmet, &axes);
+			if (t->adapter)
+				diag_set(
+					&d, rel, t->line, t->col,
+					"task '%s': adapter '%s' does not meet its requirements (unmet: %s); routing would refuse it",
+					t->id, t->adapter, axes.buf ? axes.buf : "-");
+			else
+				diag_set(
+					&d, rel, t->line, t->col,
+					"task '%s': no usable adapter meets its requirements (unmet: %s); routing would refuse it",
+					t->id, axes.buf ? axes.buf : "-");
+			diag_list_add(is, &d);
+		}
+		sbuf_release(&axes);
+		selection_release(&sel);
+	}
 }
 
 /* Check one draft: the loader, dispatch's static gates, the policy. 0 valid;
@@ -432,6 +498,7 @@ static int check_draft(struct gen_state *g, struct cli_ctx *ctx, const struct go
 	if (r == 0) {
 		/* plan validate's gates, the endpoints' included */
 		(void)plan_gates_check(p, g->s.cat, allow_envs, &is);
+		route_draft(g, rel, p, &is);
 	}
 	(void)goal_policy_check(rel, text, len, &pol, &is, &g->shown);
 	diag_list_sort(&is);
@@ -578,6 +645,7 @@ static int gen_prepare(struct cli_ctx *ctx, struct gen_state *g, const struct go
 		g->can_resume = sr.strategy.resume != RESUME_UNSUPPORTED;
 	}
 	usable_adapters(ctx, g->s.cat, g->s.cfg, &g->adapters);
+	adapter_caps(g);
 	randid_run(g->gen, sizeof(g->gen), clock_system()->now_ns(clock_system()));
 	g->rel_dir = join2(GEN_DIR, g->gen);
 	g->dir = join2(g->s.repo, g->rel_dir);
@@ -740,6 +808,7 @@ static int gen_round(struct cli_ctx *ctx, struct gen_state *g, const struct goal
 		.goal = o->goal,
 		.summary = g->summary.buf,
 		.adapters = (const char *const *)g->adapters.v,
+		.adapter_caps = (const char *const *)g->adapter_caps.v,
 		.plan_file = GOAL_PLAN_FILE,
 		.problems = round > 1 ? g->problems.buf : NULL,
 		.resumed = round > 1 && g->session_id && g->can_resume,
@@ -854,6 +923,7 @@ int goal_generate(struct cli_ctx *ctx, const struct goal_opts *o, char **ret_pla
 
 	memset(&g, 0, sizeof(g));
 	g.adapters = (struct strvec)STRVEC_INIT;
+	g.adapter_caps = (struct strvec)STRVEC_INIT;
 	g.shown = (struct strvec)STRVEC_INIT;
 	g.drafts = (struct strvec)STRVEC_INIT;
 	g.cage.rw = (struct strvec)STRVEC_INIT;
@@ -903,6 +973,7 @@ done:
 	free(g.rel_dir);
 	plan_free(g.plan);
 	strvec_clear(&g.adapters);
+	strvec_clear(&g.adapter_caps);
 	strvec_clear(&g.shown);
 	strvec_clear(&g.drafts);
 	sbuf_release(&g.problems);

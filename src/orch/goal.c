@@ -783,7 +783,7 @@ static const char schema_text[] =
 	"      prompt: STRING                required: what the agent is asked, self-contained\n"
 	"      role: ROLE                    optional (default backend)\n"
 	"      depends_on: [ID or TITLE]     optional: tasks that must be done first\n"
-	"      adapter: ADAPTER              optional: one of the usable adapters below\n"
+	"      adapter: ADAPTER              optional: one of the usable adapters above\n"
 	"      model: STRING                 optional\n"
 	"      effort: low|medium|normal|high|max   optional\n"
 	"      requires: [capability:...]    optional routing requirements\n"
@@ -831,10 +831,20 @@ int goal_prompt_build(const struct goal_prompt *gp, struct sbuf *out)
 		gp->plan_file);
 	r |= sbuf_addf(out, "The goal:\n%s\n\n", gp->goal);
 	r |= sbuf_addf(out, "%s\n", gp->summary ? gp->summary : "");
-	r |= sbuf_add(out, "The usable adapters (agents) a task may name:", 45);
-	for (i = 0; gp->adapters && gp->adapters[i]; i++)
-		r |= sbuf_addf(out, "%s%s", i ? ", " : " ", gp->adapters[i]);
-	r |= sbuf_addf(out, "%s\nRoles:", gp->adapters && gp->adapters[0] ? "" : " (none)");
+	if (gp->adapter_caps && gp->adapters && gp->adapters[0]) {
+		r |= sbuf_adds(
+			out,
+			"The usable adapters (agents) a task may name, each with the capabilities it declares\n"
+			"(a task's requires: [capability:NAME] routes only to an adapter that has NAME):\n");
+		for (i = 0; gp->adapters[i]; i++)
+			r |= sbuf_addf(out, "  %s: %s\n", gp->adapters[i], gp->adapter_caps[i]);
+		r |= sbuf_adds(out, "Roles:");
+	} else {
+		r |= sbuf_add(out, "The usable adapters (agents) a task may name:", 45);
+		for (i = 0; gp->adapters && gp->adapters[i]; i++)
+			r |= sbuf_addf(out, "%s%s", i ? ", " : " ", gp->adapters[i]);
+		r |= sbuf_addf(out, "%s\nRoles:", gp->adapters && gp->adapters[0] ? "" : " (none)");
+	}
 	for (i = 0; orch_roles[i]; i++)
 		r |= sbuf_addf(out, "%s%s", i ? ", " : " ", orch_roles[i]);
 	r |= sbuf_addf(out, "\n\n%s\n%s", schema_text, policy_text);

@@ -70,9 +70,12 @@ struct goal_prompt {
 	const char *goal;
 	const char *summary;	     /* goal_repo_summary() */
 	const char *const *adapters; /* usable, NULL-terminated */
-	const char *plan_file;	     /* GOAL_PLAN_FILE */
-	const char *problems;	     /* the last round's problems, or NULL */
-	bool resumed;		     /* the planner keeps the first prompt: problems only */
+	/* what each of adapters offers ("tool_use, resume, ..."), parallel to
+	 * it, or NULL: the names alone */
+	const char *const *adapter_caps;
+	const char *plan_file; /* GOAL_PLAN_FILE */
+	const char *problems;  /* the last round's problems, or NULL */
+	bool resumed;	       /* the planner keeps the first prompt: problems only */
 };
 
 /* The planner's prompt: the goal, the summary, the adapters and roles, the

@@ -446,3 +446,28 @@ int requirements_axes_describe(uint32_t mask, struct sbuf *out)
 	}
 	return r;
 }
+
+int requirements_offered_describe(const struct profile *p, const struct adapter_strategy *s,
+				  struct sbuf *out)
+{
+	struct requirements all = REQUIREMENTS_INIT;
+	uint32_t unmet;
+	size_t n = 0;
+	int a, r = 0;
+
+	/* every boolean axis required: what is not unmet is offered */
+	for (a = 0; a < _REQ_AXIS_MAX; a++)
+		if (a != REQ_MAX_PARALLEL_WORKERS && a != REQ_OUTPUT_MODE && a != REQ_SANDBOX &&
+		    (s || !((1u << a) & REQ_STRATEGY_AXES)))
+			all.set |= 1u << a;
+	unmet = requirements_unmet(&all, p, s);
+	for (a = 0; a < _REQ_AXIS_MAX; a++)
+		if ((all.set & (1u << a)) && !(unmet & (1u << a)))
+			r |= sbuf_addf(out, "%s%s", n++ ? ", " : "", axes[a].name);
+	r |= sbuf_addf(out, "%smax_parallel_workers=%lld", n++ ? ", " : "",
+		       (long long)p->caps.max_parallel_workers);
+	if (s)
+		r |= sbuf_addf(out, ", output_mode=%s", output_mode_to_string(s->output_mode));
+	r |= sbuf_addf(out, ", sandbox=%s", sandbox_tier_to_string(p->caps.sandbox));
+	return r < 0 ? r : 0;
+}

@@ -105,6 +105,14 @@ int requirements_describe(const struct requirements *req, struct sbuf *out);
 uint32_t requirements_unmet(const struct requirements *req, const struct profile *p,
 			    const struct adapter_strategy *s);
 
+/* What profile p (with its resolved strategy s, or NULL: the strategy axes
+ * left out) offers, as the tokens a task could require of it, without the
+ * prefix, ", " separated, in axis order: each boolean axis it meets, then
+ * "max_parallel_workers=N", "output_mode=M" and "sandbox=T" (its own
+ * declared tier). Appends to out. */
+int requirements_offered_describe(const struct profile *p, const struct adapter_strategy *s,
+				  struct sbuf *out);
+
 /* The axes of mask as a sorted JSON array of names (a new reference). */
 json_t *requirements_axes_json(uint32_t mask);
 /* The same as "a, b" appended to out ("" for an empty mask). */

@@ -2,6 +2,7 @@
 # Goal mode offline (issue #20): `bernstein demo --goal` has the mock agent
 # plan: it carries out the instruction lines of its goal, which write
 # bernstein-plan.yaml in its view as a real planner would; bernstein checks
+# it (a task that routing would refuse is a problem at its line:col),
 # the draft, records plan.generated in the audit chain and the plan in
 # state.db, runs it, and `status` names the goal and the planner. A run of a
 # plan written by hand has no goal.
@@ -40,6 +41,19 @@ db = sqlite3.connect(sys.argv[1])
 n = db.execute("SELECT count(*) FROM generated_plans WHERE plan_hash = (SELECT plan_hash FROM runs)").fetchone()[0]
 assert n == 1, n' "$D/.bernstein/state.db"
 check "the audit chain has plan.generated" sh -c 'grep -rq "plan.generated" "$1/.bernstein/audit"' sh "$D"
+
+# the routing preflight on every task of a draft: a capability its adapter
+# lacks, or that no usable adapter has, is a problem at the task's line:col
+# (and with one round, exit 3: nothing runs)
+printf '%s\n' 'Plan two tasks.' \
+	'write bernstein-plan.yaml name: route' \
+	'append bernstein-plan.yaml tasks:' \
+	'append bernstein-plan.yaml - {id: a, title: a, adapter: mock, prompt: p, requires: ["capability:computer_use"]}' \
+	'append bernstein-plan.yaml - {id: b, title: b, prompt: q, requires: ["capability:sandbox=microvm"]}' \
+	>"$T/route-goal.txt"
+expect_exit 3 BERNSTEIN_AUDIT_KEY_PATH="$D/.bernstein/audit.key" "$BERNSTEIN" -C "$D" plan generate --planner mock --rounds 1 "$(cat "$T/route-goal.txt")"
+expect_stderr_contains "draft-1.yaml:3:3: task 'a': adapter 'mock' does not meet its requirements (unmet: computer_use); routing would refuse it"
+expect_stderr_contains "draft-1.yaml:4:3: task 'b': no usable adapter meets its requirements (unmet: sandbox); routing would refuse it"
 
 # a plan written by hand: no goal
 P=$T/plain

@@ -251,6 +251,19 @@ static void test_prompt(void **state)
 	assert_int_equal(goal_prompt_build(&gp, &sb), 0);
 	assert_non_null(strstr(sb.buf, "d.yaml:3:5: field 'x': bad"));
 	assert_null(strstr(sb.buf, "Add JWT auth")); /* the session has it */
+	/* with what each adapter offers: one line each */
+	{
+		static const char *const caps[] = {"resume, tool_use", "endpoint, sampling", NULL};
+
+		sbuf_reset(&sb);
+		gp.problems = NULL;
+		gp.resumed = false;
+		gp.adapter_caps = caps;
+		assert_int_equal(goal_prompt_build(&gp, &sb), 0);
+		assert_non_null(strstr(sb.buf, "\n  mock: resume, tool_use\n"));
+		assert_non_null(strstr(sb.buf, "\n  openai_agents: endpoint, sampling\n"));
+		assert_non_null(strstr(sb.buf, "[capability:NAME]"));
+	}
 	sbuf_release(&sb);
 }
 

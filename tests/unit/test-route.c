@@ -270,6 +270,42 @@ static void test_valued_axes(void **state)
 	assert_int_equal(parse1("capability:max_parallel_workers=4096").max_parallel_workers, 4096);
 }
 
+/* What a profile offers, as the tokens a task could require: its boolean
+ * axes (the strategy's only with a strategy), then the valued ones. Each
+ * token it lists, required, is met by it. */
+static void test_offered_describe(void **state)
+{
+	struct profile *p = load_profile("offer",
+					 "  sandbox: container\n"
+					 "  max_parallel_workers: 8\n"
+					 "  tool_use: true\n"
+					 "  vision: true\n",
+					 "");
+	struct adapter_strategy s = strategy_default;
+	struct sbuf sb = SBUF_INIT(SIZE_MAX);
+	struct requirements req = REQUIREMENTS_INIT;
+	struct diag d = {0};
+
+	(void)state;
+	assert_int_equal(requirements_offered_describe(p, NULL, &sb), 0);
+	assert_string_equal(sb.buf, "tool_use, vision, max_parallel_workers=8, sandbox=container");
+	sbuf_reset(&sb);
+	s.output_mode = OUTPUT_MODE_ARTIFACT;
+	s.resume = RESUME_FLAG;
+	assert_int_equal(requirements_offered_describe(p, &s, &sb), 0);
+	assert_non_null(strstr(sb.buf, "resume, tool_use, "));
+	assert_non_null(strstr(sb.buf, ", output_mode=artifact, sandbox=container"));
+	/* what it says it offers, it meets */
+	assert_int_equal(requirements_add(&req, "capability:vision", &d), 1);
+	assert_int_equal(requirements_add(&req, "capability:sandbox=container", &d), 1);
+	assert_int_equal(requirements_add(&req, "capability:max_parallel_workers=8", &d), 1);
+	assert_int_equal(requirements_add(&req, "capability:output_mode=artifact", &d), 1);
+	assert_int_equal(requirements_add(&req, "capability:resume", &d), 1);
+	assert_int_equal(requirements_unmet(&req, p, &s), 0);
+	sbuf_release(&sb);
+	profile_free(p);
+}
+
 /* The normalized object: every axis, defaults for the unrequired; trivial
  * requirements normalize away. */
 static void test_normalized_json(void **state)
@@ -1038,6 +1074,7 @@ int main(void)
 		cmocka_unit_test(test_sampling_is_coarse),
 		cmocka_unit_test(test_valued_axes),
 		cmocka_unit_test(test_normalized_json),
+		cmocka_unit_test(test_offered_describe),
 		cmocka_unit_test(test_skill_tokens_ignored),
 		cmocka_unit_test(test_parse_list),
 		cmocka_unit_test(test_mistypes),
