@@ -32,6 +32,7 @@
 #include "cli/run-report.h"
 #include "cli/run-session.h"
 #include "orch/agentrun.h"
+#include "orch/cost.h"
 #include "orch/run.h"
 #include "orch/state.h"
 #include "util/sbuf.h"
@@ -155,6 +156,33 @@ static void show_event(struct follow *f, const struct task_row *row, const char 
 	}
 }
 
+/* The footer's sums of row's earlier attempts, from state.db: attach may
+ * have started after them, or missed the last usage line of one (written
+ * after it last read the file). The latest attempt's own usage starts
+ * unknown and comes from its events. */
+static void seed_earlier(struct session *s, const struct task_row *row)
+{
+	struct row *r = s->tty ? session_row(s, row->id) : NULL;
+	struct attempt_row *a = NULL;
+	struct cost_total t;
+	size_t n = 0, i;
+
+	if (!r || state_attempts_get(s->st, row->run_id, row->id, &a, &n, NULL) < 0)
+		return;
+	memset(&t, 0, sizeof(t));
+	for (i = 0; i < n; i++)
+		if (a[i].n < row->attempts)
+			cost_total_add(&t, &a[i]);
+	attempt_rows_free(a, n);
+	r->done_tokens = cost_total_tokens(&t);
+	r->done_cost = t.cost_usd;
+	r->done_unknown = t.cost_unknown > 0;
+	r->tokens = -1;
+	r->cost = -1;
+	free(r->model);
+	r->model = NULL;
+}
+
 /* What was added to the events.jsonl of row's latest attempt. */
 static void read_events(struct follow *f, struct ftask *ft, const struct task_row *row)
 {
@@ -171,6 +199,7 @@ static void read_events(struct follow *f, struct ftask *ft, const struct task_ro
 		ft->off = 0;
 		ft->skipping = false;
 		sbuf_reset(&ft->part);
+		seed_earlier(f->s, row);
 	}
 	(void)sbuf_addf(&sb, "%s/%s/%s/%s/%" PRId64 "/events.jsonl", f->s->repo, AGENTRUN_RUNS_DIR,
 			f->run_id, row->session, row->attempts);
