@@ -1308,6 +1308,8 @@ out:
 
 static enum dialect dialect_of(const struct profile *p, const struct adapter_strategy *s)
 {
+	if (s->event_channel == EVENT_CHANNEL_ACP)
+		return DIALECT_ACP;
 	if (p->runtime.dialect_declared)
 		return dialect_from_string(event_dialect_to_string(p->runtime.dialect));
 	switch (s->event_channel) {
