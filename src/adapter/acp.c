@@ -454,6 +454,16 @@ int acp_start(struct acp *a)
 	return 0;
 }
 
+void acp_frame_too_long(struct acp *a, uint64_t total, const struct event_sink *sink)
+{
+	char msg[128];
+
+	a->st.line_no++;
+	(void)snprintf(msg, sizeof(msg), "a frame of %llu bytes is longer than the line cap",
+		       (unsigned long long)total);
+	fail(a, sink, "protocol_error", "acp", msg);
+}
+
 int acp_cancel(struct acp *a)
 {
 	if (a->phase != ACP_PHASE_PROMPT || a->cancel_sent || !a->session_id[0])

@@ -128,6 +128,9 @@ int acp_start(struct acp *a);
  * skipped. */
 int acp_feed_line(struct acp *a, const char *line, size_t len, const struct event_sink *sink,
 		  struct diag *reterr);
+/* A stdout line longer than the reader's cap (its head never reaches
+ * acp_feed_line()): a protocol failure, as a frame over max_frame. */
+void acp_frame_too_long(struct acp *a, uint64_t total, const struct event_sink *sink);
 /* Ask the agent to stop the turn: session/cancel. Returns 1 when it was
  * queued, 0 when there is no turn to cancel (or it was sent already). */
 int acp_cancel(struct acp *a);

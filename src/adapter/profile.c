@@ -145,6 +145,7 @@ struct pctx {
 	struct profile *p;
 	const char *file; /* p->source */
 	struct diag *reterr;
+	bool acp; /* runtime.acp is there: the prompt may have no argv delivery */
 };
 
 static void vperr(struct diag *reterr, const char *file, const struct catalog_origin *at,
@@ -835,7 +836,7 @@ static int parse_invocation(struct pctx *c, const struct ynode *node)
 	deliveries = (inv->prompt_flag != NULL) + (inv->prompt_file_flag != NULL) +
 		     inv->prompt_positional;
 	pos = ynode_get(node, "prompt_positional");
-	if (deliveries == 0)
+	if (deliveries == 0 && !c->acp)
 		return perr(
 			c, pos ? pos : node, pos ? "invocation.prompt_positional" : "invocation",
 			"no way to deliver the prompt: set prompt_flag, prompt_file_flag or prompt_positional: true");
@@ -1491,8 +1492,31 @@ static const struct yfield runtime_fields[] = {
 	{"git_dir", YT_STR, 0, NULL, NULL}, /* refused | allowed (module agents) */
 	{"sandbox", YT_MAP, 0, NULL, NULL},
 	{"login", YT_STRLIST, 0, NULL, NULL},
+	{"acp", YT_MAP, 0, NULL, NULL},
 	{NULL, 0, 0, NULL, NULL},
 };
+
+static const struct yfield acp_fields[] = {
+	{"args", YT_STRLIST, 0, NULL, NULL},
+	{NULL, 0, 0, NULL, NULL},
+};
+
+/* runtime.acp: {args: [--acp]}, the tokens that start the agent's ACP mode. */
+static int parse_acp(struct pctx *c, const struct ynode *node)
+{
+	struct profile_acp *a = &c->p->runtime.acp;
+	int r;
+
+	r = check_map(c, node, acp_fields, "runtime.acp");
+	if (r < 0)
+		return r;
+	r = parse_args(c, node, "args", "runtime.acp", PH_LOCAL, 0, &a->args, NULL);
+	if (r < 0)
+		return r;
+	a->declared = true;
+	a->origin = at_node(c, node);
+	return 0;
+}
 
 static int parse_runtime(struct pctx *c, const struct ynode *node)
 {
@@ -1537,6 +1561,8 @@ static int parse_runtime(struct pctx *c, const struct ynode *node)
 	if ((v = ynode_get(node, "endpoint")) && (r = parse_endpoint(c, v)) < 0)
 		return r;
 	if ((v = ynode_get(node, "hooks")) && (r = parse_hooks(c, v)) < 0)
+		return r;
+	if ((v = ynode_get(node, "acp")) && (r = parse_acp(c, v)) < 0)
 		return r;
 	r = get_enum(c, node, "git_dir", "runtime.git_dir", git_dir_names, GIT_DIR_REFUSED,
 		     &git_dir);
@@ -1662,6 +1688,7 @@ static int parse_top(struct pctx *c, const char *stem)
 		p->version_args = dflt;
 	}
 
+	c->acp = ynode_get(ynode_get(root, "runtime"), "acp") != NULL;
 	r = parse_invocation(c, ynode_get(root, "invocation"));
 	if (r < 0)
 		return r;
@@ -1955,6 +1982,17 @@ static int check_events(const struct profile *p, enum event_channel ec, bool inl
 		return oerr(
 			reterr, p->source, &rt->events_at, "runtime.events.dialect",
 			"the profile's own strategy reads BERNSTEIN:<KIND> lines (text-signals): the dialect can only be text-signals");
+	if (ec == EVENT_CHANNEL_ACP && !rt->acp.declared && p->shape == PROFILE_SHAPE_FACTORY)
+		return oerr(
+			reterr, p->source, &rt->origin, "runtime.acp",
+			"event channel 'acp' (%s) needs runtime.acp: the args that start the agent's ACP mode",
+			where);
+	if (ec != EVENT_CHANNEL_ACP && rt->acp.declared && !p->invocation.prompt_flag &&
+	    !p->invocation.prompt_file_flag && !p->invocation.prompt_positional)
+		return oerr(
+			reterr, p->source, &rt->acp.origin, "invocation",
+			"event channel '%s' (%s) delivers the prompt on argv: set prompt_flag, prompt_file_flag or prompt_positional: true",
+			event_channel_to_string(ec), where);
 	if (inline_ && ec != EVENT_CHANNEL_HOOKS && rt->hooks.declared)
 		return oerr(
 			reterr, p->source, &rt->hooks.origin, "runtime.hooks",
@@ -1968,7 +2006,11 @@ int profile_check_strategy(const struct profile *p, const struct adapter_strateg
 {
 	int r;
 
-	r = check_resume(p, s->resume, inline_, where, reterr);
+	/* over ACP a resume is session/load: no argv spelling to check */
+	if (s->event_channel == EVENT_CHANNEL_ACP && !p->runtime.resume.declared)
+		r = 0;
+	else
+		r = check_resume(p, s->resume, inline_, where, reterr);
 	if (r >= 0)
 		r = check_dangerous(p, s->dangerous_mode, inline_, where, reterr);
 	if (r >= 0)
@@ -2260,6 +2302,11 @@ json_t *profile_canonical(const struct profile *p)
 	}
 	if (rt->login_declared) /* the same rule */
 		jset(r, "login", jstrv(&rt->login));
+	if (rt->acp.declared) { /* the same rule */
+		j = json_object();
+		jset(j, "args", jstrv(&rt->acp.args));
+		jset(r, "acp", j);
+	}
 	jset(o, "runtime", r);
 	return o;
 }

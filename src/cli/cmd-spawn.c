@@ -376,6 +376,14 @@ static void run_on_notice(void *ctx, void *task, enum proc_notice notice, uint64
 	agentrun_notice(&s->ar, notice, value);
 }
 
+static uint64_t run_on_stop(void *ctx, void *task)
+{
+	struct spawn_run *s = ctx;
+
+	(void)task;
+	return agentrun_stop(&s->ar);
+}
+
 static void run_on_exit(void *ctx, void *task, const struct proc *p)
 {
 	struct spawn_run *s = ctx;
@@ -461,6 +469,7 @@ static int run_plan(struct cli_ctx *ctx, const struct spawn_opts *o, const struc
 		.on_oversized = run_on_oversized,
 		.on_notice = run_on_notice,
 		.on_exit = run_on_exit,
+		.on_stop = run_on_stop,
 	};
 	struct supervisor_opts sopts = {.max_parallel = 1};
 	char why[256] = "", started_at[40], ended_at[40];
