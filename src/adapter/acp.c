@@ -605,8 +605,15 @@ static void on_response(struct acp *a, const struct event_sink *sink, const json
 	}
 	case ACP_PHASE_PROMPT:
 		copy_str(a->stop_reason, sizeof(a->stop_reason), dj_str(res, "stopReason"));
-		prompt_result(&a->st, sink, res, a->reply.buf);
 		a->phase = ACP_PHASE_DONE;
+		if (a->cancel_sent && streq(a->stop_reason, "cancelled")) {
+			/* stopped by bernstein (a timeout, a cancel): what stopped it
+			 * decides the outcome, not the agent's word for it */
+			acp_warning(&a->st, sink, "session/prompt",
+				    "the agent ended its turn after session/cancel");
+			break;
+		}
+		prompt_result(&a->st, sink, res, a->reply.buf);
 		break;
 	default:
 		dialect_unknown(&a->st, sink, NULL, line, len, "an answer to no pending request");

@@ -383,7 +383,7 @@ uint64_t agentrun_stop(struct agentrun *r)
 {
 	if (!r->acp || r->acp_stdin_fd < 0 || acp_cancel(r->acp) <= 0)
 		return 0;
-	agentrun_warning(r, "session/cancel sent to the agent before SIGTERM");
+	agentrun_warning(r, "session/cancel sent to the agent: SIGTERM follows unless its turn ends first");
 	acp_flush(r);
 	return AGENTRUN_ACP_CANCEL_MS;
 }

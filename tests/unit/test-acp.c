@@ -569,6 +569,18 @@ static void test_cancel(void **state)
 	feed(&f, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"stopReason\":\"cancelled\"}}",
 	     (long long)id);
 	assert_true(acp_finished(&f.a));
+	/* bernstein stopped it: no result of the agent's decides the outcome */
+	assert_false(has_event(&f, "\"kind\":\"result\""));
+	assert_true(has_event(&f, "ended its turn after session/cancel"));
+	assert_int_equal(f.tally.results, 0);
+	finish(&f);
+
+	/* a turn the agent cancelled by itself is a failed result */
+	start(&f, false, NULL, NULL);
+	up_to_prompt(&f, true);
+	id = expect_request(&f, "session/prompt");
+	feed(&f, "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"stopReason\":\"cancelled\"}}",
+	     (long long)id);
 	assert_true(has_event(&f, "\"status\":\"cancelled\",\"is_error\":true"));
 	finish(&f);
 }
