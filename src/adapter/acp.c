@@ -640,11 +640,15 @@ static json_t *tool_paths(struct acp *a, const json_t *tc)
 	json_t *v;
 	size_t i;
 
-	json_array_foreach(dj_arr(tc, "locations"), i, v) push_path(a, paths, dj_str(v, "path"));
+	for (i = 0; i < json_array_size(dj_arr(tc, "locations")); i++)
+		push_path(a, paths, dj_str(json_array_get(dj_arr(tc, "locations"), i), "path"));
 	for (i = 0; raw && i < sizeof(keys) / sizeof(keys[0]); i++)
 		push_path(a, paths, dj_str(raw, keys[i]));
-	json_array_foreach(dj_arr(tc, "content"), i, v) if (streq(dj_str(v, "type"), "diff"))
-		push_path(a, paths, dj_str(v, "path"));
+	for (i = 0; i < json_array_size(dj_arr(tc, "content")); i++) {
+		v = json_array_get(dj_arr(tc, "content"), i);
+		if (streq(dj_str(v, "type"), "diff"))
+			push_path(a, paths, dj_str(v, "path"));
+	}
 	return paths;
 }
 
@@ -667,13 +671,16 @@ static const char *path_refusal(struct acp *a, const char *path)
 static const char *pick_option(const json_t *options, const char *k1, const char *k2)
 {
 	const char *kinds[2] = {k1, k2};
-	json_t *v;
 	size_t i, k;
 
-	for (k = 0; k < 2; k++)
-		json_array_foreach(options, i,
-				   v) if (streq(dj_str(v, "kind"), kinds[k]) &&
-					  dj_str(v, "optionId")) return dj_str(v, "optionId");
+	for (k = 0; k < 2; k++) {
+		for (i = 0; i < json_array_size(options); i++) {
+			const json_t *v = json_array_get(options, i);
+
+			if (streq(dj_str(v, "kind"), kinds[k]) && dj_str(v, "optionId"))
+				return dj_str(v, "optionId");
+		}
+	}
 	return NULL;
 }
 
@@ -931,14 +938,69 @@ static void on_request(struct acp *a, const struct event_sink *sink, const json_
 	}
 }
 
+/* A JSON-RPC 2.0 request, notification or answer (ids: numbers or strings). */
+static bool jsonrpc_shaped(const json_t *o)
+{
+	const json_t *ver = json_object_get(o, "jsonrpc");
+	const json_t *m = json_object_get(o, "method");
+	const json_t *id = json_object_get(o, "id");
+
+	if (!json_is_string(ver) || strcmp(json_string_value(ver), "2.0") != 0)
+		return false;
+	if (m && !json_is_string(m))
+		return false;
+	if (id && !json_is_integer(id) && !json_is_string(id) && !json_is_null(id))
+		return false;
+	return m || id;
+}
+
+/* A frame that is not one: an unknown event and the turn's failure. */
+static int bad_frame(struct acp *a, const struct event_sink *sink, const char *line, size_t len,
+		     const char *reason, unsigned col, const char *what, struct diag *reterr)
+{
+	char msg[700];
+
+	dialect_unknown(&a->st, sink, NULL, line, len, reason);
+	(void)snprintf(msg, sizeof(msg), "malformed frame on line %llu: %s",
+		       (unsigned long long)a->st.line_no, what);
+	diag_set(reterr, a->st.stream_name, (unsigned)a->st.line_no, col, "%s", what);
+	fail(a, sink, "protocol_error", "acp", msg);
+	return -EBADMSG;
+}
+
+/* One well-formed frame: a request, a notification or an answer. */
+static void dispatch(struct acp *a, const struct event_sink *sink, const json_t *o,
+		     const char *line, size_t len)
+{
+	const char *method = dj_str(o, "method");
+	const json_t *id = json_object_get(o, "id");
+
+	if (method && id) {
+		if (a->phase == ACP_PHASE_DONE)
+			send_error(a, id, ACP_ERR_INVALID_REQUEST, "the turn is over");
+		else
+			on_request(a, sink, o, method);
+	} else if (method) {
+		json_t *u = dj_obj(dj_obj(o, "params"), "update");
+
+		if (streq(method, "session/update") && u) {
+			/* a loaded session's replay is history, not this run */
+			if (a->phase != ACP_PHASE_LOAD)
+				session_update(&a->st, sink, u, line, len, &a->reply);
+		} else {
+			dialect_unknown(&a->st, sink, method, line, len, "unknown notification");
+		}
+	} else {
+		on_response(a, sink, o, line, len);
+	}
+}
+
 int acp_feed_line(struct acp *a, const char *line, size_t len, const struct event_sink *sink,
 		  struct diag *reterr)
 {
 	struct diag jd;
 	json_t *o = NULL;
-	const char *method;
-	json_t *id, *ver;
-	char msg[700];
+	char msg[128];
 	size_t i;
 	int r = 0;
 
@@ -963,52 +1025,19 @@ int acp_feed_line(struct acp *a, const char *line, size_t len, const struct even
 	}
 	diag_clear(&jd);
 	r = json_parse_strict(a->st.stream_name, line, len, &o, &jd);
-	if (r < 0 || !json_is_object(o)) {
-		dialect_unknown(&a->st, sink, NULL, line, len,
-				r < 0 ? "not JSON" : "not a JSON object");
-		(void)snprintf(msg, sizeof(msg), "malformed frame on line %llu: %s",
-			       (unsigned long long)a->st.line_no,
-			       r < 0 ? jd.msg : "not a JSON object");
-		diag_set(reterr, a->st.stream_name, (unsigned)a->st.line_no, r < 0 ? jd.col : 1,
-			 "%s", r < 0 ? jd.msg : "not a JSON object");
-		fail(a, sink, "protocol_error", "acp", msg);
+	if (r < 0)
+		return bad_frame(a, sink, line, len, "not JSON", jd.col, jd.msg, reterr);
+	if (!json_is_object(o)) {
 		json_decref(o);
-		return -EBADMSG;
+		return bad_frame(a, sink, line, len, "not a JSON object", 1, "not a JSON object",
+				 reterr);
 	}
-	ver = json_object_get(o, "jsonrpc");
-	method = dj_str(o, "method");
-	id = json_object_get(o, "id");
-	if (!json_is_string(ver) || strcmp(json_string_value(ver), "2.0") != 0 ||
-	    (json_object_get(o, "method") && !method) ||
-	    (id && !json_is_integer(id) && !json_is_string(id) && !json_is_null(id)) ||
-	    (!method && !id)) {
-		dialect_unknown(&a->st, sink, NULL, line, len, "not a JSON-RPC 2.0 message");
-		(void)snprintf(msg, sizeof(msg), "line %llu is not a JSON-RPC 2.0 message",
-			       (unsigned long long)a->st.line_no);
-		diag_set(reterr, a->st.stream_name, (unsigned)a->st.line_no, 1, "%s", msg);
-		fail(a, sink, "protocol_error", "acp", msg);
+	if (!jsonrpc_shaped(o)) {
 		json_decref(o);
-		return -EBADMSG;
+		return bad_frame(a, sink, line, len, "not a JSON-RPC 2.0 message", 1,
+				 "not a JSON-RPC 2.0 message", reterr);
 	}
-	if (method && id) {
-		if (a->phase == ACP_PHASE_DONE)
-			send_error(a, id, ACP_ERR_INVALID_REQUEST, "the turn is over");
-		else
-			on_request(a, sink, o, method);
-	} else if (method) {
-		json_t *params = dj_obj(o, "params");
-		json_t *u = dj_obj(params, "update");
-
-		if (streq(method, "session/update") && u) {
-			/* a loaded session's replay is history, not this run */
-			if (a->phase != ACP_PHASE_LOAD)
-				session_update(&a->st, sink, u, line, len, &a->reply);
-		} else {
-			dialect_unknown(&a->st, sink, method, line, len, "unknown notification");
-		}
-	} else {
-		on_response(a, sink, o, line, len);
-	}
+	dispatch(a, sink, o, line, len);
 	json_decref(o);
 	if (a->out_overflow) {
 		a->out_overflow = false;

@@ -682,7 +682,8 @@ static int apply_session_id(struct build *b)
 		return 0;
 	}
 	if (b->plan->dialect == DIALECT_ACP && !b->runner) {
-		warn(b, "the acp channel cannot pre-assign a session id (%s names its own): ignoring '%s'",
+		warn(b,
+		     "the acp channel cannot pre-assign a session id (%s names its own): ignoring '%s'",
 		     b->p->name, req->session_id);
 		return 0;
 	}

@@ -833,6 +833,8 @@ static int parse_invocation(struct pctx *c, const struct ynode *node)
 	if (r < 0)
 		return r;
 	inv->prompt_positional = get_bool(node, "prompt_positional", false);
+	/* runtime.acp: the prompt goes in session/prompt, argv needs no delivery */
+	c->acp = ynode_get(ynode_get(c->doc->root, "runtime"), "acp") != NULL;
 	deliveries = (inv->prompt_flag != NULL) + (inv->prompt_file_flag != NULL) +
 		     inv->prompt_positional;
 	pos = ynode_get(node, "prompt_positional");
@@ -1478,6 +1480,7 @@ static int parse_access(struct pctx *c, const struct ynode *node)
 	return r < 0 ? r : parse_login(c, node);
 }
 
+/* clang-format off */
 static const struct yfield runtime_fields[] = {
 	{"resume", YT_MAP, 0, NULL, NULL},
 	{"dangerous", YT_MAP, 0, NULL, NULL},
@@ -1495,6 +1498,7 @@ static const struct yfield runtime_fields[] = {
 	{"acp", YT_MAP, 0, NULL, NULL},
 	{NULL, 0, 0, NULL, NULL},
 };
+/* clang-format on */
 
 static const struct yfield acp_fields[] = {
 	{"args", YT_STRLIST, 0, NULL, NULL},
@@ -1515,6 +1519,19 @@ static int parse_acp(struct pctx *c, const struct ynode *node)
 		return r;
 	a->declared = true;
 	a->origin = at_node(c, node);
+	return 0;
+}
+
+/* runtime.hooks and runtime.acp: what the hooks and acp event channels need. */
+static int parse_channels(struct pctx *c, const struct ynode *node)
+{
+	const struct ynode *v;
+	int r;
+
+	if ((v = ynode_get(node, "hooks")) && (r = parse_hooks(c, v)) < 0)
+		return r;
+	if ((v = ynode_get(node, "acp")) && (r = parse_acp(c, v)) < 0)
+		return r;
 	return 0;
 }
 
@@ -1560,9 +1577,7 @@ static int parse_runtime(struct pctx *c, const struct ynode *node)
 		return r;
 	if ((v = ynode_get(node, "endpoint")) && (r = parse_endpoint(c, v)) < 0)
 		return r;
-	if ((v = ynode_get(node, "hooks")) && (r = parse_hooks(c, v)) < 0)
-		return r;
-	if ((v = ynode_get(node, "acp")) && (r = parse_acp(c, v)) < 0)
+	if ((r = parse_channels(c, node)) < 0)
 		return r;
 	r = get_enum(c, node, "git_dir", "runtime.git_dir", git_dir_names, GIT_DIR_REFUSED,
 		     &git_dir);
@@ -1688,7 +1703,6 @@ static int parse_top(struct pctx *c, const char *stem)
 		p->version_args = dflt;
 	}
 
-	c->acp = ynode_get(ynode_get(root, "runtime"), "acp") != NULL;
 	r = parse_invocation(c, ynode_get(root, "invocation"));
 	if (r < 0)
 		return r;
@@ -1769,7 +1783,7 @@ static int load_doc(const struct ydoc *doc, const char *source, const char *stem
 		    struct profile **ret, struct diag *reterr)
 {
 	struct profile *p = xcalloc(1, sizeof(*p));
-	struct pctx c;
+	struct pctx c = {0};
 	int r;
 
 	arena_init(&p->arena, 0);

@@ -362,8 +362,7 @@ static int acp_setup(struct agentrun *r, struct proc_spec *spec, struct diag *re
 	if (r->acp_tree_fd < 0) {
 		int e = -errno;
 
-		diag_set(reterr, plan->cwd, 0, 0, "cannot open the task's tree: %s",
-			 strerror(-e));
+		diag_set(reterr, plan->cwd, 0, 0, "cannot open the task's tree: %s", strerror(-e));
 		return e;
 	}
 	o.cwd = plan->cwd;
@@ -383,7 +382,8 @@ uint64_t agentrun_stop(struct agentrun *r)
 {
 	if (!r->acp || r->acp_stdin_fd < 0 || acp_cancel(r->acp) <= 0)
 		return 0;
-	agentrun_warning(r, "session/cancel sent to the agent: SIGTERM follows unless its turn ends first");
+	agentrun_warning(
+		r, "session/cancel sent to the agent: SIGTERM follows unless its turn ends first");
 	acp_flush(r);
 	return AGENTRUN_ACP_CANCEL_MS;
 }
