@@ -735,6 +735,10 @@ static int apply_dangerous(struct build *b, struct envpolicy *env)
 
 	if (!b->req->dangerous)
 		return 0;
+	/* over ACP bernstein answers the permission requests itself: all
+	 * allowed unless the adapter cannot run without asking */
+	b->plan->acp_allow_all = b->plan->dialect == DIALECT_ACP &&
+				 b->plan->strategy.dangerous_mode != DANGEROUS_MODE_UNSUPPORTED;
 	switch (b->plan->strategy.dangerous_mode) {
 	case DANGEROUS_MODE_CLI_FLAG:
 		if (d->args.n == 0 && !b->runner) {

@@ -259,6 +259,10 @@ struct invocation_plan {
 	 * argv carries runtime.acp.args in place of the prompt tokens, stdin is
 	 * the caller's pipe, and resume_id is loaded with session/load. */
 	char *acp_prompt;
+	/* dangerous mode was asked and the strategy's dangerous mode is not
+	 * unsupported: the ACP client allows every permission request (else it
+	 * allows what stays inside the tree) */
+	bool acp_allow_all;
 };
 
 void invocation_plan_init(struct invocation_plan *plan);

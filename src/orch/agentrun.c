@@ -367,7 +367,7 @@ static int acp_setup(struct agentrun *r, struct proc_spec *spec, struct diag *re
 	}
 	o.cwd = plan->cwd;
 	o.tree_fd = r->acp_tree_fd;
-	o.dangerous = plan->dangerous;
+	o.dangerous = plan->acp_allow_all;
 	o.prompt = plan->acp_prompt ? plan->acp_prompt : "";
 	o.resume_id = plan->resume_id;
 	o.mcp_servers = r->acp_mcp_servers;

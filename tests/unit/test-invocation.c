@@ -1454,6 +1454,12 @@ static void test_prompt_guard_every_profile(void **state)
 				refused++;
 			} else if (rc < 0) {
 				fail_msg("%s, prompt '%s': %s", e->name, hostile[k], d.msg);
+			} else if (plan.dialect == DIALECT_ACP) {
+				/* over ACP the prompt is session/prompt's: never on argv */
+				assert_int_equal(plan.prompt_via, PROMPT_DELIVERY_ACP);
+				assert_string_equal(plan.acp_prompt, hostile[k]);
+				assert_true(idx(&plan.argv, hostile[k]) < 0);
+				assert_null(plan.stdin_path);
 			} else if (strcmp(e->name, "openai_agents") == 0) {
 				assert_int_equal(plan.prompt_via, PROMPT_DELIVERY_FILE);
 			} else if (e->profile->invocation.prompt_file_flag) {
