@@ -168,4 +168,25 @@ seq = [("cancel" if m.get("got", {}).get("method") == "session/cancel" else
        for m in map(json.loads, open(sys.argv[1]))]
 sys.exit(0 if [s for s in seq if s] == ["cancel", "eof"] else 1)' "$LOG"
 
+# --- bernstein run: the task's worktree is the session's cwd and the tree ---
+fakeacp write
+printf '.bernstein/\n' >"$W/.gitignore"
+printf 'adapter: fakeacp\nmax_retries: 0\n' >"$W/bernstein.yaml"
+rm -f "$W/hello.txt"
+git -C "$W" add .gitignore bernstein.yaml
+git -C "$W" -c user.name=t -c user.email=t@example.com commit -q -m config
+cat >"$W/plan.yaml" <<'EOF'
+name: t0320
+tasks:
+  - id: hello
+    title: write hello over ACP
+    prompt: "Create hello.txt"
+EOF
+run "$BERNSTEIN" run plan.yaml
+check "the run succeeds (exit $RC)" test "$RC" -eq 0
+check "session/new's cwd is the task's worktree" logged \
+	"g.get('method') == 'session/new' and '/.bernstein/worktrees/hello-' in g['params']['cwd']"
+check "the file the agent had bernstein write is merged" \
+	sh -c "git -C '$W' show HEAD:hello.txt | grep -qx 'hello from the fake ACP agent'"
+
 test_done
