@@ -263,6 +263,8 @@ static void plan_print(FILE *f, const struct profile *p, const struct invocation
 	(void)fprintf(f, "cwd: %s\n", plan->cwd);
 	if (plan->stdin_path)
 		(void)fprintf(f, "stdin: %s (%zu bytes)\n", plan->stdin_path, plan->prompt_bytes);
+	else if (plan->dialect == DIALECT_ACP)
+		(void)fputs("stdin: a pipe from bernstein's ACP client (JSON-RPC frames)\n", f);
 	else
 		(void)fputs("stdin: /dev/null\n", f);
 	(void)fprintf(f, "prompt: %s, %zu bytes%s\n", prompt_delivery_to_string(plan->prompt_via),
