@@ -1,13 +1,14 @@
 #!/bin/sh
-# End to end over the acp event channel (issue #21) with two agents that
-# write files themselves: claude_acp (Claude Code through the npm adapter
-# claude-agent-acp 0.49.0, pinned in tests/agents/) and opencode_acp
-# (`opencode acp`), against tests/helpers/fake-llm.py. Each: a file written
-# (claude after session/request_permission, answered by bernstein), the
-# typed outcome completed, then --resume as session/load of the same
+# End to end over the acp event channel (issue #21) with the other three
+# ACP profiles, against tests/helpers/fake-llm.py: claude_acp (Claude Code
+# through the npm adapter claude-agent-acp 0.49.0, pinned in tests/agents/)
+# and opencode_acp (`opencode acp`) write files themselves, qwen_acp
+# (`qwen --acp`) through bernstein's fs/write_text_file. Each: a file
+# written (claude after session/request_permission, answered by bernstein),
+# the typed outcome completed, then --resume as session/load of the same
 # session, whose history reaches the model.
 . "$SRCDIR/tests/integration/lib.sh"
-test_begin "t0322 e2e: claude-agent-acp and opencode acp against the fake LLM server"
+test_begin "t0322 e2e: claude-agent-acp, opencode acp and qwen --acp against the fake LLM server"
 . "$SRCDIR/tests/data/e2e/e2e-lib.sh"
 
 if ! E2E_BIN=$(sh "$SRCDIR/tests/agents/install.sh" --check); then
@@ -57,6 +58,7 @@ acp_e2e()
 
 acp_e2e claude_acp claude ANTHROPIC_API_KEY ""
 acp_e2e opencode_acp opencode OPENAI_API_KEY /v1 -m fake-model
+acp_e2e qwen_acp qwen OPENAI_API_KEY /v1 -m fake-model
 fake_stop
 check "the HOME given to bernstein is untouched" test -z "$(ls -A "$T/home")"
 test_done
