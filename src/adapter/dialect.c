@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "adapter/acp.h"
 #include "adapter/dialect-internal.h"
 #include "util/json.h"
 #include "util/xalloc.h"
@@ -23,6 +24,7 @@ static const char *const dialect_names[_DIALECT_MAX] = {
 	[DIALECT_POLL_PTY] = "poll-pty",
 	[DIALECT_NONE] = "none",
 	[DIALECT_HOOKS] = "hooks",
+	[DIALECT_ACP] = "acp",
 };
 
 const char *dialect_to_string(enum dialect d)
@@ -55,6 +57,7 @@ bool dialect_has_terminal(enum dialect d)
 	case DIALECT_OPENCODE:
 	case DIALECT_PI:
 	case DIALECT_RUNNER:
+	case DIALECT_ACP:
 		return true;
 	default:
 		return false;
@@ -101,6 +104,8 @@ int dialect_feed_line(struct dialect_state *st, const char *line, size_t len,
 	case DIALECT_POLL_PTY:
 	case DIALECT_NONE:
 		return dialect_plain_feed_line(st, line, len, sink, reterr);
+	case DIALECT_ACP:
+		return dialect_acp_feed_line(st, line, len, sink, reterr);
 	default:
 		diag_set(reterr, st->stream_name, 0, 0, "invalid dialect %d", (int)st->dialect);
 		return -EINVAL;

@@ -44,6 +44,7 @@ enum dialect {
 	DIALECT_NONE,	      /* "none": plain output; the exit is all there is */
 	DIALECT_HOOKS,	      /* "hooks": the payloads an agent's hooks post to bernstein's
 			       * endpoint (not a stdout grammar; Claude Code's event names) */
+	DIALECT_ACP,	      /* "acp": Agent Client Protocol JSON-RPC frames (adapter/acp.h) */
 	_DIALECT_MAX,
 	_DIALECT_INVALID = -EINVAL,
 };

@@ -44,6 +44,7 @@ static const char *const delivery_names[_PROMPT_DELIVERY_MAX] = {
 	[PROMPT_DELIVERY_ARGV] = "argv",
 	[PROMPT_DELIVERY_STDIN] = "stdin",
 	[PROMPT_DELIVERY_FILE] = "file",
+	[PROMPT_DELIVERY_ACP] = "acp",
 };
 
 static const char *const base_names[_INVOCATION_BASE_MAX] = {
@@ -257,6 +258,7 @@ void invocation_plan_release(struct invocation_plan *plan)
 	free(plan->state_dir);
 	free(plan->stdin_path);
 	free(plan->resume_id);
+	free(plan->acp_prompt);
 	free(plan->session_id);
 	free(plan->model);
 	free(plan->hooks_socket);
@@ -619,6 +621,11 @@ static int apply_resume(struct build *b)
 		diag_prefix(b->reterr, "--resume");
 		return r;
 	}
+	if (b->plan->dialect == DIALECT_ACP && !b->runner) {
+		/* ACP's own resume: session/load, when the agent advertises it */
+		b->plan->resume_id = xstrdup(req->resume_id);
+		return 0;
+	}
 	if (b->plan->strategy.resume == RESUME_UNSUPPORTED) {
 		warn(b, "resume unsupported by %s: starting a fresh session", b->p->name);
 		return 0;
@@ -674,6 +681,12 @@ static int apply_session_id(struct build *b)
 		     b->plan->resume_id);
 		return 0;
 	}
+	if (b->plan->dialect == DIALECT_ACP && !b->runner) {
+		warn(b,
+		     "the acp channel cannot pre-assign a session id (%s names its own): ignoring '%s'",
+		     b->p->name, req->session_id);
+		return 0;
+	}
 	if (b->runner) {
 		/* the manifest's session_id */
 		if (runner_session_valid(req->session_id)) {
@@ -722,6 +735,10 @@ static int apply_dangerous(struct build *b, struct envpolicy *env)
 
 	if (!b->req->dangerous)
 		return 0;
+	/* over ACP bernstein answers the permission requests itself: all
+	 * allowed unless the adapter cannot run without asking */
+	b->plan->acp_allow_all = b->plan->dialect == DIALECT_ACP &&
+				 b->plan->strategy.dangerous_mode != DANGEROUS_MODE_UNSUPPORTED;
 	switch (b->plan->strategy.dangerous_mode) {
 	case DANGEROUS_MODE_CLI_FLAG:
 		if (d->args.n == 0 && !b->runner) {
@@ -1133,6 +1150,23 @@ static int build_prompt(struct build *b, size_t fixed_bytes)
 	bool glued, fits;
 	int r;
 
+	if (b->plan->dialect == DIALECT_ACP && !b->runner) {
+		const struct profile_acp *acp = &b->p->runtime.acp;
+
+		if (!acp->declared) {
+			diag_set(
+				b->reterr, NULL, 0, 0,
+				"profile '%s' has no runtime.acp: nothing says how to start its ACP mode",
+				b->p->name);
+			return -EINVAL;
+		}
+		r = push_expanded(b, &b->prompt_args, &acp->args, "runtime.acp.args");
+		if (r < 0)
+			return r;
+		b->plan->acp_prompt = xstrdup(b->prompt);
+		b->plan->prompt_via = PROMPT_DELIVERY_ACP;
+		return 0;
+	}
 	if (b->runner) {
 		r = runner_manifest(b, &content);
 		if (r < 0)
@@ -1308,6 +1342,8 @@ out:
 
 static enum dialect dialect_of(const struct profile *p, const struct adapter_strategy *s)
 {
+	if (s->event_channel == EVENT_CHANNEL_ACP)
+		return DIALECT_ACP;
 	if (p->runtime.dialect_declared)
 		return dialect_from_string(event_dialect_to_string(p->runtime.dialect));
 	switch (s->event_channel) {

@@ -58,6 +58,11 @@
  *     with {hook_command} = 'BERNSTEIN' hook-post --socket 'SESSION/hooks.sock'
  *     and {hooks_socket}; plan->hooks_socket is where the caller listens.
  *     A hooks channel without runtime.hooks warns and reads stdout only.
+ *   - the acp channel: runtime.acp.args take the place of the prompt tokens
+ *     (the prompt is plan->acp_prompt, for session/prompt; no length limit);
+ *     a resume keeps resume_id for session/load and adds no tokens,
+ *     whatever the resume strategy; a pre-assigned session id is dropped
+ *     with a warning (the agent names its sessions).
  *
  * The API key's value (from the variable api_key_env names) goes only where
  * runtime.endpoint.env puts it; it never enters argv or files. plan->secrets
@@ -207,6 +212,7 @@ enum prompt_delivery {
 	PROMPT_DELIVERY_ARGV,  /* "argv": a flag's value or a positional argument */
 	PROMPT_DELIVERY_STDIN, /* "stdin": the prompt file is the agent's stdin */
 	PROMPT_DELIVERY_FILE,  /* "file": the agent reads the file named on argv */
+	PROMPT_DELIVERY_ACP,   /* "acp": session/prompt of the acp event channel */
 	_PROMPT_DELIVERY_MAX,
 };
 
@@ -248,6 +254,15 @@ struct invocation_plan {
 	struct strvec login_src;
 	struct strvec login_dst;
 	bool login_by_sandbox;
+	/* The acp event channel (dialect DIALECT_ACP): the prompt the caller
+	 * sends in session/prompt (adapter/acp.h), NULL for other channels. The
+	 * argv carries runtime.acp.args in place of the prompt tokens, stdin is
+	 * the caller's pipe, and resume_id is loaded with session/load. */
+	char *acp_prompt;
+	/* dangerous mode was asked and the strategy's dangerous mode is not
+	 * unsupported: the ACP client allows every permission request (else it
+	 * allows what stays inside the tree) */
+	bool acp_allow_all;
 };
 
 void invocation_plan_init(struct invocation_plan *plan);

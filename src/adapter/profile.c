@@ -145,6 +145,7 @@ struct pctx {
 	struct profile *p;
 	const char *file; /* p->source */
 	struct diag *reterr;
+	bool acp; /* runtime.acp is there: the prompt may have no argv delivery */
 };
 
 static void vperr(struct diag *reterr, const char *file, const struct catalog_origin *at,
@@ -832,10 +833,12 @@ static int parse_invocation(struct pctx *c, const struct ynode *node)
 	if (r < 0)
 		return r;
 	inv->prompt_positional = get_bool(node, "prompt_positional", false);
+	/* runtime.acp: the prompt goes in session/prompt, argv needs no delivery */
+	c->acp = ynode_get(ynode_get(c->doc->root, "runtime"), "acp") != NULL;
 	deliveries = (inv->prompt_flag != NULL) + (inv->prompt_file_flag != NULL) +
 		     inv->prompt_positional;
 	pos = ynode_get(node, "prompt_positional");
-	if (deliveries == 0)
+	if (deliveries == 0 && !c->acp)
 		return perr(
 			c, pos ? pos : node, pos ? "invocation.prompt_positional" : "invocation",
 			"no way to deliver the prompt: set prompt_flag, prompt_file_flag or prompt_positional: true");
@@ -1477,6 +1480,7 @@ static int parse_access(struct pctx *c, const struct ynode *node)
 	return r < 0 ? r : parse_login(c, node);
 }
 
+/* clang-format off */
 static const struct yfield runtime_fields[] = {
 	{"resume", YT_MAP, 0, NULL, NULL},
 	{"dangerous", YT_MAP, 0, NULL, NULL},
@@ -1491,8 +1495,45 @@ static const struct yfield runtime_fields[] = {
 	{"git_dir", YT_STR, 0, NULL, NULL}, /* refused | allowed (module agents) */
 	{"sandbox", YT_MAP, 0, NULL, NULL},
 	{"login", YT_STRLIST, 0, NULL, NULL},
+	{"acp", YT_MAP, 0, NULL, NULL},
 	{NULL, 0, 0, NULL, NULL},
 };
+/* clang-format on */
+
+static const struct yfield acp_fields[] = {
+	{"args", YT_STRLIST, 0, NULL, NULL},
+	{NULL, 0, 0, NULL, NULL},
+};
+
+/* runtime.acp: {args: [--acp]}, the tokens that start the agent's ACP mode. */
+static int parse_acp(struct pctx *c, const struct ynode *node)
+{
+	struct profile_acp *a = &c->p->runtime.acp;
+	int r;
+
+	r = check_map(c, node, acp_fields, "runtime.acp");
+	if (r < 0)
+		return r;
+	r = parse_args(c, node, "args", "runtime.acp", PH_LOCAL, 0, &a->args, NULL);
+	if (r < 0)
+		return r;
+	a->declared = true;
+	a->origin = at_node(c, node);
+	return 0;
+}
+
+/* runtime.hooks and runtime.acp: what the hooks and acp event channels need. */
+static int parse_channels(struct pctx *c, const struct ynode *node)
+{
+	const struct ynode *v;
+	int r;
+
+	if ((v = ynode_get(node, "hooks")) && (r = parse_hooks(c, v)) < 0)
+		return r;
+	if ((v = ynode_get(node, "acp")) && (r = parse_acp(c, v)) < 0)
+		return r;
+	return 0;
+}
 
 static int parse_runtime(struct pctx *c, const struct ynode *node)
 {
@@ -1536,7 +1577,7 @@ static int parse_runtime(struct pctx *c, const struct ynode *node)
 		return r;
 	if ((v = ynode_get(node, "endpoint")) && (r = parse_endpoint(c, v)) < 0)
 		return r;
-	if ((v = ynode_get(node, "hooks")) && (r = parse_hooks(c, v)) < 0)
+	if ((r = parse_channels(c, node)) < 0)
 		return r;
 	r = get_enum(c, node, "git_dir", "runtime.git_dir", git_dir_names, GIT_DIR_REFUSED,
 		     &git_dir);
@@ -1742,7 +1783,7 @@ static int load_doc(const struct ydoc *doc, const char *source, const char *stem
 		    struct profile **ret, struct diag *reterr)
 {
 	struct profile *p = xcalloc(1, sizeof(*p));
-	struct pctx c;
+	struct pctx c = {0};
 	int r;
 
 	arena_init(&p->arena, 0);
@@ -1955,6 +1996,17 @@ static int check_events(const struct profile *p, enum event_channel ec, bool inl
 		return oerr(
 			reterr, p->source, &rt->events_at, "runtime.events.dialect",
 			"the profile's own strategy reads BERNSTEIN:<KIND> lines (text-signals): the dialect can only be text-signals");
+	if (ec == EVENT_CHANNEL_ACP && !rt->acp.declared && p->shape == PROFILE_SHAPE_FACTORY)
+		return oerr(
+			reterr, p->source, &rt->origin, "runtime.acp",
+			"event channel 'acp' (%s) needs runtime.acp: the args that start the agent's ACP mode",
+			where);
+	if (ec != EVENT_CHANNEL_ACP && rt->acp.declared && !p->invocation.prompt_flag &&
+	    !p->invocation.prompt_file_flag && !p->invocation.prompt_positional)
+		return oerr(
+			reterr, p->source, &rt->acp.origin, "invocation",
+			"event channel '%s' (%s) delivers the prompt on argv: set prompt_flag, prompt_file_flag or prompt_positional: true",
+			event_channel_to_string(ec), where);
 	if (inline_ && ec != EVENT_CHANNEL_HOOKS && rt->hooks.declared)
 		return oerr(
 			reterr, p->source, &rt->hooks.origin, "runtime.hooks",
@@ -1968,7 +2020,11 @@ int profile_check_strategy(const struct profile *p, const struct adapter_strateg
 {
 	int r;
 
-	r = check_resume(p, s->resume, inline_, where, reterr);
+	/* over ACP a resume is session/load: no argv spelling to check */
+	if (s->event_channel == EVENT_CHANNEL_ACP && !p->runtime.resume.declared)
+		r = 0;
+	else
+		r = check_resume(p, s->resume, inline_, where, reterr);
 	if (r >= 0)
 		r = check_dangerous(p, s->dangerous_mode, inline_, where, reterr);
 	if (r >= 0)
@@ -2260,6 +2316,11 @@ json_t *profile_canonical(const struct profile *p)
 	}
 	if (rt->login_declared) /* the same rule */
 		jset(r, "login", jstrv(&rt->login));
+	if (rt->acp.declared) { /* the same rule */
+		j = json_object();
+		jset(j, "args", jstrv(&rt->acp.args));
+		jset(r, "acp", j);
+	}
 	jset(o, "runtime", r);
 	return o;
 }

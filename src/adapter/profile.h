@@ -272,6 +272,15 @@ struct profile_hooks {
 	struct catalog_origin origin;
 };
 
+/* runtime.acp: the agent speaks the Agent Client Protocol on stdin/stdout
+ * when started with these args (in place of the prompt tokens); the prompt
+ * then goes in session/prompt (adapter/acp.h). */
+struct profile_acp {
+	bool declared;
+	struct profile_strv args;
+	struct catalog_origin origin;
+};
+
 /* How bernstein's sandbox tiers run the agent (runtime.sandbox; docs/security.md):
  * the tiers it is known to work in (verified by the tests with the real CLI)
  * and the paths it needs to read besides the system, its installation and
@@ -308,6 +317,7 @@ struct profile_runtime {
 	bool login_declared;
 	struct profile_strv login;
 	struct catalog_origin origin, events_at, home_at, git_dir_at;
+	struct profile_acp acp; /* runtime.acp */
 };
 
 /* A loaded, validated profile. Everything lives in ->arena. */

@@ -263,6 +263,8 @@ static void plan_print(FILE *f, const struct profile *p, const struct invocation
 	(void)fprintf(f, "cwd: %s\n", plan->cwd);
 	if (plan->stdin_path)
 		(void)fprintf(f, "stdin: %s (%zu bytes)\n", plan->stdin_path, plan->prompt_bytes);
+	else if (plan->dialect == DIALECT_ACP)
+		(void)fputs("stdin: a pipe from bernstein's ACP client (JSON-RPC frames)\n", f);
 	else
 		(void)fputs("stdin: /dev/null\n", f);
 	(void)fprintf(f, "prompt: %s, %zu bytes%s\n", prompt_delivery_to_string(plan->prompt_via),
@@ -376,6 +378,14 @@ static void run_on_notice(void *ctx, void *task, enum proc_notice notice, uint64
 	agentrun_notice(&s->ar, notice, value);
 }
 
+static uint64_t run_on_stop(void *ctx, void *task)
+{
+	struct spawn_run *s = ctx;
+
+	(void)task;
+	return agentrun_stop(&s->ar);
+}
+
 static void run_on_exit(void *ctx, void *task, const struct proc *p)
 {
 	struct spawn_run *s = ctx;
@@ -461,6 +471,7 @@ static int run_plan(struct cli_ctx *ctx, const struct spawn_opts *o, const struc
 		.on_oversized = run_on_oversized,
 		.on_notice = run_on_notice,
 		.on_exit = run_on_exit,
+		.on_stop = run_on_stop,
 	};
 	struct supervisor_opts sopts = {.max_parallel = 1};
 	char why[256] = "", started_at[40], ended_at[40];

@@ -131,6 +131,15 @@ int transcript_invocation_from_profile(const struct profile *p, struct arena *ar
 			p->name, pi->prompt_file_flag);
 		return -ENOTSUP;
 	}
+	if (!pi->prompt_flag && !pi->prompt_positional) {
+		/* an ACP-only profile (runtime.acp): the prompt is a JSON-RPC
+		 * frame, not an argv token */
+		diag_set(
+			reterr, p->source, p->runtime.acp.origin.line, p->runtime.acp.origin.col,
+			"profile '%s' has no prompt on argv (runtime.acp: the prompt goes in session/prompt): the recorded-profile adapter has no spelling for that",
+			p->name);
+		return -ENOTSUP;
+	}
 	inv.registry_name = p->name;
 	inv.display_name = p->display_name ? p->display_name : p->name;
 	inv.binary = pi->binary;

@@ -3,6 +3,9 @@
 #include "orch/agentrun.h"
 
 #include <dirent.h>
+#include <poll.h>
+#include <signal.h>
+#include <time.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -11,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "adapter/acp.h"
 #include "adapter/axes.h"
 #include "adapter/invocation.h"
 #include "adapter/profile.h"
@@ -56,6 +60,8 @@ void agentrun_init(struct agentrun *r, const struct invocation_plan *plan,
 	dialect_state_init(&r->hooks_dialect, DIALECT_HOOKS);
 	outcome_inputs_init(&r->in, plan->dialect);
 	lasterr_init(&r->lasterr, plan->dialect);
+	r->acp_stdin_fd = -1;
+	r->acp_tree_fd = -1;
 }
 
 void agentrun_release(struct agentrun *r)
@@ -76,6 +82,13 @@ void agentrun_release(struct agentrun *r)
 	sbuf_release(&r->json);
 	dialect_state_release(&r->dialect);
 	dialect_state_release(&r->hooks_dialect);
+	close_fdp(&r->acp_stdin_fd);
+	close_fdp(&r->acp_tree_fd);
+	if (r->acp) {
+		acp_release(r->acp);
+		free(r->acp);
+		r->acp = NULL;
+	}
 	if (r->hooks_listening && r->plan->hooks_socket)
 		(void)unlink(r->plan->hooks_socket);
 	r->hooks_listening = false;
@@ -258,6 +271,123 @@ int agentrun_open(struct agentrun *r, const json_t *plan_json, struct diag *rete
 	return 0;
 }
 
+/* ---- the acp channel ---- */
+
+/* write() without SIGPIPE: an agent that closed its stdin gives EPIPE. */
+static ssize_t write_nosigpipe(int fd, const void *buf, size_t len)
+{
+	sigset_t pipe_set, old;
+	ssize_t n;
+	int e;
+
+	(void)sigemptyset(&pipe_set);
+	(void)sigaddset(&pipe_set, SIGPIPE);
+	(void)sigprocmask(SIG_BLOCK, &pipe_set, &old);
+	n = write(fd, buf, len);
+	e = errno;
+	if (n < 0 && e == EPIPE && !sigismember(&old, SIGPIPE)) {
+		const struct timespec zero = {0, 0};
+
+		(void)sigtimedwait(&pipe_set, NULL, &zero);
+	}
+	(void)sigprocmask(SIG_SETMASK, &old, NULL);
+	errno = e;
+	return n;
+}
+
+/* Write what the engine queued to the agent's stdin; the supervisor's loop
+ * waits meanwhile, for at most ~2 s of a full pipe (an agent that reads
+ * nothing keeps the rest for the next call). Once the turn is over and all
+ * is written, the agent's stdin is closed: ACP agents exit on EOF. */
+static void acp_flush(struct agentrun *r)
+{
+	int waits = 0;
+
+	while (r->acp_stdin_fd >= 0) {
+		size_t len;
+		const char *p = acp_pending(r->acp, &len);
+		ssize_t n;
+
+		if (!len)
+			break;
+		n = write_nosigpipe(r->acp_stdin_fd, p, len);
+		if (n > 0) {
+			acp_consume(r->acp, (size_t)n);
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN && waits++ < 20) {
+			struct pollfd pfd = {.fd = r->acp_stdin_fd, .events = POLLOUT};
+
+			(void)poll(&pfd, 1, 100);
+			continue;
+		}
+		if (n < 0 && errno == EAGAIN)
+			return;
+		/* EPIPE: the agent is gone or closed its stdin */
+		acp_consume(r->acp, len);
+		close_fdp(&r->acp_stdin_fd);
+		return;
+	}
+	if (r->acp_stdin_fd >= 0 && acp_finished(r->acp)) {
+		size_t len;
+
+		(void)acp_pending(r->acp, &len);
+		if (!len)
+			close_fdp(&r->acp_stdin_fd);
+	}
+}
+
+static int acp_setup(struct agentrun *r, struct proc_spec *spec, struct diag *reterr)
+{
+	const struct invocation_plan *plan = r->plan;
+	struct acp_opts o = {0};
+	int fds[2];
+
+	if (pipe2(fds, O_CLOEXEC) < 0) {
+		int e = -errno;
+
+		diag_set(reterr, NULL, 0, 0, "cannot make the agent's stdin pipe: %s",
+			 strerror(-e));
+		return e;
+	}
+	/* room for a file read for the agent without waiting on it */
+	(void)fcntl(fds[1], F_SETPIPE_SZ, 1 << 20);
+	(void)fcntl(fds[1], F_SETFL, O_NONBLOCK);
+	close_fdp(&spec->stdin_fd);
+	spec->stdin_fd = fds[0];
+	r->acp_stdin_fd = fds[1];
+	r->acp_tree_fd = open(plan->cwd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (r->acp_tree_fd < 0) {
+		int e = -errno;
+
+		diag_set(reterr, plan->cwd, 0, 0, "cannot open the task's tree: %s", strerror(-e));
+		return e;
+	}
+	o.cwd = plan->cwd;
+	o.tree_fd = r->acp_tree_fd;
+	o.dangerous = plan->acp_allow_all;
+	o.prompt = plan->acp_prompt ? plan->acp_prompt : "";
+	o.resume_id = plan->resume_id;
+	o.mcp_servers = r->acp_mcp_servers;
+	r->acp = xmalloc(sizeof(*r->acp));
+	acp_init(r->acp, &o);
+	(void)acp_start(r->acp);
+	acp_flush(r);
+	return 0;
+}
+
+uint64_t agentrun_stop(struct agentrun *r)
+{
+	if (!r->acp || r->acp_stdin_fd < 0 || acp_cancel(r->acp) <= 0)
+		return 0;
+	agentrun_warning(
+		r, "session/cancel sent to the agent: SIGTERM follows unless its turn ends first");
+	acp_flush(r);
+	return AGENTRUN_ACP_CANCEL_MS;
+}
+
 int agentrun_fill_spec(struct agentrun *r, struct proc_spec *spec, struct diag *reterr)
 {
 	const struct invocation_plan *plan = r->plan;
@@ -283,6 +413,12 @@ int agentrun_fill_spec(struct agentrun *r, struct proc_spec *spec, struct diag *
 		if (e < 0)
 			return e;
 		r->hooks_listening = true;
+	}
+	if (plan->dialect == DIALECT_ACP) {
+		int e = acp_setup(r, spec, reterr);
+
+		if (e < 0)
+			return e;
 	}
 	spec->timeout_ms = r->timeout_ms;
 	spec->idle_timeout_ms = r->idle_timeout_ms;
@@ -426,6 +562,12 @@ void agentrun_line(struct agentrun *r, int stream, const char *line, size_t len)
 		return;
 	}
 	diag_clear(&r->parse);
+	if (r->acp) {
+		if (acp_feed_line(r->acp, l, n, &sink, &r->parse) < 0 && r->hooks.on_parse_error)
+			r->hooks.on_parse_error(r->hooks.userdata, &r->parse);
+		acp_flush(r);
+		return;
+	}
 	if (dialect_feed_line(&r->dialect, l, n, &sink, &r->parse) < 0 && r->hooks.on_parse_error)
 		r->hooks.on_parse_error(r->hooks.userdata, &r->parse);
 }
@@ -445,6 +587,11 @@ void agentrun_oversized(struct agentrun *r, int stream, const char *head, size_t
 	}
 	log_line(r, l, n);
 	(void)dialect_feed_oversized(&r->dialect, stream, l, n, total, &sink);
+	if (r->acp && stream == 1) {
+		/* a frame the engine cannot read: the agent would wait for an answer */
+		acp_frame_too_long(r->acp, total, &sink);
+		acp_flush(r);
+	}
 }
 
 void agentrun_notice(struct agentrun *r, enum proc_notice notice, uint64_t value)
@@ -482,6 +629,7 @@ void agentrun_notice(struct agentrun *r, enum proc_notice notice, uint64_t value
 
 void agentrun_exit(struct agentrun *r, const struct proc *p)
 {
+	close_fdp(&r->acp_stdin_fd);
 	outcome_set_exit(&r->in, p);
 	(void)proc_describe_exit(p, r->exit_desc, sizeof(r->exit_desc));
 	r->agent_exit_code = p->exit_code;

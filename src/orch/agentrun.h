@@ -94,6 +94,16 @@ struct agentrun {
 	char last_kind[24];		    /* the kind of the last event */
 	struct lasterr lasterr;		    /* the agent's own last error (adapter/lasterr.h) */
 	char agent_error[LASTERR_MAX + 64]; /* agentrun_last_error()'s line */
+
+	/* The acp event channel (plan->dialect == DIALECT_ACP): the client
+	 * engine, the write end of the agent's stdin (-1 closed) and the tree
+	 * the engine serves fs/ * beneath. */
+	struct acp *acp;
+	int acp_stdin_fd;
+	int acp_tree_fd;
+	/* The MCP servers handed to an ACP agent in session/new (ACP's McpServer
+	 * array; borrowed, NULL = none): set before agentrun_fill_spec(). */
+	const json_t *acp_mcp_servers;
 };
 
 /* Set up r for plan (borrowed: it must outlive r). No I/O. */
@@ -108,6 +118,15 @@ int agentrun_fill_spec(struct agentrun *r, struct proc_spec *spec, struct diag *
 void agentrun_warning(struct agentrun *r, const char *msg);
 /* Emit the plan's warnings. */
 void agentrun_plan_warnings(struct agentrun *r);
+
+/* How long an ACP agent gets to end its turn after session/cancel before
+ * the SIGTERM (agentrun_stop()). */
+#define AGENTRUN_ACP_CANCEL_MS 3000
+
+/* The supervisor is about to stop r's agent (its deadline, a cancel): an
+ * ACP agent is sent session/cancel first. Returns how many ms to wait
+ * before the SIGTERM (0: at once). */
+uint64_t agentrun_stop(struct agentrun *r);
 
 /* The supervisor's callbacks for r's process. */
 void agentrun_line(struct agentrun *r, int stream, const char *line, size_t len);

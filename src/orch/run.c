@@ -477,6 +477,16 @@ static void on_notice(void *ctx, void *task, enum proc_notice notice, uint64_t v
 	agentrun_notice(&((struct otask *)task)->ar, notice, value);
 }
 
+/* ops->on_stop: an ACP agent is asked to end its turn before the SIGTERM */
+static uint64_t on_stop(void *ctx, void *task)
+{
+	(void)ctx;
+	if (((struct otask *)task)->gate_live || ((struct otask *)task)->hook_live ||
+	    run_prep_live(task))
+		return 0;
+	return agentrun_stop(&((struct otask *)task)->ar);
+}
+
 #define NET_WATCH_MS 200
 
 static int64_t on_tick(void *ctx)
@@ -654,6 +664,7 @@ static const struct supervisor_ops run_ops = {
 	.on_tick = on_tick,
 	.on_exit = on_exit_cb,
 	.want_interrupt = run_budget_interrupt,
+	.on_stop = on_stop,
 };
 
 /* A selected task an earlier execution left completing, merging,

@@ -159,6 +159,7 @@ struct sv_child {
 	uint64_t grace_ms;
 	uint64_t grace_deadline_ms; /* 0 = none */
 	bool finished;		    /* over: on_exit() is due */
+	bool soft_stop;		    /* ops->on_stop asked for time: SIGTERM at the grace deadline */
 	int listen_fd;		    /* the hooks socket (spec.listen_fd), -1 none */
 	uint64_t conn_seq;	    /* connections accepted so far */
 	struct sv_stream *conns;    /* PROC_MAX_SOCKET_CONNS when listen_fd >= 0, else NULL */
@@ -734,6 +735,7 @@ static void sv_event(struct supervisor *sv, struct sv_child *c, enum proc_event 
 		act_finish(sv, c);
 		break;
 	case PROC_ACT_REAPED:
+		c->soft_stop = false;
 		now = now_ms(sv);
 		c->proc.end_ms = now;
 		c->proc.deadline_ms = 0;
@@ -759,6 +761,16 @@ static void sv_event(struct supervisor *sv, struct sv_child *c, enum proc_event 
 			c->proc.cancelled = true;
 		}
 		c->proc.deadline_ms = 0;
+		if (sv->ops->on_stop) {
+			uint64_t wait = sv->ops->on_stop(sv->ctx, c->task);
+
+			if (wait) {
+				/* the agent was asked to stop: SIGTERM when that is over */
+				c->soft_stop = true;
+				c->grace_deadline_ms = now_ms(sv) + wait;
+				break;
+			}
+		}
 		(void)proc_kill_group(&c->proc, SIGTERM);
 		c->grace_deadline_ms = now_ms(sv) + c->grace_ms;
 		break;
@@ -1095,7 +1107,13 @@ static void fire_timers(struct supervisor *sv)
 			c->proc.stalled = true;
 			sv_event(sv, c, PROC_EV_DEADLINE, NULL);
 		}
-		if (!c->finished && c->grace_deadline_ms && now >= c->grace_deadline_ms) {
+		if (!c->finished && c->grace_deadline_ms && now >= c->grace_deadline_ms &&
+		    c->soft_stop) {
+			/* the time the agent had to stop on its own is over */
+			c->soft_stop = false;
+			(void)proc_kill_group(&c->proc, SIGTERM);
+			c->grace_deadline_ms = now + c->grace_ms;
+		} else if (!c->finished && c->grace_deadline_ms && now >= c->grace_deadline_ms) {
 			c->grace_deadline_ms = 0;
 			sv_event(sv, c, PROC_EV_GRACE_EXPIRED, NULL);
 		}

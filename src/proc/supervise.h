@@ -162,6 +162,13 @@ struct supervisor_ops {
 	 * does (supervise_interrupt(): every child cancelled, -ECANCELED).
 	 * For a stop the caller decides in another callback (a budget). */
 	bool (*want_interrupt)(void *ctx);
+	/* Optional: the task's child is about to get SIGTERM (its deadline,
+	 * the stall watchdog or a cancel). The caller may ask the agent to
+	 * stop on its own first (ACP's session/cancel) and return how many ms
+	 * to wait for that before the SIGTERM; 0 sends it at once. An exit
+	 * meanwhile ends the wait (the group then gets SIGTERM as after any
+	 * exit); a second cancel does not shorten it. */
+	uint64_t (*on_stop)(void *ctx, void *task);
 };
 
 struct supervisor_opts {

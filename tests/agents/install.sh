@@ -1,6 +1,6 @@
 #!/bin/sh
 # Install the real agent CLIs pinned in package.json / package-lock.json
-# (claude, codex, gemini, qwen, opencode, pi) from the lock into a cache
+# (claude, codex, gemini, qwen, opencode, pi, and claude-agent-acp) from the lock into a cache
 # directory outside the repository, keyed by the hash of package-lock.json:
 #
 #   ${BERNSTEIN_AGENTS_CACHE:-$HOME/.cache/bernstein/agents}/<hash>/
@@ -52,5 +52,8 @@ for a in $agents; do
 	echo "install.sh: $a: $(echo "$out" | tail -n 1)" >&2
 done
 rm -rf "${dir:?}/home"
+# Claude Code's ACP adapter (the claude_acp profile) is an ACP server with
+# no --version: installed is all that is checked
+[ -x "$bin/claude-agent-acp" ] || die "'claude-agent-acp' was not installed into $bin"
 
 npm_install_done

@@ -1204,6 +1204,60 @@ static void test_modules(void **state)
 	invocation_plan_release(&plan);
 }
 
+/* The acp channel: runtime.acp.args in place of the prompt tokens, the
+ * prompt kept for session/prompt whatever its length or first character, a
+ * resume kept for session/load without tokens, no pre-assigned session id;
+ * the permission policy allows everything only with dangerous mode. */
+static void test_acp_plan(void **state)
+{
+	struct invocation_request r;
+	struct invocation_plan plan;
+	struct strvec want = STRVEC_INIT;
+	char *big = xmalloc(300000);
+	struct diag d;
+
+	(void)state;
+	req_init(&r, shipped("gemini_acp"), "--version");
+	r.model = "gemini-2.5-pro";
+	r.resume_id = "11111111-2222-3333-4444-555555555555";
+	r.session_id = "pre";
+	assert_int_equal(build(&r, &plan, &d), 0);
+	assert_int_equal(plan.dialect, DIALECT_ACP);
+	assert_int_equal(plan.prompt_via, PROMPT_DELIVERY_ACP);
+	assert_string_equal(plan.acp_prompt, "--version");
+	assert_null(plan.stdin_path);
+	assert_string_equal(plan.resume_id, "11111111-2222-3333-4444-555555555555");
+	assert_null(plan.session_id);
+	assert_true(plan.acp_allow_all);
+	strvec_push(&want, plan.argv.v[0]);
+	strvec_pushv(&want, (const char *[]){"-m", "gemini-2.5-pro", "--yolo", "--skip-trust",
+					     "--acp", NULL});
+	assert_int_equal(plan.argv.nr, want.nr);
+	for (size_t i = 0; i < want.nr; i++)
+		assert_string_equal(plan.argv.v[i], want.v[i]);
+	strvec_clear(&want);
+	invocation_plan_release(&plan);
+
+	/* no argv limit: the prompt is a JSON-RPC frame's */
+	memset(big, 'x', 299999);
+	big[299999] = '\0';
+	req_init(&r, shipped("qwen_acp"), big);
+	assert_int_equal(build(&r, &plan, &d), 0);
+	assert_false(plan.prompt_too_long);
+	assert_int_equal(strlen(plan.acp_prompt), 299999);
+	assert_string_equal(plan.argv.v[plan.argv.nr - 1], "--acp");
+	invocation_plan_release(&plan);
+	free(big);
+
+	/* without dangerous mode bernstein's policy confines the agent */
+	req_init(&r, shipped("opencode_acp"), "p");
+	r.dangerous = false;
+	assert_int_equal(build(&r, &plan, &d), 0);
+	assert_false(plan.acp_allow_all);
+	assert_string_equal(plan.argv.v[plan.argv.nr - 1], "acp");
+	invocation_plan_release(&plan);
+}
+
 /* Every shipped profile builds a plan (or is a module refused as such). */
 static void test_every_shipped_profile(void **state)
 {
@@ -1230,7 +1284,7 @@ static void test_every_shipped_profile(void **state)
 		} else {
 			if (rc < 0)
 				fail_msg("%s: %s", e->name, d.msg);
-			assert_true(plan.argv.nr >= 2);
+			assert_true(plan.argv.nr >= (plan.dialect == DIALECT_ACP ? 1u : 2u));
 			assert_null(env_of(&plan, "CANARY_SECRET"));
 			assert_string_equal(plan.cwd, WORKDIR);
 		}
@@ -1454,6 +1508,12 @@ static void test_prompt_guard_every_profile(void **state)
 				refused++;
 			} else if (rc < 0) {
 				fail_msg("%s, prompt '%s': %s", e->name, hostile[k], d.msg);
+			} else if (plan.dialect == DIALECT_ACP) {
+				/* over ACP the prompt is session/prompt's: never on argv */
+				assert_int_equal(plan.prompt_via, PROMPT_DELIVERY_ACP);
+				assert_string_equal(plan.acp_prompt, hostile[k]);
+				assert_true(idx(&plan.argv, hostile[k]) < 0);
+				assert_null(plan.stdin_path);
 			} else if (strcmp(e->name, "openai_agents") == 0) {
 				assert_int_equal(plan.prompt_via, PROMPT_DELIVERY_FILE);
 			} else if (e->profile->invocation.prompt_file_flag) {
@@ -1541,6 +1601,7 @@ int main(void)
 		cmocka_unit_test(test_model_and_binary),
 		cmocka_unit_test(test_modules),
 		cmocka_unit_test(test_every_shipped_profile),
+		cmocka_unit_test(test_acp_plan),
 		cmocka_unit_test(test_secrets_complete),
 		cmocka_unit_test(test_prompt_guard),
 		cmocka_unit_test(test_prompt_guard_every_profile),

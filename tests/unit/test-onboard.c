@@ -846,6 +846,20 @@ static void test_every_shipped_profile(void **state)
 	for (i = 0; i < n; i++) {
 		const struct profile *p = profiles[i];
 
+		if (p->runtime.acp.declared && !p->invocation.prompt_flag &&
+		    !p->invocation.prompt_positional) {
+			struct recorded_invocation inv;
+			struct arena a = ARENA_INIT;
+
+			/* an ACP-only profile: no prompt on argv to record */
+			diag_clear(&d);
+			assert_int_equal(transcript_invocation_from_profile(p, &a, &inv, &d),
+					 -ENOTSUP);
+			assert_non_null(strstr(d.msg, "runtime.acp"));
+			arena_release(&a);
+			refused++;
+			continue;
+		}
 		if (p->invocation.prompt_file_flag) {
 			struct recorded_invocation inv;
 			struct arena a = ARENA_INIT;

@@ -622,6 +622,62 @@ static void test_timeout_escalates(void **state)
 	release_run(&r);
 }
 
+/* ops->on_stop: the caller asked the agent to stop on its own (ACP's
+ * session/cancel) and gets the time it asked for before the SIGTERM. */
+static uint64_t stop_wait_ms;
+static unsigned stop_calls;
+
+static uint64_t on_stop(void *ctx, void *task)
+{
+	(void)ctx;
+	(void)task;
+	stop_calls++;
+	return stop_wait_ms;
+}
+
+static void test_on_stop_delays_term(void **state)
+{
+	struct supervisor_ops sops = ops;
+	struct supervisor_opts o = {.max_parallel = 1};
+	struct diag d = {0};
+	struct run r;
+	struct task *t;
+
+	(void)state;
+	sops.on_stop = on_stop;
+	/* the agent ends its turn by itself within the time asked: no signal */
+	new_run(&r, 1);
+	r.contain = CONTAIN_PGROUP;
+	t = &r.tasks[0];
+	t->timeout_ms = 100;
+	t->grace_ms = 20000;
+	task_args(t, "sleep", "1500", "exit", "7", END);
+	stop_wait_ms = 60000;
+	stop_calls = 0;
+	assert_int_equal(supervise_run(&sops, &r, &o, &d), 0);
+	assert_int_equal(stop_calls, 1);
+	assert_true(t->result.timed_out);
+	assert_int_equal(t->result.term_signal, 0);
+	assert_int_equal(t->result.exit_code, 7);
+	release_run(&r);
+
+	/* it does not: SIGTERM once the time is over, then the usual grace */
+	new_run(&r, 1);
+	r.contain = CONTAIN_PGROUP;
+	t = &r.tasks[0];
+	t->timeout_ms = 100;
+	t->grace_ms = 20000;
+	task_args(t, "sleep", "60000", END);
+	stop_wait_ms = 200;
+	stop_calls = 0;
+	assert_int_equal(supervise_run(&sops, &r, &o, &d), 0);
+	assert_int_equal(stop_calls, 1);
+	assert_true(t->result.timed_out);
+	assert_int_equal(t->result.term_signal, SIGTERM);
+	assert_int_equal(t->notices[PROC_NOTICE_KILL], 0);
+	release_run(&r);
+}
+
 /* When the agent exits normally, what it left in its group is terminated,
  * and the task ends even though the grandchild held stdout open. */
 static void test_leftovers_terminated(void **state)
@@ -1035,6 +1091,7 @@ int main(void)
 		cmocka_unit_test(test_oversized_line),
 		cmocka_unit_test(test_log_file),
 		cmocka_unit_test(test_timeout_escalates),
+		cmocka_unit_test(test_on_stop_delays_term),
 		cmocka_unit_test(test_leftovers_terminated),
 		cmocka_unit_test(test_exit_mapping),
 		cmocka_unit_test(test_64_children),
