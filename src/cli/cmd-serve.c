@@ -25,8 +25,7 @@ int cmd_serve(int argc, char **argv, struct cli_ctx *ctx)
 			return cli_help(ctx);
 	r = cli_sibling_path(SERVE_EXE, path, sizeof(path));
 	if (r < 0)
-		return cli_error(ctx, BEXIT_ENV, "cannot locate '%s': %s", SERVE_EXE,
-				 strerror(-r));
+		return cli_error(ctx, BEXIT_ENV, "cannot locate '%s': %s", SERVE_EXE, strerror(-r));
 	(void)fflush(ctx->out);
 	(void)fflush(ctx->err);
 	argv[0] = path;
@@ -42,8 +41,7 @@ int serve_start_beside(struct cli_ctx *ctx, const char *listen, pid_t run_pid)
 
 	r = cli_sibling_path(SERVE_EXE, path, sizeof(path));
 	if (r < 0)
-		return cli_error(ctx, BEXIT_ENV, "cannot locate '%s': %s", SERVE_EXE,
-				 strerror(-r));
+		return cli_error(ctx, BEXIT_ENV, "cannot locate '%s': %s", SERVE_EXE, strerror(-r));
 	(void)snprintf(pid, sizeof(pid), "%ld", (long)run_pid);
 	(void)fflush(ctx->out);
 	(void)fflush(ctx->err);
@@ -54,8 +52,9 @@ int serve_start_beside(struct cli_ctx *ctx, const char *listen, pid_t run_pid)
 	if (child == 0) {
 		/* the middle process: a session of its own, then the server's
 		 * fork, and gone: the server is nobody's in the run's tree */
-		const char *args[] = {path, "--listen", listen ? listen : SERVE_DEFAULT_LISTEN,
-				      "--watch-pid", pid, NULL};
+		const char *args[] = {
+			path,	       "--listen", listen ? listen : SERVE_DEFAULT_LISTEN,
+			"--watch-pid", pid,	   NULL};
 		sigset_t none;
 
 		(void)setsid();

@@ -72,6 +72,9 @@
 #define SSE_KEEPALIVE_MS   5000
 #define SSE_LINE_MAX	   ((size_t)1 << 20) /* longer event lines are skipped, said so */
 #define TOKEN_HEX	   64
+/* the dashboard's: its own files and API only, never framed */
+#define SERVE_CSP                                                                                  \
+	"default-src 'self'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
 
 struct srv {
 	char *repo;
@@ -116,7 +119,8 @@ static bool id_ok(const char *s)
 		return false;
 	for (i = 0; s[i]; i++) {
 		char c = s[i];
-		bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+		bool alnum =
+			(c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
 
 		if (!alnum && (i == 0 || (c != '-' && c != '_')))
 			return false;
@@ -286,8 +290,8 @@ static int lookup(struct MHD_Connection *c, const char *run_id, const char *task
 	}
 	r = db_open(&l->st);
 	if (r == -ENOENT) {
-		*ret_answer = answer_error(c, MHD_HTTP_NOT_FOUND, "not_found", "no run '%s'",
-					   run_id);
+		*ret_answer =
+			answer_error(c, MHD_HTTP_NOT_FOUND, "not_found", "no run '%s'", run_id);
 		return 1;
 	}
 	if (r < 0) {
@@ -655,12 +659,14 @@ static void sse_read(struct sse *s, bool final)
 				break;
 			p = nl + 1;
 			done = pos + (p - chunk);
-			if (skipping)
-				(void)sbuf_addf(&s->out,
-						"event: skipped\nid: %" PRId64 ":%lld\ndata: "
-						"{\"reason\":\"a line longer than %zu bytes\"}\n\n",
-						s->attempt, (long long)done, SSE_LINE_MAX);
-			else if (line.len && !memchr(line.buf, '\r', line.len))
+			if (skipping) {
+				(void)sbuf_addf(&s->out, "event: skipped\nid: %" PRId64 ":%lld\n",
+						s->attempt, (long long)done);
+				(void)sbuf_addf(
+					&s->out,
+					"data: {\"reason\":\"a line longer than %zu bytes\"}\n\n",
+					SSE_LINE_MAX);
+			} else if (line.len && !memchr(line.buf, '\r', line.len))
 				(void)sbuf_addf(&s->out, "id: %" PRId64 ":%lld\ndata: %s\n\n",
 						s->attempt, (long long)done, line.buf);
 			skipping = false;
@@ -807,8 +813,7 @@ static enum MHD_Result answer_stream(struct MHD_Connection *c, void *s,
 	return r;
 }
 
-static enum MHD_Result get_events(struct MHD_Connection *c, const char *run_id,
-				  const char *task_id)
+static enum MHD_Result get_events(struct MHD_Connection *c, const char *run_id, const char *task_id)
 {
 	struct lookup l;
 	enum MHD_Result ans;
@@ -991,22 +996,136 @@ static void label(struct sbuf *sb, const char *s)
 			(void)sbuf_add(sb, s, 1);
 }
 
+/* What /metrics counts of the latest run. */
+struct tally {
+	int64_t by_state[_TASK_STATE_MAX];
+	struct outc {
+		char name[64];
+		int64_t n;
+	} outs[32];
+	size_t nouts;
+	int64_t tokens[3]; /* input, output, cached */
+	double cost, spawn_sum, merge_sum;
+	int64_t spawn_n, merge_n;
+};
+
+static void tally_outcome(struct tally *ty, const char *o)
+{
+	size_t k;
+
+	for (k = 0; k < ty->nouts && strcmp(ty->outs[k].name, o) != 0; k++)
+		;
+	if (k == ty->nouts) {
+		if (k == sizeof(ty->outs) / sizeof(ty->outs[0]))
+			return;
+		(void)snprintf(ty->outs[k].name, sizeof(ty->outs[k].name), "%s", o);
+		ty->nouts++;
+	}
+	ty->outs[k].n++;
+}
+
+/* One task's attempts. Spawn latency: a first attempt of a task without
+ * dependencies, from the run's start to the attempt's; merge latency: a
+ * merged task, from its last attempt's end to the merge (gates, merge). */
+static void tally_task(struct tally *ty, const struct task_row *t, const struct attempt_row *av,
+		       size_t an, double run_t0)
+{
+	size_t j;
+
+	if (t->state >= 0 && t->state < _TASK_STATE_MAX)
+		ty->by_state[t->state]++;
+	for (j = 0; j < an; j++) {
+		tally_outcome(ty, av[j].outcome ? av[j].outcome : "running");
+		if (av[j].input_tokens != STATE_NULL_INT)
+			ty->tokens[0] += av[j].input_tokens;
+		if (av[j].output_tokens != STATE_NULL_INT)
+			ty->tokens[1] += av[j].output_tokens;
+		if (av[j].cached_tokens != STATE_NULL_INT)
+			ty->tokens[2] += av[j].cached_tokens;
+		if (!isnan(av[j].cost_usd))
+			ty->cost += av[j].cost_usd;
+	}
+	if (an > 0 && t->spec && !strstr(t->spec, "\"depends_on\":[\"")) {
+		double d = iso_seconds(av[0].started_at) - run_t0;
+
+		if (!isnan(d) && d >= 0) {
+			ty->spawn_sum += d;
+			ty->spawn_n++;
+		}
+	}
+	if (an > 0 && t->state == TASK_DONE) {
+		double d = iso_seconds(t->updated_at) - iso_seconds(av[an - 1].ended_at);
+
+		if (!isnan(d) && d >= 0) {
+			ty->merge_sum += d;
+			ty->merge_n++;
+		}
+	}
+}
+
+static void metric_head(struct sbuf *sb, const char *name, const char *type, const char *help)
+{
+	(void)sbuf_addf(sb, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* name{run="RUN"[,key="value"]} */
+static void metric_labels(struct sbuf *sb, const char *name, const char *run, const char *key,
+			  const char *value)
+{
+	(void)sbuf_addf(sb, "%s{run=\"", name);
+	label(sb, run);
+	if (key) {
+		(void)sbuf_addf(sb, "\",%s=\"", key);
+		label(sb, value);
+	}
+	(void)sbuf_addf(sb, "\"} ");
+}
+
+static void tally_print(struct sbuf *sb, const struct tally *ty, const char *run)
+{
+	static const char *const kinds[] = {"input", "output", "cached"};
+	size_t i;
+
+	metric_head(sb, "bernstein_tasks", "gauge", "Tasks of the latest run by state.");
+	for (i = 0; i < _TASK_STATE_MAX; i++) {
+		metric_labels(sb, "bernstein_tasks", run, "state",
+			      task_state_to_string((enum task_state)i));
+		(void)sbuf_addf(sb, "%" PRId64 "\n", ty->by_state[i]);
+	}
+	metric_head(sb, "bernstein_attempts_total", "counter",
+		    "Attempts of the latest run by outcome (running: not ended).");
+	for (i = 0; i < ty->nouts; i++) {
+		metric_labels(sb, "bernstein_attempts_total", run, "outcome", ty->outs[i].name);
+		(void)sbuf_addf(sb, "%" PRId64 "\n", ty->outs[i].n);
+	}
+	metric_head(sb, "bernstein_tokens_total", "counter", "Tokens the agents reported.");
+	for (i = 0; i < 3; i++) {
+		metric_labels(sb, "bernstein_tokens_total", run, "kind", kinds[i]);
+		(void)sbuf_addf(sb, "%" PRId64 "\n", ty->tokens[i]);
+	}
+	metric_head(sb, "bernstein_cost_usd_total", "counter",
+		    "Cost of the latest run's attempts in USD (reported or priced).");
+	metric_labels(sb, "bernstein_cost_usd_total", run, NULL, NULL);
+	(void)sbuf_addf(sb, "%.6f\n", ty->cost);
+	metric_head(sb, "bernstein_spawn_latency_seconds", "summary",
+		    "From the run's start to the first attempt of each task without dependencies.");
+	(void)sbuf_addf(sb, "bernstein_spawn_latency_seconds_sum %.6f\n", ty->spawn_sum);
+	(void)sbuf_addf(sb, "bernstein_spawn_latency_seconds_count %" PRId64 "\n", ty->spawn_n);
+	metric_head(sb, "bernstein_merge_latency_seconds", "summary",
+		    "From a merged task's last attempt's end to its merge (gates and merge).");
+	(void)sbuf_addf(sb, "bernstein_merge_latency_seconds_sum %.6f\n", ty->merge_sum);
+	(void)sbuf_addf(sb, "bernstein_merge_latency_seconds_count %" PRId64 "\n", ty->merge_n);
+}
+
 static enum MHD_Result get_metrics(struct MHD_Connection *c)
 {
 	struct sbuf sb = SBUF_INIT(SIZE_MAX);
 	struct state *st = NULL;
 	struct run_row run = RUN_ROW_INIT;
 	struct task_row *tv = NULL;
-	size_t tn = 0, i, j;
-	int64_t by_state[_TASK_STATE_MAX] = {0};
-	struct outc {
-		char name[64];
-		int64_t n;
-	} outs[32];
-	size_t nouts = 0;
-	int64_t tin = 0, tout = 0, tcached = 0, nattempts = 0;
-	double cost = 0, spawn_sum = 0, merge_sum = 0, run_t0;
-	int64_t spawn_n = 0, merge_n = 0;
+	struct tally *ty = xcalloc(1, sizeof(*ty));
+	size_t tn = 0, i, len;
+	char *body;
 	int r;
 
 	run_row_init(&run);
@@ -1015,121 +1134,28 @@ static enum MHD_Result get_metrics(struct MHD_Connection *c)
 		r = state_run_latest(st, &run, NULL);
 	if (r >= 0)
 		r = state_tasks_get(st, run.id, &tv, &tn, NULL);
-	(void)sbuf_addf(&sb, "# HELP bernstein_up Whether the server answers.\n"
-			     "# TYPE bernstein_up gauge\nbernstein_up 1\n");
-	if (r < 0)
-		goto send;
-	run_t0 = iso_seconds(run.created_at);
-	for (i = 0; i < tn; i++) {
-		struct attempt_row *av = NULL;
-		size_t an = 0;
+	metric_head(&sb, "bernstein_up", "gauge", "Whether the server answers.");
+	(void)sbuf_addf(&sb, "bernstein_up 1\n");
+	if (r >= 0) {
+		double t0 = iso_seconds(run.created_at);
 
-		if (tv[i].state >= 0 && tv[i].state < _TASK_STATE_MAX)
-			by_state[tv[i].state]++;
-		if (state_attempts_get(st, run.id, tv[i].id, &av, &an, NULL) < 0)
-			continue;
-		for (j = 0; j < an; j++) {
-			const char *o = av[j].outcome ? av[j].outcome : "running";
-			size_t k;
+		for (i = 0; i < tn; i++) {
+			struct attempt_row *av = NULL;
+			size_t an = 0;
 
-			nattempts++;
-			for (k = 0; k < nouts && strcmp(outs[k].name, o) != 0; k++)
-				;
-			if (k == nouts && nouts < sizeof(outs) / sizeof(outs[0])) {
-				(void)snprintf(outs[k].name, sizeof(outs[k].name), "%s", o);
-				outs[k].n = 0;
-				nouts++;
-			}
-			if (k < nouts)
-				outs[k].n++;
-			if (av[j].input_tokens != STATE_NULL_INT)
-				tin += av[j].input_tokens;
-			if (av[j].output_tokens != STATE_NULL_INT)
-				tout += av[j].output_tokens;
-			if (av[j].cached_tokens != STATE_NULL_INT)
-				tcached += av[j].cached_tokens;
-			if (!isnan(av[j].cost_usd))
-				cost += av[j].cost_usd;
+			if (state_attempts_get(st, run.id, tv[i].id, &av, &an, NULL) < 0)
+				an = 0;
+			tally_task(ty, &tv[i], av, an, t0);
+			attempt_rows_free(av, an);
 		}
-		/* spawn latency: a first attempt without dependencies, from the
-		 * run's start to the attempt's; merge latency: a merged task,
-		 * from its last attempt's end to the merge (gates, merge) */
-		if (an > 0 && tv[i].spec && !strstr(tv[i].spec, "\"depends_on\":[\"")) {
-			double d = iso_seconds(av[0].started_at) - run_t0;
-
-			if (!isnan(d) && d >= 0) {
-				spawn_sum += d;
-				spawn_n++;
-			}
-		}
-		if (an > 0 && tv[i].state == TASK_DONE) {
-			double d = iso_seconds(tv[i].updated_at) - iso_seconds(av[an - 1].ended_at);
-
-			if (!isnan(d) && d >= 0) {
-				merge_sum += d;
-				merge_n++;
-			}
-		}
-		attempt_rows_free(av, an);
+		tally_print(&sb, ty, run.id);
 	}
-	(void)sbuf_addf(&sb, "# HELP bernstein_tasks Tasks of the latest run by state.\n"
-			     "# TYPE bernstein_tasks gauge\n");
-	for (i = 0; i < _TASK_STATE_MAX; i++) {
-		(void)sbuf_addf(&sb, "bernstein_tasks{run=\"");
-		label(&sb, run.id);
-		(void)sbuf_addf(&sb, "\",state=\"%s\"} %" PRId64 "\n",
-				task_state_to_string((enum task_state)i), by_state[i]);
-	}
-	(void)sbuf_addf(&sb, "# HELP bernstein_attempts_total Attempts of the latest run by "
-			     "outcome (running: not ended).\n"
-			     "# TYPE bernstein_attempts_total counter\n");
-	for (i = 0; i < nouts; i++) {
-		(void)sbuf_addf(&sb, "bernstein_attempts_total{run=\"");
-		label(&sb, run.id);
-		(void)sbuf_addf(&sb, "\",outcome=\"");
-		label(&sb, outs[i].name);
-		(void)sbuf_addf(&sb, "\"} %" PRId64 "\n", outs[i].n);
-	}
-	(void)sbuf_addf(&sb, "# HELP bernstein_tokens_total Tokens the agents reported.\n"
-			     "# TYPE bernstein_tokens_total counter\n");
-	{
-		const char *kinds[] = {"input", "output", "cached"};
-		int64_t vals[] = {tin, tout, tcached};
-
-		for (i = 0; i < 3; i++) {
-			(void)sbuf_addf(&sb, "bernstein_tokens_total{run=\"");
-			label(&sb, run.id);
-			(void)sbuf_addf(&sb, "\",kind=\"%s\"} %" PRId64 "\n", kinds[i], vals[i]);
-		}
-	}
-	(void)sbuf_addf(&sb, "# HELP bernstein_cost_usd_total Cost of the latest run's attempts "
-			     "(reported or priced).\n# TYPE bernstein_cost_usd_total counter\n"
-			     "bernstein_cost_usd_total{run=\"");
-	label(&sb, run.id);
-	(void)sbuf_addf(&sb, "\"} %.6f\n", cost);
-	(void)sbuf_addf(&sb,
-			"# HELP bernstein_spawn_latency_seconds From the run's start to the "
-			"first attempt of each task without dependencies.\n"
-			"# TYPE bernstein_spawn_latency_seconds summary\n"
-			"bernstein_spawn_latency_seconds_sum %.6f\n"
-			"bernstein_spawn_latency_seconds_count %" PRId64 "\n"
-			"# HELP bernstein_merge_latency_seconds From a merged task's last "
-			"attempt's end to its merge (gates and merge).\n"
-			"# TYPE bernstein_merge_latency_seconds summary\n"
-			"bernstein_merge_latency_seconds_sum %.6f\n"
-			"bernstein_merge_latency_seconds_count %" PRId64 "\n",
-			spawn_sum, spawn_n, merge_sum, merge_n);
-	(void)nattempts;
-send:
+	free(ty);
 	task_rows_free(tv, tn);
 	run_row_release(&run);
 	state_close(st);
-	{
-		size_t len;
-		char *body = sbuf_detach(&sb, &len);
-
-		return answer_text(c, MHD_HTTP_OK, "text/plain; version=0.0.4", body, len);
-	}
+	body = sbuf_detach(&sb, &len);
+	return answer_text(c, MHD_HTTP_OK, "text/plain; version=0.0.4", body, len);
 }
 
 /* ---- POST: the control channel ---- */
@@ -1172,8 +1198,9 @@ static enum MHD_Result post_control(struct MHD_Connection *c, const char *run_id
 	if (blen == 0)
 		in = json_object();
 	else if (json_parse_strict("body", body, blen, &in, &d) < 0 || !json_is_object(in)) {
-		ans = answer_error(c, MHD_HTTP_BAD_REQUEST, "usage", "the body is not a JSON object%s%s",
-				   d.msg[0] ? ": " : "", d.msg);
+		ans = answer_error(c, MHD_HTTP_BAD_REQUEST, "usage",
+				   "the body is not a JSON object%s%s", d.msg[0] ? ": " : "",
+				   d.msg);
 		goto out;
 	}
 	if (strcmp(op, "add_task") == 0) {
@@ -1205,10 +1232,10 @@ static enum MHD_Result post_control(struct MHD_Connection *c, const char *run_id
 	diag_clear(&d);
 	r = control_call(sock, &req, CONTROL_TIMEOUT_MS, &reply, &d);
 	if (r == -ENOENT || r == -ECONNREFUSED) {
-		ans = answer_error(c, MHD_HTTP_CONFLICT, "not_live",
-				   "run '%s' is not live (use the CLI, which changes state.db and "
-				   "resumes the run)",
-				   run_id);
+		ans = answer_error(
+			c, MHD_HTTP_CONFLICT, "not_live",
+			"run '%s' is not live (use the CLI, which changes state.db and resumes the run)",
+			run_id);
 		goto out;
 	}
 	if (r < 0) {
@@ -1270,87 +1297,100 @@ static bool authorized(struct MHD_Connection *c)
 
 #define SEGS_MAX 8
 
+struct route {
+	struct MHD_Connection *c;
+	bool get, post;
+	const char *body;
+	size_t blen;
+};
+
+static enum MHD_Result not_found(struct MHD_Connection *c)
+{
+	return answer_error(c, MHD_HTTP_NOT_FOUND, "not_found", "no such endpoint");
+}
+
+/* /api/runs/RUN/tasks/TASK[/WHAT] (n: the segments from TASK on) */
+static enum MHD_Result route_task(const struct route *q, const char *run, char **segs, size_t n)
+{
+	static const char *const ops[] = {"cancel", "retry", "approve", "reject", NULL};
+	const char *task = segs[0];
+	size_t i;
+
+	if (!id_ok(task))
+		return answer_error(q->c, MHD_HTTP_BAD_REQUEST, "usage", "not a task id");
+	if (n == 1 && q->get)
+		return get_task(q->c, run, task, false);
+	if (n != 2)
+		return not_found(q->c);
+	if (q->get && strcmp(segs[1], "attempts") == 0)
+		return get_task(q->c, run, task, true);
+	if (q->get && strcmp(segs[1], "events") == 0)
+		return get_events(q->c, run, task);
+	if (q->get && strcmp(segs[1], "diff") == 0)
+		return get_diff(q->c, run, task);
+	if (q->get && strcmp(segs[1], "gates") == 0)
+		return get_gates(q->c, run, task);
+	for (i = 0; q->post && ops[i]; i++)
+		if (strcmp(segs[1], ops[i]) == 0)
+			return post_control(q->c, run, task, ops[i], q->body, q->blen);
+	return not_found(q->c);
+}
+
+/* /api/runs/RUN[/...] (n: the segments from RUN on) */
+static enum MHD_Result route_run(const struct route *q, char **segs, size_t n)
+{
+	const char *run = segs[0];
+
+	if (!id_ok(run))
+		return answer_error(q->c, MHD_HTTP_BAD_REQUEST, "usage", "not a run id");
+	if (n == 1)
+		return q->get ? get_run(q->c, run, false) : not_found(q->c);
+	if (n == 2 && strcmp(segs[1], "stream") == 0 && q->get)
+		return get_board(q->c, run);
+	if (n == 2 && strcmp(segs[1], "stop") == 0 && q->post)
+		return post_control(q->c, run, NULL, "stop", q->body, q->blen);
+	if (n == 2 && strcmp(segs[1], "tasks") == 0)
+		return q->get ? get_run(q->c, run, true)
+			      : post_control(q->c, run, NULL, "add_task", q->body, q->blen);
+	if (n >= 3 && strcmp(segs[1], "tasks") == 0)
+		return route_task(q, run, segs + 2, n - 2);
+	return not_found(q->c);
+}
+
 static enum MHD_Result route(struct MHD_Connection *c, const char *method, const char *url,
 			     const char *body, size_t blen)
 {
+	static const char *const audit_args[] = {"audit", "verify", "--json", NULL};
+	static const char *const adapters_args[] = {"adapters", "check", "--json", NULL};
+	struct route q = {.c = c, .body = body, .blen = blen};
 	char buf[1024], *segs[SEGS_MAX], *save = NULL, *p;
 	size_t n = 0;
-	bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
-	bool post = strcmp(method, "POST") == 0;
 
+	q.get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+	q.post = strcmp(method, "POST") == 0;
+	if (!q.get && !q.post)
+		return answer_error(c, MHD_HTTP_METHOD_NOT_ALLOWED, "usage", "method not allowed");
 	if (strlen(url) >= sizeof(buf))
 		return answer_error(c, MHD_HTTP_URI_TOO_LONG, "usage", "URL too long");
 	(void)snprintf(buf, sizeof(buf), "%s", url);
 	for (p = strtok_r(buf, "/", &save); p; p = strtok_r(NULL, "/", &save)) {
 		if (n == SEGS_MAX)
-			return answer_error(c, MHD_HTTP_NOT_FOUND, "not_found", "no such endpoint");
+			return not_found(c);
 		segs[n++] = p;
 	}
-	if (n == 1 && strcmp(segs[0], "metrics") == 0 && get)
+	if (n == 1 && strcmp(segs[0], "metrics") == 0 && q.get)
 		return get_metrics(c);
 	if (n < 2 || strcmp(segs[0], "api") != 0)
-		return answer_error(c, MHD_HTTP_NOT_FOUND, "not_found", "no such endpoint");
-	/* /api/... */
-	if (n == 2 && strcmp(segs[1], "runs") == 0 && get)
+		return not_found(c);
+	if (n == 2 && strcmp(segs[1], "runs") == 0 && q.get)
 		return get_runs(c);
-	if (n == 2 && strcmp(segs[1], "audit") == 0 && get) {
-		const char *args[] = {"audit", "verify", "--json", NULL};
-
-		return answer_child(c, args);
-	}
-	if (n == 2 && strcmp(segs[1], "adapters") == 0 && get) {
-		const char *args[] = {"adapters", "check", "--json", NULL};
-
-		return answer_child(c, args);
-	}
-	if (n >= 3 && strcmp(segs[1], "runs") == 0) {
-		const char *run = segs[2];
-
-		if (!id_ok(run))
-			return answer_error(c, MHD_HTTP_BAD_REQUEST, "usage", "not a run id");
-		if (n == 3 && get)
-			return get_run(c, run, false);
-		if (n == 4 && strcmp(segs[3], "stream") == 0 && get)
-			return get_board(c, run);
-		if (n == 4 && strcmp(segs[3], "stop") == 0 && post)
-			return post_control(c, run, NULL, "stop", body, blen);
-		if (n == 4 && strcmp(segs[3], "tasks") == 0 && get)
-			return get_run(c, run, true);
-		if (n == 4 && strcmp(segs[3], "tasks") == 0 && post)
-			return post_control(c, run, NULL, "add_task", body, blen);
-		if (n >= 5 && strcmp(segs[3], "tasks") == 0) {
-			const char *task = segs[4];
-
-			if (!id_ok(task))
-				return answer_error(c, MHD_HTTP_BAD_REQUEST, "usage",
-						    "not a task id");
-			if (n == 5 && get)
-				return get_task(c, run, task, false);
-			if (n == 6 && get) {
-				if (strcmp(segs[5], "attempts") == 0)
-					return get_task(c, run, task, true);
-				if (strcmp(segs[5], "events") == 0)
-					return get_events(c, run, task);
-				if (strcmp(segs[5], "diff") == 0)
-					return get_diff(c, run, task);
-				if (strcmp(segs[5], "gates") == 0)
-					return get_gates(c, run, task);
-			}
-			if (n == 6 && post) {
-				static const char *const ops[] = {"cancel", "retry", "approve",
-								  "reject", NULL};
-				size_t i;
-
-				for (i = 0; ops[i]; i++)
-					if (strcmp(segs[5], ops[i]) == 0)
-						return post_control(c, run, task, ops[i], body,
-								    blen);
-			}
-		}
-	}
-	if (!get && !post)
-		return answer_error(c, MHD_HTTP_METHOD_NOT_ALLOWED, "usage", "method not allowed");
-	return answer_error(c, MHD_HTTP_NOT_FOUND, "not_found", "no such endpoint");
+	if (n == 2 && strcmp(segs[1], "audit") == 0 && q.get)
+		return answer_child(c, audit_args);
+	if (n == 2 && strcmp(segs[1], "adapters") == 0 && q.get)
+		return answer_child(c, adapters_args);
+	if (n >= 3 && strcmp(segs[1], "runs") == 0)
+		return route_run(&q, segs + 2, n - 2);
+	return not_found(c);
 }
 
 static enum MHD_Result asset(struct MHD_Connection *c, const char *url)
@@ -1369,10 +1409,7 @@ static enum MHD_Result asset(struct MHD_Connection *c, const char *url)
 			(void)MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
 			(void)MHD_add_response_header(resp, "X-Frame-Options", "DENY");
 			(void)MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
-			(void)MHD_add_response_header(
-				resp, "Content-Security-Policy",
-				"default-src 'self'; connect-src 'self'; img-src 'self' data:; "
-				"frame-ancestors 'none'; base-uri 'none'; form-action 'none'");
+			(void)MHD_add_response_header(resp, "Content-Security-Policy", SERVE_CSP);
 			r = MHD_queue_response(c, MHD_HTTP_OK, resp);
 			MHD_destroy_response(resp);
 			return r;
@@ -1515,56 +1552,47 @@ static const struct option options[] = {
 	{NULL, 0, NULL, 0},
 };
 
-int main(int argc, char **argv, char **envp)
-{
-	struct cli_ctx ctx = {
-		.progname = "bernstein",
-		.out = stdout,
-		.err = stderr,
-		.cmd_path = "serve",
-	};
-	const char *listen_arg = SERVE_DEFAULT_LISTEN;
-	struct sockaddr_storage ss;
-	struct MHD_Daemon *d = NULL;
-	char cwd[PATH_MAX], token[TOKEN_HEX + 1], *token_path = NULL, hostbuf[INET6_ADDRSTRLEN];
-	const union MHD_DaemonInfo *info;
-	bool loopback = false;
-	long idle = 10, watch = 0;
-	int c, r, code = 0, sfd = -1, pfd = -1;
-	sigset_t mask;
-	size_t i;
+struct opts {
+	const char *listen;
+	long idle, watch;
+};
 
-	ctx.envp = cli_environ_take(envp);
-	(void)signal(SIGPIPE, SIG_IGN);
+/* The options into *o: 0, or the exit code after the message (-1: --help
+ * printed, exit 0). */
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	int c;
+
 	while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
 		char *end;
 
+		errno = 0;
 		switch (c) {
 		case 'l':
-			listen_arg = optarg;
+			o->listen = optarg;
 			break;
 		case 't':
-			errno = 0;
-			idle = strtol(optarg, &end, 10);
-			if (errno || *end || idle < 1 || idle > 3600) {
-				(void)fprintf(stderr,
-					      "bernstein: --idle-timeout: '%s' is not 1..3600 seconds\n%s",
-					      optarg, usage_text);
+			o->idle = strtol(optarg, &end, 10);
+			if (errno || *end || o->idle < 1 || o->idle > 3600) {
+				(void)fprintf(
+					stderr,
+					"bernstein: --idle-timeout: '%s' is not 1..3600 seconds\n%s",
+					optarg, usage_text);
 				return BEXIT_USAGE;
 			}
 			break;
 		case 'w':
-			errno = 0;
-			watch = strtol(optarg, &end, 10);
-			if (errno || *end || watch < 1) {
-				(void)fprintf(stderr, "bernstein: --watch-pid: '%s' is not a pid\n%s",
+			o->watch = strtol(optarg, &end, 10);
+			if (errno || *end || o->watch < 1) {
+				(void)fprintf(stderr,
+					      "bernstein: --watch-pid: '%s' is not a pid\n%s",
 					      optarg, usage_text);
 				return BEXIT_USAGE;
 			}
 			break;
 		case 'h':
 			(void)fputs(usage_text, stdout);
-			return 0;
+			return -1;
 		default:
 			(void)fprintf(stderr, "%s", usage_text);
 			return BEXIT_USAGE;
@@ -1575,45 +1603,131 @@ int main(int argc, char **argv, char **envp)
 			      usage_text);
 		return BEXIT_USAGE;
 	}
-	if (parse_listen(listen_arg, &ss, &loopback) < 0) {
-		(void)fprintf(stderr,
-			      "bernstein: --listen: '%s' is not ADDR:PORT (an IP address or "
-			      "localhost, and a port)\n",
-			      listen_arg);
-		return BEXIT_USAGE;
-	}
+	return 0;
+}
+
+/* The repository, its paths, the bernstein beside this executable, the
+ * children's environment. 0 or the exit code after the message. */
+static int setup(char **envp)
+{
+	char cwd[PATH_MAX];
+	struct diag dg;
+	size_t i;
+	int r;
+
 	memset(&srv, 0, sizeof(srv));
 	srv.env = (struct strvec)STRVEC_INIT;
-	for (i = 0; ctx.envp && ctx.envp[i]; i++)
-		strvec_push(&srv.env, ctx.envp[i]);
+	for (i = 0; envp && envp[i]; i++)
+		strvec_push(&srv.env, envp[i]);
 	(void)pthread_mutex_init(&srv.child_lock, NULL);
 	if (!getcwd(cwd, sizeof(cwd))) {
 		(void)fprintf(stderr, "bernstein: cannot get the current directory: %s\n",
 			      strerror(errno));
 		return BEXIT_ENV;
 	}
-	{
-		struct diag dg;
-
-		diag_clear(&dg);
-		r = git_toplevel(cwd, (const char *const *)srv.env.v, &srv.repo, &dg);
-		if (r < 0) {
-			(void)fprintf(stderr, "bernstein: '%s' is not inside a git repository: %s\n",
-				      cwd, dg.msg[0] ? dg.msg : strerror(-r));
-			return BEXIT_ENV;
-		}
+	diag_clear(&dg);
+	r = git_toplevel(cwd, (const char *const *)srv.env.v, &srv.repo, &dg);
+	if (r < 0) {
+		(void)fprintf(stderr, "bernstein: '%s' is not inside a git repository: %s\n", cwd,
+			      dg.msg[0] ? dg.msg : strerror(-r));
+		return BEXIT_ENV;
 	}
 	srv.bdir = agentrun_path(srv.repo, ".bernstein");
 	srv.db = agentrun_path(srv.repo, ORCH_STATE_DB);
 	srv.runsdir = agentrun_path(srv.repo, AGENTRUN_RUNS_DIR);
 	if (cli_sibling_path("bernstein", srv.bernstein, sizeof(srv.bernstein)) < 0) {
-		(void)fprintf(stderr, "bernstein: cannot locate 'bernstein' beside %s\n", SERVE_EXE);
+		(void)fprintf(stderr, "bernstein: cannot locate 'bernstein' beside %s\n",
+			      SERVE_EXE);
 		return BEXIT_ENV;
 	}
+	return 0;
+}
+
+static void teardown(void)
+{
+	strvec_clear(&srv.env);
+	free(srv.repo);
+	free(srv.bdir);
+	free(srv.db);
+	free(srv.runsdir);
+}
+
+static struct MHD_Daemon *start(const struct sockaddr_storage *ss, long idle)
+{
+	return MHD_start_daemon(
+		MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
+			(ss->ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
+		0, NULL, NULL, on_request, NULL, MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)ss,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONNS_MAX, MHD_OPTION_CONNECTION_TIMEOUT,
+		(unsigned)idle, MHD_OPTION_CONNECTION_MEMORY_LIMIT, HEADER_MEM,
+		MHD_OPTION_NOTIFY_COMPLETED, req_done, NULL, MHD_OPTION_END);
+}
+
+/* The URL with the token, once, on stdout. */
+static void announce(struct MHD_Daemon *d, const struct sockaddr_storage *ss, const char *token,
+		     const char *token_path)
+{
+	const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+	char host[INET6_ADDRSTRLEN];
+	bool v6 = ss->ss_family == AF_INET6;
+
+	if (v6)
+		(void)inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)ss)->sin6_addr, host,
+				sizeof(host));
+	else
+		(void)inet_ntop(AF_INET, &((const struct sockaddr_in *)ss)->sin_addr, host,
+				sizeof(host));
+	(void)fprintf(stdout, "bernstein serve: http://%s%s%s:%u/#token=%s\n", v6 ? "[" : "", host,
+		      v6 ? "]" : "", info ? (unsigned)info->port : 0, token);
+	(void)fprintf(stdout, "bernstein serve: token in %s (Authorization: Bearer TOKEN)\n",
+		      token_path);
+	(void)fflush(stdout);
+}
+
+/* Until SIGINT, SIGTERM, SIGHUP or the watched run's end. */
+static void wait_end(int sfd, int pfd)
+{
+	for (;;) {
+		struct pollfd pf[2] = {{.fd = sfd, .events = POLLIN},
+				       {.fd = pfd, .events = POLLIN}};
+
+		if (poll(pf, pfd >= 0 ? 2 : 1, -1) < 0 && errno != EINTR)
+			return;
+		if (pf[0].revents || (pfd >= 0 && pf[1].revents))
+			return;
+	}
+}
+
+int main(int argc, char **argv, char **envp)
+{
+	struct opts o = {.listen = SERVE_DEFAULT_LISTEN, .idle = 10};
+	struct sockaddr_storage ss;
+	struct MHD_Daemon *d = NULL;
+	char token[TOKEN_HEX + 1], *token_path = NULL;
+	bool loopback = false;
+	int r, code, sfd = -1, pfd = -1;
+	sigset_t mask;
+
+	envp = cli_environ_take(envp);
+	(void)signal(SIGPIPE, SIG_IGN);
+	code = parse_args(argc, argv, &o);
+	if (code)
+		return code < 0 ? 0 : code;
+	if (parse_listen(o.listen, &ss, &loopback) < 0) {
+		(void)fprintf(
+			stderr,
+			"bernstein: --listen: '%s' is not ADDR:PORT (an IP address or localhost, and a port)\n",
+			o.listen);
+		return BEXIT_USAGE;
+	}
+	code = setup(envp);
+	if (code)
+		goto out;
 	if (mkdir_p(srv.bdir, 0700) < 0 || (r = make_token(token, &token_path)) < 0) {
 		(void)fprintf(stderr, "bernstein: cannot write the token '%s/%s': %s\n", srv.bdir,
 			      SERVE_TOKEN_FILE, strerror(errno));
-		return BEXIT_ENV;
+		code = BEXIT_ENV;
+		goto out;
 	}
 	/* signals and the watched run: before any thread starts */
 	sigemptyset(&mask);
@@ -1622,53 +1736,29 @@ int main(int argc, char **argv, char **envp)
 	sigaddset(&mask, SIGHUP);
 	(void)pthread_sigmask(SIG_BLOCK, &mask, NULL);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
-	if (watch) {
-		pfd = (int)syscall(SYS_pidfd_open, (pid_t)watch, 0);
+	if (o.watch) {
+		pfd = (int)syscall(SYS_pidfd_open, (pid_t)o.watch, 0);
 		if (pfd < 0) {
-			(void)fprintf(stderr, "bernstein: the run's process %ld is gone\n", watch);
+			(void)fprintf(stderr, "bernstein: the run's process %ld is gone\n",
+				      o.watch);
 			code = BEXIT_ENV;
 			goto out;
 		}
 	}
-	d = MHD_start_daemon(
-		MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
-			(ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
-		0, NULL, NULL, on_request, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONNS_MAX, MHD_OPTION_CONNECTION_TIMEOUT,
-		(unsigned)idle, MHD_OPTION_CONNECTION_MEMORY_LIMIT, HEADER_MEM,
-		MHD_OPTION_NOTIFY_COMPLETED, req_done, NULL, MHD_OPTION_END);
+	d = start(&ss, o.idle);
 	if (!d) {
-		(void)fprintf(stderr, "bernstein: cannot listen on '%s': %s\n", listen_arg,
+		(void)fprintf(stderr, "bernstein: cannot listen on '%s': %s\n", o.listen,
 			      strerror(errno));
 		code = BEXIT_ENV;
 		goto out;
 	}
-	info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-	if (ss.ss_family == AF_INET)
-		(void)inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, hostbuf,
-				sizeof(hostbuf));
-	else
-		(void)inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, hostbuf,
-				sizeof(hostbuf));
 	if (!loopback)
-		(void)fprintf(stderr,
-			      "bernstein: warning: serving on '%s', not a loopback address: anyone "
-			      "who can reach it and holds the token controls the runs (no TLS)\n",
-			      listen_arg);
-	(void)fprintf(stdout, "bernstein serve: http://%s%s%s:%u/#token=%s\n",
-		      ss.ss_family == AF_INET6 ? "[" : "", hostbuf,
-		      ss.ss_family == AF_INET6 ? "]" : "", info ? (unsigned)info->port : 0, token);
-	(void)fprintf(stdout, "bernstein serve: token in %s (Authorization: Bearer TOKEN)\n",
-		      token_path);
-	(void)fflush(stdout);
-	for (;;) {
-		struct pollfd pf[2] = {{.fd = sfd, .events = POLLIN}, {.fd = pfd, .events = POLLIN}};
-
-		if (poll(pf, pfd >= 0 ? 2 : 1, -1) < 0 && errno != EINTR)
-			break;
-		if (pf[0].revents || (pfd >= 0 && pf[1].revents))
-			break;
-	}
+		(void)fprintf(
+			stderr,
+			"bernstein: warning: serving on '%s', not a loopback address: anyone who can reach it and holds the token controls the runs (no TLS)\n",
+			o.listen);
+	announce(d, &ss, token, token_path);
+	wait_end(sfd, pfd);
 	atomic_store(&stopping, true);
 out:
 	if (d)
@@ -1680,10 +1770,6 @@ out:
 		(void)close(sfd);
 	if (pfd >= 0)
 		(void)close(pfd);
-	strvec_clear(&srv.env);
-	free(srv.repo);
-	free(srv.bdir);
-	free(srv.db);
-	free(srv.runsdir);
+	teardown();
 	return code;
 }
