@@ -864,6 +864,7 @@ struct board {
 	size_t sent;
 	char last[SHA256_HEX_LEN + 1];
 	int64_t last_send_ms;
+	bool follow; /* ?follow=0: one snapshot, then the end */
 	bool ended;
 };
 
@@ -907,7 +908,7 @@ static void board_poll(struct board *b)
 		}
 		free(s);
 	}
-	if (run.state != RUN_RUNNING) {
+	if (run.state != RUN_RUNNING || !b->follow) {
 		(void)sbuf_addf(&b->out, "event: end\ndata: {\"state\":\"%s\"}\n\n",
 				run_state_to_string(run.state));
 		b->ended = true;
@@ -950,6 +951,7 @@ static ssize_t board_reader(void *cls, uint64_t pos, char *buf, size_t max)
 
 static enum MHD_Result get_board(struct MHD_Connection *c, const char *run_id)
 {
+	const char *fol = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "follow");
 	struct lookup l;
 	enum MHD_Result ans;
 	struct board *b;
@@ -959,6 +961,7 @@ static enum MHD_Result get_board(struct MHD_Connection *c, const char *run_id)
 	b = xcalloc(1, sizeof(*b));
 	b->out = (struct sbuf)SBUF_INIT(SIZE_MAX);
 	(void)snprintf(b->run, sizeof(b->run), "%s", run_id);
+	b->follow = !(fol && strcmp(fol, "0") == 0);
 	b->last_send_ms = mono_ms();
 	ans = answer_stream(c, b, board_reader, board_free);
 out:
