@@ -187,9 +187,34 @@ static enum MHD_Result answer_error(struct MHD_Connection *c, unsigned status, c
 
 /* ---- state.db ---- */
 
+/* One read-only connection per connection thread, kept between the
+ * requests of a keep-alive connection (opening one costs more than a status
+ * request's queries) and closed when the thread ends. */
+static pthread_key_t db_key;
+
+static void db_key_free(void *p)
+{
+	state_close(p);
+}
+
 static int db_open(struct state **ret)
 {
+	struct state *st = pthread_getspecific(db_key);
+
+	if (st) {
+		(void)pthread_setspecific(db_key, NULL);
+		*ret = st;
+		return 0;
+	}
 	return state_open(srv.db, STATE_READONLY, ret, NULL);
+}
+
+/* Give st back to this thread's cache (or close it). NULL. */
+static struct state *db_close(struct state *st)
+{
+	if (st && !pthread_getspecific(db_key) && pthread_setspecific(db_key, st) == 0)
+		return NULL;
+	return state_close(st);
 }
 
 static json_t *jstr(const char *s)
@@ -273,7 +298,7 @@ static void lookup_release(struct lookup *l)
 {
 	run_row_release(&l->run);
 	task_row_release(&l->task);
-	l->st = state_close(l->st);
+	l->st = db_close(l->st);
 }
 
 static int lookup(struct MHD_Connection *c, const char *run_id, const char *task_id,
@@ -344,7 +369,7 @@ static enum MHD_Result get_runs(struct MHD_Connection *c)
 		r = state_run_list(st, &v, &n, NULL);
 	if (r < 0) {
 		json_decref(a);
-		state_close(st);
+		(void)db_close(st);
 		return answer_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal",
 				    "cannot read state.db: %s", strerror(-r));
 	}
@@ -352,7 +377,7 @@ static enum MHD_Result get_runs(struct MHD_Connection *c)
 		(void)json_array_append_new(a, run_json(&v[i]));
 done:
 	run_rows_free(v, n);
-	state_close(st);
+	(void)db_close(st);
 	{
 		json_t *o = json_object();
 
@@ -616,7 +641,7 @@ static void sse_free(void *cls)
 	struct sse *s = cls;
 
 	sbuf_release(&s->out);
-	state_close(s->st);
+	(void)db_close(s->st);
 	free(s);
 }
 
@@ -873,7 +898,7 @@ static void board_free(void *cls)
 	struct board *b = cls;
 
 	sbuf_release(&b->out);
-	state_close(b->st);
+	(void)db_close(b->st);
 	free(b);
 }
 
@@ -1156,7 +1181,7 @@ static enum MHD_Result get_metrics(struct MHD_Connection *c)
 	free(ty);
 	task_rows_free(tv, tn);
 	run_row_release(&run);
-	state_close(st);
+	(void)db_close(st);
 	body = sbuf_detach(&sb, &len);
 	return answer_text(c, MHD_HTTP_OK, "text/plain; version=0.0.4", body, len);
 }
@@ -1623,6 +1648,7 @@ static int setup(char **envp)
 	for (i = 0; envp && envp[i]; i++)
 		strvec_push(&srv.env, envp[i]);
 	(void)pthread_mutex_init(&srv.child_lock, NULL);
+	(void)pthread_key_create(&db_key, db_key_free);
 	if (!getcwd(cwd, sizeof(cwd))) {
 		(void)fprintf(stderr, "bernstein: cannot get the current directory: %s\n",
 			      strerror(errno));
