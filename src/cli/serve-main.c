@@ -44,6 +44,7 @@
 #include "cli/cli.h"
 #include "cli/exit.h"
 #include "cli/serve.h"
+#include "cli/serve-path.h"
 #include "orch/agentrun.h"
 #include "orch/control.h"
 #include "orch/plan.h"
@@ -62,7 +63,6 @@
 #define BODY_MAX	   ((size_t)64 * 1024) /* a POST body */
 #define HEADER_MEM	   ((size_t)16 * 1024) /* MHD's memory per connection: headers */
 #define CONNS_MAX	   64
-#define ID_MAX		   128
 #define GATE_LOG_MAX	   ((size_t)256 * 1024) /* bytes of one gate log answered */
 #define CHILD_OUT_MAX	   ((size_t)8 << 20)	/* a child's JSON (a diff) */
 #define CHILD_TIMEOUT_MS   60000
@@ -106,26 +106,6 @@ static void sleep_ms(long ms)
 	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
 
 	(void)nanosleep(&ts, NULL);
-}
-
-/* The id rule of every path segment that names a run, a task or a session
- * directory: [A-Za-z0-9][A-Za-z0-9_-]{0,127}. No dot, no slash: never a
- * path of its own. */
-static bool id_ok(const char *s)
-{
-	size_t i;
-
-	if (!s || !s[0] || strlen(s) > ID_MAX)
-		return false;
-	for (i = 0; s[i]; i++) {
-		char c = s[i];
-		bool alnum =
-			(c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-
-		if (!alnum && (i == 0 || (c != '-' && c != '_')))
-			return false;
-	}
-	return true;
 }
 
 /* ---- answers ---- */
@@ -309,7 +289,7 @@ static int lookup(struct MHD_Connection *c, const char *run_id, const char *task
 	memset(l, 0, sizeof(*l));
 	run_row_init(&l->run);
 	task_row_init(&l->task);
-	if (!id_ok(run_id) || (task_id && !id_ok(task_id))) {
+	if (!serve_id_ok(run_id) || (task_id && !serve_id_ok(task_id))) {
 		*ret_answer = answer_error(c, MHD_HTTP_BAD_REQUEST, "usage", "not an id");
 		return 1;
 	}
@@ -347,7 +327,7 @@ static char *attempt_dir(const struct task_row *t, int64_t n)
 {
 	struct sbuf sb = SBUF_INIT(SIZE_MAX);
 
-	if (!t->session || !id_ok(t->session) || !id_ok(t->run_id) || n < 1)
+	if (!t->session || !serve_id_ok(t->session) || !serve_id_ok(t->run_id) || n < 1)
 		return NULL;
 	(void)sbuf_addf(&sb, "%s/%s/%s/%" PRId64, srv.runsdir, t->run_id, t->session, n);
 	return sbuf_detach(&sb, NULL);
@@ -623,7 +603,7 @@ out:
 /* ---- the event stream (Server-Sent Events) ---- */
 
 struct sse {
-	char run[ID_MAX + 1], task[ID_MAX + 1];
+	char run[SERVE_ID_MAX + 1], task[SERVE_ID_MAX + 1];
 	int64_t attempt;     /* whose events.jsonl is read; 0: none yet */
 	bool fixed;	     /* ?attempt=N: that one only */
 	bool follow;	     /* ?follow=0: what is there, then the end */
@@ -691,9 +671,10 @@ static void sse_read(struct sse *s, bool final)
 					&s->out,
 					"data: {\"reason\":\"a line longer than %zu bytes\"}\n\n",
 					SSE_LINE_MAX);
-			} else if (line.len && !memchr(line.buf, '\r', line.len))
-				(void)sbuf_addf(&s->out, "id: %" PRId64 ":%lld\ndata: %s\n\n",
-						s->attempt, (long long)done, line.buf);
+			} else { /* a line SSE cannot carry (a CR, a NUL) is left out */
+				(void)serve_sse_event(&s->out, s->attempt, (long long)done,
+						      line.buf, line.len);
+			}
 			skipping = false;
 			sbuf_reset(&line);
 		}
@@ -701,9 +682,8 @@ static void sse_read(struct sse *s, bool final)
 		if (s->out.len > ((size_t)4 << 20))
 			break; /* send this much first */
 	}
-	if (final && line.len && !skipping && !memchr(line.buf, '\r', line.len)) {
-		(void)sbuf_addf(&s->out, "id: %" PRId64 ":%lld\ndata: %s\n\n", s->attempt,
-				(long long)pos, line.buf);
+	if (final && line.len && !skipping) {
+		(void)serve_sse_event(&s->out, s->attempt, (long long)pos, line.buf, line.len);
 		done = pos;
 	}
 	s->off = done;
@@ -883,7 +863,7 @@ out:
 /* The run's board: an event "tasks" with every task each time one
  * changes, until the run is no longer running. */
 struct board {
-	char run[ID_MAX + 1];
+	char run[SERVE_ID_MAX + 1];
 	struct state *st;
 	struct sbuf out;
 	size_t sent;
@@ -1323,8 +1303,6 @@ static bool authorized(struct MHD_Connection *c)
 	return hash_equal(got, srv.token_hash, SHA256_LEN);
 }
 
-#define SEGS_MAX 8
-
 struct route {
 	struct MHD_Connection *c;
 	bool get, post;
@@ -1344,7 +1322,7 @@ static enum MHD_Result route_task(const struct route *q, const char *run, char *
 	const char *task = segs[0];
 	size_t i;
 
-	if (!id_ok(task))
+	if (!serve_id_ok(task))
 		return answer_error(q->c, MHD_HTTP_BAD_REQUEST, "usage", "not a task id");
 	if (n == 1 && q->get)
 		return get_task(q->c, run, task, false);
@@ -1369,7 +1347,7 @@ static enum MHD_Result route_run(const struct route *q, char **segs, size_t n)
 {
 	const char *run = segs[0];
 
-	if (!id_ok(run))
+	if (!serve_id_ok(run))
 		return answer_error(q->c, MHD_HTTP_BAD_REQUEST, "usage", "not a run id");
 	if (n == 1)
 		return q->get ? get_run(q->c, run, false) : not_found(q->c);
@@ -1391,21 +1369,20 @@ static enum MHD_Result route(struct MHD_Connection *c, const char *method, const
 	static const char *const audit_args[] = {"audit", "verify", "--json", NULL};
 	static const char *const adapters_args[] = {"adapters", "check", "--json", NULL};
 	struct route q = {.c = c, .body = body, .blen = blen};
-	char buf[1024], *segs[SEGS_MAX], *save = NULL, *p;
-	size_t n = 0;
+	char buf[1024], *segs[SERVE_SEGS_MAX];
+	size_t n;
+	int r;
 
 	q.get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
 	q.post = strcmp(method, "POST") == 0;
 	if (!q.get && !q.post)
 		return answer_error(c, MHD_HTTP_METHOD_NOT_ALLOWED, "usage", "method not allowed");
-	if (strlen(url) >= sizeof(buf))
+	r = serve_path_split(url, buf, sizeof(buf), segs);
+	if (r == -ENAMETOOLONG)
 		return answer_error(c, MHD_HTTP_URI_TOO_LONG, "usage", "URL too long");
-	(void)snprintf(buf, sizeof(buf), "%s", url);
-	for (p = strtok_r(buf, "/", &save); p; p = strtok_r(NULL, "/", &save)) {
-		if (n == SEGS_MAX)
-			return not_found(c);
-		segs[n++] = p;
-	}
+	if (r < 0)
+		return not_found(c);
+	n = (size_t)r;
 	if (n == 1 && strcmp(segs[0], "metrics") == 0 && q.get)
 		return get_metrics(c);
 	if (n < 2 || strcmp(segs[0], "api") != 0)

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """The dashboard in a real browser (t0338): headless Chromium over WebDriver.
 
-usage: dashboard-check.py URL TOKEN ARTIFACTS_DIR PROFILE_DIR DONE_TASKS HANG_TASK
+usage: dashboard-check.py URL TOKEN ARTIFACTS_DIR PROFILE_DIR DONE_TASKS HANG_TASK READY_FILE
 
-On a phone-sized window (390x844): the page opened with #token=...; the
+On a phone-sized window (390x844): the page opened with #token=... before
+any run exists ("no runs yet"; READY_FILE is then created, for the test to
+start the run, which the page must pick up by itself); the
 board shows every task of DONE_TASKS (comma-separated) reach the 'done'
 column, each seen in another state first (moving); HANG_TASK's drawer shows
 its live events; its cancel button cancels it (the card moves to
@@ -18,7 +20,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from webdriver import WebDriver, WebDriverError  # noqa: E402
 
-URL, TOKEN, ART, PROFILE, DONE, HANG = sys.argv[1:7]
+URL, TOKEN, ART, PROFILE, DONE, HANG, READY = sys.argv[1:8]
 DONE = DONE.split(',')
 failed = 0
 
@@ -38,6 +40,10 @@ os.makedirs(ART, exist_ok=True)
 try:
     with WebDriver.start(PROFILE, width=390, height=844, log=os.path.join(ART, 'chromedriver.log')) as wd:
         wd.get(URL + '/#token=' + TOKEN)
+        wd.wait(lambda: 'no runs yet' in (wd.text('#board') or ''), 30, 'the empty board')
+        report(True, 'the page opens before any run ("no runs yet")')
+        wd.screenshot(os.path.join(ART, '0-no-runs.png'))
+        open(READY, 'w').close()
         seen = {t: set() for t in DONE}
 
         def watch():

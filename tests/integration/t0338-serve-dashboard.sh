@@ -49,7 +49,7 @@ tasks:
     title: write alpha
     prompt: |
       say alpha starts
-      sleep 2
+      sleep 5
       write alpha.txt alpha
       usage 1200 300
       say alpha wrote alpha.txt
@@ -57,7 +57,7 @@ tasks:
     title: write beta
     prompt: |
       say beta starts
-      sleep 2.5
+      sleep 5.5
       write beta.txt beta
       usage 800 200
   - id: gamma
@@ -81,19 +81,24 @@ SVPID=$!
 check "the server is up" wait_until 'grep -q "^bernstein serve: http" "$T/serve.out"'
 URL=$(sed -n 's#^bernstein serve: \(http://127.0.0.1:[0-9]*\)/\#token=.*#\1#p' "$T/serve.out")
 TOKEN=$(cat "$W/.bernstein/serve.token")
-bg run plan.yaml
 
-run env HOME="$T/home" /usr/bin/python3 "$SRCDIR/tests/helpers/dashboard-check.py" "$URL" "$TOKEN" "$ART" \
-	"$T/chromium-profile" alpha,beta,gamma hanger
+# the page first, then the run: the board must pick the run up by itself
+env HOME="$T/home" /usr/bin/python3 "$SRCDIR/tests/helpers/dashboard-check.py" "$URL" "$TOKEN" "$ART" \
+	"$T/chromium-profile" alpha,beta,gamma hanger "$T/ready" >"$T/stdout" 2>"$T/stderr" &
+CHECKPID=$!
+check "the page is open" wait_until '[ -e "$T/ready" ] || ! kill -0 $CHECKPID 2>/dev/null'
+bg run plan.yaml
+wait "$CHECKPID"
+RC=$?
 while IFS= read -r line; do
 	case $line in
 	ok\ *) ok "${line#ok }" ;;
 	FAIL\ *) not_ok "${line#FAIL }" ;;
 	esac
 done <"$T/stdout"
-check "the browser check ran to its end" test "$RC" -eq 0 -a "$(grep -c '^ok ' "$T/stdout")" -ge 9
+check "the browser check ran to its end" test "$RC" -eq 0 -a "$(grep -c '^ok ' "$T/stdout")" -ge 10
 [ "$RC" -eq 0 ] || diag "$(tail -n 5 "$T/stderr")"
-for png in 1-board-running 2-board-done 3-drawer 4-cancelled; do
+for png in 0-no-runs 1-board-running 2-board-done 3-drawer 4-cancelled; do
 	check "screenshot $png.png kept (a PNG)" \
 		sh -c "[ \"\$(head -c 8 '$ART/$png.png' | od -An -tx1 | tr -d ' ')\" = 89504e470d0a1a0a ]"
 done

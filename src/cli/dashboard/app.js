@@ -19,6 +19,8 @@ let runId = '';
 let boardAbort = null;
 let eventsAbort = null;
 let openTask = '';
+let picked = false; // the user chose a run: no longer jump to the latest
+let latest = '';
 
 function takeToken() {
   const m = /(?:^#|&)token=([0-9a-f]+)/.exec(location.hash);
@@ -117,23 +119,33 @@ async function follow(id) {
     await stream('/api/runs/' + id + '/stream', ctl.signal, (ev, data) => {
       if (ev === 'tasks') renderBoard(JSON.parse(data));
     });
+    if (!ctl.signal.aborted) loadAudit(); // the run ended: its last records
   } catch (e) {
     if (!ctl.signal.aborted) showError(e.message);
   }
   if (openTask && !ctl.signal.aborted) loadTask(openTask);
 }
 
+// The runs, again every 2 s: a run started after the page was opened is
+// followed at once (unless the user chose another).
 async function loadRuns() {
   const { runs } = await api('/api/runs');
   const sel = $('runs');
+  if (runs.length && runs[0].id === latest) return;
   sel.textContent = '';
   for (const r of runs) {
     const o = el('option', '', r.id + (r.name ? ' ' + r.name : '') + ' [' + r.state + ']');
     o.value = r.id;
     sel.appendChild(o);
   }
-  if (runs.length) follow(runs[0].id);
-  else $('board').textContent = 'no runs yet';
+  if (!runs.length) {
+    $('board').textContent = 'no runs yet';
+    return;
+  }
+  latest = runs[0].id;
+  loadAudit();
+  if (!picked) follow(latest);
+  else sel.value = runId;
 }
 
 async function loadAudit() {
@@ -226,7 +238,7 @@ function main() {
     $('login').hidden = true;
     start();
   });
-  $('runs').addEventListener('change', (e) => follow(e.target.value));
+  $('runs').addEventListener('change', (e) => { picked = true; follow(e.target.value); });
   $('d-close').addEventListener('click', () => {
     $('drawer').hidden = true;
     openTask = '';
@@ -248,6 +260,7 @@ function start() {
   showError('');
   loadRuns().catch((e) => showError(e.message));
   loadAudit();
+  setInterval(() => loadRuns().catch(() => {}), 2000);
 }
 
 main();
