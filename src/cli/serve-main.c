@@ -525,10 +525,31 @@ out:
 	return ans;
 }
 
+/* The HTTP status of a control reply's kind. */
+static unsigned kind_status(const char *kind)
+{
+	if (!kind)
+		return MHD_HTTP_INTERNAL_SERVER_ERROR;
+	if (strcmp(kind, CONTROL_KIND_USAGE) == 0)
+		return MHD_HTTP_BAD_REQUEST;
+	if (strcmp(kind, CONTROL_KIND_NOT_FOUND) == 0)
+		return MHD_HTTP_NOT_FOUND;
+	if (strcmp(kind, CONTROL_KIND_STATE) == 0)
+		return MHD_HTTP_CONFLICT;
+	if (strcmp(kind, CONTROL_KIND_INVALID) == 0)
+		return MHD_HTTP_UNPROCESSABLE_CONTENT;
+	if (strcmp(kind, CONTROL_KIND_REFUSED) == 0)
+		return MHD_HTTP_FORBIDDEN;
+	return MHD_HTTP_INTERNAL_SERVER_ERROR;
+}
+
 /* Run `bernstein ARGS... --json` in the repository and answer its JSON
  * object, with "exit_code" added. */
-static enum MHD_Result answer_child(struct MHD_Connection *c, const char *const *args)
+static enum MHD_Result answer_child_as(struct MHD_Connection *c, const char *const *args,
+				       bool reply)
 {
+	const char *body;
+	size_t blen;
 	struct proc_spec spec = PROC_SPEC_INIT;
 	struct capture cap = {0};
 	struct capture_opts co = {0};
@@ -557,7 +578,21 @@ static enum MHD_Result answer_child(struct MHD_Connection *c, const char *const 
 				   strerror(-(r < 0 ? r : cap.start_result)));
 		goto out;
 	}
-	if (cap.out_dropped || json_parse_strict("child", cap.out.buf, cap.out.len, &v, NULL) < 0 ||
+	/* a reply's command prints JSON lines (its tasks' changes), the
+	 * reply last */
+	body = cap.out.buf;
+	blen = cap.out.len;
+	while (reply && blen && body[blen - 1] == '\n')
+		blen--;
+	if (reply) {
+		const char *nl = memrchr(body, '\n', blen);
+
+		if (nl) {
+			blen -= (size_t)(nl + 1 - body);
+			body = nl + 1;
+		}
+	}
+	if (cap.out_dropped || json_parse_strict("child", body, blen, &v, NULL) < 0 ||
 	    !json_is_object(v)) {
 		json_decref(v);
 		ans = answer_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal",
@@ -566,11 +601,20 @@ static enum MHD_Result answer_child(struct MHD_Connection *c, const char *const 
 		goto out;
 	}
 	json_obj_set(v, "exit_code", json_integer(cap.exit_code));
-	ans = answer_json(c, MHD_HTTP_OK, v);
+	ans = answer_json(c,
+			  !reply || json_is_true(json_object_get(v, "ok"))
+				  ? MHD_HTTP_OK
+				  : kind_status(json_string_value(json_object_get(v, "kind"))),
+			  v);
 out:
 	capture_release(&cap);
 	proc_spec_release(&spec);
 	return ans;
+}
+
+static enum MHD_Result answer_child(struct MHD_Connection *c, const char *const *args)
+{
+	return answer_child_as(c, args, false);
 }
 
 static enum MHD_Result get_diff(struct MHD_Connection *c, const char *run_id, const char *task_id)
@@ -1168,21 +1212,15 @@ static enum MHD_Result get_metrics(struct MHD_Connection *c)
 
 /* ---- POST: the control channel ---- */
 
-static unsigned kind_status(const char *kind)
+static bool is_latest(struct state *st, const char *run_id)
 {
-	if (!kind)
-		return MHD_HTTP_INTERNAL_SERVER_ERROR;
-	if (strcmp(kind, CONTROL_KIND_USAGE) == 0)
-		return MHD_HTTP_BAD_REQUEST;
-	if (strcmp(kind, CONTROL_KIND_NOT_FOUND) == 0)
-		return MHD_HTTP_NOT_FOUND;
-	if (strcmp(kind, CONTROL_KIND_STATE) == 0)
-		return MHD_HTTP_CONFLICT;
-	if (strcmp(kind, CONTROL_KIND_INVALID) == 0)
-		return MHD_HTTP_UNPROCESSABLE_CONTENT;
-	if (strcmp(kind, CONTROL_KIND_REFUSED) == 0)
-		return MHD_HTTP_FORBIDDEN;
-	return MHD_HTTP_INTERNAL_SERVER_ERROR;
+	struct run_row latest = RUN_ROW_INIT;
+	bool yes;
+
+	run_row_init(&latest);
+	yes = state_run_latest(st, &latest, NULL) == 0 && strcmp(latest.id, run_id) == 0;
+	run_row_release(&latest);
+	return yes;
 }
 
 /* op on run_id (task_id NULL: stop, add_task), the request body's object
@@ -1239,6 +1277,16 @@ static enum MHD_Result post_control(struct MHD_Connection *c, const char *run_id
 	sock = control_socket_path(srv.repo, run_id);
 	diag_clear(&d);
 	r = control_call(sock, &req, CONTROL_TIMEOUT_MS, &reply, &d);
+	if ((r == -ENOENT || r == -ECONNREFUSED) && strcmp(op, "cancel") == 0 && task_id &&
+	    is_latest(l.st, run_id)) {
+		/* as `bernstein cancel`: a pending, blocked or interrupted task
+		 * of a run that is not live is cancelled in state.db, under the
+		 * run lock */
+		const char *args[] = {"cancel", "--json", "--no-wait", task_id, NULL};
+
+		ans = answer_child_as(c, args, true);
+		goto out;
+	}
 	if (r == -ENOENT || r == -ECONNREFUSED) {
 		ans = answer_error(
 			c, MHD_HTTP_CONFLICT, "not_live",

@@ -186,7 +186,13 @@ check "the request is audited as the CLI's" \
 api "/api/runs/$RUN/tasks/spin"
 check "spin is cancelled" jbody 'j["state"] == "cancelled"'
 api "/api/runs/$RUN/tasks/spin/retry" -X POST
-check "a request to a run that is not live: 409 not_live" sh -c "[ '$CODE' = 409 ] && grep -q not_live '$T/body'"
+check "a retry to a run that is not live: 409 not_live" sh -c "[ '$CODE' = 409 ] && grep -q not_live '$T/body'"
+api "/api/runs/$RUN/tasks/after/cancel" -X POST
+check "a cancel of a blocked task of a run not live: 200 (as 'bernstein cancel')" test "$CODE" = 200
+api "/api/runs/$RUN/tasks/after"
+check "'after' is cancelled in state.db" jbody 'j["state"] == "cancelled"'
+api "/api/runs/$RUN/tasks/quick/cancel" -X POST
+check "a cancel of a done task of a run not live: 409 state" sh -c "[ '$CODE' = 409 ] && grep -q '\"kind\":\"state\"' '$T/body'"
 check "no token, key or secret in the server's output" sh -c "! grep -q '$TOKEN' '$T/serve.err'"
 
 kill "$SVPID"
