@@ -862,6 +862,22 @@ static enum MHD_Result answer_stream(struct MHD_Connection *c, void *s,
 	return r;
 }
 
+/* Last-Event-ID: ATTEMPT:OFFSET of an event this stream sent: go on from
+ * there (that attempt, when the request names none). */
+static bool resume_from(struct MHD_Connection *c, struct sse *s, int64_t attempts)
+{
+	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Last-Event-ID");
+	long long a, off;
+	int used = 0;
+
+	if (!h || sscanf(h, "%lld:%lld%n", &a, &off, &used) != 2 || h[used] || a < 1 ||
+	    a > attempts || off < 0 || (s->fixed && a != s->attempt))
+		return false;
+	s->attempt = a;
+	s->off = (off_t)off;
+	return true;
+}
+
 static enum MHD_Result get_events(struct MHD_Connection *c, const char *run_id, const char *task_id)
 {
 	struct lookup l;
@@ -894,7 +910,9 @@ static enum MHD_Result get_events(struct MHD_Connection *c, const char *run_id, 
 	} else if (l.task.attempts > 0) {
 		s->attempt = l.task.attempts;
 	}
-	if (s->attempt)
+	if (resume_from(c, s, l.task.attempts)) {
+		/* a reconnecting client: on from the event it saw last */
+	} else if (s->attempt)
 		(void)sbuf_addf(&s->out, "event: attempt\ndata: {\"attempt\":%" PRId64 "}\n\n",
 				s->attempt);
 	s->last_send_ms = mono_ms();

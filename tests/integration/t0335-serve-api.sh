@@ -47,7 +47,7 @@ tasks:
   - title: quick
     prompt: "echo hi > quick.txt"
   - title: spin
-    prompt: "echo started; while [ ! -f $T/spin.flag ]; do sleep 0.05; done; echo spin > spin.txt"
+    prompt: "echo started; echo second; echo third; while [ ! -f $T/spin.flag ]; do sleep 0.05; done; echo spin > spin.txt"
   - title: after
     depends_on: [spin]
     prompt: "echo after > after.txt"
@@ -185,6 +185,14 @@ check "the request is audited as the CLI's" \
 	grep -q '"event_type": "control.request"' "$W"/.bernstein/audit/*.jsonl
 api "/api/runs/$RUN/tasks/spin"
 check "spin is cancelled" jbody 'j["state"] == "cancelled"'
+api "/api/runs/$RUN/tasks/spin/events?follow=0"
+NID=$(grep -c '^id: ' "$T/body")
+FIRST=$(grep -m1 '^id: ' "$T/body" | cut -c5-)
+api "/api/runs/$RUN/tasks/spin/events?follow=0" -H "Last-Event-ID: $FIRST"
+check "Last-Event-ID: the stream goes on after that event ($NID events, one fewer)" \
+	test "$(grep -c '^id: ' "$T/body")" -eq $((NID - 1)) -a "$NID" -ge 2
+check "and sends the same events as before, after the first" \
+	test "$(grep -m1 '^id: ' "$T/body" | cut -c5-)" != "$FIRST"
 api "/api/runs/$RUN/tasks/spin/retry" -X POST
 check "a retry to a run that is not live: 409 not_live" sh -c "[ '$CODE' = 409 ] && grep -q not_live '$T/body'"
 api "/api/runs/$RUN/tasks/after/cancel" -X POST
