@@ -450,6 +450,38 @@ out:
 	return ans;
 }
 
+/* One gate log, NAME "gate-X.log" in the directory dfd: {"attempt",
+ * "name", "size", "truncated", "log"} with its first GATE_LOG_MAX bytes;
+ * NULL when it is not a regular file (never followed if a symlink). */
+static json_t *gate_json(int dfd, const char *name, size_t len, int64_t attempt)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	char *text = NULL, gate[256];
+	struct stat sb;
+	ssize_t k;
+	json_t *g;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		(void)close(fd);
+		return NULL;
+	}
+	text = xmalloc(GATE_LOG_MAX + 1);
+	k = read(fd, text, GATE_LOG_MAX);
+	(void)close(fd);
+	text[k > 0 ? k : 0] = '\0';
+	g = json_object();
+	json_obj_set(g, "attempt", json_integer(attempt));
+	(void)snprintf(gate, sizeof(gate), "%.*s", (int)(len - 9), name + 5);
+	json_obj_set(g, "name", jstr(gate));
+	json_obj_set(g, "size", json_integer((json_int_t)sb.st_size));
+	json_obj_set(g, "truncated", json_boolean(sb.st_size > (k > 0 ? k : 0)));
+	json_obj_set(g, "log", json_str_lossy(text));
+	free(text);
+	return g;
+}
+
 /* The gate-NAME.log files of every attempt of the task. */
 static enum MHD_Result get_gates(struct MHD_Connection *c, const char *run_id, const char *task_id)
 {
@@ -471,44 +503,14 @@ static enum MHD_Result get_gates(struct MHD_Connection *c, const char *run_id, c
 			(void)close(dfd);
 		while (d && (e = readdir(d))) {
 			size_t len = strlen(e->d_name);
-			char *text = NULL;
-			size_t tlen = 0;
-			struct stat sb;
-			int fd;
 			json_t *g;
 
 			if (len < 10 || strncmp(e->d_name, "gate-", 5) != 0 ||
 			    strcmp(e->d_name + len - 4, ".log") != 0)
 				continue;
-			fd = openat(dirfd(d), e->d_name,
-				    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-			if (fd < 0)
+			g = gate_json(dirfd(d), e->d_name, len, n);
+			if (!g)
 				continue;
-			if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) ||
-			    read_fd_capped(fd, GATE_LOG_MAX, &text, &tlen) < 0) {
-				/* longer than the cap: its first part */
-				if (S_ISREG(sb.st_mode) && lseek(fd, 0, SEEK_SET) == 0) {
-					text = xmalloc(GATE_LOG_MAX + 1);
-					ssize_t k = read(fd, text, GATE_LOG_MAX);
-
-					tlen = k > 0 ? (size_t)k : 0;
-					text[tlen] = '\0';
-				}
-			}
-			(void)close(fd);
-			g = json_object();
-			json_obj_set(g, "attempt", json_integer(n));
-			{
-				char name[256];
-
-				(void)snprintf(name, sizeof(name), "%.*s", (int)(len - 9),
-					       e->d_name + 5);
-				json_obj_set(g, "name", jstr(name));
-			}
-			json_obj_set(g, "size", json_integer((json_int_t)sb.st_size));
-			json_obj_set(g, "truncated", json_boolean((size_t)sb.st_size > tlen));
-			json_obj_set(g, "log", text ? json_str_lossy(text) : json_null());
-			free(text);
 			(void)json_array_append_new(a, g);
 		}
 		if (d)

@@ -112,6 +112,14 @@ check "GET .../events?follow=0: an event stream" grep -qi '^content-type: text/e
 check "it holds the attempt's events and ends" sh -c "grep -q '^data: {' '$T/body' && grep -q '^event: end' '$T/body'"
 api "/api/runs/$RUN/tasks/quick/gates"
 check "GET .../gates: the gate's log" jbody 'j["gates"][0]["name"] == "check" and "gate-output-here" in j["gates"][0]["log"]'
+QDIR=$(ls -d "$W"/.bernstein/runs/"$RUN"/quick-*/1)
+mkfifo "$QDIR/gate-fifo.log"
+ln -s /etc/passwd "$QDIR/gate-link.log"
+api "/api/runs/$RUN/tasks/quick/gates"
+check "a FIFO or a symlink named like a gate log: not read, not listed" \
+	jbody '[g["name"] for g in j["gates"]] == ["check"]'
+check "nothing of the symlink's target served" sh -c "! grep -q root: '$T/body'"
+rm -f "$QDIR/gate-fifo.log" "$QDIR/gate-link.log"
 api "/api/runs/$RUN/tasks/quick/diff"
 check "GET .../diff: bernstein diff's answer (merged: nothing left)" jbody 'j["task"] == "quick" and j["branch"].startswith("bernstein/quick") and "patch" in j and j["exit_code"] == 0'
 api /api/audit
