@@ -547,17 +547,18 @@ static unsigned kind_status(const char *kind)
 
 /* Run `bernstein ARGS... --json` in the repository and answer its JSON
  * object, with "exit_code" added. */
-static enum MHD_Result answer_child_as(struct MHD_Connection *c, const char *const *args,
-				       bool reply)
+/* Run `bernstein ARGS...` in the repository and parse its output as a
+ * JSON object, or its last line as one (a command with --json prints its
+ * changes as lines, its reply last), "exit_code" added: 0 with *ret, or -errno with
+ * the reason in why. */
+static int run_child(const char *const *args, json_t **ret, char *why, size_t whysize)
 {
-	const char *body;
-	size_t blen;
 	struct proc_spec spec = PROC_SPEC_INIT;
 	struct capture cap = {0};
 	struct capture_opts co = {0};
+	const char *body, *nl;
 	json_t *v = NULL;
-	enum MHD_Result ans;
-	size_t i;
+	size_t i, blen;
 	int r;
 
 	strvec_push(&spec.argv, srv.bernstein);
@@ -574,44 +575,78 @@ static enum MHD_Result answer_child_as(struct MHD_Connection *c, const char *con
 	(void)pthread_mutex_lock(&srv.child_lock);
 	r = proc_capture(&cap, 1, &co);
 	(void)pthread_mutex_unlock(&srv.child_lock);
-	if (r < 0 || cap.start_result < 0) {
-		ans = answer_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal",
-				   "cannot run bernstein %s: %s", args[0],
-				   strerror(-(r < 0 ? r : cap.start_result)));
+	if (r >= 0 && cap.start_result < 0)
+		r = cap.start_result;
+	if (r < 0) {
+		(void)snprintf(why, whysize, "cannot run bernstein %s: %s", args[0], strerror(-r));
 		goto out;
 	}
-	/* a reply's command prints JSON lines (its tasks' changes), the
-	 * reply last */
+	/* one JSON document (pretty or not), else JSON lines: the last */
 	body = cap.out.buf;
 	blen = cap.out.len;
-	while (reply && blen && body[blen - 1] == '\n')
-		blen--;
-	if (reply) {
-		const char *nl = memrchr(body, '\n', blen);
-
+	if (!cap.out_dropped && json_parse_strict("child", body, blen, &v, NULL) < 0) {
+		while (blen && body[blen - 1] == '\n')
+			blen--;
+		nl = memrchr(body, '\n', blen);
 		if (nl) {
 			blen -= (size_t)(nl + 1 - body);
 			body = nl + 1;
 		}
+		if (json_parse_strict("child", body, blen, &v, NULL) < 0)
+			v = NULL;
 	}
-	if (cap.out_dropped || json_parse_strict("child", body, blen, &v, NULL) < 0 ||
-	    !json_is_object(v)) {
+	if (cap.out_dropped || !json_is_object(v)) {
 		json_decref(v);
-		ans = answer_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal",
-				   "bernstein %s answered no JSON object (exit %d)", args[0],
-				   cap.exit_code);
+		(void)snprintf(why, whysize, "bernstein %s answered no JSON object (exit %d)",
+			       args[0], cap.exit_code);
+		r = -EBADMSG;
 		goto out;
 	}
 	json_obj_set(v, "exit_code", json_integer(cap.exit_code));
-	ans = answer_json(c,
-			  !reply || json_is_true(json_object_get(v, "ok"))
-				  ? MHD_HTTP_OK
-				  : kind_status(json_string_value(json_object_get(v, "kind"))),
-			  v);
+	*ret = v;
+	r = 0;
 out:
 	capture_release(&cap);
 	proc_spec_release(&spec);
-	return ans;
+	return r;
+}
+
+/* Answer run_child()'s object: 200, or with reply (a control reply) the
+ * status of its kind when it is not ok. */
+static enum MHD_Result answer_child_as(struct MHD_Connection *c, const char *const *args,
+				       bool reply)
+{
+	char why[512];
+	json_t *v = NULL;
+
+	if (run_child(args, &v, why, sizeof(why)) < 0)
+		return answer_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal", "%s", why);
+	return answer_json(c,
+			   !reply || json_is_true(json_object_get(v, "ok"))
+				   ? MHD_HTTP_OK
+				   : kind_status(json_string_value(json_object_get(v, "kind"))),
+			   v);
+}
+
+/* `adapters check --json` (declared, probed, contract), with `doctor
+ * --json`'s verdict of each installed agent (binary and credentials) as
+ * "usable" and the rest as "not_installed". */
+static enum MHD_Result get_adapters(struct MHD_Connection *c)
+{
+	static const char *const check_args[] = {"adapters", "check", "--json", NULL};
+	static const char *const doctor_args[] = {"doctor", "--json", NULL};
+	char why[512];
+	json_t *v = NULL, *doc = NULL;
+
+	if (run_child(check_args, &v, why, sizeof(why)) < 0 ||
+	    run_child(doctor_args, &doc, why, sizeof(why)) < 0) {
+		json_decref(v);
+		return answer_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal", "%s", why);
+	}
+	json_obj_set(v, "usable", json_incref(json_object_get(doc, "agents")));
+	json_obj_set(v, "not_installed", json_incref(json_object_get(doc, "agents_not_installed")));
+	json_decref(doc);
+	return answer_json(c, MHD_HTTP_OK, v);
 }
 
 static enum MHD_Result answer_child(struct MHD_Connection *c, const char *const *args)
@@ -1435,7 +1470,6 @@ static enum MHD_Result route(struct MHD_Connection *c, const char *method, const
 			     const char *body, size_t blen)
 {
 	static const char *const audit_args[] = {"audit", "verify", "--json", NULL};
-	static const char *const adapters_args[] = {"adapters", "check", "--json", NULL};
 	struct route q = {.c = c, .body = body, .blen = blen};
 	char buf[1024], *segs[SERVE_SEGS_MAX];
 	size_t n;
@@ -1460,7 +1494,7 @@ static enum MHD_Result route(struct MHD_Connection *c, const char *method, const
 	if (n == 2 && strcmp(segs[1], "audit") == 0 && q.get)
 		return answer_child(c, audit_args);
 	if (n == 2 && strcmp(segs[1], "adapters") == 0 && q.get)
-		return answer_child(c, adapters_args);
+		return get_adapters(c);
 	if (n >= 3 && strcmp(segs[1], "runs") == 0)
 		return route_run(&q, segs + 2, n - 2);
 	return not_found(c);

@@ -125,7 +125,8 @@ check "GET .../diff: bernstein diff's answer (merged: nothing left)" jbody 'j["t
 api /api/audit
 check "GET /api/audit: the chain verifies" jbody 'j["exit_code"] == 0'
 api /api/adapters
-check "GET /api/adapters: 200, a JSON object" test "$CODE" = 200
+check "GET /api/adapters: the adapters and which are usable (shell: yes)" \
+	jbody 'len(j["adapters"]) > 10 and any(u["name"] == "shell" and u["ok"] for u in j["usable"])'
 api /metrics
 check "GET /metrics: Prometheus text" grep -q '^# TYPE bernstein_tasks gauge' "$T/body"
 check "/metrics: tasks by state" grep -q "^bernstein_tasks{run=\"$RUN\",state=\"done\"} 1\$" "$T/body"
