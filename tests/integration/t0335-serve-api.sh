@@ -179,6 +179,10 @@ expect_stdout_contains "closed" "a slow client (headers never finished) is cut o
 curl -sS -N -H "Authorization: Bearer $TOKEN" "$URL/api/runs/$RUN/tasks/spin/events" >"$T/stream" 2>&1 &
 CURLPID=$!
 check "the spin stream shows the agent's output live" wait_until 'grep -q started "$T/stream"'
+api "/api/runs/$RUN/tasks" -X POST -d '{"prompt": "echo added > added.txt", "id": "added", "title": "added over HTTP"}'
+check "POST .../tasks: a task added to the live run" jbody 'j["ok"]'
+api "/api/runs/$RUN/tasks" -X POST -d '{"prompt": "x", "id": "quick"}'
+check "adding a task whose id is taken: 422 (invalid)" test "$CODE" = 422
 api "/api/runs/$RUN/tasks/quick/cancel" -X POST
 check "cancelling a finished task: 409 (state)" sh -c "[ '$CODE' = 409 ] && grep -q '\"kind\":\"state\"' '$T/body'"
 api "/api/runs/$RUN/tasks/spin/cancel" -X POST
@@ -194,6 +198,8 @@ check "the request is audited as the CLI's" \
 	grep -q '"event_type": "control.request"' "$W"/.bernstein/audit/*.jsonl
 api "/api/runs/$RUN/tasks/spin"
 check "spin is cancelled" jbody 'j["state"] == "cancelled"'
+api "/api/runs/$RUN/tasks/added"
+check "the task added over HTTP ran and merged" sh -c "grep -q '\"state\":\"done\"' '$T/body' && test -f '$W/added.txt'"
 api "/api/runs/$RUN/tasks/spin/events?follow=0"
 NID=$(grep -c '^id: ' "$T/body")
 FIRST=$(grep -m1 '^id: ' "$T/body" | cut -c5-)

@@ -4,6 +4,7 @@
 # spec names (GET: 200, the spec's content type, the JSON answer matching
 # the schema exactly; POST: the answer, a success or a refusal, matching
 # ControlReply or Error) and checks the error shape of a 401 and a 404.
+# The server is started as `bernstein serve` (which execs bernstein-serve).
 . "$SRCDIR/tests/integration/lib.sh"
 
 test_begin "t0336 serve: docs/openapi.json against the server"
@@ -12,7 +13,6 @@ W=$T/work
 KEY="BERNSTEIN_AUDIT_KEY_PATH=$T/audit.key"
 BGPID=
 SVPID=
-SERVE=$(dirname "$BERNSTEIN")/bernstein-serve
 
 _t0336_cleanup()
 {
@@ -50,7 +50,7 @@ git_q commit -q -m base
 
 bg run plan.yaml
 (cd "$W" && exec env -i PATH=/usr/bin:/bin HOME="$T/home" LC_ALL=C.UTF-8 TZ=UTC "$KEY" \
-	"$SERVE" --listen 127.0.0.1:0) </dev/null >"$T/serve.out" 2>"$T/serve.err" &
+	"$BERNSTEIN" serve --listen 127.0.0.1:0) </dev/null >"$T/serve.out" 2>"$T/serve.err" &
 SVPID=$!
 check "the server is up" wait_until 'grep -q "^bernstein serve: http" "$T/serve.out"'
 URL=$(sed -n 's#^bernstein serve: \(http://127.0.0.1:[0-9]*\)/\#token=.*#\1#p' "$T/serve.out")
