@@ -1651,6 +1651,19 @@ static int make_token(char hex[TOKEN_HEX + 1], char **ret_path)
 	return 0;
 }
 
+/* Remove the token file, unless another server has replaced it since (its
+ * token is not ours to take away). */
+static void drop_token(const char *path, const char *token)
+{
+	char *text = NULL;
+	size_t len = 0;
+
+	if (read_file_capped(path, 256, &text, &len) == 0 && len >= TOKEN_HEX &&
+	    memcmp(text, token, TOKEN_HEX) == 0)
+		(void)unlink(path);
+	free(text);
+}
+
 static const struct option options[] = {
 	{"listen", required_argument, NULL, 'l'},
 	{"idle-timeout", required_argument, NULL, 't'},
@@ -1872,7 +1885,7 @@ out:
 	if (d)
 		MHD_stop_daemon(d);
 	if (token_path)
-		(void)unlink(token_path);
+		drop_token(token_path, token);
 	free(token_path);
 	if (sfd >= 0)
 		(void)close(sfd);

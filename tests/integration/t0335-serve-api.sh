@@ -15,11 +15,13 @@ W=$T/work
 KEY="BERNSTEIN_AUDIT_KEY_PATH=$T/audit.key"
 BGPID=
 SVPID=
+SV2PID=
 SERVE=$(dirname "$BERNSTEIN")/bernstein-serve
 
 _t0335_cleanup()
 {
 	[ -n "$SVPID" ] && kill "$SVPID" 2>/dev/null
+	[ -n "$SV2PID" ] && kill "$SV2PID" 2>/dev/null
 	[ -n "$BGPID" ] && kill -9 "$BGPID" 2>/dev/null
 	for _p in $(grep -lsF -e "$T/spin.flag" /proc/[0-9]*/cmdline | sed -e 's#^/proc/##' -e 's#/cmdline$##'); do
 		kill -9 "$_p" 2>/dev/null
@@ -218,12 +220,25 @@ api "/api/runs/$RUN/tasks/quick/cancel" -X POST
 check "a cancel of a done task of a run not live: 409 state" sh -c "[ '$CODE' = 409 ] && grep -q '\"kind\":\"state\"' '$T/body'"
 check "no token, key or secret in the server's output" sh -c "! grep -q '$TOKEN' '$T/serve.err'"
 
+# a second server of the same repository: its own token in the file
+(cd "$W" && exec env -i PATH=/usr/bin:/bin HOME="$T/home" "$SERVE" --listen 127.0.0.1:0) \
+	</dev/null >"$T/second.out" 2>"$T/second.err" &
+SV2PID=$!
+check "a second server starts" wait_until 'grep -q "^bernstein serve: http" "$T/second.out"'
+TOKEN2=$(cat "$W/.bernstein/serve.token")
+check "its token is a new one" test "$TOKEN2" != "$TOKEN"
+CODE=$(curl -sS -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $TOKEN" "$URL/api/runs")
+check "the first server still answers to its own token" test "$CODE" = 200
 kill "$SVPID"
 wait "$SVPID"
 SVRC=$?
 SVPID=
 check "SIGTERM stops the server (exit 0)" test "$SVRC" -eq 0
-check "and removes the token" test ! -e "$W/.bernstein/serve.token"
+check "the token file, now the second server's, is left to it" grep -qx "$TOKEN2" "$W/.bernstein/serve.token"
+kill "$SV2PID"
+wait "$SV2PID"
+SV2PID=
+check "the second server removes its token when it stops" test ! -e "$W/.bernstein/serve.token"
 
 # a listen address that is not loopback: warned about
 (cd "$W" && exec env -i PATH=/usr/bin:/bin HOME="$T/home" "$SERVE" --listen 0.0.0.0:0) \
