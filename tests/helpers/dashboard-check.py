@@ -77,6 +77,14 @@ try:
         res = wd.text('#d-result') or ''
         report('cancel' in res, f'the drawer says what the run answered ({res!r})')
         wd.screenshot(os.path.join(ART, '4-cancelled.png'))
+        wd.click('#d-close')
+        wd.click(f'.card[data-task="{DONE[0]}"]')
+        wd.wait(lambda: '1200 / 300' in (wd.text('#d-attempts') or ''), 30, "the done task's tokens")
+        report(True, "a done task's drawer shows its attempt's tokens (1200 / 300)")
+        wd.wait(lambda: 'check' in (wd.script('return document.getElementById("d-gates").textContent') or '')
+                or '(no gate ran)' in (wd.script('return document.getElementById("d-gates").textContent') or ''),
+                30, 'the gate logs section')
+        wd.screenshot(os.path.join(ART, '5-done-drawer.png'))
         sw, iw = wd.script('return [document.documentElement.scrollWidth, window.innerWidth]')
         report(sw <= iw and iw <= 520, f'a phone-sized window ({iw}px; headless Chromium has a minimum) and nothing wider ({sw}px)')
 except WebDriverError as e:
