@@ -4,7 +4,7 @@
 set -eu
 
 pkgs="meson ninja-build pkg-config gcc clang libyaml-dev libjansson-dev \
-libcurl4-openssl-dev libsqlite3-dev libssl-dev libcmocka-dev libclang-rt-14-dev git python3 bubblewrap crun runc nodejs$(command -v npm >/dev/null 2>&1 || echo " npm")"
+libcurl4-openssl-dev libsqlite3-dev libssl-dev libmicrohttpd-dev libcmocka-dev libclang-rt-14-dev git python3 bubblewrap crun runc chromium chromium-driver nodejs$(command -v npm >/dev/null 2>&1 || echo " npm")"
 if [ "${1:-}" = "--lint" ]; then
 	pkgs="$pkgs clang-format cppcheck pmccabe"
 fi

@@ -32,6 +32,7 @@
 #include "cli/logs-view.h"
 #include "cli/run-report.h"
 #include "cli/run-session.h"
+#include "cli/serve.h"
 #include "orch/agentrun.h"
 #include "orch/config.h"
 #include "orch/context.h"
@@ -650,6 +651,7 @@ enum {
 	OPT_MAX_COST,
 	OPT_GOAL,
 	OPT_YES,
+	OPT_SERVE,
 };
 
 /* --max-cost-usd: a number > 0 */
@@ -799,6 +801,7 @@ static const struct option run_options[] = {
 	{"parallel", required_argument, NULL, OPT_PARALLEL},
 	{"json", no_argument, NULL, OPT_JSON},
 	{"key-file", required_argument, NULL, OPT_KEY_FILE},
+	{"serve", optional_argument, NULL, OPT_SERVE},
 	CLI_OPT_HELP,
 	{NULL, 0, NULL, 0},
 };
@@ -852,7 +855,8 @@ int cmd_run(int argc, char **argv, struct cli_ctx *ctx)
 	unsigned parallel = 0;
 	const char *key_file = NULL, *plan_arg = NULL;
 	char *goal_file = NULL, goal_hash[SHA256_HEX_LEN + 1] = "";
-	bool detach = false, child = false, yes = false;
+	bool detach = false, child = false, yes = false, serve = false;
+	const char *serve_listen = NULL;
 	double max_cost = 0;
 	int c, code, detach_fd = -1;
 
@@ -866,6 +870,10 @@ int cmd_run(int argc, char **argv, struct cli_ctx *ctx)
 			goto done;
 		case OPT_DETACH:
 			detach = true;
+			break;
+		case OPT_SERVE:
+			serve = true;
+			serve_listen = optarg;
 			break;
 		case OPT_PARALLEL:
 			code = parse_parallel(ctx, optarg, &parallel);
@@ -949,6 +957,10 @@ int cmd_run(int argc, char **argv, struct cli_ctx *ctx)
 	code = session_open(&s, ctx, false, true, key_file);
 	s.detach_fd = detach_fd;
 	s.env.max_cost_usd = max_cost;
+	/* the server beside the run: after the run lock, before the run is a
+	 * child subreaper (cli/serve.h) */
+	if (code == 0 && serve)
+		code = serve_start_beside(ctx, serve_listen, getpid());
 	if (code == 0) {
 		hooks_attach(&s);
 		code = run_plan_file(&s, plan_arg, parallel, goal_hash[0] ? goal_hash : NULL);
@@ -1990,7 +2002,7 @@ const char cmd_resume_help[] =
 
 const char cmd_run_summary[] = "run a plan of tasks on agents in parallel worktrees";
 const char cmd_run_usage[] =
-	"PLAN [--detach] [--parallel N] [--max-cost-usd N] [--json]\n"
+	"PLAN [--detach] [--serve[=ADDR]] [--parallel N] [--max-cost-usd N] [--json]\n"
 	"       --goal GOAL [--yes] [--planner ADAPTER] [--planner-model M] [--rounds N]\n"
 	"       [--allow CLASS]... [--set KEY=VALUE]... [--planner-timeout S]\n"
 	"       [--planner-sandbox landlock|none] [options]";
@@ -2014,6 +2026,10 @@ const char cmd_run_help[] =
 	"                   once it has started ('bernstein attach' follows it; with\n"
 	"                   --json: {\"run\", \"pid\", \"log\"}); an error before that is\n"
 	"                   reported here with its exit code\n"
+	"  --serve[=ADDR:PORT]\n"
+	"                   the HTTP API and dashboard beside the run ('bernstein\n"
+	"                   serve', default 127.0.0.1:8052; docs/api.md); it prints\n"
+	"                   its URL with the token and stops when the run does\n"
 	"  --parallel N     agents at once (default: bernstein.yaml's parallel, 4)\n"
 	"  --max-cost-usd N the budget's cost cap in USD (over budget.max_cost_usd of\n"
 	"                   the plan and bernstein.yaml): at the cap no new attempt\n"

@@ -93,6 +93,7 @@ const struct cmd cli_commands[] = {
 	 "chain does not match its state.\n"},
 	{"run", cmd_run, NULL, 0, cmd_run_summary, cmd_run_usage, cmd_run_help},
 	{"runner", cmd_runner_exec, NULL, 0, RUNNER_SUMMARY, RUNNER_USAGE, RUNNER_HELP},
+	{"serve", cmd_serve, NULL, 0, cmd_serve_summary, cmd_serve_usage, cmd_serve_help},
 	{"shim", cmd_shim, NULL, 0, SHIM_SUMMARY, SHIM_USAGE, SHIM_HELP},
 	{"spawn", cmd_spawn, NULL, 0, "run one agent headless and report its typed outcome",
 	 spawn_usage, spawn_help},

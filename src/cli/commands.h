@@ -19,6 +19,8 @@ extern const char netproxy_usage[], netproxy_help[];
 cmd_fn cmd_route;
 cmd_fn cmd_runner;	/* in the bernstein-runner executable */
 cmd_fn cmd_runner_exec; /* bernstein runner: execs bernstein-runner */
+cmd_fn cmd_serve;	/* bernstein serve: execs bernstein-serve (cmd-serve.c) */
+extern const char cmd_serve_summary[], cmd_serve_usage[], cmd_serve_help[];
 cmd_fn cmd_shim;
 cmd_fn cmd_spawn;
 extern const char spawn_usage[], spawn_help[];

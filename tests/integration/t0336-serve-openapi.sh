@@ -1,0 +1,78 @@
+#!/bin/sh
+# Issue #22: docs/openapi.json is the server's real API. Against a live run
+# of the shell agent, tests/helpers/openapi-check.py calls every path the
+# spec names (GET: 200, the spec's content type, the JSON answer matching
+# the schema exactly; POST: the answer, a success or a refusal, matching
+# ControlReply or Error) and checks the error shape of a 401 and a 404.
+# The server is started as `bernstein serve` (which execs bernstein-serve).
+. "$SRCDIR/tests/integration/lib.sh"
+
+test_begin "t0336 serve: docs/openapi.json against the server"
+
+W=$T/work
+KEY="BERNSTEIN_AUDIT_KEY_PATH=$T/audit.key"
+BGPID=
+SVPID=
+
+_t0336_cleanup()
+{
+	[ -n "$SVPID" ] && kill "$SVPID" 2>/dev/null
+	[ -n "$BGPID" ] && kill -9 "$BGPID" 2>/dev/null
+	for _p in $(grep -lsF -e "$T/hold.flag" /proc/[0-9]*/cmdline | sed -e 's#^/proc/##' -e 's#/cmdline$##'); do
+		kill -9 "$_p" 2>/dev/null
+	done
+	_lib_cleanup
+}
+trap _t0336_cleanup EXIT
+
+git_q() { git -C "$W" -c user.name=t -c user.email=t@example.com "$@" >/dev/null 2>&1; }
+git -C "$W" init -q -b main . >/dev/null 2>&1
+printf '.bernstein/\n' >"$W/.gitignore"
+shell_agent "$W"
+cat >"$W/bernstein.yaml" <<'EOF'
+adapter: shell
+parallel: 2
+kill_grace: 1
+sandbox: none
+gates:
+  - {name: check, run: "echo checked"}
+EOF
+cat >"$W/plan.yaml" <<EOF
+name: openapi
+tasks:
+  - title: one
+    prompt: "echo one > one.txt"
+  - title: hold
+    prompt: "while [ ! -f $T/hold.flag ]; do sleep 0.05; done"
+EOF
+git_q add -A
+git_q commit -q -m base
+
+bg run plan.yaml
+(cd "$W" && exec env -i PATH=/usr/bin:/bin HOME="$T/home" LC_ALL=C.UTF-8 TZ=UTC "$KEY" \
+	"$BERNSTEIN" serve --listen 127.0.0.1:0) </dev/null >"$T/serve.out" 2>"$T/serve.err" &
+SVPID=$!
+check "the server is up" wait_until 'grep -q "^bernstein serve: http" "$T/serve.out"'
+URL=$(sed -n 's#^bernstein serve: \(http://127.0.0.1:[0-9]*\)/\#token=.*#\1#p' "$T/serve.out")
+TOKEN=$(cat "$W/.bernstein/serve.token")
+runs() { curl -s -H "Authorization: Bearer $TOKEN" "$URL/api/runs"; }
+check "the run is there" wait_until 'runs | grep -q "\"id\""'
+RUN=$(runs | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["runs"][0]["id"])')
+check "task 'one' is done while 'hold' runs" \
+	wait_until 'curl -s -H "Authorization: Bearer $TOKEN" "$URL/api/runs/$RUN/tasks/one" | grep -q "\"state\":\"done\""'
+
+run /usr/bin/python3 "$SRCDIR/tests/helpers/openapi-check.py" "$SRCDIR/docs/openapi.json" "$URL" "$TOKEN" "$RUN" one
+check "every path of docs/openapi.json answers as the spec says" test "$RC" -eq 0
+[ "$RC" -eq 0 ] || diag "$(grep FAIL "$T/stdout")"
+check "every GET and POST of the spec was checked (18 operations, 3 errors)" \
+	test "$(grep -c '^ok ' "$T/stdout")" -eq 21
+check "the spec is valid JSON with an openapi 3 header" \
+	/usr/bin/python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["openapi"].startswith("3.")' "$SRCDIR/docs/openapi.json"
+
+touch "$T/hold.flag"
+wait "$BGPID"
+BGPID=
+kill "$SVPID"
+wait "$SVPID"
+SVPID=
+test_done
