@@ -933,6 +933,9 @@ static int run_plan_file(struct session *s, const char *plan_path, unsigned para
 	if (!ctx->json && !s->tty)
 		(void)fprintf(ctx->out, "run %s: %zu task%s of plan '%s'\n", run_id, plan->n,
 			      plan->n == 1 ? "" : "s", plan->name);
+	/* recorded in state.db, which the run reads: the parsed plan (its YAML
+	 * tree, some 600 bytes a task) is not kept for the run's length */
+	plan = plan_free(plan);
 	free(s->run_id);
 	s->run_id = xstrdup(run_id); /* the table's counts; its tasks wait: no rows */
 	if (s->tty)
