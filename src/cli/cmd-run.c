@@ -276,9 +276,10 @@ static size_t window_of(struct session *s)
 	return s->window;
 }
 
+/* A row made by an event before its task's state was seen is at work. */
 static enum task_state row_state(const struct row *r)
 {
-	return r->state ? task_state_from_string(r->state) : TASK_PENDING;
+	return r->state ? task_state_from_string(r->state) : TASK_RUNNING;
 }
 
 /* The rows a window needs, and no more: a pending task has none (the
