@@ -34,7 +34,9 @@
 
 #define DEFAULT_RUNS 200
 #define WARMUP_RUNS  10
-#define TARGET_RATIO 5.0
+/* issue #24: the embedded catalogue compiled in; the gated load parses */
+#define TARGET_RATIO 2.0
+#define TARGET_GATED 5.0
 #define MAX_PROFILE  (1024 * 1024)
 
 extern char **environ;
@@ -442,7 +444,7 @@ int main(int argc, char **argv)
 	       cmds[0].what);
 	if (ncmd == 3) {
 		printf("catalog-load: bernstein %.2f ms, /bin/true %.2f ms, ratio %.1fx (target <= %.0fx)\n",
-		       med[2], med[1], med[1] > 0 ? med[2] / med[1] : 0.0, TARGET_RATIO);
+		       med[2], med[1], med[1] > 0 ? med[2] / med[1] : 0.0, TARGET_GATED);
 		printf("catalog-load: the whole catalogue with every gate forced (a user override directory holding a copy of '%s'), in the same runs\n",
 		       profile);
 	}

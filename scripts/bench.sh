@@ -26,5 +26,6 @@ sh "$(dirname "$0")/../bench/audit-bench.sh" "$build"
 sh "$(dirname "$0")/../bench/run-bench.sh" "$build"
 sh "$(dirname "$0")/../bench/tier-bench.sh" "$build"
 ninja -C "$build" bernstein-serve >/dev/null && sh "$(dirname "$0")/../bench/serve-bench.sh" "$build"
+sh "$(dirname "$0")/../bench/fanout-bench.sh" "$build"
 exec "$build/bench/startup" -n "$runs" -g "$(dirname "$0")/../catalog/profiles/claude.yaml" \
 	"$build/bernstein"

@@ -16,6 +16,7 @@
 #include "util/sbuf.h"
 #include "util/xalloc.h"
 #include "util/yaml.h"
+#include "util/ycompiled.h"
 
 static const char *const default_version_args[] = {"--version", NULL};
 
@@ -29,6 +30,38 @@ const struct catalog_file *catalog_embedded_find(const char *name)
 		if (strcmp(f->name, name) == 0)
 			return f;
 	return NULL;
+}
+
+const struct catalog_tree *catalog_compiled_find(const char *name)
+{
+	size_t lo = 0, hi = 0;
+
+	while (catalog_compiled[hi].name)
+		hi++;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(catalog_compiled[mid].name, name);
+
+		if (c == 0)
+			return &catalog_compiled[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+int catalog_compiled_doc(const struct catalog_tree *t, struct ydoc **ret, struct diag *reterr)
+{
+	char name[PATH_MAX];
+	int r;
+
+	(void)snprintf(name, sizeof(name), CATALOG_EMBEDDED_PREFIX "%s", t->name);
+	r = ydoc_from_compiled(name, &catalog_compiled_data, t->first, t->count, ret);
+	if (r < 0)
+		diag_set(reterr, name, 0, 0, "broken compiled catalogue (rebuild bernstein)");
+	return r;
 }
 
 /* ---- lifecycle ---- */
@@ -865,6 +898,59 @@ out:
 /* ---- layers ---- */
 
 int catalog_add_embedded(struct catalog *cat, struct diag *reterr)
+{
+	static const char *const files[] = {CATALOG_REGISTRY_FILE,   CATALOG_MATRIX_FILE,
+					    CATALOG_MULTIMODAL_FILE, CATALOG_USE_CASES_FILE,
+					    CATALOG_PRICING_FILE,    CATALOG_ROLES_FILE};
+	const struct catalog_tree *t;
+	struct ydoc *doc = NULL;
+	size_t i;
+	int r;
+
+	/* The trees compiled at build time from the same files (catalog.h):
+	 * the same schema checks as a parsed file, no libyaml. */
+	for (i = 0; i < ARRAY_SIZE(files); i++) {
+		t = catalog_compiled_find(files[i]);
+		if (!t) {
+			if (i >= 2)
+				continue; /* optional */
+			diag_set(reterr, files[i], 0, 0, "missing from the embedded catalogue");
+			return -ENOENT;
+		}
+		r = catalog_compiled_doc(t, &doc, reterr);
+		if (r < 0)
+			return r;
+		r = add_doc(cat, catalog_kind_from_name(files[i]), doc, reterr);
+		doc = ydoc_free(doc);
+		if (r < 0)
+			return r;
+	}
+	for (t = catalog_compiled; t->name; t++) {
+		const char *prefix = PROFILE_DIR "/";
+		char stem[PROFILE_MAX_NAME + 2];
+		struct profile *p = NULL;
+
+		if (strncmp(t->name, prefix, strlen(prefix)) != 0 ||
+		    strchr(t->name + strlen(prefix), '/'))
+			continue;
+		if (profile_stem(t->name, stem, sizeof(stem)) < 0)
+			continue;
+		r = catalog_compiled_doc(t, &doc, reterr);
+		if (r < 0)
+			return r;
+		r = profile_load_doc(doc, doc->name, stem, &p, reterr);
+		doc = ydoc_free(doc);
+		if (r < 0)
+			return r;
+		own_profile(cat, p);
+		r = add_profile(cat, p, reterr);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int catalog_add_embedded_parsed(struct catalog *cat, struct diag *reterr)
 {
 	static const char *const files[] = {CATALOG_REGISTRY_FILE,   CATALOG_MATRIX_FILE,
 					    CATALOG_MULTIMODAL_FILE, CATALOG_USE_CASES_FILE,

@@ -64,6 +64,27 @@ extern const size_t catalog_embedded_count;
 /* The embedded file called name, or NULL. */
 const struct catalog_file *catalog_embedded_find(const char *name);
 
+/* The same YAML files already loaded, compiled in at build time
+ * (scripts/catalog-compile.c loads each with util/yaml.c and writes its tree
+ * without pointers, util/ycompiled.h): catalog_add_embedded() turns each into
+ * a struct ydoc in one linear pass and hands it to the same schema code that
+ * checks a parsed file, without running libyaml. name as in
+ * catalog_embedded[]; the file's nodes are catalog_compiled_data's
+ * [first, first + count). Sorted by name, ending with a NULL name. */
+struct ycompiled;
+struct ydoc;
+struct catalog_tree {
+	const char *name;
+	size_t first, count;
+};
+extern const struct catalog_tree catalog_compiled[];
+extern const struct ycompiled catalog_compiled_data;
+/* The compiled tree of the embedded file called name, or NULL. */
+const struct catalog_tree *catalog_compiled_find(const char *name);
+/* The embedded file t as a document (ydoc_free() it), named
+ * CATALOG_EMBEDDED_PREFIX + t->name in diagnostics. */
+int catalog_compiled_doc(const struct catalog_tree *t, struct ydoc **ret, struct diag *reterr);
+
 /* Where a value was declared. file lives as long as the catalogue. */
 struct catalog_origin {
 	const char *file;
@@ -178,6 +199,11 @@ int catalog_add_profile_file(struct catalog *cat, const char *path, struct diag 
  * multimodal.yaml, use-cases.yaml and profiles/NAME.yaml, in the current
  * layer. */
 int catalog_add_embedded(struct catalog *cat, struct diag *reterr);
+/* The same, parsing the embedded YAML bytes with libyaml instead of using
+ * the compiled trees: what catalog_add_embedded() did before the trees
+ * existed, kept for the test that both give the same catalogue
+ * (tests/unit/test-catalog-compiled.c). */
+int catalog_add_embedded_parsed(struct catalog *cat, struct diag *reterr);
 /* A new layer: DIR/registry.yaml, DIR/strategy-matrix.yaml,
  * DIR/multimodal.yaml, DIR/use-cases.yaml, then DIR/profiles/NAME.yaml in
  * name order, each if it exists. dir NULL, or a directory that does not

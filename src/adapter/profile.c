@@ -1779,8 +1779,8 @@ static const struct yaml_limits profile_limits = {
 	.max_nodes = 0,
 };
 
-static int load_doc(const struct ydoc *doc, const char *source, const char *stem,
-		    struct profile **ret, struct diag *reterr)
+int profile_load_doc(const struct ydoc *doc, const char *source, const char *stem,
+		     struct profile **ret, struct diag *reterr)
 {
 	struct profile *p = xcalloc(1, sizeof(*p));
 	struct pctx c = {0};
@@ -1824,7 +1824,7 @@ int profile_load_buf(const char *source, const char *stem, const char *buf, size
 		locate(reterr, source, r);
 		return r;
 	}
-	r = load_doc(doc, source, stem, ret, reterr);
+	r = profile_load_doc(doc, source, stem, ret, reterr);
 	ydoc_free(doc);
 	return r;
 }
@@ -1850,7 +1850,7 @@ int profile_load_file(const char *path, struct profile **ret, struct diag *reter
 			diag_set(reterr, path, 0, 0, "cannot read: %s", strerror(ENOENT));
 		return r;
 	}
-	r = load_doc(doc, path, stem, ret, reterr);
+	r = profile_load_doc(doc, path, stem, ret, reterr);
 	ydoc_free(doc);
 	return r;
 }

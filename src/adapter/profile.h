@@ -353,6 +353,11 @@ struct profile {
  * (YAML or schema, with FILE:LINE:COL), -EFBIG (too large). */
 int profile_load_buf(const char *source, const char *stem, const char *buf, size_t len,
 		     struct profile **ret, struct diag *reterr);
+/* The same from a document already loaded (util/yaml.h), such as a tree of
+ * the compiled catalogue (catalog_compiled[]); doc stays the caller's. */
+struct ydoc;
+int profile_load_doc(const struct ydoc *doc, const char *source, const char *stem,
+		     struct profile **ret, struct diag *reterr);
 /* The same from a file; the stem is the file name without ".yaml". */
 int profile_load_file(const char *path, struct profile **ret, struct diag *reterr);
 struct profile *profile_free(struct profile *p);

@@ -289,6 +289,7 @@ static int show_end(struct follow *f, const struct run_row *run, const struct ta
 	json_t *o = NULL, *c = NULL;
 	bool first = true;
 
+	session_draw_final(f->s); /* the table's last frame: the throttle may have skipped it */
 	for (i = 0; i < n; i++) {
 		ids[i] = rows[i].id;
 		if ((int)rows[i].state >= 0 && rows[i].state < _TASK_STATE_MAX)
@@ -458,6 +459,7 @@ int follow_run(struct cli_ctx *ctx, const char *run_arg, bool plain)
 	}
 	f.s = &s;
 	f.run_id = run.id;
+	s.run_id = xstrdup(run.id); /* the live table's counts */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_sigint;
 	(void)sigemptyset(&sa.sa_mask);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,6 +37,7 @@
 #include "orch/agentrun.h"
 #include "orch/config.h"
 #include "orch/context.h"
+#include "orch/lifecycle.h"
 #include "orch/plan.h"
 #include "orch/run.h"
 #include "orch/state.h"
@@ -55,7 +57,9 @@
 #define IDENTITY_EMAIL	 "bernstein@localhost"
 #define DESCRIBE_MAX	 160
 #define LOG_FOLLOW_MS	 300
-#define TABLE_MAX_ROWS	 200
+#define TABLE_MAX_ROWS	 512 /* rows kept: the tasks at work and the window's ended ones */
+#define TABLE_WINDOW	 20  /* rows shown when the terminal's height is unknown */
+#define TABLE_REDRAW_MS	 100 /* at most ten frames a second */
 #define ALLOWED_KEYS_VAR "BERNSTEIN_ALLOWED_API_KEY_ENVS"
 #define PARALLEL_MAX	 256
 #define DEMO_PLAN_NAME	 "plan.yaml"
@@ -83,6 +87,7 @@ void session_release(struct session *s)
 		free(s->rows[i].model);
 	}
 	free(s->rows);
+	free(s->run_id);
 	s->chain = audit_close(s->chain);
 	s->st = state_close(s->st);
 	s->cfg = orch_config_free(s->cfg);
@@ -235,6 +240,85 @@ out:
 
 /* ---- the display ---- */
 
+static void row_free(struct row *r)
+{
+	free(r->id);
+	free(r->adapter);
+	free(r->state);
+	free(r->last);
+	free(r->model);
+}
+
+/* Row i leaves the table: its usage goes to the run's sums. */
+static void row_drop(struct session *s, size_t i)
+{
+	struct row *r = &s->rows[i];
+
+	s->gone_tokens += r->done_tokens + (r->tokens > 0 ? r->tokens : 0);
+	s->gone_cost += r->done_cost + (r->cost > 0 ? r->cost : 0);
+	s->gone_unknown = s->gone_unknown || r->done_unknown || (r->tokens > 0 && r->cost < 0);
+	s->gone_any = s->gone_any || r->done_tokens || r->tokens >= 0 || r->cost >= 0;
+	row_free(r);
+	memmove(r, r + 1, (s->n_rows - i - 1) * sizeof(*r));
+	s->n_rows--;
+}
+
+/* The rows the window shows: the terminal's height less the lines around
+ * them (counts, header, "more", TOTAL, the cursor's), at least 3. */
+static size_t window_of(struct session *s)
+{
+	struct winsize ws;
+
+	if (s->window)
+		return s->window;
+	s->window = TABLE_WINDOW;
+	if (ioctl(fileno(s->ctx->out), TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0)
+		s->window = ws.ws_row > 8 ? (size_t)ws.ws_row - 5 : 3;
+	return s->window;
+}
+
+/* A row made by an event before its task's state was seen is at work. */
+static enum task_state row_state(const struct row *r)
+{
+	return r->state ? task_state_from_string(r->state) : TASK_RUNNING;
+}
+
+/* The rows a window needs, and no more: a pending task has none (the
+ * counts say how many wait), an ended one keeps its row while it is among
+ * the window's last ended, so the table's memory does not grow with the
+ * run. Invalidates row pointers: only where none is held. */
+static void rows_settle(struct session *s)
+{
+	size_t i, ended = 0;
+
+	for (i = 0; i < s->n_rows; i++) {
+		struct row *r = &s->rows[i];
+		enum task_state st = row_state(r);
+
+		if (st == TASK_PENDING || (int)st < 0) {
+			row_drop(s, i--);
+			continue;
+		}
+		if (lifecycle_terminal(st)) {
+			if (!r->ended)
+				r->ended = ++s->ended_seq;
+			ended++;
+		} else {
+			r->ended = 0;
+		}
+	}
+	while (ended > window_of(s)) {
+		size_t oldest = SIZE_MAX;
+
+		for (i = 0; i < s->n_rows; i++)
+			if (s->rows[i].ended &&
+			    (oldest == SIZE_MAX || s->rows[i].ended < s->rows[oldest].ended))
+				oldest = i;
+		row_drop(s, oldest);
+		ended--;
+	}
+}
+
 static struct row *row_for(struct session *s, const char *id)
 {
 	size_t i;
@@ -242,6 +326,8 @@ static struct row *row_for(struct session *s, const char *id)
 	for (i = 0; i < s->n_rows; i++)
 		if (strcmp(s->rows[i].id, id) == 0)
 			return &s->rows[i];
+	if (s->n_rows >= TABLE_MAX_ROWS)
+		rows_settle(s);
 	if (s->n_rows >= TABLE_MAX_ROWS)
 		return NULL;
 	s->rows = xrealloc(s->rows, (s->n_rows + 1) * sizeof(*s->rows));
@@ -269,34 +355,105 @@ static void fmt_elapsed(const struct row *r, int64_t now_ns, char *buf, size_t s
 	(void)snprintf(buf, size, "%" PRId64 ":%02" PRId64, s / 60, s % 60);
 }
 
-static void draw(struct session *s)
+static void draw_row(FILE *f, const struct row *r, int64_t now_ns)
+{
+	char el[32], tok[32];
+
+	fmt_elapsed(r, now_ns, el, sizeof(el));
+	if (r->tokens >= 0)
+		(void)snprintf(tok, sizeof(tok), "%" PRId64, r->tokens);
+	else
+		(void)snprintf(tok, sizeof(tok), "-");
+	(void)fprintf(f, "%-24.24s %-12.12s %-12.12s %7s %9s  %.60s\n", r->id,
+		      r->adapter ? r->adapter : "-", r->state ? r->state : "-", el, tok,
+		      r->last ? r->last : "");
+}
+
+/* "tasks: 3 running, 95 pending, 2 done (100)" from state.db; 1 line or 0. */
+static size_t draw_counts(struct session *s, FILE *f)
+{
+	size_t counts[_TASK_STATE_MAX], i, total = 0;
+	bool first = true;
+
+	if (!s->run_id || !s->st || state_task_counts(s->st, s->run_id, counts, NULL) < 0)
+		return 0;
+	(void)fprintf(f, "tasks:");
+	for (i = 0; i < _TASK_STATE_MAX; i++) {
+		if (!counts[i])
+			continue;
+		(void)fprintf(f, "%s %zu %s", first ? "" : ",", counts[i],
+			      task_state_to_string((enum task_state)i));
+		total += counts[i];
+		first = false;
+	}
+	(void)fprintf(f, " (%zu)\n", total);
+	return 1;
+}
+
+/* The window: the tasks at work in the order they started, then the last
+ * ended, newest first; at most s->window rows. */
+static size_t draw_rows(struct session *s, FILE *f, int64_t now_ns)
+{
+	size_t i, shown = 0, hidden = 0;
+	uint64_t below = UINT64_MAX;
+
+	for (i = 0; i < s->n_rows; i++) {
+		if (s->rows[i].ended)
+			continue;
+		if (shown < window_of(s)) {
+			draw_row(f, &s->rows[i], now_ns);
+			shown++;
+		} else {
+			hidden++;
+		}
+	}
+	while (shown < window_of(s)) {
+		size_t best = SIZE_MAX;
+
+		for (i = 0; i < s->n_rows; i++)
+			if (s->rows[i].ended && s->rows[i].ended < below &&
+			    (best == SIZE_MAX || s->rows[i].ended > s->rows[best].ended))
+				best = i;
+		if (best == SIZE_MAX)
+			break;
+		draw_row(f, &s->rows[best], now_ns);
+		below = s->rows[best].ended;
+		shown++;
+	}
+	if (hidden) {
+		(void)fprintf(f, "... %zu more at work\n", hidden);
+		shown++;
+	}
+	return shown;
+}
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void draw_now(struct session *s)
 {
 	FILE *f = s->ctx->out;
 	int64_t now_ns = clock_system()->now_ns(clock_system());
 	size_t i;
 
+	rows_settle(s);
+	s->drawn_ms = mono_ms();
 	if (s->drawn)
 		(void)fprintf(f, "\033[%zuA", s->drawn);
-	(void)fprintf(f, "\033[J%-24s %-12s %-12s %7s %9s  %s\n", "TASK", "ADAPTER", "STATE",
-		      "ELAPSED", "TOKENS", "LAST EVENT");
-	for (i = 0; i < s->n_rows; i++) {
-		const struct row *r = &s->rows[i];
-		char el[32], tok[32];
-
-		fmt_elapsed(r, now_ns, el, sizeof(el));
-		if (r->tokens >= 0)
-			(void)snprintf(tok, sizeof(tok), "%" PRId64, r->tokens);
-		else
-			(void)snprintf(tok, sizeof(tok), "-");
-		(void)fprintf(f, "%-24.24s %-12.12s %-12.12s %7s %9s  %.60s\n", r->id,
-			      r->adapter ? r->adapter : "-", r->state ? r->state : "-", el, tok,
-			      r->last ? r->last : "");
-	}
-	s->drawn = s->n_rows + 1;
+	(void)fprintf(f, "\033[J");
+	s->drawn = draw_counts(s, f);
+	(void)fprintf(f, "%-24s %-12s %-12s %7s %9s  %s\n", "TASK", "ADAPTER", "STATE", "ELAPSED",
+		      "TOKENS", "LAST EVENT");
+	s->drawn += 1 + draw_rows(s, f, now_ns);
 	{
-		int64_t tokens = 0;
-		double cost = 0;
-		bool unknown = false, any = false;
+		int64_t tokens = s->gone_tokens;
+		double cost = s->gone_cost;
+		bool unknown = s->gone_unknown, any = s->gone_any;
 
 		for (i = 0; i < s->n_rows; i++) {
 			const struct row *r = &s->rows[i];
@@ -319,6 +476,15 @@ static void draw(struct session *s)
 		}
 	}
 	(void)fflush(f);
+}
+
+/* At most TABLE_REDRAW_MS apart: a run of many tasks changes faster than a
+ * terminal can show (session_draw_final() draws the last state). */
+static void draw(struct session *s)
+{
+	if (s->drawn && mono_ms() - s->drawn_ms < TABLE_REDRAW_MS)
+		return;
+	draw_now(s);
 }
 
 /* A usage event of r's attempt: its tokens, and its cost (the agent's, else
@@ -364,6 +530,12 @@ void session_draw(struct session *s)
 	draw(s);
 }
 
+void session_draw_final(struct session *s)
+{
+	if (s->tty)
+		draw_now(s);
+}
+
 void session_record_exit(struct session *s, const char *run_id, int code)
 {
 	char ts[40] = "";
@@ -387,6 +559,9 @@ static void on_task(void *userdata, const struct task_row *t, enum task_state fr
 {
 	struct session *s = userdata;
 	struct row *r = row_for(s, t->id);
+
+	if (!s->run_id && t->run_id)
+		s->run_id = xstrdup(t->run_id);
 	int64_t now_ns = clock_system()->now_ns(clock_system());
 
 	if (r) {
@@ -580,6 +755,7 @@ void print_summary(struct session *s, const struct orch_summary *sum)
 	struct cli_ctx *ctx = s->ctx;
 	size_t i;
 
+	session_draw_final(s); /* the table's last frame: the throttle may have skipped it */
 	if (ctx->json) {
 		json_t *o = json_object(), *c = json_object();
 
@@ -760,12 +936,11 @@ static int run_plan_file(struct session *s, const char *plan_path, unsigned para
 	if (!ctx->json && !s->tty)
 		(void)fprintf(ctx->out, "run %s: %zu task%s of plan '%s'\n", run_id, plan->n,
 			      plan->n == 1 ? "" : "s", plan->name);
-	for (i = 0; i < plan->n; i++) {
-		struct row *rw = row_for(s, plan->tasks[i].id);
-
-		if (rw)
-			rw->state = xstrdup("pending");
-	}
+	/* recorded in state.db, which the run reads: the parsed plan (its YAML
+	 * tree, some 600 bytes a task) is not kept for the run's length */
+	plan = plan_free(plan);
+	free(s->run_id);
+	s->run_id = xstrdup(run_id); /* the table's counts; its tasks wait: no rows */
 	if (s->tty)
 		draw(s);
 	r = orch_run_execute(&s->env, run_id, &sum, &d);

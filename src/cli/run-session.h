@@ -7,6 +7,7 @@
 #include <jansson.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "cli/cli.h"
 #include "orch/run.h"
@@ -31,8 +32,19 @@ struct session {
 	/* the display */
 	bool tty;
 	size_t drawn; /* lines of the live table on screen */
+	/* a window, not a row per task: the tasks at work, then the last ended
+	 * ones, at most window rows (from the terminal's height); the run's
+	 * counts by state come from state.db (run_id), and the usage of the
+	 * tasks no longer shown is kept in the sums below */
 	struct row *rows;
 	size_t n_rows;
+	size_t window;
+	char *run_id;
+	uint64_t ended_seq;
+	int64_t drawn_ms; /* when last drawn (throttle) */
+	int64_t gone_tokens;
+	double gone_cost;
+	bool gone_unknown, gone_any;
 	/* run --detach, in the detached process: the pipe to the caller until
 	 * the run listens (cli/detach.h); -1 none */
 	int detach_fd;
@@ -53,6 +65,7 @@ struct row {
 	int64_t done_tokens;
 	double done_cost;
 	bool done_unknown;
+	uint64_t ended; /* the order it ended in (s->ended_seq); 0 at work */
 };
 
 /* Find the repository and open what a run needs. readonly: state only.
@@ -72,6 +85,8 @@ struct row *session_row(struct session *s, const char *id);
  * without a catalogue) for the live table's footer. */
 void session_row_usage(struct session *s, struct row *r, const struct event *ev);
 void session_draw(struct session *s);
+/* The same now, whatever the throttle (the run's last state). */
+void session_draw_final(struct session *s);
 /* The exit code of run_id's execution in state.db (what `attach` ends
  * with); code < 0 clears it (an execution starts). Failures are ignored. */
 void session_record_exit(struct session *s, const char *run_id, int code);

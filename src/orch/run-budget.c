@@ -37,12 +37,16 @@ struct usage_now {
 
 static void usage_of(const struct loop *l, const struct otask *t, struct usage_now *ret)
 {
-	const struct agentrun *ar = &t->ar;
+	const struct agentrun *ar = t->ar;
 	struct pricing_usage u;
 	double c = 0;
 
 	memset(ret, 0, sizeof(*ret));
-	ret->model = ar->model[0] ? ar->model : t->plan.model;
+	ret->model = t->plan.model;
+	if (!ar)
+		return; /* no agent (yet): nothing spent */
+	if (ar->model[0])
+		ret->model = ar->model;
 	if (ar->input_tokens > 0)
 		ret->tokens += ar->input_tokens;
 	if (ar->output_tokens > 0)
@@ -170,10 +174,13 @@ void run_budget_check(struct loop *l)
 
 void run_budget_line(struct loop *l, struct otask *t)
 {
-	const struct agentrun *ar = &t->ar;
-	double seen = (double)ar->input_tokens + (double)ar->output_tokens + ar->cost_usd +
-		      (double)ar->cached_tokens;
+	const struct agentrun *ar = t->ar;
+	double seen;
 
+	if (!ar)
+		return;
+	seen = (double)ar->input_tokens + (double)ar->output_tokens + ar->cost_usd +
+	       (double)ar->cached_tokens;
 	if (!l->budget.active || l->budget.exceeded || seen == t->budget_seen)
 		return;
 	t->budget_seen = seen;
@@ -215,8 +222,8 @@ void run_budget_attempt(struct loop *l, struct otask *t)
 
 	usage_of(l, t, &u);
 	run_set_str(&t->att.model, u.model);
-	t->att.cached_tokens =
-		t->ar.cached_tokens != EVENT_UNSET ? t->ar.cached_tokens : STATE_NULL_INT;
+	t->att.cached_tokens = t->ar && t->ar->cached_tokens != EVENT_UNSET ? t->ar->cached_tokens
+									    : STATE_NULL_INT;
 	t->att.cost_usd = u.source ? u.cost : NAN;
 	run_set_str(&t->att.cost_source, u.source);
 	l->budget.spent_tokens += u.tokens;

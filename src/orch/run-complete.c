@@ -217,10 +217,10 @@ static void judge_changes(struct loop *l, struct otask *t, bool *ret_removed)
 	*ret_removed = false;
 	if (!co)
 		return;
-	agentrun_set_changes(&t->ar, false);
-	if_unchanged = agentrun_classify(&t->ar, NULL, 0);
-	agentrun_set_changes(&t->ar, true);
-	if_changed = agentrun_classify(&t->ar, NULL, 0);
+	agentrun_set_changes(t->ar, false);
+	if_unchanged = agentrun_classify(t->ar, NULL, 0);
+	agentrun_set_changes(t->ar, true);
+	if_changed = agentrun_classify(t->ar, NULL, 0);
 	if (if_unchanged == if_changed)
 		return;
 	/* asked where the branch lives (a clone's: in the clone, confined) */
@@ -233,13 +233,13 @@ static void judge_changes(struct loop *l, struct otask *t, bool *ret_removed)
 	if (listed && !changed && !moved && if_unchanged == OUTCOME_NO_CHANGES &&
 	    run_set_aside(l, t) == 0) {
 		*ret_removed = true;
-		agentrun_set_changes(&t->ar, false);
+		agentrun_set_changes(t->ar, false);
 		return;
 	}
 	if (!changed && moved && checkout_ahead(co, l->run.base_branch, &ahead, NULL) == 0 &&
 	    ahead > 0)
 		changed = true;
-	agentrun_set_changes(&t->ar, changed);
+	agentrun_set_changes(t->ar, changed);
 }
 
 /* The agent of t ended: record the attempt and move the task on. */
@@ -257,37 +257,37 @@ void run_complete(struct loop *l, struct otask *t)
 	/* no git runs in a checkout unless it can (a clone still one); a
 	 * resolver's tree is judged by run_conflict_resolver_ended() */
 	if (t->row.state == TASK_RESOLVING)
-		agentrun_set_changes(&t->ar, true);
+		agentrun_set_changes(t->ar, true);
 	else if (co && checkout_check(co, &d) < 0)
 		(void)snprintf(tampered, sizeof(tampered), "the task's %s cannot be trusted: %s",
 			       checkout_noun(co), d.msg);
 	else
 		judge_changes(l, t, &removed);
-	out = agentrun_classify(&t->ar, why, sizeof(why));
+	out = agentrun_classify(t->ar, why, sizeof(why));
 	run_set_str(&t->att.ended_at, run_now(l, ts));
-	delay = meters_feed(&l->meters, t->row.adapter, out, &t->ar.in.hint);
+	delay = meters_feed(&l->meters, t->row.adapter, out, &t->ar->in.hint);
 	run_set_str(&t->att.outcome, outcome_to_string(out));
 	run_set_str(&t->att.reason, why);
 	/* what the agent said went wrong: kept when it did not complete (a
 	 * retried hiccup of an agent that then finished is not its error) */
 	run_set_str(&t->att.agent_error, out != OUTCOME_COMPLETED && out != OUTCOME_NO_CHANGES &&
-							 agentrun_last_error(&t->ar)[0]
-						 ? agentrun_last_error(&t->ar)
+							 agentrun_last_error(t->ar)[0]
+						 ? agentrun_last_error(t->ar)
 						 : NULL);
-	t->att.exit_code = t->ar.agent_exit_code;
-	if (t->ar.agent_session && !t->att.agent_session_id)
-		t->att.agent_session_id = xstrdup(t->ar.agent_session);
-	if (t->ar.input_tokens != EVENT_UNSET)
-		t->att.input_tokens = t->ar.input_tokens;
-	if (t->ar.output_tokens != EVENT_UNSET)
-		t->att.output_tokens = t->ar.output_tokens;
-	if (t->ar.cost_usd >= 0)
-		t->att.cost_usd = t->ar.cost_usd;
+	t->att.exit_code = t->ar->agent_exit_code;
+	if (t->ar->agent_session && !t->att.agent_session_id)
+		t->att.agent_session_id = xstrdup(t->ar->agent_session);
+	if (t->ar->input_tokens != EVENT_UNSET)
+		t->att.input_tokens = t->ar->input_tokens;
+	if (t->ar->output_tokens != EVENT_UNSET)
+		t->att.output_tokens = t->ar->output_tokens;
+	if (t->ar->cost_usd >= 0)
+		t->att.cost_usd = t->ar->cost_usd;
 	run_budget_attempt(l, t); /* model, cached tokens, the cost; task.cost */
-	if (t->ar.last_kind[0])
-		run_set_str(&t->att.last_event, t->ar.last_kind);
-	if (t->ar.agent_session)
-		run_set_str(&t->row.agent_session_id, t->ar.agent_session);
+	if (t->ar->last_kind[0])
+		run_set_str(&t->att.last_event, t->ar->last_kind);
+	if (t->ar->agent_session)
+		run_set_str(&t->row.agent_session_id, t->ar->agent_session);
 	run_set_str(&t->row.outcome, outcome_to_string(out));
 	if (state_attempt_update(e->st, &t->att, &d) < 0)
 		run_fail(l, -EIO, &d);
@@ -302,14 +302,14 @@ void run_complete(struct loop *l, struct otask *t)
 			.started_at = t->att.started_at,
 			.ended_at = t->att.ended_at,
 		};
-		json_t *s = agentrun_session_json(&t->ar, out, why, &rec);
+		json_t *s = agentrun_session_json(t->ar, out, why, &rec);
 		char *p = agentrun_path(t->session_dir, "session.json");
 
 		(void)agentrun_write_json(p, s);
 		json_decref(s);
 		free(p);
 	}
-	agentrun_release(&t->ar);
+	run_task_ar_free(t);
 	invocation_plan_release(&t->plan);
 	invocation_plan_init(&t->plan);
 	t->live = false;

@@ -110,7 +110,7 @@ static void on_agent_event(void *userdata, const struct event *ev, const char *j
 		(void)state_task_update(l->e->st, &t->row, run_now(l, ts), NULL);
 	}
 	if (l->e->hooks.on_event)
-		l->e->hooks.on_event(l->e->hooks.userdata, &t->row, ev, json, len, t->ar.rd);
+		l->e->hooks.on_event(l->e->hooks.userdata, &t->row, ev, json, len, t->ar->rd);
 }
 
 /* What a step of dispatch says: go on with the next step, or stop: 0 not
@@ -566,21 +566,23 @@ static int start_session(struct loop *l, struct otask *t, const struct dispatch 
 	int r;
 
 	diag_clear(&d);
-	agentrun_init(&t->ar, &t->plan, &hooks);
-	t->ar.timeout_ms = run_secs_to_ms(dp->timeout_s);
+	run_task_ar_free(t);
+	t->ar = xcalloc(1, sizeof(*t->ar));
+	agentrun_init(t->ar, &t->plan, &hooks);
+	t->ar->timeout_ms = run_secs_to_ms(dp->timeout_s);
 	/* the stall watchdog: the task's (or its plan's), else its role's or
 	 * bernstein.yaml's; 0 off */
-	t->ar.idle_timeout_ms = run_secs_to_ms(
+	t->ar->idle_timeout_ms = run_secs_to_ms(
 		t->spec.has_idle_timeout ? t->spec.idle_timeout_s
 					 : orch_config_idle_timeout(e->cfg, t->row.role));
-	t->ar.kill_grace_ms = run_secs_to_ms(e->cfg->kill_grace_s);
-	t->ar.expect_changes = !t->spec.artifact;
+	t->ar->kill_grace_ms = run_secs_to_ms(e->cfg->kill_grace_s);
+	t->ar->expect_changes = !t->spec.artifact;
 	t->live = true;
 	pj = agentrun_plan_json(dp->entry->profile, &t->plan, l->run.id, t->row.session);
-	r = agentrun_open(&t->ar, pj, &d);
+	r = agentrun_open(t->ar, pj, &d);
 	json_decref(pj);
 	if (r >= 0)
-		r = agentrun_fill_spec(&t->ar, spec, &d);
+		r = agentrun_fill_spec(t->ar, spec, &d);
 	if (r >= 0) {
 		run_task_limits(l, t, &spec->limits);
 		spec->cgroup_name = t->row.id;
@@ -594,15 +596,15 @@ static int start_session(struct loop *l, struct otask *t, const struct dispatch 
 		run_set_str(&t->att.reason, msg);
 		run_set_str(&t->att.ended_at, run_now(l, ts));
 		(void)state_attempt_update(e->st, &t->att, NULL);
-		agentrun_release(&t->ar);
+		run_task_ar_free(t);
 		t->live = false;
 		run_refuse(l, t, TASK_EV_AGENT_FAILED, msg);
 		return 0;
 	}
-	agentrun_plan_warnings(&t->ar);
+	agentrun_plan_warnings(t->ar);
 	if (!t->plan.binary_found) {
 		/* nothing to start: the outcome a failed execve's 127 would give */
-		agentrun_binary_missing(&t->ar);
+		agentrun_binary_missing(t->ar);
 		return DISPATCH_ENDED; /* run.c completes it */
 	}
 	return DISPATCH_SPAWN;

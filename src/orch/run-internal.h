@@ -101,7 +101,10 @@ struct otask {
 	struct loop *loop;
 	struct attempt_row att;
 	struct invocation_plan plan;
-	struct agentrun ar;
+	/* the attempt's agent (21 KB): allocated at dispatch, freed when the
+	 * attempt ends (run_task_ar_free()), so a run of many tasks keeps one
+	 * per live attempt, not one per task; NULL none */
+	struct agentrun *ar;
 	char *prompt; /* as given to the agent (fallback resume prefixes context) */
 	struct strvec attachments;
 	char *session_dir;
@@ -225,6 +228,13 @@ void run_task_limits(const struct loop *l, const struct otask *t, struct contain
 enum sandbox_kind run_task_tier(struct loop *l, const struct otask *t);
 unsigned run_task_offered_tiers(struct loop *l, const struct otask *t);
 bool run_task_sandboxed(struct loop *l, const struct otask *t);
+/* t's attempt's agent run released and freed (NULL-safe; run-task.c). */
+void run_task_ar_free(struct otask *t);
+/* A task that has ended (lifecycle_terminal(), nothing of it running)
+ * keeps only what the run's end and a later retry read: its sandbox
+ * policy (rebuilt when next needed) and its last prompt go, so a run's
+ * memory does not grow with the tasks it has finished. */
+void run_task_trim(struct otask *t);
 struct checkout *run_task_checkout(struct loop *l, struct otask *t);
 int run_task_policy(struct loop *l, struct otask *t, const char *binary, const char *session_dir,
 		    const char *home, const char *tmp, struct diag *reterr);

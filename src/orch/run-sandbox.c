@@ -389,8 +389,8 @@ bool run_net_watch(struct otask *t)
 		ev = agentrun_path(t->session_dir, "events.jsonl");
 		(void)confine_net_watch_poll(&t->nw, log, who, confine_net_emit_file, ev);
 		free(ev);
-	} else {
-		(void)confine_net_watch_poll(&t->nw, log, NULL, confine_net_emit_agent, &t->ar);
+	} else if (t->ar) {
+		(void)confine_net_watch_poll(&t->nw, log, NULL, confine_net_emit_agent, t->ar);
 	}
 	free(log);
 	return true;

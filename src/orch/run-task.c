@@ -149,8 +149,30 @@ void run_refuse(struct loop *l, struct otask *t, enum task_event ev, const char 
 
 /* ---- loading the run ---- */
 
+void run_task_ar_free(struct otask *t)
+{
+	if (!t->ar)
+		return;
+	agentrun_release(t->ar);
+	free(t->ar);
+	t->ar = NULL;
+}
+
+void run_task_trim(struct otask *t)
+{
+	if (!lifecycle_terminal(t->row.state) || t->live || t->gate_live || t->hook_live ||
+	    run_prep_live(t) || (!t->sb_built && !t->prompt))
+		return;
+	confine_policy_release(&t->sb);
+	confine_net_watch_release(&t->nw);
+	t->sb_built = false;
+	free(t->prompt);
+	t->prompt = NULL;
+}
+
 static void otask_release(struct otask *t)
 {
+	run_task_ar_free(t);
 	task_row_release(&t->row);
 	spec_release(&t->spec);
 	free(t->deps);

@@ -343,6 +343,7 @@ static int next_task(void *ctx, struct proc_spec *spec, void **ret_task)
 			struct otask *t = &l->t[i];
 			bool blocked;
 
+			run_task_trim(t); /* an ended task: what it no longer needs goes */
 			if (!t->selected || t->live || t->hook_live || t->row.state != TASK_PENDING)
 				continue;
 			if (!run_deps_state(l, t, &blocked)) {
@@ -454,7 +455,7 @@ static void on_line(void *ctx, void *task, int stream, const char *line, size_t 
 	if (((struct otask *)task)->gate_live || ((struct otask *)task)->hook_live ||
 	    run_prep_live(task))
 		return; /* the supervisor writes the gate's log; git's chatter */
-	agentrun_line(&((struct otask *)task)->ar, stream, line, len);
+	agentrun_line(((struct otask *)task)->ar, stream, line, len);
 	run_budget_line(ctx, task); /* what the agent has spent so far */
 }
 
@@ -465,7 +466,7 @@ static void on_oversized(void *ctx, void *task, int stream, const char *head, si
 	if (((struct otask *)task)->gate_live || ((struct otask *)task)->hook_live ||
 	    run_prep_live(task))
 		return;
-	agentrun_oversized(&((struct otask *)task)->ar, stream, head, head_len, total);
+	agentrun_oversized(((struct otask *)task)->ar, stream, head, head_len, total);
 }
 
 static void on_notice(void *ctx, void *task, enum proc_notice notice, uint64_t value)
@@ -474,7 +475,7 @@ static void on_notice(void *ctx, void *task, enum proc_notice notice, uint64_t v
 	if (((struct otask *)task)->gate_live || ((struct otask *)task)->hook_live ||
 	    run_prep_live(task))
 		return;
-	agentrun_notice(&((struct otask *)task)->ar, notice, value);
+	agentrun_notice(((struct otask *)task)->ar, notice, value);
 }
 
 /* ops->on_stop: an ACP agent is asked to end its turn before the SIGTERM */
@@ -484,7 +485,7 @@ static uint64_t on_stop(void *ctx, void *task)
 	if (((struct otask *)task)->gate_live || ((struct otask *)task)->hook_live ||
 	    run_prep_live(task))
 		return 0;
-	return agentrun_stop(&((struct otask *)task)->ar);
+	return ((struct otask *)task)->ar ? agentrun_stop(((struct otask *)task)->ar) : 0;
 }
 
 #define NET_WATCH_MS 200
@@ -541,15 +542,15 @@ static void on_exit_cb(void *ctx, void *task, const struct proc *p)
 	}
 	if (t->sb_built && t->sb.network == NET_MODE_LLM && t->session_dir) {
 		(void)run_net_watch(t);
-		confine_net_report(t->session_dir, &t->ar);
+		confine_net_report(t->session_dir, t->ar);
 	}
 	if (run_task_tier(l, t) == SANDBOX_KIND_CONTAINER && confine_oci_oom(p)) {
 		struct proc q = *p;
 
 		q.oom_kills = 1;
-		agentrun_exit(&t->ar, &q);
+		agentrun_exit(t->ar, &q);
 	} else {
-		agentrun_exit(&t->ar, p);
+		agentrun_exit(t->ar, p);
 	}
 	if (p->cancelled && !t->cancel_req)
 		l->cancelled = true;

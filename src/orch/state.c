@@ -175,6 +175,7 @@ enum stmt_id {
 	STMT_RUN_GET_BUDGET,
 	STMT_GENERATED_PUT,
 	STMT_GENERATED_GET,
+	STMT_TASK_COUNTS,
 	_STMT_MAX,
 };
 
@@ -220,6 +221,7 @@ static const char *const stmt_sql[_STMT_MAX] = {
 		"INSERT OR REPLACE INTO generated_plans (gen, plan_hash, record, created_at) VALUES (?, ?, ?, ?)",
 	[STMT_GENERATED_GET] =
 		"SELECT record FROM generated_plans WHERE plan_hash = ? ORDER BY rowid DESC LIMIT 1",
+	[STMT_TASK_COUNTS] = "SELECT state, count(*) FROM tasks WHERE run_id = ? GROUP BY state",
 };
 
 struct state {
@@ -1523,6 +1525,41 @@ int state_tasks_get(struct state *st, const char *run_id, struct task_row **ret,
 	if (err == 0)
 		*ret = v;
 	return err;
+}
+
+int state_task_counts(struct state *st, const char *run_id, size_t ret[_TASK_STATE_MAX],
+		      struct diag *reterr)
+{
+	size_t counts[_TASK_STATE_MAX] = {0};
+	struct binder b = {0};
+	sqlite3_stmt *s = NULL;
+	int err, rc;
+
+	if (!run_id)
+		return state_arg_missing(st, "run id", reterr);
+	err = state_stmt(st, STMT_TASK_COUNTS, &s, reterr);
+	if (err < 0)
+		return err;
+	b.s = s;
+	bind_text(&b, run_id);
+	rc = b.rc;
+	while (rc == SQLITE_OK || rc == SQLITE_ROW) {
+		const char *name;
+		enum task_state ts;
+
+		rc = sqlite3_step(s);
+		if (rc != SQLITE_ROW)
+			break;
+		name = (const char *)sqlite3_column_text(s, 0);
+		ts = name ? task_state_from_string(name) : _TASK_STATE_INVALID;
+		if ((int)ts >= 0 && ts < _TASK_STATE_MAX && sqlite3_column_int64(s, 1) > 0)
+			counts[ts] += (size_t)sqlite3_column_int64(s, 1);
+	}
+	stmt_done(s);
+	if (rc != SQLITE_DONE)
+		return state_fail(st, rc, reterr, "cannot count the tasks of run '%s'", run_id);
+	memcpy(ret, counts, sizeof(counts));
+	return 0;
 }
 
 int state_task_get(struct state *st, const char *run_id, const char *task_id, struct task_row *ret,

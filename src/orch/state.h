@@ -245,6 +245,11 @@ int state_generated_get(struct state *st, const char *plan_hash, char **ret, str
  * that key, updated_at = now (t->updated_at when now is NULL); -ENOENT if
  * there is no such row. */
 int state_task_insert(struct state *st, const struct task_row *t, struct diag *reterr);
+/* The number of run_id's tasks in each state (ret indexed by enum
+ * task_state), counted by SQLite: what a view of a run of many tasks shows
+ * without loading them. */
+int state_task_counts(struct state *st, const char *run_id, size_t ret[_TASK_STATE_MAX],
+		      struct diag *reterr);
 int state_tasks_get(struct state *st, const char *run_id, struct task_row **ret, size_t *ret_n,
 		    struct diag *reterr);
 int state_task_get(struct state *st, const char *run_id, const char *task_id, struct task_row *ret,

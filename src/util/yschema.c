@@ -15,10 +15,30 @@
 
 /* ---- paths, quoting, descriptions ---- */
 
+/* Appends s to buf[*o..size - 1), truncating like snprintf. */
+static void path_put(char *buf, size_t size, size_t *o, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (*o + n >= size)
+		n = size - 1 - *o;
+	memcpy(buf + *o, s, n);
+	*o += n;
+}
+
+/* Called for every field of every checked map (profiles at every start-up):
+ * plain copies, not snprintf. */
 const char *yaml_path_key(char *buf, size_t size, const char *path, const char *key)
 {
-	if (snprintf(buf, size, "%s%s%s", path, path[0] ? "." : "", key) < 0)
-		buf[0] = '\0';
+	size_t o = 0;
+
+	if (size == 0)
+		return buf;
+	path_put(buf, size, &o, path);
+	if (path[0])
+		path_put(buf, size, &o, ".");
+	path_put(buf, size, &o, key);
+	buf[o] = '\0';
 	return buf;
 }
 
