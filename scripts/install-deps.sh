@@ -3,7 +3,7 @@
 # Idempotent and quiet when everything is already there.
 set -eu
 
-pkgs="meson ninja-build pkg-config gcc clang libyaml-dev libjansson-dev \
+pkgs="meson ninja-build pkg-config gcc clang libyaml-dev libjansson-dev libvterm-dev \
 libcurl4-openssl-dev libsqlite3-dev libssl-dev libcmocka-dev libclang-rt-14-dev git python3 bubblewrap crun runc nodejs$(command -v npm >/dev/null 2>&1 || echo " npm")"
 if [ "${1:-}" = "--lint" ]; then
 	pkgs="$pkgs clang-format cppcheck pmccabe"

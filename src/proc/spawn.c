@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "proc/landlock.h"
+#include "proc/pty.h"
 #include "util/fsutil.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -94,6 +95,7 @@ struct child {
 	const char *cwd;
 	int in_fd, out_fd, err_fd; /* -1: /dev/null for stdin, inherit for stdout/stderr */
 	bool new_session;
+	bool ctty; /* in_fd is a pty's slave: make it the controlling terminal */
 	const int *procs_fds; /* the cgroups to enter (cgroup.procs), n_procs of them */
 	unsigned n_procs;
 	bool new_ns; /* started in new PID and mount namespaces: mount its /proc */
@@ -171,6 +173,8 @@ VFORK_SAFE static int child_main(void *arg)
 		r = -errno;
 		goto fail;
 	}
+	if (c->ctty && (r = pty_child_ctty(c->in_fd)) < 0)
+		goto fail;
 	r = child_stdio(c);
 	if (r == 0 && c->cwd && chdir(c->cwd) < 0)
 		r = -errno;
@@ -245,6 +249,7 @@ int proc_spawn(const struct proc_spec *spec, struct proc *ret, struct diag *rete
 	struct contain_cg *cg = NULL;
 	enum contain_tier tier = contain_effective(host, spec->contain);
 	int out[2] = {-1, -1}, err[2] = {-1, -1}, in = -1, pidfd = -1;
+	bool pty = spec->pty && spec->pty->declared;
 	int procs[CONTAIN_HIER_MAX], flags = CLONE_VM | CLONE_VFORK | SIGCHLD;
 	unsigned i;
 	sigset_t all, old;
@@ -304,11 +309,20 @@ int proc_spawn(const struct proc_spec *spec, struct proc *ret, struct diag *rete
 		plan.parent_pid = 0;
 		plan.parent_pidfd = pidfd;
 	}
-	if ((spec->flags & SPAWN_PIPE_STDOUT) && (r = make_pipe(out)) < 0)
+	if (pty) {
+		unsigned rows, cols;
+
+		/* the master reads as stdout; the slave is the child's 0, 1, 2 */
+		ptydrive_rows_cols(spec->pty, &rows, &cols);
+		if ((r = pty_open(rows, cols, &out[0], &in)) < 0)
+			goto fail_errno;
+		out[1] = in;
+		err[1] = in;
+	} else if ((spec->flags & SPAWN_PIPE_STDOUT) && (r = make_pipe(out)) < 0)
 		goto fail_errno;
-	if ((spec->flags & SPAWN_PIPE_STDERR) && (r = make_pipe(err)) < 0)
+	if (!pty && (spec->flags & SPAWN_PIPE_STDERR) && (r = make_pipe(err)) < 0)
 		goto fail_errno;
-	if (spec->stdin_fd >= 0) {
+	if (!pty && spec->stdin_fd >= 0) {
 		in = spec->stdin_fd;
 		r = fd_move_above(&in, STDERR_FILENO + 1, false);
 		if (r < 0) {
@@ -324,7 +338,8 @@ int proc_spawn(const struct proc_spec *spec, struct proc *ret, struct diag *rete
 	c.in_fd = in;
 	c.out_fd = out[1];
 	c.err_fd = err[1];
-	c.new_session = spec->flags & SPAWN_NEW_SESSION;
+	c.new_session = pty || (spec->flags & SPAWN_NEW_SESSION);
+	c.ctty = pty;
 	c.procs_fds = procs;
 	c.n_procs = cg ? cg->n : 0;
 	c.new_ns = tier == CONTAIN_PIDNS;
@@ -382,6 +397,8 @@ fail_errno:
 	ret->start_errno = -r;
 out:
 	shim_plan_release(&plan);
+	if (pty)
+		out[1] = err[1] = -1; /* both are in, closed below */
 	close_pair(out);
 	close_pair(err);
 	close_fdp(&in);
