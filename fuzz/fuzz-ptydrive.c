@@ -30,7 +30,7 @@ static const struct ptydrive_conf conf = {
 	.n_perms = 1,
 	.idle_done_ms = 300,
 	.paste = true,
-	.exit_keys = "/exit\r",
+	.exit_keys = "/exit",
 	.exit_wait_ms = 200,
 };
 

@@ -16,6 +16,8 @@
 #define SETTLE_MS 500
 /* Replies the emulator owes the program, kept until the next step. */
 #define REPLY_MAX 4096
+/* Rows seen before the submit (not the agent's answer), kept up to this. */
+#define BASELINE_MAX (256 * 1024)
 
 enum phase {
 	PH_BOOT,    /* waiting for the agent to be ready: nothing typed */
@@ -47,7 +49,8 @@ struct ptydrive {
 	uint64_t changed_ms; /* when it last changed */
 	bool changed_since_submit;
 	uint64_t submit_at, submitted_ms, hangup_at, last_step_ms;
-	char *baseline;	     /* the screen when the prompt was submitted */
+	struct sbuf baseline; /* every row seen before the submit, '\n' after each */
+	uint64_t exit_submit_at; /* the exit keys typed: their submit key due then */
 	struct sbuf scroll;  /* rows scrolled off since the submit, '\n' after each */
 	struct sbuf replies; /* the emulator's answers to the program's queries */
 	const char *status;  /* the last status reported */
@@ -257,6 +260,7 @@ int ptydrive_new(const struct ptydrive_conf *conf, const char *prompt, bool allo
 	d->cols = (int)cols;
 	sbuf_init(&d->scroll, PTYDRIVE_TEXT_MAX * 2 + 4096);
 	sbuf_init(&d->replies, REPLY_MAX);
+	sbuf_init(&d->baseline, BASELINE_MAX);
 	r = res_compile(d, conf, reterr);
 	if (r < 0) {
 		ptydrive_free(d);
@@ -288,7 +292,7 @@ struct ptydrive *ptydrive_free(struct ptydrive *d)
 	res_free(d);
 	free(d->prompt);
 	free(d->screen);
-	free(d->baseline);
+	sbuf_release(&d->baseline);
 	sbuf_release(&d->scroll);
 	sbuf_release(&d->replies);
 	free(d);
@@ -403,7 +407,7 @@ static void diff_rows(const struct ptydrive *d, const char *rows, struct sbuf *o
 		size_t len = nl ? (size_t)(nl - p) : strlen(p);
 		char *row = xstrndup(p, len);
 
-		if (has_word_char(row, len) && !(d->baseline && in_rows(d->baseline, row, len)) &&
+		if (has_word_char(row, len) && !in_rows(d->baseline.buf, row, len) &&
 		    !chrome(d, row) && !prompt_echo(d, row, len) &&
 		    out->len + len + 1 <= PTYDRIVE_TEXT_MAX) {
 			if (out->len)
@@ -411,6 +415,25 @@ static void diff_rows(const struct ptydrive *d, const char *rows, struct sbuf *o
 			(void)sbuf_add(out, row, len);
 		}
 		free(row);
+		p = nl ? nl + 1 : NULL;
+	}
+}
+
+/* Add the screen's rows to the baseline (the TUI's banner, tips and
+ * whatever a redraw shows before the prompt is submitted are not its answer). */
+static void remember_rows(struct ptydrive *d)
+{
+	const char *p = d->screen;
+
+	while (p && *p) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+
+		if (len && !in_rows(d->baseline.buf, p, len) &&
+		    d->baseline.len + len + 1 <= BASELINE_MAX) {
+			(void)sbuf_add(&d->baseline, p, len);
+			(void)sbuf_addc(&d->baseline, '\n');
+		}
 		p = nl ? nl + 1 : NULL;
 	}
 }
@@ -488,17 +511,27 @@ static bool permissions(struct ptydrive *d, struct sbuf *lines, struct sbuf *key
 	return up;
 }
 
+static uint64_t submit_delay(const struct ptydrive_conf *c)
+{
+	return c->submit_delay_ms ? c->submit_delay_ms : PTYDRIVE_DEFAULT_SUBMIT_DELAY_MS;
+}
+
 static void finish(struct ptydrive *d, uint64_t now, const char *by, struct sbuf *lines,
 		   struct sbuf *keys)
 {
 	report_message(d, lines);
 	report(lines, json_pack("{s:s,s:b,s:s}", "pty", "result", "ok", 1, "by", by));
 	set_status(d, lines, "done");
-	type(keys, d->conf->exit_keys);
-	d->hangup_at = now + (d->conf->exit_keys ? (d->conf->exit_wait_ms ? d->conf->exit_wait_ms
-									  : PTYDRIVE_DEFAULT_EXIT_MS)
-						 : 0);
 	d->phase = PH_EXITING;
+	d->hangup_at = now;
+	if (!d->conf->exit_keys)
+		return;
+	/* typed like the prompt: the text, then the submit key a while later
+	 * (a TUI may take keys that come at once for a paste) */
+	type(keys, d->conf->exit_keys);
+	d->exit_submit_at = now + submit_delay(d->conf);
+	d->hangup_at = d->exit_submit_at +
+		       (d->conf->exit_wait_ms ? d->conf->exit_wait_ms : PTYDRIVE_DEFAULT_EXIT_MS);
 }
 
 enum ptydrive_action ptydrive_step(struct ptydrive *d, uint64_t now, struct sbuf *lines,
@@ -527,6 +560,10 @@ enum ptydrive_action ptydrive_step(struct ptydrive *d, uint64_t now, struct sbuf
 		free(text);
 	}
 	if (d->phase == PH_EXITING) {
+		if (d->exit_submit_at && now >= d->exit_submit_at) {
+			type(keys, c->submit ? c->submit : "\r");
+			d->exit_submit_at = 0;
+		}
 		if (now < d->hangup_at)
 			return PTYDRIVE_NONE;
 		d->phase = PH_OVER;
@@ -534,6 +571,8 @@ enum ptydrive_action ptydrive_step(struct ptydrive *d, uint64_t now, struct sbuf
 	}
 
 	perm = permissions(d, lines, keys);
+	if (d->phase < PH_RUNNING && d->changed_ms == now)
+		remember_rows(d);
 	if (perm)
 		return PTYDRIVE_NONE;
 	switch (d->phase) {
@@ -547,8 +586,7 @@ enum ptydrive_action ptydrive_step(struct ptydrive *d, uint64_t now, struct sbuf
 		type(keys, d->prompt);
 		if (c->paste)
 			type(keys, "\033[201~");
-		d->submit_at = now + (c->submit_delay_ms ? c->submit_delay_ms
-							 : PTYDRIVE_DEFAULT_SUBMIT_DELAY_MS);
+		d->submit_at = now + submit_delay(c);
 		d->phase = PH_TYPED;
 		return PTYDRIVE_NONE;
 	case PH_TYPED:
@@ -556,8 +594,7 @@ enum ptydrive_action ptydrive_step(struct ptydrive *d, uint64_t now, struct sbuf
 			return PTYDRIVE_NONE;
 		type(keys, c->submit ? c->submit : "\r");
 		d->submitted_ms = now;
-		free(d->baseline);
-		d->baseline = xstrdup(d->screen);
+		remember_rows(d);
 		d->phase = PH_RUNNING;
 		set_status(d, lines, "working");
 		return PTYDRIVE_NONE;

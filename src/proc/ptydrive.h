@@ -18,8 +18,9 @@
  *     without it, the screen unchanged for idle_done_ms with working not
  *     matching and ready matching (or no ready pattern).
  *
- * At done it types conf.exit_keys (if any) and, exit_wait_ms later, asks the
- * supervisor to stop the agent (PTYDRIVE_HANGUP). When the agent exits
+ * At done it types conf.exit_keys (if any), submit_delay_ms later the submit
+ * key, and exit_wait_ms after that asks the supervisor to stop the agent
+ * (PTYDRIVE_HANGUP; at once without exit keys). When the agent exits
  * first, the driver reports what its last screen said.
  *
  * What it reports is NDJSON lines of its own (never the agent's bytes: no
@@ -29,8 +30,8 @@
  *   {"pty":"text","text":NEW_ROWS}       the agent's message since the prompt
  *   {"pty":"result","ok":true,"by":"done|idle"}
  * which the poll-pty dialect turns into events (adapter/dialect.h). The
- * message is the screen diff: rows (scrolled-off ones included) new since
- * the prompt was submitted, without blank rows, the prompt's echo and rows
+ * message is the screen diff: rows (scrolled-off ones included) not seen on
+ * any screen before the prompt was submitted, without blank rows, the prompt's echo and rows
  * that match a pattern or conf.ignore (the TUI's chrome).
  *
  * Replies the emulator owes the program (cursor position reports, device
@@ -78,7 +79,7 @@ struct ptydrive_conf {
 	bool paste;		  /* type the prompt as a bracketed paste */
 	const char *submit;	  /* NULL: "\r" */
 	uint64_t submit_delay_ms; /* 0: the default */
-	const char *exit_keys;	  /* typed when done; NULL: none (hang up at once) */
+	const char *exit_keys;	  /* typed when done, then submit; NULL: none (hang up) */
 	uint64_t exit_wait_ms;	  /* 0: the default */
 };
 

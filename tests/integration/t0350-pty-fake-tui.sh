@@ -45,7 +45,7 @@ runtime:
     idle_done_ms: 1000
     paste: true
     submit: "\\r"
-    exit: "/exit\\r"
+    exit: "/exit"
     permission:
       - pattern: "Do you want to create"
         allow: "1"

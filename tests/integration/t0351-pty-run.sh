@@ -28,7 +28,7 @@ runtime:
     working: "esc to interrupt"
     done: "Cooked for [0-9]+s"
     paste: true
-    exit: "/exit\\r"
+    exit: "/exit"
 EOF
 cat >"$W/.bernstein/catalog/strategy-matrix.yaml" <<'EOF'
 adapters:

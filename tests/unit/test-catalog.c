@@ -20,7 +20,8 @@
 #include "util/strvec.h"
 #include "util/xalloc.h"
 
-/* The 45 registry names of the Python system (anchor-adapters.md §1.15). */
+/* The 45 registry names of the Python system (anchor-adapters.md §1.15), and
+ * the two TUI profiles (claude_tui, gemini_tui: event channel poll-pty). */
 static const char *const registry_names[] = {
 	"aichat",
 	"aider",
@@ -30,6 +31,7 @@ static const char *const registry_names[] = {
 	"autohand",
 	"charm",
 	"claude",
+	"claude_tui",
 	"cline",
 	"clm",
 	"cloudflare",
@@ -44,6 +46,7 @@ static const char *const registry_names[] = {
 	"droid",
 	"forge",
 	"gemini",
+	"gemini_tui",
 	"generic",
 	"goose",
 	"gptme",
@@ -222,7 +225,7 @@ static void test_embedded_passes_conformance(void **state)
 	assert_string_equal(d.msg, ""); /* untouched on success */
 	assert_int_equal(catalog_undeclared(cat, NULL, &missing), 0);
 	assert_int_equal(missing.nr, 0);
-	assert_int_equal(cat->n_rows, 45);
+	assert_int_equal(cat->n_rows, 47);
 	catalog_free(cat);
 }
 
@@ -325,12 +328,14 @@ static void test_python_rows(void **state)
 		{"q_dev", mk(U, DU, T, G, S)},
 		{"ralphex", mk(U, DU, T, G, S)},
 		{"rovo", mk(U, CF, T, G, S)},
+		{"claude_tui", mk(U, CF, EVENT_CHANNEL_POLL_PTY, G, S)},
+		{"gemini_tui", mk(U, CF, EVENT_CHANNEL_POLL_PTY, G, S)},
 	};
 	struct catalog *cat = load_embedded();
 	size_t i;
 
 	(void)state;
-	assert_int_equal(ARRAY_SIZE(rows) + 11, 45); /* plus the eleven corrected rows */
+	assert_int_equal(ARRAY_SIZE(rows) + 11, 47); /* plus the eleven corrected rows */
 	for (i = 0; i < ARRAY_SIZE(rows); i++) {
 		const struct matrix_row *row = catalog_matrix_find(cat, rows[i].name);
 
@@ -446,7 +451,7 @@ static void test_user_dir_replaces_row(void **state)
 	(void)strategy_resolve(cat, "codex", NULL, &res);
 	assert_int_equal(res.strategy.resume, RESUME_SUBCOMMAND);
 	assert_string_equal(res.decl->origin.file, "<embedded>/strategy-matrix.yaml");
-	assert_int_equal(cat->n_rows, 45);
+	assert_int_equal(cat->n_rows, 47);
 	assert_int_equal(catalog_check(cat, NULL, &d), 0);
 	catalog_free(cat);
 	tmp_release(&t);
@@ -498,7 +503,7 @@ static void test_repo_dir_beats_user_dir(void **state)
 	/* a registry entry of a higher layer replaces the embedded profile */
 	assert_null(catalog_find(cat, "claude")->profile);
 	assert_string_equal(catalog_find(cat, "claude")->display_name, "Claude (user)");
-	assert_int_equal(cat->n_entries, 45);
+	assert_int_equal(cat->n_entries, 47);
 	catalog_free(cat);
 	tmp_release(&t);
 }
@@ -520,7 +525,7 @@ static void test_new_adapter_without_row_fails(void **state)
 		  "    display_name: Zed Agent\n"
 		  "    binary: zed-agent\n");
 	assert_int_equal(catalog_load(NULL, repo, &cat, &d), 0);
-	assert_int_equal(cat->n_entries, 46);
+	assert_int_equal(cat->n_entries, 48);
 	assert_non_null(catalog_find(cat, "zed"));
 	diag_clear(&d);
 	assert_int_equal(catalog_check(cat, NULL, &d), -EINVAL);
@@ -844,8 +849,8 @@ static void test_broken_corpus(void **state)
 			fail_msg("%s: message '%s', expected %s'%s'", b->file, d.msg,
 				 b->partial ? "it to contain " : "", b->msg);
 		/* the catalogue is unchanged by the failed file */
-		assert_int_equal(cat->n_rows, 45);
-		assert_int_equal(cat->n_entries, 45);
+		assert_int_equal(cat->n_rows, 47);
+		assert_int_equal(cat->n_entries, 47);
 		assert_int_equal(strategy_for(cat, "claude").resume, RESUME_FLAG);
 		assert_string_equal(catalog_find(cat, "claude")->binary, "claude");
 		strvec_clear(&path);

@@ -26,7 +26,7 @@ static const struct ptydrive_conf base_conf = {
 	.n_perms = 1,
 	.idle_done_ms = 1000,
 	.paste = true,
-	.exit_keys = "/exit\r",
+	.exit_keys = "/exit",
 	.exit_wait_ms = 500,
 };
 
@@ -100,10 +100,14 @@ static void test_turn(void **state)
 	assert_string_equal(t.lines.buf, "{\"pty\":\"text\",\"text\":\"* Done: I wrote \\u4E2D.txt\"}\n"
 					 "{\"pty\":\"result\",\"ok\":true,\"by\":\"done\"}\n"
 					 "{\"pty\":\"status\",\"status\":\"done\"}\n");
-	assert_string_equal(t.keys.buf, "/exit\r");
+	assert_string_equal(t.keys.buf, "/exit");
+	/* its submit key a while later, as for the prompt */
+	sbuf_reset(&t.keys);
+	drv(&t, NULL, PTYDRIVE_DEFAULT_SUBMIT_DELAY_MS);
+	assert_string_equal(t.keys.buf, "\r");
 	/* still there after exit_wait_ms: hang up */
 	assert_int_equal(drv(&t, NULL, 100), PTYDRIVE_NONE);
-	assert_int_equal(drv(&t, NULL, 500), PTYDRIVE_HANGUP);
+	assert_int_equal(drv(&t, NULL, 400), PTYDRIVE_HANGUP);
 	assert_int_equal(ptydrive_next_ms(t.d), 0);
 	drv_end(&t);
 }
