@@ -245,6 +245,24 @@ static void on_output(const char *s, size_t len, void *user)
 
 static const VTermScreenCallbacks screen_cbs = {.sb_pushline = on_pushline};
 
+/* Queries libvterm leaves unanswered that TUIs wait for: the default colours
+ * (OSC 10 and 11 with "?"; gemini asks for the background at start-up). A
+ * dark terminal: white on black. */
+static int on_osc(const char *command, size_t len, void *user)
+{
+	static const char bg[] = "\033]11;rgb:0000/0000/0000\033\\";
+	static const char fg[] = "\033]10;rgb:ffff/ffff/ffff\033\\";
+	struct ptydrive *d = user;
+
+	if (len == 4 && memcmp(command, "11;?", 4) == 0)
+		on_output(bg, sizeof(bg) - 1, d);
+	else if (len == 4 && memcmp(command, "10;?", 4) == 0)
+		on_output(fg, sizeof(fg) - 1, d);
+	return 0; /* not handled: libvterm goes on as before */
+}
+
+static const VTermParserCallbacks fallback_cbs = {.osc = on_osc};
+
 /* ---- life ---- */
 
 int ptydrive_new(const struct ptydrive_conf *conf, const char *prompt, bool allow, uint64_t now,
@@ -271,6 +289,7 @@ int ptydrive_new(const struct ptydrive_conf *conf, const char *prompt, bool allo
 		abort(); /* out of memory */
 	vterm_set_utf8(d->vt, 1);
 	vterm_output_set_callback(d->vt, on_output, d);
+	vterm_state_set_unrecognised_fallbacks(vterm_obtain_state(d->vt), &fallback_cbs, d);
 	d->scr = vterm_obtain_screen(d->vt);
 	vterm_screen_set_callbacks(d->scr, &screen_cbs, d);
 	vterm_screen_enable_altscreen(d->scr, 1);
