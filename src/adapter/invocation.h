@@ -244,7 +244,7 @@ struct invocation_plan {
 		   * the prompt typed (prompt_via pty; proc/ptydrive.h) */
 	const struct ptydrive_conf *pty_conf; /* then the profile's runtime.pty (borrowed:
 					       * the profile outlives the plan) */
-	struct strvec secrets;		  /* values to redact (never printed; util/redact.h) */
+	struct strvec secrets;		      /* values to redact (never printed; util/redact.h) */
 	/* runtime.login of an agent with a private HOME: each file of the
 	 * user's HOME (absolute) and where it appears in state_dir (absolute).
 	 * The caller links the ones that exist, unless login_by_sandbox (a

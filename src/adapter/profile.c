@@ -1478,7 +1478,6 @@ static int parse_access(struct pctx *c, const struct ynode *node)
 	return r < 0 ? r : parse_login(c, node);
 }
 
-
 /* ---- runtime.pty (event channel poll-pty in a terminal; proc/ptydrive.h) ---- */
 
 static const struct yfield pty_fields[] = {
@@ -1552,8 +1551,9 @@ static int parse_pty(struct pctx *c, const struct ynode *node)
 	pc->rows = (unsigned)rows;
 	pc->cols = (unsigned)cols;
 	pc->term = pty_str(c, node, "term");
-	if (pc->term && (!pc->term[0] || strspn(pc->term, "abcdefghijklmnopqrstuvwxyz0123456789-+._") !=
-						 strlen(pc->term)))
+	if (pc->term &&
+	    (!pc->term[0] ||
+	     strspn(pc->term, "abcdefghijklmnopqrstuvwxyz0123456789-+._") != strlen(pc->term)))
 		return perr(c, ynode_get(node, "term"), "runtime.pty.term",
 			    "'%s' is not a terminal name (letters, digits, '-', '+', '.', '_')",
 			    pc->term);
@@ -1564,7 +1564,8 @@ static int parse_pty(struct pctx *c, const struct ynode *node)
 	pc->exit_keys = pty_str(c, node, "exit");
 	pc->paste = get_bool(node, "paste", false);
 	if (pc->submit && !pc->submit[0])
-		return perr(c, ynode_get(node, "submit"), "runtime.pty.submit", "must not be empty");
+		return perr(c, ynode_get(node, "submit"), "runtime.pty.submit",
+			    "must not be empty");
 	if ((v = ynode_get(node, "ignore"))) {
 		if (v->n > PTYDRIVE_MAX_IGNORE)
 			return perr(c, v, "runtime.pty.ignore", "at most %d patterns",
@@ -1603,22 +1604,28 @@ static int parse_pty(struct pctx *c, const struct ynode *node)
 	return 0;
 }
 
+/* How the agent's channel is reached: runtime.hooks and runtime.pty. */
+static int parse_channel(struct pctx *c, const struct ynode *node)
+{
+	const struct ynode *v;
+	int r;
+
+	if ((v = ynode_get(node, "hooks")) && (r = parse_hooks(c, v)) < 0)
+		return r;
+	if ((v = ynode_get(node, "pty")) && (r = parse_pty(c, v)) < 0)
+		return r;
+	return 0;
+}
+
 static const struct yfield runtime_fields[] = {
-	{"resume", YT_MAP, 0, NULL, NULL},
-	{"dangerous", YT_MAP, 0, NULL, NULL},
-	{"session_id", YT_MAP, 0, NULL, NULL},
-	{"long_prompt", YT_MAP, 0, NULL, NULL},
-	{"events", YT_MAP, 0, NULL, NULL},
-	{"env", YT_MAP, 0, NULL, NULL},
-	{"home", YT_STR, 0, NULL, NULL},
-	{"files", YT_SEQ, 0, NULL, NULL},
-	{"endpoint", YT_MAP, 0, NULL, NULL},
-	{"hooks", YT_MAP, 0, NULL, NULL},
+	{"resume", YT_MAP, 0, NULL, NULL},     {"dangerous", YT_MAP, 0, NULL, NULL},
+	{"session_id", YT_MAP, 0, NULL, NULL}, {"long_prompt", YT_MAP, 0, NULL, NULL},
+	{"events", YT_MAP, 0, NULL, NULL},     {"env", YT_MAP, 0, NULL, NULL},
+	{"home", YT_STR, 0, NULL, NULL},       {"files", YT_SEQ, 0, NULL, NULL},
+	{"endpoint", YT_MAP, 0, NULL, NULL},   {"hooks", YT_MAP, 0, NULL, NULL},
 	{"git_dir", YT_STR, 0, NULL, NULL}, /* refused | allowed (module agents) */
-	{"sandbox", YT_MAP, 0, NULL, NULL},
-	{"login", YT_STRLIST, 0, NULL, NULL},
-	{"pty", YT_MAP, 0, NULL, NULL},
-	{NULL, 0, 0, NULL, NULL},
+	{"sandbox", YT_MAP, 0, NULL, NULL},    {"login", YT_STRLIST, 0, NULL, NULL},
+	{"pty", YT_MAP, 0, NULL, NULL},	       {NULL, 0, 0, NULL, NULL},
 };
 
 static int parse_runtime(struct pctx *c, const struct ynode *node)
@@ -1663,9 +1670,7 @@ static int parse_runtime(struct pctx *c, const struct ynode *node)
 		return r;
 	if ((v = ynode_get(node, "endpoint")) && (r = parse_endpoint(c, v)) < 0)
 		return r;
-	if ((v = ynode_get(node, "hooks")) && (r = parse_hooks(c, v)) < 0)
-		return r;
-	if ((v = ynode_get(node, "pty")) && (r = parse_pty(c, v)) < 0)
+	if ((r = parse_channel(c, node)) < 0)
 		return r;
 	r = get_enum(c, node, "git_dir", "runtime.git_dir", git_dir_names, GIT_DIR_REFUSED,
 		     &git_dir);
@@ -2277,10 +2282,9 @@ static json_t *pty_canonical(const struct ptydrive_conf *pc)
 		(void)json_array_append_new(ign, json_string(pc->ignore[i]));
 	jset(j, "ignore", ign);
 	for (i = 0; i < pc->n_perms; i++)
-		(void)json_array_append_new(perms, json_pack("{s:s,s:s,s:s}", "pattern",
-							     pc->perms[i].pattern, "allow",
-							     pc->perms[i].allow, "deny",
-							     pc->perms[i].deny));
+		(void)json_array_append_new(
+			perms, json_pack("{s:s,s:s,s:s}", "pattern", pc->perms[i].pattern, "allow",
+					 pc->perms[i].allow, "deny", pc->perms[i].deny));
 	jset(j, "permission", perms);
 	jset(j, "idle_done_ms", json_integer((json_int_t)pc->idle_done_ms));
 	jset(j, "paste", json_boolean(pc->paste));

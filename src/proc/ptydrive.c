@@ -49,11 +49,11 @@ struct ptydrive {
 	uint64_t changed_ms; /* when it last changed */
 	bool changed_since_submit;
 	uint64_t submit_at, submitted_ms, hangup_at, last_step_ms;
-	struct sbuf baseline; /* every row seen before the submit, '\n' after each */
+	struct sbuf baseline;	 /* every row seen before the submit, '\n' after each */
 	uint64_t exit_submit_at; /* the exit keys typed: their submit key due then */
-	struct sbuf scroll;  /* rows scrolled off since the submit, '\n' after each */
-	struct sbuf replies; /* the emulator's answers to the program's queries */
-	const char *status;  /* the last status reported */
+	struct sbuf scroll;	 /* rows scrolled off since the submit, '\n' after each */
+	struct sbuf replies;	 /* the emulator's answers to the program's queries */
+	const char *status;	 /* the last status reported */
 };
 
 /* ---- patterns ---- */
@@ -394,7 +394,7 @@ static bool prompt_echo(const struct ptydrive *d, const char *row, size_t n)
 		a++;
 	while (b > a && !has_word_char(row + b - 1, 1) && row[b - 1] != '.' && row[b - 1] != '?')
 		b--;
-	if (b - a < 3 || !d->prompt[0])
+	if (!d->prompt[0] || b < a + 3)
 		return false;
 	piece = xstrndup(row + a, b - a);
 	echo = strstr(d->prompt, piece) != NULL;
@@ -553,12 +553,60 @@ static void finish(struct ptydrive *d, uint64_t now, const char *by, struct sbuf
 		       (d->conf->exit_wait_ms ? d->conf->exit_wait_ms : PTYDRIVE_DEFAULT_EXIT_MS);
 }
 
+/* Before the submit: type the prompt once the agent is ready, then its
+ * submit key. */
+static void step_prompt(struct ptydrive *d, uint64_t now, struct sbuf *lines, struct sbuf *keys)
+{
+	const struct ptydrive_conf *c = d->conf;
+
+	if (d->phase == PH_BOOT) {
+		if (d->ready.set ? !rx_match(&d->ready, d->screen)
+				 : now - d->changed_ms < SETTLE_MS || !d->screen[0])
+			return;
+		set_status(d, lines, "ready");
+		if (c->paste)
+			type(keys, "\033[200~");
+		type(keys, d->prompt);
+		if (c->paste)
+			type(keys, "\033[201~");
+		d->submit_at = now + submit_delay(c);
+		d->phase = PH_TYPED;
+		return;
+	}
+	if (now < d->submit_at)
+		return;
+	type(keys, c->submit ? c->submit : "\r");
+	d->submitted_ms = now;
+	remember_rows(d);
+	d->phase = PH_RUNNING;
+	set_status(d, lines, "working");
+}
+
+/* After the submit: working, or done (the done pattern, or a still screen). */
+static void step_running(struct ptydrive *d, uint64_t now, struct sbuf *lines, struct sbuf *keys)
+{
+	const struct ptydrive_conf *c = d->conf;
+	uint64_t idle = c->idle_done_ms ? c->idle_done_ms : PTYDRIVE_DEFAULT_IDLE_MS;
+	bool working = rx_match(&d->working, d->screen);
+
+	if (working || d->status == NULL || strcmp(d->status, "permission") == 0)
+		set_status(d, lines, "working");
+	if (!d->changed_since_submit || working)
+		return;
+	if (d->done.set && rx_match(&d->done, d->screen)) {
+		finish(d, now, "done", lines, keys);
+		return;
+	}
+	if (now - d->changed_ms >= idle && now - d->submitted_ms >= idle &&
+	    (!d->ready.set || rx_match(&d->ready, d->screen)))
+		finish(d, now, "idle", lines, keys);
+}
+
 enum ptydrive_action ptydrive_step(struct ptydrive *d, uint64_t now, struct sbuf *lines,
 				   struct sbuf *keys)
 {
 	const struct ptydrive_conf *c = d->conf;
-	uint64_t idle = c->idle_done_ms ? c->idle_done_ms : PTYDRIVE_DEFAULT_IDLE_MS;
-	bool working, perm;
+	bool perm;
 	char *text;
 
 	d->last_step_ms = now;
@@ -594,47 +642,10 @@ enum ptydrive_action ptydrive_step(struct ptydrive *d, uint64_t now, struct sbuf
 		remember_rows(d);
 	if (perm)
 		return PTYDRIVE_NONE;
-	switch (d->phase) {
-	case PH_BOOT:
-		if (d->ready.set ? !rx_match(&d->ready, d->screen)
-				 : now - d->changed_ms < SETTLE_MS || !d->screen[0])
-			return PTYDRIVE_NONE;
-		set_status(d, lines, "ready");
-		if (c->paste)
-			type(keys, "\033[200~");
-		type(keys, d->prompt);
-		if (c->paste)
-			type(keys, "\033[201~");
-		d->submit_at = now + submit_delay(c);
-		d->phase = PH_TYPED;
-		return PTYDRIVE_NONE;
-	case PH_TYPED:
-		if (now < d->submit_at)
-			return PTYDRIVE_NONE;
-		type(keys, c->submit ? c->submit : "\r");
-		d->submitted_ms = now;
-		remember_rows(d);
-		d->phase = PH_RUNNING;
-		set_status(d, lines, "working");
-		return PTYDRIVE_NONE;
-	case PH_RUNNING:
-		break;
-	default:
-		return PTYDRIVE_NONE;
-	}
-
-	working = rx_match(&d->working, d->screen);
-	if (working || d->status == NULL || strcmp(d->status, "permission") == 0)
-		set_status(d, lines, "working");
-	if (!d->changed_since_submit || working)
-		return PTYDRIVE_NONE;
-	if (d->done.set && rx_match(&d->done, d->screen)) {
-		finish(d, now, "done", lines, keys);
-		return PTYDRIVE_NONE;
-	}
-	if (now - d->changed_ms >= idle && now - d->submitted_ms >= idle &&
-	    (!d->ready.set || rx_match(&d->ready, d->screen)))
-		finish(d, now, "idle", lines, keys);
+	if (d->phase < PH_RUNNING)
+		step_prompt(d, now, lines, keys);
+	else if (d->phase == PH_RUNNING)
+		step_running(d, now, lines, keys);
 	return PTYDRIVE_NONE;
 }
 

@@ -46,18 +46,18 @@
 #include "util/diag.h"
 #include "util/sbuf.h"
 
-#define PTYDRIVE_MAX_PERMS	 8
-#define PTYDRIVE_MAX_IGNORE	 16
-#define PTYDRIVE_DEFAULT_ROWS	 40
-#define PTYDRIVE_DEFAULT_COLS	 120
-#define PTYDRIVE_MIN_SIZE	 8
-#define PTYDRIVE_MAX_SIZE	 500
-#define PTYDRIVE_DEFAULT_IDLE_MS 2000
-#define PTYDRIVE_DEFAULT_EXIT_MS 3000
+#define PTYDRIVE_MAX_PERMS		 8
+#define PTYDRIVE_MAX_IGNORE		 16
+#define PTYDRIVE_DEFAULT_ROWS		 40
+#define PTYDRIVE_DEFAULT_COLS		 120
+#define PTYDRIVE_MIN_SIZE		 8
+#define PTYDRIVE_MAX_SIZE		 500
+#define PTYDRIVE_DEFAULT_IDLE_MS	 2000
+#define PTYDRIVE_DEFAULT_EXIT_MS	 3000
 #define PTYDRIVE_DEFAULT_SUBMIT_DELAY_MS 300
-#define PTYDRIVE_POLL_MS	 100	    /* the screen is read at least this often */
-#define PTYDRIVE_TEXT_MAX	 (64 * 1024) /* bytes of message text kept */
-#define PTYDRIVE_MAX_ANSWERS	 64	    /* permission answers per task, then no more */
+#define PTYDRIVE_POLL_MS		 100	     /* the screen is read at least this often */
+#define PTYDRIVE_TEXT_MAX		 (64 * 1024) /* bytes of message text kept */
+#define PTYDRIVE_MAX_ANSWERS		 64	     /* permission answers per task, then no more */
 
 struct ptydrive_perm {
 	const char *pattern; /* ERE */
@@ -68,8 +68,8 @@ struct ptydrive_perm {
 /* The profile's runtime.pty, as data (strings borrowed). */
 struct ptydrive_conf {
 	bool declared;
-	unsigned rows, cols; /* 0: the defaults */
-	const char *term;    /* TERM for the agent; NULL: xterm-256color */
+	unsigned rows, cols;		    /* 0: the defaults */
+	const char *term;		    /* TERM for the agent; NULL: xterm-256color */
 	const char *ready, *working, *done; /* ERE or NULL */
 	const char *ignore[PTYDRIVE_MAX_IGNORE];
 	size_t n_ignore;

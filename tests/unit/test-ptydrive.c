@@ -61,7 +61,7 @@ static enum ptydrive_action drv(struct drv *t, const char *s, uint64_t ms)
 	return ptydrive_step(t->d, t->now, &t->lines, &t->keys);
 }
 
-#define CLEAR "\033[2J\033[H"
+#define CLEAR	     "\033[2J\033[H"
 #define READY_SCREEN CLEAR "Fake 1.0\r\n\r\n----\r\n> \r\n----\r\n  ? for shortcuts"
 
 static void test_turn(void **state)
@@ -88,18 +88,21 @@ static void test_turn(void **state)
 	sbuf_reset(&t.lines);
 	/* working: not done even when still for long */
 	drv(&t,
-	    CLEAR "Fake 1.0\r\n> write a.txt\r\n\r\n----\r\n> \r\n----\r\n  * Thinking (esc to interrupt)",
+	    CLEAR
+	    "Fake 1.0\r\n> write a.txt\r\n\r\n----\r\n> \r\n----\r\n  * Thinking (esc to interrupt)",
 	    100);
 	assert_int_equal(drv(&t, NULL, 5000), PTYDRIVE_NONE);
 	assert_int_equal(t.lines.len, 0);
 	/* the done line: the message, the result, done; the exit keys */
 	drv(&t,
-	    CLEAR "Fake 1.0\r\n> write a.txt\r\n\033[1;32m* Done:\033[0m I wrote \xe4\xb8\xad.txt\r\n"
-		  "* Cooked for 1s\r\n----\r\n> \r\n----\r\n  ? for shortcuts",
+	    CLEAR
+	    "Fake 1.0\r\n> write a.txt\r\n\033[1;32m* Done:\033[0m I wrote \xe4\xb8\xad.txt\r\n"
+	    "* Cooked for 1s\r\n----\r\n> \r\n----\r\n  ? for shortcuts",
 	    100);
-	assert_string_equal(t.lines.buf, "{\"pty\":\"text\",\"text\":\"* Done: I wrote \\u4E2D.txt\"}\n"
-					 "{\"pty\":\"result\",\"ok\":true,\"by\":\"done\"}\n"
-					 "{\"pty\":\"status\",\"status\":\"done\"}\n");
+	assert_string_equal(t.lines.buf,
+			    "{\"pty\":\"text\",\"text\":\"* Done: I wrote \\u4E2D.txt\"}\n"
+			    "{\"pty\":\"result\",\"ok\":true,\"by\":\"done\"}\n"
+			    "{\"pty\":\"status\",\"status\":\"done\"}\n");
 	assert_string_equal(t.keys.buf, "/exit");
 	/* its submit key a while later, as for the prompt */
 	sbuf_reset(&t.keys);
@@ -125,10 +128,11 @@ static void test_permission_once_per_appearance(void **state)
 	sbuf_reset(&t.lines);
 	drv(&t, dialog, 100);
 	assert_string_equal(t.keys.buf, "2");
-	assert_string_equal(t.lines.buf,
-			    "{\"pty\":\"status\",\"status\":\"permission\"}\n"
-			    "{\"pty\":\"permission\",\"prompt\":\"Do you want to create a.txt? 1.Y 2.N"
-			    "\",\"answer\":\"deny\"}\n");
+	assert_string_equal(
+		t.lines.buf,
+		"{\"pty\":\"status\",\"status\":\"permission\"}\n"
+		"{\"pty\":\"permission\",\"prompt\":\"Do you want to create a.txt? 1.Y 2.N"
+		"\",\"answer\":\"deny\"}\n");
 	/* the same dialog still up: not answered twice; never idle-done */
 	sbuf_reset(&t.keys);
 	sbuf_reset(&t.lines);
