@@ -179,7 +179,14 @@ assert o['outcome'] == 'timed_out', o
 assert 'ready' not in statuses(), statuses()
 "
 check "never ready: no prompt reached the TUI" sh -c "! grep -q '^prompt' '$T/tui_stuck.log'"
-check "no fake TUI is left running" wait_no_procs "$TUI" 10
+# (each profile's --log file is this test's own: another test's fake TUIs do
+# not count)
+no_tuis()
+{
+	wait_no_procs "$T/tui.log" 10 && wait_no_procs "$T/tui_safe.log" 5 &&
+		wait_no_procs "$T/tui_stuck.log" 5
+}
+check "no fake TUI is left running" no_tuis
 check "no escape sequence in any run's events" noesc "$T/stdout" "$W"
 
 # ---- a bad pattern is refused at load ----

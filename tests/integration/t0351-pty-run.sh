@@ -19,6 +19,7 @@ display_name: "Fake TUI"
 shape: factory
 invocation:
   binary: $TUI
+  extra_args: ["--log", "$T/tui.log"]
 capabilities:
   tool_use: true
   max_parallel_workers: 4
@@ -82,6 +83,6 @@ assert seen == {'one', 'two'}, (seen, files)
 run "$BERNSTEIN" -C "$W" run crash.yaml
 check "a crashing TUI: the run fails (exit 1)" test "$RC" -eq 1
 check "a crashing TUI: nothing merged" sh -c "! git -C '$W' show main:boom.txt >/dev/null 2>&1"
-check "no fake TUI is left running" wait_no_procs "$TUI" 10
+check "no fake TUI is left running" wait_no_procs "$T/tui.log" 10
 
 test_done
