@@ -462,7 +462,7 @@ static void report_message(struct ptydrive *d, struct sbuf *lines)
 	struct sbuf msg;
 
 	if (!d->submitted_ms)
-		return;
+		sbuf_reset(&d->baseline); /* it never got the prompt: all it showed */
 	sbuf_init(&msg, PTYDRIVE_TEXT_MAX);
 	diff_rows(d, d->scroll.buf, &msg);
 	diff_rows(d, d->screen, &msg);
@@ -659,7 +659,9 @@ void ptydrive_eof(struct ptydrive *d, uint64_t now, struct sbuf *lines)
 	free(d->screen);
 	d->screen = text;
 	d->last_step_ms = now;
-	if (d->phase == PH_RUNNING)
+	/* the turn was not over: what the screen says (before the prompt:
+	 * all of it, e.g. why the agent could not start) */
+	if (d->phase <= PH_RUNNING)
 		report_message(d, lines);
 	set_status(d, lines, "exited");
 	d->phase = PH_OVER;

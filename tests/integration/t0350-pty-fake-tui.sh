@@ -174,9 +174,10 @@ assert 'done' not in statuses(), statuses()
 assert not ev('result')
 "
 run "$BERNSTEIN" -C "$W" spawn tui_stuck --timeout 2 --json "write never.txt"
-check "never ready: nothing typed, timed_out" pycheck "$T/stdout" "
+check "never ready: nothing typed, timed_out; what its screen said is reported" pycheck "$T/stdout" "
 assert o['outcome'] == 'timed_out', o
 assert 'ready' not in statuses(), statuses()
+assert [e['text'] for e in ev('text')] == ['Fake TUI 1.0 (100x30)\\n  loading...'], ev('text')
 "
 check "never ready: no prompt reached the TUI" sh -c "! grep -q '^prompt' '$T/tui_stuck.log'"
 # (each profile's --log file is this test's own: another test's fake TUIs do
