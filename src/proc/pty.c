@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <termios.h>
@@ -9,6 +10,10 @@
 
 #include "util/fsutil.h"
 #include "util/banned.h"
+
+/* How long pty_type() waits for a full input queue to drain: 100 x 50 ms. */
+#define PTY_TYPE_WAITS	 100
+#define PTY_TYPE_WAIT_MS 50
 
 int pty_open(unsigned rows, unsigned cols, int *ret_master, int *ret_slave)
 {
@@ -54,11 +59,21 @@ VFORK_SAFE int pty_child_ctty(int fd)
 
 int pty_type(int master, const char *keys, size_t len)
 {
+	unsigned waits = 0;
+
 	while (len) {
 		ssize_t n = write(master, keys, len);
 
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n < 0 && errno == EAGAIN && waits++ < PTY_TYPE_WAITS) {
+			/* the terminal's input queue is full (a few KiB): the
+			 * program reads it as it goes */
+			struct pollfd pfd = {.fd = master, .events = POLLOUT};
+
+			(void)poll(&pfd, 1, PTY_TYPE_WAIT_MS);
+			continue;
+		}
 		if (n < 0)
 			return -errno;
 		keys += n;

@@ -24,8 +24,10 @@ int pty_open(unsigned rows, unsigned cols, int *ret_master, int *ret_slave);
  * terminal. 0 or -errno. */
 VFORK_SAFE int pty_child_ctty(int fd);
 
-/* Write all of keys to the master (non-blocking; a full terminal loses the
- * rest, which a TUI that stopped reading deserves). 0 or -errno. */
+/* Write all of keys to the master. The terminal's input queue holds a few
+ * KiB: a longer prompt is written as the program reads it, waiting at most
+ * 5 s in all (the supervisor's loop waits meanwhile); what a TUI that stopped
+ * reading leaves behind is dropped (-EAGAIN). 0 or -errno. */
 int pty_type(int master, const char *keys, size_t len);
 
 #endif
