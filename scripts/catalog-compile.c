@@ -127,7 +127,12 @@ static size_t pool_add(struct gen *g, const char *s, size_t len)
 
 		if (g->pool_col == 0)
 			(void)sbuf_add(&g->pool, "\t", 1);
-		(void)sbuf_addf(&g->pool, "%u,", c);
+		/* a byte above 0x7f as a character constant: pool[] is char,
+		 * signed here, and a plain 226 would not fit it */
+		if (c > 0x7f)
+			(void)sbuf_addf(&g->pool, "'\\x%02x',", c);
+		else
+			(void)sbuf_addf(&g->pool, "%u,", c);
 		if (++g->pool_col == 24) {
 			(void)sbuf_add(&g->pool, "\n", 1);
 			g->pool_col = 0;

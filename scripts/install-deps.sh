@@ -3,7 +3,10 @@
 # Idempotent and quiet when everything is already there.
 set -eu
 
-pkgs="meson ninja-build pkg-config gcc clang libyaml-dev libjansson-dev \
+# libvterm-dev: the terminal emulator that keeps a poll-pty agent's screen
+# (src/proc/ptydrive.h).
+
+pkgs="meson ninja-build pkg-config gcc clang libyaml-dev libjansson-dev libvterm-dev \
 libcurl4-openssl-dev libsqlite3-dev libssl-dev libmicrohttpd-dev libcmocka-dev libclang-rt-14-dev git python3 bubblewrap crun runc chromium chromium-driver nodejs$(command -v npm >/dev/null 2>&1 || echo " npm")"
 if [ "${1:-}" = "--lint" ]; then
 	pkgs="$pkgs clang-format cppcheck pmccabe"

@@ -59,6 +59,10 @@ bool dialect_rate_check(struct dialect_state *st, const struct event_sink *sink,
 int dialect_plain_text(struct dialect_state *st, const char *line, size_t len,
 		       const struct event_sink *sink, struct diag *reterr);
 
+/* poll-pty with runtime.pty: a report line of the screen driver. */
+int dialect_pty_feed_line(struct dialect_state *st, const char *line, size_t len,
+			  const struct event_sink *sink, struct diag *reterr);
+
 /* JSON accessors: NULL / EVENT_UNSET / -1.0 / false when absent or mistyped. */
 const char *dj_str(const json_t *o, const char *key);
 int64_t dj_int(const json_t *o, const char *key);

@@ -50,3 +50,78 @@ int dialect_plain_feed_line(struct dialect_state *st, const char *line, size_t l
 	st->line_no++;
 	return dialect_plain_text(st, line, len, sink, reterr);
 }
+
+/* ---- poll-pty in a terminal: the screen driver's reports ----
+ *
+ * With runtime.pty the agent's bytes never reach a dialect: the supervisor
+ * keeps its screen (proc/ptydrive.h) and hands over the driver's own NDJSON
+ * reports, one object with "pty" each:
+ *   status      -> signal STATUS {"status": ...}
+ *   permission  -> signal PERMISSION {"prompt","answer"}; a denied one is
+ *                  also a refused tool_result (the outcome's permission
+ *                  rule counts it)
+ *   text        -> text (+ rate_limited when it reads like one)
+ *   result      -> result (success: the screen said the turn is over) */
+static void pty_signal(struct dialect_state *st, const struct event_sink *sink, const char *type,
+		       const char *signal, json_t *o)
+{
+	struct event ev;
+	char *payload;
+
+	(void)json_object_del(o, "pty");
+	payload = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+	event_init(&ev, EVENT_SIGNAL);
+	ev.type = type;
+	ev.signal = signal;
+	ev.payload = payload;
+	dialect_emit(st, sink, &ev);
+	free(payload);
+}
+
+int dialect_pty_feed_line(struct dialect_state *st, const char *line, size_t len,
+			  const struct event_sink *sink, struct diag *reterr)
+{
+	json_t *o = NULL;
+	const char *kind;
+	struct event ev;
+	int r;
+
+	r = dialect_json_line(st, line, len, sink, reterr, &o);
+	if (r <= 0)
+		return r;
+	kind = dj_str(o, "pty");
+	if (!kind) {
+		dialect_unknown(st, sink, NULL, line, len, "no \"pty\" member");
+	} else if (strcmp(kind, "text") == 0 && dj_str(o, "text")) {
+		dialect_text(st, sink, "text", dj_str(o, "text"), false);
+		(void)dialect_rate_check(st, sink, "text", dj_str(o, "text"), 0, false);
+	} else if (strcmp(kind, "status") == 0) {
+		pty_signal(st, sink, "status", "STATUS", o);
+	} else if (strcmp(kind, "permission") == 0) {
+		bool denied = dj_str(o, "answer") && strcmp(dj_str(o, "answer"), "deny") == 0;
+		char *prompt = xstrdup(dj_str(o, "prompt") ? dj_str(o, "prompt") : "");
+
+		pty_signal(st, sink, "permission", "PERMISSION", o);
+		if (denied) {
+			event_init(&ev, EVENT_TOOL_RESULT);
+			ev.type = "permission";
+			ev.tool_name = "permission prompt";
+			ev.tool_output = prompt;
+			ev.is_error = true;
+			ev.permission_denied = true;
+			dialect_emit(st, sink, &ev);
+		}
+		free(prompt);
+	} else if (strcmp(kind, "result") == 0) {
+		event_init(&ev, EVENT_RESULT);
+		ev.type = "result";
+		ev.is_error = !dj_true(o, "ok");
+		ev.status = ev.is_error ? "error" : "success";
+		ev.message = dj_str(o, "by");
+		dialect_emit(st, sink, &ev);
+	} else {
+		dialect_unknown(st, sink, kind, line, len, "unknown pty report");
+	}
+	json_decref(o);
+	return 0;
+}

@@ -102,6 +102,9 @@ int dialect_feed_line(struct dialect_state *st, const char *line, size_t len,
 	case DIALECT_TEXT_SIGNALS:
 		return dialect_text_signals_feed_line(st, line, len, sink, reterr);
 	case DIALECT_POLL_PTY:
+		if (st->pty_screen)
+			return dialect_pty_feed_line(st, line, len, sink, reterr);
+		return dialect_plain_feed_line(st, line, len, sink, reterr);
 	case DIALECT_NONE:
 		return dialect_plain_feed_line(st, line, len, sink, reterr);
 	case DIALECT_ACP:

@@ -81,6 +81,11 @@ struct dialect_state {
 	uint64_t events;    /* emitted */
 	uint64_t bad_lines; /* lines that returned a negative errno */
 	bool terminal_seen; /* an EVENT_RESULT was emitted */
+
+	/* poll-pty with runtime.pty: stdout lines are the screen driver's
+	 * reports (proc/ptydrive.h), never the agent's bytes; set by the
+	 * caller after dialect_state_init() */
+	bool pty_screen;
 };
 
 /* "claude", ..., "none"; NULL when out of range. */

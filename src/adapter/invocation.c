@@ -41,10 +41,9 @@ static const char *const sampling_names[_SAMPLING_KEY_MAX] = {
 };
 
 static const char *const delivery_names[_PROMPT_DELIVERY_MAX] = {
-	[PROMPT_DELIVERY_ARGV] = "argv",
-	[PROMPT_DELIVERY_STDIN] = "stdin",
-	[PROMPT_DELIVERY_FILE] = "file",
-	[PROMPT_DELIVERY_ACP] = "acp",
+	[PROMPT_DELIVERY_ARGV] = "argv", [PROMPT_DELIVERY_STDIN] = "stdin",
+	[PROMPT_DELIVERY_FILE] = "file", [PROMPT_DELIVERY_ACP] = "acp",
+	[PROMPT_DELIVERY_PTY] = "pty",
 };
 
 static const char *const base_names[_INVOCATION_BASE_MAX] = {
@@ -849,6 +848,18 @@ static int build_env(struct build *b)
 		envpolicy_set(&env, "XDG_CACHE_HOME", x);
 		free(x);
 	}
+	if (b->plan->pty) {
+		const struct ptydrive_conf *pc = &p->runtime.pty;
+		unsigned rows, cols;
+		char num[16];
+
+		ptydrive_rows_cols(pc, &rows, &cols);
+		envpolicy_set(&env, "TERM", pc->term ? pc->term : "xterm-256color");
+		(void)snprintf(num, sizeof(num), "%u", rows);
+		envpolicy_set(&env, "LINES", num);
+		(void)snprintf(num, sizeof(num), "%u", cols);
+		envpolicy_set(&env, "COLUMNS", num);
+	}
 	r = set_map(b, &env, &p->runtime.env, "runtime.env");
 	if (r >= 0)
 		r = apply_dangerous(b, &env);
@@ -1167,6 +1178,14 @@ static int build_prompt(struct build *b, size_t fixed_bytes)
 		b->plan->prompt_via = PROMPT_DELIVERY_ACP;
 		return 0;
 	}
+	if (b->plan->pty) {
+		/* typed into its terminal (proc/ptydrive.h); kept in a file as
+		 * any prompt off argv is */
+		add_file(b, INVOCATION_BASE_SESSION, INVOCATION_PROMPT_FILE, 0600,
+			 xstrdup(b->prompt));
+		b->plan->prompt_via = PROMPT_DELIVERY_PTY;
+		return 0;
+	}
 	if (b->runner) {
 		r = runner_manifest(b, &content);
 		if (r < 0)
@@ -1429,6 +1448,10 @@ static int build_begin(struct build *b)
 	b->prompt_path = path_join(req->session_dir, INVOCATION_PROMPT_FILE);
 	b->manifest_path = path_join(req->session_dir, INVOCATION_MANIFEST_FILE);
 	plan->dialect = dialect_of(p, &plan->strategy);
+	/* runtime.pty: an interactive TUI in a terminal, the prompt typed */
+	plan->pty = p->runtime.pty.declared && !b->runner &&
+		    plan->strategy.event_channel == EVENT_CHANNEL_POLL_PTY;
+	plan->pty_conf = plan->pty ? &p->runtime.pty : NULL;
 	return 0;
 }
 

@@ -213,6 +213,7 @@ enum prompt_delivery {
 	PROMPT_DELIVERY_STDIN, /* "stdin": the prompt file is the agent's stdin */
 	PROMPT_DELIVERY_FILE,  /* "file": the agent reads the file named on argv */
 	PROMPT_DELIVERY_ACP,   /* "acp": session/prompt of the acp event channel */
+	PROMPT_DELIVERY_PTY,   /* "pty": typed into its terminal (runtime.pty) */
 	_PROMPT_DELIVERY_MAX,
 };
 
@@ -245,7 +246,11 @@ struct invocation_plan {
 	bool dangerous;			  /* dangerous mode was applied (args or env) */
 	struct adapter_strategy strategy; /* the resolved strategy */
 	enum dialect dialect;		  /* the reader of the agent's stdout */
-	struct strvec secrets;		  /* values to redact (never printed; util/redact.h) */
+	bool pty; /* runtime.pty with event channel poll-pty: run in a pseudo-terminal,
+		   * the prompt typed (prompt_via pty; proc/ptydrive.h) */
+	const struct ptydrive_conf *pty_conf; /* then the profile's runtime.pty (borrowed:
+					       * the profile outlives the plan) */
+	struct strvec secrets;		      /* values to redact (never printed; util/redact.h) */
 	/* runtime.login of an agent with a private HOME: each file of the
 	 * user's HOME (absolute) and where it appears in state_dir (absolute).
 	 * The caller links the ones that exist, unless login_by_sandbox (a

@@ -780,6 +780,14 @@ static int check_prompt_guard(struct pctx *c)
 	return 0;
 }
 
+/* The prompt goes another way than argv, stdin or a file: in ACP's
+ * session/prompt (runtime.acp), or typed into the agent's terminal
+ * (runtime.pty). */
+static bool prompt_off_argv(const struct pctx *c)
+{
+	return c->acp || ynode_get(ynode_get(c->doc->root, "runtime"), "pty") != NULL;
+}
+
 static int parse_invocation(struct pctx *c, const struct ynode *node)
 {
 	struct profile_invocation *inv = &c->p->invocation;
@@ -838,10 +846,10 @@ static int parse_invocation(struct pctx *c, const struct ynode *node)
 	deliveries = (inv->prompt_flag != NULL) + (inv->prompt_file_flag != NULL) +
 		     inv->prompt_positional;
 	pos = ynode_get(node, "prompt_positional");
-	if (deliveries == 0 && !c->acp)
+	if (deliveries == 0 && !prompt_off_argv(c))
 		return perr(
 			c, pos ? pos : node, pos ? "invocation.prompt_positional" : "invocation",
-			"no way to deliver the prompt: set prompt_flag, prompt_file_flag or prompt_positional: true");
+			"no way to deliver the prompt: set prompt_flag, prompt_file_flag or prompt_positional: true (or runtime.pty, to type it)");
 	if (deliveries > 1)
 		return perr(
 			c, inv->prompt_positional ? pos : ynode_get(node, "prompt_file_flag"),
@@ -1480,25 +1488,25 @@ static int parse_access(struct pctx *c, const struct ynode *node)
 	return r < 0 ? r : parse_login(c, node);
 }
 
-/* clang-format off */
-static const struct yfield runtime_fields[] = {
-	{"resume", YT_MAP, 0, NULL, NULL},
-	{"dangerous", YT_MAP, 0, NULL, NULL},
-	{"session_id", YT_MAP, 0, NULL, NULL},
-	{"long_prompt", YT_MAP, 0, NULL, NULL},
-	{"events", YT_MAP, 0, NULL, NULL},
-	{"env", YT_MAP, 0, NULL, NULL},
-	{"home", YT_STR, 0, NULL, NULL},
-	{"files", YT_SEQ, 0, NULL, NULL},
-	{"endpoint", YT_MAP, 0, NULL, NULL},
-	{"hooks", YT_MAP, 0, NULL, NULL},
-	{"git_dir", YT_STR, 0, NULL, NULL}, /* refused | allowed (module agents) */
-	{"sandbox", YT_MAP, 0, NULL, NULL},
-	{"login", YT_STRLIST, 0, NULL, NULL},
-	{"acp", YT_MAP, 0, NULL, NULL},
+/* ---- runtime.pty (event channel poll-pty in a terminal; proc/ptydrive.h) ---- */
+
+static const struct yfield pty_fields[] = {
+	{"rows", YT_INT, 0, NULL, NULL},
+	{"cols", YT_INT, 0, NULL, NULL},
+	{"term", YT_STR, 0, NULL, NULL},
+	{"ready", YT_STR, 0, NULL, NULL},
+	{"working", YT_STR, 0, NULL, NULL},
+	{"done", YT_STR, 0, NULL, NULL},
+	{"ignore", YT_STRLIST, 0, NULL, NULL},
+	{"permission", YT_SEQ, 0, NULL, NULL},
+	{"idle_done_ms", YT_INT, 0, NULL, NULL},
+	{"paste", YT_BOOL, 0, NULL, NULL},
+	{"submit", YT_STR, 0, NULL, NULL},
+	{"submit_delay_ms", YT_INT, 0, NULL, NULL},
+	{"exit", YT_STR, 0, NULL, NULL},
+	{"exit_wait_ms", YT_INT, 0, NULL, NULL},
 	{NULL, 0, 0, NULL, NULL},
 };
-/* clang-format on */
 
 static const struct yfield acp_fields[] = {
 	{"args", YT_STRLIST, 0, NULL, NULL},
@@ -1522,7 +1530,114 @@ static int parse_acp(struct pctx *c, const struct ynode *node)
 	return 0;
 }
 
-/* runtime.hooks and runtime.acp: what the hooks and acp event channels need. */
+static const struct yfield pty_perm_fields[] = {
+	{"pattern", YT_STR, YF_REQUIRED, NULL, NULL},
+	{"allow", YT_STR, YF_REQUIRED, NULL, NULL},
+	{"deny", YT_STR, YF_REQUIRED, NULL, NULL},
+	{NULL, 0, 0, NULL, NULL},
+};
+
+static int pty_int(struct pctx *c, const struct ynode *node, const char *key, int64_t min,
+		   int64_t max, uint64_t *ret)
+{
+	const struct ynode *v = ynode_get(node, key);
+	char path[48];
+	int64_t x;
+	int r;
+
+	if (!v)
+		return 0;
+	(void)snprintf(path, sizeof(path), "runtime.pty.%s", key);
+	r = yaml_value_int(c->doc, v, path, min, max, &x, c->reterr);
+	if (r < 0)
+		return r;
+	*ret = (uint64_t)x;
+	return 0;
+}
+
+static const char *pty_str(struct pctx *c, const struct ynode *node, const char *key)
+{
+	const char *s = get_str(node, key);
+
+	return s ? adup(c, s) : NULL;
+}
+
+static int parse_pty(struct pctx *c, const struct ynode *node)
+{
+	struct ptydrive_conf *pc = &c->p->runtime.pty;
+	const struct ynode *v;
+	uint64_t rows = 0, cols = 0;
+	struct diag d = {0};
+	size_t i;
+	int r;
+
+	r = check_map(c, node, pty_fields, "runtime.pty");
+	if (r < 0)
+		return r;
+	if ((r = pty_int(c, node, "rows", PTYDRIVE_MIN_SIZE, PTYDRIVE_MAX_SIZE, &rows)) < 0 ||
+	    (r = pty_int(c, node, "cols", PTYDRIVE_MIN_SIZE, PTYDRIVE_MAX_SIZE, &cols)) < 0 ||
+	    (r = pty_int(c, node, "idle_done_ms", 100, 600000, &pc->idle_done_ms)) < 0 ||
+	    (r = pty_int(c, node, "submit_delay_ms", 1, 60000, &pc->submit_delay_ms)) < 0 ||
+	    (r = pty_int(c, node, "exit_wait_ms", 1, 600000, &pc->exit_wait_ms)) < 0)
+		return r;
+	pc->rows = (unsigned)rows;
+	pc->cols = (unsigned)cols;
+	pc->term = pty_str(c, node, "term");
+	if (pc->term &&
+	    (!pc->term[0] ||
+	     strspn(pc->term, "abcdefghijklmnopqrstuvwxyz0123456789-+._") != strlen(pc->term)))
+		return perr(c, ynode_get(node, "term"), "runtime.pty.term",
+			    "'%s' is not a terminal name (letters, digits, '-', '+', '.', '_')",
+			    pc->term);
+	pc->ready = pty_str(c, node, "ready");
+	pc->working = pty_str(c, node, "working");
+	pc->done = pty_str(c, node, "done");
+	pc->submit = pty_str(c, node, "submit");
+	pc->exit_keys = pty_str(c, node, "exit");
+	pc->paste = get_bool(node, "paste", false);
+	if (pc->submit && !pc->submit[0])
+		return perr(c, ynode_get(node, "submit"), "runtime.pty.submit",
+			    "must not be empty");
+	if ((v = ynode_get(node, "ignore"))) {
+		if (v->n > PTYDRIVE_MAX_IGNORE)
+			return perr(c, v, "runtime.pty.ignore", "at most %d patterns",
+				    PTYDRIVE_MAX_IGNORE);
+		for (i = 0; i < v->n; i++)
+			pc->ignore[i] = adup(c, v->items[i]->str);
+		pc->n_ignore = v->n;
+	}
+	if ((v = ynode_get(node, "permission"))) {
+		if (v->n > PTYDRIVE_MAX_PERMS)
+			return perr(c, v, "runtime.pty.permission", "at most %d prompts",
+				    PTYDRIVE_MAX_PERMS);
+		for (i = 0; i < v->n; i++) {
+			char ip[48];
+
+			yaml_path_index(ip, sizeof(ip), "runtime.pty.permission", i);
+			if (v->items[i]->kind != YNODE_MAP)
+				return perr(c, v->items[i], ip,
+					    "expected a mapping of pattern, allow and deny");
+			r = check_map(c, v->items[i], pty_perm_fields, ip);
+			if (r < 0)
+				return r;
+			pc->perms[i].pattern = pty_str(c, v->items[i], "pattern");
+			pc->perms[i].allow = pty_str(c, v->items[i], "allow");
+			pc->perms[i].deny = pty_str(c, v->items[i], "deny");
+		}
+		pc->n_perms = v->n;
+	}
+	if (!pc->ready && !pc->done && !pc->working)
+		return perr(c, node, "runtime.pty",
+			    "declares no pattern: give at least one of ready, working, done");
+	r = ptydrive_conf_check(pc, &d);
+	if (r < 0)
+		return perr(c, node, "runtime.pty", "%s", d.msg);
+	pc->declared = true;
+	return 0;
+}
+
+/* How the agent's channel is reached: runtime.hooks, runtime.acp (the acp
+ * event channel) and runtime.pty (poll-pty in a terminal). */
 static int parse_channels(struct pctx *c, const struct ynode *node)
 {
 	const struct ynode *v;
@@ -1532,8 +1647,31 @@ static int parse_channels(struct pctx *c, const struct ynode *node)
 		return r;
 	if ((v = ynode_get(node, "acp")) && (r = parse_acp(c, v)) < 0)
 		return r;
+	if ((v = ynode_get(node, "pty")) && (r = parse_pty(c, v)) < 0)
+		return r;
 	return 0;
 }
+
+/* clang-format off */
+static const struct yfield runtime_fields[] = {
+	{"resume", YT_MAP, 0, NULL, NULL},
+	{"dangerous", YT_MAP, 0, NULL, NULL},
+	{"session_id", YT_MAP, 0, NULL, NULL},
+	{"long_prompt", YT_MAP, 0, NULL, NULL},
+	{"events", YT_MAP, 0, NULL, NULL},
+	{"env", YT_MAP, 0, NULL, NULL},
+	{"home", YT_STR, 0, NULL, NULL},
+	{"files", YT_SEQ, 0, NULL, NULL},
+	{"endpoint", YT_MAP, 0, NULL, NULL},
+	{"hooks", YT_MAP, 0, NULL, NULL},
+	{"git_dir", YT_STR, 0, NULL, NULL}, /* refused | allowed (module agents) */
+	{"sandbox", YT_MAP, 0, NULL, NULL},
+	{"login", YT_STRLIST, 0, NULL, NULL},
+	{"acp", YT_MAP, 0, NULL, NULL},
+	{"pty", YT_MAP, 0, NULL, NULL},
+	{NULL, 0, 0, NULL, NULL},
+};
+/* clang-format on */
 
 static int parse_runtime(struct pctx *c, const struct ynode *node)
 {
@@ -2187,6 +2325,36 @@ static void jset(json_t *o, const char *k, json_t *v)
 	(void)json_object_set_new(o, k, v ? v : json_null());
 }
 
+static json_t *pty_canonical(const struct ptydrive_conf *pc)
+{
+	json_t *j = json_object(), *perms = json_array(), *ign = json_array();
+	unsigned rows, cols;
+	size_t i;
+
+	ptydrive_rows_cols(pc, &rows, &cols);
+	jset(j, "rows", json_integer(rows));
+	jset(j, "cols", json_integer(cols));
+	jset(j, "term", jstr_or_null(pc->term));
+	jset(j, "ready", jstr_or_null(pc->ready));
+	jset(j, "working", jstr_or_null(pc->working));
+	jset(j, "done", jstr_or_null(pc->done));
+	for (i = 0; i < pc->n_ignore; i++)
+		(void)json_array_append_new(ign, json_string(pc->ignore[i]));
+	jset(j, "ignore", ign);
+	for (i = 0; i < pc->n_perms; i++)
+		(void)json_array_append_new(
+			perms, json_pack("{s:s,s:s,s:s}", "pattern", pc->perms[i].pattern, "allow",
+					 pc->perms[i].allow, "deny", pc->perms[i].deny));
+	jset(j, "permission", perms);
+	jset(j, "idle_done_ms", json_integer((json_int_t)pc->idle_done_ms));
+	jset(j, "paste", json_boolean(pc->paste));
+	jset(j, "submit", jstr_or_null(pc->submit));
+	jset(j, "submit_delay_ms", json_integer((json_int_t)pc->submit_delay_ms));
+	jset(j, "exit", jstr_or_null(pc->exit_keys));
+	jset(j, "exit_wait_ms", json_integer((json_int_t)pc->exit_wait_ms));
+	return j;
+}
+
 json_t *profile_canonical(const struct profile *p)
 {
 	const struct profile_invocation *inv = &p->invocation;
@@ -2321,6 +2489,8 @@ json_t *profile_canonical(const struct profile *p)
 		jset(j, "args", jstrv(&rt->acp.args));
 		jset(r, "acp", j);
 	}
+	if (rt->pty.declared) /* the same rule */
+		jset(r, "pty", pty_canonical(&rt->pty));
 	jset(o, "runtime", r);
 	return o;
 }

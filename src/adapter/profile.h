@@ -33,6 +33,7 @@
 
 #include "adapter/axes.h"
 #include "adapter/catalog.h"
+#include "proc/ptydrive.h"
 #include "proc/sandbox.h"
 #include "util/arena.h"
 #include "util/diag.h"
@@ -316,6 +317,9 @@ struct profile_runtime {
 	 * its private HOME (docs/spawning.md, "Logins") */
 	bool login_declared;
 	struct profile_strv login;
+	/* runtime.pty: the agent runs in a pseudo-terminal, its screen read as
+	 * these patterns say (event channel poll-pty; proc/ptydrive.h) */
+	struct ptydrive_conf pty;
 	struct catalog_origin origin, events_at, home_at, git_dir_at;
 	struct profile_acp acp; /* runtime.acp */
 };

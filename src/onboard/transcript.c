@@ -131,6 +131,13 @@ int transcript_invocation_from_profile(const struct profile *p, struct arena *ar
 			p->name, pi->prompt_file_flag);
 		return -ENOTSUP;
 	}
+	if (p->runtime.pty.declared && !pi->prompt_flag && !pi->prompt_positional) {
+		diag_set(
+			reterr, p->source, p->origin.line, p->origin.col,
+			"profile '%s' types its prompt into a terminal (runtime.pty): the recorded-profile adapter has no spelling for that (only prompt_flag or prompt_positional)",
+			p->name);
+		return -ENOTSUP;
+	}
 	if (!pi->prompt_flag && !pi->prompt_positional) {
 		/* an ACP-only profile (runtime.acp): the prompt is a JSON-RPC
 		 * frame, not an argv token */

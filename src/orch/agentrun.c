@@ -57,6 +57,7 @@ void agentrun_init(struct agentrun *r, const struct invocation_plan *plan,
 	r->cost_usd = -1;
 	r->cached_tokens = EVENT_UNSET;
 	dialect_state_init(&r->dialect, plan->dialect);
+	r->dialect.pty_screen = plan->pty;
 	dialect_state_init(&r->hooks_dialect, DIALECT_HOOKS);
 	outcome_inputs_init(&r->in, plan->dialect);
 	lasterr_init(&r->lasterr, plan->dialect);
@@ -388,6 +389,22 @@ uint64_t agentrun_stop(struct agentrun *r)
 	return AGENTRUN_ACP_CANCEL_MS;
 }
 
+/* runtime.pty: the terminal, the prompt to type (the plan's prompt file) and
+ * how permission prompts are answered: allowed when the task runs in
+ * dangerous mode (the agent may act without asking), else denied. */
+static void fill_pty(const struct invocation_plan *plan, struct proc_spec *spec)
+{
+	size_t i;
+
+	spec->pty = plan->pty_conf;
+	spec->pty_prompt = "";
+	for (i = 0; i < plan->n_files; i++)
+		if (plan->files[i].base == INVOCATION_BASE_SESSION &&
+		    strcmp(plan->files[i].path, INVOCATION_PROMPT_FILE) == 0)
+			spec->pty_prompt = plan->files[i].content;
+	spec->pty_allow = plan->dangerous;
+}
+
 int agentrun_fill_spec(struct agentrun *r, struct proc_spec *spec, struct diag *reterr)
 {
 	const struct invocation_plan *plan = r->plan;
@@ -423,6 +440,8 @@ int agentrun_fill_spec(struct agentrun *r, struct proc_spec *spec, struct diag *
 	spec->timeout_ms = r->timeout_ms;
 	spec->idle_timeout_ms = r->idle_timeout_ms;
 	spec->kill_grace_ms = r->kill_grace_ms;
+	if (plan->pty && plan->pty_conf)
+		fill_pty(plan, spec);
 	return 0;
 }
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "proc/landlock.h"
+#include "proc/pty.h"
 #include "util/fsutil.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -94,6 +95,7 @@ struct child {
 	const char *cwd;
 	int in_fd, out_fd, err_fd; /* -1: /dev/null for stdin, inherit for stdout/stderr */
 	bool new_session;
+	bool ctty;	      /* in_fd is a pty's slave: make it the controlling terminal */
 	const int *procs_fds; /* the cgroups to enter (cgroup.procs), n_procs of them */
 	unsigned n_procs;
 	bool new_ns; /* started in new PID and mount namespaces: mount its /proc */
@@ -171,6 +173,8 @@ VFORK_SAFE static int child_main(void *arg)
 		r = -errno;
 		goto fail;
 	}
+	if (c->ctty && (r = pty_child_ctty(c->in_fd)) < 0)
+		goto fail;
 	r = child_stdio(c);
 	if (r == 0 && c->cwd && chdir(c->cwd) < 0)
 		r = -errno;
@@ -234,6 +238,43 @@ static void child_diag(const struct proc_spec *spec, const struct child *c, stru
 	}
 }
 
+/* The child's stdio: pipes for stdout and stderr as the flags say, stdin from
+ * the spec (moved above 2), else /dev/null (the child opens it). */
+static int open_stdio(const struct proc_spec *spec, int out[2], int err[2], int *in)
+{
+	int r;
+
+	if ((spec->flags & SPAWN_PIPE_STDOUT) && (r = make_pipe(out)) < 0)
+		return r;
+	if ((spec->flags & SPAWN_PIPE_STDERR) && (r = make_pipe(err)) < 0)
+		return r;
+	if (spec->stdin_fd >= 0) {
+		*in = spec->stdin_fd;
+		r = fd_move_above(in, STDERR_FILENO + 1, false);
+		if (r < 0) {
+			*in = -1;
+			return r;
+		}
+	}
+	return 0;
+}
+
+/* spec.pty: the master reads as stdout (out[0]); the slave (*in, also
+ * out[1] and err[1], not owned there) is the child's 0, 1 and 2. */
+static int open_pty(const struct proc_spec *spec, int out[2], int err[2], int *in)
+{
+	unsigned rows, cols;
+	int r;
+
+	ptydrive_rows_cols(spec->pty, &rows, &cols);
+	r = pty_open(rows, cols, &out[0], in);
+	if (r < 0)
+		return r;
+	out[1] = *in;
+	err[1] = *in;
+	return 0;
+}
+
 /* Stack of the child until its execve: a few frames of system calls. */
 #define CHILD_STACK_SIZE (64 * 1024)
 
@@ -245,6 +286,7 @@ int proc_spawn(const struct proc_spec *spec, struct proc *ret, struct diag *rete
 	struct contain_cg *cg = NULL;
 	enum contain_tier tier = contain_effective(host, spec->contain);
 	int out[2] = {-1, -1}, err[2] = {-1, -1}, in = -1, pidfd = -1;
+	bool pty = spec->pty && spec->pty->declared;
 	int procs[CONTAIN_HIER_MAX], flags = CLONE_VM | CLONE_VFORK | SIGCHLD;
 	unsigned i;
 	sigset_t all, old;
@@ -304,18 +346,9 @@ int proc_spawn(const struct proc_spec *spec, struct proc *ret, struct diag *rete
 		plan.parent_pid = 0;
 		plan.parent_pidfd = pidfd;
 	}
-	if ((spec->flags & SPAWN_PIPE_STDOUT) && (r = make_pipe(out)) < 0)
+	r = pty ? open_pty(spec, out, err, &in) : open_stdio(spec, out, err, &in);
+	if (r < 0)
 		goto fail_errno;
-	if ((spec->flags & SPAWN_PIPE_STDERR) && (r = make_pipe(err)) < 0)
-		goto fail_errno;
-	if (spec->stdin_fd >= 0) {
-		in = spec->stdin_fd;
-		r = fd_move_above(&in, STDERR_FILENO + 1, false);
-		if (r < 0) {
-			in = -1;
-			goto fail_errno;
-		}
-	}
 
 	c.path = spec->argv.v[0];
 	c.argv = (char *const *)(uintptr_t)spec->argv.v;
@@ -324,7 +357,8 @@ int proc_spawn(const struct proc_spec *spec, struct proc *ret, struct diag *rete
 	c.in_fd = in;
 	c.out_fd = out[1];
 	c.err_fd = err[1];
-	c.new_session = spec->flags & SPAWN_NEW_SESSION;
+	c.new_session = pty || (spec->flags & SPAWN_NEW_SESSION);
+	c.ctty = pty;
 	c.procs_fds = procs;
 	c.n_procs = cg ? cg->n : 0;
 	c.new_ns = tier == CONTAIN_PIDNS;
@@ -382,6 +416,8 @@ fail_errno:
 	ret->start_errno = -r;
 out:
 	shim_plan_release(&plan);
+	if (pty)
+		out[1] = err[1] = -1; /* both are in, closed below */
 	close_pair(out);
 	close_pair(err);
 	close_fdp(&in);

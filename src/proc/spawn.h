@@ -25,6 +25,7 @@
 #include <sys/types.h>
 
 #include "proc/contain.h"
+#include "proc/ptydrive.h"
 #include "proc/shim.h"
 #include "util/diag.h"
 #include "util/strvec.h"
@@ -84,6 +85,16 @@ struct proc_spec {
 	 * the hooks socket for this long (since the start or the last bytes)
 	 * -> stopped as at timeout_ms, with stalled set; 0 = none. */
 	uint64_t idle_timeout_ms;
+	/* A pseudo-terminal instead of pipes (proc/pty.h), when pty is set and
+	 * declared: its size from pty, the agent in a new session with it as
+	 * controlling terminal and stdio (stdin_fd and the pipe flags are not
+	 * used); proc.out_fd is the master. The supervisor reads the screen
+	 * with a proc/ptydrive.h driver: pty_prompt is typed, pty_allow is the
+	 * task's answer to permission prompts. Borrowed; they must outlive the
+	 * task. */
+	const struct ptydrive_conf *pty;
+	const char *pty_prompt;
+	bool pty_allow;
 };
 
 #define PROC_SPEC_INIT                                                                             \

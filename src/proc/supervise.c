@@ -16,6 +16,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "proc/pty.h"
+#include "proc/ptydrive.h"
+
 #include "util/fsutil.h"
 #include "util/log.h"
 #include "util/sbuf.h"
@@ -163,6 +166,7 @@ struct sv_child {
 	int listen_fd;		    /* the hooks socket (spec.listen_fd), -1 none */
 	uint64_t conn_seq;	    /* connections accepted so far */
 	struct sv_stream *conns;    /* PROC_MAX_SOCKET_CONNS when listen_fd >= 0, else NULL */
+	struct ptydrive *pty;	    /* spec.pty: the screen of its terminal (out_fd), else NULL */
 };
 
 struct supervisor {
@@ -509,6 +513,43 @@ static void close_stream(struct supervisor *sv, struct sv_child *c, struct sv_st
 	close_fdp(fd);
 }
 
+/* ---- a pty's screen (proc/ptydrive.h) ---- */
+
+/* The driver's report lines go out as stdout lines; its keys go to the
+ * terminal. */
+static void pty_step(struct supervisor *sv, struct sv_child *c)
+{
+	struct sbuf lines = SBUF_INIT(SIZE_MAX), keys = SBUF_INIT(SIZE_MAX);
+	enum ptydrive_action a;
+
+	a = ptydrive_step(c->pty, now_ms(sv), &lines, &keys);
+	if (keys.len && c->proc.out_fd >= 0 && pty_type(c->proc.out_fd, keys.buf, keys.len) < 0)
+		log_debug("pid %ld: cannot type into its terminal", (long)c->proc.pid);
+	if (lines.len)
+		frame_chunk(sv, c, &c->out, lines.buf, lines.len);
+	sbuf_release(&lines);
+	sbuf_release(&keys);
+	/* done, and still there after its exit keys: stopped as on a cancel */
+	if (a == PTYDRIVE_HANGUP && !c->finished && c->proc.state == PROC_RUNNING)
+		sv_event(sv, c, PROC_EV_CANCEL, NULL);
+}
+
+static void pty_feed(struct supervisor *sv, struct sv_child *c, size_t n)
+{
+	ptydrive_feed(c->pty, sv->rbuf, n);
+	pty_step(sv, c);
+}
+
+static void pty_end(struct supervisor *sv, struct sv_child *c)
+{
+	struct sbuf lines = SBUF_INIT(SIZE_MAX);
+
+	ptydrive_eof(c->pty, now_ms(sv), &lines);
+	if (lines.len)
+		frame_chunk(sv, c, &c->out, lines.buf, lines.len);
+	sbuf_release(&lines);
+}
+
 static void read_stream(struct supervisor *sv, struct sv_child *c, struct sv_stream *s)
 {
 	int *fd = stream_fd(c, s);
@@ -527,7 +568,10 @@ static void read_stream(struct supervisor *sv, struct sv_child *c, struct sv_str
 				c->proc.output_bytes += (uint64_t)n;
 				c->proc.last_output_ms = now_ms(sv);
 			}
-			frame_chunk(sv, c, s, sv->rbuf, (size_t)n);
+			if (c->pty && s == &c->out)
+				pty_feed(sv, c, (size_t)n);
+			else
+				frame_chunk(sv, c, s, sv->rbuf, (size_t)n);
 			/* a pipe is drained for now; a hook connection is read on
 			 * to its end (EOF right behind the data is the usual
 			 * case), so its last line is not overtaken */
@@ -537,8 +581,11 @@ static void read_stream(struct supervisor *sv, struct sv_child *c, struct sv_str
 		}
 		if (n < 0)
 			log_debug("read from pid %ld: %s", (long)c->proc.pid, strerror(errno));
-		/* EOF (or an error, treated alike): a last line without a
+		/* EOF (or an error, treated alike; a pty's master reads EIO
+		 * once no one holds its slave): a last line without a
 		 * newline is still a line. */
+		if (c->pty && s == &c->out)
+			pty_end(sv, c);
 		if (s->part.len || s->discarding)
 			finish_line(sv, c, s);
 		close_stream(sv, c, s);
@@ -806,6 +853,7 @@ static void child_free(struct sv_child *c)
 		sbuf_release(&c->conns[i].part);
 	}
 	free(c->conns);
+	c->pty = ptydrive_free(c->pty);
 	close_fdp(&c->listen_fd);
 	close_fdp(&c->log_fd);
 	sbuf_release(&c->out.part);
@@ -854,6 +902,16 @@ static void start_task(struct supervisor *sv, struct proc_spec *spec, void *task
 	}
 	if (spec->log_path)
 		log_open(sv, c, spec->log_path);
+	if (spec->pty && spec->pty->declared) {
+		r = ptydrive_new(spec->pty, spec->pty_prompt, spec->pty_allow, now_ms(sv), &c->pty,
+				 &d);
+		if (r < 0) {
+			c->proc.path = xstrdup(spec->argv.nr ? spec->argv.v[0] : "");
+			proc_set_start_failure(&c->proc, SHIM_STAGE_SPAWN, -r, d.msg);
+			sv_event(sv, c, PROC_EV_SPAWN_FAILED, NULL);
+			return;
+		}
+	}
 
 	r = proc_spawn(spec, &p, &d);
 	if (r == 0) {
@@ -1077,6 +1135,9 @@ static int next_timeout(struct supervisor *sv, uint64_t now)
 			next = idle_deadline(c);
 		if (c->grace_deadline_ms && c->grace_deadline_ms < next)
 			next = c->grace_deadline_ms;
+		if (c->pty && c->proc.out_fd >= 0 && ptydrive_next_ms(c->pty) &&
+		    ptydrive_next_ms(c->pty) < next)
+			next = ptydrive_next_ms(c->pty);
 	}
 	if (sv->wake_ms && !sv->cancels && sv->wake_ms < next)
 		next = sv->wake_ms;
@@ -1107,6 +1168,9 @@ static void fire_timers(struct supervisor *sv)
 			c->proc.stalled = true;
 			sv_event(sv, c, PROC_EV_DEADLINE, NULL);
 		}
+		if (!c->finished && c->pty && c->proc.out_fd >= 0 && ptydrive_next_ms(c->pty) &&
+		    now >= ptydrive_next_ms(c->pty))
+			pty_step(sv, c);
 		if (!c->finished && c->grace_deadline_ms && now >= c->grace_deadline_ms &&
 		    c->soft_stop) {
 			/* the time the agent had to stop on its own is over */

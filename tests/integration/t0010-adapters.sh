@@ -20,16 +20,16 @@ $2
 
 # ---- list ----
 expect_exit 0 "$BERNSTEIN" adapters list
-expect_lines stdout 50 "list: a header and 49 adapters"
+expect_lines stdout 52 "list: a header and 51 adapters"
 check "list: claude line" grep -qE '^claude +Claude Code +claude$' "$T/stdout"
 check "list: cloudflare drives wrangler" grep -qE '^cloudflare +Cloudflare Agents +wrangler$' "$T/stdout"
 check "list: mock is built in" grep -qE '^mock +mock +\(built-in\)$' "$T/stdout"
 expect_stderr_empty "list: nothing on stderr"
 
 expect_exit 0 "$BERNSTEIN" adapters list --json
-check "list --json: 49 adapters with name/display_name/binary/builtin" json_check "$T/stdout" '
+check "list --json: 51 adapters with name/display_name/binary/builtin" json_check "$T/stdout" '
 a = d["adapters"]
-assert len(a) == 49, len(a)
+assert len(a) == 51, len(a)
 assert [x["name"] for x in a] == sorted(x["name"] for x in a)
 for x in a:
     assert set(x) == {"name", "display_name", "binary", "builtin"}, x
@@ -40,7 +40,7 @@ assert c["iac"]["binary"] == "terraform"
 '
 # the global --json works the same
 expect_exit 0 "$BERNSTEIN" --json adapters list
-check "global --json: JSON too" json_check "$T/stdout" 'assert len(d["adapters"]) == 49'
+check "global --json: JSON too" json_check "$T/stdout" 'assert len(d["adapters"]) == 51'
 
 expect_exit 2 "$BERNSTEIN" adapters list extra
 expect_stderr_contains "bernstein: unexpected argument 'extra'"
@@ -93,7 +93,7 @@ fi
 # ---- check, on a machine with no agents (make run's command) ----
 mkdir -p "$T/empty"
 expect_exit 0 PATH="$T/empty" "$BERNSTEIN" adapters check
-expect_stdout_contains "49 adapters - 2 reachable - 49 declared - 0 failed probes"
+expect_stdout_contains "51 adapters - 2 reachable - 51 declared - 0 failed probes"
 check "check: claude not in PATH" grep -qE '^claude +flag +cli-flag +stream-json +git-diff +stateless +not installed +\(not in PATH\) +\(n/a\)$' "$T/stdout"
 check "check: openai_agents built in" grep -qE '^openai_agents +flag +always-on +hooks +git-diff +stateless +no contract +\(built-in\) +\(n/a\)$' "$T/stdout"
 check "check: header" grep -qE '^adapter +resume +dangerous mode +event channel +output mode +session state +contract +binary +version$' "$T/stdout"
@@ -102,7 +102,7 @@ expect_stdout_contains "contracts: 17 checked, 0 passed, 0 drifted, 0 runtime fa
 expect_exit 0 PATH="$T/empty" "$BERNSTEIN" adapters check --json
 check "check --json: shape and summary" json_check "$T/stdout" '
 a = d["adapters"]
-assert len(a) == 49
+assert len(a) == 51
 keys = {"name", "display_name", "binary", "builtin", "binary_path", "version", "probe", "probe_detail", "strategy", "resume_capability", "declared", "profile_hash", "contract"}
 for x in a:
     assert set(x) == keys, set(x) ^ keys
@@ -114,7 +114,7 @@ assert c["codex"]["strategy"]["resume"] == "subcommand"
 assert c["pi"]["strategy"]["dangerous_mode"] == "always-on"
 assert c["claude"]["resume_capability"] == "native" and c["aider"]["resume_capability"] == "fallback-fresh"
 assert c["claude"]["contract"]["status"] == "not-installed" and c["mock"]["contract"] is None
-assert d["summary"] == {"total": 49, "reachable": 2, "declared": 49, "failed": 0,
+assert d["summary"] == {"total": 51, "reachable": 2, "declared": 51, "failed": 0,
                         "contracts": {"checked": 17, "passed": 0, "drifted": 0,
                                       "runtime_failures": 0, "skipped": 17}}, d["summary"]
 '
@@ -146,7 +146,8 @@ check "check --timeout 1 with a hanging codex returns within 10 s (took ${elapse
 check "check: claude's version line, escapes stripped" grep -qE "^claude +.* $T/bin/claude +2\.1\.332 \(Claude Code\)\$" "$T/stdout"
 check "check: codex timed out" grep -qE "^codex +.* $T/bin/codex +\(timed out after 1s\)\$" "$T/stdout"
 check "check: gemini failed" grep -qE "^gemini +.* $T/bin/gemini +\(exit 3: gemini: broken install\)\$" "$T/stdout"
-check "check: summary counts the failures (gemini_acp runs the broken gemini too)" grep -qE '^49 adapters - [0-9]+ reachable - 49 declared - 3 failed probes$' "$T/stdout"
+# (gemini_acp and gemini_tui run the same broken gemini)
+check "check: summary counts the failures" grep -qE '^51 adapters - [0-9]+ reachable - 51 declared - 4 failed probes$' "$T/stdout"
 
 expect_exit 1 PATH="$T/bin:/usr/bin:/bin" "$BERNSTEIN" adapters check --strict --timeout 1
 expect_exit 0 PATH="$T/bin:/usr/bin:/bin" "$BERNSTEIN" adapters check claude --strict
@@ -163,13 +164,15 @@ assert c['claude']['probe_detail'] is None
 assert c['codex']['probe'] == 'timed-out' and c['codex']['version'] is None
 assert c['codex']['probe_detail'] == '(timed out after 1s)'
 assert c['gemini']['probe'] == 'exit-nonzero'
-assert d['summary']['failed'] == 3
+assert c['gemini_tui']['probe'] == 'exit-nonzero'
+assert c['gemini_acp']['probe'] == 'exit-nonzero'
+assert d['summary']['failed'] == 4
 "
 
 # --no-probe runs nothing
 expect_exit 0 PATH="$T/bin:/usr/bin:/bin" "$BERNSTEIN" adapters check --no-probe --strict
 check "--no-probe: nothing probed" grep -qE '^codex +.* \(not probed\) +\(n/a\)$' "$T/stdout"
-expect_stdout_contains "49 adapters - 2 reachable - 49 declared - 0 failed probes"
+expect_stdout_contains "51 adapters - 2 reachable - 51 declared - 0 failed probes"
 
 # bad --timeout values
 for v in 0 -1 abc 1x 99999; do
@@ -230,10 +233,10 @@ adapters:
   abacus: {display_name: Abacus, binary: abacus}
 EOS
 expect_exit 3 PATH="$T/empty" "$BERNSTEIN" adapters check
-expect_stdout_contains "51 adapters - 2 reachable - 49 declared - 0 failed probes"
+expect_stdout_contains "53 adapters - 2 reachable - 51 declared - 0 failed probes"
 check "conformance error lists both, sorted" grep -qxF "bernstein: adapters missing a strategy declaration in the strategy matrix (resume / dangerous-mode / event-channel): abacus, zed" "$T/stderr"
 expect_exit 0 "$BERNSTEIN" adapters list
-expect_lines stdout 52 "list shows the two new adapters"
+expect_lines stdout 54 "list shows the two new adapters"
 expect_exit 0 "$BERNSTEIN" adapters show zed
 expect_stdout_contains "declared:          no (missing from the strategy matrix)"
 expect_exit 3 PATH="$T/empty" "$BERNSTEIN" adapters check zed --no-probe

@@ -26,7 +26,7 @@ for x in d['integrations']:
     if x['profile']:
         print(x['name'])
 " "$T/stdout" >"$T/profiled"
-check "43 shipped profiles" test "$(wc -l <"$T/profiled")" -eq 43
+check "45 shipped profiles" test "$(wc -l <"$T/profiled")" -eq 45
 n=0
 bad=""
 while read -r name; do
@@ -57,10 +57,12 @@ assert "notes" not in d["canonical"]
 assert set(d["canonical"]) == {"builtin", "capabilities", "contract", "display_name",
     "invocation", "models", "name", "runtime", "shape", "strategy", "version_args"}
 assert len(d["canonical"]["capabilities"]) == 17
-# runtime.sandbox, runtime.login and runtime.acp are there only when declared (existing
-# hashes do not move)
+# runtime.sandbox, runtime.login, runtime.acp and runtime.pty are there only
+# when declared (existing hashes do not move)
 rt = d["canonical"]["runtime"]
-assert len(rt) == 11 + ("sandbox" in rt) + ("login" in rt) + ("acp" in rt)
+assert len(rt) == 11 + ("sandbox" in rt) + ("login" in rt) + ("acp" in rt) + ("pty" in rt)
+if "pty" in rt:
+    assert len(rt["pty"]) == 14, sorted(rt["pty"])
 assert len(d["canonical"]["runtime"]["endpoint"]) == 5
 EOS
 		bad="$bad $name"
@@ -81,7 +83,7 @@ check "check --json: profile_hash, null without a profile" json_check "$T/stdout
 c = {x['name']: x for x in d['adapters']}
 assert c['codex']['profile_hash'] == '$h'
 assert c['iac']['profile_hash'] is None and c['letta_code']['profile_hash'] is None
-assert sum(1 for x in d['adapters'] if x['profile_hash']) == 43
+assert sum(1 for x in d['adapters'] if x['profile_hash']) == 45
 "
 
 # ---- the worked example of docs/profile-format.md ----
@@ -102,7 +104,7 @@ check "the documented hash of mini.yaml" grep -qF "profile_hash $(cat "$T/doc-ha
 
 # ---- profiles validate ----
 expect_exit 0 "$BERNSTEIN" profiles validate "$SRCDIR"/catalog/profiles/*.yaml
-check "every shipped file: ok" test "$(grep -c ': ok: profile ' "$T/stdout")" -eq 43
+check "every shipped file: ok" test "$(grep -c ': ok: profile ' "$T/stdout")" -eq 45
 expect_stderr_empty "no problems"
 
 rm -rf "$T/work/.bernstein/catalog"
@@ -148,7 +150,7 @@ EOS
 sed 's/^display_name: "Pi"$/display_name: "Pi (repo)"/' "$SRCDIR/catalog/profiles/pi.yaml" \
 	>"$T/work/.bernstein/catalog/profiles/pi.yaml"
 expect_exit 0 "$BERNSTEIN" adapters list
-expect_lines stdout 51 "a header and 50 adapters"
+expect_lines stdout 53 "a header and 52 adapters"
 check "list: zed from the user profile" grep -qE '^zed +Zed +zed-agent$' "$T/stdout"
 check "list: pi from the repo profile" grep -qE '^pi +Pi \(repo\) +pi$' "$T/stdout"
 expect_exit 0 "$BERNSTEIN" adapters show pi --json
@@ -216,13 +218,13 @@ rm -rf "$T/work/.bernstein/catalog" "$T/config/bernstein"
 
 # ---- integrations list ----
 expect_exit 0 "$BERNSTEIN" integrations list
-expect_lines stdout 49 "one line per agent"
+expect_lines stdout 51 "one line per agent"
 check "claude: what it is good for and how to install it" \
 	grep -qE '^claude +.+ \(install: npm install -g @anthropic-ai/claude-code\)$' "$T/stdout"
 expect_exit 0 "$BERNSTEIN" integrations list --json
 check "integrations --json: copy for every adapter" json_check "$T/stdout" "
 a = d['integrations']
-assert len(a) == 49
+assert len(a) == 51
 for x in a:
     assert x['summary'] and x['install'], x
 c = {x['name']: x for x in a}

@@ -21,7 +21,8 @@
 #include "util/xalloc.h"
 
 /* The 45 registry names of the Python system (anchor-adapters.md §1.15), and
- * the four ACP profiles (claude_acp, gemini_acp, opencode_acp, qwen_acp). */
+ * the four ACP profiles (claude_acp, gemini_acp, opencode_acp, qwen_acp) and
+ * the two TUI profiles (claude_tui, gemini_tui: event channel poll-pty). */
 static const char *const registry_names[] = {
 	"aichat",
 	"aider",
@@ -32,6 +33,7 @@ static const char *const registry_names[] = {
 	"charm",
 	"claude",
 	"claude_acp",
+	"claude_tui",
 	"cline",
 	"clm",
 	"cloudflare",
@@ -47,6 +49,7 @@ static const char *const registry_names[] = {
 	"forge",
 	"gemini",
 	"gemini_acp",
+	"gemini_tui",
 	"generic",
 	"goose",
 	"gptme",
@@ -227,7 +230,7 @@ static void test_embedded_passes_conformance(void **state)
 	assert_string_equal(d.msg, ""); /* untouched on success */
 	assert_int_equal(catalog_undeclared(cat, NULL, &missing), 0);
 	assert_int_equal(missing.nr, 0);
-	assert_int_equal(cat->n_rows, 49);
+	assert_int_equal(cat->n_rows, 51);
 	catalog_free(cat);
 }
 
@@ -330,12 +333,14 @@ static void test_python_rows(void **state)
 		{"q_dev", mk(U, DU, T, G, S)},
 		{"ralphex", mk(U, DU, T, G, S)},
 		{"rovo", mk(U, CF, T, G, S)},
+		{"claude_tui", mk(U, CF, EVENT_CHANNEL_POLL_PTY, G, S)},
+		{"gemini_tui", mk(U, CF, EVENT_CHANNEL_POLL_PTY, G, S)},
 	};
 	struct catalog *cat = load_embedded();
 	size_t i;
 
 	(void)state;
-	assert_int_equal(ARRAY_SIZE(rows) + 11, 45); /* plus the eleven corrected rows */
+	assert_int_equal(ARRAY_SIZE(rows) + 11, 47); /* plus the eleven corrected rows */
 	for (i = 0; i < ARRAY_SIZE(rows); i++) {
 		const struct matrix_row *row = catalog_matrix_find(cat, rows[i].name);
 
@@ -451,7 +456,7 @@ static void test_user_dir_replaces_row(void **state)
 	(void)strategy_resolve(cat, "codex", NULL, &res);
 	assert_int_equal(res.strategy.resume, RESUME_SUBCOMMAND);
 	assert_string_equal(res.decl->origin.file, "<embedded>/strategy-matrix.yaml");
-	assert_int_equal(cat->n_rows, 49);
+	assert_int_equal(cat->n_rows, 51);
 	assert_int_equal(catalog_check(cat, NULL, &d), 0);
 	catalog_free(cat);
 	tmp_release(&t);
@@ -503,7 +508,7 @@ static void test_repo_dir_beats_user_dir(void **state)
 	/* a registry entry of a higher layer replaces the embedded profile */
 	assert_null(catalog_find(cat, "claude")->profile);
 	assert_string_equal(catalog_find(cat, "claude")->display_name, "Claude (user)");
-	assert_int_equal(cat->n_entries, 49);
+	assert_int_equal(cat->n_entries, 51);
 	catalog_free(cat);
 	tmp_release(&t);
 }
@@ -525,7 +530,7 @@ static void test_new_adapter_without_row_fails(void **state)
 		  "    display_name: Zed Agent\n"
 		  "    binary: zed-agent\n");
 	assert_int_equal(catalog_load(NULL, repo, &cat, &d), 0);
-	assert_int_equal(cat->n_entries, 50);
+	assert_int_equal(cat->n_entries, 52);
 	assert_non_null(catalog_find(cat, "zed"));
 	diag_clear(&d);
 	assert_int_equal(catalog_check(cat, NULL, &d), -EINVAL);
@@ -849,8 +854,8 @@ static void test_broken_corpus(void **state)
 			fail_msg("%s: message '%s', expected %s'%s'", b->file, d.msg,
 				 b->partial ? "it to contain " : "", b->msg);
 		/* the catalogue is unchanged by the failed file */
-		assert_int_equal(cat->n_rows, 49);
-		assert_int_equal(cat->n_entries, 49);
+		assert_int_equal(cat->n_rows, 51);
+		assert_int_equal(cat->n_entries, 51);
 		assert_int_equal(strategy_for(cat, "claude").resume, RESUME_FLAG);
 		assert_string_equal(catalog_find(cat, "claude")->binary, "claude");
 		strvec_clear(&path);

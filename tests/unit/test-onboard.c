@@ -875,6 +875,21 @@ static void test_every_shipped_profile(void **state)
 			refused++;
 			continue;
 		}
+		if (p->runtime.pty.declared && !p->invocation.prompt_flag &&
+		    !p->invocation.prompt_positional) {
+			struct recorded_invocation inv;
+			struct arena a = ARENA_INIT;
+
+			/* a TUI profile (claude_tui, gemini_tui) types its prompt:
+			 * refused the same way */
+			diag_clear(&d);
+			assert_int_equal(transcript_invocation_from_profile(p, &a, &inv, &d),
+					 -ENOTSUP);
+			assert_non_null(strstr(d.msg, "runtime.pty"));
+			arena_release(&a);
+			refused++;
+			continue;
+		}
 		check_profile(p, &host);
 		checked++;
 	}

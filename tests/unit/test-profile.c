@@ -151,7 +151,7 @@ static void test_shipped_split(void **state)
 	size_t i, profiles = 0;
 
 	(void)state;
-	assert_int_equal(cat->n_entries, 49);
+	assert_int_equal(cat->n_entries, 51);
 	for (i = 0; i < cat->n_entries; i++) {
 		const struct registry_entry *e = cat->entries[i];
 
@@ -172,7 +172,7 @@ static void test_shipped_split(void **state)
 		assert_ptr_equal(e->strategy, e->profile->strategy);
 		assert_int_equal(e->layer, 0);
 	}
-	assert_int_equal(profiles, 43);
+	assert_int_equal(profiles, 45);
 	/* every embedded profile file is one of them, named after its file */
 	for (const struct catalog_file *f = catalog_embedded; f->name; f++) {
 		char stem[PROFILE_MAX_NAME + 2];
@@ -239,7 +239,7 @@ static void test_shipped_gates(void **state)
 	assert_true(catalog_vision(cat, "antigravity"));
 	assert_false(catalog_vision(cat, "codex"));
 	assert_int_equal(n_vision, 3);
-	assert_int_equal(cat->n_use_cases, 49);
+	assert_int_equal(cat->n_use_cases, 51);
 	catalog_free(cat);
 }
 
@@ -1072,7 +1072,7 @@ static void test_catalog_layers(void **state)
 		       "name: zed\ndisplay_name: Zed\nshape: factory\n"
 		       "invocation: {binary: zed-agent, prompt_positional: true}\n");
 	cat = load_catalog(NULL, dir.v[0]);
-	assert_int_equal(cat->n_entries, 50);
+	assert_int_equal(cat->n_entries, 52);
 	assert_string_equal(catalog_find(cat, "claude")->display_name, "My Claude");
 	assert_string_equal(catalog_find(cat, "claude")->origin.file, f1);
 	assert_int_equal(catalog_find(cat, "claude")->layer, 1);
@@ -1165,7 +1165,7 @@ static void test_catalog_layers(void **state)
 	assert_string_equal(catalog_use_case(cat, "claude")->summary, "mine");
 	assert_non_null(catalog_use_case(cat, "codex"));
 	assert_null(catalog_use_case(cat, "nosuch"));
-	assert_int_equal(cat->n_use_cases, 50);
+	assert_int_equal(cat->n_use_cases, 52);
 	catalog_free(cat);
 	free(f1);
 
