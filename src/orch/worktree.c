@@ -1423,12 +1423,15 @@ static const struct wt_entry *wt_find_path(const struct wt_entry *v, size_t n, c
 	return NULL;
 }
 
-int worktree_add(const char *repo, const char *path, const char *branch, const char *base_commit,
-		 const char *const *env, char **ret_start, struct diag *reterr)
+static int wt_add(const char *repo, const char *path, const char *branch, const char *base_commit,
+		  bool no_checkout, const char *const *env, char **ret_start, struct diag *reterr)
 {
 	char oid[GITREF_OID_MAX + 1];
-	const char *add_new[] = {"worktree", "add", "-b", branch, NULL, NULL, NULL};
-	const char *add_old[] = {"worktree", "add", NULL, branch, NULL};
+	/* with no_checkout: "--no-checkout" after "add", the rest one further
+	 * on (nw and od are where the plain layout's indices apply) */
+	const char *add_new[] = {"worktree", "add", "-b", branch, NULL, NULL, NULL, NULL};
+	const char *add_old[] = {"worktree", "add", NULL, branch, NULL, NULL};
+	const char **nw = add_new, **od = add_old;
 	static const char *const prune[] = {"worktree", "prune", NULL};
 	struct wt_entry *v = NULL;
 	const struct wt_entry *e;
@@ -1443,6 +1446,17 @@ int worktree_add(const char *repo, const char *path, const char *branch, const c
 		return r;
 	if (ret_start)
 		*ret_start = NULL;
+	if (no_checkout) {
+		static const char *const nc_new[] = {"worktree", "add", "--no-checkout", "-b"};
+		static const char *const nc_old[] = {"worktree", "add", "--no-checkout"};
+
+		memcpy(add_new, nc_new, sizeof(nc_new));
+		add_new[4] = branch;
+		memcpy(add_old, nc_old, sizeof(nc_old));
+		add_old[4] = branch;
+		nw = add_new + 1; /* add_new[5], [6] are the path and base */
+		od = add_old + 1; /* add_old[3] is the path */
+	}
 	abs = canon_path(repo, path);
 	/* The common case, a new task: neither the path nor the branch exists.
 	 * One git call instead of four; any failure (the branch exists, a stale
@@ -1451,8 +1465,8 @@ int worktree_add(const char *repo, const char *path, const char *branch, const c
 		/* git refuses a taken branch or path itself: then the general path */
 		path_dirname(abs, parent, sizeof(parent));
 		if (mkdir_p(parent, 0777) >= 0) {
-			add_new[4] = abs;
-			add_new[5] = base_commit;
+			nw[4] = abs;
+			nw[5] = base_commit;
 			if (wt_simple(repo, env, add_new, NULL) == 0) {
 				r = 0;
 				goto made;
@@ -1529,14 +1543,14 @@ int worktree_add(const char *repo, const char *path, const char *branch, const c
 	if (r < 0)
 		goto out;
 	if (exists) {
-		add_old[2] = abs;
+		od[2] = abs;
 		r = wt_simple(repo, env, add_old, reterr);
 	} else {
 		r = resolve_commit(repo, base_commit, env, &base, reterr);
 		if (r < 0)
 			goto out;
-		add_new[4] = abs;
-		add_new[5] = base;
+		nw[4] = abs;
+		nw[5] = base;
 		r = wt_simple(repo, env, add_new, reterr);
 		if (r == 0 && ret_start) {
 			*ret_start = base;
@@ -1559,6 +1573,19 @@ out:
 	free(abs);
 	free(base);
 	return r;
+}
+
+int worktree_add(const char *repo, const char *path, const char *branch, const char *base_commit,
+		 const char *const *env, char **ret_start, struct diag *reterr)
+{
+	return wt_add(repo, path, branch, base_commit, false, env, ret_start, reterr);
+}
+
+int worktree_add_no_checkout(const char *repo, const char *path, const char *branch,
+			     const char *base_commit, const char *const *env, char **ret_start,
+			     struct diag *reterr)
+{
+	return wt_add(repo, path, branch, base_commit, true, env, ret_start, reterr);
 }
 
 int worktree_repair(const char *repo, const char *wt_dir, const char *const *env, size_t *ret_n,
@@ -3640,4 +3667,14 @@ int git_log_subjects(const char *repo, const char *from, const char *to, unsigne
 		strvec_push(ret, line);
 	git_res_release(&g);
 	return 0;
+}
+
+int worktree_git_step(const char *dir, const char *const *env, bool write, const char *const *args,
+		      struct diag *reterr)
+{
+	int r = check_args(dir, reterr);
+
+	if (r < 0)
+		return r;
+	return git_step(dir, env, write ? GIT_WRITE : GIT_READ, NULL, args, reterr);
 }
