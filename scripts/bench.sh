@@ -25,5 +25,6 @@ ninja -C "$build" bench/redact-bench >/dev/null && "$build/bench/redact-bench"
 sh "$(dirname "$0")/../bench/audit-bench.sh" "$build"
 sh "$(dirname "$0")/../bench/run-bench.sh" "$build"
 sh "$(dirname "$0")/../bench/tier-bench.sh" "$build"
+ninja -C "$build" bench/bigrepo-bench >/dev/null && sh "$(dirname "$0")/../bench/bigrepo.sh" "$build"
 exec "$build/bench/startup" -n "$runs" -g "$(dirname "$0")/../catalog/profiles/claude.yaml" \
 	"$build/bernstein"
