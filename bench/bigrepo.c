@@ -90,7 +90,8 @@ static int one(const struct ctx *c, enum checkout_kind kind, long i, double *ret
 		if (r < 0)
 			goto fail;
 		if (changes.nr) {
-			(void)fprintf(stderr, "bigrepo: a fresh %s tree shows %zu change(s), '%s' first\n",
+			(void)fprintf(stderr,
+				      "bigrepo: a fresh %s tree shows %zu change(s), '%s' first\n",
 				      checkout_noun(&co), changes.nr, changes.v[0]);
 			r = -EBADMSG;
 			goto fail;
@@ -150,9 +151,9 @@ int main(int argc, char **argv)
 		goto out;
 	diag_clear(&d);
 	if (checkout_overlay_probe(repo, &d) < 0) {
-		(void)printf("bigrepo: git worktree add %.1f ms + remove %.1f ms per task; "
-			     "overlay not available here: %s\n",
-			     make * 1e3, rem * 1e3, d.msg);
+		(void)printf(
+			"bigrepo: git worktree add %.1f ms + remove %.1f ms per task; overlay not available here: %s\n",
+			make * 1e3, rem * 1e3, d.msg);
 		rc = 0;
 		goto out;
 	}
@@ -170,15 +171,15 @@ int main(int argc, char **argv)
 		double o_make = median(om, n), o_rem = median(or_, n);
 		double pct = 100.0 * (o_make + o_rem) / (w_make + w_rem);
 
-		(void)printf("bigrepo: overlay %.1f ms + %.1f ms, git worktree add %.1f ms + remove "
-			     "%.1f ms per task: %.2f%% (target <= %.0f%%)\n",
-			     o_make * 1e3, o_rem * 1e3, w_make * 1e3, w_rem * 1e3, pct, TARGET_PCT);
-		(void)printf("bigrepo: median of %ld interleaved tree creations + removals each; the "
-			     "shared base checkout of a commit: %.0f ms once (its first task)\n",
-			     n, base_s * 1e3);
-		(void)printf("bigrepo: first git status in a fresh tree: overlay %.1f ms, worktree "
-			     "%.1f ms\n",
-			     st_o * 1e3, st_w * 1e3);
+		(void)printf(
+			"bigrepo: overlay %.1f ms + %.1f ms, git worktree add %.1f ms + remove %.1f ms per task: %.2f%% (target <= %.0f%%)\n",
+			o_make * 1e3, o_rem * 1e3, w_make * 1e3, w_rem * 1e3, pct, TARGET_PCT);
+		(void)printf(
+			"bigrepo: median of %ld interleaved tree creations + removals each; the shared base checkout of a commit: %.0f ms once (its first task)\n",
+			n, base_s * 1e3);
+		(void)printf(
+			"bigrepo: first git status in a fresh tree: overlay %.1f ms, worktree %.1f ms\n",
+			st_o * 1e3, st_w * 1e3);
 	}
 	rc = 0;
 out:

@@ -128,7 +128,8 @@ static enum mount_at mounted_at(const char *path, const char *upper)
 		if (strcmp(e.mount_point, path) == 0) {
 			at = MOUNT_OTHER;
 			if (strcmp(e.fstype, "overlay") == 0 &&
-			    mountinfo_opt(e.super_opts, "upperdir", &up) == 0 && strcmp(up, upper) == 0)
+			    mountinfo_opt(e.super_opts, "upperdir", &up) == 0 &&
+			    strcmp(up, upper) == 0)
 				at = MOUNT_OURS;
 			free(up);
 		}
@@ -164,8 +165,8 @@ static bool lower_in_use(const char *lower)
 	return used;
 }
 
-static int overlay_mount(const char *lower, const char *upper, const char *work,
-			 const char *target, struct diag *reterr)
+static int overlay_mount(const char *lower, const char *upper, const char *work, const char *target,
+			 struct diag *reterr)
 {
 	char *opts = pathf("lowerdir=%s,upperdir=%s,workdir=%s", lower, upper, work);
 	int r = 0;
@@ -186,9 +187,9 @@ int checkout_overlay_probe(const char *repo, struct diag *reterr)
 	int r;
 
 	if (!mount_path_ok(dir)) {
-		diag_set(reterr, repo, 0, 0,
-			 "the repository's path has a character overlay options cannot carry "
-			 "(',', ':', '=', a backslash or white space)");
+		diag_set(
+			reterr, repo, 0, 0,
+			"the repository's path has a character overlay options cannot carry (',', ':', '=', a backslash or white space)");
 		r = -EINVAL;
 		goto out;
 	}
@@ -200,10 +201,10 @@ int checkout_overlay_probe(const char *repo, struct diag *reterr)
 	}
 	r = overlay_mount(l, u, w, m, reterr);
 	if (r == -EPERM)
-		diag_set(reterr, m, 0, 0,
-			 "cannot mount an overlay: %s (mounting needs CAP_SYS_ADMIN in the "
-			 "mount namespace's owner)",
-			 strerror(-r));
+		diag_set(
+			reterr, m, 0, 0,
+			"cannot mount an overlay: %s (mounting needs CAP_SYS_ADMIN in the mount namespace's owner)",
+			strerror(-r));
 	else if (r == -ENODEV)
 		diag_set(reterr, m, 0, 0, "cannot mount an overlay: the kernel has no overlayfs");
 	if (r >= 0)
@@ -249,7 +250,7 @@ out:
 static int copy_file(const char *src, const char *dst, struct diag *reterr)
 {
 	char *tmp = pathf("%s.bernstein-tmp", dst);
-	int in = -1, out = -1, r = 0;
+	int in = -1, out = -1, r;
 	char buf[65536];
 	ssize_t n;
 
@@ -301,8 +302,7 @@ fail:
 
 /* REPO/.bernstein/overlay/base/COMMIT/tree made (once per commit), with an
  * index whose stat data match its files: *ret its path (caller frees). */
-static int base_make(const struct checkout *co, const char *commit, char **ret,
-		     struct diag *reterr)
+static int base_make(const struct checkout *co, const char *commit, char **ret, struct diag *reterr)
 {
 	char *dir = pathf("%s/%s/base/%s", co->repo, CHECKOUT_OVERLAY_DIR, commit);
 	char *tree = pathf("%s/tree", dir), *ready = pathf("%s/ready", dir);
@@ -314,8 +314,8 @@ static int base_make(const struct checkout *co, const char *commit, char **ret,
 	if (exists(ready))
 		goto done;
 	/* half made by a killed bernstein: made again */
-	if (exists(tree) && (r = worktree_remove(co->repo, tree, false, NULL, co->git_env,
-						  reterr)) < 0)
+	if (exists(tree) &&
+	    (r = worktree_remove(co->repo, tree, false, NULL, co->git_env, reterr)) < 0)
 		goto out;
 	(void)rmtree_beneath(tree);
 	if ((r = mkdir_p(dir, 0755)) < 0) {
@@ -515,10 +515,10 @@ int checkout_overlay_make(struct checkout *co, const char *base, bool made_by_co
 		}
 		diag_clear(&d);
 		if (!mount_path_ok(co->path) || !mount_path_ok(ly.dir))
-			r = fall_back(co, base, ret_start,
-				      "the tree's path has a character overlay options cannot "
-				      "carry",
-				      reterr);
+			r = fall_back(
+				co, base, ret_start,
+				"the tree's path has a character overlay options cannot carry",
+				reterr);
 		else if (checkout_overlay_probe(co->repo, &d) < 0)
 			r = fall_back(co, base, ret_start, d.msg, reterr);
 		else
@@ -546,17 +546,18 @@ int checkout_overlay_remove(const struct checkout *co, struct diag *reterr)
 	if (lstat(co->path, &(struct stat){0}) == 0 && realpath(co->path, abs)) {
 		switch (mounted_at(abs, ly.upper)) {
 		case MOUNT_OTHER:
-			diag_set(reterr, NULL, 0, 0,
-				 "cannot remove the worktree '%s': something other than its "
-				 "overlay is mounted there",
-				 co->path);
+			diag_set(
+				reterr, NULL, 0, 0,
+				"cannot remove the worktree '%s': something other than its overlay is mounted there",
+				co->path);
 			r = -EPERM;
 			goto out;
 		case MOUNT_OURS:
 			if (umount2(abs, UMOUNT_NOFOLLOW | MNT_DETACH) < 0) {
 				r = -errno;
-				diag_set(reterr, NULL, 0, 0, "cannot unmount the overlay at '%s': %s",
-					 co->path, strerror(-r));
+				diag_set(reterr, NULL, 0, 0,
+					 "cannot unmount the overlay at '%s': %s", co->path,
+					 strerror(-r));
 				goto out;
 			}
 			break;

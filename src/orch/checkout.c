@@ -22,7 +22,7 @@ static int wt_command(struct checkout *co, const char *base, struct strvec *ret_
 }
 
 int checkout_wt_make(struct checkout *co, const char *base, bool made_by_command, char **ret_start,
-		   struct diag *reterr)
+		     struct diag *reterr)
 {
 	if (made_by_command)
 		return 0;

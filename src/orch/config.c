@@ -1419,7 +1419,8 @@ json_t *orch_config_json(const struct orch_config *c)
 	if (c->sandbox != SANDBOX_AUTO)
 		(void)json_object_set_new(o, "sandbox", jstr(sandbox_mode_to_string(c->sandbox)));
 	if (c->checkout != CHECKOUT_MODE_AUTO)
-		(void)json_object_set_new(o, "checkout", jstr(checkout_mode_to_string(c->checkout)));
+		(void)json_object_set_new(o, "checkout",
+					  jstr(checkout_mode_to_string(c->checkout)));
 	if (contain_limits_any(&c->limits))
 		(void)json_object_set_new(o, "limits", orch_limits_json(&c->limits));
 	if (c->network >= 0)

@@ -1423,12 +1423,43 @@ static const struct wt_entry *wt_find_path(const struct wt_entry *v, size_t n, c
 	return NULL;
 }
 
+/* wt_add()'s argument vectors: with no_checkout, "--no-checkout" after
+ * "add" and the rest one further on; *nw and *od where the plain layout's
+ * indices apply. */
+static void add_layout(bool no_checkout, const char **add_new, const char **add_old,
+		       const char *branch, const char ***nw, const char ***od)
+{
+	static const char *const nc_new[] = {"worktree", "add", "--no-checkout", "-b"};
+	static const char *const nc_old[] = {"worktree", "add", "--no-checkout"};
+
+	if (!no_checkout)
+		return;
+	memcpy(add_new, nc_new, sizeof(nc_new));
+	add_new[4] = branch;
+	memcpy(add_old, nc_old, sizeof(nc_old));
+	add_old[4] = branch;
+	*nw = add_new + 1; /* add_new[5], [6]: the path and the base */
+	*od = add_old + 1; /* add_old[3]: the path */
+}
+
+/* Where the branch wt_add() has just made starts, if the ref files say
+ * (caller frees), else NULL. */
+static char *branch_start(const char *repo, const char *branch)
+{
+	struct sbuf ref = SBUF_INIT(SIZE_MAX);
+	char oid[GITREF_OID_MAX + 1], *start = NULL;
+
+	(void)sbuf_addf(&ref, HEADS_PREFIX "%s", branch);
+	if (gitref_read(repo, ref.buf, oid) == 0)
+		start = xstrdup(oid);
+	sbuf_release(&ref);
+	return start;
+}
+
 static int wt_add(const char *repo, const char *path, const char *branch, const char *base_commit,
 		  bool no_checkout, const char *const *env, char **ret_start, struct diag *reterr)
 {
-	char oid[GITREF_OID_MAX + 1];
-	/* with no_checkout: "--no-checkout" after "add", the rest one further
-	 * on (nw and od are where the plain layout's indices apply) */
+	/* with no_checkout, add_layout() shifts them */
 	const char *add_new[] = {"worktree", "add", "-b", branch, NULL, NULL, NULL, NULL};
 	const char *add_old[] = {"worktree", "add", NULL, branch, NULL, NULL};
 	const char **nw = add_new, **od = add_old;
@@ -1446,17 +1477,7 @@ static int wt_add(const char *repo, const char *path, const char *branch, const 
 		return r;
 	if (ret_start)
 		*ret_start = NULL;
-	if (no_checkout) {
-		static const char *const nc_new[] = {"worktree", "add", "--no-checkout", "-b"};
-		static const char *const nc_old[] = {"worktree", "add", "--no-checkout"};
-
-		memcpy(add_new, nc_new, sizeof(nc_new));
-		add_new[4] = branch;
-		memcpy(add_old, nc_old, sizeof(nc_old));
-		add_old[4] = branch;
-		nw = add_new + 1; /* add_new[5], [6] are the path and base */
-		od = add_old + 1; /* add_old[3] is the path */
-	}
+	add_layout(no_checkout, add_new, add_old, branch, &nw, &od);
 	abs = canon_path(repo, path);
 	/* The common case, a new task: neither the path nor the branch exists.
 	 * One git call instead of four; any failure (the branch exists, a stale
@@ -1559,15 +1580,8 @@ static int wt_add(const char *repo, const char *path, const char *branch, const 
 	}
 	goto out;
 made:
-	/* the branch was made here: where it starts, if the ref files say */
-	if (ret_start) {
-		struct sbuf ref = SBUF_INIT(SIZE_MAX);
-
-		(void)sbuf_addf(&ref, HEADS_PREFIX "%s", branch);
-		if (gitref_read(repo, ref.buf, oid) == 0)
-			*ret_start = xstrdup(oid);
-		sbuf_release(&ref);
-	}
+	if (ret_start)
+		*ret_start = branch_start(repo, branch);
 out:
 	wt_list_free(v, n);
 	free(abs);

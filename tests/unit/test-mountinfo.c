@@ -76,10 +76,10 @@ static void test_hostile(void **state)
 		"",
 		"36 35 98:0 /mnt1",
 		"36 35 98:0 /mnt1 /mnt2 rw master:1 ext3 /dev/root rw", /* no " - " */
-		"36 35 98:0 /mnt1 /mnt2 rw - ext3 /dev/root",		 /* no super options */
-		"36 35 98:0 /mnt1 /m\\0 rw - ext3 /dev/root rw",	 /* a short escape */
-		"36 35 98:0 /mnt1 /m\\000 rw - ext3 /dev/root rw",	 /* NUL by escape */
-		"36 35 98:0 /mnt1 /m\\400 rw - ext3 /dev/root rw",	 /* not a byte */
+		"36 35 98:0 /mnt1 /mnt2 rw - ext3 /dev/root",		/* no super options */
+		"36 35 98:0 /mnt1 /m\\0 rw - ext3 /dev/root rw",	/* a short escape */
+		"36 35 98:0 /mnt1 /m\\000 rw - ext3 /dev/root rw",	/* NUL by escape */
+		"36 35 98:0 /mnt1 /m\\400 rw - ext3 /dev/root rw",	/* not a byte */
 		"36 35 98:0 /mnt1 /m\\08x rw - ext3 /dev/root rw",
 		NULL,
 	};
