@@ -11,6 +11,8 @@
  *   REPO/.bernstein/overlay/task/NAME/upper      the task's layer: its edits
  *   REPO/.bernstein/overlay/task/NAME/work       overlayfs's work directory
  *   REPO/.bernstein/overlay/task/NAME/indexed    the index was copied in
+ *   REPO/.bernstein/overlay/task/NAME/synced     the tree is at its branch's
+ *                                               commit (layer_sync())
  *
  * The task's tree (its path, NAME its last component) is a `git worktree
  * add --no-checkout` on its branch with the overlay mounted on it; its
@@ -18,6 +20,11 @@
  * below) and the base checkout's index into its administrative directory,
  * so the first `git status` there stats the files of the lower layer and
  * finds them as the index says: only the task's edits are changes.
+ *
+ * A tree on a commit that has no base checkout yet (the base branch moved:
+ * a dependency was merged) shares the newest base checkout there is, and
+ * `git read-tree -m -u BASE HEAD` in it writes the files that differ into
+ * its upper layer: one full checkout per run, not one per commit.
  *
  * What the agent controls: everything it sees in the tree, hence the upper
  * layer (symlinks, whiteouts, a replaced .git file). The lower layer is
@@ -29,7 +36,8 @@
  * rmtree_beneath() (never following a symlink). The order of the steps
  * makes every crash point one that the next make or remove finishes:
  * the task directory before the worktree; the index before `indexed`; the
- * mount last; on removal the mount first, the layer, then the worktree. */
+ * mount, then the sync before `synced`; on removal the mount first, the
+ * layer, then the worktree. */
 #include "orch/checkout.h"
 #include "orch/checkout-internal.h"
 
@@ -364,7 +372,7 @@ static int base_remove(const char *repo, const char *const *env, const char *dir
 /* ---- the task's layer ---- */
 
 struct layer {
-	char *dir, *upper, *work, *base, *indexed;
+	char *dir, *upper, *work, *base, *indexed, *synced;
 };
 
 static void layer_init(struct layer *ly, const char *repo, const char *path)
@@ -374,6 +382,7 @@ static void layer_init(struct layer *ly, const char *repo, const char *path)
 	ly->work = pathf("%s/work", ly->dir);
 	ly->base = pathf("%s/base", ly->dir);
 	ly->indexed = pathf("%s/indexed", ly->dir);
+	ly->synced = pathf("%s/synced", ly->dir);
 }
 
 static void layer_release(struct layer *ly)
@@ -383,6 +392,7 @@ static void layer_release(struct layer *ly)
 	free(ly->work);
 	free(ly->base);
 	free(ly->indexed);
+	free(ly->synced);
 }
 
 bool checkout_overlay_owns(const char *repo, const char *path)
@@ -396,37 +406,99 @@ bool checkout_overlay_owns(const char *repo, const char *path)
 	return owns;
 }
 
-/* The commit of the lower layer: recorded in the layer (a resume: the
- * layer was made against it), else the branch's, recorded now. */
-static int layer_commit(const struct checkout *co, const struct layer *ly, char **ret,
-			struct diag *reterr)
+/* A commit id read from the file path (a line), or NULL. */
+static char *read_commit(const char *path)
 {
-	char *text = NULL, *ref = NULL;
+	char *text = NULL;
 	size_t len;
-	int r;
 
-	if (read_file_capped(ly->base, COMMIT_HEX_MAX + 1, &text, &len) == 0) {
+	if (read_file_capped(path, COMMIT_HEX_MAX + 1, &text, &len) == 0) {
 		text[strcspn(text, "\n")] = '\0';
-		if (is_hex_commit(text)) {
-			*ret = text;
-			return 0;
-		}
+		if (is_hex_commit(text))
+			return text;
 	}
 	free(text);
-	text = NULL;
-	ref = pathf("refs/heads/%s", co->branch);
-	r = git_rev_parse(co->repo, ref, co->git_env, &text, reterr);
+	return NULL;
+}
+
+/* The commit of the base checkout that is ready and was made last, or
+ * NULL: the one a tree on another commit shares. */
+static char *newest_base(const char *repo)
+{
+	char *bases = pathf("%s/%s/base", repo, CHECKOUT_OVERLAY_DIR), *best = NULL;
+	struct timespec best_t = {0, 0};
+	struct dirent *de;
+	DIR *d = opendir(bases);
+
+	while (d && (de = readdir(d)) != NULL) {
+		char *ready = pathf("%s/%s/ready", bases, de->d_name);
+		struct stat st;
+
+		if (is_hex_commit(de->d_name) && lstat(ready, &st) == 0 && S_ISREG(st.st_mode) &&
+		    (!best || st.st_mtim.tv_sec > best_t.tv_sec ||
+		     (st.st_mtim.tv_sec == best_t.tv_sec && st.st_mtim.tv_nsec > best_t.tv_nsec))) {
+			free(best);
+			best = xstrdup(de->d_name);
+			best_t = st.st_mtim;
+		}
+		free(ready);
+	}
+	if (d)
+		(void)closedir(d);
+	free(bases);
+	return best;
+}
+
+/* The commit of the lower layer (*ret_lower) and the branch's (*ret_head):
+ * the lower recorded in the layer (a resume: the layer was made against
+ * it), else a base checkout already made (of the branch's commit, else the
+ * newest: the tree is brought from there to its own commit by layer_sync()),
+ * else the branch's commit; recorded now. Both caller frees. */
+static int layer_commit(const struct checkout *co, const struct layer *ly, char **ret_lower,
+			char **ret_head, struct diag *reterr)
+{
+	char *ref = pathf("refs/heads/%s", co->branch), *head = NULL, *lower = NULL, *ready;
+	int r = git_rev_parse(co->repo, ref, co->git_env, &head, reterr);
+
 	free(ref);
 	if (r < 0)
 		return r;
-	r = atomic_write_file(ly->base, text, strlen(text), 0644);
-	if (r < 0) {
-		diag_set(reterr, ly->base, 0, 0, "cannot write: %s", strerror(-r));
-		free(text);
-		return r;
+	lower = read_commit(ly->base);
+	if (!lower) {
+		ready = pathf("%s/%s/base/%s/ready", co->repo, CHECKOUT_OVERLAY_DIR, head);
+		lower = exists(ready) ? NULL : newest_base(co->repo);
+		free(ready);
+		if (!lower)
+			lower = xstrdup(head);
+		r = atomic_write_file(ly->base, lower, strlen(lower), 0644);
+		if (r < 0) {
+			diag_set(reterr, ly->base, 0, 0, "cannot write: %s", strerror(-r));
+			free(lower);
+			free(head);
+			return r;
+		}
 	}
-	*ret = text;
+	*ret_lower = lower;
+	*ret_head = head;
 	return 0;
+}
+
+/* A tree whose lower layer is another commit's brought to its branch's
+ * (`git read-tree -m -u LOWER HEAD` in it: only the files that differ are
+ * written, into the upper layer); once, before any agent ran there. */
+static int layer_sync(const struct checkout *co, const struct layer *ly, const char *lower,
+		      const char *head, struct diag *reterr)
+{
+	const char *args[] = {"read-tree", "-m", "-u", lower, head, NULL};
+	int r;
+
+	if (exists(ly->synced))
+		return 0;
+	r = strcmp(lower, head) == 0 ? 0
+				     : worktree_git_step(co->path, co->git_env, true, args, reterr);
+	if (r >= 0 && (r = atomic_write_file(ly->synced, "", 0, 0644)) < 0)
+		diag_set(reterr, ly->synced, 0, 0, "cannot write: %s", strerror(-r));
+	return r;
 }
 
 /* The base checkout's index into the task's administrative directory, its
@@ -471,10 +543,13 @@ static int fall_back(struct checkout *co, const char *base, char **ret_start, co
 	return checkout_wt_make(co, base, false, ret_start, reterr);
 }
 
+/* Every step of the layer's making that is not done yet, in order (see
+ * the top of this file): what a crash between two of them left is
+ * finished here. */
 static int layer_make(struct checkout *co, const struct layer *ly, const char *base,
 		      char **ret_start, struct diag *reterr)
 {
-	char *commit = NULL, *lower = NULL;
+	char *commit = NULL, *head = NULL, *lower = NULL, abs[PATH_MAX];
 	int r;
 
 	if ((r = mkdir_p(ly->upper, 0755)) < 0 || (r = mkdir_p(ly->work, 0700)) < 0) {
@@ -484,14 +559,17 @@ static int layer_make(struct checkout *co, const struct layer *ly, const char *b
 	r = worktree_add_no_checkout(co->repo, co->path, co->branch, base, co->git_env, ret_start,
 				     reterr);
 	if (r >= 0)
-		r = layer_commit(co, ly, &commit, reterr);
+		r = layer_commit(co, ly, &commit, &head, reterr);
 	if (r >= 0)
 		r = base_make(co, commit, &lower, reterr);
 	if (r >= 0)
 		r = layer_index(co, ly, lower, reterr);
-	if (r >= 0)
+	if (r >= 0 && !(realpath(co->path, abs) && mounted_at(abs, ly->upper) == MOUNT_OURS))
 		r = overlay_mount(lower, ly->upper, ly->work, co->path, reterr);
+	if (r >= 0)
+		r = layer_sync(co, ly, commit, head, reterr);
 	free(commit);
+	free(head);
 	free(lower);
 	return r;
 }
@@ -525,8 +603,10 @@ int checkout_overlay_make(struct checkout *co, const char *base, bool made_by_co
 			r = layer_make(co, &ly, base, ret_start, reterr);
 		goto out;
 	}
-	/* resumed: mounted already, or the layer to mount again */
-	if (realpath(co->path, abs) && mounted_at(abs, ly.upper) == MOUNT_OURS) {
+	/* resumed: mounted already (and brought to its commit), or the layer
+	 * to mount again; the steps a crash interrupted finished */
+	if (exists(ly.synced) && realpath(co->path, abs) &&
+	    mounted_at(abs, ly.upper) == MOUNT_OURS) {
 		r = 0;
 		goto out;
 	}

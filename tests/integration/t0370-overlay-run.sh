@@ -43,6 +43,13 @@ tasks:
     prompt: "cat shared.txt src/deep/er/f2.c > /dev/null"
   - title: plant
     prompt: "ln -s $OUT escape"
+  - title: later
+    depends_on: [edit, add]
+    prompt: >-
+      git status --porcelain > later-status.txt;
+      ls $W/.bernstein/overlay/base | wc -l | tr -d ' ' > later-bases.txt;
+      cat shared.txt src/deep/er/new.c > later-saw.txt;
+      test ! -e src/deep/er/f1.c && echo gone >> later-saw.txt
 EOF2
 commit_all base
 
@@ -53,11 +60,17 @@ check "the shared lower layer kept the base file" grep -qx base "$W/lower-saw.tx
 check "git in the tree saw only the task's edits" \
 	sh -c "grep -v -e mounted.txt -e lower-saw.txt -e status-saw.txt '$W/status-saw.txt' | tr -d '\n' | grep -qx ' M shared.txt'"
 check "a new file is merged" grep -qx new "$W/src/deep/er/new.c"
+check "a task on a later base commit saw its dependencies' merges" \
+	sh -c "[ \"\$(tr '\n' ' ' <'$W/later-saw.txt')\" = 'changed new gone ' ]"
+check "it shared the one base checkout (brought to its commit in its layer)" \
+	grep -qx 1 "$W/later-bases.txt"
+check "git in its tree saw nothing changed before it worked" \
+	sh -c "[ \"\$(grep -v -e later- '$W/later-status.txt')\" = '' ]"
 check "a deletion is merged" test ! -e "$W/src/deep/er/f1.c"
 check "untouched files are still there" grep -qx "file 2" "$W/src/deep/er/f2.c"
 run "$BERNSTEIN" status --json
 expect_stdout_contains '"state": "no_changes"' "the task that changed nothing is no_changes"
-check "three --no-ff merges" sh -c "[ \$(git -C '$W' rev-list --merges --count main) -eq 3 ]"
+check "four --no-ff merges" sh -c "[ \$(git -C '$W' rev-list --merges --count main) -eq 4 ]"
 check "no overlay mount is left" test -z "$(overlay_mounts "$W")"
 check "no task layer is left" sh -c "[ -z \"\$(ls -A '$W/.bernstein/overlay/task' 2>/dev/null)\" ]"
 check "the unused base checkout was removed" \
