@@ -12,8 +12,13 @@
  * It asserts nothing about wall-clock time (exit 1 only if something
  * cannot run; the overlay not allowed here is said and not timed).
  *
- * usage: bigrepo-bench [-n N] REPO     (REPO: a repository on branch main,
- *        its work tree may be empty; bench/bigrepo.sh makes one) */
+ * With -l BRANCH (a branch one commit after main, bench/bigrepo.sh makes
+ * it), one tree of each kind on it afterwards: the overlay one shares
+ * main's base checkout and `git read-tree -m -u` brings it to its commit.
+ *
+ * usage: bigrepo-bench [-n N] [-l BRANCH] REPO   (REPO: a repository on
+ *        branch main, its work tree may be empty; bench/bigrepo.sh makes
+ *        one) */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -55,10 +60,11 @@ struct ctx {
 	const char *const *env;
 };
 
-/* One tree of kind made and removed (its branch deleted): the seconds of
- * make and of remove; with status, the first `git status` in it too. */
-static int one(const struct ctx *c, enum checkout_kind kind, long i, double *ret_make,
-	       double *ret_remove, double *ret_status)
+/* One tree of kind on base made and removed (its branch deleted): the
+ * seconds of make and of remove; with status, the first `git status` in it
+ * too (it must list nothing). */
+static int one_on(const struct ctx *c, const char *base, enum checkout_kind kind, long i,
+		  double *ret_make, double *ret_remove, double *ret_status)
 {
 	struct checkout co = CHECKOUT_INIT;
 	char path[PATH_MAX], branch[64];
@@ -74,7 +80,7 @@ static int one(const struct ctx *c, enum checkout_kind kind, long i, double *ret
 	checkout_bind(&co, kind, c->repo, c->env, path, branch);
 	diag_clear(&d);
 	t0 = now_s();
-	r = checkout_make(&co, "main", false, &d);
+	r = checkout_make(&co, base, false, &d);
 	*ret_make = now_s() - t0;
 	if (r < 0)
 		goto fail;
@@ -115,6 +121,12 @@ fail:
 	return -1;
 }
 
+static int one(const struct ctx *c, enum checkout_kind kind, long i, double *ret_make,
+	       double *ret_remove, double *ret_status)
+{
+	return one_on(c, "main", kind, i, ret_make, ret_remove, ret_status);
+}
+
 int main(int argc, char **argv)
 {
 	char repo[PATH_MAX], path_env[PATH_MAX + 8], repo_env[PATH_MAX + 32];
@@ -122,18 +134,21 @@ int main(int argc, char **argv)
 	double *wm, *wr, *om, *or_, make, rem, st_w = 0, st_o = 0, base_s;
 	struct ctx c = {.repo = repo, .env = env};
 	struct diag d;
+	const char *later = NULL;
 	long n = 5, i;
 	int opt, rc = 1;
 	size_t gc = 0;
 
-	while ((opt = getopt(argc, argv, "n:")) != -1) {
-		if (opt != 'n' || (n = strtol(optarg, NULL, 10)) < 1) {
-			(void)fprintf(stderr, "usage: bigrepo-bench [-n N] REPO\n");
+	while ((opt = getopt(argc, argv, "n:l:")) != -1) {
+		if (opt == 'l') {
+			later = optarg;
+		} else if (opt != 'n' || (n = strtol(optarg, NULL, 10)) < 1) {
+			(void)fprintf(stderr, "usage: bigrepo-bench [-n N] [-l BRANCH] REPO\n");
 			return 2;
 		}
 	}
 	if (optind + 1 != argc || !realpath(argv[optind], repo)) {
-		(void)fprintf(stderr, "usage: bigrepo-bench [-n N] REPO\n");
+		(void)fprintf(stderr, "usage: bigrepo-bench [-n N] [-l BRANCH] REPO\n");
 		return 2;
 	}
 	(void)snprintf(path_env, sizeof(path_env), "PATH=%s",
@@ -180,6 +195,19 @@ int main(int argc, char **argv)
 		(void)printf(
 			"bigrepo: first git status in a fresh tree: overlay %.1f ms, worktree %.1f ms\n",
 			st_o * 1e3, st_w * 1e3);
+	}
+	/* a tree on a later commit (one file changed: a merge went in) shares
+	 * the base checkout, brought to its commit in its own layer */
+	if (later) {
+		double lw_m, lw_r, lo_m, lo_r, lo_s = 0;
+
+		if (one_on(&c, later, CHECKOUT_WORKTREE, n + 1, &lw_m, &lw_r, NULL) < 0 ||
+		    one_on(&c, later, CHECKOUT_OVERLAY, n + 1, &lo_m, &lo_r, &lo_s) < 0)
+			goto out;
+		(void)printf(
+			"bigrepo: on a later commit ('%s', sharing the base): overlay %.1f ms + %.1f ms, git worktree add %.1f ms + remove %.1f ms: %.2f%%\n",
+			later, lo_m * 1e3, lo_r * 1e3, lw_m * 1e3, lw_r * 1e3,
+			100.0 * (lo_m + lo_r) / (lw_m + lw_r));
 	}
 	rc = 0;
 out:

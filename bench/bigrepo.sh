@@ -47,4 +47,12 @@ trap 'rm -rf "$dir"' EXIT
 trap 'exit 130' INT TERM
 git clone -q --shared --no-checkout "$src" "$dir/repo" || exit 4
 printf '.bernstein/\n' >"$dir/repo/.git/info/exclude"
-"$bench" -n "$tasks" "$dir/repo"
+# 'later': main and one file changed, as after a task's merge
+r=$dir/repo
+blob=$(echo changed | git -C "$r" hash-object -w --stdin) &&
+	GIT_INDEX_FILE=$dir/later.idx git -C "$r" read-tree main &&
+	GIT_INDEX_FILE=$dir/later.idx git -C "$r" update-index --cacheinfo "100644,$blob,d0000/f000.c" &&
+	tree=$(GIT_INDEX_FILE=$dir/later.idx git -C "$r" write-tree) &&
+	c=$(git -C "$r" -c user.name=b -c user.email=b@example.invalid commit-tree -p main -m later "$tree") &&
+	git -C "$r" update-ref refs/heads/later "$c" || exit 4
+"$bench" -n "$tasks" -l later "$r"
