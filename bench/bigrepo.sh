@@ -1,7 +1,8 @@
 #!/bin/sh
 # Constant-time task trees (issue #24): bench/bigrepo.c on a generated
 # repository of BIGREPO_FILES files (default 100000, in directories of 100;
-# about 4 KB each, so about 400 MB before compression, like the issue's).
+# about 4 KB each: about 400 MB in a checkout, like the issue's, though the
+# pack is small, each file repeating one line).
 # The repository is made once with `git fast-import` and cached outside the
 # source tree, in $BIGREPO_CACHE (default ${XDG_CACHE_HOME:-~/.cache}/
 # bernstein/bench); each run works in a `git clone --shared --no-checkout`
