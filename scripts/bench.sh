@@ -27,5 +27,6 @@ sh "$(dirname "$0")/../bench/run-bench.sh" "$build"
 sh "$(dirname "$0")/../bench/tier-bench.sh" "$build"
 ninja -C "$build" bernstein-serve >/dev/null && sh "$(dirname "$0")/../bench/serve-bench.sh" "$build"
 sh "$(dirname "$0")/../bench/fanout-bench.sh" "$build"
+ninja -C "$build" bench/bigrepo-bench >/dev/null && sh "$(dirname "$0")/../bench/bigrepo.sh" "$build"
 exec "$build/bench/startup" -n "$runs" -g "$(dirname "$0")/../catalog/profiles/claude.yaml" \
 	"$build/bernstein"

@@ -1,5 +1,6 @@
 /* A task's checkout, one interface over its kinds (see checkout.h). */
 #include "orch/checkout.h"
+#include "orch/checkout-internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,28 +12,6 @@
 #include "util/xalloc.h"
 #include "util/banned.h"
 
-/* What differs between the kinds. */
-struct checkout_ops {
-	const char *noun;
-	/* the supervised command that makes it; NULL: none */
-	int (*command)(struct checkout *co, const char *base, struct strvec *ret_argv,
-		       struct strvec *ret_env, uint64_t *ret_timeout_ms, struct diag *reterr);
-	int (*make)(struct checkout *co, const char *base, bool made_by_command, char **ret_start,
-		    struct diag *reterr);
-	/* whether git may run in the tree; NULL: always */
-	int (*check)(const struct checkout *co, struct diag *reterr);
-	/* where the branch lives (the repository, or the tree) */
-	const char *(*branch_home)(const struct checkout *co);
-	int (*ahead)(const struct checkout *co, const char *base, unsigned *ret,
-		     struct diag *reterr);
-	int (*changed_files)(const struct checkout *co, const char *base, struct strvec *ret,
-			     struct diag *reterr);
-	int (*publish)(const struct checkout *co, const char *base, unsigned *ret_ahead,
-		       char **ret_head, struct diag *reterr);
-	bool set_aside; /* may be set aside (checkout_set_aside()) */
-	int (*remove)(const struct checkout *co, struct diag *reterr);
-};
-
 /* ---- a worktree of the main repository ---- */
 
 static int wt_command(struct checkout *co, const char *base, struct strvec *ret_argv,
@@ -42,8 +21,8 @@ static int wt_command(struct checkout *co, const char *base, struct strvec *ret_
 				    ret_env, ret_timeout_ms, reterr);
 }
 
-static int wt_make(struct checkout *co, const char *base, bool made_by_command, char **ret_start,
-		   struct diag *reterr)
+int checkout_wt_make(struct checkout *co, const char *base, bool made_by_command, char **ret_start,
+		     struct diag *reterr)
 {
 	if (made_by_command)
 		return 0;
@@ -97,7 +76,7 @@ static bool git_is_dir(const char *path)
 
 static int clone_remove(const struct checkout *co, struct diag *reterr);
 
-static int wt_remove(const struct checkout *co, struct diag *reterr)
+int checkout_wt_remove(const struct checkout *co, struct diag *reterr)
 {
 	struct stat st;
 	struct diag d;
@@ -120,17 +99,32 @@ static int wt_remove(const struct checkout *co, struct diag *reterr)
 	return 0;
 }
 
-static const struct checkout_ops worktree_ops = {
+const struct checkout_ops checkout_worktree_ops = {
 	.noun = "worktree",
 	.command = wt_command,
-	.make = wt_make,
+	.make = checkout_wt_make,
 	.check = NULL,
 	.branch_home = wt_branch_home,
 	.ahead = wt_ahead,
 	.changed_files = wt_changed_files,
 	.publish = wt_publish,
 	.set_aside = true,
-	.remove = wt_remove,
+	.remove = checkout_wt_remove,
+};
+
+/* ---- a worktree whose files are an overlay (checkout-overlay.c) ---- */
+
+static const struct checkout_ops overlay_ops = {
+	.noun = "overlay worktree",
+	.command = NULL, /* made at once: constant time, no git checkout */
+	.make = checkout_overlay_make,
+	.check = NULL,
+	.branch_home = wt_branch_home,
+	.ahead = wt_ahead,
+	.changed_files = wt_changed_files,
+	.publish = wt_publish,
+	.set_aside = false, /* a mount point is not renamed: removed whole */
+	.remove = checkout_overlay_remove,
 };
 
 /* ---- a sandboxed task's clone ---- */
@@ -233,7 +227,8 @@ static const struct checkout_ops clone_ops = {
 /* ---- the interface ---- */
 
 static const struct checkout_ops *const kinds[_CHECKOUT_KIND_MAX] = {
-	[CHECKOUT_WORKTREE] = &worktree_ops,
+	[CHECKOUT_WORKTREE] = &checkout_worktree_ops,
+	[CHECKOUT_OVERLAY] = &overlay_ops,
 	[CHECKOUT_CLONE] = &clone_ops,
 };
 
@@ -249,6 +244,7 @@ void checkout_release(struct checkout *co)
 	free(co->path);
 	free(co->branch);
 	free(co->start);
+	free(co->fallback);
 	strvec_clear(&co->env);
 	checkout_init(co);
 }
@@ -259,6 +255,10 @@ void checkout_bind(struct checkout *co, enum checkout_kind kind, const char *rep
 	const char *const *e;
 
 	checkout_release(co);
+	/* a tree an overlay checkout made stays one (unmounted, its layer
+	 * removed) whatever the configuration says now */
+	if (kind == CHECKOUT_WORKTREE && checkout_overlay_owns(repo, path))
+		kind = CHECKOUT_OVERLAY;
 	co->ops = kinds[kind];
 	co->repo = repo;
 	co->git_env = git_env;

@@ -17,7 +17,24 @@
  *                      checkout_publish() (a fetch of that one branch): the
  *                      agent's refs never move the user's branches.
  *
- * A third kind (a checkout on another machine) is another table of the
+ *   CHECKOUT_OVERLAY   a worktree made in constant time whatever the size of
+ *                      the repository (checkout-overlay.c, docs/runs.md
+ *                      "Overlay checkouts"): `git worktree add
+ *                      --no-checkout`, then an overlay mount on its path
+ *                      whose lower layer is a read-only checkout of the base
+ *                      commit shared by every task on it
+ *                      (CHECKOUT_OVERLAY_DIR/base/COMMIT/tree) and whose
+ *                      upper layer is the task's own directory
+ *                      (CHECKOUT_OVERLAY_DIR/task/NAME/upper); the base
+ *                      checkout's index is copied in, so git sees only the
+ *                      task's edits. Otherwise a worktree: its branch lives
+ *                      in the repository, merged as any. When the overlay
+ *                      cannot be mounted (no privilege, no overlayfs, a path
+ *                      overlay options cannot carry), checkout_make() makes
+ *                      a plain worktree instead and says why in
+ *                      co->fallback.
+ *
+ * A fourth kind (a checkout on another machine) is another table of the
  * operations in checkout.c: what the loop calls does not change.
  *
  * The repository, its git environment, the path and the branch are fixed at
@@ -38,6 +55,7 @@
 enum checkout_kind {
 	CHECKOUT_WORKTREE,
 	CHECKOUT_CLONE,
+	CHECKOUT_OVERLAY,
 	_CHECKOUT_KIND_MAX,
 	_CHECKOUT_KIND_INVALID = -EINVAL,
 };
@@ -54,12 +72,22 @@ struct checkout {
 	/* the commit this execution made the branch at; NULL when the branch
 	 * came from an earlier execution (a resume): then git is asked */
 	char *start;
+	/* an overlay checkout made as a plain worktree instead: why (one
+	 * line, set by checkout_make(); NULL otherwise) */
+	char *fallback;
 };
 
 #define CHECKOUT_INIT                                                                              \
 	{                                                                                          \
 		.ops = NULL, .env = STRVEC_INIT                                                    \
 	}
+
+/* the overlay kind's directory, relative to the repository: base/COMMIT/
+ * (the shared checkouts) and task/NAME/ (each task's layer) */
+#define CHECKOUT_OVERLAY_DIR ".bernstein/overlay"
+/* checkout: auto takes the overlay kind from this many files in the
+ * repository's index on (docs/configuration.md) */
+#define CHECKOUT_OVERLAY_AUTO_FILES 20000u
 
 /* what a tree set aside is called: PATH.removing (checkout_set_aside()) */
 #define CHECKOUT_ASIDE_SUFFIX ".removing"
@@ -135,5 +163,27 @@ int checkout_set_aside(const struct checkout *co);
  * following anything the agent planted; the branch stays. reterr says what
  * could not be removed. */
 int checkout_remove(const struct checkout *co, bool aside, struct diag *reterr);
+
+/* ---- the overlay kind (checkout-overlay.c) ---- */
+
+/* Whether this process may mount an overlay under repo's
+ * CHECKOUT_OVERLAY_DIR: one mount and unmount of an empty one. 0, or the
+ * negative errno with the reason in reterr. */
+int checkout_overlay_probe(const char *repo, struct diag *reterr);
+
+/* The number of entries of repo's index (its header; no git process), for
+ * checkout: auto. -errno when it cannot be read (a repository that is
+ * itself a linked worktree, no index yet). */
+int checkout_overlay_repo_files(const char *repo, uint32_t *ret);
+
+/* Whether path is a tree an overlay checkout made (its task layer
+ * exists): such a tree is removed as one whatever kind it is bound as. */
+bool checkout_overlay_owns(const char *repo, const char *path);
+
+/* The shared base checkouts no task layer uses any more (and no overlay
+ * mount has as its lower layer) removed: *ret_n (may be NULL) how many.
+ * Errors say which could not be removed; the others are removed still. */
+int checkout_overlay_gc(const char *repo, const char *const *git_env, size_t *ret_n,
+			struct diag *reterr);
 
 #endif

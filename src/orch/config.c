@@ -106,6 +106,29 @@ enum sandbox_mode sandbox_mode_from_string(const char *s)
 	return _SANDBOX_MODE_INVALID;
 }
 
+static const char *const checkout_names[_CHECKOUT_MODE_MAX + 1] = {
+	[CHECKOUT_MODE_AUTO] = "auto",
+	[CHECKOUT_MODE_WORKTREE] = "worktree",
+	[CHECKOUT_MODE_OVERLAY] = "overlay",
+};
+
+const char *checkout_mode_to_string(enum checkout_mode m)
+{
+	return m >= 0 && m < _CHECKOUT_MODE_MAX ? checkout_names[m] : NULL;
+}
+
+/* checkout: auto | worktree | overlay */
+static int parse_checkout(const struct ydoc *doc, const struct ynode *n, const char *path,
+			  enum checkout_mode *ret, struct diag *reterr)
+{
+	int m = 0, r;
+
+	r = yaml_value_enum(doc, n, path, checkout_names, &m, reterr);
+	if (r == 0)
+		*ret = (enum checkout_mode)m;
+	return r;
+}
+
 bool orch_role_known(const char *role)
 {
 	size_t i;
@@ -952,6 +975,8 @@ static int parse_top_section(struct cctx *x, const char *key, const struct ynode
 		r = parse_resolver(x, v);
 	} else if (strcmp(key, "sandbox") == 0) {
 		r = orch_get_sandbox(x->doc, v, key, &c->sandbox, x->reterr);
+	} else if (strcmp(key, "checkout") == 0) {
+		r = parse_checkout(x->doc, v, key, &c->checkout, x->reterr);
 	} else if (strcmp(key, "network") == 0) {
 		enum net_mode nm = NET_MODE_FULL;
 
@@ -1017,6 +1042,7 @@ static int parse_config(struct cctx *x)
 		"budget", /* orch/budget.h */
 		"on_conflict",
 		"resolver",
+		"checkout",
 		NULL,
 	};
 	/* clang-format on */
@@ -1392,6 +1418,9 @@ json_t *orch_config_json(const struct orch_config *c)
 	/* shown when set: with the default the output is what it was before the key */
 	if (c->sandbox != SANDBOX_AUTO)
 		(void)json_object_set_new(o, "sandbox", jstr(sandbox_mode_to_string(c->sandbox)));
+	if (c->checkout != CHECKOUT_MODE_AUTO)
+		(void)json_object_set_new(o, "checkout",
+					  jstr(checkout_mode_to_string(c->checkout)));
 	if (contain_limits_any(&c->limits))
 		(void)json_object_set_new(o, "limits", orch_limits_json(&c->limits));
 	if (c->network >= 0)
@@ -1750,6 +1779,8 @@ int orch_config_to_yaml(const struct orch_config *c, struct sbuf *out)
 	}
 	if (c->sandbox != SANDBOX_AUTO)
 		TRY(sbuf_addf(out, "\nsandbox: %s", sandbox_mode_to_string(c->sandbox)));
+	if (c->checkout != CHECKOUT_MODE_AUTO)
+		TRY(sbuf_addf(out, "\ncheckout: %s", checkout_mode_to_string(c->checkout)));
 	if (contain_limits_any(&c->limits)) {
 		TRY(sbuf_adds(out, "\nlimits: "));
 		TRY(limits_yaml(out, &c->limits));

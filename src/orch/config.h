@@ -29,6 +29,9 @@
  *                         (docs/runs.md, "Conflicts"; a role's or task's own wins)
  *   resolver: {adapter, model}   the agent of on_conflict: resolve's resolver
  *   sandbox: auto         auto | none | landlock | bwrap | container (a task's own wins)
+ *   checkout: auto        auto | worktree | overlay: how an unsandboxed task's tree is
+ *                         made (orch/checkout.h; auto: overlay from
+ *                         CHECKOUT_OVERLAY_AUTO_FILES files on, when it can be mounted)
  *   network: (unset)      full | llm | none (a task's own wins; unset: confine.h's default)
  *   mode: null            the mode profile applied (smart, deep, fast or a modes: entry)
  *   modes: {NAME: {temperature, top_p, top_k, max_tokens}}
@@ -133,6 +136,16 @@ enum sandbox_mode {
 };
 
 const char *sandbox_mode_to_string(enum sandbox_mode m);
+
+/* checkout: (docs/configuration.md) */
+enum checkout_mode {
+	CHECKOUT_MODE_AUTO,	/* "auto" (the default): overlay in a big repository */
+	CHECKOUT_MODE_WORKTREE, /* "worktree": `git worktree add` */
+	CHECKOUT_MODE_OVERLAY,	/* "overlay": a shared base checkout and a layer per task */
+	_CHECKOUT_MODE_MAX,
+	_CHECKOUT_MODE_INVALID = -EINVAL,
+};
+const char *checkout_mode_to_string(enum checkout_mode m);
 enum sandbox_mode sandbox_mode_from_string(const char *s);
 
 /* The roles a task may have (Bernstein's templates/roles plus 'data'),
@@ -260,6 +273,7 @@ struct orch_config {
 		const char *adapter;
 		const char *model;
 	} resolver;
+	enum checkout_mode checkout; /* checkout: (CHECKOUT_MODE_AUTO when not given) */
 };
 
 /* The default of auto: (claude, codex, gemini, qwen, opencode, pi),

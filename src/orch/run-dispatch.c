@@ -298,6 +298,7 @@ static int make_checkout(struct loop *l, struct otask *t)
 	diag_clear(&d);
 	r = checkout_make(co, l->run.base_branch, t->prep == PREP_DONE, &d);
 	t->prep = PREP_NONE;
+	run_checkout_made(l, t);
 	if (r < 0) {
 		(void)snprintf(msg, sizeof(msg), "cannot create the %s: %s", checkout_noun(co),
 			       d.msg);

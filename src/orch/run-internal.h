@@ -204,6 +204,10 @@ struct loop {
 	struct otask run_hook;
 	bool run_hook_done;
 	struct run_budget budget;
+	/* checkout: (run-sandbox.c): whether unsandboxed tasks get overlay
+	 * trees, decided at the first (0 not yet, 1 yes, -1 no: then why was
+	 * said once) */
+	int overlay;
 };
 
 /* run-task.c */
@@ -225,6 +229,8 @@ char *run_session_path(const struct loop *l, const struct otask *t, const char *
 void run_task_limits(const struct loop *l, const struct otask *t, struct contain_limits *ret);
 
 /* run-sandbox.c */
+void run_checkout_made(struct loop *l, struct otask *t);
+void run_overlay_gc(struct loop *l);
 enum sandbox_kind run_task_tier(struct loop *l, const struct otask *t);
 unsigned run_task_offered_tiers(struct loop *l, const struct otask *t);
 bool run_task_sandboxed(struct loop *l, const struct otask *t);

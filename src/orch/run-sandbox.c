@@ -130,19 +130,80 @@ bool run_task_sandboxed(struct loop *l, const struct otask *t)
 	return run_task_tier(l, t) != SANDBOX_KIND_NONE;
 }
 
+/* Overlay trees not taken, and why: said once a run (a warning and the
+ * audit record checkout.fallback). */
+static void overlay_refused(struct loop *l, const struct otask *t, const char *why)
+{
+	l->overlay = -1;
+	run_warn(l, t, "checkout: overlay: not used, every tree is a `git worktree add`: %s", why);
+	(void)run_audit(l, "checkout.fallback", "run", l->run.id,
+			json_pack("{s:s, s:s}", "wanted", "overlay", "reason", why));
+}
+
+/* Whether an unsandboxed task gets an overlay tree (checkout:, decided
+ * once): overlay, or auto in a repository of CHECKOUT_OVERLAY_AUTO_FILES
+ * files or more; not when BERNSTEIN_OVERLAY=off is in the host's
+ * environment (then said why), nor after a mount was refused. */
+static bool overlay_wanted(struct loop *l, const struct otask *t)
+{
+	enum checkout_mode m = l->e->cfg->checkout;
+	const char *knob = envpolicy_get(l->e->host_env, RUN_OVERLAY_ENV);
+	uint32_t files = 0;
+
+	if (l->overlay)
+		return l->overlay > 0;
+	l->overlay = -1;
+	if (m == CHECKOUT_MODE_WORKTREE)
+		return false;
+	if (m == CHECKOUT_MODE_AUTO && (checkout_overlay_repo_files(l->e->repo, &files) < 0 ||
+					files < CHECKOUT_OVERLAY_AUTO_FILES))
+		return false;
+	if (knob && strcmp(knob, "off") == 0) {
+		overlay_refused(l, t, RUN_OVERLAY_ENV "=off is set");
+		return false;
+	}
+	l->overlay = 1;
+	return true;
+}
+
 /* t's checkout (orch/checkout.h), bound on first use: a clone of its own
- * when t runs sandboxed, else a worktree of the repository. The one place
- * that asks which kind it is. NULL while t has none (before dispatch named
- * it). */
+ * when t runs sandboxed, else an overlay worktree when checkout: says so,
+ * else a worktree of the repository. The one place that asks which kind it
+ * is. NULL while t has none (before dispatch named it). */
 struct checkout *run_task_checkout(struct loop *l, struct otask *t)
 {
+	enum checkout_kind kind;
+
 	if (!checkout_bound(&t->co)) {
 		if (!t->row.worktree || !t->row.branch)
 			return NULL;
-		checkout_bind(&t->co, run_task_sandboxed(l, t) ? CHECKOUT_CLONE : CHECKOUT_WORKTREE,
-			      l->e->repo, l->e->git_env, t->row.worktree, t->row.branch);
+		kind = run_task_sandboxed(l, t) ? CHECKOUT_CLONE
+		       : overlay_wanted(l, t)	? CHECKOUT_OVERLAY
+						: CHECKOUT_WORKTREE;
+		checkout_bind(&t->co, kind, l->e->repo, l->e->git_env, t->row.worktree,
+			      t->row.branch);
 	}
 	return &t->co;
+}
+
+/* t's checkout was made: an overlay refused (co->fallback) is said once,
+ * and the tasks after it get plain worktrees at once. */
+void run_checkout_made(struct loop *l, struct otask *t)
+{
+	if (t->co.fallback && l->overlay >= 0)
+		overlay_refused(l, t, t->co.fallback);
+}
+
+/* The shared base checkouts of overlay trees that no tree uses any more
+ * removed: at the end of an execution. */
+void run_overlay_gc(struct loop *l)
+{
+	struct diag d;
+
+	diag_clear(&d);
+	if (checkout_overlay_gc(l->e->repo, l->e->git_env, NULL, &d) < 0)
+		run_warn(l, NULL, "checkout: overlay: cannot remove an unused base checkout: %s",
+			 d.msg);
 }
 
 /* t's endpoint (the base_url its agent is pointed at), or NULL: borrowed

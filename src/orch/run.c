@@ -750,6 +750,7 @@ int orch_run_execute(struct orch_env *e, const char *run_id, struct orch_summary
 	if (r < 0 && !l.fatal)
 		run_fail(&l, r, reterr);
 	run_flush_branches(&l);
+	run_overlay_gc(&l);
 	flush_audit(&l);
 	summarize(&l, &sum);
 	r = run_end(&l, &sum, reterr);

@@ -54,6 +54,9 @@ struct plan;
 struct redact;
 
 #define ORCH_WORKTREES_DIR ".bernstein/worktrees"
+/* In the host environment: "off" makes every unsandboxed tree a `git
+ * worktree add` whatever checkout: says, and says so (docs/runs.md). */
+#define RUN_OVERLAY_ENV	   "BERNSTEIN_OVERLAY"
 #define ORCH_STATE_DB	   ".bernstein/state.db"
 #define ORCH_LOCK_FILE	   ".bernstein/run.lock"
 #define ORCH_BRANCH_PREFIX "bernstein/"

@@ -1423,12 +1423,46 @@ static const struct wt_entry *wt_find_path(const struct wt_entry *v, size_t n, c
 	return NULL;
 }
 
-int worktree_add(const char *repo, const char *path, const char *branch, const char *base_commit,
-		 const char *const *env, char **ret_start, struct diag *reterr)
+/* wt_add()'s argument vectors: with no_checkout, "--no-checkout" after
+ * "add" and the rest one further on; *nw and *od where the plain layout's
+ * indices apply. */
+static void add_layout(bool no_checkout, const char **add_new, const char **add_old,
+		       const char *branch, const char ***nw, const char ***od)
 {
-	char oid[GITREF_OID_MAX + 1];
-	const char *add_new[] = {"worktree", "add", "-b", branch, NULL, NULL, NULL};
-	const char *add_old[] = {"worktree", "add", NULL, branch, NULL};
+	static const char *const nc_new[] = {"worktree", "add", "--no-checkout", "-b"};
+	static const char *const nc_old[] = {"worktree", "add", "--no-checkout"};
+
+	if (!no_checkout)
+		return;
+	memcpy(add_new, nc_new, sizeof(nc_new));
+	add_new[4] = branch;
+	memcpy(add_old, nc_old, sizeof(nc_old));
+	add_old[4] = branch;
+	*nw = add_new + 1; /* add_new[5], [6]: the path and the base */
+	*od = add_old + 1; /* add_old[3]: the path */
+}
+
+/* Where the branch wt_add() has just made starts, if the ref files say
+ * (caller frees), else NULL. */
+static char *branch_start(const char *repo, const char *branch)
+{
+	struct sbuf ref = SBUF_INIT(SIZE_MAX);
+	char oid[GITREF_OID_MAX + 1], *start = NULL;
+
+	(void)sbuf_addf(&ref, HEADS_PREFIX "%s", branch);
+	if (gitref_read(repo, ref.buf, oid) == 0)
+		start = xstrdup(oid);
+	sbuf_release(&ref);
+	return start;
+}
+
+static int wt_add(const char *repo, const char *path, const char *branch, const char *base_commit,
+		  bool no_checkout, const char *const *env, char **ret_start, struct diag *reterr)
+{
+	/* with no_checkout, add_layout() shifts them */
+	const char *add_new[] = {"worktree", "add", "-b", branch, NULL, NULL, NULL, NULL};
+	const char *add_old[] = {"worktree", "add", NULL, branch, NULL, NULL};
+	const char **nw = add_new, **od = add_old;
 	static const char *const prune[] = {"worktree", "prune", NULL};
 	struct wt_entry *v = NULL;
 	const struct wt_entry *e;
@@ -1443,6 +1477,7 @@ int worktree_add(const char *repo, const char *path, const char *branch, const c
 		return r;
 	if (ret_start)
 		*ret_start = NULL;
+	add_layout(no_checkout, add_new, add_old, branch, &nw, &od);
 	abs = canon_path(repo, path);
 	/* The common case, a new task: neither the path nor the branch exists.
 	 * One git call instead of four; any failure (the branch exists, a stale
@@ -1451,8 +1486,8 @@ int worktree_add(const char *repo, const char *path, const char *branch, const c
 		/* git refuses a taken branch or path itself: then the general path */
 		path_dirname(abs, parent, sizeof(parent));
 		if (mkdir_p(parent, 0777) >= 0) {
-			add_new[4] = abs;
-			add_new[5] = base_commit;
+			nw[4] = abs;
+			nw[5] = base_commit;
 			if (wt_simple(repo, env, add_new, NULL) == 0) {
 				r = 0;
 				goto made;
@@ -1529,14 +1564,14 @@ int worktree_add(const char *repo, const char *path, const char *branch, const c
 	if (r < 0)
 		goto out;
 	if (exists) {
-		add_old[2] = abs;
+		od[2] = abs;
 		r = wt_simple(repo, env, add_old, reterr);
 	} else {
 		r = resolve_commit(repo, base_commit, env, &base, reterr);
 		if (r < 0)
 			goto out;
-		add_new[4] = abs;
-		add_new[5] = base;
+		nw[4] = abs;
+		nw[5] = base;
 		r = wt_simple(repo, env, add_new, reterr);
 		if (r == 0 && ret_start) {
 			*ret_start = base;
@@ -1545,20 +1580,26 @@ int worktree_add(const char *repo, const char *path, const char *branch, const c
 	}
 	goto out;
 made:
-	/* the branch was made here: where it starts, if the ref files say */
-	if (ret_start) {
-		struct sbuf ref = SBUF_INIT(SIZE_MAX);
-
-		(void)sbuf_addf(&ref, HEADS_PREFIX "%s", branch);
-		if (gitref_read(repo, ref.buf, oid) == 0)
-			*ret_start = xstrdup(oid);
-		sbuf_release(&ref);
-	}
+	if (ret_start)
+		*ret_start = branch_start(repo, branch);
 out:
 	wt_list_free(v, n);
 	free(abs);
 	free(base);
 	return r;
+}
+
+int worktree_add(const char *repo, const char *path, const char *branch, const char *base_commit,
+		 const char *const *env, char **ret_start, struct diag *reterr)
+{
+	return wt_add(repo, path, branch, base_commit, false, env, ret_start, reterr);
+}
+
+int worktree_add_no_checkout(const char *repo, const char *path, const char *branch,
+			     const char *base_commit, const char *const *env, char **ret_start,
+			     struct diag *reterr)
+{
+	return wt_add(repo, path, branch, base_commit, true, env, ret_start, reterr);
 }
 
 int worktree_repair(const char *repo, const char *wt_dir, const char *const *env, size_t *ret_n,
@@ -3640,4 +3681,14 @@ int git_log_subjects(const char *repo, const char *from, const char *to, unsigne
 		strvec_push(ret, line);
 	git_res_release(&g);
 	return 0;
+}
+
+int worktree_git_step(const char *dir, const char *const *env, bool write, const char *const *args,
+		      struct diag *reterr)
+{
+	int r = check_args(dir, reterr);
+
+	if (r < 0)
+		return r;
+	return git_step(dir, env, write ? GIT_WRITE : GIT_READ, NULL, args, reterr);
 }

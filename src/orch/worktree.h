@@ -146,6 +146,14 @@ int git_branch_commit(const char *repo, const char *branch, const char *const *e
 int worktree_add(const char *repo, const char *path, const char *branch, const char *base_commit,
 		 const char *const *env, char **ret_start, struct diag *reterr);
 
+/* worktree_add() with `git worktree add --no-checkout`: the branch and
+ * the worktree's registration and .git file, no file of the tree and no
+ * index (orch/checkout.h, kind overlay, puts them there). The same
+ * idempotence for resume. */
+int worktree_add_no_checkout(const char *repo, const char *path, const char *branch,
+			     const char *base_commit, const char *const *env, char **ret_start,
+			     struct diag *reterr);
+
 /* worktree_add()'s common case as a command for the caller to run (a
  * supervisor running it beside other work instead of waiting for it): when
  * path does not exist yet (its parent is created), 1 with the argv and the
@@ -461,5 +469,11 @@ int git_log_subjects(const char *repo, const char *from, const char *to, unsigne
  * paths appended to *ret, 0 none. */
 int git_conflict_markers(const char *repo, const char *commit, const struct strvec *paths,
 			 const char *const *env, struct strvec *ret, struct diag *reterr);
+
+/* One git step in dir (`git -C dir args...`) hardened as the top of this
+ * file says, its output unread: 0, or the error (git's message in reterr).
+ * write: bernstein's write options (GIT_HARDEN_WRITE). */
+int worktree_git_step(const char *dir, const char *const *env, bool write, const char *const *args,
+		      struct diag *reterr);
 
 #endif

@@ -120,6 +120,11 @@ static int teardown(void **state)
 	struct fx *f = *state;
 
 	checkout_release(&f->co);
+	/* an overlay a failed test left mounted: down before rm -rf */
+	free(shok(
+		f, NULL,
+		"for m in $(awk -v d=%s/ 'index($5, d) == 1 { print $5 }' /proc/self/mountinfo); do umount -l \"$m\"; done; true",
+		f->root));
 	free(shok(f, NULL, "rm -rf %s", f->root));
 	assert_false(exists(f->root));
 	strvec_clear(&f->env);
@@ -335,6 +340,138 @@ static void test_clone_tampered(void **state)
 	assert_out(f, f->repo, "git rev-parse HEAD", f->base);
 }
 
+/* ---- an overlay worktree ---- */
+
+/* What /proc/self/mountinfo says is mounted at path: its fstype, or "". */
+static char *mounted(struct fx *f, const char *path)
+{
+	return shok(
+		f, NULL,
+		"awk -v d=%s '$5 == d { split($0, a, \" - \"); split(a[2], b, \" \"); t = b[1] } END { print t }' /proc/self/mountinfo",
+		path);
+}
+
+static bool overlay_here(struct fx *f)
+{
+	struct diag d;
+
+	if (checkout_overlay_probe(f->repo, &d) == 0)
+		return true;
+	print_message("overlay not mountable here (%s): skipped\n", d.msg);
+	return false;
+}
+
+static void test_overlay(void **state)
+{
+	FX;
+	struct checkout *co = &f->co;
+	struct strvec argv = STRVEC_INIT, env = STRVEC_INIT, files = STRVEC_INIT;
+	char layer[PATH_MAX + 64], base[PATH_MAX + 128], *head = NULL, *t;
+	uint64_t timeout = 0;
+	bool committed = false;
+	unsigned ahead = 99;
+	size_t n = 99;
+	struct diag d;
+
+	if (!overlay_here(f))
+		skip();
+	(void)snprintf(layer, sizeof(layer), "%s/" CHECKOUT_OVERLAY_DIR "/task/s1", f->repo);
+	(void)snprintf(base, sizeof(base), "%s/" CHECKOUT_OVERLAY_DIR "/base/%s/tree", f->repo,
+		       f->base);
+	bind(f, CHECKOUT_OVERLAY);
+	assert_string_equal(checkout_noun(co), "overlay worktree");
+	/* made at once, by no command */
+	assert_int_equal(checkout_command(co, "main", &argv, &env, &timeout, &d), 0);
+	assert_int_equal(checkout_make(co, "main", false, &d), 0);
+	assert_null(co->fallback);
+	assert_string_equal(co->start, f->base);
+	t = mounted(f, f->path);
+	assert_string_equal(t, "overlay");
+	free(t);
+	assert_true(exists(base));
+	assert_true(checkout_overlay_owns(f->repo, f->path));
+	/* the base's files, and git sees nothing changed */
+	assert_out(f, f->path, "cat a.txt", "a");
+	assert_int_equal(checkout_changes(co, &files, &d), 0);
+	assert_int_equal(files.nr, 0);
+	/* made again (a resume): nothing changes */
+	assert_int_equal(checkout_make(co, "main", false, &d), 0);
+
+	agent_writes(f);
+	assert_out(f, base, "cat a.txt", "a"); /* the shared lower layer */
+	assert_int_equal(checkout_changes(co, &files, &d), 0);
+	assert_int_equal(files.nr, 2);
+	strvec_clear(&files);
+	assert_int_equal(checkout_commit(co, "work", &ident, &committed, &d), 0);
+	assert_true(committed);
+	assert_int_equal(checkout_publish(co, "main", &ahead, &head, &d), 0);
+	assert_int_equal(ahead, 1);
+	free(head);
+	/* not set aside (a mount point): removed whole */
+	assert_int_equal(checkout_set_aside(co), -EOPNOTSUPP);
+	assert_int_equal(checkout_remove(co, false, &d), 0);
+	t = mounted(f, f->path);
+	assert_string_equal(t, "");
+	free(t);
+	assert_false(exists(f->path));
+	assert_false(exists(layer));
+	assert_true(has_branch(f, "bernstein/s1"));
+	assert_out(f, f->repo, "git worktree list --porcelain | grep -c ^worktree",
+		   "2"); /* + base */
+	/* the base goes once no layer uses it */
+	assert_int_equal(checkout_overlay_gc(f->repo, (const char *const *)f->git_env.v, &n, &d),
+			 0);
+	assert_int_equal(n, 1);
+	assert_false(exists(base));
+	assert_out(f, f->repo, "git worktree list --porcelain | grep -c ^worktree", "1");
+}
+
+/* Something other than the task's overlay mounted on its tree: removal
+ * refuses (it unmounts only its own), and leaves the layer. */
+static void test_overlay_foreign_mount(void **state)
+{
+	FX;
+	struct checkout *co = &f->co;
+	char layer[PATH_MAX + 64];
+	struct diag d;
+
+	if (!overlay_here(f))
+		skip();
+	(void)snprintf(layer, sizeof(layer), "%s/" CHECKOUT_OVERLAY_DIR "/task/s1", f->repo);
+	bind(f, CHECKOUT_OVERLAY);
+	assert_int_equal(checkout_make(co, "main", false, &d), 0);
+	free(shok(f, NULL, "mount -t tmpfs tmpfs %s", f->path));
+	diag_clear(&d);
+	assert_int_equal(checkout_remove(co, false, &d), -EPERM);
+	assert_non_null(strstr(d.msg, "something other than its overlay is mounted there"));
+	assert_true(exists(layer));
+	free(shok(f, NULL, "umount %s", f->path));
+	assert_int_equal(checkout_remove(co, false, &d), 0);
+	assert_false(exists(layer));
+}
+
+/* checkout: auto reads the number of files from the index header. */
+static void test_overlay_repo_files(void **state)
+{
+	FX;
+	uint32_t n = 0;
+
+	assert_int_equal(checkout_overlay_repo_files(f->repo, &n), 0);
+	assert_int_equal(n, 2); /* a.txt, .gitignore */
+	/* 25,000 entries of one blob, no file written */
+	free(shok(
+		f, f->repo,
+		"b=$(git hash-object -w a.txt) && awk -v b=$b 'BEGIN { for (i = 0; i < 25000; i++) printf \"100644 %%s\\tmany/f%%d\\n\", b, i }' | git update-index --index-info"));
+	assert_int_equal(checkout_overlay_repo_files(f->repo, &n), 0);
+	assert_int_equal(n, 25002);
+	assert_true(n >= CHECKOUT_OVERLAY_AUTO_FILES);
+	/* a repository without an index of its own: not a number */
+	free(shok(f, f->repo, "rm .git/index"));
+	assert_int_equal(checkout_overlay_repo_files(f->repo, &n), -ENOENT);
+	free(shok(f, f->repo, "printf 'XXXX\\0\\0\\0\\2\\0\\0\\0\\1' > .git/index"));
+	assert_int_equal(checkout_overlay_repo_files(f->repo, &n), -EBADMSG);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -343,6 +480,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_worktree_by_command, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_clone, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_clone_tampered, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_overlay, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_overlay_foreign_mount, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_overlay_repo_files, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

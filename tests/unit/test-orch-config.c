@@ -917,6 +917,36 @@ static void test_merge_policies(void **state)
 	sbuf_release(&sb);
 }
 
+/* checkout: its values, the default, JSON and the YAML round trip. */
+static void test_checkout(void **state)
+{
+	struct orch_config *c, *back;
+	struct sbuf sb = SBUF_INIT(SIZE_MAX);
+	json_t *j;
+
+	(void)state;
+	c = load_text("adapter: mock\n", NULL);
+	assert_int_equal(c->checkout, CHECKOUT_MODE_AUTO);
+	j = orch_config_json(c);
+	assert_null(json_object_get(j, "checkout")); /* shown when set */
+	json_decref(j);
+	orch_config_free(c);
+	c = load_text("checkout: worktree\n", NULL);
+	assert_int_equal(c->checkout, CHECKOUT_MODE_WORKTREE);
+	orch_config_free(c);
+	c = load_text("checkout: overlay\n", NULL);
+	assert_int_equal(c->checkout, CHECKOUT_MODE_OVERLAY);
+	j = orch_config_json(c);
+	assert_string_equal(json_string_value(json_object_get(j, "checkout")), "overlay");
+	json_decref(j);
+	assert_int_equal(orch_config_to_yaml(c, &sb), 0);
+	back = load_text(sb.buf, NULL);
+	assert_int_equal(back->checkout, CHECKOUT_MODE_OVERLAY);
+	orch_config_free(back);
+	orch_config_free(c);
+	sbuf_release(&sb);
+}
+
 /* on_conflict: at the top and a role's, resolver:, and their round trip. */
 static void test_on_conflict(void **state)
 {
@@ -1081,6 +1111,7 @@ int main(void)
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_too_large),
 		cmocka_unit_test(test_merge_policies),
+		cmocka_unit_test(test_checkout),
 		cmocka_unit_test(test_on_conflict),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_hooks_notify),

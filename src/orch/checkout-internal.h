@@ -1,0 +1,43 @@
+/* What differs between the kinds of checkout (orch/checkout.h): private
+ * to checkout.c and checkout-overlay.c. */
+#ifndef BERNSTEIN_ORCH_CHECKOUT_INTERNAL_H
+#define BERNSTEIN_ORCH_CHECKOUT_INTERNAL_H
+
+#include "orch/checkout.h"
+
+/* What differs between the kinds. */
+struct checkout_ops {
+	const char *noun;
+	/* the supervised command that makes it; NULL: none */
+	int (*command)(struct checkout *co, const char *base, struct strvec *ret_argv,
+		       struct strvec *ret_env, uint64_t *ret_timeout_ms, struct diag *reterr);
+	int (*make)(struct checkout *co, const char *base, bool made_by_command, char **ret_start,
+		    struct diag *reterr);
+	/* whether git may run in the tree; NULL: always */
+	int (*check)(const struct checkout *co, struct diag *reterr);
+	/* where the branch lives (the repository, or the tree) */
+	const char *(*branch_home)(const struct checkout *co);
+	int (*ahead)(const struct checkout *co, const char *base, unsigned *ret,
+		     struct diag *reterr);
+	int (*changed_files)(const struct checkout *co, const char *base, struct strvec *ret,
+			     struct diag *reterr);
+	int (*publish)(const struct checkout *co, const char *base, unsigned *ret_ahead,
+		       char **ret_head, struct diag *reterr);
+	bool set_aside; /* may be set aside (checkout_set_aside()) */
+	int (*remove)(const struct checkout *co, struct diag *reterr);
+};
+
+extern const struct checkout_ops checkout_worktree_ops;
+
+/* the worktree kind's make and remove (checkout.c), which an overlay
+ * checkout falls back to */
+int checkout_wt_make(struct checkout *co, const char *base, bool made_by_command, char **ret_start,
+		     struct diag *reterr);
+int checkout_wt_remove(const struct checkout *co, struct diag *reterr);
+
+/* the overlay kind's (checkout-overlay.c) */
+int checkout_overlay_make(struct checkout *co, const char *base, bool made_by_command,
+			  char **ret_start, struct diag *reterr);
+int checkout_overlay_remove(const struct checkout *co, struct diag *reterr);
+
+#endif
