@@ -79,6 +79,10 @@ void agentrun_release(struct agentrun *r)
 	if (r->hooks_listening && r->plan->hooks_socket)
 		(void)unlink(r->plan->hooks_socket);
 	r->hooks_listening = false;
+	/* the per-attempt MCP configuration may hold secrets: gone with the
+	 * attempt (a resume renders it again) */
+	if (r->plan && r->plan->mcp_config)
+		(void)unlink(r->plan->mcp_config);
 }
 
 static void last_error_into(const struct agentrun *r, char *buf, size_t size);
@@ -677,6 +681,8 @@ json_t *agentrun_plan_json(const struct profile *p, const struct invocation_plan
 	json_obj_set(o, "hooks", json_boolean(plan->hooks));
 	json_obj_set(o, "hooks_socket", json_str_lossy(plan->hooks_socket));
 	json_obj_set(o, "endpoint", json_boolean(plan->endpoint));
+	if (plan->n_mcp_servers) /* only then: older plans keep their shape */
+		json_obj_set(o, "mcp_servers", json_integer((json_int_t)plan->n_mcp_servers));
 	json_obj_set(o, "dangerous", json_boolean(plan->dangerous));
 	(void)redact_json(rd, o); /* argv above all, and anything else */
 	redact_free(rd);
