@@ -239,6 +239,7 @@ void invocation_plan_init(struct invocation_plan *plan)
 	strvec_init(&plan->secrets);
 	strvec_init(&plan->login_src);
 	strvec_init(&plan->login_dst);
+	strvec_init(&plan->mcp_programs);
 	plan->dialect = DIALECT_NONE;
 	plan->strategy = strategy_default;
 }
@@ -253,6 +254,7 @@ void invocation_plan_release(struct invocation_plan *plan)
 	strvec_clear(&plan->secrets);
 	strvec_clear(&plan->login_src);
 	strvec_clear(&plan->login_dst);
+	strvec_clear(&plan->mcp_programs);
 	free(plan->cwd);
 	free(plan->session_dir);
 	free(plan->state_dir);
@@ -1053,6 +1055,32 @@ static int mcp_value(struct build *b, const char *server, const char *key, const
 	return 0;
 }
 
+/* The stdio servers' commands on the agent's PATH (the environment's, or
+ * req->path_env), for the sandbox; one not found is left to the agent,
+ * which reports it. */
+static void mcp_programs(struct build *b)
+{
+	const char *path_env = b->req->path_env ? b->req->path_env
+						: envpolicy_get(b->req->host_env, "PATH");
+	size_t i;
+
+	for (i = 0; i < b->req->n_mcp_servers; i++) {
+		const char *cmd = b->mcp[i].command;
+		char *found = NULL;
+
+		if (!cmd)
+			continue;
+		if (strchr(cmd, '/')) {
+			if (cmd[0] == '/')
+				strvec_push(&b->plan->mcp_programs, cmd);
+			continue;
+		}
+		if (path_search(cmd, path_env ? path_env : "", &found) == 0 && found)
+			strvec_push(&b->plan->mcp_programs, found);
+		free(found);
+	}
+}
+
 static int mcp_resolve(struct build *b)
 {
 	const struct invocation_request *req = b->req;
@@ -1121,6 +1149,7 @@ static int apply_mcp(struct build *b)
 	if (r < 0)
 		return r;
 	b->plan->n_mcp_servers = req->n_mcp_servers;
+	mcp_programs(b);
 	if (b->runner) {
 		size_t i;
 

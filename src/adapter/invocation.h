@@ -267,6 +267,9 @@ struct invocation_plan {
 	 * attempt ends), else NULL */
 	char *mcp_config;
 	size_t n_mcp_servers; /* the servers given to the agent */
+	/* the stdio servers' commands found on the agent's PATH (absolute):
+	 * what a sandbox tier must let the agent run besides itself */
+	struct strvec mcp_programs;
 };
 
 void invocation_plan_init(struct invocation_plan *plan);

@@ -292,6 +292,11 @@ int confine_policy_build(const struct confine_input *in, struct confine_policy *
 	if (in->binary && realpath(in->binary, real))
 		add_interpreter(&p, &pr, real, in->path_env);
 	add_install(&p, &pr, in->self_exe);
+	for (i = 0; in->programs && in->programs[i]; i++) {
+		add_install(&p, &pr, in->programs[i]);
+		if (realpath(in->programs[i], real))
+			add_interpreter(&p, &pr, real, in->path_env);
+	}
 	/* the task's own, beneath .bernstein/ (which stays unreadable); the
 	 * objects its clone borrows, beneath .git */
 	add_own(&p, in->objects);
