@@ -1060,8 +1060,8 @@ static int mcp_value(struct build *b, const char *server, const char *key, const
  * which reports it. */
 static void mcp_programs(struct build *b)
 {
-	const char *path_env = b->req->path_env ? b->req->path_env
-						: envpolicy_get(b->req->host_env, "PATH");
+	const char *path_env =
+		b->req->path_env ? b->req->path_env : envpolicy_get(b->req->host_env, "PATH");
 	size_t i;
 
 	for (i = 0; i < b->req->n_mcp_servers; i++) {
@@ -1098,9 +1098,10 @@ static int mcp_resolve(struct build *b)
 
 		*o = *s;
 		if (!mcpcfg_name_valid(s->name) || !s->command == !s->url) {
-			diag_set(b->reterr, NULL, 0, 0,
-				 "mcp_servers: '%s' is not a server (a name and one of command, url)",
-				 s->name ? s->name : "");
+			diag_set(
+				b->reterr, NULL, 0, 0,
+				"mcp_servers: '%s' is not a server (a name and one of command, url)",
+				s->name ? s->name : "");
 			return -EINVAL;
 		}
 		o->env_values = &b->mcp_vals[k];
@@ -1175,9 +1176,10 @@ static int apply_mcp(struct build *b)
 		       mcp_format_suffix(m->format));
 	b->plan->mcp_config = path_join(req->session_dir, name);
 	if (!hook_path_ok(b->plan->mcp_config)) {
-		diag_set(b->reterr, NULL, 0, 0,
-			 "the MCP configuration cannot be named '%s' (a quote, a backslash or a control character)",
-			 b->plan->mcp_config);
+		diag_set(
+			b->reterr, NULL, 0, 0,
+			"the MCP configuration cannot be named '%s' (a quote, a backslash or a control character)",
+			b->plan->mcp_config);
 		return -EINVAL;
 	}
 	b->vars.v[PH_MCP_CONFIG] = b->plan->mcp_config;

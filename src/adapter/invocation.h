@@ -198,8 +198,8 @@ struct invocation_request {
 	 * (mode 0600) and onto plan->secrets, never argv. */
 	const struct mcp_server *mcp_servers;
 	size_t n_mcp_servers;
-	size_t arg_strlen_max;	     /* 0 = INVOCATION_MAX_ARG_STRLEN */
-	size_t arg_total_max;	     /* 0 = INVOCATION_ARG_TOTAL_DEFAULT */
+	size_t arg_strlen_max; /* 0 = INVOCATION_MAX_ARG_STRLEN */
+	size_t arg_total_max;  /* 0 = INVOCATION_ARG_TOTAL_DEFAULT */
 };
 
 enum invocation_base {

@@ -214,8 +214,8 @@ static int toml_str(struct sbuf *out, const char *s)
 	return r ? r : sbuf_addc(out, '"');
 }
 
-static int toml_table(struct sbuf *out, const char *name, const char *sub,
-		      const char *const *k, const char *const *v, size_t n)
+static int toml_table(struct sbuf *out, const char *name, const char *sub, const char *const *k,
+		      const char *const *v, size_t n)
 {
 	size_t i;
 	int r;
@@ -318,7 +318,8 @@ json_t *mcpcfg_acp_json(const struct mcp_server *v, size_t n)
 			(void)json_object_set_new(o, "name", jstr(s->name));
 			(void)json_object_set_new(o, "url", jstr(s->url));
 			(void)json_object_set_new(
-				o, "headers", jpairs(s->header_keys, s->header_values, s->n_headers));
+				o, "headers",
+				jpairs(s->header_keys, s->header_values, s->n_headers));
 		} else {
 			(void)json_object_set_new(o, "name", jstr(s->name));
 			(void)json_object_set_new(o, "command", jstr(s->command));

@@ -30,7 +30,7 @@ static const char *const home_names[] = {"inherit", "isolated", NULL};
 static const char *const git_dir_names[] = {"refused", "allowed", NULL};
 static const char *const placeholder_names[] = {
 	"session_id", "model",	 "prompt_file",	 "base_url",	 "api_key_env", "api_key",
-	"home",	      "workdir", "hook_command", "hooks_socket", "mcp_config", NULL};
+	"home",	      "workdir", "hook_command", "hooks_socket", "mcp_config",	NULL};
 
 static const char *name_of(const char *const *names, int n, int v)
 {
@@ -1540,6 +1540,23 @@ static int parse_access(struct pctx *c, const struct ynode *node)
 	return r < 0 ? r : parse_login(c, node);
 }
 
+/* runtime.endpoint, runtime.hooks, runtime.mcp: what points the agent at
+ * an endpoint, at bernstein's hooks, at its MCP servers (in this order:
+ * hooks and mcp check their files against the endpoint's) */
+static int parse_pointers(struct pctx *c, const struct ynode *node)
+{
+	const struct ynode *v;
+	int r = 0;
+
+	if ((v = ynode_get(node, "endpoint")) && (r = parse_endpoint(c, v)) < 0)
+		return r;
+	if ((v = ynode_get(node, "hooks")) && (r = parse_hooks(c, v)) < 0)
+		return r;
+	if ((v = ynode_get(node, "mcp")))
+		r = parse_mcp(c, v);
+	return r;
+}
+
 static const struct yfield runtime_fields[] = {
 	{"resume", YT_MAP, 0, NULL, NULL},
 	{"dangerous", YT_MAP, 0, NULL, NULL},
@@ -1598,11 +1615,7 @@ static int parse_runtime(struct pctx *c, const struct ynode *node)
 	r = parse_files(c, ynode_get(node, "files"), "runtime.files", PH_RUN, &rt->files);
 	if (r < 0)
 		return r;
-	if ((v = ynode_get(node, "endpoint")) && (r = parse_endpoint(c, v)) < 0)
-		return r;
-	if ((v = ynode_get(node, "hooks")) && (r = parse_hooks(c, v)) < 0)
-		return r;
-	if ((v = ynode_get(node, "mcp")) && (r = parse_mcp(c, v)) < 0)
+	if ((r = parse_pointers(c, node)) < 0)
 		return r;
 	r = get_enum(c, node, "git_dir", "runtime.git_dir", git_dir_names, GIT_DIR_REFUSED,
 		     &git_dir);

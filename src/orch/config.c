@@ -694,9 +694,9 @@ static int parse_role(struct cctx *x, const struct ynode *k, const struct ynode 
 		      struct role_policy *rp)
 {
 	static const char *const keys[] = {
-		"adapter",  "cli",	   "provider",	   "model",	     "effort",
-		"base_url", "api_key_env", "limits",	   "sandbox",	     "network",
-		"retry",    "fallback",	   "idle_timeout", "worktree_setup", "on_conflict",
+		"adapter",     "cli",	      "provider",     "model",		"effort",
+		"base_url",    "api_key_env", "limits",	      "sandbox",	"network",
+		"retry",       "fallback",    "idle_timeout", "worktree_setup", "on_conflict",
 		"mcp_servers", NULL};
 	struct invocation_sampling s = {0};
 	char p[YAML_PATH_MAX], pk[YAML_PATH_MAX], q[80];

@@ -68,8 +68,8 @@ static const char *ref_problem(const char *v, const char *allowed, char *buf, si
 }
 
 /* A mapping NAME -> string into keys/values (arrays from a). */
-static int get_map(struct arena *a, const struct ydoc *doc, const struct ynode *m,
-		   const char *path, bool header, const char *allowed, const char *const **ret_k,
+static int get_map(struct arena *a, const struct ydoc *doc, const struct ynode *m, const char *path,
+		   bool header, const char *allowed, const char *const **ret_k,
 		   const char *const **ret_v, size_t *ret_n, struct diag *reterr)
 {
 	const char **k, **v;
@@ -87,19 +87,20 @@ static int get_map(struct arena *a, const struct ydoc *doc, const struct ynode *
 
 		yaml_path_key(p, sizeof(p), path, name);
 		if (header ? !header_name_ok(name) : !envpolicy_name_valid(name))
-			return yaml_field_err(doc, m->keys[i], reterr, p,
-					      header ? "invalid header name '%s' (expected [A-Za-z0-9-]+)"
-						     : "invalid variable name '%s' (expected [A-Za-z_][A-Za-z0-9_]*)",
-					      yaml_quote(q, sizeof(q), name));
+			return yaml_field_err(
+				doc, m->keys[i], reterr, p,
+				header ? "invalid header name '%s' (expected [A-Za-z0-9-]+)"
+				       : "invalid variable name '%s' (expected [A-Za-z_][A-Za-z0-9_]*)",
+				yaml_quote(q, sizeof(q), name));
 		if (!yaml_is_str(m->items[i]))
 			return yaml_field_err(doc, m->items[i], reterr, p,
 					      "expected a string, got %s",
 					      yaml_describe(m->items[i]));
 		v[i] = m->items[i]->str;
 		if (has_ctl(v[i]) || strlen(v[i]) > VALUE_MAX)
-			return yaml_field_err(doc, m->items[i], reterr, p,
-					      "holds a control character or is longer than %d bytes",
-					      VALUE_MAX);
+			return yaml_field_err(
+				doc, m->items[i], reterr, p,
+				"holds a control character or is longer than %d bytes", VALUE_MAX);
 		if (ref_problem(v[i], allowed, why, sizeof(why)))
 			return yaml_field_err(doc, m->items[i], reterr, p, "%s", why);
 		k[i] = name;
@@ -126,9 +127,10 @@ static int get_server(struct arena *a, const struct ydoc *doc, const struct ynod
 	yaml_path_key(p, sizeof(p), path, k->str);
 	memset(ret, 0, sizeof(*ret));
 	if (!mcpcfg_name_valid(k->str))
-		return yaml_field_err(doc, k, reterr, p,
-				      "invalid server name '%s' (expected [A-Za-z0-9_-], 1 to %d bytes)",
-				      yaml_quote(q, sizeof(q), k->str), MCPCFG_NAME_MAX);
+		return yaml_field_err(
+			doc, k, reterr, p,
+			"invalid server name '%s' (expected [A-Za-z0-9_-], 1 to %d bytes)",
+			yaml_quote(q, sizeof(q), k->str), MCPCFG_NAME_MAX);
 	ret->name = k->str;
 	if (ynode_is_null(v))
 		return 0; /* removes the server of that name */
@@ -152,8 +154,9 @@ static int get_server(struct arena *a, const struct ydoc *doc, const struct ynod
 		if (r < 0)
 			return r;
 		if (ret->command[0] == '-' || has_ctl(ret->command))
-			return yaml_field_err(doc, cmd, reterr, pk,
-					      "must not start with '-' or hold a control character");
+			return yaml_field_err(
+				doc, cmd, reterr, pk,
+				"must not start with '-' or hold a control character");
 		if ((x = ynode_get(v, "headers")))
 			return yaml_field_err(doc, x, reterr, p,
 					      "headers are for a url server; a command takes env");
@@ -289,7 +292,8 @@ json_t *orch_mcp_servers_json(const struct orch_mcp_servers *s)
 		if (m->command) {
 			(void)json_object_set_new(x, "command", json_string(m->command));
 			(void)json_object_set_new(x, "args", jarr(m->args, m->n_args));
-			(void)json_object_set_new(x, "env", jmap(m->env_keys, m->env_values, m->n_env));
+			(void)json_object_set_new(x, "env",
+						  jmap(m->env_keys, m->env_values, m->n_env));
 		} else {
 			(void)json_object_set_new(x, "url", json_string(m->url));
 			(void)json_object_set_new(
@@ -342,7 +346,8 @@ static int jpairs(struct arena *a, const json_t *j, bool header, const char *con
 	{
 		const char *s = json_string_value(x);
 
-		if (!s || has_ctl(s) || (header ? !header_name_ok(key) : !envpolicy_name_valid(key)))
+		if (!s || has_ctl(s) ||
+		    (header ? !header_name_ok(key) : !envpolicy_name_valid(key)))
 			return -EBADMSG;
 		k[i] = arena_strdup(a, key);
 		v[i] = arena_strdup(a, s);

@@ -159,9 +159,9 @@ struct plan {
 	size_t n;
 	char hash[SHA256_HEX_LEN + 1]; /* SHA-256 of the file's bytes */
 	struct orch_endpoints
-		endpoints;	   /* endpoints: (orch/endpoints.h); each task's spec has them */
+		endpoints; /* endpoints: (orch/endpoints.h); each task's spec has them */
 	struct orch_mcp_servers mcp_servers; /* mcp_servers: (orch/mcpservers.h) */
-	struct ydoc *doc;	   /* private: the document the strings point into */
+	struct ydoc *doc;		     /* private: the document the strings point into */
 	struct orch_budget budget; /* budget: (orch/budget.h); nothing given: no field set */
 };
 

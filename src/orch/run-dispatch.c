@@ -481,10 +481,9 @@ static int build_invocation(struct loop *l, struct otask *t, struct dispatch *dp
 		struct orch_mcp_servers ms;
 
 		arena_release(&dp->mcp_arena);
-		orch_config_mcp_servers(e->cfg,
-					t->row.state == TASK_RESOLVING ? "resolver" : t->row.role,
-					&t->spec.plan_mcp_servers, &t->spec.mcp_servers,
-					&dp->mcp_arena, &ms);
+		orch_config_mcp_servers(
+			e->cfg, t->row.state == TASK_RESOLVING ? "resolver" : t->row.role,
+			&t->spec.plan_mcp_servers, &t->spec.mcp_servers, &dp->mcp_arena, &ms);
 		ir->mcp_servers = ms.v;
 		ir->n_mcp_servers = ms.n;
 	}

@@ -649,8 +649,7 @@ static int k_endpoints(struct task_spec *s, const char *key, const json_t *v, st
 	return 0;
 }
 
-static int k_mcp_servers(struct task_spec *s, const char *key, const json_t *v,
-			 struct diag *reterr)
+static int k_mcp_servers(struct task_spec *s, const char *key, const json_t *v, struct diag *reterr)
 {
 	char msg[200];
 

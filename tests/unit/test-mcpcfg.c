@@ -128,14 +128,14 @@ static void test_render_claude(void **state)
 
 static void test_render_gemini_merges(void **state)
 {
-	json_t *j = render_json(MCP_FORMAT_GEMINI,
-				"{\"privacy\": {\"usageStatisticsEnabled\": false},"
-				" \"mcpServers\": {\"old\": {\"command\": \"x\"},"
-				" \"fs\": {\"command\": \"replaced\"}}}");
+	json_t *j =
+		render_json(MCP_FORMAT_GEMINI, "{\"privacy\": {\"usageStatisticsEnabled\": false},"
+					       " \"mcpServers\": {\"old\": {\"command\": \"x\"},"
+					       " \"fs\": {\"command\": \"replaced\"}}}");
 
 	(void)state;
-	assert_false(json_is_true(json_object_get(json_object_get(j, "privacy"),
-						  "usageStatisticsEnabled")));
+	assert_false(json_is_true(
+		json_object_get(json_object_get(j, "privacy"), "usageStatisticsEnabled")));
 	assert_string_equal(jget(j, "mcpServers.old.command"), "x");
 	assert_string_equal(jget(j, "mcpServers.fs.command"), "npx");
 	assert_string_equal(jget(j, "mcpServers.fs.args.2"), ".");
@@ -153,8 +153,8 @@ static void test_render_opencode(void **state)
 	assert_string_equal(jget(j, "mcp.fs.command.0"), "npx");
 	assert_string_equal(jget(j, "mcp.fs.command.3"), ".");
 	assert_string_equal(jget(j, "mcp.fs.environment.LOG"), "warn \"q\"");
-	assert_true(json_is_true(json_object_get(json_object_get(json_object_get(j, "mcp"), "fs"),
-						 "enabled")));
+	assert_true(json_is_true(
+		json_object_get(json_object_get(json_object_get(j, "mcp"), "fs"), "enabled")));
 	assert_string_equal(jget(j, "mcp.docs.type"), "remote");
 	assert_string_equal(jget(j, "mcp.docs.headers.Authorization"), "${MCP_TOKEN}");
 	json_decref(j);
@@ -166,20 +166,21 @@ static void test_render_codex(void **state)
 	struct diag d;
 
 	(void)state;
-	assert_int_equal(
-		mcpcfg_render(MCP_FORMAT_CODEX, servers, 2, "[analytics]\nenabled = false", &out, &d),
-		0);
-	assert_string_equal(out.buf, "[analytics]\nenabled = false\n"
-				     "\n[mcp_servers.fs]\n"
-				     "command = \"npx\"\n"
-				     "args = [\"-y\", \"@modelcontextprotocol/server-filesystem\", \".\"]\n"
-				     "\n[mcp_servers.fs.env]\n"
-				     "\"LOG\" = \"warn \\\"q\\\"\"\n"
-				     "\"TOKEN\" = \"${MCP_TOKEN}\"\n"
-				     "\n[mcp_servers.docs]\n"
-				     "url = \"https://mcp.example.com/mcp\"\n"
-				     "\n[mcp_servers.docs.http_headers]\n"
-				     "\"Authorization\" = \"${MCP_TOKEN}\"\n");
+	assert_int_equal(mcpcfg_render(MCP_FORMAT_CODEX, servers, 2, "[analytics]\nenabled = false",
+				       &out, &d),
+			 0);
+	assert_string_equal(out.buf,
+			    "[analytics]\nenabled = false\n"
+			    "\n[mcp_servers.fs]\n"
+			    "command = \"npx\"\n"
+			    "args = [\"-y\", \"@modelcontextprotocol/server-filesystem\", \".\"]\n"
+			    "\n[mcp_servers.fs.env]\n"
+			    "\"LOG\" = \"warn \\\"q\\\"\"\n"
+			    "\"TOKEN\" = \"${MCP_TOKEN}\"\n"
+			    "\n[mcp_servers.docs]\n"
+			    "url = \"https://mcp.example.com/mcp\"\n"
+			    "\n[mcp_servers.docs.http_headers]\n"
+			    "\"Authorization\" = \"${MCP_TOKEN}\"\n");
 	sbuf_release(&out);
 }
 
