@@ -23,21 +23,25 @@
 struct mcp_client {
 	char *name;
 	struct proc proc;
-	int in_fd;	  /* the server's stdin (non-blocking), -1 when closed */
-	struct sbuf rbuf; /* bytes read, not yet a full line */
-	size_t max_message;
+	int in_fd; /* the server's stdin (non-blocking), -1 when closed */
+	struct mcp_wire w; /* rfd = proc.out_fd (owned by proc), wfd = in_fd */
 	uint64_t timeout_ms;
 	json_int_t next_id;
 	char info[256];
 	bool dead;
 };
 
-static uint64_t mono_ms(void)
+uint64_t mcp_now_ms(void)
 {
 	struct timespec ts;
 
 	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static uint64_t mono_ms(void)
+{
+	return mcp_now_ms();
 }
 
 static int poll_one(int fd, short events, uint64_t deadline)
@@ -56,10 +60,25 @@ static int poll_one(int fd, short events, uint64_t deadline)
 	return r;
 }
 
-static int write_deadline(struct mcp_client *c, const char *buf, size_t len, uint64_t deadline)
+/* ---- the framing (mcp_wire) ---- */
+
+void mcp_wire_init(struct mcp_wire *w, int rfd, int wfd, size_t max_message)
+{
+	w->rfd = rfd;
+	w->wfd = wfd;
+	w->eof = false;
+	sbuf_init(&w->rbuf, max_message ? max_message : MCP_DEFAULT_MAX_MESSAGE);
+}
+
+void mcp_wire_release(struct mcp_wire *w)
+{
+	sbuf_release(&w->rbuf);
+}
+
+static int write_deadline(int fd, const char *buf, size_t len, uint64_t deadline)
 {
 	while (len > 0) {
-		ssize_t n = write(c->in_fd, buf, len);
+		ssize_t n = write(fd, buf, len);
 
 		if (n > 0) {
 			buf += n;
@@ -69,7 +88,7 @@ static int write_deadline(struct mcp_client *c, const char *buf, size_t len, uin
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno == EAGAIN) {
-			int r = poll_one(c->in_fd, POLLOUT, deadline);
+			int r = poll_one(fd, POLLOUT, deadline);
 
 			if (r < 0)
 				return r;
@@ -80,21 +99,72 @@ static int write_deadline(struct mcp_client *c, const char *buf, size_t len, uin
 	return 0;
 }
 
-static int send_msg(struct mcp_client *c, json_t *msg, uint64_t deadline, struct diag *reterr)
+int mcp_wire_send(struct mcp_wire *w, const json_t *msg, uint64_t deadline)
 {
 	char *s = json_dumps(msg, JSON_COMPACT);
 	struct sbuf sb = SBUF_INIT(SIZE_MAX);
 	int r;
 
-	if (!s) {
-		diag_set(reterr, NULL, 0, 0, "mcp '%s': cannot serialise a message", c->name);
+	if (!s)
 		return -EINVAL;
-	}
 	(void)sbuf_adds(&sb, s);
 	(void)sbuf_addc(&sb, '\n');
 	free(s);
-	r = c->in_fd >= 0 ? write_deadline(c, sb.buf, sb.len, deadline) : -EPIPE;
+	r = w->wfd >= 0 ? write_deadline(w->wfd, sb.buf, sb.len, deadline) : -EPIPE;
 	sbuf_release(&sb);
+	return r;
+}
+
+int mcp_wire_read_line(struct mcp_wire *w, char **ret, size_t *ret_len, uint64_t deadline)
+{
+	for (;;) {
+		char *nl = memchr(w->rbuf.buf, '\n', w->rbuf.len), buf[65536];
+		ssize_t n;
+		int r;
+
+		if (nl) {
+			size_t len = (size_t)(nl - w->rbuf.buf);
+
+			*ret = xstrndup(w->rbuf.buf, len);
+			*ret_len = len;
+			memmove(w->rbuf.buf, nl + 1, w->rbuf.len - len - 1);
+			sbuf_setlen(&w->rbuf, w->rbuf.len - len - 1);
+			return 0;
+		}
+		if (w->eof || w->rfd < 0)
+			return -EPIPE;
+		n = read(w->rfd, buf, sizeof(buf));
+		if (n > 0) {
+			if (sbuf_add(&w->rbuf, buf, (size_t)n) < 0)
+				return -ENOBUFS;
+			continue;
+		}
+		if (n == 0) {
+			w->eof = true;
+			continue;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN)
+			return -errno;
+		r = poll_one(w->rfd, POLLIN, deadline);
+		if (r < 0)
+			return r;
+	}
+}
+
+/* ---- the client ---- */
+
+static int send_msg(struct mcp_client *c, json_t *msg, uint64_t deadline, struct diag *reterr)
+{
+	int r;
+
+	c->w.wfd = c->in_fd;
+	r = mcp_wire_send(&c->w, msg, deadline);
+	if (r == -EINVAL) {
+		diag_set(reterr, NULL, 0, 0, "mcp '%s': cannot serialise a message", c->name);
+		return r;
+	}
 	if (r < 0) {
 		c->dead = true;
 		diag_set(reterr, NULL, 0, 0, "mcp '%s': cannot write to the server: %s", c->name,
@@ -108,58 +178,25 @@ static int send_msg(struct mcp_client *c, json_t *msg, uint64_t deadline, struct
 static int read_line(struct mcp_client *c, char **ret, size_t *ret_len, uint64_t deadline,
 		     struct diag *reterr)
 {
-	for (;;) {
-		char *nl = memchr(c->rbuf.buf, '\n', c->rbuf.len), buf[65536];
-		ssize_t n;
-		int r;
+	int r;
 
-		if (nl) {
-			size_t len = (size_t)(nl - c->rbuf.buf);
-
-			*ret = xstrndup(c->rbuf.buf, len);
-			*ret_len = len;
-			memmove(c->rbuf.buf, nl + 1, c->rbuf.len - len - 1);
-			sbuf_setlen(&c->rbuf, c->rbuf.len - len - 1);
-			return 0;
-		}
-		if (c->proc.out_fd < 0) {
-			c->dead = true;
-			diag_set(reterr, NULL, 0, 0, "mcp '%s': the server closed its output",
-				 c->name);
-			return -EPIPE;
-		}
-		n = read(c->proc.out_fd, buf, sizeof(buf));
-		if (n > 0) {
-			if (sbuf_add(&c->rbuf, buf, (size_t)n) < 0) {
-				c->dead = true;
-				diag_set(reterr, NULL, 0, 0,
-					 "mcp '%s': a message is larger than %zu bytes", c->name,
-					 c->max_message);
-				return -ENOBUFS;
-			}
-			continue;
-		}
-		if (n == 0) {
-			close_fdp(&c->proc.out_fd);
-			continue;
-		}
-		if (errno == EINTR)
-			continue;
-		if (errno != EAGAIN) {
-			c->dead = true;
-			diag_set(reterr, NULL, 0, 0, "mcp '%s': read: %s", c->name,
-				 strerror(errno));
-			return -errno;
-		}
-		r = poll_one(c->proc.out_fd, POLLIN, deadline);
-		if (r == -ETIMEDOUT) {
-			diag_set(reterr, NULL, 0, 0, "mcp '%s': no answer from the server in time",
-				 c->name);
-			return r;
-		}
-		if (r < 0)
-			return r;
+	c->w.rfd = c->proc.out_fd;
+	r = mcp_wire_read_line(&c->w, ret, ret_len, deadline);
+	if (r == -EPIPE) {
+		c->dead = true;
+		diag_set(reterr, NULL, 0, 0, "mcp '%s': the server closed its output", c->name);
+	} else if (r == -ENOBUFS) {
+		c->dead = true;
+		diag_set(reterr, NULL, 0, 0, "mcp '%s': a message is larger than %zu bytes",
+			 c->name, c->w.rbuf.max);
+	} else if (r == -ETIMEDOUT) {
+		diag_set(reterr, NULL, 0, 0, "mcp '%s': no answer from the server in time",
+			 c->name);
+	} else if (r < 0) {
+		c->dead = true;
+		diag_set(reterr, NULL, 0, 0, "mcp '%s': read: %s", c->name, strerror(-r));
 	}
+	return r;
 }
 
 /* A request from the server: answer it. */
@@ -274,8 +311,7 @@ int mcp_start(const struct mcp_spec *spec, struct mcp_client **ret, struct diag 
 	c->name = xstrdup(spec->name ? spec->name : "mcp");
 	c->proc = (struct proc)PROC_INIT;
 	c->in_fd = -1;
-	c->max_message = spec->max_message ? spec->max_message : MCP_DEFAULT_MAX_MESSAGE;
-	sbuf_init(&c->rbuf, c->max_message);
+	mcp_wire_init(&c->w, -1, -1, spec->max_message);
 	c->timeout_ms = spec->timeout_ms ? spec->timeout_ms : MCP_DEFAULT_TIMEOUT_MS;
 
 	if (pipe2(in, O_CLOEXEC) < 0) {
@@ -448,7 +484,7 @@ struct mcp_client *mcp_stop(struct mcp_client *c)
 				;
 	}
 	proc_release(&c->proc);
-	sbuf_release(&c->rbuf);
+	mcp_wire_release(&c->w);
 	free(c->name);
 	free(c);
 	return NULL;
