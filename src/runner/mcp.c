@@ -15,6 +15,7 @@
 #include "proc/spawn.h"
 #include "runner/text.h"
 #include "util/fsutil.h"
+#include "util/rpcwire.h"
 #include "util/json.h"
 #include "util/strvec.h"
 #include "util/xalloc.h"
@@ -24,133 +25,16 @@ struct mcp_client {
 	char *name;
 	struct proc proc;
 	int in_fd; /* the server's stdin (non-blocking), -1 when closed */
-	struct mcp_wire w; /* rfd = proc.out_fd (owned by proc), wfd = in_fd */
+	struct rpcwire w; /* rfd = proc.out_fd (owned by proc), wfd = in_fd */
 	uint64_t timeout_ms;
 	json_int_t next_id;
 	char info[256];
 	bool dead;
 };
 
-uint64_t mcp_now_ms(void)
-{
-	struct timespec ts;
-
-	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static uint64_t mono_ms(void)
 {
-	return mcp_now_ms();
-}
-
-static int poll_one(int fd, short events, uint64_t deadline)
-{
-	struct pollfd p = {.fd = fd, .events = events};
-	uint64_t now = mono_ms();
-	int r;
-
-	if (now >= deadline)
-		return -ETIMEDOUT;
-	do
-		r = poll(&p, 1, (int)(deadline - now > 1000 ? 1000 : deadline - now));
-	while (r < 0 && errno == EINTR);
-	if (r < 0)
-		return -errno;
-	return r;
-}
-
-/* ---- the framing (mcp_wire) ---- */
-
-void mcp_wire_init(struct mcp_wire *w, int rfd, int wfd, size_t max_message)
-{
-	w->rfd = rfd;
-	w->wfd = wfd;
-	w->eof = false;
-	sbuf_init(&w->rbuf, max_message ? max_message : MCP_DEFAULT_MAX_MESSAGE);
-}
-
-void mcp_wire_release(struct mcp_wire *w)
-{
-	sbuf_release(&w->rbuf);
-}
-
-static int write_deadline(int fd, const char *buf, size_t len, uint64_t deadline)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n > 0) {
-			buf += n;
-			len -= (size_t)n;
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN) {
-			int r = poll_one(fd, POLLOUT, deadline);
-
-			if (r < 0)
-				return r;
-			continue;
-		}
-		return n < 0 ? -errno : -EIO;
-	}
-	return 0;
-}
-
-int mcp_wire_send(struct mcp_wire *w, const json_t *msg, uint64_t deadline)
-{
-	char *s = json_dumps(msg, JSON_COMPACT);
-	struct sbuf sb = SBUF_INIT(SIZE_MAX);
-	int r;
-
-	if (!s)
-		return -EINVAL;
-	(void)sbuf_adds(&sb, s);
-	(void)sbuf_addc(&sb, '\n');
-	free(s);
-	r = w->wfd >= 0 ? write_deadline(w->wfd, sb.buf, sb.len, deadline) : -EPIPE;
-	sbuf_release(&sb);
-	return r;
-}
-
-int mcp_wire_read_line(struct mcp_wire *w, char **ret, size_t *ret_len, uint64_t deadline)
-{
-	for (;;) {
-		char *nl = memchr(w->rbuf.buf, '\n', w->rbuf.len), buf[65536];
-		ssize_t n;
-		int r;
-
-		if (nl) {
-			size_t len = (size_t)(nl - w->rbuf.buf);
-
-			*ret = xstrndup(w->rbuf.buf, len);
-			*ret_len = len;
-			memmove(w->rbuf.buf, nl + 1, w->rbuf.len - len - 1);
-			sbuf_setlen(&w->rbuf, w->rbuf.len - len - 1);
-			return 0;
-		}
-		if (w->eof || w->rfd < 0)
-			return -EPIPE;
-		n = read(w->rfd, buf, sizeof(buf));
-		if (n > 0) {
-			if (sbuf_add(&w->rbuf, buf, (size_t)n) < 0)
-				return -ENOBUFS;
-			continue;
-		}
-		if (n == 0) {
-			w->eof = true;
-			continue;
-		}
-		if (errno == EINTR)
-			continue;
-		if (errno != EAGAIN)
-			return -errno;
-		r = poll_one(w->rfd, POLLIN, deadline);
-		if (r < 0)
-			return r;
-	}
+	return rpcwire_now_ms();
 }
 
 /* ---- the client ---- */
@@ -160,7 +44,7 @@ static int send_msg(struct mcp_client *c, json_t *msg, uint64_t deadline, struct
 	int r;
 
 	c->w.wfd = c->in_fd;
-	r = mcp_wire_send(&c->w, msg, deadline);
+	r = rpcwire_send(&c->w, msg, deadline);
 	if (r == -EINVAL) {
 		diag_set(reterr, NULL, 0, 0, "mcp '%s': cannot serialise a message", c->name);
 		return r;
@@ -181,7 +65,7 @@ static int read_line(struct mcp_client *c, char **ret, size_t *ret_len, uint64_t
 	int r;
 
 	c->w.rfd = c->proc.out_fd;
-	r = mcp_wire_read_line(&c->w, ret, ret_len, deadline);
+	r = rpcwire_read_line(&c->w, ret, ret_len, deadline);
 	if (r == -EPIPE) {
 		c->dead = true;
 		diag_set(reterr, NULL, 0, 0, "mcp '%s': the server closed its output", c->name);
@@ -311,7 +195,7 @@ int mcp_start(const struct mcp_spec *spec, struct mcp_client **ret, struct diag 
 	c->name = xstrdup(spec->name ? spec->name : "mcp");
 	c->proc = (struct proc)PROC_INIT;
 	c->in_fd = -1;
-	mcp_wire_init(&c->w, -1, -1, spec->max_message);
+	rpcwire_init(&c->w, -1, -1, spec->max_message);
 	c->timeout_ms = spec->timeout_ms ? spec->timeout_ms : MCP_DEFAULT_TIMEOUT_MS;
 
 	if (pipe2(in, O_CLOEXEC) < 0) {
@@ -484,7 +368,7 @@ struct mcp_client *mcp_stop(struct mcp_client *c)
 				;
 	}
 	proc_release(&c->proc);
-	mcp_wire_release(&c->w);
+	rpcwire_release(&c->w);
 	free(c->name);
 	free(c);
 	return NULL;

@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "util/diag.h"
+#include "util/rpcwire.h"
 #include "util/sbuf.h"
 
 #define MCP_PROTOCOL_VERSION	"2025-06-18"
@@ -44,27 +45,7 @@ struct mcp_spec {
 
 struct mcp_client;
 
-/* The framing both sides use (this client, and `bernstein mcp`, the
- * server): JSON-RPC 2.0 messages, one compact JSON text a line. rfd is
- * read, wfd written (the caller owns both; non-blocking or not), lines are
- * capped at max_message (0 = MCP_DEFAULT_MAX_MESSAGE). Deadlines are
- * mcp_now_ms() values; UINT64_MAX waits for ever. */
-struct mcp_wire {
-	int rfd, wfd;
-	bool eof;	  /* rfd gave end-of-file */
-	struct sbuf rbuf; /* bytes read, not yet a full line */
-};
-
-uint64_t mcp_now_ms(void);
-void mcp_wire_init(struct mcp_wire *w, int rfd, int wfd, size_t max_message);
-void mcp_wire_release(struct mcp_wire *w);
-/* The next line without its newline (*ret owned, NUL-terminated; it may
- * hold NUL bytes, *ret_len counts them): -EPIPE at end of file (a partial
- * last line is dropped), -ENOBUFS past max_message, -ETIMEDOUT, -errno. */
-int mcp_wire_read_line(struct mcp_wire *w, char **ret, size_t *ret_len, uint64_t deadline);
-/* msg, compact, and a newline: 0, -EINVAL (not serialisable), -EPIPE (no
- * wfd), -ETIMEDOUT, -errno. */
-int mcp_wire_send(struct mcp_wire *w, const json_t *msg, uint64_t deadline);
+/* The line framing: util/rpcwire.h (shared with `bernstein mcp`). */
 
 /* Spawn the server and complete the handshake. */
 int mcp_start(const struct mcp_spec *spec, struct mcp_client **ret, struct diag *reterr);
