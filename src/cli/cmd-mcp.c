@@ -33,7 +33,7 @@
 #include "util/banned.h"
 
 /* the newest protocol version spoken (runner/mcp.h speaks the same) */
-#define MCP_SERVER_PROTOCOL "2025-06-18"
+#define MCP_SERVER_PROTOCOL    "2025-06-18"
 #define MCP_SERVER_MAX_MESSAGE (4 * 1024 * 1024)
 #define TOOL_OUT_MAX	       (4 * 1024 * 1024)
 #define TOOL_ERR_MAX	       (64 * 1024)
@@ -98,8 +98,8 @@ static const char *arg_str(struct tool_call *tc, const char *key, bool required)
 	}
 	for (p = (const unsigned char *)s; *p; p++)
 		if (*p < 0x20 || *p == 0x7f) {
-			(void)snprintf(tc->err, sizeof(tc->err),
-				       "'%s' holds a control character", key);
+			(void)snprintf(tc->err, sizeof(tc->err), "'%s' holds a control character",
+				       key);
 			return NULL;
 		}
 	return s;
@@ -243,7 +243,8 @@ static int t_logs(struct tool_call *tc)
 		strvec_pushf(&tc->argv, "--run=%s", run);
 	if (att) {
 		if (!json_is_integer(att) || json_integer_value(att) < 1) {
-			(void)snprintf(tc->err, sizeof(tc->err), "'attempt' must be an integer >= 1");
+			(void)snprintf(tc->err, sizeof(tc->err),
+				       "'attempt' must be an integer >= 1");
 			return -EINVAL;
 		}
 		strvec_pushf(&tc->argv, "--attempt=%lld", (long long)json_integer_value(att));
@@ -271,44 +272,44 @@ static int t_retry(struct tool_call *tc)
 	return control(tc, "retry");
 }
 
-#define S_RUN	"{\"run\": {\"type\": \"string\", \"description\": \"a run id (default: the latest run)\"}}"
+#define S_RUN                                                                                      \
+	"{\"run\": {\"type\": \"string\", \"description\": \"a run id (default: the latest run)\"}}"
 #define S_TASKS                                                                                    \
-	"{\"tasks\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}, \"minItems\": 1, "   \
-	"\"description\": \"task ids of the latest run\"}}"
+	"{\"tasks\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}, \"minItems\": 1, \"description\": \"task ids of the latest run\"}}"
 
 static const struct tool {
 	const char *name, *description, *properties, *required;
 	tool_build_fn *build;
+	/* it starts something meant to outlive it (run --detach: a session of
+	 * its own): contained by process group only, which that leaves */
+	bool detaches;
 } tools[] = {
 	{"adapters", "List the adapters (agent CLIs) of bernstein's catalogue with their strategy.",
-	 "{}", NULL, t_adapters},
+	 "{}", NULL, t_adapters, false},
 	{"route",
 	 "Pick the adapter whose capability profile satisfies every requirement, or the refusal receipt.",
-	 "{\"requires\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}, \"minItems\": 1, "
-	 "\"description\": \"requires tokens, e.g. capability:vision\"}}",
-	 "requires", t_route},
-	{"plan_validate", "Check a plan file (plan.yaml) and report every problem at FILE:LINE:COL.",
+	 "{\"requires\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}, \"minItems\": 1, \"description\": \"requires tokens, e.g. capability:vision\"}}",
+	 "requires", t_route, false},
+	{"plan_validate",
+	 "Check a plan file (plan.yaml) and report every problem at FILE:LINE:COL.",
 	 "{\"plan\": {\"type\": \"string\", \"description\": \"the plan's path, relative to the repository\"}}",
-	 "plan", t_plan_validate},
+	 "plan", t_plan_validate, false},
 	{"run_plan",
 	 "Start a run of a plan in the background (detached); returns its run id, pid and log.",
-	 "{\"plan\": {\"type\": \"string\", \"description\": \"the plan's path, relative to the repository\"}, "
-	 "\"parallel\": {\"type\": \"integer\", \"minimum\": 1, \"maximum\": 256}}",
-	 "plan", t_run_plan},
+	 "{\"plan\": {\"type\": \"string\", \"description\": \"the plan's path, relative to the repository\"}, \"parallel\": {\"type\": \"integer\", \"minimum\": 1, \"maximum\": 256}}",
+	 "plan", t_run_plan, true},
 	{"status", "A run's tasks: adapter, state, attempts, reason, tokens and cost.", S_RUN, NULL,
-	 t_status},
+	 t_status, false},
 	{"logs", "What the agent of a task's latest (or given) attempt did, as normalized events.",
-	 "{\"task\": {\"type\": \"string\"}, \"run\": {\"type\": \"string\"}, "
-	 "\"attempt\": {\"type\": \"integer\", \"minimum\": 1}}",
-	 "task", t_logs},
+	 "{\"task\": {\"type\": \"string\"}, \"run\": {\"type\": \"string\"}, \"attempt\": {\"type\": \"integer\", \"minimum\": 1}}",
+	 "task", t_logs, false},
 	{"cancel", "Cancel tasks of the latest run (a running agent is stopped with its tree).",
-	 S_TASKS, "tasks", t_cancel},
-	{"retry", "Give failed or cancelled tasks of the latest run a new attempt.", S_TASKS, "tasks",
-	 t_retry},
+	 S_TASKS, "tasks", t_cancel, false},
+	{"retry", "Give failed or cancelled tasks of the latest run a new attempt.", S_TASKS,
+	 "tasks", t_retry, false},
 	{"cost", "The tokens and cost of a run's attempts, and its budget.",
-	 "{\"run\": {\"type\": \"string\"}, \"by\": {\"type\": \"string\", "
-	 "\"enum\": [\"task\", \"adapter\", \"model\", \"role\"]}}",
-	 NULL, t_cost},
+	 "{\"run\": {\"type\": \"string\"}, \"by\": {\"type\": \"string\", \"enum\": [\"task\", \"adapter\", \"model\", \"role\"]}}",
+	 NULL, t_cost, false},
 };
 
 static json_t *tools_json(void)
@@ -327,9 +328,9 @@ static json_t *tools_json(void)
 			(void)json_object_set_new(schema, "required",
 						  json_pack("[s]", tools[i].required));
 		(void)json_object_set_new(schema, "additionalProperties", json_false());
-		(void)json_array_append_new(
-			a, json_pack("{s:s, s:s, s:o}", "name", tools[i].name, "description",
-				     tools[i].description, "inputSchema", schema));
+		(void)json_array_append_new(a, json_pack("{s:s, s:s, s:o}", "name", tools[i].name,
+							 "description", tools[i].description,
+							 "inputSchema", schema));
 	}
 	return a;
 }
@@ -373,6 +374,8 @@ static json_t *call_tool(struct cli_ctx *ctx, const char *self, const struct too
 	strvec_push(&spec.argv, self);
 	strvec_pushv(&spec.argv, (const char *const *)tc.argv.v);
 	strvec_pushv(&spec.env, (const char *const *)ctx->envp);
+	if (t->detaches)
+		spec.contain = CONTAIN_PGROUP;
 	c.spec = &spec;
 	c.timeout_ms = TOOL_TIMEOUT_MS;
 	c.kill_grace_ms = 5000;
@@ -410,8 +413,8 @@ out:
 
 static json_t *rpc_error(const json_t *id, int code, const char *msg)
 {
-	return json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id",
-			 id ? id : json_null(), "error", "code", code, "message", msg);
+	return json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id ? id : json_null(),
+			 "error", "code", code, "message", msg);
 }
 
 static json_t *rpc_result(const json_t *id, json_t *result)
@@ -428,12 +431,11 @@ static json_t *initialize(const json_t *params)
 	for (i = 0; want && protocol_versions[i]; i++)
 		if (strcmp(want, protocol_versions[i]) == 0)
 			ver = protocol_versions[i];
-	return json_pack("{s:s, s:{s:{s:b}}, s:{s:s, s:s}, s:s}", "protocolVersion", ver,
-			 "capabilities", "tools", "listChanged", 0, "serverInfo", "name",
-			 "bernstein", "version", BERNSTEIN_VERSION, "instructions",
-			 "bernstein runs plans of coding tasks on CLI agents in this repository: "
-			 "validate a plan, run it (detached), follow its status and logs, cancel or "
-			 "retry its tasks, see its cost.");
+	return json_pack(
+		"{s:s, s:{s:{s:b}}, s:{s:s, s:s}, s:s}", "protocolVersion", ver, "capabilities",
+		"tools", "listChanged", 0, "serverInfo", "name", "bernstein", "version",
+		BERNSTEIN_VERSION, "instructions",
+		"bernstein runs plans of coding tasks on CLI agents in this repository: validate a plan, run it (detached), follow its status and logs, cancel or retry its tasks, see its cost.");
 }
 
 /* The answer to one message (NULL: none, a notification). */
@@ -445,12 +447,12 @@ static json_t *handle(struct cli_ctx *ctx, const char *self, const json_t *m)
 	const char *name;
 	size_t i;
 
-	if (!json_is_object(m) || !method ||
-	    !json_is_string(json_object_get(m, "jsonrpc")) ||
+	if (!json_is_object(m) || !method || !json_is_string(json_object_get(m, "jsonrpc")) ||
 	    strcmp(json_string_value(json_object_get(m, "jsonrpc")), "2.0") != 0 ||
 	    (id && !json_is_integer(id) && !json_is_string(id)))
-		return json_is_object(m) && !id && method ? NULL
-							  : rpc_error(id, -32600, "invalid request");
+		return json_is_object(m) && !id && method
+			       ? NULL
+			       : rpc_error(id, -32600, "invalid request");
 	if (!id)
 		return NULL; /* notifications/initialized, cancelled, ... */
 	if (params && !json_is_object(params))
@@ -512,11 +514,12 @@ int cmd_mcp(int argc, char **argv, struct cli_ctx *ctx)
 			break; /* stdin ended */
 		if (r < 0) {
 			reply = rpc_error(NULL, -32600,
-					  r == -ENOBUFS ? "message larger than 4 MiB" : "read error");
+					  r == -ENOBUFS ? "message larger than 4 MiB"
+							: "read error");
 			(void)rpcwire_send(&w, reply, UINT64_MAX);
 			json_decref(reply);
-			cli_warn(ctx, "mcp: %s", r == -ENOBUFS ? "a message larger than 4 MiB"
-							       : strerror(-r));
+			cli_warn(ctx, "mcp: %s",
+				 r == -ENOBUFS ? "a message larger than 4 MiB" : strerror(-r));
 			code = BEXIT_FAILED;
 			break;
 		}

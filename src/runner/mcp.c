@@ -24,7 +24,7 @@
 struct mcp_client {
 	char *name;
 	struct proc proc;
-	int in_fd; /* the server's stdin (non-blocking), -1 when closed */
+	int in_fd;	  /* the server's stdin (non-blocking), -1 when closed */
 	struct rpcwire w; /* rfd = proc.out_fd (owned by proc), wfd = in_fd */
 	uint64_t timeout_ms;
 	json_int_t next_id;

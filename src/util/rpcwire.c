@@ -125,4 +125,3 @@ int rpcwire_read_line(struct rpcwire *w, char **ret, size_t *ret_len, uint64_t d
 			return r;
 	}
 }
-
