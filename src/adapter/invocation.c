@@ -264,6 +264,7 @@ void invocation_plan_release(struct invocation_plan *plan)
 	free(plan->model);
 	free(plan->hooks_socket);
 	free(plan->mcp_config);
+	free(plan->mcp_acp);
 	for (i = 0; i < plan->n_files; i++) {
 		free(plan->files[i].path);
 		free(plan->files[i].content);
@@ -1151,6 +1152,12 @@ static int apply_mcp(struct build *b)
 		return r;
 	b->plan->n_mcp_servers = req->n_mcp_servers;
 	mcp_programs(b);
+	{
+		json_t *acp = mcpcfg_acp_json(b->mcp, req->n_mcp_servers);
+
+		b->plan->mcp_acp = json_dumps(acp, JSON_COMPACT);
+		json_decref(acp);
+	}
 	if (b->runner) {
 		size_t i;
 

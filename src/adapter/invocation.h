@@ -267,6 +267,10 @@ struct invocation_plan {
 	 * attempt ends), else NULL */
 	char *mcp_config;
 	size_t n_mcp_servers; /* the servers given to the agent */
+	/* the same servers, their ${NAME} values resolved, as the ACP
+	 * session/new "mcpServers" array (mcpcfg_acp_json(), compact), or
+	 * NULL: for an ACP channel to send. It holds secrets: never log it */
+	char *mcp_acp;
 	/* the stdio servers' commands found on the agent's PATH (absolute):
 	 * what a sandbox tier must let the agent run besides itself */
 	struct strvec mcp_programs;

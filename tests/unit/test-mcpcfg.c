@@ -304,6 +304,9 @@ static void test_claude(void **state)
 	assert_non_null(strstr(f->content, "\"TOKEN\": \"" SECRET "\""));
 	assert_non_null(strstr(f->content, "\"Authorization\": \"" SECRET "\""));
 	assert_secret_contained(&p);
+	/* the ACP array, resolved */
+	assert_non_null(p.mcp_acp);
+	assert_non_null(strstr(p.mcp_acp, "\"name\":\"TOKEN\",\"value\":\"" SECRET "\""));
 	invocation_plan_release(&p);
 }
 
