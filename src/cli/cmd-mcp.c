@@ -25,6 +25,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/exit.h"
+#include "cli/mcp-server.h"
 #include "proc/capture.h"
 #include "util/rpcwire.h"
 #include "util/json.h"
@@ -343,18 +344,13 @@ static json_t *text_result(const char *text, bool is_error)
 			 is_error);
 }
 
-/* Run the tool's command; the result object. */
-static json_t *call_tool(struct cli_ctx *ctx, const char *self, const struct tool *t,
-			 const json_t *args)
+/* The tool's argv after the binary, from its arguments; the error result
+ * when they are refused (NULL: fine). */
+static json_t *tool_argv(const struct tool *t, const json_t *args, struct strvec *ret)
 {
 	struct tool_call tc = {.args = args, .argv = STRVEC_INIT};
-	struct proc_spec spec = PROC_SPEC_INIT;
-	struct capture_opts co = {0};
-	struct capture c;
-	json_t *res, *parsed = NULL, *props;
-	struct sbuf text = SBUF_INIT(SIZE_MAX);
+	json_t *props, *v, *res = NULL;
 	const char *key;
-	json_t *v;
 
 	props = json_loads(t->properties, 0, NULL);
 	json_object_foreach((json_t *)(uintptr_t)args, key, v)
@@ -365,16 +361,34 @@ static json_t *call_tool(struct cli_ctx *ctx, const char *self, const struct too
 		}
 	}
 	json_decref(props);
-	if (tc.err[0] || t->build(&tc) < 0) {
+	if (tc.err[0] || t->build(&tc) < 0)
 		res = text_result(tc.err[0] ? tc.err : "bad arguments", true);
-		strvec_clear(&tc.argv);
-		return res;
-	}
+	else
+		strvec_pushv(ret, (const char *const *)tc.argv.v);
+	strvec_clear(&tc.argv);
+	return res;
+}
+
+struct server {
+	struct cli_ctx *ctx;
+	const char *self;
+};
+
+/* Run this bernstein with argv; the result object. */
+static json_t *run_tool(void *arg, const char *const *argv, bool detaches)
+{
+	const struct server *sv = arg;
+	struct proc_spec spec = PROC_SPEC_INIT;
+	struct capture_opts co = {0};
+	struct capture c;
+	json_t *res, *parsed = NULL;
+	struct sbuf text = SBUF_INIT(SIZE_MAX);
+
 	memset(&c, 0, sizeof(c));
-	strvec_push(&spec.argv, self);
-	strvec_pushv(&spec.argv, (const char *const *)tc.argv.v);
-	strvec_pushv(&spec.env, (const char *const *)ctx->envp);
-	if (t->detaches)
+	strvec_push(&spec.argv, sv->self);
+	strvec_pushv(&spec.argv, argv);
+	strvec_pushv(&spec.env, (const char *const *)sv->ctx->envp);
+	if (detaches)
 		spec.contain = CONTAIN_PGROUP;
 	c.spec = &spec;
 	c.timeout_ms = TOOL_TIMEOUT_MS;
@@ -404,7 +418,6 @@ static json_t *call_tool(struct cli_ctx *ctx, const char *self, const struct too
 out:
 	capture_release(&c);
 	proc_spec_release(&spec);
-	strvec_clear(&tc.argv);
 	sbuf_release(&text);
 	return res;
 }
@@ -439,7 +452,7 @@ static json_t *initialize(const json_t *params)
 }
 
 /* The answer to one message (NULL: none, a notification). */
-static json_t *handle(struct cli_ctx *ctx, const char *self, const json_t *m)
+static json_t *handle(const json_t *m, mcp_server_run_fn *run, void *arg)
 {
 	const json_t *id = json_object_get(m, "id");
 	const char *method = json_string_value(json_object_get(m, "method"));
@@ -471,23 +484,41 @@ static json_t *handle(struct cli_ctx *ctx, const char *self, const json_t *m)
 	for (i = 0; i < sizeof(tools) / sizeof(tools[0]); i++)
 		if (strcmp(tools[i].name, name) == 0) {
 			const json_t *args = json_object_get(params, "arguments");
+			struct strvec argv = STRVEC_INIT;
 			json_t *empty = json_object(), *res;
 
 			if (args && !json_is_object(args)) {
 				json_decref(empty);
 				return rpc_error(id, -32602, "arguments must be an object");
 			}
-			res = call_tool(ctx, self, &tools[i], args ? args : empty);
+			res = tool_argv(&tools[i], args ? args : empty, &argv);
+			if (!res)
+				res = run(arg, (const char *const *)argv.v, tools[i].detaches);
+			strvec_clear(&argv);
 			json_decref(empty);
 			return rpc_result(id, res);
 		}
 	return rpc_error(id, -32602, "unknown tool");
 }
 
+json_t *mcp_server_answer(const char *line, size_t len, mcp_server_run_fn *run, void *arg)
+{
+	json_t *m = NULL, *reply;
+	struct diag d;
+
+	diag_clear(&d);
+	if (json_parse_strict("mcp", line, len, &m, &d) < 0)
+		return rpc_error(NULL, -32700, "parse error");
+	reply = handle(m, run, arg);
+	json_decref(m);
+	return reply;
+}
+
 int cmd_mcp(int argc, char **argv, struct cli_ctx *ctx)
 {
 	struct rpcwire w;
 	char self[4096];
+	struct server sv = {.ctx = ctx, .self = self};
 	ssize_t n;
 	int r, code = BEXIT_OK;
 
@@ -506,8 +537,7 @@ int cmd_mcp(int argc, char **argv, struct cli_ctx *ctx)
 	for (;;) {
 		char *line = NULL;
 		size_t len = 0;
-		json_t *m = NULL, *reply;
-		struct diag d;
+		json_t *reply;
 
 		r = rpcwire_read_line(&w, &line, &len, UINT64_MAX);
 		if (r == -EPIPE)
@@ -527,13 +557,8 @@ int cmd_mcp(int argc, char **argv, struct cli_ctx *ctx)
 			free(line);
 			continue;
 		}
-		diag_clear(&d);
-		if (json_parse_strict("mcp", line, len, &m, &d) < 0)
-			reply = rpc_error(NULL, -32700, "parse error");
-		else
-			reply = handle(ctx, self, m);
+		reply = mcp_server_answer(line, len, run_tool, &sv);
 		free(line);
-		json_decref(m);
 		if (reply) {
 			r = rpcwire_send(&w, reply, UINT64_MAX);
 			json_decref(reply);
