@@ -18,7 +18,9 @@
 #include "adapter/invocation.h"
 #include "adapter/mcpcfg.h"
 #include "adapter/profile.h"
+#include "cli/plan-gates.h"
 #include "orch/config.h"
+#include "orch/plan.h"
 #include "orch/mcpservers.h"
 #include "util/sbuf.h"
 #include "util/strvec.h"
@@ -505,6 +507,34 @@ static void test_json_round_trip(void **state)
 	orch_config_free(c);
 }
 
+/* plan validate says what dispatch would refuse */
+static void test_plan_gate(void **state)
+{
+	static const char text[] =
+		"name: x\n"
+		"mcp_servers: {fs: {command: npx}, web: {url: \"http://127.0.0.1:9/m\"}}\n"
+		"tasks:\n"
+		"  - {title: a, prompt: p, adapter: aider}\n"
+		"  - {title: b, prompt: p, adapter: claude}\n"
+		"  - {title: c, prompt: p, adapter: aider, mcp_servers: {fs: null, web: null}}\n"
+		"  - {title: d, prompt: p, adapter: openai_agents, model: m}\n";
+	struct diag_list is = DIAG_LIST_INIT(16);
+	struct plan *p = NULL;
+	struct diag_list pis = DIAG_LIST_INIT(16);
+
+	(void)state;
+	assert_int_equal(plan_load_buf("p.yaml", text, strlen(text), NULL, &p, &pis), 0);
+	assert_int_equal(plan_gates_check(p, cat, NULL, &is), 2);
+	assert_int_equal(is.v[0].line, 4);
+	assert_non_null(strstr(
+		is.v[0].msg,
+		"field 'tasks[0].mcp_servers': task 'a' would be refused at dispatch on 'aider'"));
+	assert_non_null(strstr(is.v[1].msg, "stdio MCP servers only"));
+	diag_list_release(&is);
+	diag_list_release(&pis);
+	plan_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -521,6 +551,7 @@ int main(void)
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_precedence),
 		cmocka_unit_test(test_json_round_trip),
+		cmocka_unit_test(test_plan_gate),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
