@@ -264,6 +264,7 @@ void invocation_plan_release(struct invocation_plan *plan)
 	free(plan->model);
 	free(plan->hooks_socket);
 	free(plan->mcp_config);
+	free(plan->mcp_cleanup);
 	free(plan->mcp_acp);
 	for (i = 0; i < plan->n_files; i++) {
 		free(plan->files[i].path);
@@ -1208,6 +1209,7 @@ static int mcp_files(struct build *b)
 		add_file(b, INVOCATION_BASE_SESSION, strrchr(b->plan->mcp_config, '/') + 1, 0600,
 			 b->mcp_text);
 		b->mcp_text = NULL;
+		b->plan->mcp_cleanup = xstrdup(b->plan->mcp_config);
 		return 0;
 	}
 	for (i = 0; i < b->plan->n_files; i++) {
@@ -1224,6 +1226,8 @@ static int mcp_files(struct build *b)
 		free(f->content);
 		f->content = sbuf_detach(&out, &f->len);
 		f->mode &= 0700;
+		if (b->plan->state_dir)
+			b->plan->mcp_cleanup = path_join(b->plan->state_dir, f->path);
 		return 0;
 	}
 	diag_set(b->reterr, NULL, 0, 0, "profile '%s': runtime.mcp.file '%s' is not written",

@@ -266,6 +266,10 @@ struct invocation_plan {
 	 * the session directory (absolute; the caller removes it when the
 	 * attempt ends), else NULL */
 	char *mcp_config;
+	/* the file holding the rendered servers (the per-attempt file, or the
+	 * HOME file they were merged into: rewritten at every spawn), absolute:
+	 * the caller removes it when the attempt ends; NULL: none */
+	char *mcp_cleanup;
 	size_t n_mcp_servers; /* the servers given to the agent */
 	/* the same servers, their ${NAME} values resolved, as the ACP
 	 * session/new "mcpServers" array (mcpcfg_acp_json(), compact), or

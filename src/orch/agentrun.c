@@ -79,10 +79,10 @@ void agentrun_release(struct agentrun *r)
 	if (r->hooks_listening && r->plan->hooks_socket)
 		(void)unlink(r->plan->hooks_socket);
 	r->hooks_listening = false;
-	/* the per-attempt MCP configuration may hold secrets: gone with the
-	 * attempt (a resume renders it again) */
-	if (r->plan && r->plan->mcp_config)
-		(void)unlink(r->plan->mcp_config);
+	/* the rendered MCP servers may hold secrets: gone with the attempt
+	 * (the next spawn renders them again) */
+	if (r->plan && r->plan->mcp_cleanup)
+		(void)unlink(r->plan->mcp_cleanup);
 }
 
 static void last_error_into(const struct agentrun *r, char *buf, size_t size);

@@ -314,30 +314,42 @@ static void test_claude(void **state)
 
 static void test_gemini_qwen_opencode(void **state)
 {
+	/* gemini and qwen: merged into their settings.json in the private HOME */
 	static const struct {
-		const char *adapter, *var, *key;
-	} c[] = {
-		{"gemini", "GEMINI_CLI_SYSTEM_SETTINGS_PATH", "\"mcpServers\""},
-		{"qwen", "QWEN_CODE_SYSTEM_SETTINGS_PATH", "\"mcpServers\""},
-		{"opencode", "OPENCODE_CONFIG", "\"mcp\""},
+		const char *adapter, *file, *keep;
+	} m[] = {
+		{"gemini", ".gemini/settings.json", "\"selectedType\": \"gemini-api-key\""},
+		{"qwen", ".qwen/settings.json", "\"usageStatisticsEnabled\": false"},
 	};
+	struct invocation_plan p;
+	const struct invocation_file *f;
+	struct diag d;
 	size_t k;
 
 	(void)state;
-	for (k = 0; k < sizeof(c) / sizeof(c[0]); k++) {
-		struct invocation_plan p;
-		const struct invocation_file *f;
-		struct diag d;
-
-		if (build(c[k].adapter, servers, 2, &p, &d) < 0)
-			fail_msg("%s: %s", c[k].adapter, d.msg);
-		assert_string_equal(env_of(&p, c[k].var), SESSION "/mcp-config.json");
-		f = file_at(&p, INVOCATION_BASE_SESSION, "mcp-config.json");
-		assert_non_null(strstr(f->content, c[k].key));
+	for (k = 0; k < sizeof(m) / sizeof(m[0]); k++) {
+		if (build(m[k].adapter, servers, 2, &p, &d) < 0)
+			fail_msg("%s: %s", m[k].adapter, d.msg);
+		assert_null(p.mcp_config);
+		f = file_at(&p, INVOCATION_BASE_STATE, m[k].file);
+		assert_non_null(strstr(f->content, "\"mcpServers\""));
+		assert_non_null(strstr(f->content, "\"httpUrl\": \"https://mcp.example.com/mcp\""));
+		assert_non_null(strstr(f->content, m[k].keep)); /* the profile's own settings */
 		assert_non_null(strstr(f->content, SECRET));
+		assert_non_null(strstr(p.mcp_cleanup, m[k].file));
 		assert_secret_contained(&p);
 		invocation_plan_release(&p);
 	}
+	/* opencode: a per-attempt file named by OPENCODE_CONFIG */
+	if (build("opencode", servers, 2, &p, &d) < 0)
+		fail_msg("opencode: %s", d.msg);
+	assert_string_equal(env_of(&p, "OPENCODE_CONFIG"), SESSION "/mcp-config.json");
+	assert_string_equal(p.mcp_cleanup, SESSION "/mcp-config.json");
+	f = file_at(&p, INVOCATION_BASE_SESSION, "mcp-config.json");
+	assert_non_null(strstr(f->content, "\"mcp\""));
+	assert_non_null(strstr(f->content, SECRET));
+	assert_secret_contained(&p);
+	invocation_plan_release(&p);
 }
 
 static void test_codex_merges_home_file(void **state)
