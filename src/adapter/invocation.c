@@ -240,6 +240,7 @@ void invocation_plan_init(struct invocation_plan *plan)
 	strvec_init(&plan->login_src);
 	strvec_init(&plan->login_dst);
 	strvec_init(&plan->mcp_programs);
+	strvec_init(&plan->mcp_cleanup_more);
 	plan->dialect = DIALECT_NONE;
 	plan->strategy = strategy_default;
 }
@@ -255,6 +256,7 @@ void invocation_plan_release(struct invocation_plan *plan)
 	strvec_clear(&plan->login_src);
 	strvec_clear(&plan->login_dst);
 	strvec_clear(&plan->mcp_programs);
+	strvec_clear(&plan->mcp_cleanup_more);
 	free(plan->cwd);
 	free(plan->session_dir);
 	free(plan->state_dir);
@@ -1205,6 +1207,9 @@ static int mcp_files(struct build *b)
 
 	if (!b->req->n_mcp_servers || b->runner)
 		return 0;
+	for (i = 0; b->plan->state_dir && i < m->remove.n; i++)
+		strvec_pushf(&b->plan->mcp_cleanup_more, "%s/%s", b->plan->state_dir,
+			     m->remove.v[i]);
 	if (!m->file) {
 		add_file(b, INVOCATION_BASE_SESSION, strrchr(b->plan->mcp_config, '/') + 1, 0600,
 			 b->mcp_text);

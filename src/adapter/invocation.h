@@ -270,7 +270,8 @@ struct invocation_plan {
 	 * HOME file they were merged into: rewritten at every spawn), absolute:
 	 * the caller removes it when the attempt ends; NULL: none */
 	char *mcp_cleanup;
-	size_t n_mcp_servers; /* the servers given to the agent */
+	struct strvec mcp_cleanup_more; /* runtime.mcp.remove, absolute: removed with it */
+	size_t n_mcp_servers;		/* the servers given to the agent */
 	/* the same servers, their ${NAME} values resolved, as the ACP
 	 * session/new "mcpServers" array (mcpcfg_acp_json(), compact), or
 	 * NULL: for an ACP channel to send. It holds secrets: never log it */

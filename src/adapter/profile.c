@@ -1298,9 +1298,12 @@ static int parse_hooks(struct pctx *c, const struct ynode *node)
 
 /* ---- runtime.mcp ---- */
 
+static int check_path_list(struct pctx *c, const struct ynode *seq, const char *key, bool login);
+
 static const struct yfield mcp_fields[] = {
 	{"format", YT_STR, YF_REQUIRED, NULL, NULL},
 	{"file", YT_STR, 0, NULL, NULL},
+	{"remove", YT_STRLIST, 0, NULL, NULL},
 	{"args", YT_STRLIST, 0, NULL, NULL},
 	{"env", YT_MAP, 0, NULL, NULL},
 	{NULL, 0, 0, NULL, NULL},
@@ -1334,6 +1337,16 @@ static int parse_mcp(struct pctx *c, const struct ynode *node)
 		r = check_placeholders(c, node, "runtime.mcp.env", m->env.values[i], PH_MCP, &used);
 	if (r < 0)
 		return r;
+	if ((f = ynode_get(node, "remove"))) {
+		r = check_path_list(c, f, "runtime.mcp.remove", true);
+		if (r < 0)
+			return r;
+		if (f->n && c->p->runtime.home != AGENT_HOME_ISOLATED)
+			return perr(
+				c, f, "runtime.mcp.remove",
+				"files are removed from a private agent HOME only: set runtime.home: isolated");
+		copy_strv(c, f, &m->remove);
+	}
 	f = ynode_get(node, "file");
 	if (f) {
 		bool found = false;
@@ -2325,6 +2338,8 @@ json_t *profile_canonical(const struct profile *p)
 		j = json_object();
 		jset(j, "format", json_string(mcp_format_to_string(rt->mcp.format)));
 		jset(j, "file", jstr_or_null(rt->mcp.file));
+		if (rt->mcp.remove.n)
+			jset(j, "remove", jstrv(&rt->mcp.remove));
 		jset(j, "args", jstrv(&rt->mcp.args));
 		jset(j, "env", jmap(&rt->mcp.env));
 		jset(r, "mcp", j);

@@ -299,6 +299,10 @@ struct profile_mcp {
 	bool declared;
 	enum mcp_format format;
 	const char *file; /* relative to the agent HOME, or NULL */
+	/* copies the agent makes of the rendered file (qwen's migration
+	 * backup, settings.json.orig), relative to the agent HOME: removed
+	 * with it when the attempt ends */
+	struct profile_strv remove;
 	struct profile_strv args;
 	struct profile_map env;
 	struct catalog_origin origin;

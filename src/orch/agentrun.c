@@ -83,6 +83,8 @@ void agentrun_release(struct agentrun *r)
 	 * (the next spawn renders them again) */
 	if (r->plan && r->plan->mcp_cleanup)
 		(void)unlink(r->plan->mcp_cleanup);
+	for (size_t i = 0; r->plan && i < r->plan->mcp_cleanup_more.nr; i++)
+		(void)unlink(r->plan->mcp_cleanup_more.v[i]);
 }
 
 static void last_error_into(const struct agentrun *r, char *buf, size_t size);

@@ -1,13 +1,14 @@
 #!/bin/sh
 # MCP servers for CLI agents beyond claude (issue #21): the same plan-level
 # mcp_servers: (the real filesystem server pinned in tests/mcp/) given to
-# gemini (merged into its settings.json in the private HOME) and to opencode
-# (a per-attempt file named by OPENCODE_CONFIG), each scripted by
+# gemini and qwen (merged into their settings.json in the private HOME) and
+# to opencode (a per-attempt file named by OPENCODE_CONFIG), each scripted by
 # tests/helpers/fake-llm.py to call the server's write_file under the name
-# the CLI gives it (gemini mcp_fs_write_file, opencode fs_write_file). The
+# the CLI gives it (gemini mcp_fs_write_file, opencode fs_write_file, qwen
+# mcp__fs__write_file). The
 # file is merged, the call is in the events, the rendered file is removed.
 . "$SRCDIR/tests/integration/lib.sh"
-test_begin "t0331 e2e: gemini and opencode call a tool of a real MCP server"
+test_begin "t0331 e2e: gemini, opencode and qwen call a tool of a real MCP server"
 . "$SRCDIR/tests/data/runner/runner-lib.sh"
 # shellcheck disable=SC2034 # read by run() in tests/integration/lib.sh
 TEST_CMD_TIMEOUT=${E2E_CMD_TIMEOUT:-200}
@@ -70,4 +71,7 @@ check "gemini: its settings.json (with the servers) is removed after the attempt
 one opencode OPENAI_API_KEY /v1 fs_write_file
 check "opencode: the per-attempt file is removed" \
 	test -z "$(find "$T/work-opencode/.bernstein/runs" -name 'mcp-config.*')"
+one qwen OPENAI_API_KEY /v1 mcp__fs__write_file
+check "qwen: its settings.json and the backup it made of it are removed" \
+	test -z "$(find "$T/work-qwen/.bernstein/runs" -path '*/home/.qwen/settings.json*')"
 test_done

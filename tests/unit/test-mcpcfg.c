@@ -337,6 +337,9 @@ static void test_gemini_qwen_opencode(void **state)
 		assert_non_null(strstr(f->content, m[k].keep)); /* the profile's own settings */
 		assert_non_null(strstr(f->content, SECRET));
 		assert_non_null(strstr(p.mcp_cleanup, m[k].file));
+		if (strcmp(m[k].adapter, "qwen") == 0) /* its migration backup */
+			assert_true(p.mcp_cleanup_more.nr == 1 &&
+				    strstr(p.mcp_cleanup_more.v[0], ".qwen/settings.json.orig"));
 		assert_secret_contained(&p);
 		invocation_plan_release(&p);
 	}
