@@ -21,6 +21,7 @@
 #include "adapter/strategy.h"
 #include "proc/probe.h"
 #include "util/sbuf.h"
+#include "util/json.h"
 #include "util/url.h"
 #include "util/xalloc.h"
 #include "util/redact.h"
@@ -238,6 +239,8 @@ void invocation_plan_init(struct invocation_plan *plan)
 	strvec_init(&plan->secrets);
 	strvec_init(&plan->login_src);
 	strvec_init(&plan->login_dst);
+	strvec_init(&plan->mcp_programs);
+	strvec_init(&plan->mcp_cleanup_more);
 	plan->dialect = DIALECT_NONE;
 	plan->strategy = strategy_default;
 }
@@ -252,6 +255,8 @@ void invocation_plan_release(struct invocation_plan *plan)
 	strvec_clear(&plan->secrets);
 	strvec_clear(&plan->login_src);
 	strvec_clear(&plan->login_dst);
+	strvec_clear(&plan->mcp_programs);
+	strvec_clear(&plan->mcp_cleanup_more);
 	free(plan->cwd);
 	free(plan->session_dir);
 	free(plan->state_dir);
@@ -261,6 +266,9 @@ void invocation_plan_release(struct invocation_plan *plan)
 	free(plan->session_id);
 	free(plan->model);
 	free(plan->hooks_socket);
+	free(plan->mcp_config);
+	free(plan->mcp_cleanup);
+	free(plan->mcp_acp);
 	for (i = 0; i < plan->n_files; i++) {
 		free(plan->files[i].path);
 		free(plan->files[i].content);
@@ -289,6 +297,12 @@ struct build {
 	char *prompt;	     /* the prompt text with the attachments block; owned */
 	char *prompt_path;   /* SESSION/prompt.txt; owned */
 	char *manifest_path; /* SESSION/manifest.json; owned */
+	/* the MCP servers with their ${NAME} values resolved (strings borrowed
+	 * from the request or host_env) */
+	struct mcp_server *mcp;
+	const char **mcp_vals; /* the resolved env and header values, one array */
+	struct strvec mcp_args;
+	char *mcp_text; /* the rendered configuration (owned) */
 };
 
 static void warn(struct build *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -870,6 +884,8 @@ static int build_env(struct build *b)
 	}
 	if (r >= 0 && b->plan->hooks)
 		r = set_map(b, &env, &p->runtime.hooks.env, "runtime.hooks.env");
+	if (r >= 0 && b->plan->mcp_config)
+		r = set_map(b, &env, &p->runtime.mcp.env, "runtime.mcp.env");
 	if (r >= 0)
 		r = envpolicy_build(&env, &b->plan->env, b->reterr);
 	envpolicy_release(&env);
@@ -1022,6 +1038,267 @@ static int apply_hooks(struct build *b)
 	return push_expanded(b, &b->hooks_args, &p->runtime.hooks.args, "runtime.hooks.args");
 }
 
+/* ---- MCP servers (adapter/mcpcfg.h) ---- */
+
+/* v when it is not "${NAME}"; else NAME's value in host_env, checked
+ * against the agent's allow-list rules. *ret_secret: it came from the host. */
+static int mcp_value(struct build *b, const char *server, const char *key, const char *v,
+		     const char **ret, bool *ret_secret)
+{
+	const char *allowed = envpolicy_get(b->req->host_env, CREDENTIAL_HOST_ALLOW_ENV);
+	size_t n = strlen(v);
+	char name[256];
+	struct diag d;
+	const char *val;
+
+	*ret_secret = false;
+	if (n < 4 || v[0] != '$' || v[1] != '{' || v[n - 1] != '}') {
+		*ret = v;
+		return 0;
+	}
+	(void)snprintf(name, sizeof(name), "%.*s", (int)(n - 3), v + 2);
+	if (n - 3 >= sizeof(name) || !envpolicy_name_valid(name)) {
+		diag_set(b->reterr, NULL, 0, 0,
+			 "mcp_servers.%s '%s': '%s' is not a variable reference ${NAME}", server,
+			 key, v);
+		return -EINVAL;
+	}
+	diag_clear(&d);
+	if (!envpolicy_base_allowed(name) && credential_env_check(name, allowed, &d) < 0) {
+		diag_set(
+			b->reterr, NULL, 0, 0,
+			"mcp_servers.%s '%s': ${%s} is not on the agent's allow-list (a known provider key, or a name listed in %s): %s",
+			server, key, name, CREDENTIAL_HOST_ALLOW_ENV, d.msg);
+		return -EPERM;
+	}
+	val = envpolicy_get(b->req->host_env, name);
+	if (!val) {
+		diag_set(b->reterr, NULL, 0, 0, "mcp_servers.%s '%s': ${%s} is not set", server,
+			 key, name);
+		return -ENOENT;
+	}
+	if (!utf8_valid(val, strlen(val))) {
+		diag_set(b->reterr, NULL, 0, 0, "mcp_servers.%s '%s': ${%s} is not valid UTF-8",
+			 server, key, name);
+		return -EINVAL;
+	}
+	*ret = val;
+	*ret_secret = !envpolicy_base_allowed(name);
+	return 0;
+}
+
+/* The stdio servers' commands on the agent's PATH (the environment's, or
+ * req->path_env), for the sandbox; one not found is left to the agent,
+ * which reports it. */
+static void mcp_programs(struct build *b)
+{
+	const char *path_env =
+		b->req->path_env ? b->req->path_env : envpolicy_get(b->req->host_env, "PATH");
+	size_t i;
+
+	for (i = 0; i < b->req->n_mcp_servers; i++) {
+		const char *cmd = b->mcp[i].command;
+		char *found = NULL;
+
+		if (!cmd)
+			continue;
+		if (strchr(cmd, '/')) {
+			if (cmd[0] == '/')
+				strvec_push(&b->plan->mcp_programs, cmd);
+			continue;
+		}
+		if (path_search(cmd, path_env ? path_env : "", &found) == 0 && found)
+			strvec_push(&b->plan->mcp_programs, found);
+		free(found);
+	}
+}
+
+static int mcp_resolve(struct build *b)
+{
+	const struct invocation_request *req = b->req;
+	size_t i, j, total = 0, k = 0;
+	bool secret;
+	int r;
+
+	for (i = 0; i < req->n_mcp_servers; i++)
+		total += req->mcp_servers[i].n_env + req->mcp_servers[i].n_headers;
+	b->mcp = xcalloc(req->n_mcp_servers, sizeof(*b->mcp));
+	b->mcp_vals = xcalloc(total + 1, sizeof(*b->mcp_vals));
+	for (i = 0; i < req->n_mcp_servers; i++) {
+		const struct mcp_server *s = &req->mcp_servers[i];
+		struct mcp_server *o = &b->mcp[i];
+
+		*o = *s;
+		if (!mcpcfg_name_valid(s->name) || !s->command == !s->url) {
+			diag_set(
+				b->reterr, NULL, 0, 0,
+				"mcp_servers: '%s' is not a server (a name and one of command, url)",
+				s->name ? s->name : "");
+			return -EINVAL;
+		}
+		o->env_values = &b->mcp_vals[k];
+		for (j = 0; j < s->n_env; j++, k++) {
+			r = mcp_value(b, s->name, s->env_keys[j], s->env_values[j], &b->mcp_vals[k],
+				      &secret);
+			if (r < 0)
+				return r;
+			if (secret && strlen(b->mcp_vals[k]) >= REDACT_MIN)
+				strvec_push(&b->plan->secrets, b->mcp_vals[k]);
+		}
+		o->header_values = &b->mcp_vals[k];
+		for (j = 0; j < s->n_headers; j++, k++) {
+			r = mcp_value(b, s->name, s->header_keys[j], s->header_values[j],
+				      &b->mcp_vals[k], &secret);
+			if (r < 0)
+				return r;
+			if (secret && strlen(b->mcp_vals[k]) >= REDACT_MIN)
+				strvec_push(&b->plan->secrets, b->mcp_vals[k]);
+		}
+	}
+	return 0;
+}
+
+/* The agent speaks ACP: its MCP servers go in session/new (plan->mcp_acp),
+ * whatever runtime.mcp says. */
+static bool mcp_by_acp(const struct build *b)
+{
+	return b->plan->dialect == DIALECT_ACP && !b->runner;
+}
+
+/* The MCP servers of the request: resolved, rendered (into the session's
+ * per-attempt file, or merged into the profile's HOME file), and
+ * runtime.mcp's args. The env is set by build_env(). */
+static int apply_mcp(struct build *b)
+{
+	const struct invocation_request *req = b->req;
+	const struct profile_mcp *m = &b->p->runtime.mcp;
+	struct sbuf out = SBUF_INIT(SIZE_MAX);
+	char name[64];
+	int r;
+
+	if (!req->n_mcp_servers)
+		return 0;
+	if (!b->runner && !m->declared && !mcp_by_acp(b)) {
+		diag_set(
+			b->reterr, NULL, 0, 0,
+			"adapter '%s' has no way to take MCP servers (its profile declares no runtime.mcp): refusing to spawn it without the task's mcp_servers",
+			b->p->name);
+		return -EPERM;
+	}
+	r = mcp_resolve(b);
+	if (r < 0)
+		return r;
+	b->plan->n_mcp_servers = req->n_mcp_servers;
+	mcp_programs(b);
+	{
+		json_t *acp = mcpcfg_acp_json(b->mcp, req->n_mcp_servers);
+
+		b->plan->mcp_acp = json_dumps(acp, JSON_COMPACT);
+		json_decref(acp);
+	}
+	if (mcp_by_acp(b))
+		return 0; /* session/new carries them (adapter/acp.h): no file, no args */
+	if (b->runner) {
+		size_t i;
+
+		for (i = 0; i < req->n_mcp_servers; i++)
+			if (b->mcp[i].url) {
+				diag_set(
+					b->reterr, NULL, 0, 0,
+					"mcp_servers.%s: the built-in runner speaks stdio MCP servers only, not a url",
+					b->mcp[i].name);
+				return -EPERM;
+			}
+		return 0; /* runner_manifest() puts them in the manifest */
+	}
+	if (m->file)
+		return 0; /* merged by build_files() */
+	r = mcpcfg_render(m->format, b->mcp, req->n_mcp_servers, NULL, &out, b->reterr);
+	if (r < 0) {
+		sbuf_release(&out);
+		return r;
+	}
+	b->mcp_text = sbuf_detach(&out, NULL);
+	(void)snprintf(name, sizeof(name), "%s%s", INVOCATION_MCP_FILE,
+		       mcp_format_suffix(m->format));
+	b->plan->mcp_config = path_join(req->session_dir, name);
+	if (!hook_path_ok(b->plan->mcp_config)) {
+		diag_set(
+			b->reterr, NULL, 0, 0,
+			"the MCP configuration cannot be named '%s' (a quote, a backslash or a control character)",
+			b->plan->mcp_config);
+		return -EINVAL;
+	}
+	b->vars.v[PH_MCP_CONFIG] = b->plan->mcp_config;
+	return push_expanded(b, &b->mcp_args, &m->args, "runtime.mcp.args");
+}
+
+/* The servers merged into the profile's HOME file runtime.mcp.file, or the
+ * per-attempt file added. */
+static int mcp_files(struct build *b)
+{
+	const struct profile_mcp *m = &b->p->runtime.mcp;
+	struct sbuf out = SBUF_INIT(SIZE_MAX);
+	size_t i;
+	int r;
+
+	if (!b->req->n_mcp_servers || b->runner || mcp_by_acp(b))
+		return 0;
+	for (i = 0; b->plan->state_dir && i < m->remove.n; i++)
+		strvec_pushf(&b->plan->mcp_cleanup_more, "%s/%s", b->plan->state_dir,
+			     m->remove.v[i]);
+	if (!m->file) {
+		add_file(b, INVOCATION_BASE_SESSION, strrchr(b->plan->mcp_config, '/') + 1, 0600,
+			 b->mcp_text);
+		b->mcp_text = NULL;
+		b->plan->mcp_cleanup = xstrdup(b->plan->mcp_config);
+		return 0;
+	}
+	for (i = 0; i < b->plan->n_files; i++) {
+		struct invocation_file *f = &b->plan->files[i];
+
+		if (f->base != INVOCATION_BASE_STATE || strcmp(f->path, m->file) != 0)
+			continue;
+		r = mcpcfg_render(m->format, b->mcp, b->req->n_mcp_servers, f->content, &out,
+				  b->reterr);
+		if (r < 0) {
+			sbuf_release(&out);
+			return r;
+		}
+		free(f->content);
+		f->content = sbuf_detach(&out, &f->len);
+		f->mode &= 0700;
+		if (b->plan->state_dir)
+			b->plan->mcp_cleanup = path_join(b->plan->state_dir, f->path);
+		return 0;
+	}
+	diag_set(b->reterr, NULL, 0, 0, "profile '%s': runtime.mcp.file '%s' is not written",
+		 b->p->name, m->file);
+	return -EINVAL;
+}
+
+/* The manifest's mcp_servers: {"NAME": {"command", "args", "env"}}. */
+static json_t *runner_mcp_json(const struct build *b)
+{
+	json_t *o = json_object();
+	size_t i, j;
+
+	for (i = 0; i < b->req->n_mcp_servers; i++) {
+		const struct mcp_server *s = &b->mcp[i];
+		json_t *x = json_object(), *a = json_array(), *e = json_object();
+
+		(void)json_object_set_new(x, "command", json_string(s->command));
+		for (j = 0; j < s->n_args; j++)
+			(void)json_array_append_new(a, json_string(s->args[j]));
+		for (j = 0; j < s->n_env; j++)
+			(void)json_object_set_new(e, s->env_keys[j], json_string(s->env_values[j]));
+		(void)json_object_set_new(x, "args", a);
+		(void)json_object_set_new(x, "env", e);
+		(void)json_object_set_new(o, s->name, x);
+	}
+	return o;
+}
+
 /* The prompt with the attachments named in front: the vision CLIs read
  * image files with their own tools, so a path is what they need. */
 static void compose_prompt(struct build *b)
@@ -1104,6 +1381,8 @@ static int runner_manifest(struct build *b, char **ret)
 	/* the tier that confines run_command (docs/runner.md) */
 	if (req->sandbox)
 		(void)json_object_set_new(m, "sandbox_provider", json_string(req->sandbox));
+	if (req->n_mcp_servers)
+		(void)json_object_set_new(m, "mcp_servers", runner_mcp_json(b));
 	text = json_dumps(m, JSON_INDENT(2) | JSON_SORT_KEYS);
 	json_decref(m);
 	if (!text) {
@@ -1470,6 +1749,11 @@ static int build_pieces(struct build *b)
 	r = apply_hooks(b);
 	if (r < 0)
 		return r;
+	r = apply_mcp(b);
+	if (r < 0)
+		return r;
+	/* runtime.mcp.args go after runtime.hooks.args */
+	strvec_pushv(&b->hooks_args, (const char *const *)b->mcp_args.v);
 	r = apply_resume(b);
 	if (r < 0)
 		return r;
@@ -1500,6 +1784,10 @@ static void build_release(struct build *b)
 	free(b->prompt);
 	free(b->prompt_path);
 	free(b->manifest_path);
+	free(b->mcp);
+	free(b->mcp_vals);
+	strvec_clear(&b->mcp_args);
+	free(b->mcp_text);
 }
 
 int invocation_build(const struct invocation_request *req, struct invocation_plan *ret,
@@ -1515,6 +1803,7 @@ int invocation_build(const struct invocation_request *req, struct invocation_pla
 		.hooks_args = STRVEC_INIT,
 		.prompt_args = STRVEC_INIT,
 		.module_args = STRVEC_INIT,
+		.mcp_args = STRVEC_INIT,
 	};
 	struct invocation_plan plan;
 	int r;
@@ -1548,6 +1837,9 @@ int invocation_build(const struct invocation_request *req, struct invocation_pla
 	if (r < 0)
 		goto out;
 	r = build_files(&b);
+	if (r < 0)
+		goto out;
+	r = mcp_files(&b);
 	if (r < 0)
 		goto out;
 	compose_prompt(&b);

@@ -81,6 +81,7 @@
 
 #include "adapter/axes.h"
 #include "adapter/dialect.h"
+#include "adapter/mcpcfg.h"
 #include "util/diag.h"
 #include "util/strvec.h"
 
@@ -103,6 +104,9 @@ struct catalog;
 #define INVOCATION_STATE_DIR "home"
 /* The hooks channel's socket in the session directory (proc/usock.h). */
 #define INVOCATION_HOOKS_SOCKET "hooks.sock"
+/* The per-attempt MCP configuration in the session directory (+ ".json" or
+ * ".toml", mcp_format_suffix()). */
+#define INVOCATION_MCP_FILE "mcp-config"
 
 /* ---- sampling and endpoint parameters (seed 000) ---- */
 
@@ -189,8 +193,18 @@ struct invocation_request {
 	uint64_t timeout_s;	     /* the run's timeout, for a module that wants it; 0 none */
 	const char *sandbox;	     /* the OS sandbox the agent runs in ("landlock"), or NULL;
 				      * the built-in runner's manifest names it */
-	size_t arg_strlen_max;	     /* 0 = INVOCATION_MAX_ARG_STRLEN */
-	size_t arg_total_max;	     /* 0 = INVOCATION_ARG_TOTAL_DEFAULT */
+	/* The task's MCP servers (adapter/mcpcfg.h), given to the agent by
+	 * its profile's runtime.mcp (the built-in runner: in its manifest,
+	 * stdio only); none without it refuses the spawn (-EPERM). An env or
+	 * header value that is exactly "${NAME}" is the value of NAME in
+	 * host_env, read here: NAME must be on the agent allow-list
+	 * (envpolicy_base_allowed()) or pass credential_env_check() (-EPERM)
+	 * and be set (-ENOENT); such a value goes only into the rendered file
+	 * (mode 0600) and onto plan->secrets, never argv. */
+	const struct mcp_server *mcp_servers;
+	size_t n_mcp_servers;
+	size_t arg_strlen_max; /* 0 = INVOCATION_MAX_ARG_STRLEN */
+	size_t arg_total_max;  /* 0 = INVOCATION_ARG_TOTAL_DEFAULT */
 };
 
 enum invocation_base {
@@ -268,6 +282,23 @@ struct invocation_plan {
 	 * unsupported: the ACP client allows every permission request (else it
 	 * allows what stays inside the tree) */
 	bool acp_allow_all;
+	/* the rendered MCP configuration when it is a per-attempt file of
+	 * the session directory (absolute; the caller removes it when the
+	 * attempt ends), else NULL */
+	char *mcp_config;
+	/* the file holding the rendered servers (the per-attempt file, or the
+	 * HOME file they were merged into: rewritten at every spawn), absolute:
+	 * the caller removes it when the attempt ends; NULL: none */
+	char *mcp_cleanup;
+	struct strvec mcp_cleanup_more; /* runtime.mcp.remove, absolute: removed with it */
+	size_t n_mcp_servers;		/* the servers given to the agent */
+	/* the same servers, their ${NAME} values resolved, as the ACP
+	 * session/new "mcpServers" array (mcpcfg_acp_json(), compact), or
+	 * NULL: for an ACP channel to send. It holds secrets: never log it */
+	char *mcp_acp;
+	/* the stdio servers' commands found on the agent's PATH (absolute):
+	 * what a sandbox tier must let the agent run besides itself */
+	struct strvec mcp_programs;
 };
 
 void invocation_plan_init(struct invocation_plan *plan);

@@ -30,7 +30,7 @@ static const char *const home_names[] = {"inherit", "isolated", NULL};
 static const char *const git_dir_names[] = {"refused", "allowed", NULL};
 static const char *const placeholder_names[] = {
 	"session_id", "model",	 "prompt_file",	 "base_url",	 "api_key_env", "api_key",
-	"home",	      "workdir", "hook_command", "hooks_socket", NULL};
+	"home",	      "workdir", "hook_command", "hooks_socket", "mcp_config",	NULL};
 
 static const char *name_of(const char *const *names, int n, int v)
 {
@@ -255,6 +255,7 @@ static int get_enum(struct pctx *c, const struct ynode *map, const char *key, co
 #define PH_RUN	    (PH_LOCAL | PH_BIT(PH_MODEL))
 #define PH_ENDPOINT (PH_RUN | PH_BIT(PH_BASE_URL) | PH_BIT(PH_API_KEY_ENV))
 #define PH_HOOKS    (PH_RUN | PH_BIT(PH_HOOK_COMMAND) | PH_BIT(PH_HOOKS_SOCKET))
+#define PH_MCP	    (PH_LOCAL | PH_BIT(PH_MCP_CONFIG))
 
 /* Find the next placeholder "{name}" (name: [a-z_][a-z0-9_]*) in s at or after
  * *pos. Returns its index (or _PH_INVALID for an unknown name, -ENOENT when
@@ -303,7 +304,7 @@ static int check_placeholders(struct pctx *c, const struct ynode *n, const char 
 		if (ph < 0)
 			return perr(
 				c, n, path,
-				"unknown placeholder '%s' (known: {session_id}, {model}, {prompt_file}, {base_url}, {api_key_env}, {api_key}, {home}, {workdir}, {hook_command}, {hooks_socket})",
+				"unknown placeholder '%s' (known: {session_id}, {model}, {prompt_file}, {base_url}, {api_key_env}, {api_key}, {home}, {workdir}, {hook_command}, {hooks_socket}, {mcp_config})",
 				name);
 		if (!(allowed & PH_BIT(ph)))
 			return perr(c, n, path, "placeholder '%s' is not allowed here", name);
@@ -1306,6 +1307,81 @@ static int parse_hooks(struct pctx *c, const struct ynode *node)
 	return 0;
 }
 
+/* ---- runtime.mcp ---- */
+
+static int check_path_list(struct pctx *c, const struct ynode *seq, const char *key, bool login);
+
+static const struct yfield mcp_fields[] = {
+	{"format", YT_STR, YF_REQUIRED, NULL, NULL},
+	{"file", YT_STR, 0, NULL, NULL},
+	{"remove", YT_STRLIST, 0, NULL, NULL},
+	{"args", YT_STRLIST, 0, NULL, NULL},
+	{"env", YT_MAP, 0, NULL, NULL},
+	{NULL, 0, 0, NULL, NULL},
+};
+
+static const char *const mcp_format_names[] = {"claude", "gemini", "opencode", "codex", NULL};
+
+static int parse_mcp(struct pctx *c, const struct ynode *node)
+{
+	struct profile_mcp *m = &c->p->runtime.mcp;
+	const struct profile_runtime *rt = &c->p->runtime;
+	const struct ynode *f;
+	unsigned used = 0;
+	int format = 0, r;
+	size_t i;
+
+	r = check_map(c, node, mcp_fields, "runtime.mcp");
+	if (r < 0)
+		return r;
+	r = get_enum(c, node, "format", "runtime.mcp.format", mcp_format_names, 0, &format);
+	if (r < 0)
+		return r;
+	m->format = (enum mcp_format)format;
+	r = parse_args(c, node, "args", "runtime.mcp", PH_MCP, 0, &m->args, &used);
+	if (r < 0)
+		return r;
+	r = parse_map(c, ynode_get(node, "env"), "runtime.mcp.env", MAP_KEYS_ENV, PH_MCP, &m->env);
+	if (r < 0)
+		return r;
+	for (i = 0; i < m->env.n && r == 0; i++)
+		r = check_placeholders(c, node, "runtime.mcp.env", m->env.values[i], PH_MCP, &used);
+	if (r < 0)
+		return r;
+	if ((f = ynode_get(node, "remove"))) {
+		r = check_path_list(c, f, "runtime.mcp.remove", true);
+		if (r < 0)
+			return r;
+		if (f->n && c->p->runtime.home != AGENT_HOME_ISOLATED)
+			return perr(
+				c, f, "runtime.mcp.remove",
+				"files are removed from a private agent HOME only: set runtime.home: isolated");
+		copy_strv(c, f, &m->remove);
+	}
+	f = ynode_get(node, "file");
+	if (f) {
+		bool found = false;
+
+		for (i = 0; i < rt->files.n; i++)
+			found |= strcmp(rt->files.v[i].path, f->str) == 0;
+		for (i = 0; i < rt->endpoint.files.n; i++)
+			found |= strcmp(rt->endpoint.files.v[i].path, f->str) == 0;
+		if (!found)
+			return perr(
+				c, f, "runtime.mcp.file",
+				"'%s' is not a runtime.files (or runtime.endpoint.files) path: the servers merge into the agent's own file",
+				f->str);
+		m->file = adup(c, f->str);
+	} else if (!(used & PH_BIT(PH_MCP_CONFIG))) {
+		return perr(
+			c, node, "runtime.mcp",
+			"never uses {mcp_config}: give args or env that point the agent at the rendered file, or a file to merge into");
+	}
+	m->declared = true;
+	m->origin = at_node(c, node);
+	return 0;
+}
+
 /* ---- runtime.sandbox ---- */
 
 static const struct yfield sandbox_fields[] = {
@@ -1636,14 +1712,20 @@ static int parse_pty(struct pctx *c, const struct ynode *node)
 	return 0;
 }
 
-/* How the agent's channel is reached: runtime.hooks, runtime.acp (the acp
- * event channel) and runtime.pty (poll-pty in a terminal). */
+/* How the agent is pointed and reached, in this order (hooks and mcp check
+ * their files against the endpoint's): runtime.endpoint, runtime.hooks,
+ * runtime.mcp (its MCP servers), runtime.acp (the acp event channel) and
+ * runtime.pty (poll-pty in a terminal). */
 static int parse_channels(struct pctx *c, const struct ynode *node)
 {
 	const struct ynode *v;
 	int r;
 
+	if ((v = ynode_get(node, "endpoint")) && (r = parse_endpoint(c, v)) < 0)
+		return r;
 	if ((v = ynode_get(node, "hooks")) && (r = parse_hooks(c, v)) < 0)
+		return r;
+	if ((v = ynode_get(node, "mcp")) && (r = parse_mcp(c, v)) < 0)
 		return r;
 	if ((v = ynode_get(node, "acp")) && (r = parse_acp(c, v)) < 0)
 		return r;
@@ -1664,6 +1746,7 @@ static const struct yfield runtime_fields[] = {
 	{"files", YT_SEQ, 0, NULL, NULL},
 	{"endpoint", YT_MAP, 0, NULL, NULL},
 	{"hooks", YT_MAP, 0, NULL, NULL},
+	{"mcp", YT_MAP, 0, NULL, NULL},
 	{"git_dir", YT_STR, 0, NULL, NULL}, /* refused | allowed (module agents) */
 	{"sandbox", YT_MAP, 0, NULL, NULL},
 	{"login", YT_STRLIST, 0, NULL, NULL},
@@ -1712,8 +1795,6 @@ static int parse_runtime(struct pctx *c, const struct ynode *node)
 	rt->home_at = at_node(c, ynode_get(node, "home") ? ynode_get(node, "home") : node);
 	r = parse_files(c, ynode_get(node, "files"), "runtime.files", PH_RUN, &rt->files);
 	if (r < 0)
-		return r;
-	if ((v = ynode_get(node, "endpoint")) && (r = parse_endpoint(c, v)) < 0)
 		return r;
 	if ((r = parse_channels(c, node)) < 0)
 		return r;
@@ -2463,6 +2544,18 @@ json_t *profile_canonical(const struct profile *p)
 		jset(r, "hooks", j);
 	} else {
 		jset(r, "hooks", json_null());
+	}
+	/* Only when declared, as runtime.sandbox below: a profile without it
+	 * keeps its content address. */
+	if (rt->mcp.declared) {
+		j = json_object();
+		jset(j, "format", json_string(mcp_format_to_string(rt->mcp.format)));
+		jset(j, "file", jstr_or_null(rt->mcp.file));
+		if (rt->mcp.remove.n)
+			jset(j, "remove", jstrv(&rt->mcp.remove));
+		jset(j, "args", jstrv(&rt->mcp.args));
+		jset(j, "env", jmap(&rt->mcp.env));
+		jset(r, "mcp", j);
 	}
 	/* Only when declared: a profile without it keeps the content address
 	 * it had before the field existed (hashes are recorded in state and

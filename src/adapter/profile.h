@@ -32,6 +32,7 @@
 #include <stdint.h>
 
 #include "adapter/axes.h"
+#include "adapter/mcpcfg.h"
 #include "adapter/catalog.h"
 #include "proc/ptydrive.h"
 #include "proc/sandbox.h"
@@ -154,6 +155,7 @@ enum profile_placeholder {
 			  * the session (`'BERNSTEIN' hook-post --socket 'SOCKET'`);
 			  * only in runtime.hooks */
 	PH_HOOKS_SOCKET, /* {hooks_socket}: the session's hooks socket; only in runtime.hooks */
+	PH_MCP_CONFIG,	 /* {mcp_config}: the rendered MCP configuration; only in runtime.mcp */
 	_PH_MAX,
 	_PH_INVALID = -EINVAL,
 };
@@ -298,6 +300,24 @@ struct profile_sandbox {
 	struct catalog_origin origin;
 };
 
+/* How the task's MCP servers reach the agent (runtime.mcp): the format of
+ * the rendered configuration (adapter/mcpcfg.h), where it goes (file: a
+ * path in the agent HOME whose runtime file it merges into; absent: a
+ * per-attempt file in the session directory), and the args and env that
+ * point the agent at it ({mcp_config}). */
+struct profile_mcp {
+	bool declared;
+	enum mcp_format format;
+	const char *file; /* relative to the agent HOME, or NULL */
+	/* copies the agent makes of the rendered file (qwen's migration
+	 * backup, settings.json.orig), relative to the agent HOME: removed
+	 * with it when the attempt ends */
+	struct profile_strv remove;
+	struct profile_strv args;
+	struct profile_map env;
+	struct catalog_origin origin;
+};
+
 struct profile_runtime {
 	struct profile_resume resume;
 	struct profile_dangerous dangerous;
@@ -310,6 +330,7 @@ struct profile_runtime {
 	struct profile_files files;
 	struct profile_endpoint endpoint;
 	struct profile_hooks hooks;
+	struct profile_mcp mcp;
 	enum git_dir_access git_dir;
 	struct profile_sandbox sandbox;
 	/* runtime.login: the CLI's own login files, relative to HOME (e.g.

@@ -39,6 +39,7 @@ const struct cmd cli_commands[] = {
 	 "what each agent is good for, how to install it", NULL,
 	 "The agents bernstein can drive, one line of copy each (catalog/use-cases.yaml).\n"},
 	{"logs", cmd_logs, NULL, 0, cmd_logs_summary, cmd_logs_usage, cmd_logs_help},
+	{"mcp", cmd_mcp, NULL, 0, cmd_mcp_summary, cmd_mcp_usage, cmd_mcp_help},
 	{"mock-agent", cmd_mock_agent, NULL, CMD_HIDDEN, "the mock adapter's offline agent",
 	 mock_agent_usage, mock_agent_help},
 	{"netproxy", cmd_netproxy, NULL, CMD_HIDDEN,

@@ -31,6 +31,9 @@ extern const char cmd_add_task_summary[], cmd_add_task_usage[], cmd_add_task_hel
 extern const char cmd_cancel_summary[], cmd_cancel_usage[], cmd_cancel_help[];
 extern const char cmd_retry_summary[], cmd_retry_usage[], cmd_retry_help[];
 extern const char cmd_stop_summary[], cmd_stop_usage[], cmd_stop_help[];
+/* cmd-mcp.c */
+cmd_fn cmd_mcp;
+extern const char cmd_mcp_summary[], cmd_mcp_usage[], cmd_mcp_help[];
 /* cmd-attach.c */
 cmd_fn cmd_attach;
 extern const char cmd_attach_summary[], cmd_attach_usage[], cmd_attach_help[];

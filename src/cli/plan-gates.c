@@ -2,8 +2,11 @@
 #include "cli/plan-gates.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "adapter/invocation.h"
+#include "adapter/profile.h"
+#include "orch/mcpservers.h"
 #include "util/diag.h"
 #include "util/banned.h"
 
@@ -40,6 +43,37 @@ size_t plan_gates_endpoints(const struct orch_endpoints *eps, const char *source
 	return added;
 }
 
+/* A task with MCP servers (its own over its plan's; a role's or
+ * bernstein.yaml's are the run's to check) on an adapter that cannot take
+ * them: refused at dispatch, so said here. */
+static size_t mcp_gate(const struct plan *p, const struct plan_task *t, const struct profile *prof,
+		       struct diag_list *is)
+{
+	const struct orch_mcp_servers *layers[] = {&p->mcp_servers, &t->mcp_servers};
+	struct orch_mcp_servers ms;
+	struct arena a = ARENA_INIT;
+	const char *why = NULL;
+	struct diag out;
+	size_t i;
+
+	orch_mcp_servers_merge(&a, layers, 2, &ms);
+	if (ms.n && strcmp(prof->name, "openai_agents") == 0) {
+		for (i = 0; i < ms.n; i++)
+			if (ms.v[i].url)
+				why = "the built-in runner speaks stdio MCP servers only, not a url";
+	} else if (ms.n && !prof->runtime.mcp.declared) {
+		why = "its profile declares no runtime.mcp: the agent has no way to take them";
+	}
+	arena_release(&a);
+	if (!why)
+		return 0;
+	diag_set(&out, p->source, t->line, t->col,
+		 "field '%s.mcp_servers': task '%s' would be refused at dispatch on '%s': %s",
+		 t->path, t->id, prof->name, why);
+	diag_list_add(is, &out);
+	return 1;
+}
+
 size_t plan_gates_check(const struct plan *p, const struct catalog *cat,
 			const char *allowed_key_envs, struct diag_list *is)
 {
@@ -57,6 +91,7 @@ size_t plan_gates_check(const struct plan *p, const struct catalog *cat,
 
 		if (!e || !e->profile)
 			continue;
+		added += mcp_gate(p, t, e->profile, is);
 		diag_clear(&d);
 		if (invocation_check_static(e->profile, cat, &t->sampling, t->n_attachments,
 					    allowed_key_envs, &key, &d) == 0)

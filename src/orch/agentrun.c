@@ -90,9 +90,17 @@ void agentrun_release(struct agentrun *r)
 		free(r->acp);
 		r->acp = NULL;
 	}
+	json_decref(r->acp_mcp_owned);
+	r->acp_mcp_owned = NULL;
 	if (r->hooks_listening && r->plan->hooks_socket)
 		(void)unlink(r->plan->hooks_socket);
 	r->hooks_listening = false;
+	/* the rendered MCP servers may hold secrets: gone with the attempt
+	 * (the next spawn renders them again) */
+	if (r->plan && r->plan->mcp_cleanup)
+		(void)unlink(r->plan->mcp_cleanup);
+	for (size_t i = 0; r->plan && i < r->plan->mcp_cleanup_more.nr; i++)
+		(void)unlink(r->plan->mcp_cleanup_more.v[i]);
 }
 
 static void last_error_into(const struct agentrun *r, char *buf, size_t size);
@@ -371,7 +379,11 @@ static int acp_setup(struct agentrun *r, struct proc_spec *spec, struct diag *re
 	o.dangerous = plan->acp_allow_all;
 	o.prompt = plan->acp_prompt ? plan->acp_prompt : "";
 	o.resume_id = plan->resume_id;
-	o.mcp_servers = r->acp_mcp_servers;
+	/* the task's MCP servers (invocation.h: mcp_acp holds secrets, never
+	 * logged), else what the caller set */
+	if (plan->mcp_acp && !r->acp_mcp_owned)
+		r->acp_mcp_owned = json_loads(plan->mcp_acp, 0, NULL);
+	o.mcp_servers = r->acp_mcp_owned ? r->acp_mcp_owned : r->acp_mcp_servers;
 	r->acp = xmalloc(sizeof(*r->acp));
 	acp_init(r->acp, &o);
 	(void)acp_start(r->acp);
@@ -844,6 +856,8 @@ json_t *agentrun_plan_json(const struct profile *p, const struct invocation_plan
 	json_obj_set(o, "hooks", json_boolean(plan->hooks));
 	json_obj_set(o, "hooks_socket", json_str_lossy(plan->hooks_socket));
 	json_obj_set(o, "endpoint", json_boolean(plan->endpoint));
+	if (plan->n_mcp_servers) /* only then: older plans keep their shape */
+		json_obj_set(o, "mcp_servers", json_integer((json_int_t)plan->n_mcp_servers));
 	json_obj_set(o, "dangerous", json_boolean(plan->dangerous));
 	(void)redact_json(rd, o); /* argv above all, and anything else */
 	redact_free(rd);

@@ -104,6 +104,7 @@ struct agentrun {
 	/* The MCP servers handed to an ACP agent in session/new (ACP's McpServer
 	 * array; borrowed, NULL = none): set before agentrun_fill_spec(). */
 	const json_t *acp_mcp_servers;
+	json_t *acp_mcp_owned; /* the plan's mcp_acp parsed (owned), or NULL */
 };
 
 /* Set up r for plan (borrowed: it must outlive r). No I/O. */

@@ -717,10 +717,10 @@ static int parse_role(struct cctx *x, const struct ynode *k, const struct ynode 
 		      struct role_policy *rp)
 {
 	static const char *const keys[] = {
-		"adapter",  "cli",	   "provider",	   "model",	     "effort",
-		"base_url", "api_key_env", "limits",	   "sandbox",	     "network",
-		"retry",    "fallback",	   "idle_timeout", "worktree_setup", "on_conflict",
-		NULL};
+		"adapter",     "cli",	      "provider",     "model",		"effort",
+		"base_url",    "api_key_env", "limits",	      "sandbox",	"network",
+		"retry",       "fallback",    "idle_timeout", "worktree_setup", "on_conflict",
+		"mcp_servers", NULL};
 	struct invocation_sampling s = {0};
 	char p[YAML_PATH_MAX], pk[YAML_PATH_MAX], q[80];
 	size_t i;
@@ -782,6 +782,9 @@ static int parse_role(struct cctx *x, const struct ynode *k, const struct ynode 
 			r = orch_get_slot(x->doc, val, pk, SAMPLING_BASE_URL, x->allowed, &s,
 					  x->reterr);
 			rp->base_url = s.base_url;
+		} else if (strcmp(key, "mcp_servers") == 0) {
+			r = orch_mcp_servers_get(&x->c->arena, x->doc, val, pk, x->allowed,
+						 &rp->mcp_servers, x->reterr);
 		} else if (role_confinement(x, key, val, pk, rp, &r)) {
 			/* done */
 		} else {
@@ -1002,6 +1005,9 @@ static int parse_top_section(struct cctx *x, const char *key, const struct ynode
 	} else if (strcmp(key, "endpoints") == 0) {
 		r = orch_endpoints_get(&c->arena, x->doc, v, key, x->allowed, &c->endpoints,
 				       x->reterr);
+	} else if (strcmp(key, "mcp_servers") == 0) {
+		r = orch_mcp_servers_get(&c->arena, x->doc, v, key, x->allowed, &c->mcp_servers,
+					 x->reterr);
 	} else {
 		r = 0; /* mode: once every mode is known; retry, fallback: below */
 	}
@@ -1043,6 +1049,7 @@ static int parse_config(struct cctx *x)
 		"on_conflict",
 		"resolver",
 		"checkout",
+		"mcp_servers", /* orch/mcpservers.h */
 		NULL,
 	};
 	/* clang-format on */
@@ -1153,6 +1160,18 @@ enum conflict_policy orch_config_on_conflict(const struct orch_config *c, const 
 	const struct role_policy *rp = orch_config_role(c, role);
 
 	return rp && rp->has_on_conflict ? rp->on_conflict : c->on_conflict;
+}
+
+void orch_config_mcp_servers(const struct orch_config *c, const char *role,
+			     const struct orch_mcp_servers *plan,
+			     const struct orch_mcp_servers *task, struct arena *a,
+			     struct orch_mcp_servers *ret)
+{
+	const struct role_policy *rp = c ? orch_config_role(c, role) : NULL;
+	const struct orch_mcp_servers *layers[] = {c ? &c->mcp_servers : NULL, plan,
+						   rp ? &rp->mcp_servers : NULL, task};
+
+	orch_mcp_servers_merge(a, layers, 4, ret);
 }
 
 int orch_config_network(const struct orch_config *c, const char *role)

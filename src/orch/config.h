@@ -58,6 +58,7 @@
 
 #include "adapter/invocation.h"
 #include "orch/endpoints.h"
+#include "orch/mcpservers.h"
 #include "orch/hooks.h"
 #include "orch/budget.h"
 #include "orch/wtsetup.h"
@@ -203,6 +204,9 @@ struct role_policy {
 	 * has_on_conflict */
 	bool has_on_conflict;
 	enum conflict_policy on_conflict;
+	/* mcp_servers: of the role's tasks, by name over bernstein.yaml's (a
+	 * plan's, then a task's own, over it) */
+	struct orch_mcp_servers mcp_servers;
 };
 
 /* The loaded configuration. Read the fields directly; everything lives in
@@ -260,6 +264,9 @@ struct orch_config {
 	size_t n_roles;
 	/* endpoints: per adapter (orch/endpoints.h); a plan's entry wins */
 	struct orch_endpoints endpoints;
+	/* mcp_servers: every task's agent's (orch/mcpservers.h); by name, a
+	 * role's, a plan's and a task's own win */
+	struct orch_mcp_servers mcp_servers;
 	struct ydoc *doc; /* private: the document the strings point into */
 	/* hooks:, notify: (orch/hooks.h) */
 	struct orch_hookset hooks;
@@ -300,6 +307,13 @@ struct orch_config *orch_config_free(struct orch_config *c);
 
 /* role_model_policy[role], or NULL. */
 const struct role_policy *orch_config_role(const struct orch_config *c, const char *role);
+/* The MCP servers of a task of role (orch/mcpservers.h): by name, task >
+ * role > plan > c (plan, task: its spec's; each may be NULL); the array
+ * from a, the strings borrowed. */
+void orch_config_mcp_servers(const struct orch_config *c, const char *role,
+			     const struct orch_mcp_servers *plan,
+			     const struct orch_mcp_servers *task, struct arena *a,
+			     struct orch_mcp_servers *ret);
 /* The sandbox: of a task of role that does not set its own (nor its
  * plan): its role's, else c's. */
 enum sandbox_mode orch_config_sandbox(const struct orch_config *c, const char *role);

@@ -246,6 +246,21 @@ static void add_interpreter(struct confine_policy *p, const struct prot *pr, con
 	}
 }
 
+/* The programs the agent starts for bernstein (its MCP servers), each
+ * with its installation and its interpreter. */
+static void add_programs(struct confine_policy *p, const struct prot *pr,
+			 const struct confine_input *in)
+{
+	char real[PATH_MAX];
+	size_t i;
+
+	for (i = 0; in->programs && in->programs[i]; i++) {
+		add_install(p, pr, in->programs[i]);
+		if (realpath(in->programs[i], real))
+			add_interpreter(p, pr, real, in->path_env);
+	}
+}
+
 static int refuse_path(const char *what, const char *path, const char *why, struct diag *reterr)
 {
 	diag_set(reterr, NULL, 0, 0, "sandbox: %s '%s' would make %s readable to the agent", what,
@@ -292,6 +307,7 @@ int confine_policy_build(const struct confine_input *in, struct confine_policy *
 	if (in->binary && realpath(in->binary, real))
 		add_interpreter(&p, &pr, real, in->path_env);
 	add_install(&p, &pr, in->self_exe);
+	add_programs(&p, &pr, in);
 	/* the task's own, beneath .bernstein/ (which stays unreadable); the
 	 * objects its clone borrows, beneath .git */
 	add_own(&p, in->objects);

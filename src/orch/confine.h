@@ -56,6 +56,10 @@ struct confine_input {
 	const char *net_socket;		    /* llm: the proxy's socket (its directory is bound
 					       read-only into the sandbox) */
 	const struct profile_strv *login;   /* the profile's runtime.login, or NULL */
+	/* programs the agent starts for bernstein (the stdio MCP servers of
+	 * mcp_servers:, absolute, NULL-terminated), readable with their
+	 * installation and interpreter as the agent's own; NULL: none */
+	const char *const *programs;
 };
 
 struct confine_policy {

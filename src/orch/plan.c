@@ -297,7 +297,7 @@ static const char *const task_keys[] = {
 	"mcp_config",  "sandbox",     "limits",	       "network",
 	"retry",       "fallback",    "idle_timeout",  "worktree_setup",
 	"on_conflict", "constraints", "context_files", "files",
-	NULL,
+	"mcp_servers", NULL,
 };
 
 static const char *const step_keys[] = {
@@ -310,7 +310,7 @@ static const char *const step_keys[] = {
 	"limits",      "network",      "retry",
 	"fallback",    "idle_timeout", "worktree_setup",
 	"on_conflict", "constraints",  "context_files",
-	"files",       NULL,
+	"files",       "mcp_servers",  NULL,
 };
 
 /* Bernstein's step keys that have no effect here (documented in docs/plans.md). */
@@ -424,6 +424,12 @@ static void parse_extras(struct pctx *x, const struct ynode *m, const char *path
 	v = either(x, m, "sampling", "mcp_config", path, &key);
 	if (v)
 		parse_sampling(x, v, yaml_path_key(pk, sizeof(pk), path, key), t);
+	diag_clear(&d);
+	if ((v = ynode_get(m, "mcp_servers")) &&
+	    orch_mcp_servers_get(&x->p->arena, x->doc, v,
+				 yaml_path_key(pk, sizeof(pk), path, "mcp_servers"), x->allowed,
+				 &t->mcp_servers, &d) < 0)
+		add(x, &d);
 	diag_clear(&d);
 	if ((v = ynode_get(m, "retry")) &&
 	    retry_get_yaml(&x->p->arena, x->doc, v, yaml_path_key(pk, sizeof(pk), path, "retry"),
@@ -898,9 +904,10 @@ static void parse_stages(struct pctx *x, const struct ynode *v)
 }
 
 static const char *const plan_keys[] = {
-	"name",		  "description", "adapter",	"cli",	       "model",		"tasks",
-	"stages",	  "sandbox",	 "network",	"limits",      "idle_timeout",	"endpoints",
-	"worktree_setup", "budget",	 "on_conflict", "constraints", "context_files", NULL,
+	"name",		"description",	 "adapter",	   "cli",     "model",
+	"tasks",	"stages",	 "sandbox",	   "network", "limits",
+	"idle_timeout", "endpoints",	 "worktree_setup", "budget",  "on_conflict",
+	"constraints",	"context_files", "mcp_servers",	   NULL,
 };
 /* Bernstein's top-level keys that have no effect here. */
 static const char *const plan_ignored[] = {
@@ -929,6 +936,25 @@ static void assign_ids(struct pctx *x)
 		t->id_line = t->title_line;
 		t->id_col = t->title_col;
 	}
+}
+
+/* endpoints: and mcp_servers: of the plan: where its agents are pointed,
+ * which MCP servers they get */
+static void parse_plan_agents(struct pctx *x, const struct ynode *root)
+{
+	const struct ynode *v;
+	struct diag d;
+
+	diag_clear(&d);
+	if ((v = ynode_get(root, "endpoints")) &&
+	    orch_endpoints_get(&x->p->arena, x->doc, v, "endpoints", x->allowed, &x->p->endpoints,
+			       &d) < 0)
+		add(x, &d);
+	diag_clear(&d);
+	if ((v = ynode_get(root, "mcp_servers")) &&
+	    orch_mcp_servers_get(&x->p->arena, x->doc, v, "mcp_servers", x->allowed,
+				 &x->p->mcp_servers, &d) < 0)
+		add(x, &d);
 }
 
 static void parse_plan(struct pctx *x)
@@ -979,11 +1005,7 @@ static void parse_plan(struct pctx *x)
 	if ((v = ynode_get(root, "limits")) &&
 	    orch_get_limits(x->doc, v, "limits", &x->defaults.limits, &d) < 0)
 		add(x, &d);
-	diag_clear(&d);
-	if ((v = ynode_get(root, "endpoints")) &&
-	    orch_endpoints_get(&x->p->arena, x->doc, v, "endpoints", x->allowed, &x->p->endpoints,
-			       &d) < 0)
-		add(x, &d);
+	parse_plan_agents(x, root);
 	diag_clear(&d);
 	if ((v = ynode_get(root, "worktree_setup")) &&
 	    orch_get_wtsetup(&x->p->arena, x->doc, v, "worktree_setup", &x->defaults.wtsetup, &d) <

@@ -127,6 +127,7 @@ struct plan_task {
 	struct orch_gate *gates; /* extra gates after the configuration's */
 	size_t n_gates;
 	struct invocation_sampling sampling; /* the task's explicit slots */
+	struct orch_mcp_servers mcp_servers; /* the task's own mcp_servers: */
 	struct retry_policy retry;	     /* retry:, fallback: (orch/retry.h) */
 	/* task context (orch/context.h): constraints:, context_files: (the
 	 * task's, else the plan's; NULL: not given, which keeps the prompt
@@ -158,8 +159,9 @@ struct plan {
 	size_t n;
 	char hash[SHA256_HEX_LEN + 1]; /* SHA-256 of the file's bytes */
 	struct orch_endpoints
-		endpoints;	   /* endpoints: (orch/endpoints.h); each task's spec has them */
-	struct ydoc *doc;	   /* private: the document the strings point into */
+		endpoints; /* endpoints: (orch/endpoints.h); each task's spec has them */
+	struct orch_mcp_servers mcp_servers; /* mcp_servers: (orch/mcpservers.h) */
+	struct ydoc *doc;		     /* private: the document the strings point into */
 	struct orch_budget budget; /* budget: (orch/budget.h); nothing given: no field set */
 };
 

@@ -127,6 +127,7 @@ struct dispatch {
 	char *state_dir; /* the agent's HOME */
 	double timeout_s;
 	struct invocation_request ir;
+	struct arena mcp_arena; /* ir.mcp_servers */
 };
 
 /* Routing (preflight): limits this host cannot enforce, the adapter's own
@@ -476,6 +477,17 @@ static int build_invocation(struct loop *l, struct otask *t, struct dispatch *dp
 	ir->prompt = t->prompt ? t->prompt : (t->row.prompt ? t->row.prompt : "");
 	invocation_plan_release(&t->plan);
 	invocation_plan_init(&t->plan);
+	{
+		/* task > role > plan > bernstein.yaml, by name (orch/mcpservers.h) */
+		struct orch_mcp_servers ms;
+
+		arena_release(&dp->mcp_arena);
+		orch_config_mcp_servers(
+			e->cfg, t->row.state == TASK_RESOLVING ? "resolver" : t->row.role,
+			&t->spec.plan_mcp_servers, &t->spec.mcp_servers, &dp->mcp_arena, &ms);
+		ir->mcp_servers = ms.v;
+		ir->n_mcp_servers = ms.n;
+	}
 	diag_clear(&d);
 	r = invocation_build(ir, &t->plan, &d);
 	if (r < 0) {
@@ -673,5 +685,6 @@ int run_dispatch(struct loop *l, struct otask *t, struct proc_spec *spec)
 		r = dispatch_attempt(l, t, &dp, spec);
 	attempt_row_release(&dp.prev);
 	free(dp.state_dir);
+	arena_release(&dp.mcp_arena);
 	return r == DISPATCH_SPAWN ? 1 : r;
 }

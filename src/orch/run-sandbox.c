@@ -248,6 +248,7 @@ int run_task_policy(struct loop *l, struct otask *t, const char *binary, const c
 		.path_env = envpolicy_get(l->e->host_env, "PATH"),
 		.network = run_task_network(l, t),
 		.endpoint = task_endpoint(l, t),
+		.programs = (const char *const *)t->plan.mcp_programs.v,
 	};
 	char *sock = NULL;
 	int r;

@@ -108,6 +108,8 @@ void spec_from_plan(const struct plan *p, size_t i, struct task_spec *ret)
 	ret->sampling.base_url = dup(ret, t->sampling.base_url);
 	ret->sampling.api_key_env = dup(ret, t->sampling.api_key_env);
 	orch_endpoints_copy(&ret->arena, &p->endpoints, &ret->endpoints);
+	orch_mcp_servers_copy(&ret->arena, &p->mcp_servers, &ret->plan_mcp_servers);
+	orch_mcp_servers_copy(&ret->arena, &t->mcp_servers, &ret->mcp_servers);
 	ret->retry = t->retry;
 	ret->retry.fallback_lines = ret->retry.fallback_cols = NULL;
 	if (t->retry.models)
@@ -203,6 +205,11 @@ json_t *spec_to_json(const struct task_spec *s)
 	/* only when given: a plan without them records what it did before */
 	if (s->endpoints.n)
 		(void)json_object_set_new(o, "endpoints", orch_endpoints_json(&s->endpoints));
+	if (s->plan_mcp_servers.n)
+		(void)json_object_set_new(o, "plan_mcp_servers",
+					  orch_mcp_servers_json(&s->plan_mcp_servers));
+	if (s->mcp_servers.n)
+		(void)json_object_set_new(o, "mcp_servers", orch_mcp_servers_json(&s->mcp_servers));
 	(void)json_object_set_new(o, "stage", jstr(s->stage));
 	if ((rj = retry_policy_json(&s->retry)))
 		(void)json_object_set_new(o, "retry", rj);
@@ -642,6 +649,18 @@ static int k_endpoints(struct task_spec *s, const char *key, const json_t *v, st
 	return 0;
 }
 
+static int k_mcp_servers(struct task_spec *s, const char *key, const json_t *v, struct diag *reterr)
+{
+	char msg[200];
+
+	if (orch_mcp_servers_parse_json(&s->arena, v,
+					strcmp(key, "mcp_servers") == 0 ? &s->mcp_servers
+									: &s->plan_mcp_servers,
+					msg, sizeof(msg)) < 0)
+		return bad(reterr, key, msg);
+	return 0;
+}
+
 static int k_position(struct task_spec *s, const char *key, const json_t *v, struct diag *reterr)
 {
 	json_int_t i = json_integer_value(v);
@@ -712,6 +731,8 @@ static const struct spec_key spec_keys[] = {
 	{"worktree_setup", k_wtsetup, 0},
 	{"sampling", k_sampling, 0},
 	{"endpoints", k_endpoints, 0},
+	{"plan_mcp_servers", k_mcp_servers, 0},
+	{"mcp_servers", k_mcp_servers, 0},
 	{"retry", k_retry, 0},
 	{"fallback", k_retry, 0},
 	{"retry_state", k_retry_state, 0},

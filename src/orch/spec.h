@@ -114,7 +114,10 @@ struct task_spec {
 	size_t n_gates;
 	struct invocation_sampling sampling; /* the task's explicit slots (strings in arena) */
 	struct orch_endpoints endpoints;     /* its plan's endpoints: (in arena) */
-	struct retry_policy retry;	     /* the task's own retry:, fallback: */
+	/* its plan's mcp_servers: and its own (in arena): with its role's
+	 * and the configuration's, orch_config_mcp_servers() */
+	struct orch_mcp_servers plan_mcp_servers, mcp_servers;
+	struct retry_policy retry; /* the task's own retry:, fallback: */
 	/* where its retries stand (run-retry.c): the adapter of the chain in
 	 * use, the attempts before its first, the model of the last attempt */
 	size_t chain_at;

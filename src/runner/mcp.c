@@ -15,6 +15,7 @@
 #include "proc/spawn.h"
 #include "runner/text.h"
 #include "util/fsutil.h"
+#include "util/rpcwire.h"
 #include "util/json.h"
 #include "util/strvec.h"
 #include "util/xalloc.h"
@@ -24,8 +25,7 @@ struct mcp_client {
 	char *name;
 	struct proc proc;
 	int in_fd;	  /* the server's stdin (non-blocking), -1 when closed */
-	struct sbuf rbuf; /* bytes read, not yet a full line */
-	size_t max_message;
+	struct rpcwire w; /* rfd = proc.out_fd (owned by proc), wfd = in_fd */
 	uint64_t timeout_ms;
 	json_int_t next_id;
 	char info[256];
@@ -34,67 +34,21 @@ struct mcp_client {
 
 static uint64_t mono_ms(void)
 {
-	struct timespec ts;
-
-	(void)clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return rpcwire_now_ms();
 }
 
-static int poll_one(int fd, short events, uint64_t deadline)
-{
-	struct pollfd p = {.fd = fd, .events = events};
-	uint64_t now = mono_ms();
-	int r;
-
-	if (now >= deadline)
-		return -ETIMEDOUT;
-	do
-		r = poll(&p, 1, (int)(deadline - now > 1000 ? 1000 : deadline - now));
-	while (r < 0 && errno == EINTR);
-	if (r < 0)
-		return -errno;
-	return r;
-}
-
-static int write_deadline(struct mcp_client *c, const char *buf, size_t len, uint64_t deadline)
-{
-	while (len > 0) {
-		ssize_t n = write(c->in_fd, buf, len);
-
-		if (n > 0) {
-			buf += n;
-			len -= (size_t)n;
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN) {
-			int r = poll_one(c->in_fd, POLLOUT, deadline);
-
-			if (r < 0)
-				return r;
-			continue;
-		}
-		return n < 0 ? -errno : -EIO;
-	}
-	return 0;
-}
+/* ---- the client ---- */
 
 static int send_msg(struct mcp_client *c, json_t *msg, uint64_t deadline, struct diag *reterr)
 {
-	char *s = json_dumps(msg, JSON_COMPACT);
-	struct sbuf sb = SBUF_INIT(SIZE_MAX);
 	int r;
 
-	if (!s) {
+	c->w.wfd = c->in_fd;
+	r = rpcwire_send(&c->w, msg, deadline);
+	if (r == -EINVAL) {
 		diag_set(reterr, NULL, 0, 0, "mcp '%s': cannot serialise a message", c->name);
-		return -EINVAL;
+		return r;
 	}
-	(void)sbuf_adds(&sb, s);
-	(void)sbuf_addc(&sb, '\n');
-	free(s);
-	r = c->in_fd >= 0 ? write_deadline(c, sb.buf, sb.len, deadline) : -EPIPE;
-	sbuf_release(&sb);
 	if (r < 0) {
 		c->dead = true;
 		diag_set(reterr, NULL, 0, 0, "mcp '%s': cannot write to the server: %s", c->name,
@@ -108,58 +62,25 @@ static int send_msg(struct mcp_client *c, json_t *msg, uint64_t deadline, struct
 static int read_line(struct mcp_client *c, char **ret, size_t *ret_len, uint64_t deadline,
 		     struct diag *reterr)
 {
-	for (;;) {
-		char *nl = memchr(c->rbuf.buf, '\n', c->rbuf.len), buf[65536];
-		ssize_t n;
-		int r;
+	int r;
 
-		if (nl) {
-			size_t len = (size_t)(nl - c->rbuf.buf);
-
-			*ret = xstrndup(c->rbuf.buf, len);
-			*ret_len = len;
-			memmove(c->rbuf.buf, nl + 1, c->rbuf.len - len - 1);
-			sbuf_setlen(&c->rbuf, c->rbuf.len - len - 1);
-			return 0;
-		}
-		if (c->proc.out_fd < 0) {
-			c->dead = true;
-			diag_set(reterr, NULL, 0, 0, "mcp '%s': the server closed its output",
-				 c->name);
-			return -EPIPE;
-		}
-		n = read(c->proc.out_fd, buf, sizeof(buf));
-		if (n > 0) {
-			if (sbuf_add(&c->rbuf, buf, (size_t)n) < 0) {
-				c->dead = true;
-				diag_set(reterr, NULL, 0, 0,
-					 "mcp '%s': a message is larger than %zu bytes", c->name,
-					 c->max_message);
-				return -ENOBUFS;
-			}
-			continue;
-		}
-		if (n == 0) {
-			close_fdp(&c->proc.out_fd);
-			continue;
-		}
-		if (errno == EINTR)
-			continue;
-		if (errno != EAGAIN) {
-			c->dead = true;
-			diag_set(reterr, NULL, 0, 0, "mcp '%s': read: %s", c->name,
-				 strerror(errno));
-			return -errno;
-		}
-		r = poll_one(c->proc.out_fd, POLLIN, deadline);
-		if (r == -ETIMEDOUT) {
-			diag_set(reterr, NULL, 0, 0, "mcp '%s': no answer from the server in time",
-				 c->name);
-			return r;
-		}
-		if (r < 0)
-			return r;
+	c->w.rfd = c->proc.out_fd;
+	r = rpcwire_read_line(&c->w, ret, ret_len, deadline);
+	if (r == -EPIPE) {
+		c->dead = true;
+		diag_set(reterr, NULL, 0, 0, "mcp '%s': the server closed its output", c->name);
+	} else if (r == -ENOBUFS) {
+		c->dead = true;
+		diag_set(reterr, NULL, 0, 0, "mcp '%s': a message is larger than %zu bytes",
+			 c->name, c->w.rbuf.max);
+	} else if (r == -ETIMEDOUT) {
+		diag_set(reterr, NULL, 0, 0, "mcp '%s': no answer from the server in time",
+			 c->name);
+	} else if (r < 0) {
+		c->dead = true;
+		diag_set(reterr, NULL, 0, 0, "mcp '%s': read: %s", c->name, strerror(-r));
 	}
+	return r;
 }
 
 /* A request from the server: answer it. */
@@ -274,8 +195,7 @@ int mcp_start(const struct mcp_spec *spec, struct mcp_client **ret, struct diag 
 	c->name = xstrdup(spec->name ? spec->name : "mcp");
 	c->proc = (struct proc)PROC_INIT;
 	c->in_fd = -1;
-	c->max_message = spec->max_message ? spec->max_message : MCP_DEFAULT_MAX_MESSAGE;
-	sbuf_init(&c->rbuf, c->max_message);
+	rpcwire_init(&c->w, -1, -1, spec->max_message);
 	c->timeout_ms = spec->timeout_ms ? spec->timeout_ms : MCP_DEFAULT_TIMEOUT_MS;
 
 	if (pipe2(in, O_CLOEXEC) < 0) {
@@ -448,7 +368,7 @@ struct mcp_client *mcp_stop(struct mcp_client *c)
 				;
 	}
 	proc_release(&c->proc);
-	sbuf_release(&c->rbuf);
+	rpcwire_release(&c->w);
 	free(c->name);
 	free(c);
 	return NULL;

@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "util/diag.h"
+#include "util/rpcwire.h"
 #include "util/sbuf.h"
 
 #define MCP_PROTOCOL_VERSION	"2025-06-18"
@@ -43,6 +44,8 @@ struct mcp_spec {
 };
 
 struct mcp_client;
+
+/* The line framing: util/rpcwire.h (shared with `bernstein mcp`). */
 
 /* Spawn the server and complete the handshake. */
 int mcp_start(const struct mcp_spec *spec, struct mcp_client **ret, struct diag *reterr);

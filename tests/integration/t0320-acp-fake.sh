@@ -181,9 +181,13 @@ tasks:
   - id: hello
     title: write hello over ACP
     prompt: "Create hello.txt"
+    mcp_servers:
+      files: {command: /bin/true, args: [--serve, x]}
 EOF
 run "$BERNSTEIN" run plan.yaml
 check "the run succeeds (exit $RC)" test "$RC" -eq 0
+check "the task's mcp_servers reach the ACP agent in session/new (no runtime.mcp needed)" logged \
+	"g.get('method') == 'session/new' and [(x['name'], x['command'], x['args']) for x in g['params']['mcpServers']] == [('files', '/bin/true', ['--serve', 'x'])]"
 check "session/new's cwd is the task's worktree" logged \
 	"g.get('method') == 'session/new' and '/.bernstein/worktrees/hello-' in g['params']['cwd']"
 check "the file the agent had bernstein write is merged" \

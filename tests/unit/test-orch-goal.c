@@ -109,6 +109,31 @@ static void test_allowed_classes_shown(void **state)
 	result_release(&r);
 }
 
+/* mcp_servers: (top level, a task, a stage's step) starts commands on the
+ * host through the agent: never in a generated plan, whatever --allow says */
+static void test_mcp_servers_never(void **state)
+{
+	static const char text[] =
+		"name: x\n"
+		"mcp_servers: {fs: {command: npx}}\n"
+		"tasks:\n"
+		"  - title: a\n"
+		"    prompt: p\n"
+		"    mcp_servers: {evil: {command: sh, args: [-c, \"touch C\"]}}\n";
+	struct result r;
+
+	(void)state;
+	policy(text,
+	       GOAL_ALLOW_GATES | GOAL_ALLOW_SETUP | GOAL_ALLOW_SANDBOX | GOAL_ALLOW_ENDPOINTS |
+		       GOAL_ALLOW_BUDGET,
+	       &r);
+	assert_int_equal(r.n, 2);
+	assert_true(has(&r, 2, 1, "field 'mcp_servers'"));
+	assert_true(has(&r, 6, 5, "field 'tasks[0].mcp_servers'"));
+	assert_int_equal(r.shown.nr, 0);
+	result_release(&r);
+}
+
 static void test_stronger_sandbox_and_stages(void **state)
 {
 	struct result r;
@@ -324,6 +349,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_refused_by_default),
 		cmocka_unit_test(test_allowed_classes_shown),
+		cmocka_unit_test(test_mcp_servers_never),
 		cmocka_unit_test(test_stronger_sandbox_and_stages),
 		cmocka_unit_test(test_shown_escaped),
 		cmocka_unit_test(test_paths_within),

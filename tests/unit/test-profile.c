@@ -617,7 +617,19 @@ static void test_default_model_and_hooks(void **state)
 		      HOOKS_HEAD "runtime: {hooks: {args: ['--x={hooks_socket}', '{hookz}']}}\n");
 	assert_non_null(strstr(
 		d.msg,
-		"unknown placeholder '{hookz}' (known: {session_id}, {model}, {prompt_file}, {base_url}, {api_key_env}, {api_key}, {home}, {workdir}, {hook_command}, {hooks_socket})"));
+		"unknown placeholder '{hookz}' (known: {session_id}, {model}, {prompt_file}, {base_url}, {api_key_env}, {api_key}, {home}, {workdir}, {hook_command}, {hooks_socket}, {mcp_config})"));
+	/* runtime.mcp: a format, and a way to the rendered file */
+	d = load_fail("x", HOOKS_HEAD "runtime: {mcp: {format: claude}}\n");
+	assert_string_equal(
+		d.msg,
+		"field 'runtime.mcp': never uses {mcp_config}: give args or env that point the agent at the rendered file, or a file to merge into");
+	d = load_fail("x", HOOKS_HEAD "runtime: {mcp: {format: cursor, args: ['{mcp_config}']}}\n");
+	assert_non_null(strstr(d.msg, "field 'runtime.mcp.format':"));
+	d = load_fail("x",
+		      HOOKS_HEAD "runtime: {mcp: {format: codex, file: .codex/config.toml}}\n");
+	assert_non_null(strstr(d.msg, "is not a runtime.files (or runtime.endpoint.files) path"));
+	d = load_fail("x", HOOKS_HEAD "runtime: {env: {A: '{mcp_config}'}}\n");
+	assert_non_null(strstr(d.msg, "placeholder '{mcp_config}' is not allowed here"));
 	/* one file cannot be both the endpoint's and the hooks' */
 	d = load_fail("x",
 		      HOOKS_HEAD "capabilities: {supports_endpoint: true}\n"
