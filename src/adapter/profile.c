@@ -2436,6 +2436,49 @@ static json_t *pty_canonical(const struct ptydrive_conf *pc)
 	return j;
 }
 
+/* The runtime blocks that enter the canonical form only when declared, so
+ * that a profile without one keeps the content address it had before the
+ * block existed (hashes are recorded in state and audit chains). */
+static void runtime_declared_canonical(const struct profile_runtime *rt, json_t *r)
+{
+	json_t *j;
+
+	if (rt->mcp.declared) {
+		j = json_object();
+		jset(j, "format", json_string(mcp_format_to_string(rt->mcp.format)));
+		jset(j, "file", jstr_or_null(rt->mcp.file));
+		if (rt->mcp.remove.n)
+			jset(j, "remove", jstrv(&rt->mcp.remove));
+		jset(j, "args", jstrv(&rt->mcp.args));
+		jset(j, "env", jmap(&rt->mcp.env));
+		jset(r, "mcp", j);
+	}
+	if (rt->sandbox.declared) {
+		json_t *t = json_array();
+		int k;
+
+		j = json_object();
+		for (k = 0; k < _SANDBOX_KIND_MAX; k++)
+			if (rt->sandbox.tiers & (1u << k))
+				(void)json_array_append_new(t, json_string(sandbox_kind_to_string(
+								       (enum sandbox_kind)k)));
+		jset(j, "tiers", t);
+		jset(j, "read", jstrv(&rt->sandbox.read));
+		if (rt->sandbox.hosts.n) /* the same rule */
+			jset(j, "hosts", jstrv(&rt->sandbox.hosts));
+		jset(r, "sandbox", j);
+	}
+	if (rt->login_declared) /* the same rule */
+		jset(r, "login", jstrv(&rt->login));
+	if (rt->acp.declared) { /* the same rule */
+		j = json_object();
+		jset(j, "args", jstrv(&rt->acp.args));
+		jset(r, "acp", j);
+	}
+	if (rt->pty.declared) /* the same rule */
+		jset(r, "pty", pty_canonical(&rt->pty));
+}
+
 json_t *profile_canonical(const struct profile *p)
 {
 	const struct profile_invocation *inv = &p->invocation;
@@ -2545,45 +2588,7 @@ json_t *profile_canonical(const struct profile *p)
 	} else {
 		jset(r, "hooks", json_null());
 	}
-	/* Only when declared, as runtime.sandbox below: a profile without it
-	 * keeps its content address. */
-	if (rt->mcp.declared) {
-		j = json_object();
-		jset(j, "format", json_string(mcp_format_to_string(rt->mcp.format)));
-		jset(j, "file", jstr_or_null(rt->mcp.file));
-		if (rt->mcp.remove.n)
-			jset(j, "remove", jstrv(&rt->mcp.remove));
-		jset(j, "args", jstrv(&rt->mcp.args));
-		jset(j, "env", jmap(&rt->mcp.env));
-		jset(r, "mcp", j);
-	}
-	/* Only when declared: a profile without it keeps the content address
-	 * it had before the field existed (hashes are recorded in state and
-	 * audit chains). */
-	if (rt->sandbox.declared) {
-		json_t *t = json_array();
-		int k;
-
-		j = json_object();
-		for (k = 0; k < _SANDBOX_KIND_MAX; k++)
-			if (rt->sandbox.tiers & (1u << k))
-				(void)json_array_append_new(t, json_string(sandbox_kind_to_string(
-								       (enum sandbox_kind)k)));
-		jset(j, "tiers", t);
-		jset(j, "read", jstrv(&rt->sandbox.read));
-		if (rt->sandbox.hosts.n) /* the same rule */
-			jset(j, "hosts", jstrv(&rt->sandbox.hosts));
-		jset(r, "sandbox", j);
-	}
-	if (rt->login_declared) /* the same rule */
-		jset(r, "login", jstrv(&rt->login));
-	if (rt->acp.declared) { /* the same rule */
-		j = json_object();
-		jset(j, "args", jstrv(&rt->acp.args));
-		jset(r, "acp", j);
-	}
-	if (rt->pty.declared) /* the same rule */
-		jset(r, "pty", pty_canonical(&rt->pty));
+	runtime_declared_canonical(rt, r);
 	jset(o, "runtime", r);
 	return o;
 }
