@@ -214,7 +214,8 @@ static int route_task(struct loop *l, struct otask *t, struct proc_spec *spec, s
 	}
 	/* a tier (and network) this host cannot give: refused before anything
 	 * is made, never run unconfined nor with the host's network instead */
-	if (run_tier_refusal(l, t, msg, sizeof(msg))) {
+	if (run_tier_refusal(l, t, msg, sizeof(msg)) ||
+	    run_executor_refusal(l, t, msg, sizeof(msg))) {
 		run_refuse(l, t, TASK_EV_REFUSED, msg);
 		goto out;
 	}
@@ -587,6 +588,9 @@ static int start_session(struct loop *l, struct otask *t, const struct dispatch 
 	}
 	if (r >= 0 && run_task_sandboxed(l, t))
 		r = confine_agent(l, t, dp, spec, &d);
+	/* another executor: the spec becomes its relay's (run-executor.c) */
+	if (r >= 0 && t->plan.binary_found && run_task_executor(l, t) != EXECUTOR_LOCAL)
+		r = run_executor_wrap(l, t, dp->timeout_s, spec, &d);
 	if (r < 0) {
 		/* the agent never ran: the attempt ends as failed */
 		(void)snprintf(msg, sizeof(msg), "cannot prepare the session: %s", d.msg);

@@ -237,6 +237,13 @@ bool run_net_watch(struct otask *t);
 /* a warning event of t's attempt after its agent ended (a gate's) */
 void run_net_event(const struct otask *t, const char *msg);
 
+/* run-executor.c: the task's executor (orch/executor.h); why it cannot
+ * run there (NULL: it can); its agent's spec turned into the relay's */
+enum executor_kind run_task_executor(const struct loop *l, const struct otask *t);
+const char *run_executor_refusal(struct loop *l, const struct otask *t, char *msg, size_t size);
+int run_executor_wrap(struct loop *l, struct otask *t, double timeout_s, struct proc_spec *spec,
+		      struct diag *reterr);
+
 /* run-dispatch.c */
 int run_dispatch(struct loop *l, struct otask *t, struct proc_spec *spec);
 
