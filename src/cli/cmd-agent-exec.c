@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -71,6 +72,8 @@ const char agent_exec_help[] =
 	"script starts it; see docs/executors.md.\n";
 
 static volatile sig_atomic_t arg_stop;
+/* the Slurm client's configuration file (SLURM_CONF), when given */
+static const char *arg_slurm_conf;
 
 static char *xfmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -218,8 +221,18 @@ static int slurm(char **envp, const char *prog, const char *const *args, int std
 	}
 	strvec_push(&argv, exe);
 	strvec_pushv(&argv, args);
-	r = run_cmd((const char *const *)argv.v, (const char *const *)envp, stdin_fd,
-		    SLURM_TIMEOUT_MS, ret_out, why, why_size);
+	{
+		struct strvec env = STRVEC_INIT;
+
+		for (i = 0; envp && envp[i]; i++)
+			if (!arg_slurm_conf || strncmp(envp[i], "SLURM_CONF=", 11) != 0)
+				strvec_push(&env, envp[i]);
+		if (arg_slurm_conf)
+			strvec_pushf(&env, "SLURM_CONF=%s", arg_slurm_conf);
+		r = run_cmd((const char *const *)argv.v, (const char *const *)env.v, stdin_fd,
+			    SLURM_TIMEOUT_MS, ret_out, why, why_size);
+		strvec_clear(&env);
+	}
 	strvec_clear(&argv);
 	free(exe);
 	return r;
@@ -435,6 +448,25 @@ static int relay_wait_job(struct relay *rl)
 	}
 }
 
+/* The hub made once (tasks start at once: one git init at a time, under
+ * a lock beside it). */
+static int relay_hub_init(struct relay *rl, const char *const *init)
+{
+	char *lock = xfmt("%s.lock", rl->hub), *head = xfmt("%s/HEAD", rl->hub);
+	int fd, r = 0;
+
+	fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd >= 0)
+		(void)flock(fd, LOCK_EX);
+	if (access(head, F_OK) != 0)
+		r = git(rl->ctx->envp, "/", init, NULL, rl->why, sizeof(rl->why));
+	if (fd >= 0)
+		(void)close(fd);
+	free(lock);
+	free(head);
+	return r;
+}
+
 /* The invocation the node runs. */
 static json_t *relay_invocation(struct relay *rl, const char *stdin_data, size_t stdin_len)
 {
@@ -601,6 +633,7 @@ static int relay_accept(struct relay *rl, int lfd, const char *token)
 		r = conn_read_line(&c, HELLO_TIMEOUT_MS, &n);
 		if (r == 1 && remote_msg_parse(c.buf, n, &m, &d) == 0 &&
 		    m.kind == REMOTE_MSG_HELLO && remote_token_equal(m.text, token)) {
+			relay_err(rl, "Slurm job %s runs on '%s'", rl->job, m.node);
 			remote_msg_release(&m);
 			free(c.buf);
 			return c.fd;
@@ -715,7 +748,7 @@ static int relay_run(struct relay *rl)
 		char *spec = xfmt("HEAD:refs/heads/%s", rl->branch);
 
 		push[4] = spec;
-		r = git(rl->ctx->envp, "/", init, NULL, rl->why, sizeof(rl->why));
+		r = relay_hub_init(rl, init);
 		if (r >= 0)
 			r = git(rl->ctx->envp, rl->cwd, push, NULL, rl->why, sizeof(rl->why));
 		free(spec);
@@ -810,6 +843,7 @@ enum {
 	OPT_HOME,
 	OPT_START_TIMEOUT,
 	OPT_SBATCH,
+	OPT_SLURM_CONF,
 };
 
 static const struct option relay_options[] = {
@@ -823,6 +857,7 @@ static const struct option relay_options[] = {
 	{"home", required_argument, NULL, OPT_HOME},
 	{"start-timeout", required_argument, NULL, OPT_START_TIMEOUT},
 	{"sbatch", required_argument, NULL, OPT_SBATCH},
+	{"slurm-conf", required_argument, NULL, OPT_SLURM_CONF},
 	CLI_OPT_HELP,
 	{NULL, 0, NULL, 0},
 };
@@ -870,6 +905,9 @@ int cmd_agent_relay(int argc, char **argv, struct cli_ctx *ctx)
 			break;
 		case OPT_SBATCH:
 			strvec_push(&rl.sbatch, optarg);
+			break;
+		case OPT_SLURM_CONF:
+			arg_slurm_conf = optarg;
 			break;
 		default:
 			strvec_clear(&rl.sbatch);

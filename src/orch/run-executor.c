@@ -61,6 +61,10 @@ int run_executor_wrap(struct loop *l, struct otask *t, double timeout_s, struct 
 	strvec_pushf(&argv, "--job-file=%s", job);
 	strvec_pushf(&argv, "--session-dir=%s", t->session_dir);
 	strvec_pushf(&argv, "--home=%s", home);
+	/* the Slurm client's configuration, when the host names one */
+	for (i = 0; l->e->host_env && l->e->host_env[i]; i++)
+		if (strncmp(l->e->host_env[i], "SLURM_CONF=", 11) == 0 && l->e->host_env[i][11])
+			strvec_pushf(&argv, "--slurm-conf=%s", l->e->host_env[i] + 11);
 	strvec_pushf(&argv, "--start-timeout=%.0f",
 		     s->start_timeout_s > 0 ? s->start_timeout_s : EXECUTOR_SLURM_START_TIMEOUT_S);
 	executor_slurm_sbatch_args(s, t->row.session, &lim, timeout_s, &sb);
