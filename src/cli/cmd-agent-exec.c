@@ -374,13 +374,19 @@ static bool state_alive(const char *s)
 		     strcmp(s, "SIGNALING") == 0 || strcmp(s, "STAGE_OUT") == 0);
 }
 
+/* scancel of the whole job; its job file removed once Slurm has the
+ * request (kept when it could not be asked: a resume re-attaches) */
 static void relay_scancel(struct relay *rl)
 {
 	const char *args[] = {"--full", rl->job, NULL};
 	char why[512];
 
-	if (rl->job && slurm(rl->ctx->envp, "scancel", args, -1, NULL, why, sizeof(why)) < 0)
+	if (!rl->job)
+		return;
+	if (slurm(rl->ctx->envp, "scancel", args, -1, NULL, why, sizeof(why)) < 0)
 		relay_err(rl, "cannot cancel Slurm job %s: %s", rl->job, why);
+	else
+		(void)unlink(rl->job_file);
 }
 
 /* The job's id from the job file, when one is recorded. */

@@ -167,3 +167,76 @@ EOF
 	sinfo -N >&2 2>&1
 	return 1
 }
+
+# slurm_test_setup: the whole test is skipped (TAP "1..0 # SKIP") where no
+# cluster can run; else the cluster is up (the hub's and the repository's
+# directories hidden from the nodes), git daemon serves $HUBS on the
+# host's link address, and $W is a repository with a commit, the shell
+# agent and a bernstein.yaml for executor: slurm (adapter mock, sandbox
+# none, parallel 4). Everything is stopped at exit.
+slurm_test_setup()
+{
+	_why=$(slurm_skip_reason)
+	if [ -n "$_why" ]; then
+		echo "1..0 # SKIP $_why"
+		exit 0
+	fi
+	TEST_CMD_TIMEOUT=120
+	W=$T/work
+	HUBS=$T/hubs
+	GD_PORT=9518
+	GD_PID=
+	BGPID=
+	mkdir -p "$HUBS"
+	trap _slurm_test_cleanup EXIT
+	if ! slurm_up "$T/cluster" "$W" "$HUBS"; then
+		not_ok "the cluster came up"
+		_diag_file slurmctld "$T/cluster/slurmctld.log"
+		_diag_file slurmd "$T/cluster/slurmd.node1.log"
+		test_done
+	fi
+	ok "the cluster came up: two idle nodes"
+	git daemon --export-all --enable=receive-pack --base-path="$HUBS" --reuseaddr \
+		--listen="$SLURM_HOST" --port=$GD_PORT "$HUBS" >"$T/gitd.log" 2>&1 &
+	GD_PID=$!
+	git -C "$W" init -q -b main . >/dev/null 2>&1
+	printf '.bernstein/\n' >"$W/.gitignore"
+	echo base >"$W/README"
+	shell_agent "$W"
+	cat >"$W/bernstein.yaml" <<EOF
+adapter: mock
+parallel: 4
+sandbox: none
+kill_grace: 1
+executor: slurm
+slurm:
+  hub: $HUBS/hub.git
+  hub_url: git://$SLURM_HOST:$GD_PORT/hub.git
+  listen: $SLURM_HOST
+  start_timeout: 60
+EOF
+}
+
+_slurm_test_cleanup()
+{
+	[ -n "$BGPID" ] && kill -9 "$BGPID" 2>/dev/null
+	[ -n "$GD_PID" ] && kill "$GD_PID" 2>/dev/null
+	slurm_down
+	_lib_cleanup
+}
+
+# slurm_bg ARGS...: bernstein ARGS in $W in the background (BGPID), its
+# output in $T/bg.out and $T/bg.err, with the Slurm client's configuration
+slurm_bg()
+{
+	(cd "$W" && exec env -i PATH=/usr/bin:/bin HOME="$T/home" LC_ALL=C.UTF-8 TZ=UTC \
+		SLURM_CONF="$SLURM_CONF" "$BERNSTEIN" "$@") </dev/null >"$T/bg.out" 2>"$T/bg.err" &
+	BGPID=$!
+}
+
+# slurm_jobs NAME: how many jobs Slurm lists (running or recently ended)
+# whose name starts with NAME
+slurm_jobs()
+{
+	scontrol -o show job 2>/dev/null | grep -c "JobName=$1"
+}

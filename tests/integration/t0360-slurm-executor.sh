@@ -13,52 +13,11 @@
 
 test_begin "t0360 executor: slurm runs a plan across two nodes"
 
-why=$(slurm_skip_reason)
-if [ -n "$why" ]; then
-	echo "1..0 # SKIP $why"
-	exit 0
-fi
-TEST_CMD_TIMEOUT=120
-W=$T/work
-HUBS=$T/hubs
-GD_PORT=9518
-mkdir -p "$HUBS"
-cleanup()
-{
-	[ -n "${GD_PID:-}" ] && kill "$GD_PID" 2>/dev/null
-	slurm_down
-	_lib_cleanup
-}
-trap cleanup EXIT
-if ! slurm_up "$T/cluster" "$W" "$HUBS"; then
-	not_ok "the cluster came up"
-	_diag_file slurmctld "$T/cluster/slurmctld.log"
-	_diag_file slurmd "$T/cluster/slurmd.node1.log"
-	test_done
-fi
-ok "the cluster came up: two idle nodes"
-git daemon --export-all --enable=receive-pack --base-path="$HUBS" --reuseaddr \
-	--listen="$SLURM_HOST" --port=$GD_PORT "$HUBS" >"$T/gitd.log" 2>&1 &
-GD_PID=$!
+slurm_test_setup
 
 CANARY=sk-canary-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
 CANARY_SHA=$(printf %s "$CANARY" | sha256sum | cut -c1-64)
 git_q() { git -C "$W" -c user.name=t -c user.email=t@example.com "$@" >/dev/null 2>&1; }
-git -C "$W" init -q -b main . >/dev/null 2>&1
-printf '.bernstein/\n' >"$W/.gitignore"
-echo base >"$W/README"
-shell_agent "$W"
-cat >"$W/bernstein.yaml" <<EOF
-adapter: mock
-parallel: 4
-sandbox: none
-executor: slurm
-slurm:
-  hub: $HUBS/hub.git
-  hub_url: git://$SLURM_HOST:$GD_PORT/hub.git
-  listen: $SLURM_HOST
-  start_timeout: 60
-EOF
 # shell tasks: where they ran, and the canary's hash (never the canary)
 shell_task()
 {
