@@ -334,6 +334,11 @@ struct relay {
 	char cwd[4096];
 	char *base;
 	char *job; /* the Slurm job id */
+	/* a started job's rendezvous, from its job file: where its node dials
+	 * back after losing us, and with which token */
+	char *rec_connect;
+	char rec_token[REMOTE_TOKEN_HEX + 1];
+	size_t seen; /* the node's messages relayed: a re-dial replays them first */
 	char why[1024];
 };
 
@@ -389,16 +394,31 @@ static void relay_scancel(struct relay *rl)
 		(void)unlink(rl->job_file);
 }
 
-/* The job's id from the job file, when one is recorded. */
-static void relay_read_job(struct relay *rl)
+/* The job's id from the job file (0600, in the task's run directory),
+ * when one is recorded: "ID" once it was submitted, "ID started CONNECT
+ * TOKEN" once its node has the invocation (*ret_started; rl->rec_*). */
+static void relay_read_job(struct relay *rl, bool *ret_started)
 {
-	char *s = NULL;
+	char *s = NULL, *sp;
 	size_t n = 0, i;
 
-	if (read_file_capped(rl->job_file, 64, &s, &n) < 0)
+	*ret_started = false;
+	if (read_file_capped(rl->job_file, 1024, &s, &n) < 0)
 		return;
 	while (n && (s[n - 1] == '\n' || s[n - 1] == ' '))
 		s[--n] = '\0';
+	if ((sp = strchr(s, ' ')) && strncmp(sp, " started ", 9) == 0) {
+		char *c = sp + 9, *tok = strchr(c, ' ');
+
+		*sp = '\0';
+		n = (size_t)(sp - s);
+		if (tok && strlen(tok + 1) == REMOTE_TOKEN_HEX) {
+			*tok = '\0';
+			rl->rec_connect = xstrdup(c);
+			memcpy(rl->rec_token, tok + 1, REMOTE_TOKEN_HEX + 1);
+			*ret_started = true;
+		}
+	}
 	for (i = 0; i < n; i++)
 		if (s[i] < '0' || s[i] > '9')
 			n = 0;
@@ -514,7 +534,7 @@ static json_t *relay_invocation(struct relay *rl, const char *stdin_data, size_t
 
 /* Listen on the address the user named, any port: the fd and the
  * "ADDR:PORT" agent-exec dials. */
-static int relay_listen(struct relay *rl, int *ret_fd, char **ret_connect)
+static int relay_listen(struct relay *rl, const char *port, int *ret_fd, char **ret_connect)
 {
 	struct addrinfo hints = {.ai_family = AF_UNSPEC,
 				 .ai_socktype = SOCK_STREAM,
@@ -522,15 +542,17 @@ static int relay_listen(struct relay *rl, int *ret_fd, char **ret_connect)
 	struct addrinfo *ai = NULL;
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
-	int fd, r, port;
+	int fd, r, bound;
 
-	r = getaddrinfo(rl->listen, "0", &hints, &ai);
+	r = getaddrinfo(rl->listen, port, &hints, &ai);
 	if (r != 0) {
 		(void)snprintf(rl->why, sizeof(rl->why), "cannot resolve slurm.listen '%s': %s",
 			       rl->listen, gai_strerror(r));
 		return -EINVAL;
 	}
 	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0)
+		(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &(int){1}, sizeof(int));
 	if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, 8) < 0 ||
 	    getsockname(fd, (struct sockaddr *)&ss, &sl) < 0) {
 		r = -errno;
@@ -541,10 +563,10 @@ static int relay_listen(struct relay *rl, int *ret_fd, char **ret_connect)
 		freeaddrinfo(ai);
 		return r;
 	}
-	port = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
+	bound = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
 					: ntohs(((struct sockaddr_in *)&ss)->sin_port);
-	*ret_connect = ai->ai_family == AF_INET6 ? xfmt("[%s]:%d", rl->listen, port)
-						 : xfmt("%s:%d", rl->listen, port);
+	*ret_connect = ai->ai_family == AF_INET6 ? xfmt("[%s]:%d", rl->listen, bound)
+						 : xfmt("%s:%d", rl->listen, bound);
 	freeaddrinfo(ai);
 	*ret_fd = fd;
 	return 0;
@@ -595,8 +617,9 @@ static int relay_submit(struct relay *rl, const char *connect, const char *token
 }
 
 /* Accept the job's connection: the connected fd, or < 0 (rl->why says; a
- * job that left the queue first is -ENOLINK). */
-static int relay_accept(struct relay *rl, int lfd, const char *token)
+ * job that left the queue first is -ENOLINK). What the node sent after its
+ * hello stays in *ret (a re-dialling node replays at once). */
+static int relay_accept(struct relay *rl, int lfd, const char *token, struct conn *ret)
 {
 	uint64_t start = now_ms(), last_check = now_ms();
 
@@ -641,7 +664,8 @@ static int relay_accept(struct relay *rl, int lfd, const char *token)
 		    m.kind == REMOTE_MSG_HELLO && remote_token_equal(m.text, token)) {
 			relay_err(rl, "Slurm job %s runs on '%s'", rl->job, m.node);
 			remote_msg_release(&m);
-			free(c.buf);
+			conn_consume(&c, n);
+			*ret = c;
 			return c.fd;
 		}
 		/* anyone else: dropped, the listener stays for the job */
@@ -654,9 +678,10 @@ static int relay_accept(struct relay *rl, int lfd, const char *token)
 
 /* Relay the node's lines until its exit: the exit code, or -ECONNRESET
  * when the connection ended first, -EINTR when told to stop. */
-static int relay_stream(struct relay *rl, int fd)
+static int relay_stream(struct relay *rl, struct conn *cp)
 {
-	struct conn c = {.fd = fd};
+	struct conn c = *cp;
+	size_t k = 0;
 	int code = -ECONNRESET;
 
 	for (;;) {
@@ -675,6 +700,12 @@ static int relay_stream(struct relay *rl, int fd)
 		}
 		if (r == 0)
 			continue;
+		/* a node that dialled again replays from its first line */
+		if (k++ < rl->seen) {
+			conn_consume(&c, n);
+			continue;
+		}
+		rl->seen++;
 		if (remote_msg_parse(c.buf, n, &m, &d) < 0) {
 			relay_err(rl, "%s", d.msg);
 			conn_consume(&c, n);
@@ -698,6 +729,8 @@ static int relay_stream(struct relay *rl, int fd)
 		remote_msg_release(&m);
 	}
 	free(c.buf);
+	memset(cp, 0, sizeof(*cp));
+	cp->fd = -1;
 	return code;
 }
 
@@ -707,8 +740,9 @@ static int relay_run(struct relay *rl)
 	const char *rev[] = {"rev-parse", "HEAD", NULL};
 	char token[REMOTE_TOKEN_HEX + 1], *connect = NULL, *stdin_data = NULL, *s;
 	size_t stdin_len = 0;
+	struct conn cn = {.fd = -1};
 	int lfd = -1, fd = -1, code, r;
-	bool attach = false;
+	bool attach = false, started = false;
 
 	if (!getcwd(rl->cwd, sizeof(rl->cwd)))
 		return BEXIT_ENV;
@@ -719,7 +753,14 @@ static int relay_run(struct relay *rl)
 		free(stdin_data);
 		return BEXIT_ENV;
 	}
-	relay_read_job(rl);
+	relay_read_job(rl, &started);
+	if (rl->job && !started) {
+		/* submitted, but its node never had the invocation (the
+		 * submitter died first): it can do nothing; a new one replaces it */
+		relay_scancel(rl);
+		free(rl->job);
+		rl->job = NULL;
+	}
 	if (rl->job) {
 		s = job_state(rl);
 		attach = state_alive(s);
@@ -766,12 +807,11 @@ static int relay_run(struct relay *rl)
 		}
 		r = remote_token(token);
 		if (r >= 0)
-			r = relay_listen(rl, &lfd, &connect);
+			r = relay_listen(rl, "0", &lfd, &connect);
 		if (r >= 0)
 			r = relay_submit(rl, connect, token);
 		if (r >= 0)
-			fd = relay_accept(rl, lfd, token);
-		close_fdp(&lfd);
+			fd = relay_accept(rl, lfd, token, &cn);
 		if (r >= 0 && fd < 0)
 			r = fd;
 		if (r >= 0) {
@@ -780,13 +820,23 @@ static int relay_run(struct relay *rl)
 				(void)snprintf(rl->why, sizeof(rl->why),
 					       "cannot send the invocation: %s", strerror(-r));
 		}
-		explicit_bzero(token, sizeof(token));
+		if (r >= 0) {
+			/* from now on the node works without us if need be: a
+			 * resume re-attaches to it */
+			char *st = xfmt("%s started %s %s", rl->job, connect, token);
+
+			(void)atomic_replace_file(rl->job_file, st, strlen(st), 0600);
+			free(st);
+		}
 		free(connect);
 		free(stdin_data);
 		stdin_data = NULL;
+		if (r < 0)
+			free(cn.buf);
 		if (r == -EINTR) {
 			relay_scancel(rl);
 			close_fdp(&fd);
+			close_fdp(&lfd);
 			return 128 + (arg_stop ? arg_stop : SIGTERM);
 		}
 		if (r < 0) {
@@ -795,12 +845,44 @@ static int relay_run(struct relay *rl)
 				relay_scancel(rl);
 			(void)unlink(rl->job_file);
 			close_fdp(&fd);
+			close_fdp(&lfd);
+			explicit_bzero(token, sizeof(token));
 			return BEXIT_FAILED;
 		}
-		code = relay_stream(rl, fd);
-		close_fdp(&fd);
+		/* a connection that breaks: the node dials again (it keeps
+		 * working meanwhile) */
+		for (;;) {
+			code = relay_stream(rl, &cn);
+			close_fdp(&fd);
+			if (code != -ECONNRESET)
+				break;
+			relay_err(rl, "lost the connection to Slurm job %s; waiting for it to dial "
+				      "again", rl->job);
+			fd = relay_accept(rl, lfd, token, &cn);
+			if (fd == -EINTR)
+				code = -EINTR;
+			if (fd < 0)
+				break;
+		}
+		close_fdp(&lfd);
+		explicit_bzero(token, sizeof(token));
 	} else {
+		/* the node dials the recorded address again with the recorded
+		 * token and replays the agent's lines from the start */
+		const char *port = rl->rec_connect ? strrchr(rl->rec_connect, ':') : NULL;
+
 		code = -ECONNRESET;
+		r = port ? relay_listen(rl, port + 1, &lfd, &connect) : -EINVAL;
+		if (r >= 0)
+			fd = relay_accept(rl, lfd, rl->rec_token, &cn);
+		close_fdp(&lfd);
+		free(connect);
+		if (fd >= 0) {
+			code = relay_stream(rl, &cn);
+			close_fdp(&fd);
+		} else if (fd == -EINTR) {
+			code = -EINTR;
+		}
 	}
 	free(stdin_data);
 	if (code == -EINTR) {
@@ -931,6 +1013,8 @@ int cmd_agent_relay(int argc, char **argv, struct cli_ctx *ctx)
 	(void)sigaction(SIGHUP, &sa, NULL);
 	(void)signal(SIGPIPE, SIG_IGN);
 	r = relay_run(&rl);
+	explicit_bzero(rl.rec_token, sizeof(rl.rec_token));
+	free(rl.rec_connect);
 	strvec_clear(&rl.sbatch);
 	free(rl.base);
 	free(rl.job);
@@ -939,23 +1023,72 @@ int cmd_agent_relay(int argc, char **argv, struct cli_ctx *ctx)
 
 /* ---- agent-exec ---- */
 
+#define REPLAY_MAX	 (64u << 20) /* the agent's lines kept for a re-attached relay */
+#define REDIAL_MS	 1000
+#define REDIAL_WINDOW_MS (600u * 1000u) /* after the agent: how long a relay may take to return */
+
 struct node {
 	struct cli_ctx *ctx;
 	int fd; /* -1: the relay is gone; the work goes on */
+	/* to dial again (a resumed relay listens where this one did, with the
+	 * same token) and what to replay to it: every message after the hello */
+	struct addrinfo *ai;
+	const char *token;
+	char host[256];
+	struct sbuf replay;
+	bool replay_full;
+	uint64_t next_dial_ms;
 	char dir[4096];
 	char *wt, *home, *sess;
 	const char *from_wt, *from_home, *from_sess;
 	char why[1024];
 };
 
-static void node_send(struct node *nd, json_t *o)
+/* One connection attempt: the hello, then everything said so far. */
+static void node_dial(struct node *nd, bool replay)
 {
-	if (nd->fd < 0) {
-		json_decref(o);
+	struct timeval tv = {.tv_sec = 2};
+	json_t *hello;
+	int fd;
+
+	fd = socket(nd->ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	(void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (connect(fd, nd->ai->ai_addr, nd->ai->ai_addrlen) < 0) {
+		(void)close(fd);
 		return;
 	}
-	if (send_msg(nd->fd, o) < 0)
+	hello = json_pack("{s:s, s:s}", "token", nd->token, "node", nd->host);
+	if (send_msg(fd, hello) < 0 ||
+	    (replay && nd->replay.len && write_all(fd, nd->replay.buf, nd->replay.len) < 0)) {
+		(void)close(fd);
+		return;
+	}
+	nd->fd = fd;
+}
+
+/* The relay is gone: dial again now and then (its resumed successor). */
+static void node_redial(struct node *nd)
+{
+	if (nd->fd >= 0 || nd->replay_full || now_ms() < nd->next_dial_ms)
+		return;
+	nd->next_dial_ms = now_ms() + REDIAL_MS;
+	node_dial(nd, true);
+}
+
+static void node_send(struct node *nd, json_t *o)
+{
+	char *s = json_dumps(o, JSON_COMPACT);
+
+	json_decref(o);
+	if (!s)
+		return;
+	if (!nd->replay_full && (sbuf_adds(&nd->replay, s) < 0 || sbuf_addc(&nd->replay, '\n') < 0))
+		nd->replay_full = true; /* past the cap: a re-attach gets nothing */
+	if (nd->fd >= 0 && (write_all(nd->fd, s, strlen(s)) < 0 || write_all(nd->fd, "\n", 1) < 0))
 		close_fdp(&nd->fd);
+	free(s);
 }
 
 static void node_line(struct node *nd, const char *key, const char *s, size_t n)
@@ -1006,13 +1139,21 @@ static void node_pump(struct node *nd, struct proc *p)
 	int fds[2] = {p->out_fd, p->err_fd};
 	const char *keys[2] = {"out", "err"};
 	char chunk[65536];
+	bool killed = false;
 	int i;
 
 	while (fds[0] >= 0 || fds[1] >= 0) {
 		struct pollfd pf[2] = {{.fd = fds[0], .events = POLLIN},
 				       {.fd = fds[1], .events = POLLIN}};
 
-		if (poll(pf, 2, -1) < 0 && errno != EINTR)
+		node_redial(nd);
+		/* scancel: the agent's whole tree goes at once (Slurm's own
+		 * SIGKILL follows its KillWait anyway) */
+		if (arg_stop && !killed) {
+			(void)proc_kill_group(p, SIGKILL);
+			killed = true;
+		}
+		if (poll(pf, 2, nd->fd < 0 ? REDIAL_MS : -1) < 0 && errno != EINTR)
 			break;
 		for (i = 0; i < 2; i++) {
 			ssize_t n;
@@ -1117,6 +1258,10 @@ static int node_run(struct node *nd, const json_t *inv, char **ret_pushed)
 	proc_release(&p);
 	proc_spec_release(&spec);
 	free(stdin_path);
+	if (arg_stop) {
+		(void)snprintf(nd->why, sizeof(nd->why), "the job was cancelled");
+		return -1;
+	}
 	/* what the agent left uncommitted, committed; the branch pushed */
 	{
 		const char *name = jstr_of(inv, "git_name"), *email = jstr_of(inv, "git_email");
@@ -1155,13 +1300,13 @@ int cmd_agent_exec(int argc, char **argv, struct cli_ctx *ctx)
 	const char *dial = cli_getenv(ctx, "BERNSTEIN_EXEC_CONNECT");
 	const char *tokenv = cli_getenv(ctx, "BERNSTEIN_EXEC_TOKEN");
 	const char *tmp = cli_getenv(ctx, "TMPDIR");
-	struct node nd = {.ctx = ctx, .fd = -1};
+	struct node nd = {.ctx = ctx, .fd = -1, .replay = SBUF_INIT(REPLAY_MAX)};
 	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
-	struct addrinfo *ai = NULL;
 	struct conn c = {.fd = -1};
-	char host[256] = "", *hp, *colon, *pushed = NULL;
+	char *hp, *colon, *pushed = NULL;
 	json_t *msg = NULL, *inv;
 	json_error_t je;
+	uint64_t end;
 	size_t n, i, j;
 	int r, code = -1;
 
@@ -1171,6 +1316,12 @@ int cmd_agent_exec(int argc, char **argv, struct cli_ctx *ctx)
 	if (!dial || !tokenv || strlen(tokenv) != REMOTE_TOKEN_HEX)
 		return cli_usage_error(ctx, "needs BERNSTEIN_EXEC_CONNECT and BERNSTEIN_EXEC_TOKEN");
 	(void)signal(SIGPIPE, SIG_IGN);
+	{
+		struct sigaction sa = {.sa_handler = on_stop};
+
+		(void)sigaction(SIGTERM, &sa, NULL);
+		(void)sigaction(SIGINT, &sa, NULL);
+	}
 	hp = xstrdup(dial);
 	colon = strrchr(hp, ':');
 	if (colon)
@@ -1179,22 +1330,23 @@ int cmd_agent_exec(int argc, char **argv, struct cli_ctx *ctx)
 		colon[-1] = '\0';
 		memmove(hp, hp + 1, strlen(hp));
 	}
-	r = colon ? getaddrinfo(hp, colon + 1, &hints, &ai) : EAI_NONAME;
-	if (r == 0) {
-		nd.fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (nd.fd >= 0 && connect(nd.fd, ai->ai_addr, ai->ai_addrlen) < 0)
-			close_fdp(&nd.fd);
-	}
-	if (ai)
-		freeaddrinfo(ai);
+	r = colon ? getaddrinfo(hp, colon + 1, &hints, &nd.ai) : EAI_NONAME;
 	free(hp);
+	nd.token = tokenv;
+	(void)gethostname(nd.host, sizeof(nd.host) - 1);
+	/* a few tries: a link that is still coming up refuses at first */
+	for (i = 0; r == 0 && i < 10 && nd.fd < 0; i++) {
+		if (i)
+			(void)poll(NULL, 0, 500);
+		node_dial(&nd, false);
+	}
 	if (nd.fd < 0) {
-		(void)fprintf(ctx->err, "%s agent-exec: cannot dial to '%s'\n", ctx->progname,
+		(void)fprintf(ctx->err, "%s agent-exec: cannot connect to '%s'\n", ctx->progname,
 			      dial);
+		if (nd.ai)
+			freeaddrinfo(nd.ai);
 		return BEXIT_ENV;
 	}
-	(void)gethostname(host, sizeof(host) - 1);
-	node_send(&nd, json_pack("{s:s, s:s}", "token", tokenv, "node", host));
 	/* the token and the address leave this process's environment: the
 	 * agent inherits nothing of them */
 	for (i = j = 0; ctx->envp[i]; i++)
@@ -1212,6 +1364,7 @@ int cmd_agent_exec(int argc, char **argv, struct cli_ctx *ctx)
 			      dial);
 		json_decref(msg);
 		close_fdp(&nd.fd);
+		freeaddrinfo(nd.ai);
 		return BEXIT_ENV;
 	}
 	(void)snprintf(nd.dir, sizeof(nd.dir), "%s/bernstein-exec.XXXXXX",
@@ -1234,7 +1387,16 @@ int cmd_agent_exec(int argc, char **argv, struct cli_ctx *ctx)
 		(void)rmtree_beneath(nd.dir);
 	}
 	node_send(&nd, json_pack("{s:i}", "exit", code < 0 ? 125 : code));
+	/* the relay went away: its resumed successor gets everything (the
+	 * branch is at the hub already; this only brings the agent's lines) */
+	end = now_ms() + REDIAL_WINDOW_MS;
+	while (nd.fd < 0 && !nd.replay_full && !arg_stop && now_ms() < end) {
+		(void)poll(NULL, 0, REDIAL_MS);
+		node_redial(&nd);
+	}
 	close_fdp(&nd.fd);
+	freeaddrinfo(nd.ai);
+	sbuf_release(&nd.replay);
 	json_decref(msg);
 	free(nd.wt);
 	free(nd.home);

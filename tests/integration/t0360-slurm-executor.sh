@@ -46,6 +46,7 @@ slurm_run()
 	run BERNSTEIN_TEST_PASS_ENV=CANARY_API_KEY CANARY_API_KEY="$CANARY" SLURM_CONF="$SLURM_CONF" \
 		"$BERNSTEIN" "$@"
 }
+EXEC_DIRS=$(ls -d /tmp/bernstein-exec.* 2>/dev/null)
 slurm_run run plan.yaml
 if [ "$RC" = 0 ]; then ok "the run exits 0"; else
 	not_ok "the run exits 0 (got $RC)"
@@ -75,6 +76,7 @@ check "the mock agent's events were relayed and read with its dialect" \
 check "the canary is nowhere in Slurm's state, spool or logs" \
 	sh -c "! grep -r -a -q -F '$CANARY' '$T/cluster'"
 check "the canary is nowhere in the hub" sh -c "! grep -r -a -q -F '$CANARY' '$HUBS'"
-check "the nodes left no work directory" sh -c "! ls -d /tmp/bernstein-exec.* 2>/dev/null | grep -q ."
+check "the nodes left no work directory" \
+	test "$(ls -d /tmp/bernstein-exec.* 2>/dev/null)" = "$EXEC_DIRS"
 check "no job is left in the queue" sh -c "[ -z \"\$(SLURM_CONF='$SLURM_CONF' squeue -h)\" ]"
 test_done

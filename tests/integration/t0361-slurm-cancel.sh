@@ -25,6 +25,7 @@ EOF
 git_q add -A
 git_q commit -q -m base
 
+EXEC_DIRS=$(ls -d /tmp/bernstein-exec.* 2>/dev/null)
 slurm_bg run plan.yaml
 check "the spinning agent runs on a node (its grandchild too)" \
 	wait_until '[ -s /tmp/$MARK.host ] && [ "$(procs_with_arg $MARK)" -ge 1 ]'
@@ -33,6 +34,8 @@ expect_exit 0 "$BERNSTEIN" cancel spin
 check "after the cancel no process of the agent is left on the node" wait_no_procs "$MARK" 10
 check "the job left the queue (scancel)" \
 	wait_until '[ -z "$(squeue -h -t PENDING,RUNNING,COMPLETING,CONFIGURING 2>/dev/null)" ]'
+check "the cancelled job removed its work directory on the node" \
+	wait_until '[ "$(ls -d /tmp/bernstein-exec.* 2>/dev/null)" = "$EXEC_DIRS" ]'
 check "the run ends" wait_until '! kill -0 $BGPID 2>/dev/null'
 BGPID=
 run "$BERNSTEIN" status --json
