@@ -536,9 +536,8 @@ static json_t *relay_invocation(struct relay *rl, const char *stdin_data, size_t
  * "ADDR:PORT" agent-exec dials. */
 static int relay_listen(struct relay *rl, const char *port, int *ret_fd, char **ret_connect)
 {
-	struct addrinfo hints = {.ai_family = AF_UNSPEC,
-				 .ai_socktype = SOCK_STREAM,
-				 .ai_flags = AI_PASSIVE};
+	struct addrinfo hints = {
+		.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE};
 	struct addrinfo *ai = NULL;
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
@@ -564,7 +563,7 @@ static int relay_listen(struct relay *rl, const char *port, int *ret_fd, char **
 		return r;
 	}
 	bound = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
-					: ntohs(((struct sockaddr_in *)&ss)->sin_port);
+					 : ntohs(((struct sockaddr_in *)&ss)->sin_port);
 	*ret_connect = ai->ai_family == AF_INET6 ? xfmt("[%s]:%d", rl->listen, bound)
 						 : xfmt("%s:%d", rl->listen, bound);
 	freeaddrinfo(ai);
@@ -581,9 +580,9 @@ static int relay_submit(struct relay *rl, const char *connect, const char *token
 	int fds[2] = {-1, -1}, r;
 
 	if (!script) {
-		(void)snprintf(rl->why, sizeof(rl->why),
-			       "slurm.bernstein or slurm.listen holds a character a batch script "
-			       "cannot carry");
+		(void)snprintf(
+			rl->why, sizeof(rl->why),
+			"slurm.bernstein or slurm.listen holds a character a script cannot carry");
 		return -EINVAL;
 	}
 	/* the script on a pipe: nothing of it is written on this host */
@@ -634,9 +633,10 @@ static int relay_accept(struct relay *rl, int lfd, const char *token, struct con
 		if (arg_stop)
 			return -EINTR;
 		if (now_ms() - start > (uint64_t)(rl->start_timeout_s * 1000)) {
-			(void)snprintf(rl->why, sizeof(rl->why),
-				       "Slurm job %s did not start within %.0f s (slurm.start_timeout)",
-				       rl->job, rl->start_timeout_s);
+			(void)snprintf(
+				rl->why, sizeof(rl->why),
+				"Slurm job %s did not start within %.0f s (slurm.start_timeout)",
+				rl->job, rl->start_timeout_s);
 			return -ETIMEDOUT;
 		}
 		if (now_ms() - last_check >= POLL_JOB_MS) {
@@ -735,24 +735,27 @@ static int relay_stream(struct relay *rl, struct conn *cp)
 }
 
 /* Submit (or re-attach), relay, fetch: the exit code. */
-static int relay_run(struct relay *rl)
+/* The worktree's HEAD, moved from the base (the job's result arrived). */
+static bool relay_moved(struct relay *rl)
 {
-	const char *rev[] = {"rev-parse", "HEAD", NULL};
-	char token[REMOTE_TOKEN_HEX + 1], *connect = NULL, *stdin_data = NULL, *s;
-	size_t stdin_len = 0;
-	struct conn cn = {.fd = -1};
-	int lfd = -1, fd = -1, code, r;
-	bool attach = false, started = false;
+	const char *cur[] = {"rev-parse", "HEAD", NULL};
+	char *now = NULL;
+	bool moved;
 
-	if (!getcwd(rl->cwd, sizeof(rl->cwd)))
-		return BEXIT_ENV;
-	if (read_fd_capped(STDIN_FILENO, 64u << 20, &stdin_data, &stdin_len) < 0)
-		stdin_len = 0;
-	if (git(rl->ctx->envp, rl->cwd, rev, &rl->base, rl->why, sizeof(rl->why)) < 0) {
-		relay_err(rl, "cannot read the worktree's commit: %s", rl->why);
-		free(stdin_data);
-		return BEXIT_ENV;
-	}
+	moved = git(rl->ctx->envp, rl->cwd, cur, &now, rl->why, sizeof(rl->why)) >= 0 &&
+		strcmp(now, rl->base) != 0;
+	free(now);
+	return moved;
+}
+
+/* A job recorded in the job file: 1 to re-attach to it (still running),
+ * 2 when its result was taken from the hub (it ended while nobody
+ * listened), 0 to submit a new one. */
+static int relay_recorded(struct relay *rl)
+{
+	bool started = false;
+	char *s;
+
 	relay_read_job(rl, &started);
 	if (rl->job && !started) {
 		/* submitted, but its node never had the invocation (the
@@ -761,163 +764,183 @@ static int relay_run(struct relay *rl)
 		free(rl->job);
 		rl->job = NULL;
 	}
-	if (rl->job) {
-		s = job_state(rl);
-		attach = state_alive(s);
+	if (!rl->job)
+		return 0;
+	s = job_state(rl);
+	if (state_alive(s)) {
 		free(s);
-		if (attach)
-			relay_err(rl, "re-attached to Slurm job %s", rl->job);
+		relay_err(rl, "re-attached to Slurm job %s", rl->job);
+		return 1;
 	}
-	if (!attach && rl->job) {
-		/* it ended while nobody listened: its result is at the hub */
-		r = relay_fetch(rl);
-		(void)unlink(rl->job_file);
-		if (r >= 0) {
-			const char *cur[] = {"rev-parse", "HEAD", NULL};
-			char *now = NULL;
-
-			r = git(rl->ctx->envp, rl->cwd, cur, &now, rl->why, sizeof(rl->why));
-			if (r >= 0 && strcmp(now, rl->base) != 0) {
-				relay_err(rl, "took the result of Slurm job %s from the hub",
-					  rl->job);
-				free(now);
-				free(stdin_data);
-				return 0;
-			}
-			free(now);
-		}
-		free(rl->job);
-		rl->job = NULL;
+	free(s);
+	(void)unlink(rl->job_file);
+	if (relay_fetch(rl) >= 0 && relay_moved(rl)) {
+		relay_err(rl, "took the result of Slurm job %s from the hub", rl->job);
+		return 2;
 	}
-	if (!attach) {
-		const char *init[] = {"init", "-q", "--bare", rl->hub, NULL};
-		const char *push[] = {"push", "-q", "--force", rl->hub, NULL, NULL};
-		char *spec = xfmt("HEAD:refs/heads/%s", rl->branch);
+	free(rl->job);
+	rl->job = NULL;
+	return 0;
+}
 
-		push[4] = spec;
-		r = relay_hub_init(rl, init);
-		if (r >= 0)
-			r = git(rl->ctx->envp, rl->cwd, push, NULL, rl->why, sizeof(rl->why));
-		free(spec);
-		if (r < 0) {
-			relay_err(rl, "cannot publish the branch to the hub '%s': %s", rl->hub,
-				  rl->why);
-			free(stdin_data);
-			return BEXIT_ENV;
-		}
-		r = remote_token(token);
-		if (r >= 0)
-			r = relay_listen(rl, "0", &lfd, &connect);
-		if (r >= 0)
-			r = relay_submit(rl, connect, token);
-		if (r >= 0)
-			fd = relay_accept(rl, lfd, token, &cn);
-		if (r >= 0 && fd < 0)
-			r = fd;
-		if (r >= 0) {
-			r = send_msg(fd, relay_invocation(rl, stdin_data, stdin_len));
-			if (r < 0)
-				(void)snprintf(rl->why, sizeof(rl->why),
-					       "cannot send the invocation: %s", strerror(-r));
-		}
-		if (r >= 0) {
-			/* from now on the node works without us if need be: a
-			 * resume re-attaches to it */
-			char *st = xfmt("%s started %s %s", rl->job, connect, token);
+/* The task's branch at the hub, as the worktree has it. */
+static int relay_publish(struct relay *rl)
+{
+	const char *init[] = {"init", "-q", "--bare", rl->hub, NULL};
+	const char *push[] = {"push", "-q", "--force", rl->hub, NULL, NULL};
+	char *spec = xfmt("HEAD:refs/heads/%s", rl->branch);
+	int r;
 
-			(void)atomic_replace_file(rl->job_file, st, strlen(st), 0600);
-			free(st);
-		}
-		free(connect);
-		free(stdin_data);
-		stdin_data = NULL;
+	push[4] = spec;
+	r = relay_hub_init(rl, init);
+	if (r >= 0)
+		r = git(rl->ctx->envp, rl->cwd, push, NULL, rl->why, sizeof(rl->why));
+	free(spec);
+	if (r < 0)
+		relay_err(rl, "cannot publish the branch to the hub '%s': %s", rl->hub, rl->why);
+	return r;
+}
+
+/* A new job: submitted, its connection accepted, the invocation sent, its
+ * lines relayed (across a broken connection: the node dials again). The
+ * agent's exit code, -ECONNRESET (the node stopped dialling: its result may
+ * still be at the hub), -EINTR, or another < 0 (said; nothing left). */
+static int relay_fresh(struct relay *rl, const char *stdin_data, size_t stdin_len)
+{
+	char token[REMOTE_TOKEN_HEX + 1], *connect = NULL;
+	struct conn cn = {.fd = -1};
+	int lfd = -1, fd = -1, code, r;
+
+	r = remote_token(token);
+	if (r >= 0)
+		r = relay_listen(rl, "0", &lfd, &connect);
+	if (r >= 0)
+		r = relay_submit(rl, connect, token);
+	if (r >= 0)
+		r = fd = relay_accept(rl, lfd, token, &cn);
+	if (r >= 0) {
+		r = send_msg(fd, relay_invocation(rl, stdin_data, stdin_len));
 		if (r < 0)
-			free(cn.buf);
-		if (r == -EINTR) {
-			relay_scancel(rl);
-			close_fdp(&fd);
-			close_fdp(&lfd);
-			return 128 + (arg_stop ? arg_stop : SIGTERM);
-		}
-		if (r < 0) {
-			relay_err(rl, "%s", rl->why);
-			if (r != -ENOLINK)
-				relay_scancel(rl);
-			(void)unlink(rl->job_file);
-			close_fdp(&fd);
-			close_fdp(&lfd);
-			explicit_bzero(token, sizeof(token));
-			return BEXIT_FAILED;
-		}
-		/* a connection that breaks: the node dials again (it keeps
-		 * working meanwhile) */
-		for (;;) {
-			code = relay_stream(rl, &cn);
-			close_fdp(&fd);
-			if (code != -ECONNRESET)
-				break;
-			relay_err(rl, "lost the connection to Slurm job %s; waiting for it to dial "
-				      "again", rl->job);
-			fd = relay_accept(rl, lfd, token, &cn);
-			if (fd == -EINTR)
-				code = -EINTR;
-			if (fd < 0)
-				break;
-		}
+			(void)snprintf(rl->why, sizeof(rl->why), "cannot send the invocation: %s",
+				       strerror(-r));
+	}
+	if (r >= 0) {
+		/* from now on the node works without us if need be: a resume
+		 * re-attaches to it where it dials */
+		char *st = xfmt("%s started %s %s", rl->job, connect, token);
+
+		(void)atomic_replace_file(rl->job_file, st, strlen(st), 0600);
+		free(st);
+	}
+	free(connect);
+	if (r < 0) {
+		free(cn.buf);
+		close_fdp(&fd);
 		close_fdp(&lfd);
 		explicit_bzero(token, sizeof(token));
-	} else {
-		/* the node dials the recorded address again with the recorded
-		 * token and replays the agent's lines from the start */
-		const char *port = rl->rec_connect ? strrchr(rl->rec_connect, ':') : NULL;
-
-		code = -ECONNRESET;
-		r = port ? relay_listen(rl, port + 1, &lfd, &connect) : -EINVAL;
-		if (r >= 0)
-			fd = relay_accept(rl, lfd, rl->rec_token, &cn);
-		close_fdp(&lfd);
-		free(connect);
-		if (fd >= 0) {
-			code = relay_stream(rl, &cn);
-			close_fdp(&fd);
-		} else if (fd == -EINTR) {
-			code = -EINTR;
-		}
+		if (r != -EINTR)
+			relay_err(rl, "%s", rl->why);
+		if (r != -EINTR && r != -ENOLINK)
+			relay_scancel(rl);
+		if (r != -EINTR)
+			(void)unlink(rl->job_file);
+		return r == -EINTR ? r : -EIO;
 	}
-	free(stdin_data);
+	for (;;) {
+		code = relay_stream(rl, &cn);
+		close_fdp(&fd);
+		if (code != -ECONNRESET)
+			break;
+		relay_err(rl, "lost the connection to Slurm job %s; waiting for it again", rl->job);
+		fd = relay_accept(rl, lfd, token, &cn);
+		if (fd == -EINTR)
+			code = -EINTR;
+		if (fd < 0)
+			break;
+	}
+	close_fdp(&lfd);
+	explicit_bzero(token, sizeof(token));
+	return code;
+}
+
+/* A recorded job still running: its node dials the recorded address again
+ * with the recorded token and replays the agent's lines from the start. */
+static int relay_attach(struct relay *rl)
+{
+	const char *port = rl->rec_connect ? strrchr(rl->rec_connect, ':') : NULL;
+	struct conn cn = {.fd = -1};
+	char *connect = NULL;
+	int lfd = -1, fd = -1, code = -ECONNRESET;
+
+	if (port && relay_listen(rl, port + 1, &lfd, &connect) >= 0)
+		fd = relay_accept(rl, lfd, rl->rec_token, &cn);
+	close_fdp(&lfd);
+	free(connect);
+	if (fd >= 0) {
+		code = relay_stream(rl, &cn);
+		close_fdp(&fd);
+	} else if (fd == -EINTR) {
+		code = -EINTR;
+	}
+	return code;
+}
+
+/* After the agent (code) or a lost connection: the branch fetched from the
+ * hub; the exit code. */
+static int relay_finish(struct relay *rl, int code)
+{
+	int r;
+
+	if (code == -ECONNRESET && relay_wait_job(rl) == -EINTR)
+		code = -EINTR;
 	if (code == -EINTR) {
 		relay_scancel(rl);
 		return 128 + (arg_stop ? arg_stop : SIGTERM);
-	}
-	if (code == -ECONNRESET) {
-		/* the node keeps working without us: its result reaches the hub */
-		if (relay_wait_job(rl) == -EINTR) {
-			relay_scancel(rl);
-			return 128 + (arg_stop ? arg_stop : SIGTERM);
-		}
 	}
 	r = relay_fetch(rl);
 	(void)unlink(rl->job_file);
 	if (r < 0) {
 		relay_err(rl, "cannot fetch the branch from the hub: %s", rl->why);
-		return code >= 0 && code != 0 ? code : BEXIT_FAILED;
+		return code > 0 ? code : BEXIT_FAILED;
 	}
 	if (code == -ECONNRESET) {
-		const char *cur[] = {"rev-parse", "HEAD", NULL};
-		char *now = NULL;
-		bool moved;
-
-		r = git(rl->ctx->envp, rl->cwd, cur, &now, rl->why, sizeof(rl->why));
-		moved = r >= 0 && strcmp(now, rl->base) != 0;
-		free(now);
-		if (!moved) {
-			relay_err(rl, "Slurm job %s ended without its result (lost with its node?)",
-				  rl->job);
-			return BEXIT_FAILED;
-		}
-		return 0;
+		if (relay_moved(rl))
+			return 0;
+		relay_err(rl, "Slurm job %s ended without its result (lost with its node?)",
+			  rl->job);
+		return BEXIT_FAILED;
 	}
 	return code;
+}
+
+/* Submit (or re-attach), relay, fetch: the exit code. */
+static int relay_run(struct relay *rl)
+{
+	const char *rev[] = {"rev-parse", "HEAD", NULL};
+	char *stdin_data = NULL;
+	size_t stdin_len = 0;
+	int code, mode;
+
+	if (!getcwd(rl->cwd, sizeof(rl->cwd)))
+		return BEXIT_ENV;
+	if (git(rl->ctx->envp, rl->cwd, rev, &rl->base, rl->why, sizeof(rl->why)) < 0) {
+		relay_err(rl, "cannot read the worktree's commit: %s", rl->why);
+		return BEXIT_ENV;
+	}
+	mode = relay_recorded(rl);
+	if (mode == 2)
+		return 0;
+	if (mode == 1)
+		return relay_finish(rl, relay_attach(rl));
+	if (relay_publish(rl) < 0)
+		return BEXIT_ENV;
+	if (read_fd_capped(STDIN_FILENO, 64u << 20, &stdin_data, &stdin_len) < 0)
+		stdin_len = 0;
+	code = relay_fresh(rl, stdin_data, stdin_len);
+	free(stdin_data);
+	if (code == -EIO)
+		return BEXIT_FAILED;
+	return relay_finish(rl, code);
 }
 
 enum {
@@ -952,7 +975,8 @@ static const struct option relay_options[] = {
 
 int cmd_agent_relay(int argc, char **argv, struct cli_ctx *ctx)
 {
-	struct relay rl = {.ctx = ctx, .start_timeout_s = EXECUTOR_SLURM_START_TIMEOUT_S,
+	struct relay rl = {.ctx = ctx,
+			   .start_timeout_s = EXECUTOR_SLURM_START_TIMEOUT_S,
 			   .sbatch = STRVEC_INIT};
 	struct sigaction sa = {.sa_handler = on_stop};
 	int c, r;
@@ -1214,8 +1238,9 @@ static int node_run(struct node *nd, const json_t *inv, char **ret_pushed)
 		return -1;
 	}
 	{
-		const char *clone[] = {"clone", "-q", "--no-tags", "--single-branch", "-b", branch,
-				       hub, nd->wt, NULL};
+		const char *clone[] = {"clone", "-q",	"--no-tags", "--single-branch",
+				       "-b",	branch, hub,	     nd->wt,
+				       NULL};
 		const char *rev[] = {"rev-parse", "HEAD", NULL};
 
 		if (git(nd->ctx->envp, nd->dir, clone, NULL, nd->why, sizeof(nd->why)) < 0 ||
@@ -1231,12 +1256,10 @@ static int node_run(struct node *nd, const json_t *inv, char **ret_pushed)
 		free(head);
 		head = NULL;
 	}
-	json_array_foreach (jargv, i, v)
-		if (json_is_string(v))
-			push_owned(&spec.argv, node_map(nd, json_string_value(v)));
-	json_array_foreach (jenv, i, v)
-		if (json_is_string(v))
-			push_owned(&spec.env, node_map(nd, json_string_value(v)));
+	json_array_foreach(jargv, i, v) if (json_is_string(v))
+		push_owned(&spec.argv, node_map(nd, json_string_value(v)));
+	json_array_foreach(jenv, i, v) if (json_is_string(v))
+		push_owned(&spec.env, node_map(nd, json_string_value(v)));
 	spec.cwd = nd->wt;
 	spec.flags = SPAWN_DEFAULT;
 	if (in && *in) {
@@ -1268,8 +1291,16 @@ static int node_run(struct node *nd, const json_t *inv, char **ret_pushed)
 		char *un = xfmt("user.name=%s", name ? name : "bernstein");
 		char *ue = xfmt("user.email=%s", email ? email : "bernstein@localhost");
 		const char *add[] = {"add", "-A", "--", ".", ":(exclude).bernstein", NULL};
-		const char *commit[] = {"-c", un, "-c", ue, "commit", "-q", "--no-verify",
-					"-m", "bernstein: the agent's uncommitted work", NULL};
+		const char *commit[] = {"-c",
+					un,
+					"-c",
+					ue,
+					"commit",
+					"-q",
+					"--no-verify",
+					"-m",
+					"bernstein: the agent's uncommitted work",
+					NULL};
 		const char *status[] = {"status", "--porcelain", NULL};
 		const char *rev[] = {"rev-parse", "HEAD", NULL};
 		char *st = NULL, *refspec = xfmt("HEAD:refs/heads/%s", branch);
@@ -1295,97 +1326,123 @@ static int node_run(struct node *nd, const json_t *inv, char **ret_pushed)
 	return code;
 }
 
-int cmd_agent_exec(int argc, char **argv, struct cli_ctx *ctx)
+/* The first connection to the relay (a few tries: a link that is still
+ * coming up refuses at first): 0, or -1 said. */
+static int node_connect(struct node *nd, const char *dial)
 {
-	const char *dial = cli_getenv(ctx, "BERNSTEIN_EXEC_CONNECT");
-	const char *tokenv = cli_getenv(ctx, "BERNSTEIN_EXEC_TOKEN");
-	const char *tmp = cli_getenv(ctx, "TMPDIR");
-	struct node nd = {.ctx = ctx, .fd = -1, .replay = SBUF_INIT(REPLAY_MAX)};
 	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
-	struct conn c = {.fd = -1};
-	char *hp, *colon, *pushed = NULL;
-	json_t *msg = NULL, *inv;
-	json_error_t je;
-	uint64_t end;
-	size_t n, i, j;
-	int r, code = -1;
+	char *hp = xstrdup(dial), *colon = strrchr(hp, ':');
+	size_t i;
+	int r;
 
-	(void)argv;
-	if (argc > 1)
-		return cli_usage_error(ctx, "takes no arguments");
-	if (!dial || !tokenv || strlen(tokenv) != REMOTE_TOKEN_HEX)
-		return cli_usage_error(ctx, "needs BERNSTEIN_EXEC_CONNECT and BERNSTEIN_EXEC_TOKEN");
-	(void)signal(SIGPIPE, SIG_IGN);
-	{
-		struct sigaction sa = {.sa_handler = on_stop};
-
-		(void)sigaction(SIGTERM, &sa, NULL);
-		(void)sigaction(SIGINT, &sa, NULL);
-	}
-	hp = xstrdup(dial);
-	colon = strrchr(hp, ':');
 	if (colon)
 		*colon = '\0';
 	if (hp[0] == '[' && colon && colon[-1] == ']') {
 		colon[-1] = '\0';
 		memmove(hp, hp + 1, strlen(hp));
 	}
-	r = colon ? getaddrinfo(hp, colon + 1, &hints, &nd.ai) : EAI_NONAME;
+	r = colon ? getaddrinfo(hp, colon + 1, &hints, &nd->ai) : EAI_NONAME;
 	free(hp);
-	nd.token = tokenv;
-	(void)gethostname(nd.host, sizeof(nd.host) - 1);
-	/* a few tries: a link that is still coming up refuses at first */
-	for (i = 0; r == 0 && i < 10 && nd.fd < 0; i++) {
+	(void)gethostname(nd->host, sizeof(nd->host) - 1);
+	for (i = 0; r == 0 && i < 10 && nd->fd < 0; i++) {
 		if (i)
 			(void)poll(NULL, 0, 500);
-		node_dial(&nd, false);
+		node_dial(nd, false);
 	}
-	if (nd.fd < 0) {
-		(void)fprintf(ctx->err, "%s agent-exec: cannot connect to '%s'\n", ctx->progname,
-			      dial);
-		if (nd.ai)
-			freeaddrinfo(nd.ai);
+	if (nd->fd >= 0)
+		return 0;
+	(void)fprintf(nd->ctx->err, "%s agent-exec: cannot connect to '%s'\n", nd->ctx->progname,
+		      dial);
+	if (nd->ai)
+		freeaddrinfo(nd->ai);
+	nd->ai = NULL;
+	return -1;
+}
+
+/* The invocation the relay sends (caller decrefs), or NULL. */
+static json_t *node_invocation(struct node *nd)
+{
+	struct conn c = {.fd = nd->fd};
+	json_error_t je;
+	json_t *msg = NULL;
+	size_t n;
+
+	if (conn_read_line(&c, 60000, &n) == 1)
+		msg = json_loadb(c.buf, n, 0, &je);
+	free(c.buf);
+	if (json_is_object(json_object_get(msg, "invocation")))
+		return msg;
+	json_decref(msg);
+	return NULL;
+}
+
+/* In a directory of its own: the agent, its result; everything said. */
+static int node_work(struct node *nd, const json_t *inv, const char *tmp)
+{
+	char *pushed = NULL;
+	int code = -1;
+
+	(void)snprintf(nd->dir, sizeof(nd->dir), "%s/bernstein-exec.XXXXXX",
+		       tmp && tmp[0] == '/' ? tmp : "/tmp");
+	if (!mkdtemp(nd->dir)) {
+		node_send(nd, json_pack("{s:s}", "error", "cannot create a directory in TMPDIR"));
+		return -1;
+	}
+	nd->wt = xfmt("%s/wt", nd->dir);
+	nd->home = xfmt("%s/home", nd->dir);
+	nd->sess = xfmt("%s/session", nd->dir);
+	nd->from_wt = jstr_of(inv, "worktree");
+	nd->from_home = jstr_of(inv, "home");
+	nd->from_sess = jstr_of(inv, "session_dir");
+	(void)mkdir(nd->home, 0700);
+	(void)mkdir(nd->sess, 0700);
+	code = node_run(nd, inv, &pushed);
+	if (code < 0)
+		node_send(nd, json_pack("{s:s}", "error", nd->why));
+	node_send(nd, json_pack("{s:s?}", "pushed", pushed));
+	(void)rmtree_beneath(nd->dir);
+	free(pushed);
+	return code;
+}
+
+int cmd_agent_exec(int argc, char **argv, struct cli_ctx *ctx)
+{
+	const char *dial = cli_getenv(ctx, "BERNSTEIN_EXEC_CONNECT");
+	const char *tokenv = cli_getenv(ctx, "BERNSTEIN_EXEC_TOKEN");
+	const char *tmp = cli_getenv(ctx, "TMPDIR");
+	struct node nd = {.ctx = ctx, .fd = -1, .replay = SBUF_INIT(REPLAY_MAX)};
+	struct sigaction sa = {.sa_handler = on_stop};
+	json_t *msg;
+	uint64_t end;
+	size_t i, j;
+	int code;
+
+	(void)argv;
+	if (argc > 1)
+		return cli_usage_error(ctx, "takes no arguments");
+	if (!dial || !tokenv || strlen(tokenv) != REMOTE_TOKEN_HEX)
+		return cli_usage_error(ctx,
+				       "needs BERNSTEIN_EXEC_CONNECT and BERNSTEIN_EXEC_TOKEN");
+	(void)signal(SIGPIPE, SIG_IGN);
+	(void)sigaction(SIGTERM, &sa, NULL);
+	(void)sigaction(SIGINT, &sa, NULL);
+	nd.token = tokenv;
+	if (node_connect(&nd, dial) < 0)
 		return BEXIT_ENV;
-	}
-	/* the token and the address leave this process's environment: the
-	 * agent inherits nothing of them */
+	/* the token and the address leave the environment the agent gets */
 	for (i = j = 0; ctx->envp[i]; i++)
 		if (strncmp(ctx->envp[i], "BERNSTEIN_EXEC_", 15) != 0)
 			ctx->envp[j++] = ctx->envp[i];
 	ctx->envp[j] = NULL;
-	c.fd = nd.fd;
-	r = nd.fd >= 0 ? conn_read_line(&c, 60000, &n) : -EPIPE;
-	if (r == 1)
-		msg = json_loadb(c.buf, n, 0, &je);
-	free(c.buf);
-	inv = json_object_get(msg, "invocation");
-	if (!json_is_object(inv)) {
+	msg = node_invocation(&nd);
+	if (!msg) {
 		(void)fprintf(ctx->err, "%s agent-exec: no invocation from '%s'\n", ctx->progname,
 			      dial);
-		json_decref(msg);
 		close_fdp(&nd.fd);
 		freeaddrinfo(nd.ai);
 		return BEXIT_ENV;
 	}
-	(void)snprintf(nd.dir, sizeof(nd.dir), "%s/bernstein-exec.XXXXXX",
-		       tmp && tmp[0] == '/' ? tmp : "/tmp");
-	if (!mkdtemp(nd.dir)) {
-		node_send(&nd, json_pack("{s:s}", "error", "cannot create a directory in TMPDIR"));
-	} else {
-		nd.wt = xfmt("%s/wt", nd.dir);
-		nd.home = xfmt("%s/home", nd.dir);
-		nd.sess = xfmt("%s/session", nd.dir);
-		nd.from_wt = jstr_of(inv, "worktree");
-		nd.from_home = jstr_of(inv, "home");
-		nd.from_sess = jstr_of(inv, "session_dir");
-		(void)mkdir(nd.home, 0700);
-		(void)mkdir(nd.sess, 0700);
-		code = node_run(&nd, inv, &pushed);
-		if (code < 0)
-			node_send(&nd, json_pack("{s:s}", "error", nd.why));
-		node_send(&nd, json_pack("{s:s?}", "pushed", pushed));
-		(void)rmtree_beneath(nd.dir);
-	}
+	code = node_work(&nd, json_object_get(msg, "invocation"), tmp);
 	node_send(&nd, json_pack("{s:i}", "exit", code < 0 ? 125 : code));
 	/* the relay went away: its resumed successor gets everything (the
 	 * branch is at the hub already; this only brings the agent's lines) */
@@ -1401,6 +1458,5 @@ int cmd_agent_exec(int argc, char **argv, struct cli_ctx *ctx)
 	free(nd.wt);
 	free(nd.home);
 	free(nd.sess);
-	free(pushed);
 	return code < 0 ? BEXIT_ENV : 0;
 }

@@ -1443,7 +1443,8 @@ json_t *orch_config_json(const struct orch_config *c)
 						    jstr(c->resolver.adapter), "model",
 						    jstr(c->resolver.model)));
 	if (c->executor != EXECUTOR_LOCAL)
-		(void)json_object_set_new(o, "executor", jstr(executor_kind_to_string(c->executor)));
+		(void)json_object_set_new(o, "executor",
+					  jstr(executor_kind_to_string(c->executor)));
 	(void)json_object_set_new(o, "mode", jstr(c->mode));
 	for (i = 0; i < c->n_modes; i++) {
 		json_t *m = orch_slots_json(&c->modes[i].sampling);

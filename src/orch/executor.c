@@ -76,8 +76,8 @@ int executor_get_slurm(struct arena *a, const struct ydoc *doc, const struct yno
 		       const char *path, struct executor_slurm *ret, struct diag *reterr)
 {
 	static const char *const keys[] = {
-		"hub",	     "hub_url", "listen", "bernstein",	   "partition",
-		"account",   "qos",	"sbatch", "start_timeout", NULL,
+		"hub",	   "hub_url", "listen", "bernstein",	 "partition",
+		"account", "qos",     "sbatch", "start_timeout", NULL,
 	};
 	struct executor_slurm s = {.set = true};
 	const struct ynode *v;
@@ -117,15 +117,13 @@ int executor_get_slurm(struct arena *a, const struct ydoc *doc, const struct yno
 	}
 	if (r == 0 && (v = ynode_get(n, "start_timeout"))) {
 		yaml_path_key(pk, sizeof(pk), path, "start_timeout");
-		r = yaml_value_number(doc, v, pk, 0, true, 7 * 86400.0, &s.start_timeout_s,
-				      reterr);
+		r = yaml_value_number(doc, v, pk, 0, true, 7 * 86400.0, &s.start_timeout_s, reterr);
 	}
 	if (r == 0 && s.hub && s.hub[0] != '/') {
 		v = ynode_get(n, "hub");
 		yaml_path_key(pk, sizeof(pk), path, "hub");
 		r = yaml_field_err(doc, v, reterr, pk,
-				   "must be an absolute path (a bare repository this host "
-				   "writes; nodes use hub_url)");
+				   "must be an absolute path (nodes use hub_url)");
 	}
 	if (r == 0)
 		*ret = s;
@@ -134,8 +132,8 @@ int executor_get_slurm(struct arena *a, const struct ydoc *doc, const struct yno
 
 int executor_slurm_check(const struct executor_slurm *s, char *why, size_t why_size)
 {
-	const char *missing = !s->set	 ? "a slurm: section"
-			      : !s->hub	 ? "slurm.hub"
+	const char *missing = !s->set	   ? "a slurm: section"
+			      : !s->hub	   ? "slurm.hub"
 			      : !s->listen ? "slurm.listen"
 					   : NULL;
 
@@ -188,12 +186,12 @@ char *executor_slurm_script(const char *bernstein, const char *connect, const ch
 
 	if (!plain_value(bernstein) || !plain_value(connect) || !plain_value(token))
 		return NULL;
-	(void)sbuf_addf(&sb,
-			"#!/bin/sh\n"
-			"# bernstein agent-exec: dials back to the submitting host; the token\n"
-			"# is single-use and no secret is in this script (docs/executors.md)\n"
-			"BERNSTEIN_EXEC_CONNECT='%s' BERNSTEIN_EXEC_TOKEN='%s' exec '%s' "
-			"agent-exec\n",
-			connect, token, bernstein);
+	(void)sbuf_addf(
+		&sb,
+		"#!/bin/sh\n"
+		"# bernstein agent-exec dials back to the submitting host: the token\n"
+		"# only opens that connection; no secret is here (docs/executors.md)\n"
+		"BERNSTEIN_EXEC_CONNECT='%s' BERNSTEIN_EXEC_TOKEN='%s' exec '%s' agent-exec\n",
+		connect, token, bernstein);
 	return sbuf_detach(&sb, NULL);
 }

@@ -42,69 +42,78 @@ static char *str_of(const json_t *v)
 	return json_is_string(v) ? xstrndup(json_string_value(v), json_string_length(v)) : NULL;
 }
 
+/* {"token", "node"} */
+static int parse_hello(const json_t *o, struct remote_msg *m, struct diag *reterr)
+{
+	const json_t *node = json_object_get(o, "node");
+	size_t i;
+
+	m->kind = REMOTE_MSG_HELLO;
+	m->text = str_of(json_object_get(o, "token"));
+	m->node = str_of(node);
+	if (json_object_size(o) != 2 || !m->text || !m->node ||
+	    strlen(m->text) != REMOTE_TOKEN_HEX || !all_hex(m->text, REMOTE_TOKEN_HEX) ||
+	    strlen(m->node) != json_string_length(node) || strlen(m->node) > 255)
+		return bad(reterr, "a hello is {\"token\": 64 hex digits, \"node\": a name}");
+	for (i = 0; m->node[i]; i++)
+		if ((unsigned char)m->node[i] < 0x20 || m->node[i] == 0x7f)
+			return bad(reterr, "a node name holds a control character");
+	return 0;
+}
+
+/* The one key of a message after the hello. */
+static int parse_body(const char *key, const json_t *v, struct remote_msg *m, struct diag *reterr)
+{
+	if (strcmp(key, "out") == 0 || strcmp(key, "err") == 0 || strcmp(key, "error") == 0) {
+		m->kind = strcmp(key, "out") == 0   ? REMOTE_MSG_OUT
+			  : strcmp(key, "err") == 0 ? REMOTE_MSG_ERR
+						    : REMOTE_MSG_ERROR;
+		m->text = str_of(v);
+		return m->text ? 0 : bad(reterr, "a line is a string");
+	}
+	if (strcmp(key, "pushed") == 0) {
+		m->kind = REMOTE_MSG_PUSHED;
+		if (json_is_null(v))
+			return 0;
+		m->text = str_of(v);
+		if (!m->text || !((strlen(m->text) == 40 && all_hex(m->text, 40)) ||
+				  (strlen(m->text) == 64 && all_hex(m->text, 64))))
+			return bad(reterr, "pushed is a commit id or null");
+		return 0;
+	}
+	if (strcmp(key, "exit") == 0) {
+		json_int_t c = json_integer_value(v);
+
+		m->kind = REMOTE_MSG_EXIT;
+		if (!json_is_integer(v) || c < 0 || c > 255)
+			return bad(reterr, "exit is an integer in 0..255");
+		m->code = (int)c;
+		return 0;
+	}
+	return bad(reterr, "unknown key");
+}
+
 int remote_msg_parse(const char *line, size_t len, struct remote_msg *ret, struct diag *reterr)
 {
 	struct remote_msg m = {.kind = _REMOTE_MSG_KIND_INVALID};
 	json_error_t je;
-	const char *key;
-	json_t *o, *v;
-	int r = 0;
+	json_t *o;
+	int r;
 
 	if (len > REMOTE_LINE_MAX)
 		return bad(reterr, "line too long");
 	o = json_loadb(line, len, JSON_REJECT_DUPLICATES, &je);
 	if (!o)
 		return bad(reterr, "not JSON");
-	if (!json_is_object(o)) {
-		json_decref(o);
-		return bad(reterr, "not an object");
-	}
-	if ((v = json_object_get(o, "token"))) {
-		m.kind = REMOTE_MSG_HELLO;
-		m.text = str_of(v);
-		m.node = str_of(json_object_get(o, "node"));
-		if (json_object_size(o) != 2 || !m.text || !m.node ||
-		    strlen(m.text) != REMOTE_TOKEN_HEX || !all_hex(m.text, REMOTE_TOKEN_HEX) ||
-		    strlen(m.node) != json_string_length(json_object_get(o, "node")) ||
-		    strlen(m.node) > 255)
-			r = bad(reterr, "a hello is {\"token\": 64 hex digits, \"node\": a name}");
-		goto out;
-	}
-	if (json_object_size(o) != 1) {
+	if (!json_is_object(o))
+		r = bad(reterr, "not an object");
+	else if (json_object_get(o, "token"))
+		r = parse_hello(o, &m, reterr);
+	else if (json_object_size(o) != 1)
 		r = bad(reterr, "not exactly one key");
-		goto out;
-	}
-	json_object_foreach (o, key, v) {
-		if (strcmp(key, "out") == 0 || strcmp(key, "err") == 0 ||
-		    strcmp(key, "error") == 0) {
-			m.kind = strcmp(key, "out") == 0   ? REMOTE_MSG_OUT
-				 : strcmp(key, "err") == 0 ? REMOTE_MSG_ERR
-							   : REMOTE_MSG_ERROR;
-			m.text = str_of(v);
-			if (!m.text)
-				r = bad(reterr, "a line is a string");
-		} else if (strcmp(key, "pushed") == 0) {
-			m.kind = REMOTE_MSG_PUSHED;
-			if (!json_is_null(v)) {
-				m.text = str_of(v);
-				if (!m.text ||
-				    !((strlen(m.text) == 40 && all_hex(m.text, 40)) ||
-				      (strlen(m.text) == 64 && all_hex(m.text, 64))))
-					r = bad(reterr, "pushed is a commit id or null");
-			}
-		} else if (strcmp(key, "exit") == 0) {
-			json_int_t c = json_integer_value(v);
-
-			m.kind = REMOTE_MSG_EXIT;
-			if (!json_is_integer(v) || c < 0 || c > 255)
-				r = bad(reterr, "exit is an integer in 0..255");
-			else
-				m.code = (int)c;
-		} else {
-			r = bad(reterr, "unknown key");
-		}
-	}
-out:
+	else
+		r = parse_body(json_object_iter_key(json_object_iter(o)),
+			       json_object_iter_value(json_object_iter(o)), &m, reterr);
 	json_decref(o);
 	if (r < 0) {
 		remote_msg_release(&m);

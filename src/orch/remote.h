@@ -26,10 +26,10 @@
 #define REMOTE_TOKEN_HEX 64	    /* 32 random bytes */
 
 enum remote_msg_kind {
-	REMOTE_MSG_HELLO, /* token, node */
-	REMOTE_MSG_OUT,	  /* text: a stdout line of the agent */
-	REMOTE_MSG_ERR,	  /* text: a stderr line */
-	REMOTE_MSG_ERROR, /* text: why the node could not run the agent */
+	REMOTE_MSG_HELLO,  /* token, node */
+	REMOTE_MSG_OUT,	   /* text: a stdout line of the agent */
+	REMOTE_MSG_ERR,	   /* text: a stderr line */
+	REMOTE_MSG_ERROR,  /* text: why the node could not run the agent */
 	REMOTE_MSG_PUSHED, /* text: the branch's commit at the hub, NULL: not pushed */
 	REMOTE_MSG_EXIT,   /* code: the agent's exit status as a shell reports it */
 	_REMOTE_MSG_KIND_MAX,
@@ -38,9 +38,9 @@ enum remote_msg_kind {
 
 struct remote_msg {
 	enum remote_msg_kind kind;
-	char *text;  /* owned; out, err, error, pushed (NULL: null), hello's token */
-	char *node;  /* owned; hello */
-	int code;    /* exit: 0..255 */
+	char *text; /* owned; out, err, error, pushed (NULL: null), hello's token */
+	char *node; /* owned; hello */
+	int code;   /* exit: 0..255 */
 };
 
 void remote_msg_release(struct remote_msg *m);

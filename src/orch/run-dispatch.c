@@ -376,8 +376,8 @@ static void resume_from(struct loop *l, struct otask *t, struct dispatch *dp, co
 	 * there is removed with the job): another executor resumes with the
 	 * recovered context */
 	if (res.strategy.resume != RESUME_UNSUPPORTED && dp->prev.agent_session_id &&
-	    run_task_executor(l, t) == EXECUTOR_LOCAL &&
-	    dp->prev.adapter && strcmp(dp->prev.adapter, dp->entry->name) == 0) {
+	    run_task_executor(l, t) == EXECUTOR_LOCAL && dp->prev.adapter &&
+	    strcmp(dp->prev.adapter, dp->entry->name) == 0) {
 		dp->ir.resume_id = dp->prev.agent_session_id;
 		t->att.resume_kind = xstrdup("native");
 	} else {

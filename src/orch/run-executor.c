@@ -19,8 +19,7 @@
 
 enum executor_kind run_task_executor(const struct loop *l, const struct otask *t)
 {
-	return orch_config_executor(l->e->cfg, t->row.role, t->spec.has_executor,
-				    t->spec.executor);
+	return orch_config_executor(l->e->cfg, t->row.role, t->spec.has_executor, t->spec.executor);
 }
 
 /* Why t cannot run on its executor here, or NULL. */
@@ -31,9 +30,9 @@ const char *run_executor_refusal(struct loop *l, const struct otask *t, char *ms
 	if (executor_slurm_check(&l->e->cfg->slurm, msg, size) < 0)
 		return msg;
 	if (run_task_sandboxed(l, t)) {
-		(void)snprintf(msg, size,
-			       "a sandboxed task cannot run on executor 'slurm' yet (the node's "
-			       "containment is Slurm's cgroups); use sandbox: none for it");
+		(void)snprintf(
+			msg, size,
+			"a sandboxed task cannot run on executor 'slurm' yet; give it sandbox: none");
 		return msg;
 	}
 	return NULL;

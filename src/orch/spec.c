@@ -194,7 +194,8 @@ json_t *spec_to_json(const struct task_spec *s)
 		(void)json_object_set_new(o, "network",
 					  jstr(net_mode_to_string((enum net_mode)s->network)));
 	if (s->has_executor)
-		(void)json_object_set_new(o, "executor", jstr(executor_kind_to_string(s->executor)));
+		(void)json_object_set_new(o, "executor",
+					  jstr(executor_kind_to_string(s->executor)));
 	if (s->has_on_conflict)
 		(void)json_object_set_new(o, "on_conflict",
 					  jstr(conflict_policy_to_string(s->on_conflict)));
