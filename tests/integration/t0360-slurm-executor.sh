@@ -79,4 +79,17 @@ check "the canary is nowhere in the hub" sh -c "! grep -r -a -q -F '$CANARY' '$H
 check "the nodes left no work directory" \
 	test "$(ls -d /tmp/bernstein-exec.* 2>/dev/null)" = "$EXEC_DIRS"
 check "no job is left in the queue" sh -c "[ -z \"\$(SLURM_CONF='$SLURM_CONF' squeue -h)\" ]"
+
+# ---- doctor: the client, the controller, the hub ----
+run SLURM_CONF="$SLURM_CONF" "$BERNSTEIN" doctor
+expect_stdout_contains "slurm client         ok: slurm-wlm" "doctor: the Slurm client"
+expect_stdout_contains "slurm controller     ok:" "doctor: the controller answers"
+expect_stdout_contains "hub_url              ok: git://$SLURM_HOST:$GD_PORT/hub.git answers" \
+	"doctor: nodes' hub address answers"
+kill "$GD_PID" 2>/dev/null
+wait "$GD_PID" 2>/dev/null
+GD_PID=
+run "$BERNSTEIN" doctor
+expect_stdout_contains "slurm controller     NOT OK" "doctor: no SLURM_CONF, no controller"
+expect_stdout_contains "hub_url              NOT OK" "doctor: git daemon gone, the hub address fails"
 test_done
