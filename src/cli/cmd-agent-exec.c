@@ -1213,6 +1213,36 @@ static void node_pump(struct node *nd, struct proc *p)
 	sbuf_release(&bufs[1]);
 }
 
+/* Whether the relay closed its end (it died): then nd->fd is -1. */
+static bool node_relay_gone(struct node *nd)
+{
+	struct pollfd p = {.fd = nd->fd, .events = POLLIN};
+	char c;
+
+	if (nd->fd >= 0 && poll(&p, 1, 0) == 1 && recv(nd->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) <= 0)
+		close_fdp(&nd->fd);
+	return nd->fd < 0;
+}
+
+/* A git command with the hub (the clone, the push); while the relay is
+ * gone (its bernstein was killed, and with it a hub it served), tried again
+ * every second until it is back or REDIAL_WINDOW_MS passed. fresh: the
+ * clone's directory removed before another try. */
+static int node_git_retry(struct node *nd, const char *dir, const char *const *args, bool fresh)
+{
+	uint64_t end = now_ms() + REDIAL_WINDOW_MS;
+	int r;
+
+	while ((r = git(nd->ctx->envp, dir, args, NULL, nd->why, sizeof(nd->why))) < 0 &&
+	       node_relay_gone(nd) && !arg_stop && now_ms() < end) {
+		if (fresh)
+			(void)rmtree_beneath(nd->wt);
+		(void)poll(NULL, 0, REDIAL_MS);
+		node_redial(nd);
+	}
+	return r;
+}
+
 static const char *jstr_of(const json_t *o, const char *k)
 {
 	return json_string_value(json_object_get(o, k));
@@ -1243,7 +1273,7 @@ static int node_run(struct node *nd, const json_t *inv, char **ret_pushed)
 				       NULL};
 		const char *rev[] = {"rev-parse", "HEAD", NULL};
 
-		if (git(nd->ctx->envp, nd->dir, clone, NULL, nd->why, sizeof(nd->why)) < 0 ||
+		if (node_git_retry(nd, nd->dir, clone, true) < 0 ||
 		    git(nd->ctx->envp, nd->wt, rev, &head, nd->why, sizeof(nd->why)) < 0)
 			return -1;
 		if (strcmp(head, base) != 0) {
@@ -1311,8 +1341,7 @@ static int node_run(struct node *nd, const json_t *inv, char **ret_pushed)
 			(void)git(nd->ctx->envp, nd->wt, commit, NULL, nd->why, sizeof(nd->why));
 		free(st);
 		if (git(nd->ctx->envp, nd->wt, rev, &head, nd->why, sizeof(nd->why)) >= 0 &&
-		    strcmp(head, base) != 0 &&
-		    git(nd->ctx->envp, nd->wt, push, NULL, nd->why, sizeof(nd->why)) >= 0) {
+		    strcmp(head, base) != 0 && node_git_retry(nd, nd->wt, push, false) >= 0) {
 			*ret_pushed = head;
 			head = NULL;
 		} else if (head && strcmp(head, base) != 0) {

@@ -434,7 +434,14 @@ static void check_hub(const struct executor_slurm *s, struct findings *f)
 			    xstrfmt("%s: cannot be made (%s is not writable)", s->hub, dir),
 			    xstrdup("point slurm.hub at a directory this user may write"));
 	free(head);
-	check_hub_url(s->hub_url ? s->hub_url : s->hub, f);
+	if (!s->hub_url && s->git_daemon)
+		add_finding(
+			f, "executor", "hub_url", true,
+			xstrfmt("git daemon on %s, started by bernstein for a run's Slurm tasks",
+				s->git_daemon),
+			NULL);
+	else
+		check_hub_url(s->hub_url ? s->hub_url : s->hub, f);
 }
 
 /* executor: slurm in bernstein.yaml: its settings, the Slurm client, the

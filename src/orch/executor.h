@@ -56,6 +56,9 @@ struct executor_slurm {
 	const char *hub_url;	   /* how nodes reach the hub (git://, ssh://, a shared path);
 				    * NULL: hub */
 	const char *listen;	   /* the address agent-exec dials back to (IPv4 or a name) */
+	const char *git_daemon;	   /* ADDR[:PORT]: bernstein serves the hub's directory
+				    * with `git daemon` there while a run has Slurm
+				    * tasks; hub_url defaults to git://ADDR:PORT/NAME */
 	const char *bernstein;	   /* the bernstein binary on the nodes; NULL: this one's path */
 	const char *partition;	   /* sbatch --partition */
 	const char *account;	   /* sbatch --account */

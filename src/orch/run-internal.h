@@ -201,6 +201,9 @@ struct loop {
 	struct otask run_hook;
 	bool run_hook_done;
 	struct run_budget budget;
+	/* slurm.git_daemon: the hub served for the run's Slurm jobs
+	 * (run-executor.c); pid -1 while not started */
+	struct proc gitd;
 };
 
 /* run-task.c */
@@ -243,6 +246,8 @@ enum executor_kind run_task_executor(const struct loop *l, const struct otask *t
 const char *run_executor_refusal(struct loop *l, const struct otask *t, char *msg, size_t size);
 int run_executor_wrap(struct loop *l, struct otask *t, double timeout_s, struct proc_spec *spec,
 		      struct diag *reterr);
+/* the run's git daemon stopped (run_loop_release()) */
+void run_executor_release(struct loop *l);
 
 /* run-dispatch.c */
 int run_dispatch(struct loop *l, struct otask *t, struct proc_spec *spec);

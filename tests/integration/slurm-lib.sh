@@ -168,12 +168,14 @@ EOF
 	return 1
 }
 
-# slurm_test_setup: the whole test is skipped (TAP "1..0 # SKIP") where no
-# cluster can run; else the cluster is up (the hub's and the repository's
-# directories hidden from the nodes), git daemon serves $HUBS on the
-# host's link address, and $W is a repository with a commit, the shell
-# agent and a bernstein.yaml for executor: slurm (adapter mock, sandbox
-# none, parallel 4). Everything is stopped at exit.
+# slurm_test_setup [bernstein]: the whole test is skipped (TAP "1..0 #
+# SKIP") where no cluster can run; else the cluster is up (the hub's and the
+# repository's directories hidden from the nodes), and $W is a repository
+# with the shell agent and a bernstein.yaml for executor: slurm (adapter
+# mock, sandbox none, parallel 4). The nodes reach the hub $HUBS/hub.git
+# over git://$SLURM_HOST:$GD_PORT: a git daemon the test starts, or with
+# "bernstein" the one bernstein starts (slurm.git_daemon). Everything is
+# stopped at exit.
 slurm_test_setup()
 {
 	_why=$(slurm_skip_reason)
@@ -196,9 +198,14 @@ slurm_test_setup()
 		test_done
 	fi
 	ok "the cluster came up: two idle nodes"
-	git daemon --export-all --enable=receive-pack --base-path="$HUBS" --reuseaddr \
-		--listen="$SLURM_HOST" --port=$GD_PORT "$HUBS" >"$T/gitd.log" 2>&1 &
-	GD_PID=$!
+	if [ "${1:-}" = bernstein ]; then
+		_hubcfg="git_daemon: $SLURM_HOST:$GD_PORT"
+	else
+		git daemon --export-all --enable=receive-pack --base-path="$HUBS" --reuseaddr \
+			--listen="$SLURM_HOST" --port=$GD_PORT "$HUBS" >"$T/gitd.log" 2>&1 &
+		GD_PID=$!
+		_hubcfg="hub_url: git://$SLURM_HOST:$GD_PORT/hub.git"
+	fi
 	git -C "$W" init -q -b main . >/dev/null 2>&1
 	printf '.bernstein/\n' >"$W/.gitignore"
 	echo base >"$W/README"
@@ -211,7 +218,7 @@ kill_grace: 1
 executor: slurm
 slurm:
   hub: $HUBS/hub.git
-  hub_url: git://$SLURM_HOST:$GD_PORT/hub.git
+  $_hubcfg
   listen: $SLURM_HOST
   start_timeout: 60
 EOF

@@ -45,6 +45,19 @@ check "the cancelled task's job file is gone" \
 	sh -c "! ls '$W'/.bernstein/runs/*/spin-*/slurm-job 2>/dev/null | grep -q ."
 rm -f "/tmp/$MARK.host"
 
+# ---- doctor: the client, the controller, the hub ----
+run SLURM_CONF="$SLURM_CONF" "$BERNSTEIN" doctor
+expect_stdout_contains "slurm client         ok: slurm-wlm" "doctor: the Slurm client"
+expect_stdout_contains "slurm controller     ok:" "doctor: the controller answers"
+expect_stdout_contains "hub_url              ok: git://$SLURM_HOST:$GD_PORT/hub.git answers" \
+	"doctor: nodes' hub address answers"
+kill "$GD_PID" 2>/dev/null
+wait "$GD_PID" 2>/dev/null
+GD_PID=
+run "$BERNSTEIN" doctor
+expect_stdout_contains "slurm controller     NOT OK" "doctor: no SLURM_CONF, no controller"
+expect_stdout_contains "hub_url              NOT OK" "doctor: git daemon gone, the hub address fails"
+
 # ---- refused before anything is submitted ----
 sed -i '/^  listen:/d' "$W/bernstein.yaml"
 cat >"$W/one.yaml" <<'EOF'

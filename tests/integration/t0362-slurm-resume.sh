@@ -9,7 +9,7 @@
 
 test_begin "t0362 executor: slurm: kill -9 and resume re-attach"
 
-slurm_test_setup
+slurm_test_setup bernstein
 git_q() { git -C "$W" -c user.name=t -c user.email=t@example.com "$@" >/dev/null 2>&1; }
 cat >"$W/plan.yaml" <<'EOF'
 name: resume
@@ -30,6 +30,8 @@ wait "$BGPID" 2>/dev/null
 BGPID=
 check "no relay outlives the killed bernstein" \
 	wait_until '[ "$(procs_with_arg agent-relay)" -eq 0 ]'
+check "nor its git daemon (the hub is unreachable until resume)" \
+	wait_until '! git ls-remote "git://$SLURM_HOST:$GD_PORT/hub.git" >/dev/null 2>&1'
 check "the job goes on without it" sh -c "squeue -h -j '$JOB' -o %T | grep -q RUNNING"
 
 run SLURM_CONF="$SLURM_CONF" "$BERNSTEIN" resume
