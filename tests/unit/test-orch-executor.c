@@ -76,6 +76,7 @@ static void test_config(void **state)
 		 "  qos: high\n"
 		 "  sbatch: [--reservation=r1, --constraint=ssd]\n"
 		 "  start_timeout: 90\n"
+		 "  git_daemon: 10.0.0.1:9500\n"
 		 "role_model_policy:\n"
 		 "  docs: {executor: local}\n");
 	assert_int_equal(c->executor, EXECUTOR_SLURM);
@@ -86,6 +87,7 @@ static void test_config(void **state)
 	assert_int_equal(c->slurm.n_sbatch, 2);
 	assert_string_equal(c->slurm.sbatch[1], "--constraint=ssd");
 	assert_true(c->slurm.start_timeout_s == 90);
+	assert_string_equal(c->slurm.git_daemon, "10.0.0.1:9500");
 	/* the task's, else its role's, else bernstein.yaml's */
 	assert_int_equal(orch_config_executor(c, "backend", false, EXECUTOR_LOCAL), EXECUTOR_SLURM);
 	assert_int_equal(orch_config_executor(c, "docs", false, EXECUTOR_LOCAL), EXECUTOR_LOCAL);
