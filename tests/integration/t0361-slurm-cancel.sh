@@ -58,6 +58,19 @@ run "$BERNSTEIN" doctor
 expect_stdout_contains "slurm controller     NOT OK" "doctor: no SLURM_CONF, no controller"
 expect_stdout_contains "hub_url              NOT OK" "doctor: git daemon gone, the hub address fails"
 
+# ---- sbatch refuses the job: the attempt fails with Slurm's reason ----
+printf 'name: nopart\ntasks:\n  - title: nopart\n    prompt: "write np.txt x\\ncommit np"\n' >"$W/nopart.yaml"
+printf '  sbatch: [--partition=nosuch]\n' >>"$W/bernstein.yaml"
+git_q add -A
+git_q commit -q -m "no such partition"
+run SLURM_CONF="$SLURM_CONF" "$BERNSTEIN" run nopart.yaml
+check "a job sbatch refuses fails the run" test "$RC" -ne 0
+run "$BERNSTEIN" status
+expect_stdout_contains "nosuch" "the task's reason is Slurm's (the partition named)"
+check "nothing of it is left: no job file" \
+	sh -c "! ls '$W'/.bernstein/runs/*/nopart-*/slurm-job 2>/dev/null | grep -q ."
+sed -i '/--partition=nosuch/d' "$W/bernstein.yaml"
+
 # ---- refused before anything is submitted ----
 sed -i '/^  listen:/d' "$W/bernstein.yaml"
 cat >"$W/one.yaml" <<'EOF'
