@@ -33,6 +33,7 @@ asan: deps
 # The pinned real agent CLIs (tests/agents) are installed from npm into a
 # cache outside the repo first; an install failure surfaces in t0030.
 test: build asan
+	@scripts/install-deps.sh --test
 	@tests/agents/install.sh >/dev/null || echo "make: installing the pinned agent CLIs failed; t0030 will say why" >&2
 	@scripts/run-tests.sh $(BUILD) $(ASAN_BUILD)
 

@@ -11,6 +11,11 @@ libcurl4-openssl-dev libsqlite3-dev libssl-dev libmicrohttpd-dev libcmocka-dev l
 if [ "${1:-}" = "--lint" ]; then
 	pkgs="$pkgs clang-format cppcheck pmccabe"
 fi
+# the test suite's own: a two-node Slurm cluster for executor: slurm
+# (tests/integration/slurm-lib.sh); `make run` does not need them
+if [ "${1:-}" = "--test" ]; then
+	pkgs="$pkgs slurm-wlm munge iproute2 util-linux"
+fi
 
 missing=""
 for p in $pkgs; do

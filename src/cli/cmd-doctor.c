@@ -9,11 +9,15 @@
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
+#include <stdarg.h>
 #include <limits.h>
+#include <netdb.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -31,6 +35,7 @@
 #include "proc/contain.h"
 #include "proc/landlock.h"
 #include "proc/probe.h"
+#include "util/fsutil.h"
 #include "util/sbuf.h"
 #include "util/strvec.h"
 #include "util/xalloc.h"
@@ -325,6 +330,171 @@ out:
 	strvec_clear(&env);
 }
 
+/* ---- executor: slurm ---- */
+
+static char *xstrfmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static char *xstrfmt(const char *fmt, ...)
+{
+	struct sbuf sb = SBUF_INIT(SIZE_MAX);
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)sbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	return sbuf_detach(&sb, NULL);
+}
+
+static bool uses_slurm(const struct orch_config *c)
+{
+	size_t i;
+
+	if (c->executor == EXECUTOR_SLURM)
+		return true;
+	for (i = 0; i < c->n_roles; i++)
+		if (c->roles[i].has_executor && c->roles[i].executor == EXECUTOR_SLURM)
+			return true;
+	return false;
+}
+
+/* Whether a TCP connection to host:port opens within 2 s (why: errno). */
+static bool tcp_reachable(const char *host, const char *port, int *ret_err)
+{
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+	struct addrinfo *ai = NULL;
+	struct pollfd p = {.events = POLLOUT};
+	socklen_t sl = sizeof(int);
+	int fd, err = EHOSTUNREACH;
+
+	if (getaddrinfo(host, port, &hints, &ai) != 0) {
+		*ret_err = ENOENT;
+		return false;
+	}
+	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
+		err = 0;
+	} else if (fd >= 0 && errno == EINPROGRESS) {
+		p.fd = fd;
+		err = poll(&p, 1, 2000) == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &sl) == 0
+			      ? err
+			      : ETIMEDOUT;
+	} else {
+		err = errno;
+	}
+	if (fd >= 0)
+		(void)close(fd);
+	freeaddrinfo(ai);
+	*ret_err = err;
+	return err == 0;
+}
+
+/* The hub where nodes clone it: a git:// address answers; a path exists. */
+static void check_hub_url(const char *url, struct findings *f)
+{
+	char host[256], port[16] = "9418";
+	const char *h, *e, *c;
+	int err = 0;
+
+	if (url[0] == '/') {
+		add_finding(f, "executor", "hub_url", true,
+			    xstrfmt("%s: a path (every node must see it)", url), NULL);
+		return;
+	}
+	if (strncmp(url, "git://", 6) != 0) {
+		add_finding(f, "executor", "hub_url", true,
+			    xstrfmt("%s: not checked from here (nodes reach it)", url), NULL);
+		return;
+	}
+	h = url + 6;
+	e = h + strcspn(h, "/");
+	c = memchr(h, ':', (size_t)(e - h));
+	(void)snprintf(host, sizeof(host), "%.*s", (int)((c ? c : e) - h), h);
+	if (c)
+		(void)snprintf(port, sizeof(port), "%.*s", (int)(e - c - 1), c + 1);
+	if (tcp_reachable(host, port, &err))
+		add_finding(f, "executor", "hub_url", true, xstrfmt("%s answers", url), NULL);
+	else
+		add_finding(
+			f, "executor", "hub_url", false, xstrfmt("%s: %s", url, strerror(err)),
+			xstrdup("serve the hub there: git daemon --export-all --enable=receive-pack --base-path=DIR --listen=ADDR (docs/executors.md)"));
+}
+
+static void check_hub(const struct executor_slurm *s, struct findings *f)
+{
+	char *head = xstrfmt("%s/HEAD", s->hub), dir[PATH_MAX];
+
+	path_dirname(s->hub, dir, sizeof(dir));
+	if (access(head, R_OK) == 0)
+		add_finding(f, "executor", "hub", true, xstrfmt("%s: a repository", s->hub), NULL);
+	else if (access(dir, W_OK | X_OK) == 0)
+		add_finding(f, "executor", "hub", true,
+			    xstrfmt("%s: absent, made by the first task", s->hub), NULL);
+	else
+		add_finding(f, "executor", "hub", false,
+			    xstrfmt("%s: cannot be made (%s is not writable)", s->hub, dir),
+			    xstrdup("point slurm.hub at a directory this user may write"));
+	free(head);
+	if (!s->hub_url && s->git_daemon)
+		add_finding(
+			f, "executor", "hub_url", true,
+			xstrfmt("git daemon on %s, started by bernstein for a run's Slurm tasks",
+				s->git_daemon),
+			NULL);
+	else
+		check_hub_url(s->hub_url ? s->hub_url : s->hub, f);
+}
+
+/* executor: slurm in bernstein.yaml: its settings, the Slurm client, the
+ * controller, the hub (docs/executors.md). Nothing when no task uses it. */
+static void check_executor(struct cli_ctx *ctx, struct findings *f)
+{
+	struct orch_config *cfg = repo_config(ctx);
+	struct strvec env = STRVEC_INIT;
+	struct probe pr[2] = {{.binary = "sbatch"},
+			      {.binary = "scontrol", .args = (const char *const[]){"ping", NULL}}};
+	struct probe_opts po = {.path_env = cli_getenv(ctx, "PATH")};
+	char why[512];
+	bool up;
+
+	if (!cfg || !uses_slurm(cfg)) {
+		orch_config_free(cfg);
+		return;
+	}
+	if (executor_slurm_check(&cfg->slurm, why, sizeof(why)) < 0)
+		add_finding(f, "executor", "slurm settings", false, xstrdup(why),
+			    xstrdup("set slurm.hub and slurm.listen (docs/executors.md)"));
+	else
+		add_finding(f, "executor", "slurm settings", true,
+			    xstrfmt("hub %s; nodes dial %s", cfg->slurm.hub, cfg->slurm.listen),
+			    NULL);
+	if (po.path_env)
+		strvec_pushf(&env, "PATH=%s", po.path_env);
+	if (cli_getenv(ctx, "SLURM_CONF"))
+		strvec_pushf(&env, "SLURM_CONF=%s", cli_getenv(ctx, "SLURM_CONF"));
+	strvec_push(&env, "LC_ALL=C");
+	po.env = (const char *const *)env.v;
+	(void)probe_run(pr, 2, &po);
+	add_finding(
+		f, "executor", "slurm client", pr[0].status == PROBE_OK,
+		xstrdup(pr[0].status == PROBE_OK && pr[0].first_line ? pr[0].first_line
+								     : "sbatch is not on PATH"),
+		pr[0].status == PROBE_OK
+			? NULL
+			: xstrdup("install the Slurm client (Debian: slurm-client) and its munge"));
+	up = pr[1].status == PROBE_OK && pr[1].output && strstr(pr[1].output, "is UP");
+	add_finding(
+		f, "executor", "slurm controller", up,
+		xstrdup(pr[1].first_line ? pr[1].first_line : "scontrol ping said nothing"),
+		up ? NULL
+		   : xstrdup("start slurmctld, or point SLURM_CONF at the cluster's slurm.conf (munged must run)"));
+	if (cfg->slurm.hub)
+		check_hub(&cfg->slurm, f);
+	probe_release(&pr[0]);
+	probe_release(&pr[1]);
+	strvec_clear(&env);
+	orch_config_free(cfg);
+}
+
 /* The sandbox tiers for the user running doctor, one finding each. */
 static void check_sandbox(const struct tiers *t, struct findings *f)
 {
@@ -515,6 +685,7 @@ int cmd_doctor(int argc, char **argv, struct cli_ctx *ctx)
 		return r;
 	check_agents(ctx, cat, &f);
 	check_repo(ctx, &f);
+	check_executor(ctx, &f);
 	detect_tiers(ctx, &t);
 	check_sandbox(&t, &f);
 	h = contain_host();

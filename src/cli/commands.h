@@ -15,6 +15,8 @@ cmd_fn cmd_mock_agent;
 extern const char mock_agent_usage[], mock_agent_help[];
 extern const char init_usage[], init_help[];
 cmd_fn cmd_netproxy;
+cmd_fn cmd_agent_relay, cmd_agent_exec;
+extern const char agent_relay_usage[], agent_relay_help[], agent_exec_usage[], agent_exec_help[];
 extern const char netproxy_usage[], netproxy_help[];
 cmd_fn cmd_route;
 cmd_fn cmd_runner;	/* in the bernstein-runner executable */

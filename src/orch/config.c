@@ -706,6 +706,9 @@ static bool role_confinement(struct cctx *x, const char *key, const struct ynode
 	} else if (strcmp(key, "on_conflict") == 0) {
 		r = orch_get_on_conflict(x->doc, val, pk, &rp->on_conflict, x->reterr);
 		rp->has_on_conflict = r >= 0;
+	} else if (strcmp(key, "executor") == 0) {
+		r = executor_get_kind(x->doc, val, pk, &rp->executor, x->reterr);
+		rp->has_executor = r >= 0;
 	} else {
 		return false;
 	}
@@ -716,11 +719,15 @@ static bool role_confinement(struct cctx *x, const char *key, const struct ynode
 static int parse_role(struct cctx *x, const struct ynode *k, const struct ynode *v,
 		      struct role_policy *rp)
 {
-	static const char *const keys[] = {
-		"adapter",     "cli",	      "provider",     "model",		"effort",
-		"base_url",    "api_key_env", "limits",	      "sandbox",	"network",
-		"retry",       "fallback",    "idle_timeout", "worktree_setup", "on_conflict",
-		"mcp_servers", NULL};
+	static const char *const keys[] = {"adapter",	   "cli",
+					   "provider",	   "model",
+					   "effort",	   "base_url",
+					   "api_key_env",  "limits",
+					   "sandbox",	   "network",
+					   "retry",	   "fallback",
+					   "idle_timeout", "worktree_setup",
+					   "on_conflict",  "mcp_servers",
+					   "executor",	   NULL};
 	struct invocation_sampling s = {0};
 	char p[YAML_PATH_MAX], pk[YAML_PATH_MAX], q[80];
 	size_t i;
@@ -1008,6 +1015,10 @@ static int parse_top_section(struct cctx *x, const char *key, const struct ynode
 	} else if (strcmp(key, "mcp_servers") == 0) {
 		r = orch_mcp_servers_get(&c->arena, x->doc, v, key, x->allowed, &c->mcp_servers,
 					 x->reterr);
+	} else if (strcmp(key, "executor") == 0) {
+		r = executor_get_kind(x->doc, v, key, &c->executor, x->reterr);
+	} else if (strcmp(key, "slurm") == 0) {
+		r = executor_get_slurm(&c->arena, x->doc, v, key, &c->slurm, x->reterr);
 	} else {
 		r = 0; /* mode: once every mode is known; retry, fallback: below */
 	}
@@ -1050,6 +1061,8 @@ static int parse_config(struct cctx *x)
 		"resolver",
 		"checkout",
 		"mcp_servers", /* orch/mcpservers.h */
+		"executor", /* orch/executor.h */
+		"slurm",
 		NULL,
 	};
 	/* clang-format on */
@@ -1146,6 +1159,16 @@ void orch_config_wtsetup(const struct orch_config *c, const char *role, struct o
 	*ret = c->wtsetup;
 	if (rp)
 		wtsetup_merge(ret, &rp->wtsetup);
+}
+
+enum executor_kind orch_config_executor(const struct orch_config *c, const char *role,
+					bool task_has, enum executor_kind task_kind)
+{
+	const struct role_policy *rp = orch_config_role(c, role);
+
+	if (task_has)
+		return task_kind;
+	return rp && rp->has_executor ? rp->executor : c->executor;
 }
 
 double orch_config_idle_timeout(const struct orch_config *c, const char *role)
@@ -1471,6 +1494,9 @@ json_t *orch_config_json(const struct orch_config *c)
 					  json_pack("{s:o, s:o}", "adapter",
 						    jstr(c->resolver.adapter), "model",
 						    jstr(c->resolver.model)));
+	if (c->executor != EXECUTOR_LOCAL)
+		(void)json_object_set_new(o, "executor",
+					  jstr(executor_kind_to_string(c->executor)));
 	(void)json_object_set_new(o, "mode", jstr(c->mode));
 	for (i = 0; i < c->n_modes; i++) {
 		json_t *m = orch_slots_json(&c->modes[i].sampling);
@@ -1506,6 +1532,9 @@ json_t *orch_config_json(const struct orch_config *c)
 		if (rp->has_on_conflict)
 			(void)json_object_set_new(r, "on_conflict",
 						  jstr(conflict_policy_to_string(rp->on_conflict)));
+		if (rp->has_executor)
+			(void)json_object_set_new(r, "executor",
+						  jstr(executor_kind_to_string(rp->executor)));
 		(void)json_object_set_new(roles, rp->role, r);
 	}
 	(void)json_object_set_new(o, "role_model_policy", roles);
@@ -1723,9 +1752,13 @@ static int role_yaml(struct sbuf *out, const struct role_policy *rp)
 		TRY(sbuf_addf(out, "%sworktree_setup: ", sep));
 		TRY(yaml_wtsetup(out, &rp->wtsetup));
 	}
-	if (rp->has_on_conflict)
+	if (rp->has_on_conflict) {
 		TRY(sbuf_addf(out, "%son_conflict: %s", sep,
 			      conflict_policy_to_string(rp->on_conflict)));
+		sep = ", ";
+	}
+	if (rp->has_executor)
+		TRY(sbuf_addf(out, "%sexecutor: %s", sep, executor_kind_to_string(rp->executor)));
 	TRY(sbuf_adds(out, "}"));
 #undef TRY
 	return 0;
@@ -1789,6 +1822,8 @@ int orch_config_to_yaml(const struct orch_config *c, struct sbuf *out)
 		TRY(pr_yaml(c, out));
 	if (c->on_conflict != CONFLICT_REBASE)
 		TRY(sbuf_addf(out, "\non_conflict: %s", conflict_policy_to_string(c->on_conflict)));
+	if (c->executor != EXECUTOR_LOCAL)
+		TRY(sbuf_addf(out, "\nexecutor: %s", executor_kind_to_string(c->executor)));
 	if (c->resolver.adapter || c->resolver.model) {
 		TRY(sbuf_adds(out, "\nresolver: {adapter: "));
 		TRY(yaml_emit_str(out, c->resolver.adapter));

@@ -57,6 +57,7 @@
 #include <stdint.h>
 
 #include "adapter/invocation.h"
+#include "orch/executor.h"
 #include "orch/endpoints.h"
 #include "orch/mcpservers.h"
 #include "orch/hooks.h"
@@ -197,6 +198,10 @@ struct role_policy {
 	 * valid when has_idle_timeout */
 	bool has_idle_timeout;
 	double idle_timeout_s;
+	/* executor: of the role's tasks, over bernstein.yaml's; valid when
+	 * has_executor (orch/executor.h) */
+	bool has_executor;
+	enum executor_kind executor;
 	/* worktree_setup: of the role's tasks, key by key over bernstein.yaml's
 	 * (a plan's, then a task's own, over it); .set 0: not given */
 	struct orch_wtsetup wtsetup;
@@ -281,6 +286,10 @@ struct orch_config {
 		const char *model;
 	} resolver;
 	enum checkout_mode checkout; /* checkout: (CHECKOUT_MODE_AUTO when not given) */
+	/* executor: where tasks run (EXECUTOR_LOCAL when not given); slurm:
+	 * the cluster's settings (orch/executor.h, docs/executors.md) */
+	enum executor_kind executor;
+	struct executor_slurm slurm;
 };
 
 /* The default of auto: (claude, codex, gemini, qwen, opencode, pi),
@@ -323,6 +332,11 @@ int orch_config_network(const struct orch_config *c, const char *role);
 /* The idle_timeout: (seconds, 0 off) of a task of role that does not set
  * its own (nor its plan): its role's, else c's. */
 double orch_config_idle_timeout(const struct orch_config *c, const char *role);
+
+/* The executor of a task of role: its own (task_has, task_kind: a plan
+ * task's executor:), else its role's, else bernstein.yaml's. */
+enum executor_kind orch_config_executor(const struct orch_config *c, const char *role,
+					bool task_has, enum executor_kind task_kind);
 /* The worktree_setup of a task of role that gives none of its own (nor its
  * plan): c's, each key its role gives replacing c's, into *ret (strings
  * borrowed from c). */

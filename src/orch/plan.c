@@ -290,14 +290,17 @@ static void set_attachments(struct plan_task *t, const char **a, size_t n, const
 }
 
 static const char *const task_keys[] = {
-	"title",       "id",	      "prompt",	       "description",
-	"role",	       "requires",    "adapter",       "cli",
-	"model",       "effort",      "depends_on",    "timeout",
-	"gates",       "artifact",    "attachments",   "sampling",
-	"mcp_config",  "sandbox",     "limits",	       "network",
-	"retry",       "fallback",    "idle_timeout",  "worktree_setup",
-	"on_conflict", "constraints", "context_files", "files",
-	"mcp_servers", NULL,
+	"title",       "id",	       "prompt",
+	"description", "role",	       "requires",
+	"adapter",     "cli",	       "model",
+	"effort",      "depends_on",   "timeout",
+	"gates",       "artifact",     "attachments",
+	"sampling",    "mcp_config",   "sandbox",
+	"limits",      "network",      "retry",
+	"fallback",    "idle_timeout", "worktree_setup",
+	"on_conflict", "constraints",  "context_files",
+	"files",       "mcp_servers",  "executor",
+	NULL,
 };
 
 static const char *const step_keys[] = {
@@ -310,7 +313,8 @@ static const char *const step_keys[] = {
 	"limits",      "network",      "retry",
 	"fallback",    "idle_timeout", "worktree_setup",
 	"on_conflict", "constraints",  "context_files",
-	"files",       "mcp_servers",  NULL,
+	"files",       "mcp_servers",  "executor",
+	NULL,
 };
 
 /* Bernstein's step keys that have no effect here (documented in docs/plans.md). */
@@ -376,7 +380,8 @@ static void parse_context(struct pctx *x, const char *k, const struct ynode *v, 
 static bool confinement_key(const char *k)
 {
 	return strcmp(k, "sandbox") == 0 || strcmp(k, "network") == 0 ||
-	       strcmp(k, "idle_timeout") == 0 || strcmp(k, "on_conflict") == 0;
+	       strcmp(k, "idle_timeout") == 0 || strcmp(k, "on_conflict") == 0 ||
+	       strcmp(k, "executor") == 0;
 }
 
 /* sandbox:, network: or idle_timeout: of a task (or the plan's) */
@@ -389,7 +394,14 @@ static void parse_confinement(struct pctx *x, const char *k, const struct ynode 
 	struct diag d;
 
 	diag_clear(&d);
-	if (strcmp(k, "on_conflict") == 0) {
+	if (strcmp(k, "executor") == 0) {
+		enum executor_kind ek = EXECUTOR_LOCAL;
+
+		if (executor_get_kind(x->doc, v, pk, &ek, &d) < 0)
+			add(x, &d);
+		else
+			t->executor = executor_kind_to_string(ek);
+	} else if (strcmp(k, "on_conflict") == 0) {
 		if (orch_get_on_conflict(x->doc, v, pk, &cp, &d) < 0)
 			add(x, &d);
 		else
@@ -462,6 +474,8 @@ static void plan_defaults(const struct pctx *x, struct plan_task *t, bool has_ad
 		t->network = x->defaults.network;
 	if (!t->on_conflict)
 		t->on_conflict = x->defaults.on_conflict;
+	if (!t->executor)
+		t->executor = x->defaults.executor;
 	if (!t->constraints) {
 		t->constraints = x->defaults.constraints;
 		t->n_constraints = x->defaults.n_constraints;
@@ -904,10 +918,10 @@ static void parse_stages(struct pctx *x, const struct ynode *v)
 }
 
 static const char *const plan_keys[] = {
-	"name",		"description",	 "adapter",	   "cli",     "model",
-	"tasks",	"stages",	 "sandbox",	   "network", "limits",
-	"idle_timeout", "endpoints",	 "worktree_setup", "budget",  "on_conflict",
-	"constraints",	"context_files", "mcp_servers",	   NULL,
+	"name",		"description",	 "adapter",	   "cli",      "model",
+	"tasks",	"stages",	 "sandbox",	   "network",  "limits",
+	"idle_timeout", "endpoints",	 "worktree_setup", "budget",   "on_conflict",
+	"constraints",	"context_files", "mcp_servers",	   "executor", NULL,
 };
 /* Bernstein's top-level keys that have no effect here. */
 static const char *const plan_ignored[] = {
@@ -996,6 +1010,8 @@ static void parse_plan(struct pctx *x)
 		parse_confinement(x, "idle_timeout", v, "idle_timeout", &x->defaults);
 	if ((v = ynode_get(root, "on_conflict")))
 		parse_confinement(x, "on_conflict", v, "on_conflict", &x->defaults);
+	if ((v = ynode_get(root, "executor")))
+		parse_confinement(x, "executor", v, "executor", &x->defaults);
 	/* constraints:, context_files: of every task that gives none */
 	if ((v = ynode_get(root, "constraints")))
 		parse_context(x, "constraints", v, "constraints", &x->defaults);

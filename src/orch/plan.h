@@ -118,6 +118,9 @@ struct plan_task {
 	/* on_conflict: (rebase, resolve, fail), the task's, else the plan's;
 	 * NULL: the role's or bernstein.yaml's */
 	const char *on_conflict;
+	/* executor: (local, slurm), the task's, else the plan's; NULL: the
+	 * role's or bernstein.yaml's (orch/executor.h) */
+	const char *executor;
 	/* limits: each one set (the task's, else the plan's) overrides the
 	 * role's and bernstein.yaml's */
 	struct contain_limits limits;

@@ -215,7 +215,8 @@ static int route_task(struct loop *l, struct otask *t, struct proc_spec *spec, s
 	}
 	/* a tier (and network) this host cannot give: refused before anything
 	 * is made, never run unconfined nor with the host's network instead */
-	if (run_tier_refusal(l, t, msg, sizeof(msg))) {
+	if (run_tier_refusal(l, t, msg, sizeof(msg)) ||
+	    run_executor_refusal(l, t, msg, sizeof(msg))) {
 		run_refuse(l, t, TASK_EV_REFUSED, msg);
 		goto out;
 	}
@@ -373,8 +374,12 @@ static void resume_from(struct loop *l, struct otask *t, struct dispatch *dp, co
 	struct strategy_resolved res;
 
 	(void)catalog_profile_strategy(l->e->cat, dp->entry->profile, &res);
+	/* an agent's session state stays on the node it ran on (its HOME
+	 * there is removed with the job): another executor resumes with the
+	 * recovered context */
 	if (res.strategy.resume != RESUME_UNSUPPORTED && dp->prev.agent_session_id &&
-	    dp->prev.adapter && strcmp(dp->prev.adapter, dp->entry->name) == 0) {
+	    run_task_executor(l, t) == EXECUTOR_LOCAL && dp->prev.adapter &&
+	    strcmp(dp->prev.adapter, dp->entry->name) == 0) {
 		dp->ir.resume_id = dp->prev.agent_session_id;
 		t->att.resume_kind = xstrdup("native");
 	} else {
@@ -602,6 +607,9 @@ static int start_session(struct loop *l, struct otask *t, const struct dispatch 
 	}
 	if (r >= 0 && run_task_sandboxed(l, t))
 		r = confine_agent(l, t, dp, spec, &d);
+	/* another executor: the spec becomes its relay's (run-executor.c) */
+	if (r >= 0 && t->plan.binary_found && run_task_executor(l, t) != EXECUTOR_LOCAL)
+		r = run_executor_wrap(l, t, dp->timeout_s, spec, &d);
 	if (r < 0) {
 		/* the agent never ran: the attempt ends as failed */
 		(void)snprintf(msg, sizeof(msg), "cannot prepare the session: %s", d.msg);

@@ -208,6 +208,9 @@ struct loop {
 	 * trees, decided at the first (0 not yet, 1 yes, -1 no: then why was
 	 * said once) */
 	int overlay;
+	/* slurm.git_daemon: the hub served for the run's Slurm jobs
+	 * (run-executor.c); pid -1 while not started */
+	struct proc gitd;
 };
 
 /* run-task.c */
@@ -252,6 +255,15 @@ const char *run_tier_refusal(struct loop *l, const struct otask *t, char *msg, s
 bool run_net_watch(struct otask *t);
 /* a warning event of t's attempt after its agent ended (a gate's) */
 void run_net_event(const struct otask *t, const char *msg);
+
+/* run-executor.c: the task's executor (orch/executor.h); why it cannot
+ * run there (NULL: it can); its agent's spec turned into the relay's */
+enum executor_kind run_task_executor(const struct loop *l, const struct otask *t);
+const char *run_executor_refusal(struct loop *l, const struct otask *t, char *msg, size_t size);
+int run_executor_wrap(struct loop *l, struct otask *t, double timeout_s, struct proc_spec *spec,
+		      struct diag *reterr);
+/* the run's git daemon stopped (run_loop_release()) */
+void run_executor_release(struct loop *l);
 
 /* run-dispatch.c */
 int run_dispatch(struct loop *l, struct otask *t, struct proc_spec *spec);

@@ -202,6 +202,7 @@ void run_loop_release(struct loop *l)
 	run_row_release(&l->run);
 	strvec_clear(&l->dead_branches);
 	meters_release(&l->meters);
+	run_executor_release(l);
 }
 
 long run_find_task(const struct loop *l, const char *id)

@@ -83,6 +83,10 @@ void spec_from_plan(const struct plan *p, size_t i, struct task_spec *ret)
 	}
 	if (t->network && net_mode_from_string(t->network) >= 0)
 		ret->network = net_mode_from_string(t->network);
+	if (t->executor && executor_kind_from_string(t->executor) >= 0) {
+		ret->has_executor = true;
+		ret->executor = executor_kind_from_string(t->executor);
+	}
 	if (t->on_conflict && conflict_policy_from_string(t->on_conflict) >= 0) {
 		ret->has_on_conflict = true;
 		ret->on_conflict = conflict_policy_from_string(t->on_conflict);
@@ -191,6 +195,9 @@ json_t *spec_to_json(const struct task_spec *s)
 	if (s->network >= 0)
 		(void)json_object_set_new(o, "network",
 					  jstr(net_mode_to_string((enum net_mode)s->network)));
+	if (s->has_executor)
+		(void)json_object_set_new(o, "executor",
+					  jstr(executor_kind_to_string(s->executor)));
 	if (s->has_on_conflict)
 		(void)json_object_set_new(o, "on_conflict",
 					  jstr(conflict_policy_to_string(s->on_conflict)));
@@ -380,6 +387,17 @@ static int k_idle_timeout(struct task_spec *s, const char *key, const json_t *v,
 		return bad(reterr, key, "not a number >= 0");
 	s->has_idle_timeout = true;
 	s->idle_timeout_s = t;
+	return 0;
+}
+
+static int k_executor(struct task_spec *s, const char *key, const json_t *v, struct diag *reterr)
+{
+	enum executor_kind k = executor_kind_from_string(json_string_value(v));
+
+	if ((int)k < 0)
+		return bad(reterr, key, "not local or slurm");
+	s->has_executor = true;
+	s->executor = k;
 	return 0;
 }
 
@@ -725,6 +743,7 @@ static const struct spec_key spec_keys[] = {
 	{"sandbox_tier", k_tier, 0},
 	{"network", k_network, 0},
 	{"on_conflict", k_on_conflict, 0},
+	{"executor", k_executor, 0},
 	{"conflict_from", k_conflict_from, 0},
 	{"limits", k_limits, 0},
 	{"gates", k_gates, 0},

@@ -102,7 +102,9 @@ struct task_spec {
 	enum sandbox_mode sandbox;
 	bool has_tier; /* the tier decided when first routed, kept by retries and resumes */
 	enum sandbox_kind tier;
-	int network;	      /* enum net_mode, or -1: not given (the configuration's) */
+	int network;	   /* enum net_mode, or -1: not given (the configuration's) */
+	bool has_executor; /* executor: given (else the role's or configuration's) */
+	enum executor_kind executor;
 	bool has_on_conflict; /* on_conflict: given (else the role's or configuration's) */
 	enum conflict_policy on_conflict;
 	const char *conflict_from;    /* run-conflict.c's journal (NULL: none) */

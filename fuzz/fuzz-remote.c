@@ -1,0 +1,76 @@
+/* Fuzz target for the relay's parser of a Slurm node's messages
+ * (orch/remote.c): every line a node sends is input an agent on that node
+ * could forge. Properties, besides never crashing:
+ *   - on success the kind is one of the six, and its fields obey it: a
+ *     hello has a 64-hex token and a node name without control characters;
+ *     out, err and error have a text; pushed has NULL or a 40/64-hex id;
+ *     exit has a code in 0..255 and no text;
+ *   - on failure the return is -EBADMSG with a message, and *ret is
+ *     untouched. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz/fuzz.h"
+#include "orch/remote.h"
+#include "util/banned.h"
+
+static bool hex_of(const char *s, size_t n)
+{
+	size_t i;
+
+	if (strlen(s) != n)
+		return false;
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct remote_msg m, sentinel;
+	struct diag d = {0};
+	size_t i;
+	int r;
+
+	memset(&m, 0x5a, sizeof(m));
+	sentinel = m;
+	r = remote_msg_parse((const char *)data, size, &m, &d);
+	if (r < 0) {
+		if (r != -EBADMSG || !d.msg[0] || memcmp(&m, &sentinel, sizeof(m)) != 0)
+			abort();
+		return 0;
+	}
+	if (r != 0)
+		abort();
+	switch (m.kind) {
+	case REMOTE_MSG_HELLO:
+		if (!m.text || !hex_of(m.text, REMOTE_TOKEN_HEX) || !m.node || strlen(m.node) > 255)
+			abort();
+		for (i = 0; m.node[i]; i++)
+			if ((unsigned char)m.node[i] < 0x20 || m.node[i] == 0x7f)
+				abort();
+		break;
+	case REMOTE_MSG_OUT:
+	case REMOTE_MSG_ERR:
+	case REMOTE_MSG_ERROR:
+		if (!m.text || m.node)
+			abort();
+		break;
+	case REMOTE_MSG_PUSHED:
+		if (m.text && !hex_of(m.text, 40) && !hex_of(m.text, 64))
+			abort();
+		break;
+	case REMOTE_MSG_EXIT:
+		if (m.code < 0 || m.code > 255 || m.text)
+			abort();
+		break;
+	default:
+		abort();
+	}
+	remote_msg_release(&m);
+	return 0;
+}

@@ -1,0 +1,62 @@
+/* The event connection between `bernstein agent-relay` (the submitting
+ * host) and `bernstein agent-exec` (a Slurm node): docs/executors.md,
+ * "The connection". One JSON object a line, each at most REMOTE_LINE_MAX
+ * bytes, over one TCP connection the node opens:
+ *
+ *   node  -> relay  {"token": HEX, "node": NAME}           first, within 10 s
+ *   relay -> node   {"invocation": {...}}                  once the token matched
+ *   node  -> relay  {"out": LINE} | {"err": LINE}          the agent's lines, live
+ *                   {"error": MESSAGE}                     the node could not run it
+ *                   {"pushed": SHA|null}                   after the agent: the branch
+ *                   {"exit": N}                            last
+ *
+ * The relay's parser of the node's lines (remote_msg_parse()) reads input an
+ * agent on the node could forge (it runs as the same user as agent-exec):
+ * it is a fuzz target (fuzz/fuzz-remote.c). Nothing here prints. */
+#ifndef BERNSTEIN_ORCH_REMOTE_H
+#define BERNSTEIN_ORCH_REMOTE_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "util/diag.h"
+
+#define REMOTE_LINE_MAX	 (4u << 20) /* one message */
+#define REMOTE_TOKEN_HEX 64	    /* 32 random bytes */
+
+enum remote_msg_kind {
+	REMOTE_MSG_HELLO,  /* token, node */
+	REMOTE_MSG_OUT,	   /* text: a stdout line of the agent */
+	REMOTE_MSG_ERR,	   /* text: a stderr line */
+	REMOTE_MSG_ERROR,  /* text: why the node could not run the agent */
+	REMOTE_MSG_PUSHED, /* text: the branch's commit at the hub, NULL: not pushed */
+	REMOTE_MSG_EXIT,   /* code: the agent's exit status as a shell reports it */
+	_REMOTE_MSG_KIND_MAX,
+	_REMOTE_MSG_KIND_INVALID = -EINVAL,
+};
+
+struct remote_msg {
+	enum remote_msg_kind kind;
+	char *text; /* owned; out, err, error, pushed (NULL: null), hello's token */
+	char *node; /* owned; hello */
+	int code;   /* exit: 0..255 */
+};
+
+void remote_msg_release(struct remote_msg *m);
+
+/* One line from the node (without its newline): 0 and *ret filled, or
+ * -EBADMSG with why in reterr (not JSON, not one known key, a wrong type,
+ * an exit out of 0..255, a token not of REMOTE_TOKEN_HEX lowercase hex, a
+ * pushed that is not a 40 or 64 hex commit id). */
+int remote_msg_parse(const char *line, size_t len, struct remote_msg *ret, struct diag *reterr);
+
+/* A fresh token: REMOTE_TOKEN_HEX lowercase hex digits and a NUL, from
+ * getrandom() only (-errno when it fails: no weaker fallback). */
+int remote_token(char buf[REMOTE_TOKEN_HEX + 1]);
+
+/* Whether the two tokens are equal, in time independent of where they
+ * differ. */
+bool remote_token_equal(const char *a, const char *b);
+
+#endif
