@@ -223,6 +223,8 @@ static void key_confine(struct walk *w, const struct ynode *k, const struct ynod
 		weak = strcmp(v->str, "none") == 0 || strcmp(v->str, "auto") == 0;
 	else if (v->kind == YNODE_SCALAR && strcmp(k->str, "network") == 0)
 		weak = strcmp(v->str, "full") == 0;
+	else if (strcmp(k->str, "executor") == 0) /* off this host, unsandboxed (executors.md) */
+		weak = v->kind != YNODE_SCALAR || strcmp(v->str, "local") != 0;
 	if (!weak)
 		return;
 	if (!allowed(w, GOAL_ALLOW_SANDBOX))
@@ -391,7 +393,7 @@ static const struct {
 	{"limits", key_confine},       {"endpoints", key_endpoints}, {"sampling", key_sampling},
 	{"mcp_config", key_sampling},  {"budget", key_budget},	     {"adapter", key_adapter},
 	{"cli", key_adapter},	       {"fallback", key_fallback},   {"context_files", key_context},
-	{"files", key_paths},	       {"attachments", key_paths},
+	{"files", key_paths},	       {"attachments", key_paths},   {"executor", key_confine},
 };
 
 /* The governed keys of a plan's top level or of a task/step (base: its
@@ -805,8 +807,8 @@ static const char schema_text[] =
 
 static const char policy_text[] =
 	"The plan may only contain tasks. Do not write gates, hooks, worktree_setup,\n"
-	"sandbox or network settings, limits, endpoints, sampling base_url or\n"
-	"api_key_env, budget or mcp servers: they are refused, and the repository's\n"
+	"sandbox or network settings, limits, an executor, endpoints, sampling base_url\n"
+	"or api_key_env, budget or mcp servers: they are refused, and the repository's\n"
 	"own configuration already supplies what is needed.\n";
 
 int goal_prompt_build(const struct goal_prompt *gp, struct sbuf *out)

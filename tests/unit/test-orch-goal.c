@@ -86,6 +86,30 @@ static void test_refused_by_default(void **state)
 	result_release(&r);
 }
 
+/* executor: anything but local runs the task off this host, unsandboxed:
+ * a confinement class, refused unless --allow sandbox (then shown). */
+static void test_executor(void **state)
+{
+	static const char plan[] = "name: x\n"
+				   "executor: slurm\n"
+				   "tasks:\n"
+				   "  - {title: a, prompt: b, executor: local}\n"
+				   "  - {title: c, prompt: d, executor: slurm}\n";
+	struct result r;
+
+	(void)state;
+	policy(plan, 0, &r);
+	assert_int_equal(r.n, 2);
+	assert_true(has(&r, 2, 11, "field 'executor': executor would weaken"));
+	assert_true(has(&r, 5, 37, "field 'tasks[1].executor': executor would weaken"));
+	result_release(&r);
+	policy(plan, GOAL_ALLOW_SANDBOX, &r);
+	assert_int_equal(r.n, 0);
+	assert_int_equal(r.shown.nr, 2);
+	assert_string_equal(r.shown.v[0], "executor: slurm");
+	result_release(&r);
+}
+
 static void test_allowed_classes_shown(void **state)
 {
 	struct result r;
@@ -349,6 +373,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_refused_by_default),
 		cmocka_unit_test(test_allowed_classes_shown),
+		cmocka_unit_test(test_executor),
 		cmocka_unit_test(test_mcp_servers_never),
 		cmocka_unit_test(test_stronger_sandbox_and_stages),
 		cmocka_unit_test(test_shown_escaped),
