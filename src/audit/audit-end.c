@@ -480,8 +480,8 @@ static int full_check(const char *dir, struct hash_hmac *mac, struct audit_scrat
 }
 
 /* The two recorded ends: state.json (a read error other than its absence
- * is the caller's error) and the hot state in .lock, which binds only
- * within the boot that wrote it. */
+ * is returned) and the hot state in .lock, enforced only within the boot
+ * that wrote it. */
 static int recorded_load(const char *dir, int lock_fd, const char *boot_id, struct recorded rec[2],
 			 struct diag *reterr)
 {
@@ -516,9 +516,9 @@ static int check_empty(const char *dir, const struct recorded rec[2], const char
 }
 
 /* The records before T: from a recorded end located in T (all that are
- * must agree), else only a replay can count them. 1 and *base set when
- * known, 0 when a replay must count them. have_base: *base already holds
- * the count (T is the first file). */
+ * must agree), else only a replay can count them. after_p: a file P comes
+ * before T; else T is the first file, and have_base is set with *base 0.
+ * 1 and *base set when known, 0 when a replay must count them. */
 static int base_from_recorded(const struct recorded rec[2], const struct scan *s, bool after_p,
 			      bool have_base, uint64_t *base)
 {
