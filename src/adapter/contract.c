@@ -11,6 +11,7 @@
 #include "adapter/catalog.h"
 #include "proc/probe.h"
 #include "util/fsutil.h"
+#include "util/json.h"
 #include "util/sbuf.h"
 #include "util/xalloc.h"
 #include "util/yaml.h"
@@ -197,35 +198,39 @@ static int parse_secret_env(struct contract *c, const struct ydoc *doc, const st
 	return 0;
 }
 
-static int parse_contract(struct contract *c, const struct ydoc *doc, struct diag *reterr)
+/* The sections install, auth and expected_models (each may be absent:
+ * NULL), checked against their fields in that order. */
+static int check_sections(const struct ydoc *doc, const struct ynode *sec[3], struct diag *reterr)
 {
-	const struct ynode *root = doc->root, *install, *auth, *models, *sid;
-	const char *s;
-	int r, e;
+	static const struct {
+		const char *key;
+		const struct yfield *fields;
+	} sections[3] = {
+		{"install", install_fields},
+		{"auth", auth_fields},
+		{"expected_models", models_fields},
+	};
+	size_t i;
+	int r;
 
-	r = yaml_check_map(doc, root, contract_fields, "contract", reterr);
-	if (r < 0)
-		return r;
-	install = ynode_get(root, "install");
-	auth = ynode_get(root, "auth");
-	models = ynode_get(root, "expected_models");
-	if (install) {
-		r = yaml_check_map(doc, install, install_fields, "install", reterr);
+	for (i = 0; i < 3; i++) {
+		sec[i] = ynode_get(doc->root, sections[i].key);
+		if (!sec[i])
+			continue;
+		r = yaml_check_map(doc, sec[i], sections[i].fields, sections[i].key, reterr);
 		if (r < 0)
 			return r;
 	}
-	if (auth) {
-		r = yaml_check_map(doc, auth, auth_fields, "auth", reterr);
-		if (r < 0)
-			return r;
-	}
-	if (models) {
-		r = yaml_check_map(doc, models, models_fields, "expected_models", reterr);
-		if (r < 0)
-			return r;
-	}
+	return 0;
+}
 
-	s = NULL;
+/* adapter (not empty) and binary, each defaulting to the contract's name. */
+static int parse_names(struct contract *c, const struct ydoc *doc, struct diag *reterr)
+{
+	const struct ynode *root = doc->root;
+	const char *s = NULL;
+	int r;
+
 	r = yaml_get_str(doc, root, "adapter", &s, reterr);
 	if (r < 0)
 		return r;
@@ -240,21 +245,34 @@ static int parse_contract(struct contract *c, const struct ydoc *doc, struct dia
 	if (r < 0)
 		return r;
 	c->binary = s ? arena_strdup(&c->arena, s) : c->name;
+	return 0;
+}
+
+static int parse_install(struct contract *c, const struct ydoc *doc, const struct ynode *install,
+			 struct diag *reterr)
+{
+	const char *s = NULL;
+	int r, e = CONTRACT_INSTALL_UNSPECIFIED;
 
 	c->install_spec = "";
-	if (install) {
-		e = CONTRACT_INSTALL_UNSPECIFIED;
-		r = yaml_get_enum(doc, install, "method", install_method_names, &e, reterr);
-		if (r < 0)
-			return r;
-		c->install_method = (enum contract_install_method)e;
-		s = NULL;
-		r = yaml_get_str(doc, install, "spec", &s, reterr);
-		if (r < 0)
-			return r;
-		if (s)
-			c->install_spec = arena_strdup(&c->arena, s);
-	}
+	if (!install)
+		return 0;
+	r = yaml_get_enum(doc, install, "method", install_method_names, &e, reterr);
+	if (r < 0)
+		return r;
+	c->install_method = (enum contract_install_method)e;
+	r = yaml_get_str(doc, install, "spec", &s, reterr);
+	if (r < 0)
+		return r;
+	if (s)
+		c->install_spec = arena_strdup(&c->arena, s);
+	return 0;
+}
+
+static int parse_auth(struct contract *c, const struct ydoc *doc, const struct ynode *auth,
+		      struct diag *reterr)
+{
+	int r, e = CONTRACT_AUTH_UNKNOWN;
 
 	if (auth) {
 		r = yaml_get_bool(doc, auth, "required_for_help", &c->auth_required_for_help,
@@ -265,15 +283,22 @@ static int parse_contract(struct contract *c, const struct ydoc *doc, struct dia
 				  reterr);
 		if (r < 0)
 			return r;
-		e = CONTRACT_AUTH_UNKNOWN;
 		r = yaml_get_enum(doc, auth, "basis", auth_basis_names, &e, reterr);
 		if (r < 0)
 			return r;
 		c->auth_basis = (enum contract_auth_basis)e;
 	}
-	r = parse_secret_env(c, doc, auth, reterr);
-	if (r < 0)
-		return r;
+	return parse_secret_env(c, doc, auth, reterr);
+}
+
+/* The command lines: required_flags, required_subcommands, help_command
+ * (default: binary --help) and expected_models' command and
+ * required_present. */
+static int parse_commands(struct contract *c, const struct ydoc *doc, const struct ynode *models,
+			  struct diag *reterr)
+{
+	const struct ynode *root = doc->root;
+	int r;
 
 	r = get_list(c, doc, root, "required_flags", "required_flags", &c->required_flags,
 		     &c->n_required_flags, reterr);
@@ -297,23 +322,46 @@ static int parse_contract(struct contract *c, const struct ydoc *doc, struct dia
 		     &c->n_models_command, reterr);
 	if (r < 0)
 		return r;
-	r = get_list(c, doc, models, "required_present", "expected_models.required_present",
-		     &c->models_required, &c->n_models_required, reterr);
-	if (r < 0)
-		return r;
+	return get_list(c, doc, models, "required_present", "expected_models.required_present",
+			&c->models_required, &c->n_models_required, reterr);
+}
 
-	sid = ynode_get(root, "session_id_flag");
-	if (sid && !ynode_is_null(sid)) {
-		if (sid->kind != YNODE_SCALAR) {
-			yaml_diag(doc, sid, reterr,
-				  "'session_id_flag': expected a string or null, got %s",
-				  ynode_describe(sid));
-			return -EINVAL;
-		}
-		if (sid->len)
-			c->session_id_flag = arena_strdup(&c->arena, sid->str);
+/* session_id_flag: absent, null or "" (none), or a string. */
+static int parse_session_id_flag(struct contract *c, const struct ydoc *doc, struct diag *reterr)
+{
+	const struct ynode *sid = ynode_get(doc->root, "session_id_flag");
+
+	if (!sid || ynode_is_null(sid))
+		return 0;
+	if (sid->kind != YNODE_SCALAR) {
+		yaml_diag(doc, sid, reterr, "'session_id_flag': expected a string or null, got %s",
+			  ynode_describe(sid));
+		return -EINVAL;
 	}
+	if (sid->len)
+		c->session_id_flag = arena_strdup(&c->arena, sid->str);
 	return 0;
+}
+
+static int parse_contract(struct contract *c, const struct ydoc *doc, struct diag *reterr)
+{
+	const struct ynode *sec[3] = {NULL, NULL, NULL}; /* install, auth, expected_models */
+	int r;
+
+	r = yaml_check_map(doc, doc->root, contract_fields, "contract", reterr);
+	if (r >= 0)
+		r = check_sections(doc, sec, reterr);
+	if (r >= 0)
+		r = parse_names(c, doc, reterr);
+	if (r >= 0)
+		r = parse_install(c, doc, sec[0], reterr);
+	if (r >= 0)
+		r = parse_auth(c, doc, sec[1], reterr);
+	if (r >= 0)
+		r = parse_commands(c, doc, sec[2], reterr);
+	if (r >= 0)
+		r = parse_session_id_flag(c, doc, reterr);
+	return r < 0 ? r : 0;
 }
 
 int contract_load_buf(const char *name, const char *source, const char *buf, size_t len,
@@ -660,6 +708,26 @@ static void secret_names(const struct contract *c, struct sbuf *sb)
 /* Up to max_chars characters of the trimmed, stripped output as one line of
  * valid UTF-8: newlines and tabs become spaces, other control characters and
  * invalid bytes '?'; "<no output>" when there is nothing. */
+/* Add the character at c (n: its length as a valid UTF-8 sequence, 0 if
+ * invalid) to a snippet: a control character or an invalid byte as '?', a
+ * newline or tab as a space. The bytes it took. */
+static size_t snippet_addc(struct sbuf *sb, const char *c, size_t n)
+{
+	unsigned char b = (unsigned char)c[0];
+
+	if (n == 0) {
+		(void)sbuf_addc(sb, '?');
+		return 1;
+	}
+	if (n == 1 && (b == '\n' || b == '\t'))
+		(void)sbuf_addc(sb, ' '); /* one line: messages are line-oriented */
+	else if (n == 1 && (b < 0x20 || b == 0x7f))
+		(void)sbuf_addc(sb, '?');
+	else
+		(void)sbuf_add(sb, c, n);
+	return n;
+}
+
 static char *snippet(const char *text, size_t len, size_t max_chars)
 {
 	struct sbuf sb = SBUF_INIT(SIZE_MAX);
@@ -671,43 +739,10 @@ static char *snippet(const char *text, size_t len, size_t max_chars)
 		i++;
 	while (end > i && is_space(t[end - 1]))
 		end--;
-	while (i < end && chars < max_chars) {
-		unsigned char b = (unsigned char)t[i];
-		size_t n = 0, k;
-
-		if (b < 0x80)
-			n = 1;
-		else if (b >= 0xc2 && b <= 0xdf)
-			n = 2;
-		else if (b >= 0xe0 && b <= 0xef)
-			n = 3;
-		else if (b >= 0xf0 && b <= 0xf4)
-			n = 4;
-		for (k = 1; n > 1 && k < n; k++)
-			if (i + k >= end || ((unsigned char)t[i + k] & 0xc0) != 0x80)
-				n = 0;
-		/* overlong 3/4-byte forms, surrogates, code points above U+10FFFF */
-		if (n == 3 && ((b == 0xe0 && (unsigned char)t[i + 1] < 0xa0) ||
-			       (b == 0xed && (unsigned char)t[i + 1] >= 0xa0)))
-			n = 0;
-		if (n == 4 && ((b == 0xf0 && (unsigned char)t[i + 1] < 0x90) ||
-			       (b == 0xf4 && (unsigned char)t[i + 1] >= 0x90)))
-			n = 0;
-		if (n == 0) {
-			(void)sbuf_addc(&sb, '?');
-			i++;
-		} else if (n == 1 && (b == '\n' || b == '\t')) {
-			(void)sbuf_addc(&sb, ' '); /* one line: messages are line-oriented */
-			i++;
-		} else if (n == 1 && (b < 0x20 || b == 0x7f)) {
-			(void)sbuf_addc(&sb, '?');
-			i++;
-		} else {
-			(void)sbuf_add(&sb, t + i, n);
-			i += n;
-		}
-		chars++;
-	}
+	/* strict UTF-8: no overlong forms, surrogates or code points above
+	 * U+10FFFF */
+	for (; i < end && chars < max_chars; chars++)
+		i += snippet_addc(&sb, t + i, utf8_seq((const unsigned char *)t + i, end - i));
 	free(t);
 	if (!sb.len)
 		(void)sbuf_adds(&sb, "<no output>");

@@ -438,83 +438,134 @@ int event_redact(const struct event *ev, struct redact *rd, struct sbuf *buf, st
 	return count;
 }
 
-const char *event_describe(const struct event *ev, char *buf, size_t size)
+/* ---- event_describe(): one writer of buf (size > 0) per kind ---- */
+
+static const char *or_else(const char *s, const char *dflt)
+{
+	return s ? s : dflt;
+}
+
+static void describe_session_started(const struct event *ev, char *buf, size_t size)
+{
+	(void)snprintf(buf, size, "session %s%s%s%s", or_else(ev->session_id, "?"),
+		       ev->model ? " (model " : "", or_else(ev->model, ""), ev->model ? ")" : "");
+}
+
+static void describe_text(const struct event *ev, char *buf, size_t size)
+{
+	(void)snprintf(buf, size, "%s", or_else(ev->text, ""));
+}
+
+static void describe_tool_call(const struct event *ev, char *buf, size_t size)
+{
+	(void)snprintf(buf, size, "tool call %s %s", or_else(ev->tool_name, "?"),
+		       or_else(ev->tool_args, ""));
+}
+
+static void describe_tool_result(const struct event *ev, char *buf, size_t size)
+{
+	const char *status = "ok";
+
+	if (ev->is_error)
+		status = ev->permission_denied ? "denied" : "error";
+	(void)snprintf(buf, size, "tool result %s: %s%s%s",
+		       or_else(ev->tool_name, or_else(ev->tool_id, "?")), status,
+		       ev->tool_output && ev->tool_output[0] ? ": " : "",
+		       or_else(ev->tool_output, ""));
+}
+
+static void describe_usage(const struct event *ev, char *buf, size_t size)
 {
 	char extra[64] = "";
+
+	if (ev->cost_usd >= 0)
+		(void)snprintf(extra, sizeof(extra), ", $%.4f", ev->cost_usd);
+	(void)snprintf(buf, size, "usage: %" PRId64 " in, %" PRId64 " out%s",
+		       ev->input_tokens > 0 ? ev->input_tokens : 0,
+		       ev->output_tokens > 0 ? ev->output_tokens : 0, extra);
+}
+
+static void describe_rate_limited(const struct event *ev, char *buf, size_t size)
+{
+	char extra[64] = "";
+
+	if (ev->hint.retry_after_s >= 0)
+		(void)snprintf(extra, sizeof(extra), " (retry in %" PRId64 " s)",
+			       ev->hint.retry_after_s);
+	(void)snprintf(buf, size, "rate limited%s: %s", extra, or_else(ev->message, ""));
+}
+
+static void describe_result(const struct event *ev, char *buf, size_t size)
+{
+	bool say_message = ev->is_error && ev->message;
+
+	(void)snprintf(buf, size, "result: %s%s%s%s%s", ev->is_error ? "failed" : "success",
+		       ev->status ? " (" : "", or_else(ev->status, ""), ev->status ? ")" : "",
+		       say_message ? ": " : "");
+	if (say_message) {
+		size_t len = strlen(buf);
+
+		(void)snprintf(buf + len, size - len, "%s", ev->message);
+	}
+}
+
+static void describe_error(const struct event *ev, char *buf, size_t size)
+{
+	char extra[64] = "";
+
+	if (ev->http_status)
+		(void)snprintf(extra, sizeof(extra), " (HTTP %d)", ev->http_status);
+	(void)snprintf(buf, size, "error%s: %s", extra, or_else(ev->message, ""));
+}
+
+static void describe_warning(const struct event *ev, char *buf, size_t size)
+{
+	(void)snprintf(buf, size, "warning: %s", or_else(ev->message, ""));
+}
+
+static void describe_signal(const struct event *ev, char *buf, size_t size)
+{
+	(void)snprintf(buf, size, "signal %s %s", or_else(ev->signal, "?"),
+		       or_else(ev->payload, "{}"));
+}
+
+static void describe_unknown(const struct event *ev, char *buf, size_t size)
+{
+	(void)snprintf(buf, size, "unknown%s%s%s%s", ev->type ? " '" : "", or_else(ev->type, ""),
+		       ev->type ? "'" : "", ev->reason ? " (" : "");
+	if (ev->reason) {
+		size_t len = strlen(buf);
+
+		(void)snprintf(buf + len, size - len, "%s)", ev->reason);
+	}
+}
+
+typedef void event_describe_fn(const struct event *ev, char *buf, size_t size);
+
+static event_describe_fn *const describers[_EVENT_KIND_MAX] = {
+	[EVENT_SESSION_STARTED] = describe_session_started,
+	[EVENT_TEXT] = describe_text,
+	[EVENT_TOOL_CALL] = describe_tool_call,
+	[EVENT_TOOL_RESULT] = describe_tool_result,
+	[EVENT_USAGE] = describe_usage,
+	[EVENT_RATE_LIMITED] = describe_rate_limited,
+	[EVENT_RESULT] = describe_result,
+	[EVENT_ERROR] = describe_error,
+	[EVENT_WARNING] = describe_warning,
+	[EVENT_SIGNAL] = describe_signal,
+	[EVENT_UNKNOWN] = describe_unknown,
+};
+
+const char *event_describe(const struct event *ev, char *buf, size_t size)
+{
 	size_t i;
 
 	if (!buf || size == 0)
 		return buf;
-	switch (ev->kind) {
-	case EVENT_SESSION_STARTED:
-		(void)snprintf(buf, size, "session %s%s%s%s", ev->session_id ? ev->session_id : "?",
-			       ev->model ? " (model " : "", ev->model ? ev->model : "",
-			       ev->model ? ")" : "");
-		break;
-	case EVENT_TEXT:
-		(void)snprintf(buf, size, "%s", ev->text ? ev->text : "");
-		break;
-	case EVENT_TOOL_CALL:
-		(void)snprintf(buf, size, "tool call %s %s", ev->tool_name ? ev->tool_name : "?",
-			       ev->tool_args ? ev->tool_args : "");
-		break;
-	case EVENT_TOOL_RESULT:
-		(void)snprintf(buf, size, "tool result %s: %s%s%s",
-			       ev->tool_name ? ev->tool_name : (ev->tool_id ? ev->tool_id : "?"),
-			       ev->is_error ? (ev->permission_denied ? "denied" : "error") : "ok",
-			       ev->tool_output && ev->tool_output[0] ? ": " : "",
-			       ev->tool_output ? ev->tool_output : "");
-		break;
-	case EVENT_USAGE:
-		if (ev->cost_usd >= 0)
-			(void)snprintf(extra, sizeof(extra), ", $%.4f", ev->cost_usd);
-		(void)snprintf(buf, size, "usage: %" PRId64 " in, %" PRId64 " out%s",
-			       ev->input_tokens > 0 ? ev->input_tokens : 0,
-			       ev->output_tokens > 0 ? ev->output_tokens : 0, extra);
-		break;
-	case EVENT_RATE_LIMITED:
-		if (ev->hint.retry_after_s >= 0)
-			(void)snprintf(extra, sizeof(extra), " (retry in %" PRId64 " s)",
-				       ev->hint.retry_after_s);
-		(void)snprintf(buf, size, "rate limited%s: %s", extra,
-			       ev->message ? ev->message : "");
-		break;
-	case EVENT_RESULT:
-		(void)snprintf(buf, size, "result: %s%s%s%s%s", ev->is_error ? "failed" : "success",
-			       ev->status ? " (" : "", ev->status ? ev->status : "",
-			       ev->status ? ")" : "", ev->is_error && ev->message ? ": " : "");
-		if (ev->is_error && ev->message) {
-			size_t len = strlen(buf);
-
-			(void)snprintf(buf + len, size - len, "%s", ev->message);
-		}
-		break;
-	case EVENT_ERROR:
-		if (ev->http_status)
-			(void)snprintf(extra, sizeof(extra), " (HTTP %d)", ev->http_status);
-		(void)snprintf(buf, size, "error%s: %s", extra, ev->message ? ev->message : "");
-		break;
-	case EVENT_WARNING:
-		(void)snprintf(buf, size, "warning: %s", ev->message ? ev->message : "");
-		break;
-	case EVENT_SIGNAL:
-		(void)snprintf(buf, size, "signal %s %s", ev->signal ? ev->signal : "?",
-			       ev->payload ? ev->payload : "{}");
-		break;
-	case EVENT_UNKNOWN:
-		(void)snprintf(buf, size, "unknown%s%s%s%s", ev->type ? " '" : "",
-			       ev->type ? ev->type : "", ev->type ? "'" : "",
-			       ev->reason ? " (" : "");
-		if (ev->reason) {
-			size_t len = strlen(buf);
-
-			(void)snprintf(buf + len, size - len, "%s)", ev->reason);
-		}
-		break;
-	default:
+	if (ev->kind >= 0 && ev->kind < _EVENT_KIND_MAX && describers[ev->kind])
+		describers[ev->kind](ev, buf, size);
+	else
 		(void)snprintf(buf, size, "?");
-		break;
-	}
 	for (i = 0; buf[i]; i++)
 		if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)
 			buf[i] = ' ';

@@ -170,23 +170,57 @@ static bool scan_string(const char *s, size_t len, size_t *i, bool *ret_plain)
 	return true;
 }
 
+/* The count of digits from s[p]. */
+static size_t digits_at(const char *s, size_t len, size_t p)
+{
+	size_t q;
+
+	for (q = p; q < len && is_digit(s[q]); q++)
+		;
+	return q - p;
+}
+
+static bool exponent_at(const char *s, size_t len, size_t p)
+{
+	return p < len && (s[p] == 'e' || s[p] == 'E');
+}
+
+/* Whether I.F, I the ipn digits at s[ip] and F the fpn (> 0) digits at
+ * s[fp], is a decimal inside the subset. */
+static bool decimal_in_subset(const char *s, size_t ip, size_t ipn, size_t fp, size_t fpn)
+{
+	size_t z;
+
+	if (fpn == 1 && s[fp] == '0')
+		return ipn <= 15; /* I.0: at most 15 digits, below 1e15 */
+	if (s[fp + fpn - 1] == '0')
+		return false; /* a trailing zero repr() would not write */
+	if (ipn == 1 && s[ip] == '0') {
+		/* 0.F: at most three zeros after the point (>= 1e-4) */
+		for (z = 0; s[fp + z] == '0'; z++)
+			;
+		return z <= 3 && fpn - z <= 15;
+	}
+	return ipn + fpn <= 15;
+}
+
 /* The number at s[*i]: *i moves past it. false: outside the subset (see the
  * top of the file for the forms inside). */
 static bool scan_number(const char *s, size_t len, size_t *i)
 {
-	size_t p = *i, ip, ipn, fp, fpn, z;
+	size_t p = *i, ip, ipn, fp, fpn;
 	bool neg = false;
 
 	if (s[p] == '-') {
 		neg = true;
 		p++;
 	}
-	for (ip = p; p < len && is_digit(s[p]); p++)
-		;
-	ipn = p - ip;
+	ip = p;
+	ipn = digits_at(s, len, ip);
+	p += ipn;
 	if (ipn == 0 || (ipn > 1 && s[ip] == '0'))
 		return false;
-	if (p < len && (s[p] == 'e' || s[p] == 'E'))
+	if (exponent_at(s, len, p))
 		return false;
 	if (p >= len || s[p] != '.') {
 		/* an integer; "-0" reads as 0, written "0" */
@@ -195,26 +229,11 @@ static bool scan_number(const char *s, size_t len, size_t *i)
 		*i = p;
 		return true;
 	}
-	for (fp = ++p; p < len && is_digit(s[p]); p++)
-		;
-	fpn = p - fp;
-	if (fpn == 0 || (p < len && (s[p] == 'e' || s[p] == 'E')))
+	fp = ++p;
+	fpn = digits_at(s, len, fp);
+	p += fpn;
+	if (fpn == 0 || exponent_at(s, len, p) || !decimal_in_subset(s, ip, ipn, fp, fpn))
 		return false;
-	if (fpn == 1 && s[fp] == '0') {
-		/* I.0: at most 15 digits, below 1e15 */
-		if (ipn > 15)
-			return false;
-	} else if (s[p - 1] == '0') {
-		return false; /* a trailing zero repr() would not write */
-	} else if (ipn == 1 && s[ip] == '0') {
-		/* 0.F: at most three zeros after the point (>= 1e-4) */
-		for (z = 0; s[fp + z] == '0'; z++)
-			;
-		if (z > 3 || fpn - z > 15)
-			return false;
-	} else if (ipn + fpn > 15) {
-		return false;
-	}
 	*i = p;
 	return true;
 }

@@ -479,6 +479,89 @@ static int full_check(const char *dir, struct hash_hmac *mac, struct audit_scrat
 	return 0;
 }
 
+/* The two recorded ends: state.json (a read error other than its absence
+ * is returned) and the hot state in .lock, enforced only within the boot
+ * that wrote it. */
+static int recorded_load(const char *dir, int lock_fd, const char *boot_id, struct recorded rec[2],
+			 struct diag *reterr)
+{
+	int r;
+
+	memset(rec, 0, 2 * sizeof(*rec));
+	r = audit_state_load(dir, &rec[0].st, reterr);
+	if (r < 0 && r != -ENOENT)
+		return r;
+	rec[0].have = r == 0 && rec[0].st.count > 0;
+	rec[0].enforce = true;
+	rec[1].have = lock_fd >= 0 && audit_state_hot_read(lock_fd, &rec[1].st) == 0 &&
+		      rec[1].st.count > 0;
+	rec[1].enforce = boot_id && boot_id[0] && strcmp(rec[1].st.boot_id, boot_id) == 0;
+	return 0;
+}
+
+/* No chain file holds a record: an enforced recorded end that counts any
+ * is a truncation. */
+static int check_empty(const char *dir, const struct recorded rec[2], const char *newest,
+		       struct audit_end *end, struct diag *reterr)
+{
+	size_t i;
+	int r = 0;
+
+	for (i = 0; i < 2 && r == 0; i++)
+		if (rec[i].have && rec[i].enforce)
+			r = truncated(reterr, dir, i, 0, rec[i].st.count);
+	if (r == 0)
+		end_set_empty(end, newest);
+	return r;
+}
+
+/* The records before T: from a recorded end located in T (all that are
+ * must agree), else only a replay can count them. after_p: a file P comes
+ * before T; else T is the first file, and have_base is set with *base 0.
+ * 1 and *base set when known, 0 when a replay must count them. */
+static int base_from_recorded(const struct recorded rec[2], const struct scan *s, bool after_p,
+			      bool have_base, uint64_t *base)
+{
+	size_t i;
+
+	for (i = 0; i < 2 && after_p; i++) {
+		uint64_t b;
+
+		if (!rec[i].have || !s->found[i] || rec[i].st.count < s->found_at[i])
+			continue;
+		b = rec[i].st.count - s->found_at[i];
+		if (have_base && b != *base)
+			return 0;
+		*base = b;
+		have_base = true;
+	}
+	return have_base;
+}
+
+/* Check each enforced recorded end against T's scan, base records before
+ * it: 0 when they hold, 1 when one lies before T (a replay checks it),
+ * negative errno when one is past the chain's end or not where it says. */
+static int check_recorded(const char *dir, const struct recorded rec[2], const struct scan *s,
+			  uint64_t base, struct diag *reterr)
+{
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		const struct audit_state *st = &rec[i].st;
+
+		if (!rec[i].have || !rec[i].enforce)
+			continue;
+		if (st->count > base + s->count)
+			return truncated(reterr, dir, i, base + s->count, st->count);
+		if (st->count > base && (!s->found[i] || s->found_at[i] != st->count - base))
+			return mismatch(reterr, dir, i, st->count);
+		/* in a file before T, and not where T starts: a replay checks it */
+		if (st->count <= base && !(s->found[i] && s->found_at[i] == 0))
+			return 1;
+	}
+	return 0;
+}
+
 int audit_end_check(const char *dir, struct hash_hmac *mac, struct audit_scratch *scratch,
 		    int lock_fd, const char *boot_id, struct audit_end *end, struct diag *reterr)
 {
@@ -493,25 +576,14 @@ int audit_end_check(const char *dir, struct hash_hmac *mac, struct audit_scratch
 	size_t n = 0, i;
 	int r;
 
-	memset(rec, 0, sizeof(rec));
 	r = list_files(dir, &files, &n, &t, &p, reterr);
 	if (r < 0)
 		return r;
-	r = audit_state_load(dir, &rec[0].st, reterr);
-	if (r < 0 && r != -ENOENT)
+	r = recorded_load(dir, lock_fd, boot_id, rec, reterr);
+	if (r < 0)
 		goto out;
-	rec[0].have = r == 0 && rec[0].st.count > 0;
-	rec[0].enforce = true;
-	rec[1].have = lock_fd >= 0 && audit_state_hot_read(lock_fd, &rec[1].st) == 0 &&
-		      rec[1].st.count > 0;
-	rec[1].enforce = boot_id && boot_id[0] && strcmp(rec[1].st.boot_id, boot_id) == 0;
 	if (t < 0) {
-		r = 0;
-		for (i = 0; i < 2 && r == 0; i++)
-			if (rec[i].have && rec[i].enforce)
-				r = truncated(reterr, dir, i, 0, rec[i].st.count);
-		if (r == 0)
-			end_set_empty(end, n ? files[n - 1].name : NULL);
+		r = check_empty(dir, rec, n ? files[n - 1].name : NULL, end, reterr);
 		goto out;
 	}
 	if (p >= 0) {
@@ -539,38 +611,13 @@ int audit_end_check(const char *dir, struct hash_hmac *mac, struct audit_scratch
 	if (r < 0)
 		goto out;
 
-	/* The records before T: from a recorded end located in T (all that
-	 * are must agree), else only a replay can count them. */
-	for (i = 0; i < 2 && p >= 0; i++) {
-		uint64_t b;
-
-		if (!rec[i].have || !s.found[i] || rec[i].st.count < s.found_at[i])
-			continue;
-		b = rec[i].st.count - s.found_at[i];
-		if (have_base && b != base)
-			goto full;
-		base = b;
-		have_base = true;
-	}
-	if (!have_base)
+	if (!base_from_recorded(rec, &s, p >= 0, have_base, &base))
 		goto full;
-	for (i = 0; i < 2; i++) {
-		const struct audit_state *st = &rec[i].st;
-
-		if (!rec[i].have || !rec[i].enforce)
-			continue;
-		if (st->count > base + s.count) {
-			r = truncated(reterr, dir, i, base + s.count, st->count);
-			goto out;
-		}
-		if (st->count > base && (!s.found[i] || s.found_at[i] != st->count - base)) {
-			r = mismatch(reterr, dir, i, st->count);
-			goto out;
-		}
-		/* in a file before T, and not where T starts: a replay checks it */
-		if (st->count <= base && !(s.found[i] && s.found_at[i] == 0))
-			goto full;
-	}
+	r = check_recorded(dir, rec, &s, base, reterr);
+	if (r < 0)
+		goto out;
+	if (r > 0)
+		goto full;
 	end_set(end, &s, base, files[t].name, &tst, files[n - 1].name);
 	r = 0;
 	goto out;

@@ -696,7 +696,15 @@ static void check_markdown(FILE *f, const struct check_row *rows, size_t n)
 	}
 }
 
-static int cmd_adapters_check(int argc, char **argv, struct cli_ctx *ctx)
+struct check_opts {
+	const char *name; /* the one adapter to check, NULL all */
+	bool strict, no_probe, markdown, timeout_set;
+	uint64_t timeout_ms;
+	double timeout_s;
+};
+
+/* -1 to go on, else the exit code (printed). */
+static int check_parse_args(int argc, char **argv, struct cli_ctx *ctx, struct check_opts *o)
 {
 	enum { OPT_STRICT = 256, OPT_TIMEOUT, OPT_NO_PROBE, OPT_MARKDOWN };
 	static const struct option opts[] = {
@@ -708,19 +716,7 @@ static int cmd_adapters_check(int argc, char **argv, struct cli_ctx *ctx)
 		CLI_OPT_HELP,
 		{NULL, 0, NULL, 0},
 	};
-	bool strict = false, no_probe = false, markdown = false, timeout_set = false;
-	uint64_t timeout_ms = DEFAULT_TIMEOUT_MS;
-	double timeout_s = DEFAULT_TIMEOUT_MS / 1000.0;
-	struct catalog *cat = NULL;
-	struct check_row *rows = NULL;
-	struct probe *probes = NULL;
-	struct check_contract *ccs = NULL;
-	struct contract_counts counts = {0};
-	size_t *probe_row = NULL;
-	const char *name = NULL;
-	const char *names[2] = {NULL, NULL};
-	size_t n = 0, np = 0, nccs = 0, i, failed = 0;
-	int c, r;
+	int c;
 
 	optind = 0;
 	opterr = 0;
@@ -730,21 +726,22 @@ static int cmd_adapters_check(int argc, char **argv, struct cli_ctx *ctx)
 			ctx->json = true;
 			break;
 		case OPT_STRICT:
-			strict = true;
+			o->strict = true;
 			break;
 		case OPT_TIMEOUT:
-			if (cli_parse_seconds(optarg, MAX_TIMEOUT_S, &timeout_s, &timeout_ms) < 0)
+			if (cli_parse_seconds(optarg, MAX_TIMEOUT_S, &o->timeout_s,
+					      &o->timeout_ms) < 0)
 				return cli_usage_error(
 					ctx,
 					"invalid --timeout '%s' (seconds, more than 0 and at most %d)",
 					optarg, MAX_TIMEOUT_S);
-			timeout_set = true;
+			o->timeout_set = true;
 			break;
 		case OPT_NO_PROBE:
-			no_probe = true;
+			o->no_probe = true;
 			break;
 		case OPT_MARKDOWN:
-			markdown = true;
+			o->markdown = true;
 			break;
 		case 'h':
 			return cli_help(ctx);
@@ -757,44 +754,32 @@ static int cmd_adapters_check(int argc, char **argv, struct cli_ctx *ctx)
 		}
 	}
 	if (optind < argc)
-		name = argv[optind++];
+		o->name = argv[optind++];
 	if (optind < argc)
 		return cli_usage_error(ctx, "unexpected argument '%s'", argv[optind]);
-	if (markdown && ctx->json)
+	if (o->markdown && ctx->json)
 		return cli_usage_error(ctx, "--markdown and --json cannot be combined");
-	if (markdown)
-		no_probe = true;
+	if (o->markdown)
+		o->no_probe = true;
+	return -1;
+}
 
-	r = catalog_paths_load(ctx, &cat);
-	if (r)
-		return r;
-	if (name) {
-		const struct registry_entry *e = catalog_find(cat, name);
+/* Probe the version of every row's binary that is not built in, all in
+ * parallel; each probed row owns its probe. Returns 0 or an exit code
+ * (printed). */
+static int probe_rows(struct cli_ctx *ctx, struct check_row *rows, size_t n, uint64_t timeout_ms)
+{
+	struct probe *probes = xcalloc(n ? n : 1, sizeof(*probes));
+	size_t *probe_row = xcalloc(n ? n : 1, sizeof(*probe_row));
+	size_t np = 0, i;
+	int r = 0;
 
-		if (!e) {
-			cat = catalog_free(cat);
-			return cli_usage_error(ctx, "unknown adapter '%s'", name);
-		}
-		names[0] = e->name;
-		n = 1;
-	} else {
-		n = cat->n_entries;
-	}
-
-	rows = xcalloc(n ? n : 1, sizeof(*rows));
-	probes = xcalloc(n ? n : 1, sizeof(*probes));
-	probe_row = xcalloc(n ? n : 1, sizeof(*probe_row));
 	for (i = 0; i < n; i++) {
-		struct check_row *cr = &rows[i];
-
-		cr->e = name ? catalog_find(cat, name) : cat->entries[i];
-		(void)strategy_resolve(cat, cr->e->name, NULL, &cr->res);
-		cr->declared = catalog_matrix_find(cat, cr->e->name) != NULL;
-		if (!no_probe && !cr->e->builtin) {
-			probes[np].binary = cr->e->binary;
-			probes[np].args = cr->e->version_args;
-			probe_row[np++] = i;
-		}
+		if (rows[i].e->builtin)
+			continue;
+		probes[np].binary = rows[i].e->binary;
+		probes[np].args = rows[i].e->version_args;
+		probe_row[np++] = i;
 	}
 	if (np) {
 		struct probe_opts po = {
@@ -818,54 +803,120 @@ static int cmd_adapters_check(int argc, char **argv, struct cli_ctx *ctx)
 			memset(&probes[i], 0, sizeof(probes[i])); /* ownership moved */
 		}
 	}
+out:
+	for (i = 0; i < np; i++)
+		probe_release(&probes[i]);
+	free(probes);
+	free(probe_row);
+	return r;
+}
+
+/* A row's probe, binary and version columns, and whether it is reachable
+ * or its probe failed. */
+static void row_probe_cols(struct check_row *cr, double timeout_s)
+{
+	const struct probe *p = &cr->probe;
+
+	if (cr->e->builtin) {
+		cr->probe_name = "skipped";
+		cr->binary_col = xstrdup("(built-in)");
+		cr->version_col = xstrdup("(n/a)");
+		cr->reachable = true;
+		return;
+	}
+	if (!cr->probed) {
+		cr->probe_name = "skipped";
+		cr->binary_col = xstrdup("(not probed)");
+		cr->version_col = xstrdup("(n/a)");
+		return;
+	}
+	cr->probe_name = probe_status_name(p->status);
+	cr->version_col = probe_version_col(p, timeout_s, &cr->version);
+	if (p->resolved)
+		cr->binary_col = xstrdup(p->resolved);
+	else if (p->status == PROBE_NOT_FOUND)
+		cr->binary_col = xstrdup("(not in PATH)");
+	else
+		cr->binary_col = xstrdup("(cannot run)");
+	cr->reachable = p->status != PROBE_NOT_FOUND && p->resolved;
+	cr->failed = p->status != PROBE_OK && p->status != PROBE_NOT_FOUND;
+}
+
+static void check_print(struct cli_ctx *ctx, const struct check_row *rows, size_t n,
+			const struct contract_counts *counts, bool markdown)
+{
+	if (markdown)
+		check_markdown(ctx->out, rows, n);
+	else if (ctx->json)
+		(void)cli_print_json(ctx, check_json(rows, n, counts));
+	else
+		check_text(ctx->out, rows, n, counts);
+	(void)fflush(ctx->out);
+}
+
+static int cmd_adapters_check(int argc, char **argv, struct cli_ctx *ctx)
+{
+	struct check_opts o = {
+		.timeout_ms = DEFAULT_TIMEOUT_MS,
+		.timeout_s = DEFAULT_TIMEOUT_MS / 1000.0,
+	};
+	struct catalog *cat = NULL;
+	struct check_row *rows = NULL;
+	struct check_contract *ccs = NULL;
+	struct contract_counts counts = {0};
+	const char *names[2] = {NULL, NULL};
+	size_t n = 0, nccs = 0, i, failed = 0;
+	int r;
+
+	r = check_parse_args(argc, argv, ctx, &o);
+	if (r >= 0)
+		return r;
+	r = catalog_paths_load(ctx, &cat);
+	if (r)
+		return r;
+	if (o.name) {
+		const struct registry_entry *e = catalog_find(cat, o.name);
+
+		if (!e) {
+			cat = catalog_free(cat);
+			return cli_usage_error(ctx, "unknown adapter '%s'", o.name);
+		}
+		names[0] = e->name;
+		n = 1;
+	} else {
+		n = cat->n_entries;
+	}
+
+	rows = xcalloc(n ? n : 1, sizeof(*rows));
 	for (i = 0; i < n; i++) {
 		struct check_row *cr = &rows[i];
 
-		if (cr->e->builtin) {
-			cr->probe_name = "skipped";
-			cr->binary_col = xstrdup("(built-in)");
-			cr->version_col = xstrdup("(n/a)");
-			cr->reachable = true;
-		} else if (!cr->probed) {
-			cr->probe_name = "skipped";
-			cr->binary_col = xstrdup("(not probed)");
-			cr->version_col = xstrdup("(n/a)");
-		} else {
-			const struct probe *p = &cr->probe;
-
-			cr->probe_name = probe_status_name(p->status);
-			cr->version_col = probe_version_col(p, timeout_s, &cr->version);
-			if (p->resolved)
-				cr->binary_col = xstrdup(p->resolved);
-			else if (p->status == PROBE_NOT_FOUND)
-				cr->binary_col = xstrdup("(not in PATH)");
-			else
-				cr->binary_col = xstrdup("(cannot run)");
-			cr->reachable = p->status != PROBE_NOT_FOUND && p->resolved;
-			cr->failed = p->status != PROBE_OK && p->status != PROBE_NOT_FOUND;
-		}
-		failed += cr->failed;
+		cr->e = o.name ? catalog_find(cat, o.name) : cat->entries[i];
+		(void)strategy_resolve(cat, cr->e->name, NULL, &cr->res);
+		cr->declared = catalog_matrix_find(cat, cr->e->name) != NULL;
+	}
+	if (!o.no_probe) {
+		r = probe_rows(ctx, rows, n, o.timeout_ms);
+		if (r)
+			goto out;
+	}
+	for (i = 0; i < n; i++) {
+		row_probe_cols(&rows[i], o.timeout_s);
+		failed += rows[i].failed;
 	}
 
 	/* After the version probes, not beside them: on a small machine a dozen
 	 * agent CLIs starting at once would each take longer than a deadline. */
-	r = check_contracts(ctx, cat, rows, n, !no_probe, timeout_set ? timeout_ms : 0, &ccs, &nccs,
-			    &counts);
+	r = check_contracts(ctx, cat, rows, n, !o.no_probe, o.timeout_set ? o.timeout_ms : 0, &ccs,
+			    &nccs, &counts);
 	if (r)
 		goto out;
 	for (i = 0; i < n; i++)
 		rows[i].contract_col = contract_col_text(&rows[i]);
+	check_print(ctx, rows, n, &counts, o.markdown);
 
-	if (markdown)
-		check_markdown(ctx->out, rows, n);
-	else if (ctx->json)
-		(void)cli_print_json(ctx, check_json(rows, n, &counts));
-	else
-		check_text(ctx->out, rows, n, &counts);
-	(void)fflush(ctx->out);
-
-	r = conformance_error(ctx, cat, name ? names : NULL);
-	if (r == 0 && strict && (failed || counts.drifted || counts.broken))
+	r = conformance_error(ctx, cat, o.name ? names : NULL);
+	if (r == 0 && o.strict && (failed || counts.drifted || counts.broken))
 		r = BEXIT_FAILED;
 out:
 	for (i = 0; i < n; i++) {
@@ -874,16 +925,12 @@ out:
 		free(rows[i].version_col);
 		free(rows[i].contract_col);
 	}
-	for (i = 0; i < np; i++)
-		probe_release(&probes[i]);
 	for (i = 0; i < nccs; i++) {
 		contract_free(ccs[i].contract);
 		contract_result_release(&ccs[i].result);
 	}
 	free(ccs);
 	free(rows);
-	free(probes);
-	free(probe_row);
 	cat = catalog_free(cat);
 	return r;
 }

@@ -101,7 +101,15 @@ static int list_contracts(struct cli_ctx *ctx, const struct contract_index *idx)
 	return 0;
 }
 
-int cmd_adapters_contract_check(int argc, char **argv, struct cli_ctx *ctx)
+struct contract_check_args {
+	const char *name; /* the one contract to check, NULL all */
+	bool list;
+	uint64_t timeout_ms;
+};
+
+/* -1 to go on, else the exit code (printed). */
+static int contract_check_parse_args(int argc, char **argv, struct cli_ctx *ctx,
+				     struct contract_check_args *a)
 {
 	enum { OPT_TIMEOUT = 256, OPT_LIST };
 	static const struct option opts[] = {
@@ -111,18 +119,7 @@ int cmd_adapters_contract_check(int argc, char **argv, struct cli_ctx *ctx)
 		CLI_OPT_HELP,
 		{NULL, 0, NULL, 0},
 	};
-	struct contract_check_opts copts = {.envp = (const char *const *)ctx->envp};
-	struct catalog_paths paths;
-	struct contract_index *idx = NULL;
-	struct contract **contracts = NULL;
-	struct contract_result *results = NULL;
-	const char *name = NULL;
-	size_t n = 0, i, passed = 0, drifted = 0, broken = 0, skipped = 0, errors = 0;
-	uint64_t timeout_ms = CONTRACT_DEFAULT_HELP_TIMEOUT_MS;
-	json_t *jarr = NULL, *root, *summary;
-	bool list = false;
-	struct diag d;
-	int c, r, code = 0;
+	int c;
 
 	optind = 0;
 	opterr = 0;
@@ -132,14 +129,14 @@ int cmd_adapters_contract_check(int argc, char **argv, struct cli_ctx *ctx)
 			ctx->json = true;
 			break;
 		case OPT_TIMEOUT:
-			if (parse_seconds(optarg, &timeout_ms) < 0)
+			if (parse_seconds(optarg, &a->timeout_ms) < 0)
 				return cli_usage_error(
 					ctx,
 					"invalid --timeout '%s' (seconds, more than 0 and at most %d)",
 					optarg, MAX_TIMEOUT_S);
 			break;
 		case OPT_LIST:
-			list = true;
+			a->list = true;
 			break;
 		case 'h':
 			return cli_help(ctx);
@@ -153,43 +150,95 @@ int cmd_adapters_contract_check(int argc, char **argv, struct cli_ctx *ctx)
 		}
 	}
 	if (optind < argc)
-		name = argv[optind++];
+		a->name = argv[optind++];
 	if (optind < argc)
 		return cli_usage_error(ctx, "unexpected argument '%s'", argv[optind]);
-	if (list && name)
+	if (a->list && a->name)
 		return cli_usage_error(ctx, "--list takes no contract name");
+	return -1;
+}
+
+/* Load the n selected contracts (the one named, else every one of idx)
+ * into contracts[]. Returns 0 or the exit code (printed). */
+static int load_contracts(struct cli_ctx *ctx, const struct contract_index *idx, const char *name,
+			  struct contract **contracts, size_t n)
+{
+	struct diag d;
+	size_t i;
+	int r;
 
 	diag_clear(&d);
-	catalog_paths_find(ctx, &paths);
-	r = contract_index_build_dirs(paths.dirs, &idx, &d);
-	catalog_paths_release(&paths);
-	if (r < 0)
-		return cli_diag(ctx, cli_load_exit(r), &d);
-	if (list) {
-		code = list_contracts(ctx, idx);
-		goto out;
-	}
-	if (name && !contract_index_find(idx, name)) {
-		code = cli_usage_error(ctx, "unknown contract '%s' (--list lists them)", name);
-		goto out;
-	}
-
-	/* Load every selected contract first: an invalid file is exit 3
-	 * before anything runs. */
-	n = name ? 1 : idx->n;
-	contracts = xcalloc(n ? n : 1, sizeof(*contracts));
-	results = xcalloc(n ? n : 1, sizeof(*results));
-	for (i = 0; i < n; i++)
-		results[i] = (struct contract_result)CONTRACT_RESULT_INIT;
 	for (i = 0; i < n; i++) {
 		const struct contract_entry *e = name ? contract_index_find(idx, name) : &idx->v[i];
 
 		r = contract_index_load(e, &contracts[i], &d);
-		if (r < 0) {
-			code = cli_diag(ctx, cli_load_exit(r), &d);
-			goto out;
-		}
+		if (r < 0)
+			return cli_diag(ctx, cli_load_exit(r), &d);
 	}
+	return 0;
+}
+
+struct verdict_counts {
+	size_t passed, drifted, broken, skipped;
+};
+
+static void verdict_count(struct verdict_counts *vc, const struct contract_result *res)
+{
+	switch (contract_result_verdict(res)) {
+	case CONTRACT_VERDICT_PASSED:
+		vc->passed++;
+		break;
+	case CONTRACT_VERDICT_DRIFTED:
+		vc->drifted++;
+		break;
+	case CONTRACT_VERDICT_RUNTIME_FAILURE:
+		vc->broken++;
+		break;
+	default:
+		vc->skipped++;
+		break;
+	}
+}
+
+/* The summary after the results: a JSON document with them all (jarr,
+ * taken), or a line of text. Returns code, or cli_print_json()'s failure. */
+static int summary_print(struct cli_ctx *ctx, json_t *jarr, size_t n,
+			 const struct verdict_counts *vc, int code)
+{
+	json_t *root, *summary;
+	int r;
+
+	if (!ctx->json) {
+		(void)fprintf(
+			ctx->out,
+			"\ncontracts: %zu checked, %zu passed, %zu drifted, %zu runtime failures, %zu skipped\n",
+			n, vc->passed, vc->drifted, vc->broken, vc->skipped);
+		return code;
+	}
+	root = json_object();
+	summary = json_object();
+	cli_jset(summary, "checked", json_integer((json_int_t)n));
+	cli_jset(summary, "passed", json_integer((json_int_t)vc->passed));
+	cli_jset(summary, "drifted", json_integer((json_int_t)vc->drifted));
+	cli_jset(summary, "runtime_failures", json_integer((json_int_t)vc->broken));
+	cli_jset(summary, "skipped", json_integer((json_int_t)vc->skipped));
+	cli_jset(summary, "exit_code", json_integer(code));
+	cli_jset(root, "contracts", jarr);
+	cli_jset(root, "summary", summary);
+	r = cli_print_json(ctx, root);
+	return r ? r : code;
+}
+
+/* Run the help commands of the n contracts, print each result and the
+ * summary. Returns the exit code. */
+static int check_and_print(struct cli_ctx *ctx, struct contract **contracts,
+			   struct contract_result *results, size_t n, uint64_t timeout_ms)
+{
+	struct contract_check_opts copts = {.envp = (const char *const *)ctx->envp};
+	struct verdict_counts vc = {0};
+	json_t *jarr = NULL;
+	size_t i, errors = 0;
+	int r, code = 0;
 
 	copts.help_timeout_ms = timeout_ms;
 	r = contract_check_all((const struct contract *const *)contracts, n, &copts, results);
@@ -201,55 +250,62 @@ int cmd_adapters_contract_check(int argc, char **argv, struct cli_ctx *ctx)
 	if (ctx->json)
 		jarr = json_array();
 	for (i = 0; i < n; i++) {
-		const struct contract_result *res = &results[i];
-
-		switch (contract_result_verdict(res)) {
-		case CONTRACT_VERDICT_PASSED:
-			passed++;
-			break;
-		case CONTRACT_VERDICT_DRIFTED:
-			drifted++;
-			break;
-		case CONTRACT_VERDICT_RUNTIME_FAILURE:
-			broken++;
-			break;
-		default:
-			skipped++;
-			break;
-		}
+		verdict_count(&vc, &results[i]);
 		if (ctx->json) {
-			(void)json_array_append_new(jarr, cli_contract_result_json(res));
+			(void)json_array_append_new(jarr, cli_contract_result_json(&results[i]));
 		} else {
 			if (i)
 				(void)fputc('\n', ctx->out);
-			result_print(ctx->out, res);
+			result_print(ctx->out, &results[i]);
 		}
 	}
-
-	if (drifted)
+	if (vc.drifted)
 		code = CONTRACT_EXIT_DRIFT;
-	else if (broken || errors)
+	else if (vc.broken || errors)
 		code = CONTRACT_EXIT_RUNTIME;
-	if (ctx->json) {
-		root = json_object();
-		summary = json_object();
-		cli_jset(summary, "checked", json_integer((json_int_t)n));
-		cli_jset(summary, "passed", json_integer((json_int_t)passed));
-		cli_jset(summary, "drifted", json_integer((json_int_t)drifted));
-		cli_jset(summary, "runtime_failures", json_integer((json_int_t)broken));
-		cli_jset(summary, "skipped", json_integer((json_int_t)skipped));
-		cli_jset(summary, "exit_code", json_integer(code));
-		cli_jset(root, "contracts", jarr);
-		cli_jset(root, "summary", summary);
-		r = cli_print_json(ctx, root);
-		if (r)
-			code = r;
-	} else {
-		(void)fprintf(
-			ctx->out,
-			"\ncontracts: %zu checked, %zu passed, %zu drifted, %zu runtime failures, %zu skipped\n",
-			n, passed, drifted, broken, skipped);
+	return summary_print(ctx, jarr, n, &vc, code);
+}
+
+int cmd_adapters_contract_check(int argc, char **argv, struct cli_ctx *ctx)
+{
+	struct contract_check_args a = {.timeout_ms = CONTRACT_DEFAULT_HELP_TIMEOUT_MS};
+	struct catalog_paths paths;
+	struct contract_index *idx = NULL;
+	struct contract **contracts = NULL;
+	struct contract_result *results = NULL;
+	size_t n = 0, i;
+	struct diag d;
+	int r, code;
+
+	code = contract_check_parse_args(argc, argv, ctx, &a);
+	if (code >= 0)
+		return code;
+
+	diag_clear(&d);
+	catalog_paths_find(ctx, &paths);
+	r = contract_index_build_dirs(paths.dirs, &idx, &d);
+	catalog_paths_release(&paths);
+	if (r < 0)
+		return cli_diag(ctx, cli_load_exit(r), &d);
+	if (a.list) {
+		code = list_contracts(ctx, idx);
+		goto out;
 	}
+	if (a.name && !contract_index_find(idx, a.name)) {
+		code = cli_usage_error(ctx, "unknown contract '%s' (--list lists them)", a.name);
+		goto out;
+	}
+
+	/* Load every selected contract first: an invalid file is exit 3
+	 * before anything runs. */
+	n = a.name ? 1 : idx->n;
+	contracts = xcalloc(n ? n : 1, sizeof(*contracts));
+	results = xcalloc(n ? n : 1, sizeof(*results));
+	for (i = 0; i < n; i++)
+		results[i] = (struct contract_result)CONTRACT_RESULT_INIT;
+	code = load_contracts(ctx, idx, a.name, contracts, n);
+	if (code == 0)
+		code = check_and_print(ctx, contracts, results, n, a.timeout_ms);
 out:
 	for (i = 0; contracts && i < n; i++) {
 		contract_free(contracts[i]);

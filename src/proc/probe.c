@@ -94,6 +94,60 @@ int path_search(const char *name, const char *path_env, char **ret)
 
 /* ---- ANSI stripping ------------------------------------------------------- */
 
+static bool byte_in(const char *s, size_t j, unsigned char lo, unsigned char hi)
+{
+	return (unsigned char)s[j] >= lo && (unsigned char)s[j] <= hi;
+}
+
+/* Past the bytes in [lo, hi] from s[j]. */
+static size_t skip_in(const char *s, size_t len, size_t j, unsigned char lo, unsigned char hi)
+{
+	while (j < len && byte_in(s, j, lo, hi))
+		j++;
+	return j;
+}
+
+/* Past s[j] when it is in [lo, hi]. */
+static size_t take_in(const char *s, size_t len, size_t j, unsigned char lo, unsigned char hi)
+{
+	return j < len && byte_in(s, j, lo, hi) ? j + 1 : j;
+}
+
+/* The end of an OSC, DCS, SOS, PM or APC string whose text starts at s[j]:
+ * past its BEL or ST (ESC \); an unterminated string runs to the end. */
+static size_t control_string_end(const char *s, size_t len, size_t j)
+{
+	for (; j < len; j++) {
+		if (s[j] == '\a')
+			return j + 1;
+		if (s[j] == 0x1b && j + 1 < len && s[j + 1] == '\\')
+			return j + 2;
+	}
+	return j;
+}
+
+/* The end of the escape sequence at s[i] (an ESC, i < len). */
+static size_t escape_end(const char *s, size_t len, size_t i)
+{
+	unsigned char c;
+
+	if (i + 1 >= len)
+		return i + 1; /* lone trailing ESC */
+	c = (unsigned char)s[i + 1];
+	/* CSI: parameter/intermediate bytes 0x20-0x3F, final 0x40-0x7E. Any
+	 * other byte aborts the sequence and is kept. */
+	if (c == '[')
+		return take_in(s, len, skip_in(s, len, i + 2, 0x20, 0x3f), 0x40, 0x7e);
+	if (c == ']' || c == 'P' || c == 'X' || c == '^' || c == '_')
+		return control_string_end(s, len, i + 2);
+	/* nF: ESC, intermediates 0x20-0x2F, final 0x30-0x7E ("ESC ( B") */
+	if (c >= 0x20 && c <= 0x2f)
+		return take_in(s, len, skip_in(s, len, i + 1, 0x20, 0x2f), 0x30, 0x7e);
+	if (c >= 0x30 && c <= 0x7e)
+		return i + 2; /* two-byte ESC X */
+	return i + 1;	      /* ESC before a control byte: drop the ESC only */
+}
+
 size_t ansi_strip(char *s, size_t len)
 {
 	size_t i = 0, o = 0;
@@ -101,67 +155,15 @@ size_t ansi_strip(char *s, size_t len)
 	if (!s)
 		return 0;
 	while (i < len) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c == '\r') {
+		if (s[i] == 0x1b) {
+			i = escape_end(s, len, i);
+		} else if (s[i] == '\r') {
 			/* keep the CR of CRLF, drop a lone CR */
 			if (i + 1 < len && s[i + 1] == '\n')
 				s[o++] = s[i];
 			i++;
-			continue;
-		}
-		if (c != 0x1b) {
-			s[o++] = s[i++];
-			continue;
-		}
-		/* ESC */
-		if (i + 1 >= len) {
-			i++; /* lone trailing ESC */
-			continue;
-		}
-		c = (unsigned char)s[i + 1];
-		if (c == '[') {
-			/* CSI: parameter/intermediate bytes 0x20-0x3F, final 0x40-0x7E.
-			 * Any other byte aborts the sequence and is kept. */
-			size_t j = i + 2;
-
-			while (j < len && (unsigned char)s[j] >= 0x20 &&
-			       (unsigned char)s[j] <= 0x3f)
-				j++;
-			if (j < len && (unsigned char)s[j] >= 0x40 && (unsigned char)s[j] <= 0x7e)
-				j++;
-			i = j;
-		} else if (c == ']' || c == 'P' || c == 'X' || c == '^' || c == '_') {
-			/* OSC, DCS, SOS, PM, APC: a string up to BEL or ST (ESC \);
-			 * unterminated strings run to the end */
-			size_t j = i + 2;
-
-			while (j < len) {
-				if (s[j] == '\a') {
-					j++;
-					break;
-				}
-				if (s[j] == 0x1b && j + 1 < len && s[j + 1] == '\\') {
-					j += 2;
-					break;
-				}
-				j++;
-			}
-			i = j;
-		} else if (c >= 0x20 && c <= 0x2f) {
-			/* nF: ESC, intermediates 0x20-0x2F, final 0x30-0x7E ("ESC ( B") */
-			size_t j = i + 1;
-
-			while (j < len && (unsigned char)s[j] >= 0x20 &&
-			       (unsigned char)s[j] <= 0x2f)
-				j++;
-			if (j < len && (unsigned char)s[j] >= 0x30 && (unsigned char)s[j] <= 0x7e)
-				j++;
-			i = j;
-		} else if (c >= 0x30 && c <= 0x7e) {
-			i += 2; /* two-byte ESC X */
 		} else {
-			i++; /* ESC before a control byte: drop the ESC only */
+			s[o++] = s[i++];
 		}
 	}
 	s[o] = '\0';

@@ -121,20 +121,169 @@ static const char *cut(const char *s, size_t n, char *buf, size_t size)
 	return buf;
 }
 
+/* How many bytes of an n-byte string messages quote. */
+static int quote_len(size_t n)
+{
+	return n > TOKEN_QUOTE_MAX ? TOKEN_QUOTE_MAX : (int)n;
+}
+
+/* A capability token, split. */
+struct req_token {
+	const char *token; /* as given, for messages */
+	int q;		   /* the bytes of it messages quote */
+	int axis;
+	const char *val; /* after '=', trimmed; NULL when there is no '=' */
+	size_t vn;
+};
+
+/* One adder per kind of axis: the token's value into *r, 0, or -EINVAL
+ * with the diag. */
+typedef int req_add_fn(struct requirements *r, const struct req_token *tk, struct diag *reterr);
+
+static int add_bool(struct requirements *r, const struct req_token *tk, struct diag *reterr)
+{
+	const char *name = axes[tk->axis].name;
+
+	(void)r;
+	if (!tk->val)
+		return 0;
+	diag_set(
+		reterr, NULL, 0, 0,
+		"capability requirement '%.*s': '%s' is a boolean axis and takes no value (write 'capability:%s')",
+		tk->q, tk->token, name, name);
+	return -EINVAL;
+}
+
+static int add_tier(struct requirements *r, const struct req_token *tk, struct diag *reterr)
+{
+	char vbuf[64];
+	int tier;
+
+	if (!tk->val || tk->vn == 0) {
+		diag_set(
+			reterr, NULL, 0, 0,
+			"capability requirement '%.*s': 'sandbox' needs a tier: capability:sandbox=<none|process|container|microvm>",
+			tk->q, tk->token);
+		return -EINVAL;
+	}
+	tier = (int)sandbox_tier_from_string(cut(tk->val, tk->vn, vbuf, sizeof(vbuf)));
+	if (tier < 0) {
+		diag_set(
+			reterr, NULL, 0, 0,
+			"capability requirement '%.*s': unknown sandbox tier '%.*s' (accepted: none, process, container, microvm)",
+			tk->q, tk->token, quote_len(tk->vn), tk->val);
+		return -EINVAL;
+	}
+	if ((r->set & (1u << tk->axis)) && r->sandbox != (enum sandbox_tier)tier) {
+		diag_set(
+			reterr, NULL, 0, 0,
+			"capability requirement '%.*s': conflicts with 'sandbox=%s' required before",
+			tk->q, tk->token, sandbox_tier_to_string(r->sandbox));
+		return -EINVAL;
+	}
+	r->sandbox = (enum sandbox_tier)tier;
+	return 0;
+}
+
+/* [val, val + vn) as a count of workers, 1..PROFILE_MAX_WORKERS, into *ret. */
+static bool workers_parse(const char *val, size_t vn, int64_t *ret)
+{
+	int64_t v = 0;
+	size_t i;
+
+	for (i = 0; i < vn && v <= PROFILE_MAX_WORKERS; i++) {
+		if (val[i] < '0' || val[i] > '9')
+			break;
+		v = v * 10 + (val[i] - '0');
+	}
+	if (i < vn || v < 1 || v > PROFILE_MAX_WORKERS)
+		return false;
+	*ret = v;
+	return true;
+}
+
+static int add_workers(struct requirements *r, const struct req_token *tk, struct diag *reterr)
+{
+	int64_t v = 0;
+
+	if (!tk->val || tk->vn == 0) {
+		diag_set(
+			reterr, NULL, 0, 0,
+			"capability requirement '%.*s': 'max_parallel_workers' needs an integer: capability:max_parallel_workers=<1..%d>",
+			tk->q, tk->token, PROFILE_MAX_WORKERS);
+		return -EINVAL;
+	}
+	if (!workers_parse(tk->val, tk->vn, &v)) {
+		diag_set(
+			reterr, NULL, 0, 0,
+			"capability requirement '%.*s': max_parallel_workers needs an integer from 1 to %d, not '%.*s'",
+			tk->q, tk->token, PROFILE_MAX_WORKERS, quote_len(tk->vn), tk->val);
+		return -EINVAL;
+	}
+	if ((r->set & (1u << tk->axis)) && r->max_parallel_workers != v) {
+		diag_set(
+			reterr, NULL, 0, 0,
+			"capability requirement '%.*s': conflicts with 'max_parallel_workers=%lld' required before",
+			tk->q, tk->token, (long long)r->max_parallel_workers);
+		return -EINVAL;
+	}
+	r->max_parallel_workers = v;
+	return 0;
+}
+
+static int add_mode(struct requirements *r, const struct req_token *tk, struct diag *reterr)
+{
+	char vbuf[64];
+	int mode;
+
+	if (!tk->val || tk->vn == 0) {
+		diag_set(
+			reterr, NULL, 0, 0,
+			"capability requirement '%.*s': 'output_mode' needs a mode: capability:output_mode=<git-diff|artifact>",
+			tk->q, tk->token);
+		return -EINVAL;
+	}
+	mode = (int)output_mode_from_string(cut(tk->val, tk->vn, vbuf, sizeof(vbuf)));
+	if (mode < 0) {
+		diag_set(
+			reterr, NULL, 0, 0,
+			"capability requirement '%.*s': unknown output mode '%.*s' (accepted: git-diff, artifact)",
+			tk->q, tk->token, quote_len(tk->vn), tk->val);
+		return -EINVAL;
+	}
+	if ((r->set & (1u << tk->axis)) && r->output_mode != (enum output_mode)mode) {
+		diag_set(
+			reterr, NULL, 0, 0,
+			"capability requirement '%.*s': conflicts with 'output_mode=%s' required before",
+			tk->q, tk->token, output_mode_to_string(r->output_mode));
+		return -EINVAL;
+	}
+	r->output_mode = (enum output_mode)mode;
+	return 0;
+}
+
+static req_add_fn *const adders[] = {
+	[REQ_KIND_BOOL] = add_bool,
+	[REQ_KIND_TIER] = add_tier,
+	[REQ_KIND_WORKERS] = add_workers,
+	[REQ_KIND_MODE] = add_mode,
+};
+
 int requirements_add(struct requirements *req, const char *token, struct diag *reterr)
 {
 	const size_t plen = strlen(REQUIREMENTS_PREFIX);
 	struct requirements r = *req;
-	const char *t = token, *axis, *val = NULL, *eq;
-	size_t tn, an, vn = 0;
-	char list[512], vbuf[64];
-	int a, q;
+	struct req_token tk = {.token = token, .val = NULL, .vn = 0};
+	const char *t = token, *axis, *eq;
+	size_t tn, an;
+	char list[512];
+	int rc;
 
 	if (!token)
 		return 0;
 	tn = strlen(t);
 	/* messages quote the token as given */
-	q = tn > TOKEN_QUOTE_MAX ? TOKEN_QUOTE_MAX : (int)tn;
+	tk.q = quote_len(tn);
 	trim(&t, &tn);
 	if (tn < plen || memcmp(t, REQUIREMENTS_PREFIX, plen) != 0)
 		return 0;
@@ -142,122 +291,23 @@ int requirements_add(struct requirements *req, const char *token, struct diag *r
 	an = tn - plen;
 	eq = memchr(axis, '=', an);
 	if (eq) {
-		val = eq + 1;
-		vn = (size_t)(axis + an - val);
+		tk.val = eq + 1;
+		tk.vn = (size_t)(axis + an - tk.val);
 		an = (size_t)(eq - axis);
-		trim(&val, &vn);
+		trim(&tk.val, &tk.vn);
 	}
 	trim(&axis, &an);
-	a = axis_lookup(axis, an);
-	if (a < 0) {
+	tk.axis = axis_lookup(axis, an);
+	if (tk.axis < 0) {
 		diag_set(reterr, NULL, 0, 0,
-			 "capability requirement '%.*s': unknown axis '%.*s' (accepted: %s)", q,
-			 token, an > TOKEN_QUOTE_MAX ? TOKEN_QUOTE_MAX : (int)an, axis,
-			 axis_list(list, sizeof(list)));
+			 "capability requirement '%.*s': unknown axis '%.*s' (accepted: %s)", tk.q,
+			 token, quote_len(an), axis, axis_list(list, sizeof(list)));
 		return -EINVAL;
 	}
-	switch (axes[a].kind) {
-	case REQ_KIND_BOOL:
-		if (eq) {
-			diag_set(
-				reterr, NULL, 0, 0,
-				"capability requirement '%.*s': '%s' is a boolean axis and takes no value (write 'capability:%s')",
-				q, token, axes[a].name, axes[a].name);
-			return -EINVAL;
-		}
-		break;
-	case REQ_KIND_TIER: {
-		int tier;
-
-		if (!eq || vn == 0) {
-			diag_set(
-				reterr, NULL, 0, 0,
-				"capability requirement '%.*s': 'sandbox' needs a tier: capability:sandbox=<none|process|container|microvm>",
-				q, token);
-			return -EINVAL;
-		}
-		tier = (int)sandbox_tier_from_string(cut(val, vn, vbuf, sizeof(vbuf)));
-		if (tier < 0) {
-			diag_set(
-				reterr, NULL, 0, 0,
-				"capability requirement '%.*s': unknown sandbox tier '%.*s' (accepted: none, process, container, microvm)",
-				q, token, vn > TOKEN_QUOTE_MAX ? TOKEN_QUOTE_MAX : (int)vn, val);
-			return -EINVAL;
-		}
-		if ((r.set & (1u << a)) && r.sandbox != (enum sandbox_tier)tier) {
-			diag_set(
-				reterr, NULL, 0, 0,
-				"capability requirement '%.*s': conflicts with 'sandbox=%s' required before",
-				q, token, sandbox_tier_to_string(r.sandbox));
-			return -EINVAL;
-		}
-		r.sandbox = (enum sandbox_tier)tier;
-		break;
-	}
-	case REQ_KIND_WORKERS: {
-		int64_t v = 0;
-		size_t i;
-
-		if (!eq || vn == 0) {
-			diag_set(
-				reterr, NULL, 0, 0,
-				"capability requirement '%.*s': 'max_parallel_workers' needs an integer: capability:max_parallel_workers=<1..%d>",
-				q, token, PROFILE_MAX_WORKERS);
-			return -EINVAL;
-		}
-		for (i = 0; i < vn && v <= PROFILE_MAX_WORKERS; i++) {
-			if (val[i] < '0' || val[i] > '9')
-				break;
-			v = v * 10 + (val[i] - '0');
-		}
-		if (i < vn || v < 1 || v > PROFILE_MAX_WORKERS) {
-			diag_set(
-				reterr, NULL, 0, 0,
-				"capability requirement '%.*s': max_parallel_workers needs an integer from 1 to %d, not '%.*s'",
-				q, token, PROFILE_MAX_WORKERS,
-				vn > TOKEN_QUOTE_MAX ? TOKEN_QUOTE_MAX : (int)vn, val);
-			return -EINVAL;
-		}
-		if ((r.set & (1u << a)) && r.max_parallel_workers != v) {
-			diag_set(
-				reterr, NULL, 0, 0,
-				"capability requirement '%.*s': conflicts with 'max_parallel_workers=%lld' required before",
-				q, token, (long long)r.max_parallel_workers);
-			return -EINVAL;
-		}
-		r.max_parallel_workers = v;
-		break;
-	}
-	case REQ_KIND_MODE: {
-		int mode;
-
-		if (!eq || vn == 0) {
-			diag_set(
-				reterr, NULL, 0, 0,
-				"capability requirement '%.*s': 'output_mode' needs a mode: capability:output_mode=<git-diff|artifact>",
-				q, token);
-			return -EINVAL;
-		}
-		mode = (int)output_mode_from_string(cut(val, vn, vbuf, sizeof(vbuf)));
-		if (mode < 0) {
-			diag_set(
-				reterr, NULL, 0, 0,
-				"capability requirement '%.*s': unknown output mode '%.*s' (accepted: git-diff, artifact)",
-				q, token, vn > TOKEN_QUOTE_MAX ? TOKEN_QUOTE_MAX : (int)vn, val);
-			return -EINVAL;
-		}
-		if ((r.set & (1u << a)) && r.output_mode != (enum output_mode)mode) {
-			diag_set(
-				reterr, NULL, 0, 0,
-				"capability requirement '%.*s': conflicts with 'output_mode=%s' required before",
-				q, token, output_mode_to_string(r.output_mode));
-			return -EINVAL;
-		}
-		r.output_mode = (enum output_mode)mode;
-		break;
-	}
-	}
-	r.set |= 1u << a;
+	rc = adders[axes[tk.axis].kind](&r, &tk, reterr);
+	if (rc < 0)
+		return rc;
+	r.set |= 1u << tk.axis;
 	*req = r;
 	return 1;
 }

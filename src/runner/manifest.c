@@ -317,12 +317,10 @@ static int parse_mcp_servers(struct mparse *p, const json_t *o)
 	return 0;
 }
 
-static int parse_object(struct mparse *p, const json_t *o)
+/* The required fields: session_id (a valid one), prompt, workdir, model. */
+static int parse_required(struct mparse *p, const json_t *o)
 {
 	struct runner_manifest *m = p->m;
-	const char *ts = NULL;
-	bool dummy;
-	json_t *v;
 	int r;
 
 	if ((r = get_str(p, o, "session_id", true, true, &m->session_id)) < 0 ||
@@ -334,6 +332,16 @@ static int parse_object(struct mparse *p, const json_t *o)
 		return bad(p, "session_id",
 			   "must be 1 to 128 of [A-Za-z0-9._-] (it names files), not '.' or '..'",
 			   NULL);
+	return 0;
+}
+
+/* The optional scalar fields, in the order they are checked; tool_source
+ * into m->tool_source_raw. */
+static int parse_optional(struct mparse *p, const json_t *o)
+{
+	struct runner_manifest *m = p->m;
+	bool dummy;
+	int r;
 
 	if ((r = get_str(p, o, "effort", false, false, &m->effort)) < 0 ||
 	    (r = get_int(p, o, "max_tokens", 1, &m->max_tokens, &m->has_max_tokens)) < 0 ||
@@ -343,7 +351,7 @@ static int parse_object(struct mparse *p, const json_t *o)
 		    0 ||
 	    (r = get_str(p, o, "system_addendum", false, false, &m->system_addendum)) < 0 ||
 	    (r = get_str(p, o, "sandbox_provider", false, false, &m->sandbox_provider)) < 0 ||
-	    (r = get_str(p, o, "tool_source", false, false, &ts)) < 0 ||
+	    (r = get_str(p, o, "tool_source", false, false, &m->tool_source_raw)) < 0 ||
 	    (r = get_num(p, o, "temperature", 0, HUGE_VAL, &m->temperature, &m->has_temperature)) <
 		    0 ||
 	    (r = get_num(p, o, "top_p", 0, 1, &m->top_p, &m->has_top_p)) < 0 ||
@@ -357,6 +365,14 @@ static int parse_object(struct mparse *p, const json_t *o)
 	    (r = get_int(p, o, "max_turns", 1, &m->max_turns, &m->has_max_turns)) < 0 ||
 	    (r = get_bool(p, o, "stream", &m->stream, NULL)) < 0)
 		return r;
+	return 0;
+}
+
+/* The defaults of the optional strings left out, and the tool source. */
+static void apply_defaults(struct runner_manifest *m)
+{
+	const char *ts = m->tool_source_raw;
+
 	if (m->sandbox_provider && !*m->sandbox_provider)
 		m->sandbox_provider = NULL; /* an empty string means the default */
 	if (!m->sandbox_provider)
@@ -367,21 +383,40 @@ static int parse_object(struct mparse *p, const json_t *o)
 		m->task_scope = "medium";
 	if (!m->system_addendum)
 		m->system_addendum = "";
-	m->tool_source_raw = ts;
 	m->tool_source =
 		ts && strcmp(ts, "builtin") == 0 ? MANIFEST_TOOLS_BUILTIN : MANIFEST_TOOLS_GATEWAY;
-	if (m->base_url) {
-		size_t n = strlen(m->base_url);
-		struct diag ud;
-		char *u;
+}
 
-		if (url_check(m->base_url, NULL, &ud) < 0)
-			return bad(p, "base_url", ud.msg, NULL);
-		u = arena_strdup(&m->arena, m->base_url);
-		while (n > 0 && u[n - 1] == '/')
-			u[--n] = '\0';
-		m->base_url = u;
-	}
+/* base_url, when given: a valid URL, kept without its trailing slashes. */
+static int check_base_url(struct mparse *p)
+{
+	struct runner_manifest *m = p->m;
+	size_t n;
+	struct diag ud;
+	char *u;
+
+	if (!m->base_url)
+		return 0;
+	if (url_check(m->base_url, NULL, &ud) < 0)
+		return bad(p, "base_url", ud.msg, NULL);
+	n = strlen(m->base_url);
+	u = arena_strdup(&m->arena, m->base_url);
+	while (n > 0 && u[n - 1] == '/')
+		u[--n] = '\0';
+	m->base_url = u;
+	return 0;
+}
+
+static int parse_object(struct mparse *p, const json_t *o)
+{
+	json_t *v;
+	int r;
+
+	if ((r = parse_required(p, o)) < 0 || (r = parse_optional(p, o)) < 0)
+		return r;
+	apply_defaults(p->m);
+	if ((r = check_base_url(p)) < 0)
+		return r;
 	if ((v = get(o, "tools")) && (r = parse_tools(p, v)) < 0)
 		return r;
 	if ((v = get(o, "mcp_servers")) && (r = parse_mcp_servers(p, v)) < 0)

@@ -581,15 +581,159 @@ out:
 	return r;
 }
 
+/* The existing file fd (opened O_PATH from path): a regular file with one
+ * link that the caller may write, located (locate()): its status into
+ * *ret_st, its parent and name into *ret_pfd and *ret_leaf. */
+static int target_existing(int dirfd, int fd, const char *path, unsigned bflags,
+			   struct stat *ret_st, int *ret_pfd, char **ret_leaf, struct diag *reterr)
+{
+	struct stat st;
+	char *leaf = NULL;
+	int pfd = -1, r;
+
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		diag_set(reterr, NULL, 0, 0, "'%.200s': %s", path, strerror(errno));
+		return r;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		diag_set(reterr, NULL, 0, 0, "'%.200s' is a directory", path);
+		return -EISDIR;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		diag_set(reterr, NULL, 0, 0, "'%.200s' is not a regular file", path);
+		return -EINVAL;
+	}
+	if (st.st_nlink > 1) {
+		diag_set(reterr, NULL, 0, 0,
+			 "refusing to write '%.200s': it has more than one hard link", path);
+		return -EMLINK;
+	}
+	r = locate(dirfd, fd, &st, path, bflags, &pfd, &leaf, reterr);
+	if (r < 0)
+		return r;
+	if (faccessat(pfd, leaf, W_OK, AT_EACCESS) < 0) {
+		r = -errno;
+		diag_set(reterr, NULL, 0, 0, "'%.200s': %s", path, strerror(errno));
+		(void)close(pfd);
+		free(leaf);
+		return r;
+	}
+	*ret_st = st;
+	*ret_pfd = pfd;
+	*ret_leaf = leaf;
+	return 0;
+}
+
+/* A path that does not exist yet: its parent (opened beneath dirfd) and
+ * name into *ret_pfd and *ret_leaf. Refused: a dangling symlink, or a file
+ * that appeared meanwhile. */
+static int target_new(int dirfd, const char *path, unsigned bflags, int *ret_pfd, char **ret_leaf,
+		      struct diag *reterr)
+{
+	const char *parent, *name;
+	char *buf = xstrdup(path);
+	struct stat st;
+	int pfd = -1, r;
+
+	diag_clear(reterr);
+	r = split_leaf(buf, &parent, &name);
+	if (r < 0) {
+		diag_set(reterr, NULL, 0, 0, "'%.200s' does not name a file", path);
+		goto out;
+	}
+	pfd = open_parent(dirfd, parent, bflags, reterr);
+	if (pfd < 0) {
+		r = pfd;
+		goto out;
+	}
+	if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		/* a dangling symlink (or a file that appeared meanwhile) */
+		diag_set(
+			reterr, NULL, 0, 0,
+			S_ISLNK(st.st_mode)
+				? "'%.200s' is a symlink to nothing (a new file is not created through a symlink)"
+				: "'%.200s' changed while it was written; try again",
+			path);
+		r = S_ISLNK(st.st_mode) ? -ELOOP : -EAGAIN;
+		(void)close(pfd);
+		goto out;
+	}
+	*ret_leaf = xstrdup(name);
+	*ret_pfd = pfd;
+	r = 0;
+out:
+	free(buf);
+	return r;
+}
+
+/* A new temporary file in pfd, its name into tmp: an fd, or -errno. */
+static int tmp_create(int pfd, char *tmp, size_t size, mode_t mode)
+{
+	int tries, tfd = -1;
+
+	for (tries = 0; tries < 16; tries++) {
+		char hex[17];
+		struct timespec ts;
+
+		(void)clock_gettime(CLOCK_REALTIME, &ts);
+		randid_hex(hex, 16, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec);
+		(void)snprintf(tmp, size, "%s%s", TMP_PREFIX, hex);
+		tfd = openat(pfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+		if (tfd >= 0 || errno != EEXIST)
+			break;
+	}
+	return tfd >= 0 ? tfd : -errno;
+}
+
+/* Replace leaf in pfd with data through a temporary file renamed over it;
+ * old: the file replaced (its permission bits are kept), NULL for a new
+ * one. On failure the temporary file is removed. */
+static int replace_leaf(int pfd, const char *leaf, const struct stat *old, const void *data,
+			size_t len, const char *path, struct diag *reterr)
+{
+	char tmp[sizeof(TMP_PREFIX) + 32];
+	int tfd, r;
+
+	tfd = tmp_create(pfd, tmp, sizeof(tmp), old ? 0600 : 0644);
+	if (tfd < 0) {
+		diag_set(reterr, NULL, 0, 0, "cannot write '%.200s': %s", path, strerror(-tfd));
+		return tfd;
+	}
+	if (old && fchmod(tfd, old->st_mode & 0777) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	r = write_all(tfd, data, len);
+	if (r < 0)
+		goto fail;
+	r = close(tfd);
+	tfd = -1;
+	if (r < 0) {
+		r = -errno;
+		goto fail;
+	}
+	if (renameat(pfd, tmp, pfd, leaf) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	return 0;
+fail:
+	diag_set(reterr, NULL, 0, 0, "cannot write '%.200s': %s", path, strerror(-r));
+	if (tfd >= 0)
+		(void)close(tfd);
+	(void)unlinkat(pfd, tmp, 0);
+	return r;
+}
+
 int beneath_write(int dirfd, const char *path, const void *data, size_t len, unsigned bflags,
 		  struct diag *reterr)
 {
 	size_t plen = path ? strlen(path) : 0;
-	char tmp[sizeof(TMP_PREFIX) + 32];
-	char *leaf = NULL, *buf = NULL;
+	char *leaf = NULL;
 	struct stat st;
 	bool existing = false;
-	int fd = -1, pfd = -1, tfd = -1, tries, r;
+	int fd = -1, pfd = -1, r;
 
 	r = beneath_check_relpath(path, plen, reterr);
 	if (r < 0)
@@ -602,122 +746,20 @@ int beneath_write(int dirfd, const char *path, const void *data, size_t len, uns
 		return r;
 	fd = beneath_open(dirfd, path, plen, O_PATH, 0, bflags, reterr);
 	if (fd >= 0) {
-		if (fstat(fd, &st) < 0) {
-			r = -errno;
-			diag_set(reterr, NULL, 0, 0, "'%.200s': %s", path, strerror(errno));
-			goto out;
-		}
-		if (S_ISDIR(st.st_mode)) {
-			diag_set(reterr, NULL, 0, 0, "'%.200s' is a directory", path);
-			r = -EISDIR;
-			goto out;
-		}
-		if (!S_ISREG(st.st_mode)) {
-			diag_set(reterr, NULL, 0, 0, "'%.200s' is not a regular file", path);
-			r = -EINVAL;
-			goto out;
-		}
-		if (st.st_nlink > 1) {
-			diag_set(reterr, NULL, 0, 0,
-				 "refusing to write '%.200s': it has more than one hard link",
-				 path);
-			r = -EMLINK;
-			goto out;
-		}
-		r = locate(dirfd, fd, &st, path, bflags, &pfd, &leaf, reterr);
-		if (r < 0)
-			goto out;
-		if (faccessat(pfd, leaf, W_OK, AT_EACCESS) < 0) {
-			r = -errno;
-			diag_set(reterr, NULL, 0, 0, "'%.200s': %s", path, strerror(errno));
-			goto out;
-		}
-		existing = true;
+		r = target_existing(dirfd, fd, path, bflags, &st, &pfd, &leaf, reterr);
+		existing = r == 0;
 	} else if (fd == -ENOENT) {
-		const char *parent, *name;
-
-		diag_clear(reterr);
-		buf = xstrdup(path);
-		r = split_leaf(buf, &parent, &name);
-		if (r < 0) {
-			diag_set(reterr, NULL, 0, 0, "'%.200s' does not name a file", path);
-			goto out;
-		}
-		pfd = open_parent(dirfd, parent, bflags, reterr);
-		if (pfd < 0) {
-			r = pfd;
-			goto out;
-		}
-		if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-			/* a dangling symlink (or a file that appeared meanwhile) */
-			diag_set(
-				reterr, NULL, 0, 0,
-				S_ISLNK(st.st_mode)
-					? "'%.200s' is a symlink to nothing (a new file is not created through a symlink)"
-					: "'%.200s' changed while it was written; try again",
-				path);
-			r = S_ISLNK(st.st_mode) ? -ELOOP : -EAGAIN;
-			goto out;
-		}
-		leaf = xstrdup(name);
+		r = target_new(dirfd, path, bflags, &pfd, &leaf, reterr);
 	} else {
 		r = fd;
-		goto out;
 	}
-
-	for (tries = 0; tries < 16; tries++) {
-		char hex[17];
-		struct timespec ts;
-
-		(void)clock_gettime(CLOCK_REALTIME, &ts);
-		randid_hex(hex, 16, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec);
-		(void)snprintf(tmp, sizeof(tmp), "%s%s", TMP_PREFIX, hex);
-		tfd = openat(pfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-			     existing ? 0600 : 0644);
-		if (tfd >= 0 || errno != EEXIST)
-			break;
-	}
-	if (tfd < 0) {
-		r = -errno;
-		diag_set(reterr, NULL, 0, 0, "cannot write '%.200s': %s", path, strerror(errno));
-		goto out;
-	}
-	if (existing && fchmod(tfd, st.st_mode & 0777) < 0) {
-		r = -errno;
-		diag_set(reterr, NULL, 0, 0, "cannot write '%.200s': %s", path, strerror(errno));
-		goto fail;
-	}
-	r = write_all(tfd, data, len);
-	if (r < 0) {
-		diag_set(reterr, NULL, 0, 0, "cannot write '%.200s': %s", path, strerror(-r));
-		goto fail;
-	}
-	r = close(tfd);
-	tfd = -1;
-	if (r < 0) {
-		r = -errno;
-		diag_set(reterr, NULL, 0, 0, "cannot write '%.200s': %s", path, strerror(errno));
-		goto fail;
-	}
-	if (renameat(pfd, tmp, pfd, leaf) < 0) {
-		r = -errno;
-		diag_set(reterr, NULL, 0, 0, "cannot write '%.200s': %s", path, strerror(errno));
-		goto fail;
-	}
-	r = 0;
-	goto out;
-fail:
-	if (tfd >= 0)
-		(void)close(tfd);
-	tfd = -1;
-	(void)unlinkat(pfd, tmp, 0);
-out:
+	if (r == 0)
+		r = replace_leaf(pfd, leaf, existing ? &st : NULL, data, len, path, reterr);
 	if (fd >= 0)
 		(void)close(fd);
 	if (pfd >= 0)
 		(void)close(pfd);
 	free(leaf);
-	free(buf);
 	return r;
 }
 

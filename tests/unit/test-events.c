@@ -1542,6 +1542,64 @@ static void test_names_and_describe(void **state)
 	ev.output_tokens = 7;
 	assert_string_equal(event_describe(&ev, buf, sizeof(buf)), "usage: 5 in, 7 out");
 	assert_string_equal(event_describe(&ev, buf, 6), "usage");
+
+	/* every kind, with and without its optional parts */
+	event_init(&ev, EVENT_SESSION_STARTED);
+	assert_string_equal(event_describe(&ev, buf, sizeof(buf)), "session ?");
+	ev.session_id = "s1";
+	ev.model = "m";
+	assert_string_equal(event_describe(&ev, buf, sizeof(buf)), "session s1 (model m)");
+	event_init(&ev, EVENT_TEXT);
+	assert_string_equal(event_describe(&ev, buf, sizeof(buf)), "");
+	event_init(&ev, EVENT_TOOL_CALL);
+	assert_string_equal(event_describe(&ev, buf, sizeof(buf)), "tool call ? ");
+	event_init(&ev, EVENT_TOOL_RESULT);
+	assert_string_equal(event_describe(&ev, buf, sizeof(buf)), "tool result ?: ok");
+	ev.tool_id = "t9";
+	ev.is_error = true;
+	ev.tool_output = "";
+	assert_string_equal(event_describe(&ev, buf, sizeof(buf)), "tool result t9: error");
+	ev.tool_name = "Bash";
+	ev.permission_denied = true;
+	ev.tool_output = "no";
+	assert_string_equal(event_describe(&ev, buf, sizeof(buf)), "tool result Bash: denied: no");
+	event_init(&ev, EVENT_USAGE);
+	ev.input_tokens = -3;
+	ev.cost_usd = 0.5;
+	assert_string_equal(event_describe(&ev, buf, sizeof(buf)), "usage: 0 in, 0 out, $0.5000");
+	event_init(&ev, EVENT_RATE_LIMITED);
+	ev.hint.retry_after_s = -1;
+	assert_string_equal(event_describe(&ev, buf, sizeof(buf)), "rate limited: ");
+	ev.hint.retry_after_s = 30;
+	ev.message = "slow down";
+	assert_string_equal(event_describe(&ev, buf, sizeof(buf)),
+			    "rate limited (retry in 30 s): slow down");
+	event_init(&ev, EVENT_RESULT);
+	ev.message = "not said on success";
+	assert_string_equal(event_describe(&ev, buf, sizeof(buf)), "result: success");
+	event_init(&ev, EVENT_ERROR);
+	assert_string_equal(event_describe(&ev, buf, sizeof(buf)), "error: ");
+	ev.http_status = 529;
+	ev.message = "overloaded";
+	assert_string_equal(event_describe(&ev, buf, sizeof(buf)), "error (HTTP 529): overloaded");
+	event_init(&ev, EVENT_WARNING);
+	ev.message = "careful";
+	assert_string_equal(event_describe(&ev, buf, sizeof(buf)), "warning: careful");
+	event_init(&ev, EVENT_SIGNAL);
+	assert_string_equal(event_describe(&ev, buf, sizeof(buf)), "signal ? {}");
+	ev.signal = "QUESTION";
+	ev.payload = "{\"q\":1}";
+	assert_string_equal(event_describe(&ev, buf, sizeof(buf)), "signal QUESTION {\"q\":1}");
+	event_init(&ev, EVENT_UNKNOWN);
+	assert_string_equal(event_describe(&ev, buf, sizeof(buf)), "unknown");
+	ev.type = "turn.x";
+	ev.reason = "unknown event type";
+	assert_string_equal(event_describe(&ev, buf, sizeof(buf)),
+			    "unknown 'turn.x' (unknown event type)");
+	event_init(&ev, EVENT_TEXT);
+	ev.kind = _EVENT_KIND_MAX;
+	assert_string_equal(event_describe(&ev, buf, sizeof(buf)), "?");
+	assert_null(event_describe(&ev, NULL, 0));
 }
 
 static void test_oversized_and_liveness(void **state)

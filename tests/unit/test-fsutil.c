@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <stdbool.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -6,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -341,6 +343,109 @@ static void test_beneath_nofollow_writes(void **state)
 	assert_int_equal(rmtree_beneath(out), 0);
 }
 
+/* The content of top/rel, or "" when it cannot be read. */
+static const char *content(const char *top, const char *rel, char *buf, size_t size)
+{
+	char p[512];
+	ssize_t n;
+	int fd;
+
+	(void)snprintf(p, sizeof(p), "%s/%s", top, rel);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, buf, size - 1) : 0;
+	if (fd >= 0)
+		(void)close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return buf;
+}
+
+/* Whether a temporary file of beneath_write() is left in top/rel. */
+static bool tmp_left(const char *top, const char *rel)
+{
+	char p[512];
+	struct dirent *e;
+	bool found = false;
+	DIR *dp;
+
+	(void)snprintf(p, sizeof(p), "%s/%s", top, rel);
+	dp = opendir(p);
+	assert_non_null(dp);
+	while ((e = readdir(dp)))
+		found = found || strncmp(e->d_name, ".bernstein-write-", 17) == 0;
+	(void)closedir(dp);
+	return found;
+}
+
+/* beneath_write(): every case of its contract in util/beneath.h. */
+static void test_beneath_write(void **state)
+{
+	char top[256], p[512], q[512], buf[64];
+	struct diag d = {0};
+	struct stat st;
+	mode_t um;
+	int tfd;
+
+	(void)state;
+	(void)snprintf(top, sizeof(top), "%s/wtop", dir);
+	assert_int_equal(mkdir_p(top, 0700), 0);
+	tfd = open(top, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	assert_true(tfd >= 0);
+
+	/* a new file, its parents made: 0644 less the umask */
+	um = umask(022);
+	assert_int_equal(beneath_write(tfd, "a/b/new.txt", "one", 3, 0, &d), 0);
+	assert_string_equal(content(top, "a/b/new.txt", buf, sizeof(buf)), "one");
+	(void)snprintf(p, sizeof(p), "%s/a/b/new.txt", top);
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0644);
+
+	/* an existing file: replaced (a new inode), its mode kept */
+	assert_int_equal(chmod(p, 0640), 0);
+	assert_int_equal(beneath_write(tfd, "a/b/new.txt", "two!", 4, 0, &d), 0);
+	assert_string_equal(content(top, "a/b/new.txt", buf, sizeof(buf)), "two!");
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0640);
+
+	/* a symlink to a file inside: the file is replaced, the link stays */
+	(void)snprintf(q, sizeof(q), "%s/link", top);
+	assert_int_equal(symlink("a/b/new.txt", q), 0);
+	assert_int_equal(beneath_write(tfd, "link", "three", 5, 0, &d), 0);
+	assert_string_equal(content(top, "a/b/new.txt", buf, sizeof(buf)), "three");
+	assert_int_equal(lstat(q, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+
+	/* refused, each with its errno and a message naming the path */
+	assert_int_equal(beneath_write(tfd, "a/b", "x", 1, 0, &d), -EISDIR);
+	assert_non_null(strstr(d.msg, "'a/b' is a directory"));
+	(void)snprintf(q, sizeof(q), "%s/fifo", top);
+	assert_int_equal(mkfifo(q, 0600), 0);
+	assert_int_equal(beneath_write(tfd, "fifo", "x", 1, 0, &d), -EINVAL);
+	assert_non_null(strstr(d.msg, "is not a regular file"));
+	(void)snprintf(q, sizeof(q), "%s/hard", top);
+	assert_int_equal(link(p, q), 0);
+	assert_int_equal(beneath_write(tfd, "hard", "x", 1, 0, &d), -EMLINK);
+	assert_non_null(strstr(d.msg, "more than one hard link"));
+	assert_string_equal(content(top, "a/b/new.txt", buf, sizeof(buf)), "three");
+	assert_int_equal(unlink(q), 0);
+	(void)snprintf(q, sizeof(q), "%s/dangling", top);
+	assert_int_equal(symlink("a/nothing", q), 0);
+	assert_int_equal(beneath_write(tfd, "dangling", "x", 1, 0, &d), -ELOOP);
+	assert_non_null(strstr(d.msg, "is a symlink to nothing"));
+	(void)snprintf(q, sizeof(q), "%s/a/nothing", top);
+	assert_int_equal(lstat(q, &st), -1);
+	assert_true(beneath_write(tfd, "../escape", "x", 1, 0, &d) < 0);
+	(void)snprintf(q, sizeof(q), "%s/escape", dir);
+	assert_int_equal(lstat(q, &st), -1);
+	assert_int_equal(beneath_write(tfd, ".git/config", "x", 1, BENEATH_NO_GIT, &d), -EPERM);
+
+	/* no temporary file is left behind */
+	assert_false(tmp_left(top, "."));
+	assert_false(tmp_left(top, "a/b"));
+	(void)umask(um);
+	(void)close(tfd);
+	assert_int_equal(rmtree_beneath(top), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -348,6 +453,7 @@ int main(void)
 		cmocka_unit_test(test_mkdir_p),
 		cmocka_unit_test(test_rmtree_beneath),
 		cmocka_unit_test(test_beneath_nofollow_writes),
+		cmocka_unit_test(test_beneath_write),
 		cmocka_unit_test(test_open_regular_refuses_other_types),
 		cmocka_unit_test(test_read_fd_capped_pipe),
 		cmocka_unit_test(test_read_file_tail),
