@@ -115,6 +115,8 @@ static json_int_t expect_request(struct fixture *f, const char *method)
 	return id;
 }
 
+static void feed(struct fixture *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 static void feed(struct fixture *f, const char *fmt, ...)
 {
 	char line[8192];
@@ -355,6 +357,9 @@ static void test_permission_policy(void **state)
 	json_decref(o);
 	finish(&f);
 }
+
+static json_t *fs_call(struct fixture *f, const char *method, const char *params_fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 static json_t *fs_call(struct fixture *f, const char *method, const char *params_fmt, ...)
 {
@@ -674,11 +679,8 @@ static void test_reader(void **state)
 	struct dialect_state st;
 	const char *lines[] = {
 		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{}}",
-		"{\"jsonrpc\":\"2.0\",\"method\":\"session/update\",\"params\":{\"update\":"
-		"{\"sessionUpdate\":\"agent_message_chunk\",\"content\":{\"type\":\"text\","
-		"\"text\":\"hi\"}}}}",
-		"{\"jsonrpc\":\"2.0\",\"method\":\"session/update\",\"params\":{\"update\":"
-		"{\"sessionUpdate\":\"something_new\"}}}",
+		"{\"jsonrpc\":\"2.0\",\"method\":\"session/update\",\"params\":{\"update\":{\"sessionUpdate\":\"agent_message_chunk\",\"content\":{\"type\":\"text\",\"text\":\"hi\"}}}}",
+		"{\"jsonrpc\":\"2.0\",\"method\":\"session/update\",\"params\":{\"update\":{\"sessionUpdate\":\"something_new\"}}}",
 		"{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"stopReason\":\"end_turn\"}}",
 	};
 	size_t i;
