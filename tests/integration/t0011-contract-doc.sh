@@ -20,7 +20,7 @@ awk -v begin="$begin" -v end="$end" '
 
 expect_exit 0 "$BERNSTEIN" adapters check --markdown
 expect_stderr_empty "--markdown writes nothing to stderr"
-check "the generated table has 49 adapter rows" test "$(grep -c '^| `' "$T/stdout")" -eq 49
+check "the generated table has 51 adapter rows" test "$(grep -c '^| `' "$T/stdout")" -eq 51
 expect_same_file "$T/stdout" "$T/doc-table" \
 	"docs/capability-contract.md is up to date (run scripts/update-docs.sh)"
 

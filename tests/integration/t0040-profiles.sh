@@ -57,10 +57,10 @@ assert "notes" not in d["canonical"]
 assert set(d["canonical"]) == {"builtin", "capabilities", "contract", "display_name",
     "invocation", "models", "name", "runtime", "shape", "strategy", "version_args"}
 assert len(d["canonical"]["capabilities"]) == 17
-# runtime.sandbox, runtime.login, runtime.acp and runtime.pty are there only
-# when declared (existing hashes do not move)
+# runtime.sandbox, runtime.login, runtime.mcp, runtime.acp and runtime.pty are
+# there only when declared (existing hashes do not move)
 rt = d["canonical"]["runtime"]
-assert len(rt) == 11 + ("sandbox" in rt) + ("login" in rt) + ("acp" in rt) + ("pty" in rt)
+assert len(rt) == 11 + sum(k in rt for k in ("sandbox", "login", "mcp", "acp", "pty"))
 if "pty" in rt:
     assert len(rt["pty"]) == 14, sorted(rt["pty"])
 assert len(d["canonical"]["runtime"]["endpoint"]) == 5

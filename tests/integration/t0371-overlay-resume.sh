@@ -66,13 +66,15 @@ check "the slow task's agent started" wait_until "[ -f '$T/slow.started' ]"
 check "the quick task was merged" wait_until "git -C '$W' log --merges --oneline main | grep -q ."
 check "the idle task became no_changes" \
 	wait_until "'$BERNSTEIN' -C '$W' status --json | grep -q '\"state\": \"no_changes\"'"
+# the finished tasks' trees go once they are settled (their state is
+# recorded first): wait for that, then kill
+check "the other trees were removed before the kill" \
+	wait_until "[ \$(ls '$W/.bernstein/overlay/task' | wc -l) -eq 1 ]"
 kill -9 "$BG"
 wait "$BG" 2>/dev/null
 SLOW=$(overlay_mounts "$W")
 check "kill -9 left the running task's overlay mounted (one mount)" \
 	sh -c "[ \$(printf '%s\n' '$SLOW' | grep -c .) -eq 1 ]"
-check "the other trees were removed before the kill" \
-	sh -c "[ \$(ls '$W/.bernstein/overlay/task' | wc -l) -eq 1 ]"
 # a reboot takes the mount down; the layer stays on disk
 umount -l "$SLOW"
 check "the tree is no longer mounted" test -z "$(overlay_mounts "$W")"
