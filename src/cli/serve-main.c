@@ -1426,13 +1426,15 @@ static enum MHD_Result post_offline(struct MHD_Connection *c, const struct contr
 				   cap.exit_code);
 		goto out;
 	}
-	json_obj_set(reply, "exit_code", json_integer(cap.exit_code));
 	if (!json_is_true(json_object_get(reply, "ok"))) {
-		/* refused by the run's own checks: nothing changed, no resume */
+		/* refused by the run's own checks: nothing changed, no resume;
+		 * answered as the live run's refusal */
+		(void)json_object_del(reply, "exit_code");
 		ans = answer_json(c, kind_status(json_string_value(json_object_get(reply, "kind"))),
 				  json_incref(reply));
 		goto out;
 	}
+	json_obj_set(reply, "exit_code", json_integer(cap.exit_code));
 	json_obj_set(reply, "resumed",
 		     json_boolean(cap.exit_code == 0 && json_object_get(rest, "pid")));
 	if (json_object_get(rest, "pid")) {

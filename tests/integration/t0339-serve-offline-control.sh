@@ -82,6 +82,8 @@ api()
 }
 jbody() { /usr/bin/python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if eval(sys.argv[2]) else 1)' "$T/body" "$1"; }
 post() { api "$1" -X POST -H 'Content-Type: application/json' --data-binary "$2"; }
+# the answer in $T/body against docs/openapi.json's schema of its status
+spec_ok() { /usr/bin/python3 "$SRCDIR/tests/helpers/openapi-check.py" --answer "$SRCDIR/docs/openapi.json" "$1" "$CODE" "$T/body"; }
 # until the run's detached resume has ended
 not_live()
 {
@@ -98,6 +100,7 @@ post "/api/runs/$RUN/tasks/a/approve" '{}'
 check "approve of a run not live: 202" test "$CODE" = 202
 check "the answer: the run, the task approved, resumed in the background" \
 	jbody 'j["ok"] and j["run"] == "'"$RUN"'" and j["resumed"] and j["pid"] > 0 and j["log"].endswith("/run.log") and j["tasks"][0]["id"] == "a"'
+check "the answer matches docs/openapi.json (OfflineReply)" spec_ok '/api/runs/{run}/tasks/{task}/approve'
 check "the resume ends" wait_until "not_live $RUN"
 check "a is done" test "$(task_state a)" = done
 check "a merged into main (git log)" test "$(merges a)" -eq 1
@@ -112,6 +115,7 @@ write b2.txt from the review
 BODY=$(/usr/bin/python3 -c 'import json,sys; print(json.dumps({"feedback": sys.argv[1]}))' "$FB")
 post "/api/runs/$RUN/tasks/b/reject" "$BODY"
 check "reject of a run not live: 202" sh -c "[ '$CODE' = 202 ] && grep -q '\"resumed\": *true' '$T/body'"
+check "the answer matches docs/openapi.json" spec_ok '/api/runs/{run}/tasks/{task}/reject'
 check "the resume ends" wait_until "not_live $RUN"
 check "b is back in review after its second attempt" test "$(task_state b)" = review
 check "the attempt acted on the feedback" sh -c \
@@ -129,6 +133,7 @@ check "b is done, merged with the feedback's file" sh -c \
 post "/api/runs/$RUN/tasks/b/approve" '{}'
 check "approve of a done task: 409 state, nothing resumed" \
 	sh -c "[ '$CODE' = 409 ] && grep -q '\"kind\": *\"state\"' '$T/body' && ! grep -q resumed '$T/body'"
+check "the refusal matches docs/openapi.json (Error)" spec_ok '/api/runs/{run}/tasks/{task}/approve'
 
 # ---- a second run: retry of a failed task, add-task ----
 printf 'adapter: mock\nparallel: 2\nkill_grace: 1\nsandbox: none\n' >"$W/bernstein.yaml"
@@ -166,6 +171,7 @@ touch "$T/ok"
 post "/api/runs/$RUN2/tasks/flaky/retry" '{}'
 check "retry of a failed task of an ended run: 202" test "$CODE" = 202
 check "its answer names the run" jbody 'j["run"] == "'"$RUN2"'" and j["resumed"]'
+check "the answer matches docs/openapi.json" spec_ok '/api/runs/{run}/tasks/{task}/retry'
 check "the resume ends" wait_until "not_live $RUN2"
 check "flaky is done (merge: auto)" test "$(task_state flaky)" = done
 check "main has flaky.txt" sh -c "git -C '$W' show main:flaky.txt | grep -q fixed"
@@ -175,6 +181,7 @@ check "add-task with a dependency the run lacks: 422 invalid" \
 	sh -c "[ '$CODE' = 422 ] && grep -q '\"kind\": *\"invalid\"' '$T/body'"
 post "/api/runs/$RUN2/tasks" '{"prompt": "--fresh\nwrite added.txt added\ncommit add it", "id": "added", "title": "--role=x", "depends_on": ["flaky"]}'
 check "add-task to an ended run: 202" sh -c "[ '$CODE' = 202 ] && grep -q '\"resumed\": *true' '$T/body'"
+check "the answer matches docs/openapi.json" spec_ok '/api/runs/{run}/tasks'
 check "the resume ends" wait_until "not_live $RUN2"
 check "the added task is done" test "$(task_state added)" = done
 check "main has its file" sh -c "git -C '$W' show main:added.txt | grep -q added"
