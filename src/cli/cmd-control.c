@@ -39,6 +39,7 @@ enum {
 	OPT_DEPENDS_ON,
 	OPT_ID,
 	OPT_NO_WAIT,
+	OPT_DETACH,
 };
 
 /* The exit code of a refusal's kind (docs/exit-codes.md). */
@@ -180,11 +181,35 @@ out:
 	free(db);
 }
 
+/* The run resumed in the background, as `bernstein resume --detach RUN`
+ * (its output, its exit code): what --detach asks of a run that is not
+ * live once the change is in state.db. */
+static int resume_detached(struct cli_ctx *ctx, const char *run_id, const char *key_file)
+{
+	char *argv[6] = {NULL};
+	int argc = 0, code, i;
+
+	argv[argc++] = xstrdup("resume");
+	argv[argc++] = xstrdup("--detach");
+	if (key_file) {
+		argv[argc++] = xstrdup("--key-file");
+		argv[argc++] = xstrdup(key_file);
+	}
+	argv[argc++] = xstrdup(run_id);
+	(void)fflush(ctx->out);
+	(void)fflush(ctx->err);
+	code = cmd_resume(argc, argv, ctx);
+	for (i = 0; i < argc; i++)
+		free(argv[i]);
+	return code;
+}
+
 /* Carry out req on the latest run: through its channel when it is live,
- * else (cancel, retry, add_task) under the run lock, then resumed (retry,
- * add_task). */
+ * else (cancel, retry, add_task, approve, reject) under the run lock, then
+ * resumed (retry, add_task, approve, reject): here in the foreground, or
+ * with detach in the background. */
 int cli_control_request(struct cli_ctx *ctx, const struct control_request *req,
-			const char *key_file, bool wait)
+			const char *key_file, bool wait, bool detach)
 {
 	char *repo = NULL, *run_id = NULL, *path = NULL;
 	struct control_peer who = {.uid = getuid(), .pid = getpid()};
@@ -236,6 +261,13 @@ int cli_control_request(struct cli_ctx *ctx, const struct control_request *req,
 	if (code || (req->op != CONTROL_RETRY && req->op != CONTROL_ADD_TASK &&
 		     req->op != CONTROL_APPROVE && req->op != CONTROL_REJECT))
 		goto out;
+	if (detach) {
+		/* the run lock released first: the resume takes it */
+		session_release(&s);
+		opened = false;
+		code = resume_detached(ctx, run_id, key_file);
+		goto out;
+	}
 	/* the run has work again: a resume, as `bernstein resume` */
 	r = orch_resume_prepare(&s.env, run_id, true, &rp, &d);
 	if (r < 0) {
@@ -324,7 +356,7 @@ int cmd_cancel(int argc, char **argv, struct cli_ctx *ctx)
 	req.op = CONTROL_CANCEL;
 	code = cli_control_ids(ctx, argc, argv, &req);
 	if (!code)
-		code = cli_control_request(ctx, &req, key_file, wait);
+		code = cli_control_request(ctx, &req, key_file, wait, false);
 	control_request_release(&req);
 	return code;
 }
@@ -388,7 +420,7 @@ int cmd_stop(int argc, char **argv, struct cli_ctx *ctx)
 	}
 	if (optind < argc)
 		return cli_usage_error(ctx, "unexpected argument '%s'", argv[optind]);
-	code = cli_control_request(ctx, &req, NULL, false);
+	code = cli_control_request(ctx, &req, NULL, false, false);
 	if (code == 0 && !ctx->json)
 		(void)fprintf(
 			ctx->out, "%s\n",
@@ -420,6 +452,7 @@ const char cmd_stop_help[] =
 /* ---- bernstein retry ---- */
 
 static const struct option retry_options[] = {
+	{"detach", no_argument, NULL, OPT_DETACH},
 	{"fresh", no_argument, NULL, OPT_FRESH},
 	{"json", no_argument, NULL, OPT_JSON},
 	{"key-file", required_argument, NULL, OPT_KEY_FILE},
@@ -431,6 +464,7 @@ int cmd_retry(int argc, char **argv, struct cli_ctx *ctx)
 {
 	struct control_request req;
 	const char *key_file = NULL;
+	bool detach = false;
 	int c, code;
 
 	control_request_init(&req);
@@ -444,6 +478,9 @@ int cmd_retry(int argc, char **argv, struct cli_ctx *ctx)
 		case OPT_FRESH:
 			req.fresh = true;
 			break;
+		case OPT_DETACH:
+			detach = true;
+			break;
 		case OPT_JSON:
 			ctx->json = true;
 			break;
@@ -456,13 +493,13 @@ int cmd_retry(int argc, char **argv, struct cli_ctx *ctx)
 	}
 	code = cli_control_ids(ctx, argc, argv, &req);
 	if (!code)
-		code = cli_control_request(ctx, &req, key_file, false);
+		code = cli_control_request(ctx, &req, key_file, false, detach);
 	control_request_release(&req);
 	return code;
 }
 
 const char cmd_retry_summary[] = "give failed or cancelled tasks of the latest run a new attempt";
-const char cmd_retry_usage[] = "TASK... [--fresh] [--json] [--key-file FILE]";
+const char cmd_retry_usage[] = "TASK... [--fresh] [--detach] [--json] [--key-file FILE]";
 const char cmd_retry_help[] =
 	"A failed, conflicted, cancelled or interrupted task of the latest run goes back\n"
 	"to 'pending' and gets a new attempt, which continues the last one as resume\n"
@@ -472,17 +509,20 @@ const char cmd_retry_help[] =
 	"removed first and the attempt starts anew from the base branch as it is then.\n"
 	"A live run starts it as soon as a slot is free. When the run is not live, the\n"
 	"change is made in state.db under the run lock and the run is resumed here, in\n"
-	"the foreground, as 'bernstein resume' (its output, its exit code). Audited\n"
+	"the foreground, as 'bernstein resume' (its output, its exit code), or with\n"
+	"--detach in the background, as 'bernstein resume --detach'. Audited\n"
 	"(control.request, then task.transition 'retried').\n"
 	"\n"
 	"options:\n"
 	"  --fresh            a new worktree and branch instead of the task's own\n"
+	"  --detach           a run that is not live is resumed in the background\n"
 	"  --json             the run's reply as one JSON object (then the resume's lines)\n"
 	"  --key-file FILE    the audit key\n"
 	"\n"
 	"Exit (live run): 0 retried, 1 a task is not failed, conflicted, cancelled or\n"
 	"interrupted (nothing changed), 2 usage, no run or no such task, 4 refused or\n"
-	"I/O, 5 the audit chain is broken. Not live: as 'bernstein resume'.\n";
+	"I/O, 5 the audit chain is broken. Not live: as 'bernstein resume' (with\n"
+	"--detach: as 'bernstein resume --detach').\n";
 
 /* ---- bernstein add-task ---- */
 
@@ -493,6 +533,7 @@ static const struct option add_options[] = {
 	{"adapter", required_argument, NULL, OPT_ADAPTER},
 	{"role", required_argument, NULL, OPT_ROLE},
 	{"depends-on", required_argument, NULL, OPT_DEPENDS_ON},
+	{"detach", no_argument, NULL, OPT_DETACH},
 	{"json", no_argument, NULL, OPT_JSON},
 	{"key-file", required_argument, NULL, OPT_KEY_FILE},
 	CLI_OPT_HELP,
@@ -530,6 +571,7 @@ int cmd_add_task(int argc, char **argv, struct cli_ctx *ctx)
 {
 	struct control_request req;
 	const char *key_file = NULL;
+	bool detach = false;
 	int c, code = 0;
 
 	control_request_init(&req);
@@ -561,6 +603,9 @@ int cmd_add_task(int argc, char **argv, struct cli_ctx *ctx)
 		case OPT_DEPENDS_ON:
 			code = add_dep(ctx, &req.add, optarg);
 			break;
+		case OPT_DETACH:
+			detach = true;
+			break;
 		case OPT_JSON:
 			ctx->json = true;
 			break;
@@ -587,7 +632,7 @@ int cmd_add_task(int argc, char **argv, struct cli_ctx *ctx)
 				       CONTROL_LINE_MAX / 2);
 		goto out;
 	}
-	code = cli_control_request(ctx, &req, key_file, false);
+	code = cli_control_request(ctx, &req, key_file, false, detach);
 out:
 	control_request_release(&req);
 	return code;
@@ -595,7 +640,7 @@ out:
 
 const char cmd_add_task_summary[] = "add a task to the latest run";
 const char cmd_add_task_usage[] =
-	"--prompt P [--title T] [--id ID] [--adapter A] [--role R] [--depends-on ID]... [--json] [--key-file FILE]";
+	"--prompt P [--title T] [--id ID] [--adapter A] [--role R] [--depends-on ID]... [--detach] [--json] [--key-file FILE]";
 const char cmd_add_task_help[] =
 	"Adds a task to the latest run, checked as a task of a plan file is (the same\n"
 	"loader: role, adapter name, title, id), its dependencies against the run's\n"
@@ -603,7 +648,8 @@ const char cmd_add_task_help[] =
 	"when there is no --title), with -2, -3... when taken. A live run starts it when\n"
 	"its dependencies are done and a slot is free (at most 64 tasks are added to one\n"
 	"execution). When the run is not live, the task is recorded under the run lock\n"
-	"and the run resumed here in the foreground, as 'bernstein resume'. Audited\n"
+	"and the run resumed here in the foreground, as 'bernstein resume' (with\n"
+	"--detach in the background, as 'bernstein resume --detach'). Audited\n"
 	"(control.request, task.added).\n"
 	"\n"
 	"options:\n"
@@ -613,9 +659,11 @@ const char cmd_add_task_help[] =
 	"  --adapter A        the agent (else routing, as for a plan task)\n"
 	"  --role R           the role (default backend)\n"
 	"  --depends-on ID    a task of the run it waits for (repeatable)\n"
+	"  --detach           a run that is not live is resumed in the background\n"
 	"  --json             the run's reply as one JSON object\n"
 	"  --key-file FILE    the audit key\n"
 	"\n"
 	"Exit (live run): 0 added, 2 usage or no run, 3 the task is invalid (an unknown\n"
 	"role, a dependency the run does not have, an id taken), 4 refused or I/O, 5 the\n"
-	"audit chain is broken. Not live: as 'bernstein resume'.\n";
+	"audit chain is broken. Not live: as 'bernstein resume' (with --detach: as\n"
+	"'bernstein resume --detach').\n";

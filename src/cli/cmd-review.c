@@ -31,6 +31,7 @@ enum {
 	OPT_FEEDBACK_FILE,
 	OPT_HEAD,
 	OPT_ALLOW_PROTECTED,
+	OPT_DETACH,
 };
 
 /* ---- bernstein diff ---- */
@@ -261,6 +262,7 @@ const char cmd_diff_help[] =
 
 static const struct option approve_options[] = {
 	{"allow-protected", no_argument, NULL, OPT_ALLOW_PROTECTED},
+	{"detach", no_argument, NULL, OPT_DETACH},
 	{"head", required_argument, NULL, OPT_HEAD},
 	{"json", no_argument, NULL, OPT_JSON},
 	{"key-file", required_argument, NULL, OPT_KEY_FILE},
@@ -272,6 +274,7 @@ int cmd_approve(int argc, char **argv, struct cli_ctx *ctx)
 {
 	struct control_request req;
 	const char *key_file = NULL;
+	bool detach = false;
 	int c, code = 0;
 
 	control_request_init(&req);
@@ -299,6 +302,9 @@ int cmd_approve(int argc, char **argv, struct cli_ctx *ctx)
 		case OPT_JSON:
 			ctx->json = true;
 			break;
+		case OPT_DETACH:
+			detach = true;
+			break;
 		case OPT_KEY_FILE:
 			key_file = optarg;
 			break;
@@ -311,7 +317,7 @@ int cmd_approve(int argc, char **argv, struct cli_ctx *ctx)
 	if (!code && req.head && req.n_tasks != 1)
 		code = cli_usage_error(ctx, "--head: only with one task");
 	if (!code)
-		code = cli_control_request(ctx, &req, key_file, false);
+		code = cli_control_request(ctx, &req, key_file, false, detach);
 out:
 	control_request_release(&req);
 	return code;
@@ -319,7 +325,7 @@ out:
 
 const char cmd_approve_summary[] = "merge tasks of the latest run that wait in review";
 const char cmd_approve_usage[] =
-	"TASK... [--head SHA] [--allow-protected] [--json] [--key-file FILE]";
+	"TASK... [--head SHA] [--allow-protected] [--detach] [--json] [--key-file FILE]";
 const char cmd_approve_help[] =
 	"Merges tasks waiting in 'review' (merge: review in bernstein.yaml): the head\n"
 	"their gates passed on, which 'bernstein diff TASK' shows, is merged into the\n"
@@ -329,7 +335,8 @@ const char cmd_approve_help[] =
 	"you looked. --head SHA also refuses unless SHA is the reviewed head. In a live\n"
 	"run the loop merges at once; when the run is not live the task is marked in\n"
 	"state.db under the run lock and the run is resumed here, in the foreground, as\n"
-	"'bernstein resume' (which merges it and starts what depended on it). Either\n"
+	"'bernstein resume' (which merges it and starts what depended on it; with\n"
+	"--detach in the background, as 'bernstein resume --detach'). Either\n"
 	"every task named is approved or none is. Audited: control.request (who), then\n"
 	"task.approved with your uid and the head approved.\n"
 	"\n"
@@ -342,6 +349,7 @@ const char cmd_approve_help[] =
 	"options:\n"
 	"  --head SHA         the full commit id you reviewed (one task)\n"
 	"  --allow-protected  also merge changes to bernstein's own configuration\n"
+	"  --detach           a run that is not live is resumed in the background\n"
 	"  --json             the run's reply as one JSON object\n"
 	"  --key-file FILE    the audit key\n"
 	"\n"
@@ -355,6 +363,7 @@ const char cmd_approve_help[] =
 static const struct option reject_options[] = {
 	{"feedback", required_argument, NULL, OPT_FEEDBACK},
 	{"feedback-file", required_argument, NULL, OPT_FEEDBACK_FILE},
+	{"detach", no_argument, NULL, OPT_DETACH},
 	{"json", no_argument, NULL, OPT_JSON},
 	{"key-file", required_argument, NULL, OPT_KEY_FILE},
 	CLI_OPT_HELP,
@@ -394,6 +403,7 @@ int cmd_reject(int argc, char **argv, struct cli_ctx *ctx)
 {
 	struct control_request req;
 	const char *key_file = NULL;
+	bool detach = false;
 	int c, code = 0;
 
 	control_request_init(&req);
@@ -414,6 +424,9 @@ int cmd_reject(int argc, char **argv, struct cli_ctx *ctx)
 		case OPT_JSON:
 			ctx->json = true;
 			break;
+		case OPT_DETACH:
+			detach = true;
+			break;
 		case OPT_KEY_FILE:
 			key_file = optarg;
 			break;
@@ -431,7 +444,7 @@ int cmd_reject(int argc, char **argv, struct cli_ctx *ctx)
 		code = cli_usage_error(ctx,
 				       "missing --feedback (what the next attempt should change)");
 	if (!code)
-		code = cli_control_request(ctx, &req, key_file, false);
+		code = cli_control_request(ctx, &req, key_file, false, detach);
 out:
 	control_request_release(&req);
 	return code;
@@ -439,7 +452,7 @@ out:
 
 const char cmd_reject_summary[] = "send a task in review back to its agent, with feedback";
 const char cmd_reject_usage[] =
-	"TASK --feedback TEXT | --feedback-file FILE [--json] [--key-file FILE]";
+	"TASK --feedback TEXT | --feedback-file FILE [--detach] [--json] [--key-file FILE]";
 const char cmd_reject_help[] =
 	"A task waiting in 'review' (merge: review) gets a new attempt in the same\n"
 	"worktree and branch, its prompt followed by a '## Review feedback' section with\n"
@@ -448,13 +461,15 @@ const char cmd_reject_help[] =
 	"prompt, never an option to the agent; at most 16384 bytes, no NUL. After the\n"
 	"attempt and its gates the task waits in review again. In a live run it starts\n"
 	"when a slot is free; when the run is not live the change is made in state.db\n"
-	"under the run lock and the run is resumed here, as 'bernstein resume'. Audited:\n"
+	"under the run lock and the run is resumed here, as 'bernstein resume' (with\n"
+	"--detach in the background, as 'bernstein resume --detach'). Audited:\n"
 	"control.request (who, the feedback), then task.rejected with your uid and the\n"
 	"head rejected.\n"
 	"\n"
 	"options:\n"
 	"  --feedback TEXT      what the next attempt should change\n"
 	"  --feedback-file FILE the same, read from FILE\n"
+	"  --detach             a run that is not live is resumed in the background\n"
 	"  --json               the run's reply as one JSON object\n"
 	"  --key-file FILE      the audit key\n"
 	"\n"

@@ -42,13 +42,14 @@ extern const char cmd_attach_summary[], cmd_attach_usage[], cmd_attach_help[];
 struct control_request;
 /* Carry out req on the latest run: through its channel when it is live,
  * else under the run lock, then resumed (retry, add-task, approve,
- * reject). The exit code. */
+ * reject): in the foreground, or with detach as `resume --detach`. The
+ * exit code. */
 /* The task ids of argv[optind..] into req->tasks, checked (ids, at most
  * CONTROL_TASKS_MAX, none twice) before anything is sent: 0, or the exit
  * code of the usage error it printed (2). */
 int cli_control_ids(struct cli_ctx *ctx, int argc, char **argv, struct control_request *req);
 int cli_control_request(struct cli_ctx *ctx, const struct control_request *req,
-			const char *key_file, bool wait);
+			const char *key_file, bool wait, bool detach);
 /* cmd-review.c */
 cmd_fn cmd_approve, cmd_diff, cmd_reject;
 extern const char cmd_approve_summary[], cmd_approve_usage[], cmd_approve_help[];

@@ -551,40 +551,49 @@ static unsigned kind_status(const char *kind)
  * JSON object, or its last line as one (a command with --json prints its
  * changes as lines, its reply last), "exit_code" added: 0 with *ret, or -errno with
  * the reason in why. */
-static int run_child(const char *const *args, json_t **ret, char *why, size_t whysize)
+/* Run `bernstein ARGS...` in the repository, its output captured. A
+ * child that detaches a run (resume --detach) is contained by its process
+ * group only: the run leaves it (a session of its own) and must outlive
+ * it, which a PID namespace or cgroup killed with the child would not let
+ * it. 0, or -errno with the reason in why (cap released by the caller). */
+static int capture_child(const char *const *args, bool detaches, struct proc_spec *spec,
+			 struct capture *cap, char *why, size_t whysize)
 {
-	struct proc_spec spec = PROC_SPEC_INIT;
-	struct capture cap = {0};
 	struct capture_opts co = {0};
-	const char *body, *nl;
-	json_t *v = NULL;
-	size_t i, blen;
+	size_t i;
 	int r;
 
-	strvec_push(&spec.argv, srv.bernstein);
+	strvec_push(&spec->argv, srv.bernstein);
 	for (i = 0; args[i]; i++)
-		strvec_push(&spec.argv, args[i]);
+		strvec_push(&spec->argv, args[i]);
 	for (i = 0; i < srv.env.nr; i++)
-		strvec_push(&spec.env, srv.env.v[i]);
-	spec.cwd = srv.repo;
-	cap.spec = &spec;
-	cap.timeout_ms = CHILD_TIMEOUT_MS;
-	cap.kill_grace_ms = 1000;
-	cap.max_out = CHILD_OUT_MAX;
-	cap.max_err = 4096;
+		strvec_push(&spec->env, srv.env.v[i]);
+	spec->cwd = srv.repo;
+	if (detaches)
+		spec->contain = CONTAIN_PGROUP;
+	cap->spec = spec;
+	cap->timeout_ms = CHILD_TIMEOUT_MS;
+	cap->kill_grace_ms = 1000;
+	cap->max_out = CHILD_OUT_MAX;
+	cap->max_err = 4096;
 	(void)pthread_mutex_lock(&srv.child_lock);
-	r = proc_capture(&cap, 1, &co);
+	r = proc_capture(cap, 1, &co);
 	(void)pthread_mutex_unlock(&srv.child_lock);
-	if (r >= 0 && cap.start_result < 0)
-		r = cap.start_result;
-	if (r < 0) {
+	if (r >= 0 && cap->start_result < 0)
+		r = cap->start_result;
+	if (r < 0)
 		(void)snprintf(why, whysize, "cannot run bernstein %s: %s", args[0], strerror(-r));
-		goto out;
-	}
-	/* one JSON document (pretty or not), else JSON lines: the last */
-	body = cap.out.buf;
-	blen = cap.out.len;
-	if (!cap.out_dropped && json_parse_strict("child", body, blen, &v, NULL) < 0) {
+	return r;
+}
+
+/* One JSON document (pretty or not), else JSON lines: the last; NULL when
+ * neither is an object. */
+static json_t *child_json(const char *body, size_t blen)
+{
+	const char *nl;
+	json_t *v = NULL;
+
+	if (json_parse_strict("child", body, blen, &v, NULL) < 0) {
 		while (blen && body[blen - 1] == '\n')
 			blen--;
 		nl = memrchr(body, '\n', blen);
@@ -595,7 +604,26 @@ static int run_child(const char *const *args, json_t **ret, char *why, size_t wh
 		if (json_parse_strict("child", body, blen, &v, NULL) < 0)
 			v = NULL;
 	}
-	if (cap.out_dropped || !json_is_object(v)) {
+	if (!json_is_object(v)) {
+		json_decref(v);
+		return NULL;
+	}
+	return v;
+}
+
+static int run_child(const char *const *args, json_t **ret, char *why, size_t whysize)
+{
+	struct proc_spec spec = PROC_SPEC_INIT;
+	struct capture cap = {0};
+	json_t *v = NULL;
+	int r;
+
+	r = capture_child(args, false, &spec, &cap, why, whysize);
+	if (r < 0)
+		goto out;
+	if (!cap.out_dropped)
+		v = child_json(cap.out.buf, cap.out.len);
+	if (cap.out_dropped || !v) {
 		json_decref(v);
 		(void)snprintf(why, whysize, "bernstein %s answered no JSON object (exit %d)",
 			       args[0], cap.exit_code);
@@ -1278,6 +1306,156 @@ static bool is_latest(struct state *st, const char *run_id)
 	return yes;
 }
 
+/* The last line of out that is a JSON object with "ok" (a control reply),
+ * *ret_after just past it; NULL when none is. */
+static json_t *reply_line(const char *out, size_t len, const char **ret_after)
+{
+	const char *p = out, *end = out + len, *nl;
+	json_t *found = NULL, *v;
+
+	for (; p < end; p = nl + 1) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			nl = end;
+		v = NULL;
+		if (nl > p && *p == '{' &&
+		    json_parse_strict("child", p, (size_t)(nl - p), &v, NULL) == 0 &&
+		    json_is_object(v) && json_object_get(v, "ok")) {
+			json_decref(found);
+			found = v;
+			*ret_after = nl < end ? nl + 1 : end;
+		} else {
+			json_decref(v);
+		}
+		if (nl == end)
+			break;
+	}
+	return found;
+}
+
+/* req (retry, approve, reject, add_task) on the latest run, not live: as
+ * the CLI does it, by `bernstein OP --json --detach ...`: the change made
+ * in state.db under the run lock (audited as the CLI's, with that
+ * process's uid and pid), then the run resumed in the background as
+ * `bernstein resume --detach`, never here. The values come from the
+ * parsed request, each glued to its option (--feedback=TEXT) or after
+ * "--", so none becomes an option of its own. Its answer: the change's
+ * reply (202, with "resumed", or its refusal with the status of its kind). */
+static enum MHD_Result post_offline(struct MHD_Connection *c, const struct control_request *req)
+{
+	struct strvec a = STRVEC_INIT;
+	struct proc_spec spec = PROC_SPEC_INIT;
+	struct capture cap = {0};
+	const char *after = NULL, *msg;
+	char *errline = NULL;
+	json_t *reply = NULL, *rest = NULL, *err = NULL;
+	char why[512];
+	enum MHD_Result ans;
+	size_t i;
+
+	switch (req->op) {
+	case CONTROL_RETRY:
+		strvec_push(&a, "retry");
+		if (req->fresh)
+			strvec_push(&a, "--fresh");
+		break;
+	case CONTROL_APPROVE:
+		strvec_push(&a, "approve");
+		if (req->allow_protected)
+			strvec_push(&a, "--allow-protected");
+		if (req->head)
+			strvec_pushf(&a, "--head=%s", req->head);
+		break;
+	case CONTROL_REJECT:
+		strvec_push(&a, "reject");
+		if (req->feedback)
+			strvec_pushf(&a, "--feedback=%s", req->feedback);
+		break;
+	default: /* add_task */
+		strvec_push(&a, "add-task");
+		if (req->add.prompt)
+			strvec_pushf(&a, "--prompt=%s", req->add.prompt);
+		if (req->add.title)
+			strvec_pushf(&a, "--title=%s", req->add.title);
+		if (req->add.id)
+			strvec_pushf(&a, "--id=%s", req->add.id);
+		if (req->add.adapter)
+			strvec_pushf(&a, "--adapter=%s", req->add.adapter);
+		if (req->add.role)
+			strvec_pushf(&a, "--role=%s", req->add.role);
+		for (i = 0; i < req->add.n_depends_on; i++)
+			strvec_pushf(&a, "--depends-on=%s", req->add.depends_on[i]);
+		break;
+	}
+	strvec_push(&a, "--json");
+	strvec_push(&a, "--detach");
+	if (req->n_tasks) {
+		strvec_push(&a, "--");
+		for (i = 0; i < req->n_tasks; i++)
+			strvec_push(&a, req->tasks[i]);
+	}
+	if (capture_child(a.v, true, &spec, &cap, why, sizeof(why)) < 0) {
+		ans = answer_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal", "%s", why);
+		goto out;
+	}
+	/* its changes and its reply, one line each; then resume --detach's
+	 * object; an error on stderr */
+	if (!cap.out_dropped)
+		reply = reply_line(cap.out.buf, cap.out.len, &after);
+	if (reply)
+		rest = child_json(after, cap.out.len - (size_t)(after - cap.out.buf));
+	err = cap.err_dropped ? NULL : child_json(cap.err.buf, cap.err.len);
+	msg = json_string_value(json_object_get(json_object_get(err, "error"), "message"));
+	if (!msg && cap.err.len) {
+		/* a usage error is text: its first line */
+		const char *e = cap.err.buf, *enl = memchr(e, '\n', cap.err.len);
+
+		if (strncmp(e, "bernstein: ", 11) == 0)
+			e += 11;
+		errline = xstrndup(e, (size_t)((enl ? enl : cap.err.buf + cap.err.len) - e));
+		msg = errline;
+	}
+	if (!reply) {
+		/* refused before the run was asked: usage (2), or it could not be
+		 * changed (the audit chain, I/O) */
+		ans = answer_error(c,
+				   cap.exit_code == BEXIT_USAGE ? MHD_HTTP_BAD_REQUEST
+								: MHD_HTTP_INTERNAL_SERVER_ERROR,
+				   cap.exit_code == BEXIT_USAGE ? "usage" : "internal",
+				   "bernstein %s: %s (exit %d)", a.v[0], msg ? msg : "no reply",
+				   cap.exit_code);
+		goto out;
+	}
+	if (!json_is_true(json_object_get(reply, "ok"))) {
+		/* refused by the run's own checks: nothing changed, no resume;
+		 * answered as the live run's refusal */
+		(void)json_object_del(reply, "exit_code");
+		ans = answer_json(c, kind_status(json_string_value(json_object_get(reply, "kind"))),
+				  json_incref(reply));
+		goto out;
+	}
+	json_obj_set(reply, "exit_code", json_integer(cap.exit_code));
+	json_obj_set(reply, "resumed",
+		     json_boolean(cap.exit_code == 0 && json_object_get(rest, "pid")));
+	if (json_object_get(rest, "pid")) {
+		json_obj_set(reply, "pid", json_incref(json_object_get(rest, "pid")));
+		json_obj_set(reply, "log", json_incref(json_object_get(rest, "log")));
+	} else {
+		json_obj_set(reply, "resume_error",
+			     msg ? json_str_lossy(msg) : json_string("the resume did not start"));
+	}
+	ans = answer_json(c, MHD_HTTP_ACCEPTED, json_incref(reply));
+out:
+	json_decref(reply);
+	json_decref(rest);
+	json_decref(err);
+	free(errline);
+	capture_release(&cap);
+	proc_spec_release(&spec);
+	strvec_clear(&a);
+	return ans;
+}
+
 /* op on run_id (task_id NULL: stop, add_task), the request body's object
  * merged into the request: sent to the live run over its control socket. */
 static enum MHD_Result post_control(struct MHD_Connection *c, const char *run_id,
@@ -1342,11 +1520,18 @@ static enum MHD_Result post_control(struct MHD_Connection *c, const char *run_id
 		ans = answer_child_as(c, args, true);
 		goto out;
 	}
+	if ((r == -ENOENT || r == -ECONNREFUSED) && req.op != CONTROL_STOP &&
+	    req.op != CONTROL_CANCEL && is_latest(l.st, run_id)) {
+		/* as `bernstein retry|approve|reject|add-task --detach` */
+		ans = post_offline(c, &req);
+		goto out;
+	}
 	if (r == -ENOENT || r == -ECONNREFUSED) {
-		ans = answer_error(
-			c, MHD_HTTP_CONFLICT, "not_live",
-			"run '%s' is not live (use the CLI, which changes state.db and resumes the run)",
-			run_id);
+		ans = answer_error(c, MHD_HTTP_CONFLICT, "not_live",
+				   req.op == CONTROL_STOP
+					   ? "run '%s' is not live: nothing to stop"
+					   : "run '%s' is not live and not the latest run",
+				   run_id);
 		goto out;
 	}
 	if (r < 0) {

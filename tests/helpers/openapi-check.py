@@ -2,6 +2,8 @@
 """Check a running `bernstein serve` against docs/openapi.json (t0336).
 
 usage: openapi-check.py SPEC URL TOKEN RUN TASK
+       openapi-check.py --answer SPEC PATH STATUS FILE
+
 
 For every path of the spec: a GET is made with RUN and TASK in its
 parameters (an event stream with ?follow=0) and must answer 200 with the
@@ -11,14 +13,20 @@ additionalProperties, the types, nullable, enums). A POST is made with an
 empty object and its answer (a success or a refusal) must match the
 ControlReply or Error schema. Errors (401, 404) must match Error. One line
 per check, "ok PATH" or "FAIL PATH: why"; exit 1 when any failed.
+
+--answer: the JSON answer saved in FILE, of a POST to PATH (a path of the
+spec, e.g. /api/runs/{run}/tasks/{task}/retry) that answered STATUS (202:
+a run that is not live, resumed; t0339), must match the spec's schema of
+that status (Error for a status the spec does not name).
 """
 import json
 import sys
 import urllib.error
 import urllib.request
 
-spec = json.load(open(sys.argv[1]))
-URL, TOKEN, RUN, TASK = sys.argv[2:6]
+ANSWER = sys.argv[1] == '--answer'
+spec = json.load(open(sys.argv[2] if ANSWER else sys.argv[1]))
+URL, TOKEN, RUN, TASK = (None,) * 4 if ANSWER else sys.argv[2:6]
 failed = 0
 
 
@@ -86,6 +94,16 @@ def report(name, err):
 
 
 error_schema = {'$ref': '#/components/schemas/Error'}
+if ANSWER:
+    path, status = sys.argv[3], sys.argv[4]
+    resp = spec['paths'][path]['post']['responses'].get(status)
+    schema = resp['content']['application/json']['schema'] if resp else error_schema
+    try:
+        validate(json.load(open(sys.argv[5])), schema, f'answer (HTTP {status})')
+        report(f'POST {path} {status}', None)
+    except (ValueError, KeyError, json.JSONDecodeError) as e:
+        report(f'POST {path} {status}', e)
+    sys.exit(1 if failed else 0)
 for path, ops in spec['paths'].items():
     real = path.replace('{run}', RUN).replace('{task}', TASK)
     for method, op in ops.items():
@@ -105,8 +123,8 @@ for path, ops in spec['paths'].items():
                 status, ctype, body = fetch('POST', real, body=b'{}')
                 if status == 404 and b'no such endpoint' in body:
                     raise ValueError('the server has no such endpoint')
-                schema = op['responses']['200']['content']['application/json']['schema'] \
-                    if status == 200 else error_schema
+                schema = op['responses'][str(status)]['content']['application/json']['schema'] \
+                    if status in (200, 202) else error_schema
                 validate(json.loads(body), schema, f'answer (HTTP {status})')
             report(f'{method.upper()} {path}', None)
         except (ValueError, KeyError, json.JSONDecodeError) as e:

@@ -5,8 +5,8 @@
 # before any file is opened; an oversized body is 413; a slow client is cut
 # off at the idle timeout; no answer sets a cookie. A cancel posted to the
 # API reaches the live run through its control channel (audited as the
-# CLI's), the task's live event stream ends with it, and a request to a
-# run that is no longer live is 409.
+# CLI's), the task's live event stream ends with it, and a stop of a run
+# that is no longer live is 409 (retry, approve... of one: t0339).
 . "$SRCDIR/tests/integration/lib.sh"
 
 test_begin "t0335 serve: the HTTP API, its token and limits"
@@ -210,8 +210,8 @@ check "Last-Event-ID: the stream goes on after that event ($NID events, one fewe
 	test "$(grep -c '^id: ' "$T/body")" -eq $((NID - 1)) -a "$NID" -ge 2
 check "and sends the same events as before, after the first" \
 	test "$(grep -m1 '^id: ' "$T/body" | cut -c5-)" != "$FIRST"
-api "/api/runs/$RUN/tasks/spin/retry" -X POST
-check "a retry to a run that is not live: 409 not_live" sh -c "[ '$CODE' = 409 ] && grep -q not_live '$T/body'"
+api "/api/runs/$RUN/stop" -X POST
+check "a stop to a run that is not live: 409 not_live" sh -c "[ '$CODE' = 409 ] && grep -q not_live '$T/body'"
 api "/api/runs/$RUN/tasks/after/cancel" -X POST
 check "a cancel of a blocked task of a run not live: 200 (as 'bernstein cancel')" test "$CODE" = 200
 api "/api/runs/$RUN/tasks/after"

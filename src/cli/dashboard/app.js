@@ -223,10 +223,15 @@ async function act(op, body) {
     method: 'POST', allowError: true,
     headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body || {}),
   });
-  const msg = r.ok ? op + ': ' + (r.tasks || []).map((t) => t.id + ' ' + t.state).join(', ')
+  let msg = r.ok ? op + ': ' + (r.tasks || []).map((t) => t.id + ' ' + t.state).join(', ')
     : op + ' refused: ' + r.error;
+  // a run that was not live: changed, then resumed in the background (202)
+  if (r.ok && 'resumed' in r) {
+    msg += r.resumed ? ' (run resumed in the background)' : ' (not resumed: ' + r.resume_error + ')';
+  }
   $('d-result').textContent = msg;
-  if (openTask) loadTask(openTask).catch(() => {});
+  if (r.ok && r.resumed) follow(runId); // its board ended with the run: follow the resume
+  else if (openTask) loadTask(openTask).catch(() => {});
 }
 
 function main() {
