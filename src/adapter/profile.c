@@ -1756,16 +1756,31 @@ static const struct yfield runtime_fields[] = {
 };
 /* clang-format on */
 
-static int parse_runtime(struct pctx *c, const struct ynode *node)
+/* runtime.events: the dialect bernstein reads the agent's output in. */
+static int parse_events(struct pctx *c, const struct ynode *v)
 {
 	struct profile_runtime *rt = &c->p->runtime;
-	const struct ynode *v;
-	int home = 0, dialect = 0, git_dir = 0, r;
+	int dialect = 0, r;
 
-	r = check_map(c, node, runtime_fields, "runtime");
+	r = check_map(c, v, events_fields, "runtime.events");
 	if (r < 0)
 		return r;
-	rt->origin = at_node(c, node);
+	r = get_enum(c, v, "dialect", "runtime.events.dialect", dialect_names, 0, &dialect);
+	if (r < 0)
+		return r;
+	rt->dialect = (enum event_dialect)dialect;
+	rt->dialect_declared = true;
+	rt->events_at = at_node(c, ynode_get(v, "dialect"));
+	return 0;
+}
+
+/* How the agent is driven, in this order: runtime.resume, runtime.dangerous,
+ * runtime.session_id, runtime.long_prompt and runtime.events. */
+static int parse_driving(struct pctx *c, const struct ynode *node)
+{
+	const struct ynode *v;
+	int r;
+
 	if ((v = ynode_get(node, "resume")) && (r = parse_resume(c, v)) < 0)
 		return r;
 	if ((v = ynode_get(node, "dangerous")) && (r = parse_dangerous(c, v)) < 0)
@@ -1774,17 +1789,17 @@ static int parse_runtime(struct pctx *c, const struct ynode *node)
 		return r;
 	if ((v = ynode_get(node, "long_prompt")) && (r = parse_long_prompt(c, v)) < 0)
 		return r;
-	if ((v = ynode_get(node, "events"))) {
-		r = check_map(c, v, events_fields, "runtime.events");
-		if (r < 0)
-			return r;
-		r = get_enum(c, v, "dialect", "runtime.events.dialect", dialect_names, 0, &dialect);
-		if (r < 0)
-			return r;
-		rt->dialect = (enum event_dialect)dialect;
-		rt->dialect_declared = true;
-		rt->events_at = at_node(c, ynode_get(v, "dialect"));
-	}
+	if ((v = ynode_get(node, "events")) && (r = parse_events(c, v)) < 0)
+		return r;
+	return 0;
+}
+
+/* runtime.env, runtime.home and runtime.files: the agent's environment. */
+static int parse_environment(struct pctx *c, const struct ynode *node)
+{
+	struct profile_runtime *rt = &c->p->runtime;
+	int home = 0, r;
+
 	r = parse_map(c, ynode_get(node, "env"), "runtime.env", MAP_KEYS_ENV, PH_RUN, &rt->env);
 	if (r < 0)
 		return r;
@@ -1793,11 +1808,17 @@ static int parse_runtime(struct pctx *c, const struct ynode *node)
 		return r;
 	rt->home = (enum agent_home)home;
 	rt->home_at = at_node(c, ynode_get(node, "home") ? ynode_get(node, "home") : node);
-	r = parse_files(c, ynode_get(node, "files"), "runtime.files", PH_RUN, &rt->files);
-	if (r < 0)
-		return r;
-	if ((r = parse_channels(c, node)) < 0)
-		return r;
+	return parse_files(c, ynode_get(node, "files"), "runtime.files", PH_RUN, &rt->files);
+}
+
+/* runtime.git_dir: only a module agent (bernstein's own file tools) may
+ * have it 'allowed'. */
+static int parse_git_dir(struct pctx *c, const struct ynode *node)
+{
+	struct profile_runtime *rt = &c->p->runtime;
+	const struct ynode *v;
+	int git_dir = 0, r;
+
 	r = get_enum(c, node, "git_dir", "runtime.git_dir", git_dir_names, GIT_DIR_REFUSED,
 		     &git_dir);
 	if (r < 0)
@@ -1809,42 +1830,58 @@ static int parse_runtime(struct pctx *c, const struct ynode *node)
 		return perr(
 			c, v, "runtime.git_dir",
 			"'allowed' lifts a refusal of bernstein's own file tools (the openai_agents runner, mock): a factory agent's tools are its own, so it would promise nothing");
-	if ((r = parse_access(c, node)) < 0)
-		return r;
-	if ((rt->files.n || rt->endpoint.files.n || rt->hooks.files.n) &&
-	    rt->home != AGENT_HOME_ISOLATED) {
-		const struct ynode *f = ynode_get(node, "files");
-		const char *path = "runtime.files";
-
-		if (!f || f->n == 0) {
-			f = ynode_get(ynode_get(node, "endpoint"), "files");
-			path = "runtime.endpoint.files";
-		}
-		if (!f || f->n == 0) {
-			f = ynode_get(ynode_get(node, "hooks"), "files");
-			path = "runtime.hooks.files";
-		}
-		return perr(
-			c, f, path,
-			"files are written into a private agent HOME, never the user's: set runtime.home: isolated");
-	}
 	return 0;
+}
+
+/* Files (runtime.files, runtime.endpoint.files, runtime.hooks.files) are
+ * written only into an isolated HOME; the error names the first declared. */
+static int check_files_home(struct pctx *c, const struct ynode *node)
+{
+	const struct profile_runtime *rt = &c->p->runtime;
+	const struct ynode *f = ynode_get(node, "files");
+	const char *path = "runtime.files";
+
+	if (!(rt->files.n || rt->endpoint.files.n || rt->hooks.files.n) ||
+	    rt->home == AGENT_HOME_ISOLATED)
+		return 0;
+	if (!f || f->n == 0) {
+		f = ynode_get(ynode_get(node, "endpoint"), "files");
+		path = "runtime.endpoint.files";
+	}
+	if (!f || f->n == 0) {
+		f = ynode_get(ynode_get(node, "hooks"), "files");
+		path = "runtime.hooks.files";
+	}
+	return perr(
+		c, f, path,
+		"files are written into a private agent HOME, never the user's: set runtime.home: isolated");
+}
+
+static int parse_runtime(struct pctx *c, const struct ynode *node)
+{
+	int r;
+
+	r = check_map(c, node, runtime_fields, "runtime");
+	if (r < 0)
+		return r;
+	c->p->runtime.origin = at_node(c, node);
+	if ((r = parse_driving(c, node)) < 0 || (r = parse_environment(c, node)) < 0 ||
+	    (r = parse_channels(c, node)) < 0 || (r = parse_git_dir(c, node)) < 0 ||
+	    (r = parse_access(c, node)) < 0)
+		return r;
+	return check_files_home(c, node);
 }
 
 /* ---- the whole profile ---- */
 
-static int parse_top(struct pctx *c, const char *stem)
+/* name (which must match the file's stem when it has one) and
+ * display_name. */
+static int parse_names(struct pctx *c, const char *stem)
 {
-	const struct ydoc *doc = c->doc;
+	const struct ynode *root = c->doc->root, *v;
 	struct profile *p = c->p;
-	const struct ynode *root = doc->root, *v;
 	char q[80], q2[80];
-	int shape = 0, r;
-	size_t i;
 
-	r = check_map(c, root, top_fields, "");
-	if (r < 0)
-		return r;
 	v = ynode_get(root, "name");
 	p->origin = at_node(c, v);
 	if (!profile_name_valid(v->str))
@@ -1865,6 +1902,15 @@ static int parse_top(struct pctx *c, const char *stem)
 	if (has_ctl(v->str))
 		return perr(c, v, "display_name", "must not contain control characters");
 	p->display_name = adup(c, v->str);
+	return 0;
+}
+
+/* shape and builtin (a built-in adapter is a module). */
+static int parse_shape(struct pctx *c)
+{
+	const struct ynode *root = c->doc->root, *v;
+	struct profile *p = c->p;
+	int shape = 0, r;
 
 	r = get_enum(c, root, "shape", "shape", shape_names, 0, &shape);
 	if (r < 0)
@@ -1879,8 +1925,16 @@ static int parse_top(struct pctx *c, const char *stem)
 		return perr(
 			c, v, "builtin",
 			"a built-in adapter is served by a bernstein module: shape must be 'module'");
+	return 0;
+}
 
-	v = ynode_get(root, "contract");
+/* contract: the declared one, or the profile's own name. */
+static int parse_contract(struct pctx *c)
+{
+	const struct ynode *v = ynode_get(c->doc->root, "contract");
+	struct profile *p = c->p;
+	char q[80];
+
 	if (v) {
 		if (!contract_name_valid(v->str))
 			return perr(c, v, "contract",
@@ -1893,34 +1947,52 @@ static int parse_top(struct pctx *c, const char *stem)
 		p->contract = p->name;
 		p->contract_at = p->origin;
 	}
+	return 0;
+}
 
-	v = ynode_get(root, "version_args");
-	if (v) {
-		const char **va;
+/* version_args: declared, [--version] by default, none for a built-in. */
+static int parse_version_args(struct pctx *c)
+{
+	const struct ynode *v = ynode_get(c->doc->root, "version_args");
+	struct profile *p = c->p;
+	const char **va;
+	size_t i;
+	int r;
 
-		if (p->builtin)
-			return perr(c, v, "version_args",
-				    "a built-in adapter has no binary to ask for its version");
-		if (v->n == 0)
-			return perr(c, v, "version_args",
-				    "must not be empty (leave the key out for [--version])");
-		va = arena_alloc(&p->arena, st_mult(v->n + 1, sizeof(*va)));
-		for (i = 0; i < v->n; i++) {
-			char ip[40];
-
-			yaml_path_index(ip, sizeof(ip), "version_args", i);
-			r = check_arg(c, v->items[i], ip, 0, 0, NULL);
-			if (r < 0)
-				return r;
-			va[i] = adup(c, v->items[i]->str);
-		}
-		va[v->n] = NULL;
-		p->version_args = va;
-	} else if (!p->builtin) {
+	if (!v) {
 		static const char *const dflt[] = {"--version", NULL};
 
-		p->version_args = dflt;
+		if (!p->builtin)
+			p->version_args = dflt;
+		return 0;
 	}
+	if (p->builtin)
+		return perr(c, v, "version_args",
+			    "a built-in adapter has no binary to ask for its version");
+	if (v->n == 0)
+		return perr(c, v, "version_args",
+			    "must not be empty (leave the key out for [--version])");
+	va = arena_alloc(&p->arena, st_mult(v->n + 1, sizeof(*va)));
+	for (i = 0; i < v->n; i++) {
+		char ip[40];
+
+		yaml_path_index(ip, sizeof(ip), "version_args", i);
+		r = check_arg(c, v->items[i], ip, 0, 0, NULL);
+		if (r < 0)
+			return r;
+		va[i] = adup(c, v->items[i]->str);
+	}
+	va[v->n] = NULL;
+	p->version_args = va;
+	return 0;
+}
+
+/* invocation, strategy, capabilities, models and notes. */
+static int parse_behaviour(struct pctx *c)
+{
+	const struct ynode *root = c->doc->root, *v;
+	struct profile *p = c->p;
+	int r;
 
 	r = parse_invocation(c, ynode_get(root, "invocation"));
 	if (r < 0)
@@ -1938,6 +2010,22 @@ static int parse_top(struct pctx *c, const char *stem)
 	if (r < 0)
 		return r;
 	p->notes = adup(c, get_str(root, "notes"));
+	return 0;
+}
+
+static int parse_top(struct pctx *c, const char *stem)
+{
+	const struct ynode *root = c->doc->root, *v;
+	struct profile *p = c->p;
+	int r;
+
+	r = check_map(c, root, top_fields, "");
+	if (r < 0)
+		return r;
+	if ((r = parse_names(c, stem)) < 0 || (r = parse_shape(c)) < 0 ||
+	    (r = parse_contract(c)) < 0 || (r = parse_version_args(c)) < 0 ||
+	    (r = parse_behaviour(c)) < 0)
+		return r;
 	p->runtime.endpoint.model = "{model}";
 	if ((v = ynode_get(root, "runtime")) && (r = parse_runtime(c, v)) < 0)
 		return r;

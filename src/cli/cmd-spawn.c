@@ -785,19 +785,144 @@ static void sandbox_print(FILE *out, const json_t *sb)
 	}
 }
 
+/* --set KEY=VALUE, each into the sampling request. */
+static int apply_sets(struct cli_ctx *ctx, const struct spawn_opts *o,
+		      struct invocation_sampling *sampling)
+{
+	struct diag d;
+	size_t i;
+	int r;
+
+	diag_clear(&d);
+	for (i = 0; i < o->sets.nr; i++) {
+		char *key = xstrdup(o->sets.v[i]), *eq = strchr(key, '=');
+
+		*eq = '\0';
+		r = invocation_sampling_set(sampling, key, o->sets.v[i] + (eq - key) + 1, &d);
+		free(key);
+		if (r < 0)
+			return cli_usage_error(ctx, "--set: %s", d.msg);
+	}
+	return 0;
+}
+
+/* --dir, then the directory the agent works in (cwd, PATH_MAX bytes). */
+static int enter_dir(struct cli_ctx *ctx, const struct spawn_opts *o, char *cwd)
+{
+	if (o->dir && chdir(o->dir) < 0)
+		return cli_error(ctx, BEXIT_ENV, "cannot change to '%s': %s", o->dir,
+				 strerror(errno));
+	if (!getcwd(cwd, PATH_MAX))
+		return cli_error(ctx, BEXIT_ENV, "cannot get the current directory: %s",
+				 strerror(errno));
+	return 0;
+}
+
+/* The prompt (argument or file) and the attachments, made absolute. */
+static int read_inputs(struct cli_ctx *ctx, const struct spawn_opts *o, char **prompt,
+		       struct strvec *attach)
+{
+	size_t i;
+	int code;
+
+	if (o->prompt_file) {
+		code = read_prompt(ctx, o->prompt_file, prompt);
+		if (code)
+			return code;
+	} else {
+		*prompt = xstrdup(o->prompt_arg);
+	}
+	for (i = 0; i < o->attach.nr; i++) {
+		char buf[PATH_MAX];
+
+		if (!realpath(o->attach.v[i], buf))
+			return cli_error(ctx, BEXIT_ENV, "cannot read attachment '%s': %s",
+					 o->attach.v[i], strerror(errno));
+		strvec_push(attach, buf);
+	}
+	return 0;
+}
+
+/* The adapter's entry, which must have a capability profile. */
+static int find_adapter(struct cli_ctx *ctx, const struct catalog *cat, const char *name,
+			const struct registry_entry **ret)
+{
+	const struct registry_entry *e = catalog_find(cat, name);
+
+	if (!e)
+		return cli_usage_error(ctx, "unknown adapter '%s'", name);
+	if (!e->profile)
+		return cli_error(
+			ctx, BEXIT_USAGE,
+			"adapter '%s' has no capability profile (a registry.yaml entry); bernstein spawn runs profiled adapters",
+			name);
+	*ret = e;
+	return 0;
+}
+
+/* The run and session names (fixed ones for a dry run) and the session's
+ * directory under cwd (caller frees). */
+static char *name_session(const struct registry_entry *e, bool dry_run, const char *cwd,
+			  char run[64], char session[CATALOG_MAX_NAME + 16])
+{
+	struct sbuf sb = SBUF_INIT(SIZE_MAX);
+	char hex[16];
+
+	if (dry_run) {
+		(void)snprintf(run, 64, "%s", DRY_RUN_RUN);
+		(void)snprintf(session, CATALOG_MAX_NAME + 16, "%s", e->name);
+	} else {
+		int64_t ns = clock_system()->now_ns(clock_system());
+
+		randid_run(run, 64, ns);
+		randid_hex(hex, 8, ns);
+		(void)snprintf(session, CATALOG_MAX_NAME + 16, "%s-%s", e->name, hex);
+	}
+	(void)sbuf_addf(&sb, "%s/%s/%s/%s", strcmp(cwd, "/") == 0 ? "" : cwd, RUNS_DIR, run,
+			session);
+	return sbuf_detach(&sb, NULL);
+}
+
+/* --dry-run: the plan (and the sandbox it would get) printed, nothing run. */
+static int dry_run_report(struct cli_ctx *ctx, const struct spawn_opts *o,
+			  const struct registry_entry *e, const struct invocation_plan *plan,
+			  const struct invocation_request *req, const char *run,
+			  const char *session)
+{
+	json_t *sb = NULL;
+	int code;
+
+	if (o->sandbox != SANDBOX_KIND_NONE) {
+		code = sandbox_report(ctx, o, e->profile, plan, req, &sb);
+		if (code)
+			return code;
+	}
+	if (ctx->json) {
+		json_t *pj = agentrun_plan_json(e->profile, plan, run, session);
+
+		if (sb)
+			json_obj_set(pj, "sandbox", sb);
+		return cli_print_json(ctx, pj);
+	}
+	plan_print(ctx->out, e->profile, plan);
+	if (sb)
+		sandbox_print(ctx->out, sb);
+	json_decref(sb);
+	return 0;
+}
+
 int cmd_spawn(int argc, char **argv, struct cli_ctx *ctx)
 {
 	struct spawn_opts o = {.attach = STRVEC_INIT, .sets = STRVEC_INIT, .network = -1};
 	struct invocation_request req = {0};
 	struct invocation_plan plan;
 	struct catalog *cat = NULL;
-	const struct registry_entry *e;
+	const struct registry_entry *e = NULL;
 	struct strvec attach = STRVEC_INIT;
-	char cwd[PATH_MAX], run[64], session[CATALOG_MAX_NAME + 16], hex[16];
+	char cwd[PATH_MAX], run[64], session[CATALOG_MAX_NAME + 16];
 	char *prompt = NULL, *session_dir = NULL, *state = NULL;
 	struct diag d;
 	long arg_max;
-	size_t i;
 	int r, code;
 
 	invocation_plan_init(&plan);
@@ -811,78 +936,13 @@ int cmd_spawn(int argc, char **argv, struct cli_ctx *ctx)
 		code = r;
 		goto out;
 	}
-	for (i = 0; i < o.sets.nr; i++) {
-		char *key = xstrdup(o.sets.v[i]), *eq = strchr(key, '=');
-
-		*eq = '\0';
-		r = invocation_sampling_set(&req.sampling, key, o.sets.v[i] + (eq - key) + 1, &d);
-		free(key);
-		if (r < 0) {
-			code = cli_usage_error(ctx, "--set: %s", d.msg);
-			goto out;
-		}
-	}
-	if (o.dir && chdir(o.dir) < 0) {
-		code = cli_error(ctx, BEXIT_ENV, "cannot change to '%s': %s", o.dir,
-				 strerror(errno));
+	if ((code = apply_sets(ctx, &o, &req.sampling)) || (code = enter_dir(ctx, &o, cwd)) ||
+	    (code = read_inputs(ctx, &o, &prompt, &attach)) ||
+	    (code = catalog_paths_load(ctx, &cat)) ||
+	    (code = find_adapter(ctx, cat, o.adapter, &e)))
 		goto out;
-	}
-	if (!getcwd(cwd, sizeof(cwd))) {
-		code = cli_error(ctx, BEXIT_ENV, "cannot get the current directory: %s",
-				 strerror(errno));
-		goto out;
-	}
-	if (o.prompt_file) {
-		code = read_prompt(ctx, o.prompt_file, &prompt);
-		if (code)
-			goto out;
-	} else {
-		prompt = xstrdup(o.prompt_arg);
-	}
-	for (i = 0; i < o.attach.nr; i++) {
-		char buf[PATH_MAX];
 
-		if (!realpath(o.attach.v[i], buf)) {
-			code = cli_error(ctx, BEXIT_ENV, "cannot read attachment '%s': %s",
-					 o.attach.v[i], strerror(errno));
-			goto out;
-		}
-		strvec_push(&attach, buf);
-	}
-
-	code = catalog_paths_load(ctx, &cat);
-	if (code)
-		goto out;
-	e = catalog_find(cat, o.adapter);
-	if (!e) {
-		code = cli_usage_error(ctx, "unknown adapter '%s'", o.adapter);
-		goto out;
-	}
-	if (!e->profile) {
-		code = cli_error(
-			ctx, BEXIT_USAGE,
-			"adapter '%s' has no capability profile (a registry.yaml entry); bernstein spawn runs profiled adapters",
-			o.adapter);
-		goto out;
-	}
-
-	if (o.dry_run) {
-		(void)snprintf(run, sizeof(run), "%s", DRY_RUN_RUN);
-		(void)snprintf(session, sizeof(session), "%s", e->name);
-	} else {
-		int64_t ns = clock_system()->now_ns(clock_system());
-
-		randid_run(run, sizeof(run), ns);
-		randid_hex(hex, 8, ns);
-		(void)snprintf(session, sizeof(session), "%s-%s", e->name, hex);
-	}
-	{
-		struct sbuf sb = SBUF_INIT(SIZE_MAX);
-
-		(void)sbuf_addf(&sb, "%s/%s/%s/%s", strcmp(cwd, "/") == 0 ? "" : cwd, RUNS_DIR, run,
-				session);
-		session_dir = sbuf_detach(&sb, NULL);
-	}
+	session_dir = name_session(e, o.dry_run, cwd, run, session);
 	if (o.resume && (e->profile->runtime.home == AGENT_HOME_ISOLATED ||
 			 e->profile->shape == PROFILE_SHAPE_MODULE)) {
 		state = agentrun_find_state_dir(cwd, e->name, o.resume);
@@ -916,26 +976,7 @@ int cmd_spawn(int argc, char **argv, struct cli_ctx *ctx)
 			"no earlier session '%s' of %s under %s: the agent gets a fresh state directory and may not find the session",
 			o.resume, e->name, RUNS_DIR);
 	if (o.dry_run) {
-		json_t *sb = NULL;
-
-		if (o.sandbox != SANDBOX_KIND_NONE) {
-			code = sandbox_report(ctx, &o, e->profile, &plan, &req, &sb);
-			if (code)
-				goto out;
-		}
-		if (ctx->json) {
-			json_t *pj = agentrun_plan_json(e->profile, &plan, run, session);
-
-			if (sb)
-				json_obj_set(pj, "sandbox", sb);
-			code = cli_print_json(ctx, pj);
-		} else {
-			plan_print(ctx->out, e->profile, &plan);
-			if (sb)
-				sandbox_print(ctx->out, sb);
-			json_decref(sb);
-			code = 0;
-		}
+		code = dry_run_report(ctx, &o, e, &plan, &req, run, session);
 		goto out;
 	}
 	cli_contain_sweep(ctx);

@@ -510,28 +510,16 @@ static void plan_defaults(const struct pctx *x, struct plan_task *t, bool has_ad
 	}
 }
 
-static void parse_task(struct pctx *x, const struct ynode *m, const char *path, const char *stage,
-		       struct plan_task *t)
+/* title (steps: or Bernstein's legacy goal) and prompt (or Bernstein's
+ * description, which a step defaults to its title) */
+static void parse_title_prompt(struct pctx *x, const struct ynode *m, const char *path,
+			       const char *stage, struct plan_task *t)
 {
-	char pk[YAML_PATH_MAX], q[80];
+	char pk[YAML_PATH_MAX];
 	const struct ynode *v;
 	const char *key;
 	struct diag d;
-	bool has_adapter = false, has_model = false;
-	const char *why;
-	size_t i;
 
-	t->role = ORCH_DEFAULT_ROLE;
-	t->stage = stage;
-	t->line = m ? m->line : 0;
-	t->col = m ? m->col : 0;
-	t->title_line = t->line;
-	t->title_col = t->col;
-	if (!check_keys(x, m, stage ? step_keys : task_keys, stage ? step_ignored : NULL, path) ||
-	    !m)
-		return;
-
-	/* title (steps: or Bernstein's legacy goal) */
 	key = "title";
 	if (stage)
 		v = either(x, m, "title", "goal", path, &key);
@@ -548,7 +536,6 @@ static void parse_task(struct pctx *x, const struct ynode *m, const char *path, 
 		t->title_col = v->col;
 	}
 
-	/* prompt (or Bernstein's description) */
 	v = either(x, m, "prompt", "description", path, &key);
 	if (v) {
 		diag_clear(&d);
@@ -560,103 +547,175 @@ static void parse_task(struct pctx *x, const struct ynode *m, const char *path, 
 	} else {
 		problem(x, m, path, "missing required key 'prompt' (or 'description')");
 	}
+}
+
+/* adapter: (or cli:); true when the task names one */
+static bool parse_task_adapter(struct pctx *x, const struct ynode *m, const char *path,
+			       struct plan_task *t)
+{
+	char pk[YAML_PATH_MAX];
+	const struct ynode *v;
+	const char *key;
+	struct diag d;
 
 	v = either(x, m, "adapter", "cli", path, &key);
-	if (v) {
-		has_adapter = true;
-		diag_clear(&d);
-		if (orch_get_adapter(x->doc, v, yaml_path_key(pk, sizeof(pk), path, key),
-				     &t->adapter, &d) < 0)
-			add(x, &d);
+	if (!v)
+		return false;
+	diag_clear(&d);
+	if (orch_get_adapter(x->doc, v, yaml_path_key(pk, sizeof(pk), path, key), &t->adapter, &d) <
+	    0)
+		add(x, &d);
+	return true;
+}
+
+static void parse_id(struct pctx *x, const struct ynode *v, const char *pk, struct plan_task *t)
+{
+	char q[80];
+	struct diag d;
+
+	diag_clear(&d);
+	if (yaml_value_str(x->doc, v, pk, false, &t->id, &d) < 0) {
+		add(x, &d);
+	} else if (!plan_id_valid(t->id)) {
+		problem(x, v, pk, "invalid id '%s' (expected [a-z0-9][a-z0-9-]*, at most %d bytes)",
+			yaml_quote(q, sizeof(q), t->id), PLAN_ID_MAX);
+		t->id = NULL;
+	} else {
+		t->id_explicit = true;
+		t->id_line = v->line;
+		t->id_col = v->col;
 	}
+}
 
-	parse_extras(x, m, path, t);
+static void parse_role(struct pctx *x, const struct ynode *v, const char *pk, struct plan_task *t)
+{
+	char q[80];
+	struct diag d;
 
-	for (i = 0; i < m->n; i++) {
-		const char *k = m->keys[i]->str;
+	diag_clear(&d);
+	if (yaml_value_str(x->doc, v, pk, false, &t->role, &d) < 0) {
+		add(x, &d);
+		t->role = ORCH_DEFAULT_ROLE;
+	} else if (!orch_role_known(t->role)) {
+		struct sbuf sb = SBUF_INIT(400);
+		size_t j;
 
-		v = m->items[i];
-		yaml_path_key(pk, sizeof(pk), path, k);
-		diag_clear(&d);
-		if (strcmp(k, "id") == 0) {
-			if (yaml_value_str(x->doc, v, pk, false, &t->id, &d) < 0) {
-				add(x, &d);
-			} else if (!plan_id_valid(t->id)) {
-				problem(x, v, pk,
-					"invalid id '%s' (expected [a-z0-9][a-z0-9-]*, at most %d bytes)",
-					yaml_quote(q, sizeof(q), t->id), PLAN_ID_MAX);
-				t->id = NULL;
-			} else {
-				t->id_explicit = true;
-				t->id_line = v->line;
-				t->id_col = v->col;
-			}
-		} else if (strcmp(k, "role") == 0) {
-			if (yaml_value_str(x->doc, v, pk, false, &t->role, &d) < 0) {
-				add(x, &d);
-				t->role = ORCH_DEFAULT_ROLE;
-			} else if (!orch_role_known(t->role)) {
-				struct sbuf sb = SBUF_INIT(400);
-				size_t j;
+		for (j = 0; orch_roles[j]; j++)
+			(void)sbuf_addf(&sb, "%s%s", j ? ", " : "", orch_roles[j]);
+		problem(x, v, pk, "unknown role '%s' (known: %s)",
+			yaml_quote(q, sizeof(q), t->role), sb.buf);
+		sbuf_release(&sb);
+	}
+}
 
-				for (j = 0; orch_roles[j]; j++)
-					(void)sbuf_addf(&sb, "%s%s", j ? ", " : "", orch_roles[j]);
-				problem(x, v, pk, "unknown role '%s' (known: %s)",
-					yaml_quote(q, sizeof(q), t->role), sb.buf);
-				sbuf_release(&sb);
-			}
-		} else if (strcmp(k, "requires") == 0) {
-			parse_requires(x, v, pk, t);
-		} else if (strcmp(k, "model") == 0) {
-			has_model = true;
-			if (yaml_value_str(x->doc, v, pk, true, &t->model, &d) < 0)
-				add(x, &d);
-		} else if (strcmp(k, "effort") == 0) {
-			if (orch_get_effort(x->doc, v, pk, &t->effort, &d) < 0)
-				add(x, &d);
-		} else if (strcmp(k, "depends_on") == 0) {
-			parse_depends(x, v, pk, &t->deps, &t->n_deps);
-		} else if (strcmp(k, "timeout") == 0) {
-			if (yaml_value_number(x->doc, v, pk, 0, true, ORCH_MAX_TIMEOUT_S,
-					      &t->timeout_s, &d) < 0)
-				add(x, &d);
-		} else if (confinement_key(k)) {
-			parse_confinement(x, k, v, pk, t);
-		} else if (context_key(k)) {
-			parse_context(x, k, v, pk, t);
-		} else if (strcmp(k, "limits") == 0) {
-			if (orch_get_limits(x->doc, v, pk, &t->limits, &d) < 0)
-				add(x, &d);
-		} else if (strcmp(k, "gates") == 0) {
-			if (orch_get_gates(&x->p->arena, x->doc, v, pk, &t->gates, &t->n_gates,
-					   &d) < 0)
-				add(x, &d);
-		} else if (strcmp(k, "artifact") == 0) {
-			if (yaml_value_str(x->doc, v, pk, false, &t->artifact, &d) < 0)
-				add(x, &d);
-			else if ((why = relpath_problem(t->artifact)))
-				problem(x, v, pk, "artifact '%s' %s",
-					yaml_quote(q, sizeof(q), t->artifact), why);
-		} else if (strcmp(k, "attachments") == 0) {
-			const char **a = NULL;
-			size_t j, n = 0;
+static void parse_artifact(struct pctx *x, const struct ynode *v, const char *pk,
+			   struct plan_task *t)
+{
+	char q[80];
+	const char *why;
+	struct diag d;
 
-			if (yaml_value_strlist(&x->p->arena, x->doc, v, pk, &a, &n, &d) < 0) {
-				add(x, &d);
-				continue;
-			}
-			set_attachments(t, a, n, m->keys[i]);
-			for (j = 0; j < n; j++)
-				if ((why = relpath_problem(a[j]))) {
-					char pi[YAML_PATH_MAX];
+	diag_clear(&d);
+	if (yaml_value_str(x->doc, v, pk, false, &t->artifact, &d) < 0)
+		add(x, &d);
+	else if ((why = relpath_problem(t->artifact)))
+		problem(x, v, pk, "artifact '%s' %s", yaml_quote(q, sizeof(q), t->artifact), why);
+}
 
-					problem(x, v->items[j],
-						yaml_path_index(pi, sizeof(pi), pk, j),
-						"attachment '%s' %s",
-						yaml_quote(q, sizeof(q), a[j]), why);
-				}
+static void parse_attachments(struct pctx *x, const struct ynode *key, const struct ynode *v,
+			      const char *pk, struct plan_task *t)
+{
+	const char **a = NULL;
+	const char *why;
+	size_t j, n = 0;
+	char q[80];
+	struct diag d;
+
+	diag_clear(&d);
+	if (yaml_value_strlist(&x->p->arena, x->doc, v, pk, &a, &n, &d) < 0) {
+		add(x, &d);
+		return;
+	}
+	set_attachments(t, a, n, key);
+	for (j = 0; j < n; j++)
+		if ((why = relpath_problem(a[j]))) {
+			char pi[YAML_PATH_MAX];
+
+			problem(x, v->items[j], yaml_path_index(pi, sizeof(pi), pk, j),
+				"attachment '%s' %s", yaml_quote(q, sizeof(q), a[j]), why);
 		}
+}
+
+/* One key of a task, in document order: the keys read here are the ones
+ * whose problems are reported where they stand. has_model is set when the
+ * key is model: (even a null one). */
+static void parse_task_key(struct pctx *x, const struct ynode *key, const struct ynode *v,
+			   const char *path, struct plan_task *t, bool *has_model)
+{
+	const char *k = key->str;
+	char pk[YAML_PATH_MAX];
+	struct diag d;
+
+	yaml_path_key(pk, sizeof(pk), path, k);
+	diag_clear(&d);
+	if (strcmp(k, "id") == 0) {
+		parse_id(x, v, pk, t);
+	} else if (strcmp(k, "role") == 0) {
+		parse_role(x, v, pk, t);
+	} else if (strcmp(k, "requires") == 0) {
+		parse_requires(x, v, pk, t);
+	} else if (strcmp(k, "model") == 0) {
+		*has_model = true;
+		if (yaml_value_str(x->doc, v, pk, true, &t->model, &d) < 0)
+			add(x, &d);
+	} else if (strcmp(k, "effort") == 0) {
+		if (orch_get_effort(x->doc, v, pk, &t->effort, &d) < 0)
+			add(x, &d);
+	} else if (strcmp(k, "depends_on") == 0) {
+		parse_depends(x, v, pk, &t->deps, &t->n_deps);
+	} else if (strcmp(k, "timeout") == 0) {
+		if (yaml_value_number(x->doc, v, pk, 0, true, ORCH_MAX_TIMEOUT_S, &t->timeout_s,
+				      &d) < 0)
+			add(x, &d);
+	} else if (confinement_key(k)) {
+		parse_confinement(x, k, v, pk, t);
+	} else if (context_key(k)) {
+		parse_context(x, k, v, pk, t);
+	} else if (strcmp(k, "limits") == 0) {
+		if (orch_get_limits(x->doc, v, pk, &t->limits, &d) < 0)
+			add(x, &d);
+	} else if (strcmp(k, "gates") == 0) {
+		if (orch_get_gates(&x->p->arena, x->doc, v, pk, &t->gates, &t->n_gates, &d) < 0)
+			add(x, &d);
+	} else if (strcmp(k, "artifact") == 0) {
+		parse_artifact(x, v, pk, t);
+	} else if (strcmp(k, "attachments") == 0) {
+		parse_attachments(x, key, v, pk, t);
 	}
+}
+
+static void parse_task(struct pctx *x, const struct ynode *m, const char *path, const char *stage,
+		       struct plan_task *t)
+{
+	char pk[YAML_PATH_MAX];
+	bool has_adapter, has_model = false;
+	size_t i;
+
+	t->role = ORCH_DEFAULT_ROLE;
+	t->stage = stage;
+	t->line = m ? m->line : 0;
+	t->col = m ? m->col : 0;
+	t->title_line = t->line;
+	t->title_col = t->col;
+	if (!check_keys(x, m, stage ? step_keys : task_keys, stage ? step_ignored : NULL, path) ||
+	    !m)
+		return;
+
+	parse_title_prompt(x, m, path, stage, t);
+	has_adapter = parse_task_adapter(x, m, path, t);
+	parse_extras(x, m, path, t);
+	for (i = 0; i < m->n; i++)
+		parse_task_key(x, m->keys[i], m->items[i], path, t, &has_model);
 	if (t->artifact && (t->req.set & (1u << REQ_OUTPUT_MODE)) &&
 	    t->req.output_mode != OUTPUT_MODE_ARTIFACT)
 		problem(x, ynode_get(m, "artifact"),

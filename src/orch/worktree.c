@@ -1456,6 +1456,108 @@ static char *branch_start(const char *repo, const char *branch)
 	return start;
 }
 
+static const char *const wt_prune[] = {"worktree", "prune", NULL};
+
+/* The registered worktree e at abs, for branch: 1 when it is that branch's
+ * checkout, whole (a resumed task: nothing to do), 0 when it was unregistered
+ * (a half-made or prunable one), else a negative errno (another branch, the
+ * main working tree). */
+static int wt_registered(const char *repo, const struct wt_entry *v, const struct wt_entry *e,
+			 const char *abs, const char *branch, const char *const *env,
+			 struct diag *reterr)
+{
+	/* a crash inside `git worktree add`, which writes this lock first
+	 * and removes it last: HEAD may still be the null id it starts
+	 * with, or the branch; no agent ever ran there */
+	bool half_made = wt_half_made(e);
+
+	if (!half_made && (!e->branch || strcmp(e->branch, branch) != 0)) {
+		diag_set(reterr, abs, 0, 0, "already a worktree, on %s%s%s instead of branch '%s'",
+			 e->branch ? "branch '" : "a detached HEAD", e->branch ? e->branch : "",
+			 e->branch ? "'" : "", branch);
+		return -EEXIST;
+	}
+	if (e == &v[0]) {
+		diag_set(reterr, abs, 0, 0, "is the main working tree");
+		return -EEXIST;
+	}
+	if (!half_made && !e->prunable && is_dir(abs))
+		return 1; /* resumed: already there */
+	return wt_unregister(repo, e, abs, env, reterr);
+}
+
+/* -EEXIST when branch is checked out elsewhere (a checkout that is gone
+ * is pruned instead). */
+static int wt_branch_free(const char *repo, const struct wt_entry *v, size_t n, const char *abs,
+			  const char *branch, const char *const *env, struct diag *reterr)
+{
+	size_t i;
+	int r;
+
+	for (i = 0; i < n; i++) {
+		if (!v[i].branch || strcmp(v[i].branch, branch) != 0)
+			continue;
+		if (!v[i].locked && !is_dir(v[i].path)) {
+			/* the other checkout is gone: forget it */
+			r = wt_simple(repo, env, wt_prune, reterr);
+			if (r < 0)
+				return r;
+			continue;
+		}
+		diag_set(reterr, abs, 0, 0, "branch '%s' is checked out at '%s'", branch,
+			 v[i].path);
+		return -EEXIST;
+	}
+	return 0;
+}
+
+/* Make abs free for `git worktree add`. */
+static int wt_clear_path(const char *repo, const char *abs, const char *const *env,
+			 struct diag *reterr)
+{
+	int r;
+
+	if (only_git_file(abs)) {
+		/* `git worktree add` killed after it wrote the new .git file and
+		 * before it registered the worktree: a pointer, no files */
+		struct sbuf g = SBUF_INIT(SIZE_MAX);
+
+		(void)sbuf_addf(&g, "%s/.git", abs);
+		if (unlink(g.buf) == 0)
+			(void)rmdir(abs);
+		sbuf_release(&g);
+		r = wt_simple(repo, env, wt_prune, reterr);
+		if (r < 0)
+			return r;
+	}
+	return path_free(abs, reterr);
+}
+
+/* The general path's checks: 1 when abs is already branch's worktree, 0
+ * when abs is free and branch checked out nowhere, else a negative errno. */
+static int wt_settle(const char *repo, const char *abs, const char *branch, const char *const *env,
+		     struct diag *reterr)
+{
+	struct wt_entry *v = NULL;
+	const struct wt_entry *e;
+	size_t n = 0;
+	int r;
+
+	r = wt_list(repo, env, &v, &n, reterr);
+	if (r < 0)
+		goto out;
+	e = wt_find_path(v, n, repo, abs);
+	if (e)
+		r = wt_registered(repo, v, e, abs, branch, env, reterr);
+	else
+		r = wt_branch_free(repo, v, n, abs, branch, env, reterr);
+	if (r == 0)
+		r = wt_clear_path(repo, abs, env, reterr);
+out:
+	wt_list_free(v, n);
+	return r;
+}
+
 static int wt_add(const char *repo, const char *path, const char *branch, const char *base_commit,
 		  bool no_checkout, const char *const *env, char **ret_start, struct diag *reterr)
 {
@@ -1463,11 +1565,7 @@ static int wt_add(const char *repo, const char *path, const char *branch, const 
 	const char *add_new[] = {"worktree", "add", "-b", branch, NULL, NULL, NULL, NULL};
 	const char *add_old[] = {"worktree", "add", NULL, branch, NULL, NULL};
 	const char **nw = add_new, **od = add_old;
-	static const char *const prune[] = {"worktree", "prune", NULL};
-	struct wt_entry *v = NULL;
-	const struct wt_entry *e;
 	char *abs = NULL, *base = NULL, parent[PATH_MAX];
-	size_t n = 0, i;
 	bool exists = false;
 	int r;
 
@@ -1489,76 +1587,18 @@ static int wt_add(const char *repo, const char *path, const char *branch, const 
 			nw[4] = abs;
 			nw[5] = base_commit;
 			if (wt_simple(repo, env, add_new, NULL) == 0) {
+				if (ret_start)
+					*ret_start = branch_start(repo, branch);
 				r = 0;
-				goto made;
+				goto out;
 			}
 		}
 	}
-	r = wt_list(repo, env, &v, &n, reterr);
-	if (r < 0)
+	r = wt_settle(repo, abs, branch, env, reterr);
+	if (r != 0) {
+		r = r > 0 ? 0 : r;
 		goto out;
-
-	e = wt_find_path(v, n, repo, abs);
-	if (e) {
-		/* a crash inside `git worktree add`, which writes this lock first
-		 * and removes it last: HEAD may still be the null id it starts
-		 * with, or the branch; no agent ever ran there */
-		bool half_made = wt_half_made(e);
-
-		if (!half_made && (!e->branch || strcmp(e->branch, branch) != 0)) {
-			diag_set(reterr, abs, 0, 0,
-				 "already a worktree, on %s%s%s instead of branch '%s'",
-				 e->branch ? "branch '" : "a detached HEAD",
-				 e->branch ? e->branch : "", e->branch ? "'" : "", branch);
-			r = -EEXIST;
-			goto out;
-		}
-		if (e == &v[0]) {
-			diag_set(reterr, abs, 0, 0, "is the main working tree");
-			r = -EEXIST;
-			goto out;
-		}
-		if (!half_made && !e->prunable && is_dir(abs)) {
-			r = 0; /* resumed: already there */
-			goto out;
-		}
-		r = wt_unregister(repo, e, abs, env, reterr);
-		if (r < 0)
-			goto out;
-	} else {
-		for (i = 0; i < n; i++) {
-			if (!v[i].branch || strcmp(v[i].branch, branch) != 0)
-				continue;
-			if (!v[i].locked && !is_dir(v[i].path)) {
-				/* the other checkout is gone: forget it */
-				r = wt_simple(repo, env, prune, reterr);
-				if (r < 0)
-					goto out;
-				continue;
-			}
-			diag_set(reterr, abs, 0, 0, "branch '%s' is checked out at '%s'", branch,
-				 v[i].path);
-			r = -EEXIST;
-			goto out;
-		}
 	}
-
-	if (only_git_file(abs)) {
-		/* `git worktree add` killed after it wrote the new .git file and
-		 * before it registered the worktree: a pointer, no files */
-		struct sbuf g = SBUF_INIT(SIZE_MAX);
-
-		(void)sbuf_addf(&g, "%s/.git", abs);
-		if (unlink(g.buf) == 0)
-			(void)rmdir(abs);
-		sbuf_release(&g);
-		r = wt_simple(repo, env, prune, reterr);
-		if (r < 0)
-			goto out;
-	}
-	r = path_free(abs, reterr);
-	if (r < 0)
-		goto out;
 
 	r = git_branch_exists(repo, branch, env, &exists, reterr);
 	if (r < 0)
@@ -1578,12 +1618,7 @@ static int wt_add(const char *repo, const char *path, const char *branch, const 
 			base = NULL;
 		}
 	}
-	goto out;
-made:
-	if (ret_start)
-		*ret_start = branch_start(repo, branch);
 out:
-	wt_list_free(v, n);
 	free(abs);
 	free(base);
 	return r;
@@ -2862,28 +2897,18 @@ static int first_parent(const char *repo, const char *commit, const char *const 
 	return r;
 }
 
-int git_merge_prepare(const char *repo, const char *into, const char *branch, const char *message,
-		      const struct git_identity *id, const char *const *env, char **ret_commit,
-		      bool *ret_already, struct strvec *ret_conflicts, struct diag *reterr)
+/* git_merge_prepare()'s checks before any merge: the checkout is on into
+ * and clean; *ret_head and *ret_bc the two commits (caller frees both),
+ * *ret_already when branch is already in into. */
+static int prepare_check(const char *repo, const char *into, const char *branch,
+			 const char *const *env, char **ret_head, char **ret_bc, bool *ret_already,
+			 struct diag *reterr)
 {
-	const char *mtree[] = {"merge-tree",	"--write-tree", "-z", "--name-only",
-			       "--no-messages", NULL,		NULL, NULL};
-	const char *ctree[] = {"commit-tree", NULL, "-p", NULL, "-p", NULL, "-m", message, NULL};
-	struct strvec fields = STRVEC_INIT, added = STRVEC_INIT, kept = STRVEC_INIT;
-	char *cur = NULL, *head = NULL, *bc = NULL, *tree = NULL, *merged = NULL;
-	struct git_res g = {0};
-	bool already = false, clean = false;
-	const char *hit;
+	char *cur = NULL;
+	bool clean = false;
 	int r;
 
-	if ((r = check_args(repo, reterr)) < 0 ||
-	    (r = check_name(repo, "branch name", into, reterr)) < 0 ||
-	    (r = check_name(repo, "branch name", branch, reterr)) < 0 ||
-	    (r = check_message(repo, message, reterr)) < 0 ||
-	    (r = check_identity(repo, id, reterr)) < 0)
-		return r;
-
-	r = git_head(repo, env, &cur, &head, reterr);
+	r = git_head(repo, env, &cur, ret_head, reterr);
 	if (r < 0)
 		goto out;
 	if (!cur || strcmp(cur, into) != 0) {
@@ -2893,17 +2918,12 @@ int git_merge_prepare(const char *repo, const char *into, const char *branch, co
 		r = -EXDEV;
 		goto out;
 	}
-	r = resolve_commit(repo, branch, env, &bc, reterr);
+	r = resolve_commit(repo, branch, env, ret_bc, reterr);
 	if (r < 0)
 		goto out;
-	r = ancestor_of(repo, bc, head, env, &already, reterr);
-	if (r < 0)
+	r = ancestor_of(repo, *ret_bc, *ret_head, env, ret_already, reterr);
+	if (r < 0 || *ret_already)
 		goto out;
-	if (already) {
-		*ret_commit = NULL;
-		*ret_already = true;
-		goto out;
-	}
 	r = git_is_clean(repo, env, &clean, reterr);
 	if (r < 0)
 		goto out;
@@ -2912,10 +2932,24 @@ int git_merge_prepare(const char *repo, const char *into, const char *branch, co
 			 "cannot merge '%s': the checkout has uncommitted changes to tracked files",
 			 branch);
 		r = -EUCLEAN;
-		goto out;
 	}
+out:
+	free(cur);
+	return r;
+}
 
-	/* the merge, computed in the object store alone */
+/* The merge of bc into head, computed in the object store alone: its tree
+ * in *ret_tree (caller frees), or -EBUSY and the conflicting paths. */
+static int merge_tree(const char *repo, const char *head, const char *bc, const char *branch,
+		      const char *const *env, char **ret_tree, struct strvec *ret_conflicts,
+		      struct diag *reterr)
+{
+	const char *mtree[] = {"merge-tree",	"--write-tree", "-z", "--name-only",
+			       "--no-messages", NULL,		NULL, NULL};
+	struct strvec fields = STRVEC_INIT;
+	struct git_res g = {0};
+	int r;
+
 	mtree[5] = head;
 	mtree[6] = bc;
 	r = git_call(repo, env, GIT_WRITE, NULL, mtree, &g, reterr);
@@ -2950,41 +2984,102 @@ int git_merge_prepare(const char *repo, const char *into, const char *branch, co
 		r = -EBUSY;
 		goto out;
 	}
-	tree = xstrdup(fields.v[0]);
+	*ret_tree = xstrdup(fields.v[0]);
+out:
 	git_res_release(&g);
+	strvec_clear(&fields);
+	return r;
+}
+
+/* The merge commit of tree, parents head and bc, in *ret (caller frees). */
+static int merge_commit(const char *repo, const char *tree, const char *head, const char *bc,
+			const char *message, const struct git_identity *id, const char *const *env,
+			char **ret, struct diag *reterr)
+{
+	const char *ctree[] = {"commit-tree", NULL, "-p", NULL, "-p", NULL, "-m", message, NULL};
+	struct git_res g = {0};
+	int r;
+
 	ctree[1] = tree;
 	ctree[3] = head;
 	ctree[5] = bc;
 	r = git_run(repo, env, GIT_WRITE, id, ctree, &g, reterr);
-	if (r < 0)
-		goto out;
-	merged = first_line(&g);
+	if (r >= 0)
+		*ret = first_line(&g);
 	git_res_release(&g);
+	return r;
+}
 
-	/* what the merge would write must not be there yet: an untracked or
-	 * ignored file at one of its paths is the user's (git would
-	 * overwrite an ignored one), and undoing a merge removes what it added */
-	r = merge_paths(repo, head, merged, env, &added, &kept, reterr);
+/* -EUCLEAN when an untracked or ignored file stands where the merge from
+ * base to merged adds one; what (for the message) says whose merge. */
+static int merge_in_way(const char *repo, const char *base, const char *merged, const char *what,
+			const char *const *env, struct diag *reterr)
+{
+	struct strvec added = STRVEC_INIT, kept = STRVEC_INIT;
+	const char *hit;
+	int r;
+
+	r = merge_paths(repo, base, merged, env, &added, &kept, reterr);
 	if (r < 0)
 		goto out;
 	hit = added_in_way(repo, &added, &kept);
 	if (hit) {
-		diag_set(
-			reterr, repo, 0, 0,
-			"cannot merge '%s': the untracked file '%s' would be overwritten by the merge",
-			branch, hit);
+		if (what)
+			diag_set(
+				reterr, repo, 0, 0,
+				"cannot merge '%s': the untracked file '%s' would be overwritten by the merge",
+				what, hit);
+		else
+			diag_set(reterr, repo, 0, 0,
+				 "the untracked file '%s' would be overwritten by the merge", hit);
 		r = -EUCLEAN;
+	}
+out:
+	strvec_clear(&added);
+	strvec_clear(&kept);
+	return r;
+}
+
+int git_merge_prepare(const char *repo, const char *into, const char *branch, const char *message,
+		      const struct git_identity *id, const char *const *env, char **ret_commit,
+		      bool *ret_already, struct strvec *ret_conflicts, struct diag *reterr)
+{
+	char *head = NULL, *bc = NULL, *tree = NULL, *merged = NULL;
+	bool already = false;
+	int r;
+
+	if ((r = check_args(repo, reterr)) < 0 ||
+	    (r = check_name(repo, "branch name", into, reterr)) < 0 ||
+	    (r = check_name(repo, "branch name", branch, reterr)) < 0 ||
+	    (r = check_message(repo, message, reterr)) < 0 ||
+	    (r = check_identity(repo, id, reterr)) < 0)
+		return r;
+
+	r = prepare_check(repo, into, branch, env, &head, &bc, &already, reterr);
+	if (r < 0)
+		goto out;
+	if (already) {
+		*ret_commit = NULL;
+		*ret_already = true;
 		goto out;
 	}
+	r = merge_tree(repo, head, bc, branch, env, &tree, ret_conflicts, reterr);
+	if (r < 0)
+		goto out;
+	r = merge_commit(repo, tree, head, bc, message, id, env, &merged, reterr);
+	if (r < 0)
+		goto out;
+
+	/* what the merge would write must not be there yet: an untracked or
+	 * ignored file at one of its paths is the user's (git would
+	 * overwrite an ignored one), and undoing a merge removes what it added */
+	r = merge_in_way(repo, head, merged, branch, env, reterr);
+	if (r < 0)
+		goto out;
 	*ret_commit = merged;
 	merged = NULL;
 	*ret_already = false;
 out:
-	git_res_release(&g);
-	strvec_clear(&fields);
-	strvec_clear(&added);
-	strvec_clear(&kept);
-	free(cur);
 	free(head);
 	free(bc);
 	free(tree);
@@ -2992,27 +3087,15 @@ out:
 	return r;
 }
 
-int git_merge_apply(const char *repo, const char *into, const char *commit,
-		    const struct git_identity *id, const char *const *env, struct diag *reterr)
+/* git_merge_apply()'s checks: the checkout is on into, into has not moved
+ * from h, and nothing the merge adds is in the way. */
+static int apply_check(const char *repo, const char *into, const char *h, const char *commit,
+		       const char *const *env, struct diag *reterr)
 {
-	const char *rtree[] = {"read-tree", "-m", "-u", NULL, commit, NULL};
-	const char *uref[] = {"update-ref", "-m", "merge (bernstein)", "HEAD", commit, NULL, NULL};
-	struct strvec added = STRVEC_INIT, kept = STRVEC_INIT;
-	char *cur = NULL, *head = NULL, *h = NULL, *gitdir = NULL, *common = NULL;
-	struct sbuf lock = SBUF_INIT(SIZE_MAX);
-	struct git_res g = {0};
-	struct diag d2;
-	const char *hit;
+	char *cur = NULL, *head = NULL;
 	int r;
 
-	if ((r = check_args(repo, reterr)) < 0 ||
-	    (r = check_name(repo, "branch name", into, reterr)) < 0 ||
-	    (r = check_name(repo, "commit", commit, reterr)) < 0 ||
-	    (r = check_identity(repo, id, reterr)) < 0)
-		return r;
-	r = first_parent(repo, commit, env, &h, reterr);
-	if (r >= 0)
-		r = git_head(repo, env, &cur, &head, reterr);
+	r = git_head(repo, env, &cur, &head, reterr);
 	if (r < 0)
 		goto out;
 	if (!cur || strcmp(cur, into) != 0) {
@@ -3030,34 +3113,48 @@ int git_merge_apply(const char *repo, const char *into, const char *commit,
 	}
 	/* what prepare checked, again where read-tree would not refuse: it
 	 * overwrites an ignored file (a tracked change in the way it refuses) */
-	r = merge_paths(repo, h, commit, env, &added, &kept, reterr);
-	if (r < 0)
-		goto out;
-	hit = added_in_way(repo, &added, &kept);
-	if (hit) {
-		diag_set(reterr, repo, 0, 0,
-			 "the untracked file '%s' would be overwritten by the merge", hit);
-		r = -EUCLEAN;
-		goto out;
-	}
-	r = index_refresh(repo, env, reterr);
-	if (r == -EAGAIN) {
-		/* someone else's git in the main checkout: wait a little, never
-		 * take its lock away (none of ours can be there: this is our
-		 * merge) */
-		r = git_dirs(repo, env, &gitdir, &common, reterr);
-		if (r >= 0) {
-			(void)sbuf_addf(&lock, "%s/index.lock", gitdir);
-			r = lock_clear(lock.buf, INT64_MAX, reterr) < 0
-				    ? -EAGAIN
-				    : index_refresh(repo, env, reterr);
-		}
-	}
-	if (r < 0)
-		goto out;
+	r = merge_in_way(repo, h, commit, NULL, env, reterr);
+out:
+	free(cur);
+	free(head);
+	return r;
+}
 
-	/* the index and the files: a two-way merge from h, as a checkout
-	 * does; git refuses before writing anything when a file is in the way */
+/* The index refreshed; someone else's git in the main checkout: wait a
+ * little, never take its lock away (none of ours can be there: this is our
+ * merge). */
+static int apply_refresh(const char *repo, const char *const *env, struct diag *reterr)
+{
+	char *gitdir = NULL, *common = NULL;
+	struct sbuf lock = SBUF_INIT(SIZE_MAX);
+	int r;
+
+	r = index_refresh(repo, env, reterr);
+	if (r != -EAGAIN)
+		return r;
+	r = git_dirs(repo, env, &gitdir, &common, reterr);
+	if (r >= 0) {
+		(void)sbuf_addf(&lock, "%s/index.lock", gitdir);
+		r = lock_clear(lock.buf, INT64_MAX, reterr) < 0 ? -EAGAIN
+								: index_refresh(repo, env, reterr);
+	}
+	sbuf_release(&lock);
+	free(gitdir);
+	free(common);
+	return r;
+}
+
+/* The index and the files: a two-way merge from h, as a checkout does; git
+ * refuses before writing anything when a file is in the way (then
+ * *ret_written stays false). */
+static int apply_read_tree(const char *repo, const char *h, const char *commit,
+			   const char *const *env, bool *ret_written, struct diag *reterr)
+{
+	const char *rtree[] = {"read-tree", "-m", "-u", NULL, commit, NULL};
+	struct git_res g = {0};
+	int r;
+
+	*ret_written = true;
 	rtree[3] = h;
 	r = git_call(repo, env, GIT_WRITE, NULL, rtree, &g, reterr);
 	if (r >= 0 && g.exit_code != 0) {
@@ -3070,9 +3167,38 @@ int git_merge_apply(const char *repo, const char *into, const char *commit,
 		else
 			r = err_errno(g.err);
 		if (r == -EUCLEAN || r == -EAGAIN)
-			goto out; /* refused up front: nothing written */
+			*ret_written = false; /* refused up front: nothing written */
 	}
 	git_res_release(&g);
+	return r;
+}
+
+int git_merge_apply(const char *repo, const char *into, const char *commit,
+		    const struct git_identity *id, const char *const *env, struct diag *reterr)
+{
+	const char *uref[] = {"update-ref", "-m", "merge (bernstein)", "HEAD", commit, NULL, NULL};
+	struct git_res g = {0};
+	char *h = NULL;
+	bool written = false;
+	struct diag d2;
+	int r;
+
+	if ((r = check_args(repo, reterr)) < 0 ||
+	    (r = check_name(repo, "branch name", into, reterr)) < 0 ||
+	    (r = check_name(repo, "commit", commit, reterr)) < 0 ||
+	    (r = check_identity(repo, id, reterr)) < 0)
+		return r;
+	r = first_parent(repo, commit, env, &h, reterr);
+	if (r >= 0)
+		r = apply_check(repo, into, h, commit, env, reterr);
+	if (r >= 0)
+		r = apply_refresh(repo, env, reterr);
+	if (r < 0)
+		goto out;
+
+	r = apply_read_tree(repo, h, commit, env, &written, reterr);
+	if (!written)
+		goto out;
 	/* the branch, only from where the merge started */
 	if (r >= 0) {
 		uref[5] = h;
@@ -3093,15 +3219,7 @@ int git_merge_apply(const char *repo, const char *into, const char *commit,
 	else
 		diag_prefix(reterr, "merge failed; the checkout is as it was");
 out:
-	git_res_release(&g);
-	strvec_clear(&added);
-	strvec_clear(&kept);
-	sbuf_release(&lock);
-	free(cur);
-	free(head);
 	free(h);
-	free(gitdir);
-	free(common);
 	return r;
 }
 

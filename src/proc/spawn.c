@@ -275,8 +275,92 @@ static int open_pty(const struct proc_spec *spec, int out[2], int err[2], int *i
 	return 0;
 }
 
+static int check_command(const struct proc_spec *spec, struct diag *reterr)
+{
+	if (spec->argv.nr == 0 || !spec->argv.v[0][0]) {
+		diag_set(reterr, NULL, 0, 0, "empty command");
+		return -EINVAL;
+	}
+	if (spec->argv.v[0][0] != '/') {
+		diag_set(reterr, NULL, 0, 0,
+			 "'%s' is not an absolute path (resolve it on PATH first)",
+			 spec->argv.v[0]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Its cgroups: for the limits, and to kill it whole in the cgroup tier;
+ * procs[] their cgroup.procs, moved above 2. */
+static int spawn_cgroup(const struct proc_spec *spec, const struct contain_host *host,
+			enum contain_tier tier, struct contain_cg **cg, int *procs,
+			struct diag *reterr)
+{
+	unsigned i;
+	int r;
+
+	if (!contain_limits_any(&spec->limits) && tier != CONTAIN_CGROUP)
+		return 0;
+	r = contain_cg_create(host, spec->cgroup_name, &spec->limits, tier == CONTAIN_CGROUP, cg,
+			      procs, reterr);
+	for (i = 0; r == 0 && *cg && i < (*cg)->n; i++)
+		r = fd_move_above(&procs[i], STDERR_FILENO + 1, true);
+	if (r < 0 && (!reterr || !reterr->msg[0]))
+		diag_set(reterr, NULL, 0, 0, "cannot contain '%s': %s", spec->argv.v[0],
+			 strerror(-r));
+	return r;
+}
+
+/* The pid-namespace tier: its parent is outside its namespace (getppid()
+ * is 0 there), so the child checks a pidfd of this process (*pidfd)
+ * instead; *flags get the namespaces. */
+static int spawn_pidns(const struct proc_spec *spec, const struct contain_host *host,
+		       struct shim_plan *plan, int *flags, int *pidfd, struct diag *reterr)
+{
+	int r = 0;
+
+	*flags |= CLONE_NEWPID | CLONE_NEWNS | (host->userns ? CLONE_NEWUSER : 0);
+	*pidfd = pidfd_open(getpid(), 0);
+	if (*pidfd < 0 || (r = fd_move_above(pidfd, STDERR_FILENO + 1, true)) < 0) {
+		r = *pidfd < 0 ? -errno : r;
+		*pidfd = -1;
+		diag_set(reterr, NULL, 0, 0, "cannot contain '%s': pidfd_open: %s", spec->argv.v[0],
+			 strerror(-r));
+		return r;
+	}
+	plan->parent_pid = 0;
+	plan->parent_pidfd = *pidfd;
+	return 0;
+}
+
 /* Stack of the child until its execve: a few frames of system calls. */
 #define CHILD_STACK_SIZE (64 * 1024)
+
+/* clone() with c on a fresh stack; the parent is back when the child has
+ * called execve or exited. */
+static int clone_child(struct child *c, int flags, pid_t *ret_pid)
+{
+	sigset_t all, old;
+	void *stack;
+	pid_t pid;
+	int r;
+
+	stack = mmap(NULL, CHILD_STACK_SIZE, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (stack == MAP_FAILED)
+		return -errno;
+	/* No handler of the parent may run in the child, which shares its
+	 * memory: everything is blocked until the child has reset the
+	 * dispositions (shim_reset_signals) and until clone() is back here. */
+	(void)sigfillset(&all);
+	(void)sigprocmask(SIG_SETMASK, &all, &old);
+	pid = clone(child_main, (char *)stack + CHILD_STACK_SIZE, flags, c);
+	r = pid < 0 ? -errno : 0;
+	(void)sigprocmask(SIG_SETMASK, &old, NULL);
+	(void)munmap(stack, CHILD_STACK_SIZE);
+	*ret_pid = pid;
+	return r;
+}
 
 int proc_spawn(const struct proc_spec *spec, struct proc *ret, struct diag *reterr)
 {
@@ -289,24 +373,15 @@ int proc_spawn(const struct proc_spec *spec, struct proc *ret, struct diag *rete
 	bool pty = spec->pty && spec->pty->declared;
 	int procs[CONTAIN_HIER_MAX], flags = CLONE_VM | CLONE_VFORK | SIGCHLD;
 	unsigned i;
-	sigset_t all, old;
-	void *stack;
-	pid_t pid;
+	pid_t pid = -1;
 	int r;
 
 	*ret = (struct proc)PROC_INIT;
 	for (i = 0; i < CONTAIN_HIER_MAX; i++)
 		procs[i] = -1;
-	if (spec->argv.nr == 0 || !spec->argv.v[0][0]) {
-		diag_set(reterr, NULL, 0, 0, "empty command");
-		return -EINVAL;
-	}
-	if (spec->argv.v[0][0] != '/') {
-		diag_set(reterr, NULL, 0, 0,
-			 "'%s' is not an absolute path (resolve it on PATH first)",
-			 spec->argv.v[0]);
-		return -EINVAL;
-	}
+	r = check_command(spec, reterr);
+	if (r < 0)
+		return r;
 
 	r = shim_prepare(&spec->shim, getpid(), &plan, reterr);
 	if (r < 0) {
@@ -314,37 +389,13 @@ int proc_spawn(const struct proc_spec *spec, struct proc *ret, struct diag *rete
 		ret->start_errno = -r;
 		return r;
 	}
-	/* its cgroups: for the limits, and to kill it whole in the cgroup tier */
-	if (contain_limits_any(&spec->limits) || tier == CONTAIN_CGROUP) {
-		r = contain_cg_create(host, spec->cgroup_name, &spec->limits,
-				      tier == CONTAIN_CGROUP, &cg, procs, reterr);
-		for (i = 0; r == 0 && cg && i < cg->n; i++)
-			r = fd_move_above(&procs[i], STDERR_FILENO + 1, true);
-		if (r < 0) {
-			if (!reterr || !reterr->msg[0])
-				diag_set(reterr, NULL, 0, 0, "cannot contain '%s': %s",
-					 spec->argv.v[0], strerror(-r));
-			ret->failed_stage = SHIM_STAGE_CONTAIN;
-			ret->start_errno = -r;
-			goto out;
-		}
-	}
-	if (tier == CONTAIN_PIDNS) {
-		/* its parent is outside its namespace (getppid() is 0 there):
-		 * the child checks a pidfd of this process instead */
-		flags |= CLONE_NEWPID | CLONE_NEWNS | (host->userns ? CLONE_NEWUSER : 0);
-		pidfd = pidfd_open(getpid(), 0);
-		if (pidfd < 0 || (r = fd_move_above(&pidfd, STDERR_FILENO + 1, true)) < 0) {
-			r = pidfd < 0 ? -errno : r;
-			pidfd = -1;
-			diag_set(reterr, NULL, 0, 0, "cannot contain '%s': pidfd_open: %s",
-				 spec->argv.v[0], strerror(-r));
-			ret->failed_stage = SHIM_STAGE_CONTAIN;
-			ret->start_errno = -r;
-			goto out;
-		}
-		plan.parent_pid = 0;
-		plan.parent_pidfd = pidfd;
+	r = spawn_cgroup(spec, host, tier, &cg, procs, reterr);
+	if (r >= 0 && tier == CONTAIN_PIDNS)
+		r = spawn_pidns(spec, host, &plan, &flags, &pidfd, reterr);
+	if (r < 0) {
+		ret->failed_stage = SHIM_STAGE_CONTAIN;
+		ret->start_errno = -r;
+		goto out;
 	}
 	r = pty ? open_pty(spec, out, err, &in) : open_stdio(spec, out, err, &in);
 	if (r < 0)
@@ -365,21 +416,7 @@ int proc_spawn(const struct proc_spec *spec, struct proc *ret, struct diag *rete
 	c.plan = &plan;
 	c.stage = SHIM_STAGE_NONE;
 
-	stack = mmap(NULL, CHILD_STACK_SIZE, PROT_READ | PROT_WRITE,
-		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-	if (stack == MAP_FAILED) {
-		r = -errno;
-		goto fail_errno;
-	}
-	/* No handler of the parent may run in the child, which shares its
-	 * memory: everything is blocked until the child has reset the
-	 * dispositions (shim_reset_signals) and until clone() is back here. */
-	(void)sigfillset(&all);
-	(void)sigprocmask(SIG_SETMASK, &all, &old);
-	pid = clone(child_main, (char *)stack + CHILD_STACK_SIZE, flags, &c);
-	r = pid < 0 ? -errno : 0;
-	(void)sigprocmask(SIG_SETMASK, &old, NULL);
-	(void)munmap(stack, CHILD_STACK_SIZE);
+	r = clone_child(&c, flags, &pid);
 	if (r < 0)
 		goto fail_errno;
 

@@ -1269,6 +1269,78 @@ static void kill_all_now(struct supervisor *sv)
 	sv->nlive = 0;
 }
 
+/* The loop's descriptors: a signalfd of mask and the epoll set with it and
+ * the watched fds of opts. */
+static int sv_open(struct supervisor *sv, const struct supervisor_opts *opts, const sigset_t *mask,
+		   struct diag *reterr)
+{
+	int r;
+
+	sv->sigfd = signalfd(-1, mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sv->sigfd < 0) {
+		r = -errno;
+		diag_set(reterr, NULL, 0, 0, "supervise: signalfd: %s", strerror(-r));
+		return r;
+	}
+	sv->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (sv->epfd < 0) {
+		r = -errno;
+		diag_set(reterr, NULL, 0, 0, "supervise: epoll_create1: %s", strerror(-r));
+		return r;
+	}
+	r = epoll_add(sv, sv->sigfd, TAG_SIGNALFD);
+	if (r < 0) {
+		diag_set(reterr, NULL, 0, 0, "supervise: epoll_ctl: %s", strerror(-r));
+		return r;
+	}
+	return watch_add(sv, opts, reterr);
+}
+
+/* Start, wait, dispatch, until nothing is live and nothing more will
+ * start: 0, -ECANCELED after a cancel, next_task's error, or the loop's
+ * own failure (then everything is killed). */
+static int sv_loop(struct supervisor *sv, struct diag *reterr)
+{
+	struct epoll_event evs[MAX_EVENTS];
+	int r;
+
+	for (;;) {
+		int n, i, timeout;
+
+		do
+			start_tasks(sv);
+		while (sweep(sv) && sv->ask);
+		want_interrupt(sv);
+		if (sv->error && !sv->cancels) {
+			/* next_task failed: stop everything, as for a signal. */
+			sv->cancels = 1;
+			cancel_all(sv, false);
+		}
+		if (sv->nlive == 0 && ((!sv->ask && !sv->wake_ms) || sv->cancels || sv->error))
+			break;
+
+		timeout = next_timeout(sv, now_ms(sv));
+		n = epoll_wait(sv->epfd, evs, MAX_EVENTS, timeout);
+		if (n < 0 && errno != EINTR) {
+			r = -errno;
+			diag_set(reterr, NULL, 0, 0, "supervise: epoll_wait: %s", strerror(-r));
+			kill_all_now(sv);
+			return r;
+		}
+		for (i = 0; i < n; i++)
+			dispatch_event(sv, evs[i].data.u64);
+		fire_timers(sv);
+		(void)sweep(sv);
+		if (sv->wake_ms && now_ms(sv) >= sv->wake_ms) {
+			sv->wake_ms = 0;
+			sv->ask = true;
+		}
+	}
+	if (sv->error)
+		return sv->error;
+	return sv->cancels ? -ECANCELED : 0;
+}
+
 int supervise_run(const struct supervisor_ops *ops, void *ctx, const struct supervisor_opts *opts,
 		  struct diag *reterr)
 {
@@ -1281,7 +1353,6 @@ int supervise_run(const struct supervisor_ops *ops, void *ctx, const struct supe
 		.keeper = -1,
 		.keeper_fd = -1,
 	};
-	struct epoll_event evs[MAX_EVENTS];
 	struct sigaction dfl = {.sa_handler = SIG_DFL}, old_chld;
 	sigset_t mask, old_mask;
 	int old_subreaper = 0, r = 0;
@@ -1308,67 +1379,11 @@ int supervise_run(const struct supervisor_ops *ops, void *ctx, const struct supe
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
 		log_debug("cannot become a child subreaper: %s", strerror(errno));
 
-	sv.sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (sv.sigfd < 0) {
-		r = -errno;
-		diag_set(reterr, NULL, 0, 0, "supervise: signalfd: %s", strerror(-r));
-		goto out;
+	r = sv_open(&sv, opts, &mask, reterr);
+	if (r >= 0) {
+		keeper_start(&sv);
+		r = sv_loop(&sv, reterr);
 	}
-	sv.epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (sv.epfd < 0) {
-		r = -errno;
-		diag_set(reterr, NULL, 0, 0, "supervise: epoll_create1: %s", strerror(-r));
-		goto out;
-	}
-	r = epoll_add(&sv, sv.sigfd, TAG_SIGNALFD);
-	if (r < 0) {
-		diag_set(reterr, NULL, 0, 0, "supervise: epoll_ctl: %s", strerror(-r));
-		goto out;
-	}
-	r = watch_add(&sv, opts, reterr);
-	if (r < 0)
-		goto out;
-	keeper_start(&sv);
-
-	for (;;) {
-		int n, i, timeout;
-
-		do
-			start_tasks(&sv);
-		while (sweep(&sv) && sv.ask);
-		want_interrupt(&sv);
-		if (sv.error && !sv.cancels) {
-			/* next_task failed: stop everything, as for a signal. */
-			sv.cancels = 1;
-			cancel_all(&sv, false);
-		}
-		if (sv.nlive == 0 && ((!sv.ask && !sv.wake_ms) || sv.cancels || sv.error))
-			break;
-
-		timeout = next_timeout(&sv, now_ms(&sv));
-		n = epoll_wait(sv.epfd, evs, MAX_EVENTS, timeout);
-		if (n < 0 && errno != EINTR) {
-			r = -errno;
-			diag_set(reterr, NULL, 0, 0, "supervise: epoll_wait: %s", strerror(-r));
-			kill_all_now(&sv);
-			goto out;
-		}
-		for (i = 0; i < n; i++)
-			dispatch_event(&sv, evs[i].data.u64);
-		fire_timers(&sv);
-		(void)sweep(&sv);
-		if (sv.wake_ms && now_ms(&sv) >= sv.wake_ms) {
-			sv.wake_ms = 0;
-			sv.ask = true;
-		}
-	}
-	if (sv.error)
-		r = sv.error;
-	else if (sv.cancels)
-		r = -ECANCELED;
-	else
-		r = 0;
-out:
 	kill_all_now(&sv); /* a no-op unless the loop failed */
 	keeper_stop(&sv);
 	close_fdp(&sv.epfd);
