@@ -339,6 +339,7 @@ struct relay {
 	char *rec_connect;
 	char rec_token[REMOTE_TOKEN_HEX + 1];
 	size_t seen; /* the node's messages relayed: a re-dial replays them first */
+	char end_state[64]; /* the job's state when it left the queue ("NODE_FAIL") */
 	char why[1024];
 };
 
@@ -377,6 +378,38 @@ static bool state_alive(const char *s)
 		     strcmp(s, "CONFIGURING") == 0 || strcmp(s, "COMPLETING") == 0 ||
 		     strcmp(s, "SUSPENDED") == 0 || strcmp(s, "RESIZING") == 0 ||
 		     strcmp(s, "SIGNALING") == 0 || strcmp(s, "STAGE_OUT") == 0);
+}
+
+/* The state a job left the queue in, s (NULL: no longer listed). */
+static void relay_end_state(struct relay *rl, const char *s)
+{
+	(void)snprintf(rl->end_state, sizeof(rl->end_state), "%s", s ? s : "");
+}
+
+/* Whether the job ended as Slurm ends a job whose node failed. */
+static bool relay_node_failed(const struct relay *rl)
+{
+	return strcmp(rl->end_state, "NODE_FAIL") == 0 || strcmp(rl->end_state, "BOOT_FAIL") == 0;
+}
+
+/* The job was lost with its node: said, and told to the run loop by
+ * EXECUTOR_LOST_FILE in the attempt's directory (the outcome lost). */
+static void relay_lost(struct relay *rl, const char *what)
+{
+	char *path = xfmt("%s/%s", rl->session_dir, EXECUTOR_LOST_FILE);
+	char *line = xfmt("Slurm job %s %s %s", rl->job ? rl->job : "?",
+			  rl->end_state[0] ? "ended" : "is no longer listed",
+			  rl->end_state[0] ? rl->end_state : "");
+	char *msg = xfmt("%s%s%s", line, rl->end_state[0] ? " " : "", what);
+	int r;
+
+	free(line);
+	relay_err(rl, "%s (lost with its node)", msg);
+	r = atomic_replace_file(path, msg, strlen(msg), 0600);
+	if (r < 0)
+		relay_err(rl, "cannot write '%s': %s", path, strerror(-r));
+	free(msg);
+	free(path);
 }
 
 /* scancel of the whole job; its job file removed once Slurm has the
@@ -463,6 +496,8 @@ static int relay_wait_job(struct relay *rl)
 		char *s = job_state(rl);
 		bool alive = state_alive(s);
 
+		if (!alive)
+			relay_end_state(rl, s);
 		free(s);
 		if (!alive)
 			return 0;
@@ -644,6 +679,7 @@ static int relay_accept(struct relay *rl, int lfd, const char *token, struct con
 
 			last_check = now_ms();
 			if (!state_alive(s)) {
+				relay_end_state(rl, s);
 				(void)snprintf(rl->why, sizeof(rl->why),
 					       "Slurm job %s ended (%s) before its agent connected",
 					       rl->job, s ? s : "no longer listed");
@@ -844,6 +880,8 @@ static int relay_fresh(struct relay *rl, const char *stdin_data, size_t stdin_le
 			relay_scancel(rl);
 		if (r != -EINTR)
 			(void)unlink(rl->job_file);
+		if (r == -ENOLINK && relay_node_failed(rl))
+			relay_lost(rl, "before its agent connected");
 		return r == -EINTR ? r : -EIO;
 	}
 	for (;;) {
@@ -906,8 +944,7 @@ static int relay_finish(struct relay *rl, int code)
 	if (code == -ECONNRESET) {
 		if (relay_moved(rl))
 			return 0;
-		relay_err(rl, "Slurm job %s ended without its result (lost with its node?)",
-			  rl->job);
+		relay_lost(rl, "without its result");
 		return BEXIT_FAILED;
 	}
 	return code;
