@@ -362,7 +362,9 @@ static void relay_err(const struct relay *rl, const char *fmt, ...)
  * frees), or NULL: Slurm no longer lists it (or cannot be asked). */
 static char *job_state(struct relay *rl)
 {
-	const char *args[] = {"-h", "-j", rl->job, "-o", "%T", NULL};
+	/* every state: a job that ended is listed (NODE_FAIL, COMPLETED...) until
+	 * Slurm forgets it (MinJobAge), so the relay can tell how it ended */
+	const char *args[] = {"-h", "-t", "all", "-j", rl->job, "-o", "%T", NULL};
 	char *out = NULL, why[512];
 
 	if (slurm(rl->ctx->envp, "squeue", args, -1, &out, why, sizeof(why)) < 0 || !out[0]) {
