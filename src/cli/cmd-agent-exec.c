@@ -339,7 +339,7 @@ struct relay {
 	 * back after losing us, and with which token */
 	char *rec_connect;
 	char rec_token[REMOTE_TOKEN_HEX + 1];
-	size_t seen; /* the node's messages relayed: a re-dial replays them first */
+	size_t seen;	    /* the node's messages relayed: a re-dial replays them first */
 	char end_state[64]; /* the job's state when it left the queue ("NODE_FAIL") */
 	char why[1024];
 };
@@ -1373,7 +1373,8 @@ static int node_home_files(struct node *nd, const json_t *inv)
 	const json_t *files = json_object_get(inv, "home_files"), *f;
 	size_t i;
 
-	json_array_foreach(files, i, f) {
+	json_array_foreach(files, i, f)
+	{
 		const char *rel = jstr_of(f, "path"), *content = jstr_of(f, "content");
 		json_int_t mode = json_integer_value(json_object_get(f, "mode"));
 		char *path, *slash;

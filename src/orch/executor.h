@@ -75,7 +75,6 @@ struct executor_slurm {
  * loop then records the outcome lost. */
 #define EXECUTOR_LOST_FILE "slurm-lost"
 
-
 /* executor: local | slurm (the value at n; path names it in errors). */
 int executor_get_kind(const struct ydoc *doc, const struct ynode *n, const char *path,
 		      enum executor_kind *ret, struct diag *reterr);

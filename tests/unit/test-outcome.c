@@ -401,10 +401,14 @@ static void test_names(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_start_failures),	  cmocka_unit_test(test_oom),
-		cmocka_unit_test(test_terminal_result),	  cmocka_unit_test(test_no_terminal),
-		cmocka_unit_test(test_success_checks),	  cmocka_unit_test(test_tally_and_exit),
-		cmocka_unit_test(test_poll_pty_liveness), cmocka_unit_test(test_names),
+		cmocka_unit_test(test_start_failures),
+		cmocka_unit_test(test_oom),
+		cmocka_unit_test(test_terminal_result),
+		cmocka_unit_test(test_no_terminal),
+		cmocka_unit_test(test_success_checks),
+		cmocka_unit_test(test_tally_and_exit),
+		cmocka_unit_test(test_poll_pty_liveness),
+		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_lost),
 	};
 
