@@ -1345,26 +1345,6 @@ static const char *jstr_of(const json_t *o, const char *k)
 	return json_string_value(json_object_get(o, k));
 }
 
-/* A path relative to HOME: not empty, not absolute, no empty, "." or ".."
- * component, shorter than a path. */
-static bool home_rel_ok(const char *rel)
-{
-	const char *c = rel;
-
-	if (!*rel || *rel == '/' || strlen(rel) >= 1024)
-		return false;
-	while (*c) {
-		size_t n = strcspn(c, "/");
-
-		if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
-			return false;
-		c += n;
-		if (*c == '/' && !*++c)
-			return false;
-	}
-	return true;
-}
-
 /* The task's HOME files the relay sent, written under the node's HOME:
  * each path relative, without an empty, "." or ".." component; modes
  * within 0700. 0, or -1 with nd->why. */
@@ -1380,7 +1360,7 @@ static int node_home_files(struct node *nd, const json_t *inv)
 		char *path, *slash;
 		int fd, r = 0;
 
-		if (!rel || !content || !home_rel_ok(rel)) {
+		if (!rel || !content || !remote_home_path_ok(rel)) {
 			(void)snprintf(nd->why, sizeof(nd->why), "a HOME file with a bad path");
 			return -1;
 		}
