@@ -96,7 +96,8 @@ check "no job is left in the queue" \
 check "no job file is left" sh -c "! ls '$W'/.bernstein/runs/*/far-*/slurm-job 2>/dev/null | grep -q ."
 # the killed node's agent-exec could not remove its work directory (on a
 # real cluster it stays in the dead node's TMPDIR): the test removes it
-for d in $(ls -d /tmp/bernstein-exec.* 2>/dev/null); do
+for d in /tmp/bernstein-exec.*; do
+	[ -d "$d" ] || continue
 	case " $(echo $EXEC_DIRS) " in
 	*" $d "*) ;;
 	*) rm -rf "$d" ;;
