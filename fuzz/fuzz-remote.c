@@ -36,6 +36,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t i;
 	int r;
 
+	/* a HOME file's path: accepted only relative and without a climb */
+	{
+		char *rel = malloc(size + 1);
+
+		if (!rel)
+			return 0;
+		memcpy(rel, data, size);
+		rel[size] = '\0';
+		if (remote_home_path_ok(rel) &&
+		    (rel[0] == '/' || strstr(rel, "//") || strcmp(rel, "..") == 0 ||
+		     strncmp(rel, "../", 3) == 0 || strstr(rel, "/../") ||
+		     (strlen(rel) >= 3 && strcmp(rel + strlen(rel) - 3, "/..") == 0)))
+			abort();
+		free(rel);
+	}
 	memset(&m, 0x5a, sizeof(m));
 	sentinel = m;
 	r = remote_msg_parse((const char *)data, size, &m, &d);

@@ -19,6 +19,7 @@ static const char *const outcome_names[_OUTCOME_MAX] = {
 	[OUTCOME_OOM] = "oom",
 	[OUTCOME_STALLED] = "stalled",
 	[OUTCOME_SETUP_FAILED] = "setup_failed",
+	[OUTCOME_LOST] = "lost",
 };
 
 const char *outcome_to_string(enum outcome o)
@@ -102,6 +103,11 @@ void outcome_set_exit(struct outcome_inputs *in, const struct proc *p)
 	in->idle_timeout_ms = p->idle_timeout_ms;
 }
 
+void outcome_set_lost(struct outcome_inputs *in, const char *why)
+{
+	(void)snprintf(in->lost, sizeof(in->lost), "%s", why && *why ? why : "its host was lost");
+}
+
 void outcome_set_changes(struct outcome_inputs *in, bool changed, bool expect_changes)
 {
 	in->changes_known = true;
@@ -167,6 +173,10 @@ enum outcome outcome_classify_why(const struct outcome_inputs *in, char *buf, si
 {
 	if (buf && size)
 		buf[0] = '\0';
+
+	/* 0. its host is gone: what it printed before says nothing of its end */
+	if (in->lost[0])
+		return why(OUTCOME_LOST, buf, size, "lost with its node: %s", in->lost);
 
 	/* 1. it never ran */
 	if (in->start_failed) {

@@ -6,6 +6,8 @@
  * changed (computed by the caller).
  *
  * The rules, in order (docs/event-stream.md, "Outcome"):
+ *   0. the executor says the agent's host was lost (outcome_set_lost()) ->
+ *      lost, whatever it printed before;
  *   1. the agent could not start: exit 127 or 126 -> binary_missing, any
  *      other start failure -> failed; the kernel's OOM killer killed one of
  *      its processes over its memory limit (limits:) and no successful
@@ -65,6 +67,10 @@ enum outcome {
 	OUTCOME_SETUP_FAILED,	    /* "setup_failed": the task's worktree_setup setup_command
 				     * failed or timed out; the agent never ran (never from
 				     * outcome_classify(): the run loop sets it) */
+	OUTCOME_LOST,		    /* "lost": the agent ran on another host (executor: slurm)
+				     * and its job was lost with its node: the connection
+				     * broke and the job ended without its result, or it
+				     * ended NODE_FAIL before dialling back; retryable */
 	_OUTCOME_MAX,
 	_OUTCOME_INVALID = -EINVAL,
 };
@@ -81,6 +87,7 @@ struct outcome_inputs {
 	uint64_t oom_kills;	  /* processes of it the OOM killer killed over its memory limit */
 	bool stalled;		  /* the stall watchdog fired (timed_out is set too) */
 	uint64_t idle_timeout_ms; /* stalled: the idle_timeout it exceeded */
+	char lost[256];		  /* not "": the executor lost its host (outcome_set_lost()) */
 
 	/* the event channel */
 	bool terminal_expected; /* dialect_has_terminal() of its dialect */
@@ -114,6 +121,9 @@ void outcome_observe_fn(void *userdata, const struct event *ev);
 /* Copy the end of a supervised process (exit code, signal, timeout,
  * cancellation, start failure, output liveness). */
 void outcome_set_exit(struct outcome_inputs *in, const struct proc *p);
+/* The executor lost the agent's host; why says how ("Slurm job 12 ended
+ * NODE_FAIL without its result"), truncated to fit. */
+void outcome_set_lost(struct outcome_inputs *in, const char *why);
 /* Record what the caller found in the worktree. */
 void outcome_set_changes(struct outcome_inputs *in, bool changed, bool expect_changes);
 

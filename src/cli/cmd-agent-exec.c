@@ -18,6 +18,7 @@
  * the spawn code of a local agent, streams its lines, commits what it left,
  * pushes the branch to the hub, reports, and removes its directory. A lost
  * connection does not stop it: the work still reaches the hub. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -338,7 +339,8 @@ struct relay {
 	 * back after losing us, and with which token */
 	char *rec_connect;
 	char rec_token[REMOTE_TOKEN_HEX + 1];
-	size_t seen; /* the node's messages relayed: a re-dial replays them first */
+	size_t seen;	    /* the node's messages relayed: a re-dial replays them first */
+	char end_state[64]; /* the job's state when it left the queue ("NODE_FAIL") */
 	char why[1024];
 };
 
@@ -361,7 +363,9 @@ static void relay_err(const struct relay *rl, const char *fmt, ...)
  * frees), or NULL: Slurm no longer lists it (or cannot be asked). */
 static char *job_state(struct relay *rl)
 {
-	const char *args[] = {"-h", "-j", rl->job, "-o", "%T", NULL};
+	/* every state: a job that ended is listed (NODE_FAIL, COMPLETED...) until
+	 * Slurm forgets it (MinJobAge), so the relay can tell how it ended */
+	const char *args[] = {"-h", "-t", "all", "-j", rl->job, "-o", "%T", NULL};
 	char *out = NULL, why[512];
 
 	if (slurm(rl->ctx->envp, "squeue", args, -1, &out, why, sizeof(why)) < 0 || !out[0]) {
@@ -377,6 +381,38 @@ static bool state_alive(const char *s)
 		     strcmp(s, "CONFIGURING") == 0 || strcmp(s, "COMPLETING") == 0 ||
 		     strcmp(s, "SUSPENDED") == 0 || strcmp(s, "RESIZING") == 0 ||
 		     strcmp(s, "SIGNALING") == 0 || strcmp(s, "STAGE_OUT") == 0);
+}
+
+/* The state a job left the queue in, s (NULL: no longer listed). */
+static void relay_end_state(struct relay *rl, const char *s)
+{
+	(void)snprintf(rl->end_state, sizeof(rl->end_state), "%s", s ? s : "");
+}
+
+/* Whether the job ended as Slurm ends a job whose node failed. */
+static bool relay_node_failed(const struct relay *rl)
+{
+	return strcmp(rl->end_state, "NODE_FAIL") == 0 || strcmp(rl->end_state, "BOOT_FAIL") == 0;
+}
+
+/* The job was lost with its node: said, and told to the run loop by
+ * EXECUTOR_LOST_FILE in the attempt's directory (the outcome lost). */
+static void relay_lost(struct relay *rl, const char *what)
+{
+	char *path = xfmt("%s/%s", rl->session_dir, EXECUTOR_LOST_FILE);
+	char *line = xfmt("Slurm job %s %s %s", rl->job ? rl->job : "?",
+			  rl->end_state[0] ? "ended" : "is no longer listed",
+			  rl->end_state[0] ? rl->end_state : "");
+	char *msg = xfmt("%s%s%s", line, rl->end_state[0] ? " " : "", what);
+	int r;
+
+	free(line);
+	relay_err(rl, "%s (lost with its node)", msg);
+	r = atomic_replace_file(path, msg, strlen(msg), 0600);
+	if (r < 0)
+		relay_err(rl, "cannot write '%s': %s", path, strerror(-r));
+	free(msg);
+	free(path);
 }
 
 /* scancel of the whole job; its job file removed once Slurm has the
@@ -463,6 +499,8 @@ static int relay_wait_job(struct relay *rl)
 		char *s = job_state(rl);
 		bool alive = state_alive(s);
 
+		if (!alive)
+			relay_end_state(rl, s);
 		free(s);
 		if (!alive)
 			return 0;
@@ -493,6 +531,56 @@ static int relay_hub_init(struct relay *rl, const char *const *init)
 	return r;
 }
 
+/* The files of the task's HOME on this host (what bernstein rendered
+ * there: an endpoint's config, login files), for the node's HOME: regular
+ * files only (no symlink followed), text (UTF-8), at most HOME_FILES_MAX
+ * of them and HOME_BYTES_MAX bytes in all, HOME_DEPTH_MAX directories
+ * deep. Anything else is said and left out. */
+#define HOME_FILES_MAX 64
+#define HOME_BYTES_MAX (1u << 20)
+#define HOME_DEPTH_MAX 8
+
+static void relay_home_walk(struct relay *rl, const char *rel, int depth, json_t *files,
+			    size_t *bytes)
+{
+	char *dir = rel[0] ? xfmt("%s/%s", rl->home, rel) : xfmt("%s", rl->home);
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	free(dir);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char *r, *path, *data = NULL;
+		struct stat st;
+		size_t n = 0;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		r = rel[0] ? xfmt("%s/%s", rel, de->d_name) : xfmt("%s", de->d_name);
+		path = xfmt("%s/%s", rl->home, r);
+		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && depth < HOME_DEPTH_MAX) {
+			relay_home_walk(rl, r, depth + 1, files, bytes);
+		} else if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+			   json_array_size(files) < HOME_FILES_MAX &&
+			   read_file_capped(path, HOME_BYTES_MAX - *bytes, &data, &n) == 0 &&
+			   utf8_valid(data, n)) {
+			*bytes += n;
+			(void)json_array_append_new(
+				files, json_pack("{s:s, s:i, s:s%}", "path", r, "mode",
+						 (int)(st.st_mode & 0700), "content", data, n));
+		} else {
+			relay_err(rl, "the task's HOME file '%s' is not sent to the node", r);
+		}
+		if (data)
+			explicit_bzero(data, n);
+		free(data);
+		free(path);
+		free(r);
+	}
+	(void)closedir(d);
+}
+
 /* The invocation the node runs. */
 static json_t *relay_invocation(struct relay *rl, const char *stdin_data, size_t stdin_len)
 {
@@ -518,6 +606,13 @@ static json_t *relay_invocation(struct relay *rl, const char *stdin_data, size_t
 	(void)json_object_set_new(inv, "worktree", json_string(rl->cwd));
 	(void)json_object_set_new(inv, "home", json_string(rl->home));
 	(void)json_object_set_new(inv, "session_dir", json_string(rl->session_dir));
+	{
+		json_t *files = json_array();
+		size_t bytes = 0;
+
+		relay_home_walk(rl, "", 0, files, &bytes);
+		(void)json_object_set_new(inv, "home_files", files);
+	}
 	if (git(rl->ctx->envp, rl->cwd, ident_args, &ident, why, sizeof(why)) >= 0) {
 		char *lt = strchr(ident, '<'), *gt = lt ? strchr(lt, '>') : NULL;
 
@@ -644,6 +739,7 @@ static int relay_accept(struct relay *rl, int lfd, const char *token, struct con
 
 			last_check = now_ms();
 			if (!state_alive(s)) {
+				relay_end_state(rl, s);
 				(void)snprintf(rl->why, sizeof(rl->why),
 					       "Slurm job %s ended (%s) before its agent connected",
 					       rl->job, s ? s : "no longer listed");
@@ -844,6 +940,8 @@ static int relay_fresh(struct relay *rl, const char *stdin_data, size_t stdin_le
 			relay_scancel(rl);
 		if (r != -EINTR)
 			(void)unlink(rl->job_file);
+		if (r == -ENOLINK && relay_node_failed(rl))
+			relay_lost(rl, "before its agent connected");
 		return r == -EINTR ? r : -EIO;
 	}
 	for (;;) {
@@ -906,8 +1004,7 @@ static int relay_finish(struct relay *rl, int code)
 	if (code == -ECONNRESET) {
 		if (relay_moved(rl))
 			return 0;
-		relay_err(rl, "Slurm job %s ended without its result (lost with its node?)",
-			  rl->job);
+		relay_lost(rl, "without its result");
 		return BEXIT_FAILED;
 	}
 	return code;
@@ -1248,6 +1345,47 @@ static const char *jstr_of(const json_t *o, const char *k)
 	return json_string_value(json_object_get(o, k));
 }
 
+/* The task's HOME files the relay sent, written under the node's HOME:
+ * each path relative, without an empty, "." or ".." component; modes
+ * within 0700. 0, or -1 with nd->why. */
+static int node_home_files(struct node *nd, const json_t *inv)
+{
+	const json_t *files = json_object_get(inv, "home_files"), *f;
+	size_t i;
+
+	json_array_foreach(files, i, f)
+	{
+		const char *rel = jstr_of(f, "path"), *content = jstr_of(f, "content");
+		json_int_t mode = json_integer_value(json_object_get(f, "mode"));
+		char *path, *slash;
+		int fd, r = 0;
+
+		if (!rel || !content || !remote_home_path_ok(rel)) {
+			(void)snprintf(nd->why, sizeof(nd->why), "a HOME file with a bad path");
+			return -1;
+		}
+		path = xfmt("%s/%s", nd->home, rel);
+		slash = strrchr(path, '/');
+		*slash = '\0';
+		r = mkdir_p(path, 0700);
+		*slash = '/';
+		fd = r < 0 ? -1
+			   : open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+				  (mode_t)((mode & 0700) | 0400));
+		if (fd < 0 || write_all(fd, content, strlen(content)) < 0) {
+			(void)snprintf(nd->why, sizeof(nd->why), "cannot write the HOME file '%s'",
+				       rel);
+			if (fd >= 0)
+				(void)close(fd);
+			free(path);
+			return -1;
+		}
+		(void)close(fd);
+		free(path);
+	}
+	return 0;
+}
+
 /* Clone, run, commit, push: the agent's exit code, or -1 with nd->why. */
 static int node_run(struct node *nd, const json_t *inv, char **ret_pushed)
 {
@@ -1425,7 +1563,9 @@ static int node_work(struct node *nd, const json_t *inv, const char *tmp)
 	nd->from_sess = jstr_of(inv, "session_dir");
 	(void)mkdir(nd->home, 0700);
 	(void)mkdir(nd->sess, 0700);
-	code = node_run(nd, inv, &pushed);
+	code = node_home_files(nd, inv);
+	if (code == 0)
+		code = node_run(nd, inv, &pushed);
 	if (code < 0)
 		node_send(nd, json_pack("{s:s}", "error", nd->why));
 	node_send(nd, json_pack("{s:s?}", "pushed", pushed));

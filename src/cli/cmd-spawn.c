@@ -190,6 +190,7 @@ static int exit_for_outcome(enum outcome o)
 		return SPAWN_EXIT_NO_CHANGES;
 	case OUTCOME_FAILED:
 	case OUTCOME_OOM:
+	case OUTCOME_LOST: /* never here: spawn runs the agent on this host */
 	case _OUTCOME_MAX:
 	case _OUTCOME_INVALID:
 	default:

@@ -70,6 +70,11 @@ struct executor_slurm {
 
 #define EXECUTOR_SLURM_START_TIMEOUT_S 600.0
 
+/* The file agent-relay writes in the attempt's directory (--session-dir)
+ * when its job was lost with its node, holding why (one line): the run
+ * loop then records the outcome lost. */
+#define EXECUTOR_LOST_FILE "slurm-lost"
+
 /* executor: local | slurm (the value at n; path names it in errors). */
 int executor_get_kind(const struct ydoc *doc, const struct ynode *n, const char *path,
 		      enum executor_kind *ret, struct diag *reterr);

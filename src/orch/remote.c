@@ -156,3 +156,21 @@ bool remote_token_equal(const char *a, const char *b)
 		d |= (unsigned char)((i < na ? a[i] : 0) ^ (i < nb ? b[i] : 0));
 	return d == 0;
 }
+
+bool remote_home_path_ok(const char *rel)
+{
+	const char *c = rel;
+
+	if (!rel || !*rel || *rel == '/' || strlen(rel) >= REMOTE_HOME_PATH_MAX)
+		return false;
+	while (*c) {
+		size_t n = strcspn(c, "/");
+
+		if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+			return false;
+		c += n;
+		if (*c == '/' && !*++c)
+			return false;
+	}
+	return true;
+}

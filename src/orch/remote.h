@@ -51,6 +51,13 @@ void remote_msg_release(struct remote_msg *m);
  * pushed that is not a 40 or 64 hex commit id). */
 int remote_msg_parse(const char *line, size_t len, struct remote_msg *ret, struct diag *reterr);
 
+/* Whether rel may name a file of the task's HOME that the relay sends in
+ * the invocation (home_files) for the node to write under its own HOME:
+ * not empty, not absolute, no empty, "." or ".." component, shorter than
+ * REMOTE_HOME_PATH_MAX. */
+#define REMOTE_HOME_PATH_MAX 1024
+bool remote_home_path_ok(const char *rel);
+
 /* A fresh token: REMOTE_TOKEN_HEX lowercase hex digits and a NUL, from
  * getrandom() only (-errno when it fails: no weaker fallback). */
 int remote_token(char buf[REMOTE_TOKEN_HEX + 1]);

@@ -26,11 +26,12 @@ static const struct {
 	{"stalled", OUTCOME_STALLED},
 	{"binary_missing", OUTCOME_BINARY_MISSING},
 	{"permission_blocked", OUTCOME_PERMISSION_BLOCKED},
+	{"lost", OUTCOME_LOST},
 };
 
 const char *retry_on_name_list(void)
 {
-	return "failed, rate_limited, timed_out, killed, crashed, oom, stalled, binary_missing, permission_blocked";
+	return "failed, rate_limited, timed_out, killed, crashed, oom, stalled, binary_missing, permission_blocked, lost";
 }
 
 /* A model as invocation_build() takes it: no option, no blank, no quote,

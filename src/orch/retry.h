@@ -17,8 +17,9 @@
  * bernstein.yaml), key by key. bernstein.yaml's max_retries: N is
  * retry.max_attempts: N+1 and retry_backoff: S is retry.backoff: S (giving
  * both spellings in one file is an error). Without on: anywhere, a task
- * that has no retry: or fallback: at any level retries rate_limited only
- * (what max_retries always did); else on: defaults to RETRY_ON_DEFAULT.
+ * that has no retry: or fallback: at any level retries rate_limited (what
+ * max_retries always did) and lost only; else on: defaults to
+ * RETRY_ON_DEFAULT.
  *
  * Parsing (retry_get_yaml(), retry_get_fallback()) is strict, each error at
  * its FILE:LINE:COL with the field's path. The decision (retry_decide()) is
@@ -46,8 +47,11 @@
 #define RETRY_ON_DEFAULT                                                                           \
 	(RETRY_ON_BIT(OUTCOME_FAILED) | RETRY_ON_BIT(OUTCOME_TIMED_OUT) |                          \
 	 RETRY_ON_BIT(OUTCOME_KILLED) | RETRY_ON_BIT(OUTCOME_OOM) |                                \
-	 RETRY_ON_BIT(OUTCOME_STALLED) | RETRY_ON_BIT(OUTCOME_RATE_LIMITED))
-#define RETRY_ON_LEGACY RETRY_ON_BIT(OUTCOME_RATE_LIMITED)
+	 RETRY_ON_BIT(OUTCOME_STALLED) | RETRY_ON_BIT(OUTCOME_RATE_LIMITED) |                      \
+	 RETRY_ON_BIT(OUTCOME_LOST))
+/* without any retry: or fallback:, a rate limit and a lost node (neither
+ * the agent's doing) are retried */
+#define RETRY_ON_LEGACY (RETRY_ON_BIT(OUTCOME_RATE_LIMITED) | RETRY_ON_BIT(OUTCOME_LOST))
 
 /* One level's retry: and fallback: as written; each part unset when not
  * given (0, NULL). Strings live in the arena the parser was given. */

@@ -263,6 +263,7 @@ void run_complete(struct loop *l, struct otask *t)
 			       checkout_noun(co), d.msg);
 	else
 		judge_changes(l, t, &removed);
+	run_executor_lost(l, t);
 	out = agentrun_classify(t->ar, why, sizeof(why));
 	run_set_str(&t->att.ended_at, run_now(l, ts));
 	delay = meters_feed(&l->meters, t->row.adapter, out, &t->ar->in.hint);
@@ -353,6 +354,7 @@ void run_complete(struct loop *l, struct otask *t)
 	case OUTCOME_STALLED: /* retryable: resume and retry start it again */
 	case OUTCOME_KILLED:
 	case OUTCOME_CANCELLED:
+	case OUTCOME_LOST: /* its retries spent: resume runs it again */
 		(void)run_transition(l, t, TASK_EV_INTERRUPTED, why);
 		break;
 	case OUTCOME_FAILED:

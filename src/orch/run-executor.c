@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "orch/agentrun.h"
 #include "orch/config.h"
 #include "orch/executor.h"
 #include "proc/capture.h"
@@ -155,6 +156,26 @@ static int gitd_start(struct loop *l, struct diag *reterr)
 	for (i = 0; i < 100 && !gitd_up(host, port); i++)
 		(void)poll(NULL, 0, 50);
 	return 0;
+}
+
+/* The relay of a slurm task writes EXECUTOR_LOST_FILE in its attempt's
+ * directory when the job was lost with its node: the attempt's outcome is
+ * lost (retried like a rate limit). Read for a slurm task only: its agent
+ * ran on another host and cannot write here. */
+void run_executor_lost(struct loop *l, struct otask *t)
+{
+	char *p, *buf = NULL;
+	size_t n = 0;
+
+	if (!t->ar || !t->session_dir || run_task_executor(l, t) != EXECUTOR_SLURM)
+		return;
+	p = agentrun_path(t->session_dir, EXECUTOR_LOST_FILE);
+	if (read_file_capped(p, 1024, &buf, &n) == 0) {
+		buf[strcspn(buf, "\r\n")] = '\0';
+		outcome_set_lost(&t->ar->in, buf);
+	}
+	free(buf);
+	free(p);
 }
 
 void run_executor_release(struct loop *l)

@@ -262,6 +262,9 @@ enum executor_kind run_task_executor(const struct loop *l, const struct otask *t
 const char *run_executor_refusal(struct loop *l, const struct otask *t, char *msg, size_t size);
 int run_executor_wrap(struct loop *l, struct otask *t, double timeout_s, struct proc_spec *spec,
 		      struct diag *reterr);
+/* a slurm task whose relay reported its job lost: its attempt's outcome
+ * inputs say so (before classifying) */
+void run_executor_lost(struct loop *l, struct otask *t);
 /* the run's git daemon stopped (run_loop_release()) */
 void run_executor_release(struct loop *l);
 

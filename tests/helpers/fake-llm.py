@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """A scripted fake LLM server for bernstein's tests (Python 3 standard library only).
 
-It listens on 127.0.0.1 (port 0 = a free port, printed on stdout and written to
+It listens on 127.0.0.1 (or --host ADDR; port 0 = a free port, printed on stdout and written to
 --port-file), answers each POST with the next scripted response, and appends
 every request it receives to a JSONL log (--log) for the test to assert on.
 It never makes a request of its own and stops by itself after --max-seconds.
 
     fake-llm.py --script SCRIPT.json --log REQUESTS.jsonl [--port-file FILE]
-                [--port N] [--max-seconds S]
+                [--host ADDR] [--port N] [--max-seconds S]
 
 APIs, one handler each (API_ROUTES below; add a handler for a new API there):
 
@@ -656,11 +656,12 @@ def main():
     ap.add_argument("--script", required=True)
     ap.add_argument("--log", required=True)
     ap.add_argument("--port-file")
+    ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--max-seconds", type=float, default=300.0)
     args = ap.parse_args()
 
-    server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
+    server = ThreadingHTTPServer((args.host, args.port), Handler)
     server.daemon_threads = True
     server.script = Script(args.script)
     server.log_path = args.log

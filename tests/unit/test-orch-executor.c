@@ -298,6 +298,28 @@ static void test_messages(void **state)
 	msg_bad(hello);
 }
 
+/* the HOME files the relay sends: only paths that stay beneath the node's
+ * HOME are written */
+static void test_home_paths(void **state)
+{
+	static const char *const good[] = {".pi/agent/models.json", "a", "..a", "a..", "a/.b/c"};
+	static const char *const bad[] = {"",	 "/etc/passwd", "..",	"../x", "a/../b", "a/..",
+					  "./a", "a/./b",	"a//b", "a/",	NULL};
+	char big[REMOTE_HOME_PATH_MAX + 1];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		assert_true(remote_home_path_ok(good[i]));
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_false(remote_home_path_ok(bad[i]));
+	memset(big, 'a', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	assert_false(remote_home_path_ok(big));
+	big[REMOTE_HOME_PATH_MAX - 1] = '\0';
+	assert_true(remote_home_path_ok(big));
+}
+
 static void test_token(void **state)
 {
 	char a[REMOTE_TOKEN_HEX + 1], b[REMOTE_TOKEN_HEX + 1];
@@ -327,6 +349,7 @@ int main(void)
 		cmocka_unit_test(test_check),	   cmocka_unit_test(test_sbatch),
 		cmocka_unit_test(test_script),	   cmocka_unit_test(test_plan_and_spec),
 		cmocka_unit_test(test_messages),   cmocka_unit_test(test_token),
+		cmocka_unit_test(test_home_paths),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -44,6 +44,10 @@ static void test_resolve(void **state)
 	retry_resolve(&task, &role, &cfg, 3, 2.0, &p);
 	assert_int_equal(p.max_attempts, 3);
 	assert_int_equal(p.on, RETRY_ON_LEGACY);
+	/* ... and a node lost under a slurm job: neither is the agent's doing */
+	assert_int_equal(retry_decide(&p, OUTCOME_LOST, 1, 0), RETRY_AGAIN);
+	assert_int_equal(retry_decide(&p, OUTCOME_LOST, 3, 0), RETRY_NO);
+	assert_int_equal(retry_decide(&p, OUTCOME_FAILED, 1, 0), RETRY_NO);
 	assert_true(p.backoff_s == 2.0);
 	assert_int_equal(p.n_models, 0);
 	/* a fallback anywhere: the default outcomes */
@@ -78,6 +82,7 @@ static void test_decide(void **state)
 
 	(void)state;
 	assert_int_equal(retry_decide(&p, OUTCOME_FAILED, 1, 0), RETRY_AGAIN);
+	assert_int_equal(retry_decide(&p, OUTCOME_LOST, 1, 0), RETRY_AGAIN);
 	assert_int_equal(retry_decide(&p, OUTCOME_FAILED, 2, 0), RETRY_FALLBACK);
 	assert_int_equal(retry_decide(&p, OUTCOME_FAILED, 2, 1), RETRY_FALLBACK);
 	assert_int_equal(retry_decide(&p, OUTCOME_FAILED, 2, 2), RETRY_NO);
@@ -130,6 +135,9 @@ static void test_parse(void **state)
 	j = json_pack("[s]", "-x");
 	assert_int_equal(retry_fallback_parse_json(&a, j, &q, msg, sizeof(msg)), -EBADMSG);
 	json_decref(j);
+	doc = ydoc_free(doc);
+	assert_int_equal(load(&a, "retry: {on: [lost]}\n", &p, &doc, &d), 0);
+	assert_int_equal(p.on, RETRY_ON_BIT(OUTCOME_LOST));
 	doc = ydoc_free(doc);
 
 	/* refusals, each at its node */

@@ -341,6 +341,38 @@ static void test_poll_pty_liveness(void **state)
 	assert_string_equal(why, "timed out before its terminal event");
 }
 
+/* executor: slurm: a job lost with its node is lost, whatever the agent
+ * printed before and however the relay exited */
+static void test_lost(void **state)
+{
+	struct outcome_inputs in = stream_run();
+	struct proc p = {0};
+	struct event ev = {.kind = EVENT_RESULT};
+	char big[600];
+
+	(void)state;
+	p.exit_code = 1;
+	outcome_set_exit(&in, &p);
+	assert_int_equal(classify(&in, "exited with code 1"), OUTCOME_FAILED);
+	outcome_set_lost(&in, "Slurm job 7 ended NODE_FAIL without its result");
+	assert_int_equal(classify(&in, "lost with its node: Slurm job 7 ended NODE_FAIL"),
+			 OUTCOME_LOST);
+	/* a success it printed before the node went: its work never came back */
+	outcome_observe(&in, &ev);
+	p.exit_code = 0;
+	outcome_set_exit(&in, &p);
+	assert_int_equal(classify(&in, "NODE_FAIL"), OUTCOME_LOST);
+	/* no reason given: still lost; a long one is cut, not overrun */
+	outcome_set_lost(&in, NULL);
+	assert_int_equal(classify(&in, "its host was lost"), OUTCOME_LOST);
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	outcome_set_lost(&in, big);
+	assert_int_equal(strlen(in.lost), sizeof(in.lost) - 1);
+	assert_int_equal(outcome_classify(&in), OUTCOME_LOST);
+	assert_string_equal(outcome_to_string(OUTCOME_LOST), "lost");
+}
+
 static void test_names(void **state)
 {
 	int o;
@@ -369,10 +401,15 @@ static void test_names(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_start_failures),	  cmocka_unit_test(test_oom),
-		cmocka_unit_test(test_terminal_result),	  cmocka_unit_test(test_no_terminal),
-		cmocka_unit_test(test_success_checks),	  cmocka_unit_test(test_tally_and_exit),
-		cmocka_unit_test(test_poll_pty_liveness), cmocka_unit_test(test_names),
+		cmocka_unit_test(test_start_failures),
+		cmocka_unit_test(test_oom),
+		cmocka_unit_test(test_terminal_result),
+		cmocka_unit_test(test_no_terminal),
+		cmocka_unit_test(test_success_checks),
+		cmocka_unit_test(test_tally_and_exit),
+		cmocka_unit_test(test_poll_pty_liveness),
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_lost),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
