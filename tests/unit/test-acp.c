@@ -102,6 +102,15 @@ static json_t *next_frame(struct fixture *f)
 	return o;
 }
 
+/* The next queued frame is there; it is dropped. */
+static void skip_frame(struct fixture *f)
+{
+	json_t *o = next_frame(f);
+
+	assert_non_null(o);
+	json_decref(o);
+}
+
 static json_int_t expect_request(struct fixture *f, const char *method)
 {
 	json_t *o = next_frame(f);
@@ -278,7 +287,7 @@ static void test_permission_policy(void **state)
 	(void)state;
 	start(&f, false, NULL, NULL);
 	up_to_prompt(&f, true);
-	assert_non_null(next_frame(&f) /* the prompt */);
+	skip_frame(&f); /* the prompt */
 
 	/* gemini's edit of a file in the tree (the call is announced here) */
 	(void)snprintf(
@@ -349,7 +358,7 @@ static void test_permission_policy(void **state)
 	/* dangerous mode allows everything */
 	start(&f, true, NULL, NULL);
 	up_to_prompt(&f, false);
-	assert_non_null(next_frame(&f));
+	skip_frame(&f);
 	o = permission(&f, "{\"toolCallId\":\"x1\",\"kind\":\"execute\"}",
 		       "[{\"optionId\":\"all\",\"kind\":\"allow_always\",\"name\":\"a\"},"
 		       "{\"optionId\":\"rej\",\"kind\":\"reject_once\",\"name\":\"r\"}]");
