@@ -87,12 +87,12 @@ static void gate_list(const struct loop *l, struct otask *t)
 
 	free(t->gates);
 	t->gate_hook = pm->run != NULL;
-	t->n_gates = c->n_gates + t->spec.n_gates + (t->gate_hook ? 1 : 0);
+	t->n_gates = c->n_gates + run_spec(t)->n_gates + (t->gate_hook ? 1 : 0);
 	t->gates = xcalloc(t->n_gates + 1, sizeof(*t->gates));
 	if (c->n_gates)
 		memcpy(t->gates, c->gates, c->n_gates * sizeof(*t->gates));
-	if (t->spec.n_gates)
-		memcpy(t->gates + c->n_gates, t->spec.gates, t->spec.n_gates * sizeof(*t->gates));
+	if (run_spec(t)->n_gates)
+		memcpy(t->gates + c->n_gates, run_spec(t)->gates, run_spec(t)->n_gates * sizeof(*t->gates));
 	if (t->gate_hook) {
 		struct orch_gate *g = &t->gates[t->n_gates - 1];
 
@@ -127,7 +127,7 @@ void run_gates_start(struct loop *l, struct otask *t, const char *no_gates_msg)
 void run_finish(struct loop *l, struct otask *t)
 {
 	struct orch_env *e = l->e;
-	const char *art = t->spec.artifact;
+	const char *art = run_spec(t)->artifact;
 	struct checkout *co = run_task_checkout(l, t);
 	char msg[2048], *head = NULL;
 	bool committed = false;
@@ -345,7 +345,7 @@ void run_complete(struct loop *l, struct otask *t)
 	case OUTCOME_RATE_LIMITED:
 		/* its retries spent (run_retry_after()) */
 		(void)snprintf(msg, sizeof(msg), "rate limited %" PRId64 " times; giving up",
-			       t->row.attempts - t->spec.chain_base);
+			       t->row.attempts - run_spec(t)->chain_base);
 		orch_reason_with_agent_error(msg, sizeof(msg), t->att.agent_error);
 		(void)run_transition(l, t, TASK_EV_AGENT_FAILED, msg);
 		break;

@@ -380,7 +380,7 @@ static void add_task(struct loop *l, const struct control_request *req,
 	memset(t, 0, sizeof(*t));
 	task_row_init(&t->row);
 	if (state_task_get(l->e->st, l->run.id, id, &t->row, &d) < 0 ||
-	    spec_parse_text(dump, strlen(dump), &t->spec, &d) < 0) {
+	    spec_parse_text(dump, strlen(dump), run_spec_new(t), &d) < 0) {
 		run_fail(l, -EIO, &d);
 		control_reply_error(reply, CONTROL_KIND_INTERNAL, "%s", d.msg);
 		goto out;

@@ -91,7 +91,10 @@ struct control;
 
 struct otask {
 	struct task_row row;
-	struct task_spec spec; /* the task as recorded (orch/spec.h) */
+	/* the task as recorded (orch/spec.h), with row.prompt and row.spec:
+	 * NULL while not held (a waiting or ended task: run_task_cool());
+	 * read it with run_spec(), which loads it from state.db */
+	struct task_spec *spec;
 	size_t *deps;	       /* indices */
 	size_t n_deps;
 	bool selected; /* runs in this execution (resume of one task: only it) */
@@ -227,6 +230,17 @@ int run_transition(struct loop *l, struct otask *t, enum task_event ev, const ch
 void run_refuse(struct loop *l, struct otask *t, enum task_event ev, const char *reason);
 void run_loop_release(struct loop *l);
 long run_find_task(const struct loop *l, const char *id);
+/* t's spec, and its prompt (t->row.prompt, NULL when it has none), loaded
+ * from state.db when t does not hold them; never NULL (a failed load fails
+ * the run: the spec is then empty). run_task_cool(): a task that waits or
+ * has ended drops them (its spec, prompt and the spec's JSON, about 2 KB),
+ * when what it holds is what state.db has (issue #24: a fan-out's memory
+ * grows with its live tasks, not all of them); run_spec_new(): t gets an
+ * empty spec to fill (an added task). */
+struct task_spec *run_spec(const struct otask *t);
+const char *run_prompt(const struct otask *t);
+void run_task_cool(struct otask *t);
+struct task_spec *run_spec_new(struct otask *t);
 int run_loop_load(struct loop *l, struct orch_env *e, const char *run_id, struct diag *reterr);
 char *run_session_path(const struct loop *l, const struct otask *t, const char *leaf);
 void run_task_limits(const struct loop *l, const struct otask *t, struct contain_limits *ret);

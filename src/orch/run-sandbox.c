@@ -48,7 +48,7 @@ static unsigned host_tiers(struct loop *l)
  * else bernstein.yaml's), or -1: the default (orch/confine.h). */
 static int task_net_wanted(const struct loop *l, const struct otask *t)
 {
-	return t->spec.network >= 0 ? t->spec.network : orch_config_network(l->e->cfg, t->row.role);
+	return run_spec(t)->network >= 0 ? run_spec(t)->network : orch_config_network(l->e->cfg, t->row.role);
 }
 
 /* The tiers with a network namespace, when t asks for llm or none. */
@@ -70,10 +70,10 @@ static unsigned task_net_tiers(const struct loop *l, const struct otask *t)
 enum sandbox_kind run_task_tier(struct loop *l, const struct otask *t)
 {
 	enum sandbox_mode m =
-		t->spec.has_sandbox ? t->spec.sandbox : orch_config_sandbox(l->e->cfg, t->row.role);
+		run_spec(t)->has_sandbox ? run_spec(t)->sandbox : orch_config_sandbox(l->e->cfg, t->row.role);
 
-	if (t->spec.has_tier)
-		return t->spec.tier;
+	if (run_spec(t)->has_tier)
+		return run_spec(t)->tier;
 	switch (m) {
 	case SANDBOX_AUTO: {
 		const struct registry_entry *entry =
@@ -101,7 +101,7 @@ enum sandbox_kind run_task_tier(struct loop *l, const struct otask *t)
 unsigned run_task_offered_tiers(struct loop *l, const struct otask *t)
 {
 	enum sandbox_mode m =
-		t->spec.has_sandbox ? t->spec.sandbox : orch_config_sandbox(l->e->cfg, t->row.role);
+		run_spec(t)->has_sandbox ? run_spec(t)->sandbox : orch_config_sandbox(l->e->cfg, t->row.role);
 	unsigned want;
 
 	switch (m) {
@@ -215,8 +215,8 @@ static const char *task_endpoint(struct loop *l, const struct otask *t)
 	struct invocation_sampling out;
 
 	orch_config_slots(l->e->cfg, t->row.role, entry ? entry->profile : NULL,
-			  orch_config_endpoint(l->e->cfg, &t->spec.endpoints, t->row.adapter),
-			  &t->spec.sampling, &out);
+			  orch_config_endpoint(l->e->cfg, &run_spec(t)->endpoints, t->row.adapter),
+			  &run_spec(t)->sampling, &out);
 	return (out.set & (1u << SAMPLING_BASE_URL)) ? out.base_url : NULL;
 }
 

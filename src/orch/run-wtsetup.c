@@ -29,7 +29,7 @@
 void run_task_wtsetup(const struct loop *l, const struct otask *t, struct orch_wtsetup *ret)
 {
 	orch_config_wtsetup(l->e->cfg, t->row.role, ret);
-	wtsetup_merge(ret, &t->spec.wtsetup);
+	wtsetup_merge(ret, &run_spec(t)->wtsetup);
 }
 
 int run_worktree_setup(struct loop *l, struct otask *t)
