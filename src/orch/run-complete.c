@@ -310,8 +310,7 @@ void run_complete(struct loop *l, struct otask *t)
 		free(p);
 	}
 	run_task_ar_free(t);
-	invocation_plan_release(&t->plan);
-	invocation_plan_init(&t->plan);
+	run_plan_drop(t);
 	t->live = false;
 	run_budget_check(l); /* budget.warn, budget.exceeded (t counted once: ended) */
 	/* the task's reason says what the agent itself said went wrong */
@@ -437,7 +436,7 @@ int run_command_spec(struct loop *l, struct otask *t, const char *run, double ti
 		if (r < 0)
 			return r;
 	}
-	if (t->sb_built && t->sb.network == NET_MODE_LLM && t->session_dir) {
+	if (t->sb_built && run_sb(t)->network == NET_MODE_LLM && t->session_dir) {
 		/* its refusals follow the agent's in the same log */
 		char *nlog = agentrun_path(t->session_dir, CONFINE_NET_LOG);
 

@@ -388,10 +388,8 @@ static void add_task(struct loop *l, const struct control_request *req,
 	attempt_row_init(&t->att);
 	t->attachments = (struct strvec)STRVEC_INIT;
 	checkout_init(&t->co);
-	t->sb = (struct confine_policy)CONFINE_POLICY_INIT;
 	t->loop = l;
 	t->selected = true;
-	invocation_plan_init(&t->plan);
 	t->deps = xcalloc(req->add.n_depends_on + 1, sizeof(size_t));
 	for (i = 0; i < req->add.n_depends_on; i++)
 		t->deps[t->n_deps++] = (size_t)run_find_task(l, req->add.depends_on[i]);

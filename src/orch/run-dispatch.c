@@ -480,8 +480,7 @@ static int build_invocation(struct loop *l, struct otask *t, struct dispatch *dp
 	}
 	free(base);
 	ir->prompt = t->prompt ? t->prompt : (run_prompt(t) ? run_prompt(t) : "");
-	invocation_plan_release(&t->plan);
-	invocation_plan_init(&t->plan);
+	run_plan_drop(t);
 	{
 		/* task > role > plan > bernstein.yaml, by name (orch/mcpservers.h) */
 		struct orch_mcp_servers ms;
@@ -494,7 +493,7 @@ static int build_invocation(struct loop *l, struct otask *t, struct dispatch *dp
 		ir->n_mcp_servers = ms.n;
 	}
 	diag_clear(&d);
-	r = invocation_build(ir, &t->plan, &d);
+	r = invocation_build(ir, run_plan(t), &d);
 	if (r < 0) {
 		t->row.attempts--;
 		(void)snprintf(msg, sizeof(msg), "preflight refused: %s", d.msg);
@@ -553,14 +552,14 @@ static int confine_agent(struct loop *l, struct otask *t, const struct dispatch 
 	char *tmp = run_session_path(l, t, "tmp");
 	int r;
 
-	confine_policy_release(&t->sb);
+	run_sb_drop(t);
 	confine_net_watch_release(&t->nw);
 	t->sb_built = false;
 	r = mkdir_p(dp->state_dir, 0700);
 	if (r >= 0)
 		r = mkdir_p(tmp, 0700);
 	if (r >= 0)
-		r = run_task_policy(l, t, t->plan.binary_found ? t->plan.argv.v[0] : NULL,
+		r = run_task_policy(l, t, run_plan(t)->binary_found ? run_plan(t)->argv.v[0] : NULL,
 				    t->session_dir, dp->state_dir, tmp, reterr);
 	else
 		diag_set(reterr, tmp, 0, 0, "cannot create the agent's HOME or TMPDIR: %s",
@@ -586,7 +585,7 @@ static int start_session(struct loop *l, struct otask *t, const struct dispatch 
 	diag_clear(&d);
 	run_task_ar_free(t);
 	t->ar = xcalloc(1, sizeof(*t->ar));
-	agentrun_init(t->ar, &t->plan, &hooks);
+	agentrun_init(t->ar, run_plan(t), &hooks);
 	t->ar->timeout_ms = run_secs_to_ms(dp->timeout_s);
 	/* the stall watchdog: the task's (or its plan's), else its role's or
 	 * bernstein.yaml's; 0 off */
@@ -596,7 +595,7 @@ static int start_session(struct loop *l, struct otask *t, const struct dispatch 
 	t->ar->kill_grace_ms = run_secs_to_ms(e->cfg->kill_grace_s);
 	t->ar->expect_changes = !run_spec(t)->artifact;
 	t->live = true;
-	pj = agentrun_plan_json(dp->entry->profile, &t->plan, l->run.id, t->row.session);
+	pj = agentrun_plan_json(dp->entry->profile, run_plan(t), l->run.id, t->row.session);
 	r = agentrun_open(t->ar, pj, &d);
 	json_decref(pj);
 	if (r >= 0)
@@ -608,7 +607,7 @@ static int start_session(struct loop *l, struct otask *t, const struct dispatch 
 	if (r >= 0 && run_task_sandboxed(l, t))
 		r = confine_agent(l, t, dp, spec, &d);
 	/* another executor: the spec becomes its relay's (run-executor.c) */
-	if (r >= 0 && t->plan.binary_found && run_task_executor(l, t) != EXECUTOR_LOCAL)
+	if (r >= 0 && run_plan(t)->binary_found && run_task_executor(l, t) != EXECUTOR_LOCAL)
 		r = run_executor_wrap(l, t, dp->timeout_s, spec, &d);
 	if (r < 0) {
 		/* the agent never ran: the attempt ends as failed */
@@ -623,7 +622,7 @@ static int start_session(struct loop *l, struct otask *t, const struct dispatch 
 		return 0;
 	}
 	agentrun_plan_warnings(t->ar);
-	if (!t->plan.binary_found) {
+	if (!run_plan(t)->binary_found) {
 		/* nothing to start: the outcome a failed execve's 127 would give */
 		agentrun_binary_missing(t->ar);
 		return DISPATCH_ENDED; /* run.c completes it */

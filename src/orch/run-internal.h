@@ -103,7 +103,9 @@ struct otask {
 	bool live;
 	struct loop *loop;
 	struct attempt_row att;
-	struct invocation_plan plan;
+	/* its invocation (run_plan(): made when first needed, dropped when the
+	 * attempt ends, run_plan_drop()) */
+	struct invocation_plan *plan;
 	/* the attempt's agent (21 KB): allocated at dispatch, freed when the
 	 * attempt ends (run_task_ar_free()), so a run of many tasks keeps one
 	 * per live attempt, not one per task; NULL none */
@@ -115,7 +117,7 @@ struct otask {
 	struct checkout co;
 	/* sandboxed: what its agent and gates may read and write, computed once
 	 * per attempt (at dispatch; for gates after a resume, when first needed) */
-	struct confine_policy sb;
+	struct confine_policy *sb; /* run_sb(), run_sb_drop() */
 	bool sb_built;
 	/* llm: the proxy's refusals already events (run_net_watch()) */
 	struct confine_net_watch nw;
@@ -240,6 +242,13 @@ long run_find_task(const struct loop *l, const char *id);
 struct task_spec *run_spec(const struct otask *t);
 const char *run_prompt(const struct otask *t);
 void run_task_cool(struct otask *t);
+/* t's invocation plan and sandbox policy: allocated empty when first
+ * asked for (never NULL), released and freed by the drops, so a task
+ * that waits or has ended holds neither (issue #24). */
+struct invocation_plan *run_plan(const struct otask *t);
+void run_plan_drop(struct otask *t);
+struct confine_policy *run_sb(const struct otask *t);
+void run_sb_drop(struct otask *t);
 struct task_spec *run_spec_new(struct otask *t);
 int run_loop_load(struct loop *l, struct orch_env *e, const char *run_id, struct diag *reterr);
 char *run_session_path(const struct loop *l, const struct otask *t, const char *leaf);

@@ -67,7 +67,7 @@ static void spec_changed(struct otask *t)
 void run_retry_note(struct loop *l, struct otask *t)
 {
 	struct retry_resolved p;
-	const char *m = t->plan.model;
+	const char *m = run_plan(t)->model;
 
 	run_retry_policy(l, t, &p);
 	if (!p.n_models && !run_spec(t)->chain_model)

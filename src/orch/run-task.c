@@ -163,11 +163,51 @@ void run_task_trim(struct otask *t)
 	if (!lifecycle_terminal(t->row.state) || t->live || t->gate_live || t->hook_live ||
 	    run_prep_live(t) || (!t->sb_built && !t->prompt))
 		return;
-	confine_policy_release(&t->sb);
+	run_sb_drop(t);
 	confine_net_watch_release(&t->nw);
 	t->sb_built = false;
 	free(t->prompt);
 	t->prompt = NULL;
+}
+
+struct invocation_plan *run_plan(const struct otask *ct)
+{
+	struct otask *t = (struct otask *)(uintptr_t)ct; /* never a const object */
+
+	if (!t->plan) {
+		t->plan = xmalloc(sizeof(*t->plan));
+		invocation_plan_init(t->plan);
+	}
+	return t->plan;
+}
+
+void run_plan_drop(struct otask *t)
+{
+	if (!t->plan)
+		return;
+	invocation_plan_release(t->plan);
+	free(t->plan);
+	t->plan = NULL;
+}
+
+struct confine_policy *run_sb(const struct otask *ct)
+{
+	struct otask *t = (struct otask *)(uintptr_t)ct; /* never a const object */
+
+	if (!t->sb) {
+		t->sb = xmalloc(sizeof(*t->sb));
+		*t->sb = (struct confine_policy)CONFINE_POLICY_INIT;
+	}
+	return t->sb;
+}
+
+void run_sb_drop(struct otask *t)
+{
+	if (!t->sb)
+		return;
+	confine_policy_release(t->sb);
+	free(t->sb);
+	t->sb = NULL;
 }
 
 struct task_spec *run_spec_new(struct otask *t)
@@ -271,13 +311,14 @@ static void otask_release(struct otask *t)
 	if (t->spec)
 		spec_release(t->spec);
 	free(t->spec);
+	run_plan_drop(t);
 	free(t->deps);
 	attempt_row_release(&t->att);
 	free(t->prompt);
 	strvec_clear(&t->attachments);
 	free(t->session_dir);
 	checkout_release(&t->co);
-	confine_policy_release(&t->sb);
+	run_sb_drop(t);
 	confine_net_watch_release(&t->nw);
 	free(t->gates);
 	free(t->gate_log);
@@ -297,6 +338,8 @@ void run_loop_release(struct loop *l)
 	if (l->run_hook.spec)
 		spec_release(l->run_hook.spec);
 	free(l->run_hook.spec);
+	run_plan_drop(&l->run_hook);
+	run_sb_drop(&l->run_hook);
 	l->ctl = control_close(l->ctl);
 	run_row_release(&l->run);
 	strvec_clear(&l->dead_branches);
@@ -342,10 +385,8 @@ int run_loop_load(struct loop *l, struct orch_env *e, const char *run_id, struct
 		attempt_row_init(&t->att);
 		t->attachments = (struct strvec)STRVEC_INIT;
 		checkout_init(&t->co);
-		t->sb = (struct confine_policy)CONFINE_POLICY_INIT;
 		t->loop = l;
 		t->selected = true;
-		invocation_plan_init(&t->plan);
 	}
 	free(rows); /* the strings moved into l->t */
 	/* each task's spec parsed for its dependencies, then dropped at once

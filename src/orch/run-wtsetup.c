@@ -103,7 +103,7 @@ int run_setup_spec(struct loop *l, struct otask *t, struct proc_spec *spec)
 	t->gate_log = agentrun_path(t->session_dir, SETUP_LOG);
 	/* a sandbox policy for this start: the last attempt's named its
 	 * session directory (and the network proxy's socket there) */
-	confine_policy_release(&t->sb);
+	run_sb_drop(t);
 	confine_net_watch_release(&t->nw);
 	t->sb_built = false;
 	r = run_command_spec(l, t, ws.setup_command, wtsetup_timeout(&ws), t->gate_log, spec, &d);

@@ -544,7 +544,7 @@ static void on_exit_cb(void *ctx, void *task, const struct proc *p)
 			checkout_command_ended(&t->co);
 		return;
 	}
-	if (t->sb_built && t->sb.network == NET_MODE_LLM && t->session_dir) {
+	if (t->sb_built && run_sb(t)->network == NET_MODE_LLM && t->session_dir) {
 		(void)run_net_watch(t);
 		confine_net_report(t->session_dir, t->ar);
 	}
