@@ -92,7 +92,8 @@ static void gate_list(const struct loop *l, struct otask *t)
 	if (c->n_gates)
 		memcpy(t->gates, c->gates, c->n_gates * sizeof(*t->gates));
 	if (run_spec(t)->n_gates)
-		memcpy(t->gates + c->n_gates, run_spec(t)->gates, run_spec(t)->n_gates * sizeof(*t->gates));
+		memcpy(t->gates + c->n_gates, run_spec(t)->gates,
+		       run_spec(t)->n_gates * sizeof(*t->gates));
 	if (t->gate_hook) {
 		struct orch_gate *g = &t->gates[t->n_gates - 1];
 

@@ -54,7 +54,7 @@ static void set_head(struct otask *t, const char *head)
 static enum conflict_policy policy_of(const struct loop *l, const struct otask *t)
 {
 	return run_spec(t)->has_on_conflict ? run_spec(t)->on_conflict
-				       : orch_config_on_conflict(l->e->cfg, t->row.role);
+					    : orch_config_on_conflict(l->e->cfg, t->row.role);
 }
 
 /* "a.txt, b.txt (and 3 more)" */

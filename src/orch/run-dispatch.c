@@ -346,7 +346,8 @@ static int render_prompt(struct loop *l, struct otask *t, char **ret, struct dia
 	if (c->n_gates)
 		memcpy(gates, c->gates, c->n_gates * sizeof(*gates));
 	if (run_spec(t)->n_gates)
-		memcpy(gates + c->n_gates, run_spec(t)->gates, run_spec(t)->n_gates * sizeof(*gates));
+		memcpy(gates + c->n_gates, run_spec(t)->gates,
+		       run_spec(t)->n_gates * sizeof(*gates));
 	in.goal = run_spec(t)->goal;
 	in.role = t->row.role;
 	in.preamble = catalog_role_preamble(l->e->cat, t->row.role);
@@ -417,12 +418,13 @@ static int build_invocation(struct loop *l, struct otask *t, struct dispatch *dp
 		/* a resolver: the resolver role's endpoint; the task's own slots
 		 * only when it runs on the task's own adapter */
 		orch_config_slots(e->cfg, "resolver", dp->entry->profile, ep,
-				  run_conflict_own_adapter(t, dp->entry->name) ? &run_spec(t)->sampling
-									       : NULL,
+				  run_conflict_own_adapter(t, dp->entry->name)
+					  ? &run_spec(t)->sampling
+					  : NULL,
 				  &ir->sampling);
 	else
-		orch_config_slots(e->cfg, t->row.role, dp->entry->profile, ep, &run_spec(t)->sampling,
-				  &ir->sampling);
+		orch_config_slots(e->cfg, t->row.role, dp->entry->profile, ep,
+				  &run_spec(t)->sampling, &ir->sampling);
 	ir->model = orch_config_model(e->cfg, t->row.role, ep, run_spec(t)->model);
 	if (run_retry_model(l, t)) /* escalation: attempt N's model */
 		ir->model = run_retry_model(l, t);
@@ -430,7 +432,8 @@ static int build_invocation(struct loop *l, struct otask *t, struct dispatch *dp
 		ir->model = run_conflict_model(l, t);
 	strvec_clear(&t->attachments);
 	for (i = 0; i < run_spec(t)->n_attachments; i++)
-		strvec_pushf(&t->attachments, "%s/%s", t->row.worktree, run_spec(t)->attachments[i]);
+		strvec_pushf(&t->attachments, "%s/%s", t->row.worktree,
+			     run_spec(t)->attachments[i]);
 	t->row.attempts++;
 	(void)snprintf(nbuf, sizeof(nbuf), "%" PRId64, t->row.attempts);
 	free(t->session_dir);
@@ -486,9 +489,10 @@ static int build_invocation(struct loop *l, struct otask *t, struct dispatch *dp
 		struct orch_mcp_servers ms;
 
 		arena_release(&dp->mcp_arena);
-		orch_config_mcp_servers(
-			e->cfg, t->row.state == TASK_RESOLVING ? "resolver" : t->row.role,
-			&run_spec(t)->plan_mcp_servers, &run_spec(t)->mcp_servers, &dp->mcp_arena, &ms);
+		orch_config_mcp_servers(e->cfg,
+					t->row.state == TASK_RESOLVING ? "resolver" : t->row.role,
+					&run_spec(t)->plan_mcp_servers, &run_spec(t)->mcp_servers,
+					&dp->mcp_arena, &ms);
 		ir->mcp_servers = ms.v;
 		ir->n_mcp_servers = ms.n;
 	}
@@ -591,7 +595,7 @@ static int start_session(struct loop *l, struct otask *t, const struct dispatch 
 	 * bernstein.yaml's; 0 off */
 	t->ar->idle_timeout_ms = run_secs_to_ms(
 		run_spec(t)->has_idle_timeout ? run_spec(t)->idle_timeout_s
-					 : orch_config_idle_timeout(e->cfg, t->row.role));
+					      : orch_config_idle_timeout(e->cfg, t->row.role));
 	t->ar->kill_grace_ms = run_secs_to_ms(e->cfg->kill_grace_s);
 	t->ar->expect_changes = !run_spec(t)->artifact;
 	t->live = true;

@@ -95,7 +95,8 @@ struct otask {
 	 * NULL while not held (a waiting or ended task: run_task_cool());
 	 * read it with run_spec(), which loads it from state.db */
 	struct task_spec *spec;
-	size_t *deps;	       /* indices */
+	bool spec_kept; /* its spec differs from state.db's: kept, not looked at again */
+	size_t *deps;	/* indices */
 	size_t n_deps;
 	bool selected; /* runs in this execution (resume of one task: only it) */
 

@@ -48,7 +48,8 @@ static unsigned host_tiers(struct loop *l)
  * else bernstein.yaml's), or -1: the default (orch/confine.h). */
 static int task_net_wanted(const struct loop *l, const struct otask *t)
 {
-	return run_spec(t)->network >= 0 ? run_spec(t)->network : orch_config_network(l->e->cfg, t->row.role);
+	return run_spec(t)->network >= 0 ? run_spec(t)->network
+					 : orch_config_network(l->e->cfg, t->row.role);
 }
 
 /* The tiers with a network namespace, when t asks for llm or none. */
@@ -69,8 +70,9 @@ static unsigned task_net_tiers(const struct loop *l, const struct otask *t)
  * declares (none before routing, or when none fits). */
 enum sandbox_kind run_task_tier(struct loop *l, const struct otask *t)
 {
-	enum sandbox_mode m =
-		run_spec(t)->has_sandbox ? run_spec(t)->sandbox : orch_config_sandbox(l->e->cfg, t->row.role);
+	enum sandbox_mode m = run_spec(t)->has_sandbox
+				      ? run_spec(t)->sandbox
+				      : orch_config_sandbox(l->e->cfg, t->row.role);
 
 	if (run_spec(t)->has_tier)
 		return run_spec(t)->tier;
@@ -100,8 +102,9 @@ enum sandbox_kind run_task_tier(struct loop *l, const struct otask *t)
  * one it names, or none. */
 unsigned run_task_offered_tiers(struct loop *l, const struct otask *t)
 {
-	enum sandbox_mode m =
-		run_spec(t)->has_sandbox ? run_spec(t)->sandbox : orch_config_sandbox(l->e->cfg, t->row.role);
+	enum sandbox_mode m = run_spec(t)->has_sandbox
+				      ? run_spec(t)->sandbox
+				      : orch_config_sandbox(l->e->cfg, t->row.role);
 	unsigned want;
 
 	switch (m) {

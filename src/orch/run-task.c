@@ -288,14 +288,15 @@ static bool spec_recorded(const struct otask *t)
 
 void run_task_cool(struct otask *t)
 {
-	if (!t->spec || !t->loop || !t->row.id || t->live || t->gate_live || t->hook_live ||
-	    run_prep_live(t) || t->ar || t->gates || t->resolve_due || t->gates_due)
+	if (!t->spec || t->spec_kept || !t->loop || !t->row.id || t->live || t->gate_live ||
+	    t->hook_live || run_prep_live(t) || t->ar || t->gates || t->resolve_due || t->gates_due)
 		return;
-	if (!lifecycle_terminal(t->row.state) &&
-	    (t->row.state != TASK_PENDING || t->spec->n_files))
+	if (!lifecycle_terminal(t->row.state) && (t->row.state != TASK_PENDING || t->spec->n_files))
 		return; /* in flight, or its files: decide when it may start */
-	if (!spec_recorded(t))
+	if (!spec_recorded(t)) {
+		t->spec_kept = true; /* a retry or conflict changed it: stays */
 		return;
+	}
 	spec_release(t->spec);
 	free(t->spec);
 	t->spec = NULL;
