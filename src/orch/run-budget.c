@@ -42,7 +42,7 @@ static void usage_of(const struct loop *l, const struct otask *t, struct usage_n
 	double c = 0;
 
 	memset(ret, 0, sizeof(*ret));
-	ret->model = t->plan.model;
+	ret->model = run_plan(t)->model;
 	if (!ar)
 		return; /* no agent (yet): nothing spent */
 	if (ar->model[0])
@@ -56,8 +56,8 @@ static void usage_of(const struct loop *l, const struct otask *t, struct usage_n
 		ret->source = "agent";
 		return;
 	}
-	pricing_usage_from(t->plan.dialect, ar->input_tokens, ar->output_tokens, ar->cached_tokens,
-			   &u);
+	pricing_usage_from(run_plan(t)->dialect, ar->input_tokens, ar->output_tokens,
+			   ar->cached_tokens, &u);
 	if (pricing_cost(catalog_pricing(l->e->cat, ret->model), &u, &c) == 0) {
 		ret->cost = c;
 		ret->source = "pricing";

@@ -87,12 +87,13 @@ static void gate_list(const struct loop *l, struct otask *t)
 
 	free(t->gates);
 	t->gate_hook = pm->run != NULL;
-	t->n_gates = c->n_gates + t->spec.n_gates + (t->gate_hook ? 1 : 0);
+	t->n_gates = c->n_gates + run_spec(t)->n_gates + (t->gate_hook ? 1 : 0);
 	t->gates = xcalloc(t->n_gates + 1, sizeof(*t->gates));
 	if (c->n_gates)
 		memcpy(t->gates, c->gates, c->n_gates * sizeof(*t->gates));
-	if (t->spec.n_gates)
-		memcpy(t->gates + c->n_gates, t->spec.gates, t->spec.n_gates * sizeof(*t->gates));
+	if (run_spec(t)->n_gates)
+		memcpy(t->gates + c->n_gates, run_spec(t)->gates,
+		       run_spec(t)->n_gates * sizeof(*t->gates));
 	if (t->gate_hook) {
 		struct orch_gate *g = &t->gates[t->n_gates - 1];
 
@@ -127,7 +128,7 @@ void run_gates_start(struct loop *l, struct otask *t, const char *no_gates_msg)
 void run_finish(struct loop *l, struct otask *t)
 {
 	struct orch_env *e = l->e;
-	const char *art = t->spec.artifact;
+	const char *art = run_spec(t)->artifact;
 	struct checkout *co = run_task_checkout(l, t);
 	char msg[2048], *head = NULL;
 	bool committed = false;
@@ -311,8 +312,7 @@ void run_complete(struct loop *l, struct otask *t)
 		free(p);
 	}
 	run_task_ar_free(t);
-	invocation_plan_release(&t->plan);
-	invocation_plan_init(&t->plan);
+	run_plan_drop(t);
 	t->live = false;
 	run_budget_check(l); /* budget.warn, budget.exceeded (t counted once: ended) */
 	/* the task's reason says what the agent itself said went wrong */
@@ -346,7 +346,7 @@ void run_complete(struct loop *l, struct otask *t)
 	case OUTCOME_RATE_LIMITED:
 		/* its retries spent (run_retry_after()) */
 		(void)snprintf(msg, sizeof(msg), "rate limited %" PRId64 " times; giving up",
-			       t->row.attempts - t->spec.chain_base);
+			       t->row.attempts - run_spec(t)->chain_base);
 		orch_reason_with_agent_error(msg, sizeof(msg), t->att.agent_error);
 		(void)run_transition(l, t, TASK_EV_AGENT_FAILED, msg);
 		break;
@@ -439,7 +439,7 @@ int run_command_spec(struct loop *l, struct otask *t, const char *run, double ti
 		if (r < 0)
 			return r;
 	}
-	if (t->sb_built && t->sb.network == NET_MODE_LLM && t->session_dir) {
+	if (t->sb_built && run_sb(t)->network == NET_MODE_LLM && t->session_dir) {
 		/* its refusals follow the agent's in the same log */
 		char *nlog = agentrun_path(t->session_dir, CONFINE_NET_LOG);
 

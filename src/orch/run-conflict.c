@@ -42,7 +42,7 @@
 /* Where the conflict started: the branch's head then (the spec's journal). */
 static const char *from_of(const struct otask *t)
 {
-	return t->spec.conflict_from ? t->spec.conflict_from : t->row.head_commit;
+	return run_spec(t)->conflict_from ? run_spec(t)->conflict_from : t->row.head_commit;
 }
 
 /* head is now the head t's gates run on and its merge takes */
@@ -53,8 +53,8 @@ static void set_head(struct otask *t, const char *head)
 
 static enum conflict_policy policy_of(const struct loop *l, const struct otask *t)
 {
-	return t->spec.has_on_conflict ? t->spec.on_conflict
-				       : orch_config_on_conflict(l->e->cfg, t->row.role);
+	return run_spec(t)->has_on_conflict ? run_spec(t)->on_conflict
+					    : orch_config_on_conflict(l->e->cfg, t->row.role);
 }
 
 /* "a.txt, b.txt (and 3 more)" */
@@ -264,9 +264,9 @@ bool run_conflict(struct loop *l, struct otask *t, const struct strvec *conflict
 		t->own_adapter = xstrdup(t->row.adapter);
 	/* the journal: where the branch was, committed (with the spec, in the
 	 * transition below) before its tree moves */
-	t->spec.conflict_from = arena_strdup(&t->spec.arena, head);
+	run_spec(t)->conflict_from = arena_strdup(&run_spec(t)->arena, head);
 	free(t->row.spec);
-	t->row.spec = spec_dump(&t->spec);
+	t->row.spec = spec_dump(run_spec(t));
 	free(t->row.head_commit);
 	t->row.head_commit = head;
 	set_conflicts(t, conflicts);
@@ -372,8 +372,8 @@ const char *run_conflict_model(const struct loop *l, const struct otask *t)
 	if (run_conflict_own_adapter(t, a)) {
 		const struct role_policy *own = orch_config_role(c, t->row.role);
 
-		if (t->spec.model)
-			return t->spec.model;
+		if (run_spec(t)->model)
+			return run_spec(t)->model;
 		if (own && own->model)
 			return own->model;
 	}
@@ -388,7 +388,7 @@ char *run_conflict_prompt(struct loop *l, const struct otask *t)
 	struct strvec paths = STRVEC_INIT, subjects = STRVEC_INIT;
 	json_t *a = t->row.conflicts ? json_loads(t->row.conflicts, 0, NULL) : NULL;
 	char *mb = NULL;
-	const char *prompt = t->row.prompt ? t->row.prompt : "";
+	const char *prompt = run_prompt(t) ? run_prompt(t) : "";
 	size_t i, plen = strlen(prompt);
 	json_t *v;
 

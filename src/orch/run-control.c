@@ -380,7 +380,7 @@ static void add_task(struct loop *l, const struct control_request *req,
 	memset(t, 0, sizeof(*t));
 	task_row_init(&t->row);
 	if (state_task_get(l->e->st, l->run.id, id, &t->row, &d) < 0 ||
-	    spec_parse_text(dump, strlen(dump), &t->spec, &d) < 0) {
+	    spec_parse_text(dump, strlen(dump), run_spec_new(t), &d) < 0) {
 		run_fail(l, -EIO, &d);
 		control_reply_error(reply, CONTROL_KIND_INTERNAL, "%s", d.msg);
 		goto out;
@@ -388,10 +388,8 @@ static void add_task(struct loop *l, const struct control_request *req,
 	attempt_row_init(&t->att);
 	t->attachments = (struct strvec)STRVEC_INIT;
 	checkout_init(&t->co);
-	t->sb = (struct confine_policy)CONFINE_POLICY_INIT;
 	t->loop = l;
 	t->selected = true;
-	invocation_plan_init(&t->plan);
 	t->deps = xcalloc(req->add.n_depends_on + 1, sizeof(size_t));
 	for (i = 0; i < req->add.n_depends_on; i++)
 		t->deps[t->n_deps++] = (size_t)run_find_task(l, req->add.depends_on[i]);

@@ -48,9 +48,9 @@ static void routing_lists(const struct loop *l, const struct otask *t, struct st
 			  struct strvec *pref, bool *ret_explicit, struct autopick *ap)
 {
 	const struct orch_config *c = l->e->cfg;
-	const char *a = t->spec.adapter;
+	const char *a = run_spec(t)->adapter;
 	const struct role_policy *rp = orch_config_role(c, t->row.role);
-	const struct autoroute_task at = {.cfg = c, .plan_endpoints = &t->spec.endpoints};
+	const struct autoroute_task at = {.cfg = c, .plan_endpoints = &run_spec(t)->endpoints};
 	size_t i;
 
 	*ret_explicit = false;
@@ -152,7 +152,7 @@ static int route_task(struct loop *l, struct otask *t, struct proc_spec *spec, s
 		run_refuse(l, t, TASK_EV_REFUSED, msg);
 		goto out;
 	}
-	routing_input(l, t, &t->spec.req, &cand, &pref, &in, &ap);
+	routing_input(l, t, &run_spec(t)->req, &cand, &pref, &in, &ap);
 	/* the adapter's own parallelism first: decide without recording, and
 	 * leave the task pending while that adapter is at its limit */
 	if (select_adapter(&in, &sel, NULL) == 0 && sel.chosen && sel.chosen->profile) {
@@ -179,7 +179,7 @@ static int route_task(struct loop *l, struct otask *t, struct proc_spec *spec, s
 			autopick_describe_refusal(&ap, &sel, &sb);
 		} else {
 			(void)sbuf_addf(&sb, "no adapter satisfies ");
-			(void)requirements_describe(&t->spec.req, &sb);
+			(void)requirements_describe(&run_spec(t)->req, &sb);
 		}
 		(void)sbuf_addf(&sb, " (receipt %.16s)", sel.receipt_hash);
 		why = sbuf_detach(&sb, NULL);
@@ -207,11 +207,11 @@ static int route_task(struct loop *l, struct otask *t, struct proc_spec *spec, s
 	run_set_str(&t->row.adapter, dp->entry->name);
 	run_set_str(&t->row.profile_hash, sel.chosen->profile_hash);
 	/* its tier, decided now that its agent is known, recorded with it */
-	if (!t->spec.has_tier) {
-		t->spec.tier = run_task_tier(l, t);
-		t->spec.has_tier = true;
+	if (!run_spec(t)->has_tier) {
+		run_spec(t)->tier = run_task_tier(l, t);
+		run_spec(t)->has_tier = true;
 		free(t->row.spec);
-		t->row.spec = spec_dump(&t->spec);
+		t->row.spec = spec_dump(run_spec(t));
 	}
 	/* a tier (and network) this host cannot give: refused before anything
 	 * is made, never run unconfined nor with the host's network instead */
@@ -325,7 +325,7 @@ static int render_prompt(struct loop *l, struct otask *t, char **ret, struct dia
 	int r;
 
 	*ret = NULL;
-	if (!spec_renders(&t->spec) || t->row.state == TASK_RESOLVING)
+	if (!spec_renders(run_spec(t)) || t->row.state == TASK_RESOLVING)
 		return 0;
 	in.repo_fd = open(l->e->repo, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (in.repo_fd < 0) {
@@ -342,24 +342,25 @@ static int render_prompt(struct loop *l, struct otask *t, char **ret, struct dia
 		deps[i].title = d->title;
 		deps[i].outcome = d->outcome ? d->outcome : task_state_to_string(d->state);
 	}
-	gates = xcalloc(c->n_gates + t->spec.n_gates + 1, sizeof(*gates));
+	gates = xcalloc(c->n_gates + run_spec(t)->n_gates + 1, sizeof(*gates));
 	if (c->n_gates)
 		memcpy(gates, c->gates, c->n_gates * sizeof(*gates));
-	if (t->spec.n_gates)
-		memcpy(gates + c->n_gates, t->spec.gates, t->spec.n_gates * sizeof(*gates));
-	in.goal = t->spec.goal;
+	if (run_spec(t)->n_gates)
+		memcpy(gates + c->n_gates, run_spec(t)->gates,
+		       run_spec(t)->n_gates * sizeof(*gates));
+	in.goal = run_spec(t)->goal;
 	in.role = t->row.role;
 	in.preamble = catalog_role_preamble(l->e->cat, t->row.role);
-	in.prompt = t->row.prompt;
-	in.constraints = t->spec.constraints;
-	in.n_constraints = t->spec.n_constraints;
-	in.context_files = t->spec.context_files;
-	in.n_context_files = t->spec.n_context_files;
+	in.prompt = run_prompt(t);
+	in.constraints = run_spec(t)->constraints;
+	in.n_constraints = run_spec(t)->n_constraints;
+	in.context_files = run_spec(t)->context_files;
+	in.n_context_files = run_spec(t)->n_context_files;
 	in.deps = deps;
 	in.n_deps = t->n_deps;
 	in.gates = gates;
-	in.n_gates = c->n_gates + t->spec.n_gates;
-	in.artifact = t->spec.artifact;
+	in.n_gates = c->n_gates + run_spec(t)->n_gates;
+	in.artifact = run_spec(t)->artifact;
 	r = context_render(&in, ret, reterr);
 	(void)close(in.repo_fd);
 	free(deps);
@@ -412,25 +413,27 @@ static int build_invocation(struct loop *l, struct otask *t, struct dispatch *dp
 	t->fresh = false;
 	/* the endpoint of the adapter routing chose (named, by role, auto,
 	 * fallback): the plan's entry, else bernstein.yaml's */
-	ep = orch_config_endpoint(e->cfg, &t->spec.endpoints, dp->entry->name);
+	ep = orch_config_endpoint(e->cfg, &run_spec(t)->endpoints, dp->entry->name);
 	if (t->row.state == TASK_RESOLVING)
 		/* a resolver: the resolver role's endpoint; the task's own slots
 		 * only when it runs on the task's own adapter */
 		orch_config_slots(e->cfg, "resolver", dp->entry->profile, ep,
-				  run_conflict_own_adapter(t, dp->entry->name) ? &t->spec.sampling
-									       : NULL,
+				  run_conflict_own_adapter(t, dp->entry->name)
+					  ? &run_spec(t)->sampling
+					  : NULL,
 				  &ir->sampling);
 	else
-		orch_config_slots(e->cfg, t->row.role, dp->entry->profile, ep, &t->spec.sampling,
-				  &ir->sampling);
-	ir->model = orch_config_model(e->cfg, t->row.role, ep, t->spec.model);
+		orch_config_slots(e->cfg, t->row.role, dp->entry->profile, ep,
+				  &run_spec(t)->sampling, &ir->sampling);
+	ir->model = orch_config_model(e->cfg, t->row.role, ep, run_spec(t)->model);
 	if (run_retry_model(l, t)) /* escalation: attempt N's model */
 		ir->model = run_retry_model(l, t);
 	if (t->row.state == TASK_RESOLVING)
 		ir->model = run_conflict_model(l, t);
 	strvec_clear(&t->attachments);
-	for (i = 0; i < t->spec.n_attachments; i++)
-		strvec_pushf(&t->attachments, "%s/%s", t->row.worktree, t->spec.attachments[i]);
+	for (i = 0; i < run_spec(t)->n_attachments; i++)
+		strvec_pushf(&t->attachments, "%s/%s", t->row.worktree,
+			     run_spec(t)->attachments[i]);
 	t->row.attempts++;
 	(void)snprintf(nbuf, sizeof(nbuf), "%" PRId64, t->row.attempts);
 	free(t->session_dir);
@@ -447,7 +450,7 @@ static int build_invocation(struct loop *l, struct otask *t, struct dispatch *dp
 	ir->state_dir = dp->state_dir;
 	ir->host_env = e->host_env;
 	ir->self_exe = e->self_exe;
-	dp->timeout_s = t->spec.timeout_s > 0 ? t->spec.timeout_s : e->cfg->timeout_s;
+	dp->timeout_s = run_spec(t)->timeout_s > 0 ? run_spec(t)->timeout_s : e->cfg->timeout_s;
 	ir->timeout_s = (run_secs_to_ms(dp->timeout_s) + 999) / 1000;
 	/* the runner's sandbox_provider: bwrap confines by Landlock inside too */
 	if (run_task_sandboxed(l, t))
@@ -479,22 +482,22 @@ static int build_invocation(struct loop *l, struct otask *t, struct dispatch *dp
 		base = NULL;
 	}
 	free(base);
-	ir->prompt = t->prompt ? t->prompt : (t->row.prompt ? t->row.prompt : "");
-	invocation_plan_release(&t->plan);
-	invocation_plan_init(&t->plan);
+	ir->prompt = t->prompt ? t->prompt : (run_prompt(t) ? run_prompt(t) : "");
+	run_plan_drop(t);
 	{
 		/* task > role > plan > bernstein.yaml, by name (orch/mcpservers.h) */
 		struct orch_mcp_servers ms;
 
 		arena_release(&dp->mcp_arena);
-		orch_config_mcp_servers(
-			e->cfg, t->row.state == TASK_RESOLVING ? "resolver" : t->row.role,
-			&t->spec.plan_mcp_servers, &t->spec.mcp_servers, &dp->mcp_arena, &ms);
+		orch_config_mcp_servers(e->cfg,
+					t->row.state == TASK_RESOLVING ? "resolver" : t->row.role,
+					&run_spec(t)->plan_mcp_servers, &run_spec(t)->mcp_servers,
+					&dp->mcp_arena, &ms);
 		ir->mcp_servers = ms.v;
 		ir->n_mcp_servers = ms.n;
 	}
 	diag_clear(&d);
-	r = invocation_build(ir, &t->plan, &d);
+	r = invocation_build(ir, run_plan(t), &d);
 	if (r < 0) {
 		t->row.attempts--;
 		(void)snprintf(msg, sizeof(msg), "preflight refused: %s", d.msg);
@@ -553,14 +556,14 @@ static int confine_agent(struct loop *l, struct otask *t, const struct dispatch 
 	char *tmp = run_session_path(l, t, "tmp");
 	int r;
 
-	confine_policy_release(&t->sb);
+	run_sb_drop(t);
 	confine_net_watch_release(&t->nw);
 	t->sb_built = false;
 	r = mkdir_p(dp->state_dir, 0700);
 	if (r >= 0)
 		r = mkdir_p(tmp, 0700);
 	if (r >= 0)
-		r = run_task_policy(l, t, t->plan.binary_found ? t->plan.argv.v[0] : NULL,
+		r = run_task_policy(l, t, run_plan(t)->binary_found ? run_plan(t)->argv.v[0] : NULL,
 				    t->session_dir, dp->state_dir, tmp, reterr);
 	else
 		diag_set(reterr, tmp, 0, 0, "cannot create the agent's HOME or TMPDIR: %s",
@@ -586,17 +589,17 @@ static int start_session(struct loop *l, struct otask *t, const struct dispatch 
 	diag_clear(&d);
 	run_task_ar_free(t);
 	t->ar = xcalloc(1, sizeof(*t->ar));
-	agentrun_init(t->ar, &t->plan, &hooks);
+	agentrun_init(t->ar, run_plan(t), &hooks);
 	t->ar->timeout_ms = run_secs_to_ms(dp->timeout_s);
 	/* the stall watchdog: the task's (or its plan's), else its role's or
 	 * bernstein.yaml's; 0 off */
 	t->ar->idle_timeout_ms = run_secs_to_ms(
-		t->spec.has_idle_timeout ? t->spec.idle_timeout_s
-					 : orch_config_idle_timeout(e->cfg, t->row.role));
+		run_spec(t)->has_idle_timeout ? run_spec(t)->idle_timeout_s
+					      : orch_config_idle_timeout(e->cfg, t->row.role));
 	t->ar->kill_grace_ms = run_secs_to_ms(e->cfg->kill_grace_s);
-	t->ar->expect_changes = !t->spec.artifact;
+	t->ar->expect_changes = !run_spec(t)->artifact;
 	t->live = true;
-	pj = agentrun_plan_json(dp->entry->profile, &t->plan, l->run.id, t->row.session);
+	pj = agentrun_plan_json(dp->entry->profile, run_plan(t), l->run.id, t->row.session);
 	r = agentrun_open(t->ar, pj, &d);
 	json_decref(pj);
 	if (r >= 0)
@@ -608,7 +611,7 @@ static int start_session(struct loop *l, struct otask *t, const struct dispatch 
 	if (r >= 0 && run_task_sandboxed(l, t))
 		r = confine_agent(l, t, dp, spec, &d);
 	/* another executor: the spec becomes its relay's (run-executor.c) */
-	if (r >= 0 && t->plan.binary_found && run_task_executor(l, t) != EXECUTOR_LOCAL)
+	if (r >= 0 && run_plan(t)->binary_found && run_task_executor(l, t) != EXECUTOR_LOCAL)
 		r = run_executor_wrap(l, t, dp->timeout_s, spec, &d);
 	if (r < 0) {
 		/* the agent never ran: the attempt ends as failed */
@@ -623,7 +626,7 @@ static int start_session(struct loop *l, struct otask *t, const struct dispatch 
 		return 0;
 	}
 	agentrun_plan_warnings(t->ar);
-	if (!t->plan.binary_found) {
+	if (!run_plan(t)->binary_found) {
 		/* nothing to start: the outcome a failed execve's 127 would give */
 		agentrun_binary_missing(t->ar);
 		return DISPATCH_ENDED; /* run.c completes it */

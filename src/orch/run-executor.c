@@ -30,7 +30,8 @@
 
 enum executor_kind run_task_executor(const struct loop *l, const struct otask *t)
 {
-	return orch_config_executor(l->e->cfg, t->row.role, t->spec.has_executor, t->spec.executor);
+	return orch_config_executor(l->e->cfg, t->row.role, run_spec(t)->has_executor,
+				    run_spec(t)->executor);
 }
 
 /* Why t cannot run on its executor here, or NULL. */

@@ -91,8 +91,12 @@ struct control;
 
 struct otask {
 	struct task_row row;
-	struct task_spec spec; /* the task as recorded (orch/spec.h) */
-	size_t *deps;	       /* indices */
+	/* the task as recorded (orch/spec.h), with row.prompt and row.spec:
+	 * NULL while not held (a waiting or ended task: run_task_cool());
+	 * read it with run_spec(), which loads it from state.db */
+	struct task_spec *spec;
+	bool spec_kept; /* its spec differs from state.db's: kept, not looked at again */
+	size_t *deps;	/* indices */
 	size_t n_deps;
 	bool selected; /* runs in this execution (resume of one task: only it) */
 
@@ -100,7 +104,9 @@ struct otask {
 	bool live;
 	struct loop *loop;
 	struct attempt_row att;
-	struct invocation_plan plan;
+	/* its invocation (run_plan(): made when first needed, dropped when the
+	 * attempt ends, run_plan_drop()) */
+	struct invocation_plan *plan;
 	/* the attempt's agent (21 KB): allocated at dispatch, freed when the
 	 * attempt ends (run_task_ar_free()), so a run of many tasks keeps one
 	 * per live attempt, not one per task; NULL none */
@@ -112,7 +118,7 @@ struct otask {
 	struct checkout co;
 	/* sandboxed: what its agent and gates may read and write, computed once
 	 * per attempt (at dispatch; for gates after a resume, when first needed) */
-	struct confine_policy sb;
+	struct confine_policy *sb; /* run_sb(), run_sb_drop() */
 	bool sb_built;
 	/* llm: the proxy's refusals already events (run_net_watch()) */
 	struct confine_net_watch nw;
@@ -227,6 +233,24 @@ int run_transition(struct loop *l, struct otask *t, enum task_event ev, const ch
 void run_refuse(struct loop *l, struct otask *t, enum task_event ev, const char *reason);
 void run_loop_release(struct loop *l);
 long run_find_task(const struct loop *l, const char *id);
+/* t's spec, and its prompt (t->row.prompt, NULL when it has none), loaded
+ * from state.db when t does not hold them; never NULL (a failed load fails
+ * the run: the spec is then empty). run_task_cool(): a task that waits or
+ * has ended drops them (its spec, prompt and the spec's JSON, about 2 KB),
+ * when what it holds is what state.db has (issue #24: a fan-out's memory
+ * grows with its live tasks, not all of them); run_spec_new(): t gets an
+ * empty spec to fill (an added task). */
+struct task_spec *run_spec(const struct otask *t);
+const char *run_prompt(const struct otask *t);
+void run_task_cool(struct otask *t);
+/* t's invocation plan and sandbox policy: allocated empty when first
+ * asked for (never NULL), released and freed by the drops, so a task
+ * that waits or has ended holds neither (issue #24). */
+struct invocation_plan *run_plan(const struct otask *t);
+void run_plan_drop(struct otask *t);
+struct confine_policy *run_sb(const struct otask *t);
+void run_sb_drop(struct otask *t);
+struct task_spec *run_spec_new(struct otask *t);
 int run_loop_load(struct loop *l, struct orch_env *e, const char *run_id, struct diag *reterr);
 char *run_session_path(const struct loop *l, const struct otask *t, const char *leaf);
 void run_task_limits(const struct loop *l, const struct otask *t, struct contain_limits *ret);

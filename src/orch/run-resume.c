@@ -137,7 +137,7 @@ char *run_fallback_prompt(struct loop *l, struct otask *t, const struct attempt_
 	fallback_files(l, t, &sb);
 	fallback_events(l, t, prev, &sb);
 	if (!prompt)
-		prompt = t->row.prompt ? t->row.prompt : "";
+		prompt = run_prompt(t) ? run_prompt(t) : "";
 	(void)sbuf_addf(&sb, "\n## Task\n%s", prompt);
 	return sbuf_detach(&sb, NULL);
 }

@@ -33,7 +33,7 @@ void run_retry_policy(const struct loop *l, const struct otask *t, struct retry_
 	const struct orch_config *c = l->e->cfg;
 	const struct role_policy *rp = orch_config_role(c, t->row.role);
 
-	retry_resolve(&t->spec.retry, rp ? &rp->retry : NULL, &c->retry, c->max_retries + 1,
+	retry_resolve(&run_spec(t)->retry, rp ? &rp->retry : NULL, &c->retry, c->max_retries + 1,
 		      c->retry_backoff_s, ret);
 }
 
@@ -41,10 +41,10 @@ const char *run_retry_adapter(const struct loop *l, const struct otask *t)
 {
 	struct retry_resolved p;
 
-	if (!t->spec.chain_at)
+	if (!run_spec(t)->chain_at)
 		return NULL;
 	run_retry_policy(l, t, &p);
-	return t->spec.chain_at <= p.n_fallback ? p.fallback[t->spec.chain_at - 1] : NULL;
+	return run_spec(t)->chain_at <= p.n_fallback ? p.fallback[run_spec(t)->chain_at - 1] : NULL;
 }
 
 const char *run_retry_model(const struct loop *l, const struct otask *t)
@@ -53,7 +53,7 @@ const char *run_retry_model(const struct loop *l, const struct otask *t)
 
 	run_retry_policy(l, t, &p);
 	/* the attempt about to start: its number on this adapter */
-	return retry_model(&p, t->row.attempts - t->spec.chain_base + 1);
+	return retry_model(&p, t->row.attempts - run_spec(t)->chain_base + 1);
 }
 
 /* t's spec changed: its recorded form follows (written with the next
@@ -61,32 +61,32 @@ const char *run_retry_model(const struct loop *l, const struct otask *t)
 static void spec_changed(struct otask *t)
 {
 	free(t->row.spec);
-	t->row.spec = spec_dump(&t->spec);
+	t->row.spec = spec_dump(run_spec(t));
 }
 
 void run_retry_note(struct loop *l, struct otask *t)
 {
 	struct retry_resolved p;
-	const char *m = t->plan.model;
+	const char *m = run_plan(t)->model;
 
 	run_retry_policy(l, t, &p);
-	if (!p.n_models && !t->spec.chain_model)
+	if (!p.n_models && !run_spec(t)->chain_model)
 		return; /* no escalation: the model is the task's, as always */
-	if ((m && t->spec.chain_model && strcmp(m, t->spec.chain_model) == 0) ||
-	    (!m && !t->spec.chain_model))
+	if ((m && run_spec(t)->chain_model && strcmp(m, run_spec(t)->chain_model) == 0) ||
+	    (!m && !run_spec(t)->chain_model))
 		return;
-	t->spec.chain_model = m ? arena_strdup(&t->spec.arena, m) : NULL;
+	run_spec(t)->chain_model = m ? arena_strdup(&run_spec(t)->arena, m) : NULL;
 	spec_changed(t);
 }
 
 void run_retry_reset(struct loop *l, struct otask *t)
 {
 	(void)l;
-	if (!t->spec.chain_at && t->spec.chain_base == t->row.attempts)
+	if (!run_spec(t)->chain_at && run_spec(t)->chain_base == t->row.attempts)
 		return;
-	t->spec.chain_at = 0;
-	t->spec.chain_base = t->row.attempts;
-	t->spec.chain_model = NULL;
+	run_spec(t)->chain_at = 0;
+	run_spec(t)->chain_base = t->row.attempts;
+	run_spec(t)->chain_model = NULL;
 	spec_changed(t);
 }
 
@@ -151,11 +151,11 @@ static long next_adapter(struct loop *l, const struct otask *t, const struct ret
 	for (k = from; k < p->n_fallback; k++) {
 		const char *cand[2] = {p->fallback[k], NULL};
 		struct select_input in = {
-			.cat = l->e->cat, .req = &t->spec.req, .candidates = cand};
+			.cat = l->e->cat, .req = &run_spec(t)->req, .candidates = cand};
 		struct selection sel = {0};
 		bool ok;
 
-		if (t->spec.req.set & (1u << REQ_SANDBOX))
+		if (run_spec(t)->req.set & (1u << REQ_SANDBOX))
 			in.host_tiers = run_task_offered_tiers(l, t);
 		ok = select_adapter(&in, &sel, NULL) == 0 && sel.chosen && sel.chosen->profile;
 		if (ok)
@@ -174,7 +174,7 @@ static bool fall_back(struct loop *l, struct otask *t, const struct retry_resolv
 {
 	char hash[SHA256_HEX_LEN + 1] = "", msg[1024], *rid;
 	const char *from = t->row.adapter ? t->row.adapter : "?";
-	long k = next_adapter(l, t, p, t->spec.chain_at, hash, sizeof(hash));
+	long k = next_adapter(l, t, p, run_spec(t)->chain_at, hash, sizeof(hash));
 	json_t *det;
 
 	if (k < 0)
@@ -197,9 +197,9 @@ static bool fall_back(struct loop *l, struct otask *t, const struct retry_resolv
 		return true; /* the run stops (run_audit() said why) */
 	}
 	free(rid);
-	t->spec.chain_at = (size_t)k + 1;
-	t->spec.chain_base = t->row.attempts;
-	t->spec.chain_model = NULL;
+	run_spec(t)->chain_at = (size_t)k + 1;
+	run_spec(t)->chain_base = t->row.attempts;
+	run_spec(t)->chain_model = NULL;
 	spec_changed(t);
 	run_set_str(&t->row.retry_at, NULL);
 	(void)snprintf(msg, sizeof(msg), "%s; falling back from %s to %s", why, from,
@@ -212,10 +212,10 @@ bool run_retry_after(struct loop *l, struct otask *t, enum outcome out, int64_t 
 		     const char *why)
 {
 	struct retry_resolved p;
-	int64_t n = t->row.attempts - t->spec.chain_base;
+	int64_t n = t->row.attempts - run_spec(t)->chain_base;
 
 	run_retry_policy(l, t, &p);
-	switch (retry_decide(&p, out, n, t->spec.chain_at)) {
+	switch (retry_decide(&p, out, n, run_spec(t)->chain_at)) {
 	case RETRY_AGAIN:
 		again(l, t, &p, out, n, delay_ms, why);
 		return true;

@@ -274,7 +274,7 @@ char *run_review_prompt(const struct otask *t, const char *prompt)
 	struct sbuf sb = SBUF_INIT(SIZE_MAX);
 
 	if (!prompt)
-		prompt = t->row.prompt ? t->row.prompt : "";
+		prompt = run_prompt(t) ? run_prompt(t) : "";
 
 	(void)sbuf_addf(
 		&sb,
@@ -363,7 +363,7 @@ static char *pr_body(struct loop *l, const struct otask *t, const char *gates_ms
 			(void)sbuf_addf(&sb, "> - `%s`\n", protected->v[i]);
 		(void)sbuf_adds(&sb, "\n");
 	}
-	(void)sbuf_addf(&sb, "## Task\n\n%s\n\n", t->row.prompt ? t->row.prompt : "");
+	(void)sbuf_addf(&sb, "## Task\n\n%s\n\n", run_prompt(t) ? run_prompt(t) : "");
 	(void)sbuf_addf(&sb,
 			"## Outcome\n\n- outcome: %s\n- gates: %s\n- adapter: %s, %" PRId64
 			" attempt(s)\n- tokens: %" PRId64 " in, %" PRId64

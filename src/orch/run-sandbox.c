@@ -48,7 +48,8 @@ static unsigned host_tiers(struct loop *l)
  * else bernstein.yaml's), or -1: the default (orch/confine.h). */
 static int task_net_wanted(const struct loop *l, const struct otask *t)
 {
-	return t->spec.network >= 0 ? t->spec.network : orch_config_network(l->e->cfg, t->row.role);
+	return run_spec(t)->network >= 0 ? run_spec(t)->network
+					 : orch_config_network(l->e->cfg, t->row.role);
 }
 
 /* The tiers with a network namespace, when t asks for llm or none. */
@@ -69,11 +70,12 @@ static unsigned task_net_tiers(const struct loop *l, const struct otask *t)
  * declares (none before routing, or when none fits). */
 enum sandbox_kind run_task_tier(struct loop *l, const struct otask *t)
 {
-	enum sandbox_mode m =
-		t->spec.has_sandbox ? t->spec.sandbox : orch_config_sandbox(l->e->cfg, t->row.role);
+	enum sandbox_mode m = run_spec(t)->has_sandbox
+				      ? run_spec(t)->sandbox
+				      : orch_config_sandbox(l->e->cfg, t->row.role);
 
-	if (t->spec.has_tier)
-		return t->spec.tier;
+	if (run_spec(t)->has_tier)
+		return run_spec(t)->tier;
 	switch (m) {
 	case SANDBOX_AUTO: {
 		const struct registry_entry *entry =
@@ -100,8 +102,9 @@ enum sandbox_kind run_task_tier(struct loop *l, const struct otask *t)
  * one it names, or none. */
 unsigned run_task_offered_tiers(struct loop *l, const struct otask *t)
 {
-	enum sandbox_mode m =
-		t->spec.has_sandbox ? t->spec.sandbox : orch_config_sandbox(l->e->cfg, t->row.role);
+	enum sandbox_mode m = run_spec(t)->has_sandbox
+				      ? run_spec(t)->sandbox
+				      : orch_config_sandbox(l->e->cfg, t->row.role);
 	unsigned want;
 
 	switch (m) {
@@ -215,8 +218,8 @@ static const char *task_endpoint(struct loop *l, const struct otask *t)
 	struct invocation_sampling out;
 
 	orch_config_slots(l->e->cfg, t->row.role, entry ? entry->profile : NULL,
-			  orch_config_endpoint(l->e->cfg, &t->spec.endpoints, t->row.adapter),
-			  &t->spec.sampling, &out);
+			  orch_config_endpoint(l->e->cfg, &run_spec(t)->endpoints, t->row.adapter),
+			  &run_spec(t)->sampling, &out);
 	return (out.set & (1u << SAMPLING_BASE_URL)) ? out.base_url : NULL;
 }
 
@@ -248,7 +251,7 @@ int run_task_policy(struct loop *l, struct otask *t, const char *binary, const c
 		.path_env = envpolicy_get(l->e->host_env, "PATH"),
 		.network = run_task_network(l, t),
 		.endpoint = task_endpoint(l, t),
-		.programs = (const char *const *)t->plan.mcp_programs.v,
+		.programs = (const char *const *)run_plan(t)->mcp_programs.v,
 	};
 	char *sock = NULL;
 	int r;
@@ -269,12 +272,12 @@ int run_task_policy(struct loop *l, struct otask *t, const char *binary, const c
 		in.decl = &entry->profile->runtime.sandbox;
 		in.login = &entry->profile->runtime.login;
 	}
-	r = confine_policy_build(&in, &t->sb, reterr);
+	r = confine_policy_build(&in, run_sb(t), reterr);
 	free(objects);
 	free(sock);
 	if (r < 0)
 		return r;
-	run_worktree_setup_ro(l, t, &t->sb); /* symlink_dirs: read-only */
+	run_worktree_setup_ro(l, t, run_sb(t)); /* symlink_dirs: read-only */
 	t->sb_built = true;
 	return 0;
 }
@@ -303,18 +306,18 @@ int run_confine_spec(struct loop *l, struct otask *t, const char *home, const ch
 		return r;
 	}
 	r = run_task_policy(l, t, NULL, NULL, home, tmp, reterr);
-	if (r >= 0 && t->sb.kind == SANDBOX_KIND_LANDLOCK)
-		r = confine_policy_link_logins(&t->sb, home, reterr);
+	if (r >= 0 && run_sb(t)->kind == SANDBOX_KIND_LANDLOCK)
+		r = confine_policy_link_logins(run_sb(t), home, reterr);
 	if (r < 0)
 		return r;
 	for (i = 0; i < spec->env.nr; i++)
 		if (strncmp(spec->env.v[i], "TMPDIR=", 7) != 0)
 			strvec_push(&env, spec->env.v[i]);
 	strvec_pushf(&env, "TMPDIR=%s", tmp);
-	confine_net_env(&t->sb, &env);
+	confine_net_env(run_sb(t), &env);
 	strvec_clear(&spec->env);
 	spec->env = env;
-	switch (t->sb.kind) {
+	switch (run_sb(t)->kind) {
 	case SANDBOX_KIND_BWRAP:
 		if (!confine_find_program(path_env, "bwrap", prog, sizeof(prog))) {
 			diag_set(
@@ -322,7 +325,7 @@ int run_confine_spec(struct loop *l, struct otask *t, const char *home, const ch
 				"sandbox: bwrap: bubblewrap (bwrap) is not on PATH (the task is not run unconfined)");
 			return -ENOENT;
 		}
-		confine_bwrap_argv(&t->sb, prog, l->e->self_exe, cwd, geteuid() == 0,
+		confine_bwrap_argv(run_sb(t), prog, l->e->self_exe, cwd, geteuid() == 0,
 				   (const char *const *)spec->argv.v, &argv);
 		/* bwrap makes user and PID namespaces of its own, which it
 		 * cannot inside a user namespace of ours that has no uid map
@@ -349,7 +352,7 @@ int run_confine_spec(struct loop *l, struct otask *t, const char *home, const ch
 					l->run.id, t->row.session, hex);
 		dir = sbuf_detach(&sb, NULL);
 		(void)snprintf(id, sizeof(id), "bernstein-%s-%s", t->row.session, hex);
-		r = confine_oci_bundle(&t->sb, dir, l->e->self_exe, cwd,
+		r = confine_oci_bundle(run_sb(t), dir, l->e->self_exe, cwd,
 				       (const char *const *)spec->env.v,
 				       (const char *const *)spec->argv.v, &o, reterr);
 		if (r >= 0)
@@ -363,21 +366,21 @@ int run_confine_spec(struct loop *l, struct otask *t, const char *home, const ch
 		break;
 	}
 	default:
-		strvec_pushv(&spec->shim.landlock_rw, t->sb.rw.v);
-		strvec_pushv(&spec->shim.landlock_rw, t->sb.login_src.v); /* each file alone */
-		strvec_pushv(&spec->shim.landlock_ro, t->sb.ro.v);
+		strvec_pushv(&spec->shim.landlock_rw, run_sb(t)->rw.v);
+		strvec_pushv(&spec->shim.landlock_rw, run_sb(t)->login_src.v); /* each file alone */
+		strvec_pushv(&spec->shim.landlock_ro, run_sb(t)->ro.v);
 		spec->shim.landlock_best_effort = false;
 		return 0;
 	}
 	strvec_clear(&spec->argv);
 	spec->argv = argv;
-	if (t->sb.network == NET_MODE_LLM) {
+	if (run_sb(t)->network == NET_MODE_LLM) {
 		/* the sandbox's command behind the proxy (orch/confine.h) */
 		char *log = t->session_dir ? agentrun_path(t->session_dir, CONFINE_NET_LOG)
 					   : run_session_path(l, t, CONFINE_NET_LOG);
 
 		argv = (struct strvec)STRVEC_INIT;
-		confine_net_wrap(&t->sb, l->e->self_exe, log, (const char *const *)spec->argv.v,
+		confine_net_wrap(run_sb(t), l->e->self_exe, log, (const char *const *)spec->argv.v,
 				 &argv);
 		free(log);
 		strvec_clear(&spec->argv);
@@ -437,7 +440,7 @@ bool run_net_watch(struct otask *t)
 {
 	char who[ORCH_MAX_NAME + 16], *log, *ev;
 
-	if (!t->sb_built || t->sb.network != NET_MODE_LLM || !t->session_dir ||
+	if (!t->sb_built || run_sb(t)->network != NET_MODE_LLM || !t->session_dir ||
 	    !(t->gate_live || (t->live && t->prep != PREP_RUNNING)))
 		return false;
 	log = agentrun_path(t->session_dir, CONFINE_NET_LOG);

@@ -163,25 +163,163 @@ void run_task_trim(struct otask *t)
 	if (!lifecycle_terminal(t->row.state) || t->live || t->gate_live || t->hook_live ||
 	    run_prep_live(t) || (!t->sb_built && !t->prompt))
 		return;
-	confine_policy_release(&t->sb);
+	run_sb_drop(t);
 	confine_net_watch_release(&t->nw);
 	t->sb_built = false;
 	free(t->prompt);
 	t->prompt = NULL;
 }
 
+struct invocation_plan *run_plan(const struct otask *ct)
+{
+	struct otask *t = (struct otask *)(uintptr_t)ct; /* never a const object */
+
+	if (!t->plan) {
+		t->plan = xmalloc(sizeof(*t->plan));
+		invocation_plan_init(t->plan);
+	}
+	return t->plan;
+}
+
+void run_plan_drop(struct otask *t)
+{
+	if (!t->plan)
+		return;
+	invocation_plan_release(t->plan);
+	free(t->plan);
+	t->plan = NULL;
+}
+
+struct confine_policy *run_sb(const struct otask *ct)
+{
+	struct otask *t = (struct otask *)(uintptr_t)ct; /* never a const object */
+
+	if (!t->sb) {
+		t->sb = xmalloc(sizeof(*t->sb));
+		*t->sb = (struct confine_policy)CONFINE_POLICY_INIT;
+	}
+	return t->sb;
+}
+
+void run_sb_drop(struct otask *t)
+{
+	if (!t->sb)
+		return;
+	confine_policy_release(t->sb);
+	free(t->sb);
+	t->sb = NULL;
+}
+
+struct task_spec *run_spec_new(struct otask *t)
+{
+	if (t->spec)
+		spec_release(t->spec);
+	else
+		t->spec = xmalloc(sizeof(*t->spec));
+	spec_init(t->spec);
+	return t->spec;
+}
+
+struct task_spec *run_spec(const struct otask *ct)
+{
+	/* the tasks of a loop are never const objects (l->t is allocated) */
+	struct otask *t = (struct otask *)(uintptr_t)ct;
+	struct task_row row;
+	struct diag d;
+	int r;
+
+	if (t->spec)
+		return t->spec;
+	run_spec_new(t);
+	if (!t->loop || !t->row.id)
+		return t->spec; /* the run's own hook: no task, an empty spec */
+	task_row_init(&row);
+	r = state_task_get(t->loop->e->st, t->loop->run.id, t->row.id, &row, &d);
+	if (r >= 0) {
+		r = spec_parse_text(row.spec ? row.spec : "{}", row.spec ? strlen(row.spec) : 2,
+				    t->spec, &d);
+		if (r < 0)
+			diag_prefix(&d, "task '%s': its recorded spec: ", t->row.id);
+	}
+	if (r < 0) {
+		run_fail(t->loop, r, &d);
+	} else {
+		free(t->row.prompt);
+		free(t->row.spec);
+		t->row.prompt = row.prompt;
+		t->row.spec = row.spec;
+		row.prompt = row.spec = NULL;
+	}
+	task_row_release(&row);
+	return t->spec;
+}
+
+const char *run_prompt(const struct otask *t)
+{
+	(void)run_spec(t);
+	return t->row.prompt;
+}
+
+/* Does t's spec in memory say what state.db has (t->row.spec, the JSON
+ * last written)? Retries and conflicts change it in memory and write it
+ * with the task's next update. */
+static bool spec_recorded(const struct otask *t)
+{
+	struct task_spec rec;
+	struct diag d;
+	char *a, *b = NULL;
+	bool same;
+
+	if (!t->row.spec)
+		return false;
+	spec_init(&rec);
+	if (spec_parse_text(t->row.spec, strlen(t->row.spec), &rec, &d) < 0) {
+		spec_release(&rec);
+		return false;
+	}
+	a = spec_dump(t->spec);
+	b = spec_dump(&rec);
+	same = a && b && strcmp(a, b) == 0;
+	free(a);
+	free(b);
+	spec_release(&rec);
+	return same;
+}
+
+void run_task_cool(struct otask *t)
+{
+	if (!t->spec || t->spec_kept || !t->loop || !t->row.id || t->live || t->gate_live ||
+	    t->hook_live || run_prep_live(t) || t->ar || t->gates || t->resolve_due || t->gates_due)
+		return;
+	if (!lifecycle_terminal(t->row.state) && (t->row.state != TASK_PENDING || t->spec->n_files))
+		return; /* in flight, or its files: decide when it may start */
+	if (!spec_recorded(t)) {
+		t->spec_kept = true; /* a retry or conflict changed it: stays */
+		return;
+	}
+	spec_release(t->spec);
+	free(t->spec);
+	t->spec = NULL;
+	free(t->row.prompt);
+	free(t->row.spec);
+	t->row.prompt = t->row.spec = NULL;
+}
+
 static void otask_release(struct otask *t)
 {
 	run_task_ar_free(t);
 	task_row_release(&t->row);
-	spec_release(&t->spec);
+	if (t->spec)
+		spec_release(t->spec);
+	free(t->spec);
+	run_plan_drop(t);
 	free(t->deps);
 	attempt_row_release(&t->att);
 	free(t->prompt);
 	strvec_clear(&t->attachments);
 	free(t->session_dir);
 	checkout_release(&t->co);
-	confine_policy_release(&t->sb);
+	run_sb_drop(t);
 	confine_net_watch_release(&t->nw);
 	free(t->gates);
 	free(t->gate_log);
@@ -198,6 +336,11 @@ void run_loop_release(struct loop *l)
 		otask_release(&l->t[i]);
 	free(l->t);
 	run_hooks_release(&l->run_hook);
+	if (l->run_hook.spec)
+		spec_release(l->run_hook.spec);
+	free(l->run_hook.spec);
+	run_plan_drop(&l->run_hook);
+	run_sb_drop(&l->run_hook);
 	l->ctl = control_close(l->ctl);
 	run_row_release(&l->run);
 	strvec_clear(&l->dead_branches);
@@ -243,31 +386,27 @@ int run_loop_load(struct loop *l, struct orch_env *e, const char *run_id, struct
 		attempt_row_init(&t->att);
 		t->attachments = (struct strvec)STRVEC_INIT;
 		checkout_init(&t->co);
-		t->sb = (struct confine_policy)CONFINE_POLICY_INIT;
 		t->loop = l;
 		t->selected = true;
-		invocation_plan_init(&t->plan);
-		spec_init(&t->spec);
+	}
+	free(rows); /* the strings moved into l->t */
+	/* each task's spec parsed for its dependencies, then dropped at once
+	 * when it waits or has ended (run_task_cool()): the specs of a big
+	 * fan-out are never all in memory together */
+	for (i = 0; i < n; i++) {
+		struct otask *t = &l->t[i];
+
 		r = spec_parse_text(t->row.spec ? t->row.spec : "{}",
-				    t->row.spec ? strlen(t->row.spec) : 2, &t->spec, &d);
+				    t->row.spec ? strlen(t->row.spec) : 2, run_spec_new(t), &d);
 		if (r < 0) {
 			diag_set(reterr, state_path(e->st), 0, 0,
 				 "task '%s' of run '%s': its recorded spec: %s", t->row.id, run_id,
 				 d.msg);
-			/* the rows not moved into l->t go now */
-			for (j = i + 1; j < n; j++)
-				task_row_release(&rows[j]);
-			free(rows);
-			l->n = i + 1;
 			return r;
 		}
-	}
-	free(rows); /* the strings moved into l->t */
-	for (i = 0; i < n; i++) {
-		struct otask *t = &l->t[i];
-		t->deps = xcalloc(t->spec.n_depends_on + 1, sizeof(size_t));
-		for (j = 0; j < t->spec.n_depends_on; j++) {
-			const char *id = t->spec.depends_on[j];
+		t->deps = xcalloc(t->spec->n_depends_on + 1, sizeof(size_t));
+		for (j = 0; j < t->spec->n_depends_on; j++) {
+			const char *id = t->spec->depends_on[j];
 			long k = id ? run_find_task(l, id) : -1;
 
 			if (k < 0) {
@@ -286,6 +425,8 @@ int run_loop_load(struct loop *l, struct orch_env *e, const char *run_id, struct
 			strvec_push(&l->dead_branches, t->row.branch);
 			l->prune_worktrees = true;
 		}
+		/* a waiting or ended task reads its spec again when it needs it */
+		run_task_cool(t);
 	}
 	return 0;
 }
@@ -307,7 +448,7 @@ char *run_session_path(const struct loop *l, const struct otask *t, const char *
 void run_task_limits(const struct loop *l, const struct otask *t, struct contain_limits *ret)
 {
 	const struct role_policy *rp = orch_config_role(l->e->cfg, t->row.role);
-	const struct contain_limits *lim = &t->spec.limits;
+	const struct contain_limits *lim = &run_spec(t)->limits;
 
 	*ret = l->e->cfg->limits;
 	if (rp && rp->limits.memory)

@@ -29,7 +29,7 @@
 void run_task_wtsetup(const struct loop *l, const struct otask *t, struct orch_wtsetup *ret)
 {
 	orch_config_wtsetup(l->e->cfg, t->row.role, ret);
-	wtsetup_merge(ret, &t->spec.wtsetup);
+	wtsetup_merge(ret, &run_spec(t)->wtsetup);
 }
 
 int run_worktree_setup(struct loop *l, struct otask *t)
@@ -103,7 +103,7 @@ int run_setup_spec(struct loop *l, struct otask *t, struct proc_spec *spec)
 	t->gate_log = agentrun_path(t->session_dir, SETUP_LOG);
 	/* a sandbox policy for this start: the last attempt's named its
 	 * session directory (and the network proxy's socket there) */
-	confine_policy_release(&t->sb);
+	run_sb_drop(t);
 	confine_net_watch_release(&t->nw);
 	t->sb_built = false;
 	r = run_command_spec(l, t, ws.setup_command, wtsetup_timeout(&ws), t->gate_log, spec, &d);

@@ -294,21 +294,22 @@ static bool next_gate(struct loop *l, struct proc_spec *spec, void **ret_task)
  * it waits (docs/runs.md, "Tasks that touch the same files"). */
 static bool files_held(const struct loop *l, const struct otask *t)
 {
+	const struct task_spec *ts = run_spec(t);
 	size_t i;
 
-	if (!t->spec.n_files)
+	if (!ts->n_files)
 		return false;
 	for (i = 0; i < l->n; i++) {
 		const struct otask *u = &l->t[i];
 
 		/* a pending task is in flight too while its tree is made, its
-		 * setup or its pre_task hook runs (before "dispatched") */
-		if (u == t || !u->spec.n_files || lifecycle_terminal(u->row.state) ||
+		 * setup or its pre_task hook runs (before "dispatched"); a task
+		 * that does not hold its spec is neither (run_task_cool()) */
+		if (u == t || !u->spec || !u->spec->n_files || lifecycle_terminal(u->row.state) ||
 		    (u->row.state == TASK_PENDING && !u->live && !run_prep_live(u) &&
 		     !u->hook_live))
 			continue;
-		if (context_files_overlap(t->spec.files, t->spec.n_files, u->spec.files,
-					  u->spec.n_files))
+		if (context_files_overlap(ts->files, ts->n_files, u->spec->files, u->spec->n_files))
 			return true;
 	}
 	return false;
@@ -344,6 +345,7 @@ static int next_task(void *ctx, struct proc_spec *spec, void **ret_task)
 			bool blocked;
 
 			run_task_trim(t); /* an ended task: what it no longer needs goes */
+			run_task_cool(t); /* and its spec, until it is needed again */
 			if (!t->selected || t->live || t->hook_live || t->row.state != TASK_PENDING)
 				continue;
 			if (!run_deps_state(l, t, &blocked)) {
@@ -376,8 +378,10 @@ static int next_task(void *ctx, struct proc_spec *spec, void **ret_task)
 				proc_spec_release(spec);
 			if (r < 0)
 				return r;
-			if (r == DISPATCH_BUSY)
+			if (r == DISPATCH_BUSY) {
+				run_task_cool(t); /* it waits on */
 				continue;
+			}
 			if (r == DISPATCH_ENDED) {
 				run_complete(l, t);
 				r = 0;
@@ -540,7 +544,7 @@ static void on_exit_cb(void *ctx, void *task, const struct proc *p)
 			checkout_command_ended(&t->co);
 		return;
 	}
-	if (t->sb_built && t->sb.network == NET_MODE_LLM && t->session_dir) {
+	if (t->sb_built && run_sb(t)->network == NET_MODE_LLM && t->session_dir) {
 		(void)run_net_watch(t);
 		confine_net_report(t->session_dir, t->ar);
 	}

@@ -198,7 +198,7 @@ static const char *const stmt_sql[_STMT_MAX] = {
 	[STMT_TASK_GET] = "SELECT " TASK_COLS " FROM tasks WHERE run_id = ? AND id = ?",
 	/* The key columns are bound last (?24, ?25), the rest in TASK_COLS order. */
 	[STMT_TASK_UPDATE] =
-		"UPDATE tasks SET idx = ?, title = ?, role = ?, prompt = ?, spec = ?, state = ?, adapter = ?, profile_hash = ?, attempts = ?, retry_at = ?, outcome = ?, reason = ?, receipt_hash = ?, branch = ?, worktree = ?, session = ?, agent_session_id = ?, head_commit = ?, merge_commit = ?, conflicts = ?, artifact_sha256 = ?, updated_at = ?, feedback = ? WHERE run_id = ? AND id = ?",
+		"UPDATE tasks SET idx = ?, title = ?, role = ?, prompt = COALESCE(?, prompt), spec = COALESCE(?, spec), state = ?, adapter = ?, profile_hash = ?, attempts = ?, retry_at = ?, outcome = ?, reason = ?, receipt_hash = ?, branch = ?, worktree = ?, session = ?, agent_session_id = ?, head_commit = ?, merge_commit = ?, conflicts = ?, artifact_sha256 = ?, updated_at = ?, feedback = ? WHERE run_id = ? AND id = ?",
 	[STMT_ATTEMPT_INSERT] =
 		"INSERT INTO attempts (" ATTEMPT_COLS
 		") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -242,8 +242,9 @@ int state_generated_get(struct state *st, const char *plan_hash, char **ret, str
 /* Tasks, keyed by (run_id, id). Insert many inside state_begin()/state_commit()
  * (one commit instead of one per task). state_tasks_get() orders
  * by idx, then id. state_task_update() rewrites every column of the row with
- * that key, updated_at = now (t->updated_at when now is NULL); -ENOENT if
- * there is no such row. */
+ * that key, updated_at = now (t->updated_at when now is NULL), but a NULL
+ * prompt or spec keeps the recorded one (the run loop drops them from the
+ * tasks that wait or have ended); -ENOENT if there is no such row. */
 int state_task_insert(struct state *st, const struct task_row *t, struct diag *reterr);
 /* The number of run_id's tasks in each state (ret indexed by enum
  * task_state), counted by SQLite: what a view of a run of many tasks shows
