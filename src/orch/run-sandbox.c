@@ -412,6 +412,9 @@ const char *run_tier_refusal(struct loop *l, const struct otask *t, char *msg, s
 		why = "sandbox: landlock: the kernel does not support Landlock (the task is not run unconfined)";
 	else if (k == SANDBOX_KIND_BWRAP && !confine_find_program(path_env, "bwrap", msg, size))
 		why = "sandbox: bwrap: bubblewrap (bwrap) is not on PATH (the task is not run unconfined)";
+	else if (k == SANDBOX_KIND_CONTAINER && entry && entry->profile &&
+		 entry->profile->runtime.pty.declared)
+		why = "sandbox: container: a poll-pty agent (runtime.pty) needs its terminal, which the container tier does not give it yet (use landlock or bwrap; the task is not run without it)";
 	if (!why && k == SANDBOX_KIND_CONTAINER) {
 		/* a runtime, and as another user than root a probe container
 		 * that worked (confine_container_usable): the reason in msg */

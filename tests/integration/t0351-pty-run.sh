@@ -2,7 +2,8 @@
 # Issue #26: a poll-pty agent in a run. Two tasks are given to the scripted
 # fake TUI (tests/helpers/fake-tui.py) through its pseudo-terminal; each
 # writes its file, is read back from the screen (text, result), completes
-# and is merged into main; a third crashes and fails without merging.
+# and is merged into main; a third crashes and fails without merging; a
+# task in the container tier is refused (no terminal there yet).
 . "$SRCDIR/tests/integration/lib.sh"
 
 test_begin "t0351 poll-pty: fake TUI tasks in a run, completed and merged"
@@ -84,5 +85,14 @@ run "$BERNSTEIN" -C "$W" run crash.yaml
 check "a crashing TUI: the run fails (exit 1)" test "$RC" -eq 1
 check "a crashing TUI: nothing merged" sh -c "! git -C '$W' show main:boom.txt >/dev/null 2>&1"
 check "no fake TUI is left running" wait_no_procs "$T/tui.log" 10
+
+# the container tier gives no terminal yet: such a task is refused by name,
+# never run without its terminal
+printf 'name: tuibox\nsandbox: container\ntasks:\n  - {title: boxed, prompt: "please write box.txt"}\n' >"$W/box.yaml"
+git_q add -A
+git_q commit -q -m box
+run "$BERNSTEIN" -C "$W" run box.yaml
+check "poll-pty in the container tier: the task is refused (exit 6)" test "$RC" -eq 6
+check "the refusal says why" sh -c "'$BERNSTEIN' -C '$W' status | grep -q 'needs its terminal, which the container tier does not give it yet'"
 
 test_done
