@@ -1216,17 +1216,42 @@ static void wt_list_free(struct wt_entry *v, size_t n)
 	free(v);
 }
 
+static void sleep_ms(unsigned ms);
+
+/* `git worktree list --porcelain -z`, asked again a few times while it fails
+ * reading a worktree entry that another `git worktree add` of this run is
+ * still writing (git 2.39 reads the half-made .git/worktrees/X/ and dies on
+ * its missing commondir or gitdir). */
+static int wt_list_run(const char *repo, const char *const *env, struct git_res *g,
+		       struct diag *reterr)
+{
+	static const char *const args[] = {"worktree", "list", "--porcelain", "-z", NULL};
+	unsigned try;
+	int r = 0;
+
+	for (try = 0; try < 6; try++) {
+		if (try)
+			sleep_ms(20u << try);
+		if (reterr)
+			diag_clear(reterr);
+		r = git_run(repo, env, GIT_READ, NULL, args, g, reterr);
+		if (r >= 0 || !reterr || !strstr(reterr->msg, "/worktrees/") ||
+		    (!strstr(reterr->msg, "/commondir") && !strstr(reterr->msg, "/gitdir")))
+			break;
+	}
+	return r;
+}
+
 /* `git worktree list --porcelain -z` of repo. */
 static int wt_list(const char *repo, const char *const *env, struct wt_entry **ret, size_t *ret_n,
 		   struct diag *reterr)
 {
-	static const char *const args[] = {"worktree", "list", "--porcelain", "-z", NULL};
 	struct wt_entry *v = NULL, *cur = NULL;
 	size_t n = 0, alloc = 0, i = 0;
 	struct git_res g;
 	int r;
 
-	r = git_run(repo, env, GIT_READ, NULL, args, &g, reterr);
+	r = wt_list_run(repo, env, &g, reterr);
 	if (r < 0)
 		return r;
 	while (i < g.out_len) {

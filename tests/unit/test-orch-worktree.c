@@ -557,6 +557,62 @@ static int spawn_wait(const struct strvec *argv, const struct strvec *env)
 
 /* worktree_add()'s common case as a command a supervisor runs: the same
  * git invocation, and 0 when the case is not the simple one. */
+static void write_file(const char *path, const char *text)
+{
+	FILE *fp = fopen(path, "w");
+
+	assert_non_null(fp);
+	assert_true(fputs(text, fp) >= 0);
+	assert_int_equal(fclose(fp), 0);
+}
+
+/* Another `git worktree add` of the same run, half way: its entry's
+ * commondir still empty, which makes git 2.39's `worktree list` die. The
+ * listing is asked again until the other add has written it (a child does
+ * that 150 ms later), not reported as a failure to make the tree. */
+static void test_worktree_add_beside_half_made(void **state)
+{
+	FX;
+	struct diag d = {0};
+	char *half = fpath(f, "repo/.git/worktrees/other");
+	char *wt = fpath(f, "repo/.bernstein/worktrees/s9");
+	char file[PATH_MAX + 32];
+	pid_t pid;
+	int st;
+
+	{
+		char *wts = fpath(f, "repo/.git/worktrees");
+
+		(void)mkdir(wts, 0755);
+		free(wts);
+	}
+	assert_int_equal(mkdir(half, 0755), 0);
+	(void)snprintf(file, sizeof(file), "%s/gitdir", half);
+	write_file(file, "/nonexistent/other/.git\n");
+	(void)snprintf(file, sizeof(file), "%s/HEAD", half);
+	write_file(file, "ref: refs/heads/main\n");
+	(void)snprintf(file, sizeof(file), "%s/commondir", half);
+	write_file(file, "");
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct timespec ts = {0, 150000000L};
+		int fd;
+
+		(void)nanosleep(&ts, NULL);
+		fd = open(file, O_WRONLY | O_TRUNC);
+		if (fd < 0 || write(fd, "../..\n", 6) != 6)
+			_exit(1);
+		_exit(close(fd) < 0);
+	}
+	assert_int_equal(worktree_add(f->repo, wt, "bernstein/s9", f->base, f->env.v, NULL, &d), 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_true(exists(wt));
+	free(half);
+	free(wt);
+}
+
 static void test_worktree_add_command(void **state)
 {
 	FX;
@@ -1791,6 +1847,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_is_clean, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ancestor_and_branch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_worktree_add_new, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_worktree_add_beside_half_made, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_worktree_add_command, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_worktree_add_idempotent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_worktree_add_conflicts, setup, teardown),
