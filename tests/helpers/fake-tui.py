@@ -113,12 +113,13 @@ def main():
     w("\x1b[?2004h")
     w("\x1b[2J\x1b[H")
     t = Tui()
-    t.say(["Fake TUI 1.0 (%dx%d)" % (t.rows, t.cols), ""], READY)
     if no_ready:
-        t.box = False
-        w("\r\x1b[3A\x1b[J  loading...")
+        # never a ready screen, not even for a moment (a slow driver would
+        # catch it): the header, then "loading..." for ever
+        w("Fake TUI 1.0 (%dx%d)\r\n  loading..." % (t.rows, t.cols))
         while True:
             read_some(1)
+    t.say(["Fake TUI 1.0 (%dx%d)" % (t.rows, t.cols), ""], READY)
     pending = b""
     while True:
         pending += read_some(1)
