@@ -1323,6 +1323,42 @@ int state_run_get_exit(struct state *st, const char *run_id, int64_t *ret, struc
 	return err;
 }
 
+/* The one text column of the first row statement id selects for key into
+ * *ret (malloc'ed, NULL for SQL NULL): 0, -ENOENT without a row (*ret
+ * NULL, no diag), or the error. */
+static int select_text(struct state *st, enum stmt_id id, const char *key, const char *what,
+		       char **ret, struct diag *reterr)
+{
+	struct binder b = {0};
+	sqlite3_stmt *s = NULL;
+	char *v = NULL;
+	int rc, err;
+
+	*ret = NULL;
+	err = state_stmt(st, id, &s, reterr);
+	if (err < 0)
+		return err;
+	b.s = s;
+	bind_text(&b, key);
+	rc = b.rc == SQLITE_OK ? sqlite3_step(s) : b.rc;
+	if (rc == SQLITE_ROW) {
+		struct reader rd = {.s = s};
+
+		v = col_text(&rd);
+		err = rd.oom ? state_fail(st, SQLITE_NOMEM, reterr, "cannot read the %s", what) : 0;
+	} else if (rc == SQLITE_DONE) {
+		err = -ENOENT;
+	} else {
+		err = state_fail(st, rc, reterr, "cannot read the %s of '%s'", what, key);
+	}
+	stmt_done(s);
+	if (err == 0)
+		*ret = v;
+	else
+		free(v);
+	return err;
+}
+
 int state_run_set_budget(struct state *st, const char *run_id, const char *budget, const char *now,
 			 struct diag *reterr)
 {
@@ -1332,10 +1368,7 @@ int state_run_set_budget(struct state *st, const char *run_id, const char *budge
 
 int state_run_get_budget(struct state *st, const char *run_id, char **ret, struct diag *reterr)
 {
-	struct binder b = {0};
-	sqlite3_stmt *s = NULL;
-	char *v = NULL;
-	int rc, err;
+	int r;
 
 	if (!run_id)
 		return state_arg_missing(st, "run id", reterr);
@@ -1343,29 +1376,10 @@ int state_run_get_budget(struct state *st, const char *run_id, char **ret, struc
 		*ret = NULL;
 		return 0;
 	}
-	err = state_stmt(st, STMT_RUN_GET_BUDGET, &s, reterr);
-	if (err < 0)
-		return err;
-	b.s = s;
-	bind_text(&b, run_id);
-	rc = b.rc == SQLITE_OK ? sqlite3_step(s) : b.rc;
-	if (rc == SQLITE_ROW) {
-		struct reader rd = {.s = s};
-
-		v = col_text(&rd);
-		err = rd.oom ? state_fail(st, SQLITE_NOMEM, reterr, "cannot read budget") : 0;
-	} else if (rc == SQLITE_DONE) {
+	r = select_text(st, STMT_RUN_GET_BUDGET, run_id, "budget", ret, reterr);
+	if (r == -ENOENT)
 		diag_set(reterr, st->path, 0, 0, "no run '%s'", run_id);
-		err = -ENOENT;
-	} else {
-		err = state_fail(st, rc, reterr, "cannot read the budget of run '%s'", run_id);
-	}
-	stmt_done(s);
-	if (err == 0)
-		*ret = v;
-	else
-		free(v);
-	return err;
+	return r;
 }
 
 /* ---- generated plans (goal mode) ---- */
@@ -1399,38 +1413,15 @@ int state_generated_put(struct state *st, const char *gen, const char *plan_hash
 
 int state_generated_get(struct state *st, const char *plan_hash, char **ret, struct diag *reterr)
 {
-	struct binder b = {0};
-	sqlite3_stmt *s = NULL;
-	char *v = NULL;
-	int rc, err = 0;
+	int r;
 
 	*ret = NULL;
 	if (!plan_hash)
 		return state_arg_missing(st, "plan hash", reterr);
 	if (st->readonly && st->version < 6) /* a reader of an older schema: none */
 		return 0;
-	err = state_stmt(st, STMT_GENERATED_GET, &s, reterr);
-	if (err < 0)
-		return err;
-	b.s = s;
-	bind_text(&b, plan_hash);
-	rc = b.rc == SQLITE_OK ? sqlite3_step(s) : b.rc;
-	if (rc == SQLITE_ROW) {
-		struct reader rd = {.s = s};
-
-		v = col_text(&rd);
-		if (rd.oom)
-			err = state_fail(st, SQLITE_NOMEM, reterr, "cannot read a generated plan");
-	} else if (rc != SQLITE_DONE) {
-		err = state_fail(st, rc, reterr, "cannot read the generated plan of hash %s",
-				 plan_hash);
-	}
-	stmt_done(s);
-	if (err == 0)
-		*ret = v;
-	else
-		free(v);
-	return err;
+	r = select_text(st, STMT_GENERATED_GET, plan_hash, "generated plan", ret, reterr);
+	return r == -ENOENT ? 0 : r;
 }
 
 /* ---- tasks ---- */
