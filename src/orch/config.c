@@ -590,48 +590,50 @@ static int parse_protected(struct cctx *x, const struct ynode *n)
 	return 0;
 }
 
+/* modes: a built-in of the same name is replaced in place, a new one
+ * appended (at c->n_modes). */
+static int parse_mode_entry(void *ctx, const struct ydoc *doc, size_t i, const struct ynode *k,
+			    const struct ynode *v, const char *p, struct diag *reterr)
+{
+	struct cctx *x = ctx;
+	struct orch_config *c = x->c;
+	struct mode_profile *e = NULL;
+	size_t j;
+
+	(void)i;
+	for (j = 0; j < c->n_modes; j++)
+		if (strcmp(c->modes[j].name, k->str) == 0)
+			e = &c->modes[j]; /* a built-in: replaced in place */
+	if (!e)
+		e = &c->modes[c->n_modes++];
+	memset(e, 0, sizeof(*e));
+	e->name = k->str;
+	e->line = k->line;
+	e->col = k->col;
+	return orch_get_slots(doc, v, p, ORCH_SLOTS_SAMPLING, x->allowed, &e->sampling, reterr);
+}
+
+static const struct ynamed modes_map = {
+	.what = "a mapping of mode profiles",
+	.name_ok = mode_name_valid,
+	.kind = "mode",
+	.expect = "[a-z0-9][a-z0-9_-]*, at most " YAML_STRINGIFY(ORCH_MAX_NAME) " bytes",
+	.entry = parse_mode_entry,
+};
+
 static int parse_modes(struct cctx *x, const struct ynode *n)
 {
 	struct orch_config *c = x->c;
 	struct mode_profile *m;
-	char p[YAML_PATH_MAX], q[80];
-	size_t i, j, nm;
 	int r;
 
-	if (!n || n->kind != YNODE_MAP)
-		return yaml_field_err(x->doc, n, x->reterr, "modes",
-				      "expected a mapping of mode profiles, got %s",
-				      yaml_describe(n));
-	m = arena_alloc(&c->arena, st_mult(c->n_modes + n->n, sizeof(*m)));
-	memcpy(m, c->modes, st_mult(c->n_modes, sizeof(*m)));
-	nm = c->n_modes;
-	for (i = 0; i < n->n; i++) {
-		const struct ynode *k = n->keys[i], *v = n->items[i];
-		struct mode_profile *e = NULL;
-
-		yaml_path_key(p, sizeof(p), "modes", k->str);
-		if (!mode_name_valid(k->str))
-			return yaml_field_err(
-				x->doc, k, x->reterr, p,
-				"invalid mode name '%s' (expected [a-z0-9][a-z0-9_-]*, at most %d bytes)",
-				Q(q, k->str), ORCH_MAX_NAME);
-		for (j = 0; j < nm; j++)
-			if (strcmp(m[j].name, k->str) == 0)
-				e = &m[j]; /* a built-in: replaced in place */
-		if (!e)
-			e = &m[nm++];
-		memset(e, 0, sizeof(*e));
-		e->name = k->str;
-		e->line = k->line;
-		e->col = k->col;
-		r = orch_get_slots(x->doc, v, p, ORCH_SLOTS_SAMPLING, x->allowed, &e->sampling,
-				   x->reterr);
-		if (r < 0)
-			return r;
+	if (n && n->kind == YNODE_MAP) {
+		m = arena_alloc(&c->arena, st_mult(c->n_modes + n->n, sizeof(*m)));
+		memcpy(m, c->modes, st_mult(c->n_modes, sizeof(*m)));
+		c->modes = m;
 	}
-	c->modes = m;
-	c->n_modes = nm;
-	return 0;
+	r = yaml_named_map(x->doc, n, "modes", &modes_map, x, x->reterr);
+	return r < 0 ? r : 0;
 }
 
 /* retry: or fallback: (orch/retry.h) */
@@ -805,22 +807,33 @@ static int parse_role(struct cctx *x, const struct ynode *k, const struct ynode 
 	return 0;
 }
 
+static int parse_role_entry(void *ctx, const struct ydoc *doc, size_t i, const struct ynode *k,
+			    const struct ynode *v, const char *p, struct diag *reterr)
+{
+	struct cctx *x = ctx;
+
+	(void)doc;
+	(void)p;
+	(void)reterr;
+	return parse_role(x, k, v, &x->c->roles[i]);
+}
+
+static const struct ynamed roles_map = {
+	.what = "a mapping of roles",
+	.entry = parse_role_entry, /* its name: one of the known roles */
+};
+
 static int parse_roles(struct cctx *x, const struct ynode *n)
 {
 	struct orch_config *c = x->c;
-	size_t i;
 	int r;
 
-	if (!n || n->kind != YNODE_MAP)
-		return yaml_field_err(x->doc, n, x->reterr, "role_model_policy",
-				      "expected a mapping of roles, got %s", yaml_describe(n));
-	c->roles = arena_alloc(&c->arena, st_mult(n->n ? n->n : 1, sizeof(*c->roles)));
-	for (i = 0; i < n->n; i++) {
-		r = parse_role(x, n->keys[i], n->items[i], &c->roles[i]);
-		if (r < 0)
-			return r;
-	}
-	c->n_roles = n->n;
+	if (n && n->kind == YNODE_MAP)
+		c->roles = arena_alloc(&c->arena, st_mult(n->n ? n->n : 1, sizeof(*c->roles)));
+	r = yaml_named_map(x->doc, n, "role_model_policy", &roles_map, x, x->reterr);
+	if (r < 0)
+		return r;
+	c->n_roles = (size_t)r;
 	return 0;
 }
 

@@ -36,27 +36,27 @@ static const char *model_problem(const char *m)
 	return NULL;
 }
 
-static int get_entry(const struct ydoc *doc, const struct ynode *k, const struct ynode *v,
-		     const char *path, const char *allowed, struct orch_endpoint *ret,
-		     struct diag *reterr)
+struct entries {
+	const char *allowed;
+	struct orch_endpoint *v;
+};
+
+static int get_entry(void *ctx, const struct ydoc *doc, size_t idx, const struct ynode *k,
+		     const struct ynode *v, const char *p, struct diag *reterr)
 {
 	static const char *const keys[] = {"base_url", "api_key_env", "model", NULL};
+	struct entries *x = ctx;
+	struct orch_endpoint *ret = &x->v[idx];
 	struct invocation_sampling s = {0};
-	char p[YAML_PATH_MAX], pk[YAML_PATH_MAX], q[80];
+	char pk[YAML_PATH_MAX], q[80];
 	const char *why;
 	size_t i;
 	int r;
 
-	yaml_path_key(p, sizeof(p), path, k->str);
 	if (strcmp(k->str, "auto") == 0)
 		return yaml_field_err(
 			doc, k, reterr, p,
 			"'auto' is not an adapter: give the endpoint of each agent auto may choose");
-	if (!profile_name_valid(k->str))
-		return yaml_field_err(
-			doc, k, reterr, p,
-			"invalid adapter name '%s' (expected [a-z][a-z0-9_]*, at most %d bytes)",
-			yaml_quote(q, sizeof(q), k->str), PROFILE_MAX_NAME);
 	if (!v || v->kind != YNODE_MAP)
 		return yaml_field_err(doc, v ? v : k, reterr, p,
 				      "expected a mapping {base_url, api_key_env, model}, got %s",
@@ -82,8 +82,8 @@ static int get_entry(const struct ydoc *doc, const struct ynode *k, const struct
 				return yaml_field_err(doc, val, reterr, pk, "model '%s': %s",
 						      yaml_quote(q, sizeof(q), ret->model), why);
 		} else {
-			r = orch_get_slot(doc, val, pk, sampling_key_from_string(key), allowed, &s,
-					  reterr);
+			r = orch_get_slot(doc, val, pk, sampling_key_from_string(key), x->allowed,
+					  &s, reterr);
 		}
 		if (r < 0)
 			return r;
@@ -93,25 +93,28 @@ static int get_entry(const struct ydoc *doc, const struct ynode *k, const struct
 	return 0;
 }
 
+static const struct ynamed endpoints_map = {
+	.what = "a mapping of adapters",
+	.name_ok = profile_name_valid,
+	.kind = "adapter",
+	.expect = "[a-z][a-z0-9_]*, at most " YAML_STRINGIFY(PROFILE_MAX_NAME) " bytes",
+	.entry = get_entry,
+};
+
 int orch_endpoints_get(struct arena *a, const struct ydoc *doc, const struct ynode *n,
 		       const char *path, const char *allowed, struct orch_endpoints *ret,
 		       struct diag *reterr)
 {
-	struct orch_endpoint *v;
-	size_t i;
+	struct entries x = {.allowed = allowed};
 	int r;
 
-	if (!n || n->kind != YNODE_MAP)
-		return yaml_field_err(doc, n, reterr, path,
-				      "expected a mapping of adapters, got %s", yaml_describe(n));
-	v = arena_alloc(a, (n->n ? n->n : 1) * sizeof(*v));
-	for (i = 0; i < n->n; i++) {
-		r = get_entry(doc, n->keys[i], n->items[i], path, allowed, &v[i], reterr);
-		if (r < 0)
-			return r;
-	}
-	ret->v = v;
-	ret->n = n->n;
+	if (n && n->kind == YNODE_MAP)
+		x.v = arena_alloc(a, (n->n ? n->n : 1) * sizeof(*x.v));
+	r = yaml_named_map(doc, n, path, &endpoints_map, &x, reterr);
+	if (r < 0)
+		return r;
+	ret->v = x.v;
+	ret->n = (size_t)r;
 	return 0;
 }
 

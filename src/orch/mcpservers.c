@@ -24,17 +24,6 @@ static bool has_ctl(const char *s)
 	return false;
 }
 
-static bool header_name_ok(const char *s)
-{
-	if (!*s || strlen(s) > 128)
-		return false;
-	for (; *s; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-		      (*s >= '0' && *s <= '9') || *s == '-'))
-			return false;
-	return true;
-}
-
 /* A "${NAME}" value: NULL when fine (or not a reference), else the problem
  * (buf holds it). */
 static const char *ref_problem(const char *v, const char *allowed, char *buf, size_t size)
@@ -67,70 +56,102 @@ static const char *ref_problem(const char *v, const char *allowed, char *buf, si
 	return NULL;
 }
 
+static bool header_name_ok(const char *s)
+{
+	if (!*s || strlen(s) > 128)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '-'))
+			return false;
+	return true;
+}
+
+/* The arrays a mapping NAME -> string fills (env, headers). */
+struct strmap {
+	const char *allowed;
+	const char **k, **v;
+};
+
+static int get_map_entry(void *ctx, const struct ydoc *doc, size_t i, const struct ynode *k,
+			 const struct ynode *v, const char *p, struct diag *reterr)
+{
+	struct strmap *x = ctx;
+	char why[1024];
+
+	if (!yaml_is_str(v))
+		return yaml_field_err(doc, v, reterr, p, "expected a string, got %s",
+				      yaml_describe(v));
+	if (has_ctl(v->str) || strlen(v->str) > VALUE_MAX)
+		return yaml_field_err(doc, v, reterr, p,
+				      "holds a control character or is longer than %d bytes",
+				      VALUE_MAX);
+	if (ref_problem(v->str, x->allowed, why, sizeof(why)))
+		return yaml_field_err(doc, v, reterr, p, "%s", why);
+	x->k[i] = k->str;
+	x->v[i] = v->str;
+	return 0;
+}
+
+static const struct ynamed env_map = {
+	.what = "a mapping",
+	.name_ok = envpolicy_name_valid,
+	.kind = "variable",
+	.expect = "[A-Za-z_][A-Za-z0-9_]*",
+	.entry = get_map_entry,
+};
+
+static const struct ynamed header_map = {
+	.what = "a mapping",
+	.name_ok = header_name_ok,
+	.kind = "header",
+	.expect = "[A-Za-z0-9-]+",
+	.entry = get_map_entry,
+};
+
 /* A mapping NAME -> string into keys/values (arrays from a). */
 static int get_map(struct arena *a, const struct ydoc *doc, const struct ynode *m, const char *path,
 		   bool header, const char *allowed, const char *const **ret_k,
 		   const char *const **ret_v, size_t *ret_n, struct diag *reterr)
 {
-	const char **k, **v;
-	char p[YAML_PATH_MAX], q[96], why[1024];
-	size_t i;
+	struct strmap x = {.allowed = allowed};
 	int r;
 
-	if (m->kind != YNODE_MAP)
-		return yaml_field_err(doc, m, reterr, path, "expected a mapping, got %s",
-				      yaml_describe(m));
-	k = arena_alloc(a, (m->n + 1) * sizeof(*k));
-	v = arena_alloc(a, (m->n + 1) * sizeof(*v));
-	for (i = 0; i < m->n; i++) {
-		const char *name = m->keys[i]->str;
-
-		yaml_path_key(p, sizeof(p), path, name);
-		if (header ? !header_name_ok(name) : !envpolicy_name_valid(name))
-			return yaml_field_err(
-				doc, m->keys[i], reterr, p,
-				header ? "invalid header name '%s' (expected [A-Za-z0-9-]+)"
-				       : "invalid variable name '%s' (expected [A-Za-z_][A-Za-z0-9_]*)",
-				yaml_quote(q, sizeof(q), name));
-		if (!yaml_is_str(m->items[i]))
-			return yaml_field_err(doc, m->items[i], reterr, p,
-					      "expected a string, got %s",
-					      yaml_describe(m->items[i]));
-		v[i] = m->items[i]->str;
-		if (has_ctl(v[i]) || strlen(v[i]) > VALUE_MAX)
-			return yaml_field_err(
-				doc, m->items[i], reterr, p,
-				"holds a control character or is longer than %d bytes", VALUE_MAX);
-		if (ref_problem(v[i], allowed, why, sizeof(why)))
-			return yaml_field_err(doc, m->items[i], reterr, p, "%s", why);
-		k[i] = name;
+	if (m->kind == YNODE_MAP) {
+		x.k = arena_alloc(a, (m->n + 1) * sizeof(*x.k));
+		x.v = arena_alloc(a, (m->n + 1) * sizeof(*x.v));
+		x.k[m->n] = x.v[m->n] = NULL;
 	}
-	k[i] = v[i] = NULL;
-	*ret_k = k;
-	*ret_v = v;
-	*ret_n = m->n;
-	r = 0;
-	return r;
+	r = yaml_named_map(doc, m, path, header ? &header_map : &env_map, &x, reterr);
+	if (r < 0)
+		return r;
+	*ret_k = x.k;
+	*ret_v = x.v;
+	*ret_n = (size_t)r;
+	return 0;
 }
 
-static int get_server(struct arena *a, const struct ydoc *doc, const struct ynode *k,
-		      const struct ynode *v, const char *path, const char *allowed,
-		      struct mcp_server *ret, struct diag *reterr)
+struct servers {
+	struct arena *a;
+	const char *allowed;
+	struct mcp_server *v;
+};
+
+static int get_server(void *ctx, const struct ydoc *doc, size_t idx, const struct ynode *k,
+		      const struct ynode *v, const char *p, struct diag *reterr)
 {
 	static const char *const keys[] = {"command", "args", "env", "url", "headers", NULL};
+	struct servers *sx = ctx;
+	struct arena *a = sx->a;
+	const char *allowed = sx->allowed;
+	struct mcp_server *ret = &sx->v[idx];
 	const struct ynode *cmd, *url, *x;
-	char p[YAML_PATH_MAX], pk[YAML_PATH_MAX], q[96];
+	char pk[YAML_PATH_MAX];
 	struct diag d;
 	size_t i;
 	int r;
 
-	yaml_path_key(p, sizeof(p), path, k->str);
 	memset(ret, 0, sizeof(*ret));
-	if (!mcpcfg_name_valid(k->str))
-		return yaml_field_err(
-			doc, k, reterr, p,
-			"invalid server name '%s' (expected [A-Za-z0-9_-], 1 to %d bytes)",
-			yaml_quote(q, sizeof(q), k->str), MCPCFG_NAME_MAX);
 	ret->name = k->str;
 	if (ynode_is_null(v))
 		return 0; /* removes the server of that name */
@@ -203,26 +224,28 @@ static int get_server(struct arena *a, const struct ydoc *doc, const struct ynod
 	return 0;
 }
 
+static const struct ynamed servers_map = {
+	.what = "a mapping of server names",
+	.name_ok = mcpcfg_name_valid,
+	.kind = "server",
+	.expect = "[A-Za-z0-9_-], 1 to " YAML_STRINGIFY(MCPCFG_NAME_MAX) " bytes",
+	.entry = get_server,
+};
+
 int orch_mcp_servers_get(struct arena *a, const struct ydoc *doc, const struct ynode *n,
 			 const char *path, const char *allowed, struct orch_mcp_servers *ret,
 			 struct diag *reterr)
 {
-	struct mcp_server *v;
-	size_t i;
+	struct servers x = {.a = a, .allowed = allowed};
 	int r;
 
-	if (!n || n->kind != YNODE_MAP)
-		return yaml_field_err(doc, n, reterr, path,
-				      "expected a mapping of server names, got %s",
-				      yaml_describe(n));
-	v = arena_alloc(a, (n->n ? n->n : 1) * sizeof(*v));
-	for (i = 0; i < n->n; i++) {
-		r = get_server(a, doc, n->keys[i], n->items[i], path, allowed, &v[i], reterr);
-		if (r < 0)
-			return r;
-	}
-	ret->v = v;
-	ret->n = n->n;
+	if (n && n->kind == YNODE_MAP)
+		x.v = arena_alloc(a, (n->n ? n->n : 1) * sizeof(*x.v));
+	r = yaml_named_map(doc, n, path, &servers_map, &x, reterr);
+	if (r < 0)
+		return r;
+	ret->v = x.v;
+	ret->n = (size_t)r;
 	return 0;
 }
 

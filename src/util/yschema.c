@@ -405,6 +405,33 @@ int yaml_check_map(const struct ydoc *doc, const struct ynode *node, const struc
 	return yaml_check(&c, node, fields, what);
 }
 
+/* ---- maps of NAME -> entry ---- */
+
+int yaml_named_map(const struct ydoc *doc, const struct ynode *n, const char *path,
+		   const struct ynamed *spec, void *ctx, struct diag *reterr)
+{
+	char p[YAML_PATH_MAX], q[80];
+	size_t i;
+	int r;
+
+	if (!n || n->kind != YNODE_MAP)
+		return yaml_field_err(doc, n, reterr, path, "expected %s, got %s", spec->what,
+				      yaml_describe(n));
+	for (i = 0; i < n->n; i++) {
+		const struct ynode *k = n->keys[i];
+
+		yaml_path_key(p, sizeof(p), path, k->str);
+		if (spec->name_ok && !spec->name_ok(k->str))
+			return yaml_field_err(doc, k, reterr, p,
+					      "invalid %s name '%s' (expected %s)", spec->kind,
+					      Q(q, k->str), spec->expect);
+		r = spec->entry(ctx, doc, i, k, n->items[i], p, reterr);
+		if (r < 0)
+			return r;
+	}
+	return (int)n->n;
+}
+
 /* ---- typed values ---- */
 
 int yaml_value_str(const struct ydoc *doc, const struct ynode *n, const char *path, bool nullable,

@@ -114,6 +114,36 @@ int yaml_check_keys(struct ycheck *c, const struct ynode *map, const char *const
 int yaml_check_map(const struct ydoc *doc, const struct ynode *node, const struct yfield *fields,
 		   const char *what, struct diag *reterr);
 
+/* ---- maps of NAME -> entry ---- */
+
+/* One entry of a named map: k its name (a scalar), v its value (any kind,
+ * may be the null scalar), path "PATH.NAME". Fills the caller's i-th slot;
+ * returns 0, or a negative errno with reterr filled. */
+typedef int yaml_named_fn(void *ctx, const struct ydoc *doc, size_t i, const struct ynode *k,
+			  const struct ynode *v, const char *path, struct diag *reterr);
+
+/* A number macro as a string literal, for a spec's expect text. */
+#define YAML_STRINGIFY_(x) #x
+#define YAML_STRINGIFY(x)  YAML_STRINGIFY_(x)
+
+/* What a named map is: mcp_servers, endpoints, modes, env, headers... */
+struct ynamed {
+	const char *what;		   /* "a mapping of adapters": "expected WHAT, got D" */
+	bool (*name_ok)(const char *name); /* NULL: every name */
+	const char *kind;   /* "adapter": "invalid KIND name 'N' (expected EXPECT)" */
+	const char *expect; /* "[a-z][a-z0-9_]*, at most 64 bytes" */
+	yaml_named_fn *entry;
+};
+
+/* Walk the mapping n named by path in document order: each name checked by
+ * spec->name_ok (at the key), then spec->entry for it. The first problem
+ * stops the walk, into reterr as "field 'PATH.NAME': MESSAGE" at its
+ * FILE:LINE:COL. Duplicate names never reach here: the loader (yaml.h)
+ * refuses a repeated key. Returns the number of entries, or -EINVAL (or the
+ * callback's negative errno). */
+int yaml_named_map(const struct ydoc *doc, const struct ynode *n, const char *path,
+		   const struct ynamed *spec, void *ctx, struct diag *reterr);
+
 /* ---- paths, quoting, descriptions ---- */
 
 /* A field path: long enough for any path a message needs (a longer one is

@@ -294,6 +294,120 @@ static void test_paths_and_quote(void **state)
 	assert_int_equal(strlen(yaml_quote(q, sizeof(q), big)), 67);
 }
 
+/* ---- yaml_named_map ---- */
+
+static bool lower_only(const char *s)
+{
+	for (; *s; s++)
+		if (*s < 'a' || *s > 'z')
+			return false;
+	return true;
+}
+
+struct seen {
+	char names[4][16];
+	char paths[4][32];
+	size_t n;
+};
+
+/* Records each entry; a value "stop" fails at the value. */
+static int record(void *ctx, const struct ydoc *doc, size_t i, const struct ynode *k,
+		  const struct ynode *v, const char *path, struct diag *reterr)
+{
+	struct seen *s = ctx;
+
+	assert_int_equal(i, s->n);
+	if (v->kind == YNODE_SCALAR && strcmp(v->str, "stop") == 0)
+		return yaml_field_err(doc, v, reterr, path, "stopped");
+	(void)snprintf(s->names[s->n], sizeof(s->names[0]), "%s", k->str);
+	(void)snprintf(s->paths[s->n], sizeof(s->paths[0]), "%s", path);
+	s->n++;
+	return 0;
+}
+
+static const struct ynamed named = {
+	.what = "a mapping of things",
+	.name_ok = lower_only,
+	.kind = "thing",
+	.expect = "[a-z]+, at most " YAML_STRINGIFY(16) " bytes",
+	.entry = record,
+};
+
+static void test_named_map(void **state)
+{
+	struct ydoc *doc = load("ok: {a: 1, b: {c: 2}}\n"
+				"empty: {}\n"
+				"list: [a]\n"
+				"badname: {a: 1, B2: 2}\n"
+				"stops: {a: 1, b: stop, c: 3}\n");
+	const struct ynode *r = doc->root;
+	struct seen s = {0};
+	struct diag d = {0};
+
+	(void)state;
+	assert_int_equal(yaml_named_map(doc, ynode_get(r, "ok"), "x.ok", &named, &s, &d), 2);
+	assert_int_equal(s.n, 2);
+	assert_string_equal(s.names[0], "a");
+	assert_string_equal(s.paths[0], "x.ok.a");
+	assert_string_equal(s.names[1], "b");
+	assert_string_equal(s.paths[1], "x.ok.b");
+
+	s.n = 0;
+	assert_int_equal(yaml_named_map(doc, ynode_get(r, "empty"), "empty", &named, &s, &d), 0);
+	assert_int_equal(s.n, 0);
+
+	assert_int_equal(yaml_named_map(doc, ynode_get(r, "list"), "list", &named, &s, &d),
+			 -EINVAL);
+	assert_string_equal(d.msg, "field 'list': expected a mapping of things, got a sequence");
+	assert_string_equal(d.file, "t.yaml");
+	assert_int_equal(d.line, 3);
+	assert_int_equal(d.col, 7);
+
+	assert_int_equal(yaml_named_map(doc, NULL, "none", &named, &s, &d), -EINVAL);
+	assert_string_equal(d.msg, "field 'none': expected a mapping of things, got nothing");
+
+	/* the name at the key, before its entry is called */
+	s.n = 0;
+	assert_int_equal(yaml_named_map(doc, ynode_get(r, "badname"), "badname", &named, &s, &d),
+			 -EINVAL);
+	assert_string_equal(
+		d.msg,
+		"field 'badname.B2': invalid thing name 'B2' (expected [a-z]+, at most 16 bytes)");
+	assert_int_equal(d.line, 4);
+	assert_int_equal(d.col, 17);
+	assert_int_equal(s.n, 1);
+
+	/* the entry's problem stops the walk */
+	s.n = 0;
+	assert_int_equal(yaml_named_map(doc, ynode_get(r, "stops"), "stops", &named, &s, &d),
+			 -EINVAL);
+	assert_string_equal(d.msg, "field 'stops.b': stopped");
+	assert_int_equal(d.line, 5);
+	assert_int_equal(d.col, 18);
+	assert_int_equal(s.n, 1);
+	ydoc_free(doc);
+}
+
+/* Every name goes when name_ok is NULL; a repeated name never reaches the
+ * walker (the loader refuses it). */
+static void test_named_map_any_name(void **state)
+{
+	static const struct ynamed any = {.what = "a mapping", .entry = record};
+	struct ydoc *doc = load("m: {A-1: x, 'b c': y}\n");
+	struct ydoc *dup = NULL;
+	struct seen s = {0};
+	struct diag d = {0};
+	static const char twice[] = "m: {a: 1, a: 2}\n";
+
+	(void)state;
+	assert_int_equal(yaml_named_map(doc, ynode_get(doc->root, "m"), "m", &any, &s, &d), 2);
+	assert_string_equal(s.paths[1], "m.b c");
+	ydoc_free(doc);
+	assert_int_equal(yaml_load_buf("t.yaml", twice, strlen(twice), NULL, &dup, &d), -EINVAL);
+	assert_non_null(strstr(d.msg, "duplicate key 'a'"));
+	assert_null(dup);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -301,6 +415,7 @@ int main(void)
 		cmocka_unit_test(test_clean_and_capped), cmocka_unit_test(test_not_a_map),
 		cmocka_unit_test(test_check_keys),	 cmocka_unit_test(test_long_key_list),
 		cmocka_unit_test(test_values),		 cmocka_unit_test(test_paths_and_quote),
+		cmocka_unit_test(test_named_map),	 cmocka_unit_test(test_named_map_any_name),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
