@@ -12,7 +12,8 @@
 
 int cli_unknown_option(struct cli_ctx *ctx, char **argv)
 {
-	if (optopt)
+	/* a long option's code (>= 256: --json=x) is no character to show */
+	if (optopt > 0 && optopt < 256)
 		return cli_usage_error(ctx, "unknown option '-%c'", optopt);
 	return cli_usage_error(ctx, "unknown option '%s'", argv[optind - 1]);
 }
@@ -92,8 +93,14 @@ int cli_print_json(struct cli_ctx *ctx, json_t *root)
 int cli_option_error(struct cli_ctx *ctx, char **argv, const struct option *opts,
 		     const char *short_with_arg)
 {
-	if (optopt && strchr(short_with_arg, optopt))
+	const struct option *o;
+
+	if (optopt > 0 && optopt < 256 && strchr(short_with_arg, optopt))
 		return cli_missing_value(ctx, argv);
+	/* glibc names a long option whose value is missing by its code */
+	for (o = opts; optopt >= 256 && o->name; o++)
+		if (o->val == optopt && !o->flag && o->has_arg == required_argument)
+			return cli_missing_value(ctx, argv);
 	if (optopt == 0 && optind > 0 && argv[optind - 1] &&
 	    strncmp(argv[optind - 1], "--", 2) == 0) {
 		const struct option *op;
