@@ -28,18 +28,14 @@
 #define CANCEL_POLL_NS	50000000L
 
 enum {
-	OPT_JSON = 256,
-	OPT_FORCE,
+	OPT_FORCE = CLI_CTL_OWN,
 	OPT_FRESH,
-	OPT_KEY_FILE,
 	OPT_PROMPT,
 	OPT_TITLE,
 	OPT_ADAPTER,
 	OPT_ROLE,
 	OPT_DEPENDS_ON,
 	OPT_ID,
-	OPT_NO_WAIT,
-	OPT_DETACH,
 };
 
 /* The exit code of a refusal's kind (docs/exit-codes.md). */
@@ -316,12 +312,56 @@ int cli_control_ids(struct cli_ctx *ctx, int argc, char **argv, struct control_r
 	return 0;
 }
 
+int cli_control_args(struct cli_ctx *ctx, int argc, char **argv, const struct option *opts,
+		     cli_control_opt_fn *own, bool ids, struct control_request *req,
+		     struct cli_control_args *ret)
+{
+	struct cli_control_args a = {.wait = true};
+	int c, code;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			return cli_help(ctx);
+		case CLI_CTL_JSON:
+			ctx->json = true;
+			break;
+		case CLI_CTL_KEY_FILE:
+			a.key_file = optarg;
+			break;
+		case CLI_CTL_DETACH:
+			a.detach = true;
+			break;
+		case CLI_CTL_NO_WAIT:
+			a.wait = false;
+			break;
+		default:
+			if (c < CLI_CTL_OWN || !own)
+				return cli_option_error(ctx, argv, opts, "");
+			code = own(ctx, c, optarg, req);
+			if (code)
+				return code;
+		}
+	}
+	if (ids) {
+		code = cli_control_ids(ctx, argc, argv, req);
+		if (code)
+			return code;
+	} else if (optind < argc) {
+		return cli_usage_error(ctx, "unexpected argument '%s'", argv[optind]);
+	}
+	*ret = a;
+	return CLI_CONTINUE;
+}
+
 /* ---- bernstein cancel ---- */
 
 static const struct option cancel_options[] = {
-	{"json", no_argument, NULL, OPT_JSON},
-	{"no-wait", no_argument, NULL, OPT_NO_WAIT},
-	{"key-file", required_argument, NULL, OPT_KEY_FILE},
+	{"json", no_argument, NULL, CLI_CTL_JSON},
+	{"no-wait", no_argument, NULL, CLI_CTL_NO_WAIT},
+	{"key-file", required_argument, NULL, CLI_CTL_KEY_FILE},
 	CLI_OPT_HELP,
 	{NULL, 0, NULL, 0},
 };
@@ -329,34 +369,14 @@ static const struct option cancel_options[] = {
 int cmd_cancel(int argc, char **argv, struct cli_ctx *ctx)
 {
 	struct control_request req;
-	const char *key_file = NULL;
-	bool wait = true;
-	int c, code;
+	struct cli_control_args a;
+	int code;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", cancel_options, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			return cli_help(ctx);
-		case OPT_JSON:
-			ctx->json = true;
-			break;
-		case OPT_NO_WAIT:
-			wait = false;
-			break;
-		case OPT_KEY_FILE:
-			key_file = optarg;
-			break;
-		default:
-			return cli_option_error(ctx, argv, cancel_options, "");
-		}
-	}
 	control_request_init(&req);
 	req.op = CONTROL_CANCEL;
-	code = cli_control_ids(ctx, argc, argv, &req);
-	if (!code)
-		code = cli_control_request(ctx, &req, key_file, wait, false);
+	code = cli_control_args(ctx, argc, argv, cancel_options, NULL, true, &req, &a);
+	if (code == CLI_CONTINUE)
+		code = cli_control_request(ctx, &req, a.key_file, a.wait, false);
 	control_request_release(&req);
 	return code;
 }
@@ -390,36 +410,31 @@ const char cmd_cancel_help[] =
 
 static const struct option stop_options[] = {
 	{"force", no_argument, NULL, OPT_FORCE},
-	{"json", no_argument, NULL, OPT_JSON},
+	{"json", no_argument, NULL, CLI_CTL_JSON},
 	CLI_OPT_HELP,
 	{NULL, 0, NULL, 0},
 };
 
+static int stop_opt(struct cli_ctx *ctx, int opt, const char *arg, struct control_request *req)
+{
+	(void)ctx;
+	(void)arg;
+	if (opt == OPT_FORCE)
+		req->force = true;
+	return 0;
+}
+
 int cmd_stop(int argc, char **argv, struct cli_ctx *ctx)
 {
 	struct control_request req;
-	int c, code;
+	struct cli_control_args a;
+	int code;
 
 	control_request_init(&req);
 	req.op = CONTROL_STOP;
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", stop_options, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			return cli_help(ctx);
-		case OPT_FORCE:
-			req.force = true;
-			break;
-		case OPT_JSON:
-			ctx->json = true;
-			break;
-		default:
-			return cli_option_error(ctx, argv, stop_options, "");
-		}
-	}
-	if (optind < argc)
-		return cli_usage_error(ctx, "unexpected argument '%s'", argv[optind]);
+	code = cli_control_args(ctx, argc, argv, stop_options, stop_opt, false, &req, &a);
+	if (code != CLI_CONTINUE)
+		goto out;
 	code = cli_control_request(ctx, &req, NULL, false, false);
 	if (code == 0 && !ctx->json)
 		(void)fprintf(
@@ -427,6 +442,8 @@ int cmd_stop(int argc, char **argv, struct cli_ctx *ctx)
 			req.force
 				? "the run is stopping: every agent is being stopped"
 				: "the run is draining: no new task starts; the running ones finish");
+out:
+	control_request_release(&req);
 	return code;
 }
 
@@ -452,48 +469,34 @@ const char cmd_stop_help[] =
 /* ---- bernstein retry ---- */
 
 static const struct option retry_options[] = {
-	{"detach", no_argument, NULL, OPT_DETACH},
+	{"detach", no_argument, NULL, CLI_CTL_DETACH},
 	{"fresh", no_argument, NULL, OPT_FRESH},
-	{"json", no_argument, NULL, OPT_JSON},
-	{"key-file", required_argument, NULL, OPT_KEY_FILE},
+	{"json", no_argument, NULL, CLI_CTL_JSON},
+	{"key-file", required_argument, NULL, CLI_CTL_KEY_FILE},
 	CLI_OPT_HELP,
 	{NULL, 0, NULL, 0},
 };
 
+static int retry_opt(struct cli_ctx *ctx, int opt, const char *arg, struct control_request *req)
+{
+	(void)ctx;
+	(void)arg;
+	if (opt == OPT_FRESH)
+		req->fresh = true;
+	return 0;
+}
+
 int cmd_retry(int argc, char **argv, struct cli_ctx *ctx)
 {
 	struct control_request req;
-	const char *key_file = NULL;
-	bool detach = false;
-	int c, code;
+	struct cli_control_args a;
+	int code;
 
 	control_request_init(&req);
 	req.op = CONTROL_RETRY;
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", retry_options, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			return cli_help(ctx);
-		case OPT_FRESH:
-			req.fresh = true;
-			break;
-		case OPT_DETACH:
-			detach = true;
-			break;
-		case OPT_JSON:
-			ctx->json = true;
-			break;
-		case OPT_KEY_FILE:
-			key_file = optarg;
-			break;
-		default:
-			return cli_option_error(ctx, argv, retry_options, "");
-		}
-	}
-	code = cli_control_ids(ctx, argc, argv, &req);
-	if (!code)
-		code = cli_control_request(ctx, &req, key_file, false, detach);
+	code = cli_control_args(ctx, argc, argv, retry_options, retry_opt, true, &req, &a);
+	if (code == CLI_CONTINUE)
+		code = cli_control_request(ctx, &req, a.key_file, false, a.detach);
 	control_request_release(&req);
 	return code;
 }
@@ -533,9 +536,9 @@ static const struct option add_options[] = {
 	{"adapter", required_argument, NULL, OPT_ADAPTER},
 	{"role", required_argument, NULL, OPT_ROLE},
 	{"depends-on", required_argument, NULL, OPT_DEPENDS_ON},
-	{"detach", no_argument, NULL, OPT_DETACH},
-	{"json", no_argument, NULL, OPT_JSON},
-	{"key-file", required_argument, NULL, OPT_KEY_FILE},
+	{"detach", no_argument, NULL, CLI_CTL_DETACH},
+	{"json", no_argument, NULL, CLI_CTL_JSON},
+	{"key-file", required_argument, NULL, CLI_CTL_KEY_FILE},
 	CLI_OPT_HELP,
 	{NULL, 0, NULL, 0},
 };
@@ -567,62 +570,43 @@ static int add_dep(struct cli_ctx *ctx, struct control_new_task *t, const char *
 	return 0;
 }
 
+static int add_task_opt(struct cli_ctx *ctx, int opt, const char *arg, struct control_request *req)
+{
+	struct control_new_task *t = &req->add;
+	int code;
+
+	switch (opt) {
+	case OPT_PROMPT:
+		return add_opt(ctx, &t->prompt, "prompt", arg);
+	case OPT_TITLE:
+		return add_opt(ctx, &t->title, "title", arg);
+	case OPT_ID:
+		code = add_opt(ctx, &t->id, "id", arg);
+		if (!code && !plan_id_valid(arg))
+			code = cli_usage_error(ctx, "--id: '%s' is not a task id", arg);
+		return code;
+	case OPT_ADAPTER:
+		return add_opt(ctx, &t->adapter, "adapter", arg);
+	case OPT_ROLE:
+		return add_opt(ctx, &t->role, "role", arg);
+	case OPT_DEPENDS_ON:
+		return add_dep(ctx, t, arg);
+	default:
+		return 0;
+	}
+}
+
 int cmd_add_task(int argc, char **argv, struct cli_ctx *ctx)
 {
 	struct control_request req;
-	const char *key_file = NULL;
-	bool detach = false;
-	int c, code = 0;
+	struct cli_control_args a;
+	int code;
 
 	control_request_init(&req);
 	req.op = CONTROL_ADD_TASK;
-	optind = 0;
-	opterr = 0;
-	while (!code && (c = getopt_long(argc, argv, "h", add_options, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			code = cli_help(ctx);
-			goto out;
-		case OPT_PROMPT:
-			code = add_opt(ctx, &req.add.prompt, "prompt", optarg);
-			break;
-		case OPT_TITLE:
-			code = add_opt(ctx, &req.add.title, "title", optarg);
-			break;
-		case OPT_ID:
-			code = add_opt(ctx, &req.add.id, "id", optarg);
-			if (!code && !plan_id_valid(optarg))
-				code = cli_usage_error(ctx, "--id: '%s' is not a task id", optarg);
-			break;
-		case OPT_ADAPTER:
-			code = add_opt(ctx, &req.add.adapter, "adapter", optarg);
-			break;
-		case OPT_ROLE:
-			code = add_opt(ctx, &req.add.role, "role", optarg);
-			break;
-		case OPT_DEPENDS_ON:
-			code = add_dep(ctx, &req.add, optarg);
-			break;
-		case OPT_DETACH:
-			detach = true;
-			break;
-		case OPT_JSON:
-			ctx->json = true;
-			break;
-		case OPT_KEY_FILE:
-			key_file = optarg;
-			break;
-		default:
-			code = cli_option_error(ctx, argv, add_options, "");
-			goto out;
-		}
-	}
-	if (code)
+	code = cli_control_args(ctx, argc, argv, add_options, add_task_opt, false, &req, &a);
+	if (code != CLI_CONTINUE)
 		goto out;
-	if (optind < argc) {
-		code = cli_usage_error(ctx, "unexpected argument '%s'", argv[optind]);
-		goto out;
-	}
 	if (!req.add.prompt) {
 		code = cli_usage_error(ctx, "missing --prompt");
 		goto out;
@@ -632,7 +616,7 @@ int cmd_add_task(int argc, char **argv, struct cli_ctx *ctx)
 				       CONTROL_LINE_MAX / 2);
 		goto out;
 	}
-	code = cli_control_request(ctx, &req, key_file, false, detach);
+	code = cli_control_request(ctx, &req, a.key_file, false, a.detach);
 out:
 	control_request_release(&req);
 	return code;

@@ -24,21 +24,18 @@
 #include "util/xalloc.h"
 
 enum {
-	OPT_JSON = 256,
-	OPT_STAT,
-	OPT_KEY_FILE,
+	OPT_STAT = CLI_CTL_OWN,
 	OPT_FEEDBACK,
 	OPT_FEEDBACK_FILE,
 	OPT_HEAD,
 	OPT_ALLOW_PROTECTED,
-	OPT_DETACH,
 };
 
 /* ---- bernstein diff ---- */
 
 static const struct option diff_options[] = {
 	{"stat", no_argument, NULL, OPT_STAT},
-	{"json", no_argument, NULL, OPT_JSON},
+	{"json", no_argument, NULL, CLI_CTL_JSON},
 	CLI_OPT_HELP,
 	{NULL, 0, NULL, 0},
 };
@@ -214,7 +211,7 @@ int cmd_diff(int argc, char **argv, struct cli_ctx *ctx)
 		case OPT_STAT:
 			stat = true;
 			break;
-		case OPT_JSON:
+		case CLI_CTL_JSON:
 			ctx->json = true;
 			break;
 		default:
@@ -262,62 +259,43 @@ const char cmd_diff_help[] =
 
 static const struct option approve_options[] = {
 	{"allow-protected", no_argument, NULL, OPT_ALLOW_PROTECTED},
-	{"detach", no_argument, NULL, OPT_DETACH},
+	{"detach", no_argument, NULL, CLI_CTL_DETACH},
 	{"head", required_argument, NULL, OPT_HEAD},
-	{"json", no_argument, NULL, OPT_JSON},
-	{"key-file", required_argument, NULL, OPT_KEY_FILE},
+	{"json", no_argument, NULL, CLI_CTL_JSON},
+	{"key-file", required_argument, NULL, CLI_CTL_KEY_FILE},
 	CLI_OPT_HELP,
 	{NULL, 0, NULL, 0},
 };
 
+static int approve_opt(struct cli_ctx *ctx, int opt, const char *arg, struct control_request *req)
+{
+	if (opt == OPT_ALLOW_PROTECTED) {
+		req->allow_protected = true;
+	} else if (opt == OPT_HEAD) {
+		if (strspn(arg, "0123456789abcdef") != strlen(arg) ||
+		    (strlen(arg) != 40 && strlen(arg) != 64))
+			return cli_usage_error(ctx, "--head: '%s' is not a full commit id", arg);
+		free(req->head);
+		req->head = xstrdup(arg);
+	}
+	return 0;
+}
+
 int cmd_approve(int argc, char **argv, struct cli_ctx *ctx)
 {
 	struct control_request req;
-	const char *key_file = NULL;
-	bool detach = false;
-	int c, code = 0;
+	struct cli_control_args a;
+	int code;
 
 	control_request_init(&req);
 	req.op = CONTROL_APPROVE;
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", approve_options, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			code = cli_help(ctx);
-			goto out;
-		case OPT_ALLOW_PROTECTED:
-			req.allow_protected = true;
-			break;
-		case OPT_HEAD:
-			if (strspn(optarg, "0123456789abcdef") != strlen(optarg) ||
-			    (strlen(optarg) != 40 && strlen(optarg) != 64)) {
-				code = cli_usage_error(ctx, "--head: '%s' is not a full commit id",
-						       optarg);
-				goto out;
-			}
-			free(req.head);
-			req.head = xstrdup(optarg);
-			break;
-		case OPT_JSON:
-			ctx->json = true;
-			break;
-		case OPT_DETACH:
-			detach = true;
-			break;
-		case OPT_KEY_FILE:
-			key_file = optarg;
-			break;
-		default:
-			code = cli_option_error(ctx, argv, approve_options, "");
-			goto out;
-		}
-	}
-	code = cli_control_ids(ctx, argc, argv, &req);
-	if (!code && req.head && req.n_tasks != 1)
+	code = cli_control_args(ctx, argc, argv, approve_options, approve_opt, true, &req, &a);
+	if (code != CLI_CONTINUE)
+		goto out;
+	if (req.head && req.n_tasks != 1)
 		code = cli_usage_error(ctx, "--head: only with one task");
-	if (!code)
-		code = cli_control_request(ctx, &req, key_file, false, detach);
+	else
+		code = cli_control_request(ctx, &req, a.key_file, false, a.detach);
 out:
 	control_request_release(&req);
 	return code;
@@ -363,9 +341,9 @@ const char cmd_approve_help[] =
 static const struct option reject_options[] = {
 	{"feedback", required_argument, NULL, OPT_FEEDBACK},
 	{"feedback-file", required_argument, NULL, OPT_FEEDBACK_FILE},
-	{"detach", no_argument, NULL, OPT_DETACH},
-	{"json", no_argument, NULL, OPT_JSON},
-	{"key-file", required_argument, NULL, OPT_KEY_FILE},
+	{"detach", no_argument, NULL, CLI_CTL_DETACH},
+	{"json", no_argument, NULL, CLI_CTL_JSON},
+	{"key-file", required_argument, NULL, CLI_CTL_KEY_FILE},
 	CLI_OPT_HELP,
 	{NULL, 0, NULL, 0},
 };
@@ -399,52 +377,33 @@ static int take_feedback(struct cli_ctx *ctx, struct control_request *req, const
 	return 0;
 }
 
+static int reject_opt(struct cli_ctx *ctx, int opt, const char *arg, struct control_request *req)
+{
+	if (opt == OPT_FEEDBACK)
+		return take_feedback(ctx, req, arg, NULL);
+	if (opt == OPT_FEEDBACK_FILE)
+		return take_feedback(ctx, req, NULL, arg);
+	return 0;
+}
+
 int cmd_reject(int argc, char **argv, struct cli_ctx *ctx)
 {
 	struct control_request req;
-	const char *key_file = NULL;
-	bool detach = false;
-	int c, code = 0;
+	struct cli_control_args a;
+	int code;
 
 	control_request_init(&req);
 	req.op = CONTROL_REJECT;
-	optind = 0;
-	opterr = 0;
-	while (!code && (c = getopt_long(argc, argv, "h", reject_options, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			code = cli_help(ctx);
-			goto out;
-		case OPT_FEEDBACK:
-			code = take_feedback(ctx, &req, optarg, NULL);
-			break;
-		case OPT_FEEDBACK_FILE:
-			code = take_feedback(ctx, &req, NULL, optarg);
-			break;
-		case OPT_JSON:
-			ctx->json = true;
-			break;
-		case OPT_DETACH:
-			detach = true;
-			break;
-		case OPT_KEY_FILE:
-			key_file = optarg;
-			break;
-		default:
-			code = cli_option_error(ctx, argv, reject_options, "");
-			goto out;
-		}
-	}
-	if (code)
+	code = cli_control_args(ctx, argc, argv, reject_options, reject_opt, true, &req, &a);
+	if (code != CLI_CONTINUE)
 		goto out;
-	code = cli_control_ids(ctx, argc, argv, &req);
-	if (!code && req.n_tasks != 1)
+	if (req.n_tasks != 1)
 		code = cli_usage_error(ctx, "reject takes one task");
-	if (!code && !req.feedback)
+	else if (!req.feedback)
 		code = cli_usage_error(ctx,
 				       "missing --feedback (what the next attempt should change)");
-	if (!code)
-		code = cli_control_request(ctx, &req, key_file, false, detach);
+	else
+		code = cli_control_request(ctx, &req, a.key_file, false, a.detach);
 out:
 	control_request_release(&req);
 	return code;

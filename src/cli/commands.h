@@ -50,6 +50,37 @@ struct control_request;
 int cli_control_ids(struct cli_ctx *ctx, int argc, char **argv, struct control_request *req);
 int cli_control_request(struct cli_ctx *ctx, const struct control_request *req,
 			const char *key_file, bool wait, bool detach);
+/* The options the control commands (cancel, stop, retry, add-task,
+ * approve, reject) share, parsed by cli_control_args(); a command's own
+ * options take codes from CLI_CTL_OWN up. */
+enum {
+	CLI_CTL_JSON = 256,
+	CLI_CTL_KEY_FILE,
+	CLI_CTL_DETACH,
+	CLI_CTL_NO_WAIT,
+	CLI_CTL_OWN,
+};
+struct cli_control_args {
+	const char *key_file; /* --key-file FILE (NULL: none) */
+	bool detach;	      /* --detach */
+	bool wait;	      /* true unless --no-wait */
+};
+/* A command's own option opt (its value arg, NULL for a flag) into req: 0,
+ * or the exit code of the error it printed. */
+typedef int cli_control_opt_fn(struct cli_ctx *ctx, int opt, const char *arg,
+			       struct control_request *req);
+/* cli_control_args() went through: the command goes on. */
+#define CLI_CONTINUE (-1)
+struct option;
+/* A control command's argv against its option table opts: -h/--help,
+ * --json (ctx->json), --key-file, --detach and --no-wait here, any other
+ * option of opts to own (NULL: none); the first problem ends it. Then, with
+ * ids, the task ids into req (cli_control_ids()), else no operand at all.
+ * CLI_CONTINUE with *ret filled, or the exit code the command ends with (0
+ * after the help, the code of the usage error it printed). */
+int cli_control_args(struct cli_ctx *ctx, int argc, char **argv, const struct option *opts,
+		     cli_control_opt_fn *own, bool ids, struct control_request *req,
+		     struct cli_control_args *ret);
 /* cmd-review.c */
 cmd_fn cmd_approve, cmd_diff, cmd_reject;
 extern const char cmd_approve_summary[], cmd_approve_usage[], cmd_approve_help[];
