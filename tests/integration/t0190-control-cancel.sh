@@ -12,28 +12,12 @@
 . "$SRCDIR/tests/integration/lib.sh"
 
 test_begin "t0190 control: cancel from another shell"
+. "$SRCDIR/tests/integration/repo-lib.sh"
 
-W=$T/work
-KEY="BERNSTEIN_AUDIT_KEY_PATH=$T/audit.key"
-BGPID=
+KILL_MARK=$T/beat.sh
 chmod 0711 "$T"
 
-_t0190_cleanup()
-{
-	[ -n "$BGPID" ] && kill -9 "$BGPID" 2>/dev/null
-	for _p in $(grep -lsF -e "$T/beat.sh" /proc/[0-9]*/cmdline | sed -e 's#^/proc/##' -e 's#/cmdline$##'); do
-		kill -9 "$_p" 2>/dev/null
-	done
-	_lib_cleanup
-}
-trap _t0190_cleanup EXIT
-
-git_q() { git -C "$W" -c user.name=t -c user.email=t@example.com "$@" >/dev/null 2>&1; }
-
-git -C "$W" init -q -b main . >/dev/null 2>&1
-printf '.bernstein/\n' >"$W/.gitignore"
-shell_agent "$W"
-cat >"$W/bernstein.yaml" <<'EOF'
+shell_repo <<'EOF'
 adapter: shell
 parallel: 4
 kill_grace: 1
@@ -77,17 +61,8 @@ tasks:
   - title: other
     prompt: "while [ ! -f $T/go ]; do sleep 0.05; done; echo other > other.txt"
 EOF
-git_q add -A
-git_q commit -q -m base
-
-_san=""
-[ -n "${ASAN_OPTIONS:-}" ] && _san="$_san ASAN_OPTIONS=$ASAN_OPTIONS"
-[ -n "${UBSAN_OPTIONS:-}" ] && _san="$_san UBSAN_OPTIONS=$UBSAN_OPTIONS"
-[ -n "${LSAN_OPTIONS:-}" ] && _san="$_san LSAN_OPTIONS=$LSAN_OPTIONS"
-# shellcheck disable=SC2086 # _san: words without blanks
-(cd "$W" && exec env -i PATH=/usr/bin:/bin HOME="$T/home" LC_ALL=C.UTF-8 TZ=UTC "$KEY" $_san \
-	"$BERNSTEIN" run plan.yaml) </dev/null >"$T/run.out" 2>"$T/run.err" &
-BGPID=$!
+commit_base
+bg run plan.yaml
 
 check "the agent and its grandchild run" \
 	wait_until '[ -s "$T/grand.beat" ] && [ -s "$T/agent.beat" ] && [ -s "$T/inside.reply" ]'

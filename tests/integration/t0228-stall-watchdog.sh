@@ -8,26 +8,12 @@
 . "$SRCDIR/tests/integration/lib.sh"
 
 test_begin "t0228 stall watchdog: idle_timeout"
+. "$SRCDIR/tests/integration/repo-lib.sh"
 
-W=$T/work
-KEY="BERNSTEIN_AUDIT_KEY_PATH=$T/audit.key"
 MARK="t0228-grand-$$"
+KILL_MARK=$MARK
 
-_t0228_cleanup()
-{
-	for _p in $(grep -lsF -e "$MARK" /proc/[0-9]*/cmdline | sed -e 's#^/proc/##' -e 's#/cmdline$##'); do
-		kill -9 "$_p" 2>/dev/null
-	done
-	_lib_cleanup
-}
-trap _t0228_cleanup EXIT
-
-git_q() { git -C "$W" -c user.name=t -c user.email=t@example.com "$@" >/dev/null 2>&1; }
-
-git -C "$W" init -q -b main . >/dev/null 2>&1
-printf '.bernstein/\n' >"$W/.gitignore"
-shell_agent "$W"
-cat >"$W/bernstein.yaml" <<'EOF'
+shell_repo <<'EOF'
 adapter: shell
 parallel: 4
 kill_grace: 1
@@ -51,8 +37,7 @@ tasks:
     idle_timeout: 0
     prompt: "sleep 3; echo quiet > quiet.txt"
 EOF
-git_q add -A
-git_q commit -q -m base
+commit_base
 
 expect_exit 1 "$KEY" "$BERNSTEIN" run plan.yaml
 cp "$T/stdout" "$T/run.out"

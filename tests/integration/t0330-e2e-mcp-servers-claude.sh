@@ -9,28 +9,12 @@
 # nor on argv; the per-attempt configuration file is gone after the attempt.
 . "$SRCDIR/tests/integration/lib.sh"
 test_begin "t0330 e2e: claude calls a tool of a real MCP server given by mcp_servers"
-. "$SRCDIR/tests/data/runner/runner-lib.sh"
-# shellcheck disable=SC2034 # read by run() in tests/integration/lib.sh
-TEST_CMD_TIMEOUT=${E2E_CMD_TIMEOUT:-200}
-
-require_agents
-if ! mcpbin=$(HOME=${HOME:-$T/home} "$SRCDIR/tests/mcp/install.sh" 2>"$T/install.err"); then
-	sed 's/^/# /' "$T/install.err" | tail -n 5
-	not_ok "the MCP server pinned in tests/mcp/ is installed (tests/mcp/install.sh)"
-	test_done
-fi
-server="$mcpbin/mcp-server-filesystem"
-node_dir=$(dirname "$(command -v node)")
+. "$SRCDIR/tests/integration/mcp-e2e-lib.sh"
 
 W=$T/work
-git -C "$W" init -q -b main . >/dev/null 2>&1
-printf '.bernstein/\n' >"$W/.gitignore"
-cat >"$T/script.json" <<'EOF'
-{"side": {"text": "Title"}, "responses": [
-  {"tool_calls": [{"name": "mcp__fs__write_file", "id": "toolu_mcp_1",
-                   "arguments": {"path": "hello.txt", "content": "through mcp\n"}}]},
-  {"text": "Wrote hello.txt through the fs server."}]}
-EOF
+e2e_repo "$W"
+write_call_script "$T/script.json" mcp__fs__write_file toolu_mcp_1 "through mcp" \
+	"Wrote hello.txt through the fs server."
 fake_start "$T/script.json"
 cat >"$W/bernstein.yaml" <<EOF
 parallel: 1
@@ -47,7 +31,7 @@ cat >"$W/plan.yaml" <<EOF
 name: mcp e2e
 mcp_servers:
   fs:
-    command: "$server"
+    command: "$MCP_SERVER"
     args: ["."]
     env: {E2E_MCP_TOKEN: "\${E2E_MCP_TOKEN}", PLAIN: visible}
 tasks:
@@ -57,11 +41,10 @@ tasks:
     prompt: "write hello.txt with the fs tools"
     mcp_servers: {unused: null}
 EOF
-git -C "$W" add -A >/dev/null 2>&1
-git -C "$W" -c user.name=e2e -c user.email=e2e@example.invalid commit -q -m base >/dev/null 2>&1
+e2e_commit "$W"
 
 secret=e2e-mcp-secret-value-7f3a9c
-run PATH="$E2E_BIN:$node_dir:/usr/bin:/bin" ANTHROPIC_API_KEY=e2e-dummy-key \
+run PATH="$E2E_BIN:$NODE_DIR:/usr/bin:/bin" ANTHROPIC_API_KEY=e2e-dummy-key \
 	E2E_MCP_TOKEN=$secret BERNSTEIN_ALLOWED_API_KEY_ENVS=E2E_MCP_TOKEN \
 	"$BERNSTEIN" run plan.yaml
 check "run exits 0" test "$RC" -eq 0

@@ -9,32 +9,14 @@
 # file is merged, the call is in the events, the rendered file is removed.
 . "$SRCDIR/tests/integration/lib.sh"
 test_begin "t0331 e2e: gemini, opencode and qwen call a tool of a real MCP server"
-. "$SRCDIR/tests/data/runner/runner-lib.sh"
-# shellcheck disable=SC2034 # read by run() in tests/integration/lib.sh
-TEST_CMD_TIMEOUT=${E2E_CMD_TIMEOUT:-200}
-
-require_agents
-if ! mcpbin=$(HOME=${HOME:-$T/home} "$SRCDIR/tests/mcp/install.sh" 2>"$T/install.err"); then
-	sed 's/^/# /' "$T/install.err" | tail -n 5
-	not_ok "the MCP server pinned in tests/mcp/ is installed (tests/mcp/install.sh)"
-	test_done
-fi
-server="$mcpbin/mcp-server-filesystem"
-node_dir=$(dirname "$(command -v node)")
+. "$SRCDIR/tests/integration/mcp-e2e-lib.sh"
 
 one()
 {
 	cli=$1 key=$2 suffix=$3 tool=$4
 	W=$T/work-$cli
-	mkdir -p "$W"
-	git -C "$W" init -q -b main . >/dev/null 2>&1
-	printf '.bernstein/\n' >"$W/.gitignore"
-	cat >"$T/script-$cli.json" <<EOF
-{"side": {"text": "Title"}, "responses": [
-  {"tool_calls": [{"name": "$tool", "id": "call_mcp_1",
-                   "arguments": {"path": "hello.txt", "content": "from $cli\n"}}]},
-  {"text": "Wrote hello.txt."}]}
-EOF
+	e2e_repo "$W"
+	write_call_script "$T/script-$cli.json" "$tool" call_mcp_1 "from $cli" "Wrote hello.txt."
 	fake_start "$T/script-$cli.json"
 	cat >"$W/bernstein.yaml" <<EOF
 parallel: 1
@@ -46,13 +28,12 @@ EOF
 	cat >"$W/plan.yaml" <<EOF
 name: mcp $cli
 mcp_servers:
-  fs: {command: "$server", args: ["."]}
+  fs: {command: "$MCP_SERVER", args: ["."]}
 tasks:
   - {title: hello, id: hello, adapter: $cli, prompt: "write hello.txt with the fs tools"}
 EOF
-	git -C "$W" add -A >/dev/null 2>&1
-	git -C "$W" -c user.name=e2e -c user.email=e2e@example.invalid commit -q -m base >/dev/null 2>&1
-	run PATH="$E2E_BIN:$node_dir:/usr/bin:/bin" "$key=e2e-dummy-key" \
+	e2e_commit "$W"
+	run PATH="$E2E_BIN:$NODE_DIR:/usr/bin:/bin" "$key=e2e-dummy-key" \
 		"$BERNSTEIN" -C "$W" run plan.yaml
 	check "$cli: run exits 0" test "$RC" -eq 0
 	[ "$RC" -eq 0 ] || { _diag_file stdout "$T/stdout"; _diag_file stderr "$T/stderr"; }

@@ -10,32 +10,11 @@
 . "$SRCDIR/tests/integration/lib.sh"
 
 test_begin "t0335 serve: the HTTP API, its token and limits"
+. "$SRCDIR/tests/integration/repo-lib.sh"
 
-W=$T/work
-KEY="BERNSTEIN_AUDIT_KEY_PATH=$T/audit.key"
-BGPID=
-SVPID=
-SV2PID=
-SERVE=$(dirname "$BERNSTEIN")/bernstein-serve
+KILL_MARK=$T/spin.flag
 
-_t0335_cleanup()
-{
-	[ -n "$SVPID" ] && kill "$SVPID" 2>/dev/null
-	[ -n "$SV2PID" ] && kill "$SV2PID" 2>/dev/null
-	[ -n "$BGPID" ] && kill -9 "$BGPID" 2>/dev/null
-	for _p in $(grep -lsF -e "$T/spin.flag" /proc/[0-9]*/cmdline | sed -e 's#^/proc/##' -e 's#/cmdline$##'); do
-		kill -9 "$_p" 2>/dev/null
-	done
-	_lib_cleanup
-}
-trap _t0335_cleanup EXIT
-
-git_q() { git -C "$W" -c user.name=t -c user.email=t@example.com "$@" >/dev/null 2>&1; }
-
-git -C "$W" init -q -b main . >/dev/null 2>&1
-printf '.bernstein/\n' >"$W/.gitignore"
-shell_agent "$W"
-cat >"$W/bernstein.yaml" <<'EOF'
+shell_repo <<'EOF'
 adapter: shell
 parallel: 4
 kill_grace: 1
@@ -54,17 +33,11 @@ tasks:
     depends_on: [spin]
     prompt: "echo after > after.txt"
 EOF
-git_q add -A
-git_q commit -q -m base
+commit_base
 
 bg run plan.yaml
-(cd "$W" && exec env -i PATH=/usr/bin:/bin HOME="$T/home" LC_ALL=C.UTF-8 TZ=UTC "$KEY" \
-	"$SERVE" --listen 127.0.0.1:0 --idle-timeout 2) </dev/null >"$T/serve.out" 2>"$T/serve.err" &
-SVPID=$!
-check "the server prints its URL with the token" \
-	wait_until 'grep -q "^bernstein serve: http://127.0.0.1:[0-9]*/#token=[0-9a-f]\{64\}$" "$T/serve.out"'
-URL=$(sed -n 's#^bernstein serve: \(http://127.0.0.1:[0-9]*\)/\#token=.*#\1#p' "$T/serve.out")
-TOKEN=$(cat "$W/.bernstein/serve.token")
+serve_bg "$SERVE" --listen 127.0.0.1:0 --idle-timeout 2
+check "the server prints its URL with the token" serve_wait
 check "the token file is 0600" test "$(stat -c %a "$W/.bernstein/serve.token")" = 600
 check "the printed token is the file's" grep -q "#token=$TOKEN\$" "$T/serve.out"
 
@@ -79,8 +52,8 @@ api()
 # jq-less: a Python expression on the body's JSON as `j`
 jbody() { /usr/bin/python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if eval(sys.argv[2]) else 1)' "$T/body" "$1"; }
 
-check "the spin task runs" wait_until '[ -n "$(ls "$W"/.bernstein/worktrees/ 2>/dev/null | grep spin)" ] && grep -q "\"state\": \"running\"" "$W/.bernstein/runs/"*/spin-*/1/events.jsonl 2>/dev/null || curl -s -H "Authorization: Bearer $TOKEN" "$URL/api/runs" | grep -q running'
-check "quick is done" wait_until 'curl -s -H "Authorization: Bearer $TOKEN" "$URL/api/runs/$(curl -s -H "Authorization: Bearer $TOKEN" "$URL/api/runs" | /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)[\"runs\"][0][\"id\"])")/tasks/quick" | grep -q "\"state\": *\"done\""'
+check "the spin task runs" wait_until '[ -n "$(ls "$W"/.bernstein/worktrees/ 2>/dev/null | grep spin)" ] && grep -q "\"state\": \"running\"" "$W/.bernstein/runs/"*/spin-*/1/events.jsonl 2>/dev/null || authget /api/runs | grep -q running'
+check "quick is done" wait_until 'authget "/api/runs/$(authget /api/runs | /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)[\"runs\"][0][\"id\"])")/tasks/quick" | grep -q "\"state\": *\"done\""'
 
 # ---- the token ----
 CODE=$(curl -sS -o "$T/body" -w '%{http_code}' "$URL/api/runs")

@@ -8,28 +8,11 @@
 . "$SRCDIR/tests/integration/lib.sh"
 
 test_begin "t0336 serve: docs/openapi.json against the server"
+. "$SRCDIR/tests/integration/repo-lib.sh"
 
-W=$T/work
-KEY="BERNSTEIN_AUDIT_KEY_PATH=$T/audit.key"
-BGPID=
-SVPID=
+KILL_MARK=$T/hold.flag
 
-_t0336_cleanup()
-{
-	[ -n "$SVPID" ] && kill "$SVPID" 2>/dev/null
-	[ -n "$BGPID" ] && kill -9 "$BGPID" 2>/dev/null
-	for _p in $(grep -lsF -e "$T/hold.flag" /proc/[0-9]*/cmdline | sed -e 's#^/proc/##' -e 's#/cmdline$##'); do
-		kill -9 "$_p" 2>/dev/null
-	done
-	_lib_cleanup
-}
-trap _t0336_cleanup EXIT
-
-git_q() { git -C "$W" -c user.name=t -c user.email=t@example.com "$@" >/dev/null 2>&1; }
-git -C "$W" init -q -b main . >/dev/null 2>&1
-printf '.bernstein/\n' >"$W/.gitignore"
-shell_agent "$W"
-cat >"$W/bernstein.yaml" <<'EOF'
+shell_repo <<'EOF'
 adapter: shell
 parallel: 2
 kill_grace: 1
@@ -45,21 +28,15 @@ tasks:
   - title: hold
     prompt: "while [ ! -f $T/hold.flag ]; do sleep 0.05; done"
 EOF
-git_q add -A
-git_q commit -q -m base
+commit_base
 
 bg run plan.yaml
-(cd "$W" && exec env -i PATH=/usr/bin:/bin HOME="$T/home" LC_ALL=C.UTF-8 TZ=UTC "$KEY" \
-	"$BERNSTEIN" serve --listen 127.0.0.1:0) </dev/null >"$T/serve.out" 2>"$T/serve.err" &
-SVPID=$!
-check "the server is up" wait_until 'grep -q "^bernstein serve: http" "$T/serve.out"'
-URL=$(sed -n 's#^bernstein serve: \(http://127.0.0.1:[0-9]*\)/\#token=.*#\1#p' "$T/serve.out")
-TOKEN=$(cat "$W/.bernstein/serve.token")
-runs() { curl -s -H "Authorization: Bearer $TOKEN" "$URL/api/runs"; }
-check "the run is there" wait_until 'runs | grep -q "\"id\""'
-RUN=$(runs | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["runs"][0]["id"])')
+serve_bg "$BERNSTEIN" serve --listen 127.0.0.1:0
+check "the server is up" serve_wait
+check "the run is there" wait_until 'authget /api/runs | grep -q "\"id\""'
+RUN=$(authget /api/runs | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["runs"][0]["id"])')
 check "task 'one' is done while 'hold' runs" \
-	wait_until 'curl -s -H "Authorization: Bearer $TOKEN" "$URL/api/runs/$RUN/tasks/one" | grep -q "\"state\":\"done\""'
+	wait_until 'authget "/api/runs/$RUN/tasks/one" | grep -q "\"state\":\"done\""'
 
 run /usr/bin/python3 "$SRCDIR/tests/helpers/openapi-check.py" "$SRCDIR/docs/openapi.json" "$URL" "$TOKEN" "$RUN" one
 check "every path of docs/openapi.json answers as the spec says" test "$RC" -eq 0

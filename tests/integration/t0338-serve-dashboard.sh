@@ -17,26 +17,12 @@ if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
 	exit 0
 fi
 
-W=$T/work
-KEY="BERNSTEIN_AUDIT_KEY_PATH=$T/audit.key"
-BGPID=
-SVPID=
-SERVE=$(dirname "$BERNSTEIN")/bernstein-serve
+. "$SRCDIR/tests/integration/repo-lib.sh"
 ART=${BUILDDIR:-$T}/test-artifacts/t0338
 rm -rf "$ART"
 mkdir -p "$ART"
 
-_t0338_cleanup()
-{
-	[ -n "$SVPID" ] && kill "$SVPID" 2>/dev/null
-	[ -n "$BGPID" ] && kill -9 "$BGPID" 2>/dev/null
-	_lib_cleanup
-}
-trap _t0338_cleanup EXIT
-
-git_q() { git -C "$W" -c user.name=t -c user.email=t@example.com "$@" >/dev/null 2>&1; }
-git -C "$W" init -q -b main . >/dev/null 2>&1
-printf '.bernstein/\n' >"$W/.gitignore"
+repo_init
 cat >"$W/bernstein.yaml" <<'EOF'
 adapter: mock
 parallel: 4
@@ -72,15 +58,10 @@ tasks:
       say waiting-for-cancel
       hang
 EOF
-git_q add -A
-git_q commit -q -m base
+commit_base
 
-(cd "$W" && exec env -i PATH=/usr/bin:/bin HOME="$T/home" LC_ALL=C.UTF-8 TZ=UTC "$KEY" \
-	"$SERVE" --listen 127.0.0.1:0) </dev/null >"$T/serve.out" 2>"$T/serve.err" &
-SVPID=$!
-check "the server is up" wait_until 'grep -q "^bernstein serve: http" "$T/serve.out"'
-URL=$(sed -n 's#^bernstein serve: \(http://127.0.0.1:[0-9]*\)/\#token=.*#\1#p' "$T/serve.out")
-TOKEN=$(cat "$W/.bernstein/serve.token")
+serve_bg "$SERVE" --listen 127.0.0.1:0
+check "the server is up" serve_wait
 
 # the page first, then the run: the board must pick the run up by itself
 env HOME="$T/home" /usr/bin/python3 "$SRCDIR/tests/helpers/dashboard-check.py" "$URL" "$TOKEN" "$ART" \

@@ -13,27 +13,21 @@
 
 test_begin "t0339 serve: approve, reject, retry, add-task of a run that is not live"
 
-W=$T/work
-KEY="BERNSTEIN_AUDIT_KEY_PATH=$T/audit.key"
-SVPID=
-SERVE=$(dirname "$BERNSTEIN")/bernstein-serve
+. "$SRCDIR/tests/integration/repo-lib.sh"
 
 _t0339_cleanup()
 {
-	[ -n "$SVPID" ] && kill "$SVPID" 2>/dev/null
 	# a detached resume still going: its supervisor pid is in state.db
 	for _p in $(sqlite3 "$W/.bernstein/state.db" 'select supervisor_pid from runs where supervisor_pid > 0' 2>/dev/null); do
 		kill "$_p" 2>/dev/null
 	done
-	_lib_cleanup
+	repo_cleanup
 }
 trap _t0339_cleanup EXIT
 
-git_q() { git -C "$W" -c user.name=t -c user.email=t@example.com "$@" >/dev/null 2>&1; }
 merges() { git -C "$W" log --merges --format=%s main | grep -c "^Merge bernstein/$1-"; }
 
-git -C "$W" init -q -b main . >/dev/null 2>&1
-printf '.bernstein/\n' >"$W/.gitignore"
+repo_init
 # 'flaky': fails until $T/ok exists
 cat >"$T/flaky.sh" <<EOF
 test -f $T/ok || exit 1
@@ -59,19 +53,14 @@ tasks:
       write b.txt B
       commit add b
 EOF
-git_q add -A
-git_q commit -q -m base
+commit_base
 
 expect_exit 1 "$KEY" "$BERNSTEIN" run review.yaml
 check "a waits in review" test "$(task_state a)" = review
 check "b waits in review" test "$(task_state b)" = review
 
-(cd "$W" && exec env -i PATH=/usr/bin:/bin HOME="$T/home" LC_ALL=C.UTF-8 TZ=UTC "$KEY" \
-	"$SERVE" --listen 127.0.0.1:0) </dev/null >"$T/serve.out" 2>"$T/serve.err" &
-SVPID=$!
-check "the server starts" wait_until 'grep -q "^bernstein serve: http" "$T/serve.out"'
-URL=$(sed -n 's#^bernstein serve: \(http://127.0.0.1:[0-9]*\)/\#token=.*#\1#p' "$T/serve.out")
-TOKEN=$(cat "$W/.bernstein/serve.token")
+serve_bg "$SERVE" --listen 127.0.0.1:0
+check "the server starts" serve_wait
 
 api()
 {
@@ -87,7 +76,7 @@ spec_ok() { /usr/bin/python3 "$SRCDIR/tests/helpers/openapi-check.py" --answer "
 # until the run's detached resume has ended
 not_live()
 {
-	curl -s -H "Authorization: Bearer $TOKEN" "$URL/api/runs/$1" |
+	authget "/api/runs/$1" |
 		/usr/bin/python3 -c 'import json,sys; sys.exit(1 if json.load(sys.stdin)["live"] else 0)'
 }
 
