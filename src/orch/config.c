@@ -716,6 +716,23 @@ static bool role_confinement(struct cctx *x, const char *key, const struct ynode
 	return true;
 }
 
+/* a role's hooks: (no on_run_end: the run's, not a task's) or notify: */
+static int role_hooks(struct cctx *x, const char *key, const struct ynode *val, const char *pk,
+		      struct role_policy *rp)
+{
+	const struct ynode *e;
+	int r;
+
+	if (strcmp(key, "notify") == 0)
+		return orch_get_notify(x->doc, val, pk, &rp->notify, x->reterr);
+	r = orch_get_hooks(x->doc, val, pk, &rp->hooks, x->reterr);
+	if (r == 0 && (e = ynode_get(val, "on_run_end")))
+		return yaml_field_err(
+			x->doc, e, x->reterr, pk,
+			"on_run_end is the run's, not a role's: give it in hooks: at the top level or in the plan");
+	return r;
+}
+
 static int parse_role(struct cctx *x, const struct ynode *k, const struct ynode *v,
 		      struct role_policy *rp)
 {
@@ -727,7 +744,8 @@ static int parse_role(struct cctx *x, const struct ynode *k, const struct ynode 
 					   "retry",	   "fallback",
 					   "idle_timeout", "worktree_setup",
 					   "on_conflict",  "mcp_servers",
-					   "executor",	   NULL};
+					   "executor",	   "hooks",
+					   "notify",	   NULL};
 	struct invocation_sampling s = {0};
 	char p[YAML_PATH_MAX], pk[YAML_PATH_MAX], q[80];
 	size_t i;
@@ -792,6 +810,8 @@ static int parse_role(struct cctx *x, const struct ynode *k, const struct ynode 
 		} else if (strcmp(key, "mcp_servers") == 0) {
 			r = orch_mcp_servers_get(&x->c->arena, x->doc, val, pk, x->allowed,
 						 &rp->mcp_servers, x->reterr);
+		} else if (strcmp(key, "hooks") == 0 || strcmp(key, "notify") == 0) {
+			r = role_hooks(x, key, val, pk, rp);
 		} else if (role_confinement(x, key, val, pk, rp, &r)) {
 			/* done */
 		} else {
@@ -1535,6 +1555,10 @@ json_t *orch_config_json(const struct orch_config *c)
 		if (rp->has_executor)
 			(void)json_object_set_new(r, "executor",
 						  jstr(executor_kind_to_string(rp->executor)));
+		if (orch_hooks_any(&rp->hooks))
+			(void)json_object_set_new(r, "hooks", orch_hooks_json(&rp->hooks));
+		if (rp->notify.set)
+			(void)json_object_set_new(r, "notify", orch_notify_json(&rp->notify));
 		(void)json_object_set_new(roles, rp->role, r);
 	}
 	(void)json_object_set_new(o, "role_model_policy", roles);
@@ -1757,8 +1781,19 @@ static int role_yaml(struct sbuf *out, const struct role_policy *rp)
 			      conflict_policy_to_string(rp->on_conflict)));
 		sep = ", ";
 	}
-	if (rp->has_executor)
+	if (rp->has_executor) {
 		TRY(sbuf_addf(out, "%sexecutor: %s", sep, executor_kind_to_string(rp->executor)));
+		sep = ", ";
+	}
+	if (orch_hooks_any(&rp->hooks)) {
+		TRY(sbuf_addf(out, "%shooks: ", sep));
+		TRY(orch_hooks_flow_yaml(&rp->hooks, out));
+		sep = ", ";
+	}
+	if (rp->notify.set) {
+		TRY(sbuf_addf(out, "%snotify: ", sep));
+		TRY(orch_notify_flow_yaml(&rp->notify, out));
+	}
 	TRY(sbuf_adds(out, "}"));
 #undef TRY
 	return 0;

@@ -389,6 +389,7 @@ static const struct {
 	key_fn *fn;
 } governed[] = {
 	{"hooks", key_never},	       {"mcp_servers", key_never},   {"gates", key_gates},
+	{"notify", key_never},
 	{"worktree_setup", key_setup}, {"sandbox", key_confine},     {"network", key_confine},
 	{"limits", key_confine},       {"endpoints", key_endpoints}, {"sampling", key_sampling},
 	{"mcp_config", key_sampling},  {"budget", key_budget},	     {"adapter", key_adapter},

@@ -187,9 +187,10 @@ static struct task_row task_fixture(const char *run_id, const char *id, int64_t 
 
 #define S(lit) ((char *)(uintptr_t)(lit))
 
-/* What schema versions 5 (cost) and 6 (goal mode) added, dropped to make an
- * older database. */
+/* What schema versions 5 (cost), 6 (goal mode) and 7 (hooks2) added,
+ * dropped to make an older database. */
 #define V5_DROP                                                                                    \
+	"ALTER TABLE runs DROP COLUMN hooks; ALTER TABLE runs DROP COLUMN hooks_due; "             \
 	"ALTER TABLE attempts DROP COLUMN model; ALTER TABLE attempts DROP COLUMN cached_tokens; " \
 	"ALTER TABLE attempts DROP COLUMN cost_source; ALTER TABLE runs DROP COLUMN budget; "      \
 	"DROP TABLE generated_plans; "
