@@ -92,11 +92,12 @@ static void effective_hooks(struct cli_ctx *ctx, const struct plan *p, json_t **
 		json_t *o = json_object_get(h, hook_kind_to_string((enum hook_kind)i));
 
 		if (o)
-			cli_jset(o, "from", cli_jstr(p->hooks.h[i].run ? "plan" : ORCH_CONFIG_FILE));
+			cli_jset(o, "from",
+				 cli_jstr(p->hooks.h[i].run ? "plan" : ORCH_CONFIG_FILE));
 	}
 	*ret_hooks = h;
-	*ret_notify = orch_notify_json(p->notify.set ? &p->notify
-						     : (cfg ? &cfg->notify : &p->notify));
+	*ret_notify =
+		orch_notify_json(p->notify.set ? &p->notify : (cfg ? &cfg->notify : &p->notify));
 	if (*ret_notify)
 		cli_jset(*ret_notify, "from", cli_jstr(p->notify.set ? "plan" : ORCH_CONFIG_FILE));
 	orch_config_free(cfg);

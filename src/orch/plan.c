@@ -977,11 +977,12 @@ static void parse_stages(struct pctx *x, const struct ynode *v)
 }
 
 static const char *const plan_keys[] = {
-	"name",		"description",	 "adapter",	   "cli",      "model",
-	"tasks",	"stages",	 "sandbox",	   "network",  "limits",
-	"idle_timeout", "endpoints",	 "worktree_setup", "budget",   "on_conflict",
-	"constraints",	"context_files", "mcp_servers",	   "executor", "hooks",
-	"notify",	NULL,
+	"name",		  "description", "adapter",	 "cli",
+	"model",	  "tasks",	 "stages",	 "sandbox",
+	"network",	  "limits",	 "idle_timeout", "endpoints",
+	"worktree_setup", "budget",	 "on_conflict",	 "constraints",
+	"context_files",  "mcp_servers", "executor",	 "hooks",
+	"notify",	  NULL,
 };
 /* Bernstein's top-level keys that have no effect here. */
 static const char *const plan_ignored[] = {

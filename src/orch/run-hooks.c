@@ -52,8 +52,7 @@
 #define NOTIFY_LOG	  "notify.log"
 #define NOTIFY_REASON_MAX 300 /* bytes of a task's reason in a notification */
 
-const struct orch_hook *run_hook_of(const struct loop *l, const struct otask *t,
-				    enum hook_kind k)
+const struct orch_hook *run_hook_of(const struct loop *l, const struct otask *t, enum hook_kind k)
 {
 	const struct orch_config *c = l->e->cfg;
 	const struct role_policy *rp;
@@ -62,8 +61,7 @@ const struct orch_hook *run_hook_of(const struct loop *l, const struct otask *t,
 		return NULL;
 	/* the narrowest scope that sets it: the task's role, the plan,
 	 * bernstein.yaml (docs/configuration.md, "Hooks") */
-	if (t && t != &l->run_hook && (rp = orch_config_role(c, t->row.role)) &&
-	    rp->hooks.h[k].run)
+	if (t && t != &l->run_hook && (rp = orch_config_role(c, t->row.role)) && rp->hooks.h[k].run)
 		return &rp->hooks.h[k];
 	if (l->plan_hooks.h[k].run)
 		return &l->plan_hooks.h[k];
@@ -586,7 +584,8 @@ static void due_load(struct loop *l, const char *text)
 	json_array_foreach(a, i, e)
 	{
 		long k = run_find_task(l, json_string_value(json_object_get(e, "task")));
-		enum hook_kind h = hook_kind_from_string(json_string_value(json_object_get(e, "hook")));
+		enum hook_kind h =
+			hook_kind_from_string(json_string_value(json_object_get(e, "hook")));
 		json_t *ev = json_object_get(e, "event");
 		struct otask *t;
 

@@ -444,8 +444,7 @@ int run_retry_check(const struct orch_env *e, const struct plan *plan, struct di
  * offline. run_hooks_record(): a new run's plan's hooks and notify into
  * state.db. run_hooks_drain(): a request served offline: the hooks its
  * state changes made due run now, under a supervisor of their own. */
-const struct orch_hook *run_hook_of(const struct loop *l, const struct otask *t,
-				    enum hook_kind k);
+const struct orch_hook *run_hook_of(const struct loop *l, const struct otask *t, enum hook_kind k);
 int run_hooks_load(struct loop *l, struct diag *reterr);
 struct plan;
 int run_hooks_record(struct orch_env *e, const struct plan *plan, const char *run_id,

@@ -1428,15 +1428,14 @@ int state_run_get_hooks(struct state *st, const char *run_id, char **ret, struct
 	return run_text_get(st, STMT_RUN_GET_HOOKS, run_id, "hooks", ret, reterr);
 }
 
-int state_run_set_hooks_due(struct state *st, const char *run_id, const char *due,
-			    const char *now, struct diag *reterr)
+int state_run_set_hooks_due(struct state *st, const char *run_id, const char *due, const char *now,
+			    struct diag *reterr)
 {
-	return run_update(st, STMT_RUN_SET_HOOKS_DUE, run_id, due ? due : "[]", STATE_NULL_INT,
-			  now, "hooks due", reterr);
+	return run_update(st, STMT_RUN_SET_HOOKS_DUE, run_id, due ? due : "[]", STATE_NULL_INT, now,
+			  "hooks due", reterr);
 }
 
-int state_run_get_hooks_due(struct state *st, const char *run_id, char **ret,
-			    struct diag *reterr)
+int state_run_get_hooks_due(struct state *st, const char *run_id, char **ret, struct diag *reterr)
 {
 	return run_text_get(st, STMT_RUN_GET_HOOKS_DUE, run_id, "hooks due", ret, reterr);
 }

@@ -236,10 +236,9 @@ int state_run_get_budget(struct state *st, const char *run_id, char **ret, struc
 int state_run_set_hooks(struct state *st, const char *run_id, const char *hooks, const char *now,
 			struct diag *reterr);
 int state_run_get_hooks(struct state *st, const char *run_id, char **ret, struct diag *reterr);
-int state_run_set_hooks_due(struct state *st, const char *run_id, const char *due,
-			    const char *now, struct diag *reterr);
-int state_run_get_hooks_due(struct state *st, const char *run_id, char **ret,
+int state_run_set_hooks_due(struct state *st, const char *run_id, const char *due, const char *now,
 			    struct diag *reterr);
+int state_run_get_hooks_due(struct state *st, const char *run_id, char **ret, struct diag *reterr);
 
 /* Goal mode (docs/goal-mode.md): a plan a planner generated, kept under its
  * generation's id (the directory under .bernstein/plans/) with its hash;

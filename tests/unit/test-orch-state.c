@@ -908,7 +908,8 @@ static void test_generated_plans(void **state)
 	st = state_close(st);
 	/* a version 5 database read as it is: no record, no error */
 	db = raw_open(f->db);
-	raw_exec(db, "DROP TABLE generated_plans; PRAGMA user_version = 5;");
+	raw_exec(db, "DROP TABLE generated_plans; ALTER TABLE runs DROP COLUMN hooks; "
+		     "ALTER TABLE runs DROP COLUMN hooks_due; PRAGMA user_version = 5;");
 	(void)sqlite3_close(db);
 	st = open_ok(f->db, STATE_READONLY);
 	rec = S("x");
