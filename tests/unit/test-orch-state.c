@@ -871,6 +871,40 @@ static void test_run_budget(void **state)
 	(void)state_close(st);
 }
 
+/* Schema 7: a run's plan hooks (a JSON object, NULL by default) and the
+ * hooks due (a JSON array; NULL sets "[]"). */
+static void test_run_hooks(void **state)
+{
+	struct fx *f = *state;
+	struct run_row run = run_fixture("run", NULL);
+	struct state *st;
+	char *v = S("x");
+	struct diag d;
+
+	st = open_ok(f->db, STATE_CREATE);
+	assert_int_equal(state_run_insert(st, &run, NULL), 0);
+	assert_int_equal(state_run_get_hooks(st, "run", &v, NULL), 0);
+	assert_null(v);
+	assert_int_equal(state_run_get_hooks_due(st, "run", &v, NULL), 0);
+	assert_null(v);
+	assert_int_equal(state_run_set_hooks(st, "run", "{\"hooks\":{}}", "t", NULL), 0);
+	assert_int_equal(state_run_get_hooks(st, "run", &v, NULL), 0);
+	assert_string_equal(v, "{\"hooks\":{}}");
+	free(v);
+	assert_int_equal(state_run_set_hooks(st, "run", "[1]", "t", &d), -EINVAL);
+	assert_int_equal(state_run_set_hooks_due(st, "run", "{}", "t", &d), -EINVAL);
+	assert_int_equal(state_run_set_hooks_due(st, "run", "[{\"task\":\"a\"}]", "t", NULL), 0);
+	assert_int_equal(state_run_get_hooks_due(st, "run", &v, NULL), 0);
+	assert_string_equal(v, "[{\"task\":\"a\"}]");
+	free(v);
+	assert_int_equal(state_run_set_hooks_due(st, "run", NULL, "t", NULL), 0);
+	assert_int_equal(state_run_get_hooks_due(st, "run", &v, NULL), 0);
+	assert_string_equal(v, "[]");
+	free(v);
+	assert_int_equal(state_run_set_hooks_due(st, "nosuch", "[]", "t", &d), -ENOENT);
+	(void)state_close(st);
+}
+
 /* Goal mode: a generated plan's record by its hash, the latest one winning;
  * a reader of a version 5 database (no table) finds none. */
 static void test_generated_plans(void **state)
@@ -1416,6 +1450,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_task_roundtrip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_attempt_roundtrip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_budget, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_run_hooks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_generated_plans, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_invalid_utf8_and_long_text, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_transactions, setup, teardown),
