@@ -293,9 +293,44 @@ static void cage_release(struct planner_cage *c)
 	strvec_clear(&c->ro);
 }
 
+/* --set KEY=... among the planner's own --set options */
+static bool set_given(const struct goal_opts *o, const char *key)
+{
+	size_t i, n = strlen(key);
+
+	for (i = 0; i < o->sets.nr; i++)
+		if (strncmp(o->sets.v[i], key, n) == 0 && o->sets.v[i][n] == '=')
+			return true;
+	return false;
+}
+
+/* The planner's endpoint: its adapter's endpoints: entry of your
+ * bernstein.yaml (the working copy's, not the view's), each slot unless
+ * --set or -m gives it (docs/goal-mode.md) */
+static void planner_endpoint(const struct goal_opts *o, const struct orch_config *cfg,
+			     const char *adapter, struct strvec *argv)
+{
+	const struct orch_endpoint *ep = cfg ? orch_config_endpoint(cfg, NULL, adapter) : NULL;
+
+	if (!ep)
+		return;
+	if (ep->base_url && !set_given(o, "base_url")) {
+		strvec_push(argv, "--set");
+		strvec_pushf(argv, "base_url=%s", ep->base_url);
+	}
+	if (ep->api_key_env && !set_given(o, "api_key_env")) {
+		strvec_push(argv, "--set");
+		strvec_pushf(argv, "api_key_env=%s", ep->api_key_env);
+	}
+	if (ep->model && !o->model) {
+		strvec_push(argv, "-m");
+		strvec_push(argv, ep->model);
+	}
+}
+
 static int run_planner(struct cli_ctx *ctx, const char *self_exe, const struct goal_opts *o,
-		       const char *adapter, const char *view, const char *prompt_file,
-		       const char *resume, const struct planner_cage *cage,
+		       const struct orch_config *cfg, const char *adapter, const char *view,
+		       const char *prompt_file, const char *resume, const struct planner_cage *cage,
 		       struct planner_result *res)
 {
 	struct proc_spec spec = PROC_SPEC_INIT;
@@ -329,6 +364,7 @@ static int run_planner(struct cli_ctx *ctx, const char *self_exe, const struct g
 		strvec_push(&spec.argv, "--set");
 		strvec_push(&spec.argv, o->sets.v[i]);
 	}
+	planner_endpoint(o, cfg, adapter, &spec.argv);
 	if (cage->on) {
 		for (i = 0; ctx->envp[i]; i++)
 			if (strncmp(ctx->envp[i], "TMPDIR=", 7) != 0 &&
@@ -830,7 +866,7 @@ static int gen_round(struct cli_ctx *ctx, struct gen_state *g, const struct goal
 	if (!ctx->json)
 		(void)fprintf(ctx->err, "round %u/%u: %s plans%s\n", round, o->rounds, g->adapter,
 			      gp.resumed ? " (its session resumed)" : "");
-	r = run_planner(ctx, g->s.self_exe, o, g->adapter, g->view, pfile,
+	r = run_planner(ctx, g->s.self_exe, o, g->s.cfg, g->adapter, g->view, pfile,
 			gp.resumed ? g->session_id : NULL, &g->cage, &res);
 	if (r < 0) {
 		code = cli_error(ctx, BEXIT_ENV, "cannot run the planner: %s",

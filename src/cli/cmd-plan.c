@@ -64,6 +64,73 @@ static void print_issues(struct cli_ctx *ctx, const char *file, const struct dia
 
 /* ---- plan validate ---- */
 
+static int quiet_config(struct cli_ctx *ctx, const char *repo, struct orch_config **ret);
+
+/* The hooks and notify a run of p gets (docs/configuration.md, "Hooks"):
+ * each hook the plan's, else bernstein.yaml's, with where it came from
+ * ({NAME: {run, timeout, from}}), notify the plan's whole, else
+ * bernstein.yaml's ({..., from}); a role's replace them for its tasks
+ * (`config show`). NULL in *ret_hooks / *ret_notify when none. */
+static void effective_hooks(struct cli_ctx *ctx, const struct plan *p, json_t **ret_hooks,
+			    json_t **ret_notify)
+{
+	struct catalog_paths paths;
+	struct orch_config *cfg = NULL;
+	struct orch_hookset hs;
+	json_t *h;
+	int i;
+
+	memset(&hs, 0, sizeof(hs));
+	catalog_paths_find(ctx, &paths);
+	if (paths.repo && quiet_config(ctx, paths.repo, &cfg) < 0)
+		cfg = NULL; /* a broken bernstein.yaml is run's to report */
+	if (cfg)
+		hs = cfg->hooks;
+	orch_hooks_merge(&hs, &p->hooks);
+	h = orch_hooks_json(&hs);
+	for (i = 0; h && i < _HOOK_KIND_MAX; i++) {
+		json_t *o = json_object_get(h, hook_kind_to_string((enum hook_kind)i));
+
+		if (o)
+			cli_jset(o, "from",
+				 cli_jstr(p->hooks.h[i].run ? "plan" : ORCH_CONFIG_FILE));
+	}
+	*ret_hooks = h;
+	*ret_notify =
+		orch_notify_json(p->notify.set ? &p->notify : (cfg ? &cfg->notify : &p->notify));
+	if (*ret_notify)
+		cli_jset(*ret_notify, "from", cli_jstr(p->notify.set ? "plan" : ORCH_CONFIG_FILE));
+	orch_config_free(cfg);
+	catalog_paths_release(&paths);
+}
+
+/* "  hooks: NAME (plan), NAME (bernstein.yaml)" and "  notify: ... (plan)"
+ * under a valid plan that gives hooks or notify of its own */
+static void print_hooks(struct cli_ctx *ctx, const struct plan *p)
+{
+	json_t *h = NULL, *n = NULL, *o;
+	const char *name, *sep = "";
+
+	if (!orch_hooks_any(&p->hooks) && !p->notify.set)
+		return;
+	effective_hooks(ctx, p, &h, &n);
+	if (h) {
+		(void)fprintf(ctx->out, "  hooks:");
+		json_object_foreach(h, name, o)
+		{
+			(void)fprintf(ctx->out, "%s %s (%s)", sep, name,
+				      json_string_value(json_object_get(o, "from")));
+			sep = ",";
+		}
+		(void)fprintf(ctx->out, "\n");
+	}
+	if (n)
+		(void)fprintf(ctx->out, "  notify: %s\n",
+			      json_string_value(json_object_get(n, "from")));
+	json_decref(h);
+	json_decref(n);
+}
+
 static int cmd_plan_validate(int argc, char **argv, struct cli_ctx *ctx)
 {
 	struct catalog *cat = NULL;
@@ -116,6 +183,17 @@ static int cmd_plan_validate(int argc, char **argv, struct cli_ctx *ctx)
 			cli_jset(o, "form", cli_jstr(p ? plan_form_to_string(p->form) : NULL));
 			cli_jset(o, "tasks", p ? json_integer((json_int_t)p->n) : json_null());
 			cli_jset(o, "plan_hash", cli_jstr(p ? plan_hash(p) : NULL));
+			if (p) {
+				json_t *h = NULL, *n = NULL;
+
+				effective_hooks(ctx, p, &h, &n);
+				/* only when there are any (a plan without keeps
+				 * its old answer) */
+				if (h)
+					cli_jset(o, "hooks", h);
+				if (n)
+					cli_jset(o, "notify", n);
+			}
 			for (k = 0; k < is.n; k++)
 				(void)json_array_append_new(errs, diag_json(&is.v[k]));
 			cli_jset(o, "errors", errs);
@@ -124,6 +202,7 @@ static int cmd_plan_validate(int argc, char **argv, struct cli_ctx *ctx)
 		} else if (r == 0) {
 			(void)fprintf(ctx->out, "%s: ok (%zu task%s)\n", argv[i], p->n,
 				      p->n == 1 ? "" : "s");
+			print_hooks(ctx, p);
 		} else {
 			print_issues(ctx, argv[i], &is);
 		}

@@ -32,8 +32,10 @@
 #include "cli/catalog-paths.h"
 #include "cli/commands.h"
 #include "cli/output.h"
+#include "cli/repo-config.h"
 #include "orch/agentrun.h"
 #include "orch/confine.h"
+#include "orch/endpoints.h"
 #include "proc/git.h"
 #include "proc/probe.h"
 #include "proc/supervise.h"
@@ -74,8 +76,10 @@ const char spawn_help[] =
 	"normalized events as they come (JSON lines with --json), then 'outcome: ...'\n"
 	"and 'session: ID', and exits with a code for the typed outcome. The session\n"
 	"directory .bernstein/runs/RUN/SESSION/ (in DIR) keeps agent.log,\n"
-	"events.jsonl, plan.json, session.json and the agent's private HOME. See\n"
-	"docs/spawning.md.\n"
+	"events.jsonl, plan.json, session.json and the agent's private HOME. The\n"
+	"adapter's endpoints: entry of the repository's bernstein.yaml gives its\n"
+	"base_url, api_key_env and model, as in a run; --set and -m win, slot by\n"
+	"slot. See docs/spawning.md.\n"
 	"\n"
 	"options:\n"
 	"  -m, --model MODEL   a model id or an alias of the adapter's profile\n"
@@ -807,6 +811,48 @@ static int apply_sets(struct cli_ctx *ctx, const struct spawn_opts *o,
 	return 0;
 }
 
+/* The endpoints: entry for adapter of bernstein.yaml, of the repository
+ * spawn takes its catalogue from (docs/configuration.md, "Endpoints"): its
+ * base_url and api_key_env where --set gives none, its model without -m
+ * (each slot on its own, as a task's sampling: over an endpoint's). An
+ * invalid bernstein.yaml is refused as run refuses it (printed, exit 3);
+ * *cfg keeps what o->model may point into. */
+static int apply_endpoint(struct cli_ctx *ctx, struct spawn_opts *o, const char *adapter,
+			  struct invocation_sampling *s, struct orch_config **cfg)
+{
+	static const struct {
+		const char *key;
+		enum sampling_key slot;
+	} slots[] = {{"base_url", SAMPLING_BASE_URL}, {"api_key_env", SAMPLING_API_KEY_ENV}};
+	struct catalog_paths paths;
+	const struct orch_endpoint *ep;
+	struct diag d;
+	size_t i;
+	int code = 0;
+
+	catalog_paths_find(ctx, &paths);
+	if (paths.repo)
+		code = repo_config_load(ctx, paths.repo, cfg);
+	catalog_paths_release(&paths);
+	if (code || !*cfg)
+		return code;
+	ep = orch_endpoints_find(&(*cfg)->endpoints, adapter);
+	if (!ep)
+		return 0;
+	for (i = 0; i < sizeof(slots) / sizeof(slots[0]); i++) {
+		const char *v = slots[i].slot == SAMPLING_BASE_URL ? ep->base_url : ep->api_key_env;
+
+		diag_clear(&d);
+		if (v && !(s->set & (1u << slots[i].slot)) &&
+		    invocation_sampling_set(s, slots[i].key, v, &d) < 0)
+			return cli_error(ctx, BEXIT_INVALID, "endpoints.%s.%s: %s", adapter,
+					 slots[i].key, d.msg);
+	}
+	if (ep->model && !o->model)
+		o->model = ep->model;
+	return 0;
+}
+
 /* --dir, then the directory the agent works in (cwd, PATH_MAX bytes). */
 static int enter_dir(struct cli_ctx *ctx, const struct spawn_opts *o, char *cwd)
 {
@@ -918,6 +964,7 @@ int cmd_spawn(int argc, char **argv, struct cli_ctx *ctx)
 	struct invocation_request req = {0};
 	struct invocation_plan plan;
 	struct catalog *cat = NULL;
+	struct orch_config *cfg = NULL;
 	const struct registry_entry *e = NULL;
 	struct strvec attach = STRVEC_INIT;
 	char cwd[PATH_MAX], run[64], session[CATALOG_MAX_NAME + 16];
@@ -941,6 +988,10 @@ int cmd_spawn(int argc, char **argv, struct cli_ctx *ctx)
 	    (code = read_inputs(ctx, &o, &prompt, &attach)) ||
 	    (code = catalog_paths_load(ctx, &cat)) ||
 	    (code = find_adapter(ctx, cat, o.adapter, &e)))
+		goto out;
+	/* bernstein.yaml's endpoints: entry of the adapter, as a run gives it */
+	code = e ? apply_endpoint(ctx, &o, e->name, &req.sampling, &cfg) : BEXIT_USAGE;
+	if (code)
 		goto out;
 
 	session_dir = name_session(e, o.dry_run, cwd, run, session);
@@ -985,6 +1036,7 @@ int cmd_spawn(int argc, char **argv, struct cli_ctx *ctx)
 out:
 	invocation_plan_release(&plan);
 	catalog_free(cat);
+	orch_config_free(cfg);
 	strvec_clear(&o.attach);
 	strvec_clear(&o.sets);
 	strvec_clear(&attach);

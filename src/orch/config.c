@@ -718,18 +718,32 @@ static bool role_confinement(struct cctx *x, const char *key, const struct ynode
 	return true;
 }
 
+/* a role's hooks: (no on_run_end: the run's, not a task's) or notify: */
+static int role_hooks(struct cctx *x, const char *key, const struct ynode *val, const char *pk,
+		      struct role_policy *rp)
+{
+	size_t i;
+	int r;
+
+	if (strcmp(key, "notify") == 0)
+		return orch_get_notify(x->doc, val, pk, &rp->notify, x->reterr);
+	r = orch_get_hooks(x->doc, val, pk, &rp->hooks, x->reterr);
+	for (i = 0; r == 0 && i < val->n; i++)
+		if (strcmp(val->keys[i]->str, "on_run_end") == 0)
+			return yaml_field_err(
+				x->doc, val->keys[i], x->reterr, pk,
+				"on_run_end is the run's, not a role's: give it in hooks: at the top level or in the plan");
+	return r;
+}
+
 static int parse_role(struct cctx *x, const struct ynode *k, const struct ynode *v,
 		      struct role_policy *rp)
 {
-	static const char *const keys[] = {"adapter",	   "cli",
-					   "provider",	   "model",
-					   "effort",	   "base_url",
-					   "api_key_env",  "limits",
-					   "sandbox",	   "network",
-					   "retry",	   "fallback",
-					   "idle_timeout", "worktree_setup",
-					   "on_conflict",  "mcp_servers",
-					   "executor",	   NULL};
+	static const char *const keys[] = {
+		"adapter",     "cli",	      "provider",     "model",		"effort",
+		"base_url",    "api_key_env", "limits",	      "sandbox",	"network",
+		"retry",       "fallback",    "idle_timeout", "worktree_setup", "on_conflict",
+		"mcp_servers", "executor",    "hooks",	      "notify",		NULL};
 	struct invocation_sampling s = {0};
 	char p[YAML_PATH_MAX], pk[YAML_PATH_MAX], q[80];
 	size_t i;
@@ -794,6 +808,8 @@ static int parse_role(struct cctx *x, const struct ynode *k, const struct ynode 
 		} else if (strcmp(key, "mcp_servers") == 0) {
 			r = orch_mcp_servers_get(&x->c->arena, x->doc, val, pk, x->allowed,
 						 &rp->mcp_servers, x->reterr);
+		} else if (strcmp(key, "hooks") == 0 || strcmp(key, "notify") == 0) {
+			r = role_hooks(x, key, val, pk, rp);
 		} else if (role_confinement(x, key, val, pk, rp, &r)) {
 			/* done */
 		} else {
@@ -1441,6 +1457,41 @@ static void retry_json_set(json_t *o, const struct retry_policy *p)
 		(void)json_object_set_new(o, "fallback", f);
 }
 
+/* A role of role_model_policy for `config show --json`. */
+static json_t *role_json(const struct role_policy *rp)
+{
+	json_t *r = json_object();
+
+	(void)json_object_set_new(r, "adapter", jstr(rp->adapter));
+	(void)json_object_set_new(r, "provider", jstr(rp->provider));
+	(void)json_object_set_new(r, "model", jstr(rp->model));
+	(void)json_object_set_new(r, "effort", jstr(rp->effort));
+	(void)json_object_set_new(r, "base_url", jstr(rp->base_url));
+	(void)json_object_set_new(r, "api_key_env", jstr(rp->api_key_env));
+	if (contain_limits_any(&rp->limits))
+		(void)json_object_set_new(r, "limits", orch_limits_json(&rp->limits));
+	if (rp->has_sandbox)
+		(void)json_object_set_new(r, "sandbox", jstr(sandbox_mode_to_string(rp->sandbox)));
+	if (rp->has_network)
+		(void)json_object_set_new(r, "network", jstr(net_mode_to_string(rp->network)));
+	retry_json_set(r, &rp->retry);
+	if (rp->has_idle_timeout)
+		(void)json_object_set_new(r, "idle_timeout", jnum(rp->idle_timeout_s));
+	if (rp->wtsetup.set)
+		(void)json_object_set_new(r, "worktree_setup", orch_wtsetup_json(&rp->wtsetup));
+	if (rp->has_on_conflict)
+		(void)json_object_set_new(r, "on_conflict",
+					  jstr(conflict_policy_to_string(rp->on_conflict)));
+	if (rp->has_executor)
+		(void)json_object_set_new(r, "executor",
+					  jstr(executor_kind_to_string(rp->executor)));
+	if (orch_hooks_any(&rp->hooks))
+		(void)json_object_set_new(r, "hooks", orch_hooks_json(&rp->hooks));
+	if (rp->notify.set)
+		(void)json_object_set_new(r, "notify", orch_notify_json(&rp->notify));
+	return r;
+}
+
 json_t *orch_config_json(const struct orch_config *c)
 {
 	json_t *o = json_object(), *pref = json_array(), *modes = json_object(),
@@ -1520,34 +1571,7 @@ json_t *orch_config_json(const struct orch_config *c)
 	(void)json_object_set_new(o, "modes", modes);
 	for (i = 0; i < c->n_roles; i++) {
 		const struct role_policy *rp = &c->roles[i];
-		json_t *r = json_object();
-
-		(void)json_object_set_new(r, "adapter", jstr(rp->adapter));
-		(void)json_object_set_new(r, "provider", jstr(rp->provider));
-		(void)json_object_set_new(r, "model", jstr(rp->model));
-		(void)json_object_set_new(r, "effort", jstr(rp->effort));
-		(void)json_object_set_new(r, "base_url", jstr(rp->base_url));
-		(void)json_object_set_new(r, "api_key_env", jstr(rp->api_key_env));
-		if (contain_limits_any(&rp->limits))
-			(void)json_object_set_new(r, "limits", orch_limits_json(&rp->limits));
-		if (rp->has_sandbox)
-			(void)json_object_set_new(r, "sandbox",
-						  jstr(sandbox_mode_to_string(rp->sandbox)));
-		if (rp->has_network)
-			(void)json_object_set_new(r, "network",
-						  jstr(net_mode_to_string(rp->network)));
-		retry_json_set(r, &rp->retry);
-		if (rp->has_idle_timeout)
-			(void)json_object_set_new(r, "idle_timeout", jnum(rp->idle_timeout_s));
-		if (rp->wtsetup.set)
-			(void)json_object_set_new(r, "worktree_setup",
-						  orch_wtsetup_json(&rp->wtsetup));
-		if (rp->has_on_conflict)
-			(void)json_object_set_new(r, "on_conflict",
-						  jstr(conflict_policy_to_string(rp->on_conflict)));
-		if (rp->has_executor)
-			(void)json_object_set_new(r, "executor",
-						  jstr(executor_kind_to_string(rp->executor)));
+		json_t *r = role_json(rp);
 		(void)json_object_set_new(roles, rp->role, r);
 	}
 	(void)json_object_set_new(o, "role_model_policy", roles);
@@ -1770,8 +1794,19 @@ static int role_yaml(struct sbuf *out, const struct role_policy *rp)
 			      conflict_policy_to_string(rp->on_conflict)));
 		sep = ", ";
 	}
-	if (rp->has_executor)
+	if (rp->has_executor) {
 		TRY(sbuf_addf(out, "%sexecutor: %s", sep, executor_kind_to_string(rp->executor)));
+		sep = ", ";
+	}
+	if (orch_hooks_any(&rp->hooks)) {
+		TRY(sbuf_addf(out, "%shooks: ", sep));
+		TRY(orch_hooks_flow_yaml(&rp->hooks, out));
+		sep = ", ";
+	}
+	if (rp->notify.set) {
+		TRY(sbuf_addf(out, "%snotify: ", sep));
+		TRY(orch_notify_flow_yaml(&rp->notify, out));
+	}
 	TRY(sbuf_adds(out, "}"));
 #undef TRY
 	return 0;

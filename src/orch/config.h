@@ -212,6 +212,12 @@ struct role_policy {
 	/* mcp_servers: of the role's tasks, by name over bernstein.yaml's (a
 	 * plan's, then a task's own, over it) */
 	struct orch_mcp_servers mcp_servers;
+	/* hooks:, notify: of the role's tasks (docs/configuration.md, "Hooks"):
+	 * each hook replaces the one of the same name of the plan and of
+	 * bernstein.yaml; notify: replaces theirs whole for the role's tasks'
+	 * events (.set: given). No on_run_end: that is the run's. */
+	struct orch_hookset hooks;
+	struct orch_notify notify;
 };
 
 /* The loaded configuration. Read the fields directly; everything lives in

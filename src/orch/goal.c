@@ -388,12 +388,13 @@ static const struct {
 	const char *key;
 	key_fn *fn;
 } governed[] = {
-	{"hooks", key_never},	       {"mcp_servers", key_never},   {"gates", key_gates},
-	{"worktree_setup", key_setup}, {"sandbox", key_confine},     {"network", key_confine},
-	{"limits", key_confine},       {"endpoints", key_endpoints}, {"sampling", key_sampling},
-	{"mcp_config", key_sampling},  {"budget", key_budget},	     {"adapter", key_adapter},
-	{"cli", key_adapter},	       {"fallback", key_fallback},   {"context_files", key_context},
-	{"files", key_paths},	       {"attachments", key_paths},   {"executor", key_confine},
+	{"hooks", key_never},		{"mcp_servers", key_never},    {"gates", key_gates},
+	{"notify", key_never},		{"worktree_setup", key_setup}, {"sandbox", key_confine},
+	{"network", key_confine},	{"limits", key_confine},       {"endpoints", key_endpoints},
+	{"sampling", key_sampling},	{"mcp_config", key_sampling},  {"budget", key_budget},
+	{"adapter", key_adapter},	{"cli", key_adapter},	       {"fallback", key_fallback},
+	{"context_files", key_context}, {"files", key_paths},	       {"attachments", key_paths},
+	{"executor", key_confine},
 };
 
 /* The governed keys of a plan's top level or of a task/step (base: its

@@ -2,6 +2,7 @@
 #include "orch/hooks.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -308,6 +309,92 @@ json_t *orch_notify_json(const struct orch_notify *n)
 	return o;
 }
 
+int orch_hooks_from_json(const json_t *o, struct orch_hookset *ret)
+{
+	struct orch_hookset hs;
+	const char *key;
+	json_t *v;
+
+	memset(&hs, 0, sizeof(hs));
+	if (o && !json_is_object(o))
+		return -EBADMSG;
+	json_object_foreach((json_t *)(uintptr_t)o, key, v)
+	{
+		enum hook_kind k = hook_kind_from_string(key);
+		const json_t *run = json_object_get(v, "run"), *to = json_object_get(v, "timeout");
+
+		if ((int)k < 0 || !json_is_string(run) || !json_string_value(run)[0] ||
+		    (to && !json_is_number(to)))
+			return -EBADMSG;
+		hs.h[k].run = json_string_value(run);
+		hs.h[k].timeout_s = to ? json_number_value(to) : HOOK_DEFAULT_TIMEOUT_S;
+		if (!(hs.h[k].timeout_s > 0 && hs.h[k].timeout_s <= ORCH_MAX_TIMEOUT_S))
+			return -EBADMSG;
+	}
+	*ret = hs;
+	return 0;
+}
+
+int orch_notify_from_json(const json_t *o, struct orch_notify *ret)
+{
+	struct orch_notify nt;
+	const json_t *v;
+	size_t i;
+
+	orch_notify_init(&nt);
+	if (!o || json_is_null(o)) {
+		*ret = nt;
+		return 0;
+	}
+	if (!json_is_object(o))
+		return -EBADMSG;
+	nt.set = true;
+	v = json_object_get(o, "webhook_env");
+	if (v && !json_is_string(v))
+		return -EBADMSG;
+	nt.webhook_env = v ? json_string_value(v) : NULL;
+	v = json_object_get(o, "on");
+	if (v) {
+		const json_t *e;
+
+		if (!json_is_array(v))
+			return -EBADMSG;
+		nt.on = 0;
+		json_array_foreach((json_t *)(uintptr_t)v, i, e)
+		{
+			enum notify_event ev = notify_event_from_string(json_string_value(e));
+
+			if ((int)ev < 0)
+				return -EBADMSG;
+			nt.on |= 1u << ev;
+		}
+	}
+	nt.desktop = json_is_true(json_object_get(o, "desktop"));
+	v = json_object_get(o, "timeout");
+	if (v && (!json_is_number(v) || !(json_number_value(v) > 0) ||
+		  json_number_value(v) > NOTIFY_MAX_TIMEOUT_S))
+		return -EBADMSG;
+	if (v)
+		nt.timeout_s = json_number_value(v);
+	v = json_object_get(o, "retries");
+	if (v && (!json_is_integer(v) || json_integer_value(v) < 0 ||
+		  json_integer_value(v) > NOTIFY_MAX_RETRIES))
+		return -EBADMSG;
+	if (v)
+		nt.retries = (int)json_integer_value(v);
+	*ret = nt;
+	return 0;
+}
+
+void orch_hooks_merge(struct orch_hookset *dst, const struct orch_hookset *over)
+{
+	int i;
+
+	for (i = 0; over && i < _HOOK_KIND_MAX; i++)
+		if (over->h[i].run)
+			dst->h[i] = over->h[i];
+}
+
 int orch_hooks_yaml(const struct orch_hookset *h, struct sbuf *out)
 {
 	int i, r = 0;
@@ -362,5 +449,60 @@ int orch_notify_yaml(const struct orch_notify *n, struct sbuf *out)
 		r = yaml_emit_num(out, n->timeout_s);
 	if (r >= 0)
 		r = sbuf_addf(out, "\n  retries: %d", n->retries);
+	return r < 0 ? r : 0;
+}
+
+int orch_hooks_flow_yaml(const struct orch_hookset *h, struct sbuf *out)
+{
+	const char *sep = "";
+	int i, r = sbuf_adds(out, "{");
+
+	for (i = 0; r >= 0 && i < _HOOK_KIND_MAX; i++) {
+		if (!h->h[i].run)
+			continue;
+		r = sbuf_addf(out, "%s%s: {run: ", sep, hook_names[i]);
+		if (r >= 0)
+			r = yaml_emit_str(out, h->h[i].run);
+		if (r >= 0)
+			r = sbuf_adds(out, ", timeout: ");
+		if (r >= 0)
+			r = yaml_emit_num(out, h->h[i].timeout_s);
+		if (r >= 0)
+			r = sbuf_adds(out, "}");
+		sep = ", ";
+	}
+	if (r >= 0)
+		r = sbuf_adds(out, "}");
+	return r < 0 ? r : 0;
+}
+
+int orch_notify_flow_yaml(const struct orch_notify *n, struct sbuf *out)
+{
+	char shown[URL_MAX + 64];
+	const char *sep = "";
+	int i, r;
+
+	r = sbuf_adds(out, "{webhook: ");
+	if (r >= 0 && n->webhook) {
+		url_webhook_shown(n->webhook, shown, sizeof(shown));
+		r = yaml_emit_str(out, shown);
+	} else if (r >= 0) {
+		r = sbuf_adds(out, "null");
+	}
+	if (r >= 0 && n->webhook_env)
+		r = sbuf_addf(out, ", webhook_env: %s", n->webhook_env);
+	if (r >= 0)
+		r = sbuf_adds(out, ", on: [");
+	for (i = 0; r >= 0 && i < _NOTIFY_EVENT_MAX; i++)
+		if (n->on & (1u << i)) {
+			r = sbuf_addf(out, "%s%s", sep, notify_names[i]);
+			sep = ", ";
+		}
+	if (r >= 0)
+		r = sbuf_addf(out, "], desktop: %s, timeout: ", n->desktop ? "true" : "false");
+	if (r >= 0)
+		r = yaml_emit_num(out, n->timeout_s);
+	if (r >= 0)
+		r = sbuf_addf(out, ", retries: %d}", n->retries);
 	return r < 0 ? r : 0;
 }

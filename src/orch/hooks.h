@@ -107,9 +107,24 @@ bool orch_hooks_any(const struct orch_hookset *h);
  * notify with the webhook as url_webhook_shown() prints it, NULL unset. */
 json_t *orch_hooks_json(const struct orch_hookset *h);
 json_t *orch_notify_json(const struct orch_notify *n);
+/* Back from orch_hooks_json()/orch_notify_json() (a run's record of its
+ * plan's hooks and notify, state.db runs.hooks): the strings point into o,
+ * which must outlive *ret. A webhook (masked there) is never taken back:
+ * a plan's notify has webhook_env only. -EBADMSG on a malformed object. */
+int orch_hooks_from_json(const json_t *o, struct orch_hookset *ret);
+int orch_notify_from_json(const json_t *o, struct orch_notify *ret);
+
+/* The merge rule (docs/configuration.md, "Hooks"): each hook over sets
+ * replaces dst's of the same name; the others of dst stay. */
+void orch_hooks_merge(struct orch_hookset *dst, const struct orch_hookset *over);
+
 /* The same as bernstein.yaml text (top-level keys, each on its own
  * line). 0 or -ENOBUFS. */
 int orch_hooks_yaml(const struct orch_hookset *h, struct sbuf *out);
 int orch_notify_yaml(const struct orch_notify *n, struct sbuf *out);
+/* The same as one flow mapping ({pre_task: {run: ..., timeout: ...}}), for
+ * a role's. */
+int orch_hooks_flow_yaml(const struct orch_hookset *h, struct sbuf *out);
+int orch_notify_flow_yaml(const struct orch_notify *n, struct sbuf *out);
 
 #endif

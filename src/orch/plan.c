@@ -977,10 +977,12 @@ static void parse_stages(struct pctx *x, const struct ynode *v)
 }
 
 static const char *const plan_keys[] = {
-	"name",		"description",	 "adapter",	   "cli",      "model",
-	"tasks",	"stages",	 "sandbox",	   "network",  "limits",
-	"idle_timeout", "endpoints",	 "worktree_setup", "budget",   "on_conflict",
-	"constraints",	"context_files", "mcp_servers",	   "executor", NULL,
+	"name",		  "description", "adapter",	 "cli",
+	"model",	  "tasks",	 "stages",	 "sandbox",
+	"network",	  "limits",	 "idle_timeout", "endpoints",
+	"worktree_setup", "budget",	 "on_conflict",	 "constraints",
+	"context_files",  "mcp_servers", "executor",	 "hooks",
+	"notify",	  NULL,
 };
 /* Bernstein's top-level keys that have no effect here. */
 static const char *const plan_ignored[] = {
@@ -1028,6 +1030,28 @@ static void parse_plan_agents(struct pctx *x, const struct ynode *root)
 	    orch_mcp_servers_get(&x->p->arena, x->doc, v, "mcp_servers", x->allowed,
 				 &x->p->mcp_servers, &d) < 0)
 		add(x, &d);
+}
+
+/* hooks: and notify: of the plan; a webhook URL stays out of it (it is
+ * recorded with the run in state.db: webhook_env names where it is) */
+static void parse_plan_hooks(struct pctx *x, const struct ynode *root)
+{
+	const struct ynode *v;
+	struct diag d;
+
+	diag_clear(&d);
+	if ((v = ynode_get(root, "hooks")) &&
+	    orch_get_hooks(x->doc, v, "hooks", &x->p->hooks, &d) < 0)
+		add(x, &d);
+	diag_clear(&d);
+	if ((v = ynode_get(root, "notify")) &&
+	    orch_get_notify(x->doc, v, "notify", &x->p->notify, &d) < 0)
+		add(x, &d);
+	else if (v && x->p->notify.webhook) {
+		problem(x, ynode_get(v, "webhook"), "notify.webhook",
+			"a plan's notify takes webhook_env (the name of the variable that holds the URL), not the URL: the plan is recorded with the run");
+		x->p->notify.webhook = NULL;
+	}
 }
 
 static void parse_plan(struct pctx *x)
@@ -1081,6 +1105,7 @@ static void parse_plan(struct pctx *x)
 	    orch_get_limits(x->doc, v, "limits", &x->defaults.limits, &d) < 0)
 		add(x, &d);
 	parse_plan_agents(x, root);
+	parse_plan_hooks(x, root);
 	diag_clear(&d);
 	if ((v = ynode_get(root, "worktree_setup")) &&
 	    orch_get_wtsetup(&x->p->arena, x->doc, v, "worktree_setup", &x->defaults.wtsetup, &d) <

@@ -166,6 +166,12 @@ struct plan {
 	struct orch_mcp_servers mcp_servers; /* mcp_servers: (orch/mcpservers.h) */
 	struct ydoc *doc;		     /* private: the document the strings point into */
 	struct orch_budget budget; /* budget: (orch/budget.h); nothing given: no field set */
+	/* hooks:, notify: (orch/hooks.h): each hook over bernstein.yaml's of the
+	 * same name, notify: over bernstein.yaml's whole; a role's win over
+	 * both (docs/configuration.md, "Hooks"). notify.set: given; its
+	 * webhook is always NULL (a plan gives webhook_env only) */
+	struct orch_hookset hooks;
+	struct orch_notify notify;
 };
 
 /* Every problem found, in position order: a util/diag.h list that keeps

@@ -83,10 +83,10 @@ static int check_artifact(struct loop *l, struct otask *t, const char *art, char
 static void gate_list(const struct loop *l, struct otask *t)
 {
 	const struct orch_config *c = l->e->cfg;
-	const struct orch_hook *pm = &c->hooks.h[HOOK_PRE_MERGE];
+	const struct orch_hook *pm = run_hook_of(l, t, HOOK_PRE_MERGE);
 
 	free(t->gates);
-	t->gate_hook = pm->run != NULL;
+	t->gate_hook = pm != NULL;
 	t->n_gates = c->n_gates + run_spec(t)->n_gates + (t->gate_hook ? 1 : 0);
 	t->gates = xcalloc(t->n_gates + 1, sizeof(*t->gates));
 	if (c->n_gates)

@@ -522,6 +522,12 @@ int orch_control_offline(struct orch_env *e, const char *run_id, const struct co
 	r = run_loop_load(&l, e, run_id, reterr);
 	if (r < 0)
 		goto out;
+	/* the hooks and notifications its state changes fire, as a live run
+	 * fires them (run_hooks_drain() below runs the hooks) */
+	l.executing = true;
+	r = run_hooks_load(&l, reterr);
+	if (r < 0)
+		goto out;
 	det = json_object();
 	json_obj_set(det, "run", json_str_lossy(run_id));
 	json_obj_set(
@@ -540,6 +546,15 @@ int orch_control_offline(struct orch_env *e, const char *run_id, const struct co
 		json_obj_set(reply, "ok", json_true());
 	run_flush_branches(&l);
 	r = 0;
+	if (!l.fatal) {
+		struct diag d;
+
+		diag_clear(&d);
+		r = run_hooks_drain(&l, &d);
+		if (r < 0 && !l.fatal)
+			run_fail(&l, r, &d);
+		r = 0;
+	}
 	if (l.fatal) {
 		r = l.fatal;
 		*reterr = l.fatal_d;

@@ -37,6 +37,7 @@
 #include "orch/worktree.h"
 #include "proc/detached.h"
 #include "proc/spawn.h"
+#include "proc/supervise.h"
 #include "util/fsutil.h"
 #include "util/json.h"
 #include "util/sbuf.h"
@@ -51,16 +52,42 @@
 #define NOTIFY_LOG	  "notify.log"
 #define NOTIFY_REASON_MAX 300 /* bytes of a task's reason in a notification */
 
-static const struct orch_hook *hook_of(const struct loop *l, enum hook_kind k)
+const struct orch_hook *run_hook_of(const struct loop *l, const struct otask *t, enum hook_kind k)
 {
-	const struct orch_hook *h = &l->e->cfg->hooks.h[k];
+	const struct orch_config *c = l->e->cfg;
+	const struct role_policy *rp;
 
-	return h->run ? h : NULL;
+	if (!c || (int)k < 0 || k >= _HOOK_KIND_MAX)
+		return NULL;
+	/* the narrowest scope that sets it: the task's role, the plan,
+	 * bernstein.yaml (docs/configuration.md, "Hooks") */
+	if (t && t != &l->run_hook && (rp = orch_config_role(c, t->row.role)) && rp->hooks.h[k].run)
+		return &rp->hooks.h[k];
+	if (l->plan_hooks.h[k].run)
+		return &l->plan_hooks.h[k];
+	return c->hooks.h[k].run ? &c->hooks.h[k] : NULL;
 }
 
-bool run_hook_set(const struct loop *l, enum hook_kind k)
+static const struct orch_hook *hook_of(const struct loop *l, const struct otask *t,
+				       enum hook_kind k)
 {
-	return l->e->cfg && hook_of(l, k) != NULL;
+	return run_hook_of(l, t, k);
+}
+
+/* The notify: of t's events (NULL: the run's): its role's, else the
+ * plan's, else bernstein.yaml's, each whole; NULL when none is set. */
+static const struct orch_notify *notify_of(const struct loop *l, const struct otask *t)
+{
+	const struct orch_config *c = l->e->cfg;
+	const struct role_policy *rp;
+
+	if (!c)
+		return NULL;
+	if (t && (rp = orch_config_role(c, t->row.role)) && rp->notify.set)
+		return &rp->notify;
+	if (l->plan_notify.set)
+		return &l->plan_notify;
+	return c->notify.set ? &c->notify : NULL;
 }
 
 /* A read-only fd holding s (a memfd), for a child's stdin; -1 on failure. */
@@ -235,8 +262,8 @@ static char *hook_log_path(const struct loop *l, const struct otask *t, enum hoo
 static int hook_spec(struct loop *l, struct otask *t, enum hook_kind k, json_t *ev,
 		     struct proc_spec *spec)
 {
-	const struct orch_hook *h = hook_of(l, k);
 	const struct otask *task = t == &l->run_hook ? NULL : t;
+	const struct orch_hook *h = hook_of(l, task, k);
 	const char *const *e;
 	int r;
 
@@ -271,9 +298,56 @@ void run_hooks_release(struct otask *t)
 		json_decref(t->hook_ev[i]);
 		t->hook_ev[i] = NULL;
 	}
+	json_decref(t->hook_live_ev);
+	t->hook_live_ev = NULL;
 	free(t->hook_log);
 	t->hook_log = NULL;
 	t->hooks_due = 0;
+}
+
+/* The hooks due of the run's tasks that resume must run if this execution
+ * is killed: post_merge and post_task, due or running (pre_task runs again
+ * before the next attempt anyway, pre_merge is a gate, on_run_end belongs
+ * to an execution). Written to state.db each time the set changes. */
+static bool persisted(int k)
+{
+	return k == HOOK_POST_MERGE || k == HOOK_POST_TASK;
+}
+
+static void due_save(struct loop *l)
+{
+	json_t *a = json_array();
+	char ts[TS_MAX], *s;
+	struct diag d;
+	size_t i;
+	int k, r;
+
+	for (i = 0; i < l->n; i++) {
+		const struct otask *t = &l->t[i];
+
+		for (k = 0; k < _HOOK_KIND_MAX; k++) {
+			const json_t *ev = NULL;
+
+			if (!persisted(k))
+				continue;
+			if (t->hook_live && t->hook_kind == k && t->hook_live_ev)
+				ev = t->hook_live_ev;
+			else if (t->hooks_due & (1u << k))
+				ev = t->hook_ev[k];
+			else
+				continue;
+			(void)json_array_append_new(
+				a, json_pack("{s:s, s:s, s:O?}", "task", t->row.id, "hook",
+					     hook_kind_to_string((enum hook_kind)k), "event", ev));
+		}
+	}
+	s = json_dumps(a, JSON_COMPACT);
+	json_decref(a);
+	diag_clear(&d);
+	r = s ? state_run_set_hooks_due(l->e->st, l->run.id, s, run_now(l, ts), &d) : -ENOMEM;
+	free(s);
+	if (r < 0)
+		run_fail(l, r, &d);
 }
 
 /* The first hook due of t into spec: 1, or 0 (none, or it could not be
@@ -295,15 +369,22 @@ static int due_spec(struct loop *l, struct otask *t, struct proc_spec *spec)
 		t->hooks_due &= ~(1u << k);
 		ev = t->hook_ev[k] ? t->hook_ev[k] : hook_event(l, t, (enum hook_kind)k);
 		t->hook_ev[k] = NULL;
-		r = hook_of(l, (enum hook_kind)k) ? hook_spec(l, t, (enum hook_kind)k, ev, spec)
-						  : -ENOENT;
-		json_decref(ev);
-		if (r == 0)
+		r = hook_of(l, t, (enum hook_kind)k) ? hook_spec(l, t, (enum hook_kind)k, ev, spec)
+						     : -ENOENT;
+		if (r == 0) {
+			json_decref(t->hook_live_ev);
+			t->hook_live_ev = persisted(k) ? ev : NULL; /* due until it ended */
+			if (!persisted(k))
+				json_decref(ev);
 			return 1;
+		}
+		json_decref(ev);
 		proc_spec_release(spec);
 		if (r != -ENOENT)
 			run_warn(l, t, "hook '%s' could not be started: %s",
 				 hook_kind_to_string((enum hook_kind)k), strerror(-r));
+		if (persisted(k))
+			due_save(l); /* it will not run: no longer due */
 	}
 	return 0;
 }
@@ -330,7 +411,7 @@ int run_hook_pre_task(struct loop *l, struct otask *t, struct proc_spec *spec)
 	json_t *ev;
 	int r;
 
-	if (t->pre_task_ok || !hook_of(l, HOOK_PRE_TASK))
+	if (t->pre_task_ok || !hook_of(l, t, HOOK_PRE_TASK))
 		return 0;
 	if (t->hook_live)
 		return 2; /* running: the task waits */
@@ -370,7 +451,7 @@ int run_hook_run_end(struct loop *l, bool waiting, struct proc_spec *spec, void 
 	int r;
 
 	if (l->run_hook_done || waiting || l->fatal || l->cancelled ||
-	    !hook_of(l, HOOK_ON_RUN_END) || anything_left(l))
+	    !hook_of(l, NULL, HOOK_ON_RUN_END) || anything_left(l))
 		return 0;
 	l->run_hook_done = true;
 	ev = hook_event(l, NULL, HOOK_ON_RUN_END);
@@ -434,7 +515,20 @@ void run_hook_ended(struct loop *l, struct otask *t, const struct proc *p)
 	run_hook_audit(l, run_level ? NULL : t, name, p, t->hook_log, !msg[0]);
 	if (p->cancelled && !t->cancel_req) {
 		l->cancelled = true; /* SIGINT: the task stays as it is (resume) */
+		if (t->hook_live_ev && (int)k >= 0) {
+			/* it did not finish: due again, for resume */
+			json_decref(t->hook_ev[k]);
+			t->hook_ev[k] = t->hook_live_ev;
+			t->hook_live_ev = NULL;
+			t->hooks_due |= 1u << k;
+		}
 		return;
+	}
+	if (t->hook_live_ev) {
+		/* it ran: never again (before anything else is recorded) */
+		json_decref(t->hook_live_ev);
+		t->hook_live_ev = NULL;
+		due_save(l);
 	}
 	if (k == HOOK_PRE_TASK && !run_level) {
 		if (t->cancel_req) {
@@ -455,6 +549,134 @@ void run_hook_ended(struct loop *l, struct otask *t, const struct proc *p)
 		run_warn(l, run_level ? NULL : t, "%s", msg);
 }
 
+/* ---- the plan's hooks, and hooks due across executions (state.db) ---- */
+
+int run_hooks_record(struct orch_env *e, const struct plan *plan, const char *run_id,
+		     const char *now, struct diag *reterr)
+{
+	json_t *o;
+	char *s;
+	int r;
+
+	if (!orch_hooks_any(&plan->hooks) && !plan->notify.set)
+		return 0;
+	o = json_object();
+	if (orch_hooks_any(&plan->hooks))
+		json_obj_set(o, "hooks", orch_hooks_json(&plan->hooks));
+	if (plan->notify.set)
+		json_obj_set(o, "notify", orch_notify_json(&plan->notify));
+	s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(o);
+	if (!s)
+		return -ENOMEM;
+	r = state_run_set_hooks(e->st, run_id, s, now, reterr);
+	free(s);
+	return r;
+}
+
+/* runs.hooks_due into the tasks' hooks due (an entry of a task that is
+ * gone, or malformed, is dropped) */
+static void due_load(struct loop *l, const char *text)
+{
+	json_t *a = json_loads(text, 0, NULL), *e;
+	size_t i;
+
+	json_array_foreach(a, i, e)
+	{
+		long k = run_find_task(l, json_string_value(json_object_get(e, "task")));
+		enum hook_kind h =
+			hook_kind_from_string(json_string_value(json_object_get(e, "hook")));
+		json_t *ev = json_object_get(e, "event");
+		struct otask *t;
+
+		if (k < 0 || !persisted((int)h) || !json_is_object(ev))
+			continue;
+		t = &l->t[k];
+		json_decref(t->hook_ev[h]);
+		t->hook_ev[h] = json_incref(ev);
+		t->hooks_due |= 1u << h;
+	}
+	json_decref(a);
+}
+
+int run_hooks_load(struct loop *l, struct diag *reterr)
+{
+	char *text = NULL;
+	int r;
+
+	r = state_run_get_hooks(l->e->st, l->run.id, &text, reterr);
+	if (r < 0)
+		return r;
+	if (text) {
+		l->plan_hooks_json = json_loads(text, 0, NULL);
+		free(text);
+		text = NULL;
+		if (!json_is_object(l->plan_hooks_json) ||
+		    orch_hooks_from_json(json_object_get(l->plan_hooks_json, "hooks"),
+					 &l->plan_hooks) < 0 ||
+		    orch_notify_from_json(json_object_get(l->plan_hooks_json, "notify"),
+					  &l->plan_notify) < 0) {
+			diag_set(reterr, state_path(l->e->st), 0, 0,
+				 "run '%s': its recorded hooks are malformed", l->run.id);
+			return -EBADMSG;
+		}
+	}
+	r = state_run_get_hooks_due(l->e->st, l->run.id, &text, reterr);
+	if (r < 0)
+		return r;
+	if (text)
+		due_load(l, text);
+	free(text);
+	return 0;
+}
+
+void run_hooks_loop_release(struct loop *l)
+{
+	json_decref(l->plan_hooks_json);
+	l->plan_hooks_json = NULL;
+	memset(&l->plan_hooks, 0, sizeof(l->plan_hooks));
+	memset(&l->plan_notify, 0, sizeof(l->plan_notify));
+}
+
+/* A request served offline: only its hooks run (the run's tasks stay as
+ * they are), under a supervisor of their own, each as in a run. */
+static int drain_next(void *ctx, struct proc_spec *spec, void **ret_task)
+{
+	struct loop *l = ctx;
+
+	if (l->fatal)
+		return l->fatal;
+	if (l->cancelled)
+		return 0;
+	return run_hook_next(l, spec, ret_task);
+}
+
+static void drain_exit(void *ctx, void *task, const struct proc *p)
+{
+	run_hook_ended(ctx, task, p);
+}
+
+int run_hooks_drain(struct loop *l, struct diag *reterr)
+{
+	static const struct supervisor_ops ops = {.next_task = drain_next, .on_exit = drain_exit};
+	struct supervisor_opts sopts = {0};
+	size_t i;
+	int r;
+
+	for (i = 0; i < l->n && !l->t[i].hooks_due; i++)
+		;
+	if (i == l->n)
+		return 0;
+	sopts.clock = l->e->clk;
+	sopts.max_parallel = l->e->cfg && l->e->cfg->parallel ? (unsigned)l->e->cfg->parallel : 1;
+	r = supervise_run(&ops, l, &sopts, reterr);
+	if (r == -ECANCELED) {
+		l->cancelled = true;
+		r = 0;
+	}
+	return r;
+}
+
 /* ---- on every state change (run_transition()) ---- */
 
 static bool settled(enum task_state s)
@@ -471,15 +693,17 @@ void run_hooks_transition(struct loop *l, struct otask *t, enum task_state from,
 	t->pre_task_ok = false; /* it runs again before the next attempt */
 	if (!l->executing)
 		return;
-	if (ev == TASK_EV_MERGED && hook_of(l, HOOK_POST_MERGE)) {
+	if (ev == TASK_EV_MERGED && hook_of(l, t, HOOK_POST_MERGE)) {
 		json_decref(t->hook_ev[HOOK_POST_MERGE]);
 		t->hook_ev[HOOK_POST_MERGE] = hook_event(l, t, HOOK_POST_MERGE);
 		t->hooks_due |= 1u << HOOK_POST_MERGE;
+		due_save(l);
 	}
-	if (settled(to) && hook_of(l, HOOK_POST_TASK)) {
+	if (settled(to) && hook_of(l, t, HOOK_POST_TASK)) {
 		json_decref(t->hook_ev[HOOK_POST_TASK]);
 		t->hook_ev[HOOK_POST_TASK] = hook_event(l, t, HOOK_POST_TASK);
 		t->hooks_due |= 1u << HOOK_POST_TASK;
+		due_save(l);
 	}
 	if (to == TASK_FAILED || to == TASK_CONFLICT)
 		run_notify(l, "task_failed", t, t->row.reason);
@@ -607,7 +831,7 @@ static const char *host_value(const struct loop *l, const char *name)
 
 void run_notify(struct loop *l, const char *event, const struct otask *t, const char *reason)
 {
-	const struct orch_notify *n = l->e->cfg ? &l->e->cfg->notify : NULL;
+	const struct orch_notify *n = notify_of(l, t);
 	struct proc_spec spec = PROC_SPEC_INIT;
 	enum notify_event ev = notify_event_from_string(event);
 	char text[1024], *exe = NULL, *log = NULL, *s = NULL;

@@ -145,6 +145,9 @@ struct otask {
 	 * gate_hook: the last of gates is the pre_merge hook */
 	unsigned hooks_due;
 	json_t *hook_ev[_HOOK_KIND_MAX];
+	/* the event of the post_task or post_merge hook running now: it
+	 * stays due in state.db (runs.hooks_due) until the hook ended */
+	json_t *hook_live_ev;
 	bool hook_live;
 	int hook_kind;
 	char *hook_log;
@@ -203,10 +206,16 @@ struct loop {
 	bool draining;
 	struct supervisor *sv;
 	size_t cap;
-	/* orch_run_execute() runs this loop (hooks and notifications happen
-	 * only then, never for a request served offline); the run's own hook
-	 * (on_run_end) runs as this pseudo-task, once */
+	/* orch_run_execute() runs this loop, or orch_control_offline()
+	 * serves a request with it (hooks and notifications happen only then,
+	 * not while a run is merely loaded: status, resume's plan); the run's
+	 * own hook (on_run_end) runs as this pseudo-task, once */
 	bool executing;
+	/* a plan's own hooks: and notify: (state.db runs.hooks, run-hooks.c:
+	 * run_hooks_load()); the strings point into plan_hooks_json */
+	json_t *plan_hooks_json;
+	struct orch_hookset plan_hooks;
+	struct orch_notify plan_notify;
 	struct otask run_hook;
 	bool run_hook_done;
 	struct run_budget budget;
@@ -428,7 +437,20 @@ int run_retry_check(const struct orch_env *e, const struct plan *plan, struct di
  * notifications). run_notify(): event (a name of enum notify_event) about
  * t (NULL: the run) sent by the bernstein-notify helper when notify: asks
  * for it; never blocks, never fails the run. */
-bool run_hook_set(const struct loop *l, enum hook_kind k);
+/* run_hook_of(): hook k of t (NULL: the run's) as the merge rule gives it
+ * (t's role's, else the plan's, else bernstein.yaml's), NULL when none.
+ * run_hooks_load(): the plan's hooks and notify and the hooks due that an
+ * earlier execution left (state.db), for an execution or a request served
+ * offline. run_hooks_record(): a new run's plan's hooks and notify into
+ * state.db. run_hooks_drain(): a request served offline: the hooks its
+ * state changes made due run now, under a supervisor of their own. */
+const struct orch_hook *run_hook_of(const struct loop *l, const struct otask *t, enum hook_kind k);
+int run_hooks_load(struct loop *l, struct diag *reterr);
+struct plan;
+int run_hooks_record(struct orch_env *e, const struct plan *plan, const char *run_id,
+		     const char *now, struct diag *reterr);
+int run_hooks_drain(struct loop *l, struct diag *reterr);
+void run_hooks_loop_release(struct loop *l);
 int run_hook_next(struct loop *l, struct proc_spec *spec, void **ret_task);
 int run_hook_pre_task(struct loop *l, struct otask *t, struct proc_spec *spec);
 int run_hook_run_end(struct loop *l, bool waiting, struct proc_spec *spec, void **ret_task);

@@ -336,6 +336,7 @@ void run_loop_release(struct loop *l)
 		otask_release(&l->t[i]);
 	free(l->t);
 	run_hooks_release(&l->run_hook);
+	run_hooks_loop_release(l);
 	if (l->run_hook.spec)
 		spec_release(l->run_hook.spec);
 	free(l->run_hook.spec);

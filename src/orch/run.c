@@ -73,6 +73,8 @@ int orch_run_create(struct orch_env *e, const struct plan *plan, const char *pla
 	r = state_run_insert(e->st, &run, reterr);
 	if (r >= 0) /* budget: bernstein.yaml < plan < --max-cost-usd */
 		r = run_budget_record(e, plan, id, ts, &budget, reterr);
+	if (r >= 0) /* the plan's own hooks: and notify: (run-hooks.c) */
+		r = run_hooks_record(e, plan, id, ts, reterr);
 	for (i = 0; r >= 0 && i < plan->n; i++) {
 		struct task_row t = TASK_ROW_INIT;
 		const struct plan_task *pt = &plan->tasks[i];
@@ -716,6 +718,10 @@ int orch_run_execute(struct orch_env *e, const char *run_id, struct orch_summary
 	if (r < 0)
 		goto out;
 	l.executing = true; /* hooks and notifications from here on */
+	/* the plan's hooks, and those an earlier execution left due */
+	r = run_hooks_load(&l, reterr);
+	if (r < 0)
+		goto out;
 	/* what a killed bernstein left in git, before any git runs */
 	r = run_repair_locks(&l, locked_ns, reterr);
 	if (r < 0) {

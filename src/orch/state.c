@@ -113,6 +113,13 @@ static const char *const migrations[] = {
 	"  created_at TEXT\n"
 	") STRICT;\n"
 	"CREATE INDEX generated_plans_hash ON generated_plans(plan_hash);\n",
+	/* version 7 (hooks2): a plan's own hooks: and notify: (JSON {hooks,
+	 * notify}), and the hooks due that have not run yet (JSON [{task,
+	 * hook, event}]: what resume runs after a kill; docs/runs.md, "Hooks") */
+	"ALTER TABLE runs ADD COLUMN hooks TEXT\n"
+	"  CHECK (hooks IS NULL OR (json_valid(hooks) AND json_type(hooks) = 'object'));\n"
+	"ALTER TABLE runs ADD COLUMN hooks_due TEXT\n"
+	"  CHECK (hooks_due IS NULL OR (json_valid(hooks_due) AND json_type(hooks_due) = 'array'));\n",
 };
 
 _Static_assert(ARRAY_SIZE(migrations) == STATE_SCHEMA_VERSION, "one migration per schema version");
@@ -176,6 +183,10 @@ enum stmt_id {
 	STMT_GENERATED_PUT,
 	STMT_GENERATED_GET,
 	STMT_TASK_COUNTS,
+	STMT_RUN_SET_HOOKS,
+	STMT_RUN_GET_HOOKS,
+	STMT_RUN_SET_HOOKS_DUE,
+	STMT_RUN_GET_HOOKS_DUE,
 	_STMT_MAX,
 };
 
@@ -222,6 +233,10 @@ static const char *const stmt_sql[_STMT_MAX] = {
 	[STMT_GENERATED_GET] =
 		"SELECT record FROM generated_plans WHERE plan_hash = ? ORDER BY rowid DESC LIMIT 1",
 	[STMT_TASK_COUNTS] = "SELECT state, count(*) FROM tasks WHERE run_id = ? GROUP BY state",
+	[STMT_RUN_SET_HOOKS] = "UPDATE runs SET hooks = ?, updated_at = ? WHERE id = ?",
+	[STMT_RUN_GET_HOOKS] = "SELECT hooks FROM runs WHERE id = ?",
+	[STMT_RUN_SET_HOOKS_DUE] = "UPDATE runs SET hooks_due = ?, updated_at = ? WHERE id = ?",
+	[STMT_RUN_GET_HOOKS_DUE] = "SELECT hooks_due FROM runs WHERE id = ?",
 };
 
 struct state {
@@ -1380,6 +1395,49 @@ int state_run_get_budget(struct state *st, const char *run_id, char **ret, struc
 	if (r == -ENOENT)
 		diag_set(reterr, st->path, 0, 0, "no run '%s'", run_id);
 	return r;
+}
+
+/* runs.hooks and runs.hooks_due (schema 7): text or NULL */
+static int run_text_get(struct state *st, enum stmt_id id, const char *run_id, const char *what,
+			char **ret, struct diag *reterr)
+{
+	int r;
+
+	*ret = NULL;
+	if (!run_id)
+		return state_arg_missing(st, "run id", reterr);
+	if (st->readonly && st->version < 7) /* a reader of an older schema: none */
+		return 0;
+	r = select_text(st, id, run_id, what, ret, reterr);
+	if (r == -ENOENT)
+		diag_set(reterr, st->path, 0, 0, "no run '%s'", run_id);
+	return r;
+}
+
+int state_run_set_hooks(struct state *st, const char *run_id, const char *hooks, const char *now,
+			struct diag *reterr)
+{
+	if (!hooks)
+		return 0; /* NULL stays NULL (run_update binds text only) */
+	return run_update(st, STMT_RUN_SET_HOOKS, run_id, hooks, STATE_NULL_INT, now, "hooks",
+			  reterr);
+}
+
+int state_run_get_hooks(struct state *st, const char *run_id, char **ret, struct diag *reterr)
+{
+	return run_text_get(st, STMT_RUN_GET_HOOKS, run_id, "hooks", ret, reterr);
+}
+
+int state_run_set_hooks_due(struct state *st, const char *run_id, const char *due, const char *now,
+			    struct diag *reterr)
+{
+	return run_update(st, STMT_RUN_SET_HOOKS_DUE, run_id, due ? due : "[]", STATE_NULL_INT, now,
+			  "hooks due", reterr);
+}
+
+int state_run_get_hooks_due(struct state *st, const char *run_id, char **ret, struct diag *reterr)
+{
+	return run_text_get(st, STMT_RUN_GET_HOOKS_DUE, run_id, "hooks due", ret, reterr);
 }
 
 /* ---- generated plans (goal mode) ---- */

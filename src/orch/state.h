@@ -32,7 +32,7 @@
 #include "util/diag.h"
 
 /* The schema version this code writes (PRAGMA user_version). */
-#define STATE_SCHEMA_VERSION 6
+#define STATE_SCHEMA_VERSION 7
 
 /* A NULL in a nullable INTEGER column. A REAL column uses NaN. Initialise
  * rows with *_ROW_INIT (or *_row_init()) so unset numbers stay NULL; a
@@ -227,6 +227,18 @@ int state_run_get_exit(struct state *st, const char *run_id, int64_t *ret, struc
 int state_run_set_budget(struct state *st, const char *run_id, const char *budget, const char *now,
 			 struct diag *reterr);
 int state_run_get_budget(struct state *st, const char *run_id, char **ret, struct diag *reterr);
+/* A plan's own hooks: and notify: ({"hooks": {...}, "notify": {...}}, no
+ * secret: a plan's notify takes only webhook_env), set when the run is
+ * created (NULL: the plan has none, nothing written); and the hooks due
+ * that have not run ([{"task", "hook", "event"}], "[]" for NULL), set as
+ * they fall due and run (docs/runs.md, "Hooks"). get: *ret malloc'ed, NULL
+ * for none (and for a reader of a schema older than 7). */
+int state_run_set_hooks(struct state *st, const char *run_id, const char *hooks, const char *now,
+			struct diag *reterr);
+int state_run_get_hooks(struct state *st, const char *run_id, char **ret, struct diag *reterr);
+int state_run_set_hooks_due(struct state *st, const char *run_id, const char *due, const char *now,
+			    struct diag *reterr);
+int state_run_get_hooks_due(struct state *st, const char *run_id, char **ret, struct diag *reterr);
 
 /* Goal mode (docs/goal-mode.md): a plan a planner generated, kept under its
  * generation's id (the directory under .bernstein/plans/) with its hash;

@@ -158,6 +158,29 @@ static void test_mcp_servers_never(void **state)
 	result_release(&r);
 }
 
+/* A plan's hooks: and notify: (commands on the host, facts sent out) are
+ * never taken from a generated plan, whatever --allow says. */
+static void test_hooks_notify_never(void **state)
+{
+	static const char text[] = "name: x\n"
+				   "hooks: {post_task: \"touch C\"}\n"
+				   "notify: {webhook_env: X, on: [run_done]}\n"
+				   "tasks:\n"
+				   "  - {title: a, prompt: p}\n";
+	struct result r;
+
+	(void)state;
+	policy(text,
+	       GOAL_ALLOW_GATES | GOAL_ALLOW_SETUP | GOAL_ALLOW_SANDBOX | GOAL_ALLOW_ENDPOINTS |
+		       GOAL_ALLOW_BUDGET,
+	       &r);
+	assert_int_equal(r.n, 2);
+	assert_true(has(&r, 2, 1, "field 'hooks': hooks is never taken"));
+	assert_true(has(&r, 3, 1, "field 'notify': notify is never taken"));
+	assert_int_equal(r.shown.nr, 0);
+	result_release(&r);
+}
+
 static void test_stronger_sandbox_and_stages(void **state)
 {
 	struct result r;
@@ -375,6 +398,7 @@ int main(void)
 		cmocka_unit_test(test_allowed_classes_shown),
 		cmocka_unit_test(test_executor),
 		cmocka_unit_test(test_mcp_servers_never),
+		cmocka_unit_test(test_hooks_notify_never),
 		cmocka_unit_test(test_stronger_sandbox_and_stages),
 		cmocka_unit_test(test_shown_escaped),
 		cmocka_unit_test(test_paths_within),

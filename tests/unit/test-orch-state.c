@@ -187,9 +187,10 @@ static struct task_row task_fixture(const char *run_id, const char *id, int64_t 
 
 #define S(lit) ((char *)(uintptr_t)(lit))
 
-/* What schema versions 5 (cost) and 6 (goal mode) added, dropped to make an
- * older database. */
+/* What schema versions 5 (cost), 6 (goal mode) and 7 (hooks2) added,
+ * dropped to make an older database. */
 #define V5_DROP                                                                                    \
+	"ALTER TABLE runs DROP COLUMN hooks; ALTER TABLE runs DROP COLUMN hooks_due; "             \
 	"ALTER TABLE attempts DROP COLUMN model; ALTER TABLE attempts DROP COLUMN cached_tokens; " \
 	"ALTER TABLE attempts DROP COLUMN cost_source; ALTER TABLE runs DROP COLUMN budget; "      \
 	"DROP TABLE generated_plans; "
@@ -870,6 +871,40 @@ static void test_run_budget(void **state)
 	(void)state_close(st);
 }
 
+/* Schema 7: a run's plan hooks (a JSON object, NULL by default) and the
+ * hooks due (a JSON array; NULL sets "[]"). */
+static void test_run_hooks(void **state)
+{
+	struct fx *f = *state;
+	struct run_row run = run_fixture("run", NULL);
+	struct state *st;
+	char *v = S("x");
+	struct diag d;
+
+	st = open_ok(f->db, STATE_CREATE);
+	assert_int_equal(state_run_insert(st, &run, NULL), 0);
+	assert_int_equal(state_run_get_hooks(st, "run", &v, NULL), 0);
+	assert_null(v);
+	assert_int_equal(state_run_get_hooks_due(st, "run", &v, NULL), 0);
+	assert_null(v);
+	assert_int_equal(state_run_set_hooks(st, "run", "{\"hooks\":{}}", "t", NULL), 0);
+	assert_int_equal(state_run_get_hooks(st, "run", &v, NULL), 0);
+	assert_string_equal(v, "{\"hooks\":{}}");
+	free(v);
+	assert_int_equal(state_run_set_hooks(st, "run", "[1]", "t", &d), -EINVAL);
+	assert_int_equal(state_run_set_hooks_due(st, "run", "{}", "t", &d), -EINVAL);
+	assert_int_equal(state_run_set_hooks_due(st, "run", "[{\"task\":\"a\"}]", "t", NULL), 0);
+	assert_int_equal(state_run_get_hooks_due(st, "run", &v, NULL), 0);
+	assert_string_equal(v, "[{\"task\":\"a\"}]");
+	free(v);
+	assert_int_equal(state_run_set_hooks_due(st, "run", NULL, "t", NULL), 0);
+	assert_int_equal(state_run_get_hooks_due(st, "run", &v, NULL), 0);
+	assert_string_equal(v, "[]");
+	free(v);
+	assert_int_equal(state_run_set_hooks_due(st, "nosuch", "[]", "t", &d), -ENOENT);
+	(void)state_close(st);
+}
+
 /* Goal mode: a generated plan's record by its hash, the latest one winning;
  * a reader of a version 5 database (no table) finds none. */
 static void test_generated_plans(void **state)
@@ -907,7 +942,8 @@ static void test_generated_plans(void **state)
 	st = state_close(st);
 	/* a version 5 database read as it is: no record, no error */
 	db = raw_open(f->db);
-	raw_exec(db, "DROP TABLE generated_plans; PRAGMA user_version = 5;");
+	raw_exec(db, "DROP TABLE generated_plans; ALTER TABLE runs DROP COLUMN hooks; "
+		     "ALTER TABLE runs DROP COLUMN hooks_due; PRAGMA user_version = 5;");
 	(void)sqlite3_close(db);
 	st = open_ok(f->db, STATE_READONLY);
 	rec = S("x");
@@ -1414,6 +1450,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_task_roundtrip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_attempt_roundtrip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_budget, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_run_hooks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_generated_plans, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_invalid_utf8_and_long_text, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_transactions, setup, teardown),
