@@ -33,6 +33,7 @@ enum {
 	OPT_NET_SOCKET,
 	OPT_NET_PROXY_PORT,
 	OPT_NET_TUNNEL,
+	OPT_INIT,
 };
 
 static const struct option shim_options[] = {
@@ -50,6 +51,7 @@ static const struct option shim_options[] = {
 	{"net-socket", required_argument, NULL, OPT_NET_SOCKET},
 	{"net-proxy-port", required_argument, NULL, OPT_NET_PROXY_PORT},
 	{"net-tunnel", required_argument, NULL, OPT_NET_TUNNEL},
+	{"init", no_argument, NULL, OPT_INIT},
 	CLI_OPT_HELP,
 	{NULL, 0, NULL, 0},
 };
@@ -162,6 +164,7 @@ int cmd_shim(int argc, char **argv, struct cli_ctx *ctx)
 	enum shim_stage stage = SHIM_STAGE_NONE;
 	struct diag d = {0};
 	char *path = NULL;
+	bool init = false;
 	uint64_t v;
 	int c, r;
 
@@ -180,6 +183,9 @@ int cmd_shim(int argc, char **argv, struct cli_ctx *ctx)
 			break;
 		case OPT_LANDLOCK_BEST_EFFORT:
 			o.landlock_best_effort = true;
+			break;
+		case OPT_INIT:
+			init = true;
 			break;
 		case OPT_STATUS_FD:
 			if (parse_u64(optarg, &v) < 0 || v > INT32_MAX ||
@@ -276,9 +282,21 @@ int cmd_shim(int argc, char **argv, struct cli_ctx *ctx)
 			ctx, 0,
 			"warning: landlock is not supported by this kernel, running unconfined");
 
-	r = shim_exec(&o, path, argv + optind, ctx->envp);
-	r = shim_msg(ctx, shim_exit_code(SHIM_STAGE_EXEC, -r), "cannot execute '%s': %s", path,
-		     strerror(-r));
+	if (init) {
+		/* the container's init: the program's exit status is ours */
+		int code = 0;
+
+		r = shim_init_run(path, argv + optind, ctx->envp, &code);
+		if (r < 0)
+			shim_report_failure(&o, SHIM_STAGE_EXEC, -r);
+		r = r < 0 ? shim_msg(ctx, shim_exit_code(SHIM_STAGE_EXEC, -r),
+				     "cannot execute '%s': %s", path, strerror(-r))
+			  : code;
+	} else {
+		r = shim_exec(&o, path, argv + optind, ctx->envp);
+		r = shim_msg(ctx, shim_exit_code(SHIM_STAGE_EXEC, -r), "cannot execute '%s': %s",
+			     path, strerror(-r));
+	}
 	if (plan.landlock_abi > 0) {
 		/* Confined, the process can no longer read /proc: nothing at
 		 * exit (a leak checker, say) may need it. Nothing is left to

@@ -863,6 +863,10 @@ int confine_oci_bundle(const struct confine_policy *p, const char *dir, const ch
 	/* the program: the shim sets the Landlock rules, then execs argv */
 	strvec_push(&a, self_exe);
 	strvec_push(&a, "shim");
+	/* a poll-pty agent: not pid 1 (which gets no signal it has no handler
+	 * for), its own session with the console as its terminal */
+	if (o && o->terminal)
+		strvec_push(&a, "--init");
 	shim_rules(p, o && o->terminal, &a);
 	strvec_push(&a, "--");
 	strvec_pushv(&a, argv);
