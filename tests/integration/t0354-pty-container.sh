@@ -11,8 +11,10 @@
 #     terminal of the declared size, TERM from the profile, was session
 #     leader with a controlling terminal (/dev/tty opens), in a PID namespace
 #     of its own;
-#   - a crash: failed with its exit code, nothing merged; a hang: timed_out;
-#     the same outcomes as without the container (t0350, t0351);
+#   - a crash: failed with its exit code, nothing merged; a hang: timed out
+#     (interrupted), ended by SIGTERM (the TUI is not the container's pid 1:
+#     `bernstein shim --init` is, and forwards it); the same outcomes as
+#     without the container (t0350, t0351);
 #   - after each run, and after kill -9 of bernstein (and its keeper) with a
 #     TUI hanging in its container: no fake TUI left, no container left in
 #     the runtime's state (RUNTIME --root oci-*/state list).
@@ -221,7 +223,7 @@ assert cs, 'no bundle'
 for c in cs:
     p = c['process']
     assert p['terminal'] is True and p['consoleSize'] == {'height': 30, 'width': 100}, p
-    assert '/dev/tty' in p['args'], p['args']
+    assert '/dev/tty' in p['args'] and p['args'][1:3] == ['shim', '--init'], p['args']
 " "$W"
 check "no escape sequence in the events" python3 -c "
 import glob, sys
@@ -242,6 +244,8 @@ run "$BERNSTEIN" -C "$W" run hang.yaml
 check "a hanging TUI: the run fails (exit 1)" test "$RC" -eq 1
 check "a hanging TUI: timed out (interrupted, for a resume), as without the container" \
 	grep -q 'stuck: interrupted: timed out' "$T/stdout"
+check "a hanging TUI: SIGTERM ended it (the shim, its container's init, forwarded it)" \
+	sh -c "grep -q 'SIGTERM to the agent' '$T/stdout' && ! grep -q 'SIGKILL' '$T/stdout'"
 check "a hanging TUI: nothing merged" sh -c "! git -C '$W' show main:stuck.txt >/dev/null 2>&1"
 check "crash and hang: the statuses the screen gave, as without the container" python3 -c "
 import glob, json, sys
