@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -164,7 +165,8 @@ int cmd_shim(int argc, char **argv, struct cli_ctx *ctx)
 	enum shim_stage stage = SHIM_STAGE_NONE;
 	struct diag d = {0};
 	char *path = NULL;
-	bool init = false;
+	bool init = false, ctty = false;
+	char tty[PATH_MAX];
 	uint64_t v;
 	int c, r;
 
@@ -250,6 +252,10 @@ int cmd_shim(int argc, char **argv, struct cli_ctx *ctx)
 		goto out;
 	}
 
+	/* the container's init lets go of its terminal before it starts
+	 * anything (the network bridge): TIOCNOTTY signals its process group */
+	if (init && shim_init_release_tty(tty, sizeof(tty)))
+		ctty = true;
 	r = net_start(ctx, &o, &net);
 	if (r)
 		goto out;
@@ -286,7 +292,7 @@ int cmd_shim(int argc, char **argv, struct cli_ctx *ctx)
 		/* the container's init: the program's exit status is ours */
 		int code = 0;
 
-		r = shim_init_run(path, argv + optind, ctx->envp, &code);
+		r = shim_init_run(path, argv + optind, ctx->envp, ctty ? tty : NULL, &code);
 		if (r < 0)
 			shim_report_failure(&o, SHIM_STAGE_EXEC, -r);
 		r = r < 0 ? shim_msg(ctx, shim_exit_code(SHIM_STAGE_EXEC, -r),

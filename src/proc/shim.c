@@ -302,10 +302,7 @@ int shim_exec(const struct shim_opts *o, const char *path, char *const argv[], c
 	return r;
 }
 
-/* fd 0 is this session leader's controlling terminal: let go of it (the
- * SIGHUP and SIGCONT that TIOCNOTTY sends this process group are ignored
- * meanwhile), its name into tty. */
-static bool init_release_tty(char *tty, size_t size)
+bool shim_init_release_tty(char *tty, size_t size)
 {
 	struct sigaction ign, old_hup, old_cont;
 	bool ok;
@@ -323,13 +320,12 @@ static bool init_release_tty(char *tty, size_t size)
 	return ok;
 }
 
-int shim_init_run(const char *path, char *const argv[], char *const envp[], int *ret_code)
+int shim_init_run(const char *path, char *const argv[], char *const envp[], const char *tty,
+		  int *ret_code)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 	sigset_t all, none, old;
-	char tty[PATH_MAX];
-	bool ctty = init_release_tty(tty, sizeof(tty));
 	pid_t child;
 	int r;
 
@@ -343,7 +339,7 @@ int shim_init_run(const char *path, char *const argv[], char *const envp[], int 
 	(void)posix_spawn_file_actions_init(&fa);
 	/* a session leader without a terminal that opens one (no O_NOCTTY)
 	 * gets it as its controlling terminal */
-	if (ctty)
+	if (tty)
 		(void)posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, tty, O_RDWR, 0);
 	/* from now on every signal waits for sigwaitinfo(): none is lost, and
 	 * none is dropped as an init's would be */
