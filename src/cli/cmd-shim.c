@@ -155,6 +155,79 @@ static int net_start(struct cli_ctx *ctx, const struct shim_opts *o,
 	return 0;
 }
 
+/* The options into o, net and init: -1, or the exit code to return (help,
+ * a usage error). */
+static int shim_parse(int argc, char **argv, struct cli_ctx *ctx, struct shim_opts *o,
+		      struct netbridge_opts *net, bool *init)
+{
+	uint64_t v;
+	int c, r;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+h", shim_options, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			return cli_help(ctx);
+		case OPT_LANDLOCK_RW:
+			strvec_push(&o->landlock_rw, optarg);
+			break;
+		case OPT_LANDLOCK_RO:
+			strvec_push(&o->landlock_ro, optarg);
+			break;
+		case OPT_LANDLOCK_BEST_EFFORT:
+			o->landlock_best_effort = true;
+			break;
+		case OPT_INIT:
+			*init = true;
+			break;
+		case OPT_STATUS_FD:
+			if (parse_u64(optarg, &v) < 0 || v > INT32_MAX ||
+			    fcntl((int)v, F_GETFD) < 0) {
+				return cli_usage_error(ctx, "--status-fd: '%s' is not an open fd",
+						       optarg);
+			}
+			o->status_fd = (int)v;
+			break;
+		case OPT_PARENT_PID:
+			if (parse_u64(optarg, &v) < 0 || v == 0 || v > INT32_MAX) {
+				return cli_usage_error(ctx, "--parent-pid: '%s' is not a pid",
+						       optarg);
+			}
+			o->parent_pid = (pid_t)v;
+			break;
+		case '?':
+			if (optopt && optopt < 256)
+				return cli_usage_error(ctx, "unknown option '-%c'", optopt);
+			if (optopt)
+				return cli_usage_error(ctx, "option '%s' requires a value",
+						       argv[optind - 1]);
+			return cli_usage_error(ctx, "unknown option '%s'", argv[optind - 1]);
+		default:
+			if (c >= OPT_NET_SOCKET && c <= OPT_NET_TUNNEL) {
+				r = net_opt(ctx, c, optarg, net);
+				if (r) {
+					return r;
+				}
+				break;
+			}
+			if (c >= OPT_RLIMIT && c < OPT_RLIMIT + _SHIM_RLIMIT_MAX) {
+				enum shim_rlimit rl = (enum shim_rlimit)(c - OPT_RLIMIT);
+
+				if (parse_u64(optarg, &v) < 0) {
+					return cli_usage_error(ctx,
+							       "--rlimit-%s: '%s' is not a number",
+							       shim_rlimit_name(rl), optarg);
+				}
+				shim_opts_set_rlimit(o, rl, v);
+				break;
+			}
+			return cli_usage_error(ctx, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	return -1;
+}
+
 int cmd_shim(int argc, char **argv, struct cli_ctx *ctx)
 {
 	struct shim_opts o = SHIM_OPTS_INIT;
@@ -167,77 +240,12 @@ int cmd_shim(int argc, char **argv, struct cli_ctx *ctx)
 	char *path = NULL;
 	bool init = false, ctty = false;
 	char tty[PATH_MAX];
-	uint64_t v;
-	int c, r;
+	int r;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+h", shim_options, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			shim_opts_release(&o);
-			return cli_help(ctx);
-		case OPT_LANDLOCK_RW:
-			strvec_push(&o.landlock_rw, optarg);
-			break;
-		case OPT_LANDLOCK_RO:
-			strvec_push(&o.landlock_ro, optarg);
-			break;
-		case OPT_LANDLOCK_BEST_EFFORT:
-			o.landlock_best_effort = true;
-			break;
-		case OPT_INIT:
-			init = true;
-			break;
-		case OPT_STATUS_FD:
-			if (parse_u64(optarg, &v) < 0 || v > INT32_MAX ||
-			    fcntl((int)v, F_GETFD) < 0) {
-				shim_opts_release(&o);
-				return cli_usage_error(ctx, "--status-fd: '%s' is not an open fd",
-						       optarg);
-			}
-			o.status_fd = (int)v;
-			break;
-		case OPT_PARENT_PID:
-			if (parse_u64(optarg, &v) < 0 || v == 0 || v > INT32_MAX) {
-				shim_opts_release(&o);
-				return cli_usage_error(ctx, "--parent-pid: '%s' is not a pid",
-						       optarg);
-			}
-			o.parent_pid = (pid_t)v;
-			break;
-		case '?':
-			shim_opts_release(&o);
-			if (optopt && optopt < 256)
-				return cli_usage_error(ctx, "unknown option '-%c'", optopt);
-			if (optopt)
-				return cli_usage_error(ctx, "option '%s' requires a value",
-						       argv[optind - 1]);
-			return cli_usage_error(ctx, "unknown option '%s'", argv[optind - 1]);
-		default:
-			if (c >= OPT_NET_SOCKET && c <= OPT_NET_TUNNEL) {
-				r = net_opt(ctx, c, optarg, &net);
-				if (r) {
-					shim_opts_release(&o);
-					return r;
-				}
-				break;
-			}
-			if (c >= OPT_RLIMIT && c < OPT_RLIMIT + _SHIM_RLIMIT_MAX) {
-				enum shim_rlimit rl = (enum shim_rlimit)(c - OPT_RLIMIT);
-
-				if (parse_u64(optarg, &v) < 0) {
-					shim_opts_release(&o);
-					return cli_usage_error(ctx,
-							       "--rlimit-%s: '%s' is not a number",
-							       shim_rlimit_name(rl), optarg);
-				}
-				shim_opts_set_rlimit(&o, rl, v);
-				break;
-			}
-			shim_opts_release(&o);
-			return cli_usage_error(ctx, "unknown option '%s'", argv[optind - 1]);
-		}
+	r = shim_parse(argc, argv, ctx, &o, &net, &init);
+	if (r >= 0) {
+		shim_opts_release(&o);
+		return r;
 	}
 	if (optind >= argc) {
 		shim_opts_release(&o);
