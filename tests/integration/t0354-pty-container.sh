@@ -17,7 +17,9 @@
 #     without the container (t0350, t0351);
 #   - after each run, and after kill -9 of bernstein (and its keeper) with a
 #     TUI hanging in its container: no fake TUI left, no container left in
-#     the runtime's state (RUNTIME --root oci-*/state list).
+#     the runtime's state (RUNTIME --root oci-*/state list);
+#   - rootless (as uid 65534, a user namespace mapping it to 0): a turn with
+#     its terminal, merged, no container left.
 # Skipped (TAP SKIP) without Landlock or when `bernstein doctor` says the
 # container tier cannot run here.
 . "$SRCDIR/tests/integration/lib.sh"
@@ -286,5 +288,37 @@ check "kill -9: the runtime, killed, could not delete its container" test "$(con
 run "$BERNSTEIN" -C "$W" resume
 check "kill -9, then resume: no container is left" no_containers
 check "kill -9, then resume: no fake TUI is left" wait_no_procs "$MARK" 10
+
+# ---- rootless: the same TUI as uid 65534 (a user namespace mapping it to 0) ----
+if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null 2>&1; then
+	skip "rootless: uid 65534" "needs root (to drop to 65534 with setpriv)"
+else
+	chmod 755 "$T"
+	N=$T/nobody
+	mkdir -p "$N/home" "$N/work/.bernstein"
+	git -C "$N/work" init -q -b main . >/dev/null 2>&1
+	printf '.bernstein/\n' >"$N/work/.gitignore"
+	cp -r "$W/.bernstein/catalog" "$N/work/.bernstein/catalog"
+	cp "$W/bernstein.yaml" "$N/work/bernstein.yaml"
+	printf 'name: nobody\ntasks:\n  - {title: nobody, prompt: "please write nobody.txt"}\n' >"$N/work/plan.yaml"
+	git -C "$N/work" add -A >/dev/null 2>&1
+	git -C "$N/work" -c user.name=t -c user.email=t@example.com commit -q -m rootless >/dev/null 2>&1
+	chown -R 65534:65534 "$N"
+	AS="setpriv --reuid=65534 --regid=65534 --clear-groups --"
+	NENV="env -i PATH=/usr/bin:/bin:/usr/sbin:/sbin HOME=$N/home LC_ALL=C.UTF-8 TZ=UTC"
+	# shellcheck disable=SC2086 # AS, NENV: words without blanks
+	run $AS $NENV "$BERNSTEIN" -C "$N/work" run plan.yaml
+	if grep -q 'rootless containers do not work here' "$T/stdout" "$T/stderr"; then
+		skip "rootless: uid 65534" "rootless containers do not work here"
+	else
+		check "rootless: the run succeeds, nobody.txt merged" \
+			sh -c "test $RC -eq 0 && git -c safe.directory='*' -C '$N/work' show main:nobody.txt | grep -qx 'hello from the fake TUI'"
+		[ "$RC" -eq 0 ] || { _diag_file stdout "$T/stdout"; _diag_file stderr "$T/stderr"; }
+		check "rootless: a terminal inside, session leader, a controlling terminal" \
+			sh -c "cat '$N'/work/.bernstein/runs/*/*/home/t0354-*.log | grep -qx 'size 30x100 TERM=xterm-t0354 leader=True ctty=True'"
+		W=$N/work
+		check "rootless: no container is left" no_containers
+	fi
+fi
 
 test_done
