@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -33,6 +34,7 @@ enum {
 	OPT_NET_SOCKET,
 	OPT_NET_PROXY_PORT,
 	OPT_NET_TUNNEL,
+	OPT_INIT,
 };
 
 static const struct option shim_options[] = {
@@ -50,6 +52,7 @@ static const struct option shim_options[] = {
 	{"net-socket", required_argument, NULL, OPT_NET_SOCKET},
 	{"net-proxy-port", required_argument, NULL, OPT_NET_PROXY_PORT},
 	{"net-tunnel", required_argument, NULL, OPT_NET_TUNNEL},
+	{"init", no_argument, NULL, OPT_INIT},
 	CLI_OPT_HELP,
 	{NULL, 0, NULL, 0},
 };
@@ -152,6 +155,79 @@ static int net_start(struct cli_ctx *ctx, const struct shim_opts *o,
 	return 0;
 }
 
+/* The options into o, net and init: -1, or the exit code to return (help,
+ * a usage error). */
+static int shim_parse(int argc, char **argv, struct cli_ctx *ctx, struct shim_opts *o,
+		      struct netbridge_opts *net, bool *init)
+{
+	uint64_t v;
+	int c, r;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+h", shim_options, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			return cli_help(ctx);
+		case OPT_LANDLOCK_RW:
+			strvec_push(&o->landlock_rw, optarg);
+			break;
+		case OPT_LANDLOCK_RO:
+			strvec_push(&o->landlock_ro, optarg);
+			break;
+		case OPT_LANDLOCK_BEST_EFFORT:
+			o->landlock_best_effort = true;
+			break;
+		case OPT_INIT:
+			*init = true;
+			break;
+		case OPT_STATUS_FD:
+			if (parse_u64(optarg, &v) < 0 || v > INT32_MAX ||
+			    fcntl((int)v, F_GETFD) < 0) {
+				return cli_usage_error(ctx, "--status-fd: '%s' is not an open fd",
+						       optarg);
+			}
+			o->status_fd = (int)v;
+			break;
+		case OPT_PARENT_PID:
+			if (parse_u64(optarg, &v) < 0 || v == 0 || v > INT32_MAX) {
+				return cli_usage_error(ctx, "--parent-pid: '%s' is not a pid",
+						       optarg);
+			}
+			o->parent_pid = (pid_t)v;
+			break;
+		case '?':
+			if (optopt && optopt < 256)
+				return cli_usage_error(ctx, "unknown option '-%c'", optopt);
+			if (optopt)
+				return cli_usage_error(ctx, "option '%s' requires a value",
+						       argv[optind - 1]);
+			return cli_usage_error(ctx, "unknown option '%s'", argv[optind - 1]);
+		default:
+			if (c >= OPT_NET_SOCKET && c <= OPT_NET_TUNNEL) {
+				r = net_opt(ctx, c, optarg, net);
+				if (r) {
+					return r;
+				}
+				break;
+			}
+			if (c >= OPT_RLIMIT && c < OPT_RLIMIT + _SHIM_RLIMIT_MAX) {
+				enum shim_rlimit rl = (enum shim_rlimit)(c - OPT_RLIMIT);
+
+				if (parse_u64(optarg, &v) < 0) {
+					return cli_usage_error(ctx,
+							       "--rlimit-%s: '%s' is not a number",
+							       shim_rlimit_name(rl), optarg);
+				}
+				shim_opts_set_rlimit(o, rl, v);
+				break;
+			}
+			return cli_usage_error(ctx, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	return -1;
+}
+
 int cmd_shim(int argc, char **argv, struct cli_ctx *ctx)
 {
 	struct shim_opts o = SHIM_OPTS_INIT;
@@ -162,74 +238,14 @@ int cmd_shim(int argc, char **argv, struct cli_ctx *ctx)
 	enum shim_stage stage = SHIM_STAGE_NONE;
 	struct diag d = {0};
 	char *path = NULL;
-	uint64_t v;
-	int c, r;
+	bool init = false, ctty = false;
+	char tty[PATH_MAX];
+	int r;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+h", shim_options, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			shim_opts_release(&o);
-			return cli_help(ctx);
-		case OPT_LANDLOCK_RW:
-			strvec_push(&o.landlock_rw, optarg);
-			break;
-		case OPT_LANDLOCK_RO:
-			strvec_push(&o.landlock_ro, optarg);
-			break;
-		case OPT_LANDLOCK_BEST_EFFORT:
-			o.landlock_best_effort = true;
-			break;
-		case OPT_STATUS_FD:
-			if (parse_u64(optarg, &v) < 0 || v > INT32_MAX ||
-			    fcntl((int)v, F_GETFD) < 0) {
-				shim_opts_release(&o);
-				return cli_usage_error(ctx, "--status-fd: '%s' is not an open fd",
-						       optarg);
-			}
-			o.status_fd = (int)v;
-			break;
-		case OPT_PARENT_PID:
-			if (parse_u64(optarg, &v) < 0 || v == 0 || v > INT32_MAX) {
-				shim_opts_release(&o);
-				return cli_usage_error(ctx, "--parent-pid: '%s' is not a pid",
-						       optarg);
-			}
-			o.parent_pid = (pid_t)v;
-			break;
-		case '?':
-			shim_opts_release(&o);
-			if (optopt && optopt < 256)
-				return cli_usage_error(ctx, "unknown option '-%c'", optopt);
-			if (optopt)
-				return cli_usage_error(ctx, "option '%s' requires a value",
-						       argv[optind - 1]);
-			return cli_usage_error(ctx, "unknown option '%s'", argv[optind - 1]);
-		default:
-			if (c >= OPT_NET_SOCKET && c <= OPT_NET_TUNNEL) {
-				r = net_opt(ctx, c, optarg, &net);
-				if (r) {
-					shim_opts_release(&o);
-					return r;
-				}
-				break;
-			}
-			if (c >= OPT_RLIMIT && c < OPT_RLIMIT + _SHIM_RLIMIT_MAX) {
-				enum shim_rlimit rl = (enum shim_rlimit)(c - OPT_RLIMIT);
-
-				if (parse_u64(optarg, &v) < 0) {
-					shim_opts_release(&o);
-					return cli_usage_error(ctx,
-							       "--rlimit-%s: '%s' is not a number",
-							       shim_rlimit_name(rl), optarg);
-				}
-				shim_opts_set_rlimit(&o, rl, v);
-				break;
-			}
-			shim_opts_release(&o);
-			return cli_usage_error(ctx, "unknown option '%s'", argv[optind - 1]);
-		}
+	r = shim_parse(argc, argv, ctx, &o, &net, &init);
+	if (r >= 0) {
+		shim_opts_release(&o);
+		return r;
 	}
 	if (optind >= argc) {
 		shim_opts_release(&o);
@@ -244,6 +260,10 @@ int cmd_shim(int argc, char **argv, struct cli_ctx *ctx)
 		goto out;
 	}
 
+	/* the container's init lets go of its terminal before it starts
+	 * anything (the network bridge): TIOCNOTTY signals its process group */
+	if (init && shim_init_release_tty(tty, sizeof(tty)))
+		ctty = true;
 	r = net_start(ctx, &o, &net);
 	if (r)
 		goto out;
@@ -276,9 +296,21 @@ int cmd_shim(int argc, char **argv, struct cli_ctx *ctx)
 			ctx, 0,
 			"warning: landlock is not supported by this kernel, running unconfined");
 
-	r = shim_exec(&o, path, argv + optind, ctx->envp);
-	r = shim_msg(ctx, shim_exit_code(SHIM_STAGE_EXEC, -r), "cannot execute '%s': %s", path,
-		     strerror(-r));
+	if (init) {
+		/* the container's init: the program's exit status is ours */
+		int code = 0;
+
+		r = shim_init_run(path, argv + optind, ctx->envp, ctty ? tty : NULL, &code);
+		if (r < 0)
+			shim_report_failure(&o, SHIM_STAGE_EXEC, -r);
+		r = r < 0 ? shim_msg(ctx, shim_exit_code(SHIM_STAGE_EXEC, -r),
+				     "cannot execute '%s': %s", path, strerror(-r))
+			  : code;
+	} else {
+		r = shim_exec(&o, path, argv + optind, ctx->envp);
+		r = shim_msg(ctx, shim_exit_code(SHIM_STAGE_EXEC, -r), "cannot execute '%s': %s",
+			     path, strerror(-r));
+	}
 	if (plan.landlock_abi > 0) {
 		/* Confined, the process can no longer read /proc: nothing at
 		 * exit (a leak checker, say) may need it. Nothing is left to

@@ -25,6 +25,10 @@
 	"  --net-proxy-port PORT  it listens on 127.0.0.1:PORT and forwards as is\n"               \
 	"  --net-tunnel HOST:PORT and on this loopback address, tunnelled with\n"                  \
 	"                         CONNECT HOST:PORT (repeatable; docs/security.md)\n"              \
+	"  --init                 stay as the init of a PID namespace (a container's\n"            \
+	"                         pid 1): PROGRAM runs as its child, in a session\n"               \
+	"                         of its own with the terminal of fd 0, gets every\n"              \
+	"                         signal the init gets; the exit is PROGRAM's\n"                   \
 	"\n"                                                                                       \
 	"Exit codes when PROGRAM does not run: 127 not found, 126 cannot be executed,\n"           \
 	"125 set-up failed (rlimits, Landlock). bernstein takes the same steps itself\n"           \

@@ -421,7 +421,7 @@ const char *confine_find_program(const char *path_env, const char *name, char *b
  * private pseudo-terminals there (a fresh devpts instance: the agent's own
  * shell tools open ptys; never the host's /dev/pts, which holds the user's
  * terminals). */
-static void shim_rules(const struct confine_policy *p, struct strvec *ret)
+static void shim_rules(const struct confine_policy *p, bool tty, struct strvec *ret)
 {
 	size_t i;
 
@@ -429,6 +429,10 @@ static void shim_rules(const struct confine_policy *p, struct strvec *ret)
 		strvec_pushv(ret, (const char *const[]){"--landlock-rw", p->rw.v[i], NULL});
 	strvec_pushv(ret, (const char *const[]){"--landlock-rw", "/dev/ptmx", "--landlock-rw",
 						"/dev/pts", NULL});
+	/* a console of its own (confine_oci_opts.terminal): the process's
+	 * controlling terminal, which /dev/tty opens */
+	if (tty)
+		strvec_pushv(ret, (const char *const[]){"--landlock-rw", "/dev/tty", NULL});
 	for (i = 0; i < p->ro_bind.nr; i++)
 		strvec_pushv(ret, (const char *const[]){"--landlock-ro", p->ro_bind.v[i], NULL});
 	confine_net_shim_args(p, ret);
@@ -467,7 +471,7 @@ void confine_bwrap_argv(const struct confine_policy *p, const char *bwrap, const
 		strvec_pushv(ret, (const char *const[]){"--bind", p->login_src.v[i],
 							p->login_dst.v[i], NULL});
 	strvec_pushv(ret, (const char *const[]){"--chdir", cwd, "--", self_exe, "shim", NULL});
-	shim_rules(p, ret);
+	shim_rules(p, false, ret);
 	strvec_push(ret, "--");
 	strvec_pushv(ret, argv);
 }
@@ -667,6 +671,107 @@ bool confine_oci_oom(const struct proc *p)
 	       !p->timed_out && !p->cancelled && p->failed_stage == SHIM_STAGE_NONE;
 }
 
+/* The bundles' state directories beneath dir (one level down too) into
+ * ret. */
+static void oci_states(const char *dir, int depth, struct strvec *ret)
+{
+	struct strvec names = STRVEC_INIT;
+	struct dirent *de;
+	char path[PATH_MAX];
+	struct stat st;
+	DIR *d;
+	size_t i;
+
+	d = opendir(dir);
+	if (!d)
+		return;
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.')
+			strvec_push(&names, de->d_name);
+	(void)closedir(d);
+	strvec_sort(&names);
+	for (i = 0; i < names.nr; i++) {
+		bool oci = strncmp(names.v[i], "oci-", 4) == 0;
+
+		if (snprintf(path, sizeof(path), "%s/%s%s", dir, names.v[i], oci ? "/state" : "") >=
+			    (int)sizeof(path) ||
+		    lstat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		if (oci)
+			strvec_push(ret, path);
+		else if (depth > 0)
+			oci_states(path, depth - 1, ret);
+	}
+	strvec_clear(&names);
+}
+
+int confine_oci_sweep(const char *runtime, const char *path_env, const char *dir,
+		      struct diag *reterr)
+{
+	struct strvec states = STRVEC_INIT, args = STRVEC_INIT;
+	struct probe_opts po = {.path_env = path_env, .timeout_ms = 20000};
+	struct probe *pr = NULL;
+	struct diag d;
+	size_t i, n = 0, k;
+	int r = 0, deleted = 0;
+
+	diag_clear(&d);
+	oci_states(dir, 1, &states);
+	for (i = 0; i < states.nr; i++) {
+		struct dirent *de;
+		DIR *sd = opendir(states.v[i]);
+
+		while (sd && (de = readdir(sd)))
+			if (de->d_name[0] != '.' && de->d_type == DT_DIR) {
+				strvec_push(&args, states.v[i]);
+				strvec_push(&args, de->d_name);
+			}
+		if (sd)
+			(void)closedir(sd);
+	}
+	n = args.nr / 2;
+	if (!n)
+		goto out;
+	pr = xcalloc(n, sizeof(*pr));
+	for (k = 0; k < n; k++) {
+		const char **a = xcalloc(6, sizeof(*a));
+
+		a[0] = "--root";
+		a[1] = args.v[2 * k];
+		a[2] = "delete";
+		a[3] = "--force";
+		a[4] = args.v[2 * k + 1];
+		pr[k].binary = runtime;
+		pr[k].args = a;
+	}
+	r = probe_run(pr, n, &po);
+	for (k = 0; k < n; k++) {
+		if (r >= 0 && pr[k].status == PROBE_OK)
+			deleted++;
+		else if (r >= 0 && !d.msg[0])
+			diag_set(&d, args.v[2 * k], 0, 0,
+				 "cannot delete the container '%s' the runtime left: %s",
+				 args.v[2 * k + 1],
+				 pr[k].first_line && *pr[k].first_line
+					 ? pr[k].first_line
+					 : probe_status_name(pr[k].status));
+		free((void *)(uintptr_t)pr[k].args);
+		probe_release(&pr[k]);
+	}
+	if (r >= 0 && d.msg[0])
+		r = -EIO;
+	free(pr);
+out:
+	strvec_clear(&states);
+	strvec_clear(&args);
+	if (r < 0 && !d.msg[0])
+		diag_set(&d, dir, 0, 0, "cannot delete the containers the runtime left: %s",
+			 strerror(-r));
+	if (r < 0 && reterr)
+		*reterr = d;
+	return r < 0 ? r : deleted;
+}
+
 static json_t *str_array(const char *const *v)
 {
 	json_t *a = json_array();
@@ -758,7 +863,11 @@ int confine_oci_bundle(const struct confine_policy *p, const char *dir, const ch
 	/* the program: the shim sets the Landlock rules, then execs argv */
 	strvec_push(&a, self_exe);
 	strvec_push(&a, "shim");
-	shim_rules(p, &a);
+	/* a poll-pty agent: not pid 1 (which gets no signal it has no handler
+	 * for), its own session with the console as its terminal */
+	if (o && o->terminal)
+		strvec_push(&a, "--init");
+	shim_rules(p, o && o->terminal, &a);
 	strvec_push(&a, "--");
 	strvec_pushv(&a, argv);
 	for (i = 0; i < a.nr; i++)
@@ -766,7 +875,11 @@ int confine_oci_bundle(const struct confine_policy *p, const char *dir, const ch
 	strvec_clear(&a);
 	json_obj_set(user, "uid", json_integer(o && o->rootless ? 0 : (json_int_t)geteuid()));
 	json_obj_set(user, "gid", json_integer(o && o->rootless ? 0 : (json_int_t)getegid()));
-	json_obj_set(proc, "terminal", json_false());
+	json_obj_set(proc, "terminal", json_boolean(o && o->terminal));
+	if (o && o->terminal && o->rows && o->cols)
+		json_obj_set(proc, "consoleSize",
+			     json_pack("{sIsI}", "height", (json_int_t)o->rows, "width",
+				       (json_int_t)o->cols));
 	json_obj_set(proc, "user", user);
 	json_obj_set(proc, "args", args);
 	{

@@ -153,6 +153,16 @@ struct confine_oci_opts {
 	 * container's is beneath them, where the sweep finds it */
 	const struct contain_limits *limits;
 	const char *cgroup;
+	/* a poll-pty agent (runtime.pty): process.terminal with consoleSize
+	 * rows x cols. The runtime, run in the foreground on bernstein's pty
+	 * (its stdin, stdout and stderr), makes the container's console (a pty
+	 * of the container's devpts), makes it the controlling terminal of the
+	 * container's process, and copies the bytes between it and its own
+	 * stdio; it forwards the signals it gets (the terminal's SIGINT and
+	 * SIGHUP among them; runc also resizes the console on SIGWINCH). The
+	 * Landlock rules inside add /dev/tty (the process's own terminal). */
+	bool terminal;
+	unsigned rows, cols;
 };
 
 /* Write the OCI bundle that runs argv (argv[0] absolute) under p into dir
@@ -179,6 +189,17 @@ void confine_oci_argv(const char *runtime, const char *dir, const char *id, stru
  * limit was reached, and bernstein neither timed it out nor cancelled it.
  * The kernel's own count is lost with the cgroup the runtime removes. */
 bool confine_oci_oom(const struct proc *p);
+
+/* Delete the containers a runtime left in the state of the bundles beneath
+ * dir (the state/ of each oci-ID/ in dir or in a directory of dir): a runtime killed by
+ * SIGKILL (the group kill after its grace, bernstein and its keeper killed)
+ * cannot delete its container, whose processes are gone (the shim's
+ * parent-death signal) but whose state and cgroups stay. Each one left is
+ * `RUNTIME --root STATE delete --force ID` (kills what may remain, removes
+ * the cgroups and the state). Returns how many were deleted, or a negative
+ * errno with reterr when one could not be (the first reason). */
+int confine_oci_sweep(const char *runtime, const char *path_env, const char *dir,
+		      struct diag *reterr);
 
 /* {"tier", "read": [...], "write": [...], "login": [...]} for --dry-run and
  * the task's events. */

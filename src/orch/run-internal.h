@@ -287,6 +287,10 @@ const char *run_tier_refusal(struct loop *l, const struct otask *t, char *msg, s
  * happen (confine_net_watch_poll()); whether t has such a process */
 bool run_net_watch(struct otask *t);
 /* a warning event of t's attempt after its agent ended (a gate's) */
+/* The containers t's runtime left behind (a container-tier task whose
+ * runtime was killed): deleted, a warning when one cannot be
+ * (confine_oci_sweep()). Cheap when there are none (a directory read). */
+void run_container_sweep(struct loop *l, const struct otask *t);
 void run_net_event(const struct otask *t, const char *msg);
 
 /* run-executor.c: the task's executor (orch/executor.h); why it cannot

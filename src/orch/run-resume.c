@@ -280,7 +280,9 @@ static int resume_task(struct loop *l, struct otask *t, bool apply, struct resum
 	if (it->action == RESUME_NATIVE && prev.agent_session_id)
 		it->agent_session_id = xstrdup(prev.agent_session_id);
 	if (apply && has_prev && !prev.ended_at) {
-		/* bernstein died with the agent running */
+		/* bernstein died with the agent running: what its runtime
+		 * left of a container goes */
+		run_container_sweep(l, t);
 		run_set_str(&prev.ended_at, run_now(l, ts));
 		run_set_str(&prev.outcome, "cancelled");
 		run_set_str(&prev.reason, "bernstein stopped while the agent ran");

@@ -15,6 +15,7 @@
 #include "orch/config.h"
 #include "proc/contain.h"
 #include "proc/landlock.h"
+#include "proc/ptydrive.h"
 #include "route/select.h"
 #include "util/fsutil.h"
 #include "util/randid.h"
@@ -342,6 +343,12 @@ int run_confine_spec(struct loop *l, struct otask *t, const char *home, const ch
 		struct confine_oci_opts o = {.rootless = geteuid() != 0, .cgroup = id};
 
 		o.limits = &spec->limits;
+		/* a poll-pty agent: a console of its own in the container, the
+		 * runtime on its pty in the foreground (confine_oci_opts) */
+		if (spec->pty && spec->pty->declared) {
+			o.terminal = true;
+			ptydrive_rows_cols(spec->pty, &o.rows, &o.cols);
+		}
 		if (!confine_oci_runtime(path_env, prog, sizeof(prog), reterr))
 			return -ENOENT;
 		randid_hex(hex, 8, l->e->clk->now_ns(l->e->clk));
@@ -412,9 +419,6 @@ const char *run_tier_refusal(struct loop *l, const struct otask *t, char *msg, s
 		why = "sandbox: landlock: the kernel does not support Landlock (the task is not run unconfined)";
 	else if (k == SANDBOX_KIND_BWRAP && !confine_find_program(path_env, "bwrap", msg, size))
 		why = "sandbox: bwrap: bubblewrap (bwrap) is not on PATH (the task is not run unconfined)";
-	else if (k == SANDBOX_KIND_CONTAINER && entry && entry->profile &&
-		 entry->profile->runtime.pty.declared)
-		why = "sandbox: container: a poll-pty agent (runtime.pty) needs its terminal, which the container tier does not give it yet (use landlock or bwrap; the task is not run without it)";
 	if (!why && k == SANDBOX_KIND_CONTAINER) {
 		/* a runtime, and as another user than root a probe container
 		 * that worked (confine_container_usable): the reason in msg */
@@ -428,6 +432,23 @@ const char *run_tier_refusal(struct loop *l, const struct otask *t, char *msg, s
 		return NULL;
 	(void)snprintf(msg, size, "%s", why);
 	return msg;
+}
+
+void run_container_sweep(struct loop *l, const struct otask *t)
+{
+	const char *path_env = envpolicy_get(l->e->host_env, "PATH");
+	char rt[PATH_MAX], *dir;
+	struct diag d;
+
+	if (!t->row.session || run_task_tier(l, t) != SANDBOX_KIND_CONTAINER)
+		return;
+	diag_clear(&d);
+	if (!confine_oci_runtime(path_env, rt, sizeof(rt), &d))
+		return;
+	dir = run_session_path(l, t, NULL);
+	if (confine_oci_sweep(rt, path_env, dir, &d) < 0)
+		run_warn(l, t, "sandbox: container: %s", d.msg);
+	free(dir);
 }
 
 void run_net_event(const struct otask *t, const char *msg)

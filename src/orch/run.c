@@ -517,6 +517,8 @@ static void on_exit_cb(void *ctx, void *task, const struct proc *p)
 		flush_audit_soon(l);
 		return;
 	}
+	/* a runtime killed cannot delete its container: bernstein does */
+	run_container_sweep(l, t);
 	if (t->gate_live) {
 		run_gate_ended(l, t, p);
 		flush_audit_soon(l);

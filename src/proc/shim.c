@@ -5,12 +5,16 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "proc/landlock.h"
@@ -296,4 +300,72 @@ int shim_exec(const struct shim_opts *o, const char *path, char *const argv[], c
 	r = -errno;
 	shim_report_failure(o, SHIM_STAGE_EXEC, -r);
 	return r;
+}
+
+bool shim_init_release_tty(char *tty, size_t size)
+{
+	struct sigaction ign, old_hup, old_cont;
+	bool ok;
+
+	if (!isatty(STDIN_FILENO) || getsid(0) != getpid() || tcgetsid(STDIN_FILENO) != getpid() ||
+	    ttyname_r(STDIN_FILENO, tty, size) != 0)
+		return false;
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	(void)sigaction(SIGHUP, &ign, &old_hup);
+	(void)sigaction(SIGCONT, &ign, &old_cont);
+	ok = ioctl(STDIN_FILENO, TIOCNOTTY) == 0;
+	(void)sigaction(SIGHUP, &old_hup, NULL);
+	(void)sigaction(SIGCONT, &old_cont, NULL);
+	return ok;
+}
+
+int shim_init_run(const char *path, char *const argv[], char *const envp[], const char *tty,
+		  int *ret_code)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t all, none, old;
+	pid_t child;
+	int r;
+
+	(void)sigfillset(&all);
+	(void)sigemptyset(&none);
+	(void)posix_spawnattr_init(&attr);
+	(void)posix_spawnattr_setsigmask(&attr, &none);
+	(void)posix_spawnattr_setsigdefault(&attr, &all);
+	(void)posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
+						      POSIX_SPAWN_SETSIGDEF);
+	(void)posix_spawn_file_actions_init(&fa);
+	/* a session leader without a terminal that opens one (no O_NOCTTY)
+	 * gets it as its controlling terminal */
+	if (tty)
+		(void)posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, tty, O_RDWR, 0);
+	/* from now on every signal waits for sigwaitinfo(): none is lost, and
+	 * none is dropped as an init's would be */
+	(void)sigprocmask(SIG_BLOCK, &all, &old);
+	r = posix_spawn(&child, path, &fa, &attr, argv, envp);
+	(void)posix_spawn_file_actions_destroy(&fa);
+	(void)posix_spawnattr_destroy(&attr);
+	if (r != 0) {
+		(void)sigprocmask(SIG_SETMASK, &old, NULL);
+		return -r;
+	}
+	for (;;) {
+		siginfo_t si;
+		int sig = sigwaitinfo(&all, &si), st;
+		pid_t pid;
+
+		if (sig < 0)
+			continue;
+		if (sig != SIGCHLD) {
+			(void)kill(-child, sig);
+			continue;
+		}
+		while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
+			if (pid == child) {
+				*ret_code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+				return 0;
+			}
+	}
 }

@@ -149,6 +149,27 @@ VFORK_SAFE void shim_reset_signals(void);
  * has been written). */
 int shim_exec(const struct shim_opts *o, const char *path, char *const argv[], char *const envp[]);
 
+/* A container's init (`bernstein shim --init`: the shim is the PID
+ * namespace's pid 1, where the kernel drops every signal an init has no
+ * handler for, so a program there would ignore SIGTERM, SIGINT and SIGHUP)
+ * runs the program as its child instead.
+ *
+ * First of all, before anything else is started (the SIGHUP and SIGCONT
+ * that TIOCNOTTY sends to this process group would reach it): when fd 0 is
+ * this session leader's controlling terminal (the container's console), let
+ * go of it, its name into tty (size bytes). Whether it did. */
+bool shim_init_release_tty(char *tty, size_t size);
+/* Then step 6 as the init: the program is started in a session of its own;
+ * with tty (the released terminal, or NULL) it opens it again and takes it
+ * as its own controlling terminal, so the terminal's signals (Ctrl-C,
+ * SIGWINCH, the hangup) reach it as they would outside. Every signal the
+ * init gets (from the runtime, which forwards its own) goes to the
+ * program's process group; every child is reaped. Returns, when the program
+ * has exited, 0 with its status as an exit code in *ret_code (128+N for
+ * signal N), or a negative errno when it could not be started. */
+int shim_init_run(const char *path, char *const argv[], char *const envp[], const char *tty,
+		  int *ret_code);
+
 /* Report a failure on the status fd (best effort; no-op without one). */
 void shim_report_failure(const struct shim_opts *o, enum shim_stage stage, int err);
 

@@ -3,8 +3,9 @@
 # tests/helpers/fake-llm.py. Source after tests/integration/lib.sh and
 # test_begin, then call
 #
-#   pty_e2e CLI PROFILE KEY_ENV TOOL_CALL
+#   pty_e2e CLI PROFILE KEY_ENV TOOL_CALL [SANDBOX]
 #
+# SANDBOX is the tier (bernstein.yaml's sandbox:, default none).
 # TOOL_CALL is the JSON of the fake model's tool call that makes the CLI's
 # shell tool write hello.txt. It checks: the run exits 0, hello.txt (hi) is
 # merged, the CLI ran without -p with its prompt typed (prompt_via pty), the
@@ -15,14 +16,15 @@
 
 pty_e2e()
 {
-	_cli=$1 _profile=$2 _key=$3 _call=$4
+	_cli=$1 _profile=$2 _key=$3 _call=$4 _sandbox=${5:-none}
 	require_agents
 
 	W=$T/work
 	mkdir -p "$W"
 	git -C "$W" init -q -b main . >/dev/null 2>&1
 	printf '.bernstein/\n' >"$W/.gitignore"
-	printf 'adapter: %s\nparallel: 1\ntimeout: 120\nmax_retries: 0\nsandbox: none\n' "$_profile" >"$W/bernstein.yaml"
+	printf 'adapter: %s\nparallel: 1\ntimeout: 120\nmax_retries: 0\nsandbox: %s\n' "$_profile" "$_sandbox" \
+		>"$W/bernstein.yaml"
 	printf '%s\n' '{"side": {"text": "Title"},' ' "responses": [' "  {\"tool_calls\": [$_call]}," \
 		'  {"text": "Created hello.txt for you."}],' ' "default": {"text": "Nothing more."}}' >"$T/script.json"
 	fake_start "$T/script.json"
