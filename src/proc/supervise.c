@@ -163,6 +163,7 @@ struct sv_child {
 	uint64_t grace_deadline_ms; /* 0 = none */
 	bool finished;		    /* over: on_exit() is due */
 	bool soft_stop;		    /* ops->on_stop asked for time: SIGTERM at the grace deadline */
+	bool hung_up;		    /* its pty driver ended it, done (not a cancel) */
 	int listen_fd;		    /* the hooks socket (spec.listen_fd), -1 none */
 	uint64_t conn_seq;	    /* connections accepted so far */
 	struct sv_stream *conns;    /* PROC_MAX_SOCKET_CONNS when listen_fd >= 0, else NULL */
@@ -529,9 +530,12 @@ static void pty_step(struct supervisor *sv, struct sv_child *c)
 		frame_chunk(sv, c, &c->out, lines.buf, lines.len);
 	sbuf_release(&lines);
 	sbuf_release(&keys);
-	/* done, and still there after its exit keys: stopped as on a cancel */
-	if (a == PTYDRIVE_HANGUP && !c->finished && c->proc.state == PROC_RUNNING)
+	/* done, and still there after its exit keys (or with none declared):
+	 * stopped as on a cancel, but it is no cancel of the task or the run */
+	if (a == PTYDRIVE_HANGUP && !c->finished && c->proc.state == PROC_RUNNING) {
+		c->hung_up = true;
 		sv_event(sv, c, PROC_EV_CANCEL, NULL);
+	}
 }
 
 static void pty_feed(struct supervisor *sv, struct sv_child *c, size_t n)
@@ -804,7 +808,7 @@ static void sv_event(struct supervisor *sv, struct sv_child *c, enum proc_event 
 				notice(sv, c, PROC_NOTICE_STALLED, c->proc.idle_timeout_ms);
 			else
 				notice(sv, c, PROC_NOTICE_TIMEOUT, c->proc.timeout_ms);
-		} else {
+		} else if (!c->hung_up) {
 			c->proc.cancelled = true;
 		}
 		c->proc.deadline_ms = 0;

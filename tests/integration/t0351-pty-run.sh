@@ -104,4 +104,17 @@ if [ "$BOX" = yes ]; then
 else
 	skip "poll-pty in the container tier: run and merged" "the container tier cannot run here"
 fi
+
+# a profile without exit keys: the driver hangs the done TUI up; that is
+# no cancel of the run (it exited 130 with every task done)
+sed -i '/^    exit: "\/exit"$/d' "$W/.bernstein/catalog/profiles/tui.yaml"
+printf 'name: tuinoexit\ntasks:\n  - {title: plain, prompt: "please write plain.txt"}\n' >"$W/noexit.yaml"
+git_q add -A
+git_q commit -q -m noexit
+run "$BERNSTEIN" -C "$W" run noexit.yaml
+check "no exit keys declared: the run exits 0 (the hang-up is no cancel)" test "$RC" -eq 0
+check "no exit keys declared: the task merged" \
+	sh -c "git -C '$W' show main:plain.txt | grep -qx 'hello from the fake TUI'"
+check "no exit keys declared: the task is done, not cancelled" \
+	sh -c "'$BERNSTEIN' -C '$W' status --json | grep -q '\"state\": *\"done\"'"
 test_done
