@@ -59,7 +59,7 @@
 const char agent_relay_usage[] =
 	"--hub PATH --hub-url URL --listen ADDR --bernstein PATH --branch BRANCH\n"
 	"       --job-file FILE --session-dir DIR --home DIR [--start-timeout S]\n"
-	"       [--sbatch OPT]... -- AGENT [ARG...]";
+	"       [--ssh-command CMD] [--sbatch OPT]... -- AGENT [ARG...]";
 const char agent_relay_help[] =
 	"Runs AGENT as a Slurm job and relays its output: the task's side of\n"
 	"`executor: slurm`. A run starts it in the task's worktree with the agent's\n"
@@ -75,6 +75,9 @@ const char agent_exec_help[] =
 static volatile sig_atomic_t arg_stop;
 /* the Slurm client's configuration file (SLURM_CONF), when given */
 static const char *arg_slurm_conf;
+/* the node's ssh for an ssh:// hub (slurm.ssh_command, sent in the
+ * invocation): git's core.sshCommand, after the hardening's "ssh" */
+static const char *arg_ssh_command;
 
 static char *xfmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -169,6 +172,10 @@ static int git(char **envp, const char *dir, const char *const *args, char **ret
 
 	strvec_push(&a, "-c");
 	strvec_push(&a, "protocol.git.allow=always");
+	if (arg_ssh_command) {
+		strvec_push(&a, "-c");
+		strvec_pushf(&a, "core.sshCommand=%s", arg_ssh_command);
+	}
 	strvec_pushv(&a, args);
 	r = git_prepare(dir, (const char *const *)envp, GIT_HARDEN_WRITE | GIT_HARDEN_PUSH,
 			(const char *const *)a.v, &argv, &env);
@@ -329,6 +336,7 @@ static int conn_read_line(struct conn *c, uint64_t timeout_ms, size_t *ret_len)
 struct relay {
 	struct cli_ctx *ctx;
 	const char *hub, *hub_url, *listen, *bernstein, *branch, *job_file, *session_dir, *home;
+	const char *ssh_command; /* for the node's git (an ssh:// hub_url); NULL: ssh */
 	double start_timeout_s;
 	struct strvec sbatch;
 	char **agent;
@@ -601,6 +609,8 @@ static json_t *relay_invocation(struct relay *rl, const char *stdin_data, size_t
 					  ? json_stringn(stdin_data, stdin_len)
 					  : json_string(""));
 	(void)json_object_set_new(inv, "hub", json_string(rl->hub_url));
+	if (rl->ssh_command)
+		(void)json_object_set_new(inv, "ssh_command", json_string(rl->ssh_command));
 	(void)json_object_set_new(inv, "branch", json_string(rl->branch));
 	(void)json_object_set_new(inv, "base", json_string(rl->base));
 	(void)json_object_set_new(inv, "worktree", json_string(rl->cwd));
@@ -1052,6 +1062,7 @@ enum {
 	OPT_START_TIMEOUT,
 	OPT_SBATCH,
 	OPT_SLURM_CONF,
+	OPT_SSH_COMMAND,
 };
 
 static const struct option relay_options[] = {
@@ -1066,6 +1077,7 @@ static const struct option relay_options[] = {
 	{"start-timeout", required_argument, NULL, OPT_START_TIMEOUT},
 	{"sbatch", required_argument, NULL, OPT_SBATCH},
 	{"slurm-conf", required_argument, NULL, OPT_SLURM_CONF},
+	{"ssh-command", required_argument, NULL, OPT_SSH_COMMAND},
 	CLI_OPT_HELP,
 	{NULL, 0, NULL, 0},
 };
@@ -1117,6 +1129,9 @@ int cmd_agent_relay(int argc, char **argv, struct cli_ctx *ctx)
 			break;
 		case OPT_SLURM_CONF:
 			arg_slurm_conf = optarg;
+			break;
+		case OPT_SSH_COMMAND:
+			rl.ssh_command = optarg;
 			break;
 		default:
 			strvec_clear(&rl.sbatch);
@@ -1386,6 +1401,21 @@ static int node_home_files(struct node *nd, const json_t *inv)
 	return 0;
 }
 
+/* The ssh the node's git runs for the hub (slurm.ssh_command), when the
+ * invocation names one: 0, or -1 with nd->why. */
+static int node_ssh(struct node *nd, const json_t *inv)
+{
+	const json_t *ssh = json_object_get(inv, "ssh_command");
+
+	if (ssh && (!json_is_string(ssh) || !json_string_length(ssh))) {
+		(void)snprintf(nd->why, sizeof(nd->why),
+			       "the invocation's ssh_command is not a command");
+		return -1;
+	}
+	arg_ssh_command = json_string_value(ssh);
+	return 0;
+}
+
 /* Clone, run, commit, push: the agent's exit code, or -1 with nd->why. */
 static int node_run(struct node *nd, const json_t *inv, char **ret_pushed)
 {
@@ -1564,6 +1594,8 @@ static int node_work(struct node *nd, const json_t *inv, const char *tmp)
 	(void)mkdir(nd->home, 0700);
 	(void)mkdir(nd->sess, 0700);
 	code = node_home_files(nd, inv);
+	if (code == 0)
+		code = node_ssh(nd, inv);
 	if (code == 0)
 		code = node_run(nd, inv, &pushed);
 	if (code < 0)

@@ -76,8 +76,8 @@ int executor_get_slurm(struct arena *a, const struct ydoc *doc, const struct yno
 		       const char *path, struct executor_slurm *ret, struct diag *reterr)
 {
 	static const char *const keys[] = {
-		"hub", "hub_url", "listen",	   "bernstein",	 "partition", "account",
-		"qos", "sbatch",  "start_timeout", "git_daemon", NULL,
+		"hub", "hub_url", "listen",	   "bernstein",	 "partition",	"account",
+		"qos", "sbatch",  "start_timeout", "git_daemon", "ssh_command", NULL,
 	};
 	struct executor_slurm s = {.set = true};
 	const struct ynode *v;
@@ -99,6 +99,8 @@ int executor_get_slurm(struct arena *a, const struct ydoc *doc, const struct yno
 		r = slurm_str(doc, n, path, "bernstein", &s.bernstein, reterr);
 	if (r == 0)
 		r = slurm_str(doc, n, path, "git_daemon", &s.git_daemon, reterr);
+	if (r == 0)
+		r = slurm_str(doc, n, path, "ssh_command", &s.ssh_command, reterr);
 	if (r == 0)
 		r = slurm_str(doc, n, path, "partition", &s.partition, reterr);
 	if (r == 0)

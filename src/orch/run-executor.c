@@ -219,6 +219,8 @@ int run_executor_wrap(struct loop *l, struct otask *t, double timeout_s, struct 
 			     base ? base + 1 : s->hub);
 	}
 	strvec_pushf(&argv, "--listen=%s", s->listen);
+	if (s->ssh_command)
+		strvec_pushf(&argv, "--ssh-command=%s", s->ssh_command);
 	strvec_pushf(&argv, "--bernstein=%s", s->bernstein ? s->bernstein : l->e->self_exe);
 	strvec_pushf(&argv, "--branch=%s", t->row.branch);
 	strvec_pushf(&argv, "--job-file=%s", job);

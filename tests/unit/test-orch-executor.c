@@ -77,6 +77,7 @@ static void test_config(void **state)
 		 "  sbatch: [--reservation=r1, --constraint=ssd]\n"
 		 "  start_timeout: 90\n"
 		 "  git_daemon: 10.0.0.1:9500\n"
+		 "  ssh_command: ssh -i /k/id -o UserKnownHostsFile=/k/known\n"
 		 "role_model_policy:\n"
 		 "  docs: {executor: local}\n");
 	assert_int_equal(c->executor, EXECUTOR_SLURM);
@@ -88,6 +89,7 @@ static void test_config(void **state)
 	assert_string_equal(c->slurm.sbatch[1], "--constraint=ssd");
 	assert_true(c->slurm.start_timeout_s == 90);
 	assert_string_equal(c->slurm.git_daemon, "10.0.0.1:9500");
+	assert_string_equal(c->slurm.ssh_command, "ssh -i /k/id -o UserKnownHostsFile=/k/known");
 	/* the task's, else its role's, else bernstein.yaml's */
 	assert_int_equal(orch_config_executor(c, "backend", false, EXECUTOR_LOCAL), EXECUTOR_SLURM);
 	assert_int_equal(orch_config_executor(c, "docs", false, EXECUTOR_LOCAL), EXECUTOR_LOCAL);
@@ -104,6 +106,8 @@ static void test_config(void **state)
 	/* nothing that a batch script or a command line could be made to run */
 	d = load_fail("slurm: {partition: \"p'; rm -rf ~; '\"}\n");
 	assert_non_null(strstr(d.msg, "slurm.partition"));
+	d = load_fail("slurm: {ssh_command: \"ssh -i $HOME/id\"}\n");
+	assert_non_null(strstr(d.msg, "slurm.ssh_command"));
 	d = load_fail("slurm: {sbatch: [\"reservation=x\"]}\n");
 	assert_non_null(strstr(d.msg, "not an option"));
 	d = load_fail("role_model_policy:\n  backend: {executor: cloud}\n");
