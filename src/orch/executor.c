@@ -184,18 +184,21 @@ void executor_slurm_sbatch_args(const struct executor_slurm *s, const char *job_
 		strvec_push(ret, s->sbatch[i]);
 }
 
-char *executor_slurm_script(const char *bernstein, const char *connect, const char *token)
+char *executor_slurm_script(const char *bernstein, const char *connect, const char *token,
+			    const char *fp)
 {
 	struct sbuf sb = SBUF_INIT(SIZE_MAX);
 
-	if (!plain_value(bernstein) || !plain_value(connect) || !plain_value(token))
+	if (!plain_value(bernstein) || !plain_value(connect) || !plain_value(token) ||
+	    !plain_value(fp))
 		return NULL;
 	(void)sbuf_addf(
 		&sb,
 		"#!/bin/sh\n"
-		"# bernstein agent-exec dials back to the submitting host: the token\n"
-		"# only opens that connection; no secret is here (docs/executors.md)\n"
-		"BERNSTEIN_EXEC_CONNECT='%s' BERNSTEIN_EXEC_TOKEN='%s' exec '%s' agent-exec\n",
-		connect, token, bernstein);
+		"# bernstein agent-exec dials back to the submitting host over TLS, to\n"
+		"# the certificate with this fingerprint only; the token only opens that\n"
+		"# connection; no secret is here (docs/executors.md)\n"
+		"BERNSTEIN_EXEC_CONNECT='%s' BERNSTEIN_EXEC_TOKEN='%s' BERNSTEIN_EXEC_FINGERPRINT='%s' exec '%s' agent-exec\n",
+		connect, token, fp, bernstein);
 	return sbuf_detach(&sb, NULL);
 }

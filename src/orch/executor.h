@@ -101,11 +101,13 @@ void executor_slurm_sbatch_args(const struct executor_slurm *s, const char *job_
 				struct strvec *ret);
 
 /* The batch script (sbatch reads it on stdin): it execs `BERNSTEIN
- * agent-exec` with where to dial (addr:port) and the job's token in its
- * environment. The token is single-use: the relay accepts one connection
- * and closes its socket, so the copy Slurm keeps of the script is worth
- * nothing afterwards, and no secret is in it. NULL when a value holds a
- * character the script cannot carry (a quote, a newline). Caller frees. */
-char *executor_slurm_script(const char *bernstein, const char *connect, const char *token);
+ * agent-exec` with where to dial (addr:port), the job's token and the
+ * SHA-256 fingerprint of the relay's TLS certificate (fp, not secret: the
+ * job accepts no other) in its environment. The token is single-use: the relay accepts one
+ * connection and closes its socket, so the copy Slurm keeps of the script is worth nothing
+ * afterwards, and no secret is in it. NULL when a value holds a character the script cannot carry
+ * (a quote, a newline). Caller frees. */
+char *executor_slurm_script(const char *bernstein, const char *connect, const char *token,
+			    const char *fp);
 
 #endif

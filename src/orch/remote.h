@@ -1,7 +1,9 @@
 /* The event connection between `bernstein agent-relay` (the submitting
  * host) and `bernstein agent-exec` (a Slurm node): docs/executors.md,
  * "The connection". One JSON object a line, each at most REMOTE_LINE_MAX
- * bytes, over one TCP connection the node opens:
+ * bytes, over one TLS connection the node opens (orch/remote-tls.h: the
+ * node first checks the relay's certificate against its pinned
+ * fingerprint):
  *
  *   node  -> relay  {"token": HEX, "node": NAME}           first, within 10 s
  *   relay -> node   {"invocation": {...}}                  once the token matched
