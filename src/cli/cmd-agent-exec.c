@@ -62,12 +62,13 @@
 #define GIT_TIMEOUT_MS	 600000
 #define SLURM_TIMEOUT_MS 60000
 #define POLL_JOB_MS	 2000
+#define RELAY_BUNDLE_MAX (512u << 20)
 #define DEFAULT_PATH	 "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 const char agent_relay_usage[] =
 	"--hub PATH --hub-url URL --listen ADDR --bernstein PATH --branch BRANCH\n"
 	"       --job-file FILE --session-dir DIR --home DIR [--start-timeout S]\n"
-	"       [--ssh-command CMD] [--sbatch OPT]... -- AGENT [ARG...]";
+	"       [--ssh-command CMD] [--no-hub-push] [--sbatch OPT]... -- AGENT [ARG...]";
 const char agent_relay_help[] =
 	"Runs AGENT as a Slurm job and relays its output: the task's side of\n"
 	"`executor: slurm`. A run starts it in the task's worktree with the agent's\n"
@@ -408,6 +409,14 @@ struct relay {
 	 * JOB_FILE.tls, removed with the job file) */
 	SSL_CTX *tls;
 	char *key_file;
+	/* the node's bundle of the branch, as it arrives (session dir,
+	 * result.bundle, 0600): its bytes; bundle_bad: over the cap or not
+	 * writable */
+	int bundle_fd;
+	char *bundle_file;
+	uint64_t bundle_bytes;
+	bool bundle_bad;
+	bool no_hub_push; /* the hub takes no push (bernstein's read-only git daemon) */
 	/* a started job's rendezvous, from its job file: where its node dials
 	 * back after losing us, and with which token */
 	char *rec_connect;
@@ -681,6 +690,8 @@ static json_t *relay_invocation(struct relay *rl, const char *stdin_data, size_t
 					  ? json_stringn(stdin_data, stdin_len)
 					  : json_string(""));
 	(void)json_object_set_new(inv, "hub", json_string(rl->hub_url));
+	if (rl->no_hub_push)
+		(void)json_object_set_new(inv, "hub_push", json_false());
 	if (rl->ssh_command)
 		(void)json_object_set_new(inv, "ssh_command", json_string(rl->ssh_command));
 	(void)json_object_set_new(inv, "branch", json_string(rl->branch));
@@ -883,6 +894,62 @@ static int relay_accept(struct relay *rl, int lfd, const char *token, struct con
 	}
 }
 
+/* The next chunk of the node's bundle, written to rl->bundle_file. */
+static void relay_bundle_add(struct relay *rl, const struct remote_msg *m)
+{
+	if (rl->bundle_bad)
+		return;
+	if (rl->bundle_fd < 0)
+		rl->bundle_fd = open(rl->bundle_file,
+				     O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (rl->bundle_fd < 0 || rl->bundle_bytes + m->len > RELAY_BUNDLE_MAX ||
+	    write_all(rl->bundle_fd, m->text, m->len) < 0) {
+		relay_err(rl, "the node's bundle is not kept: %s",
+			  rl->bundle_fd < 0 ? strerror(errno)
+					    : "larger than 512 MiB or unwritable");
+		rl->bundle_bad = true;
+		return;
+	}
+	rl->bundle_bytes += m->len;
+}
+
+/* The branch from the node's bundle into the worktree: it must hold
+ * exactly refs/heads/BRANCH (list-heads), and git fetch checks that its
+ * prerequisites are here and its objects whole. 0, or < 0 with rl->why. */
+static int relay_fetch_bundle(struct relay *rl)
+{
+	const char *heads[] = {"bundle", "list-heads", rl->bundle_file, NULL};
+	const char *fetch[] = {"fetch", "-q", "--no-tags", rl->bundle_file, NULL, NULL};
+	const char *head[] = {"rev-parse", "-q", "--verify", "FETCH_HEAD^{commit}", NULL};
+	char *out = NULL, *got = NULL, *ref = xfmt("refs/heads/%s", rl->branch), sha[65];
+	struct diag d;
+	int r;
+
+	fetch[4] = ref;
+	diag_clear(&d);
+	r = git(rl->ctx->envp, rl->cwd, heads, &out, rl->why, sizeof(rl->why));
+	if (r >= 0 && (r = remote_bundle_heads(out, rl->branch, sha, &d)) < 0)
+		(void)snprintf(rl->why, sizeof(rl->why), "%s", d.msg);
+	if (r >= 0)
+		r = git(rl->ctx->envp, rl->cwd, fetch, NULL, rl->why, sizeof(rl->why));
+	if (r >= 0)
+		r = git(rl->ctx->envp, rl->cwd, head, &got, rl->why, sizeof(rl->why));
+	if (r >= 0 && strcmp(got, sha) != 0) {
+		(void)snprintf(rl->why, sizeof(rl->why),
+			       "the bundle's branch is not what it names");
+		r = -EBADMSG;
+	}
+	if (r >= 0) {
+		const char *reset[] = {"reset", "-q", "--hard", got, NULL};
+
+		r = git(rl->ctx->envp, rl->cwd, reset, NULL, rl->why, sizeof(rl->why));
+	}
+	free(out);
+	free(got);
+	free(ref);
+	return r;
+}
+
 /* Relay the node's lines until its exit: the exit code, or -ECONNRESET
  * when the connection ended first, -EINTR when told to stop. */
 static int relay_stream(struct relay *rl, struct conn *cp)
@@ -928,6 +995,8 @@ static int relay_stream(struct relay *rl, struct conn *cp)
 			else
 				(void)fprintf(rl->ctx->err, "%s\n", m.text);
 			(void)fflush(rl->ctx->err);
+		} else if (m.kind == REMOTE_MSG_BUNDLE) {
+			relay_bundle_add(rl, &m);
 		} else if (m.kind == REMOTE_MSG_EXIT) {
 			code = m.code;
 			remote_msg_release(&m);
@@ -1176,7 +1245,21 @@ static int relay_finish(struct relay *rl, int code)
 		relay_scancel(rl);
 		return 128 + (arg_stop ? arg_stop : SIGTERM);
 	}
-	r = relay_fetch(rl);
+	close_fdp(&rl->bundle_fd);
+	/* the node's bundle when it came whole with the agent's end; else
+	 * the hub (a node that lost us pushed there, if the hub takes pushes) */
+	if (code >= 0 && rl->bundle_bytes && !rl->bundle_bad) {
+		r = relay_fetch_bundle(rl);
+		if (r < 0) {
+			relay_err(rl, "cannot take the node's bundle: %s", rl->why);
+			(void)unlink(rl->bundle_file);
+			relay_forget(rl);
+			return BEXIT_FAILED;
+		}
+	} else {
+		r = relay_fetch(rl);
+	}
+	(void)unlink(rl->bundle_file);
 	relay_forget(rl);
 	if (r < 0) {
 		relay_err(rl, "cannot fetch the branch from the hub: %s", rl->why);
@@ -1234,6 +1317,7 @@ enum {
 	OPT_SBATCH,
 	OPT_SLURM_CONF,
 	OPT_SSH_COMMAND,
+	OPT_NO_HUB_PUSH,
 };
 
 static const struct option relay_options[] = {
@@ -1249,6 +1333,7 @@ static const struct option relay_options[] = {
 	{"sbatch", required_argument, NULL, OPT_SBATCH},
 	{"slurm-conf", required_argument, NULL, OPT_SLURM_CONF},
 	{"ssh-command", required_argument, NULL, OPT_SSH_COMMAND},
+	{"no-hub-push", no_argument, NULL, OPT_NO_HUB_PUSH},
 	CLI_OPT_HELP,
 	{NULL, 0, NULL, 0},
 };
@@ -1256,6 +1341,7 @@ static const struct option relay_options[] = {
 int cmd_agent_relay(int argc, char **argv, struct cli_ctx *ctx)
 {
 	struct relay rl = {.ctx = ctx,
+			   .bundle_fd = -1,
 			   .start_timeout_s = EXECUTOR_SLURM_START_TIMEOUT_S,
 			   .sbatch = STRVEC_INIT};
 	struct sigaction sa = {.sa_handler = on_stop};
@@ -1304,6 +1390,9 @@ int cmd_agent_relay(int argc, char **argv, struct cli_ctx *ctx)
 		case OPT_SSH_COMMAND:
 			rl.ssh_command = optarg;
 			break;
+		case OPT_NO_HUB_PUSH:
+			rl.no_hub_push = true;
+			break;
 		default:
 			strvec_clear(&rl.sbatch);
 			return cli_usage_error(ctx, "unknown option '%s'", argv[optind - 1]);
@@ -1316,6 +1405,7 @@ int cmd_agent_relay(int argc, char **argv, struct cli_ctx *ctx)
 	}
 	rl.agent = argv + optind;
 	rl.key_file = xfmt("%s.tls", rl.job_file);
+	rl.bundle_file = xfmt("%s/result.bundle", rl.session_dir);
 	(void)sigaction(SIGTERM, &sa, NULL);
 	(void)sigaction(SIGINT, &sa, NULL);
 	(void)sigaction(SIGHUP, &sa, NULL);
@@ -1325,6 +1415,8 @@ int cmd_agent_relay(int argc, char **argv, struct cli_ctx *ctx)
 	free(rl.rec_connect);
 	free(rl.key_file);
 	SSL_CTX_free(rl.tls);
+	close_fdp(&rl.bundle_fd);
+	free(rl.bundle_file);
 	strvec_clear(&rl.sbatch);
 	free(rl.base);
 	free(rl.job);
@@ -1333,7 +1425,8 @@ int cmd_agent_relay(int argc, char **argv, struct cli_ctx *ctx)
 
 /* ---- agent-exec ---- */
 
-#define REPLAY_MAX	 (64u << 20) /* the agent's lines kept for a re-attached relay */
+#define REPLAY_MAX	 (64u << 20)  /* the agent's lines kept for a re-attached relay */
+#define NODE_BUNDLE_MAX	 (512u << 20) /* the branch's bundle sent back */
 #define REDIAL_MS	 1000
 #define REDIAL_WINDOW_MS (600u * 1000u) /* after the agent: how long a relay may take to return */
 
@@ -1644,6 +1737,8 @@ static int node_ssh(struct node *nd, const json_t *inv)
 	return 0;
 }
 
+static void node_result(struct node *nd, const json_t *inv, char **ret_pushed);
+
 /* Clone, run, commit, push: the agent's exit code, or -1 with nd->why. */
 static int node_run(struct node *nd, const json_t *inv, char **ret_pushed)
 {
@@ -1711,7 +1806,52 @@ static int node_run(struct node *nd, const json_t *inv, char **ret_pushed)
 		(void)snprintf(nd->why, sizeof(nd->why), "the job was cancelled");
 		return -1;
 	}
-	/* what the agent left uncommitted, committed; the branch pushed */
+	node_result(nd, inv, ret_pushed);
+	return code;
+}
+
+/* The branch as a git bundle (BASE..refs/heads/BRANCH) sent on the
+ * connection in chunks: 0, or -1 with nd->why. */
+static int node_bundle(struct node *nd, const char *base, const char *branch)
+{
+	char *file = xfmt("%s/result.bundle", nd->dir), *ref = xfmt("refs/heads/%s", branch);
+	char *range = xfmt("%s..%s", base, ref), *data = NULL;
+	const char *update[] = {"update-ref", ref, "HEAD", NULL};
+	const char *create[] = {"bundle", "create", "-q", file, range, NULL};
+	size_t n = 0, off;
+	int r;
+
+	r = git(nd->ctx->envp, nd->wt, update, NULL, nd->why, sizeof(nd->why));
+	if (r >= 0)
+		r = git(nd->ctx->envp, nd->wt, create, NULL, nd->why, sizeof(nd->why));
+	if (r >= 0 && (r = read_file_capped(file, NODE_BUNDLE_MAX, &data, &n)) < 0)
+		(void)snprintf(nd->why, sizeof(nd->why), "cannot read the branch's bundle: %s",
+			       strerror(-r));
+	for (off = 0; r >= 0 && off < n; off += REMOTE_BUNDLE_CHUNK) {
+		size_t k = n - off < REMOTE_BUNDLE_CHUNK ? n - off : REMOTE_BUNDLE_CHUNK;
+		char *b64 = remote_b64_encode(data + off, k);
+
+		node_send(nd, json_pack("{s:s}", "bundle", b64));
+		free(b64);
+	}
+	(void)unlink(file);
+	free(data);
+	free(file);
+	free(ref);
+	free(range);
+	return r < 0 ? -1 : 0;
+}
+
+/* What the agent left uncommitted, committed; the branch sent back as a
+ * bundle on the connection, and pushed to the hub unless the invocation
+ * says the hub takes no push (bernstein's own git daemon is read-only). */
+static void node_result(struct node *nd, const json_t *inv, char **ret_pushed)
+{
+	const char *hub = jstr_of(inv, "hub"), *branch = jstr_of(inv, "branch"),
+		   *base = jstr_of(inv, "base");
+	bool push_hub = !json_is_false(json_object_get(inv, "hub_push"));
+	char *head = NULL;
+
 	{
 		const char *name = jstr_of(inv, "git_name"), *email = jstr_of(inv, "git_email");
 		char *un = xfmt("user.name=%s", name ? name : "bernstein");
@@ -1737,7 +1877,9 @@ static int node_run(struct node *nd, const json_t *inv, char **ret_pushed)
 			(void)git(nd->ctx->envp, nd->wt, commit, NULL, nd->why, sizeof(nd->why));
 		free(st);
 		if (git(nd->ctx->envp, nd->wt, rev, &head, nd->why, sizeof(nd->why)) >= 0 &&
-		    strcmp(head, base) != 0 && node_git_retry(nd, nd->wt, push, false) >= 0) {
+		    strcmp(head, base) != 0 &&
+		    (!push_hub || node_git_retry(nd, nd->wt, push, false) >= 0) &&
+		    node_bundle(nd, base, branch) >= 0) {
 			*ret_pushed = head;
 			head = NULL;
 		} else if (head && strcmp(head, base) != 0) {
@@ -1748,7 +1890,6 @@ static int node_run(struct node *nd, const json_t *inv, char **ret_pushed)
 		free(ue);
 		free(refspec);
 	}
-	return code;
 }
 
 /* The first connection to the relay (a few tries: a link that is still

@@ -377,6 +377,64 @@ static void test_fingerprint(void **state)
 	}
 }
 
+/* A bundle chunk: base64 both ways, strict; the bundle's refs: exactly
+ * the task's branch. */
+static void test_bundle(void **state)
+{
+	static const char id[] = "3b5d0c1f9a7e2b4c6d8e0f1a2b3c4d5e6f708192";
+	struct remote_msg m = {0};
+	char *b64, *line, sha[65];
+	struct diag d;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 4; i++) {
+		const char raw[] = "\0\1binary\xff";
+		size_t n = sizeof(raw) - 1 - (size_t)i;
+
+		b64 = remote_b64_encode(raw, n);
+		line = malloc(strlen(b64) + 16);
+		assert_non_null(line);
+		sprintf(line, "{\"bundle\":\"%s\"}", b64);
+		diag_clear(&d);
+		assert_int_equal(remote_msg_parse(line, strlen(line), &m, &d), 0);
+		assert_int_equal(m.kind, REMOTE_MSG_BUNDLE);
+		assert_int_equal(m.len, n);
+		assert_memory_equal(m.text, raw, n);
+		remote_msg_release(&m);
+		free(line);
+		free(b64);
+	}
+	assert_string_equal((b64 = remote_b64_encode("ab", 2)), "YWI=");
+	free(b64);
+	/* not padded, not canonical, not base64 */
+	assert_int_equal(remote_msg_parse("{\"bundle\":\"YWI\"}", 16, &m, &d), -EBADMSG);
+	assert_int_equal(remote_msg_parse("{\"bundle\":\"YWJ=\"}", 17, &m, &d), -EBADMSG);
+	assert_int_equal(remote_msg_parse("{\"bundle\":\"Y WI\"}", 17, &m, &d), -EBADMSG);
+	assert_int_equal(remote_msg_parse("{\"bundle\":\"\"}", 13, &m, &d), -EBADMSG);
+
+	line = malloc(256);
+	assert_non_null(line);
+	sprintf(line, "%s refs/heads/bernstein/t-1\n", id);
+	assert_int_equal(remote_bundle_heads(line, "bernstein/t-1", sha, &d), 0);
+	assert_string_equal(sha, id);
+	/* another task's branch, a prefix of it, main beside it, nothing */
+	assert_int_equal(remote_bundle_heads(line, "bernstein/t-2", sha, &d), -EBADMSG);
+	assert_non_null(strstr(d.msg, "not only refs/heads/bernstein/t-2"));
+	assert_int_equal(remote_bundle_heads(line, "bernstein/t-", sha, &d), -EBADMSG);
+	sprintf(line, "%s refs/heads/bernstein/t-1\n%s refs/heads/main\n", id, id);
+	assert_int_equal(remote_bundle_heads(line, "bernstein/t-1", sha, &d), -EBADMSG);
+	assert_non_null(strstr(d.msg, "refs/heads/main"));
+	sprintf(line, "%s refs/heads/bernstein/t-1\n%s refs/heads/bernstein/t-1\n", id, id);
+	assert_int_equal(remote_bundle_heads(line, "bernstein/t-1", sha, &d), -EBADMSG);
+	assert_non_null(strstr(d.msg, "2 refs"));
+	assert_int_equal(remote_bundle_heads("", "bernstein/t-1", sha, &d), -EBADMSG);
+	assert_int_equal(
+		remote_bundle_heads("zz refs/heads/bernstein/t-1\n", "bernstein/t-1", sha, &d),
+		-EBADMSG);
+	free(line);
+}
+
 /* Both ends of a handshake over a socket pair (non-blocking, in turns):
  * whether both completed. */
 static bool handshake(SSL_CTX *server, SSL_CTX *client, SSL **ret_c)
@@ -464,7 +522,7 @@ int main(void)
 		cmocka_unit_test(test_script),	    cmocka_unit_test(test_plan_and_spec),
 		cmocka_unit_test(test_messages),    cmocka_unit_test(test_token),
 		cmocka_unit_test(test_home_paths),  cmocka_unit_test(test_fingerprint),
-		cmocka_unit_test(test_tls_pinning),
+		cmocka_unit_test(test_tls_pinning), cmocka_unit_test(test_bundle),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
