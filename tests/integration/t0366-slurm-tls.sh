@@ -12,6 +12,9 @@
 #     usage error; a truncated handshake is dropped. The relay says each in
 #     agent.log, and once released the job still gets its invocation (none
 #     of them consumed it): the task is merged once.
+#  3. a job whose script pins another certificate (slurm.bernstein, a
+#     wrapper, changes its fingerprint: what a job dialling an impersonator
+#     sees): the job refuses the relay, the attempt fails, nothing merged.
 . "$SRCDIR/tests/integration/lib.sh"
 . "$SRCDIR/tests/integration/slurm-lib.sh"
 
@@ -201,5 +204,34 @@ check "the relay said a job refused its certificate (the other fingerprint)" \
 check "the held task is merged once" \
 	test "$(git -C "$W" log --format=%s "$BASE..main" -- held.txt | wc -l)" -ge 1
 check "its job file and TLS key are gone" sh -c "[ ! -e '$JOBF' ] && [ ! -e '$JOBF.tls' ]"
+
+# ---- 3. a job pinned to another certificate: the attempt fails ----
+# the binary on the nodes (slurm.bernstein) is a wrapper that gives
+# agent-exec another fingerprint, as a job dialling an impersonator would see
+WRONG2=$(printf 'an impersonator' | sha256sum | cut -c1-64)
+printf '#!/bin/sh\nBERNSTEIN_EXEC_FINGERPRINT=%s exec %s "$@"\n' "$WRONG2" "$BERNSTEIN" >"$T/wrap.sh"
+chmod 755 "$T/wrap.sh"
+sed -i '/sbatch: \[--hold\]/d' "$W/bernstein.yaml"
+printf '  bernstein: %s\n' "$T/wrap.sh" >>"$W/bernstein.yaml"
+cat >"$W/pinned.yaml" <<'EOF'
+name: pinned
+tasks:
+  - title: pinned
+    adapter: shell
+    prompt: 'echo pinned > pinned.txt'
+EOF
+git_q add -A
+git_q commit -q -m "another pin"
+run BERNSTEIN_TEST_PASS_ENV=CANARY_API_KEY CANARY_API_KEY="$CANARY" SLURM_CONF="$SLURM_CONF" \
+	"$BERNSTEIN" run pinned.yaml
+check "the run fails (its only task failed)" test "$RC" != 0
+PLOG=$(ls "$W"/.bernstein/runs/*/pinned-*/1/agent.log 2>/dev/null | head -n 1)
+check "the relay says the job refused its certificate" \
+	grep -q "a job refused this host's TLS certificate" "$PLOG"
+check "and that the job ended before its agent connected (the attempt failed)" \
+	grep -q "before its agent connected" "$PLOG"
+check "the task is not merged" sh -c "! git -C '$W' show main:pinned.txt >/dev/null 2>&1"
+check "the canary is nowhere in Slurm's state, spool or logs" \
+	sh -c "! grep -r -a -q -F '$CANARY' '$T/cluster'"
 check "no job is left in the queue" sh -c "[ -z \"\$(SLURM_CONF='$SLURM_CONF' squeue -h)\" ]"
 test_done
