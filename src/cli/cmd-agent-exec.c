@@ -1495,16 +1495,20 @@ static void node_dial(struct node *nd, bool replay)
 	fd = socket(nd->ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return;
+	/* connect and send: 2 s (a relay that does not answer is gone: dial
+	 * again later); a busy relay may take longer to answer the handshake */
 	sock_timeouts(fd, 2000);
 	if (connect(fd, nd->ai->ai_addr, nd->ai->ai_addrlen) < 0) {
 		(void)close(fd);
 		return;
 	}
+	sock_timeouts(fd, HELLO_TIMEOUT_MS);
 	ssl = node_handshake(nd, fd);
 	if (!ssl) {
 		(void)close(fd);
 		return;
 	}
+	sock_timeouts(fd, 2000);
 	hello = json_pack("{s:s, s:s}", "token", nd->token, "node", nd->host);
 	if (send_msg(ssl, hello) < 0 ||
 	    (replay && nd->replay.len && tls_write_all(ssl, nd->replay.buf, nd->replay.len) < 0)) {
