@@ -1241,11 +1241,12 @@ static int relay_finish(struct relay *rl, int code)
 
 	if (code == -ECONNRESET && relay_wait_job(rl) == -EINTR)
 		code = -EINTR;
+	close_fdp(&rl->bundle_fd);
 	if (code == -EINTR) {
 		relay_scancel(rl);
+		(void)unlink(rl->bundle_file);
 		return 128 + (arg_stop ? arg_stop : SIGTERM);
 	}
-	close_fdp(&rl->bundle_fd);
 	/* the node's bundle when it came whole with the agent's end; else
 	 * the hub (a node that lost us pushed there, if the hub takes pushes) */
 	if (code >= 0 && rl->bundle_bytes && !rl->bundle_bad) {
