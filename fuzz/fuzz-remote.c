@@ -5,13 +5,20 @@
  *     hello has a 64-hex token and a node name without control characters;
  *     out, err and error have a text; pushed has NULL or a 40/64-hex id;
  *     exit has a code in 0..255 and no text;
+ *   - a bundle chunk decodes to at most REMOTE_BUNDLE_CHUNK bytes, and
+ *     encoding them again gives the very base64 that came (one encoding
+ *     per input);
  *   - on failure the return is -EBADMSG with a message, and *ret is
- *     untouched. */
+ *     untouched;
+ *   - the same bytes as `git bundle list-heads` output are accepted only
+ *     as exactly one line "ID refs/heads/BRANCH", its id 40 or 64 hex. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <jansson.h>
 
 #include "fuzz/fuzz.h"
 #include "orch/remote.h"
@@ -51,6 +58,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		free(rel);
 	}
+	/* as the refs of a node's bundle */
+	{
+		static const char branch[] = "bernstein/t-1";
+		char *out = malloc(size + 1), sha[65];
+		struct diag hd = {0};
+
+		if (!out)
+			return 0;
+		memcpy(out, data, size);
+		out[size] = '\0';
+		if (remote_bundle_heads(out, branch, sha, &hd) == 0) {
+			size_t n = strlen(sha);
+			const char *line = out + strspn(out, "\n");
+
+			if ((n != 40 && n != 64) || !hex_of(sha, n) || strncmp(line, sha, n) != 0 ||
+			    strncmp(line + n, " refs/heads/bernstein/t-1", 25) != 0)
+				abort();
+		} else if (!hd.msg[0]) {
+			abort();
+		}
+		free(out);
+	}
 	memset(&m, 0x5a, sizeof(m));
 	sentinel = m;
 	r = remote_msg_parse((const char *)data, size, &m, &d);
@@ -83,6 +112,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (m.code < 0 || m.code > 255 || m.text)
 			abort();
 		break;
+	case REMOTE_MSG_BUNDLE: {
+		json_t *o = json_loadb((const char *)data, size, 0, NULL);
+		const char *came = json_string_value(json_object_get(o, "bundle"));
+		char *again;
+
+		if (!m.text || m.len > REMOTE_BUNDLE_CHUNK || m.text[m.len] != '\0' || !came)
+			abort();
+		again = remote_b64_encode(m.text, m.len);
+		if (strcmp(again, came) != 0)
+			abort();
+		free(again);
+		json_decref(o);
+		break;
+	}
 	default:
 		abort();
 	}

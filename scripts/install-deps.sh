@@ -14,7 +14,7 @@ fi
 # the test suite's own: a two-node Slurm cluster for executor: slurm
 # (tests/integration/slurm-lib.sh); `make run` does not need them
 if [ "${1:-}" = "--test" ]; then
-	pkgs="$pkgs slurm-wlm munge iproute2 util-linux"
+	pkgs="$pkgs slurm-wlm munge iproute2 util-linux openssh-server openssh-client tcpdump"
 fi
 
 missing=""

@@ -13,6 +13,10 @@
  * after the submitter died) re-attaches to a job still running instead of
  * submitting another, and takes the result of one that ended.
  *
+ * The connection is TLS 1.3 (orch/remote-tls.h): the relay's certificate is
+ * made per job, the job accepts only the one whose fingerprint its script
+ * names, and sends its token only after that.
+ *
  * agent-exec (the node, run by the batch script): dials back, clones the hub
  * at the task's branch, checks the exact base commit, runs the agent with
  * the spawn code of a local agent, streams its lines, commits what it left,
@@ -23,6 +27,9 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <jansson.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -41,6 +48,7 @@
 #include "cli/exit.h"
 #include "orch/executor.h"
 #include "orch/remote.h"
+#include "orch/remote-tls.h"
 #include "proc/capture.h"
 #include "proc/git.h"
 #include "proc/spawn.h"
@@ -54,12 +62,13 @@
 #define GIT_TIMEOUT_MS	 600000
 #define SLURM_TIMEOUT_MS 60000
 #define POLL_JOB_MS	 2000
+#define RELAY_BUNDLE_MAX (512u << 20)
 #define DEFAULT_PATH	 "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 const char agent_relay_usage[] =
 	"--hub PATH --hub-url URL --listen ADDR --bernstein PATH --branch BRANCH\n"
 	"       --job-file FILE --session-dir DIR --home DIR [--start-timeout S]\n"
-	"       [--sbatch OPT]... -- AGENT [ARG...]";
+	"       [--ssh-command CMD] [--no-hub-push] [--sbatch OPT]... -- AGENT [ARG...]";
 const char agent_relay_help[] =
 	"Runs AGENT as a Slurm job and relays its output: the task's side of\n"
 	"`executor: slurm`. A run starts it in the task's worktree with the agent's\n"
@@ -67,14 +76,18 @@ const char agent_relay_help[] =
 const char agent_exec_usage[] = "";
 const char agent_exec_help[] =
 	"The node's side of `executor: slurm`: dials back to the submitting host\n"
-	"(BERNSTEIN_EXEC_CONNECT=HOST:PORT) with the job's single-use token\n"
-	"(BERNSTEIN_EXEC_TOKEN), receives the task's invocation, clones the hub,\n"
+	"(BERNSTEIN_EXEC_CONNECT=HOST:PORT) over TLS, accepting only the certificate\n"
+	"whose SHA-256 is BERNSTEIN_EXEC_FINGERPRINT (64 hex digits), sends the job's\n"
+	"single-use token (BERNSTEIN_EXEC_TOKEN), receives the task's invocation, clones the hub,\n"
 	"runs the agent, streams its lines and pushes its branch. A Slurm batch\n"
 	"script starts it; see docs/executors.md.\n";
 
 static volatile sig_atomic_t arg_stop;
 /* the Slurm client's configuration file (SLURM_CONF), when given */
 static const char *arg_slurm_conf;
+/* the node's ssh for an ssh:// hub (slurm.ssh_command, sent in the
+ * invocation): git's core.sshCommand, after the hardening's "ssh" */
+static const char *arg_ssh_command;
 
 static char *xfmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -169,6 +182,10 @@ static int git(char **envp, const char *dir, const char *const *args, char **ret
 
 	strvec_push(&a, "-c");
 	strvec_push(&a, "protocol.git.allow=always");
+	if (arg_ssh_command) {
+		strvec_push(&a, "-c");
+		strvec_pushf(&a, "core.sshCommand=%s", arg_ssh_command);
+	}
 	strvec_pushv(&a, args);
 	r = git_prepare(dir, (const char *const *)envp, GIT_HARDEN_WRITE | GIT_HARDEN_PUSH,
 			(const char *const *)a.v, &argv, &env);
@@ -243,12 +260,29 @@ static int slurm(char **envp, const char *prog, const char *const *args, int std
 
 struct conn {
 	int fd;
+	SSL *ssl; /* the TLS session on fd (owned by whoever owns fd) */
 	char *buf;
 	size_t len, cap;
 	bool eof;
 };
 
-static int send_msg(int fd, json_t *o)
+/* All of buf on the TLS session: 0, or -EIO (a peer gone, a send timeout). */
+static int tls_write_all(SSL *ssl, const char *buf, size_t n)
+{
+	size_t w;
+
+	while (n) {
+		if (SSL_write_ex(ssl, buf, n, &w) != 1) {
+			ERR_clear_error();
+			return -EIO;
+		}
+		buf += w;
+		n -= w;
+	}
+	return 0;
+}
+
+static int send_msg(SSL *ssl, json_t *o)
 {
 	char *s = json_dumps(o, JSON_COMPACT);
 	int r;
@@ -256,11 +290,22 @@ static int send_msg(int fd, json_t *o)
 	json_decref(o);
 	if (!s)
 		return -ENOMEM;
-	r = write_all(fd, s, strlen(s));
+	r = tls_write_all(ssl, s, strlen(s));
 	if (r >= 0)
-		r = write_all(fd, "\n", 1);
+		r = tls_write_all(ssl, "\n", 1);
 	free(s);
 	return r;
+}
+
+/* A socket's reads and writes give up after ms (a peer that stalls a
+ * handshake or a record): the TLS calls on it then fail instead of
+ * blocking. */
+static void sock_timeouts(int fd, unsigned ms)
+{
+	struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
+
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	(void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 }
 
 /* The next whole line (NUL-terminated in c->buf, *ret_len its length) when
@@ -291,6 +336,22 @@ static int conn_fill(struct conn *c)
 		c->cap = c->cap ? c->cap * 2 : 131072;
 		c->buf = xrealloc(c->buf, c->cap);
 	}
+	if (c->ssl) {
+		size_t got = 0;
+
+		if (SSL_read_ex(c->ssl, c->buf + c->len, c->cap - c->len - 1, &got) != 1) {
+			int e = SSL_get_error(c->ssl, 0);
+
+			ERR_clear_error();
+			/* a record still coming: later; anything else (the peer's
+			 * close, a reset, a forged or broken record) ends it */
+			if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE)
+				c->eof = true;
+			return 0;
+		}
+		c->len += got;
+		return 0;
+	}
 	n = read(c->fd, c->buf + c->len, c->cap - c->len - 1);
 	if (n < 0)
 		return errno == EINTR || errno == EAGAIN ? 0 : -errno;
@@ -316,6 +377,13 @@ static int conn_read_line(struct conn *c, uint64_t timeout_ms, size_t *ret_len)
 			return r;
 		if (now >= end || arg_stop)
 			return 0;
+		/* what TLS has decrypted already is not on the socket */
+		if (c->ssl && SSL_pending(c->ssl) > 0) {
+			r = conn_fill(c);
+			if (r < 0)
+				return r;
+			continue;
+		}
 		r = poll(&p, 1, (int)(end - now));
 		if (r < 0 && errno != EINTR)
 			return -errno;
@@ -329,12 +397,26 @@ static int conn_read_line(struct conn *c, uint64_t timeout_ms, size_t *ret_len)
 struct relay {
 	struct cli_ctx *ctx;
 	const char *hub, *hub_url, *listen, *bernstein, *branch, *job_file, *session_dir, *home;
+	const char *ssh_command; /* for the node's git (an ssh:// hub_url); NULL: ssh */
 	double start_timeout_s;
 	struct strvec sbatch;
 	char **agent;
 	char cwd[4096];
 	char *base;
 	char *job; /* the Slurm job id */
+	/* the job's TLS identity: the relay's context (its key and self-signed
+	 * certificate) and where they are kept for a resumed relay (0600,
+	 * JOB_FILE.tls, removed with the job file) */
+	SSL_CTX *tls;
+	char *key_file;
+	/* the node's bundle of the branch, as it arrives (session dir,
+	 * result.bundle, 0600): its bytes; bundle_bad: over the cap or not
+	 * writable */
+	int bundle_fd;
+	char *bundle_file;
+	uint64_t bundle_bytes;
+	bool bundle_bad;
+	bool no_hub_push; /* the hub takes no push (bernstein's read-only git daemon) */
 	/* a started job's rendezvous, from its job file: where its node dials
 	 * back after losing us, and with which token */
 	char *rec_connect;
@@ -415,6 +497,13 @@ static void relay_lost(struct relay *rl, const char *what)
 	free(path);
 }
 
+/* The job's records removed: its id, rendezvous and TLS key. */
+static void relay_forget(struct relay *rl)
+{
+	(void)unlink(rl->job_file);
+	(void)unlink(rl->key_file);
+}
+
 /* scancel of the whole job; its job file removed once Slurm has the
  * request (kept when it could not be asked: a resume re-attaches) */
 static void relay_scancel(struct relay *rl)
@@ -427,7 +516,7 @@ static void relay_scancel(struct relay *rl)
 	if (slurm(rl->ctx->envp, "scancel", args, -1, NULL, why, sizeof(why)) < 0)
 		relay_err(rl, "cannot cancel Slurm job %s: %s", rl->job, why);
 	else
-		(void)unlink(rl->job_file);
+		relay_forget(rl);
 }
 
 /* The job's id from the job file (0600, in the task's run directory),
@@ -601,6 +690,10 @@ static json_t *relay_invocation(struct relay *rl, const char *stdin_data, size_t
 					  ? json_stringn(stdin_data, stdin_len)
 					  : json_string(""));
 	(void)json_object_set_new(inv, "hub", json_string(rl->hub_url));
+	if (rl->no_hub_push)
+		(void)json_object_set_new(inv, "hub_push", json_false());
+	if (rl->ssh_command)
+		(void)json_object_set_new(inv, "ssh_command", json_string(rl->ssh_command));
 	(void)json_object_set_new(inv, "branch", json_string(rl->branch));
 	(void)json_object_set_new(inv, "base", json_string(rl->base));
 	(void)json_object_set_new(inv, "worktree", json_string(rl->cwd));
@@ -667,9 +760,9 @@ static int relay_listen(struct relay *rl, const char *port, int *ret_fd, char **
 }
 
 /* sbatch: the job id recorded in the job file before anything else. */
-static int relay_submit(struct relay *rl, const char *connect, const char *token)
+static int relay_submit(struct relay *rl, const char *connect, const char *token, const char *fp)
 {
-	char *script = executor_slurm_script(rl->bernstein, connect, token);
+	char *script = executor_slurm_script(rl->bernstein, connect, token, fp);
 	char *out = NULL, *semi;
 	struct strvec args = STRVEC_INIT;
 	int fds[2] = {-1, -1}, r;
@@ -708,6 +801,30 @@ static int relay_submit(struct relay *rl, const char *connect, const char *token
 		relay_scancel(rl);
 	}
 	return r;
+}
+
+/* The TLS handshake on an accepted connection, with the job's
+ * certificate: 0 and c->ssl, or -1 said (a plaintext client, a job that
+ * was given another fingerprint, a stalled or broken handshake). */
+static int relay_handshake(struct relay *rl, struct conn *c)
+{
+	char why[256];
+
+	sock_timeouts(c->fd, HELLO_TIMEOUT_MS);
+	c->ssl = SSL_new(rl->tls);
+	if (c->ssl && SSL_set_fd(c->ssl, c->fd) == 1 && SSL_accept(c->ssl) == 1)
+		return 0;
+	remote_tls_error(why, sizeof(why));
+	if (strstr(why, "alert bad certificate") || strstr(why, "alert certificate unknown"))
+		relay_err(
+			rl,
+			"a job refused this host's TLS certificate (it was given another fingerprint): %s",
+			why);
+	else
+		relay_err(rl, "refused a connection without a TLS handshake: %s", why);
+	SSL_free(c->ssl);
+	c->ssl = NULL;
+	return -1;
 }
 
 /* Accept the job's connection: the connected fd, or < 0 (rl->why says; a
@@ -754,6 +871,10 @@ static int relay_accept(struct relay *rl, int lfd, const char *token, struct con
 		c.fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 		if (c.fd < 0)
 			continue;
+		if (relay_handshake(rl, &c) < 0) {
+			(void)close(c.fd);
+			continue;
+		}
 		diag_clear(&d);
 		r = conn_read_line(&c, HELLO_TIMEOUT_MS, &n);
 		if (r == 1 && remote_msg_parse(c.buf, n, &m, &d) == 0 &&
@@ -767,9 +888,66 @@ static int relay_accept(struct relay *rl, int lfd, const char *token, struct con
 		/* anyone else: dropped, the listener stays for the job */
 		remote_msg_release(&m);
 		free(c.buf);
+		SSL_free(c.ssl);
 		(void)close(c.fd);
 		relay_err(rl, "refused a connection without the job's token");
 	}
+}
+
+/* The next chunk of the node's bundle, written to rl->bundle_file. */
+static void relay_bundle_add(struct relay *rl, const struct remote_msg *m)
+{
+	if (rl->bundle_bad)
+		return;
+	if (rl->bundle_fd < 0)
+		rl->bundle_fd = open(rl->bundle_file,
+				     O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (rl->bundle_fd < 0 || rl->bundle_bytes + m->len > RELAY_BUNDLE_MAX ||
+	    write_all(rl->bundle_fd, m->text, m->len) < 0) {
+		relay_err(rl, "the node's bundle is not kept: %s",
+			  rl->bundle_fd < 0 ? strerror(errno)
+					    : "larger than 512 MiB or unwritable");
+		rl->bundle_bad = true;
+		return;
+	}
+	rl->bundle_bytes += m->len;
+}
+
+/* The branch from the node's bundle into the worktree: it must hold
+ * exactly refs/heads/BRANCH (list-heads), and git fetch checks that its
+ * prerequisites are here and its objects whole. 0, or < 0 with rl->why. */
+static int relay_fetch_bundle(struct relay *rl)
+{
+	const char *heads[] = {"bundle", "list-heads", rl->bundle_file, NULL};
+	const char *fetch[] = {"fetch", "-q", "--no-tags", rl->bundle_file, NULL, NULL};
+	const char *head[] = {"rev-parse", "-q", "--verify", "FETCH_HEAD^{commit}", NULL};
+	char *out = NULL, *got = NULL, *ref = xfmt("refs/heads/%s", rl->branch), sha[65];
+	struct diag d;
+	int r;
+
+	fetch[4] = ref;
+	diag_clear(&d);
+	r = git(rl->ctx->envp, rl->cwd, heads, &out, rl->why, sizeof(rl->why));
+	if (r >= 0 && (r = remote_bundle_heads(out, rl->branch, sha, &d)) < 0)
+		(void)snprintf(rl->why, sizeof(rl->why), "%s", d.msg);
+	if (r >= 0)
+		r = git(rl->ctx->envp, rl->cwd, fetch, NULL, rl->why, sizeof(rl->why));
+	if (r >= 0)
+		r = git(rl->ctx->envp, rl->cwd, head, &got, rl->why, sizeof(rl->why));
+	if (r >= 0 && strcmp(got, sha) != 0) {
+		(void)snprintf(rl->why, sizeof(rl->why),
+			       "the bundle's branch is not what it names");
+		r = -EBADMSG;
+	}
+	if (r >= 0) {
+		const char *reset[] = {"reset", "-q", "--hard", got, NULL};
+
+		r = git(rl->ctx->envp, rl->cwd, reset, NULL, rl->why, sizeof(rl->why));
+	}
+	free(out);
+	free(got);
+	free(ref);
+	return r;
 }
 
 /* Relay the node's lines until its exit: the exit code, or -ECONNRESET
@@ -817,6 +995,8 @@ static int relay_stream(struct relay *rl, struct conn *cp)
 			else
 				(void)fprintf(rl->ctx->err, "%s\n", m.text);
 			(void)fflush(rl->ctx->err);
+		} else if (m.kind == REMOTE_MSG_BUNDLE) {
+			relay_bundle_add(rl, &m);
 		} else if (m.kind == REMOTE_MSG_EXIT) {
 			code = m.code;
 			remote_msg_release(&m);
@@ -825,6 +1005,7 @@ static int relay_stream(struct relay *rl, struct conn *cp)
 		remote_msg_release(&m);
 	}
 	free(c.buf);
+	SSL_free(c.ssl);
 	memset(cp, 0, sizeof(*cp));
 	cp->fd = -1;
 	return code;
@@ -842,6 +1023,62 @@ static bool relay_moved(struct relay *rl)
 		strcmp(now, rl->base) != 0;
 	free(now);
 	return moved;
+}
+
+/* The recorded job's TLS identity back from its key file: 0, or < 0
+ * with rl->why. */
+static int relay_load_tls(struct relay *rl)
+{
+	char *pem = NULL;
+	size_t n = 0;
+	struct diag d;
+	int r;
+
+	diag_clear(&d);
+	r = read_file_capped(rl->key_file, 65536, &pem, &n);
+	if (r < 0) {
+		(void)snprintf(rl->why, sizeof(rl->why), "cannot read its TLS key '%s': %s",
+			       rl->key_file, strerror(-r));
+		return r;
+	}
+	rl->tls = remote_tls_server(pem, NULL, &d);
+	explicit_bzero(pem, n);
+	free(pem);
+	if (!rl->tls) {
+		(void)snprintf(rl->why, sizeof(rl->why), "%s", d.msg);
+		return -EINVAL;
+	}
+	SSL_CTX_set_num_tickets(rl->tls, 0);
+	return 0;
+}
+
+/* A fresh TLS identity for a new job, kept in its key file (a resumed
+ * relay shows the same certificate): its fingerprint in fp. */
+static int relay_new_tls(struct relay *rl, char fp[REMOTE_FP_HEX + 1])
+{
+	char *pem = NULL;
+	struct diag d;
+	int r;
+
+	diag_clear(&d);
+	r = remote_tls_identity(&pem, fp, &d);
+	if (r < 0) {
+		(void)snprintf(rl->why, sizeof(rl->why), "%s", d.msg);
+		return r;
+	}
+	r = atomic_replace_file(rl->key_file, pem, strlen(pem), 0600);
+	if (r < 0)
+		(void)snprintf(rl->why, sizeof(rl->why), "cannot write the TLS key '%s': %s",
+			       rl->key_file, strerror(-r));
+	if (r >= 0 && !(rl->tls = remote_tls_server(pem, NULL, &d))) {
+		(void)snprintf(rl->why, sizeof(rl->why), "%s", d.msg);
+		r = -EINVAL;
+	}
+	if (r >= 0)
+		SSL_CTX_set_num_tickets(rl->tls, 0);
+	explicit_bzero(pem, strlen(pem));
+	free(pem);
+	return r;
 }
 
 /* A job recorded in the job file: 1 to re-attach to it (still running),
@@ -865,11 +1102,21 @@ static int relay_recorded(struct relay *rl)
 	s = job_state(rl);
 	if (state_alive(s)) {
 		free(s);
+		if (relay_load_tls(rl) < 0) {
+			/* its node accepts no other certificate: it can do
+			 * nothing for us; a new job replaces it */
+			relay_err(rl, "cannot re-attach to Slurm job %s: %s; it is cancelled",
+				  rl->job, rl->why);
+			relay_scancel(rl);
+			free(rl->job);
+			rl->job = NULL;
+			return 0;
+		}
 		relay_err(rl, "re-attached to Slurm job %s", rl->job);
 		return 1;
 	}
 	free(s);
-	(void)unlink(rl->job_file);
+	relay_forget(rl);
 	if (relay_fetch(rl) >= 0 && relay_moved(rl)) {
 		relay_err(rl, "took the result of Slurm job %s from the hub", rl->job);
 		return 2;
@@ -903,19 +1150,21 @@ static int relay_publish(struct relay *rl)
  * still be at the hub), -EINTR, or another < 0 (said; nothing left). */
 static int relay_fresh(struct relay *rl, const char *stdin_data, size_t stdin_len)
 {
-	char token[REMOTE_TOKEN_HEX + 1], *connect = NULL;
+	char token[REMOTE_TOKEN_HEX + 1], fp[REMOTE_FP_HEX + 1], *connect = NULL;
 	struct conn cn = {.fd = -1};
 	int lfd = -1, fd = -1, code, r;
 
 	r = remote_token(token);
 	if (r >= 0)
+		r = relay_new_tls(rl, fp);
+	if (r >= 0)
 		r = relay_listen(rl, "0", &lfd, &connect);
 	if (r >= 0)
-		r = relay_submit(rl, connect, token);
+		r = relay_submit(rl, connect, token, fp);
 	if (r >= 0)
 		r = fd = relay_accept(rl, lfd, token, &cn);
 	if (r >= 0) {
-		r = send_msg(fd, relay_invocation(rl, stdin_data, stdin_len));
+		r = send_msg(cn.ssl, relay_invocation(rl, stdin_data, stdin_len));
 		if (r < 0)
 			(void)snprintf(rl->why, sizeof(rl->why), "cannot send the invocation: %s",
 				       strerror(-r));
@@ -931,6 +1180,7 @@ static int relay_fresh(struct relay *rl, const char *stdin_data, size_t stdin_le
 	free(connect);
 	if (r < 0) {
 		free(cn.buf);
+		SSL_free(cn.ssl);
 		close_fdp(&fd);
 		close_fdp(&lfd);
 		explicit_bzero(token, sizeof(token));
@@ -939,7 +1189,7 @@ static int relay_fresh(struct relay *rl, const char *stdin_data, size_t stdin_le
 		if (r != -EINTR && r != -ENOLINK)
 			relay_scancel(rl);
 		if (r != -EINTR)
-			(void)unlink(rl->job_file);
+			relay_forget(rl);
 		if (r == -ENOLINK && relay_node_failed(rl))
 			relay_lost(rl, "before its agent connected");
 		return r == -EINTR ? r : -EIO;
@@ -991,12 +1241,27 @@ static int relay_finish(struct relay *rl, int code)
 
 	if (code == -ECONNRESET && relay_wait_job(rl) == -EINTR)
 		code = -EINTR;
+	close_fdp(&rl->bundle_fd);
 	if (code == -EINTR) {
 		relay_scancel(rl);
+		(void)unlink(rl->bundle_file);
 		return 128 + (arg_stop ? arg_stop : SIGTERM);
 	}
-	r = relay_fetch(rl);
-	(void)unlink(rl->job_file);
+	/* the node's bundle when it came whole with the agent's end; else
+	 * the hub (a node that lost us pushed there, if the hub takes pushes) */
+	if (code >= 0 && rl->bundle_bytes && !rl->bundle_bad) {
+		r = relay_fetch_bundle(rl);
+		if (r < 0) {
+			relay_err(rl, "cannot take the node's bundle: %s", rl->why);
+			(void)unlink(rl->bundle_file);
+			relay_forget(rl);
+			return BEXIT_FAILED;
+		}
+	} else {
+		r = relay_fetch(rl);
+	}
+	(void)unlink(rl->bundle_file);
+	relay_forget(rl);
 	if (r < 0) {
 		relay_err(rl, "cannot fetch the branch from the hub: %s", rl->why);
 		return code > 0 ? code : BEXIT_FAILED;
@@ -1052,6 +1317,8 @@ enum {
 	OPT_START_TIMEOUT,
 	OPT_SBATCH,
 	OPT_SLURM_CONF,
+	OPT_SSH_COMMAND,
+	OPT_NO_HUB_PUSH,
 };
 
 static const struct option relay_options[] = {
@@ -1066,6 +1333,8 @@ static const struct option relay_options[] = {
 	{"start-timeout", required_argument, NULL, OPT_START_TIMEOUT},
 	{"sbatch", required_argument, NULL, OPT_SBATCH},
 	{"slurm-conf", required_argument, NULL, OPT_SLURM_CONF},
+	{"ssh-command", required_argument, NULL, OPT_SSH_COMMAND},
+	{"no-hub-push", no_argument, NULL, OPT_NO_HUB_PUSH},
 	CLI_OPT_HELP,
 	{NULL, 0, NULL, 0},
 };
@@ -1073,6 +1342,7 @@ static const struct option relay_options[] = {
 int cmd_agent_relay(int argc, char **argv, struct cli_ctx *ctx)
 {
 	struct relay rl = {.ctx = ctx,
+			   .bundle_fd = -1,
 			   .start_timeout_s = EXECUTOR_SLURM_START_TIMEOUT_S,
 			   .sbatch = STRVEC_INIT};
 	struct sigaction sa = {.sa_handler = on_stop};
@@ -1118,6 +1388,12 @@ int cmd_agent_relay(int argc, char **argv, struct cli_ctx *ctx)
 		case OPT_SLURM_CONF:
 			arg_slurm_conf = optarg;
 			break;
+		case OPT_SSH_COMMAND:
+			rl.ssh_command = optarg;
+			break;
+		case OPT_NO_HUB_PUSH:
+			rl.no_hub_push = true;
+			break;
 		default:
 			strvec_clear(&rl.sbatch);
 			return cli_usage_error(ctx, "unknown option '%s'", argv[optind - 1]);
@@ -1129,6 +1405,8 @@ int cmd_agent_relay(int argc, char **argv, struct cli_ctx *ctx)
 		return cli_usage_error(ctx, "needs every option and the agent's argv after --");
 	}
 	rl.agent = argv + optind;
+	rl.key_file = xfmt("%s.tls", rl.job_file);
+	rl.bundle_file = xfmt("%s/result.bundle", rl.session_dir);
 	(void)sigaction(SIGTERM, &sa, NULL);
 	(void)sigaction(SIGINT, &sa, NULL);
 	(void)sigaction(SIGHUP, &sa, NULL);
@@ -1136,6 +1414,10 @@ int cmd_agent_relay(int argc, char **argv, struct cli_ctx *ctx)
 	r = relay_run(&rl);
 	explicit_bzero(rl.rec_token, sizeof(rl.rec_token));
 	free(rl.rec_connect);
+	free(rl.key_file);
+	SSL_CTX_free(rl.tls);
+	close_fdp(&rl.bundle_fd);
+	free(rl.bundle_file);
 	strvec_clear(&rl.sbatch);
 	free(rl.base);
 	free(rl.job);
@@ -1144,13 +1426,19 @@ int cmd_agent_relay(int argc, char **argv, struct cli_ctx *ctx)
 
 /* ---- agent-exec ---- */
 
-#define REPLAY_MAX	 (64u << 20) /* the agent's lines kept for a re-attached relay */
+#define REPLAY_MAX	 (64u << 20)  /* the agent's lines kept for a re-attached relay */
+#define NODE_BUNDLE_MAX	 (512u << 20) /* the branch's bundle sent back */
 #define REDIAL_MS	 1000
 #define REDIAL_WINDOW_MS (600u * 1000u) /* after the agent: how long a relay may take to return */
 
 struct node {
 	struct cli_ctx *ctx;
-	int fd; /* -1: the relay is gone; the work goes on */
+	int fd;	      /* -1: the relay is gone; the work goes on */
+	SSL *ssl;     /* the TLS session on fd */
+	SSL_CTX *tls; /* accepts only the certificate whose fingerprint is fp */
+	uint8_t fp[REMOTE_FP_LEN];
+	bool refused;	   /* the host showed another certificate */
+	char tls_why[512]; /* why the last handshake failed */
 	/* to dial again (a resumed relay listens where this one did, with the
 	 * same token) and what to replay to it: every message after the hello */
 	struct addrinfo *ai;
@@ -1165,27 +1453,71 @@ struct node {
 	char why[1024];
 };
 
+static void node_close(struct node *nd)
+{
+	SSL_free(nd->ssl);
+	nd->ssl = NULL;
+	close_fdp(&nd->fd);
+}
+
+/* The TLS handshake with the host, which must show the pinned
+ * certificate (nothing is sent before): the session, or NULL with
+ * nd->tls_why (nd->refused: another certificate). */
+static SSL *node_handshake(struct node *nd, int fd)
+{
+	SSL *ssl = SSL_new(nd->tls);
+	char why[256];
+
+	if (ssl && SSL_set_fd(ssl, fd) == 1 && SSL_connect(ssl) == 1 &&
+	    remote_tls_peer_is(ssl, nd->fp))
+		return ssl;
+	remote_tls_error(why, sizeof(why));
+	if (ssl && SSL_get_verify_result(ssl) != X509_V_OK) {
+		nd->refused = true;
+		(void)snprintf(
+			nd->tls_why, sizeof(nd->tls_why),
+			"the host's TLS certificate is not the one this job was given (BERNSTEIN_EXEC_FINGERPRINT): refused, nothing sent (%s)",
+			why);
+	} else {
+		(void)snprintf(nd->tls_why, sizeof(nd->tls_why),
+			       "no TLS handshake with the host: %s", why);
+	}
+	SSL_free(ssl);
+	return NULL;
+}
+
 /* One connection attempt: the hello, then everything said so far. */
 static void node_dial(struct node *nd, bool replay)
 {
-	struct timeval tv = {.tv_sec = 2};
+	SSL *ssl;
 	json_t *hello;
 	int fd;
 
 	fd = socket(nd->ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return;
-	(void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	/* connect and send: 2 s (a relay that does not answer is gone: dial
+	 * again later); a busy relay may take longer to answer the handshake */
+	sock_timeouts(fd, 2000);
 	if (connect(fd, nd->ai->ai_addr, nd->ai->ai_addrlen) < 0) {
 		(void)close(fd);
 		return;
 	}
-	hello = json_pack("{s:s, s:s}", "token", nd->token, "node", nd->host);
-	if (send_msg(fd, hello) < 0 ||
-	    (replay && nd->replay.len && write_all(fd, nd->replay.buf, nd->replay.len) < 0)) {
+	sock_timeouts(fd, HELLO_TIMEOUT_MS);
+	ssl = node_handshake(nd, fd);
+	if (!ssl) {
 		(void)close(fd);
 		return;
 	}
+	sock_timeouts(fd, 2000);
+	hello = json_pack("{s:s, s:s}", "token", nd->token, "node", nd->host);
+	if (send_msg(ssl, hello) < 0 ||
+	    (replay && nd->replay.len && tls_write_all(ssl, nd->replay.buf, nd->replay.len) < 0)) {
+		SSL_free(ssl);
+		(void)close(fd);
+		return;
+	}
+	nd->ssl = ssl;
 	nd->fd = fd;
 }
 
@@ -1207,8 +1539,9 @@ static void node_send(struct node *nd, json_t *o)
 		return;
 	if (!nd->replay_full && (sbuf_adds(&nd->replay, s) < 0 || sbuf_addc(&nd->replay, '\n') < 0))
 		nd->replay_full = true; /* past the cap: a re-attach gets nothing */
-	if (nd->fd >= 0 && (write_all(nd->fd, s, strlen(s)) < 0 || write_all(nd->fd, "\n", 1) < 0))
-		close_fdp(&nd->fd);
+	if (nd->fd >= 0 &&
+	    (tls_write_all(nd->ssl, s, strlen(s)) < 0 || tls_write_all(nd->ssl, "\n", 1) < 0))
+		node_close(nd);
 	free(s);
 }
 
@@ -1314,10 +1647,18 @@ static void node_pump(struct node *nd, struct proc *p)
 static bool node_relay_gone(struct node *nd)
 {
 	struct pollfd p = {.fd = nd->fd, .events = POLLIN};
+	size_t got = 0;
 	char c;
 
-	if (nd->fd >= 0 && poll(&p, 1, 0) == 1 && recv(nd->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) <= 0)
-		close_fdp(&nd->fd);
+	/* the relay sends nothing after the invocation: what arrives is its
+	 * end (or a stray record, read and dropped) */
+	if (nd->fd >= 0 && poll(&p, 1, 0) == 1 && SSL_read_ex(nd->ssl, &c, 1, &got) != 1) {
+		int e = SSL_get_error(nd->ssl, 0);
+
+		ERR_clear_error();
+		if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE)
+			node_close(nd);
+	}
 	return nd->fd < 0;
 }
 
@@ -1386,6 +1727,23 @@ static int node_home_files(struct node *nd, const json_t *inv)
 	return 0;
 }
 
+/* The ssh the node's git runs for the hub (slurm.ssh_command), when the
+ * invocation names one: 0, or -1 with nd->why. */
+static int node_ssh(struct node *nd, const json_t *inv)
+{
+	const json_t *ssh = json_object_get(inv, "ssh_command");
+
+	if (ssh && (!json_is_string(ssh) || !json_string_length(ssh))) {
+		(void)snprintf(nd->why, sizeof(nd->why),
+			       "the invocation's ssh_command is not a command");
+		return -1;
+	}
+	arg_ssh_command = json_string_value(ssh);
+	return 0;
+}
+
+static void node_result(struct node *nd, const json_t *inv, char **ret_pushed);
+
 /* Clone, run, commit, push: the agent's exit code, or -1 with nd->why. */
 static int node_run(struct node *nd, const json_t *inv, char **ret_pushed)
 {
@@ -1453,7 +1811,52 @@ static int node_run(struct node *nd, const json_t *inv, char **ret_pushed)
 		(void)snprintf(nd->why, sizeof(nd->why), "the job was cancelled");
 		return -1;
 	}
-	/* what the agent left uncommitted, committed; the branch pushed */
+	node_result(nd, inv, ret_pushed);
+	return code;
+}
+
+/* The branch as a git bundle (BASE..refs/heads/BRANCH) sent on the
+ * connection in chunks: 0, or -1 with nd->why. */
+static int node_bundle(struct node *nd, const char *base, const char *branch)
+{
+	char *file = xfmt("%s/result.bundle", nd->dir), *ref = xfmt("refs/heads/%s", branch);
+	char *range = xfmt("%s..%s", base, ref), *data = NULL;
+	const char *update[] = {"update-ref", ref, "HEAD", NULL};
+	const char *create[] = {"bundle", "create", "-q", file, range, NULL};
+	size_t n = 0, off;
+	int r;
+
+	r = git(nd->ctx->envp, nd->wt, update, NULL, nd->why, sizeof(nd->why));
+	if (r >= 0)
+		r = git(nd->ctx->envp, nd->wt, create, NULL, nd->why, sizeof(nd->why));
+	if (r >= 0 && (r = read_file_capped(file, NODE_BUNDLE_MAX, &data, &n)) < 0)
+		(void)snprintf(nd->why, sizeof(nd->why), "cannot read the branch's bundle: %s",
+			       strerror(-r));
+	for (off = 0; r >= 0 && off < n; off += REMOTE_BUNDLE_CHUNK) {
+		size_t k = n - off < REMOTE_BUNDLE_CHUNK ? n - off : REMOTE_BUNDLE_CHUNK;
+		char *b64 = remote_b64_encode(data + off, k);
+
+		node_send(nd, json_pack("{s:s}", "bundle", b64));
+		free(b64);
+	}
+	(void)unlink(file);
+	free(data);
+	free(file);
+	free(ref);
+	free(range);
+	return r < 0 ? -1 : 0;
+}
+
+/* What the agent left uncommitted, committed; the branch sent back as a
+ * bundle on the connection, and pushed to the hub unless the invocation
+ * says the hub takes no push (bernstein's own git daemon is read-only). */
+static void node_result(struct node *nd, const json_t *inv, char **ret_pushed)
+{
+	const char *hub = jstr_of(inv, "hub"), *branch = jstr_of(inv, "branch"),
+		   *base = jstr_of(inv, "base");
+	bool push_hub = !json_is_false(json_object_get(inv, "hub_push"));
+	char *head = NULL;
+
 	{
 		const char *name = jstr_of(inv, "git_name"), *email = jstr_of(inv, "git_email");
 		char *un = xfmt("user.name=%s", name ? name : "bernstein");
@@ -1479,7 +1882,9 @@ static int node_run(struct node *nd, const json_t *inv, char **ret_pushed)
 			(void)git(nd->ctx->envp, nd->wt, commit, NULL, nd->why, sizeof(nd->why));
 		free(st);
 		if (git(nd->ctx->envp, nd->wt, rev, &head, nd->why, sizeof(nd->why)) >= 0 &&
-		    strcmp(head, base) != 0 && node_git_retry(nd, nd->wt, push, false) >= 0) {
+		    strcmp(head, base) != 0 &&
+		    (!push_hub || node_git_retry(nd, nd->wt, push, false) >= 0) &&
+		    node_bundle(nd, base, branch) >= 0) {
 			*ret_pushed = head;
 			head = NULL;
 		} else if (head && strcmp(head, base) != 0) {
@@ -1490,7 +1895,6 @@ static int node_run(struct node *nd, const json_t *inv, char **ret_pushed)
 		free(ue);
 		free(refspec);
 	}
-	return code;
 }
 
 /* The first connection to the relay (a few tries: a link that is still
@@ -1511,15 +1915,15 @@ static int node_connect(struct node *nd, const char *dial)
 	r = colon ? getaddrinfo(hp, colon + 1, &hints, &nd->ai) : EAI_NONAME;
 	free(hp);
 	(void)gethostname(nd->host, sizeof(nd->host) - 1);
-	for (i = 0; r == 0 && i < 10 && nd->fd < 0; i++) {
+	for (i = 0; r == 0 && i < 10 && nd->fd < 0 && !nd->refused; i++) {
 		if (i)
 			(void)poll(NULL, 0, 500);
 		node_dial(nd, false);
 	}
 	if (nd->fd >= 0)
 		return 0;
-	(void)fprintf(nd->ctx->err, "%s agent-exec: cannot connect to '%s'\n", nd->ctx->progname,
-		      dial);
+	(void)fprintf(nd->ctx->err, "%s agent-exec: cannot connect to '%s'%s%s\n",
+		      nd->ctx->progname, dial, nd->tls_why[0] ? ": " : "", nd->tls_why);
 	if (nd->ai)
 		freeaddrinfo(nd->ai);
 	nd->ai = NULL;
@@ -1529,7 +1933,7 @@ static int node_connect(struct node *nd, const char *dial)
 /* The invocation the relay sends (caller decrefs), or NULL. */
 static json_t *node_invocation(struct node *nd)
 {
-	struct conn c = {.fd = nd->fd};
+	struct conn c = {.fd = nd->fd, .ssl = nd->ssl};
 	json_error_t je;
 	json_t *msg = NULL;
 	size_t n;
@@ -1565,6 +1969,8 @@ static int node_work(struct node *nd, const json_t *inv, const char *tmp)
 	(void)mkdir(nd->sess, 0700);
 	code = node_home_files(nd, inv);
 	if (code == 0)
+		code = node_ssh(nd, inv);
+	if (code == 0)
 		code = node_run(nd, inv, &pushed);
 	if (code < 0)
 		node_send(nd, json_pack("{s:s}", "error", nd->why));
@@ -1578,6 +1984,8 @@ int cmd_agent_exec(int argc, char **argv, struct cli_ctx *ctx)
 {
 	const char *dial = cli_getenv(ctx, "BERNSTEIN_EXEC_CONNECT");
 	const char *tokenv = cli_getenv(ctx, "BERNSTEIN_EXEC_TOKEN");
+	const char *fpv = cli_getenv(ctx, "BERNSTEIN_EXEC_FINGERPRINT");
+	struct diag d;
 	const char *tmp = cli_getenv(ctx, "TMPDIR");
 	struct node nd = {.ctx = ctx, .fd = -1, .replay = SBUF_INIT(REPLAY_MAX)};
 	struct sigaction sa = {.sa_handler = on_stop};
@@ -1589,15 +1997,26 @@ int cmd_agent_exec(int argc, char **argv, struct cli_ctx *ctx)
 	(void)argv;
 	if (argc > 1)
 		return cli_usage_error(ctx, "takes no arguments");
-	if (!dial || !tokenv || strlen(tokenv) != REMOTE_TOKEN_HEX)
-		return cli_usage_error(ctx,
-				       "needs BERNSTEIN_EXEC_CONNECT and BERNSTEIN_EXEC_TOKEN");
+	if (!dial || !tokenv || strlen(tokenv) != REMOTE_TOKEN_HEX || !fpv)
+		return cli_usage_error(
+			ctx,
+			"needs BERNSTEIN_EXEC_CONNECT, BERNSTEIN_EXEC_TOKEN and BERNSTEIN_EXEC_FINGERPRINT");
+	diag_clear(&d);
+	if (remote_fp_parse(fpv, strlen(fpv), nd.fp, &d) < 0)
+		return cli_usage_error(ctx, "BERNSTEIN_EXEC_FINGERPRINT: %s", d.msg);
+	nd.tls = remote_tls_client(nd.fp, &d);
+	if (!nd.tls) {
+		(void)fprintf(ctx->err, "%s agent-exec: %s\n", ctx->progname, d.msg);
+		return BEXIT_ENV;
+	}
 	(void)signal(SIGPIPE, SIG_IGN);
 	(void)sigaction(SIGTERM, &sa, NULL);
 	(void)sigaction(SIGINT, &sa, NULL);
 	nd.token = tokenv;
-	if (node_connect(&nd, dial) < 0)
+	if (node_connect(&nd, dial) < 0) {
+		SSL_CTX_free(nd.tls);
 		return BEXIT_ENV;
+	}
 	/* the token and the address leave the environment the agent gets */
 	for (i = j = 0; ctx->envp[i]; i++)
 		if (strncmp(ctx->envp[i], "BERNSTEIN_EXEC_", 15) != 0)
@@ -1607,7 +2026,8 @@ int cmd_agent_exec(int argc, char **argv, struct cli_ctx *ctx)
 	if (!msg) {
 		(void)fprintf(ctx->err, "%s agent-exec: no invocation from '%s'\n", ctx->progname,
 			      dial);
-		close_fdp(&nd.fd);
+		node_close(&nd);
+		SSL_CTX_free(nd.tls);
 		freeaddrinfo(nd.ai);
 		return BEXIT_ENV;
 	}
@@ -1620,7 +2040,8 @@ int cmd_agent_exec(int argc, char **argv, struct cli_ctx *ctx)
 		(void)poll(NULL, 0, REDIAL_MS);
 		node_redial(&nd);
 	}
-	close_fdp(&nd.fd);
+	node_close(&nd);
+	SSL_CTX_free(nd.tls);
 	freeaddrinfo(nd.ai);
 	sbuf_release(&nd.replay);
 	json_decref(msg);

@@ -76,8 +76,8 @@ int executor_get_slurm(struct arena *a, const struct ydoc *doc, const struct yno
 		       const char *path, struct executor_slurm *ret, struct diag *reterr)
 {
 	static const char *const keys[] = {
-		"hub", "hub_url", "listen",	   "bernstein",	 "partition", "account",
-		"qos", "sbatch",  "start_timeout", "git_daemon", NULL,
+		"hub", "hub_url", "listen",	   "bernstein",	 "partition",	"account",
+		"qos", "sbatch",  "start_timeout", "git_daemon", "ssh_command", NULL,
 	};
 	struct executor_slurm s = {.set = true};
 	const struct ynode *v;
@@ -99,6 +99,8 @@ int executor_get_slurm(struct arena *a, const struct ydoc *doc, const struct yno
 		r = slurm_str(doc, n, path, "bernstein", &s.bernstein, reterr);
 	if (r == 0)
 		r = slurm_str(doc, n, path, "git_daemon", &s.git_daemon, reterr);
+	if (r == 0)
+		r = slurm_str(doc, n, path, "ssh_command", &s.ssh_command, reterr);
 	if (r == 0)
 		r = slurm_str(doc, n, path, "partition", &s.partition, reterr);
 	if (r == 0)
@@ -182,18 +184,21 @@ void executor_slurm_sbatch_args(const struct executor_slurm *s, const char *job_
 		strvec_push(ret, s->sbatch[i]);
 }
 
-char *executor_slurm_script(const char *bernstein, const char *connect, const char *token)
+char *executor_slurm_script(const char *bernstein, const char *connect, const char *token,
+			    const char *fp)
 {
 	struct sbuf sb = SBUF_INIT(SIZE_MAX);
 
-	if (!plain_value(bernstein) || !plain_value(connect) || !plain_value(token))
+	if (!plain_value(bernstein) || !plain_value(connect) || !plain_value(token) ||
+	    !plain_value(fp))
 		return NULL;
 	(void)sbuf_addf(
 		&sb,
 		"#!/bin/sh\n"
-		"# bernstein agent-exec dials back to the submitting host: the token\n"
-		"# only opens that connection; no secret is here (docs/executors.md)\n"
-		"BERNSTEIN_EXEC_CONNECT='%s' BERNSTEIN_EXEC_TOKEN='%s' exec '%s' agent-exec\n",
-		connect, token, bernstein);
+		"# bernstein agent-exec dials back to the submitting host over TLS, to\n"
+		"# the certificate with this fingerprint only; the token only opens that\n"
+		"# connection; no secret is here (docs/executors.md)\n"
+		"BERNSTEIN_EXEC_CONNECT='%s' BERNSTEIN_EXEC_TOKEN='%s' BERNSTEIN_EXEC_FINGERPRINT='%s' exec '%s' agent-exec\n",
+		connect, token, fp, bernstein);
 	return sbuf_detach(&sb, NULL);
 }

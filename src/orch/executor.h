@@ -65,7 +65,9 @@ struct executor_slurm {
 	const char *qos;	   /* sbatch --qos */
 	const char *const *sbatch; /* extra sbatch options, NULL-terminated */
 	size_t n_sbatch;
-	double start_timeout_s; /* a job that has not dialled back by then is cancelled; 0: 600 */
+	double start_timeout_s;	 /* a job that has not dialled back by then is cancelled; 0: 600 */
+	const char *ssh_command; /* the ssh the nodes' git runs for an ssh:// hub_url
+				  * (core.sshCommand: identity, known_hosts); NULL: ssh */
 };
 
 #define EXECUTOR_SLURM_START_TIMEOUT_S 600.0
@@ -80,7 +82,7 @@ int executor_get_kind(const struct ydoc *doc, const struct ynode *n, const char 
 		      enum executor_kind *ret, struct diag *reterr);
 
 /* slurm: {hub, hub_url, listen, bernstein, partition, account,
- * qos, sbatch, start_timeout} into *ret. */
+ * qos, sbatch, start_timeout, git_daemon, ssh_command} into *ret. */
 int executor_get_slurm(struct arena *a, const struct ydoc *doc, const struct ynode *n,
 		       const char *path, struct executor_slurm *ret, struct diag *reterr);
 
@@ -99,11 +101,13 @@ void executor_slurm_sbatch_args(const struct executor_slurm *s, const char *job_
 				struct strvec *ret);
 
 /* The batch script (sbatch reads it on stdin): it execs `BERNSTEIN
- * agent-exec` with where to dial (addr:port) and the job's token in its
- * environment. The token is single-use: the relay accepts one connection
- * and closes its socket, so the copy Slurm keeps of the script is worth
- * nothing afterwards, and no secret is in it. NULL when a value holds a
- * character the script cannot carry (a quote, a newline). Caller frees. */
-char *executor_slurm_script(const char *bernstein, const char *connect, const char *token);
+ * agent-exec` with where to dial (addr:port), the job's token and the
+ * SHA-256 fingerprint of the relay's TLS certificate (fp, not secret: the
+ * job accepts no other) in its environment. The token is single-use: the relay accepts one
+ * connection and closes its socket, so the copy Slurm keeps of the script is worth nothing
+ * afterwards, and no secret is in it. NULL when a value holds a character the script cannot carry
+ * (a quote, a newline). Caller frees. */
+char *executor_slurm_script(const char *bernstein, const char *connect, const char *token,
+			    const char *fp);
 
 #endif

@@ -61,6 +61,126 @@ static int parse_hello(const json_t *o, struct remote_msg *m, struct diag *reter
 	return 0;
 }
 
+static const char b64_digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+char *remote_b64_encode(const void *data, size_t n)
+{
+	const unsigned char *p = data;
+	char *out = xmalloc((n + 2) / 3 * 4 + 1), *o = out;
+	size_t i;
+
+	for (i = 0; i + 2 < n; i += 3) {
+		*o++ = b64_digits[p[i] >> 2];
+		*o++ = b64_digits[(p[i] & 3) << 4 | p[i + 1] >> 4];
+		*o++ = b64_digits[(p[i + 1] & 15) << 2 | p[i + 2] >> 6];
+		*o++ = b64_digits[p[i + 2] & 63];
+	}
+	if (i < n) {
+		*o++ = b64_digits[p[i] >> 2];
+		if (i + 1 < n) {
+			*o++ = b64_digits[(p[i] & 3) << 4 | p[i + 1] >> 4];
+			*o++ = b64_digits[(p[i + 1] & 15) << 2];
+		} else {
+			*o++ = b64_digits[(p[i] & 3) << 4];
+			*o++ = '=';
+		}
+		*o++ = '=';
+	}
+	*o = '\0';
+	return out;
+}
+
+static int b64_val(char c)
+{
+	const char *p = c ? strchr(b64_digits, c) : NULL;
+
+	return p ? (int)(p - b64_digits) : -1;
+}
+
+/* Strict base64 (padding, no blanks) of at most REMOTE_BUNDLE_CHUNK bytes:
+ * the bytes (NUL after them) and their count, or NULL. */
+static char *b64_decode(const char *s, size_t n, size_t *ret_len)
+{
+	size_t i, o = 0, pad = 0;
+	char *out;
+
+	if (n == 0 || n % 4 || n / 4 * 3 > REMOTE_BUNDLE_CHUNK)
+		return NULL;
+	if (s[n - 1] == '=')
+		pad = s[n - 2] == '=' ? 2 : 1;
+	out = xmalloc(n / 4 * 3 + 1);
+	for (i = 0; i < n; i += 4) {
+		int v[4], k;
+		bool last = i + 4 == n;
+
+		for (k = 0; k < 4; k++) {
+			v[k] = last && k >= 4 - (int)pad ? 0 : b64_val(s[i + k]);
+			if (v[k] < 0) {
+				free(out);
+				return NULL;
+			}
+		}
+		/* the bits padding drops must be zero: one encoding per input */
+		if (last && ((pad == 2 && (v[1] & 15)) || (pad == 1 && (v[2] & 3)))) {
+			free(out);
+			return NULL;
+		}
+		out[o++] = (char)(v[0] << 2 | v[1] >> 4);
+		if (!last || pad < 2)
+			out[o++] = (char)((v[1] & 15) << 4 | v[2] >> 2);
+		if (!last || pad < 1)
+			out[o++] = (char)((v[2] & 3) << 6 | v[3]);
+	}
+	out[o] = '\0';
+	*ret_len = o;
+	return out;
+}
+
+int remote_bundle_heads(const char *out, const char *branch, char ret_sha[65], struct diag *reterr)
+{
+	const char *line = out, *nl, *sp;
+	size_t n = 0;
+
+	while (*line) {
+		size_t len, idn;
+
+		nl = strchr(line, '\n');
+		len = nl ? (size_t)(nl - line) : strlen(line);
+		if (len) {
+			sp = memchr(line, ' ', len);
+			idn = sp ? (size_t)(sp - line) : 0;
+			if (!sp || (idn != 40 && idn != 64) ||
+			    strncmp(sp + 1, "refs/heads/", 11) != 0 ||
+			    strlen(branch) != len - idn - 12 ||
+			    strncmp(sp + 12, branch, len - idn - 12) != 0) {
+				diag_set(reterr, NULL, 0, 0,
+					 "the node's bundle holds '%.*s', not only refs/heads/%s",
+					 (int)(len > 200 ? 200 : len), line, branch);
+				return -EBADMSG;
+			}
+			{
+				char id[65];
+
+				memcpy(id, line, idn);
+				id[idn] = '\0';
+				if (!all_hex(id, idn)) {
+					diag_set(reterr, NULL, 0, 0,
+						 "the node's bundle names a malformed commit id");
+					return -EBADMSG;
+				}
+				memcpy(ret_sha, id, idn + 1);
+			}
+			n++;
+		}
+		line += len + (nl ? 1 : 0);
+	}
+	if (n != 1) {
+		diag_set(reterr, NULL, 0, 0, "the node's bundle holds %zu refs, not one", n);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
 /* The one key of a message after the hello. */
 static int parse_body(const char *key, const json_t *v, struct remote_msg *m, struct diag *reterr)
 {
@@ -79,6 +199,13 @@ static int parse_body(const char *key, const json_t *v, struct remote_msg *m, st
 		if (!m->text || !((strlen(m->text) == 40 && all_hex(m->text, 40)) ||
 				  (strlen(m->text) == 64 && all_hex(m->text, 64))))
 			return bad(reterr, "pushed is a commit id or null");
+		return 0;
+	}
+	if (strcmp(key, "bundle") == 0) {
+		m->kind = REMOTE_MSG_BUNDLE;
+		if (!json_is_string(v) ||
+		    !(m->text = b64_decode(json_string_value(v), json_string_length(v), &m->len)))
+			return bad(reterr, "a bundle is base64 of at most 1 MiB");
 		return 0;
 	}
 	if (strcmp(key, "exit") == 0) {

@@ -111,8 +111,11 @@ static char *gitd_binary(const char *git, const char *const *env)
  * Nodes clone and push the task's branch through it. */
 static int gitd_start(struct loop *l, struct diag *reterr)
 {
-	static const char *const args[] = {"--export-all", "--enable=receive-pack", "--reuseaddr",
-					   "--log-destination=none", NULL};
+	/* read-only: nodes send their branch back as a bundle on their own
+	 * authenticated connection, so nobody on the network can push to the
+	 * hub (another task's branch, say) */
+	static const char *const args[] = {"--export-all", "--reuseaddr", "--log-destination=none",
+					   NULL};
 	const struct executor_slurm *s = &l->e->cfg->slurm;
 	struct proc_spec spec = PROC_SPEC_INIT;
 	char host[256], port[16], dir[4096], *git = NULL, *daemon = NULL;
@@ -219,6 +222,10 @@ int run_executor_wrap(struct loop *l, struct otask *t, double timeout_s, struct 
 			     base ? base + 1 : s->hub);
 	}
 	strvec_pushf(&argv, "--listen=%s", s->listen);
+	if (s->ssh_command)
+		strvec_pushf(&argv, "--ssh-command=%s", s->ssh_command);
+	if (s->git_daemon)
+		strvec_push(&argv, "--no-hub-push");
 	strvec_pushf(&argv, "--bernstein=%s", s->bernstein ? s->bernstein : l->e->self_exe);
 	strvec_pushf(&argv, "--branch=%s", t->row.branch);
 	strvec_pushf(&argv, "--job-file=%s", job);

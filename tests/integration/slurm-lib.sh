@@ -174,8 +174,9 @@ EOF
 # with the shell agent and a bernstein.yaml for executor: slurm (adapter
 # mock, sandbox none, parallel 4). The nodes reach the hub $HUBS/hub.git
 # over git://$SLURM_HOST:$GD_PORT: a git daemon the test starts, or with
-# "bernstein" the one bernstein starts (slurm.git_daemon). Everything is
-# stopped at exit.
+# "bernstein" the one bernstein starts (slurm.git_daemon); with "ssh" over
+# ssh://root@$SLURM_HOST:$SSH_PORT$HUBS/hub.git, an sshd of the test's own
+# (slurm_sshd_up; no git daemon at all). Everything is stopped at exit.
 slurm_test_setup()
 {
 	_why=$(slurm_skip_reason)
@@ -200,6 +201,14 @@ slurm_test_setup()
 	ok "the cluster came up: two idle nodes"
 	if [ "${1:-}" = bernstein ]; then
 		_hubcfg="git_daemon: $SLURM_HOST:$GD_PORT"
+	elif [ "${1:-}" = ssh ]; then
+		if ! slurm_sshd_up "$T/ssh"; then
+			not_ok "the test's sshd listens on $SLURM_HOST:$SSH_PORT"
+			_diag_file sshd "$T/ssh/sshd.log"
+			test_done
+		fi
+		_hubcfg="hub_url: ssh://root@$SLURM_HOST:$SSH_PORT$HUBS/hub.git
+  ssh_command: $SSH_CMD"
 	else
 		git daemon --export-all --enable=receive-pack --base-path="$HUBS" --reuseaddr \
 			--listen="$SLURM_HOST" --port=$GD_PORT "$HUBS" >"$T/gitd.log" 2>&1 &
@@ -224,10 +233,68 @@ slurm:
 EOF
 }
 
+# slurm_sshd_up DIR: an sshd of the test's own (Debian's openssh-server,
+# scripts/install-deps.sh --test) on $SLURM_HOST:$SSH_PORT with a host key
+# and one authorized client key made here in DIR, its own configuration
+# (-f: nothing of /etc/ssh or root's ~/.ssh is read or changed), logging to
+# DIR/sshd.log. $SSH_CMD: the client command for slurm.ssh_command (that
+# key only, DIR/known_hosts only, strict host key checking, no prompt).
+# Stopped by the cleanup. /run/sshd (sshd's privilege separation
+# directory) is made when absent and removed again.
+SSH_PORT=2265
+SSHD_PID=
+_slurm_rundir=
+slurm_sshd_up()
+{
+	_d=$1
+	_sshd=$(command -v sshd 2>/dev/null || echo /usr/sbin/sshd)
+	[ -x "$_sshd" ] || return 1
+	mkdir -p "$_d" && chmod 700 "$_d" || return 1
+	ssh-keygen -q -t ed25519 -N '' -C bsl-host -f "$_d/host_key" || return 1
+	ssh-keygen -q -t ed25519 -N '' -C bsl-client -f "$_d/client_key" || return 1
+	cp "$_d/client_key.pub" "$_d/authorized_keys"
+	printf '[%s]:%s %s\n' "$SLURM_HOST" "$SSH_PORT" "$(cut -d' ' -f1,2 "$_d/host_key.pub")" \
+		>"$_d/known_hosts"
+	{
+		echo "ListenAddress $SLURM_HOST:$SSH_PORT"
+		echo "HostKey $_d/host_key"
+		echo "PidFile $_d/sshd.pid"
+		echo "AuthorizedKeysFile $_d/authorized_keys"
+		echo "AuthenticationMethods publickey"
+		echo "PasswordAuthentication no"
+		echo "KbdInteractiveAuthentication no"
+		echo "PermitRootLogin prohibit-password"
+		echo "UsePAM no"
+		echo "StrictModes no"
+		echo "X11Forwarding no"
+		echo "AllowTcpForwarding no"
+		echo "LogLevel INFO"
+	} >"$_d/sshd_config"
+	if [ ! -d /run/sshd ]; then
+		mkdir -m 755 /run/sshd && _slurm_rundir=/run/sshd
+	fi
+	"$_sshd" -D -e -f "$_d/sshd_config" >"$_d/sshd.log" 2>&1 </dev/null &
+	SSHD_PID=$!
+	SSH_CMD="ssh -F /dev/null -i $_d/client_key -o IdentitiesOnly=yes -o BatchMode=yes -o UserKnownHostsFile=$_d/known_hosts -o GlobalKnownHostsFile=/dev/null -o StrictHostKeyChecking=yes"
+	i=0
+	while [ $i -lt 50 ]; do
+		grep -q 'Server listening' "$_d/sshd.log" 2>/dev/null && return 0
+		kill -0 "$SSHD_PID" 2>/dev/null || return 1
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
 _slurm_test_cleanup()
 {
 	[ -n "$BGPID" ] && kill -9 "$BGPID" 2>/dev/null
 	[ -n "$GD_PID" ] && kill "$GD_PID" 2>/dev/null
+	if [ -n "$SSHD_PID" ]; then
+		kill "$SSHD_PID" 2>/dev/null
+		wait "$SSHD_PID" 2>/dev/null
+	fi
+	[ -n "$_slurm_rundir" ] && rmdir "$_slurm_rundir" 2>/dev/null
 	slurm_down
 	_lib_cleanup
 }

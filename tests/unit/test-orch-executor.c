@@ -12,10 +12,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <openssl/x509.h>
 #include "orch/config.h"
 #include "orch/executor.h"
 #include "orch/plan.h"
 #include "orch/remote.h"
+#include "orch/remote-tls.h"
 #include "orch/spec.h"
 #include "util/strvec.h"
 
@@ -77,6 +82,7 @@ static void test_config(void **state)
 		 "  sbatch: [--reservation=r1, --constraint=ssd]\n"
 		 "  start_timeout: 90\n"
 		 "  git_daemon: 10.0.0.1:9500\n"
+		 "  ssh_command: ssh -i /k/id -o UserKnownHostsFile=/k/known\n"
 		 "role_model_policy:\n"
 		 "  docs: {executor: local}\n");
 	assert_int_equal(c->executor, EXECUTOR_SLURM);
@@ -88,6 +94,7 @@ static void test_config(void **state)
 	assert_string_equal(c->slurm.sbatch[1], "--constraint=ssd");
 	assert_true(c->slurm.start_timeout_s == 90);
 	assert_string_equal(c->slurm.git_daemon, "10.0.0.1:9500");
+	assert_string_equal(c->slurm.ssh_command, "ssh -i /k/id -o UserKnownHostsFile=/k/known");
 	/* the task's, else its role's, else bernstein.yaml's */
 	assert_int_equal(orch_config_executor(c, "backend", false, EXECUTOR_LOCAL), EXECUTOR_SLURM);
 	assert_int_equal(orch_config_executor(c, "docs", false, EXECUTOR_LOCAL), EXECUTOR_LOCAL);
@@ -104,6 +111,8 @@ static void test_config(void **state)
 	/* nothing that a batch script or a command line could be made to run */
 	d = load_fail("slurm: {partition: \"p'; rm -rf ~; '\"}\n");
 	assert_non_null(strstr(d.msg, "slurm.partition"));
+	d = load_fail("slurm: {ssh_command: \"ssh -i $HOME/id\"}\n");
+	assert_non_null(strstr(d.msg, "slurm.ssh_command"));
 	d = load_fail("slurm: {sbatch: [\"reservation=x\"]}\n");
 	assert_non_null(strstr(d.msg, "not an option"));
 	d = load_fail("role_model_policy:\n  backend: {executor: cloud}\n");
@@ -171,15 +180,17 @@ static void test_script(void **state)
 	char *s;
 
 	(void)state;
-	s = executor_slurm_script("/opt/bernstein", "10.0.0.1:4000", "ab12");
+	s = executor_slurm_script("/opt/bernstein", "10.0.0.1:4000", "ab12", "f00d");
 	assert_non_null(s);
 	assert_non_null(strstr(s, "#!/bin/sh\n"));
 	assert_non_null(strstr(s, "BERNSTEIN_EXEC_CONNECT='10.0.0.1:4000'"));
+	assert_non_null(strstr(s, "BERNSTEIN_EXEC_FINGERPRINT='f00d'"));
 	assert_non_null(strstr(s, "exec '/opt/bernstein' agent-exec\n"));
 	free(s);
-	assert_null(executor_slurm_script("/opt/b'in", "a:1", "t"));
-	assert_null(executor_slurm_script("/b", "a:1\nrm -rf /", "t"));
-	assert_null(executor_slurm_script("/b", "$(id):1", "t"));
+	assert_null(executor_slurm_script("/opt/b'in", "a:1", "t", "f"));
+	assert_null(executor_slurm_script("/b", "a:1\nrm -rf /", "t", "f"));
+	assert_null(executor_slurm_script("/b", "$(id):1", "t", "f"));
+	assert_null(executor_slurm_script("/b", "a:1", "t", "f'; id; '"));
 }
 
 static void test_plan_and_spec(void **state)
@@ -342,14 +353,176 @@ static void test_token(void **state)
 	assert_false(remote_token_equal(a, b));
 }
 
+static void test_fingerprint(void **state)
+{
+	static const char ok[] = "3B5D0C1F9A7E2B4C6D8E0F1A2B3C4D5E6F708192a3b4c5d6e7f8091a2b3c4d5e";
+	uint8_t fp[REMOTE_FP_LEN];
+	struct diag d;
+
+	(void)state;
+	diag_clear(&d);
+	assert_int_equal(remote_fp_parse(ok, strlen(ok), fp, &d), 0);
+	assert_int_equal(fp[0], 0x3b);
+	assert_int_equal(fp[31], 0x5e);
+	assert_int_equal(remote_fp_parse(ok, 63, fp, &d), -EINVAL);
+	assert_non_null(strstr(d.msg, "63 characters"));
+	assert_int_equal(remote_fp_parse("3b:5d", 5, fp, &d), -EINVAL);
+	{
+		char bad[sizeof(ok)];
+
+		memcpy(bad, ok, sizeof(ok));
+		bad[40] = 'g';
+		assert_int_equal(remote_fp_parse(bad, strlen(bad), fp, &d), -EINVAL);
+		assert_non_null(strstr(d.msg, "at 41"));
+	}
+}
+
+/* A bundle chunk: base64 both ways, strict; the bundle's refs: exactly
+ * the task's branch. */
+static void test_bundle(void **state)
+{
+	static const char id[] = "3b5d0c1f9a7e2b4c6d8e0f1a2b3c4d5e6f708192";
+	struct remote_msg m = {0};
+	char *b64, *line, sha[65];
+	struct diag d;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 4; i++) {
+		const char raw[] = "\0\1binary\xff";
+		size_t n = sizeof(raw) - 1 - (size_t)i;
+
+		b64 = remote_b64_encode(raw, n);
+		line = malloc(strlen(b64) + 16);
+		assert_non_null(line);
+		sprintf(line, "{\"bundle\":\"%s\"}", b64);
+		diag_clear(&d);
+		assert_int_equal(remote_msg_parse(line, strlen(line), &m, &d), 0);
+		assert_int_equal(m.kind, REMOTE_MSG_BUNDLE);
+		assert_int_equal(m.len, n);
+		assert_memory_equal(m.text, raw, n);
+		remote_msg_release(&m);
+		free(line);
+		free(b64);
+	}
+	assert_string_equal((b64 = remote_b64_encode("ab", 2)), "YWI=");
+	free(b64);
+	/* not padded, not canonical, not base64 */
+	assert_int_equal(remote_msg_parse("{\"bundle\":\"YWI\"}", 16, &m, &d), -EBADMSG);
+	assert_int_equal(remote_msg_parse("{\"bundle\":\"YWJ=\"}", 17, &m, &d), -EBADMSG);
+	assert_int_equal(remote_msg_parse("{\"bundle\":\"Y WI\"}", 17, &m, &d), -EBADMSG);
+	assert_int_equal(remote_msg_parse("{\"bundle\":\"\"}", 13, &m, &d), -EBADMSG);
+
+	line = malloc(256);
+	assert_non_null(line);
+	sprintf(line, "%s refs/heads/bernstein/t-1\n", id);
+	assert_int_equal(remote_bundle_heads(line, "bernstein/t-1", sha, &d), 0);
+	assert_string_equal(sha, id);
+	/* another task's branch, a prefix of it, main beside it, nothing */
+	assert_int_equal(remote_bundle_heads(line, "bernstein/t-2", sha, &d), -EBADMSG);
+	assert_non_null(strstr(d.msg, "not only refs/heads/bernstein/t-2"));
+	assert_int_equal(remote_bundle_heads(line, "bernstein/t-", sha, &d), -EBADMSG);
+	sprintf(line, "%s refs/heads/bernstein/t-1\n%s refs/heads/main\n", id, id);
+	assert_int_equal(remote_bundle_heads(line, "bernstein/t-1", sha, &d), -EBADMSG);
+	assert_non_null(strstr(d.msg, "refs/heads/main"));
+	sprintf(line, "%s refs/heads/bernstein/t-1\n%s refs/heads/bernstein/t-1\n", id, id);
+	assert_int_equal(remote_bundle_heads(line, "bernstein/t-1", sha, &d), -EBADMSG);
+	assert_non_null(strstr(d.msg, "2 refs"));
+	assert_int_equal(remote_bundle_heads("", "bernstein/t-1", sha, &d), -EBADMSG);
+	assert_int_equal(
+		remote_bundle_heads("zz refs/heads/bernstein/t-1\n", "bernstein/t-1", sha, &d),
+		-EBADMSG);
+	free(line);
+}
+
+/* Both ends of a handshake over a socket pair (non-blocking, in turns):
+ * whether both completed. */
+static bool handshake(SSL_CTX *server, SSL_CTX *client, SSL **ret_c)
+{
+	int sv[2], i, rs = 0, rc = 0;
+	SSL *s, *c;
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	(void)fcntl(sv[0], F_SETFL, O_NONBLOCK);
+	(void)fcntl(sv[1], F_SETFL, O_NONBLOCK);
+	s = SSL_new(server);
+	c = SSL_new(client);
+	SSL_set_fd(s, sv[0]);
+	SSL_set_fd(c, sv[1]);
+	SSL_set_accept_state(s);
+	SSL_set_connect_state(c);
+	for (i = 0; i < 100 && (rs != 1 || rc != 1); i++) {
+		if (rc != 1) {
+			rc = SSL_do_handshake(c);
+			if (rc != 1 && SSL_get_error(c, rc) != SSL_ERROR_WANT_READ)
+				break;
+		}
+		if (rs != 1) {
+			rs = SSL_do_handshake(s);
+			if (rs != 1 && SSL_get_error(s, rs) != SSL_ERROR_WANT_READ)
+				break;
+		}
+	}
+	SSL_free(s);
+	*ret_c = c;
+	(void)close(sv[0]);
+	(void)close(sv[1]);
+	return rs == 1 && rc == 1;
+}
+
+/* The relay's identity: its fingerprint is its certificate's; a job
+ * pinned to it completes the handshake, a job pinned to anything else
+ * refuses it (the certificate rejected, not a chain error let through). */
+static void test_tls_pinning(void **state)
+{
+	char *pem = NULL, fp_hex[REMOTE_FP_HEX + 1], again[REMOTE_FP_HEX + 1];
+	uint8_t fp[REMOTE_FP_LEN], other[REMOTE_FP_LEN];
+	SSL_CTX *server, *good, *bad;
+	struct diag d;
+	SSL *c = NULL;
+
+	(void)state;
+	diag_clear(&d);
+	assert_int_equal(remote_tls_identity(&pem, fp_hex, &d), 0);
+	assert_non_null(strstr(pem, "PRIVATE KEY"));
+	assert_non_null(strstr(pem, "CERTIFICATE"));
+	server = remote_tls_server(pem, again, &d);
+	assert_non_null(server);
+	assert_string_equal(fp_hex, again);
+	assert_int_equal(remote_fp_parse(fp_hex, strlen(fp_hex), fp, &d), 0);
+	memcpy(other, fp, sizeof(fp));
+	other[7] ^= 1;
+	good = remote_tls_client(fp, &d);
+	bad = remote_tls_client(other, &d);
+	assert_non_null(good);
+	assert_non_null(bad);
+
+	assert_true(handshake(server, good, &c));
+	assert_true(remote_tls_peer_is(c, fp));
+	assert_false(remote_tls_peer_is(c, other));
+	SSL_free(c);
+	assert_false(handshake(server, bad, &c));
+	assert_int_equal(SSL_get_verify_result(c), X509_V_ERR_CERT_REJECTED);
+	SSL_free(c);
+
+	/* a key file that is not one */
+	assert_null(remote_tls_server("-----BEGIN PRIVATE KEY-----\nAAAA\n", NULL, &d));
+	assert_non_null(strstr(d.msg, "no TLS key and certificate"));
+	SSL_CTX_free(server);
+	SSL_CTX_free(good);
+	SSL_CTX_free(bad);
+	free(pem);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_kind_names), cmocka_unit_test(test_config),
-		cmocka_unit_test(test_check),	   cmocka_unit_test(test_sbatch),
-		cmocka_unit_test(test_script),	   cmocka_unit_test(test_plan_and_spec),
-		cmocka_unit_test(test_messages),   cmocka_unit_test(test_token),
-		cmocka_unit_test(test_home_paths),
+		cmocka_unit_test(test_kind_names),  cmocka_unit_test(test_config),
+		cmocka_unit_test(test_check),	    cmocka_unit_test(test_sbatch),
+		cmocka_unit_test(test_script),	    cmocka_unit_test(test_plan_and_spec),
+		cmocka_unit_test(test_messages),    cmocka_unit_test(test_token),
+		cmocka_unit_test(test_home_paths),  cmocka_unit_test(test_fingerprint),
+		cmocka_unit_test(test_tls_pinning), cmocka_unit_test(test_bundle),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
