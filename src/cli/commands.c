@@ -61,7 +61,8 @@ const struct cmd cli_commands[] = {
 	 "strategy and capabilities, and how resume, dangerous mode and endpoints are\n"
 	 "spelled; see docs/profile-format.md.\n"},
 	{"reject", cmd_reject, NULL, 0, cmd_reject_summary, cmd_reject_usage, cmd_reject_help},
-	{"resume", cmd_resume, NULL, 0, cmd_resume_summary, cmd_resume_usage, cmd_resume_help},
+	{"resume", cmd_resume, NULL, CMD_LOAD_LIBS, cmd_resume_summary, cmd_resume_usage,
+	 cmd_resume_help},
 	{"retry", cmd_retry, NULL, 0, cmd_retry_summary, cmd_retry_usage, cmd_retry_help},
 	{"route", cmd_route, NULL, 0, "pick the adapter for a task's capability requirements",
 	 "[--requires capability:AXIS[=VALUE]]... [--candidates A,B] [--audit] [--run-id ID] [--json]",
@@ -97,12 +98,12 @@ const struct cmd cli_commands[] = {
 	 "3 invalid requirement, catalogue or bernstein.yaml (an unknown adapter in its\n"
 	 "preference too), 4 audit key or I/O problem (bernstein.yaml unreadable), 5 the\n"
 	 "chain does not match its state.\n"},
-	{"run", cmd_run, NULL, 0, cmd_run_summary, cmd_run_usage, cmd_run_help},
+	{"run", cmd_run, NULL, CMD_LOAD_LIBS, cmd_run_summary, cmd_run_usage, cmd_run_help},
 	{"runner", cmd_runner_exec, NULL, 0, RUNNER_SUMMARY, RUNNER_USAGE, RUNNER_HELP},
 	{"serve", cmd_serve, NULL, 0, cmd_serve_summary, cmd_serve_usage, cmd_serve_help},
 	{"shim", cmd_shim, NULL, 0, SHIM_SUMMARY, SHIM_USAGE, SHIM_HELP},
-	{"spawn", cmd_spawn, NULL, 0, "run one agent headless and report its typed outcome",
-	 spawn_usage, spawn_help},
+	{"spawn", cmd_spawn, NULL, CMD_LOAD_LIBS,
+	 "run one agent headless and report its typed outcome", spawn_usage, spawn_help},
 	{"status", cmd_status, NULL, 0, cmd_status_summary, cmd_status_usage, cmd_status_help},
 	{"stop", cmd_stop, NULL, 0, cmd_stop_summary, cmd_stop_usage, cmd_stop_help},
 	{"version", cmd_version, NULL, 0, "print the version", "",
