@@ -5,7 +5,8 @@
 # for is never mapped); `status` of a run does load SQLite. A library that
 # cannot be loaded (LD_LIBRARY_PATH to a directory holding a broken stub under
 # its soname) is one error naming the library and the command, exit 127
-# (docs/exit-codes.md), and `run` stops before it starts anything.
+# (docs/exit-codes.md); `serve` stops as it starts, and `run` before it
+# starts anything.
 . "$SRCDIR/tests/integration/lib.sh"
 
 test_begin "t0379 libraries loaded on first use"
@@ -105,6 +106,10 @@ assert e['exit_code'] == 127 and 'cannot load SQLite' in e['message'], e"
 	expect_stderr_contains "bernstein: status: cannot load SQLite ($sqlite): " \
 		"a library without SQLite's functions: the same error"
 	expect_stderr_contains "undefined symbol: sqlite3_" "naming the missing function"
+
+	# the server loads SQLite as it starts, not at its first request
+	expect_exit 127 LD_LIBRARY_PATH="$T/broken" "$BERNSTEIN" serve --listen 127.0.0.1:0
+	expect_stderr_contains "bernstein: serve: cannot load SQLite ($sqlite): "
 
 	# run loads every library before it starts anything
 	expect_exit 127 LD_LIBRARY_PATH="$T/broken" "$BERNSTEIN" run two.yaml
