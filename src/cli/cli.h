@@ -19,7 +19,9 @@ enum cmd_flags {
 	CMD_NEEDS_REPO = 1 << 1,  /* must run inside a git work tree */
 	CMD_HIDDEN = 1 << 2,	  /* not listed in help */
 	/* load every lazily loaded library (util/lazy.h) before fn: a command
-	 * that starts agents fails before it starts anything, never half-way */
+	 * that starts agents (run, resume, spawn, demo, plan generate, and the
+	 * controls that may resume a run) fails before it starts anything,
+	 * never half-way */
 	CMD_LOAD_LIBS = 1 << 3,
 };
 

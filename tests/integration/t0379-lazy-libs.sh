@@ -122,6 +122,18 @@ else
 	skip "SQLite loaded on first use" "linked in (-Dstatic_deps=true)"
 fi
 
+# run loads even the libraries this plan would never call (libvterm: no
+# pty agent), before it starts anything
+vterm=$(lazy_one libvterm)
+if [ -n "$vterm" ]; then
+	mkdir -p "$T/novterm"
+	printf 'not a shared library\n' >"$T/novterm/$vterm"
+	expect_exit 127 LD_LIBRARY_PATH="$T/novterm" "$BERNSTEIN" run two.yaml
+	expect_stderr_contains "bernstein: run: cannot load libvterm ($vterm): "
+	check "no task ran" test ! -e "$W/b.txt"
+	expect_exit 0 LD_LIBRARY_PATH="$T/novterm" "$BERNSTEIN" status
+fi
+
 # a library every build loads lazily (libyaml): plan validate needs it
 yaml=$(lazy_one libyaml)
 if [ -n "$yaml" ]; then
