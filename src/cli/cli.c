@@ -16,6 +16,7 @@
 #include "cli/output.h"
 #include "proc/contain.h"
 #include "util/envscrub.h"
+#include "util/lazy.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
@@ -41,8 +42,8 @@ static const char global_help[] =
 static const char help_footer[] =
 	"\n'bernstein help <command>' or 'bernstein <command> -h' shows a command's help.\n"
 	"Exit codes: 0 ok, 1 failed, 2 usage, 3 invalid profile/config, 4 environment,\n"
-	"5 audit broken, 6 refused, 7 budget reached, 70 internal bug, 130 interrupted\n"
-	"(docs/exit-codes.md).\n";
+	"5 audit broken, 6 refused, 7 budget reached, 70 internal bug, 127 a library\n"
+	"cannot be loaded, 130 interrupted (docs/exit-codes.md).\n";
 
 const char *cli_getenv(const struct cli_ctx *ctx, const char *name)
 {
@@ -137,6 +138,33 @@ int cli_diag(struct cli_ctx *ctx, int code, const struct diag *d)
 	}
 	(void)fprintf(ctx->err, "%s: %s\n", ctx->progname, diag_format(d, buf, sizeof(buf)));
 	return code;
+}
+
+/* The command whose library failed to load: the handler gets no argument. */
+static struct cli_ctx *arg_lazy_ctx;
+
+static void cli_lazy_fail(const char *what, const char *soname, const char *why)
+{
+	struct cli_ctx *ctx = arg_lazy_ctx;
+
+	if (!ctx) {
+		(void)fprintf(stderr, "bernstein: cannot load %s (%s): %s\n", what, soname, why);
+		_exit(BEXIT_LIBRARY);
+	}
+	/* stdout is not flushed: what a command had not yet written stays unwritten */
+	if (ctx->cmd_path[0])
+		(void)cli_error(ctx, BEXIT_LIBRARY, "%s: cannot load %s (%s): %s", ctx->cmd_path,
+				what, soname, why);
+	else
+		(void)cli_error(ctx, BEXIT_LIBRARY, "cannot load %s (%s): %s", what, soname, why);
+	(void)fflush(ctx->err);
+	_exit(BEXIT_LIBRARY);
+}
+
+void cli_lazy_init(struct cli_ctx *ctx)
+{
+	arg_lazy_ctx = ctx;
+	lazy_set_fail_handler(cli_lazy_fail);
 }
 
 int cli_load_exit(int r)
@@ -261,6 +289,12 @@ int cli_dispatch(const struct cmd *tab, int argc, char **argv, struct cli_ctx *c
 	path_push(ctx, c->name);
 	if (c->sub)
 		return cli_dispatch(c->sub, argc - 1, argv + 1, ctx);
+	if (c->flags & CMD_LOAD_LIBS) {
+		struct diag d = {0};
+
+		if (lazy_load_all(&d) < 0)
+			return cli_error(ctx, BEXIT_LIBRARY, "%s: %s", ctx->cmd_path, d.msg);
+	}
 	return c->fn(argc, argv, ctx);
 }
 
@@ -355,6 +389,7 @@ int cli_main(int argc, char **argv, char **envp, const struct cmd *root)
 	};
 	int c;
 
+	cli_lazy_init(&ctx);
 	opterr = 0;
 	optind = 0;
 	while (!goal && (c = getopt_long(argc, argv, "+C:g:vqh", opts, NULL)) != -1) {

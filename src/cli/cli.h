@@ -18,6 +18,11 @@ enum cmd_flags {
 	CMD_NEEDS_STATE = 1 << 0, /* open state.db before fn */
 	CMD_NEEDS_REPO = 1 << 1,  /* must run inside a git work tree */
 	CMD_HIDDEN = 1 << 2,	  /* not listed in help */
+	/* load every lazily loaded library (util/lazy.h) before fn: a command
+	 * that starts agents (run, resume, spawn, demo, plan generate, and the
+	 * controls that may resume a run) fails before it starts anything,
+	 * never half-way */
+	CMD_LOAD_LIBS = 1 << 3,
 };
 
 struct cmd {
@@ -89,6 +94,11 @@ void cli_contain_sweep(struct cli_ctx *ctx);
  * gets the heap copy (execv) or the environment it is given. Returns the
  * environment to use as cli_ctx.envp. */
 char **cli_environ_take(char **envp);
+/* Report a library that cannot be loaded on first use (util/lazy.h) as
+ * "bernstein: COMMAND: cannot load SQLite (libsqlite3.so.0): WHY" on ctx's
+ * stderr (a JSON error with --json; stderr when ctx is NULL), then _exit
+ * with BEXIT_LIBRARY. ctx must outlive the command. */
+void cli_lazy_init(struct cli_ctx *ctx);
 
 /* The path of an executable installed beside this one ("bernstein-runner"
  * next to bernstein, "bernstein" next to bernstein-runner), from

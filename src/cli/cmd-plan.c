@@ -467,7 +467,8 @@ const struct cmd plan_cmds[] = {
 	 "Exit codes: 0 ok, 2 bad usage, 3 invalid plan (every problem printed as by\n"
 	 "'plan validate'; with --json the first, as an error object on stderr), 4 the\n"
 	 "plan cannot be read.\n"},
-	{"generate", cmd_plan_generate, NULL, 0, "have a planner agent write a plan for a goal",
+	{"generate", cmd_plan_generate, NULL, CMD_LOAD_LIBS,
+	 "have a planner agent write a plan for a goal",
 	 "GOAL [-o FILE] [--planner ADAPTER] [-m MODEL] [--rounds N] [--allow CLASS]...\n"
 	 "       [--set KEY=VALUE]... [--timeout S] [--planner-sandbox landlock|none] [--json]",
 	 "A planner agent (any adapter; the built-in runner against any OpenAI-compatible\n"

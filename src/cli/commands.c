@@ -11,14 +11,15 @@ const struct cmd cli_commands[] = {
 	 "Adapters are the agent CLIs bernstein can drive. Each is declared on five\n"
 	 "strategy axes (resume, dangerous mode, event channel, output mode, session\n"
 	 "state); see docs/capability-contract.md.\n"},
-	{"add-task", cmd_add_task, NULL, 0, cmd_add_task_summary, cmd_add_task_usage,
+	{"add-task", cmd_add_task, NULL, CMD_LOAD_LIBS, cmd_add_task_summary, cmd_add_task_usage,
 	 cmd_add_task_help},
 	{"agent-exec", cmd_agent_exec, NULL, CMD_HIDDEN,
 	 "run a task's agent on a Slurm node (executor: slurm)", agent_exec_usage, agent_exec_help},
 	{"agent-relay", cmd_agent_relay, NULL, CMD_HIDDEN,
 	 "submit a task's agent as a Slurm job and relay its output", agent_relay_usage,
 	 agent_relay_help},
-	{"approve", cmd_approve, NULL, 0, cmd_approve_summary, cmd_approve_usage, cmd_approve_help},
+	{"approve", cmd_approve, NULL, CMD_LOAD_LIBS, cmd_approve_summary, cmd_approve_usage,
+	 cmd_approve_help},
 	{"attach", cmd_attach, NULL, 0, cmd_attach_summary, cmd_attach_usage, cmd_attach_help},
 	{"audit", NULL, audit_cmds, 0, "verify and inspect the HMAC audit chain", NULL,
 	 "The audit chain (.bernstein/audit/YYYY-MM-DD.jsonl) records what bernstein did,\n"
@@ -29,7 +30,7 @@ const struct cmd cli_commands[] = {
 	 "model, parallelism, timeouts, gates, merge policy, mode profiles and the\n"
 	 "per-role model policy; every key is optional. See docs/configuration.md.\n"},
 	{"cost", cmd_cost, NULL, 0, cmd_cost_summary, cmd_cost_usage, cmd_cost_help},
-	{"demo", cmd_demo, NULL, 0, cmd_demo_summary, cmd_demo_usage, cmd_demo_help},
+	{"demo", cmd_demo, NULL, CMD_LOAD_LIBS, cmd_demo_summary, cmd_demo_usage, cmd_demo_help},
 	{"diff", cmd_diff, NULL, 0, cmd_diff_summary, cmd_diff_usage, cmd_diff_help},
 	{"doctor", cmd_doctor, NULL, 0,
 	 "check the usable agents, this repository and the host, with fixes", doctor_usage,
@@ -60,9 +61,12 @@ const struct cmd cli_commands[] = {
 	 "A capability profile declares an agent CLI as data: how it is invoked, its\n"
 	 "strategy and capabilities, and how resume, dangerous mode and endpoints are\n"
 	 "spelled; see docs/profile-format.md.\n"},
-	{"reject", cmd_reject, NULL, 0, cmd_reject_summary, cmd_reject_usage, cmd_reject_help},
-	{"resume", cmd_resume, NULL, 0, cmd_resume_summary, cmd_resume_usage, cmd_resume_help},
-	{"retry", cmd_retry, NULL, 0, cmd_retry_summary, cmd_retry_usage, cmd_retry_help},
+	{"reject", cmd_reject, NULL, CMD_LOAD_LIBS, cmd_reject_summary, cmd_reject_usage,
+	 cmd_reject_help},
+	{"resume", cmd_resume, NULL, CMD_LOAD_LIBS, cmd_resume_summary, cmd_resume_usage,
+	 cmd_resume_help},
+	{"retry", cmd_retry, NULL, CMD_LOAD_LIBS, cmd_retry_summary, cmd_retry_usage,
+	 cmd_retry_help},
 	{"route", cmd_route, NULL, 0, "pick the adapter for a task's capability requirements",
 	 "[--requires capability:AXIS[=VALUE]]... [--candidates A,B] [--audit] [--run-id ID] [--json]",
 	 "Selects the first adapter whose capability profile satisfies every requirement,\n"
@@ -97,12 +101,12 @@ const struct cmd cli_commands[] = {
 	 "3 invalid requirement, catalogue or bernstein.yaml (an unknown adapter in its\n"
 	 "preference too), 4 audit key or I/O problem (bernstein.yaml unreadable), 5 the\n"
 	 "chain does not match its state.\n"},
-	{"run", cmd_run, NULL, 0, cmd_run_summary, cmd_run_usage, cmd_run_help},
+	{"run", cmd_run, NULL, CMD_LOAD_LIBS, cmd_run_summary, cmd_run_usage, cmd_run_help},
 	{"runner", cmd_runner_exec, NULL, 0, RUNNER_SUMMARY, RUNNER_USAGE, RUNNER_HELP},
 	{"serve", cmd_serve, NULL, 0, cmd_serve_summary, cmd_serve_usage, cmd_serve_help},
 	{"shim", cmd_shim, NULL, 0, SHIM_SUMMARY, SHIM_USAGE, SHIM_HELP},
-	{"spawn", cmd_spawn, NULL, 0, "run one agent headless and report its typed outcome",
-	 spawn_usage, spawn_help},
+	{"spawn", cmd_spawn, NULL, CMD_LOAD_LIBS,
+	 "run one agent headless and report its typed outcome", spawn_usage, spawn_help},
 	{"status", cmd_status, NULL, 0, cmd_status_summary, cmd_status_usage, cmd_status_help},
 	{"stop", cmd_stop, NULL, 0, cmd_stop_summary, cmd_stop_usage, cmd_stop_help},
 	{"version", cmd_version, NULL, 0, "print the version", "",

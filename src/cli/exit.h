@@ -12,6 +12,7 @@ enum bexit {
 	BEXIT_REFUSED = 6,	/* capability mismatch: no adapter fits the task; receipt printed */
 	BEXIT_BUDGET = 7,	/* a run reached its budget's cap: tasks were left unstarted */
 	BEXIT_BUG = 70,		/* internal bug */
+	BEXIT_LIBRARY = 127,	/* a shared library the command needs cannot be loaded */
 	BEXIT_INTERRUPTED = 130 /* SIGINT */
 };
 

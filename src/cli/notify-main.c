@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/cli.h"
 #include "proc/spawn.h"
 #include "util/clock.h"
 #include "util/url.h"
@@ -275,6 +276,7 @@ int main(int argc, char **argv)
 	/* detached from the run: it ends by its own deadline, not with bernstein */
 	(void)prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
 	(void)signal(SIGPIPE, SIG_IGN);
+	cli_lazy_init(NULL); /* a library that cannot be loaded: exit 127, not abort() */
 	dn = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (dn >= 0) {
 		(void)dup2(dn, 1);

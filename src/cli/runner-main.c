@@ -25,6 +25,7 @@ int main(int argc, char **argv, char **envp)
 	int r;
 
 	(void)signal(SIGPIPE, SIG_IGN);
+	cli_lazy_init(&ctx);
 	r = cli_contain_env(&ctx);
 	if (r)
 		return r;

@@ -37,6 +37,7 @@
 #include "orch/agentrun.h"
 #include "orch/run.h"
 #include "util/fsutil.h"
+#include "util/lazy.h"
 #include "util/xalloc.h"
 #include "cli/serve-internal.h"
 #include "util/banned.h"
@@ -512,6 +513,18 @@ int main(int argc, char **argv, char **envp)
 	code = parse_args(argc, argv, &o);
 	if (code)
 		return code < 0 ? 0 : code;
+	/* Every request reads state.db: SQLite loaded now, not at the first
+	 * request (util/lazy.h); the other libraries stop the server with the
+	 * same message and code at their first use. */
+	cli_lazy_init(NULL);
+	{
+		struct diag ld = {0};
+
+		if (lazy_load(LAZY_SQLITE, &ld) < 0) {
+			(void)fprintf(stderr, "bernstein: serve: %s\n", ld.msg);
+			return BEXIT_LIBRARY;
+		}
+	}
 	if (parse_listen(o.listen, &ss, &loopback) < 0) {
 		(void)fprintf(
 			stderr,

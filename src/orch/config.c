@@ -15,6 +15,7 @@
 #include "orch/config-internal.h"
 #include "orch/protect.h"
 #include "util/fsutil.h"
+#include "util/mathx.h"
 #include "util/url.h"
 #include "util/xalloc.h"
 #include "util/yaml.h"
@@ -260,7 +261,7 @@ int orch_get_limits(const struct ydoc *doc, const struct ynode *n, const char *p
 
 			r = yaml_value_number(doc, v, p, CONTAIN_MIN_CPU_MILLI / 1000.0, false,
 					      (double)CONTAIN_MAX_CPU_MILLI / 1000.0, &cpu, reterr);
-			l.cpu_milli = (uint64_t)llround(cpu * 1000.0);
+			l.cpu_milli = (uint64_t)mathx_llround(cpu * 1000.0);
 		}
 		if (r < 0)
 			return r;

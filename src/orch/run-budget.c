@@ -24,6 +24,7 @@
 #include "orch/cost.h"
 #include "orch/plan.h"
 #include "util/json.h"
+#include "util/mathx.h"
 #include "util/banned.h"
 
 /* What t's live (or just ended) attempt has used: tokens, and its cost
@@ -66,7 +67,7 @@ static void usage_of(const struct loop *l, const struct otask *t, struct usage_n
 
 static json_t *jmoney(double v)
 {
-	return json_real(round(v * 1e6) / 1e6);
+	return json_real(mathx_round(v * 1e6) / 1e6);
 }
 
 static json_t *budget_details(const struct loop *l, double spent, int64_t tokens)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "util/json.h"
+#include "util/mathx.h"
 #include "util/banned.h"
 
 #define SPEC_ARENA_BLOCK 1024
@@ -478,7 +479,7 @@ static int limit_of(struct task_spec *s, const char *k, const json_t *e)
 	if (strcmp(k, "cpu") != 0 || !json_is_number(e) || !(cpu * 1000.0 >= 1) ||
 	    !(cpu * 1000.0 <= (double)CONTAIN_MAX_CPU_MILLI))
 		return -EBADMSG;
-	s->limits.cpu_milli = (uint64_t)llround(cpu * 1000.0);
+	s->limits.cpu_milli = (uint64_t)mathx_llround(cpu * 1000.0);
 	return 0;
 }
 

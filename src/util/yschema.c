@@ -466,17 +466,22 @@ int yaml_value_number(const struct ydoc *doc, const struct ynode *n, const char 
 	char *end;
 	double v;
 
-	range_text(range, sizeof(range), min, min_open, max);
-	if (!yaml_looks_number(n))
+	/* the range's text (%g) only for an error: it was a tenth of the
+	 * instructions of a start-up that checks the catalogue's prices */
+	if (!yaml_looks_number(n)) {
+		range_text(range, sizeof(range), min, min_open, max);
 		return yaml_field_err(doc, n, reterr, path, "expected a number %s, got %s", range,
 				      yaml_describe(n));
+	}
 	errno = 0;
 	v = strtod(n->str, &end);
 	if (errno == ERANGE || *end || !isfinite(v))
 		return yaml_field_err(doc, n, reterr, path, "number out of range");
-	if (v < min || (min_open && v == min) || v > max)
+	if (v < min || (min_open && v == min) || v > max) {
+		range_text(range, sizeof(range), min, min_open, max);
 		return yaml_field_err(doc, n, reterr, path,
 				      "%s is out of range (expected a number %s)", n->str, range);
+	}
 	*ret = v;
 	return 0;
 }
