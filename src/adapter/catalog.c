@@ -938,7 +938,7 @@ int catalog_add_embedded(struct catalog *cat, struct diag *reterr)
 		r = catalog_compiled_doc(t, &doc, reterr);
 		if (r < 0)
 			return r;
-		r = profile_load_doc(doc, doc->name, stem, &p, reterr);
+		r = profile_load_embedded(doc, doc->name, stem, &p, reterr);
 		doc = ydoc_free(doc);
 		if (r < 0)
 			return r;

@@ -145,7 +145,8 @@ struct pctx {
 	struct profile *p;
 	const char *file; /* p->source */
 	struct diag *reterr;
-	bool acp; /* runtime.acp is there: the prompt may have no argv delivery */
+	bool acp;      /* runtime.acp is there: the prompt may have no argv delivery */
+	bool embedded; /* profile_load_embedded(): checked at build time */
 };
 
 static void vperr(struct diag *reterr, const char *file, const struct catalog_origin *at,
@@ -1705,7 +1706,9 @@ static int parse_pty(struct pctx *c, const struct ynode *node)
 	if (!pc->ready && !pc->done && !pc->working)
 		return perr(c, node, "runtime.pty",
 			    "declares no pattern: give at least one of ready, working, done");
-	r = ptydrive_conf_check(pc, &d);
+	/* the patterns compiled (regcomp) only to check them: an embedded
+	 * profile's were at build time, and are again by the pty driver */
+	r = c->embedded ? 0 : ptydrive_conf_check(pc, &d);
 	if (r < 0)
 		return perr(c, node, "runtime.pty", "%s", d.msg);
 	pc->declared = true;
@@ -2086,8 +2089,8 @@ static const struct yaml_limits profile_limits = {
 	.max_nodes = 0,
 };
 
-int profile_load_doc(const struct ydoc *doc, const char *source, const char *stem,
-		     struct profile **ret, struct diag *reterr)
+static int load_doc(const struct ydoc *doc, const char *source, const char *stem, bool embedded,
+		    struct profile **ret, struct diag *reterr)
 {
 	struct profile *p = xcalloc(1, sizeof(*p));
 	struct pctx c = {0};
@@ -2099,6 +2102,7 @@ int profile_load_doc(const struct ydoc *doc, const char *source, const char *ste
 	c.p = p;
 	c.file = p->source;
 	c.reterr = reterr;
+	c.embedded = embedded;
 	r = parse_top(&c, stem);
 	if (r < 0) {
 		profile_free(p);
@@ -2106,6 +2110,18 @@ int profile_load_doc(const struct ydoc *doc, const char *source, const char *ste
 	}
 	*ret = p;
 	return 0;
+}
+
+int profile_load_doc(const struct ydoc *doc, const char *source, const char *stem,
+		     struct profile **ret, struct diag *reterr)
+{
+	return load_doc(doc, source, stem, false, ret, reterr);
+}
+
+int profile_load_embedded(const struct ydoc *doc, const char *source, const char *stem,
+			  struct profile **ret, struct diag *reterr)
+{
+	return load_doc(doc, source, stem, true, ret, reterr);
 }
 
 static void locate(struct diag *d, const char *name, int r)
