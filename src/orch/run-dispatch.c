@@ -34,7 +34,7 @@ static unsigned live_on_adapter(const struct loop *l, const char *adapter)
 	size_t i;
 	unsigned n = 0;
 
-	for (i = 0; i < l->n; i++)
+	for (i = l->settled; i < l->n; i++)
 		if (l->t[i].live && l->t[i].row.adapter &&
 		    strcmp(l->t[i].row.adapter, adapter) == 0)
 			n++;
@@ -320,6 +320,7 @@ static int render_prompt(struct loop *l, struct otask *t, char **ret, struct dia
 	const struct orch_config *c = l->e->cfg;
 	struct context_input in = {.repo_fd = -1};
 	struct context_dep *deps = NULL;
+	struct task_row *held = NULL;
 	struct orch_gate *gates = NULL;
 	size_t i;
 	int r;
@@ -335,9 +336,16 @@ static int render_prompt(struct loop *l, struct otask *t, char **ret, struct dia
 		return r;
 	}
 	deps = xcalloc(t->n_deps + 1, sizeof(*deps));
+	held = xcalloc(t->n_deps + 1, sizeof(*held));
 	for (i = 0; i < t->n_deps; i++) {
-		const struct task_row *d = &l->t[t->deps[i]].row;
+		const struct otask *u = &l->t[t->deps[i]];
+		const struct task_row *d = &u->row;
 
+		/* an ended dependency keeps only its id and state in memory
+		 * (run_task_slim()): its title and outcome read from state.db */
+		task_row_init(&held[i]);
+		if (u->slim && state_task_get(l->e->st, l->run.id, u->row.id, &held[i], NULL) == 0)
+			d = &held[i];
 		deps[i].id = d->id;
 		deps[i].title = d->title;
 		deps[i].outcome = d->outcome ? d->outcome : task_state_to_string(d->state);
@@ -364,6 +372,7 @@ static int render_prompt(struct loop *l, struct otask *t, char **ret, struct dia
 	r = context_render(&in, ret, reterr);
 	(void)close(in.repo_fd);
 	free(deps);
+	task_rows_free(held, t->n_deps);
 	free(gates);
 	return r;
 }

@@ -99,6 +99,11 @@ struct otask {
 	size_t *deps;	/* indices */
 	size_t n_deps;
 	bool selected; /* runs in this execution (resume of one task: only it) */
+	/* it has ended and keeps only what the scheduler and the run's end
+	 * read (id, state, attempts, dependencies): its row's other strings,
+	 * its last attempt and its checkout are in state.db, read back by
+	 * run_task_warm() when something needs them (run_task_slim()) */
+	bool slim;
 
 	/* the live attempt */
 	bool live;
@@ -178,6 +183,11 @@ struct loop {
 	struct run_row run;
 	struct otask *t;
 	size_t n;
+	/* t[0..settled) have ended and are slim (run_task_slim()): nothing in
+	 * them is live, due or pending, so the scans per dispatch start here
+	 * and take the time of the tasks still open, not of all (issue #24);
+	 * run_settle() moves it on, run_task_warm() back */
+	size_t settled;
 	int fatal; /* a negative errno that stops the run */
 	struct diag fatal_d;
 	bool cancelled;
@@ -268,6 +278,17 @@ void run_task_ar_free(struct otask *t);
  * policy (rebuilt when next needed) and its last prompt go, so a run's
  * memory does not grow with the tasks it has finished. */
 void run_task_trim(struct otask *t);
+/* An ended task (as run_task_trim(), and no hook due, no gate left) drops
+ * what state.db has: its row's strings but its id, its last attempt's
+ * row, its checkout, session directory and attachments (issue #24: about
+ * 1.5 KB a task); true when it is slim (now or already). run_task_warm():
+ * what it dropped read back from state.db (its row; its checkout is bound
+ * again by run_task_checkout(), its previous attempt read as a resume
+ * reads it), before anything reads or writes them: every transition, a
+ * retry, a cancel. A failed read fails the run. */
+bool run_task_slim(struct loop *l, struct otask *t);
+void run_task_warm(struct loop *l, struct otask *t);
+void run_settle(struct loop *l);
 struct checkout *run_task_checkout(struct loop *l, struct otask *t);
 int run_task_policy(struct loop *l, struct otask *t, const char *binary, const char *session_dir,
 		    const char *home, const char *tmp, struct diag *reterr);
