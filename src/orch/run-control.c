@@ -387,7 +387,6 @@ static void add_task(struct loop *l, const struct control_request *req,
 		control_reply_error(reply, CONTROL_KIND_INTERNAL, "%s", d.msg);
 		goto out;
 	}
-	attempt_row_init(&t->att);
 	t->attachments = (struct strvec)STRVEC_INIT;
 	checkout_init(&t->co);
 	t->loop = l;

@@ -108,7 +108,10 @@ struct otask {
 	/* the live attempt */
 	bool live;
 	struct loop *loop;
-	struct attempt_row att;
+	/* its last attempt's row (184 bytes): allocated when first asked for
+	 * (run_att()), dropped when it ends slim, so a task that has not run
+	 * or has ended holds none (issue #24) */
+	struct attempt_row *att;
 	/* its invocation (run_plan(): made when first needed, dropped when the
 	 * attempt ends, run_plan_drop()) */
 	struct invocation_plan *plan;
@@ -258,6 +261,8 @@ void run_task_cool(struct otask *t);
  * that waits or has ended holds neither (issue #24). */
 struct invocation_plan *run_plan(const struct otask *t);
 void run_plan_drop(struct otask *t);
+struct attempt_row *run_att(const struct otask *t);
+void run_att_drop(struct otask *t);
 struct confine_policy *run_sb(const struct otask *t);
 void run_sb_drop(struct otask *t);
 struct task_spec *run_spec_new(struct otask *t);

@@ -221,7 +221,7 @@ bool run_task_slim(struct loop *l, struct otask *t)
 		free(*slim_str(&t->row, i));
 		*slim_str(&t->row, i) = NULL;
 	}
-	attempt_row_release(&t->att);
+	run_att_drop(t);
 	checkout_release(&t->co);
 	checkout_init(&t->co);
 	strvec_clear(&t->attachments);
@@ -285,6 +285,26 @@ struct invocation_plan *run_plan(const struct otask *ct)
 		invocation_plan_init(t->plan);
 	}
 	return t->plan;
+}
+
+struct attempt_row *run_att(const struct otask *ct)
+{
+	struct otask *t = (struct otask *)(uintptr_t)ct; /* never a const object */
+
+	if (!t->att) {
+		t->att = xmalloc(sizeof(*t->att));
+		attempt_row_init(t->att);
+	}
+	return t->att;
+}
+
+void run_att_drop(struct otask *t)
+{
+	if (!t->att)
+		return;
+	attempt_row_release(t->att);
+	free(t->att);
+	t->att = NULL;
 }
 
 void run_plan_drop(struct otask *t)
@@ -420,7 +440,7 @@ static void otask_release(struct otask *t)
 	free(t->spec);
 	run_plan_drop(t);
 	free(t->deps);
-	attempt_row_release(&t->att);
+	run_att_drop(t);
 	free(t->prompt);
 	strvec_clear(&t->attachments);
 	free(t->session_dir);
@@ -515,7 +535,6 @@ int run_loop_load(struct loop *l, struct orch_env *e, const char *run_id, struct
 		struct otask *t = &l->t[i];
 
 		task_row_init(&t->row);
-		attempt_row_init(&t->att);
 		t->attachments = (struct strvec)STRVEC_INIT;
 		checkout_init(&t->co);
 		t->loop = l;

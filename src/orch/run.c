@@ -452,8 +452,8 @@ static void on_start(void *ctx, void *task, const struct proc *p)
 
 	if (t->gate_live || run_prep_live(t) || t->hook_live)
 		return;
-	t->att.pid = p->pid;
-	(void)state_attempt_update(l->e->st, &t->att, NULL);
+	run_att(t)->pid = p->pid;
+	(void)state_attempt_update(l->e->st, run_att(t), NULL);
 }
 
 static void on_line(void *ctx, void *task, int stream, const char *line, size_t len)
