@@ -124,7 +124,7 @@ static void spent_now(const struct loop *l, double *ret_usd, int64_t *ret_tokens
 	int64_t tok = l->budget.spent_tokens;
 	size_t i;
 
-	for (i = l->settled; i < l->n; i++) {
+	for (i = run_open(l, 0); i < l->n; i = run_open(l, i + 1)) {
 		const struct otask *t = &l->t[i];
 		struct usage_now u;
 

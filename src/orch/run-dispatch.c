@@ -34,7 +34,7 @@ static unsigned live_on_adapter(const struct loop *l, const char *adapter)
 	size_t i;
 	unsigned n = 0;
 
-	for (i = l->settled; i < l->n; i++)
+	for (i = run_open(l, 0); i < l->n; i = run_open(l, i + 1))
 		if (l->t[i].live && l->t[i].row.adapter &&
 		    strcmp(l->t[i].row.adapter, adapter) == 0)
 			n++;

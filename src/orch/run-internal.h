@@ -186,11 +186,13 @@ struct loop {
 	struct run_row run;
 	struct otask *t;
 	size_t n;
-	/* t[0..settled) have ended and are slim (run_task_slim()): nothing in
-	 * them is live, due or pending, so the scans per dispatch start here
-	 * and take the time of the tasks still open, not of all (issue #24);
-	 * run_settle() moves it on, run_task_warm() back */
-	size_t settled;
+	/* the scans per dispatch walk the tasks that are not slim (nothing in
+	 * a slim task is live, due or pending: run_task_slim()), so they take
+	 * the time of the tasks still open, not of all (issue #24): skip[i]
+	 * is 0 or an index past i with every task in between slim (cap
+	 * entries; run_open() follows and shortens them, run_task_warm()
+	 * clears them) */
+	size_t *skip;
 	int fatal; /* a negative errno that stops the run */
 	struct diag fatal_d;
 	bool cancelled;
@@ -293,7 +295,9 @@ void run_task_trim(struct otask *t);
  * retry, a cancel. A failed read fails the run. */
 bool run_task_slim(struct loop *l, struct otask *t);
 void run_task_warm(struct loop *l, struct otask *t);
-void run_settle(struct loop *l);
+/* The first task at or after i that is not slim (l->n: none); walk the
+ * open tasks with for (i = run_open(l, 0); i < l->n; i = run_open(l, i + 1)). */
+size_t run_open(const struct loop *l, size_t i);
 struct checkout *run_task_checkout(struct loop *l, struct otask *t);
 int run_task_policy(struct loop *l, struct otask *t, const char *binary, const char *session_dir,
 		    const char *home, const char *tmp, struct diag *reterr);

@@ -259,21 +259,23 @@ void run_task_warm(struct loop *l, struct otask *t)
 	}
 	task_row_release(&row);
 	t->slim = false;
-	if (t >= l->t && t < l->t + l->n && (size_t)(t - l->t) < l->settled)
-		l->settled = (size_t)(t - l->t);
+	if (l->skip) /* the jumps over it no longer hold */
+		memset(l->skip, 0, l->cap * sizeof(*l->skip));
 }
 
-void run_settle(struct loop *l)
+size_t run_open(const struct loop *cl, size_t i)
 {
-	while (l->settled < l->n) {
-		struct otask *t = &l->t[l->settled];
+	size_t *skip = cl->skip, j = i, k;
 
-		run_task_trim(t);
-		run_task_cool(t);
-		if (!run_task_slim(l, t))
-			break;
-		l->settled++;
+	while (j < cl->n && cl->t[j].slim)
+		j = skip && skip[j] > j ? skip[j] : j + 1;
+	/* the path taken shortened: the next walk jumps at once */
+	while (skip && i < j && i < cl->n) {
+		k = skip[i] > i ? skip[i] : i + 1;
+		skip[i] = j;
+		i = k;
 	}
+	return j;
 }
 
 struct invocation_plan *run_plan(const struct otask *ct)
@@ -461,6 +463,7 @@ void run_loop_release(struct loop *l)
 	for (i = 0; i < l->n; i++)
 		otask_release(&l->t[i]);
 	free(l->t);
+	free(l->skip);
 	run_hooks_release(&l->run_hook);
 	if (l->run_hook.spec)
 		spec_release(l->run_hook.spec);
@@ -531,6 +534,7 @@ int run_loop_load(struct loop *l, struct orch_env *e, const char *run_id, struct
 	n = ids.nr;
 	l->cap = n + ORCH_ADDED_MAX;
 	l->t = xcalloc(l->cap, sizeof(*l->t));
+	l->skip = xcalloc(l->cap, sizeof(*l->skip));
 	for (i = 0; i < n; i++) {
 		struct otask *t = &l->t[i];
 

@@ -217,7 +217,7 @@ static void gates_due(struct loop *l)
 
 	while (any && !l->fatal) {
 		any = false;
-		for (i = l->settled; i < l->n && !l->fatal; i++) {
+		for (i = run_open(l, 0); i < l->n && !l->fatal; i = run_open(l, i + 1)) {
 			struct otask *t = &l->t[i];
 
 			if (!t->gates_due)
@@ -239,7 +239,7 @@ static int next_resolver(struct loop *l, struct proc_spec *spec, void **ret_task
 {
 	size_t i;
 
-	for (i = l->settled; i < l->n && !l->draining; i++) {
+	for (i = run_open(l, 0); i < l->n && !l->draining; i = run_open(l, i + 1)) {
 		struct otask *t = &l->t[i];
 		int r;
 
@@ -273,7 +273,7 @@ static bool next_gate(struct loop *l, struct proc_spec *spec, void **ret_task)
 {
 	size_t i;
 
-	for (i = l->settled; i < l->n; i++) {
+	for (i = run_open(l, 0); i < l->n; i = run_open(l, i + 1)) {
 		struct otask *t = &l->t[i];
 
 		if (t->gates && !t->gate_live && !t->hook_live &&
@@ -299,7 +299,7 @@ static bool files_held(const struct loop *l, const struct otask *t)
 
 	if (!ts->n_files)
 		return false;
-	for (i = l->settled; i < l->n; i++) {
+	for (i = run_open(l, 0); i < l->n; i = run_open(l, i + 1)) {
 		const struct otask *u = &l->t[i];
 
 		/* a pending task is in flight too while its tree is made, its
@@ -340,8 +340,7 @@ static int next_task(void *ctx, struct proc_spec *spec, void **ret_task)
 		return r;
 	while (progress) {
 		progress = false;
-		run_settle(l); /* the ended tasks in front: slim, and no longer looked at */
-		for (i = l->settled; i < l->n; i++) {
+		for (i = run_open(l, 0); i < l->n; i = run_open(l, i + 1)) {
 			struct otask *t = &l->t[i];
 			bool blocked;
 
@@ -413,7 +412,7 @@ static int64_t wake_in_ms(void *ctx)
 
 	if (l->fatal || l->cancelled || l->draining)
 		return -1;
-	for (i = l->settled; i < l->n; i++) {
+	for (i = run_open(l, 0); i < l->n; i = run_open(l, i + 1)) {
 		struct otask *t = &l->t[i];
 		int64_t w = 0;
 		bool blocked;
@@ -502,7 +501,7 @@ static int64_t on_tick(void *ctx)
 	bool any = false;
 	size_t i;
 
-	for (i = l->settled; i < l->n; i++)
+	for (i = run_open(l, 0); i < l->n; i = run_open(l, i + 1))
 		any |= run_net_watch(&l->t[i]);
 	return any ? NET_WATCH_MS : -1;
 }
