@@ -22,10 +22,14 @@ N=2000
 EARLY=500
 BOUND_KB=1024
 
-# the binary itself says whether it is a sanitizer build (t0376)
+# the binary itself says whether it is a sanitizer build (t0376): its RSS
+# says nothing about bernstein's, so it runs 200 tasks for what the ended
+# tasks read back, and the memory checks are skipped
+SAN=
 if grep -q -a "__asan_init" "$BERNSTEIN" 2>/dev/null; then
-	skip "a sanitizer build's RSS says nothing about bernstein's"
-	test_done
+	SAN=1
+	N=200
+	EARLY=50
 fi
 
 W=$T/work
@@ -64,9 +68,14 @@ wait "$BGPID"
 RC=$?
 diag "RSS with $EARLY tasks started: $early KB; peak: $hwm KB (growth bound $BOUND_KB KB)"
 check "the run of $N tasks exits 0" test "$RC" -eq 0
-check "its RSS was measured with $EARLY tasks started" test "$early" -gt 0
-check "its peak grew less than $BOUND_KB KB after that ($((hwm - early)) KB)" \
-	test "$((hwm - early))" -lt "$BOUND_KB"
+if [ -n "$SAN" ]; then
+	skip "its RSS with $EARLY tasks started" "a sanitizer build"
+	skip "its peak's growth after that" "a sanitizer build"
+else
+	check "its RSS was measured with $EARLY tasks started" test "$early" -gt 0
+	check "its peak grew less than $BOUND_KB KB after that ($((hwm - early)) KB)" \
+		test "$((hwm - early))" -lt "$BOUND_KB"
+fi
 
 run "$BERNSTEIN" status --json
 check "status: every task no_changes with its outcome, read from state.db" \
