@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/strvec.h"
+
 void cost_total_add(struct cost_total *t, const struct attempt_row *a)
 {
 	bool tokens = false;
@@ -54,22 +56,23 @@ int cost_run_total(struct state *st, const char *run_id, struct cost_total *ret,
 		   struct diag *reterr)
 {
 	struct cost_total t;
-	struct task_row *tasks = NULL;
-	size_t n = 0, i, j;
+	struct strvec ids = STRVEC_INIT;
+	size_t i, j;
 	int r;
 
+	/* task by task: a run of many tasks is never all in memory */
 	memset(&t, 0, sizeof(t));
-	r = state_tasks_get(st, run_id, &tasks, &n, reterr);
-	for (i = 0; r >= 0 && i < n; i++) {
+	r = state_task_ids(st, run_id, &ids, reterr);
+	for (i = 0; r >= 0 && i < ids.nr; i++) {
 		struct attempt_row *v = NULL;
 		size_t m = 0;
 
-		r = state_attempts_get(st, run_id, tasks[i].id, &v, &m, reterr);
+		r = state_attempts_get(st, run_id, ids.v[i], &v, &m, reterr);
 		for (j = 0; r >= 0 && j < m; j++)
 			cost_total_add(&t, &v[j]);
 		attempt_rows_free(v, m);
 	}
-	task_rows_free(tasks, n);
+	strvec_clear(&ids);
 	if (r < 0)
 		return r;
 	*ret = t;

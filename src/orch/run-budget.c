@@ -125,7 +125,7 @@ static void spent_now(const struct loop *l, double *ret_usd, int64_t *ret_tokens
 	int64_t tok = l->budget.spent_tokens;
 	size_t i;
 
-	for (i = 0; i < l->n; i++) {
+	for (i = run_open(l, 0); i < l->n; i = run_open(l, i + 1)) {
 		const struct otask *t = &l->t[i];
 		struct usage_now u;
 
@@ -222,11 +222,12 @@ void run_budget_attempt(struct loop *l, struct otask *t)
 	json_t *det;
 
 	usage_of(l, t, &u);
-	run_set_str(&t->att.model, u.model);
-	t->att.cached_tokens = t->ar && t->ar->cached_tokens != EVENT_UNSET ? t->ar->cached_tokens
-									    : STATE_NULL_INT;
-	t->att.cost_usd = u.source ? u.cost : NAN;
-	run_set_str(&t->att.cost_source, u.source);
+	run_set_str(&run_att(t)->model, u.model);
+	run_att(t)->cached_tokens = t->ar && t->ar->cached_tokens != EVENT_UNSET
+					    ? t->ar->cached_tokens
+					    : STATE_NULL_INT;
+	run_att(t)->cost_usd = u.source ? u.cost : NAN;
+	run_set_str(&run_att(t)->cost_source, u.source);
 	l->budget.spent_tokens += u.tokens;
 	if (u.source)
 		l->budget.spent_usd += u.cost;
@@ -237,18 +238,21 @@ void run_budget_attempt(struct loop *l, struct otask *t)
 	det = json_object();
 	json_obj_set(det, "run", json_str_lossy(l->run.id));
 	json_obj_set(det, "task", json_str_lossy(t->row.id));
-	json_obj_set(det, "attempt", json_integer((json_int_t)t->att.n));
+	json_obj_set(det, "attempt", json_integer((json_int_t)run_att(t)->n));
 	json_obj_set(det, "adapter", json_str_lossy(t->row.adapter));
 	json_obj_set(det, "model", json_str_lossy(u.model));
 	json_obj_set(det, "input_tokens",
-		     t->att.input_tokens != STATE_NULL_INT ? json_integer(t->att.input_tokens)
-							   : NULL);
+		     run_att(t)->input_tokens != STATE_NULL_INT
+			     ? json_integer(run_att(t)->input_tokens)
+			     : NULL);
 	json_obj_set(det, "output_tokens",
-		     t->att.output_tokens != STATE_NULL_INT ? json_integer(t->att.output_tokens)
-							    : NULL);
+		     run_att(t)->output_tokens != STATE_NULL_INT
+			     ? json_integer(run_att(t)->output_tokens)
+			     : NULL);
 	json_obj_set(det, "cached_tokens",
-		     t->att.cached_tokens != STATE_NULL_INT ? json_integer(t->att.cached_tokens)
-							    : NULL);
+		     run_att(t)->cached_tokens != STATE_NULL_INT
+			     ? json_integer(run_att(t)->cached_tokens)
+			     : NULL);
 	json_obj_set(det, "cost_usd", u.source ? jmoney(u.cost) : NULL);
 	json_obj_set(det, "cost_source", json_str_lossy(u.source));
 	res = run_task_resource(l, t);

@@ -266,32 +266,33 @@ void run_complete(struct loop *l, struct otask *t)
 		judge_changes(l, t, &removed);
 	run_executor_lost(l, t);
 	out = agentrun_classify(t->ar, why, sizeof(why));
-	run_set_str(&t->att.ended_at, run_now(l, ts));
+	run_set_str(&run_att(t)->ended_at, run_now(l, ts));
 	delay = meters_feed(&l->meters, t->row.adapter, out, &t->ar->in.hint);
-	run_set_str(&t->att.outcome, outcome_to_string(out));
-	run_set_str(&t->att.reason, why);
+	run_set_str(&run_att(t)->outcome, outcome_to_string(out));
+	run_set_str(&run_att(t)->reason, why);
 	/* what the agent said went wrong: kept when it did not complete (a
 	 * retried hiccup of an agent that then finished is not its error) */
-	run_set_str(&t->att.agent_error, out != OUTCOME_COMPLETED && out != OUTCOME_NO_CHANGES &&
-							 agentrun_last_error(t->ar)[0]
-						 ? agentrun_last_error(t->ar)
-						 : NULL);
-	t->att.exit_code = t->ar->agent_exit_code;
-	if (t->ar->agent_session && !t->att.agent_session_id)
-		t->att.agent_session_id = xstrdup(t->ar->agent_session);
+	run_set_str(&run_att(t)->agent_error, out != OUTCOME_COMPLETED &&
+							      out != OUTCOME_NO_CHANGES &&
+							      agentrun_last_error(t->ar)[0]
+						      ? agentrun_last_error(t->ar)
+						      : NULL);
+	run_att(t)->exit_code = t->ar->agent_exit_code;
+	if (t->ar->agent_session && !run_att(t)->agent_session_id)
+		run_att(t)->agent_session_id = xstrdup(t->ar->agent_session);
 	if (t->ar->input_tokens != EVENT_UNSET)
-		t->att.input_tokens = t->ar->input_tokens;
+		run_att(t)->input_tokens = t->ar->input_tokens;
 	if (t->ar->output_tokens != EVENT_UNSET)
-		t->att.output_tokens = t->ar->output_tokens;
+		run_att(t)->output_tokens = t->ar->output_tokens;
 	if (t->ar->cost_usd >= 0)
-		t->att.cost_usd = t->ar->cost_usd;
+		run_att(t)->cost_usd = t->ar->cost_usd;
 	run_budget_attempt(l, t); /* model, cached tokens, the cost; task.cost */
 	if (t->ar->last_kind[0])
-		run_set_str(&t->att.last_event, t->ar->last_kind);
+		run_set_str(&run_att(t)->last_event, t->ar->last_kind);
 	if (t->ar->agent_session)
 		run_set_str(&t->row.agent_session_id, t->ar->agent_session);
 	run_set_str(&t->row.outcome, outcome_to_string(out));
-	if (state_attempt_update(e->st, &t->att, &d) < 0)
+	if (state_attempt_update(e->st, run_att(t), &d) < 0)
 		run_fail(l, -EIO, &d);
 	{
 		struct session_record rec = {
@@ -301,8 +302,8 @@ void run_complete(struct loop *l, struct otask *t)
 			.task = t->row.id,
 			.attempt = (int)t->row.attempts,
 			.exit_code = -1,
-			.started_at = t->att.started_at,
-			.ended_at = t->att.ended_at,
+			.started_at = run_att(t)->started_at,
+			.ended_at = run_att(t)->ended_at,
 		};
 		json_t *s = agentrun_session_json(t->ar, out, why, &rec);
 		char *p = agentrun_path(t->session_dir, "session.json");
@@ -317,7 +318,7 @@ void run_complete(struct loop *l, struct otask *t)
 	run_budget_check(l); /* budget.warn, budget.exceeded (t counted once: ended) */
 	/* the task's reason says what the agent itself said went wrong */
 	if (out != OUTCOME_COMPLETED && out != OUTCOME_NO_CHANGES)
-		orch_reason_with_agent_error(why, sizeof(why), t->att.agent_error);
+		orch_reason_with_agent_error(why, sizeof(why), run_att(t)->agent_error);
 
 	if (t->cancel_req) {
 		run_control_cancelled(l, t);
@@ -347,7 +348,7 @@ void run_complete(struct loop *l, struct otask *t)
 		/* its retries spent (run_retry_after()) */
 		(void)snprintf(msg, sizeof(msg), "rate limited %" PRId64 " times; giving up",
 			       t->row.attempts - run_spec(t)->chain_base);
-		orch_reason_with_agent_error(msg, sizeof(msg), t->att.agent_error);
+		orch_reason_with_agent_error(msg, sizeof(msg), run_att(t)->agent_error);
 		(void)run_transition(l, t, TASK_EV_AGENT_FAILED, msg);
 		break;
 	case OUTCOME_TIMED_OUT:

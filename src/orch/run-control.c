@@ -84,6 +84,7 @@ static const char *cancel_refusal(const struct loop *l, const struct otask *t)
 
 static void cancel_one(struct loop *l, struct otask *t, const char *reason, json_t *tasks)
 {
+	run_task_warm(l, t); /* an ended task's row, read back */
 	run_set_str(&t->row.reason, reason);
 	if (t->cancel_req) {
 		(void)json_array_append_new(tasks, task_reply(t, "cancelling", NULL));
@@ -179,6 +180,7 @@ static void drop_checkout(struct loop *l, struct otask *t)
 static void retry_one(struct loop *l, struct otask *t, bool fresh, const char *reason,
 		      json_t *tasks)
 {
+	run_task_warm(l, t); /* an ended task's row, read back */
 	if (fresh)
 		drop_checkout(l, t);
 	run_set_str(&t->row.retry_at, NULL);
@@ -385,7 +387,6 @@ static void add_task(struct loop *l, const struct control_request *req,
 		control_reply_error(reply, CONTROL_KIND_INTERNAL, "%s", d.msg);
 		goto out;
 	}
-	attempt_row_init(&t->att);
 	t->attachments = (struct strvec)STRVEC_INIT;
 	checkout_init(&t->co);
 	t->loop = l;

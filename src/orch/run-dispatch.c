@@ -34,7 +34,7 @@ static unsigned live_on_adapter(const struct loop *l, const char *adapter)
 	size_t i;
 	unsigned n = 0;
 
-	for (i = 0; i < l->n; i++)
+	for (i = run_open(l, 0); i < l->n; i = run_open(l, i + 1))
 		if (l->t[i].live && l->t[i].row.adapter &&
 		    strcmp(l->t[i].row.adapter, adapter) == 0)
 			n++;
@@ -100,13 +100,13 @@ static void on_agent_event(void *userdata, const struct event *ev, const char *j
 	struct otask *t = userdata;
 	struct loop *l = t->loop;
 
-	if (ev->kind == EVENT_SESSION_STARTED && ev->session_id && !t->att.agent_session_id) {
+	if (ev->kind == EVENT_SESSION_STARTED && ev->session_id && !run_att(t)->agent_session_id) {
 		char ts[TS_MAX];
 
-		run_set_str(&t->att.agent_session_id, ev->session_id);
+		run_set_str(&run_att(t)->agent_session_id, ev->session_id);
 		run_set_str(&t->row.agent_session_id, ev->session_id);
 		/* resume needs it even if bernstein dies now */
-		(void)state_attempt_update(l->e->st, &t->att, NULL);
+		(void)state_attempt_update(l->e->st, run_att(t), NULL);
 		(void)state_task_update(l->e->st, &t->row, run_now(l, ts), NULL);
 	}
 	if (l->e->hooks.on_event)
@@ -320,6 +320,7 @@ static int render_prompt(struct loop *l, struct otask *t, char **ret, struct dia
 	const struct orch_config *c = l->e->cfg;
 	struct context_input in = {.repo_fd = -1};
 	struct context_dep *deps = NULL;
+	struct task_row *held = NULL;
 	struct orch_gate *gates = NULL;
 	size_t i;
 	int r;
@@ -335,9 +336,16 @@ static int render_prompt(struct loop *l, struct otask *t, char **ret, struct dia
 		return r;
 	}
 	deps = xcalloc(t->n_deps + 1, sizeof(*deps));
+	held = xcalloc(t->n_deps + 1, sizeof(*held));
 	for (i = 0; i < t->n_deps; i++) {
-		const struct task_row *d = &l->t[t->deps[i]].row;
+		const struct otask *u = &l->t[t->deps[i]];
+		const struct task_row *d = &u->row;
 
+		/* an ended dependency keeps only its id and state in memory
+		 * (run_task_slim()): its title and outcome read from state.db */
+		task_row_init(&held[i]);
+		if (u->slim && state_task_get(l->e->st, l->run.id, u->row.id, &held[i], NULL) == 0)
+			d = &held[i];
 		deps[i].id = d->id;
 		deps[i].title = d->title;
 		deps[i].outcome = d->outcome ? d->outcome : task_state_to_string(d->state);
@@ -364,6 +372,7 @@ static int render_prompt(struct loop *l, struct otask *t, char **ret, struct dia
 	r = context_render(&in, ret, reterr);
 	(void)close(in.repo_fd);
 	free(deps);
+	task_rows_free(held, t->n_deps);
 	free(gates);
 	return r;
 }
@@ -382,13 +391,13 @@ static void resume_from(struct loop *l, struct otask *t, struct dispatch *dp, co
 	    run_task_executor(l, t) == EXECUTOR_LOCAL && dp->prev.adapter &&
 	    strcmp(dp->prev.adapter, dp->entry->name) == 0) {
 		dp->ir.resume_id = dp->prev.agent_session_id;
-		t->att.resume_kind = xstrdup("native");
+		run_att(t)->resume_kind = xstrdup("native");
 	} else {
 		t->prompt = run_fallback_prompt(l, t, &dp->prev, base);
-		t->att.resume_kind = xstrdup("fallback");
+		run_att(t)->resume_kind = xstrdup("fallback");
 	}
 	if (dp->prev.agent_session_id)
-		t->att.resumed_from = xstrdup(dp->prev.agent_session_id);
+		run_att(t)->resumed_from = xstrdup(dp->prev.agent_session_id);
 }
 
 /* The invocation of t's next attempt: model, sampling, attachments, the
@@ -458,8 +467,7 @@ static int build_invocation(struct loop *l, struct otask *t, struct dispatch *dp
 			run_task_tier(l, t) == SANDBOX_KIND_CONTAINER ? "container" : "landlock";
 	ir->arg_total_max = (size_t)sysconf(_SC_ARG_MAX) > 0 ? (size_t)sysconf(_SC_ARG_MAX) : 0;
 
-	attempt_row_release(&t->att);
-	attempt_row_init(&t->att);
+	run_att_drop(t);
 	diag_clear(&d);
 	r = render_prompt(l, t, &base, &d);
 	if (r < 0) {
@@ -516,23 +524,23 @@ static int build_invocation(struct loop *l, struct otask *t, struct dispatch *dp
 static int begin_attempt(struct loop *l, struct otask *t, const struct dispatch *dp)
 {
 	struct orch_env *e = l->e;
-	const char *kind = t->att.resume_kind;
+	const char *kind = run_att(t)->resume_kind;
 	char ts[TS_MAX];
 	struct diag d;
 	int r;
 
-	t->att.run_id = xstrdup(l->run.id);
-	t->att.task_id = xstrdup(t->row.id);
-	t->att.n = t->row.attempts;
-	t->att.session = xstrdup(t->row.session);
-	t->att.adapter = xstrdup(dp->entry->name);
-	t->att.profile_hash = t->row.profile_hash ? xstrdup(t->row.profile_hash) : NULL;
-	t->att.started_at = xstrdup(run_now(l, ts));
+	run_att(t)->run_id = xstrdup(l->run.id);
+	run_att(t)->task_id = xstrdup(t->row.id);
+	run_att(t)->n = t->row.attempts;
+	run_att(t)->session = xstrdup(t->row.session);
+	run_att(t)->adapter = xstrdup(dp->entry->name);
+	run_att(t)->profile_hash = t->row.profile_hash ? xstrdup(t->row.profile_hash) : NULL;
+	run_att(t)->started_at = xstrdup(run_now(l, ts));
 	run_set_str(&t->row.outcome, NULL);
 	diag_clear(&d);
 	r = state_begin(e->st, &d);
 	if (r >= 0)
-		r = state_attempt_insert(e->st, &t->att, &d);
+		r = state_attempt_insert(e->st, run_att(t), &d);
 	if (r >= 0)
 		r = state_commit(e->st, &d);
 	if (r < 0) {
@@ -616,10 +624,10 @@ static int start_session(struct loop *l, struct otask *t, const struct dispatch 
 	if (r < 0) {
 		/* the agent never ran: the attempt ends as failed */
 		(void)snprintf(msg, sizeof(msg), "cannot prepare the session: %s", d.msg);
-		run_set_str(&t->att.outcome, outcome_to_string(OUTCOME_FAILED));
-		run_set_str(&t->att.reason, msg);
-		run_set_str(&t->att.ended_at, run_now(l, ts));
-		(void)state_attempt_update(e->st, &t->att, NULL);
+		run_set_str(&run_att(t)->outcome, outcome_to_string(OUTCOME_FAILED));
+		run_set_str(&run_att(t)->reason, msg);
+		run_set_str(&run_att(t)->ended_at, run_now(l, ts));
+		(void)state_attempt_update(e->st, run_att(t), NULL);
 		run_task_ar_free(t);
 		t->live = false;
 		run_refuse(l, t, TASK_EV_AGENT_FAILED, msg);

@@ -393,7 +393,7 @@ int run_hook_next(struct loop *l, struct proc_spec *spec, void **ret_task)
 {
 	size_t i;
 
-	for (i = 0; i < l->n; i++) {
+	for (i = run_open(l, 0); i < l->n; i = run_open(l, i + 1)) {
 		struct otask *t = &l->t[i];
 
 		if (!t->hooks_due || t->hook_live || t->live || t->gate_live)
@@ -435,7 +435,7 @@ static bool anything_left(struct loop *l)
 {
 	size_t i;
 
-	for (i = 0; i < l->n; i++) {
+	for (i = run_open(l, 0); i < l->n; i = run_open(l, i + 1)) {
 		const struct otask *t = &l->t[i];
 
 		if (t->live || t->gate_live || t->hook_live || t->hooks_due ||

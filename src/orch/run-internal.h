@@ -99,11 +99,19 @@ struct otask {
 	size_t *deps;	/* indices */
 	size_t n_deps;
 	bool selected; /* runs in this execution (resume of one task: only it) */
+	/* it has ended and keeps only what the scheduler and the run's end
+	 * read (id, state, attempts, dependencies): its row's other strings,
+	 * its last attempt and its checkout are in state.db, read back by
+	 * run_task_warm() when something needs them (run_task_slim()) */
+	bool slim;
 
 	/* the live attempt */
 	bool live;
 	struct loop *loop;
-	struct attempt_row att;
+	/* its last attempt's row (184 bytes): allocated when first asked for
+	 * (run_att()), dropped when it ends slim, so a task that has not run
+	 * or has ended holds none (issue #24) */
+	struct attempt_row *att;
 	/* its invocation (run_plan(): made when first needed, dropped when the
 	 * attempt ends, run_plan_drop()) */
 	struct invocation_plan *plan;
@@ -181,6 +189,13 @@ struct loop {
 	struct run_row run;
 	struct otask *t;
 	size_t n;
+	/* the scans per dispatch walk the tasks that are not slim (nothing in
+	 * a slim task is live, due or pending: run_task_slim()), so they take
+	 * the time of the tasks still open, not of all (issue #24): skip[i]
+	 * is 0 or an index past i with every task in between slim (cap
+	 * entries; run_open() follows and shortens them, run_task_warm()
+	 * clears them) */
+	size_t *skip;
 	int fatal; /* a negative errno that stops the run */
 	struct diag fatal_d;
 	bool cancelled;
@@ -257,6 +272,8 @@ void run_task_cool(struct otask *t);
  * that waits or has ended holds neither (issue #24). */
 struct invocation_plan *run_plan(const struct otask *t);
 void run_plan_drop(struct otask *t);
+struct attempt_row *run_att(const struct otask *t);
+void run_att_drop(struct otask *t);
 struct confine_policy *run_sb(const struct otask *t);
 void run_sb_drop(struct otask *t);
 struct task_spec *run_spec_new(struct otask *t);
@@ -277,6 +294,19 @@ void run_task_ar_free(struct otask *t);
  * policy (rebuilt when next needed) and its last prompt go, so a run's
  * memory does not grow with the tasks it has finished. */
 void run_task_trim(struct otask *t);
+/* An ended task (as run_task_trim(), and no hook due, no gate left) drops
+ * what state.db has: its row's strings but its id, its last attempt's
+ * row, its checkout, session directory and attachments (issue #24: about
+ * 1.5 KB a task); true when it is slim (now or already). run_task_warm():
+ * what it dropped read back from state.db (its row; its checkout is bound
+ * again by run_task_checkout(), its previous attempt read as a resume
+ * reads it), before anything reads or writes them: every transition, a
+ * retry, a cancel. A failed read fails the run. */
+bool run_task_slim(struct loop *l, struct otask *t);
+void run_task_warm(struct loop *l, struct otask *t);
+/* The first task at or after i that is not slim (l->n: none); walk the
+ * open tasks with for (i = run_open(l, 0); i < l->n; i = run_open(l, i + 1)). */
+size_t run_open(const struct loop *l, size_t i);
 struct checkout *run_task_checkout(struct loop *l, struct otask *t);
 int run_task_policy(struct loop *l, struct otask *t, const char *binary, const char *session_dir,
 		    const char *home, const char *tmp, struct diag *reterr);

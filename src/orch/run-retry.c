@@ -131,7 +131,7 @@ static void again(struct loop *l, struct otask *t, const struct retry_resolved *
 		(void)snprintf(msg, sizeof(msg),
 			       "rate limited; retry %" PRId64 " of %" PRId64 " in %.1f s%s", n,
 			       p->max_attempts - 1, (double)delay_ms / 1000.0, with);
-		orch_reason_with_agent_error(msg, sizeof(msg), t->att.agent_error);
+		orch_reason_with_agent_error(msg, sizeof(msg), run_att(t)->agent_error);
 		(void)run_transition(l, t, TASK_EV_RATE_LIMITED, msg);
 		return;
 	}

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,6 +104,9 @@ int run_transition(struct loop *l, struct otask *t, enum task_event ev, const ch
 	char *rid;
 	int r;
 
+	run_task_warm(l, t); /* an ended task's row, whole again before it is written */
+	if (t->slim)
+		return l->fatal;
 	if ((int)to < 0) {
 		diag_set(
 			&d, NULL, 0, 0,
@@ -170,6 +174,110 @@ void run_task_trim(struct otask *t)
 	t->prompt = NULL;
 }
 
+/* The row's strings an ended task drops: all but its id, prompt and spec
+ * (those go with run_task_cool()). */
+static const size_t slim_offs[] = {
+	offsetof(struct task_row, run_id),
+	offsetof(struct task_row, title),
+	offsetof(struct task_row, role),
+	offsetof(struct task_row, adapter),
+	offsetof(struct task_row, profile_hash),
+	offsetof(struct task_row, retry_at),
+	offsetof(struct task_row, outcome),
+	offsetof(struct task_row, reason),
+	offsetof(struct task_row, receipt_hash),
+	offsetof(struct task_row, branch),
+	offsetof(struct task_row, worktree),
+	offsetof(struct task_row, session),
+	offsetof(struct task_row, agent_session_id),
+	offsetof(struct task_row, head_commit),
+	offsetof(struct task_row, merge_commit),
+	offsetof(struct task_row, conflicts),
+	offsetof(struct task_row, artifact_sha256),
+	offsetof(struct task_row, updated_at),
+	offsetof(struct task_row, feedback),
+};
+
+static char **slim_str(struct task_row *r, size_t k)
+{
+	return (char **)(void *)((char *)r + slim_offs[k]);
+}
+
+bool run_task_slim(struct loop *l, struct otask *t)
+{
+	size_t i;
+
+	(void)l;
+	if (t->slim)
+		return true;
+	if (!t->loop || !t->row.id || !lifecycle_terminal(t->row.state) || t->live ||
+	    t->gate_live || t->hook_live || run_prep_live(t) || t->hooks_due || t->gates ||
+	    t->cancel_req || t->resolve_due || t->gates_due)
+		return false;
+	run_task_trim(t);
+	run_task_ar_free(t);
+	run_plan_drop(t);
+	for (i = 0; i < ARRAY_SIZE(slim_offs); i++) {
+		free(*slim_str(&t->row, i));
+		*slim_str(&t->row, i) = NULL;
+	}
+	run_att_drop(t);
+	checkout_release(&t->co);
+	checkout_init(&t->co);
+	strvec_clear(&t->attachments);
+	free(t->session_dir);
+	free(t->gate_log);
+	free(t->hook_log);
+	t->session_dir = t->gate_log = t->hook_log = NULL;
+	t->slim = true;
+	return true;
+}
+
+void run_task_warm(struct loop *l, struct otask *t)
+{
+	struct task_row row;
+	struct diag d;
+	size_t i;
+	int r;
+
+	if (!t->slim)
+		return;
+	task_row_init(&row);
+	diag_clear(&d);
+	r = state_task_get(l->e->st, l->run.id, t->row.id, &row, &d);
+	if (r < 0) {
+		diag_prefix(&d, "task '%s': its recorded row: ", t->row.id);
+		run_fail(l, r, &d);
+		task_row_release(&row);
+		return;
+	}
+	/* its state and attempts in memory are what its last update wrote */
+	for (i = 0; i < ARRAY_SIZE(slim_offs); i++) {
+		free(*slim_str(&t->row, i));
+		*slim_str(&t->row, i) = *slim_str(&row, i);
+		*slim_str(&row, i) = NULL;
+	}
+	task_row_release(&row);
+	t->slim = false;
+	if (l->skip) /* the jumps over it no longer hold */
+		memset(l->skip, 0, l->cap * sizeof(*l->skip));
+}
+
+size_t run_open(const struct loop *cl, size_t i)
+{
+	size_t *skip = cl->skip, j = i, k;
+
+	while (j < cl->n && cl->t[j].slim)
+		j = skip && skip[j] > j ? skip[j] : j + 1;
+	/* the path taken shortened: the next walk jumps at once */
+	while (skip && i < j && i < cl->n) {
+		k = skip[i] > i ? skip[i] : i + 1;
+		skip[i] = j;
+		i = k;
+	}
+	return j;
+}
+
 struct invocation_plan *run_plan(const struct otask *ct)
 {
 	struct otask *t = (struct otask *)(uintptr_t)ct; /* never a const object */
@@ -179,6 +287,26 @@ struct invocation_plan *run_plan(const struct otask *ct)
 		invocation_plan_init(t->plan);
 	}
 	return t->plan;
+}
+
+struct attempt_row *run_att(const struct otask *ct)
+{
+	struct otask *t = (struct otask *)(uintptr_t)ct; /* never a const object */
+
+	if (!t->att) {
+		t->att = xmalloc(sizeof(*t->att));
+		attempt_row_init(t->att);
+	}
+	return t->att;
+}
+
+void run_att_drop(struct otask *t)
+{
+	if (!t->att)
+		return;
+	attempt_row_release(t->att);
+	free(t->att);
+	t->att = NULL;
 }
 
 void run_plan_drop(struct otask *t)
@@ -314,7 +442,7 @@ static void otask_release(struct otask *t)
 	free(t->spec);
 	run_plan_drop(t);
 	free(t->deps);
-	attempt_row_release(&t->att);
+	run_att_drop(t);
 	free(t->prompt);
 	strvec_clear(&t->attachments);
 	free(t->session_dir);
@@ -335,6 +463,7 @@ void run_loop_release(struct loop *l)
 	for (i = 0; i < l->n; i++)
 		otask_release(&l->t[i]);
 	free(l->t);
+	free(l->skip);
 	run_hooks_release(&l->run_hook);
 	run_hooks_loop_release(l);
 	if (l->run_hook.spec)
@@ -359,11 +488,33 @@ long run_find_task(const struct loop *l, const char *id)
 	return -1;
 }
 
+/* t's recorded spec parsed (run_spec_new()), its dependencies' ids kept in
+ * deps for the second pass (they may name tasks not loaded yet). */
+static int load_spec(struct loop *l, struct otask *t, struct strvec *deps, struct diag *reterr)
+{
+	struct diag d;
+	size_t j;
+	int r;
+
+	r = spec_parse_text(t->row.spec ? t->row.spec : "{}", t->row.spec ? strlen(t->row.spec) : 2,
+			    run_spec_new(t), &d);
+	if (r < 0) {
+		diag_set(reterr, state_path(l->e->st), 0, 0,
+			 "task '%s' of run '%s': its recorded spec: %s", t->row.id, l->run.id,
+			 d.msg);
+		return r;
+	}
+	for (j = 0; j < t->spec->n_depends_on; j++)
+		strvec_push(deps, t->spec->depends_on[j] ? t->spec->depends_on[j] : "");
+	t->n_deps = t->spec->n_depends_on; /* their indices: the second pass */
+	t->deps = t->n_deps ? xcalloc(t->n_deps, sizeof(size_t)) : NULL;
+	return 0;
+}
+
 int run_loop_load(struct loop *l, struct orch_env *e, const char *run_id, struct diag *reterr)
 {
-	struct task_row *rows = NULL;
-	size_t n = 0, i, j;
-	struct diag d;
+	struct strvec ids = STRVEC_INIT, deps = STRVEC_INIT;
+	size_t n = 0, i, j, k = 0;
 	int r;
 
 	memset(l, 0, sizeof(*l));
@@ -374,51 +525,34 @@ int run_loop_load(struct loop *l, struct orch_env *e, const char *run_id, struct
 	r = state_run_get(e->st, run_id, &l->run, reterr);
 	if (r < 0)
 		return r;
-	r = state_tasks_get(e->st, run_id, &rows, &n, reterr);
+	/* row by row (issue #24): the rows, prompts and specs of a big
+	 * fan-out are never all in memory together; each task's spec is
+	 * parsed for its dependencies and dropped at once when it waits or has
+	 * ended (run_task_cool()) */
+	r = state_task_ids(e->st, run_id, &ids, reterr);
 	if (r < 0)
 		return r;
+	n = ids.nr;
 	l->cap = n + ORCH_ADDED_MAX;
 	l->t = xcalloc(l->cap, sizeof(*l->t));
-	l->n = n;
+	l->skip = xcalloc(l->cap, sizeof(*l->skip));
 	for (i = 0; i < n; i++) {
 		struct otask *t = &l->t[i];
 
-		t->row = rows[i];
-		attempt_row_init(&t->att);
+		task_row_init(&t->row);
 		t->attachments = (struct strvec)STRVEC_INIT;
 		checkout_init(&t->co);
 		t->loop = l;
 		t->selected = true;
-	}
-	free(rows); /* the strings moved into l->t */
-	/* each task's spec parsed for its dependencies, then dropped at once
-	 * when it waits or has ended (run_task_cool()): the specs of a big
-	 * fan-out are never all in memory together */
-	for (i = 0; i < n; i++) {
-		struct otask *t = &l->t[i];
-
-		r = spec_parse_text(t->row.spec ? t->row.spec : "{}",
-				    t->row.spec ? strlen(t->row.spec) : 2, run_spec_new(t), &d);
-		if (r < 0) {
-			diag_set(reterr, state_path(e->st), 0, 0,
-				 "task '%s' of run '%s': its recorded spec: %s", t->row.id, run_id,
-				 d.msg);
-			return r;
-		}
-		t->deps = xcalloc(t->spec->n_depends_on + 1, sizeof(size_t));
-		for (j = 0; j < t->spec->n_depends_on; j++) {
-			const char *id = t->spec->depends_on[j];
-			long k = id ? run_find_task(l, id) : -1;
-
-			if (k < 0) {
-				diag_set(
-					reterr, state_path(e->st), 0, 0,
-					"task '%s' of run '%s' depends on '%s', which the run does not have",
-					t->row.id, run_id, id ? id : "?");
-				return -EBADMSG;
-			}
-			t->deps[t->n_deps++] = (size_t)k;
-		}
+		r = state_task_get(e->st, run_id, ids.v[i], &t->row, reterr);
+		if (r < 0)
+			goto out;
+		l->n = i + 1; /* released with the loop from here on */
+		r = load_spec(l, t, &deps, reterr);
+		if (r < 0)
+			goto out;
+		/* a waiting or ended task reads its spec again when it needs it */
+		run_task_cool(t);
 		/* a crash may have left the empty branch of a no_changes task,
 		 * and the registration of its worktree set aside (run_set_aside()),
 		 * without which git does not delete the branch */
@@ -426,10 +560,29 @@ int run_loop_load(struct loop *l, struct orch_env *e, const char *run_id, struct
 			strvec_push(&l->dead_branches, t->row.branch);
 			l->prune_worktrees = true;
 		}
-		/* a waiting or ended task reads its spec again when it needs it */
-		run_task_cool(t);
 	}
-	return 0;
+	for (i = 0; i < n; i++) {
+		struct otask *t = &l->t[i];
+
+		for (j = 0; j < t->n_deps; j++, k++) {
+			long d = run_find_task(l, deps.v[k]);
+
+			if (d < 0) {
+				diag_set(
+					reterr, state_path(e->st), 0, 0,
+					"task '%s' of run '%s' depends on '%s', which the run does not have",
+					t->row.id, run_id, deps.v[k][0] ? deps.v[k] : "?");
+				r = -EBADMSG;
+				goto out;
+			}
+			t->deps[j] = (size_t)d;
+		}
+	}
+	r = 0;
+out:
+	strvec_clear(&ids);
+	strvec_clear(&deps);
+	return r;
 }
 
 char *run_session_path(const struct loop *l, const struct otask *t, const char *leaf)

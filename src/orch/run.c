@@ -219,7 +219,7 @@ static void gates_due(struct loop *l)
 
 	while (any && !l->fatal) {
 		any = false;
-		for (i = 0; i < l->n && !l->fatal; i++) {
+		for (i = run_open(l, 0); i < l->n && !l->fatal; i = run_open(l, i + 1)) {
 			struct otask *t = &l->t[i];
 
 			if (!t->gates_due)
@@ -241,7 +241,7 @@ static int next_resolver(struct loop *l, struct proc_spec *spec, void **ret_task
 {
 	size_t i;
 
-	for (i = 0; i < l->n && !l->draining; i++) {
+	for (i = run_open(l, 0); i < l->n && !l->draining; i = run_open(l, i + 1)) {
 		struct otask *t = &l->t[i];
 		int r;
 
@@ -275,7 +275,7 @@ static bool next_gate(struct loop *l, struct proc_spec *spec, void **ret_task)
 {
 	size_t i;
 
-	for (i = 0; i < l->n; i++) {
+	for (i = run_open(l, 0); i < l->n; i = run_open(l, i + 1)) {
 		struct otask *t = &l->t[i];
 
 		if (t->gates && !t->gate_live && !t->hook_live &&
@@ -301,7 +301,7 @@ static bool files_held(const struct loop *l, const struct otask *t)
 
 	if (!ts->n_files)
 		return false;
-	for (i = 0; i < l->n; i++) {
+	for (i = run_open(l, 0); i < l->n; i = run_open(l, i + 1)) {
 		const struct otask *u = &l->t[i];
 
 		/* a pending task is in flight too while its tree is made, its
@@ -342,12 +342,13 @@ static int next_task(void *ctx, struct proc_spec *spec, void **ret_task)
 		return r;
 	while (progress) {
 		progress = false;
-		for (i = 0; i < l->n; i++) {
+		for (i = run_open(l, 0); i < l->n; i = run_open(l, i + 1)) {
 			struct otask *t = &l->t[i];
 			bool blocked;
 
-			run_task_trim(t); /* an ended task: what it no longer needs goes */
-			run_task_cool(t); /* and its spec, until it is needed again */
+			run_task_trim(t);	   /* an ended task: what it no longer needs goes */
+			run_task_cool(t);	   /* and its spec, until it is needed again */
+			(void)run_task_slim(l, t); /* and what state.db has */
 			if (!t->selected || t->live || t->hook_live || t->row.state != TASK_PENDING)
 				continue;
 			if (!run_deps_state(l, t, &blocked)) {
@@ -413,7 +414,7 @@ static int64_t wake_in_ms(void *ctx)
 
 	if (l->fatal || l->cancelled || l->draining)
 		return -1;
-	for (i = 0; i < l->n; i++) {
+	for (i = run_open(l, 0); i < l->n; i = run_open(l, i + 1)) {
 		struct otask *t = &l->t[i];
 		int64_t w = 0;
 		bool blocked;
@@ -452,8 +453,8 @@ static void on_start(void *ctx, void *task, const struct proc *p)
 
 	if (t->gate_live || run_prep_live(t) || t->hook_live)
 		return;
-	t->att.pid = p->pid;
-	(void)state_attempt_update(l->e->st, &t->att, NULL);
+	run_att(t)->pid = p->pid;
+	(void)state_attempt_update(l->e->st, run_att(t), NULL);
 }
 
 static void on_line(void *ctx, void *task, int stream, const char *line, size_t len)
@@ -502,7 +503,7 @@ static int64_t on_tick(void *ctx)
 	bool any = false;
 	size_t i;
 
-	for (i = 0; i < l->n; i++)
+	for (i = run_open(l, 0); i < l->n; i = run_open(l, i + 1))
 		any |= run_net_watch(&l->t[i]);
 	return any ? NET_WATCH_MS : -1;
 }

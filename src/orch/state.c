@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "util/fsutil.h"
+#include "util/strvec.h"
 #include "util/xalloc.h"
 
 #define STATE_BUSY_TIMEOUT_MS 5000
@@ -122,6 +123,9 @@ static const char *const migrations[] = {
 	"  CHECK (hooks_due IS NULL OR (json_valid(hooks_due) AND json_type(hooks_due) = 'array'));\n",
 };
 
+/* SQLite's page cache per connection, in KiB (PRAGMA cache_size = -N) */
+#define STATE_CACHE_KB "1024"
+
 _Static_assert(ARRAY_SIZE(migrations) == STATE_SCHEMA_VERSION, "one migration per schema version");
 
 /* Column lists shared by the INSERT, UPDATE and SELECT statements: the bind
@@ -187,6 +191,7 @@ enum stmt_id {
 	STMT_RUN_GET_HOOKS,
 	STMT_RUN_SET_HOOKS_DUE,
 	STMT_RUN_GET_HOOKS_DUE,
+	STMT_TASK_IDS,
 	_STMT_MAX,
 };
 
@@ -237,6 +242,7 @@ static const char *const stmt_sql[_STMT_MAX] = {
 	[STMT_RUN_GET_HOOKS] = "SELECT hooks FROM runs WHERE id = ?",
 	[STMT_RUN_SET_HOOKS_DUE] = "UPDATE runs SET hooks_due = ?, updated_at = ? WHERE id = ?",
 	[STMT_RUN_GET_HOOKS_DUE] = "SELECT hooks_due FROM runs WHERE id = ?",
+	[STMT_TASK_IDS] = "SELECT id FROM tasks WHERE run_id = ? ORDER BY idx, id",
 };
 
 struct state {
@@ -912,6 +918,12 @@ int state_open(const char *path, unsigned flags, struct state **ret, struct diag
 		goto out;
 	}
 	r = state_exec(st, "PRAGMA foreign_keys = ON", "cannot enable foreign keys", reterr);
+	if (r < 0)
+		goto out;
+	/* the page cache (and a sort's memory) at STATE_CACHE_KB, not SQLite's
+	 * 2 MB: a run of many tasks walks state.db row by row (issue #24) */
+	r = state_exec(st, "PRAGMA cache_size = -" STATE_CACHE_KB, "cannot set the cache size",
+		       reterr);
 	if (r < 0)
 		goto out;
 
@@ -1608,6 +1620,43 @@ int state_task_counts(struct state *st, const char *run_id, size_t ret[_TASK_STA
 	if (rc != SQLITE_DONE)
 		return state_fail(st, rc, reterr, "cannot count the tasks of run '%s'", run_id);
 	memcpy(ret, counts, sizeof(counts));
+	return 0;
+}
+
+int state_task_ids(struct state *st, const char *run_id, struct strvec *ret, struct diag *reterr)
+{
+	struct strvec v = STRVEC_INIT;
+	struct binder b = {0};
+	sqlite3_stmt *s = NULL;
+	int err, rc;
+
+	if (!run_id)
+		return state_arg_missing(st, "run id", reterr);
+	err = state_stmt(st, STMT_TASK_IDS, &s, reterr);
+	if (err < 0)
+		return err;
+	b.s = s;
+	bind_text(&b, run_id);
+	rc = b.rc;
+	while (rc == SQLITE_OK || rc == SQLITE_ROW) {
+		const char *id;
+
+		rc = sqlite3_step(s);
+		if (rc != SQLITE_ROW)
+			break;
+		id = (const char *)sqlite3_column_text(s, 0);
+		if (!id) {
+			rc = SQLITE_CORRUPT; /* the schema says NOT NULL */
+			break;
+		}
+		strvec_push(&v, id);
+	}
+	stmt_done(s);
+	if (rc != SQLITE_DONE) {
+		strvec_clear(&v);
+		return state_fail(st, rc, reterr, "cannot list the tasks of run '%s'", run_id);
+	}
+	*ret = v;
 	return 0;
 }
 

@@ -267,6 +267,12 @@ int state_tasks_get(struct state *st, const char *run_id, struct task_row **ret,
 		    struct diag *reterr);
 int state_task_get(struct state *st, const char *run_id, const char *task_id, struct task_row *ret,
 		   struct diag *reterr);
+/* The ids of run_id's tasks in state_tasks_get()'s order, into *ret (an
+ * initialised strvec the caller clears): what a reader of a run of many
+ * tasks walks, one state_task_get() at a time, without holding every row
+ * (issue #24). */
+struct strvec;
+int state_task_ids(struct state *st, const char *run_id, struct strvec *ret, struct diag *reterr);
 int state_task_update(struct state *st, const struct task_row *t, const char *now,
 		      struct diag *reterr);
 

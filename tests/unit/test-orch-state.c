@@ -23,6 +23,7 @@
 #include <sqlite3.h>
 
 #include "orch/state.h"
+#include "util/strvec.h"
 
 struct fx {
 	char dir[PATH_MAX];
@@ -839,6 +840,47 @@ static void test_task_roundtrip(void **state)
 	(void)sqlite3_close(db);
 }
 
+/* A run's task ids in state_tasks_get()'s order (idx, then id), without
+ * their rows: what the run loop and the cost summary walk (issue #24). */
+static void test_task_ids(void **state)
+{
+	struct fx *f = *state;
+	struct run_row run = run_fixture("run", NULL);
+	struct strvec ids = STRVEC_INIT;
+	struct state *st;
+	struct task_row t;
+	const char *want[] = {"z", "a", "b", "c"};
+	size_t i;
+
+	st = open_ok(f->db, STATE_CREATE);
+	assert_int_equal(state_run_insert(st, &run, NULL), 0);
+	assert_int_equal(state_task_ids(st, "run", &ids, NULL), 0);
+	assert_int_equal(ids.nr, 0);
+	t = task_fixture("run", "c", 2);
+	assert_int_equal(state_task_insert(st, &t, NULL), 0);
+	t = task_fixture("run", "b", 1);
+	assert_int_equal(state_task_insert(st, &t, NULL), 0);
+	t = task_fixture("run", "z", 0);
+	assert_int_equal(state_task_insert(st, &t, NULL), 0);
+	t = task_fixture("run", "a", 1);
+	assert_int_equal(state_task_insert(st, &t, NULL), 0);
+	assert_int_equal(state_task_ids(st, "run", &ids, NULL), 0);
+	assert_int_equal(ids.nr, 4);
+	for (i = 0; i < 4; i++)
+		assert_string_equal(ids.v[i], want[i]);
+	strvec_clear(&ids);
+	assert_int_equal(state_task_ids(st, "nosuch", &ids, NULL), 0);
+	assert_int_equal(ids.nr, 0);
+	st = state_close(st);
+	/* a reader walks them alike */
+	st = open_ok(f->db, STATE_READONLY);
+	assert_int_equal(state_task_ids(st, "run", &ids, NULL), 0);
+	assert_int_equal(ids.nr, 4);
+	assert_string_equal(ids.v[3], "c");
+	strvec_clear(&ids);
+	(void)state_close(st);
+}
+
 static void test_run_budget(void **state)
 {
 	struct fx *f = *state;
@@ -1460,6 +1502,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_crash_kill_mid_transaction, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_strict_types, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fds_cloexec, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_task_ids, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
