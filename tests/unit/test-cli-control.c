@@ -102,7 +102,8 @@ static int teardown(void **state)
 }
 
 /* Parse the NULL-ended words (argv[0] is the command's name). */
-static int parse(struct fixture *f, const struct option *opts, bool ids, ...)
+/* ids an int: a bool before the ... would undergo promotion (va_start UB) */
+static int parse(struct fixture *f, const struct option *opts, int ids, ...)
 {
 	char *argv[16];
 	int argc = 0, r;
@@ -115,7 +116,7 @@ static int parse(struct fixture *f, const struct option *opts, bool ids, ...)
 		argv[argc++] = (char *)(uintptr_t)w;
 	va_end(ap);
 	argv[argc] = NULL;
-	r = cli_control_args(&f->ctx, argc, argv, opts, opts == all_options ? own : NULL, ids,
+	r = cli_control_args(&f->ctx, argc, argv, opts, opts == all_options ? own : NULL, ids != 0,
 			     &f->req, &f->a);
 	(void)fflush(f->ctx.out);
 	(void)fflush(f->ctx.err);
