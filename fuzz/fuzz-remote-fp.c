@@ -16,18 +16,8 @@
 
 #include "fuzz/fuzz.h"
 #include "orch/remote-tls.h"
+#include "util/hash.h"
 #include "util/banned.h"
-
-static int hexv(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -39,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int r;
 
 	for (i = 0; hex && i < size; i++)
-		hex = hexv(s[i]) >= 0;
+		hex = hash_hex_value(s[i]) >= 0;
 	memset(fp, 0x5a, sizeof(fp));
 	memcpy(sentinel, fp, sizeof(fp));
 	r = remote_fp_parse(s, size, fp, &d);
@@ -48,7 +38,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (r < 0 && (r != -EINVAL || !d.msg[0] || memcmp(fp, sentinel, sizeof(fp)) != 0))
 		abort();
 	for (i = 0; r == 0 && i < REMOTE_FP_LEN; i++)
-		if (fp[i] != (uint8_t)(hexv(s[2 * i]) << 4 | hexv(s[2 * i + 1])))
+		if (fp[i] !=
+		    (uint8_t)(hash_hex_value(s[2 * i]) << 4 | hash_hex_value(s[2 * i + 1])))
 			abort();
 
 	/* the same bytes as a relay's key file */

@@ -17,17 +17,6 @@
 
 #define CERT_DAYS 30
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int remote_fp_parse(const char *s, size_t len, uint8_t ret[REMOTE_FP_LEN], struct diag *reterr)
 {
 	size_t i;
@@ -40,7 +29,7 @@ int remote_fp_parse(const char *s, size_t len, uint8_t ret[REMOTE_FP_LEN], struc
 		return -EINVAL;
 	}
 	for (i = 0; i < len; i++) {
-		if (hexval(s[i]) < 0) {
+		if (hash_hex_value(s[i]) < 0) {
 			diag_set(reterr, NULL, 0, 0,
 				 "the certificate fingerprint holds a non-hex character at %zu",
 				 i + 1);
@@ -48,7 +37,7 @@ int remote_fp_parse(const char *s, size_t len, uint8_t ret[REMOTE_FP_LEN], struc
 		}
 	}
 	for (i = 0; i < REMOTE_FP_LEN; i++)
-		ret[i] = (uint8_t)(hexval(s[2 * i]) << 4 | hexval(s[2 * i + 1]));
+		ret[i] = (uint8_t)(hash_hex_value(s[2 * i]) << 4 | hash_hex_value(s[2 * i + 1]));
 	return 0;
 }
 

@@ -34,6 +34,17 @@ void hash_hex(const uint8_t *bin, size_t len, char *hex)
 	hex[2 * len] = '\0';
 }
 
+int hash_hex_value(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 void hash_sha256_hex(const void *data, size_t len, char hex[SHA256_HEX_LEN + 1])
 {
 	uint8_t md[SHA256_LEN];

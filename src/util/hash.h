@@ -31,6 +31,8 @@ int hash_hmac_compute(struct hash_hmac *h, const void *const *parts, const size_
 /* Accepts NULL, returns NULL. */
 struct hash_hmac *hash_hmac_free(struct hash_hmac *h);
 void hash_hex(const uint8_t *bin, size_t len, char *hex /* 2*len+1 */);
+/* The value of the hex digit c (either case), or -1. */
+int hash_hex_value(int c);
 /* Constant-time comparison (CRYPTO_memcmp). */
 bool hash_equal(const void *a, const void *b, size_t len);
 

@@ -7,8 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/xalloc.h"
+#include "util/hash.h"
 #include "util/json.h"
+#include "util/xalloc.h"
 #include "util/banned.h"
 
 #define NONE	     UINT32_MAX
@@ -444,17 +445,6 @@ static void raw_span(const struct redact *rd, size_t level, size_t a, size_t b, 
 	*ret_b = b;
 }
 
-static int hexval(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* The 4 hex digits at s as a number, or -1. */
 static long hex4(const char *s)
 {
@@ -462,7 +452,7 @@ static long hex4(const char *s)
 	int i, h;
 
 	for (i = 0; i < 4; i++) {
-		h = hexval((unsigned char)s[i]);
+		h = hash_hex_value((unsigned char)s[i]);
 		if (h < 0)
 			return -1;
 		v = v * 16 + h;
@@ -542,7 +532,7 @@ static size_t escape_at(const char *s, size_t n, char *out, size_t *ret_out, boo
 		size_t i;
 
 		for (i = 2; i < n; i++)
-			if (hexval((unsigned char)s[i]) < 0)
+			if (hash_hex_value((unsigned char)s[i]) < 0)
 				return 0;
 		*ret_partial = true;
 		return 0;
@@ -565,7 +555,7 @@ static size_t escape_at(const char *s, size_t n, char *out, size_t *ret_out, boo
 			if (s[i] != want[i - 6])
 				return 0;
 		for (i = 8; i < n; i++)
-			if (hexval((unsigned char)s[i]) < 0)
+			if (hash_hex_value((unsigned char)s[i]) < 0)
 				return 0;
 		*ret_partial = true;
 		return 0;

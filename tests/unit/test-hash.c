@@ -263,10 +263,31 @@ static void test_siphash24_vectors(void **state)
 	assert_true(hash_siphash24(key, msg, 15) != 0xa129ca6149be45e5ULL);
 }
 
+/* Every byte: the 22 hex digits have their value, nothing else is one. */
+static void test_hex_value(void **state)
+{
+	int c, n = 0;
+
+	(void)state;
+	for (c = -128; c < 256; c++) {
+		int v = hash_hex_value(c);
+
+		if (v < 0)
+			continue;
+		n++;
+		assert_true(v < 16);
+		assert_true((c >= '0' && c <= '9' && v == c - '0') ||
+			    (c >= 'a' && c <= 'f' && v == c - 'a' + 10) ||
+			    (c >= 'A' && c <= 'F' && v == c - 'A' + 10));
+	}
+	assert_int_equal(n, 22);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sha256_fips),
+		cmocka_unit_test(test_hex_value),
 		cmocka_unit_test(test_hmac_rfc4231),
 		cmocka_unit_test(test_hmac_multipart_equals_single),
 		cmocka_unit_test(test_hmac_empty_key_and_message),
