@@ -418,15 +418,16 @@ int orch_hooks_yaml(const struct orch_hookset *h, struct sbuf *out)
 	return r < 0 ? r : 0;
 }
 
-int orch_notify_yaml(const struct orch_notify *n, struct sbuf *out)
+/* n as YAML: a block under 'notify:' (config show) or one flow mapping
+ * (plan validate's lines), the same keys in the same order. */
+static int notify_emit(const struct orch_notify *n, bool flow, struct sbuf *out)
 {
+	const char *key = flow ? ", " : "\n  "; /* before every key but the first */
 	char shown[URL_MAX + 64];
 	const char *sep = "";
 	int i, r;
 
-	if (!n->set)
-		return 0;
-	r = sbuf_adds(out, "\nnotify:\n  webhook: ");
+	r = sbuf_adds(out, flow ? "{webhook: " : "\nnotify:\n  webhook: ");
 	if (r >= 0 && n->webhook) {
 		/* never the URL itself: it may hold the secret */
 		url_webhook_shown(n->webhook, shown, sizeof(shown));
@@ -435,21 +436,27 @@ int orch_notify_yaml(const struct orch_notify *n, struct sbuf *out)
 		r = sbuf_adds(out, "null");
 	}
 	if (r >= 0 && n->webhook_env)
-		r = sbuf_addf(out, "\n  webhook_env: %s", n->webhook_env);
+		r = sbuf_addf(out, "%swebhook_env: %s", key, n->webhook_env);
 	if (r >= 0)
-		r = sbuf_adds(out, "\n  on: [");
+		r = sbuf_addf(out, "%son: [", key);
 	for (i = 0; r >= 0 && i < _NOTIFY_EVENT_MAX; i++)
 		if (n->on & (1u << i)) {
 			r = sbuf_addf(out, "%s%s", sep, notify_names[i]);
 			sep = ", ";
 		}
 	if (r >= 0)
-		r = sbuf_addf(out, "]\n  desktop: %s\n  timeout: ", n->desktop ? "true" : "false");
+		r = sbuf_addf(out, "]%sdesktop: %s%stimeout: ", key, n->desktop ? "true" : "false",
+			      key);
 	if (r >= 0)
 		r = yaml_emit_num(out, n->timeout_s);
 	if (r >= 0)
-		r = sbuf_addf(out, "\n  retries: %d", n->retries);
+		r = sbuf_addf(out, "%sretries: %d%s", key, n->retries, flow ? "}" : "");
 	return r < 0 ? r : 0;
+}
+
+int orch_notify_yaml(const struct orch_notify *n, struct sbuf *out)
+{
+	return n->set ? notify_emit(n, false, out) : 0;
 }
 
 int orch_hooks_flow_yaml(const struct orch_hookset *h, struct sbuf *out)
@@ -478,31 +485,5 @@ int orch_hooks_flow_yaml(const struct orch_hookset *h, struct sbuf *out)
 
 int orch_notify_flow_yaml(const struct orch_notify *n, struct sbuf *out)
 {
-	char shown[URL_MAX + 64];
-	const char *sep = "";
-	int i, r;
-
-	r = sbuf_adds(out, "{webhook: ");
-	if (r >= 0 && n->webhook) {
-		url_webhook_shown(n->webhook, shown, sizeof(shown));
-		r = yaml_emit_str(out, shown);
-	} else if (r >= 0) {
-		r = sbuf_adds(out, "null");
-	}
-	if (r >= 0 && n->webhook_env)
-		r = sbuf_addf(out, ", webhook_env: %s", n->webhook_env);
-	if (r >= 0)
-		r = sbuf_adds(out, ", on: [");
-	for (i = 0; r >= 0 && i < _NOTIFY_EVENT_MAX; i++)
-		if (n->on & (1u << i)) {
-			r = sbuf_addf(out, "%s%s", sep, notify_names[i]);
-			sep = ", ";
-		}
-	if (r >= 0)
-		r = sbuf_addf(out, "], desktop: %s, timeout: ", n->desktop ? "true" : "false");
-	if (r >= 0)
-		r = yaml_emit_num(out, n->timeout_s);
-	if (r >= 0)
-		r = sbuf_addf(out, ", retries: %d}", n->retries);
-	return r < 0 ? r : 0;
+	return notify_emit(n, true, out);
 }
