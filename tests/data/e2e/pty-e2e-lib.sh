@@ -6,6 +6,12 @@
 #   pty_e2e CLI PROFILE KEY_ENV TOOL_CALL [SANDBOX]
 #
 # SANDBOX is the tier (bernstein.yaml's sandbox:, default none).
+#
+#   pty_e2e_container CLI PROFILE KEY_ENV TOOL_CALL
+#
+# does the same in the container tier (skipped where `bernstein doctor` says
+# it cannot run), then checks the bundle asked for a terminal and that no
+# process of the task and no container in the runtime's state is left.
 # TOOL_CALL is the JSON of the fake model's tool call that makes the CLI's
 # shell tool write hello.txt. It checks: the run exits 0, hello.txt (hi) is
 # merged, the CLI ran without -p with its prompt typed (prompt_via pty), the
@@ -72,4 +78,40 @@ assert any('create hello.txt containing hi' in json.dumps(r) for r in reqs), len
 " "$T/requests.jsonl"
 	check "the HOME given to bernstein is untouched" test -z "$(ls -A "$T/home" 2>/dev/null)"
 	fake_stop
+}
+
+pty_e2e_container()
+{
+	require_landlock
+	run "$BERNSTEIN" doctor --json
+	if ! python3 -c "
+import json, sys
+sys.exit(0 if json.load(open(sys.argv[1]))['sandbox_tiers']['container']['available'] else 1)" "$T/stdout"; then
+		echo "1..0 # SKIP the container tier cannot run here"
+		exit 0
+	fi
+	_runtime=$(python3 -c "
+import json, sys
+print(json.load(open(sys.argv[1]))['sandbox_tiers']['container']['runtime'])" "$T/stdout")
+	pty_e2e "$1" "$2" "$3" "$4" container
+	check "it ran in the container tier, with a terminal: the bundle asked for one" python3 -c "
+import glob, json, sys
+cs = [json.load(open(f)) for f in glob.glob(sys.argv[1] + '/.bernstein/runs/*/hello-*/1/oci-*/config.json')]
+assert cs and all(c['process']['terminal'] for c in cs), cs
+" "$W"
+	check "no process of the task is left (runtime, proxy, the container's init and $1)" pty_e2e_none_left
+	check "no container is left in the runtime's state" sh -c "
+for s in '$W'/.bernstein/runs/*/hello-*/1/oci-*/state; do
+	[ -d \"\$s\" ] || continue
+	[ -z \"\$('$_runtime' --root \"\$s\" list -q 2>/dev/null)\" ] || exit 1
+done"
+}
+
+# No process whose argv names the repository (the runtime, the proxy, the
+# shim that is the container's init and the agent); the glob is expanded
+# before grep is forked, so grep never lists itself.
+pty_e2e_none_left()
+{
+	set -- /proc/[0-9]*/cmdline
+	[ -z "$(grep -lsF -e "$W/" "$@")" ]
 }
