@@ -61,8 +61,7 @@ static int userns_map(uid_t uid, gid_t gid, struct diag *reterr)
 		goto out;
 	}
 	if ((r = write_proc("/proc/self/setgroups", "deny")) < 0 && r != -ENOENT) {
-		diag_set(reterr, NULL, 0, 0, "cannot write /proc/self/setgroups: %s",
-			 strerror(-r));
+		diag_set(reterr, NULL, 0, 0, "cannot write /proc/self/setgroups: %s", strerror(-r));
 		goto out;
 	}
 	(void)snprintf(map, sizeof(map), "%lu %lu 1\n", (unsigned long)gid, (unsigned long)gid);
@@ -83,10 +82,11 @@ static int userns_make(uid_t uid, gid_t gid, struct diag *reterr)
 
 	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0) {
 		r = -errno;
-		diag_set(reterr, NULL, 0, 0, "cannot make a user namespace: %s%s", strerror(-r),
-			 r == -EPERM || r == -ENOSPC
-				 ? " (unprivileged user namespaces are off here: sysctl user.max_user_namespaces, kernel.unprivileged_userns_clone, an AppArmor or seccomp policy)"
-				 : "");
+		diag_set(
+			reterr, NULL, 0, 0, "cannot make a user namespace: %s%s", strerror(-r),
+			r == -EPERM || r == -ENOSPC
+				? " (unprivileged user namespaces are off here: sysctl user.max_user_namespaces, kernel.unprivileged_userns_clone, an AppArmor or seccomp policy)"
+				: "");
 		return r;
 	}
 	if ((r = userns_map(uid, gid, reterr)) < 0)
