@@ -5,7 +5,9 @@
 # (userxattr), its agent is not root, has no capability, cannot unmount its
 # tree; a lower directory renamed and a lower file deleted in
 # a tree are merged (the layer keeps its whiteouts in user.* xattrs);
-# every changing task is merged once, the idle one is no_changes; when the
+# every changing task is merged once, the idle one is no_changes; a task
+# sandboxed by bubblewrap (its user namespace nested in the run's) keeps
+# its clone; when the
 # last task runs the earlier trees' overlays are already unmounted in the
 # namespace; the audit chain records the namespace (checkout.userns) and no
 # fallback; after the run no layer, base checkout or worktree is left.
@@ -18,20 +20,29 @@ adapter: shell
 parallel: 4
 checkout: overlay
 EOF2
-cat >"$W/plan.yaml" <<'EOF2'
+# the boxed task's tier: bwrap where it is installed (its user namespace
+# nested in the run's), else none (a fourth plain task)
+BOX=bwrap
+command -v bwrap >/dev/null 2>&1 || BOX=none
+cat >"$W/plan.yaml" <<EOF2
 name: rootless
 tasks:
   - title: edit
     prompt: >-
-      awk -v d="$PWD" '$5 == d && / - overlay /' /proc/self/mountinfo > mount-edit.txt;
+      awk -v d="\$PWD" '\$5 == d && / - overlay /' /proc/self/mountinfo > mount-edit.txt;
       id -u > uid.txt;
       sed -n 's/^CapEff:[[:space:]]*//p' /proc/self/status > capeff.txt;
-      if umount "$PWD" 2>/dev/null; then echo yes > unmounted.txt; else echo no > unmounted.txt; fi;
+      if umount "\$PWD" 2>/dev/null; then echo yes > unmounted.txt; else echo no > unmounted.txt; fi;
       echo changed > shared.txt
   - title: move
     prompt: "mv src/deep src/moved && rm src/moved/er/f1.c && echo new > src/moved/er/new.c"
   - title: nothing
     prompt: "cat shared.txt > /dev/null"
+  - title: boxed
+    sandbox: $BOX
+    prompt: >-
+      if awk -v d="\$PWD" '\$5 == d && / - overlay /' /proc/self/mountinfo | grep -q .;
+      then echo overlay > boxed.txt; else echo clone > boxed.txt; fi
   - title: later
     depends_on: [edit, move]
     prompt: >-
@@ -57,10 +68,17 @@ check "the later task saw both merges" \
 check "when it ran, its own overlay was mounted" grep -q '/worktrees/later-' "$W/later-mounts.txt"
 check "and the merged tasks' overlays were unmounted" \
 	sh -c "! grep -q -e '/worktrees/edit-' -e '/worktrees/move-' '$W/later-mounts.txt'"
+if [ "$BOX" = bwrap ]; then
+	check "a sandboxed task (bwrap, nested in the namespace) kept its clone and was merged" \
+		grep -qx clone "$W/boxed.txt"
+else
+	skip "no bwrap here: the boxed task was a plain one"
+fi
 check "each changing task merged exactly once" \
-	sh -c "[ \$(git -C '$W' rev-list --merges --count main) -eq 3 ]"
+	sh -c "[ \$(git -C '$W' rev-list --merges --count main) -eq 4 ]"
 run "$KEY" $AS "$BERNSTEIN" -C "$W" status --json
 expect_stdout_contains '"state": "no_changes"' "the idle task is no_changes"
+[ "$BOX" = none ] || expect_stdout_contains '"bwrap"' "the boxed task ran in the bwrap tier"
 run "$KEY" $AS "$BERNSTEIN" audit show --event-type checkout.userns --json
 expect_stdout_contains 'user+mount' "the audit chain records the namespace"
 expect_stdout_contains "\"uid\": $RL_UID" "where the run's uid was its own (not root)"
