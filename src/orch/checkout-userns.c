@@ -78,6 +78,7 @@ out:
  * no way back: the caller tried it in a child first. */
 static int userns_make(uid_t uid, gid_t gid, struct diag *reterr)
 {
+	unsigned long cap;
 	int r;
 
 	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0) {
@@ -91,6 +92,17 @@ static int userns_make(uid_t uid, gid_t gid, struct diag *reterr)
 	}
 	if ((r = userns_map(uid, gid, reterr)) < 0)
 		return r;
+	/* no program started from here gains a capability in this namespace
+	 * (a file capability, cap_sys_admin+ep, would let it mount there):
+	 * the capabilities of this process itself stay */
+	for (cap = 0; prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0; cap++)
+		;
+	if (errno != EINVAL) {
+		r = -errno;
+		diag_set(reterr, NULL, 0, 0, "cannot drop capability %lu from the bounding set: %s",
+			 cap, strerror(-r));
+		return r;
+	}
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
 		r = -errno;
 		diag_set(reterr, NULL, 0, 0, "cannot make the mounts private: %s", strerror(-r));

@@ -1,7 +1,8 @@
 #!/bin/sh
 # checkout: overlay as a non-root user across kill -9 and resume: the run's
 # overlays live in its own user + mount namespace (its uid mapped to
-# itself: /proc/PID/uid_map of the running bernstein), never visible
+# itself: /proc/PID/uid_map of the running bernstein; its capability
+# bounding set empty), never visible
 # outside (the running task's tree is an empty directory there); kill -9
 # takes the namespace and its mounts down with its last process; resume,
 # as the same user, enters a namespace of its own again and mounts the
@@ -64,6 +65,8 @@ check "the slow task's agent started" wait_until "[ -f '$T/slow.started' ]"
 check "the quick task was merged" wait_until "git -C '$W' log --merges --oneline main | grep -q ."
 check "the running bernstein maps its uid to itself only" \
 	sh -c "[ \"\$(tr -s ' ' <'/proc/$BG/uid_map' | sed 's/^ //')\" = '$RL_UID $RL_UID 1' ]"
+check "with an empty capability bounding set (nothing it starts gains one)" \
+	grep -q '^CapBnd:[[:space:]]*0000000000000000$' "/proc/$BG/status"
 check "in a mount namespace of its own" \
 	sh -c "[ \"\$(readlink /proc/$BG/ns/mnt)\" != \"\$(readlink /proc/self/ns/mnt)\" ]"
 SLOWTREE=$(ls -d "$W"/.bernstein/worktrees/slow-* 2>/dev/null | head -n 1)
