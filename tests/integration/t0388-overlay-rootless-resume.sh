@@ -72,6 +72,10 @@ check "in a mount namespace of its own" \
 SLOWTREE=$(ls -d "$W"/.bernstein/worktrees/slow-* 2>/dev/null | head -n 1)
 check "outside it the running task's tree is not mounted" \
 	sh -c "[ -n '$SLOWTREE' ] && [ -z \"\$(overlay_mounts '$T')\" ] && [ ! -e '$SLOWTREE/shared.txt' ]"
+check "root sees the tree mounted inside the namespace" \
+	sh -c "nsenter -t $BG -U -m --preserve-credentials cat /proc/self/mountinfo | grep -q ' $SLOWTREE .* - overlay '"
+check "another process of the user cannot open the namespace (bernstein is non-dumpable)" \
+	sh -c "! $AS readlink /proc/$BG/ns/mnt >/dev/null 2>&1"
 check "its layer holds the agent's file" \
 	sh -c "grep -qx attempt '$W'/.bernstein/overlay/task/slow-*/upper/first.txt"
 kill -9 "$BG"
