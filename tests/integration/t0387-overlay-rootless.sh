@@ -10,7 +10,8 @@
 # its clone; when the
 # last task runs the earlier trees' overlays are already unmounted in the
 # namespace; the audit chain records the namespace (checkout.userns) and no
-# fallback; after the run no layer, base checkout or worktree is left.
+# fallback; after the run no layer, base checkout or worktree is left. A
+# detached run (run --detach) mounts its overlays in its namespace too.
 . "$SRCDIR/tests/integration/rootless-lib.sh"
 
 rootless_begin "t0387 overlay checkouts as a non-root user, in a user namespace"
@@ -90,6 +91,26 @@ check "no task layer is left" sh -c "[ -z \"\$(ls -A '$W/.bernstein/overlay/task
 check "no base checkout is left" sh -c "[ -z \"\$(ls -A '$W/.bernstein/overlay/base' 2>/dev/null)\" ]"
 check "git worktree list has only the main checkout" \
 	sh -c "[ \$(git -C '$W' worktree list | wc -l) -eq 1 ]"
+
+# ---- run --detach: the detached process enters the namespace ----
+cat >"$W/detached.yaml" <<'EOF2'
+name: detached
+tasks:
+  - title: away
+    prompt: >-
+      if awk -v d="$PWD" '$5 == d && / - overlay /' /proc/self/mountinfo | grep -q .;
+      then echo overlay > away.txt; else echo plain > away.txt; fi
+EOF2
+commit_all detached
+rootless_own
+expect_exit 0 "$KEY" $AS "$BERNSTEIN" run --detach --json detached.yaml
+PID=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' "$T/stdout")
+check "the detached run ends" wait_until "! kill -0 '$PID' 2>/dev/null"
+check "its task's tree was an overlay" grep -qx overlay "$W/away.txt"
+check "and was merged" sh -c "[ \$(git -C '$W' rev-list --merges --count main) -eq 5 ]"
+check "no task layer is left after it" \
+	sh -c "[ -z \"\$(ls -A '$W/.bernstein/overlay/task' 2>/dev/null)\" ]"
+
 run "$KEY" $AS "$BERNSTEIN" audit verify
 expect_stdout_contains "intact" "the audit chain verifies"
 
