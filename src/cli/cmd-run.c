@@ -35,6 +35,7 @@
 #include "cli/run-session.h"
 #include "cli/serve.h"
 #include "orch/agentrun.h"
+#include "orch/checkout.h"
 #include "orch/config.h"
 #include "orch/context.h"
 #include "orch/lifecycle.h"
@@ -122,6 +123,32 @@ int exit_for(int r)
  * Otherwise the run lock is taken before anything is written (state.db,
  * the audit chain): a second `run` or `resume` is refused (exit 4) having
  * recorded nothing. */
+/* checkout: overlay (or auto on a repository that big) as a non-root
+ * user: a user + mount namespace of the run's own where it may mount its
+ * overlays (orch/checkout.h, docs/runs.md "Overlay checkouts without
+ * root"), entered before the run starts a thread or a child that must see
+ * them. Not entered: why, given with the fallback the run then records. */
+static void overlay_userns(struct session *s)
+{
+	const char *knob = cli_getenv(s->ctx, RUN_OVERLAY_ENV);
+	enum checkout_mode m = s->cfg->checkout;
+	uint32_t files = 0;
+	struct diag d;
+
+	if (geteuid() == 0 || m == CHECKOUT_MODE_WORKTREE || (knob && strcmp(knob, "off") == 0))
+		return;
+	if (m == CHECKOUT_MODE_AUTO && (checkout_overlay_repo_files(s->repo, &files) < 0 ||
+					files < CHECKOUT_OVERLAY_AUTO_FILES))
+		return;
+	diag_clear(&d);
+	if (checkout_overlay_userns_enter(s->repo, &d) == 0) {
+		s->env.overlay_userns = true;
+		return;
+	}
+	(void)snprintf(s->overlay_userns_why, sizeof(s->overlay_userns_why), "%s", d.msg);
+	s->env.overlay_userns_why = s->overlay_userns_why;
+}
+
 int session_open(struct session *s, struct cli_ctx *ctx, bool readonly, bool need_chain,
 		 const char *key_file)
 {
@@ -175,6 +202,8 @@ int session_open(struct session *s, struct cli_ctx *ctx, bool readonly, bool nee
 	code = catalog_paths_load(ctx, &s->cat);
 	if (code)
 		goto out;
+	if (need_chain)
+		overlay_userns(s);
 	{
 		char dir[PATH_MAX];
 

@@ -29,6 +29,7 @@ struct session {
 	const char *key_file; /* --key-file, or NULL: the default key */
 	int lock_fd;	      /* ORCH_LOCK_FILE, held (orch_lock_take()); -1 none */
 	struct orch_env env;
+	char overlay_userns_why[512]; /* env.overlay_userns_why's */
 	/* the display */
 	bool tty;
 	size_t drawn; /* lines of the live table on screen */

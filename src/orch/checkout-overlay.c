@@ -13,6 +13,11 @@
  *   REPO/.bernstein/overlay/task/NAME/indexed    the index was copied in
  *   REPO/.bernstein/overlay/task/NAME/synced     the tree is at its branch's
  *                                               commit (layer_sync())
+ *   REPO/.bernstein/overlay/task/NAME/userxattr  the layer is mounted with
+ *                                               `userxattr` (made in a user
+ *                                               namespace: its whiteouts and
+ *                                               opaque directories are
+ *                                               user.overlay.* xattrs)
  *
  * The task's tree (its path, NAME its last component) is a `git worktree
  * add --no-checkout` on its branch with the overlay mounted on it; its
@@ -173,10 +178,33 @@ static bool lower_in_use(const char *lower)
 	return used;
 }
 
-static int overlay_mount(const char *lower, const char *upper, const char *work, const char *target,
-			 struct diag *reterr)
+/* Whether this process is outside the initial user namespace: there
+ * overlayfs cannot write its trusted.overlay.* xattrs (they need
+ * CAP_SYS_ADMIN in the initial one) and its mounts take `userxattr`
+ * (user.overlay.*), else removing or renaming a directory of the lower
+ * layer fails (EIO, EXDEV). The initial namespace maps every id to
+ * itself: "0 0 4294967295". */
+bool checkout_overlay_in_userns(void)
 {
-	char *opts = pathf("lowerdir=%s,upperdir=%s,workdir=%s", lower, upper, work);
+	char *text = NULL, *nl;
+	size_t len;
+	bool in;
+	unsigned long a, b, n;
+
+	if (read_file_capped("/proc/self/uid_map", 4096, &text, &len) < 0)
+		return false;
+	nl = strchr(text, '\n');
+	in = !(sscanf(text, "%lu %lu %lu", &a, &b, &n) == 3 && a == 0 && b == 0 &&
+	       n == 4294967295ul && (!nl || !nl[1]));
+	free(text);
+	return in;
+}
+
+static int overlay_mount(const char *lower, const char *upper, const char *work, const char *target,
+			 bool userxattr, struct diag *reterr)
+{
+	char *opts = pathf("lowerdir=%s,upperdir=%s,workdir=%s%s", lower, upper, work,
+			   userxattr ? ",userxattr" : "");
 	int r = 0;
 
 	if (mount("overlay", target, "overlay", OVERLAY_MOUNT_FLAGS, opts) < 0) {
@@ -207,7 +235,7 @@ int checkout_overlay_probe(const char *repo, struct diag *reterr)
 		diag_set(reterr, dir, 0, 0, "cannot create: %s", strerror(-r));
 		goto out;
 	}
-	r = overlay_mount(l, u, w, m, reterr);
+	r = overlay_mount(l, u, w, m, checkout_overlay_in_userns(), reterr);
 	if (r == -EPERM)
 		diag_set(
 			reterr, m, 0, 0,
@@ -372,7 +400,7 @@ static int base_remove(const char *repo, const char *const *env, const char *dir
 /* ---- the task's layer ---- */
 
 struct layer {
-	char *dir, *upper, *work, *base, *indexed, *synced;
+	char *dir, *upper, *work, *base, *indexed, *synced, *userxattr;
 };
 
 static void layer_init(struct layer *ly, const char *repo, const char *path)
@@ -383,6 +411,7 @@ static void layer_init(struct layer *ly, const char *repo, const char *path)
 	ly->base = pathf("%s/base", ly->dir);
 	ly->indexed = pathf("%s/indexed", ly->dir);
 	ly->synced = pathf("%s/synced", ly->dir);
+	ly->userxattr = pathf("%s/userxattr", ly->dir);
 }
 
 static void layer_release(struct layer *ly)
@@ -393,6 +422,7 @@ static void layer_release(struct layer *ly)
 	free(ly->base);
 	free(ly->indexed);
 	free(ly->synced);
+	free(ly->userxattr);
 }
 
 bool checkout_overlay_owns(const char *repo, const char *path)
@@ -543,6 +573,40 @@ static int fall_back(struct checkout *co, const char *base, char **ret_start, co
 	return checkout_wt_make(co, base, false, ret_start, reterr);
 }
 
+/* Which xattrs the layer's overlay keeps its whiteouts in: a new layer
+ * (no upper/ yet) those of this process's namespace, recorded first (the
+ * userxattr file); an existing one those it was made with. A layer made
+ * with trusted.* xattrs cannot be mounted again from a user namespace
+ * (it cannot read them: deleted files would come back). */
+static int layer_xattrs(const struct layer *ly, bool *ret, struct diag *reterr)
+{
+	bool in = checkout_overlay_in_userns();
+	int r;
+
+	if (exists(ly->upper)) {
+		*ret = exists(ly->userxattr);
+		if (in && !*ret) {
+			diag_set(
+				reterr, ly->dir, 0, 0,
+				"cannot mount this layer in a user namespace: it was made outside one (its whiteouts are trusted.* xattrs); resume as the user who started the run");
+			return -EPERM;
+		}
+		return 0;
+	}
+	if ((r = mkdir_p(ly->dir, 0755)) < 0) {
+		diag_set(reterr, ly->dir, 0, 0, "cannot create: %s", strerror(-r));
+		return r;
+	}
+	r = in ? atomic_write_file(ly->userxattr, "", 0, 0644)
+	       : (unlink(ly->userxattr) < 0 && errno != ENOENT ? -errno : 0);
+	if (r < 0) {
+		diag_set(reterr, ly->userxattr, 0, 0, "cannot write: %s", strerror(-r));
+		return r;
+	}
+	*ret = in;
+	return 0;
+}
+
 /* Every step of the layer's making that is not done yet, in order (see
  * the top of this file): what a crash between two of them left is
  * finished here. */
@@ -550,8 +614,11 @@ static int layer_make(struct checkout *co, const struct layer *ly, const char *b
 		      char **ret_start, struct diag *reterr)
 {
 	char *commit = NULL, *head = NULL, *lower = NULL, abs[PATH_MAX];
+	bool userxattr;
 	int r;
 
+	if ((r = layer_xattrs(ly, &userxattr, reterr)) < 0)
+		return r;
 	if ((r = mkdir_p(ly->upper, 0755)) < 0 || (r = mkdir_p(ly->work, 0700)) < 0) {
 		diag_set(reterr, ly->dir, 0, 0, "cannot create: %s", strerror(-r));
 		return r;
@@ -565,7 +632,7 @@ static int layer_make(struct checkout *co, const struct layer *ly, const char *b
 	if (r >= 0)
 		r = layer_index(co, ly, lower, reterr);
 	if (r >= 0 && !(realpath(co->path, abs) && mounted_at(abs, ly->upper) == MOUNT_OURS))
-		r = overlay_mount(lower, ly->upper, ly->work, co->path, reterr);
+		r = overlay_mount(lower, ly->upper, ly->work, co->path, userxattr, reterr);
 	if (r >= 0)
 		r = layer_sync(co, ly, commit, head, reterr);
 	free(commit);

@@ -171,6 +171,20 @@ int checkout_remove(const struct checkout *co, bool aside, struct diag *reterr);
  * negative errno with the reason in reterr. */
 int checkout_overlay_probe(const char *repo, struct diag *reterr);
 
+/* Whether this process is outside the initial user namespace (its
+ * overlays are mounted with `userxattr`). */
+bool checkout_overlay_in_userns(void);
+
+/* Overlays without root (checkout-userns.c, docs/runs.md "Overlay
+ * checkouts without root"): this process, not root, enters a new user
+ * namespace mapping its uid and gid to themselves and a mount namespace
+ * that one owns (mounts private), where it may mount overlays; every
+ * child it starts afterwards lives there. Tried in a child first
+ * (checkout_overlay_probe() under repo): 0 entered; else the negative
+ * errno, why in reterr, and this process is as it was. Call it before any
+ * thread is started (unshare(2) refuses a threaded process). */
+int checkout_overlay_userns_enter(const char *repo, struct diag *reterr);
+
 /* The number of entries of repo's index (its header; no git process), for
  * checkout: auto. -errno when it cannot be read (a repository that is
  * itself a linked worktree, no index yet). */

@@ -138,6 +138,14 @@ bool run_task_sandboxed(struct loop *l, const struct otask *t)
  * audit record checkout.fallback). */
 static void overlay_refused(struct loop *l, const struct otask *t, const char *why)
 {
+	char both[1024];
+
+	/* a non-root user's: and why it had no namespace of its own */
+	if (l->e->overlay_userns_why) {
+		(void)snprintf(both, sizeof(both), "%s; no user namespace of its own: %s", why,
+			       l->e->overlay_userns_why);
+		why = both;
+	}
 	l->overlay = -1;
 	run_warn(l, t, "checkout: overlay: not used, every tree is a `git worktree add`: %s", why);
 	(void)run_audit(l, "checkout.fallback", "run", l->run.id,
@@ -167,6 +175,11 @@ static bool overlay_wanted(struct loop *l, const struct otask *t)
 		return false;
 	}
 	l->overlay = 1;
+	/* a non-root user's overlays: in the namespace the run entered */
+	if (l->e->overlay_userns)
+		(void)run_audit(l, "checkout.userns", "run", l->run.id,
+				json_pack("{s:s, s:I, s:I}", "namespace", "user+mount", "uid",
+					  (json_int_t)geteuid(), "gid", (json_int_t)getegid()));
 	return true;
 }
 

@@ -100,6 +100,12 @@ struct orch_env {
 	const struct clock *clk;
 	struct orch_hooks hooks;
 	double max_cost_usd; /* > 0: run/resume --max-cost-usd, the budget's cost cap */
+	/* checkout: overlay as a non-root user: this process entered a user +
+	 * mount namespace of its own for its overlays (the caller did,
+	 * checkout_overlay_userns_enter()); else why it could not (recorded
+	 * with the fallback), NULL when not tried */
+	bool overlay_userns;
+	const char *overlay_userns_why;
 };
 
 struct orch_summary {

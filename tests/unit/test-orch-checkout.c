@@ -7,6 +7,7 @@
  * checkout). */
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -15,7 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -450,6 +453,99 @@ static void test_overlay_foreign_mount(void **state)
 	assert_false(exists(layer));
 }
 
+/* In a child: a new user namespace (root mapped to root) owning a new
+ * mount namespace, as checkout-userns.c makes one (there with the user's
+ * own ids), then checkout_make(). Its exit status: 0 made, 2 refused with
+ * the message of a layer made outside, 3 not in a user namespace, 4
+ * another failure, 5 the namespace could not be made. */
+static int make_in_userns(struct fx *f)
+{
+	struct diag d;
+	pid_t pid = fork();
+	int st = 0, r;
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		FILE *m;
+
+		if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+			_exit(5);
+		if (!(m = fopen("/proc/self/uid_map", "w")) || fputs("0 0 1\n", m) < 0 ||
+		    fclose(m) != 0)
+			_exit(5);
+		if (!(m = fopen("/proc/self/setgroups", "w")) || fputs("deny", m) < 0 ||
+		    fclose(m) != 0)
+			_exit(5);
+		if (!(m = fopen("/proc/self/gid_map", "w")) || fputs("0 0 1\n", m) < 0 ||
+		    fclose(m) != 0)
+			_exit(5);
+		if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+			_exit(5);
+		if (!checkout_overlay_in_userns())
+			_exit(3);
+		diag_clear(&d);
+		r = checkout_make(&f->co, "main", false, &d);
+		if (r == -EPERM && strstr(d.msg, "it was made outside one"))
+			_exit(2);
+		_exit(r == 0 ? 0 : 4);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	return WEXITSTATUS(st);
+}
+
+/* A layer keeps the xattrs it was made with: one made in a user namespace
+ * (overlayfs there keeps its whiteouts in user.overlay.*: `userxattr`,
+ * recorded in the layer) is mounted with userxattr again outside; one made
+ * outside (trusted.overlay.*, unreadable in a user namespace) is refused
+ * there rather than mounted with its deletions lost. */
+static void test_overlay_userns_layer(void **state)
+{
+	FX;
+	struct checkout *co = &f->co;
+	char marker[PATH_MAX + 64];
+	struct diag d;
+	char *t;
+	int st;
+
+	if (!overlay_here(f))
+		skip();
+	assert_false(checkout_overlay_in_userns());
+	(void)snprintf(marker, sizeof(marker), "%s/" CHECKOUT_OVERLAY_DIR "/task/s1/userxattr",
+		       f->repo);
+	bind(f, CHECKOUT_OVERLAY);
+	/* made in a user namespace: recorded; its mount went with the child */
+	st = make_in_userns(f);
+	if (st == 5) {
+		print_message("no user namespace here: skipped\n");
+		skip();
+	}
+	assert_int_equal(st, 0);
+	assert_true(exists(marker));
+	t = mounted(f, f->path);
+	assert_string_equal(t, "");
+	free(t);
+	/* mounted again outside: with userxattr */
+	assert_int_equal(checkout_make(co, "main", false, &d), 0);
+	t = shok(f, NULL, "awk -v d=%s '$5 == d' /proc/self/mountinfo", f->path);
+	assert_non_null(strstr(t, "userxattr"));
+	free(t);
+	assert_int_equal(checkout_remove(co, false, &d), 0);
+	assert_false(exists(marker));
+
+	/* made outside, taken down (a reboot), then made again inside */
+	bind(f, CHECKOUT_OVERLAY);
+	assert_int_equal(checkout_make(co, "main", false, &d), 0);
+	assert_false(exists(marker));
+	free(shok(f, NULL, "umount %s", f->path));
+	assert_int_equal(make_in_userns(f), 2);
+	assert_int_equal(checkout_make(co, "main", false, &d), 0);
+	t = shok(f, NULL, "awk -v d=%s '$5 == d' /proc/self/mountinfo", f->path);
+	assert_null(strstr(t, "userxattr"));
+	free(t);
+	assert_int_equal(checkout_remove(co, false, &d), 0);
+}
+
 /* checkout: auto reads the number of files from the index header. */
 static void test_overlay_repo_files(void **state)
 {
@@ -482,6 +578,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_clone_tampered, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_overlay, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_overlay_foreign_mount, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_overlay_userns_layer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_overlay_repo_files, setup, teardown),
 	};
 
