@@ -19,6 +19,7 @@
 #include "cli/output.h"
 #include "cli/run-session.h"
 #include "orch/agentrun.h"
+#include "orch/checkout.h"
 #include "orch/state.h"
 #include "orch/worktree.h"
 #include "util/fsutil.h"
@@ -154,7 +155,9 @@ static int collect(struct session *s, struct run_row **ret_runs, size_t *ret_nr,
 	struct wt_item *items = NULL;
 	size_t nr = 0, *nt, i, j, n = 0;
 	time_t now = time(NULL);
-	bool live = run_live(s->repo);
+	/* gc holds the run lock itself (session_open): then no run is live,
+	 * and another lock of the same file would say one is */
+	bool live = s->lock_fd < 0 && run_live(s->repo);
 	struct diag d;
 	int r;
 
@@ -337,7 +340,21 @@ static int remove_item(struct session *s, const struct wt_item *it, bool force,
 	json_decref(det);
 	if (r < 0)
 		return r;
-	if (it->tree && lstat(it->task->worktree, &st) == 0) {
+	if (it->tree && checkout_overlay_owns(s->repo, it->task->worktree)) {
+		/* an overlay checkout's tree: unmounted and its layer removed
+		 * with it (rmtree through the mount left both behind) */
+		struct checkout co = CHECKOUT_INIT;
+		const char *const *env =
+			s->env.git_env ? s->env.git_env : (const char *const *)s->git_env.v;
+		struct diag d;
+
+		diag_clear(&d);
+		checkout_bind(&co, CHECKOUT_OVERLAY, s->repo, env, it->task->worktree,
+			      it->task->branch ? it->task->branch : "");
+		if (checkout_remove(&co, false, &d) < 0)
+			cli_warn(s->ctx, "%s, ignoring", d.msg);
+		checkout_release(&co);
+	} else if (it->tree && lstat(it->task->worktree, &st) == 0) {
 		if (S_ISDIR(st.st_mode))
 			r = rmtree_beneath(it->task->worktree);
 		else
@@ -404,6 +421,9 @@ static int cmd_worktrees_gc(int argc, char **argv, struct cli_ctx *ctx)
 	}
 	if (!code && worktree_prune(s.repo, s.env.git_env, &d) < 0)
 		cli_warn(ctx, "cannot prune the removed worktrees: %s, ignoring", d.msg);
+	/* the overlay base checkouts no task layer uses any more */
+	if (!code && checkout_overlay_gc(s.repo, s.env.git_env, NULL, &d) < 0)
+		cli_warn(ctx, "cannot remove the unused overlay base checkouts: %s, ignoring", d.msg);
 	if (!code && branches.nr &&
 	    worktree_branches_delete(s.repo, (const char *const *)branches.v, branches.nr,
 				     s.env.git_env, &d) < 0)
