@@ -423,7 +423,8 @@ static int cmd_worktrees_gc(int argc, char **argv, struct cli_ctx *ctx)
 		cli_warn(ctx, "cannot prune the removed worktrees: %s, ignoring", d.msg);
 	/* the overlay base checkouts no task layer uses any more */
 	if (!code && checkout_overlay_gc(s.repo, s.env.git_env, NULL, &d) < 0)
-		cli_warn(ctx, "cannot remove the unused overlay base checkouts: %s, ignoring", d.msg);
+		cli_warn(ctx, "cannot remove the unused overlay base checkouts: %s, ignoring",
+			 d.msg);
 	if (!code && branches.nr &&
 	    worktree_branches_delete(s.repo, (const char *const *)branches.v, branches.nr,
 				     s.env.git_env, &d) < 0)
