@@ -54,10 +54,15 @@ const struct catalog_tree *catalog_compiled_find(const char *name)
 
 int catalog_compiled_doc(const struct catalog_tree *t, struct ydoc **ret, struct diag *reterr)
 {
+	static const char prefix[] = CATALOG_EMBEDDED_PREFIX;
 	char name[PATH_MAX];
+	size_t n = strnlen(t->name, sizeof(name) - sizeof(prefix));
 	int r;
 
-	(void)snprintf(name, sizeof(name), CATALOG_EMBEDDED_PREFIX "%s", t->name);
+	/* at every start, for every embedded file: copies, not snprintf */
+	memcpy(name, prefix, sizeof(prefix) - 1);
+	memcpy(name + sizeof(prefix) - 1, t->name, n);
+	name[sizeof(prefix) - 1 + n] = '\0';
 	r = ydoc_from_compiled(name, &catalog_compiled_data, t->first, t->count, ret);
 	if (r < 0)
 		diag_set(reterr, name, 0, 0, "broken compiled catalogue (rebuild bernstein)");
