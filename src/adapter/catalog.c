@@ -902,6 +902,39 @@ out:
 
 /* ---- layers ---- */
 
+/* The embedded pricing.yaml's rows, then the override layers' rows merged
+ * over them in their order: the table an eager parse would have made. The
+ * compiled tree is checked by the tests (test-catalog-compiled.c), so a
+ * failure here is a broken build. */
+static void pricing_complete(struct catalog *cat)
+{
+	const struct catalog_tree *t;
+	struct pricing_row **rows = NULL;
+	const void **tab = NULL;
+	struct ydoc *doc = NULL;
+	size_t n = 0, nt = 0, i;
+	struct diag d;
+
+	if (!cat->pricing_pending)
+		return;
+	cat->pricing_pending = false;
+	diag_clear(&d);
+	t = catalog_compiled_find(CATALOG_PRICING_FILE);
+	if (!t || catalog_compiled_doc(t, &doc, &d) < 0 ||
+	    pricing_parse(doc, &cat->arena, arena_strdup(&cat->arena, doc->name),
+			  cat->pricing_layer, &rows, &n, &d) < 0)
+		BUG("embedded pricing table: %s:%u:%u: %s", d.file, d.line, d.col, d.msg);
+	ydoc_free(doc);
+	for (i = 0; i < n; i++)
+		unsorted_put(&tab, &nt, rows[i]);
+	for (i = 0; i < cat->n_pricing; i++)
+		unsorted_put(&tab, &nt, cat->pricing[i]);
+	free(rows);
+	free((void *)cat->pricing);
+	cat->pricing = (const struct pricing_row **)tab;
+	cat->n_pricing = nt;
+}
+
 int catalog_add_embedded(struct catalog *cat, struct diag *reterr)
 {
 	static const char *const files[] = {CATALOG_REGISTRY_FILE,   CATALOG_MATRIX_FILE,
@@ -921,6 +954,13 @@ int catalog_add_embedded(struct catalog *cat, struct diag *reterr)
 				continue; /* optional */
 			diag_set(reterr, files[i], 0, 0, "missing from the embedded catalogue");
 			return -ENOENT;
+		}
+		if (catalog_kind_from_name(files[i]) == CATALOG_KIND_PRICING) {
+			/* parsed when a price is asked (catalog_pricing()) */
+			pricing_complete(cat);
+			cat->pricing_pending = true;
+			cat->pricing_layer = cat->layer;
+			continue;
 		}
 		r = catalog_compiled_doc(t, &doc, reterr);
 		if (r < 0)
@@ -1072,11 +1112,23 @@ const char *catalog_role_preamble(const struct catalog *cat, const char *role)
 	return NULL;
 }
 
+const struct pricing_row *const *catalog_pricing_rows(const struct catalog *cat, size_t *ret_n)
+{
+	/* completed on first use: logically const (catalog.h) */
+	pricing_complete((struct catalog *)(uintptr_t)cat);
+	*ret_n = cat->n_pricing;
+	return cat->pricing;
+}
+
 const struct pricing_row *catalog_pricing(const struct catalog *cat, const char *model)
 {
+	const struct pricing_row *const *rows;
+	size_t n;
+
 	if (!cat)
 		return NULL;
-	return pricing_find(cat->pricing, cat->n_pricing, model);
+	rows = catalog_pricing_rows(cat, &n);
+	return pricing_find(rows, n, model);
 }
 
 int catalog_profile_strategy(const struct catalog *cat, const struct profile *p,
