@@ -241,9 +241,12 @@ static struct catalog_origin origin_of(const char *file, const struct ynode *n)
 	return o;
 }
 
-int catalog_parse_strategy(const struct ydoc *doc, const struct ynode *node, const char *what,
-			   struct arena *arena, const char *file, struct strategy_decl *ret,
-			   struct diag *reterr)
+/* check: the fields against the schema (yaml_check_map(), the one use of
+ * what); false for the embedded catalogue, checked by the build and the
+ * tests (catalog_add_embedded_parsed(), test-catalog-compiled.c). */
+static int parse_strategy(const struct ydoc *doc, const struct ynode *node, const char *what,
+			  bool check, struct arena *arena, const char *file,
+			  struct strategy_decl *ret, struct diag *reterr)
 {
 	struct strategy_decl d;
 	const char *note = NULL;
@@ -252,9 +255,11 @@ int catalog_parse_strategy(const struct ydoc *doc, const struct ynode *node, con
 	memset(&d, 0, sizeof(d));
 	d.strategy = strategy_default; /* for the optional axes */
 
-	r = yaml_check_map(doc, node, strategy_fields, what, reterr);
-	if (r < 0)
-		return r;
+	if (check) {
+		r = yaml_check_map(doc, node, strategy_fields, what, reterr);
+		if (r < 0)
+			return r;
+	}
 	d.origin = origin_of(file, node);
 	for (a = 0; a < _AXIS_MAX; a++) {
 		const struct ynode *v = ynode_get(node, axis_name((enum axis)a));
@@ -279,6 +284,13 @@ int catalog_parse_strategy(const struct ydoc *doc, const struct ynode *node, con
 	d.note = note ? arena_strdup(arena, note) : NULL;
 	*ret = d;
 	return 0;
+}
+
+int catalog_parse_strategy(const struct ydoc *doc, const struct ynode *node, const char *what,
+			   struct arena *arena, const char *file, struct strategy_decl *ret,
+			   struct diag *reterr)
+{
+	return parse_strategy(doc, node, what, true, arena, file, ret, reterr);
 }
 
 static int check_name(const struct ydoc *doc, const struct ynode *key, struct diag *reterr)
@@ -326,15 +338,16 @@ static void parsed_release(struct parsed *p)
 }
 
 static int parse_matrix_row(const struct ydoc *doc, const struct ynode *key,
-			    const struct ynode *val, struct arena *arena, const char *file,
-			    struct matrix_row **ret, struct diag *reterr)
+			    const struct ynode *val, bool check, struct arena *arena,
+			    const char *file, struct matrix_row **ret, struct diag *reterr)
 {
 	struct matrix_row *row = arena_alloc(arena, sizeof(*row));
-	char what[CATALOG_MAX_NAME + 64];
+	char what[CATALOG_MAX_NAME + 64] = "";
 	int r;
 
-	(void)snprintf(what, sizeof(what), "strategy of '%s'", key->str);
-	r = catalog_parse_strategy(doc, val, what, arena, file, &row->decl, reterr);
+	if (check)
+		(void)snprintf(what, sizeof(what), "strategy of '%s'", key->str);
+	r = parse_strategy(doc, val, what, check, arena, file, &row->decl, reterr);
 	if (r < 0)
 		return r;
 	row->name = arena_strdup(arena, key->str);
@@ -352,8 +365,8 @@ static bool str_blank(const char *s)
 }
 
 static int parse_registry_entry(const struct ydoc *doc, const struct ynode *key,
-				const struct ynode *val, struct arena *arena, const char *file,
-				struct registry_entry **ret, struct diag *reterr)
+				const struct ynode *val, bool check, struct arena *arena,
+				const char *file, struct registry_entry **ret, struct diag *reterr)
 {
 	struct registry_entry *e = arena_alloc(arena, sizeof(*e));
 	char what[CATALOG_MAX_NAME + 64];
@@ -365,7 +378,7 @@ static int parse_registry_entry(const struct ydoc *doc, const struct ynode *key,
 	int r;
 
 	(void)snprintf(what, sizeof(what), "registry entry '%s'", key->str);
-	r = yaml_check_map(doc, val, registry_fields, what, reterr);
+	r = check ? yaml_check_map(doc, val, registry_fields, what, reterr) : 0;
 	if (r < 0)
 		return r;
 	r = yaml_get_str(doc, val, "display_name", &display, reterr);
@@ -409,10 +422,11 @@ static int parse_registry_entry(const struct ydoc *doc, const struct ynode *key,
 	n = ynode_get(val, "strategy");
 	if (n) {
 		struct strategy_decl *d = arena_alloc(arena, sizeof(*d));
-		char swhat[CATALOG_MAX_NAME + 64];
+		char swhat[CATALOG_MAX_NAME + 64] = "";
 
-		(void)snprintf(swhat, sizeof(swhat), "inline strategy of '%s'", key->str);
-		r = catalog_parse_strategy(doc, n, swhat, arena, file, d, reterr);
+		if (check)
+			(void)snprintf(swhat, sizeof(swhat), "inline strategy of '%s'", key->str);
+		r = parse_strategy(doc, n, swhat, check, arena, file, d, reterr);
 		if (r < 0)
 			return r;
 		e->strategy = d;
@@ -458,7 +472,7 @@ static const struct yfield use_case_fields[] = {
 };
 
 static int parse_use_case(const struct ydoc *doc, const struct ynode *key, const struct ynode *val,
-			  struct arena *arena, const char *file, struct use_case **ret,
+			  bool check, struct arena *arena, const char *file, struct use_case **ret,
 			  struct diag *reterr)
 {
 	struct use_case *u = arena_alloc(arena, sizeof(*u));
@@ -467,10 +481,12 @@ static int parse_use_case(const struct ydoc *doc, const struct ynode *key, const
 	size_t i;
 	int r;
 
-	(void)snprintf(what, sizeof(what), "use case of '%s'", key->str);
-	r = yaml_check_map(doc, val, use_case_fields, what, reterr);
-	if (r < 0)
-		return r;
+	if (check) {
+		(void)snprintf(what, sizeof(what), "use case of '%s'", key->str);
+		r = yaml_check_map(doc, val, use_case_fields, what, reterr);
+		if (r < 0)
+			return r;
+	}
 	for (i = 0; i < ARRAY_SIZE(keys); i++) {
 		const struct ynode *v = ynode_get(val, keys[i]);
 
@@ -493,17 +509,19 @@ static const struct yfield role_fields[] = {
 };
 
 static int parse_role(const struct ydoc *doc, const struct ynode *key, const struct ynode *val,
-		      struct arena *arena, const char *file, struct role_preamble **ret,
+		      bool check, struct arena *arena, const char *file, struct role_preamble **ret,
 		      struct diag *reterr)
 {
 	struct role_preamble *u = arena_alloc(arena, sizeof(*u));
 	char what[CATALOG_MAX_NAME + 64];
 	int r;
 
-	(void)snprintf(what, sizeof(what), "role '%s'", key->str);
-	r = yaml_check_map(doc, val, role_fields, what, reterr);
-	if (r < 0)
-		return r;
+	if (check) {
+		(void)snprintf(what, sizeof(what), "role '%s'", key->str);
+		r = yaml_check_map(doc, val, role_fields, what, reterr);
+		if (r < 0)
+			return r;
+	}
 	if (str_blank(ynode_get(val, "preamble")->str)) {
 		yaml_diag(doc, ynode_get(val, "preamble"), reterr, "'preamble' must not be empty");
 		return -EINVAL;
@@ -537,8 +555,9 @@ static const char *kind_what(enum catalog_kind kind)
 	}
 }
 
+/* check: false for the embedded catalogue's trees (parse_strategy()). */
 static int parse_doc(struct catalog *cat, enum catalog_kind kind, const struct ydoc *doc,
-		     struct parsed *out, struct diag *reterr)
+		     bool check, struct parsed *out, struct diag *reterr)
 {
 	const char *top = kind == CATALOG_KIND_USE_CASES ? "agents"
 			  : kind == CATALOG_KIND_ROLES	 ? "roles"
@@ -561,7 +580,7 @@ static int parse_doc(struct catalog *cat, enum catalog_kind kind, const struct y
 		free(rows);
 		return r;
 	}
-	r = yaml_check_map(doc, doc->root, fields, kind_what(kind), reterr);
+	r = check ? yaml_check_map(doc, doc->root, fields, kind_what(kind), reterr) : 0;
 	if (r < 0)
 		return r;
 	adapters = ynode_get(doc->root, top);
@@ -576,7 +595,7 @@ static int parse_doc(struct catalog *cat, enum catalog_kind kind, const struct y
 		case CATALOG_KIND_MATRIX: {
 			struct matrix_row *row = NULL;
 
-			r = parse_matrix_row(doc, key, val, &cat->arena, file, &row, reterr);
+			r = parse_matrix_row(doc, key, val, check, &cat->arena, file, &row, reterr);
 			if (r >= 0)
 				parsed_push(out, row);
 			break;
@@ -584,7 +603,7 @@ static int parse_doc(struct catalog *cat, enum catalog_kind kind, const struct y
 		case CATALOG_KIND_REGISTRY: {
 			struct registry_entry *e = NULL;
 
-			r = parse_registry_entry(doc, key, val, &cat->arena, file, &e, reterr);
+			r = parse_registry_entry(doc, key, val, check, &cat->arena, file, &e, reterr);
 			if (r >= 0)
 				r = check_conflict(cat, doc, key, reterr);
 			if (r >= 0) {
@@ -609,7 +628,7 @@ static int parse_doc(struct catalog *cat, enum catalog_kind kind, const struct y
 		case CATALOG_KIND_USE_CASES: {
 			struct use_case *u = NULL;
 
-			r = parse_use_case(doc, key, val, &cat->arena, file, &u, reterr);
+			r = parse_use_case(doc, key, val, check, &cat->arena, file, &u, reterr);
 			if (r >= 0)
 				parsed_push(out, u);
 			break;
@@ -617,7 +636,7 @@ static int parse_doc(struct catalog *cat, enum catalog_kind kind, const struct y
 		case CATALOG_KIND_ROLES: {
 			struct role_preamble *u = NULL;
 
-			r = parse_role(doc, key, val, &cat->arena, file, &u, reterr);
+			r = parse_role(doc, key, val, check, &cat->arena, file, &u, reterr);
 			if (r >= 0)
 				parsed_push(out, u);
 			break;
@@ -698,12 +717,12 @@ static void merge(struct catalog *cat, enum catalog_kind kind, const struct pars
 }
 
 static int add_doc(struct catalog *cat, enum catalog_kind kind, const struct ydoc *doc,
-		   struct diag *reterr)
+		   bool check, struct diag *reterr)
 {
 	struct parsed p = {NULL, 0};
 	int r;
 
-	r = parse_doc(cat, kind, doc, &p, reterr);
+	r = parse_doc(cat, kind, doc, check, &p, reterr);
 	if (r >= 0)
 		merge(cat, kind, &p);
 	parsed_release(&p);
@@ -753,7 +772,7 @@ int catalog_add_buf(struct catalog *cat, enum catalog_kind kind, const char *nam
 		diag_locate(reterr, name, r);
 		return r;
 	}
-	r = add_doc(cat, kind, doc, reterr);
+	r = add_doc(cat, kind, doc, true, reterr);
 	doc = ydoc_free(doc);
 	return r;
 }
@@ -774,7 +793,7 @@ int catalog_add_file(struct catalog *cat, enum catalog_kind kind, const char *pa
 		diag_locate(reterr, path, r);
 		return r;
 	}
-	r = add_doc(cat, kind, doc, reterr);
+	r = add_doc(cat, kind, doc, true, reterr);
 	doc = ydoc_free(doc);
 	return r;
 }
@@ -921,8 +940,8 @@ static void pricing_complete(struct catalog *cat)
 	diag_clear(&d);
 	t = catalog_compiled_find(CATALOG_PRICING_FILE);
 	if (!t || catalog_compiled_doc(t, &doc, &d) < 0 ||
-	    pricing_parse(doc, &cat->arena, arena_strdup(&cat->arena, doc->name),
-			  cat->pricing_layer, &rows, &n, &d) < 0)
+	    pricing_parse_embedded(doc, &cat->arena, arena_strdup(&cat->arena, doc->name),
+				   cat->pricing_layer, &rows, &n, &d) < 0)
 		BUG("embedded pricing table: %s:%u:%u: %s", d.file, d.line, d.col, d.msg);
 	ydoc_free(doc);
 	for (i = 0; i < n; i++)
@@ -965,7 +984,9 @@ int catalog_add_embedded(struct catalog *cat, struct diag *reterr)
 		r = catalog_compiled_doc(t, &doc, reterr);
 		if (r < 0)
 			return r;
-		r = add_doc(cat, catalog_kind_from_name(files[i]), doc, reterr);
+		/* the schema of the embedded files is checked by the build
+		 * and the tests, not again at every start */
+		r = add_doc(cat, catalog_kind_from_name(files[i]), doc, false, reterr);
 		doc = ydoc_free(doc);
 		if (r < 0)
 			return r;
