@@ -42,6 +42,12 @@ bool utf8_valid(const char *s, size_t n);
 /* Pretty, stable output for --json: 2-space indent, sorted keys, UTF-8,
  * trailing newline. Caller frees with free(). */
 char *json_dump_pretty(const json_t *v);
+/* Appends exactly what json_dumps(v, JSON_INDENT(2) | JSON_SORT_KEYS |
+ * JSON_REAL_PRECISION(precision) [| JSON_ENCODE_ANY when any]) returns,
+ * faster (cli_print_json()). 0, or -EINVAL where json_dumps() fails (a
+ * scalar without any, invalid UTF-8), -ELOOP past 4096 levels (a cycle),
+ * sbuf's -ENOBUFS; out is unchanged on failure. */
+int json_write_pretty(const json_t *v, int precision, bool any, struct sbuf *out);
 
 /* Building output objects. json_str_lossy(): a JSON string of s, or null for
  * NULL; bytes that are not valid UTF-8 make every non-ASCII byte '?'.
