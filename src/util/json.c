@@ -799,6 +799,182 @@ int json_write_pretty(const json_t *v, int precision, bool any, struct sbuf *out
 	return r < 0 ? r : 0;
 }
 
+/* ---- the same text, streamed ------------------------------------------- */
+
+static void jw_fail(struct json_writer *w, int r)
+{
+	if (r < 0 && w->err == 0)
+		w->err = r;
+}
+
+/* Before a value or a key: the separator and indentation of its container. */
+static void jw_item(struct json_writer *w)
+{
+	unsigned d = w->depth;
+
+	if (w->err)
+		return;
+	if (w->after_key) {
+		w->after_key = false;
+		return;
+	}
+	if (d == 0) {
+		if (w->done)
+			jw_fail(w, -EINVAL); /* a second root */
+		w->done = true;
+		return;
+	}
+	if (w->is_obj[d - 1])
+		BUG("json writer: a value without a key in an object");
+	if (w->n[d - 1]++)
+		jw_fail(w, put_char(w->out, ','));
+	if (!w->err)
+		jw_fail(w, pretty_indent(d, w->out));
+}
+
+void json_writer_init(struct json_writer *w, struct sbuf *out)
+{
+	memset(w, 0, sizeof(*w));
+	w->out = out;
+	w->start = out->len;
+}
+
+static void jw_open(struct json_writer *w, bool obj)
+{
+	jw_item(w);
+	if (w->err)
+		return;
+	if (w->depth == JSON_WRITER_MAX_DEPTH) {
+		jw_fail(w, -ELOOP);
+		return;
+	}
+	jw_fail(w, put_char(w->out, obj ? '{' : '['));
+	w->is_obj[w->depth] = obj;
+	w->n[w->depth] = 0;
+	w->last_key[w->depth] = NULL;
+	w->depth++;
+}
+
+static void jw_close(struct json_writer *w, bool obj)
+{
+	unsigned d = w->depth;
+
+	if (w->err)
+		return;
+	if (d == 0 || w->is_obj[d - 1] != obj || w->after_key)
+		BUG("json writer: unbalanced %s end", obj ? "object" : "array");
+	w->depth--;
+	if (w->n[d - 1])
+		jw_fail(w, pretty_indent(d - 1, w->out));
+	if (!w->err)
+		jw_fail(w, put_char(w->out, obj ? '}' : ']'));
+}
+
+void json_writer_object(struct json_writer *w)
+{
+	jw_open(w, true);
+}
+
+void json_writer_object_end(struct json_writer *w)
+{
+	jw_close(w, true);
+}
+
+void json_writer_array(struct json_writer *w)
+{
+	jw_open(w, false);
+}
+
+void json_writer_array_end(struct json_writer *w)
+{
+	jw_close(w, false);
+}
+
+void json_writer_key(struct json_writer *w, const char *key)
+{
+	unsigned d = w->depth;
+	struct member a, b;
+
+	if (w->err)
+		return;
+	if (d == 0 || !w->is_obj[d - 1] || w->after_key)
+		BUG("json writer: a key outside an object");
+	/* jansson sorts the keys: the caller gives them in its order */
+	b.key = key;
+	b.keylen = strlen(key);
+	if (w->last_key[d - 1]) {
+		a.key = w->last_key[d - 1];
+		a.keylen = strlen(a.key);
+		if (member_cmp_bytes(&a, &b) >= 0)
+			BUG("json writer: key '%s' after '%s'", key, a.key);
+	}
+	w->last_key[d - 1] = key;
+	if (w->n[d - 1]++)
+		jw_fail(w, put_char(w->out, ','));
+	if (!w->err)
+		jw_fail(w, pretty_indent(d, w->out));
+	if (!w->err)
+		jw_fail(w, pretty_string(key, b.keylen, w->out));
+	if (!w->err)
+		jw_fail(w, put(w->out, ": ", 2));
+	w->after_key = true;
+}
+
+void json_writer_str(struct json_writer *w, const char *s)
+{
+	size_t len, i;
+	char *copy;
+
+	if (!s) {
+		json_writer_null(w);
+		return;
+	}
+	jw_item(w);
+	if (w->err)
+		return;
+	len = strlen(s);
+	if (utf8_valid(s, len)) {
+		jw_fail(w, pretty_string(s, len, w->out));
+		return;
+	}
+	copy = xstrdup(s); /* json_str_lossy()'s repair */
+	for (i = 0; i < len; i++)
+		if ((unsigned char)copy[i] >= 0x80)
+			copy[i] = '?';
+	jw_fail(w, pretty_string(copy, len, w->out));
+	free(copy);
+}
+
+void json_writer_bool(struct json_writer *w, bool b)
+{
+	jw_item(w);
+	if (!w->err)
+		jw_fail(w, b ? put(w->out, "true", 4) : put(w->out, "false", 5));
+}
+
+void json_writer_null(struct json_writer *w)
+{
+	jw_item(w);
+	if (!w->err)
+		jw_fail(w, put(w->out, "null", 4));
+}
+
+void json_writer_int(struct json_writer *w, json_int_t v)
+{
+	jw_item(w);
+	if (!w->err)
+		jw_fail(w, pretty_int(v, w->out));
+}
+
+int json_writer_finish(struct json_writer *w)
+{
+	if (!w->err && (w->depth || w->after_key || !w->done))
+		BUG("json writer: unfinished value");
+	if (w->err)
+		sbuf_setlen(w->out, w->start);
+	return w->err;
+}
+
 /* ---- parsing and pretty output ----------------------------------------- */
 
 int json_parse_strict(const char *name, const char *buf, size_t len, json_t **ret,

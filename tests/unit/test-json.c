@@ -745,6 +745,151 @@ static json_t *rnd_value(unsigned depth)
 	}
 }
 
+/* v streamed through a json_writer (its keys sorted as jansson does). */
+// NOLINTNEXTLINE(misc-no-recursion)
+static void stream(struct json_writer *w, const json_t *v)
+{
+	const char *keys[64];
+	size_t n, i, j;
+	const char *k;
+	json_t *x;
+
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		n = 0;
+		json_object_foreach((json_t *)(uintptr_t)v, k, x) // NOLINT
+		{
+			assert_true(n < ARRAY_SIZE(keys));
+			keys[n++] = k;
+		}
+		for (i = 1; i < n; i++)
+			for (j = i; j > 0 && strcmp(keys[j - 1], keys[j]) > 0; j--) {
+				k = keys[j];
+				keys[j] = keys[j - 1];
+				keys[j - 1] = k;
+			}
+		json_writer_object(w);
+		for (i = 0; i < n; i++) {
+			json_writer_key(w, keys[i]);
+			stream(w, json_object_get(v, keys[i]));
+		}
+		json_writer_object_end(w);
+		return;
+	case JSON_ARRAY:
+		json_writer_array(w);
+		for (i = 0; i < json_array_size(v); i++)
+			stream(w, json_array_get(v, i));
+		json_writer_array_end(w);
+		return;
+	case JSON_STRING:
+		json_writer_str(w, json_string_value(v));
+		return;
+	case JSON_INTEGER:
+		json_writer_int(w, json_integer_value(v));
+		return;
+	case JSON_TRUE:
+	case JSON_FALSE:
+		json_writer_bool(w, json_is_true(v));
+		return;
+	case JSON_NULL:
+	case JSON_REAL: /* not generated below */
+	default:
+		json_writer_null(w);
+		return;
+	}
+}
+
+/* A tree without reals or NULs: the streamed text is json_write_pretty()'s. */
+static void assert_stream_same(const json_t *v)
+{
+	struct sbuf a = SBUF_INIT(SIZE_MAX), b = SBUF_INIT(SIZE_MAX);
+	struct json_writer w;
+
+	(void)sbuf_adds(&b, "kept");
+	assert_int_equal(json_write_pretty(v, 15, true, &a), 0);
+	json_writer_init(&w, &b);
+	stream(&w, v);
+	assert_int_equal(json_writer_finish(&w), 0);
+	if (strcmp(a.buf, b.buf + 4) != 0)
+		fail_msg("streamed:\n%s\njson_write_pretty:\n%s", b.buf + 4, a.buf);
+	sbuf_release(&a);
+	sbuf_release(&b);
+}
+
+static void test_writer(void **state)
+{
+	static const char *const texts[] = {
+		"{}",
+		"[]",
+		"{\"a\": {}, \"b\": [], \"c\": [{}], \"d\": [[]]}",
+		"{\"adapters\": [{\"binary\": \"x\", \"builtin\": false, \"display_name\": \"X\","
+		" \"name\": \"x\"}, {\"binary\": null, \"builtin\": true, \"display_name\": \"m\","
+		" \"name\": \"m\"}]}",
+		"[\"\\u0001\\t\\\"\\\\\u00e9\", 0, -9223372036854775808, 9223372036854775807, null]",
+		"\"scalar\"",
+		"17",
+	};
+	struct sbuf out = SBUF_INIT(SIZE_MAX), small = SBUF_INIT(8);
+	struct json_writer w;
+	json_t *v;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(texts); i++) {
+		v = load(texts[i]);
+		assert_stream_same(v);
+		json_decref(v);
+	}
+	/* strings as json_str_lossy() makes them: invalid UTF-8 becomes '?' */
+	json_writer_init(&w, &out);
+	json_writer_array(&w);
+	json_writer_str(&w, "ok \xc3\xa9");
+	json_writer_str(&w, "bad \xff\xc3");
+	json_writer_str(&w, NULL);
+	json_writer_array_end(&w);
+	assert_int_equal(json_writer_finish(&w), 0);
+	assert_string_equal(out.buf, "[\n  \"ok \xc3\xa9\",\n  \"bad ??\",\n  null\n]");
+	sbuf_release(&out);
+	/* errors stick, and leave the buffer as it was */
+	(void)sbuf_adds(&out, "before");
+	json_writer_init(&w, &out);
+	for (i = 0; i < JSON_WRITER_MAX_DEPTH + 1; i++)
+		json_writer_array(&w);
+	json_writer_str(&w, "lost");
+	assert_int_equal(json_writer_finish(&w), -ELOOP);
+	assert_string_equal(out.buf, "before");
+	sbuf_release(&out);
+	json_writer_init(&w, &small);
+	json_writer_array(&w);
+	json_writer_str(&w, "longer than eight bytes");
+	json_writer_array_end(&w);
+	assert_int_equal(json_writer_finish(&w), -ENOBUFS);
+	assert_int_equal(small.len, 0);
+	sbuf_release(&small);
+}
+
+// NOLINTNEXTLINE(misc-no-recursion)
+static bool json_dumps_has_real(const json_t *v)
+{
+	const char *k;
+	json_t *x;
+	size_t i;
+
+	if (json_is_real(v))
+		return true;
+	if (json_is_array(v))
+		for (i = 0; i < json_array_size(v); i++)
+			if (json_dumps_has_real(json_array_get(v, i)))
+				return true;
+	if (json_is_object(v))
+		json_object_foreach((json_t *)(uintptr_t)v, k, x) // NOLINT
+		{
+			if (json_dumps_has_real(x))
+				return true;
+		}
+	return false;
+}
+
 static void test_write_pretty_random(void **state)
 {
 	int i;
@@ -755,6 +900,13 @@ static void test_write_pretty_random(void **state)
 
 		assert_pretty_same(v, 15, false);
 		assert_pretty_same(v, 15, true);
+		json_decref(v);
+	}
+	for (i = 0; i < 1000; i++) {
+		json_t *v = rnd_value(0);
+
+		if (!json_dumps_has_real(v))
+			assert_stream_same(v);
 		json_decref(v);
 	}
 }
@@ -782,6 +934,7 @@ int main(void)
 		cmocka_unit_test(test_dump_pretty),
 		cmocka_unit_test(test_write_pretty_vectors),
 		cmocka_unit_test(test_write_pretty_random),
+		cmocka_unit_test(test_writer),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
