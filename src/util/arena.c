@@ -81,7 +81,11 @@ char *arena_strndup(struct arena *a, const char *s, size_t n)
 
 char *arena_strdup(struct arena *a, const char *s)
 {
-	return arena_strndup(a, s, strlen(s));
+	size_t n = strlen(s) + 1;
+	char *p = arena_alloc_raw(a, n);
+
+	memcpy(p, s, n);
+	return p;
 }
 
 void *arena_memdup(struct arena *a, const void *p, size_t n)
