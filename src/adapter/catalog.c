@@ -668,10 +668,56 @@ static void unsorted_put(const void ***tab, size_t *n, const void *item)
 	(*tab)[(*n)++] = item;
 }
 
-static void merge(struct catalog *cat, enum catalog_kind kind, const struct parsed *p)
+/* items[0..n) put in turn; into an empty table, appended at once: the
+ * names of one file are distinct (the YAML loader refuses a repeated key),
+ * and the embedded layer fills empty tables at every start. */
+static void unsorted_put_all(const void ***tab, size_t *n, const void *const *items, size_t count)
 {
 	size_t i;
 
+	if (*n == 0 && count) {
+		*tab = xrealloc((void *)*tab, st_mult(count, sizeof(**tab)));
+		memcpy((void *)*tab, items, count * sizeof(**tab));
+		*n = count;
+		return;
+	}
+	for (i = 0; i < count; i++)
+		unsorted_put(tab, n, items[i]);
+}
+
+static void merge(struct catalog *cat, enum catalog_kind kind, const struct parsed *p)
+{
+	const void **tab;
+	size_t i;
+
+	switch (kind) {
+	case CATALOG_KIND_MULTIMODAL:
+		tab = (const void **)cat->multimodal;
+		unsorted_put_all(&tab, &cat->n_multimodal, p->items, p->n);
+		cat->multimodal = (const struct multimodal_row **)tab;
+		return;
+	case CATALOG_KIND_USE_CASES:
+		tab = (const void **)cat->use_cases;
+		unsorted_put_all(&tab, &cat->n_use_cases, p->items, p->n);
+		cat->use_cases = (const struct use_case **)tab;
+		return;
+	case CATALOG_KIND_PRICING:
+		tab = (const void **)cat->pricing;
+		unsorted_put_all(&tab, &cat->n_pricing, p->items, p->n);
+		cat->pricing = (const struct pricing_row **)tab;
+		return;
+	case CATALOG_KIND_ROLES:
+		tab = (const void **)cat->roles;
+		unsorted_put_all(&tab, &cat->n_roles, p->items, p->n);
+		cat->roles = (const struct role_preamble **)tab;
+		return;
+	case CATALOG_KIND_MATRIX:
+	case CATALOG_KIND_REGISTRY:
+	case _CATALOG_KIND_MAX:
+	case _CATALOG_KIND_INVALID:
+	default:
+		break;
+	}
 	for (i = 0; i < p->n; i++) {
 		switch (kind) {
 		case CATALOG_KIND_MATRIX:
@@ -680,34 +726,10 @@ static void merge(struct catalog *cat, enum catalog_kind kind, const struct pars
 		case CATALOG_KIND_REGISTRY:
 			entries_put(cat, p->items[i]);
 			break;
-		case CATALOG_KIND_MULTIMODAL: {
-			const void **tab = (const void **)cat->multimodal;
-
-			unsorted_put(&tab, &cat->n_multimodal, p->items[i]);
-			cat->multimodal = (const struct multimodal_row **)tab;
-			break;
-		}
-		case CATALOG_KIND_USE_CASES: {
-			const void **tab = (const void **)cat->use_cases;
-
-			unsorted_put(&tab, &cat->n_use_cases, p->items[i]);
-			cat->use_cases = (const struct use_case **)tab;
-			break;
-		}
-		case CATALOG_KIND_PRICING: {
-			const void **tab = (const void **)cat->pricing;
-
-			unsorted_put(&tab, &cat->n_pricing, p->items[i]);
-			cat->pricing = (const struct pricing_row **)tab;
-			break;
-		}
-		case CATALOG_KIND_ROLES: {
-			const void **tab = (const void **)cat->roles;
-
-			unsorted_put(&tab, &cat->n_roles, p->items[i]);
-			cat->roles = (const struct role_preamble **)tab;
-			break;
-		}
+		case CATALOG_KIND_MULTIMODAL:
+		case CATALOG_KIND_USE_CASES:
+		case CATALOG_KIND_PRICING:
+		case CATALOG_KIND_ROLES:
 		case _CATALOG_KIND_MAX:
 		case _CATALOG_KIND_INVALID:
 		default:
@@ -944,8 +966,7 @@ static void pricing_complete(struct catalog *cat)
 				   cat->pricing_layer, &rows, &n, &d) < 0)
 		BUG("embedded pricing table: %s:%u:%u: %s", d.file, d.line, d.col, d.msg);
 	ydoc_free(doc);
-	for (i = 0; i < n; i++)
-		unsorted_put(&tab, &nt, rows[i]);
+	unsorted_put_all(&tab, &nt, (const void *const *)rows, n);
 	for (i = 0; i < cat->n_pricing; i++)
 		unsorted_put(&tab, &nt, cat->pricing[i]);
 	free(rows);
