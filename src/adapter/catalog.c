@@ -603,7 +603,8 @@ static int parse_doc(struct catalog *cat, enum catalog_kind kind, const struct y
 		case CATALOG_KIND_REGISTRY: {
 			struct registry_entry *e = NULL;
 
-			r = parse_registry_entry(doc, key, val, check, &cat->arena, file, &e, reterr);
+			r = parse_registry_entry(doc, key, val, check, &cat->arena, file, &e,
+						 reterr);
 			if (r >= 0)
 				r = check_conflict(cat, doc, key, reterr);
 			if (r >= 0) {
@@ -738,8 +739,8 @@ static void merge(struct catalog *cat, enum catalog_kind kind, const struct pars
 	}
 }
 
-static int add_doc(struct catalog *cat, enum catalog_kind kind, const struct ydoc *doc,
-		   bool check, struct diag *reterr)
+static int add_doc(struct catalog *cat, enum catalog_kind kind, const struct ydoc *doc, bool check,
+		   struct diag *reterr)
 {
 	struct parsed p = {NULL, 0};
 	int r;

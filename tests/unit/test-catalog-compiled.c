@@ -201,7 +201,8 @@ static void test_catalogue_equal_parse(void **state)
 			assert_memory_equal(&x->input, &y->input, sizeof(x->input));
 			assert_memory_equal(&x->output, &y->output, sizeof(x->output));
 			assert_memory_equal(&x->cache_read, &y->cache_read, sizeof(x->cache_read));
-			assert_memory_equal(&x->cache_write, &y->cache_write, sizeof(x->cache_write));
+			assert_memory_equal(&x->cache_write, &y->cache_write,
+					    sizeof(x->cache_write));
 			assert_same_str(x->date, y->date);
 			assert_same_str(x->source, y->source);
 			assert_string_equal(x->file, y->file);

@@ -693,9 +693,24 @@ static uint32_t rnd(uint32_t n)
 
 static void rnd_text(char *buf, size_t size)
 {
-	static const char *const parts[] = {"a", "b", "Z", "0", " ", "\"", "\\", "/", "\n",
-					    "\t", "\x01", "\x1f", "\x7f", "\xc3\xa9",
-					    "\xe2\x82\xac", "\xf0\x9f\x98\x80", "name", "-"};
+	static const char *const parts[] = {"a",
+					    "b",
+					    "Z",
+					    "0",
+					    " ",
+					    "\"",
+					    "\\",
+					    "/",
+					    "\n",
+					    "\t",
+					    "\x01",
+					    "\x1f",
+					    "\x7f",
+					    "\xc3\xa9",
+					    "\xe2\x82\xac",
+					    "\xf0\x9f\x98\x80",
+					    "name",
+					    "-"};
 	size_t n = rnd(6), i, o = 0;
 
 	for (i = 0; i < n; i++) {
@@ -749,18 +764,17 @@ static json_t *rnd_value(unsigned depth)
 // NOLINTNEXTLINE(misc-no-recursion)
 static void stream(struct json_writer *w, const json_t *v)
 {
-	const char *keys[64];
+	json_t *o = (json_t *)(uintptr_t)v; // NOLINT(performance-no-int-to-ptr)
+	const char *keys[64], *k;
 	size_t n, i, j;
-	const char *k;
-	json_t *x;
+	void *it;
 
 	switch (json_typeof(v)) {
 	case JSON_OBJECT:
 		n = 0;
-		json_object_foreach((json_t *)(uintptr_t)v, k, x) // NOLINT
-		{
+		for (it = json_object_iter(o); it; it = json_object_iter_next(o, it)) {
 			assert_true(n < ARRAY_SIZE(keys));
-			keys[n++] = k;
+			keys[n++] = json_object_iter_key(it);
 		}
 		for (i = 1; i < n; i++)
 			for (j = i; j > 0 && strcmp(keys[j - 1], keys[j]) > 0; j--) {
@@ -871,22 +885,19 @@ static void test_writer(void **state)
 // NOLINTNEXTLINE(misc-no-recursion)
 static bool json_dumps_has_real(const json_t *v)
 {
-	const char *k;
-	json_t *x;
+	json_t *o = (json_t *)(uintptr_t)v; // NOLINT(performance-no-int-to-ptr)
 	size_t i;
+	void *it;
 
 	if (json_is_real(v))
 		return true;
-	if (json_is_array(v))
-		for (i = 0; i < json_array_size(v); i++)
-			if (json_dumps_has_real(json_array_get(v, i)))
-				return true;
-	if (json_is_object(v))
-		json_object_foreach((json_t *)(uintptr_t)v, k, x) // NOLINT
-		{
-			if (json_dumps_has_real(x))
-				return true;
-		}
+	for (i = 0; json_is_array(v) && i < json_array_size(v); i++)
+		if (json_dumps_has_real(json_array_get(v, i)))
+			return true;
+	for (it = json_is_object(v) ? json_object_iter(o) : NULL; it;
+	     it = json_object_iter_next(o, it))
+		if (json_dumps_has_real(json_object_iter_value(it)))
+			return true;
 	return false;
 }
 

@@ -196,7 +196,7 @@ static void test_lazy_embedded(void **state)
 	assert_false(lazy->pricing_pending);
 	assert_non_null(p);
 	assert_true(p->input == 2 && p->layer == 1); /* layer1's row */
-	p = catalog_pricing(lazy, "in-house"); /* layer2's row replaced layer1's */
+	p = catalog_pricing(lazy, "in-house");	     /* layer2's row replaced layer1's */
 	assert_non_null(p);
 	assert_string_equal(p->source, "renegotiated");
 	p = catalog_pricing(lazy, "openai/gpt-5");
@@ -217,8 +217,7 @@ static void test_lazy_embedded(void **state)
 	eager = catalog_new();
 	if (catalog_add_embedded(lazy, &d) < 0 || catalog_add_embedded_parsed(eager, &d) < 0)
 		fail_msg("%s:%u:%u: %s", d.file, d.line, d.col, d.msg);
-	assert_string_equal(catalog_pricing(lazy, "Claude-Sonnet-4-5")->model,
-			    "claude-sonnet-4-5");
+	assert_string_equal(catalog_pricing(lazy, "Claude-Sonnet-4-5")->model, "claude-sonnet-4-5");
 	assert_same_rows(lazy, eager);
 	catalog_free(lazy);
 	catalog_free(eager);
@@ -372,12 +371,9 @@ static void test_budget_forms(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_embedded_lookup),
-		cmocka_unit_test(test_override),
-		cmocka_unit_test(test_lazy_embedded),
-		cmocka_unit_test(test_cost),
-		cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_budget_forms),
+		cmocka_unit_test(test_embedded_lookup), cmocka_unit_test(test_override),
+		cmocka_unit_test(test_lazy_embedded),	cmocka_unit_test(test_cost),
+		cmocka_unit_test(test_errors),		cmocka_unit_test(test_budget_forms),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
