@@ -390,7 +390,11 @@ static int parse_registry_entry(const struct ydoc *doc, const struct ynode *key,
 		r = yaml_get_strlist(doc, val, "version_args", &args, &nargs, reterr);
 	if (r < 0)
 		return r;
-	if (display && str_blank(display)) {
+	if (!display) { /* required: only an unchecked tree gets here */
+		yaml_diag(doc, val, reterr, "%s: missing required key 'display_name'", what);
+		return -EINVAL;
+	}
+	if (str_blank(display)) {
 		yaml_diag(doc, ynode_get(val, "display_name"), reterr,
 			  "'display_name' must not be empty");
 		return -EINVAL;
@@ -471,6 +475,19 @@ static const struct yfield use_case_fields[] = {
 	{NULL, 0, 0, NULL, NULL},
 };
 
+/* map's string key, checked by yaml_check_map() already; NULL and a diag
+ * otherwise (an unchecked tree of a broken build: never a crash). */
+static const struct ynode *str_field(const struct ydoc *doc, const struct ynode *map,
+				     const char *key, struct diag *reterr)
+{
+	const struct ynode *v = ynode_get(map, key);
+
+	if (v && v->kind == YNODE_SCALAR)
+		return v;
+	yaml_diag(doc, v ? v : map, reterr, "'%s': expected a string", key);
+	return NULL;
+}
+
 static int parse_use_case(const struct ydoc *doc, const struct ynode *key, const struct ynode *val,
 			  bool check, struct arena *arena, const char *file, struct use_case **ret,
 			  struct diag *reterr)
@@ -478,6 +495,7 @@ static int parse_use_case(const struct ydoc *doc, const struct ynode *key, const
 	struct use_case *u = arena_alloc(arena, sizeof(*u));
 	char what[CATALOG_MAX_NAME + 64];
 	static const char *const keys[] = {"summary", "install"};
+	const struct ynode *v[2];
 	size_t i;
 	int r;
 
@@ -488,16 +506,17 @@ static int parse_use_case(const struct ydoc *doc, const struct ynode *key, const
 			return r;
 	}
 	for (i = 0; i < ARRAY_SIZE(keys); i++) {
-		const struct ynode *v = ynode_get(val, keys[i]);
-
-		if (str_blank(v->str)) {
-			yaml_diag(doc, v, reterr, "'%s' must not be empty", keys[i]);
+		v[i] = str_field(doc, val, keys[i], reterr);
+		if (!v[i])
+			return -EINVAL;
+		if (str_blank(v[i]->str)) {
+			yaml_diag(doc, v[i], reterr, "'%s' must not be empty", keys[i]);
 			return -EINVAL;
 		}
 	}
 	u->name = arena_strdup(arena, key->str);
-	u->summary = arena_strdup(arena, ynode_get(val, "summary")->str);
-	u->install = arena_strdup(arena, ynode_get(val, "install")->str);
+	u->summary = arena_strdup(arena, v[0]->str);
+	u->install = arena_strdup(arena, v[1]->str);
 	u->origin = origin_of(file, key);
 	*ret = u;
 	return 0;
@@ -514,6 +533,7 @@ static int parse_role(const struct ydoc *doc, const struct ynode *key, const str
 {
 	struct role_preamble *u = arena_alloc(arena, sizeof(*u));
 	char what[CATALOG_MAX_NAME + 64];
+	const struct ynode *v;
 	int r;
 
 	if (check) {
@@ -522,12 +542,15 @@ static int parse_role(const struct ydoc *doc, const struct ynode *key, const str
 		if (r < 0)
 			return r;
 	}
-	if (str_blank(ynode_get(val, "preamble")->str)) {
-		yaml_diag(doc, ynode_get(val, "preamble"), reterr, "'preamble' must not be empty");
+	v = str_field(doc, val, "preamble", reterr);
+	if (!v)
+		return -EINVAL;
+	if (str_blank(v->str)) {
+		yaml_diag(doc, v, reterr, "'preamble' must not be empty");
 		return -EINVAL;
 	}
 	u->name = arena_strdup(arena, key->str);
-	u->preamble = arena_strdup(arena, ynode_get(val, "preamble")->str);
+	u->preamble = arena_strdup(arena, v->str);
 	u->origin = origin_of(file, key);
 	*ret = u;
 	return 0;
@@ -584,6 +607,10 @@ static int parse_doc(struct catalog *cat, enum catalog_kind kind, const struct y
 	if (r < 0)
 		return r;
 	adapters = ynode_get(doc->root, top);
+	if (!adapters || adapters->kind != YNODE_MAP) { /* unchecked: a broken build */
+		yaml_diag(doc, doc->root, reterr, "missing the '%s' mapping", top);
+		return -EINVAL;
+	}
 	file = arena_strdup(&cat->arena, doc->name);
 	for (i = 0; i < adapters->n; i++) {
 		const struct ynode *key = adapters->keys[i], *val = adapters->items[i];

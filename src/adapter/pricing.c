@@ -149,6 +149,10 @@ static int parse_row(const struct ydoc *doc, const struct ynode *key, const stru
 		r = yaml_get_strlist(doc, val, "aliases", &aliases, &n_aliases, reterr);
 	if (r < 0)
 		return r;
+	if (!date || !source) { /* required: only an unchecked tree gets here */
+		yaml_diag(doc, val, reterr, "%s: missing 'date' or 'source'", key->str);
+		return -EINVAL;
+	}
 	if (!date_ok(date)) {
 		yaml_diag(doc, ynode_get(val, "date"), reterr,
 			  "'date': expected the day the prices were taken as YYYY-MM-DD");
@@ -210,6 +214,10 @@ static int parse(const struct ydoc *doc, bool check, struct arena *arena, const 
 	if (r < 0)
 		return r;
 	models = ynode_get(doc->root, "models");
+	if (!models || models->kind != YNODE_MAP) { /* unchecked: a broken build */
+		yaml_diag(doc, doc->root, reterr, "missing the 'models' mapping");
+		return -EINVAL;
+	}
 	for (i = 0; i < models->n; i++) {
 		struct pricing_row *p = NULL;
 

@@ -689,13 +689,12 @@ void yaml_diag(const struct ydoc *doc, const struct ynode *node, struct diag *re
 
 /* ---- getters ---- */
 
-const struct ynode *ynode_get(const struct ynode *map, const char *key)
+const struct ynode *ynode_getn(const struct ynode *map, const char *key, size_t len)
 {
-	size_t i, len;
+	size_t i;
 
 	if (!map || map->kind != YNODE_MAP || !key)
 		return NULL;
-	len = strlen(key);
 	for (i = 0; i < map->n; i++)
 		if (map->keys[i]->len == len && memcmp(map->keys[i]->str, key, len) == 0)
 			return map->items[i];
