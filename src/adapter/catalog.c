@@ -54,10 +54,15 @@ const struct catalog_tree *catalog_compiled_find(const char *name)
 
 int catalog_compiled_doc(const struct catalog_tree *t, struct ydoc **ret, struct diag *reterr)
 {
+	static const char prefix[] = CATALOG_EMBEDDED_PREFIX;
 	char name[PATH_MAX];
+	size_t n = strnlen(t->name, sizeof(name) - sizeof(prefix));
 	int r;
 
-	(void)snprintf(name, sizeof(name), CATALOG_EMBEDDED_PREFIX "%s", t->name);
+	/* at every start, for every embedded file: copies, not snprintf */
+	memcpy(name, prefix, sizeof(prefix) - 1);
+	memcpy(name + sizeof(prefix) - 1, t->name, n);
+	name[sizeof(prefix) - 1 + n] = '\0';
 	r = ydoc_from_compiled(name, &catalog_compiled_data, t->first, t->count, ret);
 	if (r < 0)
 		diag_set(reterr, name, 0, 0, "broken compiled catalogue (rebuild bernstein)");
@@ -236,9 +241,12 @@ static struct catalog_origin origin_of(const char *file, const struct ynode *n)
 	return o;
 }
 
-int catalog_parse_strategy(const struct ydoc *doc, const struct ynode *node, const char *what,
-			   struct arena *arena, const char *file, struct strategy_decl *ret,
-			   struct diag *reterr)
+/* check: the fields against the schema (yaml_check_map(), the one use of
+ * what); false for the embedded catalogue, checked by the build and the
+ * tests (catalog_add_embedded_parsed(), test-catalog-compiled.c). */
+static int parse_strategy(const struct ydoc *doc, const struct ynode *node, const char *what,
+			  bool check, struct arena *arena, const char *file,
+			  struct strategy_decl *ret, struct diag *reterr)
 {
 	struct strategy_decl d;
 	const char *note = NULL;
@@ -247,9 +255,11 @@ int catalog_parse_strategy(const struct ydoc *doc, const struct ynode *node, con
 	memset(&d, 0, sizeof(d));
 	d.strategy = strategy_default; /* for the optional axes */
 
-	r = yaml_check_map(doc, node, strategy_fields, what, reterr);
-	if (r < 0)
-		return r;
+	if (check) {
+		r = yaml_check_map(doc, node, strategy_fields, what, reterr);
+		if (r < 0)
+			return r;
+	}
 	d.origin = origin_of(file, node);
 	for (a = 0; a < _AXIS_MAX; a++) {
 		const struct ynode *v = ynode_get(node, axis_name((enum axis)a));
@@ -274,6 +284,13 @@ int catalog_parse_strategy(const struct ydoc *doc, const struct ynode *node, con
 	d.note = note ? arena_strdup(arena, note) : NULL;
 	*ret = d;
 	return 0;
+}
+
+int catalog_parse_strategy(const struct ydoc *doc, const struct ynode *node, const char *what,
+			   struct arena *arena, const char *file, struct strategy_decl *ret,
+			   struct diag *reterr)
+{
+	return parse_strategy(doc, node, what, true, arena, file, ret, reterr);
 }
 
 static int check_name(const struct ydoc *doc, const struct ynode *key, struct diag *reterr)
@@ -321,15 +338,16 @@ static void parsed_release(struct parsed *p)
 }
 
 static int parse_matrix_row(const struct ydoc *doc, const struct ynode *key,
-			    const struct ynode *val, struct arena *arena, const char *file,
-			    struct matrix_row **ret, struct diag *reterr)
+			    const struct ynode *val, bool check, struct arena *arena,
+			    const char *file, struct matrix_row **ret, struct diag *reterr)
 {
 	struct matrix_row *row = arena_alloc(arena, sizeof(*row));
-	char what[CATALOG_MAX_NAME + 64];
+	char what[CATALOG_MAX_NAME + 64] = "";
 	int r;
 
-	(void)snprintf(what, sizeof(what), "strategy of '%s'", key->str);
-	r = catalog_parse_strategy(doc, val, what, arena, file, &row->decl, reterr);
+	if (check)
+		(void)snprintf(what, sizeof(what), "strategy of '%s'", key->str);
+	r = parse_strategy(doc, val, what, check, arena, file, &row->decl, reterr);
 	if (r < 0)
 		return r;
 	row->name = arena_strdup(arena, key->str);
@@ -347,8 +365,8 @@ static bool str_blank(const char *s)
 }
 
 static int parse_registry_entry(const struct ydoc *doc, const struct ynode *key,
-				const struct ynode *val, struct arena *arena, const char *file,
-				struct registry_entry **ret, struct diag *reterr)
+				const struct ynode *val, bool check, struct arena *arena,
+				const char *file, struct registry_entry **ret, struct diag *reterr)
 {
 	struct registry_entry *e = arena_alloc(arena, sizeof(*e));
 	char what[CATALOG_MAX_NAME + 64];
@@ -360,7 +378,7 @@ static int parse_registry_entry(const struct ydoc *doc, const struct ynode *key,
 	int r;
 
 	(void)snprintf(what, sizeof(what), "registry entry '%s'", key->str);
-	r = yaml_check_map(doc, val, registry_fields, what, reterr);
+	r = check ? yaml_check_map(doc, val, registry_fields, what, reterr) : 0;
 	if (r < 0)
 		return r;
 	r = yaml_get_str(doc, val, "display_name", &display, reterr);
@@ -372,7 +390,11 @@ static int parse_registry_entry(const struct ydoc *doc, const struct ynode *key,
 		r = yaml_get_strlist(doc, val, "version_args", &args, &nargs, reterr);
 	if (r < 0)
 		return r;
-	if (display && str_blank(display)) {
+	if (!display) { /* required: only an unchecked tree gets here */
+		yaml_diag(doc, val, reterr, "%s: missing required key 'display_name'", what);
+		return -EINVAL;
+	}
+	if (str_blank(display)) {
 		yaml_diag(doc, ynode_get(val, "display_name"), reterr,
 			  "'display_name' must not be empty");
 		return -EINVAL;
@@ -404,10 +426,11 @@ static int parse_registry_entry(const struct ydoc *doc, const struct ynode *key,
 	n = ynode_get(val, "strategy");
 	if (n) {
 		struct strategy_decl *d = arena_alloc(arena, sizeof(*d));
-		char swhat[CATALOG_MAX_NAME + 64];
+		char swhat[CATALOG_MAX_NAME + 64] = "";
 
-		(void)snprintf(swhat, sizeof(swhat), "inline strategy of '%s'", key->str);
-		r = catalog_parse_strategy(doc, n, swhat, arena, file, d, reterr);
+		if (check)
+			(void)snprintf(swhat, sizeof(swhat), "inline strategy of '%s'", key->str);
+		r = parse_strategy(doc, n, swhat, check, arena, file, d, reterr);
 		if (r < 0)
 			return r;
 		e->strategy = d;
@@ -452,31 +475,48 @@ static const struct yfield use_case_fields[] = {
 	{NULL, 0, 0, NULL, NULL},
 };
 
+/* map's string key, checked by yaml_check_map() already; NULL and a diag
+ * otherwise (an unchecked tree of a broken build: never a crash). */
+static const struct ynode *str_field(const struct ydoc *doc, const struct ynode *map,
+				     const char *key, struct diag *reterr)
+{
+	const struct ynode *v = ynode_get(map, key);
+
+	if (v && v->kind == YNODE_SCALAR)
+		return v;
+	yaml_diag(doc, v ? v : map, reterr, "'%s': expected a string", key);
+	return NULL;
+}
+
 static int parse_use_case(const struct ydoc *doc, const struct ynode *key, const struct ynode *val,
-			  struct arena *arena, const char *file, struct use_case **ret,
+			  bool check, struct arena *arena, const char *file, struct use_case **ret,
 			  struct diag *reterr)
 {
 	struct use_case *u = arena_alloc(arena, sizeof(*u));
 	char what[CATALOG_MAX_NAME + 64];
 	static const char *const keys[] = {"summary", "install"};
+	const struct ynode *v[2];
 	size_t i;
 	int r;
 
-	(void)snprintf(what, sizeof(what), "use case of '%s'", key->str);
-	r = yaml_check_map(doc, val, use_case_fields, what, reterr);
-	if (r < 0)
-		return r;
+	if (check) {
+		(void)snprintf(what, sizeof(what), "use case of '%s'", key->str);
+		r = yaml_check_map(doc, val, use_case_fields, what, reterr);
+		if (r < 0)
+			return r;
+	}
 	for (i = 0; i < ARRAY_SIZE(keys); i++) {
-		const struct ynode *v = ynode_get(val, keys[i]);
-
-		if (str_blank(v->str)) {
-			yaml_diag(doc, v, reterr, "'%s' must not be empty", keys[i]);
+		v[i] = str_field(doc, val, keys[i], reterr);
+		if (!v[i])
+			return -EINVAL;
+		if (str_blank(v[i]->str)) {
+			yaml_diag(doc, v[i], reterr, "'%s' must not be empty", keys[i]);
 			return -EINVAL;
 		}
 	}
 	u->name = arena_strdup(arena, key->str);
-	u->summary = arena_strdup(arena, ynode_get(val, "summary")->str);
-	u->install = arena_strdup(arena, ynode_get(val, "install")->str);
+	u->summary = arena_strdup(arena, v[0]->str);
+	u->install = arena_strdup(arena, v[1]->str);
 	u->origin = origin_of(file, key);
 	*ret = u;
 	return 0;
@@ -488,23 +528,29 @@ static const struct yfield role_fields[] = {
 };
 
 static int parse_role(const struct ydoc *doc, const struct ynode *key, const struct ynode *val,
-		      struct arena *arena, const char *file, struct role_preamble **ret,
+		      bool check, struct arena *arena, const char *file, struct role_preamble **ret,
 		      struct diag *reterr)
 {
 	struct role_preamble *u = arena_alloc(arena, sizeof(*u));
 	char what[CATALOG_MAX_NAME + 64];
+	const struct ynode *v;
 	int r;
 
-	(void)snprintf(what, sizeof(what), "role '%s'", key->str);
-	r = yaml_check_map(doc, val, role_fields, what, reterr);
-	if (r < 0)
-		return r;
-	if (str_blank(ynode_get(val, "preamble")->str)) {
-		yaml_diag(doc, ynode_get(val, "preamble"), reterr, "'preamble' must not be empty");
+	if (check) {
+		(void)snprintf(what, sizeof(what), "role '%s'", key->str);
+		r = yaml_check_map(doc, val, role_fields, what, reterr);
+		if (r < 0)
+			return r;
+	}
+	v = str_field(doc, val, "preamble", reterr);
+	if (!v)
+		return -EINVAL;
+	if (str_blank(v->str)) {
+		yaml_diag(doc, v, reterr, "'preamble' must not be empty");
 		return -EINVAL;
 	}
 	u->name = arena_strdup(arena, key->str);
-	u->preamble = arena_strdup(arena, ynode_get(val, "preamble")->str);
+	u->preamble = arena_strdup(arena, v->str);
 	u->origin = origin_of(file, key);
 	*ret = u;
 	return 0;
@@ -532,8 +578,9 @@ static const char *kind_what(enum catalog_kind kind)
 	}
 }
 
+/* check: false for the embedded catalogue's trees (parse_strategy()). */
 static int parse_doc(struct catalog *cat, enum catalog_kind kind, const struct ydoc *doc,
-		     struct parsed *out, struct diag *reterr)
+		     bool check, struct parsed *out, struct diag *reterr)
 {
 	const char *top = kind == CATALOG_KIND_USE_CASES ? "agents"
 			  : kind == CATALOG_KIND_ROLES	 ? "roles"
@@ -556,10 +603,14 @@ static int parse_doc(struct catalog *cat, enum catalog_kind kind, const struct y
 		free(rows);
 		return r;
 	}
-	r = yaml_check_map(doc, doc->root, fields, kind_what(kind), reterr);
+	r = check ? yaml_check_map(doc, doc->root, fields, kind_what(kind), reterr) : 0;
 	if (r < 0)
 		return r;
 	adapters = ynode_get(doc->root, top);
+	if (!adapters || adapters->kind != YNODE_MAP) { /* unchecked: a broken build */
+		yaml_diag(doc, doc->root, reterr, "missing the '%s' mapping", top);
+		return -EINVAL;
+	}
 	file = arena_strdup(&cat->arena, doc->name);
 	for (i = 0; i < adapters->n; i++) {
 		const struct ynode *key = adapters->keys[i], *val = adapters->items[i];
@@ -571,7 +622,7 @@ static int parse_doc(struct catalog *cat, enum catalog_kind kind, const struct y
 		case CATALOG_KIND_MATRIX: {
 			struct matrix_row *row = NULL;
 
-			r = parse_matrix_row(doc, key, val, &cat->arena, file, &row, reterr);
+			r = parse_matrix_row(doc, key, val, check, &cat->arena, file, &row, reterr);
 			if (r >= 0)
 				parsed_push(out, row);
 			break;
@@ -579,7 +630,8 @@ static int parse_doc(struct catalog *cat, enum catalog_kind kind, const struct y
 		case CATALOG_KIND_REGISTRY: {
 			struct registry_entry *e = NULL;
 
-			r = parse_registry_entry(doc, key, val, &cat->arena, file, &e, reterr);
+			r = parse_registry_entry(doc, key, val, check, &cat->arena, file, &e,
+						 reterr);
 			if (r >= 0)
 				r = check_conflict(cat, doc, key, reterr);
 			if (r >= 0) {
@@ -604,7 +656,7 @@ static int parse_doc(struct catalog *cat, enum catalog_kind kind, const struct y
 		case CATALOG_KIND_USE_CASES: {
 			struct use_case *u = NULL;
 
-			r = parse_use_case(doc, key, val, &cat->arena, file, &u, reterr);
+			r = parse_use_case(doc, key, val, check, &cat->arena, file, &u, reterr);
 			if (r >= 0)
 				parsed_push(out, u);
 			break;
@@ -612,7 +664,7 @@ static int parse_doc(struct catalog *cat, enum catalog_kind kind, const struct y
 		case CATALOG_KIND_ROLES: {
 			struct role_preamble *u = NULL;
 
-			r = parse_role(doc, key, val, &cat->arena, file, &u, reterr);
+			r = parse_role(doc, key, val, check, &cat->arena, file, &u, reterr);
 			if (r >= 0)
 				parsed_push(out, u);
 			break;
@@ -644,10 +696,56 @@ static void unsorted_put(const void ***tab, size_t *n, const void *item)
 	(*tab)[(*n)++] = item;
 }
 
-static void merge(struct catalog *cat, enum catalog_kind kind, const struct parsed *p)
+/* items[0..n) put in turn; into an empty table, appended at once: the
+ * names of one file are distinct (the YAML loader refuses a repeated key),
+ * and the embedded layer fills empty tables at every start. */
+static void unsorted_put_all(const void ***tab, size_t *n, const void *const *items, size_t count)
 {
 	size_t i;
 
+	if (*n == 0 && count) {
+		*tab = xrealloc((void *)*tab, st_mult(count, sizeof(**tab)));
+		memcpy((void *)*tab, items, count * sizeof(**tab));
+		*n = count;
+		return;
+	}
+	for (i = 0; i < count; i++)
+		unsorted_put(tab, n, items[i]);
+}
+
+static void merge(struct catalog *cat, enum catalog_kind kind, const struct parsed *p)
+{
+	const void **tab;
+	size_t i;
+
+	switch (kind) {
+	case CATALOG_KIND_MULTIMODAL:
+		tab = (const void **)cat->multimodal;
+		unsorted_put_all(&tab, &cat->n_multimodal, p->items, p->n);
+		cat->multimodal = (const struct multimodal_row **)tab;
+		return;
+	case CATALOG_KIND_USE_CASES:
+		tab = (const void **)cat->use_cases;
+		unsorted_put_all(&tab, &cat->n_use_cases, p->items, p->n);
+		cat->use_cases = (const struct use_case **)tab;
+		return;
+	case CATALOG_KIND_PRICING:
+		tab = (const void **)cat->pricing;
+		unsorted_put_all(&tab, &cat->n_pricing, p->items, p->n);
+		cat->pricing = (const struct pricing_row **)tab;
+		return;
+	case CATALOG_KIND_ROLES:
+		tab = (const void **)cat->roles;
+		unsorted_put_all(&tab, &cat->n_roles, p->items, p->n);
+		cat->roles = (const struct role_preamble **)tab;
+		return;
+	case CATALOG_KIND_MATRIX:
+	case CATALOG_KIND_REGISTRY:
+	case _CATALOG_KIND_MAX:
+	case _CATALOG_KIND_INVALID:
+	default:
+		break;
+	}
 	for (i = 0; i < p->n; i++) {
 		switch (kind) {
 		case CATALOG_KIND_MATRIX:
@@ -656,34 +754,10 @@ static void merge(struct catalog *cat, enum catalog_kind kind, const struct pars
 		case CATALOG_KIND_REGISTRY:
 			entries_put(cat, p->items[i]);
 			break;
-		case CATALOG_KIND_MULTIMODAL: {
-			const void **tab = (const void **)cat->multimodal;
-
-			unsorted_put(&tab, &cat->n_multimodal, p->items[i]);
-			cat->multimodal = (const struct multimodal_row **)tab;
-			break;
-		}
-		case CATALOG_KIND_USE_CASES: {
-			const void **tab = (const void **)cat->use_cases;
-
-			unsorted_put(&tab, &cat->n_use_cases, p->items[i]);
-			cat->use_cases = (const struct use_case **)tab;
-			break;
-		}
-		case CATALOG_KIND_PRICING: {
-			const void **tab = (const void **)cat->pricing;
-
-			unsorted_put(&tab, &cat->n_pricing, p->items[i]);
-			cat->pricing = (const struct pricing_row **)tab;
-			break;
-		}
-		case CATALOG_KIND_ROLES: {
-			const void **tab = (const void **)cat->roles;
-
-			unsorted_put(&tab, &cat->n_roles, p->items[i]);
-			cat->roles = (const struct role_preamble **)tab;
-			break;
-		}
+		case CATALOG_KIND_MULTIMODAL:
+		case CATALOG_KIND_USE_CASES:
+		case CATALOG_KIND_PRICING:
+		case CATALOG_KIND_ROLES:
 		case _CATALOG_KIND_MAX:
 		case _CATALOG_KIND_INVALID:
 		default:
@@ -692,13 +766,13 @@ static void merge(struct catalog *cat, enum catalog_kind kind, const struct pars
 	}
 }
 
-static int add_doc(struct catalog *cat, enum catalog_kind kind, const struct ydoc *doc,
+static int add_doc(struct catalog *cat, enum catalog_kind kind, const struct ydoc *doc, bool check,
 		   struct diag *reterr)
 {
 	struct parsed p = {NULL, 0};
 	int r;
 
-	r = parse_doc(cat, kind, doc, &p, reterr);
+	r = parse_doc(cat, kind, doc, check, &p, reterr);
 	if (r >= 0)
 		merge(cat, kind, &p);
 	parsed_release(&p);
@@ -748,7 +822,7 @@ int catalog_add_buf(struct catalog *cat, enum catalog_kind kind, const char *nam
 		diag_locate(reterr, name, r);
 		return r;
 	}
-	r = add_doc(cat, kind, doc, reterr);
+	r = add_doc(cat, kind, doc, true, reterr);
 	doc = ydoc_free(doc);
 	return r;
 }
@@ -769,7 +843,7 @@ int catalog_add_file(struct catalog *cat, enum catalog_kind kind, const char *pa
 		diag_locate(reterr, path, r);
 		return r;
 	}
-	r = add_doc(cat, kind, doc, reterr);
+	r = add_doc(cat, kind, doc, true, reterr);
 	doc = ydoc_free(doc);
 	return r;
 }
@@ -897,6 +971,38 @@ out:
 
 /* ---- layers ---- */
 
+/* The embedded pricing.yaml's rows, then the override layers' rows merged
+ * over them in their order: the table an eager parse would have made. The
+ * compiled tree is checked by the tests (test-catalog-compiled.c), so a
+ * failure here is a broken build. */
+static void pricing_complete(struct catalog *cat)
+{
+	const struct catalog_tree *t;
+	struct pricing_row **rows = NULL;
+	const void **tab = NULL;
+	struct ydoc *doc = NULL;
+	size_t n = 0, nt = 0, i;
+	struct diag d;
+
+	if (!cat->pricing_pending)
+		return;
+	cat->pricing_pending = false;
+	diag_clear(&d);
+	t = catalog_compiled_find(CATALOG_PRICING_FILE);
+	if (!t || catalog_compiled_doc(t, &doc, &d) < 0 ||
+	    pricing_parse_embedded(doc, &cat->arena, arena_strdup(&cat->arena, doc->name),
+				   cat->pricing_layer, &rows, &n, &d) < 0)
+		BUG("embedded pricing table: %s:%u:%u: %s", d.file, d.line, d.col, d.msg);
+	ydoc_free(doc);
+	unsorted_put_all(&tab, &nt, (const void *const *)rows, n);
+	for (i = 0; i < cat->n_pricing; i++)
+		unsorted_put(&tab, &nt, cat->pricing[i]);
+	free(rows);
+	free((void *)cat->pricing);
+	cat->pricing = (const struct pricing_row **)tab;
+	cat->n_pricing = nt;
+}
+
 int catalog_add_embedded(struct catalog *cat, struct diag *reterr)
 {
 	static const char *const files[] = {CATALOG_REGISTRY_FILE,   CATALOG_MATRIX_FILE,
@@ -917,10 +1023,19 @@ int catalog_add_embedded(struct catalog *cat, struct diag *reterr)
 			diag_set(reterr, files[i], 0, 0, "missing from the embedded catalogue");
 			return -ENOENT;
 		}
+		if (catalog_kind_from_name(files[i]) == CATALOG_KIND_PRICING) {
+			/* parsed when a price is asked (catalog_pricing()) */
+			pricing_complete(cat);
+			cat->pricing_pending = true;
+			cat->pricing_layer = cat->layer;
+			continue;
+		}
 		r = catalog_compiled_doc(t, &doc, reterr);
 		if (r < 0)
 			return r;
-		r = add_doc(cat, catalog_kind_from_name(files[i]), doc, reterr);
+		/* the schema of the embedded files is checked by the build
+		 * and the tests, not again at every start */
+		r = add_doc(cat, catalog_kind_from_name(files[i]), doc, false, reterr);
 		doc = ydoc_free(doc);
 		if (r < 0)
 			return r;
@@ -1067,11 +1182,23 @@ const char *catalog_role_preamble(const struct catalog *cat, const char *role)
 	return NULL;
 }
 
+const struct pricing_row *const *catalog_pricing_rows(const struct catalog *cat, size_t *ret_n)
+{
+	/* completed on first use: logically const (catalog.h) */
+	pricing_complete((struct catalog *)(uintptr_t)cat);
+	*ret_n = cat->n_pricing;
+	return cat->pricing;
+}
+
 const struct pricing_row *catalog_pricing(const struct catalog *cat, const char *model)
 {
+	const struct pricing_row *const *rows;
+	size_t n;
+
 	if (!cat)
 		return NULL;
-	return pricing_find(cat->pricing, cat->n_pricing, model);
+	rows = catalog_pricing_rows(cat, &n);
+	return pricing_find(rows, n, model);
 }
 
 int catalog_profile_strategy(const struct catalog *cat, const struct profile *p,

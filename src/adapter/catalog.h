@@ -174,6 +174,12 @@ struct catalog {
 	struct contract_index *contracts; /* set by catalog_validate() (owned) */
 	unsigned layer;			  /* the layer files are being added to */
 	bool overridden;		  /* a user or repo directory contributed a file */
+	/* The embedded pricing.yaml is parsed on first use (no command but
+	 * those that price an attempt needs it): until then pricing[] holds
+	 * the rows of the override layers only. Read the table through
+	 * catalog_pricing() or catalog_pricing_rows(). */
+	bool pricing_pending;
+	unsigned pricing_layer; /* the embedded pricing's layer */
 };
 
 /* An empty catalogue. Never NULL. */
@@ -261,6 +267,12 @@ const char *catalog_role_preamble(const struct catalog *cat, const char *role);
 /* The prices of model (pricing.h's lookup over every layer), or NULL:
  * unknown model, cost unknown. */
 const struct pricing_row *catalog_pricing(const struct catalog *cat, const char *model);
+/* Every pricing row of every layer (the table pricing_find() searches),
+ * *ret_n of them. Both functions complete the table on first use (the
+ * embedded rows under the override layers' ones, exactly as if parsed
+ * first): the catalogue is logically const, not to be shared between
+ * threads. */
+const struct pricing_row *const *catalog_pricing_rows(const struct catalog *cat, size_t *ret_n);
 
 /* Conformance (the seed's assert_strategies_declared): every named adapter
  * (names NULL-terminated, or NULL for every registry adapter) must have a

@@ -106,7 +106,7 @@ static const char *taken(struct pricing_row *const *rows, size_t n, const char *
 }
 
 static int parse_row(const struct ydoc *doc, const struct ynode *key, const struct ynode *val,
-		     struct arena *arena, const char *file, unsigned layer,
+		     bool check, struct arena *arena, const char *file, unsigned layer,
 		     struct pricing_row *const *done, size_t n_done, struct pricing_row **ret,
 		     struct diag *reterr)
 {
@@ -126,10 +126,12 @@ static int parse_row(const struct ydoc *doc, const struct ynode *key, const stru
 			  key->str, other);
 		return -EINVAL;
 	}
-	(void)snprintf(what, sizeof(what), "prices of '%s'", key->str);
-	r = yaml_check_map(doc, val, row_fields, what, reterr);
-	if (r < 0)
-		return r;
+	if (check) {
+		(void)snprintf(what, sizeof(what), "prices of '%s'", key->str);
+		r = yaml_check_map(doc, val, row_fields, what, reterr);
+		if (r < 0)
+			return r;
+	}
 	p->cache_read = -1;
 	p->cache_write = -1;
 	r = price(doc, val, key->str, "input", &p->input, reterr);
@@ -147,6 +149,10 @@ static int parse_row(const struct ydoc *doc, const struct ynode *key, const stru
 		r = yaml_get_strlist(doc, val, "aliases", &aliases, &n_aliases, reterr);
 	if (r < 0)
 		return r;
+	if (!date || !source) { /* required: only an unchecked tree gets here */
+		yaml_diag(doc, val, reterr, "%s: missing 'date' or 'source'", key->str);
+		return -EINVAL;
+	}
 	if (!date_ok(date)) {
 		yaml_diag(doc, ynode_get(val, "date"), reterr,
 			  "'date': expected the day the prices were taken as YYYY-MM-DD");
@@ -194,23 +200,29 @@ static int parse_row(const struct ydoc *doc, const struct ynode *key, const stru
 	return 0;
 }
 
-int pricing_parse(const struct ydoc *doc, struct arena *arena, const char *file, unsigned layer,
-		  struct pricing_row ***ret, size_t *ret_n, struct diag *reterr)
+/* check: the fields against the schema, false for the embedded table
+ * (pricing_parse_embedded()). */
+static int parse(const struct ydoc *doc, bool check, struct arena *arena, const char *file,
+		 unsigned layer, struct pricing_row ***ret, size_t *ret_n, struct diag *reterr)
 {
 	struct pricing_row **rows = NULL;
 	const struct ynode *models;
 	size_t i, n = 0;
 	int r;
 
-	r = yaml_check_map(doc, doc->root, top_fields, "pricing table", reterr);
+	r = check ? yaml_check_map(doc, doc->root, top_fields, "pricing table", reterr) : 0;
 	if (r < 0)
 		return r;
 	models = ynode_get(doc->root, "models");
+	if (!models || models->kind != YNODE_MAP) { /* unchecked: a broken build */
+		yaml_diag(doc, doc->root, reterr, "missing the 'models' mapping");
+		return -EINVAL;
+	}
 	for (i = 0; i < models->n; i++) {
 		struct pricing_row *p = NULL;
 
-		r = parse_row(doc, models->keys[i], models->items[i], arena, file, layer, rows, n,
-			      &p, reterr);
+		r = parse_row(doc, models->keys[i], models->items[i], check, arena, file, layer,
+			      rows, n, &p, reterr);
 		if (r < 0) {
 			free(rows);
 			return r;
@@ -221,6 +233,19 @@ int pricing_parse(const struct ydoc *doc, struct arena *arena, const char *file,
 	*ret = rows;
 	*ret_n = n;
 	return 0;
+}
+
+int pricing_parse(const struct ydoc *doc, struct arena *arena, const char *file, unsigned layer,
+		  struct pricing_row ***ret, size_t *ret_n, struct diag *reterr)
+{
+	return parse(doc, true, arena, file, layer, ret, ret_n, reterr);
+}
+
+int pricing_parse_embedded(const struct ydoc *doc, struct arena *arena, const char *file,
+			   unsigned layer, struct pricing_row ***ret, size_t *ret_n,
+			   struct diag *reterr)
+{
+	return parse(doc, false, arena, file, layer, ret, ret_n, reterr);
 }
 
 static bool row_names(const struct pricing_row *p, const char *name, size_t len)

@@ -62,6 +62,13 @@ struct pricing_row {
  * with FILE:LINE:COL in reterr. */
 int pricing_parse(const struct ydoc *doc, struct arena *arena, const char *file, unsigned layer,
 		  struct pricing_row ***ret, size_t *ret_n, struct diag *reterr);
+/* The same for the embedded table's compiled tree, whose fields the build
+ * and the tests check against the schema (test-catalog-compiled.c
+ * compares it with the parsed file): not checked again; the values still
+ * are. */
+int pricing_parse_embedded(const struct ydoc *doc, struct arena *arena, const char *file,
+			   unsigned layer, struct pricing_row ***ret, size_t *ret_n,
+			   struct diag *reterr);
 
 /* The row that prices model among rows[0..n) (see the lookup above), or
  * NULL: unknown model, or model NULL or empty. */

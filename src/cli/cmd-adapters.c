@@ -6,6 +6,7 @@
 #include <jansson.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "cli/commands.h"
 #include "cli/output.h"
 #include "proc/probe.h"
+#include "util/json.h"
 #include "util/sbuf.h"
 #include "util/strvec.h"
 #include "util/xalloc.h"
@@ -102,20 +104,37 @@ static int cmd_adapters_list(int argc, char **argv, struct cli_ctx *ctx)
 	if (r)
 		return r;
 	if (ctx->json) {
-		json_t *root = json_object(), *arr = json_array();
+		/* streamed, in cli_print_json()'s format (keys in its order):
+		 * the command every start-up benchmark runs */
+		struct sbuf out = SBUF_INIT(SIZE_MAX);
+		struct json_writer w;
 
+		json_writer_init(&w, &out);
+		json_writer_object(&w);
+		json_writer_key(&w, "adapters");
+		json_writer_array(&w);
 		for (i = 0; i < cat->n_entries; i++) {
 			const struct registry_entry *e = cat->entries[i];
-			json_t *o = json_object();
 
-			cli_jset(o, "name", cli_jstr(e->name));
-			cli_jset(o, "display_name", cli_jstr(e->display_name));
-			cli_jset(o, "binary", cli_jstr(e->binary));
-			cli_jset(o, "builtin", json_boolean(e->builtin));
-			(void)json_array_append_new(arr, o);
+			json_writer_object(&w);
+			json_writer_key(&w, "binary");
+			json_writer_str(&w, e->binary);
+			json_writer_key(&w, "builtin");
+			json_writer_bool(&w, e->builtin);
+			json_writer_key(&w, "display_name");
+			json_writer_str(&w, e->display_name);
+			json_writer_key(&w, "name");
+			json_writer_str(&w, e->name);
+			json_writer_object_end(&w);
 		}
-		cli_jset(root, "adapters", arr);
-		r = cli_print_json(ctx, root);
+		json_writer_array_end(&w);
+		json_writer_object_end(&w);
+		r = json_writer_finish(&w);
+		if (r < 0 || sbuf_addc(&out, '\n') < 0)
+			r = cli_error(ctx, BEXIT_BUG, "cannot serialise JSON output");
+		else
+			(void)fwrite(out.buf, 1, out.len, ctx->out);
+		sbuf_release(&out);
 	} else {
 		const char **cells = xcalloc(st_mult(cat->n_entries + 1, 3), sizeof(*cells));
 

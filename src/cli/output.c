@@ -79,14 +79,18 @@ json_t *cli_jlist(const struct strvec *sv)
  * YAML or on a command line has at most 15). */
 int cli_print_json(struct cli_ctx *ctx, json_t *root)
 {
-	char *s = json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
+	/* json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS |
+	 * JSON_REAL_PRECISION(15)), byte for byte, in a fraction of its time */
+	struct sbuf s = SBUF_INIT(SIZE_MAX);
+	int r = json_write_pretty(root, 15, false, &s);
 
 	json_decref(root);
-	if (!s)
+	if (r < 0 || sbuf_addc(&s, '\n') < 0) {
+		sbuf_release(&s);
 		return cli_error(ctx, BEXIT_BUG, "cannot serialise JSON output");
-	(void)fputs(s, ctx->out);
-	(void)fputc('\n', ctx->out);
-	free(s);
+	}
+	(void)fwrite(s.buf, 1, s.len, ctx->out);
+	sbuf_release(&s);
 	return 0;
 }
 

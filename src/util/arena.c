@@ -34,7 +34,7 @@ static size_t default_block(const struct arena_block *prev)
 	return chunk - overhead;
 }
 
-void *arena_alloc(struct arena *a, size_t n)
+void *arena_alloc_raw(struct arena *a, size_t n)
 {
 	const size_t align = alignof(max_align_t);
 	struct arena_block *b = a->head;
@@ -57,30 +57,45 @@ void *arena_alloc(struct arena *a, size_t n)
 	p = b->data + b->used;
 	b->used += need;
 	a->total += need;
-	memset(p, 0, need);
+	return p;
+}
+
+void *arena_alloc(struct arena *a, size_t n)
+{
+	void *p = arena_alloc_raw(a, n);
+
+	/* arena_alloc(a, 0) hands out (and zeroes) one alignment unit */
+	memset(p, 0, n ? n : alignof(max_align_t));
 	return p;
 }
 
 char *arena_strndup(struct arena *a, const char *s, size_t n)
 {
 	size_t len = strnlen(s, n);
-	char *p = arena_alloc(a, st_add(len, 1));
+	char *p = arena_alloc_raw(a, st_add(len, 1));
 
 	memcpy(p, s, len);
+	p[len] = '\0';
 	return p;
 }
 
 char *arena_strdup(struct arena *a, const char *s)
 {
-	return arena_strndup(a, s, strlen(s));
+	size_t n = strlen(s) + 1;
+	char *p = arena_alloc_raw(a, n);
+
+	memcpy(p, s, n);
+	return p;
 }
 
 void *arena_memdup(struct arena *a, const void *p, size_t n)
 {
-	void *d = arena_alloc(a, n);
+	void *d;
 
-	if (n)
-		memcpy(d, p, n);
+	if (!n)
+		return arena_alloc(a, 0);
+	d = arena_alloc_raw(a, n);
+	memcpy(d, p, n);
 	return d;
 }
 

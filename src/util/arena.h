@@ -21,6 +21,8 @@ struct arena {
 void arena_init(struct arena *a, size_t block_size);
 /* Aligned for any type; never returns NULL (OOM aborts). Zeroed memory. */
 void *arena_alloc(struct arena *a, size_t n);
+/* The same, not zeroed: for memory the caller writes in full at once. */
+void *arena_alloc_raw(struct arena *a, size_t n);
 char *arena_strdup(struct arena *a, const char *s);
 char *arena_strndup(struct arena *a, const char *s, size_t n);
 void *arena_memdup(struct arena *a, const void *p, size_t n);

@@ -548,6 +548,433 @@ int json_canon_py(const json_t *v, struct sbuf *out)
 	return canon(v, CANON_PY, out);
 }
 
+/* ---- jansson's indented output, without jansson ------------------------ */
+
+/* What json_dumps(v, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(p))
+ * writes, byte for byte (tests/unit/test-json.c compares the two on every
+ * kind of value and on random trees): every --json command prints through
+ * it, and jansson's writer spent more on a pointer-keyed hash table of the
+ * open containers, a qsort and one callback per fragment than on the text.
+ * Reals are still written by jansson (rare, and its rounding is the
+ * reference). */
+
+/* sbuf_add() without its call where the buffer has room (the writer adds
+ * a few bytes at a time). */
+static inline int put(struct sbuf *sb, const char *d, size_t n)
+{
+	if (sb->alloc && n <= sb->max - sb->len && n < sb->alloc - sb->len) {
+		memcpy(sb->buf + sb->len, d, n);
+		sb->len += n;
+		sb->buf[sb->len] = '\0';
+		return 0;
+	}
+	return sbuf_add(sb, d, n);
+}
+
+static inline int put_char(struct sbuf *sb, char c)
+{
+	return put(sb, &c, 1);
+}
+
+/* '"', '\\' and controls escaped (the short forms jansson uses, else
+ * \u00XX in upper case), everything else as its UTF-8 bytes; invalid UTF-8
+ * fails as it fails jansson's writer. */
+static int pretty_string(const char *str, size_t len, struct sbuf *out)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	const unsigned char *u = (const unsigned char *)str;
+	size_t i = 0, run = 0;
+	int r = put_char(out, '"');
+
+	while (r >= 0 && i < len) {
+		unsigned char c = u[i];
+		char esc[7] = {'\\', 0, 0, 0, 0, 0, 0};
+		size_t elen = 2;
+
+		if (c >= 0x80) {
+			size_t n = utf8_seq(u + i, len - i);
+
+			if (!n)
+				return -EINVAL;
+			i += n;
+			continue;
+		}
+		if (c >= 0x20 && c != '"' && c != '\\') {
+			i++;
+			continue;
+		}
+		switch (c) {
+		case '"':
+		case '\\':
+			esc[1] = (char)c;
+			break;
+		case '\b':
+			esc[1] = 'b';
+			break;
+		case '\f':
+			esc[1] = 'f';
+			break;
+		case '\n':
+			esc[1] = 'n';
+			break;
+		case '\r':
+			esc[1] = 'r';
+			break;
+		case '\t':
+			esc[1] = 't';
+			break;
+		default:
+			memcpy(esc + 1, "u00", 3);
+			esc[4] = hex[c >> 4];
+			esc[5] = hex[c & 0xf];
+			elen = 6;
+			break;
+		}
+		r = put(out, str + run, i - run);
+		if (r >= 0)
+			r = put(out, esc, elen);
+		run = ++i;
+	}
+	if (r >= 0)
+		r = put(out, str + run, i - run);
+	return r < 0 ? r : put_char(out, '"');
+}
+
+/* A newline and depth levels of two spaces. */
+static int pretty_indent(unsigned depth, struct sbuf *out)
+{
+	static const char spaces[] = "\n                                ";
+	size_t n = 2 * (size_t)depth;
+	int r = put(out, spaces, 1);
+
+	while (r >= 0 && n > 0) {
+		size_t k = n < sizeof(spaces) - 2 ? n : sizeof(spaces) - 2;
+
+		r = put(out, spaces + 1, k);
+		n -= k;
+	}
+	return r;
+}
+
+static int pretty_int(json_int_t v, struct sbuf *out)
+{
+	char buf[24], *p = buf + sizeof(buf);
+	uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+
+	do {
+		*--p = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		*--p = '-';
+	return put(out, p, (size_t)(buf + sizeof(buf) - p));
+}
+
+static int pretty_real(const json_t *v, int precision, struct sbuf *out)
+{
+	json_malloc_t jmalloc;
+	json_free_t jfree;
+	char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_REAL_PRECISION(precision));
+	int r;
+
+	if (!s)
+		return -EINVAL;
+	r = put(out, s, strlen(s));
+	json_get_alloc_funcs(&jmalloc, &jfree);
+	jfree(s);
+	return r;
+}
+
+static int pretty_value(const json_t *v, int precision, unsigned depth, struct sbuf *out);
+
+// NOLINTNEXTLINE(misc-no-recursion)
+static int pretty_object(const json_t *v, int precision, unsigned depth, struct sbuf *out)
+{
+	json_t *obj = (json_t *)(uintptr_t)v; // NOLINT(performance-no-int-to-ptr)
+	struct member few[16], *m = few;
+	size_t n = json_object_size(v), i, j;
+	void *it;
+	int r;
+
+	if (n == 0)
+		return put(out, "{}", 2);
+	if (n > ARRAY_SIZE(few))
+		m = xcalloc(n, sizeof(*m));
+	for (i = 0, it = json_object_iter(obj); it && i < n;
+	     i++, it = json_object_iter_next(obj, it)) {
+		m[i].key = json_object_iter_key(it);
+		m[i].keylen = json_object_iter_key_len(it);
+		m[i].value = json_object_iter_value(it);
+	}
+	if (i != n || it)
+		BUG("json object of size %zu iterated differently", n);
+	if (n > ARRAY_SIZE(few)) {
+		qsort(m, n, sizeof(*m), member_cmp_bytes);
+	} else {
+		for (i = 1; i < n; i++) /* jansson's order: bytes, then length */
+			for (j = i; j > 0 && member_cmp_bytes(&m[j - 1], &m[j]) > 0; j--) {
+				struct member t = m[j];
+
+				m[j] = m[j - 1];
+				m[j - 1] = t;
+			}
+	}
+	r = put_char(out, '{');
+	for (i = 0; i < n && r >= 0; i++) {
+		r = i ? put_char(out, ',') : 0;
+		if (r >= 0)
+			r = pretty_indent(depth + 1, out);
+		if (r >= 0)
+			r = pretty_string(m[i].key, m[i].keylen, out);
+		if (r >= 0)
+			r = put(out, ": ", 2);
+		if (r >= 0)
+			r = pretty_value(m[i].value, precision, depth + 1, out);
+	}
+	if (r >= 0)
+		r = pretty_indent(depth, out);
+	if (r >= 0)
+		r = put_char(out, '}');
+	if (m != few)
+		free(m);
+	return r;
+}
+
+// NOLINTNEXTLINE(misc-no-recursion)
+static int pretty_value(const json_t *v, int precision, unsigned depth, struct sbuf *out)
+{
+	size_t i, n;
+	int r;
+
+	if (!v)
+		return -EINVAL;
+	if (depth >= JSON_CANON_MAX_DEPTH)
+		return -ELOOP;
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		return pretty_object(v, precision, depth, out);
+	case JSON_ARRAY:
+		n = json_array_size(v);
+		if (n == 0)
+			return put(out, "[]", 2);
+		r = put_char(out, '[');
+		for (i = 0; i < n && r >= 0; i++) {
+			r = i ? put_char(out, ',') : 0;
+			if (r >= 0)
+				r = pretty_indent(depth + 1, out);
+			if (r >= 0)
+				r = pretty_value(json_array_get(v, i), precision, depth + 1, out);
+		}
+		if (r >= 0)
+			r = pretty_indent(depth, out);
+		return r < 0 ? r : put_char(out, ']');
+	case JSON_STRING:
+		return pretty_string(json_string_value(v), json_string_length(v), out);
+	case JSON_INTEGER:
+		return pretty_int(json_integer_value(v), out);
+	case JSON_REAL:
+		return pretty_real(v, precision, out);
+	case JSON_TRUE:
+		return put(out, "true", 4);
+	case JSON_FALSE:
+		return put(out, "false", 5);
+	case JSON_NULL:
+		return put(out, "null", 4);
+	}
+	return -EINVAL;
+}
+
+int json_write_pretty(const json_t *v, int precision, bool any, struct sbuf *out)
+{
+	size_t start = out->len;
+	int r;
+
+	if (!v || precision < 0 || precision > 31)
+		return -EINVAL;
+	if (!any && !json_is_object(v) && !json_is_array(v))
+		return -EINVAL;
+	r = pretty_value(v, precision, 0, out);
+	if (r < 0)
+		sbuf_setlen(out, start); /* nothing half-written on failure */
+	return r < 0 ? r : 0;
+}
+
+/* ---- the same text, streamed ------------------------------------------- */
+
+static void jw_fail(struct json_writer *w, int r)
+{
+	if (r < 0 && w->err == 0)
+		w->err = r;
+}
+
+/* Before a value or a key: the separator and indentation of its container. */
+static void jw_item(struct json_writer *w)
+{
+	unsigned d = w->depth;
+
+	if (w->err)
+		return;
+	if (w->after_key) {
+		w->after_key = false;
+		return;
+	}
+	if (d == 0) {
+		if (w->done)
+			jw_fail(w, -EINVAL); /* a second root */
+		w->done = true;
+		return;
+	}
+	if (w->is_obj[d - 1])
+		BUG("json writer: a value without a key in an object");
+	if (w->n[d - 1]++)
+		jw_fail(w, put_char(w->out, ','));
+	if (!w->err)
+		jw_fail(w, pretty_indent(d, w->out));
+}
+
+void json_writer_init(struct json_writer *w, struct sbuf *out)
+{
+	memset(w, 0, sizeof(*w));
+	w->out = out;
+	w->start = out->len;
+}
+
+static void jw_open(struct json_writer *w, bool obj)
+{
+	jw_item(w);
+	if (w->err)
+		return;
+	if (w->depth == JSON_WRITER_MAX_DEPTH) {
+		jw_fail(w, -ELOOP);
+		return;
+	}
+	jw_fail(w, put_char(w->out, obj ? '{' : '['));
+	w->is_obj[w->depth] = obj;
+	w->n[w->depth] = 0;
+	w->last_key[w->depth] = NULL;
+	w->depth++;
+}
+
+static void jw_close(struct json_writer *w, bool obj)
+{
+	unsigned d = w->depth;
+
+	if (w->err)
+		return;
+	if (d == 0 || w->is_obj[d - 1] != obj || w->after_key)
+		BUG("json writer: unbalanced %s end", obj ? "object" : "array");
+	w->depth--;
+	if (w->n[d - 1])
+		jw_fail(w, pretty_indent(d - 1, w->out));
+	if (!w->err)
+		jw_fail(w, put_char(w->out, obj ? '}' : ']'));
+}
+
+void json_writer_object(struct json_writer *w)
+{
+	jw_open(w, true);
+}
+
+void json_writer_object_end(struct json_writer *w)
+{
+	jw_close(w, true);
+}
+
+void json_writer_array(struct json_writer *w)
+{
+	jw_open(w, false);
+}
+
+void json_writer_array_end(struct json_writer *w)
+{
+	jw_close(w, false);
+}
+
+void json_writer_key(struct json_writer *w, const char *key)
+{
+	unsigned d = w->depth;
+	struct member a, b;
+
+	if (w->err)
+		return;
+	if (d == 0 || !w->is_obj[d - 1] || w->after_key)
+		BUG("json writer: a key outside an object");
+	/* jansson sorts the keys: the caller gives them in its order */
+	b.key = key;
+	b.keylen = strlen(key);
+	if (w->last_key[d - 1]) {
+		a.key = w->last_key[d - 1];
+		a.keylen = strlen(a.key);
+		if (member_cmp_bytes(&a, &b) >= 0)
+			BUG("json writer: key '%s' after '%s'", key, a.key);
+	}
+	w->last_key[d - 1] = key;
+	if (w->n[d - 1]++)
+		jw_fail(w, put_char(w->out, ','));
+	if (!w->err)
+		jw_fail(w, pretty_indent(d, w->out));
+	if (!w->err)
+		jw_fail(w, pretty_string(key, b.keylen, w->out));
+	if (!w->err)
+		jw_fail(w, put(w->out, ": ", 2));
+	w->after_key = true;
+}
+
+void json_writer_str(struct json_writer *w, const char *s)
+{
+	size_t len, i;
+	char *copy;
+
+	if (!s) {
+		json_writer_null(w);
+		return;
+	}
+	jw_item(w);
+	if (w->err)
+		return;
+	len = strlen(s);
+	if (utf8_valid(s, len)) {
+		jw_fail(w, pretty_string(s, len, w->out));
+		return;
+	}
+	copy = xstrdup(s); /* json_str_lossy()'s repair */
+	for (i = 0; i < len; i++)
+		if ((unsigned char)copy[i] >= 0x80)
+			copy[i] = '?';
+	jw_fail(w, pretty_string(copy, len, w->out));
+	free(copy);
+}
+
+void json_writer_bool(struct json_writer *w, bool b)
+{
+	jw_item(w);
+	if (!w->err)
+		jw_fail(w, b ? put(w->out, "true", 4) : put(w->out, "false", 5));
+}
+
+void json_writer_null(struct json_writer *w)
+{
+	jw_item(w);
+	if (!w->err)
+		jw_fail(w, put(w->out, "null", 4));
+}
+
+void json_writer_int(struct json_writer *w, json_int_t v)
+{
+	jw_item(w);
+	if (!w->err)
+		jw_fail(w, pretty_int(v, w->out));
+}
+
+int json_writer_finish(struct json_writer *w)
+{
+	if (!w->err && (w->depth || w->after_key || !w->done))
+		BUG("json writer: unfinished value");
+	if (w->err)
+		sbuf_setlen(w->out, w->start);
+	return w->err;
+}
+
 /* ---- parsing and pretty output ----------------------------------------- */
 
 int json_parse_strict(const char *name, const char *buf, size_t len, json_t **ret,

@@ -42,6 +42,44 @@ bool utf8_valid(const char *s, size_t n);
 /* Pretty, stable output for --json: 2-space indent, sorted keys, UTF-8,
  * trailing newline. Caller frees with free(). */
 char *json_dump_pretty(const json_t *v);
+/* Appends exactly what json_dumps(v, JSON_INDENT(2) | JSON_SORT_KEYS |
+ * JSON_REAL_PRECISION(precision) [| JSON_ENCODE_ANY when any]) returns,
+ * faster (cli_print_json()). 0, or -EINVAL where json_dumps() fails (a
+ * scalar without any, invalid UTF-8), -ELOOP past 4096 levels (a cycle),
+ * sbuf's -ENOBUFS; out is unchanged on failure. */
+int json_write_pretty(const json_t *v, int precision, bool any, struct sbuf *out);
+
+/* The text json_write_pretty() writes, streamed: no tree is built (a
+ * command printing a long list, such as adapters list, spent more on
+ * building and freeing jansson's objects than on the text). The caller
+ * gives each object's keys in jansson's sorted order (bytes, then length;
+ * a key out of order is a BUG()), and the key strings stay valid until
+ * their object ends. Strings are written as json_str_lossy() would make
+ * them (NULL: null). Errors (sbuf's cap, nesting past
+ * JSON_WRITER_MAX_DEPTH) stick: json_writer_finish() returns the first,
+ * and leaves out as it was before json_writer_init(). */
+#define JSON_WRITER_MAX_DEPTH 32
+struct json_writer {
+	struct sbuf *out;
+	size_t start;
+	unsigned depth;
+	bool after_key, done;
+	bool is_obj[JSON_WRITER_MAX_DEPTH];
+	size_t n[JSON_WRITER_MAX_DEPTH];
+	const char *last_key[JSON_WRITER_MAX_DEPTH];
+	int err;
+};
+void json_writer_init(struct json_writer *w, struct sbuf *out);
+void json_writer_object(struct json_writer *w);
+void json_writer_object_end(struct json_writer *w);
+void json_writer_array(struct json_writer *w);
+void json_writer_array_end(struct json_writer *w);
+void json_writer_key(struct json_writer *w, const char *key);
+void json_writer_str(struct json_writer *w, const char *s);
+void json_writer_bool(struct json_writer *w, bool b);
+void json_writer_null(struct json_writer *w);
+void json_writer_int(struct json_writer *w, json_int_t v);
+int json_writer_finish(struct json_writer *w);
 
 /* Building output objects. json_str_lossy(): a JSON string of s, or null for
  * NULL; bytes that are not valid UTF-8 make every non-ASCII byte '?'.

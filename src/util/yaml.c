@@ -577,8 +577,13 @@ bool ynode_is_null(const struct ynode *node)
 {
 	if (!node || node->kind != YNODE_SCALAR || !node->plain)
 		return false;
-	return node->len == 0 || strcmp(node->str, "~") == 0 || strcmp(node->str, "null") == 0 ||
-	       strcmp(node->str, "Null") == 0 || strcmp(node->str, "NULL") == 0;
+	if (node->len == 0)
+		return true;
+	if (node->len == 1)
+		return node->str[0] == '~';
+	return node->len == 4 &&
+	       (memcmp(node->str, "null", 4) == 0 || memcmp(node->str, "Null", 4) == 0 ||
+		memcmp(node->str, "NULL", 4) == 0);
 }
 
 int ynode_bool(const struct ynode *node, bool *ret)
@@ -684,13 +689,12 @@ void yaml_diag(const struct ydoc *doc, const struct ynode *node, struct diag *re
 
 /* ---- getters ---- */
 
-const struct ynode *ynode_get(const struct ynode *map, const char *key)
+const struct ynode *ynode_getn(const struct ynode *map, const char *key, size_t len)
 {
-	size_t i, len;
+	size_t i;
 
 	if (!map || map->kind != YNODE_MAP || !key)
 		return NULL;
-	len = strlen(key);
 	for (i = 0; i < map->n; i++)
 		if (map->keys[i]->len == len && memcmp(map->keys[i]->str, key, len) == 0)
 			return map->items[i];

@@ -1,7 +1,6 @@
 #include "util/ycompiled.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,11 +47,17 @@ int ydoc_from_compiled(const char *name, const struct ycompiled *c, size_t first
 	if (count == 0 || first > c->n_nodes || count > c->n_nodes - first ||
 	    count_slots(c, first, count, &slots) < 0)
 		return -EINVAL;
-	doc = xcalloc(1, sizeof(*doc));
+	/* not zeroed: the name is copied with its NUL, every field of every
+	 * node and every slot is written below (a document of the catalogue
+	 * is made at every start: zeroing the 4 KiB name cost more than the
+	 * rest of the copy) */
+	doc = xmalloc(sizeof(*doc));
 	arena_init(&doc->arena, 0);
-	(void)snprintf(doc->name, sizeof(doc->name), "%s", name);
-	v = arena_alloc(&doc->arena, st_mult(count, sizeof(*v)));
-	slot = slots ? arena_alloc(&doc->arena, st_mult(slots, sizeof(*slot))) : NULL;
+	j = strnlen(name, sizeof(doc->name) - 1);
+	memcpy(doc->name, name, j);
+	doc->name[j] = '\0';
+	v = arena_alloc_raw(&doc->arena, st_mult(count, sizeof(*v)));
+	slot = slots ? arena_alloc_raw(&doc->arena, st_mult(slots, sizeof(*slot))) : NULL;
 	for (i = 0; i < count; i++) {
 		const struct ycnode *cn = &c->nodes[first + i];
 		struct ynode *n = &v[i];
@@ -64,8 +69,14 @@ int ydoc_from_compiled(const char *name, const struct ycompiled *c, size_t first
 			n->str = c->pool + cn->str;
 			n->len = cn->len;
 			n->plain = cn->plain != 0;
+			n->items = n->keys = NULL;
+			n->n = 0;
 			continue;
 		}
+		n->str = NULL;
+		n->len = 0;
+		n->plain = false;
+		n->items = n->keys = NULL;
 		n->n = cn->n;
 		if (!cn->n)
 			continue;

@@ -42,10 +42,25 @@ const char *yaml_path_key(char *buf, size_t size, const char *path, const char *
 	return buf;
 }
 
+/* Called for every item of every checked list (profiles at every
+ * start-up): plain copies, not snprintf, cut like snprintf. */
 const char *yaml_path_index(char *buf, size_t size, const char *path, size_t i)
 {
-	if (snprintf(buf, size, "%s[%zu]", path, i) < 0)
-		buf[0] = '\0';
+	char num[3 * sizeof(size_t) + 3], *d = num + sizeof(num);
+	size_t o = 0;
+
+	if (size == 0)
+		return buf;
+	*--d = '\0';
+	*--d = ']';
+	do {
+		*--d = (char)('0' + i % 10);
+		i /= 10;
+	} while (i);
+	*--d = '[';
+	path_put(buf, size, &o, path);
+	path_put(buf, size, &o, d);
+	buf[o] = '\0';
 	return buf;
 }
 

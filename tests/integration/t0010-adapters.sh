@@ -38,6 +38,13 @@ assert c["claude"] == {"name": "claude", "display_name": "Claude Code", "binary"
 assert c["openai_agents"]["binary"] is None and c["openai_agents"]["builtin"] is True
 assert c["iac"]["binary"] == "terraform"
 '
+# streamed, not built with jansson: still the text every --json command
+# prints (2-space indent, sorted keys, UTF-8 as is, a final newline)
+check "list --json: the format of every --json command" python3 -c '
+import json, sys
+t = open(sys.argv[1], encoding="utf-8").read()
+assert t == json.dumps(json.loads(t), indent=2, sort_keys=True, ensure_ascii=False) + "\n", t
+' "$T/stdout"
 # the global --json works the same
 expect_exit 0 "$BERNSTEIN" --json adapters list
 check "global --json: JSON too" json_check "$T/stdout" 'assert len(d["adapters"]) == 51'

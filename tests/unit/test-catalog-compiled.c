@@ -185,23 +185,30 @@ static void test_catalogue_equal_parse(void **state)
 		assert_string_equal(a->roles[i]->name, b->roles[i]->name);
 		assert_string_equal(a->roles[i]->preamble, b->roles[i]->preamble);
 	}
-	assert_int_equal(a->n_pricing, b->n_pricing);
-	assert_true(a->n_pricing > 0);
-	for (i = 0; i < a->n_pricing; i++) {
-		const struct pricing_row *x = a->pricing[i], *y = b->pricing[i];
+	{
+		size_t na = 0, nb = 0;
+		const struct pricing_row *const *pa = catalog_pricing_rows(a, &na);
+		const struct pricing_row *const *pb = catalog_pricing_rows(b, &nb);
 
-		assert_string_equal(x->model, y->model);
-		for (j = 0; x->aliases[j] || y->aliases[j]; j++)
-			assert_same_str(x->aliases[j], y->aliases[j]);
-		assert_memory_equal(&x->input, &y->input, sizeof(x->input));
-		assert_memory_equal(&x->output, &y->output, sizeof(x->output));
-		assert_memory_equal(&x->cache_read, &y->cache_read, sizeof(x->cache_read));
-		assert_memory_equal(&x->cache_write, &y->cache_write, sizeof(x->cache_write));
-		assert_same_str(x->date, y->date);
-		assert_same_str(x->source, y->source);
-		assert_string_equal(x->file, y->file);
-		assert_int_equal(x->line, y->line);
-		assert_int_equal(x->col, y->col);
+		assert_int_equal(na, nb);
+		assert_true(na > 0);
+		for (i = 0; i < na; i++) {
+			const struct pricing_row *x = pa[i], *y = pb[i];
+
+			assert_string_equal(x->model, y->model);
+			for (j = 0; x->aliases[j] || y->aliases[j]; j++)
+				assert_same_str(x->aliases[j], y->aliases[j]);
+			assert_memory_equal(&x->input, &y->input, sizeof(x->input));
+			assert_memory_equal(&x->output, &y->output, sizeof(x->output));
+			assert_memory_equal(&x->cache_read, &y->cache_read, sizeof(x->cache_read));
+			assert_memory_equal(&x->cache_write, &y->cache_write,
+					    sizeof(x->cache_write));
+			assert_same_str(x->date, y->date);
+			assert_same_str(x->source, y->source);
+			assert_string_equal(x->file, y->file);
+			assert_int_equal(x->line, y->line);
+			assert_int_equal(x->col, y->col);
+		}
 	}
 	/* and both pass the whole-catalogue gates alike */
 	if (catalog_validate(a, NULL, NULL, &d) < 0 || catalog_validate(b, NULL, NULL, &d) < 0)

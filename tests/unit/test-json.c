@@ -584,6 +584,344 @@ static void test_dump_pretty(void **state)
 	assert_null(json_dump_pretty(NULL));
 }
 
+/* ---- json_write_pretty: jansson's json_dumps, byte for byte ------------- */
+
+/* v written by both; they must agree, on success and on failure. */
+static void assert_pretty_same(const json_t *v, int precision, bool any)
+{
+	size_t flags = JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(precision) |
+		       (any ? JSON_ENCODE_ANY : 0);
+	char *ref = json_dumps(v, flags);
+	struct sbuf out = SBUF_INIT(SIZE_MAX);
+	int r;
+
+	(void)sbuf_adds(&out, "prefix:"); /* appended to, and kept on failure */
+	r = json_write_pretty(v, precision, any, &out);
+	if (!ref) {
+		assert_true(r < 0);
+		assert_string_equal(out.buf, "prefix:");
+	} else {
+		if (r < 0)
+			fail_msg("json_write_pretty failed (%d) where jansson wrote: %s", r, ref);
+		if (strcmp(out.buf + 7, ref) != 0)
+			fail_msg("json_write_pretty:\n%s\njansson:\n%s", out.buf + 7, ref);
+	}
+	free(ref); /* jansson's default allocator is malloc */
+	sbuf_release(&out);
+}
+
+static void test_write_pretty_vectors(void **state)
+{
+	static const char *const texts[] = {
+		"{}",
+		"[]",
+		"{\"a\": {}, \"b\": [], \"c\": [{}], \"d\": [[]]}",
+		"{\"adapters\": [{\"name\": \"x\", \"builtin\": false, \"binary\": null}]}",
+		/* key order: bytes, then length; upper case, digits, UTF-8 */
+		"{\"b\": 1, \"a\": 2, \"ab\": 3, \"A\": 4, \"a0\": 5, \"\u00e9\": 6, \"\": 7,"
+		" \"\u20ac\": 8, \"z\": 9, \"a b\": 10, \"_\": 11, \"~\": 12}",
+		/* escapes: every control, quotes, backslash, slash, DEL, non-ASCII */
+		"[\"\\u0000\\u0001\\u0007\\b\\t\\n\\u000b\\f\\r\\u000e\\u001f \\\" \\\\ / \\u007f\","
+		" \"\u00e9\u20ac\\ud83d\\ude00\", \"\", \"plain text\", \"tab\\tend\\n\"]",
+		/* numbers */
+		"[0, -1, 1, 9223372036854775807, -9223372036854775808, 42]",
+		"[0.0, -0.0, 0.1, 1.5, -2.25, 1e300, 1e-300, 123456789012345678.0, 1e15, 1e16,"
+		" 1e17, 1e-5, 0.0001, 3.141592653589793, 2.5e-7, 100.0, 1.0e21, 5e-324]",
+		"[true, false, null, [true], {\"k\": null}]",
+		/* deep and wide */
+		"{\"a\": {\"b\": {\"c\": {\"d\": {\"e\": {\"f\": {\"g\": {\"h\": {\"i\":"
+		" {\"j\": {\"k\": {\"l\": {\"m\": {\"n\": {\"o\": {\"p\": {\"q\": [1]}}}}}}}}}}}}}}}}}",
+		"{\"k01\": 1, \"k02\": 2, \"k03\": 3, \"k04\": 4, \"k05\": 5, \"k06\": 6,"
+		" \"k07\": 7, \"k08\": 8, \"k09\": 9, \"k10\": 10, \"k11\": 11, \"k12\": 12,"
+		" \"k13\": 13, \"k14\": 14, \"k15\": 15, \"k16\": 16, \"k17\": 17, \"k18\": 18,"
+		" \"K\": 0, \"k\": 0, \"k1\": 0, \"k100\": 0}",
+	};
+	json_t *v;
+	size_t i;
+	int prec;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(texts); i++) {
+		v = load(texts[i]);
+		for (prec = 0; prec <= 17; prec += 5)
+			assert_pretty_same(v, prec, false);
+		assert_pretty_same(v, 15, true);
+		json_decref(v);
+	}
+	/* scalars: only with any, as json_dumps */
+	v = json_string("scalar \x01");
+	assert_pretty_same(v, 15, false);
+	assert_pretty_same(v, 15, true);
+	json_decref(v);
+	v = json_real(0.1 + 0.2);
+	assert_pretty_same(v, 15, true);
+	assert_pretty_same(v, 17, true);
+	json_decref(v);
+	v = json_integer(-7);
+	assert_pretty_same(v, 15, true);
+	json_decref(v);
+	/* a NUL inside a string, and a key with one */
+	v = json_object();
+	json_object_set_new(v, "s", json_stringn("a\0b", 3));
+	assert_int_equal(json_object_setn_new(v, "k\0z", 3, json_true()), 0);
+	assert_int_equal(json_object_setn_new(v, "k", 1, json_false()), 0);
+	assert_pretty_same(v, 15, false);
+	json_decref(v);
+	/* invalid UTF-8 (only a nocheck string can hold it): both fail */
+	v = json_array();
+	json_array_append_new(v, json_string_nocheck("bad \xff byte"));
+	assert_pretty_same(v, 15, false);
+	json_decref(v);
+	v = json_object();
+	json_object_set_new(v, "ok", json_string_nocheck("cut \xe2\x82"));
+	assert_pretty_same(v, 15, false);
+	json_decref(v);
+	assert_int_equal(json_write_pretty(NULL, 15, true, &(struct sbuf)SBUF_INIT(16)), -EINVAL);
+}
+
+/* Random trees, from a fixed seed: any difference from jansson prints the
+ * two texts. */
+static uint64_t rnd_state = 0x9e3779b97f4a7c15u;
+
+static uint32_t rnd(uint32_t n)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return (uint32_t)(rnd_state % n);
+}
+
+static void rnd_text(char *buf, size_t size)
+{
+	static const char *const parts[] = {"a",
+					    "b",
+					    "Z",
+					    "0",
+					    " ",
+					    "\"",
+					    "\\",
+					    "/",
+					    "\n",
+					    "\t",
+					    "\x01",
+					    "\x1f",
+					    "\x7f",
+					    "\xc3\xa9",
+					    "\xe2\x82\xac",
+					    "\xf0\x9f\x98\x80",
+					    "name",
+					    "-"};
+	size_t n = rnd(6), i, o = 0;
+
+	for (i = 0; i < n; i++) {
+		const char *p = parts[rnd(ARRAY_SIZE(parts))];
+		size_t l = strlen(p);
+
+		if (o + l >= size)
+			break;
+		memcpy(buf + o, p, l);
+		o += l;
+	}
+	buf[o] = '\0';
+}
+
+// NOLINTNEXTLINE(misc-no-recursion)
+static json_t *rnd_value(unsigned depth)
+{
+	char text[64];
+	json_t *v;
+	size_t i, n;
+
+	switch (depth >= 5 ? 2 + rnd(6) : rnd(8)) {
+	case 0:
+		v = json_object();
+		for (i = 0, n = rnd(depth ? 22 : 5); i < n; i++) {
+			rnd_text(text, sizeof(text));
+			json_object_set_new(v, text, rnd_value(depth + 1));
+		}
+		return v;
+	case 1:
+		v = json_array();
+		for (i = 0, n = rnd(5); i < n; i++)
+			json_array_append_new(v, rnd_value(depth + 1));
+		return v;
+	case 2:
+	case 3:
+		rnd_text(text, sizeof(text));
+		return json_string(text);
+	case 4:
+		return json_integer((json_int_t)rnd(2000000) - 1000000);
+	case 5:
+		return json_real(((double)rnd(2000000) - 1000000) / (double)(1 + rnd(100000)));
+	case 6:
+		return rnd(2) ? json_true() : json_false();
+	default:
+		return json_null();
+	}
+}
+
+/* v streamed through a json_writer (its keys sorted as jansson does). */
+// NOLINTNEXTLINE(misc-no-recursion)
+static void stream(struct json_writer *w, const json_t *v)
+{
+	json_t *o = (json_t *)(uintptr_t)v; // NOLINT(performance-no-int-to-ptr)
+	const char *keys[64], *k;
+	size_t n, i, j;
+	void *it;
+
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		n = 0;
+		for (it = json_object_iter(o); it; it = json_object_iter_next(o, it)) {
+			assert_true(n < ARRAY_SIZE(keys));
+			keys[n++] = json_object_iter_key(it);
+		}
+		for (i = 1; i < n; i++)
+			for (j = i; j > 0 && strcmp(keys[j - 1], keys[j]) > 0; j--) {
+				k = keys[j];
+				keys[j] = keys[j - 1];
+				keys[j - 1] = k;
+			}
+		json_writer_object(w);
+		for (i = 0; i < n; i++) {
+			json_writer_key(w, keys[i]);
+			stream(w, json_object_get(v, keys[i]));
+		}
+		json_writer_object_end(w);
+		return;
+	case JSON_ARRAY:
+		json_writer_array(w);
+		for (i = 0; i < json_array_size(v); i++)
+			stream(w, json_array_get(v, i));
+		json_writer_array_end(w);
+		return;
+	case JSON_STRING:
+		json_writer_str(w, json_string_value(v));
+		return;
+	case JSON_INTEGER:
+		json_writer_int(w, json_integer_value(v));
+		return;
+	case JSON_TRUE:
+	case JSON_FALSE:
+		json_writer_bool(w, json_is_true(v));
+		return;
+	case JSON_NULL:
+	case JSON_REAL: /* not generated below */
+	default:
+		json_writer_null(w);
+		return;
+	}
+}
+
+/* A tree without reals or NULs: the streamed text is json_write_pretty()'s. */
+static void assert_stream_same(const json_t *v)
+{
+	struct sbuf a = SBUF_INIT(SIZE_MAX), b = SBUF_INIT(SIZE_MAX);
+	struct json_writer w;
+
+	(void)sbuf_adds(&b, "kept");
+	assert_int_equal(json_write_pretty(v, 15, true, &a), 0);
+	json_writer_init(&w, &b);
+	stream(&w, v);
+	assert_int_equal(json_writer_finish(&w), 0);
+	if (strcmp(a.buf, b.buf + 4) != 0)
+		fail_msg("streamed:\n%s\njson_write_pretty:\n%s", b.buf + 4, a.buf);
+	sbuf_release(&a);
+	sbuf_release(&b);
+}
+
+static void test_writer(void **state)
+{
+	static const char *const texts[] = {
+		"{}",
+		"[]",
+		"{\"a\": {}, \"b\": [], \"c\": [{}], \"d\": [[]]}",
+		"{\"adapters\": [{\"binary\": \"x\", \"builtin\": false, \"display_name\": \"X\","
+		" \"name\": \"x\"}, {\"binary\": null, \"builtin\": true, \"display_name\": \"m\","
+		" \"name\": \"m\"}]}",
+		"[\"\\u0001\\t\\\"\\\\\u00e9\", 0, -9223372036854775808, 9223372036854775807, null]",
+		"\"scalar\"",
+		"17",
+	};
+	struct sbuf out = SBUF_INIT(SIZE_MAX), small = SBUF_INIT(8);
+	struct json_writer w;
+	json_t *v;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(texts); i++) {
+		v = load(texts[i]);
+		assert_stream_same(v);
+		json_decref(v);
+	}
+	/* strings as json_str_lossy() makes them: invalid UTF-8 becomes '?' */
+	json_writer_init(&w, &out);
+	json_writer_array(&w);
+	json_writer_str(&w, "ok \xc3\xa9");
+	json_writer_str(&w, "bad \xff\xc3");
+	json_writer_str(&w, NULL);
+	json_writer_array_end(&w);
+	assert_int_equal(json_writer_finish(&w), 0);
+	assert_string_equal(out.buf, "[\n  \"ok \xc3\xa9\",\n  \"bad ??\",\n  null\n]");
+	sbuf_release(&out);
+	/* errors stick, and leave the buffer as it was */
+	(void)sbuf_adds(&out, "before");
+	json_writer_init(&w, &out);
+	for (i = 0; i < JSON_WRITER_MAX_DEPTH + 1; i++)
+		json_writer_array(&w);
+	json_writer_str(&w, "lost");
+	assert_int_equal(json_writer_finish(&w), -ELOOP);
+	assert_string_equal(out.buf, "before");
+	sbuf_release(&out);
+	json_writer_init(&w, &small);
+	json_writer_array(&w);
+	json_writer_str(&w, "longer than eight bytes");
+	json_writer_array_end(&w);
+	assert_int_equal(json_writer_finish(&w), -ENOBUFS);
+	assert_int_equal(small.len, 0);
+	sbuf_release(&small);
+}
+
+// NOLINTNEXTLINE(misc-no-recursion)
+static bool json_dumps_has_real(const json_t *v)
+{
+	json_t *o = (json_t *)(uintptr_t)v; // NOLINT(performance-no-int-to-ptr)
+	size_t i;
+	void *it;
+
+	if (json_is_real(v))
+		return true;
+	for (i = 0; json_is_array(v) && i < json_array_size(v); i++)
+		if (json_dumps_has_real(json_array_get(v, i)))
+			return true;
+	for (it = json_is_object(v) ? json_object_iter(o) : NULL; it;
+	     it = json_object_iter_next(o, it))
+		if (json_dumps_has_real(json_object_iter_value(it)))
+			return true;
+	return false;
+}
+
+static void test_write_pretty_random(void **state)
+{
+	int i;
+
+	(void)state;
+	for (i = 0; i < 3000; i++) {
+		json_t *v = rnd_value(0);
+
+		assert_pretty_same(v, 15, false);
+		assert_pretty_same(v, 15, true);
+		json_decref(v);
+	}
+	for (i = 0; i < 1000; i++) {
+		json_t *v = rnd_value(0);
+
+		if (!json_dumps_has_real(v))
+			assert_stream_same(v);
+		json_decref(v);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -605,6 +943,9 @@ int main(void)
 		cmocka_unit_test(test_number_vectors),
 		cmocka_unit_test(test_parse_strict),
 		cmocka_unit_test(test_dump_pretty),
+		cmocka_unit_test(test_write_pretty_vectors),
+		cmocka_unit_test(test_write_pretty_random),
+		cmocka_unit_test(test_writer),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -24,11 +24,13 @@ static struct catalog *embedded(void)
 {
 	struct catalog *cat = catalog_new();
 	struct diag d;
+	size_t n = 0;
 
 	diag_clear(&d);
 	if (catalog_add_embedded(cat, &d) < 0)
 		print_error("embedded: %s:%u:%u: %s\n", d.file, d.line, d.col, d.msg);
-	assert_true(cat->n_pricing > 10);
+	assert_non_null(catalog_pricing_rows(cat, &n));
+	assert_true(n > 10);
 	return cat;
 }
 
@@ -74,9 +76,10 @@ static void test_override(void **state)
 {
 	struct catalog *cat = embedded();
 	const struct pricing_row *p;
-	size_t before = cat->n_pricing;
+	size_t before = 0, after = 0;
 
 	(void)state;
+	(void)catalog_pricing_rows(cat, &before);
 	add_layer(cat, "models:\n"
 		       "  claude-sonnet-4-5:\n"
 		       "    input: 2\n"
@@ -89,7 +92,8 @@ static void test_override(void **state)
 		       "    output: 1\n"
 		       "    date: 2026-06-01\n"
 		       "    source: ours\n");
-	assert_int_equal(cat->n_pricing, before + 1); /* one replaced, one added */
+	(void)catalog_pricing_rows(cat, &after);
+	assert_int_equal(after, before + 1); /* one replaced, one added */
 	p = catalog_pricing(cat, "claude-sonnet-4-5");
 	assert_true(p->input == 2 && p->output == 10);
 	assert_true(p->cache_read < 0); /* not given: not inherited from the replaced row */
@@ -101,6 +105,122 @@ static void test_override(void **state)
 	assert_string_equal(catalog_pricing(cat, "sonnet")->model, "in-house");
 	assert_string_equal(catalog_pricing(cat, "mock") ? "x" : "none", "none");
 	catalog_free(cat);
+}
+
+/* The override layers of a (user, repo) and the table an eager parse of the
+ * embedded pricing.yaml makes under them. */
+static const char layer1[] = "models:\n"
+			     "  claude-sonnet-4-5:\n"
+			     "    input: 2\n"
+			     "    output: 10\n"
+			     "    date: 2026-06-01\n"
+			     "    source: our contract\n"
+			     "  in-house:\n"
+			     "    aliases: [sonnet]\n"
+			     "    input: 0.5\n"
+			     "    output: 1\n"
+			     "    date: 2026-06-01\n"
+			     "    source: ours\n";
+static const char layer2[] = "models:\n"
+			     "  in-house:\n"
+			     "    input: 0.25\n"
+			     "    output: 1\n"
+			     "    date: 2026-07-01\n"
+			     "    source: renegotiated\n"
+			     "  gpt-5:\n"
+			     "    input: 1\n"
+			     "    output: 8\n"
+			     "    date: 2026-07-01\n"
+			     "    source: ours\n"
+			     "  local-model:\n"
+			     "    input: 0\n"
+			     "    output: 0\n"
+			     "    date: 2026-07-01\n"
+			     "    source: ours\n";
+
+static void assert_same_rows(const struct catalog *a, const struct catalog *b)
+{
+	size_t na = 0, nb = 0, i, j;
+	const struct pricing_row *const *x = catalog_pricing_rows(a, &na);
+	const struct pricing_row *const *y = catalog_pricing_rows(b, &nb);
+
+	assert_int_equal(na, nb);
+	for (i = 0; i < na; i++) {
+		assert_string_equal(x[i]->model, y[i]->model);
+		for (j = 0; x[i]->aliases[j] || y[i]->aliases[j]; j++) {
+			assert_non_null(x[i]->aliases[j]);
+			assert_non_null(y[i]->aliases[j]);
+			assert_string_equal(x[i]->aliases[j], y[i]->aliases[j]);
+		}
+		assert_true(x[i]->input == y[i]->input && x[i]->output == y[i]->output);
+		assert_true(x[i]->cache_read == y[i]->cache_read);
+		assert_true(x[i]->cache_write == y[i]->cache_write);
+		assert_string_equal(x[i]->date, y[i]->date);
+		assert_string_equal(x[i]->source, y[i]->source);
+		assert_string_equal(x[i]->file, y[i]->file);
+		assert_int_equal(x[i]->line, y[i]->line);
+		assert_int_equal(x[i]->layer, y[i]->layer);
+	}
+}
+
+/* The embedded prices are parsed when a price is first asked, not when the
+ * catalogue loads (adapters list prints none); whatever came before (a
+ * listing, override layers), the table is then the one an eager parse
+ * makes: the same rows in the same order, the override layers on top. */
+static void test_lazy_embedded(void **state)
+{
+	struct catalog *lazy = catalog_new(), *eager = catalog_new();
+	const struct pricing_row *p;
+	struct diag d;
+
+	(void)state;
+	diag_clear(&d);
+	if (catalog_add_embedded(lazy, &d) < 0 || catalog_add_embedded_parsed(eager, &d) < 0)
+		fail_msg("%s:%u:%u: %s", d.file, d.line, d.col, d.msg);
+	/* loaded, listed, nothing priced: not parsed */
+	assert_true(lazy->pricing_pending);
+	assert_int_equal(lazy->n_pricing, 0);
+	assert_non_null(catalog_find(lazy, "claude"));
+	assert_true(lazy->pricing_pending);
+	assert_false(eager->pricing_pending);
+	assert_true(eager->n_pricing > 10);
+	/* override layers merged before the first price */
+	add_layer(lazy, layer1);
+	add_layer(eager, layer1);
+	add_layer(lazy, layer2);
+	add_layer(eager, layer2);
+	assert_true(lazy->pricing_pending);
+	assert_int_equal(lazy->n_pricing, 4); /* the overrides' own rows only */
+	/* the first price completes the table */
+	p = catalog_pricing(lazy, "claude-sonnet-4-5");
+	assert_false(lazy->pricing_pending);
+	assert_non_null(p);
+	assert_true(p->input == 2 && p->layer == 1); /* layer1's row */
+	p = catalog_pricing(lazy, "in-house");	     /* layer2's row replaced layer1's */
+	assert_non_null(p);
+	assert_string_equal(p->source, "renegotiated");
+	p = catalog_pricing(lazy, "openai/gpt-5");
+	assert_non_null(p);
+	assert_true(p->input == 1 && p->layer == 2);
+	p = catalog_pricing(lazy, "claude-sonnet-4-5");
+	assert_null(catalog_pricing(lazy, "claude-sonnet-4-5-20250929"));
+	assert_non_null(catalog_pricing(lazy, "local-model"));
+	assert_same_rows(lazy, eager);
+	/* and asking again changes nothing */
+	assert_ptr_equal(catalog_pricing(lazy, "claude-sonnet-4-5"), p);
+	assert_same_rows(lazy, eager);
+	catalog_free(lazy);
+	catalog_free(eager);
+
+	/* a price asked first, then nothing else: the embedded table alone */
+	lazy = catalog_new();
+	eager = catalog_new();
+	if (catalog_add_embedded(lazy, &d) < 0 || catalog_add_embedded_parsed(eager, &d) < 0)
+		fail_msg("%s:%u:%u: %s", d.file, d.line, d.col, d.msg);
+	assert_string_equal(catalog_pricing(lazy, "Claude-Sonnet-4-5")->model, "claude-sonnet-4-5");
+	assert_same_rows(lazy, eager);
+	catalog_free(lazy);
+	catalog_free(eager);
 }
 
 static void test_cost(void **state)
@@ -251,11 +371,9 @@ static void test_budget_forms(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_embedded_lookup),
-		cmocka_unit_test(test_override),
-		cmocka_unit_test(test_cost),
-		cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_budget_forms),
+		cmocka_unit_test(test_embedded_lookup), cmocka_unit_test(test_override),
+		cmocka_unit_test(test_lazy_embedded),	cmocka_unit_test(test_cost),
+		cmocka_unit_test(test_errors),		cmocka_unit_test(test_budget_forms),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

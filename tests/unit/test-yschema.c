@@ -288,6 +288,14 @@ static void test_paths_and_quote(void **state)
 	assert_string_equal(yaml_path_key(b, sizeof(b), "", "a"), "a");
 	assert_string_equal(yaml_path_key(b, sizeof(b), "a", "b"), "a.b");
 	assert_string_equal(yaml_path_index(b, sizeof(b), "a.b", 3), "a.b[3]");
+	assert_string_equal(yaml_path_index(b, sizeof(b), "", 0), "[0]");
+	assert_string_equal(yaml_path_index(b, sizeof(b), "x", 1234567), "x[1234567]");
+	assert_string_equal(yaml_path_index(b, sizeof(b), "x", SIZE_MAX),
+			    SIZE_MAX == UINT64_MAX ? "x[18446744073709551615]" : "x[4294967295]");
+	/* cut like snprintf */
+	assert_string_equal(yaml_path_index(b, 5, "abc", 42), "abc[");
+	assert_string_equal(yaml_path_index(b, 3, "abcdef", 7), "ab");
+	assert_string_equal(yaml_path_index(b, 1, "abc", 7), "");
 	assert_string_equal(yaml_quote(q, sizeof(q), "a\nb"), "a?b");
 	memset(big, 'x', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
