@@ -82,6 +82,10 @@ END {
 	else
 		st=denied
 	fi
+	# the name it has now, after the read: a child bernstein forked was
+	# "bernstein" when listed, and may have become git or an agent (a
+	# readable program) by the read
+	now=\$(cat "/proc/\$pid/comm" 2>/dev/null) && comm=\$now
 	echo "peek \$label \$role \$pid \$ppid \$st \$comm"
 	printf '%s\n' "\$env" | grep -v '^\$' | sed "s|^|peek \$label env \$pid: |"
 done
