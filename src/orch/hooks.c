@@ -395,17 +395,17 @@ void orch_hooks_merge(struct orch_hookset *dst, const struct orch_hookset *over)
 			dst->h[i] = over->h[i];
 }
 
-int orch_hooks_yaml(const struct orch_hookset *h, struct sbuf *out)
+/* h as YAML: a block under 'hooks:' (config show) or one flow mapping (a
+ * role's line), each hook as {run, timeout}. */
+static int hooks_emit(const struct orch_hookset *h, bool flow, struct sbuf *out)
 {
-	int i, r = 0;
+	const char *sep = flow ? "" : "\n  ";
+	int i, r = sbuf_adds(out, flow ? "{" : "\nhooks:");
 
-	if (!orch_hooks_any(h))
-		return 0;
-	r = sbuf_adds(out, "\nhooks:");
 	for (i = 0; r >= 0 && i < _HOOK_KIND_MAX; i++) {
 		if (!h->h[i].run)
 			continue;
-		r = sbuf_addf(out, "\n  %s: {run: ", hook_names[i]);
+		r = sbuf_addf(out, "%s%s: {run: ", sep, hook_names[i]);
 		if (r >= 0)
 			r = yaml_emit_str(out, h->h[i].run);
 		if (r >= 0)
@@ -414,8 +414,17 @@ int orch_hooks_yaml(const struct orch_hookset *h, struct sbuf *out)
 			r = yaml_emit_num(out, h->h[i].timeout_s);
 		if (r >= 0)
 			r = sbuf_adds(out, "}");
+		if (flow)
+			sep = ", ";
 	}
+	if (r >= 0 && flow)
+		r = sbuf_adds(out, "}");
 	return r < 0 ? r : 0;
+}
+
+int orch_hooks_yaml(const struct orch_hookset *h, struct sbuf *out)
+{
+	return orch_hooks_any(h) ? hooks_emit(h, false, out) : 0;
 }
 
 /* n as YAML: a block under 'notify:' (config show) or one flow mapping
@@ -461,26 +470,7 @@ int orch_notify_yaml(const struct orch_notify *n, struct sbuf *out)
 
 int orch_hooks_flow_yaml(const struct orch_hookset *h, struct sbuf *out)
 {
-	const char *sep = "";
-	int i, r = sbuf_adds(out, "{");
-
-	for (i = 0; r >= 0 && i < _HOOK_KIND_MAX; i++) {
-		if (!h->h[i].run)
-			continue;
-		r = sbuf_addf(out, "%s%s: {run: ", sep, hook_names[i]);
-		if (r >= 0)
-			r = yaml_emit_str(out, h->h[i].run);
-		if (r >= 0)
-			r = sbuf_adds(out, ", timeout: ");
-		if (r >= 0)
-			r = yaml_emit_num(out, h->h[i].timeout_s);
-		if (r >= 0)
-			r = sbuf_adds(out, "}");
-		sep = ", ";
-	}
-	if (r >= 0)
-		r = sbuf_adds(out, "}");
-	return r < 0 ? r : 0;
+	return hooks_emit(h, true, out);
 }
 
 int orch_notify_flow_yaml(const struct orch_notify *n, struct sbuf *out)
