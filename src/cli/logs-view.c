@@ -22,59 +22,29 @@ static void show(FILE *out, const char *line, size_t len)
 		(void)fprintf(out, "%s\n", buf);
 }
 
+/* fsutil_lines()'s callback: the line shown, or said skipped. */
+static bool view_line(void *ctx, const char *line, size_t len, off_t end)
+{
+	FILE *out = ctx;
+
+	(void)end;
+	if (line)
+		show(out, line, len);
+	else
+		(void)fprintf(out, "--:--:-- ?            a line longer than %u bytes, skipped\n",
+			      VIEW_LINE_MAX);
+	return true;
+}
+
 int logs_view_events(FILE *out, const char *path, off_t *off, bool final)
 {
-	struct sbuf line = SBUF_INIT(VIEW_LINE_MAX);
-	char chunk[65536];
-	bool skipping = false;
-	off_t pos = *off, done = *off;
-	ssize_t n;
 	int fd = open_regular(path, O_RDONLY, 0); /* a FIFO there would hang */
-	int r = 0;
+	int r;
 
 	if (fd < 0)
 		return fd;
-	if (lseek(fd, *off, SEEK_SET) < 0) {
-		r = -errno;
-		goto out;
-	}
-	while ((n = read(fd, chunk, sizeof(chunk))) > 0) {
-		const char *p = chunk, *end = chunk + n;
-
-		while (p < end) {
-			const char *nl = memchr(p, '\n', (size_t)(end - p));
-			size_t k = (size_t)((nl ? nl : end) - p);
-
-			if (!skipping && sbuf_add(&line, p, k) < 0) {
-				(void)fprintf(
-					out,
-					"--:--:-- ?            a line longer than %u bytes, skipped\n",
-					VIEW_LINE_MAX);
-				skipping = true;
-				sbuf_reset(&line);
-			}
-			if (!nl)
-				break;
-			if (!skipping)
-				show(out, line.buf, line.len);
-			skipping = false;
-			sbuf_reset(&line);
-			p = nl + 1;
-			done = pos + (p - chunk);
-		}
-		pos += n;
-	}
-	if (n < 0)
-		r = -errno;
-	else if (final && (line.len || skipping)) {
-		if (!skipping)
-			show(out, line.buf, line.len);
-		done = pos;
-	}
-out:
+	r = fsutil_lines(fd, off, VIEW_LINE_MAX, final, view_line, out);
 	(void)close(fd);
-	sbuf_release(&line);
 	(void)fflush(out);
-	*off = done;
 	return r;
 }

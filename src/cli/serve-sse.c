@@ -40,16 +40,30 @@ static void sse_free(void *cls)
 	free(s);
 }
 
+/* fsutil_lines()'s callback: the line as an event (a line SSE cannot carry,
+ * a CR or a NUL, is left out), or an event saying it was skipped; false
+ * when this much is to be sent first. */
+static bool sse_line(void *ctx, const char *line, size_t len, off_t end)
+{
+	struct sse *s = ctx;
+
+	if (line) {
+		(void)serve_sse_event(&s->out, s->attempt, (long long)end, line, len);
+	} else {
+		(void)sbuf_addf(&s->out, "event: skipped\nid: %" PRId64 ":%lld\n", s->attempt,
+				(long long)end);
+		(void)sbuf_addf(&s->out, "data: {\"reason\":\"a line longer than %zu bytes\"}\n\n",
+				SSE_LINE_MAX);
+	}
+	return s->out.len <= ((size_t)4 << 20);
+}
+
 /* Add the complete lines of the current attempt's events.jsonl as events;
  * with final, the last line without a newline too. */
 static void sse_read(struct sse *s, bool final)
 {
 	struct task_row t = TASK_ROW_INIT;
-	struct sbuf line = SBUF_INIT(SSE_LINE_MAX);
-	char *dir = NULL, *path = NULL, chunk[16384];
-	bool skipping = false;
-	off_t pos, done;
-	ssize_t n;
+	char *dir = NULL, *path = NULL;
 	int fd = -1;
 
 	task_row_init(&t);
@@ -61,53 +75,13 @@ static void sse_read(struct sse *s, bool final)
 	path = xmalloc(strlen(dir) + sizeof("/events.jsonl"));
 	(void)snprintf(path, strlen(dir) + sizeof("/events.jsonl"), "%s/events.jsonl", dir);
 	fd = open_regular(path, O_RDONLY | O_NOFOLLOW, 0);
-	if (fd < 0 || lseek(fd, s->off, SEEK_SET) < 0)
-		goto out;
-	pos = done = s->off;
-	while ((n = read(fd, chunk, sizeof(chunk))) > 0) {
-		const char *p = chunk, *end = chunk + n;
-
-		while (p < end) {
-			const char *nl = memchr(p, '\n', (size_t)(end - p));
-			size_t k = (size_t)((nl ? nl : end) - p);
-
-			if (!skipping && sbuf_add(&line, p, k) < 0) {
-				skipping = true;
-				sbuf_reset(&line);
-			}
-			if (!nl)
-				break;
-			p = nl + 1;
-			done = pos + (p - chunk);
-			if (skipping) {
-				(void)sbuf_addf(&s->out, "event: skipped\nid: %" PRId64 ":%lld\n",
-						s->attempt, (long long)done);
-				(void)sbuf_addf(
-					&s->out,
-					"data: {\"reason\":\"a line longer than %zu bytes\"}\n\n",
-					SSE_LINE_MAX);
-			} else { /* a line SSE cannot carry (a CR, a NUL) is left out */
-				(void)serve_sse_event(&s->out, s->attempt, (long long)done,
-						      line.buf, line.len);
-			}
-			skipping = false;
-			sbuf_reset(&line);
-		}
-		pos += n;
-		if (s->out.len > ((size_t)4 << 20))
-			break; /* send this much first */
-	}
-	if (final && line.len && !skipping) {
-		(void)serve_sse_event(&s->out, s->attempt, (long long)pos, line.buf, line.len);
-		done = pos;
-	}
-	s->off = done;
+	if (fd >= 0)
+		(void)fsutil_lines(fd, &s->off, SSE_LINE_MAX, final, sse_line, s);
 out:
 	if (fd >= 0)
 		(void)close(fd);
 	free(path);
 	free(dir);
-	sbuf_release(&line);
 	task_row_release(&t);
 }
 

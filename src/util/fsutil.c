@@ -438,3 +438,45 @@ int rmtree_beneath(const char *path)
 		r = -errno;
 	return r;
 }
+
+int fsutil_lines(int fd, off_t *off, size_t max, bool final, fsutil_line_fn *fn, void *ctx)
+{
+	struct sbuf line = SBUF_INIT(max);
+	char chunk[16384];
+	bool skipping = false, go = true;
+	off_t pos = *off;
+	ssize_t n = 0;
+	int r = 0;
+
+	if (lseek(fd, *off, SEEK_SET) < 0)
+		return -errno;
+	while (go && (n = read(fd, chunk, sizeof(chunk))) > 0) {
+		const char *p = chunk, *end = chunk + n;
+
+		while (go && p < end) {
+			const char *nl = memchr(p, '\n', (size_t)(end - p));
+			size_t k = (size_t)((nl ? nl : end) - p);
+
+			if (!skipping && sbuf_add(&line, p, k) < 0) {
+				skipping = true;
+				sbuf_reset(&line);
+			}
+			if (!nl)
+				break;
+			p = nl + 1;
+			*off = pos + (p - chunk);
+			go = fn(ctx, skipping ? NULL : line.buf, line.len, *off);
+			skipping = false;
+			sbuf_reset(&line);
+		}
+		pos += n;
+	}
+	if (n < 0)
+		r = -errno;
+	else if (go && final && (line.len || skipping)) {
+		*off = pos;
+		(void)fn(ctx, skipping ? NULL : line.buf, line.len, pos);
+	}
+	sbuf_release(&line);
+	return r;
+}

@@ -20,6 +20,15 @@
  *   -ENOTTY a character device, -ENOTBLK a block device
  * (file_strerror() says so in words), -ELOOP a symlink with O_NOFOLLOW. */
 int open_regular(const char *path, int flags, mode_t mode);
+
+/* The lines of fd from *off to its end, one at a time: fn(ctx, line, len,
+ * end) for each line ended by a newline (line without it; NULL when it was
+ * longer than max bytes, skipped; end the offset after its newline); with
+ * final, the bytes after the last newline count as a line too. fn returns
+ * false to stop after that line. *off ends after the last line handed over
+ * (a line not yet ended is read again next time). 0 or -errno. */
+typedef bool fsutil_line_fn(void *ctx, const char *line, size_t len, off_t end);
+int fsutil_lines(int fd, off_t *off, size_t max, bool final, fsutil_line_fn *fn, void *ctx);
 /* 0 for a regular file's st_mode, else open_regular()'s error for what it
  * is (-ELOOP a symbolic link, when lstat said so). */
 int file_type_error(mode_t mode);

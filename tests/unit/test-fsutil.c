@@ -446,6 +446,62 @@ static void test_beneath_write(void **state)
 	assert_int_equal(rmtree_beneath(top), 0);
 }
 
+/* What fsutil_lines() handed over, one "LINE@END|" each ("-" for a
+ * skipped line); stop after `stop` lines when stop > 0. */
+struct lines_seen {
+	char text[512];
+	int n, stop;
+};
+
+static bool collect_line(void *ctx, const char *line, size_t len, off_t end)
+{
+	struct lines_seen *ls = ctx;
+	size_t used = strlen(ls->text);
+
+	(void)snprintf(ls->text + used, sizeof(ls->text) - used, "%.*s@%lld|", line ? (int)len : 1,
+		       line ? line : "-", (long long)end);
+	ls->n++;
+	return ls->stop <= 0 || ls->n < ls->stop;
+}
+
+static void test_lines(void **state)
+{
+	char path[] = "/tmp/bernstein-test-lines-XXXXXX";
+	int fd = mkstemp(path);
+	struct lines_seen ls = {0};
+	off_t off = 0;
+
+	(void)state;
+	assert_true(fd >= 0);
+	/* "ab\n", a line of 12 bytes (over the limit of 8), "cd\n", "tail" */
+	assert_int_equal(write(fd, "ab\n0123456789xy\ncd\ntail", 23), 23);
+	assert_int_equal(fsutil_lines(fd, &off, 8, false, collect_line, &ls), 0);
+	assert_string_equal(ls.text, "ab@3|-@16|cd@19|");
+	assert_int_equal(off, 19); /* "tail" has no newline yet: read again */
+	/* it grows a newline: handed over from where the last call stopped */
+	assert_int_equal(write(fd, "\n", 1), 1);
+	memset(&ls, 0, sizeof(ls));
+	assert_int_equal(fsutil_lines(fd, &off, 8, false, collect_line, &ls), 0);
+	assert_string_equal(ls.text, "tail@24|");
+	assert_int_equal(off, 24);
+	/* final: the bytes after the last newline are a line too */
+	assert_int_equal(write(fd, "end", 3), 3);
+	memset(&ls, 0, sizeof(ls));
+	assert_int_equal(fsutil_lines(fd, &off, 8, true, collect_line, &ls), 0);
+	assert_string_equal(ls.text, "end@27|");
+	assert_int_equal(off, 27);
+	/* the callback stops it: off after the last line it took */
+	off = 0;
+	memset(&ls, 0, sizeof(ls));
+	ls.stop = 2;
+	assert_int_equal(fsutil_lines(fd, &off, 8, true, collect_line, &ls), 0);
+	assert_string_equal(ls.text, "ab@3|-@16|");
+	assert_int_equal(off, 16);
+	assert_int_equal(fsutil_lines(-1, &off, 8, true, collect_line, &ls), -EBADF);
+	(void)close(fd);
+	(void)unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -457,6 +513,7 @@ int main(void)
 		cmocka_unit_test(test_open_regular_refuses_other_types),
 		cmocka_unit_test(test_read_fd_capped_pipe),
 		cmocka_unit_test(test_read_file_tail),
+		cmocka_unit_test(test_lines),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
