@@ -1985,8 +1985,8 @@ out:
 	return r;
 }
 
-int worktree_clone_bare(const char *repo, const char *path, const char *branch,
-			const char *commit, const char *const *env, struct diag *reterr)
+int worktree_clone_bare(const char *repo, const char *path, const char *branch, const char *commit,
+			const char *const *env, struct diag *reterr)
 {
 	const char *clone[] = {"clone", "--shared", "--no-checkout", "-q", "--", NULL, NULL, NULL};
 	const char *ref[] = {"update-ref", NULL, NULL, NULL};
