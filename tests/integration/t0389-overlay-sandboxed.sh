@@ -7,8 +7,9 @@
 # git there sees only the task's edits, and writing the lower layer or the
 # main repository's .git fails. Then: edits, a new file and a deletion
 # merged once; no_changes; kill -9 and resume (the layer mounted again, the
-# first attempt's file seen); nothing left after the runs (no mount, no
-# layer, no base checkout, no clone).
+# first attempt's file and commit kept); nothing left after the runs (no
+# mount, no layer, no base checkout, no clone); a failed task's tree kept
+# mounted and removed by `worktrees gc --force`.
 . "$SRCDIR/tests/integration/overlay-lib.sh"
 
 overlay_begin "t0389 overlay checkouts of sandboxed tasks"
@@ -167,5 +168,23 @@ check "after resume: no clone is left" \
 check "after resume: no agent is left" sh -c "! pgrep -f '[o]verlay-sbx-$$'"
 run "$KEY" "$BERNSTEIN" audit verify
 expect_stdout_contains "intact" "the audit chain survived the crash"
+
+# a failed task's tree is kept, mounted; `worktrees gc --force` removes it as
+# an overlay clone: unmounted, its layer (the clone) and base removed
+printf 'name: failing\ntasks:\n  - {title: broken, prompt: "echo half > half.txt; exit 3"}\n' >"$W/fail.yaml"
+commit_all fail
+run "$KEY" "$BERNSTEIN" run fail.yaml
+check "the failing task fails the run" test "$RC" -ne 0
+check "its tree is kept, an overlay mount" test -n "$(overlay_mounts "$W")"
+check "its clone is in its layer" sh -c "test -d '$W'/.bernstein/overlay/task/*/upper/.git"
+run "$KEY" "$BERNSTEIN" worktrees gc --force
+check "worktrees gc --force: exit 0" test "$RC" -eq 0
+check "worktrees gc: no overlay mount is left" test -z "$(overlay_mounts "$W")"
+check "worktrees gc: no layer nor base checkout is left" \
+	sh -c "[ -z \"\$(ls -A '$W/.bernstein/overlay/task' '$W/.bernstein/overlay/base' 2>/dev/null | grep -v :)\" ]"
+check "worktrees gc: no clone is left" \
+	sh -c "[ -z \"\$(ls -A '$W/.bernstein/worktrees' 2>/dev/null)\" ]"
+check "worktrees gc: git worktree list has only the main checkout" \
+	sh -c "[ \$(git -C '$W' worktree list | wc -l) -eq 1 ]"
 
 test_done
