@@ -147,7 +147,10 @@ static void overlay_refused(struct loop *l, const struct otask *t, const char *w
 		why = both;
 	}
 	l->overlay = -1;
-	run_warn(l, t, "checkout: overlay: not used, every tree is a `git worktree add`: %s", why);
+	run_warn(
+		l, t,
+		"checkout: overlay: not used, every tree is a `git worktree add` (a sandboxed task's a plain clone): %s",
+		why);
 	(void)run_audit(l, "checkout.fallback", "run", l->run.id,
 			json_pack("{s:s, s:s}", "wanted", "overlay", "reason", why));
 }

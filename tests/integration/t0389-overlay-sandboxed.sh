@@ -9,7 +9,8 @@
 # merged once; no_changes; kill -9 and resume (the layer mounted again, the
 # first attempt's file and commit kept); nothing left after the runs (no
 # mount, no layer, no base checkout, no clone); a failed task's tree kept
-# mounted and removed by `worktrees gc --force`.
+# mounted and removed by `worktrees gc --force`; where mount(2) is refused
+# a plain clone, the reason said once.
 . "$SRCDIR/tests/integration/overlay-lib.sh"
 
 overlay_begin "t0389 overlay checkouts of sandboxed tasks"
@@ -168,6 +169,29 @@ check "after resume: no clone is left" \
 check "after resume: no agent is left" sh -c "! pgrep -f '[o]verlay-sbx-$$'"
 run "$KEY" "$BERNSTEIN" audit verify
 expect_stdout_contains "intact" "the audit chain survived the crash"
+
+# ---- no overlay to be had (mount(2) refused in a user namespace whose
+# mount namespace bernstein does not own): a plain clone, said once ----
+if unshare -U -r true 2>/dev/null; then
+	printf 'name: refused\ntasks:\n  - title: one\n    prompt: >-\n      %s\n  - {title: two, prompt: "echo two > refused-two.txt"}\n' \
+		"$(probe refused)" >"$W/refused.yaml"
+	commit_all refused
+	MERGES=$(git -C "$W" rev-list --merges --count main)
+	expect_exit 0 "$KEY" unshare -U -r "$BERNSTEIN" run refused.yaml
+	check "refused: the tree was not an overlay" sh -c "! grep -qx overlay '$W/refused.txt'"
+	check "refused: a plain clone, with a .git directory of its own" grep -qx gitdir "$W/refused.txt"
+	check "refused: the main repository's .git was not written" grep -qx repo-denied "$W/refused.txt"
+	check "refused: both tasks merged" \
+		sh -c "[ \$(git -C '$W' rev-list --merges --count main) -eq $((MERGES + 2)) ]"
+	expect_stderr_contains "a sandboxed task's a plain clone): cannot mount an overlay" \
+		"refused: the fallback is warned with its reason"
+	check "refused: warned once" sh -c "[ \$(grep -c 'checkout: overlay: not used' '$T/stderr') -eq 1 ]"
+	check "refused: no layer is left" \
+		sh -c "[ -z \"\$(ls -A '$W/.bernstein/overlay/task' 2>/dev/null)\" ]"
+	check "refused: no clone is left" sh -c "[ -z \"\$(ls -A '$W/.bernstein/worktrees' 2>/dev/null)\" ]"
+else
+	skip "no user namespace here: the fallback to a plain clone is not tested"
+fi
 
 # a failed task's tree is kept, mounted; `worktrees gc --force` removes it as
 # an overlay clone: unmounted, its layer (the clone) and base removed
