@@ -1,6 +1,6 @@
 #!/bin/sh
-# checkout: overlay for sandboxed tasks (sandbox: landlock, and bwrap where
-# it is installed): each task's tree is its own clone whose files are an
+# checkout: overlay for sandboxed tasks (sandbox: landlock, and bwrap and
+# container where they are installed): each task's tree is its own clone whose files are an
 # overlay mount (lower: the shared base checkout, upper: the task's layer
 # holding the clone's .git directory). Checked from inside the agents: the
 # tree is an overlay mount with a .git directory of its own (no commondir),
@@ -62,7 +62,10 @@ probe()
 
 # ---- one run per tier: edits, a new file, a deletion, no_changes ----
 TIERS=landlock
-command -v bwrap >/dev/null 2>&1 && bwrap --ro-bind / / /bin/true 2>/dev/null && TIERS="landlock bwrap"
+command -v bwrap >/dev/null 2>&1 && bwrap --ro-bind / / /bin/true 2>/dev/null && TIERS="$TIERS bwrap"
+if command -v crun >/dev/null 2>&1 || command -v runc >/dev/null 2>&1; then
+	TIERS="$TIERS container"
+fi
 N=0
 for TIER in $TIERS; do
 	N=$((N + 1))
