@@ -686,7 +686,8 @@ static int clone_layer_make(struct checkout *co, const struct layer *ly, const c
 			    char **ret_start, struct diag *reterr)
 {
 	char *head = NULL, *commit = NULL, *lower = NULL, *tmp = pathf("%s/clone-tmp", ly->dir);
-	char *base_admin = NULL, *src = NULL, *dst = NULL, *rev = NULL, abs[PATH_MAX];
+	char *base_admin = NULL, *src = NULL, *dst = NULL, *rev = NULL, *start = NULL;
+	char abs[PATH_MAX];
 	const char *args[] = {"read-tree", "-m", "-u", NULL, NULL, NULL};
 	bool userxattr, fresh;
 	int r;
@@ -730,10 +731,7 @@ static int clone_layer_make(struct checkout *co, const struct layer *ly, const c
 				 strerror(-r));
 			goto out;
 		}
-		if (ret_start) {
-			*ret_start = head;
-			head = xstrdup(*ret_start);
-		}
+		start = xstrdup(head);
 	}
 	if ((r = mkdir_p(co->path, 0755)) < 0) {
 		diag_set(reterr, co->path, 0, 0, "cannot create: %s", strerror(-r));
@@ -757,6 +755,11 @@ static int clone_layer_make(struct checkout *co, const struct layer *ly, const c
 	if (r >= 0 && (r = atomic_write_file(ly->synced, "", 0, 0644)) < 0)
 		diag_set(reterr, ly->synced, 0, 0, "cannot write: %s", strerror(-r));
 out:
+	if (r >= 0 && start && ret_start) {
+		*ret_start = start;
+		start = NULL;
+	}
+	free(start);
 	free(head);
 	free(commit);
 	free(lower);
