@@ -6,7 +6,8 @@
 # tree is an overlay mount with a .git directory of its own (no commondir),
 # git there sees only the task's edits, and writing the lower layer or the
 # main repository's .git fails. Then: edits, a new file and a deletion
-# merged once; no_changes; kill -9 and resume (the layer mounted again, the
+# merged once; no_changes; a dependent task on the moved base branch (its
+# clone brought from the shared base by `git read-tree -m -u`, confined); kill -9 and resume (the layer mounted again, the
 # first attempt's file and commit kept); nothing left after the runs (no
 # mount, no layer, no base checkout, no clone); a failed task's tree kept
 # mounted and removed by `worktrees gc --force`; where mount(2) is refused
@@ -82,6 +83,12 @@ tasks:
     prompt: "echo new > src/deep/er/new-$TIER.c; rm src/deep/er/f$N.c"
   - title: nothing
     prompt: "cat shared.txt src/deep/er/f8.c > /dev/null"
+  - title: later
+    depends_on: [edit, add]
+    prompt: >-
+      git status --porcelain > $TIER-later-status.txt;
+      cat shared.txt src/deep/er/new-$TIER.c > $TIER-later-saw.txt;
+      test ! -e src/deep/er/f$N.c && echo gone >> $TIER-later-saw.txt
 EOF2
 	commit_all "$TIER"
 	expect_exit 0 "$KEY" "$BERNSTEIN" run "$TIER.yaml"
@@ -102,8 +109,12 @@ EOF2
 	run "$BERNSTEIN" status --json
 	expect_stdout_contains '"state": "no_changes"' "$TIER: the task that changed nothing is no_changes"
 	expect_stdout_contains "\"$TIER\"" "$TIER: the tasks ran in the $TIER tier"
-	check "$TIER: two --no-ff merges" \
-		sh -c "[ \$(git -C '$W' rev-list --merges --count main) -eq $((N * 2)) ]"
+	check "$TIER: a task on a later base commit saw its dependencies' merges" \
+		sh -c "[ \"\$(tr '\n' ' ' <'$W/$TIER-later-saw.txt')\" = '$TIER new gone ' ]"
+	check "$TIER: git in its tree saw nothing changed before it worked" \
+		sh -c "[ \"\$(grep -v -e '$TIER-later-' '$W/$TIER-later-status.txt')\" = '' ]"
+	check "$TIER: three --no-ff merges" \
+		sh -c "[ \$(git -C '$W' rev-list --merges --count main) -eq $((N * 3)) ]"
 	check "$TIER: no overlay mount is left" test -z "$(overlay_mounts "$W")"
 	check "$TIER: no layer nor base checkout is left" \
 		sh -c "[ -z \"\$(ls -A '$W/.bernstein/overlay/task' '$W/.bernstein/overlay/base' 2>/dev/null | grep -v :)\" ]"
