@@ -28,6 +28,7 @@ struct checkout_ops {
 };
 
 extern const struct checkout_ops checkout_worktree_ops;
+extern const struct checkout_ops checkout_clone_ops;
 
 /* the worktree kind's make and remove (checkout.c), which an overlay
  * checkout falls back to */
@@ -35,9 +36,17 @@ int checkout_wt_make(struct checkout *co, const char *base, bool made_by_command
 		     struct diag *reterr);
 int checkout_wt_remove(const struct checkout *co, struct diag *reterr);
 
+/* the clone kind's (checkout.c), which an overlay clone falls back to */
+int checkout_clone_make(struct checkout *co, const char *base, bool made_by_command,
+			char **ret_start, struct diag *reterr);
+int checkout_clone_remove(const struct checkout *co, struct diag *reterr);
+
 /* the overlay kind's (checkout-overlay.c) */
 int checkout_overlay_make(struct checkout *co, const char *base, bool made_by_command,
 			  char **ret_start, struct diag *reterr);
 int checkout_overlay_remove(const struct checkout *co, struct diag *reterr);
+int checkout_clone_overlay_make(struct checkout *co, const char *base, bool made_by_command,
+				char **ret_start, struct diag *reterr);
+int checkout_clone_overlay_remove(const struct checkout *co, struct diag *reterr);
 
 #endif

@@ -400,7 +400,7 @@ static int base_remove(const char *repo, const char *const *env, const char *dir
 /* ---- the task's layer ---- */
 
 struct layer {
-	char *dir, *upper, *work, *base, *indexed, *synced, *userxattr;
+	char *dir, *upper, *work, *base, *indexed, *synced, *userxattr, *clone;
 };
 
 static void layer_init(struct layer *ly, const char *repo, const char *path)
@@ -412,6 +412,7 @@ static void layer_init(struct layer *ly, const char *repo, const char *path)
 	ly->indexed = pathf("%s/indexed", ly->dir);
 	ly->synced = pathf("%s/synced", ly->dir);
 	ly->userxattr = pathf("%s/userxattr", ly->dir);
+	ly->clone = pathf("%s/clone", ly->dir);
 }
 
 static void layer_release(struct layer *ly)
@@ -423,6 +424,7 @@ static void layer_release(struct layer *ly)
 	free(ly->indexed);
 	free(ly->synced);
 	free(ly->userxattr);
+	free(ly->clone);
 }
 
 bool checkout_overlay_owns(const char *repo, const char *path)
@@ -434,6 +436,17 @@ bool checkout_overlay_owns(const char *repo, const char *path)
 	owns = exists(ly.dir);
 	layer_release(&ly);
 	return owns;
+}
+
+bool checkout_overlay_owns_clone(const char *repo, const char *path)
+{
+	struct layer ly;
+	bool clone;
+
+	layer_init(&ly, repo, path);
+	clone = exists(ly.clone);
+	layer_release(&ly);
+	return clone;
 }
 
 /* A commit id read from the file path (a line), or NULL. */
@@ -479,21 +492,23 @@ static char *newest_base(const char *repo)
 	return best;
 }
 
-/* The commit of the lower layer (*ret_lower) and the branch's (*ret_head):
- * the lower recorded in the layer (a resume: the layer was made against
- * it), else a base checkout already made (of the branch's commit, else the
- * newest: the tree is brought from there to its own commit by layer_sync()),
- * else the branch's commit; recorded now. Both caller frees. */
-static int layer_commit(const struct checkout *co, const struct layer *ly, char **ret_lower,
-			char **ret_head, struct diag *reterr)
+/* The commit of the lower layer (*ret_lower, caller frees): the lower
+ * recorded in the layer (a resume: the layer was made against it), else a
+ * base checkout already made (of head, the tree's commit, else the newest:
+ * the tree is brought from there to its own commit by layer_sync()), else
+ * head; recorded now. head NULL: only a recorded one (-EIO without). */
+static int layer_lower(const struct checkout *co, const struct layer *ly, const char *head,
+		       char **ret_lower, struct diag *reterr)
 {
-	char *ref = pathf("refs/heads/%s", co->branch), *head = NULL, *lower = NULL, *ready;
-	int r = git_rev_parse(co->repo, ref, co->git_env, &head, reterr);
+	char *lower = NULL, *ready;
+	int r;
 
-	free(ref);
-	if (r < 0)
-		return r;
 	lower = read_commit(ly->base);
+	if (!lower && !head) {
+		diag_set(reterr, ly->base, 0, 0,
+			 "the overlay layer records no base commit (damaged): remove the tree");
+		return -EIO;
+	}
 	if (!lower) {
 		ready = pathf("%s/%s/base/%s/ready", co->repo, CHECKOUT_OVERLAY_DIR, head);
 		lower = exists(ready) ? NULL : newest_base(co->repo);
@@ -504,11 +519,28 @@ static int layer_commit(const struct checkout *co, const struct layer *ly, char 
 		if (r < 0) {
 			diag_set(reterr, ly->base, 0, 0, "cannot write: %s", strerror(-r));
 			free(lower);
-			free(head);
 			return r;
 		}
 	}
 	*ret_lower = lower;
+	return 0;
+}
+
+/* The commit of the lower layer and the branch's (in the repository), as
+ * layer_lower(). Both caller frees. */
+static int layer_commit(const struct checkout *co, const struct layer *ly, char **ret_lower,
+			char **ret_head, struct diag *reterr)
+{
+	char *ref = pathf("refs/heads/%s", co->branch), *head = NULL;
+	int r = git_rev_parse(co->repo, ref, co->git_env, &head, reterr);
+
+	free(ref);
+	if (r >= 0)
+		r = layer_lower(co, ly, head, ret_lower, reterr);
+	if (r < 0) {
+		free(head);
+		return r;
+	}
 	*ret_head = head;
 	return 0;
 }
@@ -524,8 +556,9 @@ static int layer_sync(const struct checkout *co, const struct layer *ly, const c
 
 	if (exists(ly->synced))
 		return 0;
-	r = strcmp(lower, head) == 0 ? 0
-				     : worktree_git_step(co->path, co->git_env, true, args, reterr);
+	r = strcmp(lower, head) == 0
+		    ? 0
+		    : worktree_git_step(co->path, checkout_git_env(co), true, args, reterr);
 	if (r >= 0 && (r = atomic_write_file(ly->synced, "", 0, 0644)) < 0)
 		diag_set(reterr, ly->synced, 0, 0, "cannot write: %s", strerror(-r));
 	return r;
@@ -563,14 +596,15 @@ out:
 	return r;
 }
 
-/* The reason co is made a plain worktree, and made so. */
-static int fall_back(struct checkout *co, const char *base, char **ret_start, const char *why,
-		     struct diag *reterr)
+/* The reason co is made the plain kind ops (a worktree, a clone), and
+ * made so. */
+static int fall_back(struct checkout *co, const struct checkout_ops *ops, const char *base,
+		     char **ret_start, const char *why, struct diag *reterr)
 {
 	free(co->fallback);
 	co->fallback = xstrdup(why);
-	co->ops = &checkout_worktree_ops;
-	return checkout_wt_make(co, base, false, ret_start, reterr);
+	co->ops = ops;
+	return ops->make(co, base, false, ret_start, reterr);
 }
 
 /* Which xattrs the layer's overlay keeps its whiteouts in: a new layer
@@ -641,33 +675,133 @@ static int layer_make(struct checkout *co, const struct layer *ly, const char *b
 	return r;
 }
 
-int checkout_overlay_make(struct checkout *co, const char *base, bool made_by_command,
-			  char **ret_start, struct diag *reterr)
+/* A sandboxed task's layer (checkout_clone_overlay_make()): every step not
+ * done yet, in order. The upper layer is the task's clone (its .git
+ * directory, no file): made beside as clone-tmp, the base checkout's index
+ * copied in, then renamed into place, so an upper/ is whole; its files are
+ * the lower layer's through the mount. Git runs unconfined only in the
+ * fresh clone-tmp (no agent ran there); in the mounted tree confined, as in
+ * any clone. */
+static int clone_layer_make(struct checkout *co, const struct layer *ly, const char *base,
+			    char **ret_start, struct diag *reterr)
+{
+	char *head = NULL, *commit = NULL, *lower = NULL, *tmp = pathf("%s/clone-tmp", ly->dir);
+	char *base_admin = NULL, *src = NULL, *dst = NULL, *rev = NULL, *start = NULL;
+	char abs[PATH_MAX];
+	const char *args[] = {"read-tree", "-m", "-u", NULL, NULL, NULL};
+	bool userxattr, fresh;
+	int r;
+
+	if ((r = layer_xattrs(ly, &userxattr, reterr)) < 0)
+		goto out;
+	if ((r = atomic_write_file(ly->clone, "", 0, 0644)) < 0) {
+		diag_set(reterr, ly->clone, 0, 0, "cannot write: %s", strerror(-r));
+		goto out;
+	}
+	if ((r = mkdir_p(ly->work, 0700)) < 0) {
+		diag_set(reterr, ly->work, 0, 0, "cannot create: %s", strerror(-r));
+		goto out;
+	}
+	fresh = !exists(ly->upper);
+	if (fresh) {
+		rev = pathf("%s^{commit}", base);
+		if ((r = git_rev_parse(co->repo, rev, co->git_env, &head, reterr)) < 0)
+			goto out;
+	}
+	if ((r = layer_lower(co, ly, head, &commit, reterr)) < 0 ||
+	    (r = base_make(co, commit, &lower, reterr)) < 0)
+		goto out;
+	if (fresh) {
+		if ((r = rmtree_beneath(tmp)) < 0) {
+			diag_set(reterr, tmp, 0, 0, "cannot remove: %s", strerror(-r));
+			goto out;
+		}
+		r = worktree_clone_bare(co->repo, tmp, co->branch, head, co->git_env, reterr);
+		if (r >= 0)
+			r = gitfile_dir(lower, &base_admin, reterr);
+		if (r < 0)
+			goto out;
+		src = pathf("%s/index", base_admin);
+		dst = pathf("%s/.git/index", tmp);
+		if ((r = copy_file(src, dst, reterr)) < 0)
+			goto out;
+		if (rename(tmp, ly->upper) < 0) {
+			r = -errno;
+			diag_set(reterr, ly->upper, 0, 0, "cannot move the clone into place: %s",
+				 strerror(-r));
+			goto out;
+		}
+		start = xstrdup(head);
+	}
+	if ((r = mkdir_p(co->path, 0755)) < 0) {
+		diag_set(reterr, co->path, 0, 0, "cannot create: %s", strerror(-r));
+		goto out;
+	}
+	if (!(realpath(co->path, abs) && mounted_at(abs, ly->upper) == MOUNT_OURS) &&
+	    (r = overlay_mount(lower, ly->upper, ly->work, co->path, userxattr, reterr)) < 0)
+		goto out;
+	if ((r = worktree_clone_check(co->path, reterr)) < 0 || exists(ly->synced))
+		goto out;
+	/* brought from the lower layer's commit to the clone's branch (made at
+	 * head, moved by no agent yet: none ran before `synced`) */
+	free(head);
+	head = NULL;
+	r = git_branch_commit(co->path, co->branch, checkout_git_env(co), &head, reterr);
+	if (r >= 0 && strcmp(commit, head) != 0) {
+		args[3] = commit;
+		args[4] = head;
+		r = worktree_git_step(co->path, checkout_git_env(co), true, args, reterr);
+	}
+	if (r >= 0 && (r = atomic_write_file(ly->synced, "", 0, 0644)) < 0)
+		diag_set(reterr, ly->synced, 0, 0, "cannot write: %s", strerror(-r));
+out:
+	if (r >= 0 && start && ret_start) {
+		*ret_start = start;
+		start = NULL;
+	}
+	free(start);
+	free(head);
+	free(commit);
+	free(lower);
+	free(tmp);
+	free(base_admin);
+	free(src);
+	free(dst);
+	free(rev);
+	return r;
+}
+
+typedef int layer_make_fn(struct checkout *co, const struct layer *ly, const char *base,
+			  char **ret_start, struct diag *reterr);
+
+/* What both overlay kinds make: plain the kind a tree without a layer is
+ * (an earlier fallback), or falls back to; make the layer's. */
+static int overlay_make(struct checkout *co, const struct checkout_ops *plain, layer_make_fn *make,
+			const char *base, char **ret_start, struct diag *reterr)
 {
 	char abs[PATH_MAX];
 	struct layer ly;
 	struct diag d;
 	int r;
 
-	(void)made_by_command; /* never: no command */
 	layer_init(&ly, co->repo, co->path);
 	if (!exists(ly.dir)) {
-		/* a tree made as a plain worktree (an earlier fallback): one */
+		/* a tree made as the plain kind (an earlier fallback): one */
 		if (exists(co->path)) {
-			co->ops = &checkout_worktree_ops;
-			r = checkout_wt_make(co, base, false, ret_start, reterr);
+			co->ops = plain;
+			r = plain->make(co, base, false, ret_start, reterr);
 			goto out;
 		}
 		diag_clear(&d);
 		if (!mount_path_ok(co->path) || !mount_path_ok(ly.dir))
 			r = fall_back(
-				co, base, ret_start,
+				co, plain, base, ret_start,
 				"the tree's path has a character overlay options cannot carry",
 				reterr);
 		else if (checkout_overlay_probe(co->repo, &d) < 0)
-			r = fall_back(co, base, ret_start, d.msg, reterr);
+			r = fall_back(co, plain, base, ret_start, d.msg, reterr);
 		else
-			r = layer_make(co, &ly, base, ret_start, reterr);
+			r = make(co, &ly, base, ret_start, reterr);
 		goto out;
 	}
 	/* resumed: mounted already (and brought to its commit), or the layer
@@ -677,13 +811,31 @@ int checkout_overlay_make(struct checkout *co, const char *base, bool made_by_co
 		r = 0;
 		goto out;
 	}
-	r = layer_make(co, &ly, base, ret_start, reterr);
+	r = make(co, &ly, base, ret_start, reterr);
 out:
 	layer_release(&ly);
 	return r;
 }
 
-int checkout_overlay_remove(const struct checkout *co, struct diag *reterr)
+int checkout_overlay_make(struct checkout *co, const char *base, bool made_by_command,
+			  char **ret_start, struct diag *reterr)
+{
+	(void)made_by_command; /* never: no command */
+	return overlay_make(co, &checkout_worktree_ops, layer_make, base, ret_start, reterr);
+}
+
+int checkout_clone_overlay_make(struct checkout *co, const char *base, bool made_by_command,
+				char **ret_start, struct diag *reterr)
+{
+	(void)made_by_command; /* never: no command */
+	return overlay_make(co, &checkout_clone_ops, clone_layer_make, base, ret_start, reterr);
+}
+
+/* What both overlay kinds remove: the mount (only ours), the layer, then
+ * what is left at the path, by the plain kind's remove. */
+static int overlay_remove(const struct checkout *co,
+			  int (*remove)(const struct checkout *co, struct diag *reterr),
+			  struct diag *reterr)
 {
 	char abs[PATH_MAX];
 	struct layer ly;
@@ -695,8 +847,8 @@ int checkout_overlay_remove(const struct checkout *co, struct diag *reterr)
 		case MOUNT_OTHER:
 			diag_set(
 				reterr, NULL, 0, 0,
-				"cannot remove the worktree '%s': something other than its overlay is mounted there",
-				co->path);
+				"cannot remove the %s '%s': something other than its overlay is mounted there",
+				co->ops->noun, co->path);
 			r = -EPERM;
 			goto out;
 		case MOUNT_OURS:
@@ -718,10 +870,20 @@ int checkout_overlay_remove(const struct checkout *co, struct diag *reterr)
 			 strerror(-r));
 		goto out;
 	}
-	r = checkout_wt_remove(co, reterr);
+	r = remove(co, reterr);
 out:
 	layer_release(&ly);
 	return r;
+}
+
+int checkout_overlay_remove(const struct checkout *co, struct diag *reterr)
+{
+	return overlay_remove(co, checkout_wt_remove, reterr);
+}
+
+int checkout_clone_overlay_remove(const struct checkout *co, struct diag *reterr)
+{
+	return overlay_remove(co, checkout_clone_remove, reterr);
 }
 
 /* ---- what the auto mode and the garbage collector look at ---- */

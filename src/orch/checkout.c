@@ -74,8 +74,6 @@ static bool git_is_dir(const char *path)
 	return dir;
 }
 
-static int clone_remove(const struct checkout *co, struct diag *reterr);
-
 int checkout_wt_remove(const struct checkout *co, struct diag *reterr)
 {
 	struct stat st;
@@ -83,7 +81,7 @@ int checkout_wt_remove(const struct checkout *co, struct diag *reterr)
 	int r;
 
 	if (git_is_dir(co->path))
-		return clone_remove(co, reterr);
+		return checkout_clone_remove(co, reterr);
 	diag_clear(&d);
 	if (worktree_remove(co->repo, co->path, false, NULL, co->git_env, &d) < 0) {
 		diag_set(reterr, NULL, 0, 0, "cannot remove the worktree '%s': %s", co->path,
@@ -129,8 +127,8 @@ static const struct checkout_ops overlay_ops = {
 
 /* ---- a sandboxed task's clone ---- */
 
-static int clone_make(struct checkout *co, const char *base, bool made_by_command, char **ret_start,
-		      struct diag *reterr)
+int checkout_clone_make(struct checkout *co, const char *base, bool made_by_command,
+			char **ret_start, struct diag *reterr)
 {
 	(void)made_by_command; /* never: a clone has no command */
 	return worktree_clone_add(co->repo, co->path, co->branch, base, checkout_git_env(co),
@@ -201,7 +199,7 @@ static int clone_publish(const struct checkout *co, const char *base, unsigned *
 }
 
 /* Deleted without following what the agent planted. */
-static int clone_remove(const struct checkout *co, struct diag *reterr)
+int checkout_clone_remove(const struct checkout *co, struct diag *reterr)
 {
 	int r = rmtree_beneath(co->path);
 
@@ -211,17 +209,32 @@ static int clone_remove(const struct checkout *co, struct diag *reterr)
 	return r;
 }
 
-static const struct checkout_ops clone_ops = {
+const struct checkout_ops checkout_clone_ops = {
 	.noun = "clone",
 	.command = NULL,
-	.make = clone_make,
+	.make = checkout_clone_make,
 	.check = clone_check,
 	.branch_home = clone_branch_home,
 	.ahead = clone_ahead,
 	.changed_files = clone_changed_files,
 	.publish = clone_publish,
 	.set_aside = false,
-	.remove = clone_remove,
+	.remove = checkout_clone_remove,
+};
+
+/* ---- a sandboxed task's clone whose files are an overlay ---- */
+
+static const struct checkout_ops clone_overlay_ops = {
+	.noun = "overlay clone",
+	.command = NULL, /* made at once: constant time, no git checkout */
+	.make = checkout_clone_overlay_make,
+	.check = clone_check,
+	.branch_home = clone_branch_home,
+	.ahead = clone_ahead,
+	.changed_files = clone_changed_files,
+	.publish = clone_publish,
+	.set_aside = false, /* a mount point is not renamed: removed whole */
+	.remove = checkout_clone_overlay_remove,
 };
 
 /* ---- the interface ---- */
@@ -229,7 +242,8 @@ static const struct checkout_ops clone_ops = {
 static const struct checkout_ops *const kinds[_CHECKOUT_KIND_MAX] = {
 	[CHECKOUT_WORKTREE] = &checkout_worktree_ops,
 	[CHECKOUT_OVERLAY] = &overlay_ops,
-	[CHECKOUT_CLONE] = &clone_ops,
+	[CHECKOUT_CLONE] = &checkout_clone_ops,
+	[CHECKOUT_CLONE_OVERLAY] = &clone_overlay_ops,
 };
 
 void checkout_init(struct checkout *co)
@@ -256,15 +270,19 @@ void checkout_bind(struct checkout *co, enum checkout_kind kind, const char *rep
 
 	checkout_release(co);
 	/* a tree an overlay checkout made stays one (unmounted, its layer
-	 * removed) whatever the configuration says now */
-	if (kind == CHECKOUT_WORKTREE && checkout_overlay_owns(repo, path))
-		kind = CHECKOUT_OVERLAY;
+	 * removed) whatever the configuration says now; a sandboxed task's
+	 * (or one whose layer says it holds a clone) an overlay clone */
+	if (checkout_overlay_owns(repo, path))
+		kind = kind == CHECKOUT_CLONE || kind == CHECKOUT_CLONE_OVERLAY ||
+				       checkout_overlay_owns_clone(repo, path)
+			       ? CHECKOUT_CLONE_OVERLAY
+			       : CHECKOUT_OVERLAY;
 	co->ops = kinds[kind];
 	co->repo = repo;
 	co->git_env = git_env;
 	co->path = xstrdup(path);
 	co->branch = xstrdup(branch);
-	if (kind == CHECKOUT_CLONE) {
+	if (kind == CHECKOUT_CLONE || kind == CHECKOUT_CLONE_OVERLAY) {
 		/* git_env plus the entry that makes worktree.c run git in the
 		 * clone confined to it (the agent controlled its config, hooks
 		 * and refs) */

@@ -34,7 +34,17 @@
  *                      a plain worktree instead and says why in
  *                      co->fallback.
  *
- * A fourth kind (a checkout on another machine) is another table of the
+ *   CHECKOUT_CLONE_OVERLAY  a sandboxed task's clone made in constant time
+ *                      (checkout-overlay.c, docs/runs.md "Overlay checkouts
+ *                      of sandboxed tasks"): the overlay of CHECKOUT_OVERLAY
+ *                      mounted on the tree, whose upper layer holds the
+ *                      clone's own .git directory (`git clone --shared
+ *                      --no-checkout`, the base checkout's index copied in).
+ *                      Otherwise a CHECKOUT_CLONE: confined git, published by
+ *                      fetch. Falls back to a plain clone as CHECKOUT_OVERLAY
+ *                      does to a worktree.
+ *
+ * A fifth kind (a checkout on another machine) is another table of the
  * operations in checkout.c: what the loop calls does not change.
  *
  * The repository, its git environment, the path and the branch are fixed at
@@ -56,6 +66,7 @@ enum checkout_kind {
 	CHECKOUT_WORKTREE,
 	CHECKOUT_CLONE,
 	CHECKOUT_OVERLAY,
+	CHECKOUT_CLONE_OVERLAY,
 	_CHECKOUT_KIND_MAX,
 	_CHECKOUT_KIND_INVALID = -EINVAL,
 };
@@ -193,6 +204,9 @@ int checkout_overlay_repo_files(const char *repo, uint32_t *ret);
 /* Whether path is a tree an overlay checkout made (its task layer
  * exists): such a tree is removed as one whatever kind it is bound as. */
 bool checkout_overlay_owns(const char *repo, const char *path);
+/* Whether that layer is a sandboxed task's (its upper layer a clone:
+ * CHECKOUT_CLONE_OVERLAY). */
+bool checkout_overlay_owns_clone(const char *repo, const char *path);
 
 /* The shared base checkouts no task layer uses any more (and no overlay
  * mount has as its lower layer) removed: *ret_n (may be NULL) how many.

@@ -147,12 +147,15 @@ static void overlay_refused(struct loop *l, const struct otask *t, const char *w
 		why = both;
 	}
 	l->overlay = -1;
-	run_warn(l, t, "checkout: overlay: not used, every tree is a `git worktree add`: %s", why);
+	run_warn(
+		l, t,
+		"checkout: overlay: not used, every tree is a `git worktree add` (a sandboxed task's a plain clone): %s",
+		why);
 	(void)run_audit(l, "checkout.fallback", "run", l->run.id,
 			json_pack("{s:s, s:s}", "wanted", "overlay", "reason", why));
 }
 
-/* Whether an unsandboxed task gets an overlay tree (checkout:, decided
+/* Whether a task gets an overlay tree (checkout:, decided
  * once): overlay, or auto in a repository of CHECKOUT_OVERLAY_AUTO_FILES
  * files or more; not when BERNSTEIN_OVERLAY=off is in the host's
  * environment (then said why), nor after a mount was refused. */
@@ -184,8 +187,9 @@ static bool overlay_wanted(struct loop *l, const struct otask *t)
 }
 
 /* t's checkout (orch/checkout.h), bound on first use: a clone of its own
- * when t runs sandboxed, else an overlay worktree when checkout: says so,
- * else a worktree of the repository. The one place that asks which kind it
+ * when t runs sandboxed (its files an overlay when checkout: says so), else
+ * an overlay worktree when checkout: says so, else a worktree of the
+ * repository. The one place that asks which kind it
  * is. NULL while t has none (before dispatch named it). */
 struct checkout *run_task_checkout(struct loop *l, struct otask *t)
 {
@@ -194,9 +198,10 @@ struct checkout *run_task_checkout(struct loop *l, struct otask *t)
 	if (!checkout_bound(&t->co)) {
 		if (!t->row.worktree || !t->row.branch)
 			return NULL;
-		kind = run_task_sandboxed(l, t) ? CHECKOUT_CLONE
-		       : overlay_wanted(l, t)	? CHECKOUT_OVERLAY
-						: CHECKOUT_WORKTREE;
+		if (run_task_sandboxed(l, t))
+			kind = overlay_wanted(l, t) ? CHECKOUT_CLONE_OVERLAY : CHECKOUT_CLONE;
+		else
+			kind = overlay_wanted(l, t) ? CHECKOUT_OVERLAY : CHECKOUT_WORKTREE;
 		checkout_bind(&t->co, kind, l->e->repo, l->e->git_env, t->row.worktree,
 			      t->row.branch);
 	}

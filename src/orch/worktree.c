@@ -1985,6 +1985,46 @@ out:
 	return r;
 }
 
+int worktree_clone_bare(const char *repo, const char *path, const char *branch, const char *commit,
+			const char *const *env, struct diag *reterr)
+{
+	const char *clone[] = {"clone", "--shared", "--no-checkout", "-q", "--", NULL, NULL, NULL};
+	const char *ref[] = {"update-ref", NULL, NULL, NULL};
+	const char *head[] = {"symbolic-ref", "HEAD", NULL, NULL};
+	struct sbuf name = SBUF_INIT(SIZE_MAX);
+	char *abs = NULL, *top = NULL;
+	int r;
+
+	if ((r = check_args(repo, reterr)) < 0 || (r = check_args(path, reterr)) < 0 ||
+	    (r = check_name(repo, "branch name", branch, reterr)) < 0 ||
+	    (r = check_name(repo, "commit", commit, reterr)) < 0)
+		return r;
+	abs = canon_path(repo, path);
+	top = canon_path(repo, ".");
+	r = path_free(abs, reterr);
+	if (r < 0)
+		goto out;
+	clone[5] = top;
+	clone[6] = abs;
+	r = wt_simple(repo, env, clone, reterr);
+	if (r < 0)
+		goto out;
+	/* a fresh clone of bernstein's own, no agent ran there: its branch
+	 * made and named by HEAD, no file written */
+	(void)sbuf_addf(&name, HEADS_PREFIX "%s", branch);
+	ref[1] = name.buf;
+	ref[2] = commit;
+	head[2] = name.buf;
+	r = wt_simple(abs, env, ref, reterr);
+	if (r >= 0)
+		r = wt_simple(abs, env, head, reterr);
+out:
+	sbuf_release(&name);
+	free(abs);
+	free(top);
+	return r;
+}
+
 int worktree_clone_fetch(const char *repo, const char *clone, const char *branch,
 			 const char *const *env, struct diag *reterr)
 {

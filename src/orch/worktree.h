@@ -216,6 +216,14 @@ int worktree_clone_add(const char *repo, const char *path, const char *branch,
 		       const char *base_commit, const char *const *env, char **ret_start,
 		       struct diag *reterr);
 
+/* A clone of repo at path (absent or an empty directory) without a file
+ * checked out: `git clone --shared --no-checkout`, then refs/heads/BRANCH
+ * made at commit (an id) and named by its HEAD. It has no index: the
+ * overlay kind of clone copies one in (checkout-overlay.c). Run only where
+ * no agent ran: git runs there unconfined. */
+int worktree_clone_bare(const char *repo, const char *path, const char *branch, const char *commit,
+			const char *const *env, struct diag *reterr);
+
 /* Whether clone looks like a clone bernstein made, before git is run in it:
  * .git a real directory (not a symlink, not a worktree's .git file), and no
  * .git/commondir or .git/gitdir (which would point git at another

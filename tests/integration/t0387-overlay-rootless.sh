@@ -6,8 +6,8 @@
 # tree; a lower directory renamed and a lower file deleted in
 # a tree are merged (the layer keeps its whiteouts in user.* xattrs);
 # every changing task is merged once, the idle one is no_changes; a task
-# sandboxed by bubblewrap (its user namespace nested in the run's) keeps
-# its clone; when the
+# sandboxed by bubblewrap (its user namespace nested in the run's) gets
+# an overlay clone; when the
 # last task runs the earlier trees' overlays are already unmounted in the
 # namespace; the audit chain records the namespace (checkout.userns) and no
 # fallback; after the run no layer, base checkout or worktree is left. A
@@ -70,8 +70,8 @@ check "when it ran, its own overlay was mounted" grep -q '/worktrees/later-' "$W
 check "and the merged tasks' overlays were unmounted" \
 	sh -c "! grep -q -e '/worktrees/edit-' -e '/worktrees/move-' '$W/later-mounts.txt'"
 if [ "$BOX" = bwrap ]; then
-	check "a sandboxed task (bwrap, nested in the namespace) kept its clone and was merged" \
-		grep -qx clone "$W/boxed.txt"
+	check "a sandboxed task (bwrap, nested in the namespace) got an overlay clone and was merged" \
+		grep -qx overlay "$W/boxed.txt"
 else
 	skip "no bwrap here: the boxed task was a plain one"
 fi

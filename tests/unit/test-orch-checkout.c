@@ -429,6 +429,86 @@ static void test_overlay(void **state)
 	assert_out(f, f->repo, "git worktree list --porcelain | grep -c ^worktree", "1");
 }
 
+/* A sandboxed task's clone whose files are an overlay: the clone's .git in
+ * the upper layer, the shared base below; git there confined, the branch
+ * the clone's until published; a crash's clone-tmp redone; bound again as
+ * what it is whatever kind is asked; removed whole. */
+static void test_clone_overlay(void **state)
+{
+	FX;
+	struct checkout *co = &f->co;
+	struct strvec files = STRVEC_INIT;
+	char layer[PATH_MAX + 64], p[PATH_MAX + 128], *head = NULL, *t;
+	bool committed = false;
+	unsigned ahead = 99;
+	size_t n = 99;
+	struct diag d;
+
+	if (landlock_abi_version() < 0 || !overlay_here(f))
+		skip();
+	(void)snprintf(layer, sizeof(layer), "%s/" CHECKOUT_OVERLAY_DIR "/task/s1", f->repo);
+	/* what a crash inside an earlier `git clone` left */
+	(void)snprintf(p, sizeof(p), "%s/clone-tmp/.git", layer);
+	free(shok(f, NULL, "mkdir -p %s && echo junk > %s/HEAD", p, p));
+	bind(f, CHECKOUT_CLONE_OVERLAY);
+	assert_string_equal(checkout_noun(co), "overlay clone");
+	assert_int_equal(checkout_make(co, "main", false, &d), 0);
+	assert_null(co->fallback);
+	assert_string_equal(co->start, f->base);
+	t = mounted(f, f->path);
+	assert_string_equal(t, "overlay");
+	free(t);
+	(void)snprintf(p, sizeof(p), "%s/upper/.git/HEAD", layer);
+	assert_true(exists(p)); /* the clone's own .git, in the layer */
+	(void)snprintf(p, sizeof(p), "%s/clone-tmp", layer);
+	assert_false(exists(p));
+	assert_int_equal(checkout_check(co, &d), 0);
+	assert_out(f, f->path, "cat a.txt", "a");
+	assert_int_equal(checkout_changes(co, &files, &d), 0);
+	assert_int_equal(files.nr, 0);
+	assert_false(checkout_moved(co));
+	assert_false(has_branch(f, "bernstein/s1"));
+	/* made again (a resume): nothing changes */
+	assert_int_equal(checkout_make(co, "main", false, &d), 0);
+	/* bound again as any kind: an overlay clone (its layer says so) */
+	bind(f, CHECKOUT_WORKTREE);
+	assert_string_equal(checkout_noun(co), "overlay clone");
+	bind(f, CHECKOUT_CLONE);
+	assert_string_equal(checkout_noun(co), "overlay clone");
+
+	agent_writes(f);
+	assert_int_equal(checkout_changes(co, &files, &d), 0);
+	assert_int_equal(files.nr, 2);
+	strvec_clear(&files);
+	assert_int_equal(checkout_commit(co, "work", &ident, &committed, &d), 0);
+	assert_true(committed);
+	assert_int_equal(checkout_ahead(co, "main", &ahead, &d), 0);
+	assert_int_equal(ahead, 1);
+	assert_false(has_branch(f, "bernstein/s1"));
+	assert_int_equal(checkout_publish(co, "main", &ahead, &head, &d), 0);
+	assert_int_equal(ahead, 1);
+	assert_non_null(head);
+	free(head);
+	assert_true(has_branch(f, "bernstein/s1"));
+	assert_out(f, f->repo, "git rev-parse refs/heads/main", f->base);
+	/* the agent replaced its .git: no git runs there, removal still works */
+	free(shok(f, f->path, "rm -rf .git && ln -s ../../../.git .git"));
+	assert_int_equal(checkout_check(co, &d), -EPERM);
+	assert_int_equal(checkout_set_aside(co), -EOPNOTSUPP);
+	assert_int_equal(checkout_remove(co, false, &d), 0);
+	t = mounted(f, f->path);
+	assert_string_equal(t, "");
+	free(t);
+	assert_false(exists(f->path));
+	assert_false(exists(layer));
+	assert_true(exists(f->repo));
+	assert_out(f, f->repo, "git rev-parse HEAD", f->base);
+	assert_int_equal(checkout_overlay_gc(f->repo, (const char *const *)f->git_env.v, &n, &d),
+			 0);
+	assert_int_equal(n, 1);
+	assert_out(f, f->repo, "git worktree list --porcelain | grep -c ^worktree", "1");
+}
+
 /* Something other than the task's overlay mounted on its tree: removal
  * refuses (it unmounts only its own), and leaves the layer. */
 static void test_overlay_foreign_mount(void **state)
@@ -580,6 +660,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_overlay_foreign_mount, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_overlay_userns_layer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_overlay_repo_files, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_clone_overlay, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
