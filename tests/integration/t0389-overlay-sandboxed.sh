@@ -29,24 +29,7 @@ fi
 
 # the shell agent, but what it runs is the task part of its prompt: a
 # resumed attempt's prompt starts with the recovered context (prose)
-cat >"$W/.bernstein/catalog/profiles/tail.yaml" <<'EOF2'
-name: tail
-display_name: "Shell script agent, the task part of its prompt"
-shape: factory
-invocation:
-  binary: sh
-  extra_args: [-c, 'p=$1; case $p in *"## Task"*) p=${p##*"## Task"};; esac; eval "$p"', sh]
-  prompt_positional: true
-capabilities:
-  tool_use: true
-  max_parallel_workers: 8
-EOF2
-cat >>"$W/.bernstein/catalog/strategy-matrix.yaml" <<'EOF2'
-  tail:
-    resume: unsupported
-    dangerous_mode: always-on
-    event_channel: none
-EOF2
+tail_agent
 
 # what the agent finds out about its tree, into FILE.txt: "overlay" when
 # its tree is an overlay mount, "gitdir" when .git is a directory of its
