@@ -87,12 +87,14 @@ check "no fallback was recorded" sh -c "! grep -q reason '$T/stdout'"
 # a failed task's tree is kept, mounted; `worktrees gc --force` removes it as
 # an overlay: unmounted, its layer and the unused base checkout removed
 # (rmtree through the mount left the mount and the layer behind)
-printf 'name: failing\ntasks:\n  - {title: broken, prompt: "echo half > half.txt; exit 3"}\n' >"$W/fail.yaml"
+printf 'name: failing\ntasks:\n  - {title: broken, prompt: "echo half > half.txt; ln -s %s out; mkdir -p d && ln -s %s d/in; exit 3"}\n' "$OUT" "$OUT" >"$W/fail.yaml"
 commit_all fail
 run "$KEY" "$BERNSTEIN" run fail.yaml
 check "the failing task fails the run" test "$RC" -ne 0
 check "its tree is kept, an overlay mount" test -n "$(overlay_mounts "$W")"
 check "its layer is kept" sh -c "[ -n \"\$(ls -A '$W/.bernstein/overlay/task' 2>/dev/null)\" ]"
+check "its tree holds the symlinks the agent planted" \
+	sh -c "for l in '$W'/.bernstein/worktrees/broken-*/out '$W'/.bernstein/worktrees/broken-*/d/in; do test -L \"\$l\" || exit 1; done"
 run "$KEY" "$BERNSTEIN" worktrees gc --force
 check "worktrees gc --force: exit 0" test "$RC" -eq 0
 check "worktrees gc: no overlay mount is left" test -z "$(overlay_mounts "$W")"
@@ -101,5 +103,7 @@ check "worktrees gc: the unused base checkout was removed" \
 	sh -c "[ -z \"\$(ls -A '$W/.bernstein/overlay/base' 2>/dev/null)\" ]"
 check "worktrees gc: git worktree list has only the main checkout" \
 	sh -c "[ \$(git -C '$W' worktree list | wc -l) -eq 1 ]"
+check "worktrees gc: the symlinks the failed agent planted were not followed" \
+	sh -c "test -f '$OUT/keep.txt' && [ \$(ls -A '$OUT' | wc -l) -eq 1 ]"
 
 test_done
