@@ -164,6 +164,29 @@ static int member_cmp_bytes(const void *a, const void *b)
 
 /* ---- strings ----------------------------------------------------------- */
 
+/* The letter of c's short escape ('"', '\\', b, f, n, r, t: "\\n"), or 0
+ * when JSON has none for it. */
+static char short_escape(uint32_t c)
+{
+	switch (c) {
+	case '"':
+	case '\\':
+		return (char)c;
+	case '\b':
+		return 'b';
+	case '\f':
+		return 'f';
+	case '\n':
+		return 'n';
+	case '\r':
+		return 'r';
+	case '\t':
+		return 't';
+	default:
+		return 0;
+	}
+}
+
 static int add_u_escape(struct sbuf *out, uint32_t unit)
 {
 	return sbuf_addf(out, "\\u%04" PRIx32, unit);
@@ -184,37 +207,16 @@ static int canon_string(const char *str, size_t len, enum canon_style style, str
 		return r;
 	while (i < len) {
 		size_t at = i;
+		char short_esc[3] = {'\\', 0, 0};
 		const char *esc = NULL;
 		uint32_t cp;
 
 		r = utf8_next(s, len, &i, &cp);
 		if (r < 0)
 			return r;
-		switch (cp) {
-		case '"':
-			esc = "\\\"";
-			break;
-		case '\\':
-			esc = "\\\\";
-			break;
-		case '\b':
-			esc = "\\b";
-			break;
-		case '\t':
-			esc = "\\t";
-			break;
-		case '\n':
-			esc = "\\n";
-			break;
-		case '\f':
-			esc = "\\f";
-			break;
-		case '\r':
-			esc = "\\r";
-			break;
-		default:
-			break;
-		}
+		short_esc[1] = short_escape(cp);
+		if (short_esc[1])
+			esc = short_esc;
 		if (!esc && cp >= 0x20 && (style == CANON_JCS || cp <= 0x7e)) {
 			run += i - at; /* literal: flushed in one piece later */
 			continue;
@@ -603,32 +605,12 @@ static int pretty_string(const char *str, size_t len, struct sbuf *out)
 			i++;
 			continue;
 		}
-		switch (c) {
-		case '"':
-		case '\\':
-			esc[1] = (char)c;
-			break;
-		case '\b':
-			esc[1] = 'b';
-			break;
-		case '\f':
-			esc[1] = 'f';
-			break;
-		case '\n':
-			esc[1] = 'n';
-			break;
-		case '\r':
-			esc[1] = 'r';
-			break;
-		case '\t':
-			esc[1] = 't';
-			break;
-		default:
+		esc[1] = short_escape(c);
+		if (!esc[1]) {
 			memcpy(esc + 1, "u00", 3);
 			esc[4] = hex[c >> 4];
 			esc[5] = hex[c & 0xf];
 			elen = 6;
-			break;
 		}
 		r = put(out, str + run, i - run);
 		if (r >= 0)
