@@ -1393,37 +1393,28 @@ int state_run_set_budget(struct state *st, const char *run_id, const char *budge
 			  reterr);
 }
 
-int state_run_get_budget(struct state *st, const char *run_id, char **ret, struct diag *reterr)
-{
-	int r;
-
-	if (!run_id)
-		return state_arg_missing(st, "run id", reterr);
-	if (st->readonly && st->version < 5) { /* a reader of an older schema: no column, NULL */
-		*ret = NULL;
-		return 0;
-	}
-	r = select_text(st, STMT_RUN_GET_BUDGET, run_id, "budget", ret, reterr);
-	if (r == -ENOENT)
-		diag_set(reterr, st->path, 0, 0, "no run '%s'", run_id);
-	return r;
-}
-
-/* runs.hooks and runs.hooks_due (schema 7): text or NULL */
-static int run_text_get(struct state *st, enum stmt_id id, const char *run_id, const char *what,
-			char **ret, struct diag *reterr)
+/* A text column of a run that schema version since added (runs.budget 5,
+ * runs.hooks and runs.hooks_due 7): text or NULL; NULL for a reader of an
+ * older schema, which has no such column. */
+static int run_text_get(struct state *st, enum stmt_id id, int since, const char *run_id,
+			const char *what, char **ret, struct diag *reterr)
 {
 	int r;
 
 	*ret = NULL;
 	if (!run_id)
 		return state_arg_missing(st, "run id", reterr);
-	if (st->readonly && st->version < 7) /* a reader of an older schema: none */
+	if (st->readonly && st->version < since)
 		return 0;
 	r = select_text(st, id, run_id, what, ret, reterr);
 	if (r == -ENOENT)
 		diag_set(reterr, st->path, 0, 0, "no run '%s'", run_id);
 	return r;
+}
+
+int state_run_get_budget(struct state *st, const char *run_id, char **ret, struct diag *reterr)
+{
+	return run_text_get(st, STMT_RUN_GET_BUDGET, 5, run_id, "budget", ret, reterr);
 }
 
 int state_run_set_hooks(struct state *st, const char *run_id, const char *hooks, const char *now,
@@ -1437,7 +1428,7 @@ int state_run_set_hooks(struct state *st, const char *run_id, const char *hooks,
 
 int state_run_get_hooks(struct state *st, const char *run_id, char **ret, struct diag *reterr)
 {
-	return run_text_get(st, STMT_RUN_GET_HOOKS, run_id, "hooks", ret, reterr);
+	return run_text_get(st, STMT_RUN_GET_HOOKS, 7, run_id, "hooks", ret, reterr);
 }
 
 int state_run_set_hooks_due(struct state *st, const char *run_id, const char *due, const char *now,
@@ -1449,7 +1440,7 @@ int state_run_set_hooks_due(struct state *st, const char *run_id, const char *du
 
 int state_run_get_hooks_due(struct state *st, const char *run_id, char **ret, struct diag *reterr)
 {
-	return run_text_get(st, STMT_RUN_GET_HOOKS_DUE, run_id, "hooks due", ret, reterr);
+	return run_text_get(st, STMT_RUN_GET_HOOKS_DUE, 7, run_id, "hooks due", ret, reterr);
 }
 
 /* ---- generated plans (goal mode) ---- */
