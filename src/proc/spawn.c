@@ -21,6 +21,7 @@ static const char *const state_names[_PROC_STATE_MAX] = {
 	[PROC_STARTING] = "starting",	    [PROC_RUNNING] = "running",
 	[PROC_TERMINATING] = "terminating", [PROC_KILLING] = "killing",
 	[PROC_DRAINING] = "draining",	    [PROC_EXITED] = "exited",
+	[PROC_SETTLING] = "settling",
 };
 
 const char *proc_state_name(enum proc_state s)
@@ -508,6 +509,11 @@ static bool sig_terminates(int sig)
 	default:
 		return sig > 0;
 	}
+}
+
+bool proc_group_alive(const struct proc *p)
+{
+	return p->pid > 0 && (kill(-p->pid, 0) == 0 || errno == EPERM);
 }
 
 int proc_kill_group(const struct proc *p, int sig)

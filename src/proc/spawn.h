@@ -48,6 +48,8 @@ enum proc_state {
 	PROC_KILLING,	  /* SIGKILL sent to the group; waiting for the exit */
 	PROC_DRAINING,	  /* the agent was reaped; reading its pipes until EOF or the grace ends */
 	PROC_EXITED,	  /* final: on_exit() has the result */
+	PROC_SETTLING,	  /* reaped, its pipes at EOF; the rest of its group (SIGTERMed)
+			   * is given the grace to end before the SIGKILL */
 	_PROC_STATE_MAX,
 	_PROC_STATE_INVALID = -EINVAL,
 };
@@ -169,6 +171,8 @@ void proc_set_wait_status(struct proc *p, int wstatus);
  * only the signals it handles: SIGKILL is what sig would have done to it;
  * its namespace dies with it). */
 int proc_kill_group(const struct proc *p, int sig);
+/* Whether any process (a zombie included) is still in p's process group. */
+bool proc_group_alive(const struct proc *p);
 /* The task is over: records oom_kills, kills what is left in its cgroups and
  * removes them. Idempotent; proc_release() calls it. */
 void proc_contain_end(struct proc *p);

@@ -53,6 +53,7 @@ const struct proc_transition proc_transitions[_PROC_STATE_MAX][_PROC_EVENT_MAX] 
 		[PROC_EV_CANCEL]          = INV,
 		[PROC_EV_LINE]            = INV,
 		[PROC_EV_EOF]             = INV,
+		[PROC_EV_GROUP_GONE]      = INV,
 	},
 	[PROC_RUNNING] = {
 		[PROC_EV_SPAWNED]         = INV,
@@ -63,6 +64,7 @@ const struct proc_transition proc_transitions[_PROC_STATE_MAX][_PROC_EVENT_MAX] 
 		[PROC_EV_CANCEL]          = T(TERM, TERMINATING),
 		[PROC_EV_LINE]            = T(DELIVER, RUNNING),
 		[PROC_EV_EOF]             = T(IGNORE, RUNNING),
+		[PROC_EV_GROUP_GONE]      = INV,
 	},
 	[PROC_TERMINATING] = {
 		[PROC_EV_SPAWNED]         = INV,
@@ -73,6 +75,7 @@ const struct proc_transition proc_transitions[_PROC_STATE_MAX][_PROC_EVENT_MAX] 
 		[PROC_EV_CANCEL]          = T(IGNORE, TERMINATING),
 		[PROC_EV_LINE]            = T(DELIVER, TERMINATING),
 		[PROC_EV_EOF]             = T(IGNORE, TERMINATING),
+		[PROC_EV_GROUP_GONE]      = INV,
 	},
 	[PROC_KILLING] = {
 		[PROC_EV_SPAWNED]         = INV,
@@ -83,6 +86,7 @@ const struct proc_transition proc_transitions[_PROC_STATE_MAX][_PROC_EVENT_MAX] 
 		[PROC_EV_CANCEL]          = T(IGNORE, KILLING),
 		[PROC_EV_LINE]            = T(DELIVER, KILLING),
 		[PROC_EV_EOF]             = T(IGNORE, KILLING),
+		[PROC_EV_GROUP_GONE]      = INV,
 	},
 	[PROC_DRAINING] = {
 		[PROC_EV_SPAWNED]         = INV,
@@ -92,7 +96,8 @@ const struct proc_transition proc_transitions[_PROC_STATE_MAX][_PROC_EVENT_MAX] 
 		[PROC_EV_GRACE_EXPIRED]   = T(FINISH, EXITED),
 		[PROC_EV_CANCEL]          = T(IGNORE, DRAINING),
 		[PROC_EV_LINE]            = T(DELIVER, DRAINING),
-		[PROC_EV_EOF]             = T(FINISH, EXITED),
+		[PROC_EV_EOF]             = T(SETTLE, SETTLING),
+		[PROC_EV_GROUP_GONE]      = INV,
 	},
 	[PROC_EXITED] = {
 		[PROC_EV_SPAWNED]         = INV,
@@ -103,6 +108,18 @@ const struct proc_transition proc_transitions[_PROC_STATE_MAX][_PROC_EVENT_MAX] 
 		[PROC_EV_CANCEL]          = T(IGNORE, EXITED),
 		[PROC_EV_LINE]            = INV,
 		[PROC_EV_EOF]             = INV,
+		[PROC_EV_GROUP_GONE]      = INV,
+	},
+	[PROC_SETTLING] = {
+		[PROC_EV_SPAWNED]         = INV,
+		[PROC_EV_SPAWN_FAILED]    = INV,
+		[PROC_EV_EXITED]          = INV,
+		[PROC_EV_DEADLINE]        = T(IGNORE, SETTLING),
+		[PROC_EV_GRACE_EXPIRED]   = T(FINISH, EXITED),
+		[PROC_EV_CANCEL]          = T(IGNORE, SETTLING),
+		[PROC_EV_LINE]            = T(DELIVER, SETTLING),
+		[PROC_EV_EOF]             = T(IGNORE, SETTLING),
+		[PROC_EV_GROUP_GONE]      = T(FINISH, EXITED),
 	},
 };
 /* clang-format on */
@@ -119,6 +136,7 @@ static const char *const event_names[_PROC_EVENT_MAX] = {
 	[PROC_EV_CANCEL] = "cancel",
 	[PROC_EV_LINE] = "line",
 	[PROC_EV_EOF] = "eof",
+	[PROC_EV_GROUP_GONE] = "group_gone",
 };
 
 static const char *const action_names[_PROC_ACTION_MAX] = {
@@ -126,7 +144,7 @@ static const char *const action_names[_PROC_ACTION_MAX] = {
 	[PROC_ACT_START] = "start",	[PROC_ACT_FAIL] = "fail",
 	[PROC_ACT_REAPED] = "reaped",	[PROC_ACT_TERM] = "term",
 	[PROC_ACT_KILL] = "kill",	[PROC_ACT_DELIVER] = "deliver",
-	[PROC_ACT_FINISH] = "finish",
+	[PROC_ACT_FINISH] = "finish",	[PROC_ACT_SETTLE] = "settle",
 };
 
 const char *proc_event_name(enum proc_event e)
@@ -164,10 +182,13 @@ struct sv_child {
 	bool finished;		    /* over: on_exit() is due */
 	bool soft_stop;		    /* ops->on_stop asked for time: SIGTERM at the grace deadline */
 	bool hung_up;		    /* its pty driver ended it, done (not a cancel) */
-	int listen_fd;		    /* the hooks socket (spec.listen_fd), -1 none */
-	uint64_t conn_seq;	    /* connections accepted so far */
-	struct sv_stream *conns;    /* PROC_MAX_SOCKET_CONNS when listen_fd >= 0, else NULL */
-	struct ptydrive *pty;	    /* spec.pty: the screen of its terminal (out_fd), else NULL */
+	/* settling: when to look at its process group again, and the step
+	 * after that (doubling up to SETTLE_POLL_MAX_MS); 0 = not settling */
+	uint64_t settle_poll_ms, settle_step_ms;
+	int listen_fd;		 /* the hooks socket (spec.listen_fd), -1 none */
+	uint64_t conn_seq;	 /* connections accepted so far */
+	struct sv_stream *conns; /* PROC_MAX_SOCKET_CONNS when listen_fd >= 0, else NULL */
+	struct ptydrive *pty;	 /* spec.pty: the screen of its terminal (out_fd), else NULL */
 };
 
 struct supervisor {
@@ -188,6 +209,12 @@ struct supervisor {
 	pid_t keeper;	  /* the group keeper, -1 if none */
 	int keeper_fd;	  /* our end of its socket, -1 if none */
 };
+
+/* A settling task's group is looked at after 2 ms, then at doubling steps
+ * up to this (and at every SIGCHLD: what is left comes back to us, the
+ * subreaper, to be reaped). */
+#define SETTLE_POLL_FIRST_MS 2
+#define SETTLE_POLL_MAX_MS   100
 
 /* The keeper's record that says "the supervisor is done": exit, kill nothing. */
 #define KEEPER_BYE 0
@@ -837,7 +864,18 @@ static void sv_event(struct supervisor *sv, struct sv_child *c, enum proc_event 
 			BUG("line event without a line");
 		break;
 	case PROC_ACT_FINISH:
+		c->settle_poll_ms = 0;
 		act_finish(sv, c);
+		break;
+	case PROC_ACT_SETTLE:
+		/* its pipes are closed, but what it left in its group (SIGTERMed
+		 * at its exit) may still be finishing: the grace is its time */
+		if (!proc_group_alive(&c->proc)) {
+			sv_event(sv, c, PROC_EV_GROUP_GONE, NULL);
+			break;
+		}
+		c->settle_step_ms = SETTLE_POLL_FIRST_MS;
+		c->settle_poll_ms = now_ms(sv) + c->settle_step_ms;
 		break;
 	case _PROC_ACTION_MAX:
 	default:
@@ -1022,6 +1060,20 @@ static struct sv_child *find_pid(struct supervisor *sv, pid_t pid)
 	return NULL;
 }
 
+/* Every settling task whose group is empty now ends. */
+static void settle_check(struct supervisor *sv)
+{
+	unsigned i;
+
+	for (i = 0; i < sv->nslots; i++) {
+		struct sv_child *c = sv->slots[i];
+
+		if (c && !c->finished && c->proc.state == PROC_SETTLING &&
+		    !proc_group_alive(&c->proc))
+			sv_event(sv, c, PROC_EV_GROUP_GONE, NULL);
+	}
+}
+
 static void reap(struct supervisor *sv)
 {
 	for (;;) {
@@ -1032,7 +1084,7 @@ static void reap(struct supervisor *sv)
 		if (pid < 0 && errno == EINTR)
 			continue;
 		if (pid <= 0)
-			return; /* 0: none ready; ECHILD: no children */
+			break; /* 0: none ready; ECHILD: no children */
 		c = find_pid(sv, pid);
 		if (!c) {
 			log_debug("reaped unknown pid %ld (an orphaned grandchild)", (long)pid);
@@ -1041,6 +1093,7 @@ static void reap(struct supervisor *sv)
 		proc_set_wait_status(&c->proc, st);
 		sv_event(sv, c, PROC_EV_EXITED, NULL);
 	}
+	settle_check(sv);
 }
 
 static void cancel_all(struct supervisor *sv, bool hard)
@@ -1054,7 +1107,8 @@ static void cancel_all(struct supervisor *sv, bool hard)
 			continue;
 		if (!hard) {
 			sv_event(sv, c, PROC_EV_CANCEL, NULL);
-		} else if (c->proc.state == PROC_TERMINATING || c->proc.state == PROC_DRAINING) {
+		} else if (c->proc.state == PROC_TERMINATING || c->proc.state == PROC_DRAINING ||
+			   c->proc.state == PROC_SETTLING) {
 			c->grace_deadline_ms = 0;
 			sv_event(sv, c, PROC_EV_GRACE_EXPIRED, NULL);
 		}
@@ -1139,6 +1193,8 @@ static int next_timeout(struct supervisor *sv, uint64_t now)
 			next = idle_deadline(c);
 		if (c->grace_deadline_ms && c->grace_deadline_ms < next)
 			next = c->grace_deadline_ms;
+		if (c->settle_poll_ms && c->settle_poll_ms < next)
+			next = c->settle_poll_ms;
 		if (c->pty && c->proc.out_fd >= 0 && ptydrive_next_ms(c->pty) &&
 		    ptydrive_next_ms(c->pty) < next)
 			next = ptydrive_next_ms(c->pty);
@@ -1175,6 +1231,16 @@ static void fire_timers(struct supervisor *sv)
 		if (!c->finished && c->pty && c->proc.out_fd >= 0 && ptydrive_next_ms(c->pty) &&
 		    now >= ptydrive_next_ms(c->pty))
 			pty_step(sv, c);
+		if (!c->finished && c->settle_poll_ms && now >= c->settle_poll_ms) {
+			if (!proc_group_alive(&c->proc)) {
+				sv_event(sv, c, PROC_EV_GROUP_GONE, NULL);
+				continue;
+			}
+			c->settle_step_ms = c->settle_step_ms * 2 > SETTLE_POLL_MAX_MS
+						    ? SETTLE_POLL_MAX_MS
+						    : c->settle_step_ms * 2;
+			c->settle_poll_ms = now + c->settle_step_ms;
+		}
 		if (!c->finished && c->grace_deadline_ms && now >= c->grace_deadline_ms &&
 		    c->soft_stop) {
 			/* the time the agent had to stop on its own is over */

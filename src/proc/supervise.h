@@ -20,8 +20,10 @@
  *     continues, writing stops, and on_notice(PROC_NOTICE_LOG_CAPPED) fires once);
  *   - timeout: SIGTERM to the whole process group, kill_grace_ms, SIGKILL;
  *   - when the agent exits, the rest of its group gets SIGTERM; the task ends
- *     when its pipes reach EOF (or kill_grace_ms after the exit), and then
- *     anything left in its process group gets SIGKILL.
+ *     when its pipes reach EOF and its group is empty (or kill_grace_ms after
+ *     the exit), and then anything left in its process group gets SIGKILL:
+ *     what the agent left (a transcript writer, a git holding a lock) has
+ *     the grace to finish on SIGTERM, as under systemd's stop.
  *
  * The hooks channel (optional, spec.listen_fd): a listening Unix socket
  * watched with the pipes. Each connection (an agent's hook command, e.g.
@@ -76,6 +78,7 @@ enum proc_event {
 	PROC_EV_CANCEL,	       /* the supervisor was interrupted */
 	PROC_EV_LINE,	       /* a line (or an oversized line's head) was read */
 	PROC_EV_EOF,	       /* both pipes reached EOF */
+	PROC_EV_GROUP_GONE,    /* nothing is left in the agent's process group */
 	_PROC_EVENT_MAX,
 	_PROC_EVENT_INVALID = -EINVAL,
 };
@@ -91,6 +94,7 @@ enum proc_action {
 	PROC_ACT_KILL,	  /* SIGKILL to the group */
 	PROC_ACT_DELIVER, /* hand the line to on_line() / on_oversized() */
 	PROC_ACT_FINISH,  /* SIGKILL what is left of the group, close the pipes: over */
+	PROC_ACT_SETTLE,  /* the group empty: raise group_gone; else poll it until the grace */
 	_PROC_ACTION_MAX,
 };
 

@@ -29,6 +29,7 @@ static const char *const expected[_PROC_STATE_MAX][_PROC_EVENT_MAX] = {
 		[PROC_EV_CANCEL]          = "-",
 		[PROC_EV_LINE]            = "-",
 		[PROC_EV_EOF]             = "-",
+		[PROC_EV_GROUP_GONE]      = "-",
 	},
 	[S(RUNNING)] = {
 		[PROC_EV_SPAWNED]         = "-",
@@ -39,6 +40,7 @@ static const char *const expected[_PROC_STATE_MAX][_PROC_EVENT_MAX] = {
 		[PROC_EV_CANCEL]          = "term>terminating",
 		[PROC_EV_LINE]            = "deliver>running",
 		[PROC_EV_EOF]             = "ignore>running",
+		[PROC_EV_GROUP_GONE]      = "-",
 	},
 	[S(TERMINATING)] = {
 		[PROC_EV_SPAWNED]         = "-",
@@ -49,6 +51,7 @@ static const char *const expected[_PROC_STATE_MAX][_PROC_EVENT_MAX] = {
 		[PROC_EV_CANCEL]          = "ignore>terminating",
 		[PROC_EV_LINE]            = "deliver>terminating",
 		[PROC_EV_EOF]             = "ignore>terminating",
+		[PROC_EV_GROUP_GONE]      = "-",
 	},
 	[S(KILLING)] = {
 		[PROC_EV_SPAWNED]         = "-",
@@ -59,6 +62,7 @@ static const char *const expected[_PROC_STATE_MAX][_PROC_EVENT_MAX] = {
 		[PROC_EV_CANCEL]          = "ignore>killing",
 		[PROC_EV_LINE]            = "deliver>killing",
 		[PROC_EV_EOF]             = "ignore>killing",
+		[PROC_EV_GROUP_GONE]      = "-",
 	},
 	[S(DRAINING)] = {
 		[PROC_EV_SPAWNED]         = "-",
@@ -68,7 +72,8 @@ static const char *const expected[_PROC_STATE_MAX][_PROC_EVENT_MAX] = {
 		[PROC_EV_GRACE_EXPIRED]   = "finish>exited",
 		[PROC_EV_CANCEL]          = "ignore>draining",
 		[PROC_EV_LINE]            = "deliver>draining",
-		[PROC_EV_EOF]             = "finish>exited",
+		[PROC_EV_EOF]             = "settle>settling",
+		[PROC_EV_GROUP_GONE]      = "-",
 	},
 	[S(EXITED)] = {
 		[PROC_EV_SPAWNED]         = "-",
@@ -79,6 +84,18 @@ static const char *const expected[_PROC_STATE_MAX][_PROC_EVENT_MAX] = {
 		[PROC_EV_CANCEL]          = "ignore>exited",
 		[PROC_EV_LINE]            = "-",
 		[PROC_EV_EOF]             = "-",
+		[PROC_EV_GROUP_GONE]      = "-",
+	},
+	[S(SETTLING)] = {
+		[PROC_EV_SPAWNED]         = "-",
+		[PROC_EV_SPAWN_FAILED]    = "-",
+		[PROC_EV_EXITED]          = "-",
+		[PROC_EV_DEADLINE]        = "ignore>settling",
+		[PROC_EV_GRACE_EXPIRED]   = "finish>exited",
+		[PROC_EV_CANCEL]          = "ignore>settling",
+		[PROC_EV_LINE]            = "deliver>settling",
+		[PROC_EV_EOF]             = "ignore>settling",
+		[PROC_EV_GROUP_GONE]      = "finish>exited",
 	},
 };
 /* clang-format on */
@@ -105,7 +122,7 @@ static void test_every_cell(void **state)
 					 proc_event_name((enum proc_event)e), got, expected[s][e]);
 			cells++;
 		}
-	assert_int_equal(cells, 6 * 8);
+	assert_int_equal(cells, 7 * 9);
 }
 
 /* Every valid cell names a real action and a real next state; invalid cells
@@ -150,6 +167,8 @@ struct world {
 	enum proc_state state;
 	bool term_sent, kill_sent, reaped, pipes_closed, finished;
 	bool honours_term; /* the agent dies on SIGTERM */
+	bool leftover;	   /* it leaves a process in its group, pipes closed */
+	bool leftover_honours_term;
 	int steps;
 };
 
@@ -173,6 +192,10 @@ static bool step(struct world *w, enum proc_event ev)
 		if (w->pipes_closed)
 			return step(w, PROC_EV_EOF);
 		break;
+	case A(SETTLE):
+		if (!w->leftover)
+			return step(w, PROC_EV_GROUP_GONE);
+		break;
 	case A(FINISH):
 	case A(FAIL):
 		w->finished = true;
@@ -186,6 +209,8 @@ static bool step(struct world *w, enum proc_event ev)
 /* The next event the world produces, given what was sent. */
 static enum proc_event world_next(struct world *w)
 {
+	if (w->state == S(SETTLING)) /* what it left ends on SIGTERM, or the grace */
+		return w->leftover_honours_term ? PROC_EV_GROUP_GONE : PROC_EV_GRACE_EXPIRED;
 	if (!w->reaped && (w->kill_sent || (w->term_sent && w->honours_term)))
 		return PROC_EV_EXITED;
 	if (!w->reaped && w->term_sent)
@@ -241,6 +266,25 @@ static void test_normal_paths(void **state)
 	assert_int_equal(w.state, S(EXITED));
 	assert_true(w.finished);
 	assert_false(w.term_sent || w.kill_sent);
+
+	/* It left a process in its group, pipes closed: that one gets the
+	 * grace (settling) and the task ends when it is gone, or at the grace. */
+	for (int honours = 0; honours < 2; honours++) {
+		w = (struct world){.state = S(STARTING)};
+		w.leftover = true;
+		w.leftover_honours_term = honours;
+		assert_true(step(&w, PROC_EV_SPAWNED));
+		w.pipes_closed = true;
+		assert_true(step(&w, PROC_EV_EXITED));
+		assert_int_equal(w.state, S(SETTLING));
+		assert_false(w.finished);
+		assert_true(step(&w, PROC_EV_LINE)); /* a hook's line still arrives */
+		assert_true(step(&w, PROC_EV_CANCEL));
+		assert_int_equal(w.state, S(SETTLING));
+		assert_true(step(&w, world_next(&w)));
+		assert_int_equal(w.state, S(EXITED));
+		assert_true(w.finished);
+	}
 
 	w = (struct world){.state = S(STARTING)};
 	assert_true(step(&w, PROC_EV_SPAWN_FAILED));

@@ -701,6 +701,88 @@ static void test_leftovers_terminated(void **state)
 	release_run(&r);
 }
 
+/* What the agent left in its group with its pipes closed (a transcript
+ * writer, a git holding a lock) gets SIGTERM at the agent's exit and the
+ * grace to finish: it is not SIGKILLed the moment the pipes reach EOF. The
+ * leftover traps TERM, works 300 ms more, then writes a file and exits. */
+static void test_leftover_finishes_on_term(void **state)
+{
+	char dir[] = "/tmp/bernstein-settle.XXXXXX", base[128], out[160], text[32] = "";
+	struct run r;
+	struct task *t;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	(void)snprintf(base, sizeof(base), "%s/left", dir);
+	(void)snprintf(out, sizeof(out), "%s.out", base);
+	new_run(&r, 1);
+	r.contain = CONTAIN_PGROUP;
+	t = &r.tasks[0];
+	t->grace_ms = 20000;
+	t->agent = "/bin/sh";
+	task_args(t, "-c",
+		  "( exec >/dev/null 2>&1 </dev/null\n"
+		  "  trap 'sleep 0.3; echo flushed >\"$0.out\"; exit 0' TERM\n"
+		  "  : >\"$0.ready\"\n"
+		  "  while :; do sleep 0.02; done ) &\n"
+		  "while [ ! -e \"$0.ready\" ]; do sleep 0.01; done\n"
+		  "exit 0\n",
+		  base, END);
+	assert_int_equal(run_tasks(&r, 1, 0), 0);
+	assert_int_equal(t->result.exit_code, 0);
+	assert_false(t->result.timed_out);
+	f = fopen(out, "re");
+	assert_non_null(f); /* SIGKILLed at EOF, it would never have written it */
+	assert_non_null(fgets(text, sizeof(text), f));
+	fclose(f);
+	assert_string_equal(text, "flushed\n");
+	(void)unlink(out);
+	(void)snprintf(out, sizeof(out), "%s.ready", base);
+	(void)unlink(out);
+	(void)rmdir(dir);
+	release_run(&r);
+}
+
+/* A leftover that ignores SIGTERM, its pipes closed: the task ends at the
+ * grace, and the leftover is SIGKILLed then. */
+static void test_leftover_ignoring_term_killed(void **state)
+{
+	char dir[] = "/tmp/bernstein-settle.XXXXXX", base[128], path[160], line[32] = "";
+	struct run r;
+	struct task *t;
+	long pid = 0;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	(void)snprintf(base, sizeof(base), "%s/left", dir);
+	(void)snprintf(path, sizeof(path), "%s.pid", base);
+	new_run(&r, 1);
+	r.contain = CONTAIN_PGROUP;
+	t = &r.tasks[0];
+	t->grace_ms = 300;
+	t->agent = "/bin/sh";
+	task_args(t, "-c",
+		  "sh -c 'exec >/dev/null 2>&1 </dev/null; trap \"\" TERM; "
+		  "echo $$ >\"$0.tmp\"; mv \"$0.tmp\" \"$0.pid\"; exec sleep 600' \"$0\" &\n"
+		  "while [ ! -e \"$0.pid\" ]; do sleep 0.01; done\n"
+		  "exit 0\n",
+		  base, END);
+	assert_int_equal(run_tasks(&r, 1, 0), 0);
+	assert_int_equal(t->result.exit_code, 0);
+	f = fopen(path, "re");
+	assert_non_null(f);
+	assert_non_null(fgets(line, sizeof(line), f));
+	fclose(f);
+	pid = strtol(line, NULL, 10);
+	assert_true(pid > 1);
+	assert_true(wait_gone((pid_t)pid, 10000)); /* SIGKILLed at the grace */
+	(void)unlink(path);
+	(void)rmdir(dir);
+	release_run(&r);
+}
+
 static void test_exit_mapping(void **state)
 {
 	char noexec[] = "/tmp/bernstein-noexec.XXXXXX", want[256];
@@ -1093,6 +1175,8 @@ int main(void)
 		cmocka_unit_test(test_timeout_escalates),
 		cmocka_unit_test(test_on_stop_delays_term),
 		cmocka_unit_test(test_leftovers_terminated),
+		cmocka_unit_test(test_leftover_finishes_on_term),
+		cmocka_unit_test(test_leftover_ignoring_term_killed),
 		cmocka_unit_test(test_exit_mapping),
 		cmocka_unit_test(test_64_children),
 		cmocka_unit_test(test_flood_flat_memory),
