@@ -1008,6 +1008,7 @@ int catalog_add_embedded(struct catalog *cat, struct diag *reterr)
 	static const char *const files[] = {CATALOG_REGISTRY_FILE,   CATALOG_MATRIX_FILE,
 					    CATALOG_MULTIMODAL_FILE, CATALOG_USE_CASES_FILE,
 					    CATALOG_PRICING_FILE,    CATALOG_ROLES_FILE};
+	const struct profile *const *pp;
 	const struct catalog_tree *t;
 	struct ydoc *doc = NULL;
 	size_t i;
@@ -1040,25 +1041,11 @@ int catalog_add_embedded(struct catalog *cat, struct diag *reterr)
 		if (r < 0)
 			return r;
 	}
-	for (t = catalog_compiled; t->name; t++) {
-		const char *prefix = PROFILE_DIR "/";
-		char stem[PROFILE_MAX_NAME + 2];
-		struct profile *p = NULL;
-
-		if (strncmp(t->name, prefix, strlen(prefix)) != 0 ||
-		    strchr(t->name + strlen(prefix), '/'))
-			continue;
-		if (profile_stem(t->name, stem, sizeof(stem)) < 0)
-			continue;
-		r = catalog_compiled_doc(t, &doc, reterr);
-		if (r < 0)
-			return r;
-		r = profile_load_embedded(doc, doc->name, stem, &p, reterr);
-		doc = ydoc_free(doc);
-		if (r < 0)
-			return r;
-		own_profile(cat, p);
-		r = add_profile(cat, p, reterr);
+	/* The profiles, written as static data at build time from the same
+	 * files loaded through every check (catalog_static_profiles[]): not
+	 * owned, never freed, nothing written to them. */
+	for (pp = catalog_static_profiles; *pp; pp++) {
+		r = add_profile(cat, *pp, reterr);
 		if (r < 0)
 			return r;
 	}

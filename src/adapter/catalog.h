@@ -85,6 +85,17 @@ const struct catalog_tree *catalog_compiled_find(const char *name);
  * CATALOG_EMBEDDED_PREFIX + t->name in diagnostics. */
 int catalog_compiled_doc(const struct catalog_tree *t, struct ydoc **ret, struct diag *reterr);
 
+/* The embedded profiles (catalog/profiles/NAME.yaml) as static data, in
+ * file name order, ending with NULL: written at build time by
+ * scripts/catalog-static.c, which loads the embedded catalogue through the
+ * full checking path (catalog_add_embedded_parsed()) and writes each
+ * profile as a C initialiser (adapter/profile-cgen.h), hash and canonical
+ * bytes included. catalog_add_embedded() uses them as they are: no
+ * document, no parse, nothing allocated or freed. The catalogue never owns
+ * them (struct catalog's profiles[] holds only the loaded ones). The
+ * generator itself links an empty table (catalog-static-empty.c). */
+extern const struct profile *const catalog_static_profiles[];
+
 /* Where a value was declared. file lives as long as the catalogue. */
 struct catalog_origin {
 	const char *file;
@@ -169,7 +180,9 @@ struct catalog {
 	size_t n_pricing;
 	const struct role_preamble **roles; /* unsorted, one per role */
 	size_t n_roles;
-	struct profile **profiles; /* every profile loaded, in use or replaced (owned) */
+	/* every profile loaded, in use or replaced (owned); not the embedded
+	 * ones, static data (catalog_static_profiles[]) */
+	struct profile **profiles;
 	size_t n_profiles;
 	struct contract_index *contracts; /* set by catalog_validate() (owned) */
 	unsigned layer;			  /* the layer files are being added to */
