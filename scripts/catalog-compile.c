@@ -13,8 +13,12 @@
  * ending with a NULL row. At start-up each tree becomes a struct ydoc in one
  * linear pass (ydoc_from_compiled()) and the catalogue hands it to the
  * same schema code that checks a parsed file, so libyaml never runs for the
- * embedded catalogue, and a new profile key needs no change here: the tree
- * is the document, whatever its keys (docs/profile-format.md).
+ * embedded catalogue, and a new key needs no change here: the tree is the
+ * document, whatever its keys.
+ *
+ * The profiles (CATALOG_DIR/profiles/) are not compiled here: they are
+ * static struct profiles (scripts/catalog-static.c), and nothing at run
+ * time needs their trees.
  *
  * A file the loader refuses fails the build with FILE:LINE:COL. The optional
  * depfile lists every file and directory read, so adding, removing or
@@ -78,7 +82,8 @@ static int collect(const char *root, const char *rel, struct strvec *files, stru
 		goto out;
 	}
 	while ((de = readdir(d)))
-		if (de->d_name[0] != '.')
+		if (de->d_name[0] != '.' &&
+		    (rel[0] || strcmp(de->d_name, "profiles") != 0)) /* catalog-static.c */
 			strvec_push(&names, de->d_name);
 	qsort((void *)names.v, names.nr, sizeof(*names.v), cmp_cstr);
 	for (i = 0; i < names.nr; i++) {

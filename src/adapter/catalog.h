@@ -64,11 +64,12 @@ extern const size_t catalog_embedded_count;
 /* The embedded file called name, or NULL. */
 const struct catalog_file *catalog_embedded_find(const char *name);
 
-/* The same YAML files already loaded, compiled in at build time
- * (scripts/catalog-compile.c loads each with util/yaml.c and writes its tree
- * without pointers, util/ycompiled.h): catalog_add_embedded() turns each into
- * a struct ydoc in one linear pass and hands it to the same schema code that
- * checks a parsed file, without running libyaml. name as in
+/* The same YAML files but the profiles (static data, below) already loaded,
+ * compiled in at build time (scripts/catalog-compile.c loads each with
+ * util/yaml.c and writes its tree without pointers, util/ycompiled.h):
+ * catalog_add_embedded() turns each table into a struct ydoc in one linear
+ * pass and hands it to the same schema code that reads a parsed file,
+ * without running libyaml. name as in
  * catalog_embedded[]; the file's nodes are catalog_compiled_data's
  * [first, first + count). Sorted by name, ending with a NULL name. */
 struct ycompiled;
@@ -215,7 +216,8 @@ int catalog_add_profile_buf(struct catalog *cat, const char *stem, const char *s
 /* The same from a file, DIR/profiles/NAME.yaml. */
 int catalog_add_profile_file(struct catalog *cat, const char *path, struct diag *reterr);
 /* The embedded registry.yaml, strategy-matrix.yaml (both required),
- * multimodal.yaml, use-cases.yaml and profiles/NAME.yaml, in the current
+ * multimodal.yaml, use-cases.yaml, roles.yaml (pricing.yaml on first use)
+ * and profiles/NAME.yaml (catalog_static_profiles[]), in the current
  * layer. */
 int catalog_add_embedded(struct catalog *cat, struct diag *reterr);
 /* The same, parsing the embedded YAML bytes with libyaml instead of using
