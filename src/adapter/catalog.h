@@ -90,7 +90,7 @@ int catalog_compiled_doc(const struct catalog_tree *t, struct ydoc **ret, struct
  * file name order, ending with NULL: written at build time by
  * scripts/catalog-static.c, which loads the embedded catalogue through the
  * full checking path (catalog_add_embedded_parsed()) and writes each
- * profile as a C initialiser (adapter/profile-cgen.h), hash and canonical
+ * profile as a C initialiser (adapter/catalog-cgen.h), hash and canonical
  * bytes included. catalog_add_embedded() uses them as they are: no
  * document, no parse, nothing allocated or freed. The catalogue never owns
  * them (struct catalog's profiles[] holds only the loaded ones). The
@@ -153,6 +153,27 @@ struct role_preamble {
 	const char *preamble;
 	struct catalog_origin origin;
 };
+
+/* The embedded tables but the prices (registry.yaml, strategy-matrix.yaml,
+ * multimodal.yaml, use-cases.yaml, roles.yaml) as static data, written at
+ * build time with the profiles (catalog_static_profiles[] above) from the
+ * same catalogue loaded through every check: what
+ * catalog_add_embedded() merges in without a document. rows and entries
+ * sorted by name (registry.yaml's entries only: a profile's entry is made
+ * from the profile), the others in file order. Empty in the generator. */
+struct catalog_static_tables {
+	const struct matrix_row *const *rows;
+	size_t n_rows;
+	const struct registry_entry *const *entries;
+	size_t n_entries;
+	const struct multimodal_row *const *multimodal;
+	size_t n_multimodal;
+	const struct use_case *const *use_cases;
+	size_t n_use_cases;
+	const struct role_preamble *const *roles;
+	size_t n_roles;
+};
+extern const struct catalog_static_tables catalog_static_tables;
 
 enum catalog_kind {
 	CATALOG_KIND_MATRIX,

@@ -1,9 +1,9 @@
 /* The embedded profiles as static data (catalog_static_profiles[], written
- * at build time by scripts/catalog-static.c through adapter/profile-cgen.h)
+ * at build time by scripts/catalog-static.c through adapter/catalog-cgen.h)
  * are the profiles the full checking path loads from the embedded YAML
  * (catalog_add_embedded_parsed(): libyaml, every schema check, the pty
  * patterns compiled), field by field: the C each one would be written as
- * (every field of every struct, which profile-cgen.c's size asserts keep
+ * (every field of every struct, which catalog-cgen.c's size asserts keep
  * complete), and explicitly the canonical bytes and hash (also recomputed
  * from the static fields), notes, source, origins, the inline strategy,
  * runtime.pty's patterns (which still compile) and the files' content and
@@ -19,7 +19,7 @@
 #include <cmocka.h>
 
 #include "adapter/catalog.h"
-#include "adapter/profile-cgen.h"
+#include "adapter/catalog-cgen.h"
 #include "adapter/profile.h"
 #include "proc/ptydrive.h"
 #include "util/diag.h"
@@ -62,7 +62,7 @@ static char *cgen(const struct profile *p)
 {
 	struct sbuf sb = SBUF_INIT(SIZE_MAX);
 
-	assert_int_equal(profile_cgen(p, "p", &sb), 0);
+	assert_int_equal(catalog_cgen_profile(p, "p", &sb), 0);
 	return sbuf_detach(&sb, NULL);
 }
 
@@ -278,6 +278,38 @@ static void test_cgen_strategy(void **state)
 	profile_free(p);
 }
 
+/* The static tables are the parsed ones: the catalogue made of them writes
+ * the same C as the parsed catalogue, table by table and field by field
+ * (test-catalog-compiled.c compares them one by one too). */
+static void test_tables_equal_parsed(void **state)
+{
+	struct sbuf a = SBUF_INIT(SIZE_MAX), b = SBUF_INIT(SIZE_MAX);
+	struct catalog *cat = catalog_new();
+	struct diag d;
+
+	(void)state;
+	memset(&d, 0, sizeof(d));
+	if (catalog_add_embedded(cat, &d) < 0)
+		fail_msg("%s:%u:%u: %s", d.file, d.line, d.col, d.msg);
+	assert_int_equal(catalog_cgen_tables(cat, &a), 0);
+	assert_int_equal(catalog_cgen_tables(parsed, &b), 0);
+	assert_string_equal(a.buf, b.buf);
+	assert_non_null(strstr(a.buf, "static const struct matrix_row static_rows[] = {\n"));
+	assert_non_null(strstr(a.buf, "static const struct registry_entry static_entries[] = {\n"));
+	assert_non_null(strstr(a.buf, "static const struct use_case static_use_cases[] = {\n"));
+	assert_non_null(strstr(a.buf, "static const struct role_preamble static_roles[] = {\n"));
+	assert_int_equal(catalog_static_tables.n_rows, parsed->n_rows);
+	assert_int_equal(catalog_static_tables.n_roles, parsed->n_roles);
+	/* and it sees a change */
+	cat->roles[0] = cat->roles[1];
+	sbuf_reset(&a);
+	assert_int_equal(catalog_cgen_tables(cat, &a), 0);
+	assert_string_not_equal(a.buf, b.buf);
+	catalog_free(cat);
+	sbuf_release(&a);
+	sbuf_release(&b);
+}
+
 /* The catalogue serves the static profiles without owning or writing them:
  * they are read-only memory (a write would crash this test), and the whole
  * catalogue's gates pass over them as over the parsed ones. */
@@ -316,6 +348,7 @@ int main(void)
 		cmocka_unit_test(test_static_equals_parsed),
 		cmocka_unit_test(test_comparison_sees_a_change),
 		cmocka_unit_test(test_cgen_strategy),
+		cmocka_unit_test(test_tables_equal_parsed),
 		cmocka_unit_test(test_catalogue_uses_static),
 	};
 

@@ -1,5 +1,6 @@
-/* A loaded profile written out as a C initialiser (adapter/profile-cgen.h). */
-#include "adapter/profile-cgen.h"
+/* Loaded profiles and catalogue tables written out as C initialisers
+ * (adapter/catalog-cgen.h). */
+#include "adapter/catalog-cgen.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -13,12 +14,12 @@
 
 /* Every struct written here, at its size when this writer was last brought
  * up to date (LP64). A size that changed means a field was added, removed or
- * retyped: write it below (profile_cgen() and its helpers), check it in
+ * retyped: write it below (catalog_cgen_profile() and its helpers), check it in
  * tests/unit/test-catalog-static.c, then update the size here. */
 #if defined(__LP64__) || (__SIZEOF_POINTER__ == 8 && __SIZEOF_LONG__ == 8)
 #define CGEN_SIZE(T, N)                                                                            \
 	_Static_assert(sizeof(struct T) == (N), "struct " #T " changed: write its new fields in "  \
-						"src/adapter/profile-cgen.c, then update the "     \
+						"src/adapter/catalog-cgen.c, then update the "     \
 						"size there")
 CGEN_SIZE(profile, 1864);
 CGEN_SIZE(profile_strv, 24);
@@ -42,12 +43,22 @@ CGEN_SIZE(ptydrive_perm, 24);
 CGEN_SIZE(strategy_decl, 136);
 CGEN_SIZE(adapter_strategy, 20);
 CGEN_SIZE(catalog_origin, 16);
+CGEN_SIZE(matrix_row, 144);
+CGEN_SIZE(registry_entry, 80);
+CGEN_SIZE(multimodal_row, 32);
+CGEN_SIZE(use_case, 40);
+CGEN_SIZE(role_preamble, 32);
 #endif
+
+/* The files origins may name, each written once as an array. */
+#define CGEN_MAX_FILES 8
 
 struct cg {
 	struct sbuf *out;
-	const char *source; /* the profile's source: origins naming it use src */
-	const char *src;    /* the identifier of its array */
+	/* origins naming files[i] use the array idents[i] */
+	const char *files[CGEN_MAX_FILES];
+	char idents[CGEN_MAX_FILES][96];
+	size_t n_files;
 	int depth;
 	int r;
 };
@@ -162,10 +173,29 @@ static void f_u64(struct cg *g, const char *name, uint64_t v)
 
 static void v_file(struct cg *g, const char *file)
 {
-	if (file && g->source && strcmp(file, g->source) == 0)
-		put(g, "%s", g->src);
-	else
-		v_str(g, file);
+	size_t i;
+
+	for (i = 0; file && i < g->n_files; i++)
+		if (strcmp(file, g->files[i]) == 0) {
+			put(g, "%s", g->idents[i]);
+			return;
+		}
+	v_str(g, file);
+}
+
+/* "static const char IDENT[] = FILE;" for the origins naming file */
+static void def_file(struct cg *g, const char *file, const char *ident)
+{
+	if (g->n_files == CGEN_MAX_FILES || strlen(ident) >= sizeof(g->idents[0])) {
+		g->r = -ENOBUFS;
+		return;
+	}
+	g->files[g->n_files] = file;
+	(void)snprintf(g->idents[g->n_files], sizeof(g->idents[0]), "%s", ident);
+	g->n_files++;
+	put(g, "static const char %s[] = ", ident);
+	v_str(g, file);
+	put(g, ";\n");
 }
 
 static void v_origin(struct cg *g, const struct catalog_origin *o)
@@ -297,19 +327,12 @@ static void f_files(struct cg *g, const char *name, const struct profile_files *
 	close_(g);
 }
 
-static void f_strategy(struct cg *g, const struct strategy_decl *d)
+/* the members of a strategy_decl, one level in */
+static void strategy_decl_body(struct cg *g, const struct strategy_decl *d)
 {
-	const struct adapter_strategy *s;
+	const struct adapter_strategy *s = &d->strategy;
 	int a;
 
-	field(g, "strategy");
-	if (!d) {
-		put(g, "NULL,\n");
-		return;
-	}
-	s = &d->strategy;
-	put(g, "&(const struct strategy_decl){\n");
-	g->depth++;
 	open_(g, "strategy");
 	f_int(g, "resume", s->resume);
 	f_int(g, "dangerous_mode", s->dangerous_mode);
@@ -331,6 +354,19 @@ static void f_strategy(struct cg *g, const struct strategy_decl *d)
 	close_(g);
 	f_origin(g, "origin", &d->origin);
 	f_str(g, "note", d->note);
+}
+
+/* .name = &(const struct strategy_decl){...}, or NULL */
+static void f_strategy_ptr(struct cg *g, const char *name, const struct strategy_decl *d)
+{
+	field(g, name);
+	if (!d) {
+		put(g, "NULL,\n");
+		return;
+	}
+	put(g, "&(const struct strategy_decl){\n");
+	g->depth++;
+	strategy_decl_body(g, d);
 	g->depth--;
 	indent(g);
 	put(g, "},\n");
@@ -517,18 +553,16 @@ static void f_runtime(struct cg *g, const struct profile_runtime *rt)
 	close_(g);
 }
 
-int profile_cgen(const struct profile *p, const char *ident, struct sbuf *out)
+int catalog_cgen_profile(const struct profile *p, const char *ident, struct sbuf *out)
 {
-	struct cg g = {.out = out, .source = p->source, .depth = 0, .r = 0};
-	char src[256];
+	struct cg g = {.out = out};
+	char src[96];
 	size_t canon_len = 0;
 	const char *canon = profile_canonical_bytes(p, &canon_len);
 
 	(void)snprintf(src, sizeof(src), "%s_source", ident);
-	g.src = src;
-	put(&g, "static const char %s[] = ", src);
-	v_str(&g, p->source);
-	put(&g, ";\n\nstatic const struct profile %s = {\n", ident);
+	def_file(&g, p->source, src);
+	put(&g, "\nstatic const struct profile %s = {\n", ident);
 	g.depth = 1;
 	/* .arena: empty, nothing is allocated in a static profile */
 	field(&g, "source");
@@ -541,7 +575,7 @@ int profile_cgen(const struct profile *p, const char *ident, struct sbuf *out)
 	f_bool(&g, "contract_declared", p->contract_declared);
 	f_strvz(&g, "version_args", p->version_args);
 	f_invocation(&g, &p->invocation);
-	f_strategy(&g, p->strategy);
+	f_strategy_ptr(&g, "strategy", p->strategy);
 	f_caps(&g, &p->caps);
 	f_map(&g, "models", &p->models);
 	f_str(&g, "notes", p->notes);
@@ -555,6 +589,190 @@ int profile_cgen(const struct profile *p, const char *ident, struct sbuf *out)
 	f_origin(&g, "builtin_at", &p->builtin_at);
 	f_origin(&g, "contract_at", &p->contract_at);
 	f_origin(&g, "strategy_at", &p->strategy_at);
+	put(&g, "};\n");
+	return g.r;
+}
+
+/* ---- the tables ---- */
+
+/* file gets an array of its own if it has none yet */
+static void need_file(struct cg *g, const char *file)
+{
+	char ident[64];
+	size_t i;
+
+	if (!file)
+		return;
+	for (i = 0; i < g->n_files; i++)
+		if (strcmp(file, g->files[i]) == 0)
+			return;
+	(void)snprintf(ident, sizeof(ident), "catalog_file_%zu", g->n_files);
+	def_file(g, file, ident);
+}
+
+static void need_files(struct cg *g, const struct catalog *cat)
+{
+	size_t i;
+
+	for (i = 0; i < cat->n_rows; i++)
+		need_file(g, cat->rows[i]->decl.origin.file);
+	for (i = 0; i < cat->n_entries; i++)
+		if (!cat->entries[i]->profile)
+			need_file(g, cat->entries[i]->origin.file);
+	for (i = 0; i < cat->n_multimodal; i++)
+		need_file(g, cat->multimodal[i]->origin.file);
+	for (i = 0; i < cat->n_use_cases; i++)
+		need_file(g, cat->use_cases[i]->origin.file);
+	for (i = 0; i < cat->n_roles; i++)
+		need_file(g, cat->roles[i]->origin.file);
+}
+
+static void row_open(struct cg *g)
+{
+	indent(g);
+	put(g, "{\n");
+	g->depth++;
+}
+
+/* "static const struct TYPE static_NAME[] = {" */
+static void array_open(struct cg *g, const char *type, const char *name)
+{
+	put(g, "\nstatic const struct %s static_%s[] = {\n", type, name);
+	g->depth = 1;
+}
+
+static void array_close(struct cg *g)
+{
+	g->depth = 0;
+	put(g, "};\n");
+}
+
+static void rows_matrix(struct cg *g, const struct catalog *cat)
+{
+	size_t i;
+
+	if (!cat->n_rows)
+		return;
+	array_open(g, "matrix_row", "rows");
+	for (i = 0; i < cat->n_rows; i++) {
+		row_open(g);
+		f_str(g, "name", cat->rows[i]->name);
+		open_(g, "decl");
+		strategy_decl_body(g, &cat->rows[i]->decl);
+		close_(g);
+		close_(g);
+	}
+	array_close(g);
+}
+
+/* registry.yaml's entries only: a profile's entry is made from it */
+static size_t rows_registry(struct cg *g, const struct catalog *cat)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < cat->n_entries; i++)
+		n += !cat->entries[i]->profile;
+	if (!n)
+		return 0;
+	n = 0;
+	array_open(g, "registry_entry", "entries");
+	for (i = 0; i < cat->n_entries; i++) {
+		const struct registry_entry *e = cat->entries[i];
+
+		if (e->profile)
+			continue;
+		row_open(g);
+		f_str(g, "name", e->name);
+		f_str(g, "display_name", e->display_name);
+		f_str(g, "binary", e->binary);
+		f_strvz(g, "version_args", e->version_args);
+		f_bool(g, "builtin", e->builtin);
+		f_strategy_ptr(g, "strategy", e->strategy);
+		f_origin(g, "origin", &e->origin);
+		field(g, "profile");
+		put(g, "NULL,\n");
+		f_int(g, "layer", e->layer);
+		close_(g);
+		n++;
+	}
+	array_close(g);
+	return n;
+}
+
+static void rows_small(struct cg *g, const struct catalog *cat)
+{
+	size_t i;
+
+	if (cat->n_multimodal)
+		array_open(g, "multimodal_row", "multimodal");
+	for (i = 0; i < cat->n_multimodal; i++) {
+		row_open(g);
+		f_str(g, "name", cat->multimodal[i]->name);
+		f_bool(g, "vision", cat->multimodal[i]->vision);
+		f_origin(g, "origin", &cat->multimodal[i]->origin);
+		close_(g);
+	}
+	if (cat->n_multimodal)
+		array_close(g);
+	if (cat->n_use_cases)
+		array_open(g, "use_case", "use_cases");
+	for (i = 0; i < cat->n_use_cases; i++) {
+		row_open(g);
+		f_str(g, "name", cat->use_cases[i]->name);
+		f_str(g, "summary", cat->use_cases[i]->summary);
+		f_str(g, "install", cat->use_cases[i]->install);
+		f_origin(g, "origin", &cat->use_cases[i]->origin);
+		close_(g);
+	}
+	if (cat->n_use_cases)
+		array_close(g);
+	if (cat->n_roles)
+		array_open(g, "role_preamble", "roles");
+	for (i = 0; i < cat->n_roles; i++) {
+		row_open(g);
+		f_str(g, "name", cat->roles[i]->name);
+		f_str(g, "preamble", cat->roles[i]->preamble);
+		f_origin(g, "origin", &cat->roles[i]->origin);
+		close_(g);
+	}
+	if (cat->n_roles)
+		array_close(g);
+}
+
+/* .NAME = (const struct TYPE *const[]){&static_NAME[0], ...}, .n_NAME = n */
+static void table_ptrs(struct cg *g, const char *type, const char *name, size_t n)
+{
+	size_t i;
+
+	field(g, name);
+	if (n == 0) {
+		put(g, "NULL,\n");
+	} else {
+		put(g, "(const struct %s *const[]){\n", type);
+		for (i = 0; i < n; i++)
+			put(g, "\t\t&static_%s[%zu],\n", name, i);
+		put(g, "\t},\n");
+	}
+	indent(g);
+	put(g, ".n_%s = %zu,\n", name, n);
+}
+
+int catalog_cgen_tables(const struct catalog *cat, struct sbuf *out)
+{
+	struct cg g = {.out = out};
+	size_t n_entries;
+
+	need_files(&g, cat);
+	rows_matrix(&g, cat);
+	n_entries = rows_registry(&g, cat);
+	rows_small(&g, cat);
+	put(&g, "\nconst struct catalog_static_tables catalog_static_tables = {\n");
+	g.depth = 1;
+	table_ptrs(&g, "matrix_row", "rows", cat->n_rows);
+	table_ptrs(&g, "registry_entry", "entries", n_entries);
+	table_ptrs(&g, "multimodal_row", "multimodal", cat->n_multimodal);
+	table_ptrs(&g, "use_case", "use_cases", cat->n_use_cases);
+	table_ptrs(&g, "role_preamble", "roles", cat->n_roles);
 	put(&g, "};\n");
 	return g.r;
 }
