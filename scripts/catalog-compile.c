@@ -2,8 +2,8 @@
  *
  * usage: catalog-compile CATALOG_DIR OUTPUT.c [DEPFILE]
  *
- * Every *.yaml file under CATALOG_DIR (hidden files and directories skipped)
- * is loaded with the same strict loader bernstein uses at run time
+ * The *.yaml files of CATALOG_DIR that are read from a tree at run time
+ * (compiled_names below) are each loaded with the same strict loader bernstein uses at run time
  * (util/yaml.c: yaml_load_buf, default limits) and written out as C
  * initialisers without pointers (util/ycompiled.h): one array of every node
  * of every file, one array of child indices, one byte pool of the scalars,
@@ -13,8 +13,14 @@
  * ending with a NULL row. At start-up each tree becomes a struct ydoc in one
  * linear pass (ydoc_from_compiled()) and the catalogue hands it to the
  * same schema code that checks a parsed file, so libyaml never runs for the
- * embedded catalogue, and a new profile key needs no change here: the tree
- * is the document, whatever its keys (docs/profile-format.md).
+ * embedded catalogue, and a new key needs no change here: the tree is the
+ * document, whatever its keys.
+ *
+ * Only the prices are read that way now (parsed when a price is first
+ * asked, catalog_pricing()): the profiles and the other tables are static
+ * structs (scripts/catalog-static.c), and the contracts are parsed from
+ * their bytes (catalog_embedded[]) when the gates run. Nothing at run time
+ * needs their trees, so the binary carries none.
  *
  * A file the loader refuses fails the build with FILE:LINE:COL. The optional
  * depfile lists every file and directory read, so adding, removing or
@@ -56,8 +62,21 @@ static bool name_printable(const char *s)
 	return true;
 }
 
-/* Every *.yaml under root/rel (rel "" for the top), as paths relative to
- * root, into files; every directory read into dirs. */
+/* The files compiled: top-level names of CATALOG_DIR. */
+static const char *const compiled_names[] = {"pricing.yaml", NULL};
+
+static bool compiled(const char *rel, const char *name)
+{
+	size_t i;
+
+	for (i = 0; !rel[0] && compiled_names[i]; i++)
+		if (strcmp(name, compiled_names[i]) == 0)
+			return true;
+	return false;
+}
+
+/* Every *.yaml under root/rel (rel "" for the top) that is compiled, as
+ * paths relative to root, into files; every directory read into dirs. */
 static int collect(const char *root, const char *rel, struct strvec *files, struct strvec *dirs)
 {
 	struct strvec names = STRVEC_INIT;
@@ -78,7 +97,7 @@ static int collect(const char *root, const char *rel, struct strvec *files, stru
 		goto out;
 	}
 	while ((de = readdir(d)))
-		if (de->d_name[0] != '.')
+		if (de->d_name[0] != '.' && compiled(rel, de->d_name))
 			strvec_push(&names, de->d_name);
 	qsort((void *)names.v, names.nr, sizeof(*names.v), cmp_cstr);
 	for (i = 0; i < names.nr; i++) {

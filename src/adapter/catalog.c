@@ -241,12 +241,9 @@ static struct catalog_origin origin_of(const char *file, const struct ynode *n)
 	return o;
 }
 
-/* check: the fields against the schema (yaml_check_map(), the one use of
- * what); false for the embedded catalogue, checked by the build and the
- * tests (catalog_add_embedded_parsed(), test-catalog-compiled.c). */
 static int parse_strategy(const struct ydoc *doc, const struct ynode *node, const char *what,
-			  bool check, struct arena *arena, const char *file,
-			  struct strategy_decl *ret, struct diag *reterr)
+			  struct arena *arena, const char *file, struct strategy_decl *ret,
+			  struct diag *reterr)
 {
 	struct strategy_decl d;
 	const char *note = NULL;
@@ -255,11 +252,9 @@ static int parse_strategy(const struct ydoc *doc, const struct ynode *node, cons
 	memset(&d, 0, sizeof(d));
 	d.strategy = strategy_default; /* for the optional axes */
 
-	if (check) {
-		r = yaml_check_map(doc, node, strategy_fields, what, reterr);
-		if (r < 0)
-			return r;
-	}
+	r = yaml_check_map(doc, node, strategy_fields, what, reterr);
+	if (r < 0)
+		return r;
 	d.origin = origin_of(file, node);
 	for (a = 0; a < _AXIS_MAX; a++) {
 		const struct ynode *v = ynode_get(node, axis_name((enum axis)a));
@@ -290,7 +285,7 @@ int catalog_parse_strategy(const struct ydoc *doc, const struct ynode *node, con
 			   struct arena *arena, const char *file, struct strategy_decl *ret,
 			   struct diag *reterr)
 {
-	return parse_strategy(doc, node, what, true, arena, file, ret, reterr);
+	return parse_strategy(doc, node, what, arena, file, ret, reterr);
 }
 
 static int check_name(const struct ydoc *doc, const struct ynode *key, struct diag *reterr)
@@ -338,16 +333,15 @@ static void parsed_release(struct parsed *p)
 }
 
 static int parse_matrix_row(const struct ydoc *doc, const struct ynode *key,
-			    const struct ynode *val, bool check, struct arena *arena,
-			    const char *file, struct matrix_row **ret, struct diag *reterr)
+			    const struct ynode *val, struct arena *arena, const char *file,
+			    struct matrix_row **ret, struct diag *reterr)
 {
 	struct matrix_row *row = arena_alloc(arena, sizeof(*row));
-	char what[CATALOG_MAX_NAME + 64] = "";
+	char what[CATALOG_MAX_NAME + 64];
 	int r;
 
-	if (check)
-		(void)snprintf(what, sizeof(what), "strategy of '%s'", key->str);
-	r = parse_strategy(doc, val, what, check, arena, file, &row->decl, reterr);
+	(void)snprintf(what, sizeof(what), "strategy of '%s'", key->str);
+	r = parse_strategy(doc, val, what, arena, file, &row->decl, reterr);
 	if (r < 0)
 		return r;
 	row->name = arena_strdup(arena, key->str);
@@ -365,8 +359,8 @@ static bool str_blank(const char *s)
 }
 
 static int parse_registry_entry(const struct ydoc *doc, const struct ynode *key,
-				const struct ynode *val, bool check, struct arena *arena,
-				const char *file, struct registry_entry **ret, struct diag *reterr)
+				const struct ynode *val, struct arena *arena, const char *file,
+				struct registry_entry **ret, struct diag *reterr)
 {
 	struct registry_entry *e = arena_alloc(arena, sizeof(*e));
 	char what[CATALOG_MAX_NAME + 64];
@@ -378,7 +372,7 @@ static int parse_registry_entry(const struct ydoc *doc, const struct ynode *key,
 	int r;
 
 	(void)snprintf(what, sizeof(what), "registry entry '%s'", key->str);
-	r = check ? yaml_check_map(doc, val, registry_fields, what, reterr) : 0;
+	r = yaml_check_map(doc, val, registry_fields, what, reterr);
 	if (r < 0)
 		return r;
 	r = yaml_get_str(doc, val, "display_name", &display, reterr);
@@ -426,11 +420,10 @@ static int parse_registry_entry(const struct ydoc *doc, const struct ynode *key,
 	n = ynode_get(val, "strategy");
 	if (n) {
 		struct strategy_decl *d = arena_alloc(arena, sizeof(*d));
-		char swhat[CATALOG_MAX_NAME + 64] = "";
+		char swhat[CATALOG_MAX_NAME + 64];
 
-		if (check)
-			(void)snprintf(swhat, sizeof(swhat), "inline strategy of '%s'", key->str);
-		r = parse_strategy(doc, n, swhat, check, arena, file, d, reterr);
+		(void)snprintf(swhat, sizeof(swhat), "inline strategy of '%s'", key->str);
+		r = parse_strategy(doc, n, swhat, arena, file, d, reterr);
 		if (r < 0)
 			return r;
 		e->strategy = d;
@@ -489,7 +482,7 @@ static const struct ynode *str_field(const struct ydoc *doc, const struct ynode 
 }
 
 static int parse_use_case(const struct ydoc *doc, const struct ynode *key, const struct ynode *val,
-			  bool check, struct arena *arena, const char *file, struct use_case **ret,
+			  struct arena *arena, const char *file, struct use_case **ret,
 			  struct diag *reterr)
 {
 	struct use_case *u = arena_alloc(arena, sizeof(*u));
@@ -499,12 +492,10 @@ static int parse_use_case(const struct ydoc *doc, const struct ynode *key, const
 	size_t i;
 	int r;
 
-	if (check) {
-		(void)snprintf(what, sizeof(what), "use case of '%s'", key->str);
-		r = yaml_check_map(doc, val, use_case_fields, what, reterr);
-		if (r < 0)
-			return r;
-	}
+	(void)snprintf(what, sizeof(what), "use case of '%s'", key->str);
+	r = yaml_check_map(doc, val, use_case_fields, what, reterr);
+	if (r < 0)
+		return r;
 	for (i = 0; i < ARRAY_SIZE(keys); i++) {
 		v[i] = str_field(doc, val, keys[i], reterr);
 		if (!v[i])
@@ -528,7 +519,7 @@ static const struct yfield role_fields[] = {
 };
 
 static int parse_role(const struct ydoc *doc, const struct ynode *key, const struct ynode *val,
-		      bool check, struct arena *arena, const char *file, struct role_preamble **ret,
+		      struct arena *arena, const char *file, struct role_preamble **ret,
 		      struct diag *reterr)
 {
 	struct role_preamble *u = arena_alloc(arena, sizeof(*u));
@@ -536,12 +527,10 @@ static int parse_role(const struct ydoc *doc, const struct ynode *key, const str
 	const struct ynode *v;
 	int r;
 
-	if (check) {
-		(void)snprintf(what, sizeof(what), "role '%s'", key->str);
-		r = yaml_check_map(doc, val, role_fields, what, reterr);
-		if (r < 0)
-			return r;
-	}
+	(void)snprintf(what, sizeof(what), "role '%s'", key->str);
+	r = yaml_check_map(doc, val, role_fields, what, reterr);
+	if (r < 0)
+		return r;
 	v = str_field(doc, val, "preamble", reterr);
 	if (!v)
 		return -EINVAL;
@@ -578,9 +567,8 @@ static const char *kind_what(enum catalog_kind kind)
 	}
 }
 
-/* check: false for the embedded catalogue's trees (parse_strategy()). */
 static int parse_doc(struct catalog *cat, enum catalog_kind kind, const struct ydoc *doc,
-		     bool check, struct parsed *out, struct diag *reterr)
+		     struct parsed *out, struct diag *reterr)
 {
 	const char *top = kind == CATALOG_KIND_USE_CASES ? "agents"
 			  : kind == CATALOG_KIND_ROLES	 ? "roles"
@@ -603,7 +591,7 @@ static int parse_doc(struct catalog *cat, enum catalog_kind kind, const struct y
 		free(rows);
 		return r;
 	}
-	r = check ? yaml_check_map(doc, doc->root, fields, kind_what(kind), reterr) : 0;
+	r = yaml_check_map(doc, doc->root, fields, kind_what(kind), reterr);
 	if (r < 0)
 		return r;
 	adapters = ynode_get(doc->root, top);
@@ -622,7 +610,7 @@ static int parse_doc(struct catalog *cat, enum catalog_kind kind, const struct y
 		case CATALOG_KIND_MATRIX: {
 			struct matrix_row *row = NULL;
 
-			r = parse_matrix_row(doc, key, val, check, &cat->arena, file, &row, reterr);
+			r = parse_matrix_row(doc, key, val, &cat->arena, file, &row, reterr);
 			if (r >= 0)
 				parsed_push(out, row);
 			break;
@@ -630,8 +618,7 @@ static int parse_doc(struct catalog *cat, enum catalog_kind kind, const struct y
 		case CATALOG_KIND_REGISTRY: {
 			struct registry_entry *e = NULL;
 
-			r = parse_registry_entry(doc, key, val, check, &cat->arena, file, &e,
-						 reterr);
+			r = parse_registry_entry(doc, key, val, &cat->arena, file, &e, reterr);
 			if (r >= 0)
 				r = check_conflict(cat, doc, key, reterr);
 			if (r >= 0) {
@@ -656,7 +643,7 @@ static int parse_doc(struct catalog *cat, enum catalog_kind kind, const struct y
 		case CATALOG_KIND_USE_CASES: {
 			struct use_case *u = NULL;
 
-			r = parse_use_case(doc, key, val, check, &cat->arena, file, &u, reterr);
+			r = parse_use_case(doc, key, val, &cat->arena, file, &u, reterr);
 			if (r >= 0)
 				parsed_push(out, u);
 			break;
@@ -664,7 +651,7 @@ static int parse_doc(struct catalog *cat, enum catalog_kind kind, const struct y
 		case CATALOG_KIND_ROLES: {
 			struct role_preamble *u = NULL;
 
-			r = parse_role(doc, key, val, check, &cat->arena, file, &u, reterr);
+			r = parse_role(doc, key, val, &cat->arena, file, &u, reterr);
 			if (r >= 0)
 				parsed_push(out, u);
 			break;
@@ -766,13 +753,13 @@ static void merge(struct catalog *cat, enum catalog_kind kind, const struct pars
 	}
 }
 
-static int add_doc(struct catalog *cat, enum catalog_kind kind, const struct ydoc *doc, bool check,
+static int add_doc(struct catalog *cat, enum catalog_kind kind, const struct ydoc *doc,
 		   struct diag *reterr)
 {
 	struct parsed p = {NULL, 0};
 	int r;
 
-	r = parse_doc(cat, kind, doc, check, &p, reterr);
+	r = parse_doc(cat, kind, doc, &p, reterr);
 	if (r >= 0)
 		merge(cat, kind, &p);
 	parsed_release(&p);
@@ -822,7 +809,7 @@ int catalog_add_buf(struct catalog *cat, enum catalog_kind kind, const char *nam
 		diag_locate(reterr, name, r);
 		return r;
 	}
-	r = add_doc(cat, kind, doc, true, reterr);
+	r = add_doc(cat, kind, doc, reterr);
 	doc = ydoc_free(doc);
 	return r;
 }
@@ -843,7 +830,7 @@ int catalog_add_file(struct catalog *cat, enum catalog_kind kind, const char *pa
 		diag_locate(reterr, path, r);
 		return r;
 	}
-	r = add_doc(cat, kind, doc, true, reterr);
+	r = add_doc(cat, kind, doc, reterr);
 	doc = ydoc_free(doc);
 	return r;
 }
@@ -1003,62 +990,63 @@ static void pricing_complete(struct catalog *cat)
 	cat->n_pricing = nt;
 }
 
+/* The embedded tables (catalog_static_tables), merged as a parsed file's
+ * rows would be. */
+static int add_static_tables(struct catalog *cat, struct diag *reterr)
+{
+	const struct catalog_static_tables *st = &catalog_static_tables;
+	const void **tab;
+	size_t i;
+
+	if (!st->n_entries || !st->n_rows) {
+		diag_set(reterr, st->n_entries ? CATALOG_MATRIX_FILE : CATALOG_REGISTRY_FILE, 0, 0,
+			 "missing from the embedded catalogue");
+		return -ENOENT;
+	}
+	for (i = 0; i < st->n_rows; i++)
+		rows_put(cat, st->rows[i]);
+	for (i = 0; i < st->n_entries; i++) {
+		struct registry_entry *e = arena_alloc(&cat->arena, sizeof(*e));
+
+		*e = *st->entries[i]; /* in the current layer */
+		e->layer = cat->layer;
+		entries_put(cat, e);
+	}
+	tab = (const void **)cat->multimodal;
+	unsorted_put_all(&tab, &cat->n_multimodal, (const void *const *)st->multimodal,
+			 st->n_multimodal);
+	cat->multimodal = (const struct multimodal_row **)tab;
+	tab = (const void **)cat->use_cases;
+	unsorted_put_all(&tab, &cat->n_use_cases, (const void *const *)st->use_cases,
+			 st->n_use_cases);
+	cat->use_cases = (const struct use_case **)tab;
+	tab = (const void **)cat->roles;
+	unsorted_put_all(&tab, &cat->n_roles, (const void *const *)st->roles, st->n_roles);
+	cat->roles = (const struct role_preamble **)tab;
+	return 0;
+}
+
 int catalog_add_embedded(struct catalog *cat, struct diag *reterr)
 {
-	static const char *const files[] = {CATALOG_REGISTRY_FILE,   CATALOG_MATRIX_FILE,
-					    CATALOG_MULTIMODAL_FILE, CATALOG_USE_CASES_FILE,
-					    CATALOG_PRICING_FILE,    CATALOG_ROLES_FILE};
-	const struct catalog_tree *t;
-	struct ydoc *doc = NULL;
-	size_t i;
+	const struct profile *const *pp;
 	int r;
 
-	/* The trees compiled at build time from the same files (catalog.h):
-	 * the same schema checks as a parsed file, no libyaml. */
-	for (i = 0; i < ARRAY_SIZE(files); i++) {
-		t = catalog_compiled_find(files[i]);
-		if (!t) {
-			if (i >= 2)
-				continue; /* optional */
-			diag_set(reterr, files[i], 0, 0, "missing from the embedded catalogue");
-			return -ENOENT;
-		}
-		if (catalog_kind_from_name(files[i]) == CATALOG_KIND_PRICING) {
-			/* parsed when a price is asked (catalog_pricing()) */
-			pricing_complete(cat);
-			cat->pricing_pending = true;
-			cat->pricing_layer = cat->layer;
-			continue;
-		}
-		r = catalog_compiled_doc(t, &doc, reterr);
-		if (r < 0)
-			return r;
-		/* the schema of the embedded files is checked by the build
-		 * and the tests, not again at every start */
-		r = add_doc(cat, catalog_kind_from_name(files[i]), doc, false, reterr);
-		doc = ydoc_free(doc);
-		if (r < 0)
-			return r;
+	/* The tables and the profiles, written as static data at build time
+	 * from the same files loaded through every check
+	 * (scripts/catalog-static.c): merged as they are, not owned, never
+	 * freed, nothing written to them. */
+	r = add_static_tables(cat, reterr);
+	if (r < 0)
+		return r;
+	/* the prices: parsed from their compiled tree when a price is asked
+	 * (catalog_pricing()) */
+	if (catalog_compiled_find(CATALOG_PRICING_FILE)) {
+		pricing_complete(cat);
+		cat->pricing_pending = true;
+		cat->pricing_layer = cat->layer;
 	}
-	for (t = catalog_compiled; t->name; t++) {
-		const char *prefix = PROFILE_DIR "/";
-		char stem[PROFILE_MAX_NAME + 2];
-		struct profile *p = NULL;
-
-		if (strncmp(t->name, prefix, strlen(prefix)) != 0 ||
-		    strchr(t->name + strlen(prefix), '/'))
-			continue;
-		if (profile_stem(t->name, stem, sizeof(stem)) < 0)
-			continue;
-		r = catalog_compiled_doc(t, &doc, reterr);
-		if (r < 0)
-			return r;
-		r = profile_load_embedded(doc, doc->name, stem, &p, reterr);
-		doc = ydoc_free(doc);
-		if (r < 0)
-			return r;
-		own_profile(cat, p);
-		r = add_profile(cat, p, reterr);
+	for (pp = catalog_static_profiles; *pp; pp++) {
+		r = add_profile(cat, *pp, reterr);
 		if (r < 0)
 			return r;
 	}

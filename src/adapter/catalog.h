@@ -64,11 +64,12 @@ extern const size_t catalog_embedded_count;
 /* The embedded file called name, or NULL. */
 const struct catalog_file *catalog_embedded_find(const char *name);
 
-/* The same YAML files already loaded, compiled in at build time
- * (scripts/catalog-compile.c loads each with util/yaml.c and writes its tree
- * without pointers, util/ycompiled.h): catalog_add_embedded() turns each into
- * a struct ydoc in one linear pass and hands it to the same schema code that
- * checks a parsed file, without running libyaml. name as in
+/* The same YAML files but the profiles (static data, below) already loaded,
+ * compiled in at build time (scripts/catalog-compile.c loads each with
+ * util/yaml.c and writes its tree without pointers, util/ycompiled.h):
+ * catalog_add_embedded() turns each table into a struct ydoc in one linear
+ * pass and hands it to the same schema code that reads a parsed file,
+ * without running libyaml. name as in
  * catalog_embedded[]; the file's nodes are catalog_compiled_data's
  * [first, first + count). Sorted by name, ending with a NULL name. */
 struct ycompiled;
@@ -84,6 +85,17 @@ const struct catalog_tree *catalog_compiled_find(const char *name);
 /* The embedded file t as a document (ydoc_free() it), named
  * CATALOG_EMBEDDED_PREFIX + t->name in diagnostics. */
 int catalog_compiled_doc(const struct catalog_tree *t, struct ydoc **ret, struct diag *reterr);
+
+/* The embedded profiles (catalog/profiles/NAME.yaml) as static data, in
+ * file name order, ending with NULL: written at build time by
+ * scripts/catalog-static.c, which loads the embedded catalogue through the
+ * full checking path (catalog_add_embedded_parsed()) and writes each
+ * profile as a C initialiser (adapter/catalog-cgen.h), hash and canonical
+ * bytes included. catalog_add_embedded() uses them as they are: no
+ * document, no parse, nothing allocated or freed. The catalogue never owns
+ * them (struct catalog's profiles[] holds only the loaded ones). The
+ * generator itself links an empty table (catalog-static-empty.c). */
+extern const struct profile *const catalog_static_profiles[];
 
 /* Where a value was declared. file lives as long as the catalogue. */
 struct catalog_origin {
@@ -142,6 +154,27 @@ struct role_preamble {
 	struct catalog_origin origin;
 };
 
+/* The embedded tables but the prices (registry.yaml, strategy-matrix.yaml,
+ * multimodal.yaml, use-cases.yaml, roles.yaml) as static data, written at
+ * build time with the profiles (catalog_static_profiles[] above) from the
+ * same catalogue loaded through every check: what
+ * catalog_add_embedded() merges in without a document. rows and entries
+ * sorted by name (registry.yaml's entries only: a profile's entry is made
+ * from the profile), the others in file order. Empty in the generator. */
+struct catalog_static_tables {
+	const struct matrix_row *const *rows;
+	size_t n_rows;
+	const struct registry_entry *const *entries;
+	size_t n_entries;
+	const struct multimodal_row *const *multimodal;
+	size_t n_multimodal;
+	const struct use_case *const *use_cases;
+	size_t n_use_cases;
+	const struct role_preamble *const *roles;
+	size_t n_roles;
+};
+extern const struct catalog_static_tables catalog_static_tables;
+
 enum catalog_kind {
 	CATALOG_KIND_MATRIX,
 	CATALOG_KIND_REGISTRY,
@@ -169,7 +202,9 @@ struct catalog {
 	size_t n_pricing;
 	const struct role_preamble **roles; /* unsorted, one per role */
 	size_t n_roles;
-	struct profile **profiles; /* every profile loaded, in use or replaced (owned) */
+	/* every profile loaded, in use or replaced (owned); not the embedded
+	 * ones, static data (catalog_static_profiles[]) */
+	struct profile **profiles;
 	size_t n_profiles;
 	struct contract_index *contracts; /* set by catalog_validate() (owned) */
 	unsigned layer;			  /* the layer files are being added to */
@@ -202,7 +237,8 @@ int catalog_add_profile_buf(struct catalog *cat, const char *stem, const char *s
 /* The same from a file, DIR/profiles/NAME.yaml. */
 int catalog_add_profile_file(struct catalog *cat, const char *path, struct diag *reterr);
 /* The embedded registry.yaml, strategy-matrix.yaml (both required),
- * multimodal.yaml, use-cases.yaml and profiles/NAME.yaml, in the current
+ * multimodal.yaml, use-cases.yaml, roles.yaml (pricing.yaml on first use)
+ * and profiles/NAME.yaml (catalog_static_profiles[]), in the current
  * layer. */
 int catalog_add_embedded(struct catalog *cat, struct diag *reterr);
 /* The same, parsing the embedded YAML bytes with libyaml instead of using

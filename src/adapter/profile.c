@@ -145,8 +145,7 @@ struct pctx {
 	struct profile *p;
 	const char *file; /* p->source */
 	struct diag *reterr;
-	bool acp;      /* runtime.acp is there: the prompt may have no argv delivery */
-	bool embedded; /* profile_load_embedded(): checked at build time */
+	bool acp; /* runtime.acp is there: the prompt may have no argv delivery */
 };
 
 static void vperr(struct diag *reterr, const char *file, const struct catalog_origin *at,
@@ -217,10 +216,6 @@ static int check_map(struct pctx *c, const struct ynode *node, const struct yfie
 
 	if (!path[0] && (!node || node->kind != YNODE_MAP))
 		return perr(c, node, "", "a profile is a mapping, got %s", yaml_describe(node));
-	/* an embedded profile's schema was checked at build time and is by the
-	 * tests (catalog_add_embedded_parsed()): not again at every start */
-	if (c->embedded)
-		return 0;
 	return yaml_check(&yc, node, fields, path);
 }
 
@@ -1710,9 +1705,9 @@ static int parse_pty(struct pctx *c, const struct ynode *node)
 	if (!pc->ready && !pc->done && !pc->working)
 		return perr(c, node, "runtime.pty",
 			    "declares no pattern: give at least one of ready, working, done");
-	/* the patterns compiled (regcomp) only to check them: an embedded
-	 * profile's were at build time, and are again by the pty driver */
-	r = c->embedded ? 0 : ptydrive_conf_check(pc, &d);
+	/* the patterns compiled (regcomp) only to check them; the pty driver
+	 * compiles them again when it runs */
+	r = ptydrive_conf_check(pc, &d);
 	if (r < 0)
 		return perr(c, node, "runtime.pty", "%s", d.msg);
 	pc->declared = true;
@@ -2093,14 +2088,14 @@ static const struct yaml_limits profile_limits = {
 	.max_nodes = 0,
 };
 
-/* A profile's arena holds about 1 KiB (44 KB for the 45 embedded ones):
- * blocks of a 1 KiB malloc chunk, not the default page, which left three
- * quarters of a page untouched but in the way between profiles (start-up
- * loads them all: 30 page faults fewer). */
+/* A profile's arena holds about 1 KiB: blocks of a 1 KiB malloc chunk, not
+ * the default page, which left three quarters of a page untouched but in
+ * the way between profiles (when start-up loaded the 45 embedded ones, now
+ * static data: 30 page faults fewer). */
 #define PROFILE_ARENA_BLOCK (1024 - 48)
 
-static int load_doc(const struct ydoc *doc, const char *source, const char *stem, bool embedded,
-		    struct profile **ret, struct diag *reterr)
+int profile_load_doc(const struct ydoc *doc, const char *source, const char *stem,
+		     struct profile **ret, struct diag *reterr)
 {
 	struct profile *p = xcalloc(1, sizeof(*p));
 	struct pctx c = {0};
@@ -2112,7 +2107,6 @@ static int load_doc(const struct ydoc *doc, const char *source, const char *stem
 	c.p = p;
 	c.file = p->source;
 	c.reterr = reterr;
-	c.embedded = embedded;
 	r = parse_top(&c, stem);
 	if (r < 0) {
 		profile_free(p);
@@ -2120,18 +2114,6 @@ static int load_doc(const struct ydoc *doc, const char *source, const char *stem
 	}
 	*ret = p;
 	return 0;
-}
-
-int profile_load_doc(const struct ydoc *doc, const char *source, const char *stem,
-		     struct profile **ret, struct diag *reterr)
-{
-	return load_doc(doc, source, stem, false, ret, reterr);
-}
-
-int profile_load_embedded(const struct ydoc *doc, const char *source, const char *stem,
-			  struct profile **ret, struct diag *reterr)
-{
-	return load_doc(doc, source, stem, true, ret, reterr);
 }
 
 static void locate(struct diag *d, const char *name, int r)

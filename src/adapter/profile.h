@@ -378,17 +378,13 @@ struct profile {
  * (YAML or schema, with FILE:LINE:COL), -EFBIG (too large). */
 int profile_load_buf(const char *source, const char *stem, const char *buf, size_t len,
 		     struct profile **ret, struct diag *reterr);
-/* The same from a document already loaded (util/yaml.h), such as a tree of
- * the compiled catalogue (catalog_compiled[]); doc stays the caller's. */
+/* The same from a document already loaded (util/yaml.h); doc stays the
+ * caller's. */
 struct ydoc;
 int profile_load_doc(const struct ydoc *doc, const char *source, const char *stem,
 		     struct profile **ret, struct diag *reterr);
-/* profile_load_doc() for a tree of the embedded catalogue, which the build
- * and the tests check in full (catalog_add_embedded_parsed()): what only
- * validates and costs at every start is skipped (runtime.pty's patterns
- * are compiled by the pty driver when it runs, not here). */
-int profile_load_embedded(const struct ydoc *doc, const char *source, const char *stem,
-			  struct profile **ret, struct diag *reterr);
+/* The embedded profiles are not loaded: they are static data
+ * (catalog_static_profiles[] in adapter/catalog.h). */
 /* The same from a file; the stem is the file name without ".yaml". */
 int profile_load_file(const char *path, struct profile **ret, struct diag *reterr);
 struct profile *profile_free(struct profile *p);
