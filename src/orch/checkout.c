@@ -244,6 +244,7 @@ static const struct checkout_ops *const kinds[_CHECKOUT_KIND_MAX] = {
 	[CHECKOUT_OVERLAY] = &overlay_ops,
 	[CHECKOUT_CLONE] = &checkout_clone_ops,
 	[CHECKOUT_CLONE_OVERLAY] = &clone_overlay_ops,
+	[CHECKOUT_REFLINK] = &checkout_reflink_ops,
 };
 
 void checkout_init(struct checkout *co)
@@ -272,7 +273,9 @@ void checkout_bind(struct checkout *co, enum checkout_kind kind, const char *rep
 	/* a tree an overlay checkout made stays one (unmounted, its layer
 	 * removed) whatever the configuration says now; a sandboxed task's
 	 * (or one whose layer says it holds a clone) an overlay clone */
-	if (checkout_overlay_owns(repo, path))
+	if (checkout_reflink_owns(repo, path))
+		kind = CHECKOUT_REFLINK;
+	else if (checkout_overlay_owns(repo, path))
 		kind = kind == CHECKOUT_CLONE || kind == CHECKOUT_CLONE_OVERLAY ||
 				       checkout_overlay_owns_clone(repo, path)
 			       ? CHECKOUT_CLONE_OVERLAY
@@ -290,6 +293,11 @@ void checkout_bind(struct checkout *co, enum checkout_kind kind, const char *rep
 			strvec_push(&co->env, *e);
 		strvec_pushf(&co->env, "%s=%s", WORKTREE_GIT_CONFINE_ENV, path);
 	}
+}
+
+bool checkout_is_reflink(const struct checkout *co)
+{
+	return co->ops == &checkout_reflink_ops;
 }
 
 bool checkout_bound(const struct checkout *co)
