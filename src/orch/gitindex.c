@@ -162,6 +162,8 @@ int gitindex_parse(const void *data, size_t len, size_t hash_len, struct gitinde
 	struct gitindex ix = GITINDEX_INIT;
 	size_t *poff = NULL, i, min_entry, prev_off = 0, prev_len = 0, body;
 	unsigned char want[SHA256_LEN];
+	const char *bad_why = NULL;
+	size_t bad_i = 0, bad_off = 0;
 	uint32_t n, flags, xflags;
 	uint64_t strip;
 	int r = 0;
@@ -260,11 +262,11 @@ int gitindex_parse(const void *data, size_t len, size_t hash_len, struct gitinde
 		if ((flags & F_NAME_MASK) == F_NAME_MASK && plen < F_NAME_MASK)
 			FAIL("git index: entry %zu (byte %zu): path length %zu, its flags say 4095 or more",
 			     i, off, plen);
-		{
-			const char *why = path_problem(pb.buf + poff[i], plen);
-
-			if (why)
-				FAIL("git index: entry %zu (byte %zu): %s", i, off, why);
+		/* said after the extensions: a split index's entries have
+		 * empty paths, and its "link" is what to report */
+		if (!bad_why && (bad_why = path_problem(pb.buf + poff[i], plen)) != NULL) {
+			bad_i = i;
+			bad_off = off;
 		}
 		e->path_len = plen;
 		prev_off = poff[i];
@@ -294,6 +296,8 @@ int gitindex_parse(const void *data, size_t len, size_t hash_len, struct gitinde
 		}
 		p += EXT_HDR + sz;
 	}
+	if (bad_why)
+		FAIL("git index: entry %zu (byte %zu): %s", bad_i, bad_off, bad_why);
 	ix.paths = pb.buf;
 	pb.buf = NULL;
 	for (i = 0; i < n; i++)
