@@ -338,7 +338,8 @@ fail:
 
 /* REPO/.bernstein/overlay/base/COMMIT/tree made (once per commit), with an
  * index whose stat data match its files: *ret its path (caller frees). */
-int checkout_base_make(const struct checkout *co, const char *commit, char **ret, struct diag *reterr)
+int checkout_base_make(const struct checkout *co, const char *commit, char **ret,
+		       struct diag *reterr)
 {
 	char *dir = pathf("%s/%s/base/%s", co->repo, CHECKOUT_OVERLAY_DIR, commit);
 	char *tree = pathf("%s/tree", dir), *ready = pathf("%s/ready", dir);
@@ -529,7 +530,7 @@ static int layer_lower(const struct checkout *co, const struct layer *ly, const 
 /* The commit of the lower layer and the branch's (in the repository), as
  * layer_lower(). Both caller frees. */
 int checkout_layer_commit(const struct checkout *co, const struct layer *ly, char **ret_lower,
-			char **ret_head, struct diag *reterr)
+			  char **ret_head, struct diag *reterr)
 {
 	char *ref = pathf("refs/heads/%s", co->branch), *head = NULL;
 	int r = git_rev_parse(co->repo, ref, co->git_env, &head, reterr);
@@ -549,7 +550,7 @@ int checkout_layer_commit(const struct checkout *co, const struct layer *ly, cha
  * (`git read-tree -m -u LOWER HEAD` in it: only the files that differ are
  * written, into the upper layer); once, before any agent ran there. */
 int checkout_layer_sync(const struct checkout *co, const struct layer *ly, const char *lower,
-		      const char *head, struct diag *reterr)
+			const char *head, struct diag *reterr)
 {
 	const char *args[] = {"read-tree", "-m", "-u", lower, head, NULL};
 	int r;

@@ -178,7 +178,8 @@ static int dirs_enter(struct dirs *ds, const char *path, size_t len, const char 
 	int s, d;
 
 	/* the levels path shares with the current directory stay open */
-	while (k < ds->depth && ds->end[k + 1] <= len && memcmp(ds->cur, path, ds->end[k + 1]) == 0 &&
+	while (k < ds->depth && ds->end[k + 1] <= len &&
+	       memcmp(ds->cur, path, ds->end[k + 1]) == 0 &&
 	       (ds->end[k + 1] == len || path[ds->end[k + 1]] == '/'))
 		k++;
 	dirs_close_to(ds, k);
@@ -197,12 +198,14 @@ static int dirs_enter(struct dirs *ds, const char *path, size_t len, const char 
 			*ret_what = "mkdir";
 			return -errno;
 		}
-		s = openat(ds->src[ds->depth], name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		s = openat(ds->src[ds->depth], name,
+			   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (s < 0) {
 			*ret_what = "open a directory of the base checkout";
 			return -errno;
 		}
-		d = openat(ds->dst[ds->depth], name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		d = openat(ds->dst[ds->depth], name,
+			   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (d < 0) {
 			*ret_what = "open a directory of the tree";
 			(void)close(s);
@@ -247,7 +250,8 @@ static int clone_file(int sdir, int ddir, const char *name, struct stat *ret, co
 	if (ioctl(out, FICLONE, in) < 0) {
 		*ret_what = "clone (FICLONE)";
 		r = -errno;
-	} else if (fchmod(out, st.st_mode & 0777) < 0 || futimens(out, t) < 0 || fstat(out, ret) < 0) {
+	} else if (fchmod(out, st.st_mode & 0777) < 0 || futimens(out, t) < 0 ||
+		   fstat(out, ret) < 0) {
 		*ret_what = "set its mode and times";
 		r = -errno;
 	}
@@ -295,8 +299,7 @@ static int copy_symlink(int sdir, int ddir, const char *name, struct stat *ret,
 
 /* Every file of the index ix (buffer buf) copied from the directory src
  * into dst, its stat data patched into buf. */
-static int copy_entries(int src, int dst, const struct gitindex *ix, void *buf,
-			struct diag *reterr)
+static int copy_entries(int src, int dst, const struct gitindex *ix, void *buf, struct diag *reterr)
 {
 	struct dirs ds;
 	const char *what = "";
@@ -419,8 +422,7 @@ static int populate(const struct checkout *co, const char *lower, const char *co
 	dfd = open(co->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (sfd < 0 || dfd < 0) {
 		r = -errno;
-		diag_set(reterr, sfd < 0 ? lower : co->path, 0, 0, "cannot open: %s",
-			 strerror(-r));
+		diag_set(reterr, sfd < 0 ? lower : co->path, 0, 0, "cannot open: %s", strerror(-r));
 		goto out;
 	}
 	if ((r = copy_entries(sfd, dfd, &ix, text, reterr)) < 0)

@@ -240,10 +240,8 @@ static const struct checkout_ops clone_overlay_ops = {
 /* ---- the interface ---- */
 
 static const struct checkout_ops *const kinds[_CHECKOUT_KIND_MAX] = {
-	[CHECKOUT_WORKTREE] = &checkout_worktree_ops,
-	[CHECKOUT_OVERLAY] = &overlay_ops,
-	[CHECKOUT_CLONE] = &checkout_clone_ops,
-	[CHECKOUT_CLONE_OVERLAY] = &clone_overlay_ops,
+	[CHECKOUT_WORKTREE] = &checkout_worktree_ops, [CHECKOUT_OVERLAY] = &overlay_ops,
+	[CHECKOUT_CLONE] = &checkout_clone_ops,	      [CHECKOUT_CLONE_OVERLAY] = &clone_overlay_ops,
 	[CHECKOUT_REFLINK] = &checkout_reflink_ops,
 };
 

@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +23,7 @@
 #define XF_SKIP_WT	0x4000u
 #define XF_KNOWN	0x6000u /* skip-worktree, intent-to-add */
 #define PATHS_MAX_TOTAL (1ull << 30)
+#define PRINTABLE(c)	(((c) >= 0x20 && (c) < 0x7f) ? (c) : '?')
 
 static uint32_t get32(const unsigned char *p)
 {
@@ -147,159 +150,233 @@ static int pathbuf_add(struct pathbuf *pb, size_t prev, size_t keep, const char 
 	return 0;
 }
 
-#define FAIL(...)                                                                                  \
-	do {                                                                                       \
-		diag_set(reterr, NULL, 0, 0, __VA_ARGS__);                                         \
-		r = -EBADMSG;                                                                      \
-		goto out;                                                                          \
-	} while (0)
+/* What one parse keeps between entries. */
+struct parser {
+	const unsigned char *buf, *end; /* end: where the checksum starts */
+	uint32_t version;
+	size_t hash_len;
+	struct pathbuf pb;
+	size_t prev_off, prev_len; /* the previous path (v4's prefix) */
+	/* the first path refused, said after the extensions (a split
+	 * index's entries have empty paths: its "link" is what to report) */
+	const char *bad_why;
+	size_t bad_i, bad_off;
+	struct diag *reterr;
+};
 
-int gitindex_parse(const void *data, size_t len, size_t hash_len, struct gitindex *ret,
-		   struct diag *reterr)
+static int bad(struct diag *reterr, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int bad(struct diag *reterr, const char *fmt, ...)
 {
-	const unsigned char *buf = data, *p, *end, *name, *nul;
-	struct pathbuf pb = {0};
-	struct gitindex ix = GITINDEX_INIT;
-	size_t *poff = NULL, i, min_entry, prev_off = 0, prev_len = 0, body;
-	unsigned char want[SHA256_LEN];
-	const char *bad_why = NULL;
-	size_t bad_i = 0, bad_off = 0;
-	uint32_t n, flags, xflags;
-	uint64_t strip;
-	int r = 0;
+	char msg[256];
+	va_list ap;
 
-	if (hash_len != SHA1_LEN && hash_len != SHA256_LEN)
-		return -EINVAL;
+	va_start(ap, fmt);
+	(void)vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	diag_set(reterr, NULL, 0, 0, "git index: %s", msg);
+	return -EBADMSG;
+}
+
+/* v4's path at name: a strip count of the previous path, then a
+ * NUL-terminated suffix. *pp past it. */
+static int name_v4(struct parser *ps, size_t i, size_t off, const unsigned char *name,
+		   const unsigned char **pp, size_t *ret_len)
+{
+	const unsigned char *nul;
+	uint64_t strip;
+	size_t plen;
+
+	if (varint(&name, ps->end, &strip) < 0)
+		return bad(ps->reterr, "entry %zu (byte %zu): truncated prefix length", i, off);
+	if (strip > ps->prev_len)
+		return bad(ps->reterr, "entry %zu (byte %zu): strips %llu bytes of a %zu-byte path",
+			   i, off, (unsigned long long)strip, ps->prev_len);
+	nul = memchr(name, '\0', (size_t)(ps->end - name));
+	if (!nul)
+		return bad(ps->reterr, "entry %zu (byte %zu): path not NUL-terminated", i, off);
+	plen = ps->prev_len - (size_t)strip + (size_t)(nul - name);
+	if (plen >= PATH_MAX)
+		return bad(ps->reterr, "entry %zu (byte %zu): a path of PATH_MAX bytes or more", i,
+			   off);
+	if (pathbuf_add(&ps->pb, ps->prev_off, ps->prev_len - (size_t)strip, (const char *)name,
+			(size_t)(nul - name)) < 0)
+		return bad(ps->reterr, "entry %zu (byte %zu): paths too long in total", i, off);
+	*pp = nul + 1;
+	*ret_len = plen;
+	return 0;
+}
+
+/* v2/v3's path at name: NUL-terminated, padded with 1 to 8 NULs to a
+ * multiple of 8 bytes from the entry's start p. *pp past it. */
+static int name_v23(struct parser *ps, size_t i, size_t off, const unsigned char *p,
+		    const unsigned char *name, const unsigned char **pp, size_t *ret_len)
+{
+	const unsigned char *nul = memchr(name, '\0', (size_t)(ps->end - name));
+	size_t plen, size;
+
+	if (!nul)
+		return bad(ps->reterr, "entry %zu (byte %zu): path not NUL-terminated", i, off);
+	plen = (size_t)(nul - name);
+	size = ((size_t)(name - p) + plen + 8) / 8 * 8;
+	if ((size_t)(ps->end - p) < size)
+		return bad(ps->reterr, "entry %zu (byte %zu): truncated padding", i, off);
+	if (!all_zero(nul, size - (size_t)(name - p) - plen))
+		return bad(ps->reterr, "entry %zu (byte %zu): path not NUL-padded", i, off);
+	if (pathbuf_add(&ps->pb, 0, 0, (const char *)name, plen) < 0)
+		return bad(ps->reterr, "entry %zu (byte %zu): paths too long in total", i, off);
+	*pp = p + size;
+	*ret_len = plen;
+	return 0;
+}
+
+/* Entry i at *pp into e (its path at *ret_poff of the path buffer); *pp
+ * past it. */
+static int parse_entry(struct parser *ps, size_t i, const unsigned char **pp,
+		       struct gitindex_entry *e, size_t *ret_poff)
+{
+	const unsigned char *p = *pp, *name;
+	size_t off = (size_t)(p - ps->buf), plen = 0, poff = ps->pb.len;
+	uint32_t flags, xflags;
+	int r;
+
+	if ((size_t)(ps->end - p) < STAT_LEN + ps->hash_len + 2)
+		return bad(ps->reterr, "entry %zu (byte %zu): truncated", i, off);
+	e->off = off;
+	e->mode = get32(p + 24);
+	if (!mode_ok(e->mode))
+		return bad(ps->reterr, "entry %zu (byte %zu): mode %o is not one git writes", i,
+			   off, (unsigned)e->mode);
+	flags = get16(p + STAT_LEN + ps->hash_len);
+	e->stage = (flags >> F_STAGE_SHIFT) & 3u;
+	name = p + STAT_LEN + ps->hash_len + 2;
+	if (flags & F_EXTENDED) {
+		if (ps->version < 3)
+			return bad(ps->reterr,
+				   "entry %zu (byte %zu): extended flags in a version 2 index", i,
+				   off);
+		if (ps->end - name < 2)
+			return bad(ps->reterr, "entry %zu (byte %zu): truncated", i, off);
+		xflags = get16(name);
+		if (xflags & ~XF_KNOWN)
+			return bad(ps->reterr, "entry %zu (byte %zu): unknown extended flags %#x",
+				   i, off, (unsigned)xflags);
+		e->skip_worktree = (xflags & XF_SKIP_WT) != 0;
+		name += 2;
+	}
+	r = ps->version == 4 ? name_v4(ps, i, off, name, pp, &plen)
+			     : name_v23(ps, i, off, p, name, pp, &plen);
+	if (r < 0)
+		return r;
+	if ((flags & F_NAME_MASK) != F_NAME_MASK && (flags & F_NAME_MASK) != plen)
+		return bad(ps->reterr, "entry %zu (byte %zu): path length %zu, its flags say %u", i,
+			   off, plen, (unsigned)(flags & F_NAME_MASK));
+	if ((flags & F_NAME_MASK) == F_NAME_MASK && plen < F_NAME_MASK)
+		return bad(ps->reterr,
+			   "entry %zu (byte %zu): path length %zu, its flags say 4095 or more", i,
+			   off, plen);
+	if (!ps->bad_why && (ps->bad_why = path_problem(ps->pb.buf + poff, plen)) != NULL) {
+		ps->bad_i = i;
+		ps->bad_off = off;
+	}
+	e->path_len = plen;
+	ps->prev_off = poff;
+	ps->prev_len = plen;
+	*ret_poff = poff;
+	return 0;
+}
+
+/* The extensions from p to the checksum: each whole; a required one (its
+ * signature starts with a lowercase letter) is not understood here. */
+static int parse_extensions(struct parser *ps, const unsigned char *p)
+{
+	uint32_t sz;
+
+	while (p < ps->end) {
+		if ((size_t)(ps->end - p) < EXT_HDR)
+			return bad(ps->reterr, "extension at byte %zu: truncated",
+				   (size_t)(p - ps->buf));
+		sz = get32(p + 4);
+		if (sz > (size_t)(ps->end - p) - EXT_HDR)
+			return bad(ps->reterr, "extension at byte %zu: %u bytes, past the end",
+				   (size_t)(p - ps->buf), (unsigned)sz);
+		if (!(p[0] >= 'A' && p[0] <= 'Z')) {
+			diag_set(
+				ps->reterr, NULL, 0, 0,
+				"git index: required extension '%c%c%c%c' (a split or sparse index) is not supported",
+				PRINTABLE(p[0]), PRINTABLE(p[1]), PRINTABLE(p[2]), PRINTABLE(p[3]));
+			return -EOPNOTSUPP;
+		}
+		p += EXT_HDR + sz;
+	}
+	return 0;
+}
+
+/* The header and the checksum: the version and the entry count. */
+static int parse_header(const unsigned char *buf, size_t len, size_t hash_len,
+			uint32_t *ret_version, uint32_t *ret_n, struct diag *reterr)
+{
+	unsigned char want[SHA256_LEN];
+	size_t body, min_entry;
+	uint32_t v, n;
+
 	if (len < HDR_LEN + hash_len)
-		FAIL("git index: truncated: %zu bytes, less than a header and a checksum", len);
+		return bad(reterr, "truncated: %zu bytes, less than a header and a checksum", len);
 	if (memcmp(buf, "DIRC", 4) != 0)
-		FAIL("git index: no DIRC signature");
-	ix.version = get32(buf + 4);
-	if (ix.version < 2 || ix.version > 4)
-		FAIL("git index: version %u (only 2, 3 and 4 are known)", (unsigned)ix.version);
+		return bad(reterr, "no DIRC signature");
+	v = get32(buf + 4);
+	if (v < 2 || v > 4)
+		return bad(reterr, "version %u (only 2, 3 and 4 are known)", (unsigned)v);
 	body = len - hash_len;
 	if (!all_zero(buf + body, hash_len)) {
 		digest(buf, body, hash_len, want);
 		if (memcmp(want, buf + body, hash_len) != 0)
-			FAIL("git index: bad checksum (the file is damaged or was changed)");
+			return bad(reterr, "bad checksum (the file is damaged or was changed)");
 	}
 	n = get32(buf + 8);
 	/* the smallest entry: stat data, id, flags, a one-byte path and its
 	 * NUL (v4: a one-byte strip count too; v2/v3 padded to 8) */
-	min_entry = ix.version == 4 ? STAT_LEN + hash_len + 2 + 3 : (STAT_LEN + hash_len + 2 + 8) & ~7u;
+	min_entry = v == 4 ? STAT_LEN + hash_len + 2 + 3 : (STAT_LEN + hash_len + 2 + 8) & ~7u;
 	if (n > GITINDEX_MAX_ENTRIES || (size_t)n > (body - HDR_LEN) / min_entry)
-		FAIL("git index: %u entries cannot fit in %zu bytes", (unsigned)n, len);
+		return bad(reterr, "%u entries cannot fit in %zu bytes", (unsigned)n, len);
+	*ret_version = v;
+	*ret_n = n;
+	return 0;
+}
+
+int gitindex_parse(const void *data, size_t len, size_t hash_len, struct gitindex *ret,
+		   struct diag *reterr)
+{
+	struct parser ps = {.buf = data, .hash_len = hash_len, .reterr = reterr};
+	struct gitindex ix = GITINDEX_INIT;
+	const unsigned char *p;
+	size_t *poff = NULL, i;
+	uint32_t n = 0;
+	int r;
+
+	if (hash_len != SHA1_LEN && hash_len != SHA256_LEN)
+		return -EINVAL;
+	if ((r = parse_header(data, len, hash_len, &ps.version, &n, reterr)) < 0)
+		return r;
+	ps.end = ps.buf + len - hash_len;
+	ix.version = ps.version;
 	ix.hash_len = hash_len;
 	ix.n = n;
 	ix.e = xcalloc(n ? n : 1, sizeof(*ix.e));
 	poff = xcalloc(n ? n : 1, sizeof(*poff));
-	p = buf + HDR_LEN;
-	end = buf + body;
-	for (i = 0; i < n; i++) {
-		struct gitindex_entry *e = &ix.e[i];
-		size_t off = (size_t)(p - buf), plen;
-
-		if ((size_t)(end - p) < STAT_LEN + hash_len + 2)
-			FAIL("git index: entry %zu (byte %zu): truncated", i, off);
-		e->off = off;
-		e->mode = get32(p + 24);
-		if (!mode_ok(e->mode))
-			FAIL("git index: entry %zu (byte %zu): mode %o is not one git writes", i, off,
-			     (unsigned)e->mode);
-		flags = get16(p + STAT_LEN + hash_len);
-		e->stage = (flags >> F_STAGE_SHIFT) & 3u;
-		name = p + STAT_LEN + hash_len + 2;
-		if (flags & F_EXTENDED) {
-			if (ix.version < 3)
-				FAIL("git index: entry %zu (byte %zu): extended flags in a version 2 index",
-				     i, off);
-			if (end - name < 2)
-				FAIL("git index: entry %zu (byte %zu): truncated", i, off);
-			xflags = get16(name);
-			if (xflags & ~XF_KNOWN)
-				FAIL("git index: entry %zu (byte %zu): unknown extended flags %#x", i,
-				     off, (unsigned)xflags);
-			e->skip_worktree = (xflags & XF_SKIP_WT) != 0;
-			name += 2;
-		}
-		if (ix.version == 4) {
-			if (varint(&name, end, &strip) < 0)
-				FAIL("git index: entry %zu (byte %zu): truncated prefix length", i, off);
-			if (strip > prev_len)
-				FAIL("git index: entry %zu (byte %zu): strips %llu bytes of a %zu-byte path",
-				     i, off, (unsigned long long)strip, prev_len);
-			nul = memchr(name, '\0', (size_t)(end - name));
-			if (!nul)
-				FAIL("git index: entry %zu (byte %zu): path not NUL-terminated", i, off);
-			plen = prev_len - (size_t)strip + (size_t)(nul - name);
-			if (plen >= PATH_MAX)
-				FAIL("git index: entry %zu (byte %zu): a path of PATH_MAX bytes or more",
-				     i, off);
-			poff[i] = pb.len;
-			if (pathbuf_add(&pb, prev_off, prev_len - (size_t)strip, (const char *)name,
-					(size_t)(nul - name)) < 0)
-				FAIL("git index: entry %zu (byte %zu): paths too long in total", i, off);
-			p = nul + 1;
-		} else {
-			nul = memchr(name, '\0', (size_t)(end - name));
-			if (!nul)
-				FAIL("git index: entry %zu (byte %zu): path not NUL-terminated", i, off);
-			plen = (size_t)(nul - name);
-			/* padded with 1 to 8 NULs to a multiple of 8 */
-			if ((size_t)(end - buf) - off <
-			    ((size_t)(name - p) + plen + 8) / 8 * 8)
-				FAIL("git index: entry %zu (byte %zu): truncated padding", i, off);
-			if (!all_zero(nul, ((size_t)(name - p) + plen + 8) / 8 * 8 - (size_t)(name - p) - plen))
-				FAIL("git index: entry %zu (byte %zu): path not NUL-padded", i, off);
-			poff[i] = pb.len;
-			if (pathbuf_add(&pb, 0, 0, (const char *)name, plen) < 0)
-				FAIL("git index: entry %zu (byte %zu): paths too long in total", i, off);
-			p += ((size_t)(name - p) + plen + 8) / 8 * 8;
-		}
-		if ((flags & F_NAME_MASK) != F_NAME_MASK && (flags & F_NAME_MASK) != plen)
-			FAIL("git index: entry %zu (byte %zu): path length %zu, its flags say %u", i,
-			     off, plen, (unsigned)(flags & F_NAME_MASK));
-		if ((flags & F_NAME_MASK) == F_NAME_MASK && plen < F_NAME_MASK)
-			FAIL("git index: entry %zu (byte %zu): path length %zu, its flags say 4095 or more",
-			     i, off, plen);
-		/* said after the extensions: a split index's entries have
-		 * empty paths, and its "link" is what to report */
-		if (!bad_why && (bad_why = path_problem(pb.buf + poff[i], plen)) != NULL) {
-			bad_i = i;
-			bad_off = off;
-		}
-		e->path_len = plen;
-		prev_off = poff[i];
-		prev_len = plen;
+	p = ps.buf + HDR_LEN;
+	for (i = 0; i < n && r >= 0; i++)
+		r = parse_entry(&ps, i, &p, &ix.e[i], &poff[i]);
+	if (r < 0)
+		goto out;
+	ix.entries_end = (size_t)(p - ps.buf);
+	if ((r = parse_extensions(&ps, p)) < 0)
+		goto out;
+	if (ps.bad_why) {
+		r = bad(reterr, "entry %zu (byte %zu): %s", ps.bad_i, ps.bad_off, ps.bad_why);
+		goto out;
 	}
-	ix.entries_end = (size_t)(p - buf);
-	/* the extensions: each within the body; a required one (its
-	 * signature starts with a lowercase letter) is not understood here */
-	while (p < end) {
-		uint32_t sz;
-
-		if ((size_t)(end - p) < EXT_HDR)
-			FAIL("git index: extension at byte %zu: truncated", (size_t)(p - buf));
-		sz = get32(p + 4);
-		if (sz > (size_t)(end - p) - EXT_HDR)
-			FAIL("git index: extension at byte %zu: %u bytes, past the end",
-			     (size_t)(p - buf), (unsigned)sz);
-		if (!(p[0] >= 'A' && p[0] <= 'Z')) {
-			diag_set(reterr, NULL, 0, 0,
-				 "git index: required extension '%c%c%c%c' (a split or sparse index) is not supported",
-				 p[0] >= 0x20 && p[0] < 0x7f ? p[0] : '?',
-				 p[1] >= 0x20 && p[1] < 0x7f ? p[1] : '?',
-				 p[2] >= 0x20 && p[2] < 0x7f ? p[2] : '?',
-				 p[3] >= 0x20 && p[3] < 0x7f ? p[3] : '?');
-			r = -EOPNOTSUPP;
-			goto out;
-		}
-		p += EXT_HDR + sz;
-	}
-	if (bad_why)
-		FAIL("git index: entry %zu (byte %zu): %s", bad_i, bad_off, bad_why);
-	ix.paths = pb.buf;
-	pb.buf = NULL;
+	ix.paths = ps.pb.buf;
+	ps.pb.buf = NULL;
 	for (i = 0; i < n; i++)
 		ix.e[i].path = ix.paths + poff[i];
 	gitindex_release(ret);
@@ -307,7 +384,7 @@ int gitindex_parse(const void *data, size_t len, size_t hash_len, struct gitinde
 	ix = (struct gitindex)GITINDEX_INIT;
 out:
 	gitindex_release(&ix);
-	free(pb.buf);
+	free(ps.pb.buf);
 	free(poff);
 	return r;
 }

@@ -152,9 +152,9 @@ static void overlay_refused(struct loop *l, const struct otask *t, const char *w
 		l, t,
 		"checkout: %s: not used, every tree is a `git worktree add` (a sandboxed task's a plain clone): %s",
 		wanted, why);
-	(void)run_audit(l, "checkout.fallback", "run", l->run.id,
-			json_pack("{s:s, s:s, s:s}", "wanted", wanted, "got", "worktree", "reason",
-				  why));
+	(void)run_audit(
+		l, "checkout.fallback", "run", l->run.id,
+		json_pack("{s:s, s:s, s:s}", "wanted", wanted, "got", "worktree", "reason", why));
 }
 
 /* Overlay trees refused but reflink copies taken (co->fallback says why):
@@ -170,12 +170,13 @@ static void overlay_reflinked(struct loop *l, const struct otask *t, const char 
 		why = both;
 	}
 	l->overlay = 2;
-	run_warn(l, t,
-		 "checkout: overlay: not used, every tree is made of reflink copies of a shared base checkout: %s",
-		 why);
-	(void)run_audit(l, "checkout.fallback", "run", l->run.id,
-			json_pack("{s:s, s:s, s:s}", "wanted", "overlay", "got", "reflink", "reason",
-				  why));
+	run_warn(
+		l, t,
+		"checkout: overlay: not used, every tree is made of reflink copies of a shared base checkout: %s",
+		why);
+	(void)run_audit(
+		l, "checkout.fallback", "run", l->run.id,
+		json_pack("{s:s, s:s, s:s}", "wanted", "overlay", "got", "reflink", "reason", why));
 }
 
 /* Whether a task gets an overlay tree (checkout:, decided

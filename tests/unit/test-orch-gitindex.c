@@ -89,8 +89,8 @@ static void put32(unsigned char *p, uint32_t v)
 /* the six entries of the repository, in git's order */
 static void check_entries(const struct gitindex *ix)
 {
-	static const char *const paths[] = {"a.txt",	      "link",	       "run.sh",
-					    "src/deep/er/b.c", "src/deep/er/c.c", "src/deep/es/d.c"};
+	static const char *const paths[] = {
+		"a.txt", "link", "run.sh", "src/deep/er/b.c", "src/deep/er/c.c", "src/deep/es/d.c"};
 	static const uint32_t modes[] = {GITINDEX_MODE_FILE, GITINDEX_MODE_SYMLINK,
 					 GITINDEX_MODE_EXEC, GITINDEX_MODE_FILE,
 					 GITINDEX_MODE_FILE, GITINDEX_MODE_FILE};
