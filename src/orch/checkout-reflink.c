@@ -222,7 +222,9 @@ static int dirs_enter(struct dirs *ds, const char *path, size_t len, const char 
 	return 0;
 }
 
-/* One regular file cloned: mode bits and mtime kept; *ret its new stat. */
+/* One regular file cloned: mode bits and mtime kept; *ret its new stat.
+ * Created with its mode (a chmod only where the umask took a bit): one
+ * inode update fewer per file, which shows on 100,000. */
 static int clone_file(int sdir, int ddir, const char *name, struct stat *ret, const char **ret_what)
 {
 	struct timespec t[2];
@@ -239,7 +241,8 @@ static int clone_file(int sdir, int ddir, const char *name, struct stat *ret, co
 		r = -EBADMSG;
 		goto out;
 	}
-	out = openat(ddir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	out = openat(ddir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		     st.st_mode & 0777);
 	if (out < 0) {
 		*ret_what = "create in the tree";
 		r = -errno;
@@ -250,11 +253,14 @@ static int clone_file(int sdir, int ddir, const char *name, struct stat *ret, co
 	if (ioctl(out, FICLONE, in) < 0) {
 		*ret_what = "clone (FICLONE)";
 		r = -errno;
-	} else if (fchmod(out, st.st_mode & 0777) < 0 || futimens(out, t) < 0 ||
-		   fstat(out, ret) < 0) {
-		*ret_what = "set its mode and times";
-		r = -errno;
+		goto out;
 	}
+	*ret_what = "set its mode and times";
+	if (futimens(out, t) < 0 || fstat(out, ret) < 0)
+		r = -errno;
+	else if ((ret->st_mode & 0777) != (st.st_mode & 0777) &&
+		 (fchmod(out, st.st_mode & 0777) < 0 || fstat(out, ret) < 0))
+		r = -errno;
 out:
 	if (in >= 0)
 		(void)close(in);
