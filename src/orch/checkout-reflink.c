@@ -57,8 +57,9 @@
 
 /* an index bigger than this is not copied (100,000 files: about 10 MB) */
 #define INDEX_MAX (1024u << 20)
-/* directory depth the copier keeps open (one fd on each side a level) */
-#define DEPTH_MAX 256
+/* directory depth the copier keeps open (one fd on each side a level:
+ * 256 at most, well under the usual limit of 1,024) */
+#define DEPTH_MAX 128
 
 static char *pathf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static char *pathf(const char *fmt, ...)
@@ -490,6 +491,10 @@ static int reflink_make(struct checkout *co, const char *base, bool made_by_comm
 		diag_set(reterr, ly.reflink, 0, 0, "cannot write: %s", strerror(-r));
 		goto out;
 	}
+	/* a tree whose directory is gone (deleted by hand) is made again
+	 * whole: git registers it again on its branch, then the copy */
+	if (!exists(co->path))
+		(void)unlink(ly.populated);
 	r = worktree_add_no_checkout(co->repo, co->path, co->branch, base, co->git_env, ret_start,
 				     reterr);
 	if (r < 0 || exists(ly.populated))

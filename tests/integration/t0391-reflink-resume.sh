@@ -107,6 +107,28 @@ check "again: nothing is left under .bernstein/overlay" \
 	sh -c "[ -z \"\$(find '$W/.bernstein/overlay' -mindepth 2)\" ]"
 check "again: git worktree list has only the main checkout" \
 	sh -c "[ \$(git -C '$W' worktree list | wc -l) -eq 1 ]"
+
+# ---- a whole tree deleted by hand while bernstein was down: made again ----
+rm -f "$T/go" "$T/slow.started"
+sed 's/^name: crash/name: third/; s/quick.txt/quick3.txt/; s/seen-first.txt/seen-third.txt/; s/whole-seen.txt/whole-third.txt/; s/status-at-start.txt/status-third.txt/' \
+	"$W/plan.yaml" >"$W/third.yaml"
+git_q rm -q seen-again.txt whole-again.txt status-again.txt first.txt
+commit_all third
+bg_run third.yaml
+check "third: the slow task's agent started" wait_until "[ -f '$T/slow.started' ]"
+kill -9 "$BG"
+wait "$BG" 2>/dev/null
+TREE=$(ls -d "$W"/.bernstein/worktrees/slow-*)
+rm -rf "$TREE"
+rm -f "$T/slow.started"
+touch "$T/go"
+expect_exit 0 "$KEY" "$BERNSTEIN" resume
+check "third: the slow task ran again" test -f "$T/slow.started"
+check "third: in a tree made whole again" grep -qx whole "$W/whole-third.txt"
+check "third: git status saw it clean" \
+	sh -c "[ -z \"\$(grep -v -e status-third.txt '$W/status-third.txt')\" ]"
+check "third: nothing is left under .bernstein/overlay" \
+	sh -c "[ -z \"\$(find '$W/.bernstein/overlay' -mindepth 2)\" ]"
 check "no agent is left" sh -c "! pgrep -f '[r]eflink-resume-$$'"
 run "$KEY" "$BERNSTEIN" audit verify
 expect_stdout_contains "intact" "the audit chain survived the crashes"
