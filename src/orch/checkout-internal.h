@@ -63,8 +63,17 @@ int checkout_layer_commit(const struct checkout *co, const struct layer *ly, cha
 int checkout_layer_sync(const struct checkout *co, const struct layer *ly, const char *lower,
 			const char *head, struct diag *reterr);
 
-/* the reflink kind (checkout-reflink.c) */
+/* the lower commit recorded in the layer, else chosen for head (a base
+ * checkout already made, else head) and recorded */
+int checkout_layer_lower(const struct checkout *co, const struct layer *ly, const char *head,
+			 char **ret_lower, struct diag *reterr);
+
+/* the reflink kinds (checkout-reflink.c; the clone's ops in checkout.c) */
 extern const struct checkout_ops checkout_reflink_ops;
+extern const struct checkout_ops checkout_reflink_clone_ops;
+int checkout_reflink_clone_make(struct checkout *co, const char *base, bool made_by_command,
+				char **ret_start, struct diag *reterr);
+int checkout_reflink_clone_remove(const struct checkout *co, struct diag *reterr);
 
 /* the overlay kind's (checkout-overlay.c) */
 int checkout_overlay_make(struct checkout *co, const char *base, bool made_by_command,

@@ -498,8 +498,8 @@ static char *newest_base(const char *repo)
  * base checkout already made (of head, the tree's commit, else the newest:
  * the tree is brought from there to its own commit by checkout_layer_sync()), else
  * head; recorded now. head NULL: only a recorded one (-EIO without). */
-static int layer_lower(const struct checkout *co, const struct layer *ly, const char *head,
-		       char **ret_lower, struct diag *reterr)
+int checkout_layer_lower(const struct checkout *co, const struct layer *ly, const char *head,
+			 char **ret_lower, struct diag *reterr)
 {
 	char *lower = NULL, *ready;
 	int r;
@@ -528,7 +528,7 @@ static int layer_lower(const struct checkout *co, const struct layer *ly, const 
 }
 
 /* The commit of the lower layer and the branch's (in the repository), as
- * layer_lower(). Both caller frees. */
+ * checkout_layer_lower(). Both caller frees. */
 int checkout_layer_commit(const struct checkout *co, const struct layer *ly, char **ret_lower,
 			  char **ret_head, struct diag *reterr)
 {
@@ -537,7 +537,7 @@ int checkout_layer_commit(const struct checkout *co, const struct layer *ly, cha
 
 	free(ref);
 	if (r >= 0)
-		r = layer_lower(co, ly, head, ret_lower, reterr);
+		r = checkout_layer_lower(co, ly, head, ret_lower, reterr);
 	if (r < 0) {
 		free(head);
 		return r;
@@ -709,7 +709,7 @@ static int clone_layer_make(struct checkout *co, const struct layer *ly, const c
 		if ((r = git_rev_parse(co->repo, rev, co->git_env, &head, reterr)) < 0)
 			goto out;
 	}
-	if ((r = layer_lower(co, ly, head, &commit, reterr)) < 0 ||
+	if ((r = checkout_layer_lower(co, ly, head, &commit, reterr)) < 0 ||
 	    (r = checkout_base_make(co, commit, &lower, reterr)) < 0)
 		goto out;
 	if (fresh) {
@@ -772,23 +772,22 @@ out:
 	return r;
 }
 
-/* The overlay refused (why): a worktree's tree made by reflink copies
- * where the file system has them (checkout-reflink.c), else the plain kind
- * with both reasons. A sandboxed task's clone stays on the plain path. */
+/* The overlay refused (why): the tree made by reflink copies where the
+ * file system has them (checkout-reflink.c: a worktree, or a sandboxed
+ * task's clone), else the plain kind with both reasons. */
 static int refused(struct checkout *co, const struct checkout_ops *plain, const char *base,
 		   char **ret_start, const char *why, struct diag *reterr)
 {
 	char line[1024];
 	struct diag d;
 
-	if (plain != &checkout_worktree_ops)
-		return fall_back(co, plain, base, ret_start, why, reterr);
 	diag_clear(&d);
 	if (checkout_reflink_probe(co->repo, co->path, &d) == 0) {
 		(void)snprintf(line, sizeof(line), "overlay refused (%s): reflink copies", why);
 		free(co->fallback);
 		co->fallback = xstrdup(line);
-		co->ops = &checkout_reflink_ops;
+		co->ops = plain == &checkout_worktree_ops ? &checkout_reflink_ops
+							  : &checkout_reflink_clone_ops;
 		return co->ops->make(co, base, false, ret_start, reterr);
 	}
 	(void)snprintf(line, sizeof(line), "overlay refused (%s); reflink copies refused (%s)", why,

@@ -385,28 +385,26 @@ static int tree_empty(const char *path, struct diag *reterr)
 	return r;
 }
 
-/* The tree at co->path filled from the base checkout lower (of commit) and
- * its index written with the new files' stat data. *ret_checked_out: the
- * base's index could not drive the copy (a split or sparse index) and git
- * checked the branch out instead. */
-static int populate(const struct checkout *co, const char *lower, const char *commit,
-		    bool *ret_checked_out, struct diag *reterr)
+/* The tree at tree filled from the base checkout lower (of commit) and
+ * the index written to index with the new files' stat data; git runs
+ * there with env. *ret_checked_out: the base's index could not drive the
+ * copy (a split or sparse index) and git checked HEAD out instead. */
+static int populate(const char *tree, const char *index, const char *const *env, const char *lower,
+		    const char *commit, bool *ret_checked_out, struct diag *reterr)
 {
 	static const char *const checkout[] = {"read-tree", "-u", "--reset", "HEAD", NULL};
-	char *admin = NULL, *base_admin = NULL, *src = NULL, *dst = NULL, *text = NULL;
+	char *base_admin = NULL, *src = NULL, *text = NULL;
 	struct gitindex ix = GITINDEX_INIT;
 	int sfd = -1, dfd = -1, r;
 	struct diag d;
 	size_t len;
 
 	*ret_checked_out = false;
-	if ((r = tree_empty(co->path, reterr)) < 0 ||
-	    (r = checkout_gitfile_dir(co->path, &admin, reterr)) < 0 ||
+	if ((r = tree_empty(tree, reterr)) < 0 ||
 	    (r = checkout_gitfile_dir(lower, &base_admin, reterr)) < 0)
 		goto out;
 	src = pathf("%s/index", base_admin);
-	dst = pathf("%s/index", admin);
-	(void)unlink(dst);
+	(void)unlink(index);
 	r = read_file_capped(src, INDEX_MAX, &text, &len);
 	if (r < 0) {
 		diag_set(reterr, src, 0, 0, "cannot read the base checkout's index: %s",
@@ -417,7 +415,7 @@ static int populate(const struct checkout *co, const char *lower, const char *co
 	r = gitindex_parse(text, len, strlen(commit) / 2, &ix, &d);
 	if (r == -EOPNOTSUPP) {
 		/* git knows that index: it checks the branch out itself */
-		r = worktree_git_step(co->path, checkout_git_env(co), true, checkout, reterr);
+		r = worktree_git_step(tree, env, true, checkout, reterr);
 		*ret_checked_out = r >= 0;
 		goto out;
 	}
@@ -426,29 +424,57 @@ static int populate(const struct checkout *co, const char *lower, const char *co
 		goto out;
 	}
 	sfd = open(lower, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	dfd = open(co->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	dfd = open(tree, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (sfd < 0 || dfd < 0) {
 		r = -errno;
-		diag_set(reterr, sfd < 0 ? lower : co->path, 0, 0, "cannot open: %s", strerror(-r));
+		diag_set(reterr, sfd < 0 ? lower : tree, 0, 0, "cannot open: %s", strerror(-r));
 		goto out;
 	}
 	if ((r = copy_entries(sfd, dfd, &ix, text, reterr)) < 0)
 		goto out;
 	len = gitindex_finish(text, len, &ix);
-	if ((r = atomic_write_file(dst, text, len, 0644)) < 0)
-		diag_set(reterr, dst, 0, 0, "cannot write: %s", strerror(-r));
+	if ((r = atomic_write_file(index, text, len, 0644)) < 0)
+		diag_set(reterr, index, 0, 0, "cannot write: %s", strerror(-r));
 out:
 	if (sfd >= 0)
 		(void)close(sfd);
 	if (dfd >= 0)
 		(void)close(dfd);
 	gitindex_release(&ix);
-	free(admin);
 	free(base_admin);
 	free(src);
-	free(dst);
 	free(text);
 	return r;
+}
+
+/* A worktree's: its index in its administrative directory. */
+static int populate_worktree(const struct checkout *co, const char *lower, const char *commit,
+			     bool *ret_checked_out, struct diag *reterr)
+{
+	char *admin = NULL, *index = NULL;
+	int r = checkout_gitfile_dir(co->path, &admin, reterr);
+
+	if (r >= 0) {
+		index = pathf("%s/index", admin);
+		r = populate(co->path, index, checkout_git_env(co), lower, commit, ret_checked_out,
+			     reterr);
+	}
+	free(admin);
+	free(index);
+	return r;
+}
+
+/* The tree not made (no reflinks): the plain kind, said in co->fallback. */
+static int not_reflinked(struct checkout *co, const struct checkout_ops *plain, const char *base,
+			 char **ret_start, const char *why, struct diag *reterr)
+{
+	char line[1024];
+
+	(void)snprintf(line, sizeof(line), "reflink copies refused (%s)", why);
+	free(co->fallback);
+	co->fallback = xstrdup(line);
+	co->ops = plain;
+	return plain->make(co, base, false, ret_start, reterr);
 }
 
 /* Every step not done yet, in order (see the top of this file). */
@@ -467,14 +493,8 @@ static int reflink_make(struct checkout *co, const char *base, bool made_by_comm
 		/* not made yet: only where the file system clones */
 		diag_clear(&d);
 		if (checkout_reflink_probe(co->repo, co->path, &d) < 0) {
-			char line[1024];
-			const struct checkout_ops *plain = &checkout_worktree_ops;
-
-			(void)snprintf(line, sizeof(line), "reflink copies refused (%s)", d.msg);
-			free(co->fallback);
-			co->fallback = xstrdup(line);
-			co->ops = plain;
-			r = plain->make(co, base, false, ret_start, reterr);
+			r = not_reflinked(co, &checkout_worktree_ops, base, ret_start, d.msg,
+					  reterr);
 			goto out;
 		}
 	} else if (!exists(ly.dir)) {
@@ -503,7 +523,7 @@ static int reflink_make(struct checkout *co, const char *base, bool made_by_comm
 	(void)unlink(ly.synced);
 	if ((r = checkout_layer_commit(co, &ly, &commit, &head, reterr)) < 0 ||
 	    (r = checkout_base_make(co, commit, &lower, reterr)) < 0 ||
-	    (r = populate(co, lower, commit, &checked_out, reterr)) < 0)
+	    (r = populate_worktree(co, lower, commit, &checked_out, reterr)) < 0)
 		goto out;
 	r = checkout_layer_sync(co, &ly, checked_out ? head : commit, head, reterr);
 	if (r >= 0 && (r = atomic_write_file(ly.populated, "", 0, 0644)) < 0)
@@ -530,6 +550,115 @@ static int reflink_remove(const struct checkout *co, struct diag *reterr)
 			 strerror(-r));
 	checkout_layer_release(&ly);
 	return r < 0 ? r : checkout_wt_remove(co, reterr);
+}
+
+/* A sandboxed task's clone (CHECKOUT_CLONE_REFLINK), every step not done
+ * yet: made whole beside the tree (task/NAME/clone-tmp: `git clone --shared
+ * --no-checkout` at the base branch's commit, the copy, its .git/index,
+ * `git read-tree -m -u` to that commit when the base checkout is another
+ * commit's; git unconfined there, where no agent ran), renamed into place,
+ * then `populated`. A tree without `populated` is made again from scratch
+ * (no agent ran in it); one with it is a clone as any. */
+int checkout_reflink_clone_make(struct checkout *co, const char *base, bool made_by_command,
+				char **ret_start, struct diag *reterr)
+{
+	const char *sync[] = {"read-tree", "-m", "-u", NULL, NULL, NULL};
+	char *head = NULL, *commit = NULL, *lower = NULL, *rev = NULL, *tmp = NULL;
+	char *index = NULL, parent[PATH_MAX];
+	bool checked_out = false;
+	struct layer ly;
+	struct diag d;
+	int r;
+
+	(void)made_by_command; /* never: no command */
+	checkout_layer_init(&ly, co->repo, co->path);
+	tmp = pathf("%s/clone-tmp", ly.dir);
+	if (!exists(ly.dir) && !exists(co->path)) {
+		diag_clear(&d);
+		if (checkout_reflink_probe(co->repo, co->path, &d) < 0) {
+			r = not_reflinked(co, &checkout_clone_ops, base, ret_start, d.msg, reterr);
+			goto out;
+		}
+	} else if (!exists(ly.dir)) {
+		/* a plain clone (an earlier fallback): one */
+		co->ops = &checkout_clone_ops;
+		r = co->ops->make(co, base, false, ret_start, reterr);
+		goto out;
+	}
+	if ((r = mkdir_p(ly.dir, 0755)) < 0) {
+		diag_set(reterr, ly.dir, 0, 0, "cannot create: %s", strerror(-r));
+		goto out;
+	}
+	if ((!exists(ly.reflink) && (r = atomic_write_file(ly.reflink, "", 0, 0644)) < 0) ||
+	    (!exists(ly.clone) && (r = atomic_write_file(ly.clone, "", 0, 0644)) < 0)) {
+		diag_set(reterr, ly.dir, 0, 0, "cannot write: %s", strerror(-r));
+		goto out;
+	}
+	if (exists(ly.populated) && exists(co->path)) {
+		r = worktree_clone_check(co->path, reterr);
+		goto out;
+	}
+	/* (again) from scratch: no agent ran in what is there */
+	(void)unlink(ly.populated);
+	if ((r = rmtree_beneath(co->path)) < 0 || (r = rmtree_beneath(tmp)) < 0) {
+		diag_set(reterr, co->path, 0, 0, "cannot remove a half-made clone: %s",
+			 strerror(-r));
+		goto out;
+	}
+	rev = pathf("%s^{commit}", base);
+	if ((r = git_rev_parse(co->repo, rev, co->git_env, &head, reterr)) < 0 ||
+	    (r = checkout_layer_lower(co, &ly, head, &commit, reterr)) < 0 ||
+	    (r = checkout_base_make(co, commit, &lower, reterr)) < 0 ||
+	    (r = worktree_clone_bare(co->repo, tmp, co->branch, head, co->git_env, reterr)) < 0)
+		goto out;
+	index = pathf("%s/.git/index", tmp);
+	if ((r = populate(tmp, index, co->git_env, lower, commit, &checked_out, reterr)) < 0)
+		goto out;
+	if (!checked_out && strcmp(commit, head) != 0) {
+		sync[3] = commit;
+		sync[4] = head;
+		if ((r = worktree_git_step(tmp, co->git_env, true, sync, reterr)) < 0)
+			goto out;
+	}
+	path_dirname(co->path, parent, sizeof(parent));
+	if ((r = mkdir_p(parent, 0755)) < 0 || rename(tmp, co->path) < 0) {
+		r = r < 0 ? r : -errno;
+		diag_set(reterr, co->path, 0, 0, "cannot move the clone into place: %s",
+			 strerror(-r));
+		goto out;
+	}
+	if ((r = atomic_write_file(ly.populated, "", 0, 0644)) < 0) {
+		diag_set(reterr, ly.populated, 0, 0, "cannot write: %s", strerror(-r));
+		goto out;
+	}
+	if (ret_start) {
+		*ret_start = head;
+		head = NULL;
+	}
+out:
+	checkout_layer_release(&ly);
+	free(head);
+	free(commit);
+	free(lower);
+	free(rev);
+	free(tmp);
+	free(index);
+	return r;
+}
+
+/* The layer, then the clone. */
+int checkout_reflink_clone_remove(const struct checkout *co, struct diag *reterr)
+{
+	struct layer ly;
+	int r;
+
+	checkout_layer_init(&ly, co->repo, co->path);
+	r = rmtree_beneath(ly.dir);
+	if (r < 0)
+		diag_set(reterr, NULL, 0, 0, "cannot remove the reflink layer '%s': %s", ly.dir,
+			 strerror(-r));
+	checkout_layer_release(&ly);
+	return r < 0 ? r : checkout_clone_remove(co, reterr);
 }
 
 static const char *reflink_branch_home(const struct checkout *co)

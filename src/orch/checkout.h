@@ -58,6 +58,13 @@
  *                      overlay checkout refused becomes one (co->fallback
  *                      says so), and one refused FICLONE a plain worktree.
  *
+ *   CHECKOUT_CLONE_REFLINK  a sandboxed task's clone made so: `git clone
+ *                      --shared --no-checkout` beside the tree, the same
+ *                      copier into it, its .git/index the patched one, then
+ *                      renamed into place. Then a CHECKOUT_CLONE (confined
+ *                      git, published by fetch). An overlay clone refused
+ *                      becomes one; one refused FICLONE a plain clone.
+ *
  * A sixth kind (a checkout on another machine) is another table of the
  * operations in checkout.c: what the loop calls does not change.
  *
@@ -82,6 +89,7 @@ enum checkout_kind {
 	CHECKOUT_OVERLAY,
 	CHECKOUT_CLONE_OVERLAY,
 	CHECKOUT_REFLINK,
+	CHECKOUT_CLONE_REFLINK,
 	_CHECKOUT_KIND_MAX,
 	_CHECKOUT_KIND_INVALID = -EINVAL,
 };

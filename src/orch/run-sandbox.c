@@ -159,7 +159,7 @@ static void overlay_refused(struct loop *l, const struct otask *t, const char *w
 
 /* Overlay trees refused but reflink copies taken (co->fallback says why):
  * said once a run; the tasks after get reflink trees at once (a sandboxed
- * task's a plain clone). */
+ * task's a reflink clone). */
 static void overlay_reflinked(struct loop *l, const struct otask *t, const char *why)
 {
 	char both[1024];
@@ -226,10 +226,11 @@ struct checkout *run_task_checkout(struct loop *l, struct otask *t)
 	if (!checkout_bound(&t->co)) {
 		if (!t->row.worktree || !t->row.branch)
 			return NULL;
-		/* l->overlay 2: reflink trees (a sandboxed task's a plain clone) */
+		/* l->overlay 2: reflink trees (a sandboxed task's a reflink clone) */
 		if (run_task_sandboxed(l, t))
-			kind = overlay_wanted(l, t) && l->overlay == 1 ? CHECKOUT_CLONE_OVERLAY
-								       : CHECKOUT_CLONE;
+			kind = !overlay_wanted(l, t) ? CHECKOUT_CLONE
+			       : l->overlay == 2     ? CHECKOUT_CLONE_REFLINK
+						     : CHECKOUT_CLONE_OVERLAY;
 		else
 			kind = !overlay_wanted(l, t) ? CHECKOUT_WORKTREE
 			       : l->overlay == 2     ? CHECKOUT_REFLINK
