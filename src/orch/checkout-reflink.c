@@ -32,7 +32,11 @@
  * A crash before `populated` (the branch not moved yet: no agent ran)
  * leaves a tree that the next make empties (all but its .git file) and
  * fills again; after it, the tree is used as it is. Removal deletes the
- * layer, then the worktree (checkout_wt_remove()). */
+ * layer, then the worktree (checkout_wt_remove()).
+ *
+ * A sandboxed task's clone (CHECKOUT_CLONE_REFLINK) is made the same way
+ * into a `git clone --shared --no-checkout` beside the tree, renamed into
+ * place (checkout_reflink_clone_make() below). */
 #include "orch/checkout.h"
 #include "orch/checkout-internal.h"
 #include "orch/gitindex.h"
