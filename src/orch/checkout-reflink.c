@@ -174,13 +174,29 @@ static void dirs_close_to(struct dirs *ds, size_t depth)
 	ds->cur_len = ds->end[ds->depth];
 }
 
+/* Why name under dir could not be opened as a directory (errno): a symlink
+ * planted there is said as one (O_NOFOLLOW refused it: ELOOP or ENOTDIR). */
+static int dir_error(int dir, const char *name, const char *what, const char **ret_what)
+{
+	int e = errno;
+	struct stat st;
+
+	if ((e == ELOOP || e == ENOTDIR) && fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISLNK(st.st_mode)) {
+		*ret_what = "a symlink where the index has a directory, not followed";
+		return -EBADMSG;
+	}
+	*ret_what = what;
+	return -e;
+}
+
 /* The directory path[0..len) entered on both sides (made on the target's
  * where missing): its fds at ds->src/dst[ds->depth]. */
 static int dirs_enter(struct dirs *ds, const char *path, size_t len, const char **ret_what)
 {
 	size_t k = 0, i, j;
 	char name[NAME_MAX + 1];
-	int s, d;
+	int s, d, r;
 
 	/* the levels path shares with the current directory stay open */
 	while (k < ds->depth && ds->end[k + 1] <= len &&
@@ -205,16 +221,16 @@ static int dirs_enter(struct dirs *ds, const char *path, size_t len, const char 
 		}
 		s = openat(ds->src[ds->depth], name,
 			   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (s < 0) {
-			*ret_what = "open a directory of the base checkout";
-			return -errno;
-		}
+		if (s < 0)
+			return dir_error(ds->src[ds->depth], name,
+					 "open a directory of the base checkout", ret_what);
 		d = openat(ds->dst[ds->depth], name,
 			   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (d < 0) {
-			*ret_what = "open a directory of the tree";
+			r = dir_error(ds->dst[ds->depth], name, "open a directory of the tree",
+				      ret_what);
 			(void)close(s);
-			return -errno;
+			return r;
 		}
 		ds->depth++;
 		ds->src[ds->depth] = s;

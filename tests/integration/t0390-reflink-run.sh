@@ -9,7 +9,10 @@
 # stat data are the new files'); a big file's extents are shared with the
 # base checkout's; a symlink to a file outside the repository is copied as
 # a symlink (never followed), the exec bit kept; nothing is left under
-# .bernstein/overlay after the run. Then `checkout: reflink` as root; and on
+# .bernstein/overlay after the run. Then `checkout: reflink` as root; a
+# directory of the shared base checkout replaced by a symlink out of the
+# repository (as any unsandboxed agent could): the next tree is refused
+# with the path, nothing of the outside copied or written; and on
 # a file system without reflinks (the plain $T) the fallback to `git
 # worktree add` with both reasons.
 . "$SRCDIR/tests/integration/reflink-lib.sh"
@@ -95,6 +98,36 @@ check "git status there saw it clean (but for the task's own files)" \
 check "no fallback was warned" sh -c "! grep -q 'not used' '$T/stderr'"
 check "merged" sh -c "[ \$(git -C '$W' rev-list --merges --count main) -eq 3 ]"
 check "no task layer is left" sh -c "[ -z \"\$(ls -A '$W/.bernstein/overlay/task' 2>/dev/null)\" ]"
+
+# ---- a symlink planted in the shared base checkout is never followed ----
+# a failed task keeps its tree, so the base checkout of its commit stays;
+# then an agent (any unsandboxed one could) replaces a directory of it by
+# a symlink out of the repository: the next tree on that commit is refused
+# with the path, nothing of the outside is copied, nothing is written there
+OUT=$T/outside
+SECRET="planted-$$"
+mkdir -p "$OUT/er" && printf '%s\n' "$SECRET" >"$OUT/er/f2.c" && printf '%s\n' "$SECRET" >"$OUT/er/f3.c"
+printf 'name: failing\ntasks:\n  - {title: broken, prompt: "exit 3"}\n' >"$W/fail.yaml"
+printf 'name: victim\ntasks:\n  - {title: victim, prompt: "cat src/deep/er/f2.c > victim-saw.txt"}\n' >"$W/victim.yaml"
+commit_all hostile
+run "$KEY" "$BERNSTEIN" run fail.yaml
+check "the failing task fails the run" test "$RC" -ne 0
+BASE=$(ls -d "$W"/.bernstein/overlay/base/*/tree 2>/dev/null | head -1)
+check "its base checkout is kept" test -d "$BASE/src/deep/er"
+rm -rf "$BASE/src/deep" && ln -s "$OUT" "$BASE/src/deep"
+run "$KEY" "$BERNSTEIN" run victim.yaml
+check "the tree on the tampered base checkout is refused" test "$RC" -ne 0
+check "naming the path and the symlink" \
+	sh -c "cat '$T/stdout' '$T/stderr' | grep -q \"cannot copy 'src/deep/er/.*from the base checkout: a symlink where the index has a directory, not followed\""
+check "nothing from outside reached a tree" \
+	sh -c "! grep -rqs '$SECRET' '$W'/.bernstein/worktrees '$W/victim-saw.txt'"
+check "nothing was written outside" \
+	sh -c "[ \$(ls -A '$OUT/er' | wc -l) -eq 2 ] && grep -qx '$SECRET' '$OUT/er/f2.c'"
+run "$KEY" "$BERNSTEIN" worktrees gc --force
+check "worktrees gc --force removes the trees, layers and the base checkout" \
+	sh -c "[ -z \"\$(find '$W/.bernstein/overlay' -mindepth 2)\" ]"
+check "without following the planted symlink" \
+	sh -c "[ \$(ls -A '$OUT/er' | wc -l) -eq 2 ] && grep -qx '$SECRET' '$OUT/er/f2.c'"
 
 # ---- no reflinks (the plain file system of $T): git worktree add ----
 P=$T/plain
