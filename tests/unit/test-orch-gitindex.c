@@ -323,6 +323,37 @@ static void test_split_and_skiphash(void **state)
 	assert_int_equal(gitindex_parse("", 0, 7, &ix, NULL), -EINVAL);
 }
 
+/* a SHA-256 repository's index: 32-byte ids and a SHA-256 checksum */
+static void test_sha256(void **state)
+{
+	struct gitindex ix = GITINDEX_INIT;
+	char p[160], *text = NULL;
+	struct stat st;
+	struct diag d;
+	size_t len, n;
+
+	(void)state;
+	sh("cd %s && rm -rf s256 && git init -q --object-format=sha256 s256 && cd s256 && "
+	   "echo a > a.txt && mkdir d && echo b > d/b.txt && git add -A",
+	   dir);
+	(void)snprintf(p, sizeof(p), "%s/s256/.git/index", dir);
+	assert_int_equal(read_file_capped(p, 1u << 20, &text, &len), 0);
+	diag_clear(&d);
+	/* read as SHA-1 it does not check out */
+	assert_int_equal(gitindex_parse(text, len, SHA1_LEN, &ix, &d), -EBADMSG);
+	assert_int_equal(gitindex_parse(text, len, SHA256_LEN, &ix, &d), 0);
+	assert_int_equal(ix.n, 2);
+	assert_string_equal(ix.e[1].path, "d/b.txt");
+	memset(&st, 0, sizeof(st));
+	st.st_ino = 777;
+	gitindex_set_stat(text, &ix.e[1], &st);
+	n = gitindex_finish(text, len, &ix);
+	assert_int_equal(atomic_write_file(p, text, n, 0644), 0);
+	sh("cd %s/s256 && git ls-files --debug d/b.txt | grep -q 'ino: 777'", dir);
+	gitindex_release(&ix);
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -331,6 +362,7 @@ int main(void)
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_unterminated),
 		cmocka_unit_test(test_split_and_skiphash),
+		cmocka_unit_test(test_sha256),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
