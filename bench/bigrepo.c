@@ -12,6 +12,12 @@
  * It asserts nothing about wall-clock time (exit 1 only if something
  * cannot run; the overlay not allowed here is said and not timed).
  *
+ * Where the file system under the repository clones files (FICLONE:
+ * XFS, btrfs), the reflink kind (docs/runs.md "Reflink checkouts": the
+ * base checkout's files cloned, its index copied with their stat data) is
+ * timed too, interleaved with the others, and its ratio printed: the tier
+ * a run takes where the overlay is refused.
+ *
  * With -l BRANCH (a branch one commit after main, bench/bigrepo.sh makes
  * it), one tree of each kind on it afterwards: the overlay one shares
  * main's base checkout and `git read-tree -m -u` brings it to its commit.
@@ -21,6 +27,7 @@
  *        one) */
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +70,11 @@ struct ctx {
 /* One tree of kind on base made and removed (its branch deleted): the
  * seconds of make and of remove; with status, the first `git status` in it
  * too (it must list nothing). */
+static char kind_letter(enum checkout_kind kind)
+{
+	return kind == CHECKOUT_OVERLAY ? 'o' : kind == CHECKOUT_REFLINK ? 'r' : 'w';
+}
+
 static int one_on(const struct ctx *c, const char *base, enum checkout_kind kind, long i,
 		  double *ret_make, double *ret_remove, double *ret_status)
 {
@@ -74,9 +86,8 @@ static int one_on(const struct ctx *c, const char *base, enum checkout_kind kind
 	int r;
 
 	(void)snprintf(path, sizeof(path), "%s/.bernstein/worktrees/bench-%c%ld", c->repo,
-		       kind == CHECKOUT_OVERLAY ? 'o' : 'w', i);
-	(void)snprintf(branch, sizeof(branch), "bench/%c%ld", kind == CHECKOUT_OVERLAY ? 'o' : 'w',
-		       i);
+		       kind_letter(kind), i);
+	(void)snprintf(branch, sizeof(branch), "bench/%c%ld", kind_letter(kind), i);
 	checkout_bind(&co, kind, c->repo, c->env, path, branch);
 	diag_clear(&d);
 	t0 = now_s();
@@ -84,8 +95,9 @@ static int one_on(const struct ctx *c, const char *base, enum checkout_kind kind
 	*ret_make = now_s() - t0;
 	if (r < 0)
 		goto fail;
-	if (kind == CHECKOUT_OVERLAY && co.fallback) {
-		(void)fprintf(stderr, "bigrepo: overlay fell back: %s\n", co.fallback);
+	if (kind != CHECKOUT_WORKTREE && co.fallback) {
+		(void)fprintf(stderr, "bigrepo: %s fell back: %s\n",
+			      kind == CHECKOUT_OVERLAY ? "overlay" : "reflink", co.fallback);
 		r = -EOPNOTSUPP;
 		goto fail;
 	}
@@ -131,7 +143,11 @@ int main(int argc, char **argv)
 {
 	char repo[PATH_MAX], path_env[PATH_MAX + 8], repo_env[PATH_MAX + 32];
 	const char *env[] = {path_env, "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", repo_env, NULL};
-	double *wm, *wr, *om, *or_, make, rem, st_w = 0, st_o = 0, base_s;
+	double *wm, *wr, *om, *or_, *rm, *rr, make, rem, st_w = 0, st_o = 0, st_r = 0, base_s = 0;
+	double w_make, w_rem;
+	char why_o[sizeof(((struct diag *)0)->msg)] = "", why_r[sizeof(why_o)] = "",
+					probe[PATH_MAX + 32];
+	bool overlay, reflink;
 	struct ctx c = {.repo = repo, .env = env};
 	struct diag d;
 	const char *later = NULL;
@@ -158,56 +174,92 @@ int main(int argc, char **argv)
 	wr = calloc((size_t)n, sizeof(double));
 	om = calloc((size_t)n, sizeof(double));
 	or_ = calloc((size_t)n, sizeof(double));
-	if (!wm || !wr || !om || !or_)
+	rm = calloc((size_t)n, sizeof(double));
+	rr = calloc((size_t)n, sizeof(double));
+	if (!wm || !wr || !om || !or_ || !rm || !rr)
 		return 1;
 
 	/* the baseline first: it needs nothing the overlay does */
 	if (one(&c, CHECKOUT_WORKTREE, 0, &make, &rem, &st_w) < 0)
 		goto out;
 	diag_clear(&d);
-	if (checkout_overlay_probe(repo, &d) < 0) {
+	overlay = checkout_overlay_probe(repo, &d) == 0;
+	if (!overlay)
+		(void)snprintf(why_o, sizeof(why_o), "%s", d.msg);
+	(void)snprintf(probe, sizeof(probe), "%s/.bernstein/worktrees/probe", repo);
+	diag_clear(&d);
+	reflink = checkout_reflink_probe(repo, probe, &d) == 0;
+	if (!reflink)
+		(void)snprintf(why_r, sizeof(why_r), "%s", d.msg);
+	if (!overlay && !reflink) {
 		(void)printf(
-			"bigrepo: git worktree add %.1f ms + remove %.1f ms per task; overlay not available here: %s\n",
-			make * 1e3, rem * 1e3, d.msg);
+			"bigrepo: git worktree add %.1f ms + remove %.1f ms per task; overlay not available here: %s; reflink copies neither: %s\n",
+			make * 1e3, rem * 1e3, why_o, why_r);
 		rc = 0;
 		goto out;
 	}
-	/* the shared base checkout, made by the first overlay tree on main */
-	if (one(&c, CHECKOUT_OVERLAY, 0, &base_s, &rem, &st_o) < 0)
+	/* the shared base checkout, made by the first tree on main */
+	if (overlay && one(&c, CHECKOUT_OVERLAY, 0, &base_s, &rem, &st_o) < 0)
 		goto out;
+	if (reflink && one(&c, CHECKOUT_REFLINK, 0, overlay ? &rm[0] : &base_s, &rem, &st_r) < 0)
+		goto out;
+	if (reflink && !overlay) {
+		/* its status once more, the base made: what a task sees */
+		if (one(&c, CHECKOUT_REFLINK, 0, &rm[0], &rem, &st_r) < 0)
+			goto out;
+	}
 	for (i = 0; i < n; i++) {
 		if (one(&c, CHECKOUT_WORKTREE, i + 1, &wm[i], &wr[i], NULL) < 0 ||
-		    one(&c, CHECKOUT_OVERLAY, i + 1, &om[i], &or_[i], NULL) < 0)
+		    (overlay && one(&c, CHECKOUT_OVERLAY, i + 1, &om[i], &or_[i], NULL) < 0) ||
+		    (reflink && one(&c, CHECKOUT_REFLINK, i + 1, &rm[i], &rr[i], NULL) < 0))
 			goto out;
 		/* the base stays: a run's tasks on one commit share it */
 	}
-	{
-		double w_make = median(wm, n), w_rem = median(wr, n);
+	w_make = median(wm, n);
+	w_rem = median(wr, n);
+	if (overlay) {
 		double o_make = median(om, n), o_rem = median(or_, n);
-		double pct = 100.0 * (o_make + o_rem) / (w_make + w_rem);
 
 		(void)printf(
 			"bigrepo: overlay %.1f ms + %.1f ms, git worktree add %.1f ms + remove %.1f ms per task: %.2f%% (target <= %.0f%%)\n",
-			o_make * 1e3, o_rem * 1e3, w_make * 1e3, w_rem * 1e3, pct, TARGET_PCT);
-		(void)printf(
-			"bigrepo: median of %ld interleaved tree creations + removals each; the shared base checkout of a commit: %.0f ms once (its first task)\n",
-			n, base_s * 1e3);
-		(void)printf(
-			"bigrepo: first git status in a fresh tree: overlay %.1f ms, worktree %.1f ms\n",
-			st_o * 1e3, st_w * 1e3);
+			o_make * 1e3, o_rem * 1e3, w_make * 1e3, w_rem * 1e3,
+			100.0 * (o_make + o_rem) / (w_make + w_rem), TARGET_PCT);
+	} else {
+		(void)printf("bigrepo: overlay not available here: %s\n", why_o);
 	}
+	if (reflink) {
+		double r_make = median(rm, n), r_rem = median(rr, n);
+
+		(void)printf(
+			"bigrepo: reflink %.1f ms + %.1f ms, git worktree add %.1f ms + remove %.1f ms per task: %.1f%% of git's time (%.1fx faster)\n",
+			r_make * 1e3, r_rem * 1e3, w_make * 1e3, w_rem * 1e3,
+			100.0 * (r_make + r_rem) / (w_make + w_rem),
+			(w_make + w_rem) / (r_make + r_rem));
+	} else {
+		(void)printf("bigrepo: reflink copies not available here: %s\n", why_r);
+	}
+	(void)printf(
+		"bigrepo: median of %ld interleaved tree creations + removals each; the shared base checkout of a commit: %.0f ms once (its first task)\n",
+		n, base_s * 1e3);
+	(void)printf("bigrepo: first git status in a fresh tree:");
+	if (overlay)
+		(void)printf(" overlay %.1f ms,", st_o * 1e3);
+	if (reflink)
+		(void)printf(" reflink %.1f ms,", st_r * 1e3);
+	(void)printf(" worktree %.1f ms\n", st_w * 1e3);
 	/* a tree on a later commit (one file changed: a merge went in) shares
 	 * the base checkout, brought to its commit in its own layer */
 	if (later) {
 		double lw_m, lw_r, lo_m, lo_r, lo_s = 0;
 
 		if (one_on(&c, later, CHECKOUT_WORKTREE, n + 1, &lw_m, &lw_r, NULL) < 0 ||
-		    one_on(&c, later, CHECKOUT_OVERLAY, n + 1, &lo_m, &lo_r, &lo_s) < 0)
+		    one_on(&c, later, overlay ? CHECKOUT_OVERLAY : CHECKOUT_REFLINK, n + 1, &lo_m,
+			   &lo_r, &lo_s) < 0)
 			goto out;
 		(void)printf(
-			"bigrepo: on a later commit ('%s', sharing the base): overlay %.1f ms + %.1f ms, git worktree add %.1f ms + remove %.1f ms: %.2f%%\n",
-			later, lo_m * 1e3, lo_r * 1e3, lw_m * 1e3, lw_r * 1e3,
-			100.0 * (lo_m + lo_r) / (lw_m + lw_r));
+			"bigrepo: on a later commit ('%s', sharing the base): %s %.1f ms + %.1f ms, git worktree add %.1f ms + remove %.1f ms: %.2f%%\n",
+			later, overlay ? "overlay" : "reflink", lo_m * 1e3, lo_r * 1e3, lw_m * 1e3,
+			lw_r * 1e3, 100.0 * (lo_m + lo_r) / (lw_m + lw_r));
 	}
 	rc = 0;
 out:
@@ -218,5 +270,7 @@ out:
 	free(wr);
 	free(om);
 	free(or_);
+	free(rm);
+	free(rr);
 	return rc;
 }

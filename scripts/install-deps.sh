@@ -12,9 +12,11 @@ if [ "${1:-}" = "--lint" ]; then
 	pkgs="$pkgs clang-format cppcheck pmccabe"
 fi
 # the test suite's own: a two-node Slurm cluster for executor: slurm
-# (tests/integration/slurm-lib.sh); `make run` does not need them
+# (tests/integration/slurm-lib.sh); xfsprogs and e2fsprogs (filefrag) for
+# the reflink checkout tests' loop-mounted XFS (t0390, t0391); `make run`
+# does not need them
 if [ "${1:-}" = "--test" ]; then
-	pkgs="$pkgs slurm-wlm munge iproute2 util-linux openssh-server openssh-client tcpdump"
+	pkgs="$pkgs slurm-wlm munge iproute2 util-linux openssh-server openssh-client tcpdump xfsprogs e2fsprogs"
 fi
 
 missing=""

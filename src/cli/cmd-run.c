@@ -135,7 +135,8 @@ static void overlay_userns(struct session *s)
 	uint32_t files = 0;
 	struct diag d;
 
-	if (geteuid() == 0 || m == CHECKOUT_MODE_WORKTREE || (knob && strcmp(knob, "off") == 0))
+	if (geteuid() == 0 || m == CHECKOUT_MODE_WORKTREE || m == CHECKOUT_MODE_REFLINK ||
+	    (knob && strcmp(knob, "off") == 0))
 		return;
 	if (m == CHECKOUT_MODE_AUTO && (checkout_overlay_repo_files(s->repo, &files) < 0 ||
 					files < CHECKOUT_OVERLAY_AUTO_FILES))

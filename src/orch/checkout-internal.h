@@ -41,6 +41,40 @@ int checkout_clone_make(struct checkout *co, const char *base, bool made_by_comm
 			char **ret_start, struct diag *reterr);
 int checkout_clone_remove(const struct checkout *co, struct diag *reterr);
 
+/* the layer of an overlay or reflink checkout (checkout-overlay.c, top) */
+struct layer {
+	char *dir, *upper, *work, *base, *indexed, *synced, *userxattr, *clone;
+	/* a reflink checkout's (checkout-reflink.c): the layer is one; the
+	 * tree's files and index are all there */
+	char *reflink, *populated;
+};
+
+void checkout_layer_init(struct layer *ly, const char *repo, const char *path);
+void checkout_layer_release(struct layer *ly);
+/* the administrative directory a fresh worktree's .git file at top names */
+int checkout_gitfile_dir(const char *top, char **ret, struct diag *reterr);
+/* the shared base checkout of commit, made once: *ret its tree */
+int checkout_base_make(const struct checkout *co, const char *commit, char **ret,
+		       struct diag *reterr);
+/* the lower commit (recorded in the layer) and the branch's */
+int checkout_layer_commit(const struct checkout *co, const struct layer *ly, char **ret_lower,
+			  char **ret_head, struct diag *reterr);
+/* the tree brought from lower to head (`git read-tree -m -u`), once */
+int checkout_layer_sync(const struct checkout *co, const struct layer *ly, const char *lower,
+			const char *head, struct diag *reterr);
+
+/* the lower commit recorded in the layer, else chosen for head (a base
+ * checkout already made, else head) and recorded */
+int checkout_layer_lower(const struct checkout *co, const struct layer *ly, const char *head,
+			 char **ret_lower, struct diag *reterr);
+
+/* the reflink kinds (checkout-reflink.c; the clone's ops in checkout.c) */
+extern const struct checkout_ops checkout_reflink_ops;
+extern const struct checkout_ops checkout_reflink_clone_ops;
+int checkout_reflink_clone_make(struct checkout *co, const char *base, bool made_by_command,
+				char **ret_start, struct diag *reterr);
+int checkout_reflink_clone_remove(const struct checkout *co, struct diag *reterr);
+
 /* the overlay kind's (checkout-overlay.c) */
 int checkout_overlay_make(struct checkout *co, const char *base, bool made_by_command,
 			  char **ret_start, struct diag *reterr);

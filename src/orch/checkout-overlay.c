@@ -12,7 +12,7 @@
  *   REPO/.bernstein/overlay/task/NAME/work       overlayfs's work directory
  *   REPO/.bernstein/overlay/task/NAME/indexed    the index was copied in
  *   REPO/.bernstein/overlay/task/NAME/synced     the tree is at its branch's
- *                                               commit (layer_sync())
+ *                                               commit (checkout_layer_sync())
  *   REPO/.bernstein/overlay/task/NAME/userxattr  the layer is mounted with
  *                                               `userxattr` (made in a user
  *                                               namespace: its whiteouts and
@@ -259,7 +259,7 @@ out:
 
 /* The administrative directory a fresh .git file at top names ("gitdir:
  * DIR"), caller frees. Read only before any agent ran there. */
-static int gitfile_dir(const char *top, char **ret, struct diag *reterr)
+int checkout_gitfile_dir(const char *top, char **ret, struct diag *reterr)
 {
 	char *p = pathf("%s/.git", top), *text = NULL, *e;
 	size_t len;
@@ -338,7 +338,8 @@ fail:
 
 /* REPO/.bernstein/overlay/base/COMMIT/tree made (once per commit), with an
  * index whose stat data match its files: *ret its path (caller frees). */
-static int base_make(const struct checkout *co, const char *commit, char **ret, struct diag *reterr)
+int checkout_base_make(const struct checkout *co, const char *commit, char **ret,
+		       struct diag *reterr)
 {
 	char *dir = pathf("%s/%s/base/%s", co->repo, CHECKOUT_OVERLAY_DIR, commit);
 	char *tree = pathf("%s/tree", dir), *ready = pathf("%s/ready", dir);
@@ -399,11 +400,7 @@ static int base_remove(const char *repo, const char *const *env, const char *dir
 
 /* ---- the task's layer ---- */
 
-struct layer {
-	char *dir, *upper, *work, *base, *indexed, *synced, *userxattr, *clone;
-};
-
-static void layer_init(struct layer *ly, const char *repo, const char *path)
+void checkout_layer_init(struct layer *ly, const char *repo, const char *path)
 {
 	ly->dir = pathf("%s/%s/task/%s", repo, CHECKOUT_OVERLAY_DIR, last_name(path));
 	ly->upper = pathf("%s/upper", ly->dir);
@@ -413,9 +410,11 @@ static void layer_init(struct layer *ly, const char *repo, const char *path)
 	ly->synced = pathf("%s/synced", ly->dir);
 	ly->userxattr = pathf("%s/userxattr", ly->dir);
 	ly->clone = pathf("%s/clone", ly->dir);
+	ly->reflink = pathf("%s/reflink", ly->dir);
+	ly->populated = pathf("%s/populated", ly->dir);
 }
 
-static void layer_release(struct layer *ly)
+void checkout_layer_release(struct layer *ly)
 {
 	free(ly->dir);
 	free(ly->upper);
@@ -425,6 +424,8 @@ static void layer_release(struct layer *ly)
 	free(ly->synced);
 	free(ly->userxattr);
 	free(ly->clone);
+	free(ly->reflink);
+	free(ly->populated);
 }
 
 bool checkout_overlay_owns(const char *repo, const char *path)
@@ -432,9 +433,9 @@ bool checkout_overlay_owns(const char *repo, const char *path)
 	struct layer ly;
 	bool owns;
 
-	layer_init(&ly, repo, path);
+	checkout_layer_init(&ly, repo, path);
 	owns = exists(ly.dir);
-	layer_release(&ly);
+	checkout_layer_release(&ly);
 	return owns;
 }
 
@@ -443,9 +444,9 @@ bool checkout_overlay_owns_clone(const char *repo, const char *path)
 	struct layer ly;
 	bool clone;
 
-	layer_init(&ly, repo, path);
+	checkout_layer_init(&ly, repo, path);
 	clone = exists(ly.clone);
-	layer_release(&ly);
+	checkout_layer_release(&ly);
 	return clone;
 }
 
@@ -495,10 +496,10 @@ static char *newest_base(const char *repo)
 /* The commit of the lower layer (*ret_lower, caller frees): the lower
  * recorded in the layer (a resume: the layer was made against it), else a
  * base checkout already made (of head, the tree's commit, else the newest:
- * the tree is brought from there to its own commit by layer_sync()), else
+ * the tree is brought from there to its own commit by checkout_layer_sync()), else
  * head; recorded now. head NULL: only a recorded one (-EIO without). */
-static int layer_lower(const struct checkout *co, const struct layer *ly, const char *head,
-		       char **ret_lower, struct diag *reterr)
+int checkout_layer_lower(const struct checkout *co, const struct layer *ly, const char *head,
+			 char **ret_lower, struct diag *reterr)
 {
 	char *lower = NULL, *ready;
 	int r;
@@ -527,16 +528,16 @@ static int layer_lower(const struct checkout *co, const struct layer *ly, const 
 }
 
 /* The commit of the lower layer and the branch's (in the repository), as
- * layer_lower(). Both caller frees. */
-static int layer_commit(const struct checkout *co, const struct layer *ly, char **ret_lower,
-			char **ret_head, struct diag *reterr)
+ * checkout_layer_lower(). Both caller frees. */
+int checkout_layer_commit(const struct checkout *co, const struct layer *ly, char **ret_lower,
+			  char **ret_head, struct diag *reterr)
 {
 	char *ref = pathf("refs/heads/%s", co->branch), *head = NULL;
 	int r = git_rev_parse(co->repo, ref, co->git_env, &head, reterr);
 
 	free(ref);
 	if (r >= 0)
-		r = layer_lower(co, ly, head, ret_lower, reterr);
+		r = checkout_layer_lower(co, ly, head, ret_lower, reterr);
 	if (r < 0) {
 		free(head);
 		return r;
@@ -548,8 +549,8 @@ static int layer_commit(const struct checkout *co, const struct layer *ly, char 
 /* A tree whose lower layer is another commit's brought to its branch's
  * (`git read-tree -m -u LOWER HEAD` in it: only the files that differ are
  * written, into the upper layer); once, before any agent ran there. */
-static int layer_sync(const struct checkout *co, const struct layer *ly, const char *lower,
-		      const char *head, struct diag *reterr)
+int checkout_layer_sync(const struct checkout *co, const struct layer *ly, const char *lower,
+			const char *head, struct diag *reterr)
 {
 	const char *args[] = {"read-tree", "-m", "-u", lower, head, NULL};
 	int r;
@@ -574,8 +575,8 @@ static int layer_index(const struct checkout *co, const struct layer *ly, const 
 
 	if (exists(ly->indexed))
 		return 0;
-	if ((r = gitfile_dir(co->path, &admin, reterr)) < 0 ||
-	    (r = gitfile_dir(lower, &base_admin, reterr)) < 0)
+	if ((r = checkout_gitfile_dir(co->path, &admin, reterr)) < 0 ||
+	    (r = checkout_gitfile_dir(lower, &base_admin, reterr)) < 0)
 		goto out;
 	src = pathf("%s/index", base_admin);
 	dst = pathf("%s/index", admin);
@@ -660,15 +661,15 @@ static int layer_make(struct checkout *co, const struct layer *ly, const char *b
 	r = worktree_add_no_checkout(co->repo, co->path, co->branch, base, co->git_env, ret_start,
 				     reterr);
 	if (r >= 0)
-		r = layer_commit(co, ly, &commit, &head, reterr);
+		r = checkout_layer_commit(co, ly, &commit, &head, reterr);
 	if (r >= 0)
-		r = base_make(co, commit, &lower, reterr);
+		r = checkout_base_make(co, commit, &lower, reterr);
 	if (r >= 0)
 		r = layer_index(co, ly, lower, reterr);
 	if (r >= 0 && !(realpath(co->path, abs) && mounted_at(abs, ly->upper) == MOUNT_OURS))
 		r = overlay_mount(lower, ly->upper, ly->work, co->path, userxattr, reterr);
 	if (r >= 0)
-		r = layer_sync(co, ly, commit, head, reterr);
+		r = checkout_layer_sync(co, ly, commit, head, reterr);
 	free(commit);
 	free(head);
 	free(lower);
@@ -708,8 +709,8 @@ static int clone_layer_make(struct checkout *co, const struct layer *ly, const c
 		if ((r = git_rev_parse(co->repo, rev, co->git_env, &head, reterr)) < 0)
 			goto out;
 	}
-	if ((r = layer_lower(co, ly, head, &commit, reterr)) < 0 ||
-	    (r = base_make(co, commit, &lower, reterr)) < 0)
+	if ((r = checkout_layer_lower(co, ly, head, &commit, reterr)) < 0 ||
+	    (r = checkout_base_make(co, commit, &lower, reterr)) < 0)
 		goto out;
 	if (fresh) {
 		if ((r = rmtree_beneath(tmp)) < 0) {
@@ -718,7 +719,7 @@ static int clone_layer_make(struct checkout *co, const struct layer *ly, const c
 		}
 		r = worktree_clone_bare(co->repo, tmp, co->branch, head, co->git_env, reterr);
 		if (r >= 0)
-			r = gitfile_dir(lower, &base_admin, reterr);
+			r = checkout_gitfile_dir(lower, &base_admin, reterr);
 		if (r < 0)
 			goto out;
 		src = pathf("%s/index", base_admin);
@@ -771,6 +772,29 @@ out:
 	return r;
 }
 
+/* The overlay refused (why): the tree made by reflink copies where the
+ * file system has them (checkout-reflink.c: a worktree, or a sandboxed
+ * task's clone), else the plain kind with both reasons. */
+static int refused(struct checkout *co, const struct checkout_ops *plain, const char *base,
+		   char **ret_start, const char *why, struct diag *reterr)
+{
+	char line[1024];
+	struct diag d;
+
+	diag_clear(&d);
+	if (checkout_reflink_probe(co->repo, co->path, &d) == 0) {
+		(void)snprintf(line, sizeof(line), "overlay refused (%s): reflink copies", why);
+		free(co->fallback);
+		co->fallback = xstrdup(line);
+		co->ops = plain == &checkout_worktree_ops ? &checkout_reflink_ops
+							  : &checkout_reflink_clone_ops;
+		return co->ops->make(co, base, false, ret_start, reterr);
+	}
+	(void)snprintf(line, sizeof(line), "overlay refused (%s); reflink copies refused (%s)", why,
+		       d.msg);
+	return fall_back(co, plain, base, ret_start, line, reterr);
+}
+
 typedef int layer_make_fn(struct checkout *co, const struct layer *ly, const char *base,
 			  char **ret_start, struct diag *reterr);
 
@@ -784,7 +808,7 @@ static int overlay_make(struct checkout *co, const struct checkout_ops *plain, l
 	struct diag d;
 	int r;
 
-	layer_init(&ly, co->repo, co->path);
+	checkout_layer_init(&ly, co->repo, co->path);
 	if (!exists(ly.dir)) {
 		/* a tree made as the plain kind (an earlier fallback): one */
 		if (exists(co->path)) {
@@ -794,12 +818,11 @@ static int overlay_make(struct checkout *co, const struct checkout_ops *plain, l
 		}
 		diag_clear(&d);
 		if (!mount_path_ok(co->path) || !mount_path_ok(ly.dir))
-			r = fall_back(
-				co, plain, base, ret_start,
-				"the tree's path has a character overlay options cannot carry",
-				reterr);
+			r = refused(co, plain, base, ret_start,
+				    "the tree's path has a character overlay options cannot carry",
+				    reterr);
 		else if (checkout_overlay_probe(co->repo, &d) < 0)
-			r = fall_back(co, plain, base, ret_start, d.msg, reterr);
+			r = refused(co, plain, base, ret_start, d.msg, reterr);
 		else
 			r = make(co, &ly, base, ret_start, reterr);
 		goto out;
@@ -813,7 +836,7 @@ static int overlay_make(struct checkout *co, const struct checkout_ops *plain, l
 	}
 	r = make(co, &ly, base, ret_start, reterr);
 out:
-	layer_release(&ly);
+	checkout_layer_release(&ly);
 	return r;
 }
 
@@ -841,7 +864,7 @@ static int overlay_remove(const struct checkout *co,
 	struct layer ly;
 	int r = 0;
 
-	layer_init(&ly, co->repo, co->path);
+	checkout_layer_init(&ly, co->repo, co->path);
 	if (lstat(co->path, &(struct stat){0}) == 0 && realpath(co->path, abs)) {
 		switch (mounted_at(abs, ly.upper)) {
 		case MOUNT_OTHER:
@@ -872,7 +895,7 @@ static int overlay_remove(const struct checkout *co,
 	}
 	r = remove(co, reterr);
 out:
-	layer_release(&ly);
+	checkout_layer_release(&ly);
 	return r;
 }
 

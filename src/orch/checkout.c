@@ -237,6 +237,21 @@ static const struct checkout_ops clone_overlay_ops = {
 	.remove = checkout_clone_overlay_remove,
 };
 
+/* ---- a sandboxed task's clone whose files are reflink copies ---- */
+
+const struct checkout_ops checkout_reflink_clone_ops = {
+	.noun = "reflink clone",
+	.command = NULL, /* made at once, by bernstein's own copier */
+	.make = checkout_reflink_clone_make,
+	.check = clone_check,
+	.branch_home = clone_branch_home,
+	.ahead = clone_ahead,
+	.changed_files = clone_changed_files,
+	.publish = clone_publish,
+	.set_aside = false, /* its layer is named after the tree: removed whole */
+	.remove = checkout_reflink_clone_remove,
+};
+
 /* ---- the interface ---- */
 
 static const struct checkout_ops *const kinds[_CHECKOUT_KIND_MAX] = {
@@ -244,6 +259,8 @@ static const struct checkout_ops *const kinds[_CHECKOUT_KIND_MAX] = {
 	[CHECKOUT_OVERLAY] = &overlay_ops,
 	[CHECKOUT_CLONE] = &checkout_clone_ops,
 	[CHECKOUT_CLONE_OVERLAY] = &clone_overlay_ops,
+	[CHECKOUT_REFLINK] = &checkout_reflink_ops,
+	[CHECKOUT_CLONE_REFLINK] = &checkout_reflink_clone_ops,
 };
 
 void checkout_init(struct checkout *co)
@@ -272,7 +289,10 @@ void checkout_bind(struct checkout *co, enum checkout_kind kind, const char *rep
 	/* a tree an overlay checkout made stays one (unmounted, its layer
 	 * removed) whatever the configuration says now; a sandboxed task's
 	 * (or one whose layer says it holds a clone) an overlay clone */
-	if (checkout_overlay_owns(repo, path))
+	if (checkout_reflink_owns(repo, path))
+		kind = checkout_overlay_owns_clone(repo, path) ? CHECKOUT_CLONE_REFLINK
+							       : CHECKOUT_REFLINK;
+	else if (checkout_overlay_owns(repo, path))
 		kind = kind == CHECKOUT_CLONE || kind == CHECKOUT_CLONE_OVERLAY ||
 				       checkout_overlay_owns_clone(repo, path)
 			       ? CHECKOUT_CLONE_OVERLAY
@@ -282,7 +302,8 @@ void checkout_bind(struct checkout *co, enum checkout_kind kind, const char *rep
 	co->git_env = git_env;
 	co->path = xstrdup(path);
 	co->branch = xstrdup(branch);
-	if (kind == CHECKOUT_CLONE || kind == CHECKOUT_CLONE_OVERLAY) {
+	if (kind == CHECKOUT_CLONE || kind == CHECKOUT_CLONE_OVERLAY ||
+	    kind == CHECKOUT_CLONE_REFLINK) {
 		/* git_env plus the entry that makes worktree.c run git in the
 		 * clone confined to it (the agent controlled its config, hooks
 		 * and refs) */
@@ -290,6 +311,11 @@ void checkout_bind(struct checkout *co, enum checkout_kind kind, const char *rep
 			strvec_push(&co->env, *e);
 		strvec_pushf(&co->env, "%s=%s", WORKTREE_GIT_CONFINE_ENV, path);
 	}
+}
+
+bool checkout_is_reflink(const struct checkout *co)
+{
+	return co->ops == &checkout_reflink_ops || co->ops == &checkout_reflink_clone_ops;
 }
 
 bool checkout_bound(const struct checkout *co)

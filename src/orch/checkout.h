@@ -44,7 +44,28 @@
  *                      fetch. Falls back to a plain clone as CHECKOUT_OVERLAY
  *                      does to a worktree.
  *
- * A fifth kind (a checkout on another machine) is another table of the
+ *   CHECKOUT_REFLINK   a worktree whose files are reflink copies of the
+ *                      shared base checkout's (checkout-reflink.c,
+ *                      docs/runs.md "Reflink checkouts"): where an overlay
+ *                      cannot be mounted and the file system shares extents
+ *                      (FICLONE: XFS, btrfs, bcachefs). `git worktree add
+ *                      --no-checkout`, then every file of the base
+ *                      checkout's index cloned in and the index copied with
+ *                      the new files' stat data, so git sees it clean
+ *                      without reading a file. Then a plain worktree; its
+ *                      layer (CHECKOUT_OVERLAY_DIR/task/NAME, with a
+ *                      `reflink` file) only says how far it was made. An
+ *                      overlay checkout refused becomes one (co->fallback
+ *                      says so), and one refused FICLONE a plain worktree.
+ *
+ *   CHECKOUT_CLONE_REFLINK  a sandboxed task's clone made so: `git clone
+ *                      --shared --no-checkout` beside the tree, the same
+ *                      copier into it, its .git/index the patched one, then
+ *                      renamed into place. Then a CHECKOUT_CLONE (confined
+ *                      git, published by fetch). An overlay clone refused
+ *                      becomes one; one refused FICLONE a plain clone.
+ *
+ * A sixth kind (a checkout on another machine) is another table of the
  * operations in checkout.c: what the loop calls does not change.
  *
  * The repository, its git environment, the path and the branch are fixed at
@@ -67,6 +88,8 @@ enum checkout_kind {
 	CHECKOUT_CLONE,
 	CHECKOUT_OVERLAY,
 	CHECKOUT_CLONE_OVERLAY,
+	CHECKOUT_REFLINK,
+	CHECKOUT_CLONE_REFLINK,
 	_CHECKOUT_KIND_MAX,
 	_CHECKOUT_KIND_INVALID = -EINVAL,
 };
@@ -174,6 +197,20 @@ int checkout_set_aside(const struct checkout *co);
  * following anything the agent planted; the branch stays. reterr says what
  * could not be removed. */
 int checkout_remove(const struct checkout *co, bool aside, struct diag *reterr);
+
+/* Whether co is (now) a reflink checkout: an overlay refused may have
+ * become one at checkout_make(). */
+bool checkout_is_reflink(const struct checkout *co);
+
+/* ---- the reflink kind (checkout-reflink.c) ---- */
+
+/* Whether a file under repo's CHECKOUT_OVERLAY_DIR can be cloned (FICLONE)
+ * into the directory a tree at path is made in (created when missing): 0,
+ * or the negative errno with the reason in reterr. */
+int checkout_reflink_probe(const char *repo, const char *path, struct diag *reterr);
+
+/* Whether path is a tree a reflink checkout made (its layer says so). */
+bool checkout_reflink_owns(const char *repo, const char *path);
 
 /* ---- the overlay kind (checkout-overlay.c) ---- */
 

@@ -111,6 +111,7 @@ static const char *const checkout_names[_CHECKOUT_MODE_MAX + 1] = {
 	[CHECKOUT_MODE_AUTO] = "auto",
 	[CHECKOUT_MODE_WORKTREE] = "worktree",
 	[CHECKOUT_MODE_OVERLAY] = "overlay",
+	[CHECKOUT_MODE_REFLINK] = "reflink",
 };
 
 const char *checkout_mode_to_string(enum checkout_mode m)
@@ -118,7 +119,7 @@ const char *checkout_mode_to_string(enum checkout_mode m)
 	return m >= 0 && m < _CHECKOUT_MODE_MAX ? checkout_names[m] : NULL;
 }
 
-/* checkout: auto | worktree | overlay */
+/* checkout: auto | worktree | overlay | reflink */
 static int parse_checkout(const struct ydoc *doc, const struct ynode *n, const char *path,
 			  enum checkout_mode *ret, struct diag *reterr)
 {

@@ -144,6 +144,7 @@ enum checkout_mode {
 	CHECKOUT_MODE_AUTO,	/* "auto" (the default): overlay in a big repository */
 	CHECKOUT_MODE_WORKTREE, /* "worktree": `git worktree add` */
 	CHECKOUT_MODE_OVERLAY,	/* "overlay": a shared base checkout and a layer per task */
+	CHECKOUT_MODE_REFLINK,	/* "reflink": reflink copies of a shared base checkout */
 	_CHECKOUT_MODE_MAX,
 	_CHECKOUT_MODE_INVALID = -EINVAL,
 };

@@ -235,8 +235,8 @@ struct loop {
 	bool run_hook_done;
 	struct run_budget budget;
 	/* checkout: (run-sandbox.c): whether unsandboxed tasks get overlay
-	 * trees, decided at the first (0 not yet, 1 yes, -1 no: then why was
-	 * said once) */
+	 * trees, decided at the first (0 not yet, 1 yes, 2 reflink trees
+	 * instead, -1 no: then why was said once) */
 	int overlay;
 	/* slurm.git_daemon: the hub served for the run's Slurm jobs
 	 * (run-executor.c); pid -1 while not started */

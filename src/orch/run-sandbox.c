@@ -138,6 +138,7 @@ bool run_task_sandboxed(struct loop *l, const struct otask *t)
  * audit record checkout.fallback). */
 static void overlay_refused(struct loop *l, const struct otask *t, const char *why)
 {
+	const char *wanted = l->overlay == 2 ? "reflink" : "overlay";
 	char both[1024];
 
 	/* a non-root user's: and why it had no namespace of its own */
@@ -149,10 +150,33 @@ static void overlay_refused(struct loop *l, const struct otask *t, const char *w
 	l->overlay = -1;
 	run_warn(
 		l, t,
-		"checkout: overlay: not used, every tree is a `git worktree add` (a sandboxed task's a plain clone): %s",
+		"checkout: %s: not used, every tree is a `git worktree add` (a sandboxed task's a plain clone): %s",
+		wanted, why);
+	(void)run_audit(
+		l, "checkout.fallback", "run", l->run.id,
+		json_pack("{s:s, s:s, s:s}", "wanted", wanted, "got", "worktree", "reason", why));
+}
+
+/* Overlay trees refused but reflink copies taken (co->fallback says why):
+ * said once a run; the tasks after get reflink trees at once (a sandboxed
+ * task's a reflink clone). */
+static void overlay_reflinked(struct loop *l, const struct otask *t, const char *why)
+{
+	char both[1024];
+
+	if (l->e->overlay_userns_why) {
+		(void)snprintf(both, sizeof(both), "%s; no user namespace of its own: %s", why,
+			       l->e->overlay_userns_why);
+		why = both;
+	}
+	l->overlay = 2;
+	run_warn(
+		l, t,
+		"checkout: overlay: not used, every tree is made of reflink copies of a shared base checkout: %s",
 		why);
-	(void)run_audit(l, "checkout.fallback", "run", l->run.id,
-			json_pack("{s:s, s:s}", "wanted", "overlay", "reason", why));
+	(void)run_audit(
+		l, "checkout.fallback", "run", l->run.id,
+		json_pack("{s:s, s:s, s:s}", "wanted", "overlay", "got", "reflink", "reason", why));
 }
 
 /* Whether a task gets an overlay tree (checkout:, decided
@@ -170,6 +194,10 @@ static bool overlay_wanted(struct loop *l, const struct otask *t)
 	l->overlay = -1;
 	if (m == CHECKOUT_MODE_WORKTREE)
 		return false;
+	if (m == CHECKOUT_MODE_REFLINK) {
+		l->overlay = 2;
+		return true;
+	}
 	if (m == CHECKOUT_MODE_AUTO && (checkout_overlay_repo_files(l->e->repo, &files) < 0 ||
 					files < CHECKOUT_OVERLAY_AUTO_FILES))
 		return false;
@@ -198,10 +226,15 @@ struct checkout *run_task_checkout(struct loop *l, struct otask *t)
 	if (!checkout_bound(&t->co)) {
 		if (!t->row.worktree || !t->row.branch)
 			return NULL;
+		/* l->overlay 2: reflink trees (a sandboxed task's a reflink clone) */
 		if (run_task_sandboxed(l, t))
-			kind = overlay_wanted(l, t) ? CHECKOUT_CLONE_OVERLAY : CHECKOUT_CLONE;
+			kind = !overlay_wanted(l, t) ? CHECKOUT_CLONE
+			       : l->overlay == 2     ? CHECKOUT_CLONE_REFLINK
+						     : CHECKOUT_CLONE_OVERLAY;
 		else
-			kind = overlay_wanted(l, t) ? CHECKOUT_OVERLAY : CHECKOUT_WORKTREE;
+			kind = !overlay_wanted(l, t) ? CHECKOUT_WORKTREE
+			       : l->overlay == 2     ? CHECKOUT_REFLINK
+						     : CHECKOUT_OVERLAY;
 		checkout_bind(&t->co, kind, l->e->repo, l->e->git_env, t->row.worktree,
 			      t->row.branch);
 	}
@@ -212,8 +245,12 @@ struct checkout *run_task_checkout(struct loop *l, struct otask *t)
  * and the tasks after it get plain worktrees at once. */
 void run_checkout_made(struct loop *l, struct otask *t)
 {
-	if (t->co.fallback && l->overlay >= 0)
+	if (!t->co.fallback || l->overlay < 0)
+		return;
+	if (!checkout_is_reflink(&t->co))
 		overlay_refused(l, t, t->co.fallback);
+	else if (l->overlay == 1)
+		overlay_reflinked(l, t, t->co.fallback);
 }
 
 /* The shared base checkouts of overlay trees that no tree uses any more

@@ -22,6 +22,15 @@ void hash_sha256(const void *data, size_t len, uint8_t out[SHA256_LEN])
 		BUG("EVP_Digest(SHA-256) failed");
 }
 
+void hash_sha1(const void *data, size_t len, uint8_t out[SHA1_LEN])
+{
+	static const unsigned char empty[1];
+	unsigned int n = 0;
+
+	if (!EVP_Digest(data ? data : empty, len, out, &n, EVP_sha1(), NULL) || n != SHA1_LEN)
+		BUG("EVP_Digest(SHA-1) failed");
+}
+
 void hash_hex(const uint8_t *bin, size_t len, char *hex)
 {
 	static const char digits[] = "0123456789abcdef";

@@ -9,8 +9,12 @@
 
 #define SHA256_LEN     32
 #define SHA256_HEX_LEN 64
+#define SHA1_LEN       20
 
 void hash_sha256(const void *data, size_t len, uint8_t out[SHA256_LEN]);
+/* SHA-1: only where a format fixes it (git's index checksum), never for
+ * anything bernstein trusts. */
+void hash_sha1(const void *data, size_t len, uint8_t out[SHA1_LEN]);
 /* hex: 65 bytes (64 lowercase hex digits + NUL). */
 void hash_sha256_hex(const void *data, size_t len, char hex[SHA256_HEX_LEN + 1]);
 /* HMAC-SHA256 over the concatenation of the parts (prev_hmac || payload). */

@@ -63,6 +63,7 @@
 	F(int, EVP_MAC_init, (EVP_MAC_CTX *ctx, const unsigned char *key, size_t keylen, const OSSL_PARAM params[]), (ctx, key, keylen, params)) \
 	F(int, EVP_MAC_update, (EVP_MAC_CTX *ctx, const unsigned char *data, size_t n), (ctx, data, n)) \
 	F(const EVP_MD *, EVP_sha256, (void), ()) \
+	F(const EVP_MD *, EVP_sha1, (void), ()) \
 	F(OSSL_PARAM, OSSL_PARAM_construct_end, (void), ()) \
 	F(OSSL_PARAM, OSSL_PARAM_construct_utf8_string, (const char *key, char *buf, size_t bsize), (key, buf, bsize))
 /* clang-format on */

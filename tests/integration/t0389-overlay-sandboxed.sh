@@ -180,7 +180,7 @@ if unshare -U -r true 2>/dev/null; then
 	check "refused: the main repository's .git was not written" grep -qx repo-denied "$W/refused.txt"
 	check "refused: both tasks merged" \
 		sh -c "[ \$(git -C '$W' rev-list --merges --count main) -eq $((MERGES + 2)) ]"
-	expect_stderr_contains "a sandboxed task's a plain clone): cannot mount an overlay" \
+	expect_stderr_contains "a sandboxed task's a plain clone): overlay refused (cannot mount an overlay" \
 		"refused: the fallback is warned with its reason"
 	check "refused: warned once" sh -c "[ \$(grep -c 'checkout: overlay: not used' '$T/stderr') -eq 1 ]"
 	check "refused: no layer is left" \
