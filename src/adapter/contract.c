@@ -795,18 +795,6 @@ static int run_cmd(const char *const *argv, const struct strvec *env, const char
 	return probe_run(p, 1, &po);
 }
 
-static char *dupf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *dupf(const char *fmt, ...)
-{
-	struct sbuf sb = SBUF_INIT(SIZE_MAX);
-	va_list ap;
-
-	va_start(ap, fmt);
-	(void)sbuf_vaddf(&sb, fmt, ap);
-	va_end(ap);
-	return sbuf_detach(&sb, NULL);
-}
-
 static int check_models(const struct contract *c, const struct contract_check_opts *opts,
 			struct contract_result *ret)
 {
@@ -821,7 +809,8 @@ static int check_models(const struct contract *c, const struct contract_check_op
 
 	if (c->auth_required_for_models && !secret_present(c, opts->envp)) {
 		secret_names(c, &names);
-		ret->skipped_reason = dupf("model check needs %s; running help-only", names.buf);
+		ret->skipped_reason =
+			sbuf_strf("model check needs %s; running help-only", names.buf);
 		r = 0;
 		goto out;
 	}
@@ -874,8 +863,9 @@ out:
 static void runtime_failure(struct contract_result *ret, const char *argv, const char *what,
 			    const char *snip)
 {
-	ret->runtime_failure = dupf("`%s` %s; upstream CLI runtime failure, not contract drift%s%s",
-				    argv, what, snip ? ": " : "", snip ? snip : "");
+	ret->runtime_failure =
+		sbuf_strf("`%s` %s; upstream CLI runtime failure, not contract drift%s%s", argv,
+			  what, snip ? ": " : "", snip ? snip : "");
 }
 
 /* Before anything runs: skip a contract without a binary, with a binary not on
@@ -894,7 +884,7 @@ static bool check_prepare(const struct contract *c, const struct contract_check_
 		return false;
 	}
 	if (path_search(c->binary, env_lookup(opts->envp, "PATH"), &resolved) < 0) {
-		ret->skipped_reason = dupf("%s not installed", c->binary);
+		ret->skipped_reason = sbuf_strf("%s not installed", c->binary);
 		return false;
 	}
 	free(resolved);
@@ -902,7 +892,7 @@ static bool check_prepare(const struct contract *c, const struct contract_check_
 	if (c->auth_required_for_help && !secret_present(c, opts->envp)) {
 		secret_names(c, &names);
 		ret->skipped_reason =
-			dupf("--help requires %s which is unset; skipping", names.buf);
+			sbuf_strf("--help requires %s which is unset; skipping", names.buf);
 		sbuf_release(&names);
 		return false;
 	}
@@ -924,7 +914,8 @@ static void check_evaluate(const struct contract *c, const struct probe *p, uint
 	case PROBE_NOT_FOUND:
 		/* help_command[0] differs from binary, or it vanished meanwhile */
 		ret->binary_installed = false;
-		ret->skipped_reason = dupf("<binary '%s' not found in PATH>", c->help_command[0]);
+		ret->skipped_reason =
+			sbuf_strf("<binary '%s' not found in PATH>", c->help_command[0]);
 		goto out;
 	case PROBE_SPAWN_FAILED:
 		(void)sbuf_addf(&what, "could not be started (%s)", strerror(p->spawn_errno));

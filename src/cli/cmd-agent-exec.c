@@ -89,19 +89,6 @@ static const char *arg_slurm_conf;
  * invocation): git's core.sshCommand, after the hardening's "ssh" */
 static const char *arg_ssh_command;
 
-static char *xfmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static char *xfmt(const char *fmt, ...)
-{
-	struct sbuf sb = SBUF_INIT(SIZE_MAX);
-	va_list ap;
-
-	va_start(ap, fmt);
-	(void)sbuf_vaddf(&sb, fmt, ap);
-	va_end(ap);
-	return sbuf_detach(&sb, NULL);
-}
-
 static void push_owned(struct strvec *sv, char *s)
 {
 	strvec_push(sv, s);
@@ -481,11 +468,11 @@ static bool relay_node_failed(const struct relay *rl)
  * EXECUTOR_LOST_FILE in the attempt's directory (the outcome lost). */
 static void relay_lost(struct relay *rl, const char *what)
 {
-	char *path = xfmt("%s/%s", rl->session_dir, EXECUTOR_LOST_FILE);
-	char *line = xfmt("Slurm job %s %s %s", rl->job ? rl->job : "?",
-			  rl->end_state[0] ? "ended" : "is no longer listed",
-			  rl->end_state[0] ? rl->end_state : "");
-	char *msg = xfmt("%s%s%s", line, rl->end_state[0] ? " " : "", what);
+	char *path = sbuf_strf("%s/%s", rl->session_dir, EXECUTOR_LOST_FILE);
+	char *line = sbuf_strf("Slurm job %s %s %s", rl->job ? rl->job : "?",
+			       rl->end_state[0] ? "ended" : "is no longer listed",
+			       rl->end_state[0] ? rl->end_state : "");
+	char *msg = sbuf_strf("%s%s%s", line, rl->end_state[0] ? " " : "", what);
 	int r;
 
 	free(line);
@@ -562,7 +549,7 @@ static int relay_fetch(struct relay *rl)
 	char *ref = NULL, *got = NULL, *now = NULL;
 	int r;
 
-	ref = xfmt("refs/heads/%s", rl->branch);
+	ref = sbuf_strf("refs/heads/%s", rl->branch);
 	fetch[4] = ref;
 	r = git(rl->ctx->envp, rl->cwd, fetch, NULL, rl->why, sizeof(rl->why));
 	if (r >= 0)
@@ -605,7 +592,7 @@ static int relay_wait_job(struct relay *rl)
  * a lock beside it). */
 static int relay_hub_init(struct relay *rl, const char *const *init)
 {
-	char *lock = xfmt("%s.lock", rl->hub), *head = xfmt("%s/HEAD", rl->hub);
+	char *lock = sbuf_strf("%s.lock", rl->hub), *head = sbuf_strf("%s/HEAD", rl->hub);
 	int fd, r = 0;
 
 	fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
@@ -632,7 +619,7 @@ static int relay_hub_init(struct relay *rl, const char *const *init)
 static void relay_home_walk(struct relay *rl, const char *rel, int depth, json_t *files,
 			    size_t *bytes)
 {
-	char *dir = rel[0] ? xfmt("%s/%s", rl->home, rel) : xfmt("%s", rl->home);
+	char *dir = rel[0] ? sbuf_strf("%s/%s", rl->home, rel) : sbuf_strf("%s", rl->home);
 	DIR *d = opendir(dir);
 	struct dirent *de;
 
@@ -646,8 +633,8 @@ static void relay_home_walk(struct relay *rl, const char *rel, int depth, json_t
 
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
-		r = rel[0] ? xfmt("%s/%s", rel, de->d_name) : xfmt("%s", de->d_name);
-		path = xfmt("%s/%s", rl->home, r);
+		r = rel[0] ? sbuf_strf("%s/%s", rel, de->d_name) : sbuf_strf("%s", de->d_name);
+		path = sbuf_strf("%s/%s", rl->home, r);
 		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && depth < HOME_DEPTH_MAX) {
 			relay_home_walk(rl, r, depth + 1, files, bytes);
 		} else if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) &&
@@ -752,8 +739,8 @@ static int relay_listen(struct relay *rl, const char *port, int *ret_fd, char **
 	}
 	bound = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
 					 : ntohs(((struct sockaddr_in *)&ss)->sin_port);
-	*ret_connect = ai->ai_family == AF_INET6 ? xfmt("[%s]:%d", rl->listen, bound)
-						 : xfmt("%s:%d", rl->listen, bound);
+	*ret_connect = ai->ai_family == AF_INET6 ? sbuf_strf("[%s]:%d", rl->listen, bound)
+						 : sbuf_strf("%s:%d", rl->listen, bound);
 	freeaddrinfo(ai);
 	*ret_fd = fd;
 	return 0;
@@ -921,7 +908,7 @@ static int relay_fetch_bundle(struct relay *rl)
 	const char *heads[] = {"bundle", "list-heads", rl->bundle_file, NULL};
 	const char *fetch[] = {"fetch", "-q", "--no-tags", rl->bundle_file, NULL, NULL};
 	const char *head[] = {"rev-parse", "-q", "--verify", "FETCH_HEAD^{commit}", NULL};
-	char *out = NULL, *got = NULL, *ref = xfmt("refs/heads/%s", rl->branch), sha[65];
+	char *out = NULL, *got = NULL, *ref = sbuf_strf("refs/heads/%s", rl->branch), sha[65];
 	struct diag d;
 	int r;
 
@@ -1131,7 +1118,7 @@ static int relay_publish(struct relay *rl)
 {
 	const char *init[] = {"init", "-q", "--bare", rl->hub, NULL};
 	const char *push[] = {"push", "-q", "--force", rl->hub, NULL, NULL};
-	char *spec = xfmt("HEAD:refs/heads/%s", rl->branch);
+	char *spec = sbuf_strf("HEAD:refs/heads/%s", rl->branch);
 	int r;
 
 	push[4] = spec;
@@ -1172,7 +1159,7 @@ static int relay_fresh(struct relay *rl, const char *stdin_data, size_t stdin_le
 	if (r >= 0) {
 		/* from now on the node works without us if need be: a resume
 		 * re-attaches to it where it dials */
-		char *st = xfmt("%s started %s %s", rl->job, connect, token);
+		char *st = sbuf_strf("%s started %s %s", rl->job, connect, token);
 
 		(void)atomic_replace_file(rl->job_file, st, strlen(st), 0600);
 		free(st);
@@ -1405,8 +1392,8 @@ int cmd_agent_relay(int argc, char **argv, struct cli_ctx *ctx)
 		return cli_usage_error(ctx, "needs every option and the agent's argv after --");
 	}
 	rl.agent = argv + optind;
-	rl.key_file = xfmt("%s.tls", rl.job_file);
-	rl.bundle_file = xfmt("%s/result.bundle", rl.session_dir);
+	rl.key_file = sbuf_strf("%s.tls", rl.job_file);
+	rl.bundle_file = sbuf_strf("%s/result.bundle", rl.session_dir);
 	(void)sigaction(SIGTERM, &sa, NULL);
 	(void)sigaction(SIGINT, &sa, NULL);
 	(void)sigaction(SIGHUP, &sa, NULL);
@@ -1577,7 +1564,7 @@ static char *node_map(const struct node *nd, const char *s)
 
 		if (p && (p[n] == '\0' || p[n] == '/')) {
 			char *head = xstrndup(s, (size_t)(p - s));
-			char *r = xfmt("%s%s%s", head, to[i], p + n);
+			char *r = sbuf_strf("%s%s%s", head, to[i], p + n);
 
 			free(head);
 			return r;
@@ -1705,7 +1692,7 @@ static int node_home_files(struct node *nd, const json_t *inv)
 			(void)snprintf(nd->why, sizeof(nd->why), "a HOME file with a bad path");
 			return -1;
 		}
-		path = xfmt("%s/%s", nd->home, rel);
+		path = sbuf_strf("%s/%s", nd->home, rel);
 		slash = strrchr(path, '/');
 		*slash = '\0';
 		r = mkdir_p(path, 0700);
@@ -1789,7 +1776,7 @@ static int node_run(struct node *nd, const json_t *inv, char **ret_pushed)
 	spec.cwd = nd->wt;
 	spec.flags = SPAWN_DEFAULT;
 	if (in && *in) {
-		stdin_path = xfmt("%s/stdin", nd->dir);
+		stdin_path = sbuf_strf("%s/stdin", nd->dir);
 		r = atomic_replace_file(stdin_path, in, strlen(in), 0600);
 		if (r >= 0)
 			spec.stdin_fd = open(stdin_path, O_RDONLY | O_CLOEXEC);
@@ -1819,8 +1806,9 @@ static int node_run(struct node *nd, const json_t *inv, char **ret_pushed)
  * connection in chunks: 0, or -1 with nd->why. */
 static int node_bundle(struct node *nd, const char *base, const char *branch)
 {
-	char *file = xfmt("%s/result.bundle", nd->dir), *ref = xfmt("refs/heads/%s", branch);
-	char *range = xfmt("%s..%s", base, ref), *data = NULL;
+	char *file = sbuf_strf("%s/result.bundle", nd->dir),
+	     *ref = sbuf_strf("refs/heads/%s", branch);
+	char *range = sbuf_strf("%s..%s", base, ref), *data = NULL;
 	const char *update[] = {"update-ref", ref, "HEAD", NULL};
 	const char *create[] = {"bundle", "create", "-q", file, range, NULL};
 	size_t n = 0, off;
@@ -1859,8 +1847,8 @@ static void node_result(struct node *nd, const json_t *inv, char **ret_pushed)
 
 	{
 		const char *name = jstr_of(inv, "git_name"), *email = jstr_of(inv, "git_email");
-		char *un = xfmt("user.name=%s", name ? name : "bernstein");
-		char *ue = xfmt("user.email=%s", email ? email : "bernstein@localhost");
+		char *un = sbuf_strf("user.name=%s", name ? name : "bernstein");
+		char *ue = sbuf_strf("user.email=%s", email ? email : "bernstein@localhost");
 		const char *add[] = {"add", "-A", "--", ".", ":(exclude).bernstein", NULL};
 		const char *commit[] = {"-c",
 					un,
@@ -1874,7 +1862,7 @@ static void node_result(struct node *nd, const json_t *inv, char **ret_pushed)
 					NULL};
 		const char *status[] = {"status", "--porcelain", NULL};
 		const char *rev[] = {"rev-parse", "HEAD", NULL};
-		char *st = NULL, *refspec = xfmt("HEAD:refs/heads/%s", branch);
+		char *st = NULL, *refspec = sbuf_strf("HEAD:refs/heads/%s", branch);
 		const char *push[] = {"push", "-q", "--force", hub, refspec, NULL};
 
 		if (git(nd->ctx->envp, nd->wt, add, NULL, nd->why, sizeof(nd->why)) >= 0 &&
@@ -1959,9 +1947,9 @@ static int node_work(struct node *nd, const json_t *inv, const char *tmp)
 		node_send(nd, json_pack("{s:s}", "error", "cannot create a directory in TMPDIR"));
 		return -1;
 	}
-	nd->wt = xfmt("%s/wt", nd->dir);
-	nd->home = xfmt("%s/home", nd->dir);
-	nd->sess = xfmt("%s/session", nd->dir);
+	nd->wt = sbuf_strf("%s/wt", nd->dir);
+	nd->home = sbuf_strf("%s/home", nd->dir);
+	nd->sess = sbuf_strf("%s/session", nd->dir);
 	nd->from_wt = jstr_of(inv, "worktree");
 	nd->from_home = jstr_of(inv, "home");
 	nd->from_sess = jstr_of(inv, "session_dir");

@@ -332,19 +332,6 @@ out:
 
 /* ---- executor: slurm ---- */
 
-static char *xstrfmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static char *xstrfmt(const char *fmt, ...)
-{
-	struct sbuf sb = SBUF_INIT(SIZE_MAX);
-	va_list ap;
-
-	va_start(ap, fmt);
-	(void)sbuf_vaddf(&sb, fmt, ap);
-	va_end(ap);
-	return sbuf_detach(&sb, NULL);
-}
-
 static bool uses_slurm(const struct orch_config *c)
 {
 	size_t i;
@@ -397,12 +384,12 @@ static void check_hub_url(const char *url, struct findings *f)
 
 	if (url[0] == '/') {
 		add_finding(f, "executor", "hub_url", true,
-			    xstrfmt("%s: a path (every node must see it)", url), NULL);
+			    sbuf_strf("%s: a path (every node must see it)", url), NULL);
 		return;
 	}
 	if (strncmp(url, "git://", 6) != 0) {
 		add_finding(f, "executor", "hub_url", true,
-			    xstrfmt("%s: not checked from here (nodes reach it)", url), NULL);
+			    sbuf_strf("%s: not checked from here (nodes reach it)", url), NULL);
 		return;
 	}
 	h = url + 6;
@@ -412,33 +399,34 @@ static void check_hub_url(const char *url, struct findings *f)
 	if (c)
 		(void)snprintf(port, sizeof(port), "%.*s", (int)(e - c - 1), c + 1);
 	if (tcp_reachable(host, port, &err))
-		add_finding(f, "executor", "hub_url", true, xstrfmt("%s answers", url), NULL);
+		add_finding(f, "executor", "hub_url", true, sbuf_strf("%s answers", url), NULL);
 	else
 		add_finding(
-			f, "executor", "hub_url", false, xstrfmt("%s: %s", url, strerror(err)),
+			f, "executor", "hub_url", false, sbuf_strf("%s: %s", url, strerror(err)),
 			xstrdup("serve the hub there: git daemon --export-all --enable=receive-pack --base-path=DIR --listen=ADDR (docs/executors.md)"));
 }
 
 static void check_hub(const struct executor_slurm *s, struct findings *f)
 {
-	char *head = xstrfmt("%s/HEAD", s->hub), dir[PATH_MAX];
+	char *head = sbuf_strf("%s/HEAD", s->hub), dir[PATH_MAX];
 
 	path_dirname(s->hub, dir, sizeof(dir));
 	if (access(head, R_OK) == 0)
-		add_finding(f, "executor", "hub", true, xstrfmt("%s: a repository", s->hub), NULL);
+		add_finding(f, "executor", "hub", true, sbuf_strf("%s: a repository", s->hub),
+			    NULL);
 	else if (access(dir, W_OK | X_OK) == 0)
 		add_finding(f, "executor", "hub", true,
-			    xstrfmt("%s: absent, made by the first task", s->hub), NULL);
+			    sbuf_strf("%s: absent, made by the first task", s->hub), NULL);
 	else
 		add_finding(f, "executor", "hub", false,
-			    xstrfmt("%s: cannot be made (%s is not writable)", s->hub, dir),
+			    sbuf_strf("%s: cannot be made (%s is not writable)", s->hub, dir),
 			    xstrdup("point slurm.hub at a directory this user may write"));
 	free(head);
 	if (!s->hub_url && s->git_daemon)
 		add_finding(
 			f, "executor", "hub_url", true,
-			xstrfmt("git daemon on %s, started by bernstein for a run's Slurm tasks",
-				s->git_daemon),
+			sbuf_strf("git daemon on %s, started by bernstein for a run's Slurm tasks",
+				  s->git_daemon),
 			NULL);
 	else
 		check_hub_url(s->hub_url ? s->hub_url : s->hub, f);
@@ -465,7 +453,7 @@ static void check_executor(struct cli_ctx *ctx, struct findings *f)
 			    xstrdup("set slurm.hub and slurm.listen (docs/executors.md)"));
 	else
 		add_finding(f, "executor", "slurm settings", true,
-			    xstrfmt("hub %s; nodes dial %s", cfg->slurm.hub, cfg->slurm.listen),
+			    sbuf_strf("hub %s; nodes dial %s", cfg->slurm.hub, cfg->slurm.listen),
 			    NULL);
 	if (po.path_env)
 		strvec_pushf(&env, "PATH=%s", po.path_env);

@@ -68,9 +68,12 @@ int checkout_layer_sync(const struct checkout *co, const struct layer *ly, const
 int checkout_layer_lower(const struct checkout *co, const struct layer *ly, const char *head,
 			 char **ret_lower, struct diag *reterr);
 
-/* the reflink kinds (checkout-reflink.c; the clone's ops in checkout.c) */
+/* the reflink kinds (checkout-reflink.c; their ops in checkout.c) */
 extern const struct checkout_ops checkout_reflink_ops;
 extern const struct checkout_ops checkout_reflink_clone_ops;
+int checkout_reflink_make(struct checkout *co, const char *base, bool made_by_command,
+			  char **ret_start, struct diag *reterr);
+int checkout_reflink_remove(const struct checkout *co, struct diag *reterr);
 int checkout_reflink_clone_make(struct checkout *co, const char *base, bool made_by_command,
 				char **ret_start, struct diag *reterr);
 int checkout_reflink_clone_remove(const struct checkout *co, struct diag *reterr);

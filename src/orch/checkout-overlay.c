@@ -71,18 +71,6 @@
 #define GITFILE_MAX	    (PATH_MAX + 16)
 #define COMMIT_HEX_MAX	    64
 
-static char *pathf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *pathf(const char *fmt, ...)
-{
-	struct sbuf sb = SBUF_INIT(SIZE_MAX);
-	va_list ap;
-
-	va_start(ap, fmt);
-	(void)sbuf_vaddf(&sb, fmt, ap);
-	va_end(ap);
-	return sbuf_detach(&sb, NULL);
-}
-
 static const char *last_name(const char *path)
 {
 	const char *s = strrchr(path, '/');
@@ -203,8 +191,8 @@ bool checkout_overlay_in_userns(void)
 static int overlay_mount(const char *lower, const char *upper, const char *work, const char *target,
 			 bool userxattr, struct diag *reterr)
 {
-	char *opts = pathf("lowerdir=%s,upperdir=%s,workdir=%s%s", lower, upper, work,
-			   userxattr ? ",userxattr" : "");
+	char *opts = sbuf_strf("lowerdir=%s,upperdir=%s,workdir=%s%s", lower, upper, work,
+			       userxattr ? ",userxattr" : "");
 	int r = 0;
 
 	if (mount("overlay", target, "overlay", OVERLAY_MOUNT_FLAGS, opts) < 0) {
@@ -217,9 +205,9 @@ static int overlay_mount(const char *lower, const char *upper, const char *work,
 
 int checkout_overlay_probe(const char *repo, struct diag *reterr)
 {
-	char *dir = pathf("%s/%s/probe-%ld", repo, CHECKOUT_OVERLAY_DIR, (long)getpid());
-	char *l = pathf("%s/l", dir), *u = pathf("%s/u", dir), *w = pathf("%s/w", dir),
-	     *m = pathf("%s/m", dir);
+	char *dir = sbuf_strf("%s/%s/probe-%ld", repo, CHECKOUT_OVERLAY_DIR, (long)getpid());
+	char *l = sbuf_strf("%s/l", dir), *u = sbuf_strf("%s/u", dir), *w = sbuf_strf("%s/w", dir),
+	     *m = sbuf_strf("%s/m", dir);
 	int r;
 
 	if (!mount_path_ok(dir)) {
@@ -261,7 +249,7 @@ out:
  * DIR"), caller frees. Read only before any agent ran there. */
 int checkout_gitfile_dir(const char *top, char **ret, struct diag *reterr)
 {
-	char *p = pathf("%s/.git", top), *text = NULL, *e;
+	char *p = sbuf_strf("%s/.git", top), *text = NULL, *e;
 	size_t len;
 	int r = read_file_capped(p, GITFILE_MAX, &text, &len);
 
@@ -285,7 +273,7 @@ out:
  * where the file system has them, else bytes. */
 static int copy_file(const char *src, const char *dst, struct diag *reterr)
 {
-	char *tmp = pathf("%s.bernstein-tmp", dst);
+	char *tmp = sbuf_strf("%s.bernstein-tmp", dst);
 	int in = -1, out = -1, r;
 	char buf[65536];
 	ssize_t n;
@@ -341,8 +329,8 @@ fail:
 int checkout_base_make(const struct checkout *co, const char *commit, char **ret,
 		       struct diag *reterr)
 {
-	char *dir = pathf("%s/%s/base/%s", co->repo, CHECKOUT_OVERLAY_DIR, commit);
-	char *tree = pathf("%s/tree", dir), *ready = pathf("%s/ready", dir);
+	char *dir = sbuf_strf("%s/%s/base/%s", co->repo, CHECKOUT_OVERLAY_DIR, commit);
+	char *tree = sbuf_strf("%s/tree", dir), *ready = sbuf_strf("%s/ready", dir);
 	const char *add[] = {"worktree", "add", "--detach", "--lock", tree, commit, NULL};
 	static const char *const refresh[] = {"update-index", "-q", "--refresh", NULL};
 	struct timespec sec = {1, 0};
@@ -387,7 +375,7 @@ out:
 static int base_remove(const char *repo, const char *const *env, const char *dir,
 		       struct diag *reterr)
 {
-	char *tree = pathf("%s/tree", dir);
+	char *tree = sbuf_strf("%s/tree", dir);
 	int r = 0;
 
 	if (exists(tree))
@@ -402,16 +390,16 @@ static int base_remove(const char *repo, const char *const *env, const char *dir
 
 void checkout_layer_init(struct layer *ly, const char *repo, const char *path)
 {
-	ly->dir = pathf("%s/%s/task/%s", repo, CHECKOUT_OVERLAY_DIR, last_name(path));
-	ly->upper = pathf("%s/upper", ly->dir);
-	ly->work = pathf("%s/work", ly->dir);
-	ly->base = pathf("%s/base", ly->dir);
-	ly->indexed = pathf("%s/indexed", ly->dir);
-	ly->synced = pathf("%s/synced", ly->dir);
-	ly->userxattr = pathf("%s/userxattr", ly->dir);
-	ly->clone = pathf("%s/clone", ly->dir);
-	ly->reflink = pathf("%s/reflink", ly->dir);
-	ly->populated = pathf("%s/populated", ly->dir);
+	ly->dir = sbuf_strf("%s/%s/task/%s", repo, CHECKOUT_OVERLAY_DIR, last_name(path));
+	ly->upper = sbuf_strf("%s/upper", ly->dir);
+	ly->work = sbuf_strf("%s/work", ly->dir);
+	ly->base = sbuf_strf("%s/base", ly->dir);
+	ly->indexed = sbuf_strf("%s/indexed", ly->dir);
+	ly->synced = sbuf_strf("%s/synced", ly->dir);
+	ly->userxattr = sbuf_strf("%s/userxattr", ly->dir);
+	ly->clone = sbuf_strf("%s/clone", ly->dir);
+	ly->reflink = sbuf_strf("%s/reflink", ly->dir);
+	ly->populated = sbuf_strf("%s/populated", ly->dir);
 }
 
 void checkout_layer_release(struct layer *ly)
@@ -469,13 +457,13 @@ static char *read_commit(const char *path)
  * NULL: the one a tree on another commit shares. */
 static char *newest_base(const char *repo)
 {
-	char *bases = pathf("%s/%s/base", repo, CHECKOUT_OVERLAY_DIR), *best = NULL;
+	char *bases = sbuf_strf("%s/%s/base", repo, CHECKOUT_OVERLAY_DIR), *best = NULL;
 	struct timespec best_t = {0, 0};
 	struct dirent *de;
 	DIR *d = opendir(bases);
 
 	while (d && (de = readdir(d)) != NULL) {
-		char *ready = pathf("%s/%s/ready", bases, de->d_name);
+		char *ready = sbuf_strf("%s/%s/ready", bases, de->d_name);
 		struct stat st;
 
 		if (is_hex_commit(de->d_name) && lstat(ready, &st) == 0 && S_ISREG(st.st_mode) &&
@@ -511,7 +499,7 @@ int checkout_layer_lower(const struct checkout *co, const struct layer *ly, cons
 		return -EIO;
 	}
 	if (!lower) {
-		ready = pathf("%s/%s/base/%s/ready", co->repo, CHECKOUT_OVERLAY_DIR, head);
+		ready = sbuf_strf("%s/%s/base/%s/ready", co->repo, CHECKOUT_OVERLAY_DIR, head);
 		lower = exists(ready) ? NULL : newest_base(co->repo);
 		free(ready);
 		if (!lower)
@@ -532,7 +520,7 @@ int checkout_layer_lower(const struct checkout *co, const struct layer *ly, cons
 int checkout_layer_commit(const struct checkout *co, const struct layer *ly, char **ret_lower,
 			  char **ret_head, struct diag *reterr)
 {
-	char *ref = pathf("refs/heads/%s", co->branch), *head = NULL;
+	char *ref = sbuf_strf("refs/heads/%s", co->branch), *head = NULL;
 	int r = git_rev_parse(co->repo, ref, co->git_env, &head, reterr);
 
 	free(ref);
@@ -578,13 +566,13 @@ static int layer_index(const struct checkout *co, const struct layer *ly, const 
 	if ((r = checkout_gitfile_dir(co->path, &admin, reterr)) < 0 ||
 	    (r = checkout_gitfile_dir(lower, &base_admin, reterr)) < 0)
 		goto out;
-	src = pathf("%s/index", base_admin);
-	dst = pathf("%s/index", admin);
+	src = sbuf_strf("%s/index", base_admin);
+	dst = sbuf_strf("%s/index", admin);
 	r = copy_file(src, dst, reterr);
 	free(src);
 	free(dst);
-	src = pathf("%s/.git", co->path);
-	dst = pathf("%s/.git", ly->upper);
+	src = sbuf_strf("%s/.git", co->path);
+	dst = sbuf_strf("%s/.git", ly->upper);
 	if (r >= 0)
 		r = copy_file(src, dst, reterr);
 	if (r >= 0 && (r = atomic_write_file(ly->indexed, "", 0, 0644)) < 0)
@@ -686,7 +674,7 @@ static int layer_make(struct checkout *co, const struct layer *ly, const char *b
 static int clone_layer_make(struct checkout *co, const struct layer *ly, const char *base,
 			    char **ret_start, struct diag *reterr)
 {
-	char *head = NULL, *commit = NULL, *lower = NULL, *tmp = pathf("%s/clone-tmp", ly->dir);
+	char *head = NULL, *commit = NULL, *lower = NULL, *tmp = sbuf_strf("%s/clone-tmp", ly->dir);
 	char *base_admin = NULL, *src = NULL, *dst = NULL, *rev = NULL, *start = NULL;
 	char abs[PATH_MAX];
 	const char *args[] = {"read-tree", "-m", "-u", NULL, NULL, NULL};
@@ -705,7 +693,7 @@ static int clone_layer_make(struct checkout *co, const struct layer *ly, const c
 	}
 	fresh = !exists(ly->upper);
 	if (fresh) {
-		rev = pathf("%s^{commit}", base);
+		rev = sbuf_strf("%s^{commit}", base);
 		if ((r = git_rev_parse(co->repo, rev, co->git_env, &head, reterr)) < 0)
 			goto out;
 	}
@@ -722,8 +710,8 @@ static int clone_layer_make(struct checkout *co, const struct layer *ly, const c
 			r = checkout_gitfile_dir(lower, &base_admin, reterr);
 		if (r < 0)
 			goto out;
-		src = pathf("%s/index", base_admin);
-		dst = pathf("%s/.git/index", tmp);
+		src = sbuf_strf("%s/index", base_admin);
+		dst = sbuf_strf("%s/.git/index", tmp);
 		if ((r = copy_file(src, dst, reterr)) < 0)
 			goto out;
 		if (rename(tmp, ly->upper) < 0) {
@@ -914,7 +902,7 @@ int checkout_clone_overlay_remove(const struct checkout *co, struct diag *reterr
 int checkout_overlay_repo_files(const char *repo, uint32_t *ret)
 {
 	unsigned char h[12];
-	char *p = pathf("%s/.git/index", repo);
+	char *p = sbuf_strf("%s/.git/index", repo);
 	int fd = open_regular(p, O_RDONLY | O_NOFOLLOW, 0), r = 0;
 	ssize_t n;
 
@@ -945,7 +933,7 @@ static void layers_bases(const char *dir, struct strvec *ret)
 
 		if (de->d_name[0] == '.')
 			continue;
-		p = pathf("%s/%s/base", dir, de->d_name);
+		p = sbuf_strf("%s/%s/base", dir, de->d_name);
 		if (read_file_capped(p, COMMIT_HEX_MAX + 1, &text, &len) == 0) {
 			text[strcspn(text, "\n")] = '\0';
 			strvec_push(ret, text);
@@ -960,8 +948,8 @@ static void layers_bases(const char *dir, struct strvec *ret)
 int checkout_overlay_gc(const char *repo, const char *const *git_env, size_t *ret_n,
 			struct diag *reterr)
 {
-	char *bases = pathf("%s/%s/base", repo, CHECKOUT_OVERLAY_DIR);
-	char *tasks = pathf("%s/%s/task", repo, CHECKOUT_OVERLAY_DIR);
+	char *bases = sbuf_strf("%s/%s/base", repo, CHECKOUT_OVERLAY_DIR);
+	char *tasks = sbuf_strf("%s/%s/task", repo, CHECKOUT_OVERLAY_DIR);
 	struct strvec used = STRVEC_INIT;
 	struct dirent *de;
 	size_t n = 0, i;
@@ -979,8 +967,8 @@ int checkout_overlay_gc(const char *repo, const char *const *git_env, size_t *re
 			continue;
 		for (i = 0; i < used.nr && !keep; i++)
 			keep = strcmp(used.v[i], de->d_name) == 0;
-		dir = pathf("%s/%s", bases, de->d_name);
-		tree = pathf("%s/tree", dir);
+		dir = sbuf_strf("%s/%s", bases, de->d_name);
+		tree = sbuf_strf("%s/tree", dir);
 		if (!keep && !lower_in_use(tree)) {
 			diag_clear(&e);
 			if (base_remove(repo, git_env, dir, &e) < 0) {

@@ -65,18 +65,6 @@
  * 256 at most, well under the usual limit of 1,024) */
 #define DEPTH_MAX 128
 
-static char *pathf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *pathf(const char *fmt, ...)
-{
-	struct sbuf sb = SBUF_INIT(SIZE_MAX);
-	va_list ap;
-
-	va_start(ap, fmt);
-	(void)sbuf_vaddf(&sb, fmt, ap);
-	va_end(ap);
-	return sbuf_detach(&sb, NULL);
-}
-
 static bool exists(const char *path)
 {
 	struct stat st;
@@ -96,7 +84,7 @@ static const char *reflink_strerror(int r)
 int checkout_reflink_probe(const char *repo, const char *path, struct diag *reterr)
 {
 	char parent[PATH_MAX];
-	char *dir = pathf("%s/%s", repo, CHECKOUT_OVERLAY_DIR), *src = NULL, *dst = NULL;
+	char *dir = sbuf_strf("%s/%s", repo, CHECKOUT_OVERLAY_DIR), *src = NULL, *dst = NULL;
 	int in = -1, out = -1, r;
 
 	path_dirname(path, parent, sizeof(parent));
@@ -105,8 +93,8 @@ int checkout_reflink_probe(const char *repo, const char *path, struct diag *rete
 			 strerror(-r));
 		goto out;
 	}
-	src = pathf("%s/reflink-probe-%ld", dir, (long)getpid());
-	dst = pathf("%s/.bernstein-reflink-probe-%ld", parent, (long)getpid());
+	src = sbuf_strf("%s/reflink-probe-%ld", dir, (long)getpid());
+	dst = sbuf_strf("%s/.bernstein-reflink-probe-%ld", parent, (long)getpid());
 	(void)unlink(src);
 	(void)unlink(dst);
 	r = atomic_write_file(src, "probe\n", 6, 0600);
@@ -394,7 +382,7 @@ static int tree_empty(const char *path, struct diag *reterr)
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
 		    strcmp(de->d_name, ".git") == 0)
 			continue;
-		p = pathf("%s/%s", path, de->d_name);
+		p = sbuf_strf("%s/%s", path, de->d_name);
 		if ((q = rmtree_beneath(p)) < 0 && r == 0) {
 			r = q;
 			diag_set(reterr, p, 0, 0, "cannot remove: %s", strerror(-q));
@@ -423,7 +411,7 @@ static int populate(const char *tree, const char *index, const char *const *env,
 	if ((r = tree_empty(tree, reterr)) < 0 ||
 	    (r = checkout_gitfile_dir(lower, &base_admin, reterr)) < 0)
 		goto out;
-	src = pathf("%s/index", base_admin);
+	src = sbuf_strf("%s/index", base_admin);
 	(void)unlink(index);
 	r = read_file_capped(src, INDEX_MAX, &text, &len);
 	if (r < 0) {
@@ -475,7 +463,7 @@ static int populate_worktree(const struct checkout *co, const char *lower, const
 	int r = checkout_gitfile_dir(co->path, &admin, reterr);
 
 	if (r >= 0) {
-		index = pathf("%s/index", admin);
+		index = sbuf_strf("%s/index", admin);
 		r = populate(co->path, index, checkout_git_env(co), lower, commit, ret_checked_out,
 			     reterr);
 	}
@@ -497,40 +485,58 @@ static int not_reflinked(struct checkout *co, const struct checkout_ops *plain, 
 	return plain->make(co, base, false, ret_start, reterr);
 }
 
+/* What both kinds do first. 1 when the checkout was made as its plain
+ * kind instead (the file system does not clone, or an earlier fallback
+ * made it so: *ret_r its result), or when the layer cannot be started
+ * (*ret_r the error); 0 when the layer is there and marked. */
+static int layer_start(struct checkout *co, const struct checkout_ops *plain,
+		       const struct layer *ly, const char *base, char **ret_start, int *ret_r,
+		       struct diag *reterr)
+{
+	bool clone = plain == &checkout_clone_ops;
+	struct diag d;
+	int r;
+
+	if (!exists(ly->dir) && !exists(co->path)) {
+		/* not made yet: only where the file system clones */
+		diag_clear(&d);
+		if (checkout_reflink_probe(co->repo, co->path, &d) < 0) {
+			*ret_r = not_reflinked(co, plain, base, ret_start, d.msg, reterr);
+			return 1;
+		}
+	} else if (!exists(ly->dir)) {
+		/* a tree made as the plain kind (an earlier fallback): one */
+		co->ops = plain;
+		*ret_r = co->ops->make(co, base, false, ret_start, reterr);
+		return 1;
+	}
+	if ((r = mkdir_p(ly->dir, 0755)) < 0) {
+		diag_set(reterr, ly->dir, 0, 0, "cannot create: %s", strerror(-r));
+		*ret_r = r;
+		return 1;
+	}
+	if ((!exists(ly->reflink) && (r = atomic_write_file(ly->reflink, "", 0, 0644)) < 0) ||
+	    (clone && !exists(ly->clone) && (r = atomic_write_file(ly->clone, "", 0, 0644)) < 0)) {
+		diag_set(reterr, ly->dir, 0, 0, "cannot write: %s", strerror(-r));
+		*ret_r = r;
+		return 1;
+	}
+	return 0;
+}
+
 /* Every step not done yet, in order (see the top of this file). */
-static int reflink_make(struct checkout *co, const char *base, bool made_by_command,
-			char **ret_start, struct diag *reterr)
+int checkout_reflink_make(struct checkout *co, const char *base, bool made_by_command,
+			  char **ret_start, struct diag *reterr)
 {
 	char *commit = NULL, *head = NULL, *lower = NULL;
 	bool checked_out = false;
 	struct layer ly;
-	struct diag d;
 	int r;
 
 	(void)made_by_command; /* never: no command */
 	checkout_layer_init(&ly, co->repo, co->path);
-	if (!exists(ly.dir) && !exists(co->path)) {
-		/* not made yet: only where the file system clones */
-		diag_clear(&d);
-		if (checkout_reflink_probe(co->repo, co->path, &d) < 0) {
-			r = not_reflinked(co, &checkout_worktree_ops, base, ret_start, d.msg,
-					  reterr);
-			goto out;
-		}
-	} else if (!exists(ly.dir)) {
-		/* a tree made as a plain worktree (an earlier fallback): one */
-		co->ops = &checkout_worktree_ops;
-		r = co->ops->make(co, base, false, ret_start, reterr);
+	if (layer_start(co, &checkout_worktree_ops, &ly, base, ret_start, &r, reterr))
 		goto out;
-	}
-	if ((r = mkdir_p(ly.dir, 0755)) < 0) {
-		diag_set(reterr, ly.dir, 0, 0, "cannot create: %s", strerror(-r));
-		goto out;
-	}
-	if (!exists(ly.reflink) && (r = atomic_write_file(ly.reflink, "", 0, 0644)) < 0) {
-		diag_set(reterr, ly.reflink, 0, 0, "cannot write: %s", strerror(-r));
-		goto out;
-	}
 	/* a tree whose directory is gone (deleted by hand) is made again
 	 * whole: git registers it again on its branch, then the copy */
 	if (!exists(co->path))
@@ -558,7 +564,7 @@ out:
 
 /* The layer, then the worktree: a crash between leaves a plain worktree,
  * removed as one. */
-static int reflink_remove(const struct checkout *co, struct diag *reterr)
+int checkout_reflink_remove(const struct checkout *co, struct diag *reterr)
 {
 	struct layer ly;
 	int r;
@@ -587,33 +593,13 @@ int checkout_reflink_clone_make(struct checkout *co, const char *base, bool made
 	char *index = NULL, parent[PATH_MAX];
 	bool checked_out = false;
 	struct layer ly;
-	struct diag d;
 	int r;
 
 	(void)made_by_command; /* never: no command */
 	checkout_layer_init(&ly, co->repo, co->path);
-	tmp = pathf("%s/clone-tmp", ly.dir);
-	if (!exists(ly.dir) && !exists(co->path)) {
-		diag_clear(&d);
-		if (checkout_reflink_probe(co->repo, co->path, &d) < 0) {
-			r = not_reflinked(co, &checkout_clone_ops, base, ret_start, d.msg, reterr);
-			goto out;
-		}
-	} else if (!exists(ly.dir)) {
-		/* a plain clone (an earlier fallback): one */
-		co->ops = &checkout_clone_ops;
-		r = co->ops->make(co, base, false, ret_start, reterr);
+	tmp = sbuf_strf("%s/clone-tmp", ly.dir);
+	if (layer_start(co, &checkout_clone_ops, &ly, base, ret_start, &r, reterr))
 		goto out;
-	}
-	if ((r = mkdir_p(ly.dir, 0755)) < 0) {
-		diag_set(reterr, ly.dir, 0, 0, "cannot create: %s", strerror(-r));
-		goto out;
-	}
-	if ((!exists(ly.reflink) && (r = atomic_write_file(ly.reflink, "", 0, 0644)) < 0) ||
-	    (!exists(ly.clone) && (r = atomic_write_file(ly.clone, "", 0, 0644)) < 0)) {
-		diag_set(reterr, ly.dir, 0, 0, "cannot write: %s", strerror(-r));
-		goto out;
-	}
 	if (exists(ly.populated) && exists(co->path)) {
 		r = worktree_clone_check(co->path, reterr);
 		goto out;
@@ -625,13 +611,13 @@ int checkout_reflink_clone_make(struct checkout *co, const char *base, bool made
 			 strerror(-r));
 		goto out;
 	}
-	rev = pathf("%s^{commit}", base);
+	rev = sbuf_strf("%s^{commit}", base);
 	if ((r = git_rev_parse(co->repo, rev, co->git_env, &head, reterr)) < 0 ||
 	    (r = checkout_layer_lower(co, &ly, head, &commit, reterr)) < 0 ||
 	    (r = checkout_base_make(co, commit, &lower, reterr)) < 0 ||
 	    (r = worktree_clone_bare(co->repo, tmp, co->branch, head, co->git_env, reterr)) < 0)
 		goto out;
-	index = pathf("%s/.git/index", tmp);
+	index = sbuf_strf("%s/.git/index", tmp);
 	if ((r = populate(tmp, index, co->git_env, lower, commit, &checked_out, reterr)) < 0)
 		goto out;
 	if (!checked_out && strcmp(commit, head) != 0) {
@@ -680,47 +666,3 @@ int checkout_reflink_clone_remove(const struct checkout *co, struct diag *reterr
 	checkout_layer_release(&ly);
 	return r < 0 ? r : checkout_clone_remove(co, reterr);
 }
-
-static const char *reflink_branch_home(const struct checkout *co)
-{
-	return co->repo;
-}
-
-static int reflink_ahead(const struct checkout *co, const char *base, unsigned *ret,
-			 struct diag *reterr)
-{
-	return git_commits_between(co->repo, base, co->branch, co->git_env, ret, reterr);
-}
-
-static int reflink_changed_files(const struct checkout *co, const char *base, struct strvec *ret,
-				 struct diag *reterr)
-{
-	return git_changed_files(co->repo, base, co->branch, co->git_env, ret, reterr);
-}
-
-static int reflink_publish(const struct checkout *co, const char *base, unsigned *ret_ahead,
-			   char **ret_head, struct diag *reterr)
-{
-	unsigned ahead = 0;
-	int r = reflink_ahead(co, base, &ahead, reterr);
-
-	if (r < 0)
-		return r;
-	*ret_ahead = ahead;
-	if (git_rev_parse(co->repo, co->branch, co->git_env, ret_head, NULL) < 0)
-		*ret_head = NULL;
-	return 0;
-}
-
-const struct checkout_ops checkout_reflink_ops = {
-	.noun = "reflink worktree",
-	.command = NULL, /* made at once, by bernstein's own copier */
-	.make = reflink_make,
-	.check = NULL,
-	.branch_home = reflink_branch_home,
-	.ahead = reflink_ahead,
-	.changed_files = reflink_changed_files,
-	.publish = reflink_publish,
-	.set_aside = false, /* its layer is named after the tree: removed whole */
-	.remove = reflink_remove,
-};

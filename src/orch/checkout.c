@@ -125,6 +125,21 @@ static const struct checkout_ops overlay_ops = {
 	.remove = checkout_overlay_remove,
 };
 
+/* ---- a worktree whose files are reflink copies ---- */
+
+const struct checkout_ops checkout_reflink_ops = {
+	.noun = "reflink worktree",
+	.command = NULL, /* made at once, by bernstein's own copier */
+	.make = checkout_reflink_make,
+	.check = NULL,
+	.branch_home = wt_branch_home,
+	.ahead = wt_ahead,
+	.changed_files = wt_changed_files,
+	.publish = wt_publish,
+	.set_aside = false, /* its layer is named after the tree: removed whole */
+	.remove = checkout_reflink_remove,
+};
+
 /* ---- a sandboxed task's clone ---- */
 
 int checkout_clone_make(struct checkout *co, const char *base, bool made_by_command,

@@ -119,6 +119,17 @@ char *sbuf_detach(struct sbuf *sb, size_t *ret_len)
 	return p;
 }
 
+char *sbuf_strf(const char *fmt, ...)
+{
+	struct sbuf sb = SBUF_INIT(SIZE_MAX);
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)sbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	return sbuf_detach(&sb, NULL);
+}
+
 void sbuf_setlen(struct sbuf *sb, size_t len)
 {
 	if (len > sb->len)

@@ -33,6 +33,8 @@ void sbuf_reset(struct sbuf *sb);
 void sbuf_release(struct sbuf *sb);
 /* Caller owns the result (free()); the buffer is back to empty. */
 char *sbuf_detach(struct sbuf *sb, size_t *ret_len);
+/* A new string formatted as printf() would (caller frees; never NULL). */
+char *sbuf_strf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void sbuf_setlen(struct sbuf *sb, size_t len);
 void sbuf_rtrim(struct sbuf *sb);
 

@@ -24,6 +24,13 @@ overlay_begin()
 {
 	test_begin "$@"
 	trap _overlay_cleanup EXIT
+	overlay_repo
+}
+
+# overlay_repo: the repository $W (= $T/work) of these tests, with its shell
+# agent; $KEY the audit key's variable
+overlay_repo()
+{
 	W=$T/work
 	KEY="BERNSTEIN_AUDIT_KEY_PATH=$T/audit.key"
 	git -C "$W" init -q -b main . >/dev/null 2>&1

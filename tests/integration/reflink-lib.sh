@@ -33,16 +33,7 @@ reflink_begin()
 		skip "cannot make and loop-mount an XFS file system with reflink=1 here"
 		test_done
 	fi
-	W=$T/work
-	KEY="BERNSTEIN_AUDIT_KEY_PATH=$T/audit.key"
-	git -C "$W" init -q -b main . >/dev/null 2>&1
-	printf '.bernstein/\n' >"$W/.gitignore"
-	printf 'base\n' >"$W/shared.txt"
-	mkdir -p "$W/src/deep/er"
-	for _i in 1 2 3 4 5 6 7 8; do
-		printf 'file %s\n' "$_i" >"$W/src/deep/er/f$_i.c"
-	done
-	shell_agent "$W"
+	overlay_repo
 }
 
 # whether every extent of FILE is shared with another file (FIEMAP)
