@@ -562,9 +562,9 @@ out:
 	return r;
 }
 
-/* The layer, then the worktree: a crash between leaves a plain worktree,
- * removed as one. */
-int checkout_reflink_remove(const struct checkout *co, struct diag *reterr)
+/* The task's layer removed (first: a crash after it leaves a plain
+ * worktree or clone, removed as one). */
+static int layer_remove(const struct checkout *co, struct diag *reterr)
 {
 	struct layer ly;
 	int r;
@@ -575,6 +575,14 @@ int checkout_reflink_remove(const struct checkout *co, struct diag *reterr)
 		diag_set(reterr, NULL, 0, 0, "cannot remove the reflink layer '%s': %s", ly.dir,
 			 strerror(-r));
 	checkout_layer_release(&ly);
+	return r;
+}
+
+/* The layer, then the worktree. */
+int checkout_reflink_remove(const struct checkout *co, struct diag *reterr)
+{
+	int r = layer_remove(co, reterr);
+
 	return r < 0 ? r : checkout_wt_remove(co, reterr);
 }
 
@@ -655,14 +663,7 @@ out:
 /* The layer, then the clone. */
 int checkout_reflink_clone_remove(const struct checkout *co, struct diag *reterr)
 {
-	struct layer ly;
-	int r;
+	int r = layer_remove(co, reterr);
 
-	checkout_layer_init(&ly, co->repo, co->path);
-	r = rmtree_beneath(ly.dir);
-	if (r < 0)
-		diag_set(reterr, NULL, 0, 0, "cannot remove the reflink layer '%s': %s", ly.dir,
-			 strerror(-r));
-	checkout_layer_release(&ly);
 	return r < 0 ? r : checkout_clone_remove(co, reterr);
 }
