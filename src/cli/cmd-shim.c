@@ -35,6 +35,8 @@ enum {
 	OPT_NET_PROXY_PORT,
 	OPT_NET_TUNNEL,
 	OPT_INIT,
+	OPT_GRACE_MS,
+	OPT_WAIT_STATUS_FD,
 };
 
 static const struct option shim_options[] = {
@@ -53,6 +55,8 @@ static const struct option shim_options[] = {
 	{"net-proxy-port", required_argument, NULL, OPT_NET_PROXY_PORT},
 	{"net-tunnel", required_argument, NULL, OPT_NET_TUNNEL},
 	{"init", no_argument, NULL, OPT_INIT},
+	{"grace-ms", required_argument, NULL, OPT_GRACE_MS},
+	{"wait-status-fd", required_argument, NULL, OPT_WAIT_STATUS_FD},
 	CLI_OPT_HELP,
 	{NULL, 0, NULL, 0},
 };
@@ -155,10 +159,17 @@ static int net_start(struct cli_ctx *ctx, const struct shim_opts *o,
 	return 0;
 }
 
+/* --init's own options */
+struct init_opts {
+	bool on;
+	uint64_t grace_ms; /* what the program left gets this long after its exit */
+	int wait_fd;	   /* its wait status goes there, -1 none */
+};
+
 /* The options into o, net and init: -1, or the exit code to return (help,
  * a usage error). */
 static int shim_parse(int argc, char **argv, struct cli_ctx *ctx, struct shim_opts *o,
-		      struct netbridge_opts *net, bool *init)
+		      struct netbridge_opts *net, struct init_opts *init)
 {
 	uint64_t v;
 	int c, r;
@@ -179,7 +190,23 @@ static int shim_parse(int argc, char **argv, struct cli_ctx *ctx, struct shim_op
 			o->landlock_best_effort = true;
 			break;
 		case OPT_INIT:
-			*init = true;
+			init->on = true;
+			break;
+		case OPT_GRACE_MS:
+			if (parse_u64(optarg, &v) < 0 || v > 86400000) {
+				return cli_usage_error(
+					ctx, "--grace-ms: '%s' is not a number of ms (<= 86400000)",
+					optarg);
+			}
+			init->grace_ms = v;
+			break;
+		case OPT_WAIT_STATUS_FD:
+			if (parse_u64(optarg, &v) < 0 || v > INT32_MAX ||
+			    fcntl((int)v, F_GETFD) < 0) {
+				return cli_usage_error(
+					ctx, "--wait-status-fd: '%s' is not an open fd", optarg);
+			}
+			init->wait_fd = (int)v;
 			break;
 		case OPT_STATUS_FD:
 			if (parse_u64(optarg, &v) < 0 || v > INT32_MAX ||
@@ -238,7 +265,8 @@ int cmd_shim(int argc, char **argv, struct cli_ctx *ctx)
 	enum shim_stage stage = SHIM_STAGE_NONE;
 	struct diag d = {0};
 	char *path = NULL;
-	bool init = false, ctty = false;
+	struct init_opts init = {.wait_fd = -1};
+	bool ctty = false;
 	char tty[PATH_MAX];
 	int r;
 
@@ -262,7 +290,11 @@ int cmd_shim(int argc, char **argv, struct cli_ctx *ctx)
 
 	/* the container's init lets go of its terminal before it starts
 	 * anything (the network bridge): TIOCNOTTY signals its process group */
-	if (init && shim_init_release_tty(tty, sizeof(tty)))
+	if (!init.on && (init.grace_ms || init.wait_fd >= 0)) {
+		shim_opts_release(&o);
+		return cli_usage_error(ctx, "--grace-ms and --wait-status-fd go with --init");
+	}
+	if (init.on && shim_init_release_tty(tty, sizeof(tty)))
 		ctty = true;
 	r = net_start(ctx, &o, &net);
 	if (r)
@@ -296,11 +328,12 @@ int cmd_shim(int argc, char **argv, struct cli_ctx *ctx)
 			ctx, 0,
 			"warning: landlock is not supported by this kernel, running unconfined");
 
-	if (init) {
-		/* the container's init: the program's exit status is ours */
+	if (init.on) {
+		/* a PID namespace's init: the program's exit status is ours */
 		int code = 0;
 
-		r = shim_init_run(path, argv + optind, ctx->envp, ctty ? tty : NULL, &code);
+		r = shim_init_run(path, argv + optind, ctx->envp, ctty ? tty : NULL, init.grace_ms,
+				  init.wait_fd, &code);
 		if (r < 0)
 			shim_report_failure(&o, SHIM_STAGE_EXEC, -r);
 		r = r < 0 ? shim_msg(ctx, shim_exit_code(SHIM_STAGE_EXEC, -r),

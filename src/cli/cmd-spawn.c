@@ -479,17 +479,24 @@ static int run_plan(struct cli_ctx *ctx, const struct spawn_opts *o, const struc
 		.on_stop = run_on_stop,
 	};
 	struct supervisor_opts sopts = {.max_parallel = 1};
-	char why[256] = "", started_at[40], ended_at[40];
+	char why[256] = "", started_at[40], ended_at[40], self[PATH_MAX];
 	char *before = NULL, *after = NULL, *path = NULL;
 	size_t before_len = 0, after_len = 0;
 	enum outcome out;
 	json_t *summary = NULL, *pj;
 	struct diag d;
+	ssize_t n;
 	int r, code;
 
 	(void)now_iso(started_at, sizeof(started_at));
 	agentrun_init(&s.ar, plan, &hooks);
 	s.ar.hooks.userdata = &s;
+	/* this binary: the agent's init in the pidns tier */
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		s.ar.init_exe = self;
+	}
 	s.ar.timeout_ms = o->timeout_s > 0 ? (uint64_t)ceil(o->timeout_s * 1000.0) : 0;
 	s.ar.expect_changes = o->expect_changes;
 

@@ -29,6 +29,10 @@
 	"                         pid 1): PROGRAM runs as its child, in a session\n"               \
 	"                         of its own with the terminal of fd 0, gets every\n"              \
 	"                         signal the init gets; the exit is PROGRAM's\n"                   \
+	"  --grace-ms MS          with --init: when PROGRAM has exited, SIGTERM to\n"              \
+	"                         what it left in the namespace, MS ms for it to end\n"            \
+	"  --wait-status-fd N     with --init: PROGRAM's wait status (an int) to fd N\n"           \
+	"                         at the end (bernstein reads it: a signal stays one)\n"           \
 	"\n"                                                                                       \
 	"Exit codes when PROGRAM does not run: 127 not found, 126 cannot be executed,\n"           \
 	"125 set-up failed (rlimits, Landlock). bernstein takes the same steps itself\n"           \

@@ -452,6 +452,7 @@ int agentrun_fill_spec(struct agentrun *r, struct proc_spec *spec, struct diag *
 	spec->timeout_ms = r->timeout_ms;
 	spec->idle_timeout_ms = r->idle_timeout_ms;
 	spec->kill_grace_ms = r->kill_grace_ms;
+	spec->init_exe = r->init_exe;
 	if (plan->pty && plan->pty_conf)
 		fill_pty(plan, spec);
 	return 0;

@@ -67,6 +67,9 @@ struct agentrun {
 	uint64_t idle_timeout_ms; /* the stall watchdog (idle_timeout); 0 none */
 	uint64_t kill_grace_ms;	  /* 0 the supervisor's default */
 	bool expect_changes;	  /* a run that changes nothing is no_changes */
+	/* this bernstein binary, the agent's init in the pidns tier
+	 * (proc_spec.init_exe); NULL: the agent is its namespace's init */
+	const char *init_exe;
 
 	FILE *log;
 	uint64_t log_bytes;

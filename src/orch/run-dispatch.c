@@ -605,6 +605,7 @@ static int start_session(struct loop *l, struct otask *t, const struct dispatch 
 		run_spec(t)->has_idle_timeout ? run_spec(t)->idle_timeout_s
 					      : orch_config_idle_timeout(e->cfg, t->row.role));
 	t->ar->kill_grace_ms = run_secs_to_ms(e->cfg->kill_grace_s);
+	t->ar->init_exe = e->self_exe;
 	t->ar->expect_changes = !run_spec(t)->artifact;
 	t->live = true;
 	pj = agentrun_plan_json(dp->entry->profile, run_plan(t), l->run.id, t->row.session);

@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "proc/landlock.h"
@@ -108,7 +109,7 @@ void shim_report_failure(const struct shim_opts *o, enum shim_stage stage, int e
 /* Kernels before 5.9 (close_range) or 5.11 (CLOSE_RANGE_CLOEXEC): walk
  * /proc/self/fd with getdents64 into a stack buffer (opendir would
  * allocate, which the child of proc_spawn() must not). */
-VFORK_SAFE static int fds_from_3_slow(bool close_them)
+VFORK_SAFE static int fds_from_slow(int first, bool close_them)
 {
 	char buf[1024];
 	int dfd = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -135,7 +136,7 @@ VFORK_SAFE static int fds_from_3_slow(bool close_them)
 				continue;
 			for (; *name >= '0' && *name <= '9'; name++)
 				fd = fd * 10 + (*name - '0');
-			if (fd <= STDERR_FILENO || fd == dfd)
+			if (fd < first || fd == dfd)
 				continue;
 			if (close_them)
 				(void)close((int)fd);
@@ -145,13 +146,18 @@ VFORK_SAFE static int fds_from_3_slow(bool close_them)
 	}
 }
 
-VFORK_SAFE int shim_fds_from_3(bool close_them)
+VFORK_SAFE int shim_fds_from(int first, bool close_them)
 {
-	if (close_range(STDERR_FILENO + 1, ~0U, close_them ? 0 : CLOSE_RANGE_CLOEXEC) == 0)
+	if (close_range((unsigned)first, ~0U, close_them ? 0 : CLOSE_RANGE_CLOEXEC) == 0)
 		return 0;
 	if (errno != ENOSYS && errno != EINVAL)
 		return -errno;
-	return fds_from_3_slow(close_them);
+	return fds_from_slow(first, close_them);
+}
+
+VFORK_SAFE int shim_fds_from_3(bool close_them)
+{
+	return shim_fds_from(STDERR_FILENO + 1, close_them);
 }
 
 void shim_plan_release(struct shim_plan *p)
@@ -320,8 +326,50 @@ bool shim_init_release_tty(char *tty, size_t size)
 	return ok;
 }
 
+/* What the init's program left: SIGTERM to every process of the namespace
+ * (but the init), then every child reaped until none is left or grace_ms
+ * have passed. Signals stay blocked (sigtimedwait()). */
+static void init_settle(uint64_t grace_ms)
+{
+	struct timespec now, end;
+	sigset_t chld;
+
+	/* kill(-1) is "every process of the namespace" only for its init:
+	 * anywhere else it would be every process the user may signal */
+	if (!grace_ms || getpid() != 1 || kill(-1, SIGTERM) < 0)
+		return; /* not an init, or nothing else in the namespace (ESRCH) */
+	(void)sigemptyset(&chld);
+	(void)sigaddset(&chld, SIGCHLD);
+	(void)clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += (time_t)(grace_ms / 1000);
+	end.tv_nsec += (long)(grace_ms % 1000) * 1000000L;
+	if (end.tv_nsec >= 1000000000L) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000L;
+	}
+	for (;;) {
+		struct timespec left;
+		pid_t pid;
+
+		while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
+			;
+		if (pid < 0 && errno == ECHILD)
+			return; /* all gone */
+		(void)clock_gettime(CLOCK_MONOTONIC, &now);
+		left.tv_sec = end.tv_sec - now.tv_sec;
+		left.tv_nsec = end.tv_nsec - now.tv_nsec;
+		if (left.tv_nsec < 0) {
+			left.tv_sec--;
+			left.tv_nsec += 1000000000L;
+		}
+		if (left.tv_sec < 0)
+			return; /* the grace is over: the kernel SIGKILLs the rest */
+		(void)sigtimedwait(&chld, NULL, &left);
+	}
+}
+
 int shim_init_run(const char *path, char *const argv[], char *const envp[], const char *tty,
-		  int *ret_code)
+		  uint64_t grace_ms, int wait_fd, int *ret_code)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
@@ -329,6 +377,9 @@ int shim_init_run(const char *path, char *const argv[], char *const envp[], cons
 	pid_t child;
 	int r;
 
+	/* the program must not inherit it (it could write a status of its own) */
+	if (wait_fd >= 0)
+		(void)fcntl(wait_fd, F_SETFD, FD_CLOEXEC);
 	(void)sigfillset(&all);
 	(void)sigemptyset(&none);
 	(void)posix_spawnattr_init(&attr);
@@ -365,6 +416,12 @@ int shim_init_run(const char *path, char *const argv[], char *const envp[], cons
 		while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
 			if (pid == child) {
 				*ret_code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+				init_settle(grace_ms);
+				if (wait_fd >= 0) {
+					int32_t w = st;
+
+					(void)!write(wait_fd, &w, sizeof(w));
+				}
 				return 0;
 			}
 	}

@@ -143,6 +143,8 @@ const char *shim_failure_message(const struct shim_plan *p, enum shim_stage stag
  * have inherited anything from a shell). System calls only. 0 or a negative
  * errno. */
 VFORK_SAFE int shim_fds_from_3(bool close_them);
+/* The same from fd first on. */
+VFORK_SAFE int shim_fds_from(int first, bool close_them);
 /* Step 5 (system calls only). */
 VFORK_SAFE void shim_reset_signals(void);
 /* Steps 5-6. Returns only on failure: a negative errno (the status record
@@ -164,11 +166,18 @@ bool shim_init_release_tty(char *tty, size_t size);
  * as its own controlling terminal, so the terminal's signals (Ctrl-C,
  * SIGWINCH, the hangup) reach it as they would outside. Every signal the
  * init gets (from the runtime, which forwards its own) goes to the
- * program's process group; every child is reaped. Returns, when the program
- * has exited, 0 with its status as an exit code in *ret_code (128+N for
- * signal N), or a negative errno when it could not be started. */
+ * program's process group; every child is reaped. When the program has
+ * exited, what it left in the namespace gets SIGTERM and grace_ms to end
+ * (every process of it reaped, or the time up; 0: no wait), as under a
+ * service manager's stop: when the init exits the kernel SIGKILLs whatever
+ * is left. Only as pid 1 (a namespace's init): elsewhere there is no
+ * namespace of its own to signal, and no wait. Then the program's wait status goes to wait_fd (4 bytes, an
+ * int; -1: none), for a parent that wants to tell a signal from an exit
+ * code (proc_spawn()'s SPAWN_INIT). Returns 0 with the status as an exit
+ * code in *ret_code (128+N for signal N), or a negative errno when it could
+ * not be started. */
 int shim_init_run(const char *path, char *const argv[], char *const envp[], const char *tty,
-		  int *ret_code);
+		  uint64_t grace_ms, int wait_fd, int *ret_code);
 
 /* Report a failure on the status fd (best effort; no-op without one). */
 void shim_report_failure(const struct shim_opts *o, enum shim_stage stage, int err);

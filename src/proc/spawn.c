@@ -1,6 +1,7 @@
 #include "proc/spawn.h"
 
 #include <fcntl.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <sched.h>
 #include <stdio.h>
@@ -100,6 +101,12 @@ struct child {
 	const int *procs_fds; /* the cgroups to enter (cgroup.procs), n_procs of them */
 	unsigned n_procs;
 	bool new_ns; /* started in new PID and mount namespaces: mount its /proc */
+	/* bernstein's init exec'd in place of the program (spec.init_exe):
+	 * its path and argv, and the write end of the wait-status pipe, which
+	 * becomes its fd 3 */
+	const char *init_path;
+	char *const *init_argv;
+	int status_fd;
 	struct shim_plan *plan;
 	enum shim_stage stage;	 /* out: SHIM_STAGE_NONE, or the step that failed */
 	int err;		 /* out: its errno */
@@ -193,11 +200,27 @@ VFORK_SAFE static int child_main(void *arg)
 	/* Only 0, 1 and 2 reach the program, even an fd the parent opened
 	 * without O_CLOEXEC (the ruleset and the pipes' originals go too). */
 	stage = SHIM_STAGE_FDS;
-	r = shim_fds_from_3(true);
+	if (c->init_path) {
+		/* the init's fd 3: the wait-status pipe (open across its exec) */
+		if (c->status_fd == 3 ? fcntl(3, F_SETFD, 0) < 0 : dup2(c->status_fd, 3) < 0) {
+			r = -errno;
+			goto fail;
+		}
+		r = shim_fds_from(4, true);
+	} else {
+		r = shim_fds_from_3(true);
+	}
 	if (r < 0)
 		goto fail;
 	shim_reset_signals();
 	stage = SHIM_STAGE_EXEC;
+	if (c->init_path) {
+		(void)execve(c->init_path, c->init_argv, c->envp);
+		/* no init to be had (its binary gone): the program as pid 1,
+		 * as without one; the parent reads no status and takes the
+		 * real one */
+		(void)close(3);
+	}
 	(void)execve(c->path, c->argv, c->envp);
 	r = -errno;
 fail:
@@ -334,6 +357,33 @@ static int spawn_pidns(const struct proc_spec *spec, const struct contain_host *
 	return 0;
 }
 
+/* bernstein's init for spec (spec.init_exe): the wait-status pipe (the read
+ * end non-blocking; the write end above 3, or dup2() to 3 in the child
+ * would be a no-op that keeps its close-on-exec), and its argv. */
+static int init_prepare(const struct proc_spec *spec, int status[2], struct strvec *argv)
+{
+	size_t i;
+	int r;
+
+	if (pipe2(status, O_CLOEXEC) < 0)
+		return -errno;
+	(void)fcntl(status[0], F_SETFL, O_NONBLOCK);
+	r = fd_move_above(&status[1], 3, true);
+	if (r < 0)
+		return r;
+	strvec_push(argv, spec->init_exe);
+	strvec_push(argv, "shim");
+	strvec_push(argv, "--init");
+	strvec_pushf(argv, "--grace-ms=%" PRIu64,
+		     spec->kill_grace_ms ? spec->kill_grace_ms
+					 : (uint64_t)PROC_DEFAULT_KILL_GRACE_MS);
+	strvec_push(argv, "--wait-status-fd=3");
+	strvec_push(argv, "--");
+	for (i = 0; i < spec->argv.nr; i++)
+		strvec_push(argv, spec->argv.v[i]);
+	return 0;
+}
+
 /* Stack of the child until its execve: a few frames of system calls. */
 #define CHILD_STACK_SIZE (64 * 1024)
 
@@ -370,7 +420,8 @@ int proc_spawn(const struct proc_spec *spec, struct proc *ret, struct diag *rete
 	struct child c = {0};
 	struct contain_cg *cg = NULL;
 	enum contain_tier tier = contain_effective(host, spec->contain);
-	int out[2] = {-1, -1}, err[2] = {-1, -1}, in = -1, pidfd = -1;
+	int out[2] = {-1, -1}, err[2] = {-1, -1}, in = -1, pidfd = -1, status[2] = {-1, -1};
+	struct strvec init_argv = STRVEC_INIT;
 	bool pty = spec->pty && spec->pty->declared;
 	int procs[CONTAIN_HIER_MAX], flags = CLONE_VM | CLONE_VFORK | SIGCHLD;
 	unsigned i;
@@ -401,6 +452,14 @@ int proc_spawn(const struct proc_spec *spec, struct proc *ret, struct diag *rete
 	r = pty ? open_pty(spec, out, err, &in) : open_stdio(spec, out, err, &in);
 	if (r < 0)
 		goto fail_errno;
+	if (spec->init_exe && tier == CONTAIN_PIDNS) {
+		r = init_prepare(spec, status, &init_argv);
+		if (r < 0)
+			goto fail_errno;
+		c.init_path = spec->init_exe;
+		c.init_argv = (char *const *)(uintptr_t)init_argv.v;
+		c.status_fd = status[1];
+	}
 
 	c.path = spec->argv.v[0];
 	c.argv = (char *const *)(uintptr_t)spec->argv.v;
@@ -444,6 +503,11 @@ int proc_spawn(const struct proc_spec *spec, struct proc *ret, struct diag *rete
 	ret->tier = tier;
 	ret->cg = cg;
 	cg = NULL;
+	if (c.init_path) {
+		ret->init = true;
+		ret->init_status_fd = status[0];
+		status[0] = -1;
+	}
 	r = 0;
 	goto out;
 
@@ -458,6 +522,8 @@ out:
 		out[1] = err[1] = -1; /* both are in, closed below */
 	close_pair(out);
 	close_pair(err);
+	close_pair(status);
+	strvec_clear(&init_argv);
 	close_fdp(&in);
 	close_fdp(&pidfd);
 	for (i = 0; i < CONTAIN_HIER_MAX; i++)
@@ -483,6 +549,17 @@ void proc_set_start_failure(struct proc *p, enum shim_stage stage, int err, cons
 
 void proc_set_wait_status(struct proc *p, int wstatus)
 {
+	if (p->init) {
+		/* the init exited (not killed): the agent's own status, which it
+		 * wrote before (none: the init did not start it, or this is an
+		 * agent in place of an init that could not be exec'd) */
+		int32_t w;
+
+		if (p->init_status_fd >= 0 && WIFEXITED(wstatus) &&
+		    read(p->init_status_fd, &w, sizeof(w)) == (ssize_t)sizeof(w))
+			wstatus = w;
+		close_fdp(&p->init_status_fd);
+	}
 	p->exited = true;
 	if (WIFEXITED(wstatus)) {
 		p->exit_code = WEXITSTATUS(wstatus);
@@ -527,8 +604,8 @@ int proc_kill_group(const struct proc *p, int sig)
 	/* the init of a PID namespace ignores a signal it has no handler for,
 	 * even from outside; what the signal would have done is SIGKILL (its
 	 * pid cannot have been reused: it is not reaped) */
-	if (p->tier == CONTAIN_PIDNS && !p->exited && sig != SIGKILL && sig_terminates(sig) &&
-	    contain_init_default_action(p->pid, sig))
+	if (p->tier == CONTAIN_PIDNS && !p->init && !p->exited && sig != SIGKILL &&
+	    sig_terminates(sig) && contain_init_default_action(p->pid, sig))
 		(void)kill(p->pid, SIGKILL);
 	if (sig == SIGKILL && p->cg)
 		(void)contain_cg_kill(p->cg);
@@ -570,6 +647,8 @@ void proc_release(struct proc *p)
 	proc_contain_end(p);
 	close_fdp(&p->out_fd);
 	close_fdp(&p->err_fd);
+	if (p->init)
+		close_fdp(&p->init_status_fd);
 	free(p->path);
 	p->path = NULL;
 	free(p->start_error);

@@ -97,6 +97,15 @@ struct proc_spec {
 	const struct ptydrive_conf *pty;
 	const char *pty_prompt;
 	bool pty_allow;
+	/* In the pidns tier: the absolute path of bernstein itself, run as the
+	 * namespace's init (`bernstein shim --init --grace-ms KILL_GRACE
+	 * --wait-status-fd 3 -- ARGV`) with the agent as its child, so that
+	 * what the agent leaves behind gets SIGTERM and the grace at its exit
+	 * instead of the kernel's SIGKILL, and a program that does not catch
+	 * SIGTERM is not an init that ignores it; the agent's own wait status
+	 * is read back at the exit (docs/supervision.md). NULL, or another
+	 * tier: the agent is exec'd directly. Borrowed. */
+	const char *init_exe;
 };
 
 #define PROC_SPEC_INIT                                                                             \
@@ -143,6 +152,12 @@ struct proc {
 	uint64_t idle_timeout_ms;
 	uint64_t last_activity_ms;
 	bool stalled;
+
+	/* spec.init_exe in the pidns tier: pid is the outer pid of bernstein's
+	 * init, not of the agent; init_status_fd (valid when init) the read
+	 * end where the init writes the agent's wait status */
+	bool init;
+	int init_status_fd;
 };
 
 #define PROC_INIT                                                                                  \

@@ -135,4 +135,49 @@ else
 		"bernstein shim: landlock: cannot open read-write path '/nonexistent/dir': No such file or directory"
 fi
 
+# ---- --init: the rest of the namespace gets SIGTERM and the grace ----
+expect_exit 2 "$BERNSTEIN" shim --grace-ms 10 -- /bin/true
+check "--grace-ms without --init: a usage error" grep -q "go with --init" "$T/stderr"
+expect_exit 2 "$BERNSTEIN" shim --init --grace-ms soon -- /bin/true
+check "--grace-ms: not a number, a usage error" grep -q "not a number of ms" "$T/stderr"
+# outside a PID namespace (not pid 1) --grace-ms signals nothing: kill(-1)
+# there would be every process of the user
+sleep 30 &
+CANARY=$!
+expect_exit 0 "$BERNSTEIN" shim --init --grace-ms 200 -- /bin/true
+check "--init --grace-ms outside a PID namespace: no other process signalled" kill -0 "$CANARY"
+kill "$CANARY" 2>/dev/null
+if ! unshare --pid --fork --mount-proc true 2>/dev/null; then
+	skip "--init as pid 1" "no PID namespace here (unshare --pid refused)"
+else
+	# the program leaves a child that traps TERM, works 300 ms, writes a
+	# file; the program itself dies of SIGTERM: its status comes back on fd 3
+	cat >"$T/left.sh" <<'EOF2'
+( exec >/dev/null 2>&1 </dev/null
+  trap 'sleep 0.3; echo flushed >"$1.out"; exit 0' TERM
+  : >"$1.ready"
+  while :; do sleep 0.02; done ) &
+while [ ! -e "$1.ready" ]; do sleep 0.01; done
+kill -TERM $$
+EOF2
+	run unshare --pid --fork --mount-proc "$BERNSTEIN" shim --init --grace-ms 20000 \
+		--wait-status-fd 3 -- /bin/sh "$T/left.sh" "$T/left" 3>"$T/status.bin"
+	check "--init as pid 1: the exit is the program's (128+15)" test "$RC" -eq 143
+	check "--init as pid 1: what it left got SIGTERM and the time to finish" \
+		grep -qx flushed "$T/left.out"
+	check "--init as pid 1: the wait status says SIGTERM (signalled, not an exit)" \
+		"$PY" -c 'import os, struct, sys; w = struct.unpack("i", open(sys.argv[1], "rb").read())[0]; sys.exit(0 if os.WIFSIGNALED(w) and os.WTERMSIG(w) == 15 else 1)' "$T/status.bin"
+	# one that ignores TERM is SIGKILLed by the kernel when the grace ends
+	cat >"$T/stubborn.sh" <<'EOF2'
+sh -c 'trap "" TERM; exec >/dev/null 2>&1; echo $$ >"$0.pid"; exec sleep 6003' "$1" &
+while [ ! -s "$1.pid" ]; do sleep 0.01; done
+exit 0
+EOF2
+	run unshare --pid --fork --mount-proc "$BERNSTEIN" shim --init --grace-ms 300 -- \
+		/bin/sh "$T/stubborn.sh" "$T/stubborn"
+	check "--init as pid 1: the exit is the program's (0)" test "$RC" -eq 0
+	check "--init as pid 1: a leftover that ignores TERM is gone after the grace" \
+		sh -c '! pgrep -f "sleep [6]003" >/dev/null'
+fi
+
 test_done

@@ -6,8 +6,9 @@
 # grandchild and a great-grandchild in sessions of their own. After each end
 # not one process whose argv holds the test's marker (the script's path, or
 # the beat file's: never a name) is left, and the file stops growing. An
-# agent sees only its own PID namespace: it is pid 1 there and no bernstein
-# process is in its /proc. All of it as root and as an unprivileged uid
+# agent sees only its own PID namespace: it is pid 2 there, the child of its
+# init (pid 1: `bernstein shim --init`, a fresh exec of bernstein holding
+# nothing of the supervisor's) and no other process is in its /proc. All of it as root and as an unprivileged uid
 # (65534: a user namespace of its own). It fails on a bernstein that contains
 # its children in a process group only (the escapees outlive kill -9).
 . "$SRCDIR/tests/integration/lib.sh"
@@ -239,10 +240,10 @@ sys.exit(not (d["tier"] == "pidns" and d["userns"] == (sys.argv[2] == "true")))'
 	# shellcheck disable=SC2086 # ENV: words without blanks
 	expect_exit 0 $ENV "$PASS" "$@" "$BERNSTEIN" -C "$W" spawn stub "$D/view.txt"
 	_s=$(ls -dt "$W"/.bernstein/runs/*/* 2>/dev/null | head -n 1)
-	check "$_u: view: the agent is pid 1 of its PID namespace" \
-		grep -q '^ids pid=1 ppid=0 pgid=1 sid=1$' "$_s/agent.log"
-	check "$_u: view: its /proc holds itself only (no bernstein)" \
-		grep -qx 'procs 1:fake-agent' "$_s/agent.log"
+	check "$_u: view: the agent is pid 2 of its PID namespace, its init's child" \
+		grep -q '^ids pid=2 ppid=1 pgid=2 sid=2$' "$_s/agent.log"
+	check "$_u: view: its /proc holds its init and itself only" \
+		grep -qx 'procs 1:bernstein 2:fake-agent' "$_s/agent.log"
 
 	# ---- a gate's escapees: after the run, and after kill -9 ----
 	# shellcheck disable=SC2086 # ENV: words without blanks

@@ -41,6 +41,7 @@
 #endif
 
 static const char *fake_agent;
+static const char *bernstein_exe; /* $BERNSTEIN: the init of SPAWN init tests */
 
 static uint64_t mono_ms(void)
 {
@@ -117,6 +118,7 @@ struct task {
 	uint64_t max_log_bytes;
 	const char *log_path;
 	const char *agent; /* default fake_agent */
+	bool init;	   /* under bernstein's init (spec.init_exe) */
 	/* results */
 	bool started, exited;
 	struct proc result;
@@ -218,6 +220,7 @@ static int next_task(void *ctx, struct proc_spec *spec, void **ret_task)
 	spec->max_log_bytes = t->max_log_bytes;
 	spec->log_path = t->log_path;
 	spec->contain = r->contain;
+	spec->init_exe = t->init ? bernstein_exe : NULL;
 	*ret_task = t;
 	return 1;
 }
@@ -783,6 +786,58 @@ static void test_leftover_ignoring_term_killed(void **state)
 	release_run(&r);
 }
 
+/* The pidns tier with bernstein's init (spec.init_exe): the agent is not
+ * its namespace's init, so what it leaves gets SIGTERM and the grace at its
+ * exit (without the init the kernel SIGKILLs it the moment the agent, pid
+ * 1, exits), and the agent's own wait status comes back: an exit code, a
+ * signal. Skipped where the host has no PID namespaces. */
+static void test_pidns_init(void **state)
+{
+	char dir[] = "/tmp/bernstein-init.XXXXXX", base[128], out[160], text[32] = "";
+	struct run r;
+	FILE *f;
+
+	(void)state;
+	if (contain_effective(contain_host(), CONTAIN_PIDNS) != CONTAIN_PIDNS || !bernstein_exe) {
+		print_message("# no PID namespace here (or no $BERNSTEIN): skipped\n");
+		return;
+	}
+	assert_non_null(mkdtemp(dir));
+	(void)snprintf(base, sizeof(base), "%s/left", dir);
+	(void)snprintf(out, sizeof(out), "%s.out", base);
+	new_run(&r, 3);
+	r.contain = CONTAIN_PIDNS;
+	r.tasks[0].init = r.tasks[1].init = r.tasks[2].init = true;
+	r.tasks[0].grace_ms = 20000;
+	r.tasks[0].agent = "/bin/sh";
+	task_args(&r.tasks[0], "-c",
+		  "( exec >/dev/null 2>&1 </dev/null\n"
+		  "  trap 'sleep 0.3; echo flushed >\"$0.out\"; exit 0' TERM\n"
+		  "  : >\"$0.ready\"\n"
+		  "  while :; do sleep 0.02; done ) &\n"
+		  "while [ ! -e \"$0.ready\" ]; do sleep 0.01; done\n"
+		  "exit 0\n",
+		  base, END);
+	task_args(&r.tasks[1], "exit", "3", END);
+	task_args(&r.tasks[2], "kill-self", "TERM", END);
+	assert_int_equal(run_tasks(&r, 1, 0), 0);
+	assert_int_equal(r.tasks[0].result.exit_code, 0);
+	f = fopen(out, "re");
+	assert_non_null(f); /* the kernel's SIGKILL would have come first */
+	assert_non_null(fgets(text, sizeof(text), f));
+	fclose(f);
+	assert_string_equal(text, "flushed\n");
+	assert_int_equal(r.tasks[1].result.exit_code, 3);
+	assert_int_equal(r.tasks[1].result.term_signal, 0);
+	assert_int_equal(r.tasks[2].result.term_signal, SIGTERM); /* not "exit 143" */
+	assert_int_equal(r.tasks[2].result.exit_code, 128 + SIGTERM);
+	(void)unlink(out);
+	(void)snprintf(out, sizeof(out), "%s.ready", base);
+	(void)unlink(out);
+	(void)rmdir(dir);
+	release_run(&r);
+}
+
 static void test_exit_mapping(void **state)
 {
 	char noexec[] = "/tmp/bernstein-noexec.XXXXXX", want[256];
@@ -1177,6 +1232,7 @@ int main(void)
 		cmocka_unit_test(test_leftovers_terminated),
 		cmocka_unit_test(test_leftover_finishes_on_term),
 		cmocka_unit_test(test_leftover_ignoring_term_killed),
+		cmocka_unit_test(test_pidns_init),
 		cmocka_unit_test(test_exit_mapping),
 		cmocka_unit_test(test_64_children),
 		cmocka_unit_test(test_flood_flat_memory),
@@ -1189,6 +1245,7 @@ int main(void)
 	};
 
 	fake_agent = getenv("FAKE_AGENT");
+	bernstein_exe = getenv("BERNSTEIN");
 	if (!fake_agent) {
 		fprintf(stderr, "FAKE_AGENT must be set (meson test does it)\n");
 		return 1;
