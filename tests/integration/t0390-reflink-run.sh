@@ -17,16 +17,18 @@
 # worktree add` with both reasons.
 . "$SRCDIR/tests/integration/reflink-lib.sh"
 
-reflink_begin "t0390 reflink checkouts: run, merge, no_changes, clean status, shared extents"
+reflink_begin "t0390 reflink checkouts: run, merge, no_changes, gates, clean status, shared extents"
 
 printf 'secret\n' >"$T/secret"
 ln -s "$T/secret" "$W/outside"
 head -c 8388608 /dev/urandom >"$W/big.bin"
 printf '#!/bin/sh\necho hi\n' >"$W/run.sh" && chmod +x "$W/run.sh"
-cat >"$W/bernstein.yaml" <<'EOF2'
+cat >"$W/bernstein.yaml" <<EOF2
 adapter: shell
 parallel: 2
 checkout: overlay
+gates:
+  - {name: tree, run: "test -f src/deep/er/f8.c && test -f big.bin && touch $T/gate.ran"}
 EOF2
 FILEFRAG=$(PATH=$PATH:/usr/sbin:/sbin command -v filefrag) || FILEFRAG=filefrag
 cat >"$W/plan.yaml" <<EOF2
@@ -78,6 +80,7 @@ check "a new file is merged" grep -qx new "$W/src/deep/er/new.c"
 check "a deletion is merged" test ! -e "$W/src/deep/er/f1.c"
 run "$BERNSTEIN" status --json
 expect_stdout_contains '"state": "no_changes"' "the task that changed nothing is no_changes"
+check "the gates ran in the reflink trees (and passed: the tasks merged)" test -e "$T/gate.ran"
 check "two --no-ff merges, each task once" sh -c "[ \$(git -C '$W' rev-list --merges --count main) -eq 2 ]"
 check "no task layer is left" sh -c "[ -z \"\$(ls -A '$W/.bernstein/overlay/task' 2>/dev/null)\" ]"
 check "no base checkout is left" sh -c "[ -z \"\$(ls -A '$W/.bernstein/overlay/base' 2>/dev/null)\" ]"
