@@ -279,6 +279,10 @@ int cmd_shim(int argc, char **argv, struct cli_ctx *ctx)
 		shim_opts_release(&o);
 		return cli_usage_error(ctx, "missing the program to run");
 	}
+	if (!init.on && (init.grace_ms || init.wait_fd >= 0)) {
+		shim_opts_release(&o);
+		return cli_usage_error(ctx, "--grace-ms and --wait-status-fd go with --init");
+	}
 
 	r = resolve(ctx, argv[optind], &path);
 	if (r < 0) {
@@ -290,10 +294,6 @@ int cmd_shim(int argc, char **argv, struct cli_ctx *ctx)
 
 	/* the container's init lets go of its terminal before it starts
 	 * anything (the network bridge): TIOCNOTTY signals its process group */
-	if (!init.on && (init.grace_ms || init.wait_fd >= 0)) {
-		shim_opts_release(&o);
-		return cli_usage_error(ctx, "--grace-ms and --wait-status-fd go with --init");
-	}
 	if (init.on && shim_init_release_tty(tty, sizeof(tty)))
 		ctty = true;
 	r = net_start(ctx, &o, &net);
