@@ -171,11 +171,10 @@ bool shim_init_release_tty(char *tty, size_t size);
  * (every process of it reaped, or the time up; 0: no wait), as under a
  * service manager's stop: when the init exits the kernel SIGKILLs whatever
  * is left. Only as pid 1 (a namespace's init): elsewhere there is no
- * namespace of its own to signal, and no wait. Then the program's wait status goes to wait_fd (4 bytes, an
- * int; -1: none), for a parent that wants to tell a signal from an exit
- * code (proc_spawn()'s SPAWN_INIT). Returns 0 with the status as an exit
- * code in *ret_code (128+N for signal N), or a negative errno when it could
- * not be started. */
+ * namespace of its own to signal, and no wait. Then the program's wait status goes to wait_fd (4
+ * bytes, an int; -1: none), for a parent that wants to tell a signal from an exit code
+ * (proc_spawn()'s SPAWN_INIT). Returns 0 with the status as an exit code in *ret_code (128+N for
+ * signal N), or a negative errno when it could not be started. */
 int shim_init_run(const char *path, char *const argv[], char *const envp[], const char *tty,
 		  uint64_t grace_ms, int wait_fd, int *ret_code);
 
