@@ -416,6 +416,8 @@ int run_command_spec(struct loop *l, struct otask *t, const char *run, double ti
 	spec->cwd = t->row.worktree;
 	spec->timeout_ms = run_secs_to_ms(timeout_s);
 	spec->kill_grace_ms = run_secs_to_ms(l->e->cfg->kill_grace_s);
+	/* behind bernstein's init: what the command leaves gets the grace */
+	spec->init_exe = l->e->self_exe;
 	(void)unlink(log); /* this run of the command only */
 	spec->log_path = log;
 	spec->max_log_bytes = GATE_LOG_MAX;

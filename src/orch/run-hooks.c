@@ -279,6 +279,7 @@ static int hook_spec(struct loop *l, struct otask *t, enum hook_kind k, json_t *
 	spec->cwd = l->e->repo;
 	spec->timeout_ms = run_secs_to_ms(h->timeout_s > 0 ? h->timeout_s : HOOK_DEFAULT_TIMEOUT_S);
 	spec->kill_grace_ms = run_secs_to_ms(l->e->cfg->kill_grace_s);
+	spec->init_exe = l->e->self_exe; /* what it leaves gets the grace */
 	free(t->hook_log);
 	t->hook_log = hook_log_path(l, task, k);
 	(void)unlink(t->hook_log); /* this run of the hook only */
