@@ -704,24 +704,11 @@ static void test_leftovers_terminated(void **state)
 	release_run(&r);
 }
 
-/* What the agent left in its group with its pipes closed (a transcript
- * writer, a git holding a lock) gets SIGTERM at the agent's exit and the
- * grace to finish: it is not SIGKILLed the moment the pipes reach EOF. The
- * leftover traps TERM, works 300 ms more, then writes a file and exits. */
-static void test_leftover_finishes_on_term(void **state)
+/* t: a shell agent that leaves a child with its output closed, which
+ * traps TERM, works 300 ms more, then writes BASE.out ("flushed"); the
+ * agent exits 0 once the trap is set (BASE.ready). */
+static void leftover_task(struct task *t, const char *base)
 {
-	char dir[] = "/tmp/bernstein-settle.XXXXXX", base[128], out[160], text[32] = "";
-	struct run r;
-	struct task *t;
-	FILE *f;
-
-	(void)state;
-	assert_non_null(mkdtemp(dir));
-	(void)snprintf(base, sizeof(base), "%s/left", dir);
-	(void)snprintf(out, sizeof(out), "%s.out", base);
-	new_run(&r, 1);
-	r.contain = CONTAIN_PGROUP;
-	t = &r.tasks[0];
 	t->grace_ms = 20000;
 	t->agent = "/bin/sh";
 	task_args(t, "-c",
@@ -732,18 +719,47 @@ static void test_leftover_finishes_on_term(void **state)
 		  "while [ ! -e \"$0.ready\" ]; do sleep 0.01; done\n"
 		  "exit 0\n",
 		  base, END);
-	assert_int_equal(run_tasks(&r, 1, 0), 0);
-	assert_int_equal(t->result.exit_code, 0);
-	assert_false(t->result.timed_out);
-	f = fopen(out, "re");
-	assert_non_null(f); /* SIGKILLed at EOF, it would never have written it */
+}
+
+/* BASE.out says the leftover had its time; then BASE's files and dir go. */
+static void leftover_flushed(const char *dir, const char *base)
+{
+	char path[160], text[32] = "";
+	FILE *f;
+
+	(void)snprintf(path, sizeof(path), "%s.out", base);
+	f = fopen(path, "re");
+	assert_non_null(f);
 	assert_non_null(fgets(text, sizeof(text), f));
 	fclose(f);
 	assert_string_equal(text, "flushed\n");
-	(void)unlink(out);
-	(void)snprintf(out, sizeof(out), "%s.ready", base);
-	(void)unlink(out);
+	(void)unlink(path);
+	(void)snprintf(path, sizeof(path), "%s.ready", base);
+	(void)unlink(path);
 	(void)rmdir(dir);
+}
+
+/* What the agent left in its group with its pipes closed (a transcript
+ * writer, a git holding a lock) gets SIGTERM at the agent's exit and the
+ * grace to finish: it is not SIGKILLed the moment the pipes reach EOF. The
+ * leftover traps TERM, works 300 ms more, then writes a file and exits. */
+static void test_leftover_finishes_on_term(void **state)
+{
+	char dir[] = "/tmp/bernstein-settle.XXXXXX", base[128];
+	struct run r;
+	struct task *t;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	(void)snprintf(base, sizeof(base), "%s/left", dir);
+	new_run(&r, 1);
+	r.contain = CONTAIN_PGROUP;
+	t = &r.tasks[0];
+	leftover_task(t, base);
+	assert_int_equal(run_tasks(&r, 1, 0), 0);
+	assert_int_equal(t->result.exit_code, 0);
+	assert_false(t->result.timed_out);
+	leftover_flushed(dir, base); /* SIGKILLed at EOF, it would not have written */
 	release_run(&r);
 }
 
@@ -793,9 +809,8 @@ static void test_leftover_ignoring_term_killed(void **state)
  * signal. Skipped where the host has no PID namespaces. */
 static void test_pidns_init(void **state)
 {
-	char dir[] = "/tmp/bernstein-init.XXXXXX", base[128], out[160], text[32] = "";
+	char dir[] = "/tmp/bernstein-init.XXXXXX", base[128];
 	struct run r;
-	FILE *f;
 
 	(void)state;
 	if (contain_effective(contain_host(), CONTAIN_PIDNS) != CONTAIN_PIDNS || !bernstein_exe) {
@@ -804,37 +819,19 @@ static void test_pidns_init(void **state)
 	}
 	assert_non_null(mkdtemp(dir));
 	(void)snprintf(base, sizeof(base), "%s/left", dir);
-	(void)snprintf(out, sizeof(out), "%s.out", base);
 	new_run(&r, 3);
 	r.contain = CONTAIN_PIDNS;
 	r.tasks[0].init = r.tasks[1].init = r.tasks[2].init = true;
-	r.tasks[0].grace_ms = 20000;
-	r.tasks[0].agent = "/bin/sh";
-	task_args(&r.tasks[0], "-c",
-		  "( exec >/dev/null 2>&1 </dev/null\n"
-		  "  trap 'sleep 0.3; echo flushed >\"$0.out\"; exit 0' TERM\n"
-		  "  : >\"$0.ready\"\n"
-		  "  while :; do sleep 0.02; done ) &\n"
-		  "while [ ! -e \"$0.ready\" ]; do sleep 0.01; done\n"
-		  "exit 0\n",
-		  base, END);
+	leftover_task(&r.tasks[0], base);
 	task_args(&r.tasks[1], "exit", "3", END);
 	task_args(&r.tasks[2], "kill-self", "TERM", END);
 	assert_int_equal(run_tasks(&r, 1, 0), 0);
 	assert_int_equal(r.tasks[0].result.exit_code, 0);
-	f = fopen(out, "re");
-	assert_non_null(f); /* the kernel's SIGKILL would have come first */
-	assert_non_null(fgets(text, sizeof(text), f));
-	fclose(f);
-	assert_string_equal(text, "flushed\n");
+	leftover_flushed(dir, base); /* the kernel's SIGKILL would have come first */
 	assert_int_equal(r.tasks[1].result.exit_code, 3);
 	assert_int_equal(r.tasks[1].result.term_signal, 0);
 	assert_int_equal(r.tasks[2].result.term_signal, SIGTERM); /* not "exit 143" */
 	assert_int_equal(r.tasks[2].result.exit_code, 128 + SIGTERM);
-	(void)unlink(out);
-	(void)snprintf(out, sizeof(out), "%s.ready", base);
-	(void)unlink(out);
-	(void)rmdir(dir);
 	release_run(&r);
 }
 
