@@ -68,6 +68,11 @@ int checkout_layer_sync(const struct checkout *co, const struct layer *ly, const
 int checkout_layer_lower(const struct checkout *co, const struct layer *ly, const char *head,
 			 char **ret_lower, struct diag *reterr);
 
+/* co made as the kind ops instead of its own, why (one line) in
+ * co->fallback (checkout.c) */
+int checkout_make_as(struct checkout *co, const struct checkout_ops *ops, const char *base,
+		     char **ret_start, const char *why, struct diag *reterr);
+
 /* the reflink kinds (checkout-reflink.c; their ops in checkout.c) */
 extern const struct checkout_ops checkout_reflink_ops;
 extern const struct checkout_ops checkout_reflink_clone_ops;

@@ -585,17 +585,6 @@ out:
 	return r;
 }
 
-/* The reason co is made the plain kind ops (a worktree, a clone), and
- * made so. */
-static int fall_back(struct checkout *co, const struct checkout_ops *ops, const char *base,
-		     char **ret_start, const char *why, struct diag *reterr)
-{
-	free(co->fallback);
-	co->fallback = xstrdup(why);
-	co->ops = ops;
-	return ops->make(co, base, false, ret_start, reterr);
-}
-
 /* Which xattrs the layer's overlay keeps its whiteouts in: a new layer
  * (no upper/ yet) those of this process's namespace, recorded first (the
  * userxattr file); an existing one those it was made with. A layer made
@@ -772,15 +761,15 @@ static int refused(struct checkout *co, const struct checkout_ops *plain, const 
 	diag_clear(&d);
 	if (checkout_reflink_probe(co->repo, co->path, &d) == 0) {
 		(void)snprintf(line, sizeof(line), "overlay refused (%s): reflink copies", why);
-		free(co->fallback);
-		co->fallback = xstrdup(line);
-		co->ops = plain == &checkout_worktree_ops ? &checkout_reflink_ops
-							  : &checkout_reflink_clone_ops;
-		return co->ops->make(co, base, false, ret_start, reterr);
+		return checkout_make_as(co,
+					plain == &checkout_worktree_ops
+						? &checkout_reflink_ops
+						: &checkout_reflink_clone_ops,
+					base, ret_start, line, reterr);
 	}
 	(void)snprintf(line, sizeof(line), "overlay refused (%s); reflink copies refused (%s)", why,
 		       d.msg);
-	return fall_back(co, plain, base, ret_start, line, reterr);
+	return checkout_make_as(co, plain, base, ret_start, line, reterr);
 }
 
 typedef int layer_make_fn(struct checkout *co, const struct layer *ly, const char *base,

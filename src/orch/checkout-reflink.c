@@ -479,10 +479,7 @@ static int not_reflinked(struct checkout *co, const struct checkout_ops *plain, 
 	char line[1024];
 
 	(void)snprintf(line, sizeof(line), "reflink copies refused (%s)", why);
-	free(co->fallback);
-	co->fallback = xstrdup(line);
-	co->ops = plain;
-	return plain->make(co, base, false, ret_start, reterr);
+	return checkout_make_as(co, plain, base, ret_start, line, reterr);
 }
 
 /* What both kinds do first. 1 when the checkout was made as its plain

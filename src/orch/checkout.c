@@ -267,6 +267,15 @@ const struct checkout_ops checkout_reflink_clone_ops = {
 	.remove = checkout_reflink_clone_remove,
 };
 
+int checkout_make_as(struct checkout *co, const struct checkout_ops *ops, const char *base,
+		     char **ret_start, const char *why, struct diag *reterr)
+{
+	free(co->fallback);
+	co->fallback = xstrdup(why);
+	co->ops = ops;
+	return ops->make(co, base, false, ret_start, reterr);
+}
+
 /* ---- the interface ---- */
 
 static const struct checkout_ops *const kinds[_CHECKOUT_KIND_MAX] = {
