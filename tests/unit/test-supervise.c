@@ -819,12 +819,15 @@ static void test_pidns_init(void **state)
 	}
 	assert_non_null(mkdtemp(dir));
 	(void)snprintf(base, sizeof(base), "%s/left", dir);
-	new_run(&r, 3);
+	new_run(&r, 4);
 	r.contain = CONTAIN_PIDNS;
-	r.tasks[0].init = r.tasks[1].init = r.tasks[2].init = true;
+	r.tasks[0].init = r.tasks[1].init = r.tasks[2].init = r.tasks[3].init = true;
 	leftover_task(&r.tasks[0], base);
 	task_args(&r.tasks[1], "exit", "3", END);
 	task_args(&r.tasks[2], "kill-self", "TERM", END);
+	/* the agent holds no end of the wait-status pipe (it cannot write a
+	 * status of its own there), nor any other fd of its init */
+	task_args(&r.tasks[3], "dump-fds", END);
 	assert_int_equal(run_tasks(&r, 1, 0), 0);
 	assert_int_equal(r.tasks[0].result.exit_code, 0);
 	leftover_flushed(dir, base); /* the kernel's SIGKILL would have come first */
@@ -832,6 +835,7 @@ static void test_pidns_init(void **state)
 	assert_int_equal(r.tasks[1].result.term_signal, 0);
 	assert_int_equal(r.tasks[2].result.term_signal, SIGTERM); /* not "exit 143" */
 	assert_int_equal(r.tasks[2].result.exit_code, 128 + SIGTERM);
+	assert_non_null(strstr(r.tasks[3].out.buf, "fds 0 1 2\n"));
 	release_run(&r);
 }
 
