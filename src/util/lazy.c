@@ -26,6 +26,9 @@
 #ifndef LAZY_SONAME_SSL
 #define LAZY_SONAME_SSL NULL
 #endif
+#ifndef LAZY_SONAME_JANSSON
+#define LAZY_SONAME_JANSSON NULL
+#endif
 
 /* One per library, for the whole process: like the loader's own list of
  * loaded objects, this state cannot belong to a caller. */
@@ -44,6 +47,7 @@ static struct lazy_lib arg_lazy_libs[_LAZY_ID_MAX] = {
 	[LAZY_VTERM] = {"libvterm", LAZY_SONAME_VTERM, PTHREAD_MUTEX_INITIALIZER, 0, NULL, ""},
 	[LAZY_YAML] = {"libyaml", LAZY_SONAME_YAML, PTHREAD_MUTEX_INITIALIZER, 0, NULL, ""},
 	[LAZY_SSL] = {"libssl", LAZY_SONAME_SSL, PTHREAD_MUTEX_INITIALIZER, 0, NULL, ""},
+	[LAZY_JANSSON] = {"jansson", LAZY_SONAME_JANSSON, PTHREAD_MUTEX_INITIALIZER, 0, NULL, ""},
 };
 
 static _Atomic(lazy_fail_fn *) arg_lazy_fail;

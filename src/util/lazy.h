@@ -1,6 +1,7 @@
 /* Shared libraries loaded on first use (bench/README.md, "Loaded on first
- * use"). A command that never calls into SQLite, libcrypto, libvterm or
- * libyaml does not pay for loading and relocating them at start-up.
+ * use"). A command that never calls into SQLite, libcrypto, libssl,
+ * libvterm, libyaml or jansson does not pay for loading and relocating them
+ * at start-up.
  *
  * How: in the default (dynamic) build these libraries are not in the
  * executable's DT_NEEDED. src/util/lazy-LIB.c defines every function of LIB
@@ -34,6 +35,7 @@ enum lazy_id {
 	LAZY_VTERM,
 	LAZY_YAML,
 	LAZY_SSL,
+	LAZY_JANSSON,
 	_LAZY_ID_MAX,
 };
 
