@@ -143,10 +143,38 @@ int cli_diag(struct cli_ctx *ctx, int code, const struct diag *d)
 /* The command whose library failed to load: the handler gets no argument. */
 static struct cli_ctx *arg_lazy_ctx;
 
+/* The --json error of a failed jansson, written without jansson (the
+ * shape print_json_error() gives: sorted keys, compact). */
+static void print_json_error_raw(struct cli_ctx *ctx, int code, const char *msg)
+{
+	const unsigned char *p;
+
+	(void)fprintf(ctx->err, "{\"error\":{\"exit_code\":%d,\"message\":\"", code);
+	for (p = (const unsigned char *)msg; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			(void)fprintf(ctx->err, "\\%c", *p);
+		else if (*p < 0x20 || *p == 0x7f)
+			(void)fprintf(ctx->err, "\\u%04x", *p);
+		else
+			(void)fputc(*p, ctx->err);
+	}
+	(void)fputs("\"}}\n", ctx->err);
+}
+
 static void cli_lazy_fail(const char *what, const char *soname, const char *why)
 {
 	struct cli_ctx *ctx = arg_lazy_ctx;
 
+	if (ctx && ctx->json && strcmp(what, "jansson") == 0) {
+		/* the error object cannot be built with the library that failed */
+		char msg[1024];
+
+		(void)snprintf(msg, sizeof(msg), "%s%scannot load %s (%s): %s", ctx->cmd_path,
+			       ctx->cmd_path[0] ? ": " : "", what, soname, why);
+		print_json_error_raw(ctx, BEXIT_LIBRARY, msg);
+		(void)fflush(ctx->err);
+		_exit(BEXIT_LIBRARY);
+	}
 	if (!ctx) {
 		(void)fprintf(stderr, "bernstein: cannot load %s (%s): %s\n", what, soname, why);
 		_exit(BEXIT_LIBRARY);

@@ -83,6 +83,19 @@ if [ -n "$jansson_so" ]; then
 	run LD_DEBUG=libs "$BERNSTEIN" status --json
 	check "status --json loads jansson ($jansson_so) when it reads the state" \
 		grep -q "calling init: .*$jansson_so" "$T/stderr"
+	# a broken jansson: the error, and with --json an error object written
+	# without it (no recursion into the library that failed)
+	mkdir -p "$T/nojansson"
+	printf 'not a shared library\n' >"$T/nojansson/$jansson_so"
+	expect_exit 127 LD_LIBRARY_PATH="$T/nojansson" "$BERNSTEIN" status
+	expect_stderr_contains "bernstein: status: cannot load jansson ($jansson_so): " \
+		"a broken jansson: the error names it"
+	expect_exit 127 LD_LIBRARY_PATH="$T/nojansson" "$BERNSTEIN" status --json
+	check "a broken jansson with --json: one JSON error object, exit_code 127" python3 -c "
+import json
+e = json.load(open('$T/stderr'))['error']
+assert e['exit_code'] == 127 and 'cannot load jansson' in e['message'], e"
+	expect_exit 0 LD_LIBRARY_PATH="$T/nojansson" "$BERNSTEIN" --version
 fi
 if [ -n "$sqlite" ]; then
 	run LD_DEBUG=libs "$BERNSTEIN" status
